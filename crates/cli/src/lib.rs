@@ -1,0 +1,1 @@
+//! The ssdsim application layer: closes runtime choices into enums and runs them.

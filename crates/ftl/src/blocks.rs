@@ -1,0 +1,282 @@
+//! Shared block management for every FTL: per-block state, valid counts and
+//! erase counts in flat tables, per-plane free-block pools, and GC victim
+//! selection (greedy, FIFO, random, cost-benefit, windowed greedy).
+
+use rand::Rng;
+use ssd_core::config::GcPolicy;
+use ssd_core::ftl::FtlWork;
+use ssd_core::rng::SimRng;
+use ssd_core::{BlockId, Geometry, PlaneId, Ppn};
+use std::collections::VecDeque;
+
+/// Life cycle of a physical block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockState {
+    Free,
+    /// Being written (a write frontier / log block).
+    Open,
+    /// All pages written.
+    Full,
+}
+
+/// How a free block is chosen from a plane's pool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FreePick {
+    /// Oldest freed first (rotates naturally).
+    Fifo,
+    /// Least-worn free block (dynamic wear levelling).
+    LeastWorn,
+}
+
+#[derive(Clone, Debug)]
+pub struct Blocks {
+    pub g: Geometry,
+    pub valid: Vec<u16>,
+    /// Next page to program, FTL view (mirrors the flash array's write pointer).
+    pub wp: Vec<u16>,
+    pub state: Vec<BlockState>,
+    pub erase_count: Vec<u32>,
+    /// Logical time of the last invalidation in the block (cost-benefit age).
+    pub stamp: Vec<u64>,
+    /// Order in which the block was opened (FIFO victim order).
+    pub opened: Vec<u64>,
+    free: Vec<VecDeque<u32>>,
+    pub pick: FreePick,
+    /// Logical clock: advances on every host page write.
+    pub clock: u64,
+    open_seq: u64,
+}
+
+impl Blocks {
+    pub fn new(g: Geometry) -> Blocks {
+        let nb = g.total_blocks() as usize;
+        let free = (0..g.total_planes())
+            .map(|p| {
+                let first = g.first_block_of_plane(PlaneId(p)).0;
+                (first..first + g.blocks_per_plane).collect()
+            })
+            .collect();
+        Blocks {
+            g,
+            valid: vec![0; nb],
+            wp: vec![0; nb],
+            state: vec![BlockState::Free; nb],
+            erase_count: vec![0; nb],
+            stamp: vec![0; nb],
+            opened: vec![0; nb],
+            free,
+            pick: FreePick::Fifo,
+            clock: 0,
+            open_seq: 0,
+        }
+    }
+
+    #[inline]
+    pub fn free_count(&self, plane: PlaneId) -> u32 {
+        self.free[plane.0 as usize].len() as u32
+    }
+
+    /// Take a free block of `plane` and open it.
+    pub fn alloc(&mut self, plane: PlaneId) -> Option<BlockId> {
+        let q = &mut self.free[plane.0 as usize];
+        let b = match self.pick {
+            FreePick::Fifo => q.pop_front()?,
+            FreePick::LeastWorn => {
+                let (i, _) = q
+                    .iter()
+                    .enumerate()
+                    .min_by_key(|&(i, &b)| (self.erase_count[b as usize], i))?;
+                q.remove(i)?
+            }
+        };
+        let bi = b as usize;
+        debug_assert_eq!(self.state[bi], BlockState::Free);
+        self.state[bi] = BlockState::Open;
+        self.open_seq += 1;
+        self.opened[bi] = self.open_seq;
+        Some(BlockId(b))
+    }
+
+    /// Program the next page of an open block; returns its address.
+    #[inline]
+    pub fn program_next(&mut self, b: BlockId) -> Ppn {
+        let bi = b.0 as usize;
+        assert_eq!(
+            self.state[bi],
+            BlockState::Open,
+            "program into block {} that is not open",
+            b.0
+        );
+        let page = self.wp[bi] as u32;
+        self.wp[bi] += 1;
+        self.valid[bi] += 1;
+        if self.wp[bi] as u32 == self.g.pages_per_block {
+            self.state[bi] = BlockState::Full;
+        }
+        Ppn(self.g.first_page(b).0 + page)
+    }
+
+    /// Mark a page's data dead.
+    #[inline]
+    pub fn invalidate(&mut self, p: Ppn) {
+        let b = self.g.block_of(p).0 as usize;
+        debug_assert!(
+            self.valid[b] > 0,
+            "invalidate in block {b} with no valid pages"
+        );
+        self.valid[b] -= 1;
+        self.stamp[b] = self.clock;
+    }
+
+    /// Erase a block and return it to its plane's pool.
+    pub fn erase(&mut self, b: BlockId) {
+        let bi = b.0 as usize;
+        assert_eq!(
+            self.valid[bi], 0,
+            "erase of block {} that still holds {} valid pages",
+            b.0, self.valid[bi]
+        );
+        self.state[bi] = BlockState::Free;
+        self.wp[bi] = 0;
+        self.erase_count[bi] += 1;
+        self.free[self.g.plane_of_block(b).0 as usize].push_back(b.0);
+    }
+
+    /// Choose a GC victim among the full blocks of `plane`. Counts the candidates
+    /// examined into `work.gc_candidates` and returns (victim, examined).
+    pub fn select_victim(
+        &self,
+        plane: PlaneId,
+        policy: GcPolicy,
+        rng: &mut SimRng,
+        work: &mut FtlWork,
+    ) -> Option<(BlockId, u64)> {
+        let first = self.g.first_block_of_plane(plane).0 as usize;
+        let n = self.g.blocks_per_plane as usize;
+        let range = first..first + n;
+        let full = |i: usize| self.state[i] == BlockState::Full;
+        let ppb = self.g.pages_per_block as u16;
+        let (victim, examined) = match policy {
+            GcPolicy::Greedy => {
+                let mut best = None;
+                let mut bv = u16::MAX;
+                let mut ex = 0u64;
+                for i in range {
+                    if full(i) {
+                        ex += 1;
+                        let v = self.valid[i];
+                        if v < bv {
+                            bv = v;
+                            best = Some(i);
+                            if v == 0 {
+                                break;
+                            }
+                        }
+                    }
+                }
+                (best, ex)
+            }
+            GcPolicy::Fifo => {
+                // Firmware keeps full blocks in a queue: one candidate is examined.
+                let best = range.filter(|&i| full(i)).min_by_key(|&i| self.opened[i]);
+                (best, 1)
+            }
+            GcPolicy::Random => {
+                let cands: u32 = range.clone().filter(|&i| full(i)).count() as u32;
+                if cands == 0 {
+                    (None, 0)
+                } else {
+                    let k = rng.gen_range(0..cands) as usize;
+                    (range.filter(|&i| full(i)).nth(k), 1)
+                }
+            }
+            GcPolicy::CostBenefit => {
+                let mut best = None;
+                let mut bs = f64::MIN;
+                let mut ex = 0;
+                for i in range {
+                    if full(i) {
+                        ex += 1;
+                        let u = self.valid[i] as f64 / ppb as f64;
+                        let age = (self.clock - self.stamp[i]) as f64 + 1.0;
+                        let score = if u == 0.0 {
+                            f64::MAX
+                        } else {
+                            age * (1.0 - u) / (2.0 * u)
+                        };
+                        if score > bs {
+                            bs = score;
+                            best = Some(i);
+                        }
+                    }
+                }
+                (best, ex)
+            }
+            GcPolicy::Windowed(f) => {
+                let cands: Vec<usize> = range.filter(|&i| full(i)).collect();
+                if cands.is_empty() {
+                    (None, 0)
+                } else {
+                    let w = ((f * cands.len() as f64).round() as usize).clamp(1, cands.len());
+                    let mut best = None;
+                    let mut bv = u16::MAX;
+                    if w == cands.len() {
+                        for &i in &cands {
+                            if self.valid[i] < bv {
+                                bv = self.valid[i];
+                                best = Some(i);
+                            }
+                        }
+                    } else {
+                        for _ in 0..w {
+                            let i = cands[rng.gen_range(0..cands.len())];
+                            if self.valid[i] < bv {
+                                bv = self.valid[i];
+                                best = Some(i);
+                            }
+                        }
+                    }
+                    (best, w as u64)
+                }
+            }
+        };
+        work.gc_candidates += examined;
+        victim.map(|v| (BlockId(v as u32), examined))
+    }
+
+    /// Invariant check of the block tables: free blocks are empty, open blocks are
+    /// partially written, full blocks completely; pools hold exactly the free blocks.
+    pub fn check(&self) -> Result<(), String> {
+        let ppb = self.g.pages_per_block as u16;
+        let mut pooled = vec![false; self.state.len()];
+        for q in &self.free {
+            for &b in q {
+                if pooled[b as usize] {
+                    return Err(format!("block {b} twice in the free pool"));
+                }
+                pooled[b as usize] = true;
+            }
+        }
+        for (i, s) in self.state.iter().enumerate() {
+            let (v, w) = (self.valid[i], self.wp[i]);
+            if v > w {
+                return Err(format!("block {i}: {v} valid pages but only {w} written"));
+            }
+            match s {
+                BlockState::Free if w != 0 || v != 0 || !pooled[i] => {
+                    return Err(format!(
+                        "free block {i} is not empty/pooled (wp {w}, valid {v})"
+                    ))
+                }
+                BlockState::Open if w >= ppb || pooled[i] => {
+                    return Err(format!("open block {i} has wp {w}"))
+                }
+                BlockState::Full if w != ppb || pooled[i] => {
+                    return Err(format!("full block {i} has wp {w}"))
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,52 @@
+//! # ftl: the ssdsim FTL zoo
+//!
+//! Concrete flash translation layers behind ssd-core's [`Ftl`] trait, the shared
+//! block manager and GC victim policies. [`AnyFtl`] closes the runtime choice
+//! (`--ftl NAME`) into an enum matched once per call, so the simulation loop is
+//! statically dispatched. Adding an FTL: implement `Ftl`, add one line to
+//! `any_ftl!` below and one arm to [`build`].
+
+pub mod blocks;
+pub mod page;
+
+pub use page::PageFtl;
+use ssd_core::config::{invalid, ConfigError, Settings};
+use ssd_core::ftl::{Ftl, FtlCtx, FtlStats};
+use ssd_core::{Lpn, Ppn};
+
+macro_rules! any_ftl {
+    ($($variant:ident($ty:ty)),* $(,)?) => {
+        /// Every FTL of the zoo, statically dispatched.
+        #[derive(Clone, Debug)]
+        pub enum AnyFtl { $($variant($ty)),* }
+        impl Ftl for AnyFtl {
+            fn name(&self) -> &'static str { match self { $(AnyFtl::$variant(f) => f.name()),* } }
+            fn logical_pages(&self) -> u64 { match self { $(AnyFtl::$variant(f) => f.logical_pages()),* } }
+            #[inline] fn read(&mut self, l: Lpn, n: u32, cx: &mut FtlCtx) { match self { $(AnyFtl::$variant(f) => f.read(l, n, cx)),* } }
+            #[inline] fn write(&mut self, l: Lpn, n: u32, cx: &mut FtlCtx) { match self { $(AnyFtl::$variant(f) => f.write(l, n, cx)),* } }
+            #[inline] fn trim(&mut self, l: Lpn, n: u32, cx: &mut FtlCtx) { match self { $(AnyFtl::$variant(f) => f.trim(l, n, cx)),* } }
+            fn flush(&mut self, cx: &mut FtlCtx) { match self { $(AnyFtl::$variant(f) => f.flush(cx)),* } }
+            fn background(&mut self, cx: &mut FtlCtx) -> bool { match self { $(AnyFtl::$variant(f) => f.background(cx)),* } }
+            fn lookup(&self, l: Lpn) -> Option<Ppn> { match self { $(AnyFtl::$variant(f) => f.lookup(l)),* } }
+            fn check_invariants(&self) -> Result<(), String> { match self { $(AnyFtl::$variant(f) => f.check_invariants()),* } }
+            fn stats(&self) -> FtlStats { match self { $(AnyFtl::$variant(f) => f.stats()),* } }
+            fn mapping_table_bytes(&self) -> u64 { match self { $(AnyFtl::$variant(f) => f.mapping_table_bytes()),* } }
+        }
+    };
+}
+
+any_ftl!(Page(PageFtl));
+
+/// Names accepted by `--ftl`.
+pub const FTL_NAMES: &[&str] = &["page"];
+
+/// Build the FTL named in `settings.config.ftl.kind`.
+pub fn build(settings: &Settings) -> Result<AnyFtl, ConfigError> {
+    match settings.config.ftl.kind.as_str() {
+        "page" => Ok(AnyFtl::Page(PageFtl::new(settings))),
+        other => Err(invalid(
+            "ftl.kind",
+            format!("unknown FTL {other:?} (known: {})", FTL_NAMES.join(", ")),
+        )),
+    }
+}

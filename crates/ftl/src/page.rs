@@ -1,0 +1,339 @@
+//! Page-level mapping (Kawaguchi et al. 1995): one entry per logical page; an
+//! overwrite programs a new page and invalidates the old one; GC picks a victim
+//! block in the plane that ran short, copies its valid pages to the plane's GC
+//! write frontier (separate from host writes, so cold data collects together) and
+//! erases it. Never merges.
+
+use crate::blocks::{BlockState, Blocks};
+use ssd_core::config::{Allocation, GcPolicy, Settings};
+use ssd_core::ftl::{Ftl, FtlCtx, FtlStats, Purpose};
+use ssd_core::{BlockId, DieId, Geometry, Lpn, PlaneId, Ppn};
+
+const NONE: u32 = u32::MAX;
+
+#[derive(Clone, Debug)]
+pub struct PageFtl {
+    g: Geometry,
+    logical: u64,
+    l2p: Vec<u32>,
+    p2l: Vec<u32>,
+    pub blocks: Blocks,
+    host_open: Vec<u32>,
+    gc_open: Vec<u32>,
+    alloc: Allocation,
+    order: Vec<u32>,
+    cursor: usize,
+    die_rr: Vec<u32>,
+    die_cursor: u32,
+    policy: GcPolicy,
+    threshold: u32,
+    bg_target: u32,
+    bg_cursor: u32,
+    stats: FtlStats,
+}
+
+/// Byte-aligned entry size for addressing `n` units (Park et al. 3.3).
+pub fn entry_bytes(n: u64) -> u64 {
+    let bits = 64 - (n.max(2) - 1).leading_zeros() as u64;
+    bits.div_ceil(8)
+}
+
+/// Plane ids in striping order for a CWDP-style allocation.
+pub fn striping_order(g: &Geometry, alloc: Allocation) -> Vec<u32> {
+    let (c, w, d, p) = (g.channels, g.ways, g.dies, g.planes);
+    let mut v = Vec::with_capacity(g.total_planes() as usize);
+    for k in 0..g.total_planes() {
+        let (ch, way, die, pl) = match alloc {
+            Allocation::Cwdp | Allocation::LeastBusy => {
+                (k % c, (k / c) % w, (k / (c * w)) % d, k / (c * w * d))
+            }
+            Allocation::Pdwc => {
+                let pl = k % p;
+                let die = (k / p) % d;
+                let way = (k / (p * d)) % w;
+                (k / (p * d * w), way, die, pl)
+            }
+            Allocation::Wcdp => {
+                let way = k % w;
+                let ch = (k / w) % c;
+                let die = (k / (w * c)) % d;
+                (ch, way, die, k / (w * c * d))
+            }
+        };
+        v.push(g.plane_id(ch, way, die, pl).0);
+    }
+    v
+}
+
+impl PageFtl {
+    pub fn new(s: &Settings) -> PageFtl {
+        let g = s.geometry;
+        let c = &s.config.ftl;
+        let planes = g.total_planes() as usize;
+        PageFtl {
+            g,
+            logical: s.logical_pages,
+            l2p: vec![NONE; s.logical_pages as usize],
+            p2l: vec![NONE; g.total_pages() as usize],
+            blocks: Blocks::new(g),
+            host_open: vec![NONE; planes],
+            gc_open: vec![NONE; planes],
+            alloc: c.allocation,
+            order: striping_order(&g, c.allocation),
+            cursor: 0,
+            die_rr: vec![0; g.total_dies() as usize],
+            die_cursor: 0,
+            policy: c.gc_policy,
+            threshold: c.gc_threshold_blocks,
+            bg_target: c.background_gc_blocks,
+            bg_cursor: 0,
+            stats: FtlStats::default(),
+        }
+    }
+
+    fn next_plane(&mut self, cx: &FtlCtx) -> PlaneId {
+        match self.alloc {
+            Allocation::LeastBusy => {
+                let nd = self.g.total_dies();
+                let start = self.die_cursor;
+                let mut best = start % nd;
+                let mut bl = u32::MAX;
+                for k in 0..nd {
+                    let d = (start + k) % nd;
+                    let l = cx.die_load[d as usize];
+                    if l < bl {
+                        bl = l;
+                        best = d;
+                    }
+                }
+                self.die_cursor = (best + 1) % nd;
+                let pl = self.die_rr[best as usize];
+                self.die_rr[best as usize] = (pl + 1) % self.g.planes;
+                PlaneId(best * self.g.planes + pl)
+            }
+            _ => {
+                let p = self.order[self.cursor];
+                self.cursor = (self.cursor + 1) % self.order.len();
+                PlaneId(p)
+            }
+        }
+    }
+
+    /// Has `plane` room for one more page without a new block, or a free block?
+    fn plane_has_room(&self, plane: PlaneId, host: bool) -> bool {
+        let open = if host {
+            self.host_open[plane.0 as usize]
+        } else {
+            self.gc_open[plane.0 as usize]
+        };
+        (open != NONE && self.blocks.state[open as usize] == BlockState::Open)
+            || self.blocks.free_count(plane) > 0
+    }
+
+    fn alloc_page(&mut self, plane: PlaneId, host: bool) -> Ppn {
+        let slot = if host {
+            &mut self.host_open[plane.0 as usize]
+        } else {
+            &mut self.gc_open[plane.0 as usize]
+        };
+        if *slot == NONE || self.blocks.state[*slot as usize] != BlockState::Open {
+            let b = self.blocks.alloc(plane).unwrap_or_else(|| {
+                panic!("plane {} has no free block: over-provisioning too small for this workload (gc threshold {})", plane.0, self.threshold)
+            });
+            *slot = b.0;
+        }
+        let b = BlockId(*slot);
+        let p = self.blocks.program_next(b);
+        if self.blocks.state[b.0 as usize] == BlockState::Full {
+            *slot = NONE;
+        }
+        p
+    }
+
+    fn gc_if_needed(&mut self, plane: PlaneId, cx: &mut FtlCtx) {
+        let mut guard = self.g.blocks_per_plane;
+        while self.blocks.free_count(plane) < self.threshold && guard > 0 {
+            guard -= 1;
+            if !self.gc_one(plane, cx, false) {
+                break;
+            }
+        }
+    }
+
+    /// Collect one victim of `plane`. Returns false if no block is worth collecting.
+    fn gc_one(&mut self, plane: PlaneId, cx: &mut FtlCtx, background: bool) -> bool {
+        let Some((victim, examined)) =
+            self.blocks
+                .select_victim(plane, self.policy, &mut cx.rng, &mut cx.work)
+        else {
+            return false;
+        };
+        self.stats.gc_victims_examined += examined;
+        let vi = victim.0 as usize;
+        if self.blocks.valid[vi] as u32 == self.g.pages_per_block && self.policy != GcPolicy::Fifo {
+            return false;
+        }
+        self.stats.gc_runs += 1;
+        if background {
+            self.stats.background_runs += 1;
+        }
+        let job = cx.new_job(false);
+        let first = self.g.first_page(victim).0;
+        for off in 0..self.g.pages_per_block {
+            let src = first + off;
+            let l = self.p2l[src as usize];
+            if l == NONE {
+                continue;
+            }
+            cx.read(job, 0, Ppn(src), Purpose::Gc, l as u64);
+            self.blocks.invalidate(Ppn(src));
+            self.p2l[src as usize] = NONE;
+            let dst = self.alloc_page(plane, false);
+            self.p2l[dst.0 as usize] = l;
+            self.l2p[l as usize] = dst.0;
+            cx.program(job, 1, dst, Purpose::Gc, l as u64, Some(Ppn(src)));
+            cx.work.gc_pages += 1;
+            cx.work.map_lookups += 1;
+            self.stats.gc_page_copies += 1;
+        }
+        self.blocks.erase(victim);
+        cx.erase(job, 2, Ppn(first), Purpose::Gc);
+        true
+    }
+}
+
+impl Ftl for PageFtl {
+    fn name(&self) -> &'static str {
+        "page"
+    }
+    fn logical_pages(&self) -> u64 {
+        self.logical
+    }
+    fn read(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
+        for l in lpn.0..lpn.0 + n as u64 {
+            cx.work.map_lookups += 1;
+            let p = self.l2p[l as usize];
+            if p != NONE {
+                cx.read(0, 0, Ppn(p), Purpose::Host, l);
+            }
+        }
+    }
+    fn write(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
+        for l in lpn.0..lpn.0 + n as u64 {
+            cx.work.map_lookups += 1;
+            self.blocks.clock += 1;
+            let old = self.l2p[l as usize];
+            if old != NONE {
+                self.blocks.invalidate(Ppn(old));
+                self.p2l[old as usize] = NONE;
+            }
+            let mut plane = self.next_plane(cx);
+            let mut tries = self.g.total_planes();
+            while !self.plane_has_room(plane, true) && tries > 0 {
+                self.gc_if_needed(plane, cx);
+                if self.plane_has_room(plane, true) {
+                    break;
+                }
+                plane = self.next_plane(cx);
+                tries -= 1;
+            }
+            let p = self.alloc_page(plane, true);
+            self.p2l[p.0 as usize] = l as u32;
+            self.l2p[l as usize] = p.0;
+            cx.program(0, 0, p, Purpose::Host, l, None);
+            self.gc_if_needed(plane, cx);
+        }
+    }
+    fn trim(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
+        for l in lpn.0..lpn.0 + n as u64 {
+            cx.work.map_lookups += 1;
+            let old = self.l2p[l as usize];
+            if old != NONE {
+                self.blocks.invalidate(Ppn(old));
+                self.p2l[old as usize] = NONE;
+                self.l2p[l as usize] = NONE;
+            }
+        }
+    }
+    fn background(&mut self, cx: &mut FtlCtx) -> bool {
+        let np = self.g.total_planes();
+        for k in 0..np {
+            let p = PlaneId((self.bg_cursor + k) % np);
+            if self.blocks.free_count(p) < self.bg_target && self.gc_one(p, cx, true) {
+                self.bg_cursor = (p.0 + 1) % np;
+                return true;
+            }
+        }
+        false
+    }
+    fn lookup(&self, lpn: Lpn) -> Option<Ppn> {
+        let p = *self.l2p.get(lpn.0 as usize)?;
+        (p != NONE).then_some(Ppn(p))
+    }
+    fn check_invariants(&self) -> Result<(), String> {
+        self.blocks.check()?;
+        let mut valid = vec![0u32; self.blocks.valid.len()];
+        for (l, &p) in self.l2p.iter().enumerate() {
+            if p == NONE {
+                continue;
+            }
+            if self.p2l[p as usize] != l as u32 {
+                return Err(format!(
+                    "lpn {l} maps to ppn {p} whose reverse entry is {}",
+                    self.p2l[p as usize]
+                ));
+            }
+            let b = self.g.block_of(Ppn(p));
+            if self.g.page_in_block(Ppn(p)) >= self.blocks.wp[b.0 as usize] as u32 {
+                return Err(format!("lpn {l} maps to unwritten page {p}"));
+            }
+            valid[b.0 as usize] += 1;
+        }
+        for (p, &l) in self.p2l.iter().enumerate() {
+            if l != NONE && self.l2p[l as usize] != p as u32 {
+                return Err(format!(
+                    "ppn {p} claims lpn {l}, which maps to {}",
+                    self.l2p[l as usize]
+                ));
+            }
+        }
+        for (b, (&v, &c)) in self.blocks.valid.iter().zip(&valid).enumerate() {
+            if v as u32 != c {
+                return Err(format!("block {b}: valid count {v} but {c} mapped pages"));
+            }
+        }
+        for (pl, (&h, &gc)) in self.host_open.iter().zip(&self.gc_open).enumerate() {
+            for b in [h, gc] {
+                if b != NONE && self.blocks.state[b as usize] != BlockState::Open {
+                    return Err(format!("plane {pl}: frontier block {b} is not open"));
+                }
+            }
+        }
+        Ok(())
+    }
+    fn stats(&self) -> FtlStats {
+        self.stats.clone()
+    }
+    fn mapping_table_bytes(&self) -> u64 {
+        self.logical * entry_bytes(self.g.total_pages())
+    }
+}
+
+impl PageFtl {
+    pub fn die_of(&self, p: Ppn) -> DieId {
+        self.g.die_of(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn entry_sizes() {
+        // Park et al.: 512 MB of 2 KiB pages = 262,144 pages -> 3-byte entries.
+        assert_eq!(entry_bytes(262_144), 3);
+        assert_eq!(entry_bytes(256), 1);
+        assert_eq!(entry_bytes(257), 2);
+        assert_eq!(entry_bytes(1 << 32), 4);
+    }
+}

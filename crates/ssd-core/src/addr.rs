@@ -1,0 +1,179 @@
+//! Typed addresses and the flat geometry that maps them to Vec indices.
+//!
+//! A physical page number ([`Ppn`]) is a flat index in channel-major order:
+//! `((((channel * ways + way) * dies + die) * planes + plane) * blocks + block) * pages + page`.
+//! So the die, plane and block of a page are divisions, and every per-die,
+//! per-plane and per-block table is a flat `Vec` indexed by those ids.
+
+use serde::Serialize;
+
+/// Logical page number (host address space in units of flash pages).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Lpn(pub u64);
+
+/// Physical page number (flat; see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Ppn(pub u32);
+
+/// Flat physical block id (`ppn / pages_per_block`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct BlockId(pub u32);
+
+/// Flat die id (`channel * ways * dies + way * dies + die`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct DieId(pub u32);
+
+/// Flat plane id (`die * planes + plane`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct PlaneId(pub u32);
+
+/// Channel index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct ChannelId(pub u32);
+
+/// A decomposed physical address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct PhysAddr {
+    pub channel: u32,
+    pub way: u32,
+    pub die: u32,
+    pub plane: u32,
+    pub block: u32,
+    pub page: u32,
+}
+
+/// The validated shape of the flash array. All counts are non-zero and the total
+/// page count fits a `u32` (so [`Ppn`] tables stay 4 bytes an entry).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Geometry {
+    pub channels: u32,
+    pub ways: u32,
+    pub dies: u32,
+    pub planes: u32,
+    pub blocks_per_plane: u32,
+    pub pages_per_block: u32,
+    pub page_size: u32,
+}
+
+impl Geometry {
+    #[inline]
+    pub fn total_dies(&self) -> u32 {
+        self.channels * self.ways * self.dies
+    }
+    #[inline]
+    pub fn total_planes(&self) -> u32 {
+        self.total_dies() * self.planes
+    }
+    #[inline]
+    pub fn total_blocks(&self) -> u32 {
+        self.total_planes() * self.blocks_per_plane
+    }
+    #[inline]
+    pub fn total_pages(&self) -> u64 {
+        self.total_blocks() as u64 * self.pages_per_block as u64
+    }
+    #[inline]
+    pub fn pages_per_plane(&self) -> u32 {
+        self.blocks_per_plane * self.pages_per_block
+    }
+    #[inline]
+    pub fn pages_per_die(&self) -> u32 {
+        self.pages_per_plane() * self.planes
+    }
+    #[inline]
+    pub fn blocks_per_die(&self) -> u32 {
+        self.blocks_per_plane * self.planes
+    }
+    pub fn physical_bytes(&self) -> u64 {
+        self.total_pages() * self.page_size as u64
+    }
+    #[inline]
+    pub fn block_of(&self, p: Ppn) -> BlockId {
+        BlockId(p.0 / self.pages_per_block)
+    }
+    #[inline]
+    pub fn page_in_block(&self, p: Ppn) -> u32 {
+        p.0 % self.pages_per_block
+    }
+    #[inline]
+    pub fn die_of(&self, p: Ppn) -> DieId {
+        DieId(p.0 / self.pages_per_die())
+    }
+    #[inline]
+    pub fn plane_of(&self, p: Ppn) -> PlaneId {
+        PlaneId(p.0 / self.pages_per_plane())
+    }
+    #[inline]
+    pub fn die_of_block(&self, b: BlockId) -> DieId {
+        DieId(b.0 / self.blocks_per_die())
+    }
+    #[inline]
+    pub fn plane_of_block(&self, b: BlockId) -> PlaneId {
+        PlaneId(b.0 / self.blocks_per_plane)
+    }
+    #[inline]
+    pub fn channel_of_die(&self, d: DieId) -> ChannelId {
+        ChannelId(d.0 / (self.ways * self.dies))
+    }
+    #[inline]
+    pub fn first_page(&self, b: BlockId) -> Ppn {
+        Ppn(b.0 * self.pages_per_block)
+    }
+    #[inline]
+    pub fn first_block_of_plane(&self, p: PlaneId) -> BlockId {
+        BlockId(p.0 * self.blocks_per_plane)
+    }
+    /// Flat plane id from a (channel, way, die, plane) tuple.
+    #[inline]
+    pub fn plane_id(&self, channel: u32, way: u32, die: u32, plane: u32) -> PlaneId {
+        PlaneId(((channel * self.ways + way) * self.dies + die) * self.planes + plane)
+    }
+    pub fn decompose(&self, p: Ppn) -> PhysAddr {
+        let page = p.0 % self.pages_per_block;
+        let b = p.0 / self.pages_per_block;
+        let block = b % self.blocks_per_plane;
+        let pl = b / self.blocks_per_plane;
+        let plane = pl % self.planes;
+        let d = pl / self.planes;
+        let die = d % self.dies;
+        let w = d / self.dies;
+        let way = w % self.ways;
+        let channel = w / self.ways;
+        PhysAddr {
+            channel,
+            way,
+            die,
+            plane,
+            block,
+            page,
+        }
+    }
+    pub fn compose(&self, a: PhysAddr) -> Ppn {
+        let pl = self.plane_id(a.channel, a.way, a.die, a.plane).0;
+        Ppn((pl * self.blocks_per_plane + a.block) * self.pages_per_block + a.page)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn roundtrip() {
+        let g = Geometry {
+            channels: 3,
+            ways: 2,
+            dies: 2,
+            planes: 4,
+            blocks_per_plane: 5,
+            pages_per_block: 7,
+            page_size: 4096,
+        };
+        for p in 0..g.total_pages() as u32 {
+            let a = g.decompose(Ppn(p));
+            assert_eq!(g.compose(a), Ppn(p));
+            let die = g.die_of(Ppn(p));
+            assert_eq!(die.0, (a.channel * g.ways + a.way) * g.dies + a.die);
+            assert_eq!(g.channel_of_die(die).0, a.channel);
+        }
+    }
+}

@@ -1,0 +1,1379 @@
+//! The discrete-event engine: one simulation, one thread, one event queue.
+//!
+//! # Event queue contract
+//! Events are ordered by `(time, insertion sequence)`: two events at the same
+//! nanosecond run in the order they were scheduled. Nothing else (no hash order,
+//! no wall clock) decides anything, so a run is a pure function of
+//! (config, workload, seed).
+//!
+//! # Timing styles
+//! * Dies and channels: **event per phase**. A die's batch goes
+//!   command/data-in on the channel -> array operation (tR/tPROG/tBERS) ->
+//!   data-out on the channel; each phase ends with an event.
+//! * Controller CPU and host link: **busy-until booking**. Work is booked at
+//!   `max(now, free_at)` and the resulting completion is sent through the queue.
+//!
+//! # The life of a request
+//! workload source -> I/O scheduler -> (device queue slot) -> host link
+//! (command, write data) -> CPU (command + FTL work, DRAM accesses) -> FTL plan
+//! (functional state changes happen here, at once) -> per-die queues -> channel
+//! and die phases -> last gating operation done -> host link (read data) ->
+//! completion of every host request merged into the command.
+
+use crate::addr::{ChannelId, DieId, Lpn};
+use crate::config::{FlushPolicy, Precondition, Settings};
+use crate::ftl::{FlashArray, FlashOp, Ftl, FtlCtx, FtlStats, FtlWork, OpKind, Purpose};
+use crate::observer::{Observer, XferKind};
+use crate::rng::{SimRng, SimRngExt};
+use crate::sched::{IoScheduler, SchedReq};
+use crate::stats::*;
+use crate::units::{Dur, SimTime};
+use crate::workload::{HostRequest, IoOp, RequestSource, SourceError, Timing, SECTOR};
+use rand::Rng;
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, VecDeque};
+use std::time::Instant;
+
+const NONE: u32 = u32::MAX;
+const MAX_PLANES: usize = 16;
+
+/// Errors a run can end with (bad input discovered while running).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SimError {
+    #[error("workload: {0}")]
+    Source(#[from] SourceError),
+    #[error("request at sector {lba} (+{sectors}) is beyond the logical capacity of {capacity_sectors} sectors")]
+    OutOfRange {
+        lba: u64,
+        sectors: u32,
+        capacity_sectors: u64,
+    },
+    #[error("configuration: {0}")]
+    Config(String),
+}
+
+// ------------------------------------------------------------------ events
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ev {
+    Arrival,
+    CmdReady(u32),
+    ChanDone(u32),
+    DieDone(u32),
+    CmdComplete(u32),
+    SchedWake,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    key: u128,
+    ev: Ev,
+}
+impl PartialEq for Entry {
+    fn eq(&self, o: &Self) -> bool {
+        self.key == o.key
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Entry {
+    fn cmp(&self, o: &Self) -> Ordering {
+        o.key.cmp(&self.key) // min-heap on (time, seq)
+    }
+}
+
+/// A priority queue of events ordered by (time, insertion sequence).
+#[derive(Debug, Default)]
+struct EventQueue {
+    heap: BinaryHeap<Entry>,
+    seq: u64,
+}
+impl EventQueue {
+    #[inline]
+    fn push(&mut self, t: SimTime, ev: Ev) {
+        self.seq += 1;
+        self.heap.push(Entry {
+            key: ((t.0 as u128) << 64) | self.seq as u128,
+            ev,
+        });
+    }
+    #[inline]
+    fn pop(&mut self) -> Option<(SimTime, Ev)> {
+        self.heap
+            .pop()
+            .map(|e| (SimTime((e.key >> 64) as u64), e.ev))
+    }
+}
+
+// ------------------------------------------------------------------ slab
+
+#[derive(Debug)]
+struct Slab<T> {
+    items: Vec<T>,
+    free: Vec<u32>,
+    live: u32,
+}
+impl<T> Default for Slab<T> {
+    fn default() -> Self {
+        Slab {
+            items: Vec::new(),
+            free: Vec::new(),
+            live: 0,
+        }
+    }
+}
+impl<T> Slab<T> {
+    #[inline]
+    fn insert(&mut self, t: T) -> u32 {
+        self.live += 1;
+        if let Some(i) = self.free.pop() {
+            self.items[i as usize] = t;
+            i
+        } else {
+            self.items.push(t);
+            (self.items.len() - 1) as u32
+        }
+    }
+    #[inline]
+    fn remove(&mut self, i: u32) {
+        self.live -= 1;
+        self.free.push(i);
+    }
+}
+impl<T> std::ops::Index<u32> for Slab<T> {
+    type Output = T;
+    #[inline]
+    fn index(&self, i: u32) -> &T {
+        &self.items[i as usize]
+    }
+}
+impl<T> std::ops::IndexMut<u32> for Slab<T> {
+    #[inline]
+    fn index_mut(&mut self, i: u32) -> &mut T {
+        &mut self.items[i as usize]
+    }
+}
+
+// ------------------------------------------------------------------ state
+
+#[derive(Clone, Copy, Debug)]
+struct HostSlot {
+    req: HostRequest,
+    arrival: SimTime,
+    /// Next host request merged into the same command.
+    next: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Cmd {
+    sreq: SchedReq,
+    /// Gating jobs still running, plus one until the CPU is done.
+    pending: u32,
+    /// First job of this command not yet released (linked through Job::next_release).
+    jobs: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Job {
+    cmd: u32,
+    gating: bool,
+    head: u32,
+    pending: u32,
+    next_release: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Txn {
+    kind: OpKind,
+    purpose: Purpose,
+    stage: u8,
+    ppn: u32,
+    job: u32,
+    next: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Idle,
+    Cmd,
+    DataIn,
+    Array,
+    DataOut,
+}
+
+#[derive(Debug)]
+struct Die {
+    phase: Phase,
+    kind: OpKind,
+    purpose: Purpose,
+    batch: [u32; MAX_PLANES],
+    n: u8,
+    hi: VecDeque<u32>,
+    lo: VecDeque<u32>,
+    batch_start: SimTime,
+    busy_ns: u64,
+}
+
+#[derive(Debug, Default)]
+struct Chan {
+    busy: bool,
+    owner: u32,
+    waiters: VecDeque<u32>,
+    busy_ns: u64,
+}
+
+/// LRU write buffer over logical pages (DRAM).
+#[derive(Debug)]
+struct WriteBuffer {
+    cap: usize,
+    map: std::collections::HashMap<u64, u32>,
+    // intrusive doubly linked list: node i = (lpn, prev, next)
+    nodes: Vec<(u64, u32, u32)>,
+    free: Vec<u32>,
+    head: u32, // most recent
+    tail: u32, // least recent
+}
+impl WriteBuffer {
+    fn new(cap: usize) -> WriteBuffer {
+        WriteBuffer {
+            cap,
+            map: Default::default(),
+            nodes: Vec::new(),
+            free: Vec::new(),
+            head: NONE,
+            tail: NONE,
+        }
+    }
+    fn unlink(&mut self, i: u32) {
+        let (_, p, n) = self.nodes[i as usize];
+        if p != NONE {
+            self.nodes[p as usize].2 = n;
+        } else {
+            self.head = n;
+        }
+        if n != NONE {
+            self.nodes[n as usize].1 = p;
+        } else {
+            self.tail = p;
+        }
+    }
+    fn push_front(&mut self, i: u32) {
+        self.nodes[i as usize].1 = NONE;
+        self.nodes[i as usize].2 = self.head;
+        if self.head != NONE {
+            self.nodes[self.head as usize].1 = i;
+        }
+        self.head = i;
+        if self.tail == NONE {
+            self.tail = i;
+        }
+    }
+    fn contains_touch(&mut self, lpn: u64) -> bool {
+        if let Some(&i) = self.map.get(&lpn) {
+            self.unlink(i);
+            self.push_front(i);
+            true
+        } else {
+            false
+        }
+    }
+    /// Insert (or touch) `lpn`; returns the evicted least-recently-used page, if any.
+    fn insert(&mut self, lpn: u64) -> Option<u64> {
+        if self.contains_touch(lpn) {
+            return None;
+        }
+        let mut evicted = None;
+        if self.map.len() >= self.cap {
+            let t = self.tail;
+            let victim = self.nodes[t as usize].0;
+            self.unlink(t);
+            self.map.remove(&victim);
+            self.free.push(t);
+            evicted = Some(victim);
+        }
+        let i = if let Some(i) = self.free.pop() {
+            self.nodes[i as usize] = (lpn, NONE, NONE);
+            i
+        } else {
+            self.nodes.push((lpn, NONE, NONE));
+            (self.nodes.len() - 1) as u32
+        };
+        self.map.insert(lpn, i);
+        self.push_front(i);
+        evicted
+    }
+    fn remove(&mut self, lpn: u64) -> bool {
+        if let Some(i) = self.map.remove(&lpn) {
+            self.unlink(i);
+            self.free.push(i);
+            true
+        } else {
+            false
+        }
+    }
+    fn drain_all(&mut self) -> Vec<u64> {
+        let mut out = Vec::with_capacity(self.map.len());
+        let mut i = self.tail;
+        while i != NONE {
+            out.push(self.nodes[i as usize].0);
+            i = self.nodes[i as usize].1;
+        }
+        self.map.clear();
+        self.nodes.clear();
+        self.free.clear();
+        self.head = NONE;
+        self.tail = NONE;
+        out
+    }
+}
+
+/// Result of preconditioning.
+#[derive(Clone, Debug, Default)]
+pub struct PreconditionOutcome {
+    pub pages_written: u64,
+    pub random_pages: u64,
+    pub final_waf: f64,
+    pub steady: bool,
+    pub wall_s: f64,
+}
+
+/// One simulation: an FTL, a request source, a host scheduler and an observer
+/// over the hardware described by `Settings`. Generic, so the hot loop is
+/// statically dispatched; applications close the choices with enums.
+pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
+    pub settings: Settings,
+    pub ftl: F,
+    pub src: S,
+    pub sched: Q,
+    pub obs: O,
+    pub flash: FlashArray,
+    q: EventQueue,
+    now: SimTime,
+    // constants
+    cmd_t: Dur,
+    xfer_t: Dur,
+    t_r: Dur,
+    t_prog: Dur,
+    t_bers: Dur,
+    page: u64,
+    planes: u32,
+    multiplane: bool,
+    prio_reads: bool,
+    max_lba: u64,
+    // host side
+    hosts: Slab<HostSlot>,
+    cmds: Slab<Cmd>,
+    dev_inflight: u32,
+    qd: u32,
+    timing: Timing,
+    outstanding: u32,
+    source_done: bool,
+    pending: Option<HostRequest>,
+    merged: Vec<(u32, u32)>,
+    link_free: SimTime,
+    cpu_free: SimTime,
+    active_since: SimTime,
+    idle_since: SimTime,
+    wake_pending: Option<SimTime>,
+    error: Option<SimError>,
+    // flash side
+    txns: Slab<Txn>,
+    jobs: Slab<Job>,
+    dies: Vec<Die>,
+    chans: Vec<Chan>,
+    cx: FtlCtx,
+    wbuf: Option<WriteBuffer>,
+    bg_jobs: u32,
+    bg_enabled: bool,
+    // stats
+    pub counters: Counters,
+    pub lat: Latencies,
+    ftl_before: FtlStats,
+    work: FtlWork,
+    cpu_ns: u64,
+    link_ns: u64,
+    last_done: SimTime,
+    pre: PreconditionOutcome,
+    notes: std::collections::BTreeMap<&'static str, u64>,
+}
+
+impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, O> {
+    pub fn new(settings: Settings, ftl: F, src: S, sched: Q, obs: O) -> Self {
+        let g = settings.geometry;
+        let c = &settings.config;
+        let dies = (0..g.total_dies())
+            .map(|_| Die {
+                phase: Phase::Idle,
+                kind: OpKind::Read,
+                purpose: Purpose::Host,
+                batch: [NONE; MAX_PLANES],
+                n: 0,
+                hi: VecDeque::new(),
+                lo: VecDeque::new(),
+                batch_start: SimTime::ZERO,
+                busy_ns: 0,
+            })
+            .collect();
+        let chans = (0..g.channels).map(|_| Chan::default()).collect();
+        let wb_pages = (c.dram.write_buffer.0 / g.page_size as u64) as usize;
+        let timing = src.timing();
+        Simulation {
+            cmd_t: settings.cmd_time(),
+            xfer_t: settings.page_xfer_time(),
+            t_r: c.nand.t_r,
+            t_prog: c.nand.t_prog,
+            t_bers: c.nand.t_bers,
+            page: g.page_size as u64,
+            planes: g.planes.min(MAX_PLANES as u32),
+            multiplane: c.nand.multiplane && g.planes > 1,
+            prio_reads: c.controller.prioritize_reads,
+            max_lba: settings.logical_bytes() / SECTOR,
+            flash: FlashArray::new(g),
+            q: EventQueue::default(),
+            now: SimTime::ZERO,
+            hosts: Slab::default(),
+            cmds: Slab::default(),
+            dev_inflight: 0,
+            qd: c.host.queue_depth,
+            timing,
+            outstanding: 0,
+            source_done: false,
+            pending: None,
+            merged: Vec::new(),
+            link_free: SimTime::ZERO,
+            cpu_free: SimTime::ZERO,
+            active_since: SimTime::ZERO,
+            idle_since: SimTime::ZERO,
+            wake_pending: None,
+            error: None,
+            txns: Slab::default(),
+            jobs: Slab::default(),
+            dies,
+            chans,
+            cx: FtlCtx::new(
+                SimRng::from_seed_label(c.sim.seed, "ftl"),
+                g.total_dies() as usize,
+            ),
+            wbuf: if wb_pages > 0 {
+                Some(WriteBuffer::new(wb_pages))
+            } else {
+                None
+            },
+            bg_jobs: 0,
+            bg_enabled: c.ftl.background_gc_blocks > 0,
+            counters: Counters::default(),
+            lat: Latencies::default(),
+            ftl_before: FtlStats::default(),
+            work: FtlWork::default(),
+            cpu_ns: 0,
+            link_ns: 0,
+            last_done: SimTime::ZERO,
+            pre: PreconditionOutcome::default(),
+            notes: Default::default(),
+            settings,
+            ftl,
+            src,
+            sched,
+            obs,
+        }
+    }
+
+    /// Current simulated time.
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+
+    // -------------------------------------------------------- preconditioning
+
+    /// Apply the FTL's plan functionally (flash state and counts, no timing).
+    #[inline]
+    fn apply_functional(&mut self) -> u64 {
+        let mut programs = 0;
+        for op in &self.cx.plan.ops {
+            self.flash.apply(op);
+            programs += (op.kind == OpKind::Program) as u64;
+        }
+        self.cx.plan.clear();
+        programs
+    }
+
+    /// Precondition the drive as configured (`sim.precondition`), functionally:
+    /// FTL and flash state change, no events are timed and no statistics kept.
+    pub fn precondition(&mut self) -> PreconditionOutcome {
+        let started = Instant::now();
+        let mode = self.settings.config.sim.precondition;
+        let mut out = PreconditionOutcome::default();
+        if mode == Precondition::None {
+            return out;
+        }
+        let lp = self.ftl.logical_pages();
+        let chunk = 64u64;
+        let mut lpn = 0;
+        while lpn < lp {
+            let n = chunk.min(lp - lpn) as u32;
+            self.cx.plan.clear();
+            self.ftl.write(Lpn(lpn), n, &mut self.cx);
+            self.apply_functional();
+            lpn += n as u64;
+        }
+        out.pages_written = lp;
+        if mode == Precondition::Steady {
+            // SNIA PTS-style steady state: rounds of lp/8 random page writes; steady when
+            // the last 5 rounds' WAF lie within 2% of their mean (data excursion) and
+            // the least-squares slope over the window is within 1% of the mean.
+            let mut rng = SimRng::from_seed_label(self.settings.config.sim.seed, "precondition");
+            let round = (lp / 8).max(1);
+            let max_rounds = 8 * 20; // 20 full drive writes at most
+            let mut hist: Vec<f64> = Vec::new();
+            for _ in 0..max_rounds {
+                let mut programs = 0;
+                for _ in 0..round {
+                    let l = rng.gen_range(0..lp);
+                    self.cx.plan.clear();
+                    self.ftl.write(Lpn(l), 1, &mut self.cx);
+                    programs += self.apply_functional();
+                }
+                out.random_pages += round;
+                hist.push(programs as f64 / round as f64);
+                if hist.len() >= 5 {
+                    let w = &hist[hist.len() - 5..];
+                    let mean = w.iter().sum::<f64>() / 5.0;
+                    let (mn, mx) = w
+                        .iter()
+                        .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+                    let slope = (0..5)
+                        .map(|i| (i as f64 - 2.0) * (w[i] - mean))
+                        .sum::<f64>()
+                        / 10.0;
+                    if mx - mn <= 0.02 * mean && (slope * 4.0).abs() <= 0.01 * mean {
+                        out.steady = true;
+                        break;
+                    }
+                }
+            }
+            out.final_waf = *hist.last().unwrap_or(&0.0);
+        }
+        self.cx.work = FtlWork::default();
+        self.ftl_before = self.ftl.stats();
+        out.wall_s = started.elapsed().as_secs_f64();
+        self.pre = out.clone();
+        out
+    }
+
+    // -------------------------------------------------------- main loop
+
+    /// Run the measured phase (after `precondition`) and build the report.
+    pub fn run(&mut self) -> Result<Report, SimError> {
+        let started = Instant::now();
+        self.ftl_before = self.ftl.stats();
+        let limit = self.settings.config.sim.time_limit.map(|d| SimTime(d.0));
+        match self.timing {
+            Timing::ClosedLoop { depth } => {
+                for _ in 0..depth {
+                    if !self.issue_next_closed() {
+                        break;
+                    }
+                }
+                self.try_dispatch();
+            }
+            Timing::OpenLoop => self.pull_open(),
+        }
+        let mut events = 0u64;
+        while let Some((t, ev)) = self.q.pop() {
+            if let Some(l) = limit {
+                if t > l {
+                    self.now = l;
+                    break;
+                }
+            }
+            if let Some(e) = self.error.take() {
+                return Err(e);
+            }
+            debug_assert!(t >= self.now, "time went backwards");
+            self.now = t;
+            events += 1;
+            match ev {
+                Ev::Arrival => self.on_arrival(),
+                Ev::CmdReady(c) => self.on_cmd_ready(c),
+                Ev::ChanDone(ch) => self.on_chan_done(ch),
+                Ev::DieDone(d) => self.on_die_done(d),
+                Ev::CmdComplete(c) => self.complete_cmd(c),
+                Ev::SchedWake => {
+                    self.wake_pending = None;
+                    self.try_dispatch();
+                }
+            }
+            if self.source_done && self.hosts.live == 0 && self.pending.is_none() {
+                break;
+            }
+        }
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        let end = if limit.is_some() && self.hosts.live > 0 {
+            self.now
+        } else {
+            self.last_done
+        };
+        if self.dev_inflight > 0 {
+            self.obs
+                .io_active(self.active_since, end.max(self.active_since));
+        }
+        self.obs.finish(end);
+        self.counters.events = events;
+        let wall = started.elapsed().as_secs_f64();
+        Ok(self.report(end, wall))
+    }
+
+    fn issue_next_closed(&mut self) -> bool {
+        if self.source_done {
+            return false;
+        }
+        match self.src.next_request() {
+            Some(Ok(mut r)) => {
+                r.arrival = self.now;
+                self.outstanding += 1;
+                self.submit(r);
+                true
+            }
+            Some(Err(e)) => {
+                self.error = Some(e.into());
+                self.source_done = true;
+                false
+            }
+            None => {
+                self.source_done = true;
+                false
+            }
+        }
+    }
+
+    fn pull_open(&mut self) {
+        match self.src.next_request() {
+            Some(Ok(mut r)) => {
+                if r.arrival < self.now {
+                    r.arrival = self.now;
+                    *self.notes_mut("arrivals_out_of_order_clamped") += 1;
+                }
+                self.q.push(r.arrival, Ev::Arrival);
+                self.pending = Some(r);
+            }
+            Some(Err(e)) => {
+                self.error = Some(e.into());
+                self.source_done = true;
+            }
+            None => self.source_done = true,
+        }
+    }
+
+    fn notes_mut(&mut self, k: &'static str) -> &mut u64 {
+        self.notes.entry(k).or_insert(0)
+    }
+
+    fn on_arrival(&mut self) {
+        if let Some(r) = self.pending.take() {
+            self.submit(r);
+        }
+        self.pull_open();
+        self.try_dispatch();
+    }
+
+    fn submit(&mut self, r: HostRequest) {
+        let end = r.lba + r.sectors as u64;
+        if end > self.max_lba || (r.sectors == 0 && r.op != IoOp::Flush) {
+            self.error = Some(SimError::OutOfRange {
+                lba: r.lba,
+                sectors: r.sectors,
+                capacity_sectors: self.max_lba,
+            });
+            self.source_done = true;
+            return;
+        }
+        let id = self.hosts.insert(HostSlot {
+            req: r,
+            arrival: r.arrival,
+            next: NONE,
+        });
+        let sr = SchedReq {
+            id,
+            op: r.op,
+            lba: r.lba,
+            sectors: r.sectors,
+            arrival: r.arrival,
+            stream: r.stream,
+        };
+        self.merged.clear();
+        self.sched.add(sr, self.now, &mut self.merged);
+        for i in 0..self.merged.len() {
+            let (kept, absorbed) = self.merged[i];
+            let kn = self.hosts[kept].next;
+            self.hosts[absorbed].next = kn;
+            self.hosts[kept].next = absorbed;
+            self.counters.merged += 1;
+        }
+    }
+
+    fn try_dispatch(&mut self) {
+        while self.dev_inflight < self.qd {
+            match self.sched.dispatch(self.now) {
+                Some(r) => self.start_cmd(r),
+                None => break,
+            }
+        }
+        if !self.sched.is_empty() && self.dev_inflight < self.qd {
+            if let Some(t) = self.sched.wake_at() {
+                let t = t.max(self.now);
+                if self.wake_pending.is_none_or(|w| w > t) {
+                    self.wake_pending = Some(t);
+                    self.q.push(t, Ev::SchedWake);
+                }
+            }
+        }
+    }
+
+    // -------------------------------------------------------- controller
+
+    fn start_cmd(&mut self, r: SchedReq) {
+        let now = self.now;
+        self.counters.dispatched += 1;
+        let qt = now.0 - r.arrival.0;
+        self.counters.queue_time_ns += qt as u128;
+        self.counters.max_queue_time_ns = self.counters.max_queue_time_ns.max(qt);
+        if self.dev_inflight == 0 {
+            self.active_since = now;
+        }
+        self.dev_inflight += 1;
+        let bytes = r.sectors as u64 * SECTOR;
+        // Host link: command (and write data) host -> device.
+        let hc = &self.settings.config.host;
+        let data_in = if r.op == IoOp::Write { bytes } else { 0 };
+        let lstart = self.link_free.max(now);
+        let lend = lstart + hc.command_overhead + self.settings.link.time_for(data_in);
+        self.link_free = lend;
+        self.link_ns += lend.0 - lstart.0;
+        self.obs.link_xfer(data_in, lstart, lend);
+        // Controller: FTL work planned now (functional), timed on the CPU.
+        self.cx.plan.clear();
+        self.cx.work = FtlWork::default();
+        self.cx.now = now;
+        let first = r.lba * SECTOR / self.page;
+        let n = if r.sectors == 0 {
+            0
+        } else {
+            ((r.lba * SECTOR + bytes - 1) / self.page - first + 1) as u32
+        };
+        let mut dram = 0u64;
+        match r.op {
+            IoOp::Read => {
+                if let Some(wb) = self.wbuf.as_mut() {
+                    let mut i = 0;
+                    while i < n {
+                        let l = first + i as u64;
+                        dram += 1;
+                        if wb.contains_touch(l) {
+                            self.counters.read_buffer_hits += 1;
+                            i += 1;
+                        } else {
+                            let mut j = i + 1;
+                            while j < n && !wb.map.contains_key(&(first + j as u64)) {
+                                j += 1;
+                            }
+                            self.ftl.read(Lpn(l), j - i, &mut self.cx);
+                            i = j;
+                        }
+                    }
+                } else if n > 0 {
+                    self.ftl.read(Lpn(first), n, &mut self.cx);
+                }
+            }
+            IoOp::Write => {
+                self.counters.host_pages_written += n as u64;
+                match (self.wbuf.as_mut(), self.settings.config.dram.flush) {
+                    (Some(wb), FlushPolicy::EvictLru) => {
+                        for i in 0..n as u64 {
+                            dram += 1;
+                            if wb.contains_touch(first + i) {
+                                self.counters.wbuf_hits += 1;
+                            } else if let Some(v) = wb.insert(first + i) {
+                                self.counters.wbuf_evictions += 1;
+                                self.ftl.write(Lpn(v), 1, &mut self.cx);
+                            }
+                        }
+                    }
+                    (Some(wb), FlushPolicy::WriteThrough) => {
+                        for i in 0..n as u64 {
+                            dram += 1;
+                            wb.insert(first + i);
+                        }
+                        self.ftl.write(Lpn(first), n, &mut self.cx);
+                    }
+                    (None, _) => self.ftl.write(Lpn(first), n, &mut self.cx),
+                }
+            }
+            IoOp::Trim => {
+                if let Some(wb) = self.wbuf.as_mut() {
+                    for i in 0..n as u64 {
+                        wb.remove(first + i);
+                    }
+                }
+                self.ftl.trim(Lpn(first), n, &mut self.cx);
+            }
+            IoOp::Flush => {
+                if let (Some(wb), FlushPolicy::EvictLru) =
+                    (self.wbuf.as_mut(), self.settings.config.dram.flush)
+                {
+                    for l in wb.drain_all() {
+                        self.counters.wbuf_evictions += 1;
+                        self.ftl.write(Lpn(l), 1, &mut self.cx);
+                    }
+                }
+                self.ftl.flush(&mut self.cx);
+            }
+        }
+        let cpu_end = self.book_cpu(lend, dram);
+        let c = self.cmds.insert(Cmd {
+            sreq: r,
+            pending: 1,
+            jobs: NONE,
+        });
+        self.commit_plan(c);
+        self.q.push(cpu_end, Ev::CmdReady(c));
+    }
+
+    /// Book the CPU for one command's firmware path plus the FTL work in `cx.work`.
+    fn book_cpu(&mut self, ready: SimTime, extra_dram: u64) -> SimTime {
+        let cc = &self.settings.config.controller;
+        let w = self.cx.work;
+        self.work.add(&w);
+        let cycles = cc.cycles_per_command
+            + w.map_lookups * cc.cycles_per_map_lookup
+            + w.gc_candidates * cc.cycles_per_gc_candidate
+            + w.gc_pages * cc.cycles_per_gc_page;
+        let dram_n = w.map_lookups + w.dram_accesses + extra_dram;
+        self.work.dram_accesses += extra_dram;
+        let mut start = self.cpu_free.max(ready);
+        let pc = &self.settings.config.power;
+        if let Some(to) = pc.cpu_slow_after {
+            if self.dev_inflight == 1
+                && self.cpu_free <= self.idle_since
+                && ready.0 >= self.idle_since.0 + to.0
+                && pc.cpu_wakeup_latency.0 > 0
+            {
+                let wend = start + pc.cpu_wakeup_latency;
+                self.obs.cpu_wakeup(start, wend);
+                start = wend;
+            }
+        }
+        let cpu_t = self.settings.cycles(cycles);
+        let dram_t = Dur(dram_n * self.settings.config.dram.access_latency.0);
+        let end = start + cpu_t + dram_t;
+        self.obs.cpu_busy(start, start + cpu_t);
+        if dram_n > 0 {
+            self.obs.dram_access(dram_n, start + cpu_t, end);
+        }
+        self.cpu_ns += end.0 - start.0;
+        self.cpu_free = end;
+        end
+    }
+
+    /// Turn the plan in `cx` into jobs and transactions owned by command `c`
+    /// (NONE: background work, released at once).
+    fn commit_plan(&mut self, c: u32) {
+        let mut ops = std::mem::take(&mut self.cx.plan.ops);
+        if !ops.is_sorted_by_key(|o| (o.job, o.stage)) {
+            ops.sort_by_key(|o| (o.job, o.stage));
+        }
+        let mut i = 0;
+        let mut last_job = NONE;
+        while i < ops.len() {
+            let j = ops[i].job;
+            let gating = c != NONE && self.cx.plan.gating.get(j as usize).copied().unwrap_or(true);
+            let job = self.jobs.insert(Job {
+                cmd: if gating { c } else { NONE },
+                gating,
+                head: NONE,
+                pending: 0,
+                next_release: NONE,
+            });
+            let mut prev = NONE;
+            while i < ops.len() && ops[i].job == j {
+                let op = ops[i];
+                self.account(&op);
+                let t = self.txns.insert(Txn {
+                    kind: op.kind,
+                    purpose: op.purpose,
+                    stage: op.stage,
+                    ppn: op.ppn.0,
+                    job,
+                    next: NONE,
+                });
+                if prev == NONE {
+                    self.jobs[job].head = t;
+                } else {
+                    self.txns[prev].next = t;
+                }
+                prev = t;
+                i += 1;
+            }
+            if gating {
+                self.cmds[c].pending += 1;
+            } else {
+                self.bg_jobs += 1;
+            }
+            if c != NONE {
+                if last_job == NONE {
+                    self.cmds[c].jobs = job;
+                } else {
+                    self.jobs[last_job].next_release = job;
+                }
+                last_job = job;
+            } else {
+                self.release_stage(job);
+            }
+        }
+        ops.clear();
+        self.cx.plan.ops = ops;
+        self.cx.plan.clear();
+    }
+
+    #[inline]
+    fn account(&mut self, op: &FlashOp) {
+        self.flash.apply(op);
+        self.counters.flash(op.kind, op.purpose);
+    }
+
+    fn on_cmd_ready(&mut self, c: u32) {
+        let mut j = self.cmds[c].jobs;
+        while j != NONE {
+            let next = self.jobs[j].next_release;
+            self.release_stage(j);
+            j = next;
+        }
+        self.cmds[c].jobs = NONE;
+        self.cmd_job_done(c);
+    }
+
+    fn cmd_job_done(&mut self, c: u32) {
+        let cmd = &mut self.cmds[c];
+        cmd.pending -= 1;
+        if cmd.pending == 0 {
+            let r = cmd.sreq;
+            if r.op == IoOp::Read {
+                let bytes = r.sectors as u64 * SECTOR;
+                let s = self.link_free.max(self.now);
+                let e = s + self.settings.link.time_for(bytes);
+                self.link_free = e;
+                self.link_ns += e.0 - s.0;
+                self.obs.link_xfer(bytes, s, e);
+                self.q.push(e, Ev::CmdComplete(c));
+            } else {
+                self.complete_cmd(c);
+            }
+        }
+    }
+
+    fn complete_cmd(&mut self, c: u32) {
+        let now = self.now;
+        let r = self.cmds[c].sreq;
+        self.cmds.remove(c);
+        let mut h = r.id;
+        while h != NONE {
+            let slot = self.hosts[h];
+            let req = slot.req;
+            let lat = now.0 - slot.arrival.0;
+            self.lat.record(req.op, lat);
+            let k = &mut self.counters;
+            k.requests += 1;
+            match req.op {
+                IoOp::Read => {
+                    k.reads += 1;
+                    k.bytes_read += req.bytes();
+                }
+                IoOp::Write => {
+                    k.writes += 1;
+                    k.bytes_written += req.bytes();
+                }
+                IoOp::Trim => k.trims += 1,
+                IoOp::Flush => k.flushes += 1,
+            }
+            self.obs
+                .request_done(req.op, req.bytes(), slot.arrival, now);
+            self.hosts.remove(h);
+            h = slot.next;
+            if let Timing::ClosedLoop { .. } = self.timing {
+                self.outstanding -= 1;
+            }
+        }
+        self.last_done = now;
+        self.sched.completed(&r, now);
+        self.dev_inflight -= 1;
+        if self.dev_inflight == 0 {
+            self.obs.io_active(self.active_since, now);
+            self.idle_since = now;
+        }
+        if let Timing::ClosedLoop { depth } = self.timing {
+            while self.outstanding < depth && self.issue_next_closed() {}
+        }
+        self.try_dispatch();
+        self.maybe_background();
+    }
+
+    fn maybe_background(&mut self) {
+        if !self.bg_enabled || self.dev_inflight > 0 || !self.sched.is_empty() || self.bg_jobs > 0 {
+            return;
+        }
+        self.cx.plan.clear();
+        self.cx.work = FtlWork::default();
+        self.cx.now = self.now;
+        if self.ftl.background(&mut self.cx) {
+            let start = self.book_cpu(self.now, 0);
+            let _ = start;
+            self.commit_plan(NONE);
+        } else {
+            self.cx.plan.clear();
+        }
+    }
+
+    // -------------------------------------------------------- flash scheduling
+
+    fn release_stage(&mut self, j: u32) {
+        let head = self.jobs[j].head;
+        if head == NONE {
+            self.job_done(j);
+            return;
+        }
+        let stage = self.txns[head].stage;
+        let mut t = head;
+        let mut count = 0;
+        while t != NONE && self.txns[t].stage == stage {
+            count += 1;
+            t = self.txns[t].next;
+        }
+        self.jobs[j].head = t;
+        self.jobs[j].pending = count;
+        // Enqueueing never completes a transaction synchronously (completions are
+        // events), so the job's counters above stay valid.
+        let mut u = head;
+        for _ in 0..count {
+            let next = self.txns[u].next;
+            self.enqueue(u);
+            u = next;
+        }
+    }
+
+    #[inline]
+    fn enqueue(&mut self, t: u32) {
+        let tx = self.txns[t];
+        let d = self.settings.geometry.die_of(crate::addr::Ppn(tx.ppn)).0;
+        self.cx.die_load[d as usize] += 1;
+        let die = &mut self.dies[d as usize];
+        if self.prio_reads
+            && tx.kind == OpKind::Read
+            && matches!(tx.purpose, Purpose::Host | Purpose::Translation)
+        {
+            die.hi.push_back(t);
+        } else {
+            die.lo.push_back(t);
+        }
+        if die.phase == Phase::Idle {
+            self.die_start(d);
+        }
+    }
+
+    fn die_start(&mut self, d: u32) {
+        let g = self.settings.geometry;
+        let die = &mut self.dies[d as usize];
+        if die.phase != Phase::Idle {
+            return;
+        }
+        let q = if !die.hi.is_empty() {
+            &mut die.hi
+        } else if !die.lo.is_empty() {
+            &mut die.lo
+        } else {
+            return;
+        };
+        let head = q.pop_front().expect("non-empty");
+        let h = self.txns[head];
+        die.batch[0] = head;
+        let mut n = 1usize;
+        if self.multiplane {
+            let hp = g.plane_of(crate::addr::Ppn(h.ppn)).0;
+            let hoff = g.page_in_block(crate::addr::Ppn(h.ppn));
+            let mut used: u32 = 1 << (hp % self.planes);
+            let mut i = 0;
+            let scan = q.len().min(32);
+            let mut scanned = 0;
+            while i < q.len() && scanned < scan && n < self.planes as usize {
+                scanned += 1;
+                let t = q[i];
+                let x = self.txns[t];
+                let p = g.plane_of(crate::addr::Ppn(x.ppn)).0 % self.planes;
+                let same_off =
+                    x.kind == OpKind::Erase || g.page_in_block(crate::addr::Ppn(x.ppn)) == hoff;
+                if x.kind == h.kind && x.purpose == h.purpose && same_off && used & (1 << p) == 0 {
+                    used |= 1 << p;
+                    die.batch[n] = t;
+                    n += 1;
+                    q.remove(i);
+                } else {
+                    i += 1;
+                }
+            }
+            let _ = hp;
+        }
+        die.n = n as u8;
+        die.kind = h.kind;
+        die.purpose = h.purpose;
+        die.batch_start = self.now;
+        if n > 1 {
+            self.counters.multiplane_batches += 1;
+        }
+        die.phase = match h.kind {
+            OpKind::Program => Phase::DataIn,
+            _ => Phase::Cmd,
+        };
+        self.request_channel(d);
+    }
+
+    fn request_channel(&mut self, d: u32) {
+        let ch = self.settings.geometry.channel_of_die(DieId(d)).0;
+        if self.chans[ch as usize].busy {
+            self.chans[ch as usize].waiters.push_back(d);
+        } else {
+            self.grant(ch, d);
+        }
+    }
+
+    fn grant(&mut self, ch: u32, d: u32) {
+        let die = &self.dies[d as usize];
+        let n = die.n as u64;
+        let (dur, kind, bytes) = match die.phase {
+            Phase::Cmd => (
+                self.cmd_t,
+                XferKind::Command,
+                self.settings.config.nand.cmd_addr_bytes as u64,
+            ),
+            Phase::DataIn => (
+                self.cmd_t + Dur(self.xfer_t.0 * n),
+                XferKind::DataIn,
+                n * self.page,
+            ),
+            Phase::DataOut => (Dur(self.xfer_t.0 * n), XferKind::DataOut, n * self.page),
+            p => unreachable!("die {d} asked for the channel in phase {p:?}"),
+        };
+        let purpose = die.purpose;
+        let c = &mut self.chans[ch as usize];
+        c.busy = true;
+        c.owner = d;
+        c.busy_ns += dur.0;
+        let end = self.now + dur;
+        self.obs
+            .bus_xfer(ChannelId(ch), DieId(d), kind, purpose, bytes, self.now, end);
+        self.q.push(end, Ev::ChanDone(ch));
+    }
+
+    fn on_chan_done(&mut self, ch: u32) {
+        let d = self.chans[ch as usize].owner;
+        self.chans[ch as usize].busy = false;
+        if let Some(w) = self.chans[ch as usize].waiters.pop_front() {
+            self.grant(ch, w);
+        }
+        let die = &mut self.dies[d as usize];
+        match die.phase {
+            Phase::Cmd | Phase::DataIn => {
+                let t = match die.kind {
+                    OpKind::Read => self.t_r,
+                    OpKind::Program => self.t_prog,
+                    OpKind::Erase => self.t_bers,
+                };
+                die.phase = Phase::Array;
+                let end = self.now + t;
+                let (k, p, n) = (die.kind, die.purpose, die.n as u32);
+                self.obs.flash_op(DieId(d), k, p, n, self.now, end);
+                self.q.push(end, Ev::DieDone(d));
+            }
+            Phase::DataOut => self.complete_batch(d),
+            p => unreachable!("channel {ch} finished for die {d} in phase {p:?}"),
+        }
+    }
+
+    fn on_die_done(&mut self, d: u32) {
+        let die = &mut self.dies[d as usize];
+        if die.kind == OpKind::Read {
+            die.phase = Phase::DataOut;
+            self.request_channel(d);
+        } else {
+            self.complete_batch(d);
+        }
+    }
+
+    fn complete_batch(&mut self, d: u32) {
+        let die = &mut self.dies[d as usize];
+        die.phase = Phase::Idle;
+        die.busy_ns += self.now.0 - die.batch_start.0;
+        let n = die.n as usize;
+        let batch = die.batch;
+        self.cx.die_load[d as usize] -= n as u32;
+        for &t in &batch[..n] {
+            self.txn_done(t);
+        }
+        self.die_start(d);
+    }
+
+    fn txn_done(&mut self, t: u32) {
+        let j = self.txns[t].job;
+        self.txns.remove(t);
+        let job = &mut self.jobs[j];
+        job.pending -= 1;
+        if job.pending == 0 {
+            if job.head != NONE {
+                self.release_stage(j);
+            } else {
+                self.job_done(j);
+            }
+        }
+    }
+
+    fn job_done(&mut self, j: u32) {
+        let job = self.jobs[j];
+        self.jobs.remove(j);
+        if job.gating {
+            self.cmd_job_done(job.cmd);
+        } else {
+            self.bg_jobs -= 1;
+            if self.bg_jobs == 0 {
+                self.maybe_background();
+            }
+        }
+    }
+
+    // -------------------------------------------------------- report
+
+    fn report(&self, end: SimTime, wall: f64) -> Report {
+        let g = self.settings.geometry;
+        let c = &self.settings.config;
+        let k = &self.counters;
+        let span = Dur(end.0);
+        let secs = span.secs_f64();
+        let mut r = Report::default();
+        r.host = HostReport {
+            requests: k.requests,
+            reads: k.reads,
+            writes: k.writes,
+            trims: k.trims,
+            bytes_read: k.bytes_read,
+            bytes_written: k.bytes_written,
+            sim_time_s: secs,
+            iops: if secs > 0.0 {
+                k.requests as f64 / secs
+            } else {
+                0.0
+            },
+            mbps: if secs > 0.0 {
+                (k.bytes_read + k.bytes_written) as f64 / secs / 1e6
+            } else {
+                0.0
+            },
+        };
+        r.latency_us = LatencyReport {
+            all: self.lat.all.summary(),
+            read: self.lat.read.summary(),
+            write: self.lat.write.summary(),
+        };
+        let (mn, mx, mean, std) = erase_stats(self.flash.erase_counts());
+        let mut by = std::collections::BTreeMap::new();
+        for (ki, kname) in ["read", "program", "erase"].iter().enumerate() {
+            let mut m = std::collections::BTreeMap::new();
+            for p in Purpose::ALL {
+                m.insert(p.name().to_string(), k.flash_ops[ki][p.index()]);
+            }
+            by.insert(kname.to_string(), m);
+        }
+        let programs = k.flash_total(OpKind::Program);
+        r.flash = FlashReport {
+            page_reads: k.flash_total(OpKind::Read),
+            page_programs: programs,
+            block_erases: k.flash_total(OpKind::Erase),
+            gc_page_copies: k.flash_ops[OpKind::Program as usize][Purpose::Gc.index()],
+            waf: if k.host_pages_written > 0 {
+                programs as f64 / k.host_pages_written as f64
+            } else {
+                0.0
+            },
+            erase_count_min: mn,
+            erase_count_max: mx,
+            erase_count_mean: mean,
+            erase_count_std: std,
+            by_purpose: by,
+            multiplane_batches: k.multiplane_batches,
+        };
+        let st = self.ftl.stats().minus(&self.ftl_before);
+        let w = &self.work;
+        let cc = &c.controller;
+        let ftl_cycles = w.map_lookups * cc.cycles_per_map_lookup
+            + w.gc_candidates * cc.cycles_per_gc_candidate
+            + w.gc_pages * cc.cycles_per_gc_page;
+        r.ftl = FtlReport {
+            kind: self.ftl.name().to_string(),
+            mapping_table_bytes: self.ftl.mapping_table_bytes(),
+            logical_pages: self.ftl.logical_pages(),
+            stats: st,
+            cpu_s: self.settings.cycles(ftl_cycles).secs_f64(),
+            dram_accesses: w.map_lookups + w.dram_accesses,
+            write_buffer_hits: k.wbuf_hits,
+            write_buffer_evictions: k.wbuf_evictions,
+            read_buffer_hits: k.read_buffer_hits,
+        };
+        r.sched = SchedReport {
+            kind: self.sched.name().to_string(),
+            merged: k.merged,
+            dispatched: k.dispatched,
+            mean_queue_time_us: if k.dispatched > 0 {
+                k.queue_time_ns as f64 / k.dispatched as f64 / 1e3
+            } else {
+                0.0
+            },
+            max_queue_time_us: k.max_queue_time_ns as f64 / 1e3,
+        };
+        let frac = |ns: u64| {
+            if end.0 > 0 {
+                ns as f64 / end.0 as f64
+            } else {
+                0.0
+            }
+        };
+        r.utilization = UtilizationReport {
+            channels: self.chans.iter().map(|c| frac(c.busy_ns)).sum::<f64>() / g.channels as f64,
+            dies: self.dies.iter().map(|d| frac(d.busy_ns)).sum::<f64>() / g.total_dies() as f64,
+            cpu: frac(self.cpu_ns),
+            host_link: frac(self.link_ns),
+        };
+        let toml = c.to_toml();
+        r.run = RunReport {
+            events: k.events,
+            wall_s: wall,
+            precondition_wall_s: self.pre.wall_s,
+            precondition: format!("{:?}", c.sim.precondition).to_lowercase(),
+            precondition_pages: self.pre.random_pages,
+            precondition_waf: self.pre.final_waf,
+            precondition_steady: self.pre.steady,
+            seed: c.sim.seed,
+            config_hash: fnv1a(&toml),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        };
+        for (name, n) in &self.notes {
+            r.notes.insert(name.to_string(), *n);
+        }
+        for (name, n) in self.src.notes() {
+            r.notes.insert(name, n);
+        }
+        r.config = serde_json::to_value(c).expect("config serializes");
+        r
+    }
+}

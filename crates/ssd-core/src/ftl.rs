@@ -1,0 +1,325 @@
+//! The FTL boundary: the `Ftl` trait, the plan of flash operations an FTL returns,
+//! and the flash array's physical rules.
+//!
+//! The FTL is functional, the controller is temporal. Given a host page operation
+//! the FTL updates its state at once and pushes the flash operations that need to
+//! happen into the [`FtlCtx`]'s [`Plan`]. Operations are grouped in *jobs*; inside
+//! a job, operations of stage `k + 1` start only after every operation of stage
+//! `k` has finished (a copy's read before its program, all copies before the
+//! erase, a translation read before the data read it enables). Job 0 of every
+//! call is the host request's own and *gates* its completion; an FTL opens more
+//! jobs with [`FtlCtx::new_job`] for work that should not (GC that runs beside the
+//! request) or should (a merge the write must wait for).
+//!
+//! **Architecture invariant:** ssd-core knows no concrete FTL. Concrete FTLs live in
+//! the `ftl` crate; the application closes the choice with an enum.
+
+use crate::addr::{BlockId, Geometry, Lpn, Ppn};
+use crate::rng::SimRng;
+use crate::units::SimTime;
+use serde::Serialize;
+
+/// What a flash operation does to the array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OpKind {
+    Read,
+    Program,
+    Erase,
+}
+
+/// Why a flash operation happens. Energy and counts are split by purpose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Purpose {
+    /// Host data (reads, programs of host writes, write-buffer flushes).
+    Host,
+    /// Garbage collection (copies and the victim's erase).
+    Gc,
+    /// Hybrid-FTL merges (copies and erases).
+    Merge,
+    /// Mapping (translation page) traffic.
+    Translation,
+    /// Static wear levelling moves.
+    WearLevel,
+}
+
+impl Purpose {
+    pub const ALL: [Purpose; 5] = [
+        Purpose::Host,
+        Purpose::Gc,
+        Purpose::Merge,
+        Purpose::Translation,
+        Purpose::WearLevel,
+    ];
+    pub fn index(self) -> usize {
+        self as usize
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Purpose::Host => "host",
+            Purpose::Gc => "gc",
+            Purpose::Merge => "merge",
+            Purpose::Translation => "translation",
+            Purpose::WearLevel => "wear_level",
+        }
+    }
+}
+
+/// A job inside a plan.
+pub type JobId = u16;
+
+/// Sentinel for "no logical page" / "no source page" in a [`FlashOp`].
+pub const NO_LPN: u64 = u64::MAX;
+pub const NO_PPN: u32 = u32::MAX;
+
+/// One flash operation the FTL asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlashOp {
+    pub kind: OpKind,
+    pub purpose: Purpose,
+    pub job: JobId,
+    pub stage: u8,
+    /// Target page (for an erase: the block's first page).
+    pub ppn: Ppn,
+    /// Logical page whose data a program writes or a read fetches (NO_LPN if none,
+    /// e.g. translation pages). Tests use it to track data through GC.
+    pub lpn: u64,
+    /// For a copy's program: the page the data came from (NO_PPN otherwise).
+    pub src: u32,
+}
+
+/// The flash operations of one FTL call, in jobs and stages.
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    pub ops: Vec<FlashOp>,
+    /// `gating[j]`: job j must finish before the host request completes.
+    pub gating: Vec<bool>,
+}
+
+impl Plan {
+    pub fn clear(&mut self) {
+        self.ops.clear();
+        self.gating.clear();
+        self.gating.push(true);
+    }
+}
+
+/// Counters of FTL work that is not flash work; the controller turns them into
+/// CPU cycles and DRAM accesses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct FtlWork {
+    /// Mapping-table lookups/updates (each is a DRAM access too).
+    pub map_lookups: u64,
+    /// Candidate blocks examined during victim search (each a table search).
+    pub gc_candidates: u64,
+    /// Pages moved by GC, merges or wear levelling (bookkeeping per page).
+    pub gc_pages: u64,
+    /// Other DRAM accesses (cache management, directory lookups).
+    pub dram_accesses: u64,
+}
+
+impl FtlWork {
+    pub fn add(&mut self, o: &FtlWork) {
+        self.map_lookups += o.map_lookups;
+        self.gc_candidates += o.gc_candidates;
+        self.gc_pages += o.gc_pages;
+        self.dram_accesses += o.dram_accesses;
+    }
+}
+
+/// What an FTL call works with: the plan it fills, its work counters, the run's
+/// FTL random stream and a read-only view of how busy each die is.
+pub struct FtlCtx {
+    pub plan: Plan,
+    pub work: FtlWork,
+    pub rng: SimRng,
+    /// Operations queued or running per die (for least-busy allocation).
+    pub die_load: Vec<u32>,
+    pub now: SimTime,
+}
+
+impl FtlCtx {
+    pub fn new(rng: SimRng, dies: usize) -> FtlCtx {
+        let mut plan = Plan::default();
+        plan.clear();
+        FtlCtx {
+            plan,
+            work: FtlWork::default(),
+            rng,
+            die_load: vec![0; dies],
+            now: SimTime::ZERO,
+        }
+    }
+    /// Open a new job; `gating` jobs delay the host request's completion.
+    pub fn new_job(&mut self, gating: bool) -> JobId {
+        self.plan.gating.push(gating);
+        (self.plan.gating.len() - 1) as JobId
+    }
+    #[inline]
+    pub fn read(&mut self, job: JobId, stage: u8, ppn: Ppn, purpose: Purpose, lpn: u64) {
+        self.plan.ops.push(FlashOp {
+            kind: OpKind::Read,
+            purpose,
+            job,
+            stage,
+            ppn,
+            lpn,
+            src: NO_PPN,
+        });
+    }
+    #[inline]
+    pub fn program(
+        &mut self,
+        job: JobId,
+        stage: u8,
+        ppn: Ppn,
+        purpose: Purpose,
+        lpn: u64,
+        src: Option<Ppn>,
+    ) {
+        self.plan.ops.push(FlashOp {
+            kind: OpKind::Program,
+            purpose,
+            job,
+            stage,
+            ppn,
+            lpn,
+            src: src.map_or(NO_PPN, |p| p.0),
+        });
+    }
+    #[inline]
+    pub fn erase(&mut self, job: JobId, stage: u8, first_page: Ppn, purpose: Purpose) {
+        self.plan.ops.push(FlashOp {
+            kind: OpKind::Erase,
+            purpose,
+            job,
+            stage,
+            ppn: first_page,
+            lpn: NO_LPN,
+            src: NO_PPN,
+        });
+    }
+}
+
+macro_rules! ftl_stats {
+    ($($(#[$m:meta])* $f:ident),* $(,)?) => {
+        /// FTL-internal counters reported in `ftl.stats`. Every FTL fills what
+        /// applies to it and leaves the rest zero.
+        #[derive(Clone, Debug, Default, PartialEq, Serialize)]
+        pub struct FtlStats { $($(#[$m])* pub $f: u64,)* }
+        impl FtlStats {
+            /// Field-wise `self - before` (counters of a phase).
+            pub fn minus(&self, before: &FtlStats) -> FtlStats {
+                FtlStats { $($f: self.$f.saturating_sub(before.$f),)* }
+            }
+        }
+    };
+}
+ftl_stats!(
+    gc_runs,
+    /// Candidate blocks examined by victim selection.
+    gc_victims_examined,
+    gc_page_copies,
+    merges_switch,
+    merges_partial,
+    merges_full,
+    merge_page_copies,
+    merge_erases,
+    translation_reads,
+    translation_writes,
+    cmt_hits,
+    cmt_misses,
+    cmt_evictions,
+    cmt_dirty_evictions,
+    wear_level_moves,
+    background_runs,
+);
+
+/// A flash translation layer. Implementations must be deterministic given the
+/// context's RNG, keep the invariants of spec/ftl.md, and report broken internal
+/// invariants by panicking with context (never by returning wrong data).
+pub trait Ftl {
+    fn name(&self) -> &'static str;
+    /// Host-visible capacity in pages.
+    fn logical_pages(&self) -> u64;
+    /// Read `n` consecutive logical pages starting at `lpn`.
+    fn read(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx);
+    /// Write `n` consecutive logical pages starting at `lpn`.
+    fn write(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx);
+    /// Discard `n` consecutive logical pages.
+    fn trim(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx);
+    /// Persist volatile FTL state (cached mapping entries); default nothing.
+    fn flush(&mut self, _cx: &mut FtlCtx) {}
+    /// Idle-time work (background GC, merging). Returns true if it planned any.
+    fn background(&mut self, _cx: &mut FtlCtx) -> bool {
+        false
+    }
+    /// Where the data of `lpn` lives now (for tests and tools).
+    fn lookup(&self, lpn: Lpn) -> Option<Ppn>;
+    /// Check every invariant of spec/ftl.md; the property tests call it after each step.
+    fn check_invariants(&self) -> Result<(), String>;
+    fn stats(&self) -> FtlStats;
+    /// Bytes of mapping tables the FTL keeps in controller memory.
+    fn mapping_table_bytes(&self) -> u64;
+}
+
+/// The flash array's physics: per block, the next page that may be programmed and
+/// the erase count. Every planned operation is applied here when planned, so an FTL
+/// that programs out of order, programs a page twice or reads an unwritten page is
+/// caught at once (a panic naming the block and page).
+#[derive(Clone, Debug)]
+pub struct FlashArray {
+    geometry: Geometry,
+    write_ptr: Vec<u16>,
+    erase_count: Vec<u32>,
+}
+
+impl FlashArray {
+    pub fn new(g: Geometry) -> FlashArray {
+        FlashArray {
+            geometry: g,
+            write_ptr: vec![0; g.total_blocks() as usize],
+            erase_count: vec![0; g.total_blocks() as usize],
+        }
+    }
+    #[inline]
+    pub fn apply(&mut self, op: &FlashOp) {
+        let g = &self.geometry;
+        let b = g.block_of(op.ppn).0 as usize;
+        let page = g.page_in_block(op.ppn);
+        match op.kind {
+            OpKind::Program => {
+                let wp = self.write_ptr[b] as u32;
+                assert!(
+                    page == wp,
+                    "flash rule broken: program of block {b} page {page} but the next programmable page is {wp} ({:?})",
+                    op
+                );
+                self.write_ptr[b] += 1;
+            }
+            OpKind::Read => {
+                assert!(
+                    page < self.write_ptr[b] as u32,
+                    "flash rule broken: read of unwritten page {page} of block {b} (written up to {}) ({:?})",
+                    self.write_ptr[b],
+                    op
+                );
+            }
+            OpKind::Erase => {
+                assert!(page == 0, "erase must name a block's first page: {:?}", op);
+                self.write_ptr[b] = 0;
+                self.erase_count[b] += 1;
+            }
+        }
+    }
+    pub fn erase_counts(&self) -> &[u32] {
+        &self.erase_count
+    }
+    pub fn written_pages(&self, b: BlockId) -> u32 {
+        self.write_ptr[b.0 as usize] as u32
+    }
+    pub fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+}

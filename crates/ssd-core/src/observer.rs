@@ -1,0 +1,173 @@
+//! The observer interface: every component reports what it did and when.
+//!
+//! Components use busy-until booking (CPU, host link) or event-per-phase timing
+//! (dies, channels); either way each activity is reported once, as a whole
+//! interval `[start, end)`, possibly before simulated time reaches `start`.
+//! Observers therefore integrate intervals, never "current state", which keeps
+//! them independent of event order. The power model (crates/power) is such an
+//! observer; ssd-core does not depend on it.
+
+use crate::addr::{ChannelId, DieId};
+use crate::ftl::{OpKind, Purpose};
+use crate::units::SimTime;
+use crate::workload::IoOp;
+
+/// What a channel transfer carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum XferKind {
+    /// Command and address cycles only.
+    Command,
+    /// Controller -> page register (program data).
+    DataIn,
+    /// Page register -> controller (read data).
+    DataOut,
+}
+
+pub trait Observer {
+    /// A die ran an array operation (tR / tPROG / tBERS) on `planes` planes.
+    #[inline]
+    fn flash_op(
+        &mut self,
+        _die: DieId,
+        _kind: OpKind,
+        _purpose: Purpose,
+        _planes: u32,
+        _start: SimTime,
+        _end: SimTime,
+    ) {
+    }
+    /// A channel moved `bytes` for `die` (register transfers are reported here).
+    #[inline]
+    fn bus_xfer(
+        &mut self,
+        _ch: ChannelId,
+        _die: DieId,
+        _kind: XferKind,
+        _purpose: Purpose,
+        _bytes: u64,
+        _start: SimTime,
+        _end: SimTime,
+    ) {
+    }
+    /// The controller CPU executed firmware.
+    #[inline]
+    fn cpu_busy(&mut self, _start: SimTime, _end: SimTime) {}
+    /// The CPU woke from slow mode (charged at normal power, delays the request).
+    #[inline]
+    fn cpu_wakeup(&mut self, _start: SimTime, _end: SimTime) {}
+    /// `count` DRAM accesses took `[start, end)`.
+    #[inline]
+    fn dram_access(&mut self, _count: u64, _start: SimTime, _end: SimTime) {}
+    /// The host link transferred `bytes` (commands and data).
+    #[inline]
+    fn link_xfer(&mut self, _bytes: u64, _start: SimTime, _end: SimTime) {}
+    /// At least one request was inside the SSD during `[start, end)` (CPU normal mode).
+    #[inline]
+    fn io_active(&mut self, _start: SimTime, _end: SimTime) {}
+    /// A host request completed.
+    #[inline]
+    fn request_done(&mut self, _op: IoOp, _bytes: u64, _arrival: SimTime, _done: SimTime) {}
+    /// The measured phase ended at `end` (called once, last).
+    #[inline]
+    fn finish(&mut self, _end: SimTime) {}
+}
+
+/// Observes nothing (the default; compiles away).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NullObserver;
+impl Observer for NullObserver {}
+
+/// Sums busy times per die, channel, CPU and link (used by tests and the
+/// utilization report).
+#[derive(Clone, Debug, Default)]
+pub struct BusyObserver {
+    pub die_ns: Vec<u64>,
+    pub channel_ns: Vec<u64>,
+    pub cpu_ns: u64,
+    pub link_ns: u64,
+    pub active_ns: u64,
+}
+impl Observer for BusyObserver {
+    fn flash_op(&mut self, die: DieId, _k: OpKind, _p: Purpose, _n: u32, s: SimTime, e: SimTime) {
+        let d = die.0 as usize;
+        if self.die_ns.len() <= d {
+            self.die_ns.resize(d + 1, 0);
+        }
+        self.die_ns[d] += e.0 - s.0;
+    }
+    fn bus_xfer(
+        &mut self,
+        ch: ChannelId,
+        _d: DieId,
+        _k: XferKind,
+        _p: Purpose,
+        _b: u64,
+        s: SimTime,
+        e: SimTime,
+    ) {
+        let c = ch.0 as usize;
+        if self.channel_ns.len() <= c {
+            self.channel_ns.resize(c + 1, 0);
+        }
+        self.channel_ns[c] += e.0 - s.0;
+    }
+    fn cpu_busy(&mut self, s: SimTime, e: SimTime) {
+        self.cpu_ns += e.0 - s.0;
+    }
+    fn link_xfer(&mut self, _b: u64, s: SimTime, e: SimTime) {
+        self.link_ns += e.0 - s.0;
+    }
+    fn io_active(&mut self, s: SimTime, e: SimTime) {
+        self.active_ns += e.0 - s.0;
+    }
+}
+
+/// Forward every call to two observers.
+pub struct Tee<A, B>(pub A, pub B);
+impl<A: Observer, B: Observer> Observer for Tee<A, B> {
+    fn flash_op(&mut self, d: DieId, k: OpKind, p: Purpose, n: u32, s: SimTime, e: SimTime) {
+        self.0.flash_op(d, k, p, n, s, e);
+        self.1.flash_op(d, k, p, n, s, e);
+    }
+    fn bus_xfer(
+        &mut self,
+        c: ChannelId,
+        d: DieId,
+        k: XferKind,
+        p: Purpose,
+        b: u64,
+        s: SimTime,
+        e: SimTime,
+    ) {
+        self.0.bus_xfer(c, d, k, p, b, s, e);
+        self.1.bus_xfer(c, d, k, p, b, s, e);
+    }
+    fn cpu_busy(&mut self, s: SimTime, e: SimTime) {
+        self.0.cpu_busy(s, e);
+        self.1.cpu_busy(s, e);
+    }
+    fn cpu_wakeup(&mut self, s: SimTime, e: SimTime) {
+        self.0.cpu_wakeup(s, e);
+        self.1.cpu_wakeup(s, e);
+    }
+    fn dram_access(&mut self, n: u64, s: SimTime, e: SimTime) {
+        self.0.dram_access(n, s, e);
+        self.1.dram_access(n, s, e);
+    }
+    fn link_xfer(&mut self, b: u64, s: SimTime, e: SimTime) {
+        self.0.link_xfer(b, s, e);
+        self.1.link_xfer(b, s, e);
+    }
+    fn io_active(&mut self, s: SimTime, e: SimTime) {
+        self.0.io_active(s, e);
+        self.1.io_active(s, e);
+    }
+    fn request_done(&mut self, op: IoOp, b: u64, a: SimTime, d: SimTime) {
+        self.0.request_done(op, b, a, d);
+        self.1.request_done(op, b, a, d);
+    }
+    fn finish(&mut self, e: SimTime) {
+        self.0.finish(e);
+        self.1.finish(e);
+    }
+}

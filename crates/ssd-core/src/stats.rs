@@ -1,0 +1,272 @@
+//! Run statistics and the report (stable field names; documented in README.md).
+
+use crate::ftl::{FtlStats, OpKind, Purpose};
+use crate::units::Dur;
+use crate::workload::IoOp;
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Latency recorder: an HDR histogram in nanoseconds (3 significant digits) plus
+/// an exact sum and max.
+#[derive(Clone, Debug)]
+pub struct LatencyHist {
+    h: Histogram<u64>,
+    sum: u128,
+    max: u64,
+}
+
+impl Default for LatencyHist {
+    fn default() -> Self {
+        LatencyHist {
+            h: Histogram::new(3).expect("histogram"),
+            sum: 0,
+            max: 0,
+        }
+    }
+}
+
+impl LatencyHist {
+    #[inline]
+    pub fn record(&mut self, ns: u64) {
+        self.h.saturating_record(ns.max(1));
+        self.sum += ns as u128;
+        self.max = self.max.max(ns);
+    }
+    pub fn count(&self) -> u64 {
+        self.h.len()
+    }
+    pub fn summary(&self) -> LatencySummary {
+        let n = self.h.len();
+        if n == 0 {
+            return LatencySummary::default();
+        }
+        let q = |p: f64| self.h.value_at_quantile(p) as f64 / 1e3;
+        LatencySummary {
+            count: n,
+            mean: self.sum as f64 / n as f64 / 1e3,
+            p50: q(0.5),
+            p90: q(0.9),
+            p99: q(0.99),
+            p999: q(0.999),
+            max: self.max as f64 / 1e3,
+        }
+    }
+    pub fn merge(&mut self, o: &LatencyHist) {
+        self.h.add(&o.h).expect("same bounds");
+        self.sum += o.sum;
+        self.max = self.max.max(o.max);
+    }
+    /// (latency_us, cumulative fraction) points for a CDF plot.
+    pub fn cdf(&self, points: usize) -> Vec<(f64, f64)> {
+        if self.h.is_empty() {
+            return vec![];
+        }
+        (1..=points)
+            .map(|i| {
+                let q = i as f64 / points as f64;
+                (self.h.value_at_quantile(q) as f64 / 1e3, q)
+            })
+            .collect()
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub mean: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+}
+
+/// Counters the engine keeps during the measured phase.
+#[derive(Clone, Debug, Default)]
+pub struct Counters {
+    pub requests: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub trims: u64,
+    pub flushes: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    pub host_pages_written: u64,
+    /// [kind][purpose] flash operation counts (pages for read/program, blocks for erase).
+    pub flash_ops: [[u64; 5]; 3],
+    pub merged: u64,
+    pub dispatched: u64,
+    pub queue_time_ns: u128,
+    pub max_queue_time_ns: u64,
+    pub wbuf_hits: u64,
+    pub wbuf_evictions: u64,
+    pub read_buffer_hits: u64,
+    pub multiplane_batches: u64,
+    pub events: u64,
+}
+
+impl Counters {
+    #[inline]
+    pub fn flash(&mut self, kind: OpKind, p: Purpose) {
+        self.flash_ops[kind as usize][p.index()] += 1;
+    }
+    pub fn flash_total(&self, kind: OpKind) -> u64 {
+        self.flash_ops[kind as usize].iter().sum()
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Latencies {
+    pub all: LatencyHist,
+    pub read: LatencyHist,
+    pub write: LatencyHist,
+}
+
+impl Latencies {
+    #[inline]
+    pub fn record(&mut self, op: IoOp, ns: u64) {
+        self.all.record(ns);
+        match op {
+            IoOp::Read => self.read.record(ns),
+            IoOp::Write => self.write.record(ns),
+            _ => {}
+        }
+    }
+}
+
+// ---------------------------------------------------------------- report
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct HostReport {
+    pub requests: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub trims: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    pub sim_time_s: f64,
+    pub iops: f64,
+    pub mbps: f64,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LatencyReport {
+    pub all: LatencySummary,
+    pub read: LatencySummary,
+    pub write: LatencySummary,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FlashReport {
+    pub page_reads: u64,
+    pub page_programs: u64,
+    pub block_erases: u64,
+    pub gc_page_copies: u64,
+    /// Flash page programs / host pages written.
+    pub waf: f64,
+    pub erase_count_min: u32,
+    pub erase_count_max: u32,
+    pub erase_count_mean: f64,
+    pub erase_count_std: f64,
+    /// Operation counts by purpose: {read, program, erase} x {host, gc, merge, translation, wear_level}.
+    pub by_purpose: BTreeMap<String, BTreeMap<String, u64>>,
+    pub multiplane_batches: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct UtilizationReport {
+    /// Mean busy fraction of the channels (transfers).
+    pub channels: f64,
+    /// Mean busy fraction of the dies (array operations).
+    pub dies: f64,
+    pub cpu: f64,
+    pub host_link: f64,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SchedReport {
+    pub kind: String,
+    pub merged: u64,
+    pub dispatched: u64,
+    pub mean_queue_time_us: f64,
+    pub max_queue_time_us: f64,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RunReport {
+    pub events: u64,
+    /// Wall-clock seconds of the measured phase.
+    pub wall_s: f64,
+    pub precondition_wall_s: f64,
+    pub precondition: String,
+    /// Random writes done by steady-state preconditioning (pages), and its final WAF.
+    pub precondition_pages: u64,
+    pub precondition_waf: f64,
+    pub precondition_steady: bool,
+    pub seed: u64,
+    /// FNV-1a hash of the resolved configuration's TOML.
+    pub config_hash: String,
+    pub version: String,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FtlReport {
+    pub kind: String,
+    pub mapping_table_bytes: u64,
+    pub logical_pages: u64,
+    pub stats: FtlStats,
+    /// CPU time spent on FTL work (map lookups, victim search, GC bookkeeping), seconds.
+    pub cpu_s: f64,
+    pub dram_accesses: u64,
+    pub write_buffer_hits: u64,
+    pub write_buffer_evictions: u64,
+    pub read_buffer_hits: u64,
+}
+
+/// The report of one run. `extra` holds sections other crates add (energy_j,
+/// power_w, ...), keyed by section name, so ssd-core needs no power model.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Report {
+    pub host: HostReport,
+    pub latency_us: LatencyReport,
+    pub flash: FlashReport,
+    pub ftl: FtlReport,
+    pub sched: SchedReport,
+    pub utilization: UtilizationReport,
+    pub run: RunReport,
+    /// Notes about the input: skipped lines, wrapped addresses, ... (name -> count).
+    pub notes: BTreeMap<String, u64>,
+    #[serde(flatten)]
+    pub extra: BTreeMap<String, serde_json::Value>,
+    pub config: serde_json::Value,
+}
+
+pub fn erase_stats(counts: &[u32]) -> (u32, u32, f64, f64) {
+    if counts.is_empty() {
+        return (0, 0, 0.0, 0.0);
+    }
+    let min = *counts.iter().min().unwrap();
+    let max = *counts.iter().max().unwrap();
+    let n = counts.len() as f64;
+    let mean = counts.iter().map(|&c| c as f64).sum::<f64>() / n;
+    let var = counts
+        .iter()
+        .map(|&c| (c as f64 - mean).powi(2))
+        .sum::<f64>()
+        / n;
+    (min, max, mean, var.sqrt())
+}
+
+pub fn fnv1a(s: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in s.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+pub fn secs(d: Dur) -> f64 {
+    d.secs_f64()
+}

@@ -1,0 +1,448 @@
+//! Typed units and the human-unit parser ("4KiB", "25us", "3.3V", "15mA", "259mW").
+//!
+//! Every quantity the engine computes with is an integer newtype: [`SimTime`] and
+//! [`Dur`] are nanoseconds, [`Size`] is bytes. Electrical quantities (volts,
+//! amperes, watts, joules) are only used by the power model, off the timing path,
+//! and are `f64` newtypes.
+
+use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+use std::ops::{Add, AddAssign, Sub};
+
+/// An instant of simulated time, in nanoseconds since the start of the run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SimTime(pub u64);
+
+/// A span of simulated time, in nanoseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Dur(pub u64);
+
+impl SimTime {
+    pub const ZERO: SimTime = SimTime(0);
+    #[inline]
+    pub fn ns(self) -> u64 {
+        self.0
+    }
+    #[inline]
+    pub fn secs_f64(self) -> f64 {
+        self.0 as f64 * 1e-9
+    }
+    #[inline]
+    pub fn since(self, earlier: SimTime) -> Dur {
+        Dur(self.0.saturating_sub(earlier.0))
+    }
+}
+
+impl Dur {
+    pub const ZERO: Dur = Dur(0);
+    #[inline]
+    pub const fn from_ns(ns: u64) -> Dur {
+        Dur(ns)
+    }
+    #[inline]
+    pub const fn from_us(us: u64) -> Dur {
+        Dur(us * 1_000)
+    }
+    #[inline]
+    pub const fn from_ms(ms: u64) -> Dur {
+        Dur(ms * 1_000_000)
+    }
+    #[inline]
+    pub fn ns(self) -> u64 {
+        self.0
+    }
+    #[inline]
+    pub fn secs_f64(self) -> f64 {
+        self.0 as f64 * 1e-9
+    }
+    #[inline]
+    pub fn us_f64(self) -> f64 {
+        self.0 as f64 * 1e-3
+    }
+}
+
+impl Add<Dur> for SimTime {
+    type Output = SimTime;
+    #[inline]
+    fn add(self, d: Dur) -> SimTime {
+        SimTime(self.0 + d.0)
+    }
+}
+impl AddAssign<Dur> for SimTime {
+    #[inline]
+    fn add_assign(&mut self, d: Dur) {
+        self.0 += d.0
+    }
+}
+impl Add for Dur {
+    type Output = Dur;
+    #[inline]
+    fn add(self, d: Dur) -> Dur {
+        Dur(self.0 + d.0)
+    }
+}
+impl AddAssign for Dur {
+    #[inline]
+    fn add_assign(&mut self, d: Dur) {
+        self.0 += d.0
+    }
+}
+impl Sub for SimTime {
+    type Output = Dur;
+    #[inline]
+    fn sub(self, o: SimTime) -> Dur {
+        Dur(self.0 - o.0)
+    }
+}
+
+/// A size in bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Size(pub u64);
+
+impl Size {
+    pub const fn bytes(self) -> u64 {
+        self.0
+    }
+    pub const fn kib(n: u64) -> Size {
+        Size(n * 1024)
+    }
+    pub const fn mib(n: u64) -> Size {
+        Size(n * 1024 * 1024)
+    }
+    pub const fn gib(n: u64) -> Size {
+        Size(n * 1024 * 1024 * 1024)
+    }
+}
+
+/// A data rate expressed exactly as a ratio: `bytes` bytes take `ns` nanoseconds.
+/// Transfer times are computed with integer arithmetic and rounded up, so a
+/// "100us per 4 KiB page" bus moves one page in exactly 100 us.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rate {
+    pub bytes: u64,
+    pub ns: u64,
+}
+
+impl Rate {
+    /// `mb_per_s` in decimal megabytes per second.
+    pub fn from_mb_per_s(mb_per_s: f64) -> Rate {
+        // Keep 1e-3 byte precision: bytes per 1e6 ns (1 ms).
+        Rate {
+            bytes: (mb_per_s * 1e3).round() as u64,
+            ns: 1_000,
+        }
+    }
+    pub fn per_page(page: Size, t: Dur) -> Rate {
+        Rate {
+            bytes: page.0,
+            ns: t.0,
+        }
+    }
+    /// Time to move `bytes` bytes, rounded up to whole nanoseconds.
+    #[inline]
+    pub fn time_for(self, bytes: u64) -> Dur {
+        if self.bytes == 0 {
+            return Dur::ZERO;
+        }
+        let num = bytes as u128 * self.ns as u128;
+        Dur(num.div_ceil(self.bytes as u128) as u64)
+    }
+    pub fn mb_per_s(self) -> f64 {
+        if self.ns == 0 {
+            return f64::INFINITY;
+        }
+        self.bytes as f64 / self.ns as f64 * 1e3
+    }
+}
+
+/// A unit-parsing error: the text and what was wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot parse {text:?} as {what}: {reason}")]
+pub struct UnitError {
+    pub text: String,
+    pub what: &'static str,
+    pub reason: String,
+}
+
+fn split_num(s: &str) -> Option<(f64, &str)> {
+    let s = s.trim();
+    let end = s
+        .char_indices()
+        .find(|&(_, c)| !(c.is_ascii_digit() || c == '.' || c == '_'))
+        .map(|(i, _)| i)
+        .unwrap_or(s.len());
+    if end == 0 {
+        return None;
+    }
+    let num: f64 = s[..end].replace('_', "").parse().ok()?;
+    Some((num, s[end..].trim()))
+}
+
+fn err(text: &str, what: &'static str, reason: impl Into<String>) -> UnitError {
+    UnitError {
+        text: text.to_string(),
+        what,
+        reason: reason.into(),
+    }
+}
+
+/// Parse a size: `4096`, `4KiB`, `4K` (binary, as fio does), `2MB` (decimal), `1GiB`, `1.5TiB`.
+pub fn parse_size(text: &str) -> Result<Size, UnitError> {
+    let (n, unit) = split_num(text).ok_or_else(|| err(text, "a size", "expected a number"))?;
+    let mult: f64 = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kib" | "ki" => 1024.0,
+        "m" | "mib" | "mi" => 1024.0 * 1024.0,
+        "g" | "gib" | "gi" => 1024.0f64.powi(3),
+        "t" | "tib" | "ti" => 1024.0f64.powi(4),
+        "kb" => 1e3,
+        "mb" => 1e6,
+        "gb" => 1e9,
+        "tb" => 1e12,
+        "s" | "sector" | "sectors" => 512.0,
+        u => {
+            return Err(err(
+                text,
+                "a size",
+                format!("unknown unit {u:?} (use B, KiB, MiB, GiB, TiB, KB, MB, GB)"),
+            ))
+        }
+    };
+    let v = n * mult;
+    if v.fract() != 0.0 {
+        return Err(err(text, "a size", "not a whole number of bytes"));
+    }
+    Ok(Size(v as u64))
+}
+
+/// Parse a duration: `25us`, `1.5ms`, `100ns`, `2s`, `0.5min`. A bare number is nanoseconds.
+pub fn parse_dur(text: &str) -> Result<Dur, UnitError> {
+    let (n, unit) = split_num(text).ok_or_else(|| err(text, "a duration", "expected a number"))?;
+    let mult: f64 = match unit {
+        "" | "ns" => 1.0,
+        "ps" => 1e-3,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        "min" => 60e9,
+        "h" => 3600e9,
+        u => {
+            return Err(err(
+                text,
+                "a duration",
+                format!("unknown unit {u:?} (use ns, us, ms, s)"),
+            ))
+        }
+    };
+    Ok(Dur((n * mult).round() as u64))
+}
+
+/// Parse a quantity with an SI unit symbol (`V`, `A`, `W`, `J`) and an optional
+/// prefix (`m`, `u`, `n`, `k`): `3.3V`, `15mA`, `259mW`, `4.72uJ`.
+pub fn parse_si(text: &str, symbol: char, what: &'static str) -> Result<f64, UnitError> {
+    let (n, unit) = split_num(text).ok_or_else(|| err(text, what, "expected a number"))?;
+    let rest = unit
+        .strip_suffix(symbol)
+        .ok_or_else(|| err(text, what, format!("expected unit {symbol}")))?;
+    // Divide by exact powers of ten so "50uA" parses to the double nearest 5e-5.
+    let (mult, div) = match rest {
+        "" => (1.0, 1.0),
+        "k" => (1e3, 1.0),
+        "m" => (1.0, 1e3),
+        "u" | "µ" => (1.0, 1e6),
+        "n" => (1.0, 1e9),
+        p => return Err(err(text, what, format!("unknown prefix {p:?}"))),
+    };
+    Ok(n * mult / div)
+}
+
+/// Format a size the way the parser reads it back ("4KiB", "2GiB", "1000B").
+pub fn fmt_size(s: Size) -> String {
+    let b = s.0;
+    for (unit, m) in [
+        ("TiB", 1u64 << 40),
+        ("GiB", 1 << 30),
+        ("MiB", 1 << 20),
+        ("KiB", 1 << 10),
+    ] {
+        if b >= m && b % m == 0 {
+            return format!("{}{}", b / m, unit);
+        }
+    }
+    format!("{b}B")
+}
+
+/// Format a duration the way the parser reads it back.
+pub fn fmt_dur(d: Dur) -> String {
+    let n = d.0;
+    for (unit, m) in [("s", 1_000_000_000u64), ("ms", 1_000_000), ("us", 1_000)] {
+        if n >= m && n % m == 0 {
+            return format!("{}{}", n / m, unit);
+        }
+    }
+    format!("{n}ns")
+}
+
+impl fmt::Display for Size {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&fmt_size(*self))
+    }
+}
+impl fmt::Display for Dur {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&fmt_dur(*self))
+    }
+}
+
+impl Serialize for Size {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&fmt_size(*self))
+    }
+}
+impl Serialize for Dur {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&fmt_dur(*self))
+    }
+}
+
+struct UnitVisitor<T>(fn(&str) -> Result<T, UnitError>, fn(u64) -> T, &'static str);
+impl<T> de::Visitor<'_> for UnitVisitor<T> {
+    type Value = T;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.2)
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
+        (self.0)(v).map_err(E::custom)
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<T, E> {
+        Ok((self.1)(v))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<T, E> {
+        if v < 0 {
+            return Err(E::custom(format!(
+                "{} must not be negative, got {v}",
+                self.2
+            )));
+        }
+        Ok((self.1)(v as u64))
+    }
+}
+
+impl<'de> Deserialize<'de> for Size {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(UnitVisitor(
+            parse_size,
+            Size,
+            "a size such as \"4KiB\" or a number of bytes",
+        ))
+    }
+}
+impl<'de> Deserialize<'de> for Dur {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(UnitVisitor(
+            parse_dur,
+            Dur,
+            "a duration such as \"25us\" or a number of nanoseconds",
+        ))
+    }
+}
+
+macro_rules! si_unit {
+    ($name:ident, $sym:literal, $what:literal) => {
+        #[doc = concat!("A quantity in ", $what, " (f64, SI base unit).")]
+        #[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd)]
+        pub struct $name(pub f64);
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&format!("{}{}", fmt_si(self.0), $sym))
+            }
+        }
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl de::Visitor<'_> for V {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                        f.write_str(concat!("a value in ", $what, " such as \"15m", $sym, "\""))
+                    }
+                    fn visit_str<E: de::Error>(self, v: &str) -> Result<$name, E> {
+                        parse_si(v, $sym, $what).map($name).map_err(E::custom)
+                    }
+                    fn visit_f64<E: de::Error>(self, v: f64) -> Result<$name, E> {
+                        Ok($name(v))
+                    }
+                    fn visit_u64<E: de::Error>(self, v: u64) -> Result<$name, E> {
+                        Ok($name(v as f64))
+                    }
+                    fn visit_i64<E: de::Error>(self, v: i64) -> Result<$name, E> {
+                        Ok($name(v as f64))
+                    }
+                }
+                d.deserialize_any(V)
+            }
+        }
+    };
+}
+si_unit!(Volts, 'V', "volts");
+si_unit!(Amps, 'A', "amperes");
+si_unit!(Watts, 'W', "watts");
+si_unit!(Joules, 'J', "joules");
+
+/// Format an SI value with a prefix so that it reads back exactly ("15m", "3.3", "4.72u").
+pub fn fmt_si(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    let a = v.abs();
+    let (m, p) = if a >= 1.0 {
+        (1.0, "")
+    } else if a >= 1e-3 {
+        (1e3, "m")
+    } else if a >= 1e-6 {
+        (1e6, "u")
+    } else {
+        (1e9, "n")
+    };
+    let x = v * m;
+    // Round away binary noise (0.015 * 1e3 = 15.000000000000002).
+    let r = (x * 1e9).round() / 1e9;
+    format!("{r}{p}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("4KiB").unwrap(), Size(4096));
+        assert_eq!(parse_size("4k").unwrap(), Size(4096));
+        assert_eq!(parse_size("2MB").unwrap(), Size(2_000_000));
+        assert_eq!(parse_size("1.5GiB").unwrap(), Size(3 << 29));
+        assert!(parse_size("4 furlongs").is_err());
+        assert!(parse_size("").is_err());
+        assert_eq!(fmt_size(Size(256 * 1024)), "256KiB");
+    }
+    #[test]
+    fn durations() {
+        assert_eq!(parse_dur("25us").unwrap(), Dur(25_000));
+        assert_eq!(parse_dur("1.5ms").unwrap(), Dur(1_500_000));
+        assert_eq!(parse_dur("24.414ns").unwrap(), Dur(24));
+        assert_eq!(fmt_dur(Dur(1_500_000)), "1500us");
+        assert!(parse_dur("5 parsecs").is_err());
+    }
+    #[test]
+    fn si() {
+        assert!((parse_si("15mA", 'A', "amps").unwrap() - 0.015).abs() < 1e-12);
+        assert!((parse_si("3.3V", 'V', "volts").unwrap() - 3.3).abs() < 1e-12);
+        assert!((parse_si("4.72uJ", 'J', "joules").unwrap() - 4.72e-6).abs() < 1e-15);
+        assert_eq!(fmt_si(0.015), "15m");
+        assert!(parse_si("15mV", 'A', "amps").is_err());
+    }
+    #[test]
+    fn rate_exact() {
+        let r = Rate::per_page(Size(4096), Dur::from_us(100));
+        assert_eq!(r.time_for(4096), Dur::from_us(100));
+        assert_eq!(r.time_for(2048), Dur::from_us(50));
+        assert_eq!(r.time_for(1), Dur(25)); // 24.4 rounded up
+    }
+}

@@ -1,0 +1,545 @@
+//! Host requests and the fio-style synthetic workload generator.
+//!
+//! Options follow fio's names and meanings: `rw`, `bs`, `rwmixread`, `iodepth`,
+//! `rate_iops` with `rate_process`, `number_ios`, `size`, `offset`,
+//! `random_distribution`, `randseed`. Sources are iterators: nothing is
+//! materialised up front, so a billion-request run uses constant memory.
+
+use crate::config::{invalid, ConfigError};
+use crate::rng::{SimRng, SimRngExt};
+use crate::units::{Dur, SimTime, Size};
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+pub const SECTOR: u64 = 512;
+
+/// Kind of host operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IoOp {
+    Read,
+    Write,
+    Trim,
+    Flush,
+}
+
+/// One host request as a workload source yields it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostRequest {
+    /// Arrival time (open loop); ignored for closed-loop sources.
+    pub arrival: SimTime,
+    pub op: IoOp,
+    /// Start address in 512-byte sectors.
+    pub lba: u64,
+    /// Length in sectors (0 only for flush).
+    pub sectors: u32,
+    /// Stream / process id (used by CFQ-like schedulers).
+    pub stream: u32,
+}
+
+impl HostRequest {
+    pub fn bytes(&self) -> u64 {
+        self.sectors as u64 * SECTOR
+    }
+}
+
+/// How a source's requests arrive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timing {
+    /// Keep this many requests outstanding; a new one is issued when one completes.
+    ClosedLoop { depth: u32 },
+    /// Requests arrive at their `arrival` timestamps (non-decreasing).
+    OpenLoop,
+}
+
+/// An error from a workload source (a bad trace line, say).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{location}: {reason}")]
+pub struct SourceError {
+    /// "file:line" or the option name.
+    pub location: String,
+    pub reason: String,
+}
+
+/// A stream of host requests. Implementations must be deterministic for a given seed.
+pub trait RequestSource {
+    fn timing(&self) -> Timing;
+    fn next_request(&mut self) -> Option<Result<HostRequest, SourceError>>;
+    /// Requests or lines the source skipped or changed, with reasons (reported).
+    fn notes(&self) -> Vec<(String, u64)> {
+        Vec::new()
+    }
+}
+
+/// fio's `rw=`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RwMode {
+    Read,
+    Write,
+    RandRead,
+    RandWrite,
+    /// Sequential mixed (`rw` / `readwrite`).
+    Rw,
+    RandRw,
+    Trim,
+    RandTrim,
+}
+
+impl RwMode {
+    pub fn parse(s: &str) -> Result<RwMode, String> {
+        Ok(match s {
+            "read" => RwMode::Read,
+            "write" => RwMode::Write,
+            "randread" => RwMode::RandRead,
+            "randwrite" => RwMode::RandWrite,
+            "rw" | "readwrite" => RwMode::Rw,
+            "randrw" => RwMode::RandRw,
+            "trim" => RwMode::Trim,
+            "randtrim" => RwMode::RandTrim,
+            _ => return Err(format!("unknown rw mode {s:?} (read, write, randread, randwrite, rw, randrw, trim, randtrim)")),
+        })
+    }
+    pub fn is_random(self) -> bool {
+        matches!(
+            self,
+            RwMode::RandRead | RwMode::RandWrite | RwMode::RandRw | RwMode::RandTrim
+        )
+    }
+}
+
+/// fio's `random_distribution=`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Distribution {
+    Uniform,
+    Zipf(f64),
+    Pareto(f64),
+}
+
+impl Distribution {
+    pub fn parse(s: &str) -> Result<Distribution, String> {
+        let s = s.trim();
+        if s == "random" || s == "uniform" {
+            return Ok(Distribution::Uniform);
+        }
+        let (name, arg) = s.split_once(':').ok_or_else(|| {
+            format!("unknown random_distribution {s:?} (uniform, zipf:THETA, pareto:H)")
+        })?;
+        let v: f64 = arg
+            .parse()
+            .map_err(|_| format!("bad parameter in random_distribution {s:?}"))?;
+        match name {
+            "zipf" if v > 0.0 && v != 1.0 && v.is_finite() => Ok(Distribution::Zipf(v)),
+            "zipf" => Err(format!(
+                "zipf theta must be positive and not 1.0 (as in fio), got {v}"
+            )),
+            "pareto" if v > 0.0 && v < 1.0 => Ok(Distribution::Pareto(v)),
+            "pareto" => Err(format!("pareto h must be in (0, 1), got {v}")),
+            _ => Err(format!(
+                "unknown random_distribution {s:?} (uniform, zipf:THETA, pareto:H)"
+            )),
+        }
+    }
+}
+impl fmt::Display for Distribution {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Distribution::Uniform => f.write_str("random"),
+            Distribution::Zipf(t) => write!(f, "zipf:{t}"),
+            Distribution::Pareto(h) => write!(f, "pareto:{h}"),
+        }
+    }
+}
+impl Serialize for Distribution {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+impl<'de> Deserialize<'de> for Distribution {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Distribution::parse(&String::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+/// fio's `rate_process=`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RateProcess {
+    /// Fixed inter-arrival time 1/rate_iops.
+    Linear,
+    /// Exponential inter-arrival times with mean 1/rate_iops.
+    Poisson,
+}
+
+/// The synthetic workload, spelled as fio spells it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadConfig {
+    pub rw: RwMode,
+    pub bs: Size,
+    /// Percentage of reads in mixed modes.
+    pub rwmixread: u32,
+    /// Outstanding requests (closed loop) when rate_iops is not set.
+    pub iodepth: u32,
+    /// Open loop at this many requests per second.
+    pub rate_iops: Option<u64>,
+    pub rate_process: RateProcess,
+    /// Number of requests; default one pass over `size` (size / bs), as fio.
+    pub number_ios: Option<u64>,
+    /// Address span; default the whole logical capacity (minus offset).
+    pub size: Option<Size>,
+    pub offset: Size,
+    pub random_distribution: Distribution,
+    /// Seed of the address/mix generator; default derived from sim.seed.
+    pub randseed: Option<u64>,
+}
+
+impl Default for WorkloadConfig {
+    fn default() -> Self {
+        WorkloadConfig {
+            rw: RwMode::RandRead,
+            bs: Size::kib(4),
+            rwmixread: 50,
+            iodepth: 32,
+            rate_iops: None,
+            rate_process: RateProcess::Linear,
+            number_ios: Some(200_000),
+            size: None,
+            offset: Size(0),
+            random_distribution: Distribution::Uniform,
+            randseed: None,
+        }
+    }
+}
+
+impl WorkloadConfig {
+    pub fn validate(&self, logical_bytes: u64) -> Result<(), ConfigError> {
+        if self.bs.0 == 0 || self.bs.0 % SECTOR != 0 {
+            return Err(invalid(
+                "workload.bs",
+                format!(
+                    "must be a positive multiple of 512 bytes, got {}",
+                    self.bs.0
+                ),
+            ));
+        }
+        if self.bs.0 > u32::MAX as u64 * SECTOR / 2 {
+            return Err(invalid("workload.bs", "too large"));
+        }
+        if self.rwmixread > 100 {
+            return Err(invalid(
+                "workload.rwmixread",
+                format!("must be 0..=100, got {}", self.rwmixread),
+            ));
+        }
+        if self.iodepth == 0 {
+            return Err(invalid("workload.iodepth", "must be at least 1"));
+        }
+        if self.rate_iops == Some(0) {
+            return Err(invalid("workload.rate_iops", "must be positive"));
+        }
+        if self.offset.0 % SECTOR != 0 {
+            return Err(invalid(
+                "workload.offset",
+                "must be a multiple of 512 bytes",
+            ));
+        }
+        if self.offset.0 >= logical_bytes {
+            return Err(invalid(
+                "workload.offset",
+                format!(
+                    "{} is beyond the logical capacity {}",
+                    self.offset.0, logical_bytes
+                ),
+            ));
+        }
+        let span = self.span(logical_bytes);
+        if self.offset.0 + span > logical_bytes {
+            return Err(invalid(
+                "workload.size",
+                format!(
+                    "offset + size = {} exceeds the logical capacity of {} bytes",
+                    self.offset.0 + span,
+                    logical_bytes
+                ),
+            ));
+        }
+        if span < self.bs.0 {
+            return Err(invalid(
+                "workload.size",
+                format!("span {span} is smaller than bs {}", self.bs.0),
+            ));
+        }
+        Ok(())
+    }
+    /// Address span in bytes.
+    pub fn span(&self, logical_bytes: u64) -> u64 {
+        self.size
+            .map(|s| s.0)
+            .unwrap_or(logical_bytes.saturating_sub(self.offset.0))
+    }
+    pub fn timing(&self) -> Timing {
+        if self.rate_iops.is_some() {
+            Timing::OpenLoop
+        } else {
+            Timing::ClosedLoop {
+                depth: self.iodepth,
+            }
+        }
+    }
+}
+
+/// The fio-style generator.
+pub struct FioGen {
+    rw: RwMode,
+    bs_sectors: u32,
+    mix: u32,
+    base_sector: u64,
+    blocks: u64,
+    next_seq: u64,
+    remaining: u64,
+    rng: SimRng,
+    dist: DistSampler,
+    timing: Timing,
+    interarrival_ns: f64,
+    poisson: bool,
+    t: f64,
+}
+
+enum DistSampler {
+    Uniform,
+    Zipf {
+        zipf: rand_distr::Zipf<f64>,
+        scatter: u64,
+    },
+    Pareto {
+        pow: f64,
+        scatter: u64,
+    },
+}
+
+impl FioGen {
+    /// Build from a validated workload config. `seed` is used unless `randseed` is set.
+    pub fn new(cfg: &WorkloadConfig, logical_bytes: u64, seed: u64) -> FioGen {
+        let span = cfg.span(logical_bytes);
+        let blocks = (span / cfg.bs.0).max(1);
+        let rng = SimRng::from_seed_label(cfg.randseed.unwrap_or(seed), "workload");
+        let scatter = coprime_multiplier(blocks);
+        let dist = match cfg.random_distribution {
+            Distribution::Uniform => DistSampler::Uniform,
+            Distribution::Zipf(t) => DistSampler::Zipf {
+                zipf: rand_distr::Zipf::new(blocks, t).expect("validated zipf"),
+                scatter,
+            },
+            Distribution::Pareto(h) => DistSampler::Pareto {
+                pow: h.ln() / (1.0 - h).ln(),
+                scatter,
+            },
+        };
+        let remaining = cfg.number_ios.unwrap_or(blocks);
+        let (interarrival_ns, poisson) = match cfg.rate_iops {
+            Some(r) => (1e9 / r as f64, cfg.rate_process == RateProcess::Poisson),
+            None => (0.0, false),
+        };
+        FioGen {
+            rw: cfg.rw,
+            bs_sectors: (cfg.bs.0 / SECTOR) as u32,
+            mix: cfg.rwmixread,
+            base_sector: cfg.offset.0 / SECTOR,
+            blocks,
+            next_seq: 0,
+            remaining,
+            rng,
+            dist,
+            timing: cfg.timing(),
+            interarrival_ns,
+            poisson,
+            t: 0.0,
+        }
+    }
+
+    fn random_block(&mut self) -> u64 {
+        match &self.dist {
+            DistSampler::Uniform => self.rng.gen_range(0..self.blocks),
+            DistSampler::Zipf { zipf, scatter } => {
+                let rank =
+                    rand::distributions::Distribution::sample(zipf, &mut self.rng) as u64 - 1;
+                scatter_rank(rank.min(self.blocks - 1), *scatter, self.blocks)
+            }
+            DistSampler::Pareto { pow, scatter } => {
+                // fio lib/zipf.c pareto_next: n = (nranges - 1) * rand^pow.
+                let u: f64 = self.rng.gen();
+                let rank = ((self.blocks - 1) as f64 * u.powf(*pow)) as u64;
+                scatter_rank(rank.min(self.blocks - 1), *scatter, self.blocks)
+            }
+        }
+    }
+}
+
+/// Spread hot ranks over the span (fio hashes ranks for the same reason) with a
+/// bijection: rank * m mod n where gcd(m, n) = 1.
+fn scatter_rank(rank: u64, m: u64, n: u64) -> u64 {
+    ((rank as u128 * m as u128) % n as u128) as u64
+}
+
+fn coprime_multiplier(n: u64) -> u64 {
+    fn gcd(a: u64, b: u64) -> u64 {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
+    }
+    let mut m = 0x9E37_79B9_7F4A_7C15u64 % n.max(2) | 1;
+    while gcd(m, n) != 1 {
+        m += 2;
+    }
+    m
+}
+
+impl RequestSource for FioGen {
+    fn timing(&self) -> Timing {
+        self.timing
+    }
+    #[inline]
+    fn next_request(&mut self) -> Option<Result<HostRequest, SourceError>> {
+        if self.remaining == 0 {
+            return None;
+        }
+        self.remaining -= 1;
+        let op = match self.rw {
+            RwMode::Read | RwMode::RandRead => IoOp::Read,
+            RwMode::Write | RwMode::RandWrite => IoOp::Write,
+            RwMode::Trim | RwMode::RandTrim => IoOp::Trim,
+            RwMode::Rw | RwMode::RandRw => {
+                if self.rng.gen_range(0..100) < self.mix {
+                    IoOp::Read
+                } else {
+                    IoOp::Write
+                }
+            }
+        };
+        let block = if self.rw.is_random() {
+            self.random_block()
+        } else {
+            let b = self.next_seq;
+            self.next_seq = (self.next_seq + 1) % self.blocks;
+            b
+        };
+        let arrival = if self.interarrival_ns > 0.0 {
+            let now = self.t;
+            let gap = if self.poisson {
+                let u: f64 = self.rng.gen::<f64>();
+                -(1.0 - u).ln() * self.interarrival_ns
+            } else {
+                self.interarrival_ns
+            };
+            self.t += gap;
+            SimTime(now.round() as u64)
+        } else {
+            SimTime::ZERO
+        };
+        Some(Ok(HostRequest {
+            arrival,
+            op,
+            lba: self.base_sector + block * self.bs_sectors as u64,
+            sectors: self.bs_sectors,
+            stream: 0,
+        }))
+    }
+}
+
+/// Requests of a closed-loop source, pre-built (tests, small experiments).
+pub struct VecSource {
+    reqs: std::vec::IntoIter<HostRequest>,
+    timing: Timing,
+}
+impl VecSource {
+    pub fn new(reqs: Vec<HostRequest>, timing: Timing) -> VecSource {
+        VecSource {
+            reqs: reqs.into_iter(),
+            timing,
+        }
+    }
+}
+impl RequestSource for VecSource {
+    fn timing(&self) -> Timing {
+        self.timing
+    }
+    fn next_request(&mut self) -> Option<Result<HostRequest, SourceError>> {
+        self.reqs.next().map(Ok)
+    }
+}
+
+/// Convert the time of a wall-clock-free `Dur` to requests/s for reports.
+pub fn per_second(count: u64, span: Dur) -> f64 {
+    if span.0 == 0 {
+        0.0
+    } else {
+        count as f64 / span.secs_f64()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    fn collect(cfg: &WorkloadConfig, n: usize) -> Vec<HostRequest> {
+        let mut g = FioGen::new(cfg, 1 << 30, 7);
+        (0..n).map(|_| g.next_request().unwrap().unwrap()).collect()
+    }
+    #[test]
+    fn sequential_wraps_in_span() {
+        let cfg = WorkloadConfig {
+            rw: RwMode::Write,
+            size: Some(Size::kib(16)),
+            number_ios: Some(6),
+            ..Default::default()
+        };
+        let r = collect(&cfg, 6);
+        let lbas: Vec<u64> = r.iter().map(|r| r.lba).collect();
+        assert_eq!(lbas, vec![0, 8, 16, 24, 0, 8]);
+    }
+    #[test]
+    fn mix_ratio_and_alignment() {
+        let cfg = WorkloadConfig {
+            rw: RwMode::RandRw,
+            rwmixread: 70,
+            number_ios: Some(20000),
+            ..Default::default()
+        };
+        let r = collect(&cfg, 20000);
+        let reads = r.iter().filter(|r| r.op == IoOp::Read).count() as f64 / 20000.0;
+        assert!((reads - 0.7).abs() < 0.02, "{reads}");
+        assert!(r
+            .iter()
+            .all(|r| r.lba % 8 == 0 && r.lba + 8 <= (1 << 30) / 512));
+    }
+    #[test]
+    fn zipf_is_skewed_and_in_range() {
+        let cfg = WorkloadConfig {
+            rw: RwMode::RandRead,
+            random_distribution: Distribution::Zipf(1.2),
+            ..Default::default()
+        };
+        let r = collect(&cfg, 20000);
+        let mut counts = std::collections::BTreeMap::new();
+        for q in &r {
+            *counts.entry(q.lba).or_insert(0u32) += 1;
+        }
+        let max = *counts.values().max().unwrap();
+        assert!(max > 1000, "hottest block only {max} hits");
+        assert!(r.iter().all(|q| q.lba + 8 <= (1 << 30) / 512));
+    }
+    #[test]
+    fn poisson_mean_interarrival() {
+        let cfg = WorkloadConfig {
+            rate_iops: Some(1000),
+            rate_process: RateProcess::Poisson,
+            ..Default::default()
+        };
+        let r = collect(&cfg, 20000);
+        let mean = r.last().unwrap().arrival.0 as f64 / 19999.0;
+        assert!((mean - 1e6).abs() < 3e4, "{mean}");
+    }
+}
