@@ -564,6 +564,9 @@ pub struct SimConfig {
     pub precondition: Precondition,
     /// Stop the measured phase at this simulated time (None = when the workload ends).
     pub time_limit: Option<Dur>,
+    /// After the last request, keep simulating until in-flight and idle-time GC is
+    /// done; that tail is reported separately (run.drain_s, and by the power model).
+    pub drain: bool,
 }
 
 /// The whole simulated system and its workload: what `ssdsim run` resolves.

@@ -400,6 +400,8 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
     last_done: SimTime,
     pre: PreconditionOutcome,
     notes: std::collections::BTreeMap<&'static str, u64>,
+    draining: bool,
+    drain_ns: u64,
 }
 
 impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, O> {
@@ -475,6 +477,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             last_done: SimTime::ZERO,
             pre: PreconditionOutcome::default(),
             notes: Default::default(),
+            draining: false,
+            drain_ns: 0,
             settings,
             ftl,
             src,
@@ -609,7 +613,14 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 }
             }
             if self.source_done && self.hosts.live == 0 && self.pending.is_none() {
-                break;
+                if !self.settings.config.sim.drain {
+                    break;
+                }
+                if !self.draining {
+                    self.draining = true;
+                    self.obs.drain_start(self.last_done);
+                    self.maybe_background();
+                }
             }
         }
         if let Some(e) = self.error.take() {
@@ -1365,6 +1376,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             precondition_steady: self.pre.steady,
             seed: c.sim.seed,
             config_hash: fnv1a(&toml),
+            drain_s: Dur(self.drain_ns).secs_f64(),
             version: env!("CARGO_PKG_VERSION").to_string(),
         };
         for (name, n) in &self.notes {

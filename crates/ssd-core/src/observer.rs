@@ -67,7 +67,11 @@ pub trait Observer {
     /// A host request completed.
     #[inline]
     fn request_done(&mut self, _op: IoOp, _bytes: u64, _arrival: SimTime, _done: SimTime) {}
-    /// The measured phase ended at `end` (called once, last).
+    /// The workload's last request completed at `t`; what follows until `finish`
+    /// is the drain (background GC after the workload). Only called with sim.drain.
+    #[inline]
+    fn drain_start(&mut self, _t: SimTime) {}
+    /// The simulation ended at `end` (called once, last; after the drain if any).
     #[inline]
     fn finish(&mut self, _end: SimTime) {}
 }
@@ -165,6 +169,10 @@ impl<A: Observer, B: Observer> Observer for Tee<A, B> {
     fn request_done(&mut self, op: IoOp, b: u64, a: SimTime, d: SimTime) {
         self.0.request_done(op, b, a, d);
         self.1.request_done(op, b, a, d);
+    }
+    fn drain_start(&mut self, t: SimTime) {
+        self.0.drain_start(t);
+        self.1.drain_start(t);
     }
     fn finish(&mut self, e: SimTime) {
         self.0.finish(e);

@@ -207,6 +207,8 @@ pub struct RunReport {
     pub seed: u64,
     /// FNV-1a hash of the resolved configuration's TOML.
     pub config_hash: String,
+    /// Simulated seconds after the last request spent finishing GC (sim.drain).
+    pub drain_s: f64,
     pub version: String,
 }
 
