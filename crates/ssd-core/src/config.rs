@@ -629,6 +629,7 @@ impl Default for SsdConfig {
                 seed: 1,
                 precondition: Precondition::None,
                 time_limit: None,
+                drain: false,
             },
         }
     }
