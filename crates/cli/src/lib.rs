@@ -1,1 +1,286 @@
-//! The ssdsim application layer: closes runtime choices into enums and runs them.
+//! # ssdsim (application layer)
+//!
+//! Turns CLI flags and TOML files into a validated [`SsdConfig`], closes the
+//! runtime choices (FTL, scheduler, workload source, observer) into enums and
+//! runs simulations. The binary (`main.rs`) is a thin shell over this crate, and
+//! other tools can call [`run_config`] directly.
+//!
+//! ```
+//! use ssdsim::{run_config, RunOptions};
+//! use ssd_core::config::SsdConfig;
+//! let mut cfg = SsdConfig::default();
+//! cfg.workload.number_ios = Some(2_000);
+//! let out = run_config(&cfg, &RunOptions::default()).unwrap();
+//! assert_eq!(out.report.host.requests, 2_000);
+//! ```
+
+pub mod fio;
+pub mod output;
+
+use ssd_core::config::{ConfigError, HostConfig, Interface, NandConfig, PowerConfig, SsdConfig};
+use ssd_core::observer::NullObserver;
+use ssd_core::sched::Noop;
+use ssd_core::stats::Report;
+use ssd_core::workload::{FioGen, RequestSource, SourceError, Timing};
+use ssd_core::{SimError, Simulation};
+
+/// Errors of the application layer. `exit_code()` maps them to the CLI's codes:
+/// 2 for bad input (configuration, workload, trace), 1 for anything else.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    #[error("{0}")]
+    Config(#[from] ConfigError),
+    #[error("{0}")]
+    Sim(#[from] SimError),
+    #[error("{0}")]
+    Fio(#[from] fio::FioError),
+    #[error("{0}")]
+    Input(String),
+    #[error("{0}")]
+    Io(String),
+}
+
+impl RunError {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            RunError::Io(_) => 1,
+            _ => 2,
+        }
+    }
+}
+
+/// The workload sources a run can use, statically dispatched.
+pub enum AnySource {
+    Fio(FioGen),
+}
+
+impl RequestSource for AnySource {
+    fn timing(&self) -> Timing {
+        match self {
+            AnySource::Fio(s) => s.timing(),
+        }
+    }
+    #[inline]
+    fn next_request(&mut self) -> Option<Result<ssd_core::workload::HostRequest, SourceError>> {
+        match self {
+            AnySource::Fio(s) => s.next_request(),
+        }
+    }
+    fn notes(&self) -> Vec<(String, u64)> {
+        match self {
+            AnySource::Fio(s) => s.notes(),
+        }
+    }
+}
+
+/// Scheduler names accepted by `--sched`.
+pub const SCHED_NAMES: &[&str] = &["noop"];
+
+fn build_sched(cfg: &SsdConfig) -> Result<Noop, ConfigError> {
+    match cfg.sched.kind.as_str() {
+        "noop" | "none" => Ok(Noop::new(
+            (cfg.sched.max_request.0 / 512) as u32,
+            cfg.sched.merge,
+        )),
+        other => Err(ssd_core::config::invalid(
+            "sched.kind",
+            format!(
+                "unknown scheduler {other:?} (known: {})",
+                SCHED_NAMES.join(", ")
+            ),
+        )),
+    }
+}
+
+/// Options of one run that are not part of the simulated system.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Check the FTL's invariants after the run (slow on big drives).
+    pub check_invariants: bool,
+}
+
+/// What a run produces.
+pub struct RunOutput {
+    pub report: Report,
+}
+
+/// Validate `cfg`, build everything, precondition, run, report.
+pub fn run_config(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, RunError> {
+    let settings = cfg.validate()?;
+    let ftl = ftl::build(&settings)?;
+    let sched = build_sched(cfg)?;
+    let src = AnySource::Fio(FioGen::new(
+        &cfg.workload,
+        settings.logical_bytes(),
+        cfg.sim.seed,
+    ));
+    let mut sim = Simulation::new(settings, ftl, src, sched, NullObserver);
+    sim.precondition();
+    let report = sim.run()?;
+    if opts.check_invariants {
+        use ssd_core::ftl::Ftl;
+        sim.ftl
+            .check_invariants()
+            .map_err(|e| RunError::Input(format!("FTL invariant broken: {e}")))?;
+    }
+    Ok(RunOutput { report })
+}
+
+// ------------------------------------------------------------------ config resolution
+
+/// A value flag and the config it changes. Preset flags replace whole sections;
+/// the others set one dotted field, so errors name that field.
+pub fn apply_flag(cfg: &mut SsdConfig, flag: &str, value: &str) -> Result<(), ConfigError> {
+    let v = value.trim();
+    let field = match flag {
+        "nand" => {
+            let base = SsdConfig::with_nand(v)?;
+            let keep_power =
+                cfg.power.name != PowerConfig::lee2011().name && cfg.power.name != "park-slc";
+            cfg.nand = base.nand;
+            if !keep_power {
+                cfg.power = base.power;
+            }
+            return Ok(());
+        }
+        "interface" => {
+            let i: Interface = serde_json::from_value(serde_json::Value::String(v.to_string()))
+                .map_err(|_| {
+                    ssd_core::config::invalid(
+                        "host.interface",
+                        format!(
+                            "unknown interface {v:?} (sata3g, sata6g, nvme-gen3x4, nvme-gen4x4)"
+                        ),
+                    )
+                })?;
+            cfg.host = HostConfig::preset(i);
+            return Ok(());
+        }
+        "power" => {
+            cfg.power = PowerConfig::preset(v)?;
+            return Ok(());
+        }
+        "ftl" => "ftl.kind",
+        "sched" => "sched.kind",
+        "op" => "ftl.op",
+        "gc" => {
+            let p = ssd_core::config::GcPolicy::parse(v)
+                .map_err(|m| ssd_core::config::invalid("ftl.gc_policy", m))?;
+            cfg.ftl.gc_policy = p;
+            return Ok(());
+        }
+        "allocation" => "ftl.allocation",
+        "channels" => "layout.channels",
+        "ways" => "layout.ways",
+        "dies" => "nand.dies_per_chip",
+        "planes" => "nand.planes_per_die",
+        "blocks-per-plane" => "nand.blocks_per_plane",
+        "pages-per-block" => "nand.pages_per_block",
+        "page-size" => "nand.page_size",
+        "queue-depth" => "host.queue_depth",
+        "write-buffer" => "dram.write_buffer",
+        "precondition" => "sim.precondition",
+        "seed" => "sim.seed",
+        "time-limit" => "sim.time_limit",
+        "rw" => "workload.rw",
+        "bs" => "workload.bs",
+        "iodepth" => "workload.iodepth",
+        "rwmixread" => "workload.rwmixread",
+        "number_ios" => "workload.number_ios",
+        "rate_iops" => "workload.rate_iops",
+        "rate_process" => "workload.rate_process",
+        "random_distribution" => "workload.random_distribution",
+        "size" => "workload.size",
+        "offset" => "workload.offset",
+        "randseed" => "workload.randseed",
+        other => other,
+    };
+    set_field(cfg, field, v)
+}
+
+/// Set a dotted config field (`ftl.op`, `nand.t_r`, ...) from text. The value is
+/// read as a TOML literal when it is one (numbers, booleans), else as a string.
+pub fn set_field(cfg: &mut SsdConfig, field: &str, value: &str) -> Result<(), ConfigError> {
+    let mut root = toml::Value::try_from(&*cfg)
+        .map_err(|e| ssd_core::config::invalid(field, e.to_string()))?;
+    let parsed: toml::Value = match format!("v = {value}").parse::<toml::Table>() {
+        Ok(mut t) => t
+            .remove("v")
+            .unwrap_or(toml::Value::String(value.to_string())),
+        Err(_) => toml::Value::String(value.to_string()),
+    };
+    let parts: Vec<&str> = field.split('.').collect();
+    let (last, sections) = parts.split_last().expect("split yields one part");
+    let mut cur = root.as_table_mut().expect("config is a table");
+    for p in sections {
+        cur = cur
+            .get_mut(*p)
+            .and_then(|v| v.as_table_mut())
+            .ok_or_else(|| ssd_core::config::invalid(field, format!("unknown section {p:?}")))?;
+    }
+    if !cur.contains_key(*last) && !is_optional_field(field) {
+        return Err(ssd_core::config::invalid(
+            field,
+            "unknown configuration field",
+        ));
+    }
+    cur.insert(last.to_string(), parsed);
+    let text =
+        toml::to_string(&root).map_err(|e| ssd_core::config::invalid(field, e.to_string()))?;
+    *cfg = toml::from_str(&text)
+        .map_err(|e: toml::de::Error| ssd_core::config::invalid(field, e.message().to_string()))?;
+    Ok(())
+}
+
+/// Option fields are absent from the serialized TOML when None.
+fn is_optional_field(field: &str) -> bool {
+    matches!(
+        field,
+        "workload.rate_iops"
+            | "workload.number_ios"
+            | "workload.size"
+            | "workload.randseed"
+            | "sim.time_limit"
+            | "power.flash_read_energy"
+            | "power.flash_program_energy"
+            | "power.flash_erase_energy"
+            | "power.cpu_slow_after"
+    )
+}
+
+/// Build a configuration: preset flags, then the TOML file, then the other flags
+/// (flag > file > preset > default).
+pub fn resolve_config(
+    file: Option<&std::path::Path>,
+    flags: &[(String, String)],
+) -> Result<SsdConfig, RunError> {
+    let mut cfg = SsdConfig::default();
+    let is_preset = |f: &str| matches!(f, "nand" | "interface" | "power");
+    for (f, v) in flags.iter().filter(|(f, _)| is_preset(f)) {
+        apply_flag(&mut cfg, f, v)?;
+    }
+    if let Some(path) = file {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| RunError::Input(format!("{}: cannot read: {e}", path.display())))?;
+        let mut text = text;
+        if flags.iter().any(|(f, _)| f == "nand") {
+            // The --nand flag wins over the file's nand_preset.
+            let mut t: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+                RunError::Input(format!("{}: {}", path.display(), e.message()))
+            })?;
+            t.remove("nand_preset");
+            text = toml::to_string(&t).expect("table serializes");
+        }
+        cfg = SsdConfig::from_toml_over(Some(cfg), &text, &path.display().to_string())?;
+    }
+    for (f, v) in flags.iter().filter(|(f, _)| !is_preset(f)) {
+        apply_flag(&mut cfg, f, v)?;
+    }
+    Ok(cfg)
+}
+
+/// All NAND presets with their derived figures (for `ssdsim presets`).
+pub fn nand_presets() -> Vec<NandConfig> {
+    NandConfig::presets()
+}

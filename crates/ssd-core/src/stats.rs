@@ -19,7 +19,7 @@ pub struct LatencyHist {
 impl Default for LatencyHist {
     fn default() -> Self {
         LatencyHist {
-            h: Histogram::new(3).expect("histogram"),
+            h: Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("histogram"),
             sum: 0,
             max: 0,
         }

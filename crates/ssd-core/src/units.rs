@@ -126,10 +126,10 @@ pub struct Rate {
 impl Rate {
     /// `mb_per_s` in decimal megabytes per second.
     pub fn from_mb_per_s(mb_per_s: f64) -> Rate {
-        // Keep 1e-3 byte precision: bytes per 1e6 ns (1 ms).
+        // 1 MB/s = 1 byte/us; keep 1e-3 byte/us precision: bytes per 1e6 ns (1 ms).
         Rate {
             bytes: (mb_per_s * 1e3).round() as u64,
-            ns: 1_000,
+            ns: 1_000_000,
         }
     }
     pub fn per_page(page: Size, t: Dur) -> Rate {
@@ -440,6 +440,9 @@ mod tests {
     }
     #[test]
     fn rate_exact() {
+        let m = Rate::from_mb_per_s(600.0);
+        assert_eq!(m.time_for(600), Dur::from_us(1));
+        assert!((m.mb_per_s() - 600.0).abs() < 1e-9);
         let r = Rate::per_page(Size(4096), Dur::from_us(100));
         assert_eq!(r.time_for(4096), Dur::from_us(100));
         assert_eq!(r.time_for(2048), Dur::from_us(50));

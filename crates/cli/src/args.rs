@@ -1,0 +1,122 @@
+//! Command-line arguments, parsed "low" (strings close to the flags) and then
+//! turned into configuration through `ssdsim::apply_flag`. `run` takes one value
+//! per flag; `sweep` takes comma-separated lists and runs their product.
+
+use clap::Args;
+
+/// Flags that select or change the simulated system and workload.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ConfigArgs {
+    /// NAND preset (chip1, chip2, chip3, park-slc, mlc-mqsim, tlc-64l, qlc-96l)
+    #[arg(long)]
+    pub nand: Option<String>,
+    /// FTL (page, ...; see `ssdsim presets`)
+    #[arg(long)]
+    pub ftl: Option<String>,
+    /// Host I/O scheduler
+    #[arg(long)]
+    pub sched: Option<String>,
+    /// Host interface preset (sata3g, sata6g, nvme-gen3x4, nvme-gen4x4)
+    #[arg(long)]
+    pub interface: Option<String>,
+    /// Power preset (lee2011, park-slc)
+    #[arg(long)]
+    pub power: Option<String>,
+    /// Over-provisioning (physical - logical) / logical
+    #[arg(long)]
+    pub op: Option<String>,
+    /// GC victim policy (greedy, fifo, random, cost-benefit, windowed:F)
+    #[arg(long)]
+    pub gc: Option<String>,
+    /// Page allocation (cwdp, pdwc, wcdp, least-busy)
+    #[arg(long)]
+    pub allocation: Option<String>,
+    /// Channels
+    #[arg(long)]
+    pub channels: Option<String>,
+    /// Chips (ways) per channel
+    #[arg(long)]
+    pub ways: Option<String>,
+    /// Dies per chip
+    #[arg(long)]
+    pub dies: Option<String>,
+    /// Planes per die
+    #[arg(long)]
+    pub planes: Option<String>,
+    #[arg(long = "blocks-per-plane")]
+    pub blocks_per_plane: Option<String>,
+    #[arg(long = "pages-per-block")]
+    pub pages_per_block: Option<String>,
+    #[arg(long = "page-size")]
+    pub page_size: Option<String>,
+    /// Device queue depth
+    #[arg(long = "queue-depth")]
+    pub queue_depth: Option<String>,
+    /// DRAM write buffer size (0 = off)
+    #[arg(long = "write-buffer")]
+    pub write_buffer: Option<String>,
+    /// Preconditioning: none, fill, steady
+    #[arg(long)]
+    pub precondition: Option<String>,
+    /// Master seed
+    #[arg(long)]
+    pub seed: Option<String>,
+    /// Stop at this simulated time (e.g. 2s)
+    #[arg(long = "time-limit")]
+    pub time_limit: Option<String>,
+    /// fio: read, write, randread, randwrite, rw, randrw, trim, randtrim
+    #[arg(long)]
+    pub rw: Option<String>,
+    /// fio: block size
+    #[arg(long)]
+    pub bs: Option<String>,
+    /// fio: outstanding requests (closed loop)
+    #[arg(long)]
+    pub iodepth: Option<String>,
+    /// fio: percentage of reads in mixed workloads
+    #[arg(long)]
+    pub rwmixread: Option<String>,
+    /// fio: number of requests
+    #[arg(long = "number_ios", alias = "number-ios")]
+    pub number_ios: Option<String>,
+    /// fio: open loop at this rate
+    #[arg(long = "rate_iops", alias = "rate-iops")]
+    pub rate_iops: Option<String>,
+    /// fio: linear or poisson arrivals
+    #[arg(long = "rate_process", alias = "rate-process")]
+    pub rate_process: Option<String>,
+    /// fio: uniform (random), zipf:THETA, pareto:H
+    #[arg(long = "random_distribution", alias = "random-distribution")]
+    pub random_distribution: Option<String>,
+    /// fio: address span
+    #[arg(long)]
+    pub size: Option<String>,
+    /// fio: start of the address span
+    #[arg(long)]
+    pub offset: Option<String>,
+    /// fio: seed of the address generator
+    #[arg(long)]
+    pub randseed: Option<String>,
+}
+
+impl ConfigArgs {
+    /// (flag name, raw value) for every flag given, in a fixed order.
+    pub fn pairs(&self) -> Vec<(&'static str, String)> {
+        let mut v = Vec::new();
+        macro_rules! f {
+            ($($field:ident => $name:literal),* $(,)?) => {
+                $(if let Some(x) = &self.$field { v.push(($name, x.clone())); })*
+            };
+        }
+        f!(
+            nand => "nand", interface => "interface", power => "power", ftl => "ftl", sched => "sched", op => "op", gc => "gc",
+            allocation => "allocation", channels => "channels", ways => "ways", dies => "dies", planes => "planes",
+            blocks_per_plane => "blocks-per-plane", pages_per_block => "pages-per-block", page_size => "page-size",
+            queue_depth => "queue-depth", write_buffer => "write-buffer", precondition => "precondition", seed => "seed",
+            time_limit => "time-limit", rw => "rw", bs => "bs", iodepth => "iodepth", rwmixread => "rwmixread",
+            number_ios => "number_ios", rate_iops => "rate_iops", rate_process => "rate_process",
+            random_distribution => "random_distribution", size => "size", offset => "offset", randseed => "randseed",
+        );
+        v
+    }
+}

@@ -1,0 +1,125 @@
+//! Human-readable report rendering.
+
+use ssd_core::stats::{LatencySummary, Report};
+use std::fmt::Write;
+
+fn lat_line(out: &mut String, name: &str, l: &LatencySummary) {
+    if l.count == 0 {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "  {name:<6} n={:<9} mean {:>9.1}  p50 {:>9.1}  p90 {:>9.1}  p99 {:>9.1}  p99.9 {:>9.1}  max {:>9.1}",
+        l.count, l.mean, l.p50, l.p90, l.p99, l.p999, l.max
+    );
+}
+
+pub fn text(r: &Report) -> String {
+    let mut o = String::new();
+    let c = &r.config;
+    let g = |a: &str, b: &str| {
+        c.get(a)
+            .and_then(|x| x.get(b))
+            .map(|v| v.to_string().trim_matches('"').to_string())
+            .unwrap_or_default()
+    };
+    let _ = writeln!(
+        o,
+        "ssdsim {}  nand {}  {}x{} chips  ftl {}  sched {}  op {}  seed {}",
+        r.run.version,
+        g("nand", "name"),
+        g("layout", "channels"),
+        g("layout", "ways"),
+        r.ftl.kind,
+        r.sched.kind,
+        g("ftl", "op"),
+        r.run.seed
+    );
+    let h = &r.host;
+    let _ = writeln!(
+        o,
+        "host     {} requests ({} reads, {} writes) in {:.6} s simulated: {:.0} IOPS, {:.2} MB/s",
+        h.requests, h.reads, h.writes, h.sim_time_s, h.iops, h.mbps
+    );
+    let _ = writeln!(o, "latency (us)");
+    lat_line(&mut o, "all", &r.latency_us.all);
+    lat_line(&mut o, "read", &r.latency_us.read);
+    lat_line(&mut o, "write", &r.latency_us.write);
+    let f = &r.flash;
+    let _ = writeln!(
+        o,
+        "flash    {} page reads, {} page programs, {} block erases, {} GC copies, WAF {:.3}",
+        f.page_reads, f.page_programs, f.block_erases, f.gc_page_copies, f.waf
+    );
+    let _ = writeln!(
+        o,
+        "wear     erase count min {} max {} mean {:.2} std {:.2}",
+        f.erase_count_min, f.erase_count_max, f.erase_count_mean, f.erase_count_std
+    );
+    let s = &r.ftl.stats;
+    let _ = writeln!(
+        o,
+        "ftl      table {} B, GC runs {} (examined {}), merges switch/partial/full {}/{}/{}, translation r/w {}/{}, FTL CPU {:.6} s",
+        r.ftl.mapping_table_bytes, s.gc_runs, s.gc_victims_examined, s.merges_switch, s.merges_partial, s.merges_full, s.translation_reads, s.translation_writes, r.ftl.cpu_s
+    );
+    let u = &r.utilization;
+    let _ = writeln!(
+        o,
+        "busy     channels {:.1}%  dies {:.1}%  cpu {:.1}%  host link {:.1}%",
+        u.channels * 100.0,
+        u.dies * 100.0,
+        u.cpu * 100.0,
+        u.host_link * 100.0
+    );
+    let sc = &r.sched;
+    let _ = writeln!(
+        o,
+        "sched    {} dispatched, {} merged, queue time mean {:.1} us max {:.1} us",
+        sc.dispatched, sc.merged, sc.mean_queue_time_us, sc.max_queue_time_us
+    );
+    for (k, v) in &r.extra {
+        let _ = writeln!(o, "{k:<8} {}", compact(v));
+    }
+    for (k, v) in &r.notes {
+        let _ = writeln!(o, "note     {k}: {v}");
+    }
+    let _ = writeln!(
+        o,
+        "run      {} events, {:.3} s wall ({:.0} requests/s), precondition {} ({:.3} s wall)",
+        r.run.events,
+        r.run.wall_s,
+        if r.run.wall_s > 0.0 {
+            h.requests as f64 / r.run.wall_s
+        } else {
+            0.0
+        },
+        r.run.precondition,
+        r.run.precondition_wall_s
+    );
+    o
+}
+
+fn compact(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Object(m) => m
+            .iter()
+            .filter(|(_, x)| !x.is_object() && !x.is_array())
+            .map(|(k, x)| match x.as_f64() {
+                Some(f) => format!("{k} {}", fmt_num(f)),
+                None => format!("{k} {x}"),
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+        x => x.to_string(),
+    }
+}
+
+fn fmt_num(f: f64) -> String {
+    if f == 0.0 {
+        "0".into()
+    } else if f.abs() >= 100.0 {
+        format!("{f:.1}")
+    } else {
+        format!("{f:.4}")
+    }
+}
