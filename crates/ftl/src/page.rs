@@ -119,17 +119,6 @@ impl PageFtl {
         }
     }
 
-    /// Has `plane` room for one more page without a new block, or a free block?
-    fn plane_has_room(&self, plane: PlaneId, host: bool) -> bool {
-        let open = if host {
-            self.host_open[plane.0 as usize]
-        } else {
-            self.gc_open[plane.0 as usize]
-        };
-        (open != NONE && self.blocks.state[open as usize] == BlockState::Open)
-            || self.blocks.free_count(plane) > 0
-    }
-
     fn alloc_page(&mut self, plane: PlaneId, host: bool) -> Ppn {
         let slot = if host {
             &mut self.host_open[plane.0 as usize]
@@ -150,14 +139,22 @@ impl PageFtl {
         p
     }
 
+    /// Foreground GC: before the host frontier of `plane` takes a new block,
+    /// collect until more than `threshold` blocks are free, so that after it takes
+    /// one at least `threshold` (>= 1) remain for GC's own frontier.
     fn gc_if_needed(&mut self, plane: PlaneId, cx: &mut FtlCtx) {
         let mut guard = self.g.blocks_per_plane;
-        while self.blocks.free_count(plane) < self.threshold && guard > 0 {
+        while self.blocks.free_count(plane) <= self.threshold && guard > 0 {
             guard -= 1;
             if !self.gc_one(plane, cx, false) {
                 break;
             }
         }
+    }
+
+    fn host_needs_block(&self, plane: PlaneId) -> bool {
+        let b = self.host_open[plane.0 as usize];
+        b == NONE || self.blocks.state[b as usize] != BlockState::Open
     }
 
     /// Collect one victim of `plane`. Returns false if no block is worth collecting.
@@ -228,20 +225,26 @@ impl Ftl for PageFtl {
                 self.p2l[old as usize] = NONE;
             }
             let mut plane = self.next_plane(cx);
-            let mut tries = self.g.total_planes();
-            while !self.plane_has_room(plane, true) && tries > 0 {
+            if self.host_needs_block(plane) {
                 self.gc_if_needed(plane, cx);
-                if self.plane_has_room(plane, true) {
-                    break;
+                // A plane that cannot be cleaned (all its data valid) hands the
+                // write to the next plane in the striping order.
+                let mut tries = self.g.total_planes();
+                while self.host_needs_block(plane)
+                    && self.blocks.free_count(plane) <= self.threshold
+                    && tries > 0
+                {
+                    plane = self.next_plane(cx);
+                    if self.host_needs_block(plane) {
+                        self.gc_if_needed(plane, cx);
+                    }
+                    tries -= 1;
                 }
-                plane = self.next_plane(cx);
-                tries -= 1;
             }
             let p = self.alloc_page(plane, true);
             self.p2l[p.0 as usize] = l as u32;
             self.l2p[l as usize] = p.0;
             cx.program(0, 0, p, Purpose::Host, l, None);
-            self.gc_if_needed(plane, cx);
         }
     }
     fn trim(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {

@@ -664,10 +664,7 @@ impl SsdConfig {
         let mut file: toml::Table = text
             .parse::<toml::Table>()
             .map_err(|e| perr(e.to_string()))?;
-        let mut base = match base {
-            Some(b) => b,
-            None => SsdConfig::default(),
-        };
+        let mut base = base.unwrap_or_default();
         if let Some(v) = file.remove("nand_preset") {
             let name = v
                 .as_str()
@@ -760,7 +757,7 @@ impl Settings {
         nz(n.blocks_per_plane, "nand.blocks_per_plane")?;
         nz(n.pages_per_block, "nand.pages_per_block")?;
         nz(n.bus_width_bits, "nand.bus_width_bits")?;
-        if n.page_size.0 < 512 || n.page_size.0 % 512 != 0 {
+        if n.page_size.0 < 512 || !n.page_size.0.is_multiple_of(512) {
             return Err(invalid(
                 "nand.page_size",
                 format!("must be a multiple of 512 bytes, got {}", n.page_size.0),

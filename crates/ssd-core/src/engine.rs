@@ -195,6 +195,12 @@ struct Txn {
     ppn: u32,
     job: u32,
     next: u32,
+    /// Erases of the block planned before this op (its block "epoch").
+    epoch: u32,
+    /// For an erase: pages written in the block when it was planned.
+    wp: u16,
+    /// Next transaction parked on the same block (waiting for its turn).
+    wait_next: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -402,6 +408,13 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
     notes: std::collections::BTreeMap<&'static str, u64>,
     draining: bool,
     drain_ns: u64,
+    // per-block ordering: erases planned, erases executed, pages programmed (executed)
+    plan_epoch: Vec<u32>,
+    exec_epoch: Vec<u32>,
+    exec_wp: Vec<u16>,
+    opbuf: Vec<(FlashOp, u32, u16)>,
+    parked: Vec<u32>,
+    unparked: Vec<u32>,
 }
 
 impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, O> {
@@ -479,6 +492,12 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             notes: Default::default(),
             draining: false,
             drain_ns: 0,
+            plan_epoch: vec![0; g.total_blocks() as usize],
+            exec_epoch: vec![0; g.total_blocks() as usize],
+            exec_wp: vec![0; g.total_blocks() as usize],
+            opbuf: Vec::new(),
+            parked: vec![NONE; g.total_blocks() as usize],
+            unparked: Vec::new(),
             settings,
             ftl,
             src,
@@ -498,9 +517,22 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     #[inline]
     fn apply_functional(&mut self) -> u64 {
         let mut programs = 0;
+        let g = self.settings.geometry;
         for op in &self.cx.plan.ops {
             self.flash.apply(op);
-            programs += (op.kind == OpKind::Program) as u64;
+            let b = g.block_of(op.ppn).0 as usize;
+            match op.kind {
+                OpKind::Program => {
+                    programs += 1;
+                    self.exec_wp[b] += 1;
+                }
+                OpKind::Erase => {
+                    self.plan_epoch[b] += 1;
+                    self.exec_epoch[b] += 1;
+                    self.exec_wp[b] = 0;
+                }
+                OpKind::Read => {}
+            }
         }
         self.cx.plan.clear();
         programs
@@ -625,6 +657,12 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         }
         if let Some(e) = self.error.take() {
             return Err(e);
+        }
+        if limit.is_none() && (self.hosts.live > 0 || self.pending.is_some()) {
+            panic!(
+                "engine stalled at {} ns with {} host requests outstanding, {} commands in the device, {} transactions alive (a scheduling deadlock: please report with this configuration)",
+                self.now.0, self.hosts.live, self.cmds.live, self.txns.live
+            );
         }
         let end = if limit.is_some() && self.hosts.live > 0 {
             self.now
@@ -895,14 +933,30 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     /// Turn the plan in `cx` into jobs and transactions owned by command `c`
     /// (NONE: background work, released at once).
     fn commit_plan(&mut self, c: u32) {
-        let mut ops = std::mem::take(&mut self.cx.plan.ops);
-        if !ops.is_sorted_by_key(|o| (o.job, o.stage)) {
-            ops.sort_by_key(|o| (o.job, o.stage));
+        // Apply every op to the flash array in the FTL's order (its state order),
+        // recording each op's block epoch so that the dies execute programs and
+        // erases of a block in that same order.
+        let g = self.settings.geometry;
+        let mut buf = std::mem::take(&mut self.opbuf);
+        buf.clear();
+        for i in 0..self.cx.plan.ops.len() {
+            let op = self.cx.plan.ops[i];
+            let b = g.block_of(op.ppn).0 as usize;
+            let epoch = self.plan_epoch[b];
+            let wp = self.flash.written_pages(crate::addr::BlockId(b as u32)) as u16;
+            self.account(&op);
+            if op.kind == OpKind::Erase {
+                self.plan_epoch[b] += 1;
+            }
+            buf.push((op, epoch, wp));
+        }
+        if !buf.is_sorted_by_key(|o| (o.0.job, o.0.stage)) {
+            buf.sort_by_key(|o| (o.0.job, o.0.stage));
         }
         let mut i = 0;
         let mut last_job = NONE;
-        while i < ops.len() {
-            let j = ops[i].job;
+        while i < buf.len() {
+            let j = buf[i].0.job;
             let gating = c != NONE && self.cx.plan.gating.get(j as usize).copied().unwrap_or(true);
             let job = self.jobs.insert(Job {
                 cmd: if gating { c } else { NONE },
@@ -912,9 +966,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 next_release: NONE,
             });
             let mut prev = NONE;
-            while i < ops.len() && ops[i].job == j {
-                let op = ops[i];
-                self.account(&op);
+            while i < buf.len() && buf[i].0.job == j {
+                let (op, epoch, wp) = buf[i];
                 let t = self.txns.insert(Txn {
                     kind: op.kind,
                     purpose: op.purpose,
@@ -922,6 +975,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                     ppn: op.ppn.0,
                     job,
                     next: NONE,
+                    epoch,
+                    wp,
+                    wait_next: NONE,
                 });
                 if prev == NONE {
                     self.jobs[job].head = t;
@@ -947,9 +1003,61 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 self.release_stage(job);
             }
         }
-        ops.clear();
-        self.cx.plan.ops = ops;
+        buf.clear();
+        self.opbuf = buf;
         self.cx.plan.clear();
+    }
+
+    /// May transaction `t` start now? Programs and erases of a block run in the
+    /// order the FTL planned them; a read waits for the program of its page.
+    #[inline]
+    fn ready(&self, t: u32) -> bool {
+        let tx = &self.txns[t];
+        let g = &self.settings.geometry;
+        let p = crate::addr::Ppn(tx.ppn);
+        let b = g.block_of(p).0 as usize;
+        if self.exec_epoch[b] != tx.epoch {
+            return false;
+        }
+        let page = g.page_in_block(p) as u16;
+        match tx.kind {
+            OpKind::Program => self.exec_wp[b] == page,
+            OpKind::Read => self.exec_wp[b] > page,
+            OpKind::Erase => self.exec_wp[b] == tx.wp,
+        }
+    }
+
+    #[inline]
+    fn started(&mut self, t: u32) {
+        let tx = &self.txns[t];
+        let g = &self.settings.geometry;
+        let b = g.block_of(crate::addr::Ppn(tx.ppn)).0 as usize;
+        match tx.kind {
+            OpKind::Program => self.exec_wp[b] += 1,
+            OpKind::Erase => {
+                self.exec_epoch[b] += 1;
+                self.exec_wp[b] = 0;
+            }
+            OpKind::Read => return,
+        }
+        // Wake the transactions parked on this block that may now start.
+        let mut prev = NONE;
+        let mut w = self.parked[b];
+        while w != NONE {
+            let next = self.txns[w].wait_next;
+            if self.ready(w) {
+                if prev == NONE {
+                    self.parked[b] = next;
+                } else {
+                    self.txns[prev].wait_next = next;
+                }
+                self.txns[w].wait_next = NONE;
+                self.unparked.push(w);
+            } else {
+                prev = w;
+            }
+            w = next;
+        }
     }
 
     #[inline]
@@ -1080,8 +1188,25 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     #[inline]
     fn enqueue(&mut self, t: u32) {
         let tx = self.txns[t];
-        let d = self.settings.geometry.die_of(crate::addr::Ppn(tx.ppn)).0;
+        let p = crate::addr::Ppn(tx.ppn);
+        let d = self.settings.geometry.die_of(p).0;
         self.cx.die_load[d as usize] += 1;
+        if !self.ready(t) {
+            // Its block's earlier program/erase has not started yet: park it there.
+            let b = self.settings.geometry.block_of(p).0 as usize;
+            self.txns[t].wait_next = self.parked[b];
+            self.parked[b] = t;
+            return;
+        }
+        self.push_die(d, t);
+        if self.dies[d as usize].phase == Phase::Idle {
+            self.die_start(d);
+        }
+    }
+
+    #[inline]
+    fn push_die(&mut self, d: u32, t: u32) {
+        let tx = &self.txns[t];
         let die = &mut self.dies[d as usize];
         if self.prio_reads
             && tx.kind == OpKind::Read
@@ -1091,53 +1216,72 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         } else {
             die.lo.push_back(t);
         }
-        if die.phase == Phase::Idle {
-            self.die_start(d);
-        }
     }
 
     fn die_start(&mut self, d: u32) {
         let g = self.settings.geometry;
-        let die = &mut self.dies[d as usize];
-        if die.phase != Phase::Idle {
+        if self.dies[d as usize].phase != Phase::Idle {
             return;
         }
-        let q = if !die.hi.is_empty() {
-            &mut die.hi
-        } else if !die.lo.is_empty() {
-            &mut die.lo
+        // Every queued transaction is ready (unready ones are parked on their block).
+        let hi = if !self.dies[d as usize].hi.is_empty() {
+            true
+        } else if !self.dies[d as usize].lo.is_empty() {
+            false
         } else {
             return;
         };
-        let head = q.pop_front().expect("non-empty");
+        let mut q = std::mem::take(if hi {
+            &mut self.dies[d as usize].hi
+        } else {
+            &mut self.dies[d as usize].lo
+        });
+        let head = q.pop_front().expect("non-empty queue");
+        self.started(head);
         let h = self.txns[head];
-        die.batch[0] = head;
+        let mut batch = [NONE; MAX_PLANES];
+        batch[0] = head;
         let mut n = 1usize;
         if self.multiplane {
-            let hp = g.plane_of(crate::addr::Ppn(h.ppn)).0;
+            let hp = g.plane_of(crate::addr::Ppn(h.ppn)).0 % self.planes;
             let hoff = g.page_in_block(crate::addr::Ppn(h.ppn));
-            let mut used: u32 = 1 << (hp % self.planes);
+            let mut used: u32 = 1 << hp;
             let mut i = 0;
-            let scan = q.len().min(32);
             let mut scanned = 0;
-            while i < q.len() && scanned < scan && n < self.planes as usize {
+            while i < q.len() && scanned < 32 && n < self.planes as usize {
                 scanned += 1;
                 let t = q[i];
                 let x = self.txns[t];
                 let p = g.plane_of(crate::addr::Ppn(x.ppn)).0 % self.planes;
                 let same_off =
                     x.kind == OpKind::Erase || g.page_in_block(crate::addr::Ppn(x.ppn)) == hoff;
-                if x.kind == h.kind && x.purpose == h.purpose && same_off && used & (1 << p) == 0 {
+                if x.kind == h.kind
+                    && x.purpose == h.purpose
+                    && same_off
+                    && used & (1 << p) == 0
+                    && self.ready(t)
+                {
                     used |= 1 << p;
-                    die.batch[n] = t;
+                    batch[n] = t;
                     n += 1;
                     q.remove(i);
+                    self.started(t);
                 } else {
                     i += 1;
                 }
             }
-            let _ = hp;
         }
+        let die = &mut self.dies[d as usize];
+        if hi {
+            die.hi = q;
+        } else {
+            die.lo = q;
+        }
+        while let Some(t) = self.unparked.pop() {
+            self.push_die(d, t);
+        }
+        let die = &mut self.dies[d as usize];
+        die.batch = batch;
         die.n = n as u8;
         die.kind = h.kind;
         die.purpose = h.purpose;
@@ -1266,6 +1410,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
 
     // -------------------------------------------------------- report
 
+    #[allow(clippy::field_reassign_with_default)]
     fn report(&self, end: SimTime, wall: f64) -> Report {
         let g = self.settings.geometry;
         let c = &self.settings.config;

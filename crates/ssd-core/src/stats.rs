@@ -36,6 +36,10 @@ impl LatencyHist {
     pub fn count(&self) -> u64 {
         self.h.len()
     }
+    /// Exact maximum in nanoseconds.
+    pub fn max_ns(&self) -> u64 {
+        self.max
+    }
     pub fn summary(&self) -> LatencySummary {
         let n = self.h.len();
         if n == 0 {

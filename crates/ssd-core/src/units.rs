@@ -265,7 +265,7 @@ pub fn fmt_size(s: Size) -> String {
         ("MiB", 1 << 20),
         ("KiB", 1 << 10),
     ] {
-        if b >= m && b % m == 0 {
+        if b >= m && b.is_multiple_of(m) {
             return format!("{}{}", b / m, unit);
         }
     }
@@ -276,7 +276,7 @@ pub fn fmt_size(s: Size) -> String {
 pub fn fmt_dur(d: Dur) -> String {
     let n = d.0;
     for (unit, m) in [("s", 1_000_000_000u64), ("ms", 1_000_000), ("us", 1_000)] {
-        if n >= m && n % m == 0 {
+        if n >= m && n.is_multiple_of(m) {
             return format!("{}{}", n / m, unit);
         }
     }

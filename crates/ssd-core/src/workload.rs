@@ -215,7 +215,7 @@ impl Default for WorkloadConfig {
 
 impl WorkloadConfig {
     pub fn validate(&self, logical_bytes: u64) -> Result<(), ConfigError> {
-        if self.bs.0 == 0 || self.bs.0 % SECTOR != 0 {
+        if self.bs.0 == 0 || !self.bs.0.is_multiple_of(SECTOR) {
             return Err(invalid(
                 "workload.bs",
                 format!(
@@ -239,7 +239,7 @@ impl WorkloadConfig {
         if self.rate_iops == Some(0) {
             return Err(invalid("workload.rate_iops", "must be positive"));
         }
-        if self.offset.0 % SECTOR != 0 {
+        if !self.offset.0.is_multiple_of(SECTOR) {
             return Err(invalid(
                 "workload.offset",
                 "must be a multiple of 512 bytes",
@@ -391,7 +391,7 @@ fn coprime_multiplier(n: u64) -> u64 {
             gcd(b, a % b)
         }
     }
-    let mut m = 0x9E37_79B9_7F4A_7C15u64 % n.max(2) | 1;
+    let mut m = (0x9E37_79B9_7F4A_7C15u64 % n.max(2)) | 1;
     while gcd(m, n) != 1 {
         m += 2;
     }

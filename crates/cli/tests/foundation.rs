@@ -1,0 +1,374 @@
+//! Foundation tests: analytic oracles (single-operation latency, bandwidth
+//! ceilings, FIFO/greedy write amplification), determinism, completion
+//! accounting and bad-input handling of the CLI.
+
+use ssd_core::config::{GcPolicy, Precondition, Settings, SsdConfig};
+use ssd_core::ftl::{FlashArray, Ftl, FtlCtx};
+use ssd_core::observer::NullObserver;
+use ssd_core::rng::{SimRng, SimRngExt};
+use ssd_core::sched::Noop;
+use ssd_core::workload::{HostRequest, IoOp, RwMode, Timing, VecSource};
+use ssd_core::{Dur, Lpn, SimTime, Simulation};
+use ssdsim::{run_config, RunOptions};
+
+fn small(cfg: &mut SsdConfig) {
+    cfg.nand.blocks_per_plane = 64;
+}
+
+mod analytic {
+    use super::*;
+
+    /// An isolated 4 KiB write then read on an idle chip2 drive take exactly the
+    /// times the parameters give.
+    #[test]
+    fn single_op_latency_chip2() {
+        let cfg = SsdConfig::default();
+        let s: Settings = cfg.validate().unwrap();
+        let reqs = vec![
+            HostRequest {
+                arrival: SimTime(0),
+                op: IoOp::Write,
+                lba: 0,
+                sectors: 8,
+                stream: 0,
+            },
+            HostRequest {
+                arrival: SimTime(0),
+                op: IoOp::Read,
+                lba: 0,
+                sectors: 8,
+                stream: 0,
+            },
+        ];
+        let src = VecSource::new(reqs, Timing::ClosedLoop { depth: 1 });
+        let ftl = ftl::build(&s).unwrap();
+        let mut sim = Simulation::new(s.clone(), ftl, src, Noop::new(1024, true), NullObserver);
+        let r = sim.run().unwrap();
+        let c = &cfg.controller;
+        let link_cmd = cfg.host.command_overhead;
+        let link_data = s.link.time_for(4096);
+        let cpu = s.cycles(c.cycles_per_command + c.cycles_per_map_lookup);
+        let dram = cfg.dram.access_latency; // one mapping-table access
+        let cmd = s.cmd_time();
+        let xfer = s.page_xfer_time();
+        let write = link_cmd + link_data + cpu + dram + cmd + xfer + cfg.nand.t_prog;
+        let read = link_cmd + cpu + dram + cmd + cfg.nand.t_r + xfer + link_data;
+        // The parameters, spelled out: 134 ns SATA command, 6827 ns for 4 KiB at
+        // 600 MB/s, 1100 cycles at 200 MHz, 50 ns DRAM, 7 command bytes at
+        // 100 us / 4 KiB (171 ns), 100 us transfer, tPROG 200 us / tR 25 us.
+        assert_eq!(write, Dur(134 + 6827 + 5500 + 50 + 171 + 100_000 + 200_000));
+        assert_eq!(read, Dur(134 + 5500 + 50 + 171 + 25_000 + 100_000 + 6827));
+        assert_eq!(sim.lat.write.max_ns(), write.0, "write latency");
+        assert_eq!(sim.lat.read.max_ns(), read.0, "read latency");
+        assert_eq!(r.host.requests, 2);
+    }
+
+    fn seq_read_mbps(channels: u32) -> (f64, Settings) {
+        let mut cfg = SsdConfig::default();
+        small(&mut cfg);
+        cfg.layout.channels = channels;
+        cfg.sim.precondition = Precondition::Fill;
+        cfg.workload.rw = RwMode::Read;
+        cfg.workload.bs = ssd_core::Size::kib(128);
+        cfg.workload.iodepth = 32;
+        cfg.workload.number_ios = Some(4000);
+        let s = cfg.validate().unwrap();
+        let out = run_config(&cfg, &RunOptions::default()).unwrap();
+        (out.report.host.mbps, s)
+    }
+
+    /// Saturated sequential reads sit at the ceiling computed from the parameters
+    /// and double from 4 to 8 channels (channel-bound; one die per channel).
+    #[test]
+    fn sequential_read_ceiling_scales_with_channels() {
+        let (bw4, s) = seq_read_mbps(4);
+        let (bw8, _) = seq_read_mbps(8);
+        // One die per channel: a multi-plane read of all planes costs the command
+        // cycles and tR with the channel idle, then one transfer per plane.
+        let p = s.geometry.planes as u64;
+        let batch = s.cmd_time() + s.config.nand.t_r + Dur(s.page_xfer_time().0 * p);
+        let per_channel = (p * s.geometry.page_size as u64) as f64 / batch.secs_f64() / 1e6;
+        let link = s.config.host.link_mbps;
+        for (bw, ch) in [(bw4, 4.0), (bw8, 8.0)] {
+            let ceiling = (per_channel * ch).min(link);
+            assert!(
+                (bw - ceiling).abs() / ceiling < 0.03,
+                "{ch} channels: {bw:.2} MB/s vs ceiling {ceiling:.2}"
+            );
+        }
+        let ratio = bw8 / bw4;
+        assert!((ratio - 2.0).abs() < 0.04, "8 vs 4 channels: x{ratio:.3}");
+    }
+
+    /// Desnoyers (2012): FIFO cleaning under uniform random page writes has
+    /// u = exp(-a (1 - u)), a = 1 + op, WA = 1 / (1 - u).
+    fn closed_form_wa(op: f64) -> f64 {
+        let a = 1.0 + op;
+        let (mut lo, mut hi) = (0.0f64, 1.0 - 1e-12);
+        // f(u) = u - exp(-a(1-u)) is negative below the non-trivial root and positive above.
+        for _ in 0..200 {
+            let mid = 0.5 * (lo + hi);
+            if mid - (-a * (1.0 - mid)).exp() < 0.0 {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        1.0 / (1.0 - 0.5 * (lo + hi))
+    }
+
+    fn measured_wa(op: f64, policy: GcPolicy) -> f64 {
+        let mut cfg = SsdConfig::default();
+        cfg.layout.channels = 1;
+        cfg.nand.planes_per_die = 1;
+        cfg.nand.blocks_per_plane = 2048;
+        cfg.nand.pages_per_block = 32;
+        cfg.ftl.op = op;
+        cfg.ftl.gc_policy = policy;
+        cfg.ftl.gc_threshold_blocks = 1;
+        let s = cfg.validate().unwrap();
+        let mut f = ftl::PageFtl::new(&s);
+        let mut flash = FlashArray::new(s.geometry);
+        let mut cx = FtlCtx::new(SimRng::from_seed_label(7, "ftl"), 1);
+        let mut rng = SimRng::from_seed_label(7, "wa-test");
+        let lp = f.logical_pages();
+        let mut write = |f: &mut ftl::PageFtl, l: u64| -> u64 {
+            cx.plan.clear();
+            f.write(Lpn(l), 1, &mut cx);
+            let mut programs = 0;
+            for op in &cx.plan.ops {
+                flash.apply(op);
+                programs += (op.kind == ssd_core::ftl::OpKind::Program) as u64;
+            }
+            programs
+        };
+        for l in 0..lp {
+            write(&mut f, l);
+        }
+        use rand::Rng;
+        for _ in 0..4 * lp {
+            write(&mut f, rng.gen_range(0..lp));
+        }
+        let n = 4 * lp;
+        let programs: u64 = (0..n).map(|_| write(&mut f, rng.gen_range(0..lp))).sum();
+        f.check_invariants().unwrap();
+        programs as f64 / n as f64
+    }
+
+    #[test]
+    fn fifo_write_amplification_matches_closed_form() {
+        for op in [0.07, 0.15, 0.28] {
+            let want = closed_form_wa(op);
+            let fifo = measured_wa(op, GcPolicy::Fifo);
+            let greedy = measured_wa(op, GcPolicy::Greedy);
+            assert!(
+                (fifo - want).abs() / want < 0.03,
+                "op {op}: FIFO WA {fifo:.3}, closed form {want:.3}"
+            );
+            assert!(
+                greedy <= fifo * 1.001,
+                "op {op}: greedy {greedy:.3} worse than FIFO {fifo:.3}"
+            );
+        }
+    }
+}
+
+mod determinism {
+    use super::*;
+
+    fn strip_wall(mut v: serde_json::Value) -> serde_json::Value {
+        let run = v.get_mut("run").unwrap().as_object_mut().unwrap();
+        run.remove("wall_s");
+        run.remove("precondition_wall_s");
+        v
+    }
+
+    #[test]
+    fn same_seed_same_json() {
+        let mut cfg = SsdConfig::default();
+        small(&mut cfg);
+        cfg.sim.precondition = Precondition::Steady;
+        cfg.workload.rw = RwMode::RandRw;
+        cfg.workload.number_ios = Some(5000);
+        cfg.workload.random_distribution = ssd_core::workload::Distribution::Zipf(1.1);
+        let a =
+            serde_json::to_value(run_config(&cfg, &RunOptions::default()).unwrap().report).unwrap();
+        let b =
+            serde_json::to_value(run_config(&cfg, &RunOptions::default()).unwrap().report).unwrap();
+        assert_eq!(strip_wall(a.clone()), strip_wall(b));
+        cfg.sim.seed = 2;
+        let c =
+            serde_json::to_value(run_config(&cfg, &RunOptions::default()).unwrap().report).unwrap();
+        assert_ne!(
+            strip_wall(a)["latency_us"],
+            strip_wall(c)["latency_us"],
+            "a different seed changes the run"
+        );
+    }
+}
+
+mod completion {
+    use super::*;
+
+    /// Every submitted request completes exactly once, with GC running and with
+    /// requests merged in the host queue.
+    #[test]
+    fn every_request_completes_once_under_gc_and_merging() {
+        let mut cfg = SsdConfig::default();
+        small(&mut cfg);
+        cfg.sim.precondition = Precondition::Fill;
+        cfg.workload.rw = RwMode::RandWrite;
+        cfg.workload.number_ios = Some(30_000);
+        let out = run_config(
+            &cfg,
+            &RunOptions {
+                check_invariants: true,
+            },
+        )
+        .unwrap()
+        .report;
+        assert_eq!(out.host.requests, 30_000);
+        assert!(
+            out.flash.gc_page_copies > 0 && out.flash.block_erases > 0,
+            "GC ran"
+        );
+        assert_eq!(out.latency_us.write.count, 30_000);
+
+        let mut cfg = SsdConfig::default();
+        small(&mut cfg);
+        cfg.workload.rw = RwMode::Write;
+        cfg.workload.iodepth = 64;
+        cfg.host.queue_depth = 2;
+        cfg.workload.number_ios = Some(10_000);
+        let out = run_config(
+            &cfg,
+            &RunOptions {
+                check_invariants: true,
+            },
+        )
+        .unwrap()
+        .report;
+        assert_eq!(out.host.requests, 10_000);
+        assert!(
+            out.sched.merged > 0,
+            "sequential writes queued behind a shallow device merge"
+        );
+        assert_eq!(out.sched.dispatched + out.sched.merged, 10_000);
+    }
+}
+
+mod cli {
+    use std::process::Command;
+
+    fn ssdsim(args: &[&str]) -> (i32, String, String) {
+        let o = Command::new(env!("CARGO_BIN_EXE_ssdsim"))
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            o.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&o.stdout).into(),
+            String::from_utf8_lossy(&o.stderr).into(),
+        )
+    }
+
+    #[test]
+    fn bad_input_names_the_field_and_exits_2() {
+        let cases: &[(&[&str], &str)] = &[
+            (&["run", "--channels", "0"], "layout.channels"),
+            (&["run", "--nand", "chip9"], "unknown nand preset \"chip9\""),
+            (&["run", "--op", "0.001"], "ftl.op"),
+            (&["run", "--page-size", "1000"], "nand.page_size"),
+            (&["run", "--rw", "sideways"], "workload.rw"),
+            (&["run", "--bs", "4 furlongs"], "workload.bs"),
+            (&["run", "--ftl", "nosuch"], "ftl.kind"),
+            (&["run", "--set", "nand.t_rr=5us"], "nand.t_rr"),
+            (&["run", "--blocks-per-plane", "100000000"], "geometry"),
+        ];
+        for (args, needle) in cases {
+            let (code, _, err) = ssdsim(args);
+            assert_eq!(code, 2, "{args:?}: {err}");
+            assert!(
+                err.contains(needle),
+                "{args:?}: stderr {err:?} lacks {needle:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_fio_option_is_named() {
+        let dir = std::env::temp_dir().join(format!("ssdsim-fio-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("job.fio");
+        std::fs::write(
+            &f,
+            "[global]\nioengine=libaio\n[j]\nrw=randread\nverify=md5\n",
+        )
+        .unwrap();
+        let (code, _, err) = ssdsim(&["run", "--fio", f.to_str().unwrap()]);
+        assert_eq!(code, 2);
+        assert!(err.contains("job.fio:5") && err.contains("verify"), "{err}");
+        let toml = dir.join("bad.toml");
+        std::fs::write(&toml, "[nand]\npage_sise = \"4KiB\"\n").unwrap();
+        let (code, _, err) = ssdsim(&["run", "--config", toml.to_str().unwrap()]);
+        assert_eq!(code, 2);
+        assert!(
+            err.contains("bad.toml") && err.contains("page_sise"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn run_json_has_the_documented_fields() {
+        let (code, out, err) = ssdsim(&[
+            "run",
+            "--blocks-per-plane",
+            "64",
+            "--number_ios",
+            "2000",
+            "--rw",
+            "randrw",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        for path in [
+            "host.requests",
+            "host.reads",
+            "host.writes",
+            "host.bytes_read",
+            "host.bytes_written",
+            "host.sim_time_s",
+            "host.iops",
+            "host.mbps",
+            "latency_us.all.p99",
+            "latency_us.read.p999",
+            "latency_us.write.max",
+            "latency_us.all.mean",
+            "latency_us.all.p50",
+            "latency_us.all.p90",
+            "flash.page_reads",
+            "flash.page_programs",
+            "flash.block_erases",
+            "flash.gc_page_copies",
+            "flash.waf",
+            "flash.erase_count_min",
+            "flash.erase_count_max",
+            "flash.erase_count_mean",
+            "utilization.channels",
+            "utilization.dies",
+            "run.events",
+            "run.wall_s",
+            "run.precondition_wall_s",
+            "run.seed",
+            "config.nand.page_size",
+        ] {
+            let mut cur = &v;
+            for p in path.split('.') {
+                cur = cur.get(p).unwrap_or_else(|| panic!("report lacks {path}"));
+            }
+        }
+        assert_eq!(v["host"]["requests"], 2000);
+    }
+}
