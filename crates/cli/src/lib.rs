@@ -16,6 +16,7 @@
 
 pub mod fio;
 pub mod output;
+pub mod sweep;
 
 use ssd_core::config::{ConfigError, HostConfig, Interface, NandConfig, PowerConfig, SsdConfig};
 use ssd_core::observer::NullObserver;
@@ -103,6 +104,8 @@ pub struct RunOptions {
 /// What a run produces.
 pub struct RunOutput {
     pub report: Report,
+    /// Latency CDF of all requests: (microseconds, cumulative fraction), 100 points.
+    pub cdf: Vec<(f64, f64)>,
 }
 
 /// Validate `cfg`, build everything, precondition, run, report.
@@ -124,7 +127,8 @@ pub fn run_config(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, RunEr
             .check_invariants()
             .map_err(|e| RunError::Input(format!("FTL invariant broken: {e}")))?;
     }
-    Ok(RunOutput { report })
+    let cdf = sim.lat.all.cdf(100);
+    Ok(RunOutput { report, cdf })
 }
 
 // ------------------------------------------------------------------ config resolution

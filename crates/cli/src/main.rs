@@ -2,6 +2,8 @@
 
 mod args;
 
+use ssdsim::sweep;
+
 use anyhow::Context;
 use args::ConfigArgs;
 use clap::{Parser, Subcommand, ValueEnum};
@@ -28,6 +30,7 @@ enum Format {
 }
 
 #[derive(Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once
 enum Cmd {
     /// Simulate one configuration and report latency, throughput, WAF, wear, ...
     Run {
@@ -54,6 +57,56 @@ enum Cmd {
         /// Check the FTL invariants after the run
         #[arg(long)]
         check: bool,
+    },
+    /// Run the cartesian product of comma-separated flag values (and/or a --grid
+    /// file) in parallel; one row per configuration
+    Sweep {
+        #[command(flatten)]
+        cfg: ConfigArgs,
+        /// Base TOML configuration
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Grid file: [base] overrides, [grid] "key" = [values], [workloads.NAME] tables
+        #[arg(long)]
+        grid: Option<PathBuf>,
+        /// Named workloads (seq-read, seq-write, rand-read, rand-write, mix-70-30, oltp, or [workloads] of the grid file)
+        #[arg(long)]
+        workload: Option<String>,
+        /// Set a configuration field for every point: --set ftl.gc_threshold_blocks=4
+        #[arg(long = "set", value_name = "FIELD=VALUE")]
+        set: Vec<String>,
+        /// Worker threads (default: all cores); results do not depend on it
+        #[arg(long, default_value_t = 0)]
+        threads: usize,
+        /// Run only shard I of N (I in 0..N): points whose index mod N == I
+        #[arg(long, value_name = "I/N")]
+        shard: Option<String>,
+        #[arg(long)]
+        csv: Option<PathBuf>,
+        #[arg(long)]
+        jsonl: Option<PathBuf>,
+        #[arg(long)]
+        md: Option<PathBuf>,
+        /// Write comparison charts (SVG) into this directory
+        #[arg(long)]
+        plot: Option<PathBuf>,
+        /// List the points and exit
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Join sweep shards (JSON lines from --jsonl) into the files a single run writes
+    Merge {
+        /// Shard files written with `sweep --jsonl`
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        #[arg(long)]
+        csv: Option<PathBuf>,
+        #[arg(long)]
+        jsonl: Option<PathBuf>,
+        #[arg(long)]
+        md: Option<PathBuf>,
+        #[arg(long)]
+        plot: Option<PathBuf>,
     },
     /// List the built-in presets with their parameters
     Presets {
@@ -164,6 +217,67 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             };
             write_out(out.as_ref(), &text)
         }
+        Cmd::Sweep {
+            cfg,
+            config,
+            grid,
+            workload,
+            set,
+            threads,
+            shard,
+            csv,
+            jsonl,
+            md,
+            plot,
+            dry_run,
+        } => sweep_cmd(SweepArgs {
+            cfg,
+            config,
+            grid,
+            workload,
+            set,
+            threads,
+            shard,
+            csv,
+            jsonl,
+            md,
+            plot,
+            dry_run,
+        }),
+        Cmd::Merge {
+            inputs,
+            csv,
+            jsonl,
+            md,
+            plot,
+        } => {
+            let mut rows = Vec::new();
+            for p in &inputs {
+                rows.extend(sweep::read_jsonl(p).map_err(RunError::Input)?);
+            }
+            rows.sort_by_key(|r| r.index);
+            for w in rows.windows(2) {
+                if w[0].index == w[1].index {
+                    if w[0] != w[1] {
+                        return Err(RunError::Input(format!(
+                            "point {} appears in two shards with different results",
+                            w[0].index
+                        ))
+                        .into());
+                    }
+                }
+            }
+            rows.dedup_by_key(|r| r.index);
+            write_outputs(
+                &rows,
+                csv.as_deref(),
+                jsonl.as_deref(),
+                md.as_deref(),
+                plot.as_deref(),
+            )?;
+            eprintln!("merged {} rows from {} files", rows.len(), inputs.len());
+            write_out(None, &sweep::table(&rows))
+        }
         Cmd::Presets { format } => {
             let nands = ssdsim::nand_presets();
             if format == Format::Json {
@@ -246,4 +360,211 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             write_out(None, &o)
         }
     }
+}
+
+struct SweepArgs {
+    cfg: ConfigArgs,
+    config: Option<PathBuf>,
+    grid: Option<PathBuf>,
+    workload: Option<String>,
+    set: Vec<String>,
+    threads: usize,
+    shard: Option<String>,
+    csv: Option<PathBuf>,
+    jsonl: Option<PathBuf>,
+    md: Option<PathBuf>,
+    plot: Option<PathBuf>,
+    dry_run: bool,
+}
+
+fn write_outputs(
+    rows: &[sweep::Row],
+    csv: Option<&std::path::Path>,
+    jsonl: Option<&std::path::Path>,
+    md: Option<&std::path::Path>,
+    plot: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
+    if let Some(p) = csv {
+        sweep::write_csv(rows, p).map_err(RunError::Io)?;
+    }
+    if let Some(p) = jsonl {
+        sweep::write_jsonl(rows, p).map_err(RunError::Io)?;
+    }
+    if let Some(p) = md {
+        std::fs::write(p, sweep::markdown(rows))
+            .with_context(|| format!("writing {}", p.display()))?;
+    }
+    if let Some(d) = plot {
+        let files = sweep::plot(rows, d).map_err(RunError::Io)?;
+        eprintln!(
+            "plots: {}",
+            files
+                .iter()
+                .map(|f| f.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok(())
+}
+
+const WORKLOAD_FLAGS: &[&str] = &[
+    "rw",
+    "bs",
+    "iodepth",
+    "rwmixread",
+    "number_ios",
+    "rate_iops",
+    "rate_process",
+    "random_distribution",
+    "size",
+    "offset",
+    "randseed",
+];
+
+fn sweep_cmd(a: SweepArgs) -> anyhow::Result<()> {
+    use std::io::IsTerminal;
+    let mut workloads: std::collections::BTreeMap<String, sweep::WorkloadDef> =
+        sweep::standard_workloads()
+            .into_iter()
+            .map(|(n, d)| {
+                (
+                    n.to_string(),
+                    d.into_iter()
+                        .map(|(k, v)| (k.to_string(), v.to_string()))
+                        .collect(),
+                )
+            })
+            .collect();
+    let mut axes: Vec<sweep::Axis> = Vec::new();
+    // Base configuration: the file, with the grid file's [base] over it.
+    let mut base = resolve_config(a.config.as_deref(), &[])?;
+    if let Some(g) = &a.grid {
+        let gf = sweep::GridFile::load(g).map_err(RunError::Input)?;
+        if let Some(b) = &gf.base {
+            let text = toml::to_string(b)?;
+            base = ssd_core::config::SsdConfig::from_toml_over(
+                Some(base),
+                &text,
+                &g.display().to_string(),
+            )
+            .map_err(RunError::from)?;
+        }
+        workloads.extend(gf.workload_defs());
+        axes.extend(gf.axes(g).map_err(RunError::Input)?);
+    }
+    let pairs = a.cfg.pairs();
+    for (f, v) in &pairs {
+        let values: Vec<String> = if *f == "random_distribution" {
+            v.split(',').map(|s| s.trim().to_string()).collect()
+        } else {
+            v.split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect()
+        };
+        axes.retain(|x| x.key != *f);
+        axes.push(sweep::Axis {
+            key: f.to_string(),
+            values,
+        });
+    }
+    let has_workload_flags = pairs.iter().any(|(f, _)| WORKLOAD_FLAGS.contains(f));
+    if let Some(w) = &a.workload {
+        axes.retain(|x| x.key != "workload");
+        axes.push(sweep::Axis {
+            key: "workload".into(),
+            values: w.split(',').map(|s| s.trim().to_string()).collect(),
+        });
+    } else if !has_workload_flags && !axes.iter().any(|x| x.key == "workload") {
+        axes.push(sweep::Axis {
+            key: "workload".into(),
+            values: sweep::standard_workloads()
+                .iter()
+                .map(|(n, _)| n.to_string())
+                .collect(),
+        });
+    }
+    // Steady-state by default (SNIA PTS): write results after a fill alone mislead.
+    if !pairs.iter().any(|(f, _)| *f == "precondition") && a.config.is_none() && a.grid.is_none() {
+        base.sim.precondition = ssd_core::config::Precondition::Steady;
+    }
+    let common = split_set(&a.set)?;
+    let mut points = sweep::expand(&base, &axes, &common, &workloads);
+    let total = points.len();
+    if let Some(s) = &a.shard {
+        let (i, n) = s
+            .split_once('/')
+            .and_then(|(i, n)| {
+                Some((
+                    i.trim().parse::<usize>().ok()?,
+                    n.trim().parse::<usize>().ok()?,
+                ))
+            })
+            .filter(|(i, n)| *n > 0 && i < n)
+            .ok_or_else(|| {
+                RunError::Input(format!("--shard {s:?}: expected I/N with 0 <= I < N"))
+            })?;
+        points = sweep::shard(points, i, n);
+    }
+    if a.dry_run {
+        let mut o = String::new();
+        for p in &points {
+            let label: Vec<String> = p.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            o.push_str(&format!(
+                "{:>5}  {}{}\n",
+                p.index,
+                label.join("  "),
+                p.cfg
+                    .as_ref()
+                    .err()
+                    .map(|e| format!("  INVALID: {e}"))
+                    .unwrap_or_default()
+            ));
+        }
+        return write_out(None, &o);
+    }
+    let show = std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
+    let bar = if show {
+        let b = indicatif::ProgressBar::new(points.len() as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} configs  elapsed {elapsed_precise}  eta {eta_precise}",
+            )
+            .expect("template"),
+        );
+        Some(b)
+    } else {
+        None
+    };
+    let started = std::time::Instant::now();
+    let rows = sweep::run_points(&points, a.threads, &RunOptions::default(), |done, _| {
+        if let Some(b) = &bar {
+            b.set_position(done as u64);
+        }
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let wall = started.elapsed().as_secs_f64();
+    write_outputs(
+        &rows,
+        a.csv.as_deref(),
+        a.jsonl.as_deref(),
+        a.md.as_deref(),
+        a.plot.as_deref(),
+    )?;
+    write_out(None, &sweep::table(&rows))?;
+    let reqs: u64 = rows.iter().map(|r| r.requests).sum();
+    let failed = rows.iter().filter(|r| r.error.is_some()).count();
+    eprintln!(
+        "{} of {} configurations ({} failed) in {:.1} s wall; {} simulated requests, {:.0} requests/s",
+        rows.len(),
+        total,
+        failed,
+        wall,
+        reqs,
+        reqs as f64 / wall.max(1e-9)
+    );
+    Ok(())
 }

@@ -805,6 +805,12 @@ impl Settings {
                 format!("{total} physical pages exceed the 2^32-1 a page number can address; use larger pages or fewer blocks"),
             ));
         }
+        if c.sim.seed > i64::MAX as u64 {
+            return Err(invalid(
+                "sim.seed",
+                "must be below 2^63 (TOML integers are signed 64-bit)",
+            ));
+        }
         if c.controller.cpu_mhz == 0 {
             return Err(invalid("controller.cpu_mhz", "must be at least 1"));
         }

@@ -415,6 +415,7 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
     opbuf: Vec<(FlashOp, u32, u16)>,
     parked: Vec<u32>,
     unparked: Vec<u32>,
+    start: SimTime,
 }
 
 impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, O> {
@@ -498,6 +499,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             opbuf: Vec::new(),
             parked: vec![NONE; g.total_blocks() as usize],
             unparked: Vec::new(),
+            start: SimTime::ZERO,
             settings,
             ftl,
             src,
@@ -509,6 +511,30 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     /// Current simulated time.
     pub fn now(&self) -> SimTime {
         self.now
+    }
+
+    /// Replace the workload and reset the statistics, keeping the drive's state
+    /// (FTL, flash, wear) and the clock: the next `run` measures a new phase on
+    /// the same drive. Used by benchmarks and multi-phase experiments.
+    pub fn restart(&mut self, src: S) {
+        self.timing = src.timing();
+        self.src = src;
+        self.source_done = false;
+        self.pending = None;
+        self.outstanding = 0;
+        self.counters = Counters::default();
+        self.lat = Latencies::default();
+        self.work = FtlWork::default();
+        self.cpu_ns = 0;
+        self.link_ns = 0;
+        self.start = self.now;
+        self.last_done = self.now;
+        for d in &mut self.dies {
+            d.busy_ns = 0;
+        }
+        for c in &mut self.chans {
+            c.busy_ns = 0;
+        }
     }
 
     // -------------------------------------------------------- preconditioning
@@ -1415,7 +1441,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         let g = self.settings.geometry;
         let c = &self.settings.config;
         let k = &self.counters;
-        let span = Dur(end.0);
+        let span = end.since(self.start);
         let secs = span.secs_f64();
         let mut r = Report::default();
         r.host = HostReport {
@@ -1498,8 +1524,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             max_queue_time_us: k.max_queue_time_ns as f64 / 1e3,
         };
         let frac = |ns: u64| {
-            if end.0 > 0 {
-                ns as f64 / end.0 as f64
+            if span.0 > 0 {
+                ns as f64 / span.0 as f64
             } else {
                 0.0
             }

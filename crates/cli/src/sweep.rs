@@ -1,0 +1,660 @@
+//! Parameter sweeps: the cartesian product of value lists, run in parallel with
+//! rayon (one simulation per thread), rows in grid order whatever the thread
+//! count; deterministic seeds per configuration; sharding for clusters.
+
+use crate::{apply_flag, run_config, set_field, RunOptions};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use ssd_core::config::SsdConfig;
+use ssd_core::rng::derive_seed;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// One axis of the grid: a flag name (`ftl`), a dotted config field
+/// (`sched.max_request`) or `workload`, and its values.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Axis {
+    pub key: String,
+    pub values: Vec<String>,
+}
+
+/// The built-in standard workloads (used when a sweep names none).
+pub fn standard_workloads() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
+    vec![
+        (
+            "seq-read",
+            vec![
+                ("rw", "read"),
+                ("bs", "128KiB"),
+                ("iodepth", "32"),
+                ("number_ios", "20000"),
+            ],
+        ),
+        (
+            "seq-write",
+            vec![
+                ("rw", "write"),
+                ("bs", "128KiB"),
+                ("iodepth", "32"),
+                ("number_ios", "20000"),
+            ],
+        ),
+        (
+            "rand-read",
+            vec![
+                ("rw", "randread"),
+                ("bs", "4KiB"),
+                ("iodepth", "32"),
+                ("number_ios", "100000"),
+            ],
+        ),
+        (
+            "rand-write",
+            vec![
+                ("rw", "randwrite"),
+                ("bs", "4KiB"),
+                ("iodepth", "32"),
+                ("number_ios", "100000"),
+            ],
+        ),
+        (
+            "mix-70-30",
+            vec![
+                ("rw", "randrw"),
+                ("rwmixread", "70"),
+                ("bs", "4KiB"),
+                ("iodepth", "32"),
+                ("number_ios", "100000"),
+            ],
+        ),
+        // OLTP-like without a trace: small random I/O, mostly reads, skewed (hot tables).
+        (
+            "oltp",
+            vec![
+                ("rw", "randrw"),
+                ("rwmixread", "70"),
+                ("bs", "8KiB"),
+                ("iodepth", "16"),
+                ("random_distribution", "zipf:1.1"),
+                ("number_ios", "100000"),
+            ],
+        ),
+    ]
+}
+
+/// A named workload: a list of (flag, value) settings.
+pub type WorkloadDef = Vec<(String, String)>;
+
+/// A grid file: `[base]` (config overrides, TOML over the preset), `[grid]`
+/// (axis -> list of values) and optional `[workloads.NAME]` definitions.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GridFile {
+    #[serde(default)]
+    pub base: Option<toml::Table>,
+    #[serde(default)]
+    pub grid: BTreeMap<String, toml::Value>,
+    #[serde(default)]
+    pub workloads: BTreeMap<String, BTreeMap<String, toml::Value>>,
+    /// Free text describing the experiment.
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+fn value_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+impl GridFile {
+    pub fn load(path: &Path) -> Result<GridFile, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+        toml::from_str(&text)
+            .map_err(|e: toml::de::Error| format!("{}: {}", path.display(), e.message()))
+    }
+    pub fn axes(&self, path: &Path) -> Result<Vec<Axis>, String> {
+        self.grid
+            .iter()
+            .map(|(k, v)| {
+                let values = match v {
+                    toml::Value::Array(a) => a.iter().map(value_text).collect(),
+                    other => vec![value_text(other)],
+                };
+                if k.is_empty() {
+                    return Err(format!("{}: [grid] has an empty key", path.display()));
+                }
+                Ok(Axis {
+                    key: k.clone(),
+                    values,
+                })
+            })
+            .collect()
+    }
+    pub fn workload_defs(&self) -> BTreeMap<String, WorkloadDef> {
+        self.workloads
+            .iter()
+            .map(|(n, t)| {
+                (
+                    n.clone(),
+                    t.iter().map(|(k, v)| (k.clone(), value_text(v))).collect(),
+                )
+            })
+            .collect()
+    }
+}
+
+/// One configuration of the grid.
+#[derive(Clone, Debug)]
+pub struct Point {
+    pub index: usize,
+    pub params: Vec<(String, String)>,
+    pub cfg: Result<SsdConfig, String>,
+}
+
+/// Expand axes into points (first axis varies slowest). Each point's seed is
+/// derived from the master seed and the point's parameters, never its position.
+pub fn expand(
+    base: &SsdConfig,
+    axes: &[Axis],
+    common: &[(String, String)],
+    workloads: &BTreeMap<String, WorkloadDef>,
+) -> Vec<Point> {
+    let total: usize = axes.iter().map(|a| a.values.len().max(1)).product();
+    let master = base.sim.seed;
+    (0..total)
+        .map(|index| {
+            let mut rem = index;
+            let mut params = vec![(String::new(), String::new()); axes.len()];
+            for (ai, a) in axes.iter().enumerate().rev() {
+                let n = a.values.len().max(1);
+                params[ai] = (a.key.clone(), a.values[rem % n].clone());
+                rem /= n;
+            }
+            let cfg = build_point(base, &params, common, workloads, master);
+            Point { index, params, cfg }
+        })
+        .collect()
+}
+
+fn build_point(
+    base: &SsdConfig,
+    params: &[(String, String)],
+    common: &[(String, String)],
+    workloads: &BTreeMap<String, WorkloadDef>,
+    master: u64,
+) -> Result<SsdConfig, String> {
+    let mut c = base.clone();
+    // Presets first (they replace whole sections), then everything else.
+    let order = |k: &str| {
+        if matches!(k, "nand" | "interface" | "power") {
+            0
+        } else {
+            1
+        }
+    };
+    let mut ps: Vec<&(String, String)> = params.iter().collect();
+    ps.sort_by_key(|(k, _)| order(k));
+    for (k, v) in ps {
+        if k == "workload" {
+            let def = workloads.get(v).ok_or_else(|| {
+                format!(
+                    "unknown workload {v:?} (known: {})",
+                    workloads.keys().cloned().collect::<Vec<_>>().join(", ")
+                )
+            })?;
+            for (wk, wv) in def {
+                apply_key(&mut c, wk, wv)?;
+            }
+        } else {
+            apply_key(&mut c, k, v)?;
+        }
+    }
+    for (k, v) in common {
+        apply_key(&mut c, k, v)?;
+    }
+    let label: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    // 63 bits: seeds round-trip through TOML (signed 64-bit integers).
+    c.sim.seed = derive_seed(master, &label.join(",")) >> 1;
+    c.validate().map_err(|e| e.to_string())?;
+    Ok(c)
+}
+
+fn apply_key(c: &mut SsdConfig, k: &str, v: &str) -> Result<(), String> {
+    if k.contains('.') {
+        set_field(c, k, v).map_err(|e| e.to_string())
+    } else {
+        apply_flag(c, k, v).map_err(|e| e.to_string())
+    }
+}
+
+/// One row of sweep output.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Row {
+    pub index: usize,
+    pub params: Vec<(String, String)>,
+    pub seed: u64,
+    pub requests: u64,
+    pub iops: f64,
+    pub mbps: f64,
+    pub lat_mean_us: f64,
+    pub lat_p99_us: f64,
+    pub read_p99_us: f64,
+    pub write_p99_us: f64,
+    pub waf: f64,
+    pub erases: u64,
+    pub gc_copies: u64,
+    pub energy_j: Option<f64>,
+    pub mean_power_w: Option<f64>,
+    pub ai: Option<f64>,
+    pub sim_time_s: f64,
+    pub wall_s: f64,
+    pub error: Option<String>,
+    /// Latency CDF points (us, fraction) for plots; not written to CSV/Markdown.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cdf: Vec<(f64, f64)>,
+}
+
+fn extra_f64(r: &ssd_core::stats::Report, section: &str, key: &str) -> Option<f64> {
+    r.extra.get(section)?.get(key)?.as_f64()
+}
+
+pub fn run_point(p: &Point, opts: &RunOptions) -> Row {
+    let mut row = Row {
+        index: p.index,
+        params: p.params.clone(),
+        seed: 0,
+        requests: 0,
+        iops: 0.0,
+        mbps: 0.0,
+        lat_mean_us: 0.0,
+        lat_p99_us: 0.0,
+        read_p99_us: 0.0,
+        write_p99_us: 0.0,
+        waf: 0.0,
+        erases: 0,
+        gc_copies: 0,
+        energy_j: None,
+        mean_power_w: None,
+        ai: None,
+        sim_time_s: 0.0,
+        wall_s: 0.0,
+        error: None,
+        cdf: vec![],
+    };
+    let cfg = match &p.cfg {
+        Ok(c) => c,
+        Err(e) => {
+            row.error = Some(e.clone());
+            return row;
+        }
+    };
+    row.seed = cfg.sim.seed;
+    let started = std::time::Instant::now();
+    // A failure (or a panic inside one simulation) is reported in its row.
+    let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_config(cfg, opts)));
+    row.wall_s = started.elapsed().as_secs_f64();
+    match res {
+        Ok(Ok(out)) => {
+            let r = &out.report;
+            row.requests = r.host.requests;
+            row.iops = r.host.iops;
+            row.mbps = r.host.mbps;
+            row.lat_mean_us = r.latency_us.all.mean;
+            row.lat_p99_us = r.latency_us.all.p99;
+            row.read_p99_us = r.latency_us.read.p99;
+            row.write_p99_us = r.latency_us.write.p99;
+            row.waf = r.flash.waf;
+            row.erases = r.flash.block_erases;
+            row.gc_copies = r.flash.gc_page_copies;
+            row.energy_j = extra_f64(r, "energy_j", "total");
+            row.mean_power_w = extra_f64(r, "power_w", "mean");
+            row.ai = extra_f64(r, "efficiency", "ai");
+            row.sim_time_s = r.host.sim_time_s;
+            row.cdf = out.cdf.clone();
+        }
+        Ok(Err(e)) => row.error = Some(e.to_string()),
+        Err(panic) => {
+            let msg = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            row.error = Some(format!("simulation panicked: {msg}"));
+        }
+    }
+    row
+}
+
+/// Keep the points of shard `i` of `n` (index mod n == i).
+pub fn shard(points: Vec<Point>, i: usize, n: usize) -> Vec<Point> {
+    points.into_iter().filter(|p| p.index % n == i).collect()
+}
+
+/// Run points on `threads` threads (0 = all cores); rows come back in grid order.
+pub fn run_points(
+    points: &[Point],
+    threads: usize,
+    opts: &RunOptions,
+    progress: impl Fn(usize, usize) + Sync,
+) -> Vec<Row> {
+    let done = AtomicUsize::new(0);
+    let total = points.len();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("thread pool");
+    pool.install(|| {
+        points
+            .par_iter()
+            .map(|p| {
+                let r = run_point(p, opts);
+                progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
+                r
+            })
+            .collect()
+    })
+}
+
+// ------------------------------------------------------------------ output
+
+const METRICS: &[&str] = &[
+    "iops",
+    "mbps",
+    "lat_mean_us",
+    "lat_p99_us",
+    "read_p99_us",
+    "write_p99_us",
+    "waf",
+    "erases",
+    "gc_copies",
+    "energy_j",
+    "mean_power_w",
+    "ai",
+    "sim_time_s",
+    "seed",
+    "error",
+];
+
+fn param_keys(rows: &[Row]) -> Vec<String> {
+    let mut keys: Vec<String> = Vec::new();
+    for r in rows {
+        for (k, _) in &r.params {
+            if !keys.contains(k) {
+                keys.push(k.clone());
+            }
+        }
+    }
+    keys
+}
+
+fn metric(r: &Row, m: &str) -> String {
+    let f = |x: f64| {
+        if x == 0.0 {
+            "0".to_string()
+        } else if x.abs() >= 100.0 {
+            format!("{x:.1}")
+        } else {
+            format!("{x:.4}")
+        }
+    };
+    let o = |x: Option<f64>| x.map(f).unwrap_or_default();
+    match m {
+        "iops" => f(r.iops),
+        "mbps" => f(r.mbps),
+        "lat_mean_us" => f(r.lat_mean_us),
+        "lat_p99_us" => f(r.lat_p99_us),
+        "read_p99_us" => f(r.read_p99_us),
+        "write_p99_us" => f(r.write_p99_us),
+        "waf" => f(r.waf),
+        "erases" => r.erases.to_string(),
+        "gc_copies" => r.gc_copies.to_string(),
+        "energy_j" => o(r.energy_j),
+        "mean_power_w" => o(r.mean_power_w),
+        "ai" => o(r.ai),
+        "sim_time_s" => f(r.sim_time_s),
+        "seed" => r.seed.to_string(),
+        "error" => r.error.clone().unwrap_or_default(),
+        _ => String::new(),
+    }
+}
+
+fn param(r: &Row, k: &str) -> String {
+    r.params
+        .iter()
+        .find(|(pk, _)| pk == k)
+        .map(|(_, v)| v.clone())
+        .unwrap_or_default()
+}
+
+fn columns(rows: &[Row]) -> (Vec<String>, Vec<Vec<String>>) {
+    let keys = param_keys(rows);
+    let mut header: Vec<String> = vec!["index".into()];
+    header.extend(keys.iter().cloned());
+    header.extend(METRICS.iter().map(|s| s.to_string()));
+    let body = rows
+        .iter()
+        .map(|r| {
+            let mut v = vec![r.index.to_string()];
+            v.extend(keys.iter().map(|k| param(r, k)));
+            v.extend(METRICS.iter().map(|m| metric(r, m)));
+            v
+        })
+        .collect();
+    (header, body)
+}
+
+pub fn write_csv(rows: &[Row], path: &Path) -> Result<(), String> {
+    let (h, body) = columns(rows);
+    let mut w = csv::Writer::from_path(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    w.write_record(&h).map_err(|e| e.to_string())?;
+    for r in body {
+        w.write_record(&r).map_err(|e| e.to_string())?;
+    }
+    w.flush().map_err(|e| e.to_string())
+}
+
+pub fn write_jsonl(rows: &[Row], path: &Path) -> Result<(), String> {
+    let mut s = String::new();
+    for r in rows {
+        s.push_str(&serde_json::to_string(r).map_err(|e| e.to_string())?);
+        s.push('\n');
+    }
+    std::fs::write(path, s).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+pub fn read_jsonl(path: &Path) -> Result<Vec<Row>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            serde_json::from_str(l).map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))
+        })
+        .collect()
+}
+
+pub fn markdown(rows: &[Row]) -> String {
+    let (h, body) = columns(rows);
+    let mut s = format!(
+        "| {} |\n|{}|\n",
+        h.join(" | "),
+        h.iter().map(|_| "---").collect::<Vec<_>>().join("|")
+    );
+    for r in body {
+        s.push_str(&format!(
+            "| {} |\n",
+            r.iter()
+                .map(|c| c.replace('|', "\\|"))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        ));
+    }
+    s
+}
+
+/// The terminal table: key parameters and the headline metrics.
+pub fn table(rows: &[Row]) -> String {
+    let keys = param_keys(rows);
+    let show: Vec<&str> = {
+        let mut v = vec!["iops", "lat_mean_us", "lat_p99_us", "waf", "erases"];
+        if rows.iter().any(|r| r.energy_j.is_some()) {
+            v.extend(["energy_j", "mean_power_w", "ai"]);
+        }
+        v
+    };
+    let mut header: Vec<String> = keys.clone();
+    header.extend(show.iter().map(|s| s.to_string()));
+    let mut lines: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let mut v: Vec<String> = keys.iter().map(|k| param(r, k)).collect();
+            if let Some(e) = &r.error {
+                v.push(format!("FAILED: {e}"));
+            } else {
+                v.extend(show.iter().map(|m| metric(r, m)));
+            }
+            v
+        })
+        .collect();
+    lines.insert(0, header);
+    let ncol = lines.iter().map(|l| l.len()).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..ncol)
+        .map(|c| {
+            lines
+                .iter()
+                .filter(|l| l.len() > c && !(l.len() < ncol && c == l.len() - 1))
+                .map(|l| l[c].len())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut s = String::new();
+    for l in &lines {
+        let cells: Vec<String> = l
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                if i + 1 == l.len() && l.len() < ncol {
+                    c.clone()
+                } else {
+                    format!("{:>w$}", c, w = widths[i])
+                }
+            })
+            .collect();
+        s.push_str(cells.join("  ").trim_end());
+        s.push('\n');
+    }
+    s
+}
+
+/// Bar charts per metric and a latency CDF per configuration, as SVG files in `dir`.
+pub fn plot(rows: &[Row], dir: &Path) -> Result<Vec<std::path::PathBuf>, String> {
+    use plotters::prelude::*;
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let ok: Vec<&Row> = rows.iter().filter(|r| r.error.is_none()).collect();
+    let label = |r: &Row| {
+        r.params
+            .iter()
+            .map(|(_, v)| v.as_str())
+            .collect::<Vec<_>>()
+            .join("/")
+    };
+    let mut files = vec![];
+    let mut metrics: Vec<(&str, Box<dyn Fn(&Row) -> f64>)> = vec![
+        ("iops", Box::new(|r: &Row| r.iops)),
+        ("lat_p99_us", Box::new(|r: &Row| r.lat_p99_us)),
+        ("waf", Box::new(|r: &Row| r.waf)),
+        ("erases", Box::new(|r: &Row| r.erases as f64)),
+    ];
+    if ok.iter().any(|r| r.energy_j.is_some()) {
+        metrics.push(("energy_j", Box::new(|r: &Row| r.energy_j.unwrap_or(0.0))));
+        metrics.push(("ai", Box::new(|r: &Row| r.ai.unwrap_or(0.0))));
+    }
+    for (name, get) in &metrics {
+        let path = dir.join(format!("{name}.svg"));
+        let h = 120 + 22 * ok.len() as u32;
+        let root = SVGBackend::new(&path, (900, h)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let max = ok.iter().map(|r| get(r)).fold(0.0f64, f64::max).max(1e-12) * 1.1;
+        let n = ok.len().max(1);
+        let mut chart = ChartBuilder::on(&root)
+            .caption(*name, ("sans-serif", 18))
+            .margin(10)
+            .x_label_area_size(30)
+            .y_label_area_size(260)
+            .build_cartesian_2d(0.0..max, (0..n).into_segmented())
+            .map_err(|e| e.to_string())?;
+        let labels: Vec<String> = ok.iter().map(|r| label(r)).collect();
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(n)
+            .y_label_formatter(&|v| match v {
+                SegmentValue::CenterOf(i) => labels.get(*i).cloned().unwrap_or_default(),
+                _ => String::new(),
+            })
+            .draw()
+            .map_err(|e| e.to_string())?;
+        chart
+            .draw_series(ok.iter().enumerate().map(|(i, r)| {
+                Rectangle::new(
+                    [
+                        (0.0, SegmentValue::Exact(i)),
+                        (get(r), SegmentValue::Exact(i + 1)),
+                    ],
+                    Palette99::pick(i).filled(),
+                )
+            }))
+            .map_err(|e| e.to_string())?;
+        root.present().map_err(|e| e.to_string())?;
+        drop(chart);
+        drop(root);
+        files.push(path);
+    }
+    // Latency CDFs.
+    let path = dir.join("latency_cdf.svg");
+    let root = SVGBackend::new(&path, (900, 600)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let xmax = ok
+        .iter()
+        .flat_map(|r| r.cdf.iter().map(|p| p.0))
+        .fold(1.0f64, f64::max);
+    let mut chart = ChartBuilder::on(&root)
+        .caption("latency CDF", ("sans-serif", 18))
+        .margin(10)
+        .x_label_area_size(35)
+        .y_label_area_size(45)
+        .build_cartesian_2d((1.0f64..xmax * 1.1).log_scale(), 0.0f64..1.0)
+        .map_err(|e| e.to_string())?;
+    chart
+        .configure_mesh()
+        .x_desc("latency (us)")
+        .y_desc("fraction")
+        .draw()
+        .map_err(|e| e.to_string())?;
+    for (i, r) in ok.iter().enumerate() {
+        let pts: Vec<(f64, f64)> = r.cdf.iter().map(|&(x, y)| (x.max(1.0), y)).collect();
+        let color = Palette99::pick(i);
+        chart
+            .draw_series(LineSeries::new(pts, color.stroke_width(2)))
+            .map_err(|e| e.to_string())?
+            .label(label(r))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], Palette99::pick(i)));
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| e.to_string())?;
+    root.present().map_err(|e| e.to_string())?;
+    drop(chart);
+    drop(root);
+    files.push(path);
+    Ok(files)
+}
