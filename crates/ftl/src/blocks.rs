@@ -45,6 +45,11 @@ pub struct Blocks {
     /// Logical clock: advances on every host page write.
     pub clock: u64,
     open_seq: u64,
+    /// Current FTL call and, per block, the call that last erased it: allocation
+    /// avoids blocks erased in the current call, whose erase may be planned in a
+    /// job that runs after the program that would reuse them.
+    call: u32,
+    erased_in: Vec<u32>,
 }
 
 impl Blocks {
@@ -68,7 +73,20 @@ impl Blocks {
             pick: FreePick::Fifo,
             clock: 0,
             open_seq: 0,
+            call: 1,
+            erased_in: vec![0; nb],
         }
+    }
+
+    /// Start a new FTL call (see `erased_in`).
+    pub fn begin_call(&mut self) {
+        self.call = self.call.wrapping_add(1).max(1);
+    }
+
+    /// Was block `b` erased during the current call?
+    #[inline]
+    pub fn erased_this_call(&self, b: BlockId) -> bool {
+        self.erased_in[b.0 as usize] == self.call
     }
 
     #[inline]
@@ -82,10 +100,10 @@ impl Blocks {
         let b = match self.pick {
             FreePick::Fifo => q.pop_front()?,
             FreePick::LeastWorn => {
-                let (i, _) = q
-                    .iter()
-                    .enumerate()
-                    .min_by_key(|&(i, &b)| (self.erase_count[b as usize], i))?;
+                let (i, _) = q.iter().enumerate().min_by_key(|&(i, &b)| {
+                    let fresh = self.erased_in[b as usize] == self.call;
+                    (fresh, self.erase_count[b as usize], i)
+                })?;
                 q.remove(i)?
             }
         };
@@ -139,6 +157,7 @@ impl Blocks {
         self.state[bi] = BlockState::Free;
         self.wp[bi] = 0;
         self.erase_count[bi] += 1;
+        self.erased_in[bi] = self.call;
         self.free[self.g.plane_of_block(b).0 as usize].push_back(b.0);
     }
 

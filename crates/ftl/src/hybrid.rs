@@ -107,7 +107,7 @@ impl Core {
         let g = s.geometry;
         let c = &s.config.ftl;
         let ppb = g.pages_per_block;
-        if s.logical_pages % ppb as u64 != 0 {
+        if s.logical_pages / ppb as u64 * ppb as u64 != s.logical_pages {
             return Err(invalid(
                 "ftl.kind",
                 format!(
@@ -157,6 +157,7 @@ impl Core {
     /// Start planning a call into `job`.
     pub fn begin(&mut self, job: JobId) {
         self.seq.begin(job);
+        self.blocks.begin_call();
         self.last_erased = None;
     }
 
@@ -242,8 +243,18 @@ impl Core {
     ) -> (Ppn, u16) {
         let bi = b as usize;
         self.seq.touch(bi);
-        let s = min.max(self.seq.er[bi]);
+        // After this call's erase of the block, and never before an earlier
+        // program of it (ops are applied in (job, stage) order).
+        let s = min
+            .max(self.seq.er[bi])
+            .max(self.seq.pg[bi].saturating_sub(1));
         self.seq.pg[bi] = self.seq.pg[bi].max(s + 1);
+        if let Some(sp) = src {
+            // The source block's erase must wait for this copy's program.
+            let sb = self.g.block_of(sp).0 as usize;
+            self.seq.touch(sb);
+            self.seq.rd[sb] = self.seq.rd[sb].max(s + 1);
+        }
         let p = self.blocks.program_next(BlockId(b));
         match lpn {
             Some(l) => {
