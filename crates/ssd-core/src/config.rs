@@ -997,6 +997,35 @@ mod tests {
         assert_eq!(c.layout.channels, 4);
     }
     #[test]
+    fn zoo_fields_default_validate_and_name_themselves() {
+        // Files written before these fields existed still load.
+        let c = SsdConfig::from_toml_over(None, "[ftl]\nkind = \"bast\"\n", "x.toml").unwrap();
+        assert_eq!(c.ftl.log_area, 0.05);
+        assert_eq!(c.ftl.wear_leveling, WearLeveling::None);
+        let s = c.validate().unwrap();
+        // Hybrids expose whole data blocks, with the log area carved out first.
+        let g = s.geometry;
+        let ppb = g.pages_per_block as u64;
+        assert_eq!(s.logical_pages % ppb, 0);
+        let logs = c.ftl.log_blocks(g.total_blocks() as u64) * ppb;
+        assert!(s.logical_pages as f64 <= (g.total_pages() - logs) as f64 / 1.07);
+        let mut bad = c.clone();
+        bad.ftl.log_area = 0.7;
+        assert!(bad
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("ftl.log_area"));
+        let mut bad = c.clone();
+        bad.ftl.last_seq_threshold = Size(0);
+        let e = bad.validate().unwrap_err().to_string();
+        assert!(e.contains("ftl.last_seq_threshold"), "{e}");
+        let e = SsdConfig::from_toml_over(None, "[ftl]\nwear_leveling = \"sometimes\"\n", "x.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("x.toml") && e.contains("sometimes"), "{e}");
+    }
+    #[test]
     fn impossible_geometry_refused() {
         let mut c = SsdConfig::default();
         c.layout.channels = 0;
