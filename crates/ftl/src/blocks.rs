@@ -45,6 +45,11 @@ pub struct Blocks {
     /// Logical clock: advances on every host page write.
     pub clock: u64,
     open_seq: u64,
+    /// Current FTL call and, per block, the call that last erased it: allocation
+    /// avoids blocks erased in the current call, whose erase may be planned in a
+    /// job that runs after the program that would reuse them.
+    call: u32,
+    erased_in: Vec<u32>,
 }
 
 impl Blocks {
@@ -68,7 +73,20 @@ impl Blocks {
             pick: FreePick::Fifo,
             clock: 0,
             open_seq: 0,
+            call: 1,
+            erased_in: vec![0; nb],
         }
+    }
+
+    /// Start a new FTL call (see `erased_in`).
+    pub fn begin_call(&mut self) {
+        self.call = self.call.wrapping_add(1).max(1);
+    }
+
+    /// Was block `b` erased during the current call?
+    #[inline]
+    pub fn erased_this_call(&self, b: BlockId) -> bool {
+        self.erased_in[b.0 as usize] == self.call
     }
 
     #[inline]
@@ -82,10 +100,10 @@ impl Blocks {
         let b = match self.pick {
             FreePick::Fifo => q.pop_front()?,
             FreePick::LeastWorn => {
-                let (i, _) = q
-                    .iter()
-                    .enumerate()
-                    .min_by_key(|&(i, &b)| (self.erase_count[b as usize], i))?;
+                let (i, _) = q.iter().enumerate().min_by_key(|&(i, &b)| {
+                    let fresh = self.erased_in[b as usize] == self.call;
+                    (fresh, self.erase_count[b as usize], i)
+                })?;
                 q.remove(i)?
             }
         };
@@ -139,6 +157,7 @@ impl Blocks {
         self.state[bi] = BlockState::Free;
         self.wp[bi] = 0;
         self.erase_count[bi] += 1;
+        self.erased_in[bi] = self.call;
         self.free[self.g.plane_of_block(b).0 as usize].push_back(b.0);
     }
 
@@ -242,6 +261,112 @@ impl Blocks {
         };
         work.gc_candidates += examined;
         victim.map(|v| (BlockId(v as u32), examined))
+    }
+
+    /// Total free blocks over all planes.
+    pub fn free_total(&self) -> u32 {
+        self.free.iter().map(|q| q.len() as u32).sum()
+    }
+
+    /// Take a free block, from `pref` if it has one, else from the plane with the
+    /// most free blocks (lowest id on ties). None only if no plane has a free block.
+    pub fn alloc_near(&mut self, pref: PlaneId) -> Option<BlockId> {
+        if self.free_count(pref) > 0 {
+            return self.alloc(pref);
+        }
+        let best = (0..self.free.len())
+            .max_by_key(|&p| (self.free[p].len(), std::cmp::Reverse(p)))
+            .filter(|&p| !self.free[p].is_empty())?;
+        self.alloc(PlaneId(best as u32))
+    }
+
+    /// Take the most-worn free block of `plane` (static wear levelling parks cold
+    /// data there), falling back like [`Blocks::alloc_near`].
+    pub fn alloc_most_worn(&mut self, pref: PlaneId) -> Option<BlockId> {
+        if self.free_count(pref) == 0 {
+            return self.alloc_near(pref);
+        }
+        let q = &mut self.free[pref.0 as usize];
+        let (i, _) = q
+            .iter()
+            .enumerate()
+            .max_by_key(|&(i, &b)| (self.erase_count[b as usize], std::cmp::Reverse(i)))?;
+        let b = q.remove(i)?;
+        let bi = b as usize;
+        self.state[bi] = BlockState::Open;
+        self.open_seq += 1;
+        self.opened[bi] = self.open_seq;
+        Some(BlockId(b))
+    }
+
+    /// Choose a victim among `cands` (any blocks, e.g. a hybrid FTL's log blocks)
+    /// by `policy`, scoring like [`Blocks::select_victim`]: greedy = fewest valid
+    /// pages, cost-benefit = age x (1-u) / 2u, FIFO = opened first, random, and
+    /// windowed greedy over a random fraction of the candidates. Every candidate
+    /// looked at is counted in `work.gc_candidates`; returns (victim, examined).
+    pub fn select_among(
+        &self,
+        cands: &[u32],
+        policy: GcPolicy,
+        rng: &mut SimRng,
+        work: &mut FtlWork,
+    ) -> Option<(BlockId, u64)> {
+        if cands.is_empty() {
+            return None;
+        }
+        let ppb = self.g.pages_per_block as f64;
+        let greedy = |it: &mut dyn Iterator<Item = u32>| {
+            let mut best = None;
+            let mut bv = u16::MAX;
+            for b in it {
+                if self.valid[b as usize] < bv {
+                    bv = self.valid[b as usize];
+                    best = Some(b);
+                }
+            }
+            best
+        };
+        let (victim, examined) = match policy {
+            GcPolicy::Greedy => (greedy(&mut cands.iter().copied()), cands.len() as u64),
+            GcPolicy::Fifo => (
+                cands
+                    .iter()
+                    .copied()
+                    .min_by_key(|&b| self.opened[b as usize]),
+                1,
+            ),
+            GcPolicy::Random => (Some(cands[rng.gen_range(0..cands.len())]), 1),
+            GcPolicy::CostBenefit => {
+                let mut best = None;
+                let mut bs = f64::MIN;
+                for &b in cands {
+                    let i = b as usize;
+                    let u = self.valid[i] as f64 / ppb;
+                    let age = (self.clock - self.stamp[i]) as f64 + 1.0;
+                    let score = if u == 0.0 {
+                        f64::MAX
+                    } else {
+                        age * (1.0 - u) / (2.0 * u)
+                    };
+                    if score > bs {
+                        bs = score;
+                        best = Some(b);
+                    }
+                }
+                (best, cands.len() as u64)
+            }
+            GcPolicy::Windowed(f) => {
+                let w = ((f * cands.len() as f64).round() as usize).clamp(1, cands.len());
+                if w == cands.len() {
+                    (greedy(&mut cands.iter().copied()), w as u64)
+                } else {
+                    let mut it = (0..w).map(|_| cands[rng.gen_range(0..cands.len())]);
+                    (greedy(&mut it), w as u64)
+                }
+            }
+        };
+        work.gc_candidates += examined;
+        victim.map(|v| (BlockId(v), examined))
     }
 
     /// Invariant check of the block tables: free blocks are empty, open blocks are

@@ -6,9 +6,19 @@
 //! statically dispatched. Adding an FTL: implement `Ftl`, add one line to
 //! `any_ftl!` below and one arm to [`build`].
 
+pub mod bast;
+pub mod block;
 pub mod blocks;
+pub mod fast;
+pub mod hybrid;
+pub mod last;
 pub mod page;
+pub mod wear;
 
+pub use bast::Bast;
+pub use block::BlockFtl;
+pub use fast::Fast;
+pub use last::Last;
 pub use page::PageFtl;
 use ssd_core::config::{invalid, ConfigError, Settings};
 use ssd_core::ftl::{Ftl, FtlCtx, FtlStats};
@@ -35,15 +45,25 @@ macro_rules! any_ftl {
     };
 }
 
-any_ftl!(Page(PageFtl));
+any_ftl!(
+    Page(PageFtl),
+    Block(BlockFtl),
+    Bast(Bast),
+    Fast(Fast),
+    Last(Last),
+);
 
 /// Names accepted by `--ftl`.
-pub const FTL_NAMES: &[&str] = &["page"];
+pub const FTL_NAMES: &[&str] = &["page", "block", "bast", "fast", "last"];
 
 /// Build the FTL named in `settings.config.ftl.kind`.
 pub fn build(settings: &Settings) -> Result<AnyFtl, ConfigError> {
     match settings.config.ftl.kind.as_str() {
         "page" => Ok(AnyFtl::Page(PageFtl::new(settings))),
+        "block" => Ok(AnyFtl::Block(BlockFtl::new(settings)?)),
+        "bast" => Ok(AnyFtl::Bast(Bast::new(settings)?)),
+        "fast" => Ok(AnyFtl::Fast(Fast::new(settings)?)),
+        "last" => Ok(AnyFtl::Last(Last::new(settings)?)),
         other => Err(invalid(
             "ftl.kind",
             format!("unknown FTL {other:?} (known: {})", FTL_NAMES.join(", ")),

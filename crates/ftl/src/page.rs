@@ -5,6 +5,7 @@
 //! erases it. Never merges.
 
 use crate::blocks::{BlockState, Blocks};
+use crate::wear::WearPolicy;
 use ssd_core::config::{Allocation, GcPolicy, Settings};
 use ssd_core::ftl::{Ftl, FtlCtx, FtlStats, Purpose};
 use ssd_core::{BlockId, DieId, Geometry, Lpn, PlaneId, Ppn};
@@ -29,6 +30,7 @@ pub struct PageFtl {
     threshold: u32,
     bg_target: u32,
     bg_cursor: u32,
+    wear: WearPolicy,
     stats: FtlStats,
 }
 
@@ -70,12 +72,15 @@ impl PageFtl {
         let g = s.geometry;
         let c = &s.config.ftl;
         let planes = g.total_planes() as usize;
+        let wear = WearPolicy::from_config(c);
+        let mut blocks = Blocks::new(g);
+        blocks.pick = wear.free_pick();
         PageFtl {
             g,
             logical: s.logical_pages,
             l2p: vec![NONE; s.logical_pages as usize],
             p2l: vec![NONE; g.total_pages() as usize],
-            blocks: Blocks::new(g),
+            blocks,
             host_open: vec![NONE; planes],
             gc_open: vec![NONE; planes],
             alloc: c.allocation,
@@ -87,6 +92,7 @@ impl PageFtl {
             threshold: c.gc_threshold_blocks,
             bg_target: c.background_gc_blocks,
             bg_cursor: 0,
+            wear,
             stats: FtlStats::default(),
         }
     }
@@ -166,15 +172,27 @@ impl PageFtl {
             return false;
         };
         self.stats.gc_victims_examined += examined;
-        let vi = victim.0 as usize;
-        if self.blocks.valid[vi] as u32 == self.g.pages_per_block && self.policy != GcPolicy::Fifo {
+        let full = |b: &Blocks, v: BlockId| b.valid[v.0 as usize] as u32 == self.g.pages_per_block;
+        let mut victim = victim;
+        if full(&self.blocks, victim) && !matches!(self.policy, GcPolicy::Fifo | GcPolicy::Greedy) {
+            // A random or windowed draw hit a block with nothing to reclaim: fall
+            // back to a full greedy search rather than give up with space left.
+            if let Some((v, ex)) =
+                self.blocks
+                    .select_victim(plane, GcPolicy::Greedy, &mut cx.rng, &mut cx.work)
+            {
+                self.stats.gc_victims_examined += ex;
+                victim = v;
+            }
+        }
+        if full(&self.blocks, victim) && self.policy != GcPolicy::Fifo {
             return false;
         }
         self.stats.gc_runs += 1;
         if background {
             self.stats.background_runs += 1;
         }
-        let job = cx.new_job(false);
+        let (job, s0) = self.gc_slot(cx);
         let first = self.g.first_page(victim).0;
         for off in 0..self.g.pages_per_block {
             let src = first + off;
@@ -182,20 +200,81 @@ impl PageFtl {
             if l == NONE {
                 continue;
             }
-            cx.read(job, 0, Ppn(src), Purpose::Gc, l as u64);
+            cx.read(job, s0, Ppn(src), Purpose::Gc, l as u64);
             self.blocks.invalidate(Ppn(src));
             self.p2l[src as usize] = NONE;
             let dst = self.alloc_page(plane, false);
             self.p2l[dst.0 as usize] = l;
             self.l2p[l as usize] = dst.0;
-            cx.program(job, 1, dst, Purpose::Gc, l as u64, Some(Ppn(src)));
+            cx.program(
+                job,
+                s0.saturating_add(1),
+                dst,
+                Purpose::Gc,
+                l as u64,
+                Some(Ppn(src)),
+            );
             cx.work.gc_pages += 1;
             cx.work.map_lookups += 1;
             self.stats.gc_page_copies += 1;
         }
         self.blocks.erase(victim);
-        cx.erase(job, 2, Ppn(first), Purpose::Gc);
+        cx.erase(job, s0.saturating_add(2), Ppn(first), Purpose::Gc);
+        self.static_wear_level(plane, cx);
         true
+    }
+
+    /// Static wear levelling: if the plane's erase-count spread exceeds the
+    /// threshold, move the valid pages of its least-worn full block to the GC
+    /// frontier (cold data joins cold data) and erase it, so the young block
+    /// returns to the pool.
+    fn static_wear_level(&mut self, plane: PlaneId, cx: &mut FtlCtx) {
+        let (h, gc) = (&self.host_open, &self.gc_open);
+        let Some(v) = self.wear.static_victim(&self.blocks, plane, |i| {
+            !h.contains(&(i as u32)) && !gc.contains(&(i as u32))
+        }) else {
+            return;
+        };
+        cx.work.dram_accesses += 1;
+        let (job, s0) = self.gc_slot(cx);
+        let first = self.g.first_page(v).0;
+        for off in 0..self.g.pages_per_block {
+            let src = first + off;
+            let l = self.p2l[src as usize];
+            if l == NONE {
+                continue;
+            }
+            cx.read(job, s0, Ppn(src), Purpose::WearLevel, l as u64);
+            self.blocks.invalidate(Ppn(src));
+            self.p2l[src as usize] = NONE;
+            let dst = self.alloc_page(plane, false);
+            self.p2l[dst.0 as usize] = l;
+            self.l2p[l as usize] = dst.0;
+            cx.program(
+                job,
+                s0.saturating_add(1),
+                dst,
+                Purpose::WearLevel,
+                l as u64,
+                Some(Ppn(src)),
+            );
+            cx.work.gc_pages += 1;
+            self.stats.wear_level_moves += 1;
+        }
+        self.blocks.erase(v);
+        cx.erase(job, s0.saturating_add(2), Ppn(first), Purpose::WearLevel);
+    }
+
+    /// A fresh non-gating job for one GC or wear-levelling run: reads (stage 0),
+    /// copies (1), erase (2). The engine runs programs and erases of a block in
+    /// the order they were planned, so a host write into a block this run erases
+    /// waits for that erase without joining the job.
+    fn gc_slot(&mut self, cx: &mut FtlCtx) -> (ssd_core::ftl::JobId, u8) {
+        (cx.new_job(false), 0)
+    }
+
+    fn begin_call(&mut self) {
+        self.blocks.begin_call();
     }
 }
 
@@ -216,6 +295,7 @@ impl Ftl for PageFtl {
         }
     }
     fn write(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
+        self.begin_call();
         for l in lpn.0..lpn.0 + n as u64 {
             cx.work.map_lookups += 1;
             self.blocks.clock += 1;
@@ -259,6 +339,7 @@ impl Ftl for PageFtl {
         }
     }
     fn background(&mut self, cx: &mut FtlCtx) -> bool {
+        self.begin_call();
         let np = self.g.total_planes();
         for k in 0..np {
             let p = PlaneId((self.bg_cursor + k) % np);

@@ -444,7 +444,56 @@ pub struct FtlConfig {
     pub gc_threshold_blocks: u32,
     pub allocation: Allocation,
     /// Run GC in idle time until this many free blocks per plane exist (0 = off).
+    /// Hybrid FTLs: merge in idle time until this many log blocks are free.
     pub background_gc_blocks: u32,
+    /// Hybrid FTLs (bast, fast, last): fraction of the physical blocks kept as log
+    /// blocks, taken out of the physical space along with `op`.
+    #[serde(default = "FtlConfig::default_log_area")]
+    pub log_area: f64,
+    /// LAST: writes larger than this are sequential, the rest random.
+    #[serde(default = "FtlConfig::default_last_seq_threshold")]
+    pub last_seq_threshold: Size,
+    /// Wear levelling: none, dynamic (least-worn free block) or static (dynamic plus
+    /// moving cold data off blocks that lag the most worn).
+    #[serde(default)]
+    pub wear_leveling: WearLeveling,
+    /// Static wear levelling: act when max - min erase count in a plane exceeds this.
+    #[serde(default = "FtlConfig::default_static_wl_threshold")]
+    pub static_wl_threshold: u32,
+}
+
+/// Wear-levelling mode.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WearLeveling {
+    #[default]
+    None,
+    Dynamic,
+    Static,
+}
+
+impl FtlConfig {
+    fn default_log_area() -> f64 {
+        0.05
+    }
+    fn default_last_seq_threshold() -> Size {
+        Size::kib(4)
+    }
+    fn default_static_wl_threshold() -> u32 {
+        100
+    }
+    /// FTLs that map whole logical blocks (their capacity is whole blocks).
+    pub fn maps_blocks(&self) -> bool {
+        matches!(self.kind.as_str(), "block" | "bast" | "fast" | "last")
+    }
+    /// FTLs that keep a log area (see `log_area`).
+    pub fn has_log_area(&self) -> bool {
+        matches!(self.kind.as_str(), "bast" | "fast" | "last")
+    }
+    /// Log blocks of a hybrid FTL on a drive of `total_blocks` (at least 2).
+    pub fn log_blocks(&self, total_blocks: u64) -> u64 {
+        ((self.log_area * total_blocks as f64).ceil() as u64).max(2)
+    }
 }
 
 /// Which host I/O scheduler sits between the workload and the device queue.
@@ -617,6 +666,10 @@ impl Default for SsdConfig {
                 gc_threshold_blocks: 2,
                 allocation: Allocation::Cwdp,
                 background_gc_blocks: 0,
+                log_area: FtlConfig::default_log_area(),
+                last_seq_threshold: FtlConfig::default_last_seq_threshold(),
+                wear_leveling: WearLeveling::None,
+                static_wl_threshold: FtlConfig::default_static_wl_threshold(),
             },
             sched: SchedConfig {
                 kind: "noop".into(),
@@ -830,10 +883,38 @@ impl Settings {
                 format!("over-provisioning must be positive, got {op}"),
             ));
         }
-        let logical_pages = (geometry.total_pages() as f64 / (1.0 + op)).floor() as u64;
+        let la = c.ftl.log_area;
+        if !(la.is_finite() && (0.0..0.5).contains(&la)) {
+            return Err(invalid(
+                "ftl.log_area",
+                format!("must be a fraction in [0, 0.5), got {la}"),
+            ));
+        }
+        let ppb = n.pages_per_block as u64;
+        // Hybrid FTLs: the log blocks come out of the physical space first, the rest
+        // is data + over-provisioning; block-mapped FTLs expose whole blocks.
+        let log_pages = if c.ftl.has_log_area() {
+            c.ftl.log_blocks(geometry.total_blocks() as u64) * ppb
+        } else {
+            0
+        };
+        let mut logical_pages =
+            (geometry.total_pages().saturating_sub(log_pages) as f64 / (1.0 + op)).floor() as u64;
+        if c.ftl.maps_blocks() {
+            logical_pages = logical_pages / ppb * ppb;
+        }
+        if logical_pages == 0 {
+            return Err(invalid(
+                "ftl.log_area",
+                "leaves no logical capacity: lower log_area or op, or add blocks",
+            ));
+        }
+        if c.ftl.last_seq_threshold.0 == 0 {
+            return Err(invalid("ftl.last_seq_threshold", "must be at least 1 byte"));
+        }
         // The FTL needs, per plane, room for its GC threshold plus an open block and
         // at least one block's worth of reclaimable space.
-        let spare_blocks_per_plane = (geometry.total_pages() - logical_pages)
+        let spare_blocks_per_plane = (geometry.total_pages() - log_pages - logical_pages)
             / n.pages_per_block as u64
             / geometry.total_planes() as u64;
         let need = c.ftl.gc_threshold_blocks as u64 + 2;
@@ -921,6 +1002,35 @@ mod tests {
         .unwrap();
         assert_eq!(c.nand.name, "chip3");
         assert_eq!(c.layout.channels, 4);
+    }
+    #[test]
+    fn zoo_fields_default_validate_and_name_themselves() {
+        // Files written before these fields existed still load.
+        let c = SsdConfig::from_toml_over(None, "[ftl]\nkind = \"bast\"\n", "x.toml").unwrap();
+        assert_eq!(c.ftl.log_area, 0.05);
+        assert_eq!(c.ftl.wear_leveling, WearLeveling::None);
+        let s = c.validate().unwrap();
+        // Hybrids expose whole data blocks, with the log area carved out first.
+        let g = s.geometry;
+        let ppb = g.pages_per_block as u64;
+        assert_eq!(s.logical_pages % ppb, 0);
+        let logs = c.ftl.log_blocks(g.total_blocks() as u64) * ppb;
+        assert!(s.logical_pages as f64 <= (g.total_pages() - logs) as f64 / 1.07);
+        let mut bad = c.clone();
+        bad.ftl.log_area = 0.7;
+        assert!(bad
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("ftl.log_area"));
+        let mut bad = c.clone();
+        bad.ftl.last_seq_threshold = Size(0);
+        let e = bad.validate().unwrap_err().to_string();
+        assert!(e.contains("ftl.last_seq_threshold"), "{e}");
+        let e = SsdConfig::from_toml_over(None, "[ftl]\nwear_leveling = \"sometimes\"\n", "x.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("x.toml") && e.contains("sometimes"), "{e}");
     }
     #[test]
     fn impossible_geometry_refused() {

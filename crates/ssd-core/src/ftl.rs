@@ -232,8 +232,12 @@ ftl_stats!(
     cmt_misses,
     cmt_evictions,
     cmt_dirty_evictions,
+    /// Pages moved by static wear levelling.
     wear_level_moves,
     background_runs,
+    /// Filler programs that keep a block's pages in order when a block-mapped FTL
+    /// writes at an offset past the block's write pointer.
+    pad_programs,
 );
 
 /// A flash translation layer. Implementations must be deterministic given the

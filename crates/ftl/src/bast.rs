@@ -1,0 +1,156 @@
+//! BAST (Kim et al. 2002): block-mapped data blocks plus a pool of page-mapped
+//! log blocks, each dedicated to one data block. A write that cannot go in place
+//! (its offset is not the data block's next free page) is appended to the
+//! logical block's log. A log that fills up is merged at once: a switch merge if
+//! it holds the whole block in order, a partial merge if it holds an in-order
+//! prefix (the rest is copied in, then it becomes the data block), else a full
+//! merge. When every log block is taken, a victim log is chosen by the GC policy
+//! (greedy = fewest valid pages, cost-benefit, FIFO, random, windowed) and merged.
+//! Idle time (background_gc_blocks > 0) merges logs until that many are free.
+
+use crate::hybrid::{Core, NONE};
+use ssd_core::config::{ConfigError, Settings};
+use ssd_core::ftl::{Ftl, FtlCtx, FtlStats, Purpose};
+use ssd_core::{Lpn, Ppn};
+
+#[derive(Clone, Debug)]
+pub struct Bast {
+    pub core: Core,
+    /// Logical block -> its log block.
+    logmap: Vec<u32>,
+    /// Log blocks in use, in allocation order.
+    logs: Vec<u32>,
+    /// Physical log block -> the logical block it serves.
+    log_owner: Vec<u32>,
+}
+
+impl Bast {
+    pub fn new(s: &Settings) -> Result<Bast, ConfigError> {
+        let lb = s.config.ftl.log_blocks(s.geometry.total_blocks() as u64) as u32;
+        let core = Core::new(s, lb)?;
+        Ok(Bast {
+            logmap: vec![NONE; core.nlb as usize],
+            logs: Vec::new(),
+            log_owner: vec![NONE; s.geometry.total_blocks() as usize],
+            core,
+        })
+    }
+
+    /// Merge the log of `lbn` into its data block.
+    fn merge_log(&mut self, lbn: u32, cx: &mut FtlCtx) {
+        let log = self.logmap[lbn as usize];
+        let c = &mut self.core;
+        if c.try_switch_partial(cx, lbn, log, 0).is_none() {
+            let next = c.full_merge(cx, lbn, 0);
+            c.erase(cx, log, Purpose::Merge, next);
+            c.stats.merge_erases += 1;
+        }
+        self.logmap[lbn as usize] = NONE;
+        self.log_owner[log as usize] = NONE;
+        self.logs.retain(|&b| b != log);
+    }
+
+    fn merge_victim(&mut self, cx: &mut FtlCtx) -> bool {
+        let cands = self.logs.clone();
+        let Some(v) = self.core.pick_victim(&cands, cx) else {
+            return false;
+        };
+        let lbn = self.log_owner[v as usize];
+        self.merge_log(lbn, cx);
+        true
+    }
+
+    fn write_page(&mut self, lpn: u64, cx: &mut FtlCtx) {
+        let (lbn, off) = self.core.lbn_off(lpn);
+        if self.core.try_in_place(cx, lbn, off, off + 1) {
+            return;
+        }
+        if self.logmap[lbn as usize] == NONE {
+            if self.logs.len() >= self.core.log_limit as usize {
+                self.merge_victim(cx);
+            }
+            let c = &mut self.core;
+            let b = c.alloc(c.plane_of_lbn(lbn));
+            c.is_log[b as usize] = true;
+            self.logmap[lbn as usize] = b;
+            self.log_owner[b as usize] = lbn;
+            self.logs.push(b);
+        }
+        let log = self.logmap[lbn as usize];
+        self.core
+            .program(cx, log, Some(lpn), Purpose::Host, None, 0);
+        if self.core.is_full(log) {
+            self.merge_log(lbn, cx);
+        }
+    }
+}
+
+impl Ftl for Bast {
+    fn name(&self) -> &'static str {
+        "bast"
+    }
+    fn logical_pages(&self) -> u64 {
+        self.core.logical
+    }
+    fn read(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
+        self.core.begin(0);
+        self.core.read_host(lpn, n, cx);
+    }
+    fn write(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
+        self.core.begin(0);
+        for l in lpn.0..lpn.0 + n as u64 {
+            cx.work.map_lookups += 1;
+            self.core.blocks.clock += 1;
+            self.write_page(l, cx);
+        }
+        self.core.static_wear_level(cx);
+    }
+    fn trim(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
+        self.core.trim(lpn, n, cx);
+    }
+    fn background(&mut self, cx: &mut FtlCtx) -> bool {
+        let c = &self.core;
+        if c.bg_target == 0
+            || self.logs.is_empty()
+            || self.logs.len() + (c.bg_target as usize) <= c.log_limit as usize
+        {
+            return false;
+        }
+        let job = cx.new_job(false);
+        self.core.begin(job);
+        let did = self.merge_victim(cx);
+        self.core.stats.background_runs += did as u64;
+        did
+    }
+    fn lookup(&self, lpn: Lpn) -> Option<Ppn> {
+        self.core.lookup(lpn)
+    }
+    fn check_invariants(&self) -> Result<(), String> {
+        self.core.check(&self.logs)?;
+        let c = &self.core;
+        for (lbn, &log) in self.logmap.iter().enumerate() {
+            if log == NONE {
+                continue;
+            }
+            if !self.logs.contains(&log) || self.log_owner[log as usize] != lbn as u32 {
+                return Err(format!("lbn {lbn}: log {log} not in the log list"));
+            }
+            let first = c.g.first_page(ssd_core::BlockId(log)).0 as usize;
+            for &l in &c.p2l[first..first + c.wp(log) as usize] {
+                if l != NONE && l / c.ppb != lbn as u32 {
+                    return Err(format!("log {log} of lbn {lbn} holds lpn {l}"));
+                }
+            }
+        }
+        if self.logmap.iter().filter(|&&b| b != NONE).count() != self.logs.len() {
+            return Err("log list and log map disagree".into());
+        }
+        Ok(())
+    }
+    fn stats(&self) -> FtlStats {
+        self.core.stats.clone()
+    }
+    fn mapping_table_bytes(&self) -> u64 {
+        self.core.table_bytes()
+    }
+}

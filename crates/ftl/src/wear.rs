@@ -1,0 +1,105 @@
+//! Wear levelling. Dynamic: free blocks are taken least-worn first
+//! ([`FreePick::LeastWorn`]). Static: when a plane's erase-count spread (max over
+//! all its blocks minus min over the blocks holding data) exceeds a threshold,
+//! the coldest data block's valid pages are moved off it (ops tagged
+//! `Purpose::WearLevel`) so the young block returns to circulation. Each FTL does
+//! the move itself (it owns the mapping); this module picks the block.
+
+use crate::blocks::{BlockState, Blocks, FreePick};
+use ssd_core::config::{FtlConfig, WearLeveling};
+use ssd_core::{BlockId, PlaneId};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WearPolicy {
+    pub mode: WearLeveling,
+    pub threshold: u32,
+}
+
+impl WearPolicy {
+    pub fn from_config(c: &FtlConfig) -> WearPolicy {
+        WearPolicy {
+            mode: c.wear_leveling,
+            threshold: c.static_wl_threshold,
+        }
+    }
+    /// How free blocks are taken: least-worn for dynamic and static levelling.
+    pub fn free_pick(&self) -> FreePick {
+        match self.mode {
+            WearLeveling::None => FreePick::Fifo,
+            WearLeveling::Dynamic | WearLeveling::Static => FreePick::LeastWorn,
+        }
+    }
+
+    /// Static levelling: the least-worn block of `plane` among those `eligible`
+    /// (full blocks holding data the FTL can move), if the plane's spread exceeds
+    /// the threshold. None when static levelling is off.
+    pub fn static_victim(
+        &self,
+        b: &Blocks,
+        plane: PlaneId,
+        eligible: impl Fn(usize) -> bool,
+    ) -> Option<BlockId> {
+        if self.mode != WearLeveling::Static {
+            return None;
+        }
+        let first = b.g.first_block_of_plane(plane).0 as usize;
+        let range = first..first + b.g.blocks_per_plane as usize;
+        let max = range.clone().map(|i| b.erase_count[i]).max()?;
+        let (min, victim) = range
+            .filter(|&i| b.state[i] == BlockState::Full && b.valid[i] > 0 && eligible(i))
+            .map(|i| (b.erase_count[i], i))
+            .min()?;
+        (max - min > self.threshold).then_some(BlockId(victim as u32))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ssd_core::Geometry;
+
+    fn geo() -> Geometry {
+        Geometry {
+            channels: 1,
+            ways: 1,
+            dies: 1,
+            planes: 1,
+            blocks_per_plane: 4,
+            pages_per_block: 2,
+            page_size: 4096,
+        }
+    }
+
+    #[test]
+    fn static_victim_is_the_coldest_full_block_past_the_threshold() {
+        let mut b = Blocks::new(geo());
+        let p = PlaneId(0);
+        // Block 0: full of data, never erased. Blocks 1-3 erased 5 times each.
+        let b0 = b.alloc(p).unwrap();
+        b.program_next(b0);
+        b.program_next(b0);
+        for _ in 0..5 {
+            for _ in 0..3 {
+                let x = b.alloc(p).unwrap();
+                b.program_next(x);
+                b.invalidate(b.g.first_page(x));
+                b.program_next(x);
+                b.invalidate(ssd_core::Ppn(b.g.first_page(x).0 + 1));
+                b.erase(x);
+            }
+        }
+        let w = WearPolicy {
+            mode: WearLeveling::Static,
+            threshold: 4,
+        };
+        assert_eq!(w.static_victim(&b, p, |_| true), Some(b0));
+        let w5 = WearPolicy { threshold: 5, ..w };
+        assert_eq!(w5.static_victim(&b, p, |_| true), None);
+        let off = WearPolicy {
+            mode: WearLeveling::Dynamic,
+            ..w
+        };
+        assert_eq!(off.static_victim(&b, p, |_| true), None);
+        assert_eq!(off.free_pick(), FreePick::LeastWorn);
+    }
+}
