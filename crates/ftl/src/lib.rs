@@ -7,8 +7,12 @@
 //! `any_ftl!` below and one arm to [`build`].
 
 pub mod blocks;
+pub mod cmt;
+pub mod dftl;
+pub mod mapsize;
 pub mod page;
 
+pub use dftl::DftlFtl;
 pub use page::PageFtl;
 use ssd_core::config::{invalid, ConfigError, Settings};
 use ssd_core::ftl::{Ftl, FtlCtx, FtlStats};
@@ -35,15 +39,16 @@ macro_rules! any_ftl {
     };
 }
 
-any_ftl!(Page(PageFtl));
+any_ftl!(Page(PageFtl), Dftl(DftlFtl));
 
 /// Names accepted by `--ftl`.
-pub const FTL_NAMES: &[&str] = &["page"];
+pub const FTL_NAMES: &[&str] = &["page", "dftl"];
 
 /// Build the FTL named in `settings.config.ftl.kind`.
 pub fn build(settings: &Settings) -> Result<AnyFtl, ConfigError> {
     match settings.config.ftl.kind.as_str() {
         "page" => Ok(AnyFtl::Page(PageFtl::new(settings))),
+        "dftl" => Ok(AnyFtl::Dftl(DftlFtl::new(settings)?)),
         other => Err(invalid(
             "ftl.kind",
             format!("unknown FTL {other:?} (known: {})", FTL_NAMES.join(", ")),
