@@ -11,8 +11,8 @@
 //! * Evicting a dirty entry rewrites its translation page (read-modify-write: read
 //!   the current version, program a new one, invalidate the old) and writes back
 //!   every dirty cached entry of that page at once (they become clean).
-//! * Translation pages live in their own blocks with their own write frontier per
-//!   plane. GC picks a victim among all full blocks of a plane (Gupta et al. section
+//! * Translation pages live in their own blocks with their own write frontier (one
+//!   for the drive; dead translation blocks are erased without copies). GC picks a victim among all full blocks of a plane (Gupta et al. section
 //!   3.4.3: the victim is a translation block or a data block) with the configured
 //!   policy. A translation victim's valid pages are copied and the GTD updated; a
 //!   data victim's pages are copied and their mappings updated: entries in the CMT
@@ -70,10 +70,12 @@ pub struct DftlFtl {
     oob: Vec<u32>,
     oob_ver: Vec<u32>,
     is_trans: Vec<bool>,
+    /// Translation blocks not free.
+    trans_blocks: u32,
     pub blocks: Blocks,
     host_open: Vec<u32>,
     gc_open: Vec<u32>,
-    trans_open: Vec<u32>,
+    trans_open: u32,
     alloc: Allocation,
     order: Vec<u32>,
     cursor: usize,
@@ -95,6 +97,8 @@ pub struct DftlFtl {
     tready_stage: Vec<u8>,
     gc_pending: Vec<u32>,
     gc_flag: Vec<bool>,
+    /// Translation blocks whose last valid page died (erased at the next safe point).
+    dead: Vec<u32>,
     scratch: Vec<u32>,
 }
 
@@ -141,10 +145,11 @@ impl DftlFtl {
             oob: vec![NONE; np],
             oob_ver: vec![0; np],
             is_trans: vec![false; nb],
+            trans_blocks: 0,
             blocks: Blocks::new(g),
             host_open: vec![NONE; planes],
             gc_open: vec![NONE; planes],
-            trans_open: vec![NONE; planes],
+            trans_open: NONE,
             alloc: c.allocation,
             order: striping_order(&g, c.allocation),
             cursor: 0,
@@ -165,6 +170,7 @@ impl DftlFtl {
             tready_stage: vec![0; n_tp as usize],
             gc_pending: Vec::with_capacity(planes),
             gc_flag: vec![false; planes],
+            dead: Vec::with_capacity(planes),
             scratch: Vec::with_capacity(g.pages_per_block as usize + 1),
         })
     }
@@ -199,6 +205,35 @@ impl DftlFtl {
     /// Dirty entries in the CMT.
     pub fn dirty_entries(&self) -> u64 {
         self.tp_dirty.iter().map(|&d| d as u64).sum()
+    }
+
+    /// Per-plane space summary for panic messages: free blocks, translation blocks
+    /// (valid pages in them), data blocks (valid pages in them).
+    pub fn space_summary(&self) -> String {
+        let g = &self.g;
+        let mut out = String::new();
+        for pl in 0..g.total_planes() {
+            let first = g.first_block_of_plane(PlaneId(pl)).0;
+            let (mut tb, mut tv, mut db, mut dv) = (0, 0u32, 0, 0u32);
+            for b in first..first + g.blocks_per_plane {
+                let bi = b as usize;
+                if self.blocks.state[bi] == BlockState::Free {
+                    continue;
+                }
+                if self.is_trans[bi] {
+                    tb += 1;
+                    tv += self.blocks.valid[bi] as u32;
+                } else {
+                    db += 1;
+                    dv += self.blocks.valid[bi] as u32;
+                }
+            }
+            out += &format!(
+                "plane {pl}: free {} trans {tb} ({tv} valid) data {db} ({dv} valid); ",
+                self.blocks.free_count(PlaneId(pl))
+            );
+        }
+        out
     }
 
     // ------------------------------------------------------------ call state
@@ -301,8 +336,8 @@ impl DftlFtl {
         } else {
             let b = self.blocks.alloc(plane).unwrap_or_else(|| {
                 panic!(
-                    "plane {} has no free block: over-provisioning too small for this workload (gc threshold {})",
-                    plane.0, self.threshold
+                    "plane {} has no free block: over-provisioning too small for this workload (gc threshold {}); {}",
+                    plane.0, self.threshold, self.space_summary()
                 )
             });
             self.is_trans[b.0 as usize] = false;
@@ -322,45 +357,43 @@ impl DftlFtl {
         p
     }
 
-    /// Program the next page of a translation frontier, preferring `pref`; planes
-    /// at or below the GC threshold are used only if no other plane has room.
+    /// Program the next page of the translation frontier. There is one translation
+    /// frontier for the whole drive (as in FlashSim's DFTL): translation pages are
+    /// few, and a frontier per plane would strand up to a block per plane. A new
+    /// translation block comes from the plane with the most free blocks (ties: the
+    /// first at or after `pref`).
     fn alloc_tpage(&mut self, pref: PlaneId) -> Ppn {
-        let np = self.g.total_planes();
-        let mut chosen = None;
-        'pass: for pass in 0..2 {
+        if !self.open_ok(self.trans_open) {
+            let np = self.g.total_planes();
+            let mut best = (0, pref.0);
             for k in 0..np {
                 let p = (pref.0 + k) % np;
                 let fc = self.blocks.free_count(PlaneId(p));
-                if self.open_ok(self.trans_open[p as usize])
-                    || (pass == 0 && fc > self.threshold)
-                    || (pass == 1 && fc > 0)
-                {
-                    chosen = Some(p);
-                    break 'pass;
+                if fc > best.0 {
+                    best = (fc, p);
                 }
             }
-        }
-        let p = chosen.unwrap_or_else(|| {
-            panic!("no plane has a free block for a translation page: over-provisioning too small")
-        });
-        let cur = self.trans_open[p as usize];
-        let b = if self.open_ok(cur) {
-            cur
-        } else {
+            if best.0 == 0 {
+                panic!(
+                    "no plane has a free block for a translation page: over-provisioning too small; {}",
+                    self.space_summary()
+                );
+            }
+            let p = best.1;
             let b = self.blocks.alloc(PlaneId(p)).expect("checked free block");
             self.is_trans[b.0 as usize] = true;
+            self.trans_blocks += 1;
+            self.trans_open = b.0;
             if !self.gc_flag[p as usize] {
                 self.gc_flag[p as usize] = true;
                 self.gc_pending.push(p);
             }
-            b.0
-        };
+        }
+        let b = self.trans_open;
         let ppn = self.blocks.program_next(BlockId(b));
-        self.trans_open[p as usize] = if self.blocks.state[b as usize] == BlockState::Full {
-            NONE
-        } else {
-            b
-        };
+        if self.blocks.state[b as usize] == BlockState::Full {
+            self.trans_open = NONE;
+        }
         ppn
     }
 
@@ -377,6 +410,12 @@ impl DftlFtl {
         if old != NONE {
             self.blocks.invalidate(Ppn(old));
             self.p2l[old as usize] = NONE;
+            let b = self.g.block_of(Ppn(old)).0;
+            if self.blocks.valid[b as usize] == 0
+                && self.blocks.state[b as usize] == BlockState::Full
+            {
+                self.dead.push(b);
+            }
         }
         self.gtd[t as usize] = p.0;
         self.p2l[p.0 as usize] = t;
@@ -482,10 +521,53 @@ impl DftlFtl {
 
     // ------------------------------------------------------------ GC
 
+    /// Erase translation blocks that hold no valid page any more (no copies needed:
+    /// translation pages are rewritten often, so their blocks die whole). One
+    /// non-gating job, planned after every operation that read those blocks.
+    fn reclaim_dead(&mut self, cx: &mut FtlCtx) {
+        if self.dead.is_empty() {
+            return;
+        }
+        let mut job = None;
+        for i in 0..self.dead.len() {
+            let b = self.dead[i];
+            let bi = b as usize;
+            if !self.is_trans[bi]
+                || self.blocks.valid[bi] != 0
+                || self.blocks.state[bi] != BlockState::Full
+            {
+                continue;
+            }
+            let j = *job.get_or_insert_with(|| cx.new_job(false));
+            self.new_hjob = true;
+            self.stats.gc_runs += 1;
+            self.erase_block(BlockId(b));
+            cx.erase(j, 0, self.g.first_page(BlockId(b)), Purpose::Gc);
+        }
+        self.dead.clear();
+    }
+
+    fn erase_block(&mut self, b: BlockId) {
+        self.blocks.erase(b);
+        if self.is_trans[b.0 as usize] {
+            self.is_trans[b.0 as usize] = false;
+            self.trans_blocks -= 1;
+        }
+        let first = self.g.first_page(b).0;
+        for off in 0..self.g.pages_per_block {
+            self.oob[(first + off) as usize] = NONE;
+            self.oob_ver[(first + off) as usize] = 0;
+        }
+    }
+
     fn gc_if_needed(&mut self, plane: PlaneId, cx: &mut FtlCtx) {
         let mut guard = self.g.blocks_per_plane;
         while self.blocks.free_count(plane) < self.threshold && guard > 0 {
             guard -= 1;
+            self.reclaim_dead(cx);
+            if self.blocks.free_count(plane) >= self.threshold {
+                break;
+            }
             if !self.gc_one(plane, cx, false) {
                 break;
             }
@@ -494,6 +576,7 @@ impl DftlFtl {
 
     /// GC of planes that handed out translation blocks during this page's work.
     fn run_pending_gc(&mut self, cx: &mut FtlCtx) {
+        self.reclaim_dead(cx);
         let mut i = 0;
         while i < self.gc_pending.len() {
             let p = self.gc_pending[i];
@@ -504,13 +587,44 @@ impl DftlFtl {
         self.gc_pending.clear();
     }
 
+    fn trans_victim(&self, plane: PlaneId, cx: &mut FtlCtx) -> Option<(BlockId, u64)> {
+        if self.trans_blocks == 0 {
+            return None;
+        }
+        let first = self.g.first_block_of_plane(plane).0;
+        let mut best = None;
+        let mut bv = (self.g.pages_per_block / 2 + 1) as u16;
+        for b in first..first + self.g.blocks_per_plane {
+            let bi = b as usize;
+            if self.is_trans[bi]
+                && self.blocks.state[bi] == BlockState::Full
+                && self.blocks.valid[bi] < bv
+            {
+                bv = self.blocks.valid[bi];
+                best = Some(BlockId(b));
+            }
+        }
+        let ex = self.g.blocks_per_plane as u64;
+        cx.work.gc_candidates += ex;
+        best.map(|b| (b, ex))
+    }
+
     /// Collect one victim of `plane`. Returns false if no block is worth collecting.
     fn gc_one(&mut self, plane: PlaneId, cx: &mut FtlCtx, background: bool) -> bool {
-        let Some((victim, examined)) =
-            self.blocks
+        // Translation blocks are collected on their own, greedily: the emptiest
+        // full translation block of the plane goes first when at most half of it
+        // is valid (translation pages die fast, and a data policy such as FIFO
+        // would leave their garbage in place). Otherwise the configured policy
+        // picks among all full blocks.
+        let (victim, examined) = match self.trans_victim(plane, cx) {
+            Some(v) => v,
+            None => match self
+                .blocks
                 .select_victim(plane, self.policy, &mut cx.rng, &mut cx.work)
-        else {
-            return false;
+            {
+                Some(v) => v,
+                None => return false,
+            },
         };
         self.stats.gc_victims_examined += examined;
         let vi = victim.0 as usize;
@@ -587,11 +701,7 @@ impl DftlFtl {
                 self.install_tpage(t, p);
             }
         }
-        self.blocks.erase(victim);
-        for off in 0..self.g.pages_per_block {
-            self.oob[(first + off) as usize] = NONE;
-            self.oob_ver[(first + off) as usize] = 0;
-        }
+        self.erase_block(victim);
         cx.erase(job, 2, Ppn(first), Purpose::Gc);
         true
     }
@@ -632,6 +742,9 @@ impl Ftl for DftlFtl {
             self.page_start();
             self.blocks.clock += 1;
             let (s, _) = self.lookup_entry(l, cx);
+            // A write-back may have taken a plane's free block: restore the GC
+            // reserve before the data page is placed.
+            self.run_pending_gc(cx);
             let old = self.cmt.ppn[s as usize];
             if old != NONE {
                 self.blocks.invalidate(Ppn(old));
@@ -852,7 +965,7 @@ impl Ftl for DftlFtl {
             for (b, trans) in [
                 (self.host_open[pl], false),
                 (self.gc_open[pl], false),
-                (self.trans_open[pl], true),
+                (if pl == 0 { self.trans_open } else { NONE }, true),
             ] {
                 if b != NONE
                     && (self.blocks.state[b as usize] != BlockState::Open
