@@ -9,14 +9,18 @@
 pub mod bast;
 pub mod block;
 pub mod blocks;
+pub mod cmt;
+pub mod dftl;
 pub mod fast;
 pub mod hybrid;
 pub mod last;
+pub mod mapsize;
 pub mod page;
 pub mod wear;
 
 pub use bast::Bast;
 pub use block::BlockFtl;
+pub use dftl::DftlFtl;
 pub use fast::Fast;
 pub use last::Last;
 pub use page::PageFtl;
@@ -26,7 +30,10 @@ use ssd_core::{Lpn, Ppn};
 
 macro_rules! any_ftl {
     ($($variant:ident($ty:ty)),* $(,)?) => {
-        /// Every FTL of the zoo, statically dispatched.
+        /// Every FTL of the zoo, statically dispatched. Built once per run, so the
+        /// size difference between variants costs nothing; boxing would add an
+        /// indirection to every call.
+        #[allow(clippy::large_enum_variant)]
         #[derive(Clone, Debug)]
         pub enum AnyFtl { $($variant($ty)),* }
         impl Ftl for AnyFtl {
@@ -51,10 +58,11 @@ any_ftl!(
     Bast(Bast),
     Fast(Fast),
     Last(Last),
+    Dftl(DftlFtl),
 );
 
 /// Names accepted by `--ftl`.
-pub const FTL_NAMES: &[&str] = &["page", "block", "bast", "fast", "last"];
+pub const FTL_NAMES: &[&str] = &["page", "block", "bast", "fast", "last", "dftl"];
 
 /// Build the FTL named in `settings.config.ftl.kind`.
 pub fn build(settings: &Settings) -> Result<AnyFtl, ConfigError> {
@@ -64,6 +72,7 @@ pub fn build(settings: &Settings) -> Result<AnyFtl, ConfigError> {
         "bast" => Ok(AnyFtl::Bast(Bast::new(settings)?)),
         "fast" => Ok(AnyFtl::Fast(Fast::new(settings)?)),
         "last" => Ok(AnyFtl::Last(Last::new(settings)?)),
+        "dftl" => Ok(AnyFtl::Dftl(DftlFtl::new(settings)?)),
         other => Err(invalid(
             "ftl.kind",
             format!("unknown FTL {other:?} (known: {})", FTL_NAMES.join(", ")),

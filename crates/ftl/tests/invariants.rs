@@ -138,6 +138,11 @@ impl Model {
                         ));
                     }
                 }
+                // Mapping pages (DFTL) carry no logical data: their content is not
+                // modelled here (DFTL's own tests check its translation pages).
+                OpKind::Program if o.purpose == Purpose::Translation || o.lpn == NO_LPN => {
+                    self.content[p] = None
+                }
                 OpKind::Program => {
                     self.content[p] = if o.src != NO_PPN {
                         let c = self.content[o.src as usize];
@@ -340,4 +345,5 @@ ftl_props!(
     bast => "bast",
     fast => "fast",
     last => "last",
+    dftl => "dftl",
 );

@@ -460,6 +460,12 @@ pub struct FtlConfig {
     /// Static wear levelling: act when max - min erase count in a plane exceeds this.
     #[serde(default = "FtlConfig::default_static_wl_threshold")]
     pub static_wl_threshold: u32,
+    /// DFTL: size of the Cached Mapping Table (Park et al. fix it at 32 KB).
+    pub cmt_size: Size,
+    /// DFTL: bytes per cached entry (lpn + ppn).
+    pub cmt_entry_bytes: u32,
+    /// DFTL: CMT replacement policy.
+    pub cmt_policy: CmtPolicy,
 }
 
 /// Wear-levelling mode.
@@ -494,6 +500,17 @@ impl FtlConfig {
     pub fn log_blocks(&self, total_blocks: u64) -> u64 {
         ((self.log_area * total_blocks as f64).ceil() as u64).max(2)
     }
+}
+
+/// Replacement policy of DFTL's Cached Mapping Table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CmtPolicy {
+    /// Segmented LRU (Karedla et al. 1994): a probationary and a protected segment,
+    /// as in Gupta et al.'s DFTL.
+    Slru,
+    /// Plain least-recently-used.
+    Lru,
 }
 
 /// Which host I/O scheduler sits between the workload and the device queue.
@@ -670,6 +687,9 @@ impl Default for SsdConfig {
                 last_seq_threshold: FtlConfig::default_last_seq_threshold(),
                 wear_leveling: WearLeveling::None,
                 static_wl_threshold: FtlConfig::default_static_wl_threshold(),
+                cmt_size: Size::kib(32),
+                cmt_entry_bytes: 8,
+                cmt_policy: CmtPolicy::Slru,
             },
             sched: SchedConfig {
                 kind: "noop".into(),
@@ -937,6 +957,18 @@ impl Settings {
                 ));
             }
         }
+        if c.ftl.cmt_entry_bytes == 0 {
+            return Err(invalid("ftl.cmt_entry_bytes", "must be at least 1"));
+        }
+        if c.ftl.cmt_size.0 < c.ftl.cmt_entry_bytes as u64 {
+            return Err(invalid(
+                "ftl.cmt_size",
+                format!(
+                    "{} bytes cannot hold one {}-byte entry (ftl.cmt_entry_bytes)",
+                    c.ftl.cmt_size.0, c.ftl.cmt_entry_bytes
+                ),
+            ));
+        }
         if c.sched.max_request.0 < 512 {
             return Err(invalid("sched.max_request", "must be at least one sector"));
         }
@@ -1044,5 +1076,20 @@ mod tests {
         let mut c = SsdConfig::default();
         c.ftl.op = 0.0001;
         assert!(c.validate().unwrap_err().to_string().contains("ftl.op"));
+        let mut c = SsdConfig::default();
+        c.ftl.cmt_size = Size(4);
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("ftl.cmt_size"));
+        let mut c = SsdConfig::default();
+        c.ftl.cmt_entry_bytes = 0;
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("ftl.cmt_entry_bytes"), "{e}");
+        let e = SsdConfig::from_toml_over(None, "[ftl]\ncmt_policy = \"lfu\"\n", "x.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("x.toml") && e.contains("lfu"), "{e}");
     }
 }

@@ -1,0 +1,1020 @@
+//! DFTL (Gupta, Kim and Urgaonkar, ASPLOS 2009): page-level mapping kept on flash
+//! in translation pages, a Global Translation Directory (GTD: translation page id ->
+//! physical page) in controller memory and a small Cached Mapping Table (CMT).
+//!
+//! * A CMT miss reads the translation page that holds the entry (a flash read,
+//!   purpose `Translation`) before the data read it enables: in the gating job the
+//!   translation read is in stage `s`, the data read in stage `s + 1`. A write miss
+//!   reads the entry too (the old page must be invalidated) but its data program
+//!   does not wait for it. A translation page that was never written holds only
+//!   unmapped entries, so a miss on it costs no flash read.
+//! * Evicting a dirty entry rewrites its translation page (read-modify-write: read
+//!   the current version, program a new one, invalidate the old) and writes back
+//!   every dirty cached entry of that page at once (they become clean).
+//! * Translation pages live in their own blocks with their own write frontier (one
+//!   for the drive; dead translation blocks are erased without copies). GC picks a victim among all full blocks of a plane (Gupta et al. section
+//!   3.4.3: the victim is a translation block or a data block) with the configured
+//!   policy. A translation victim's valid pages are copied and the GTD updated; a
+//!   data victim's pages are copied and their mappings updated: entries in the CMT
+//!   in place (they become dirty), the others batched per translation page, one
+//!   translation-page rewrite per touched page (which also writes back that page's
+//!   dirty cached entries).
+//! * Data placement, host and GC frontiers and GC triggering mirror [`PageFtl`]
+//!   exactly, so with a CMT that holds the whole map DFTL issues the page FTL's data
+//!   operations and no translation traffic.
+//!
+//! Plan ordering. The engine applies a plan's operations sorted by (job, stage), so
+//! the DFTL keeps that order consistent with the flash rules: once a GC job has been
+//! opened, the host request's later operations go to a new gating job; inside a
+//! gating job, translation programs never go back in stage and a translation page
+//! rewritten in the job is read again only in a later stage. (Across jobs there is
+//! no timing dependency in the engine: a host job that reads a translation page a
+//! GC job just rewrote is not delayed by that program, an approximation.)
+//!
+//! [`PageFtl`]: crate::PageFtl
+
+use crate::blocks::{BlockState, Blocks};
+use crate::cmt::Cmt;
+use crate::page::{entry_bytes, striping_order};
+use ssd_core::config::{invalid, Allocation, ConfigError, GcPolicy, Settings};
+use ssd_core::ftl::{Ftl, FtlCtx, FtlStats, JobId, Purpose, NO_LPN};
+use ssd_core::{BlockId, Geometry, Lpn, PlaneId, Ppn};
+
+const NONE: u32 = u32::MAX;
+/// A gating job is closed and a new one opened once its stages reach this.
+const STAGE_LIMIT: u8 = 200;
+
+#[derive(Clone, Debug)]
+pub struct DftlFtl {
+    g: Geometry,
+    logical: u64,
+    /// Page-mapping entries per translation page.
+    ept: u64,
+    /// Bytes of a page-mapping entry (byte-aligned, addressing every physical page).
+    entry: u64,
+    cmt_bytes: u64,
+    n_tp: u32,
+    /// The mapping as the current translation pages on flash hold it, per lpn.
+    fmap: Vec<u32>,
+    /// Global Translation Directory: translation page id -> ppn (NONE: never written).
+    gtd: Vec<u32>,
+    /// Writes of each translation page so far (its newest version).
+    tver: Vec<u32>,
+    /// Dirty cached entries per translation page.
+    tp_dirty: Vec<u32>,
+    /// Per physical page: the lpn (data block) or translation page id (translation
+    /// block) it holds while valid, NONE otherwise.
+    p2l: Vec<u32>,
+    /// Per physical page, kept until erase (the spare area): id written and, for
+    /// translation pages, the version.
+    oob: Vec<u32>,
+    oob_ver: Vec<u32>,
+    is_trans: Vec<bool>,
+    /// Translation blocks not free.
+    trans_blocks: u32,
+    pub blocks: Blocks,
+    host_open: Vec<u32>,
+    gc_open: Vec<u32>,
+    trans_open: u32,
+    alloc: Allocation,
+    order: Vec<u32>,
+    cursor: usize,
+    tcursor: usize,
+    die_rr: Vec<u32>,
+    die_cursor: u32,
+    policy: GcPolicy,
+    threshold: u32,
+    bg_target: u32,
+    bg_cursor: u32,
+    cmt: Cmt,
+    stats: FtlStats,
+    // Planning state of the current call.
+    hjob: JobId,
+    new_hjob: bool,
+    hepoch: u32,
+    last_tprog: u8,
+    tready_epoch: Vec<u32>,
+    tready_stage: Vec<u8>,
+    gc_pending: Vec<u32>,
+    gc_flag: Vec<bool>,
+    /// Translation blocks whose last valid page died (erased at the next safe point).
+    dead: Vec<u32>,
+    scratch: Vec<u32>,
+}
+
+impl DftlFtl {
+    pub fn new(s: &Settings) -> Result<DftlFtl, ConfigError> {
+        let g = s.geometry;
+        let c = &s.config.ftl;
+        let logical = s.logical_pages;
+        if logical >= NONE as u64 {
+            return Err(invalid("ftl.op", "too many logical pages for DFTL"));
+        }
+        let entry = entry_bytes(g.total_pages());
+        let ept = (g.page_size as u64 / entry).max(1);
+        let n_tp = logical.div_ceil(ept);
+        let planes = g.total_planes() as usize;
+        // Translation pages live in the over-provisioned space: beside what the GC
+        // threshold and the frontiers need, room for every translation page twice.
+        let spare = g.total_pages() - logical;
+        let ppb = g.pages_per_block as u64;
+        let need = planes as u64 * (c.gc_threshold_blocks as u64 + 3) * ppb + 2 * n_tp;
+        if spare < need {
+            return Err(invalid(
+                "ftl.op",
+                format!(
+                    "DFTL needs {need} spare pages ({n_tp} translation pages twice plus gc_threshold_blocks + 3 blocks per plane) but over-provisioning leaves {spare}: raise op"
+                ),
+            ));
+        }
+        let cap = (c.cmt_size.0 / c.cmt_entry_bytes as u64).clamp(1, logical.max(1));
+        let nb = g.total_blocks() as usize;
+        let np = g.total_pages() as usize;
+        Ok(DftlFtl {
+            g,
+            logical,
+            ept,
+            entry,
+            cmt_bytes: c.cmt_size.0,
+            n_tp: n_tp as u32,
+            fmap: vec![NONE; logical as usize],
+            gtd: vec![NONE; n_tp as usize],
+            tver: vec![0; n_tp as usize],
+            tp_dirty: vec![0; n_tp as usize],
+            p2l: vec![NONE; np],
+            oob: vec![NONE; np],
+            oob_ver: vec![0; np],
+            is_trans: vec![false; nb],
+            trans_blocks: 0,
+            blocks: Blocks::new(g),
+            host_open: vec![NONE; planes],
+            gc_open: vec![NONE; planes],
+            trans_open: NONE,
+            alloc: c.allocation,
+            order: striping_order(&g, c.allocation),
+            cursor: 0,
+            tcursor: 0,
+            die_rr: vec![0; g.total_dies() as usize],
+            die_cursor: 0,
+            policy: c.gc_policy,
+            threshold: c.gc_threshold_blocks,
+            bg_target: c.background_gc_blocks,
+            bg_cursor: 0,
+            cmt: Cmt::new(cap as u32, logical, c.cmt_policy),
+            stats: FtlStats::default(),
+            hjob: 0,
+            new_hjob: false,
+            hepoch: 0,
+            last_tprog: 0,
+            tready_epoch: vec![0; n_tp as usize],
+            tready_stage: vec![0; n_tp as usize],
+            gc_pending: Vec::with_capacity(planes),
+            gc_flag: vec![false; planes],
+            dead: Vec::with_capacity(planes),
+            scratch: Vec::with_capacity(g.pages_per_block as usize + 1),
+        })
+    }
+
+    /// Entries the CMT holds.
+    pub fn cmt_capacity(&self) -> u32 {
+        self.cmt.capacity()
+    }
+    /// Entries cached now.
+    pub fn cmt_len(&self) -> u32 {
+        self.cmt.len()
+    }
+    /// Number of translation pages (GTD entries).
+    pub fn translation_pages(&self) -> u32 {
+        self.n_tp
+    }
+    /// Page-mapping entries per translation page.
+    pub fn entries_per_translation_page(&self) -> u64 {
+        self.ept
+    }
+    /// Where translation page `t` lives now.
+    pub fn gtd(&self, t: u32) -> Option<Ppn> {
+        let p = *self.gtd.get(t as usize)?;
+        (p != NONE).then_some(Ppn(p))
+    }
+    /// Cached entry of `lpn`: (ppn, dirty).
+    pub fn cached(&self, lpn: Lpn) -> Option<(Option<Ppn>, bool)> {
+        let s = self.cmt.slot(lpn.0)? as usize;
+        let p = self.cmt.ppn[s];
+        Some(((p != NONE).then_some(Ppn(p)), self.cmt.dirty[s]))
+    }
+    /// Dirty entries in the CMT.
+    pub fn dirty_entries(&self) -> u64 {
+        self.tp_dirty.iter().map(|&d| d as u64).sum()
+    }
+
+    /// Per-plane space summary for panic messages: free blocks, translation blocks
+    /// (valid pages in them), data blocks (valid pages in them).
+    pub fn space_summary(&self) -> String {
+        let g = &self.g;
+        let mut out = String::new();
+        for pl in 0..g.total_planes() {
+            let first = g.first_block_of_plane(PlaneId(pl)).0;
+            let (mut tb, mut tv, mut db, mut dv) = (0, 0u32, 0, 0u32);
+            for b in first..first + g.blocks_per_plane {
+                let bi = b as usize;
+                if self.blocks.state[bi] == BlockState::Free {
+                    continue;
+                }
+                if self.is_trans[bi] {
+                    tb += 1;
+                    tv += self.blocks.valid[bi] as u32;
+                } else {
+                    db += 1;
+                    dv += self.blocks.valid[bi] as u32;
+                }
+            }
+            out += &format!(
+                "plane {pl}: free {} trans {tb} ({tv} valid) data {db} ({dv} valid); ",
+                self.blocks.free_count(PlaneId(pl))
+            );
+        }
+        out
+    }
+
+    // ------------------------------------------------------------ call state
+
+    fn begin_call(&mut self) {
+        self.hjob = 0;
+        self.new_hjob = false;
+        self.hepoch = self.hepoch.wrapping_add(1);
+        self.last_tprog = 0;
+    }
+
+    /// The gating job host operations go to now.
+    #[inline]
+    fn hjob(&mut self, cx: &mut FtlCtx) -> JobId {
+        if self.new_hjob {
+            self.new_hjob = false;
+            self.hjob = cx.new_job(true);
+            self.hepoch = self.hepoch.wrapping_add(1);
+            self.last_tprog = 0;
+        }
+        self.hjob
+    }
+
+    /// Before each page of a host call: keep stage numbers bounded.
+    #[inline]
+    fn page_start(&mut self) {
+        if self.last_tprog >= STAGE_LIMIT {
+            self.new_hjob = true;
+        }
+    }
+
+    /// First stage of the current gating job at which translation page `t` may be read.
+    #[inline]
+    fn ready(&self, t: u32) -> u8 {
+        if self.tready_epoch[t as usize] == self.hepoch {
+            self.tready_stage[t as usize]
+        } else {
+            0
+        }
+    }
+
+    #[inline]
+    fn tpage_of(&self, lpn: u64) -> u32 {
+        (lpn / self.ept) as u32
+    }
+
+    // ------------------------------------------------------------ allocation
+
+    fn next_plane(&mut self, cx: &FtlCtx) -> PlaneId {
+        match self.alloc {
+            Allocation::LeastBusy => {
+                let nd = self.g.total_dies();
+                let start = self.die_cursor;
+                let mut best = start % nd;
+                let mut bl = u32::MAX;
+                for k in 0..nd {
+                    let d = (start + k) % nd;
+                    let l = cx.die_load[d as usize];
+                    if l < bl {
+                        bl = l;
+                        best = d;
+                    }
+                }
+                self.die_cursor = (best + 1) % nd;
+                let pl = self.die_rr[best as usize];
+                self.die_rr[best as usize] = (pl + 1) % self.g.planes;
+                PlaneId(best * self.g.planes + pl)
+            }
+            _ => {
+                let p = self.order[self.cursor];
+                self.cursor = (self.cursor + 1) % self.order.len();
+                PlaneId(p)
+            }
+        }
+    }
+
+    #[inline]
+    fn open_ok(&self, b: u32) -> bool {
+        b != NONE && self.blocks.state[b as usize] == BlockState::Open
+    }
+
+    fn host_needs_block(&self, plane: PlaneId) -> bool {
+        !self.open_ok(self.host_open[plane.0 as usize])
+    }
+
+    /// Foreground GC before the host frontier of `plane` takes a new block.
+    fn gc_before_host_block(&mut self, plane: PlaneId, cx: &mut FtlCtx) {
+        let mut guard = self.g.blocks_per_plane;
+        while self.blocks.free_count(plane) <= self.threshold && guard > 0 {
+            guard -= 1;
+            self.reclaim_dead(cx);
+            if self.blocks.free_count(plane) > self.threshold {
+                break;
+            }
+            if !self.gc_one(plane, cx, false) {
+                break;
+            }
+        }
+    }
+
+    /// Program the next page of a data frontier (host or GC) of `plane`.
+    fn alloc_page(&mut self, plane: PlaneId, host: bool) -> Ppn {
+        let cur = if host {
+            self.host_open[plane.0 as usize]
+        } else {
+            self.gc_open[plane.0 as usize]
+        };
+        let b = if self.open_ok(cur) {
+            cur
+        } else {
+            let b = self.blocks.alloc(plane).unwrap_or_else(|| {
+                panic!(
+                    "plane {} has no free block: over-provisioning too small for this workload (gc threshold {}); {}",
+                    plane.0, self.threshold, self.space_summary()
+                )
+            });
+            self.is_trans[b.0 as usize] = false;
+            b.0
+        };
+        let p = self.blocks.program_next(BlockId(b));
+        let keep = if self.blocks.state[b as usize] == BlockState::Full {
+            NONE
+        } else {
+            b
+        };
+        if host {
+            self.host_open[plane.0 as usize] = keep;
+        } else {
+            self.gc_open[plane.0 as usize] = keep;
+        }
+        p
+    }
+
+    /// Program the next page of the translation frontier. There is one translation
+    /// frontier for the whole drive (as in FlashSim's DFTL): translation pages are
+    /// few, and a frontier per plane would strand up to a block per plane. A new
+    /// translation block comes from the plane with the most free blocks (ties: the
+    /// first at or after `pref`).
+    fn alloc_tpage(&mut self, pref: PlaneId) -> Ppn {
+        if !self.open_ok(self.trans_open) {
+            let np = self.g.total_planes();
+            let mut best = (0, pref.0);
+            for k in 0..np {
+                let p = (pref.0 + k) % np;
+                let fc = self.blocks.free_count(PlaneId(p));
+                if fc > best.0 {
+                    best = (fc, p);
+                }
+            }
+            if best.0 == 0 {
+                panic!(
+                    "no plane has a free block for a translation page: over-provisioning too small; {}",
+                    self.space_summary()
+                );
+            }
+            let p = best.1;
+            let b = self.blocks.alloc(PlaneId(p)).expect("checked free block");
+            self.is_trans[b.0 as usize] = true;
+            self.trans_blocks += 1;
+            self.trans_open = b.0;
+            if !self.gc_flag[p as usize] {
+                self.gc_flag[p as usize] = true;
+                self.gc_pending.push(p);
+            }
+        }
+        let b = self.trans_open;
+        let ppn = self.blocks.program_next(BlockId(b));
+        if self.blocks.state[b as usize] == BlockState::Full {
+            self.trans_open = NONE;
+        }
+        ppn
+    }
+
+    /// Plane the next CMT write-back goes to (round robin in striping order).
+    fn next_tplane(&mut self) -> PlaneId {
+        let p = self.order[self.tcursor];
+        self.tcursor = (self.tcursor + 1) % self.order.len();
+        PlaneId(p)
+    }
+
+    /// Make translation page `t` live at `p` (the old version becomes invalid).
+    fn install_tpage(&mut self, t: u32, p: Ppn) {
+        let old = self.gtd[t as usize];
+        if old != NONE {
+            self.blocks.invalidate(Ppn(old));
+            self.p2l[old as usize] = NONE;
+            let b = self.g.block_of(Ppn(old)).0;
+            if self.blocks.valid[b as usize] == 0
+                && self.blocks.state[b as usize] == BlockState::Full
+            {
+                self.dead.push(b);
+            }
+        }
+        self.gtd[t as usize] = p.0;
+        self.p2l[p.0 as usize] = t;
+        self.tver[t as usize] += 1;
+        self.oob[p.0 as usize] = t;
+        self.oob_ver[p.0 as usize] = self.tver[t as usize];
+    }
+
+    /// Write every dirty cached entry of translation page `t` into the flash image
+    /// (the caller programs the new page); they become clean.
+    fn clean_tpage(&mut self, t: u32, cx: &mut FtlCtx) {
+        let mut left = self.tp_dirty[t as usize];
+        if left == 0 {
+            return;
+        }
+        cx.work.dram_accesses += left as u64;
+        let lo = t as u64 * self.ept;
+        let hi = (lo + self.ept).min(self.logical);
+        for l in lo..hi {
+            if let Some(s) = self.cmt.slot(l) {
+                let si = s as usize;
+                if self.cmt.dirty[si] {
+                    self.fmap[l as usize] = self.cmt.ppn[si];
+                    self.cmt.dirty[si] = false;
+                    left -= 1;
+                    if left == 0 {
+                        break;
+                    }
+                }
+            }
+        }
+        assert_eq!(left, 0, "translation page {t}: dirty count out of step");
+        self.tp_dirty[t as usize] = 0;
+    }
+
+    /// Rewrite translation page `t` inside the current gating job (CMT write-back).
+    fn writeback_host(&mut self, t: u32, cx: &mut FtlCtx) {
+        let j = self.hjob(cx);
+        let mut s = self.ready(t);
+        let old = self.gtd[t as usize];
+        if old != NONE {
+            cx.read(j, s, Ppn(old), Purpose::Translation, NO_LPN);
+            self.stats.translation_reads += 1;
+            s += 1;
+        }
+        let ps = s.max(self.last_tprog);
+        self.clean_tpage(t, cx);
+        let pref = self.next_tplane();
+        let p = self.alloc_tpage(pref);
+        cx.program(j, ps, p, Purpose::Translation, NO_LPN, None);
+        self.stats.translation_writes += 1;
+        self.install_tpage(t, p);
+        self.last_tprog = ps;
+        self.tready_epoch[t as usize] = self.hepoch;
+        self.tready_stage[t as usize] = ps + 1;
+    }
+
+    #[inline]
+    fn mark_dirty(&mut self, s: u32) {
+        let si = s as usize;
+        if !self.cmt.dirty[si] {
+            self.cmt.dirty[si] = true;
+            let t = self.tpage_of(self.cmt.lpn[si] as u64);
+            self.tp_dirty[t as usize] += 1;
+        }
+    }
+
+    /// Find (or load) the CMT entry of `lpn`. Returns its slot and the first stage
+    /// of the current gating job at which the entry is known.
+    fn lookup_entry(&mut self, lpn: u64, cx: &mut FtlCtx) -> (u32, u8) {
+        cx.work.map_lookups += 1;
+        if let Some(s) = self.cmt.slot(lpn) {
+            self.stats.cmt_hits += 1;
+            self.cmt.touch(s);
+            return (s, 0);
+        }
+        self.stats.cmt_misses += 1;
+        if self.cmt.is_full() {
+            let v = self.cmt.victim().expect("full CMT has a victim");
+            self.stats.cmt_evictions += 1;
+            cx.work.dram_accesses += 1;
+            if self.cmt.dirty[v as usize] {
+                self.stats.cmt_dirty_evictions += 1;
+                let t = self.tpage_of(self.cmt.lpn[v as usize] as u64);
+                self.writeback_host(t, cx);
+            }
+            self.cmt.remove(v);
+        }
+        let t = self.tpage_of(lpn);
+        cx.work.dram_accesses += 1; // GTD lookup
+        let mut after = 0;
+        let tp = self.gtd[t as usize];
+        if tp != NONE {
+            let j = self.hjob(cx);
+            let s = self.ready(t);
+            cx.read(j, s, Ppn(tp), Purpose::Translation, NO_LPN);
+            self.stats.translation_reads += 1;
+            after = s + 1;
+        }
+        let s = self.cmt.insert(lpn, self.fmap[lpn as usize], false);
+        (s, after)
+    }
+
+    // ------------------------------------------------------------ GC
+
+    /// Erase translation blocks that hold no valid page any more (no copies needed:
+    /// translation pages are rewritten often, so their blocks die whole). One
+    /// non-gating job, planned after every operation that read those blocks.
+    fn reclaim_dead(&mut self, cx: &mut FtlCtx) {
+        if self.dead.is_empty() {
+            return;
+        }
+        let mut job = None;
+        for i in 0..self.dead.len() {
+            let b = self.dead[i];
+            let bi = b as usize;
+            if !self.is_trans[bi]
+                || self.blocks.valid[bi] != 0
+                || self.blocks.state[bi] != BlockState::Full
+            {
+                continue;
+            }
+            let j = *job.get_or_insert_with(|| cx.new_job(false));
+            self.new_hjob = true;
+            self.stats.gc_runs += 1;
+            self.erase_block(BlockId(b));
+            cx.erase(j, 0, self.g.first_page(BlockId(b)), Purpose::Gc);
+        }
+        self.dead.clear();
+    }
+
+    fn erase_block(&mut self, b: BlockId) {
+        self.blocks.erase(b);
+        if self.is_trans[b.0 as usize] {
+            self.is_trans[b.0 as usize] = false;
+            self.trans_blocks -= 1;
+        }
+        let first = self.g.first_page(b).0;
+        for off in 0..self.g.pages_per_block {
+            self.oob[(first + off) as usize] = NONE;
+            self.oob_ver[(first + off) as usize] = 0;
+        }
+    }
+
+    fn gc_if_needed(&mut self, plane: PlaneId, cx: &mut FtlCtx) {
+        let mut guard = self.g.blocks_per_plane;
+        while self.blocks.free_count(plane) < self.threshold && guard > 0 {
+            guard -= 1;
+            self.reclaim_dead(cx);
+            if self.blocks.free_count(plane) >= self.threshold {
+                break;
+            }
+            if !self.gc_one(plane, cx, false) {
+                break;
+            }
+        }
+    }
+
+    /// GC of planes that handed out translation blocks during this page's work.
+    fn run_pending_gc(&mut self, cx: &mut FtlCtx) {
+        self.reclaim_dead(cx);
+        let mut i = 0;
+        while i < self.gc_pending.len() {
+            let p = self.gc_pending[i];
+            self.gc_flag[p as usize] = false;
+            self.gc_if_needed(PlaneId(p), cx);
+            i += 1;
+        }
+        self.gc_pending.clear();
+    }
+
+    fn trans_victim(&self, plane: PlaneId, cx: &mut FtlCtx) -> Option<(BlockId, u64)> {
+        if self.trans_blocks == 0 {
+            return None;
+        }
+        let first = self.g.first_block_of_plane(plane).0;
+        let mut best = None;
+        let mut bv = (self.g.pages_per_block / 2 + 1) as u16;
+        for b in first..first + self.g.blocks_per_plane {
+            let bi = b as usize;
+            if self.is_trans[bi]
+                && self.blocks.state[bi] == BlockState::Full
+                && self.blocks.valid[bi] < bv
+            {
+                bv = self.blocks.valid[bi];
+                best = Some(BlockId(b));
+            }
+        }
+        let ex = self.g.blocks_per_plane as u64;
+        cx.work.gc_candidates += ex;
+        best.map(|b| (b, ex))
+    }
+
+    /// Collect one victim of `plane`. Returns false if no block is worth collecting.
+    fn gc_one(&mut self, plane: PlaneId, cx: &mut FtlCtx, background: bool) -> bool {
+        // Translation blocks are collected on their own, greedily: the emptiest
+        // full translation block of the plane goes first when at most half of it
+        // is valid (translation pages die fast, and a data policy such as FIFO
+        // would leave their garbage in place). Otherwise the configured policy
+        // picks among all full blocks.
+        let (victim, examined) = match self.trans_victim(plane, cx) {
+            Some(v) => v,
+            None => match self
+                .blocks
+                .select_victim(plane, self.policy, &mut cx.rng, &mut cx.work)
+            {
+                Some(v) => v,
+                None => return false,
+            },
+        };
+        self.stats.gc_victims_examined += examined;
+        let ppb = self.g.pages_per_block;
+        let mut victim = victim;
+        if self.blocks.valid[victim.0 as usize] as u32 == ppb
+            && !matches!(self.policy, GcPolicy::Fifo | GcPolicy::Greedy)
+        {
+            // As in the page FTL: a random or windowed draw that hit a block with
+            // nothing to reclaim falls back to a greedy search.
+            if let Some((v, ex)) =
+                self.blocks
+                    .select_victim(plane, GcPolicy::Greedy, &mut cx.rng, &mut cx.work)
+            {
+                self.stats.gc_victims_examined += ex;
+                victim = v;
+            }
+        }
+        let vi = victim.0 as usize;
+        if self.blocks.valid[vi] as u32 == ppb && self.policy != GcPolicy::Fifo {
+            return false;
+        }
+        self.stats.gc_runs += 1;
+        if background {
+            self.stats.background_runs += 1;
+        }
+        let job = cx.new_job(false);
+        self.new_hjob = true;
+        let first = self.g.first_page(victim).0;
+        if self.is_trans[vi] {
+            for off in 0..self.g.pages_per_block {
+                let src = first + off;
+                let t = self.p2l[src as usize];
+                if t == NONE {
+                    continue;
+                }
+                cx.read(job, 0, Ppn(src), Purpose::Gc, NO_LPN);
+                let dst = self.alloc_tpage(plane);
+                cx.program(job, 1, dst, Purpose::Gc, NO_LPN, Some(Ppn(src)));
+                self.install_tpage(t, dst);
+                cx.work.gc_pages += 1;
+                cx.work.dram_accesses += 1;
+                self.stats.gc_page_copies += 1;
+            }
+        } else {
+            self.scratch.clear();
+            for off in 0..self.g.pages_per_block {
+                let src = first + off;
+                let l = self.p2l[src as usize];
+                if l == NONE {
+                    continue;
+                }
+                cx.read(job, 0, Ppn(src), Purpose::Gc, l as u64);
+                self.blocks.invalidate(Ppn(src));
+                self.p2l[src as usize] = NONE;
+                let dst = self.alloc_page(plane, false);
+                self.p2l[dst.0 as usize] = l;
+                self.oob[dst.0 as usize] = l;
+                cx.program(job, 1, dst, Purpose::Gc, l as u64, Some(Ppn(src)));
+                cx.work.gc_pages += 1;
+                cx.work.map_lookups += 1;
+                self.stats.gc_page_copies += 1;
+                match self.cmt.slot(l as u64) {
+                    Some(s) => {
+                        self.cmt.ppn[s as usize] = dst.0;
+                        self.mark_dirty(s);
+                    }
+                    None => {
+                        self.fmap[l as usize] = dst.0;
+                        let t = self.tpage_of(l as u64);
+                        self.scratch.push(t);
+                    }
+                }
+            }
+            self.scratch.sort_unstable();
+            self.scratch.dedup();
+            for i in 0..self.scratch.len() {
+                let t = self.scratch[i];
+                let old = self.gtd[t as usize];
+                assert!(
+                    old != NONE,
+                    "GC moved a page mapped through translation page {t}, which was never written"
+                );
+                cx.read(job, 0, Ppn(old), Purpose::Translation, NO_LPN);
+                self.stats.translation_reads += 1;
+                self.clean_tpage(t, cx);
+                let p = self.alloc_tpage(plane);
+                cx.program(job, 1, p, Purpose::Translation, NO_LPN, None);
+                self.stats.translation_writes += 1;
+                self.install_tpage(t, p);
+            }
+        }
+        self.erase_block(victim);
+        cx.erase(job, 2, Ppn(first), Purpose::Gc);
+        true
+    }
+
+    /// The mapping of `l` right now (cache first, then the flash image).
+    #[inline]
+    fn current(&self, l: u64) -> u32 {
+        match self.cmt.slot(l) {
+            Some(s) => self.cmt.ppn[s as usize],
+            None => self.fmap[l as usize],
+        }
+    }
+}
+
+impl Ftl for DftlFtl {
+    fn name(&self) -> &'static str {
+        "dftl"
+    }
+    fn logical_pages(&self) -> u64 {
+        self.logical
+    }
+    fn read(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
+        self.begin_call();
+        for l in lpn.0..lpn.0 + n as u64 {
+            self.page_start();
+            let (s, after) = self.lookup_entry(l, cx);
+            let p = self.cmt.ppn[s as usize];
+            if p != NONE {
+                let j = self.hjob(cx);
+                cx.read(j, after, Ppn(p), Purpose::Host, l);
+            }
+            self.run_pending_gc(cx);
+        }
+    }
+    fn write(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
+        self.begin_call();
+        for l in lpn.0..lpn.0 + n as u64 {
+            self.page_start();
+            self.blocks.clock += 1;
+            let (s, _) = self.lookup_entry(l, cx);
+            // A write-back may have taken a plane's free block: restore the GC
+            // reserve before the data page is placed.
+            self.run_pending_gc(cx);
+            let old = self.cmt.ppn[s as usize];
+            if old != NONE {
+                self.blocks.invalidate(Ppn(old));
+                self.p2l[old as usize] = NONE;
+            }
+            // As in the page FTL: before the host frontier takes a new block, GC
+            // until more than `threshold` blocks are free; a plane that cannot be
+            // cleaned hands the write to the next plane.
+            let mut plane = self.next_plane(cx);
+            if self.host_needs_block(plane) {
+                self.gc_before_host_block(plane, cx);
+                let mut tries = self.g.total_planes();
+                while self.host_needs_block(plane)
+                    && self.blocks.free_count(plane) <= self.threshold
+                    && tries > 0
+                {
+                    plane = self.next_plane(cx);
+                    if self.host_needs_block(plane) {
+                        self.gc_before_host_block(plane, cx);
+                    }
+                    tries -= 1;
+                }
+            }
+            let p = self.alloc_page(plane, true);
+            self.p2l[p.0 as usize] = l as u32;
+            self.oob[p.0 as usize] = l as u32;
+            // GC above never evicts, so slot s still caches l.
+            self.cmt.ppn[s as usize] = p.0;
+            self.mark_dirty(s);
+            let j = self.hjob(cx);
+            cx.program(j, 0, p, Purpose::Host, l, None);
+            self.run_pending_gc(cx);
+        }
+    }
+    fn trim(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
+        self.begin_call();
+        for l in lpn.0..lpn.0 + n as u64 {
+            self.page_start();
+            let (s, _) = self.lookup_entry(l, cx);
+            let old = self.cmt.ppn[s as usize];
+            if old != NONE {
+                self.blocks.invalidate(Ppn(old));
+                self.p2l[old as usize] = NONE;
+                self.cmt.ppn[s as usize] = NONE;
+                self.mark_dirty(s);
+            }
+            self.run_pending_gc(cx);
+        }
+    }
+    fn flush(&mut self, cx: &mut FtlCtx) {
+        self.begin_call();
+        let mut ts = std::mem::take(&mut self.scratch);
+        ts.clear();
+        for (t, &d) in self.tp_dirty.iter().enumerate() {
+            if d > 0 {
+                ts.push(t as u32);
+            }
+        }
+        for &t in &ts {
+            self.page_start();
+            self.writeback_host(t, cx);
+        }
+        self.scratch = ts;
+        self.run_pending_gc(cx);
+    }
+    fn background(&mut self, cx: &mut FtlCtx) -> bool {
+        self.begin_call();
+        let np = self.g.total_planes();
+        for k in 0..np {
+            let p = PlaneId((self.bg_cursor + k) % np);
+            if self.blocks.free_count(p) < self.bg_target && self.gc_one(p, cx, true) {
+                self.bg_cursor = (p.0 + 1) % np;
+                self.run_pending_gc(cx);
+                return true;
+            }
+        }
+        false
+    }
+    fn lookup(&self, lpn: Lpn) -> Option<Ppn> {
+        if lpn.0 >= self.logical {
+            return None;
+        }
+        let p = self.current(lpn.0);
+        (p != NONE).then_some(Ppn(p))
+    }
+    fn check_invariants(&self) -> Result<(), String> {
+        self.blocks.check()?;
+        self.cmt.check()?;
+        let g = &self.g;
+        let ppb = g.pages_per_block;
+        // Valid pages per block, and nothing valid beyond a block's write pointer.
+        for b in 0..g.total_blocks() {
+            let first = g.first_page(BlockId(b)).0;
+            let wp = self.blocks.wp[b as usize] as u32;
+            let mut valid = 0u32;
+            for off in 0..ppb {
+                let p = (first + off) as usize;
+                if off >= wp && (self.p2l[p] != NONE || self.oob[p] != NONE) {
+                    return Err(format!("block {b}: unwritten page {off} holds state"));
+                }
+                if self.p2l[p] != NONE {
+                    valid += 1;
+                }
+            }
+            if valid != self.blocks.valid[b as usize] as u32 {
+                return Err(format!(
+                    "block {b}: valid count {} but {valid} valid pages",
+                    self.blocks.valid[b as usize]
+                ));
+            }
+        }
+        // Data: every mapping targets a valid data page that names it back, and
+        // every valid data page is the target of its lpn's mapping (so of exactly one).
+        for l in 0..self.logical {
+            let p = self.current(l);
+            if p == NONE {
+                continue;
+            }
+            let b = g.block_of(Ppn(p)).0 as usize;
+            if self.is_trans[b] || self.p2l[p as usize] != l as u32 {
+                return Err(format!(
+                    "lpn {l} maps to ppn {p} (translation block: {}, holds {})",
+                    self.is_trans[b], self.p2l[p as usize]
+                ));
+            }
+        }
+        for (p, &x) in self.p2l.iter().enumerate() {
+            if x == NONE {
+                continue;
+            }
+            let b = g.block_of(Ppn(p as u32)).0 as usize;
+            if self.is_trans[b] {
+                if self.gtd.get(x as usize) != Some(&(p as u32)) {
+                    return Err(format!(
+                        "valid translation page {p} (id {x}) is not in the GTD"
+                    ));
+                }
+            } else if self.current(x as u64) != p as u32 {
+                return Err(format!(
+                    "valid data page {p} holds lpn {x}, which maps to {}",
+                    self.current(x as u64)
+                ));
+            }
+            if self.oob[p] != x {
+                return Err(format!(
+                    "page {p}: spare area names {} not {x}",
+                    self.oob[p]
+                ));
+            }
+        }
+        // GTD: each entry is the newest version of its translation page.
+        for (t, &p) in self.gtd.iter().enumerate() {
+            if p == NONE {
+                if self.tver[t] != 0 {
+                    return Err(format!(
+                        "translation page {t} was written but has no GTD entry"
+                    ));
+                }
+                let lo = t as u64 * self.ept;
+                let hi = (lo + self.ept).min(self.logical);
+                if let Some(l) = (lo..hi).find(|&l| self.fmap[l as usize] != NONE) {
+                    return Err(format!(
+                        "lpn {l} has an on-flash mapping but its translation page {t} was never written"
+                    ));
+                }
+                continue;
+            }
+            let b = g.block_of(Ppn(p)).0 as usize;
+            if !self.is_trans[b] || self.p2l[p as usize] != t as u32 {
+                return Err(format!(
+                    "GTD entry {t} -> {p} is not a valid translation page"
+                ));
+            }
+            if self.oob_ver[p as usize] != self.tver[t] {
+                return Err(format!(
+                    "GTD entry {t} -> {p} holds version {} but the newest is {}",
+                    self.oob_ver[p as usize], self.tver[t]
+                ));
+            }
+        }
+        for b in 0..g.total_blocks() {
+            if !self.is_trans[b as usize] || self.blocks.state[b as usize] == BlockState::Free {
+                continue;
+            }
+            let first = g.first_page(BlockId(b)).0;
+            for off in 0..self.blocks.wp[b as usize] as u32 {
+                let p = (first + off) as usize;
+                let t = self.oob[p] as usize;
+                if t >= self.gtd.len() || self.oob_ver[p] > self.tver[t] {
+                    return Err(format!("translation block {b} page {off}: bad spare area"));
+                }
+                if self.oob_ver[p] == self.tver[t] && self.gtd[t] != p as u32 {
+                    return Err(format!(
+                        "translation page {t}: newest version at {p} but the GTD says {}",
+                        self.gtd[t]
+                    ));
+                }
+            }
+        }
+        // CMT: clean entries equal the flash image; dirty counts per translation page.
+        let mut dirty = vec![0u32; self.n_tp as usize];
+        for s in self.cmt.slots() {
+            let si = s as usize;
+            let l = self.cmt.lpn[si] as usize;
+            if l as u64 >= self.logical {
+                return Err(format!("CMT slot {s} caches lpn {l} beyond capacity"));
+            }
+            if self.cmt.dirty[si] {
+                dirty[self.tpage_of(l as u64) as usize] += 1;
+            } else if self.cmt.ppn[si] != self.fmap[l] {
+                return Err(format!(
+                    "clean CMT entry of lpn {l} says {} but its translation page says {}",
+                    self.cmt.ppn[si], self.fmap[l]
+                ));
+            }
+        }
+        if let Some(t) = (0..self.n_tp as usize).find(|&t| dirty[t] != self.tp_dirty[t]) {
+            return Err(format!(
+                "translation page {t}: {} dirty cached entries counted, {} found",
+                self.tp_dirty[t], dirty[t]
+            ));
+        }
+        // Frontiers are open blocks of the right kind.
+        for pl in 0..g.total_planes() as usize {
+            for (b, trans) in [
+                (self.host_open[pl], false),
+                (self.gc_open[pl], false),
+                (if pl == 0 { self.trans_open } else { NONE }, true),
+            ] {
+                if b != NONE
+                    && (self.blocks.state[b as usize] != BlockState::Open
+                        || self.is_trans[b as usize] != trans)
+                {
+                    return Err(format!(
+                        "plane {pl}: frontier block {b} is not an open block of its kind"
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+    fn stats(&self) -> FtlStats {
+        self.stats.clone()
+    }
+    fn mapping_table_bytes(&self) -> u64 {
+        self.n_tp as u64 * self.entry + self.cmt_bytes
+    }
+}
