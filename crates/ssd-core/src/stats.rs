@@ -99,6 +99,10 @@ pub struct Counters {
     pub dispatched: u64,
     pub queue_time_ns: u128,
     pub max_queue_time_ns: u64,
+    /// Per direction [read, write]: dispatched commands, total and max time queued in the scheduler.
+    pub dispatched_dir: [u64; 2],
+    pub queue_time_dir_ns: [u128; 2],
+    pub max_queue_time_dir_ns: [u64; 2],
     pub wbuf_hits: u64,
     pub wbuf_evictions: u64,
     pub read_buffer_hits: u64,
@@ -191,6 +195,31 @@ pub struct SchedReport {
     pub dispatched: u64,
     pub mean_queue_time_us: f64,
     pub max_queue_time_us: f64,
+    /// Time commands spent in the host scheduler, reads only / writes only
+    /// (a merged command counts from its earliest request's arrival).
+    pub read_queue_time_us: QueueTimeSummary,
+    pub write_queue_time_us: QueueTimeSummary,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct QueueTimeSummary {
+    pub dispatched: u64,
+    pub mean: f64,
+    pub max: f64,
+}
+
+impl QueueTimeSummary {
+    pub fn new(dispatched: u64, total_ns: u128, max_ns: u64) -> QueueTimeSummary {
+        QueueTimeSummary {
+            dispatched,
+            mean: if dispatched > 0 {
+                total_ns as f64 / dispatched as f64 / 1e3
+            } else {
+                0.0
+            },
+            max: max_ns as f64 / 1e3,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
