@@ -19,7 +19,10 @@ pub struct LatencyHist {
 impl Default for LatencyHist {
     fn default() -> Self {
         LatencyHist {
-            h: Histogram::new(3).expect("histogram"),
+            // Explicit bounds: `Histogram::new` starts at a range of [1, 2] and
+            // `saturating_record` clamps instead of resizing, which recorded every
+            // latency as 2 ns (percentiles all ~0). 2^44 ns is about 4.9 hours.
+            h: Histogram::new_with_bounds(1, 1 << 44, 3).expect("histogram"),
             sum: 0,
             max: 0,
         }
@@ -296,6 +299,22 @@ pub fn fnv1a(s: &str) -> String {
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
     format!("{h:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn percentiles_track_recorded_values() {
+        let mut h = LatencyHist::default();
+        for us in 1..=1000u64 {
+            h.record(us * 1000);
+        }
+        let s = h.summary();
+        assert!((s.p50 - 500.0).abs() < 1.0, "{s:?}");
+        assert!((s.p99 - 990.0).abs() < 1.0, "{s:?}");
+        assert!((s.max - 1000.0).abs() < 1e-9, "{s:?}");
+    }
 }
 
 pub fn secs(d: Dur) -> f64 {
