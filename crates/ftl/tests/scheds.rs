@@ -55,7 +55,7 @@ fn spec() -> impl Strategy<Value = Spec> {
             op,
             // 8-sector grid in a 4096-sector window (plus some unaligned): many
             // contiguous neighbours, so merges happen.
-            lba: lba * 8 + (op as u64 % 3 == 0) as u64 * 3,
+            lba: lba * 8 + matches!(op % 3, 0) as u64 * 3,
             sectors,
             gap_ns,
             stream,
@@ -263,7 +263,7 @@ fn arrivals(specs: &[Spec]) -> Vec<SchedReq> {
         .enumerate()
         .map(|(i, s)| {
             // Bursts: most gaps tiny, some long.
-            t += if s.gap_ns % 7 == 0 {
+            t += if matches!(s.gap_ns % 7, 0) {
                 s.gap_ns * 10
             } else {
                 s.gap_ns / 50
