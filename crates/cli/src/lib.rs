@@ -20,7 +20,6 @@ pub mod sweep;
 
 use ssd_core::config::{ConfigError, HostConfig, Interface, NandConfig, PowerConfig, SsdConfig};
 use ssd_core::observer::NullObserver;
-use ssd_core::sched::Noop;
 use ssd_core::stats::Report;
 use ssd_core::workload::{FioGen, RequestSource, SourceError, Timing};
 use ssd_core::{SimError, Simulation};
@@ -76,23 +75,7 @@ impl RequestSource for AnySource {
 }
 
 /// Scheduler names accepted by `--sched`.
-pub const SCHED_NAMES: &[&str] = &["noop"];
-
-fn build_sched(cfg: &SsdConfig) -> Result<Noop, ConfigError> {
-    match cfg.sched.kind.as_str() {
-        "noop" | "none" => Ok(Noop::new(
-            (cfg.sched.max_request.0 / 512) as u32,
-            cfg.sched.merge,
-        )),
-        other => Err(ssd_core::config::invalid(
-            "sched.kind",
-            format!(
-                "unknown scheduler {other:?} (known: {})",
-                SCHED_NAMES.join(", ")
-            ),
-        )),
-    }
-}
+pub use ssd_core::scheds::SCHED_NAMES;
 
 /// Options of one run that are not part of the simulated system.
 #[derive(Clone, Debug, Default)]
@@ -112,7 +95,8 @@ pub struct RunOutput {
 pub fn run_config(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, RunError> {
     let settings = cfg.validate()?;
     let ftl = ftl::build(&settings)?;
-    let sched = build_sched(cfg)?;
+    let sched =
+        ssd_core::scheds::build_sched(&settings.config.sched, settings.logical_bytes() / 512)?;
     let src = AnySource::Fio(FioGen::new(
         &cfg.workload,
         settings.logical_bytes(),

@@ -513,15 +513,132 @@ pub enum CmtPolicy {
     Lru,
 }
 
-/// Which host I/O scheduler sits between the workload and the device queue.
+/// Which host I/O scheduler sits between the workload and the device queue, and
+/// its tunables (each scheduler reads the ones it knows; see `crate::scheds`).
+/// Missing fields take the Linux / paper defaults of [`SchedConfig::default`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct SchedConfig {
+    /// Scheduler name: one of `crate::scheds::SCHED_NAMES`.
     pub kind: String,
     /// Largest request after merging.
     pub max_request: Size,
     /// Merge contiguous requests.
     pub merge: bool,
+    /// deadline / mq-deadline / anticipatory / pardispatcher: read FIFO expiry.
+    pub read_expire: Dur,
+    /// ... and write FIFO expiry.
+    pub write_expire: Dur,
+    /// deadline / mq-deadline / anticipatory: requests per sector-order batch.
+    pub fifo_batch: u32,
+    /// deadline / mq-deadline / anticipatory: read batches before writes must be served.
+    pub writes_starved: u32,
+    /// cfq: time slice of a sync (read) queue.
+    pub slice_sync: Dur,
+    /// cfq: time slice of the async (write) queue.
+    pub slice_async: Dur,
+    /// cfq: wait this long for the next request of an emptied sync queue (0 = no idling).
+    pub slice_idle: Dur,
+    /// anticipatory: wait after a read for a nearby read of the same process.
+    pub antic_expire: Dur,
+    /// pardispatcher: subregion size S (one subqueue per subregion); clamped to the capacity.
+    pub subregion: Size,
+    /// pardispatcher: reads per batch.
+    pub read_batch: u32,
+    /// pardispatcher: writes per batch.
+    pub write_batch: u32,
+    /// kyber: read latency target.
+    pub kyber_read_target: Dur,
+    /// kyber: (sync) write latency target.
+    pub kyber_write_target: Dur,
+    /// bfq: largest budget of a queue, in sectors.
+    pub bfq_max_budget: u32,
+    /// bfq: longest a queue keeps the device for one budget.
+    pub bfq_timeout: Dur,
+}
+
+impl Default for SchedConfig {
+    /// Linux defaults (block/deadline-iosched.c, cfq-iosched.c, as-iosched.c,
+    /// kyber-iosched.c, bfq-iosched.c) and Wang et al. 2013 for ParDispatcher.
+    fn default() -> Self {
+        SchedConfig {
+            kind: "noop".into(),
+            max_request: Size::kib(512),
+            merge: true,
+            read_expire: Dur::from_ms(500),
+            write_expire: Dur::from_ms(5000),
+            fifo_batch: 16,
+            writes_starved: 2,
+            slice_sync: Dur::from_ms(100),
+            slice_async: Dur::from_ms(40),
+            // Linux shows 8 ms, but CFQ never arms the idle timer on a non-rotational
+            // device with command queueing (cfq_arm_slice_timer): 0 is what runs.
+            slice_idle: Dur::ZERO,
+            antic_expire: Dur::from_ms(6),
+            subregion: Size::gib(4),
+            read_batch: 16,
+            write_batch: 8,
+            kyber_read_target: Dur::from_ms(2),
+            kyber_write_target: Dur::from_ms(10),
+            bfq_max_budget: 16 * 1024,
+            bfq_timeout: Dur::from_ms(125),
+        }
+    }
+}
+
+impl SchedConfig {
+    /// Check the tunables; errors name the field (`sched.NAME`).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if !crate::scheds::SCHED_NAMES.contains(&self.kind.as_str()) {
+            return Err(invalid(
+                "sched.kind",
+                format!(
+                    "unknown scheduler {:?} (known: {})",
+                    self.kind,
+                    crate::scheds::SCHED_NAMES.join(", ")
+                ),
+            ));
+        }
+        if self.max_request.0 < 512 {
+            return Err(invalid("sched.max_request", "must be at least one sector"));
+        }
+        if self.max_request.0 / 512 > u32::MAX as u64 {
+            return Err(invalid("sched.max_request", "too large"));
+        }
+        let pos = |v: u64, f: &str| {
+            if v == 0 {
+                Err(invalid(f, "must be positive"))
+            } else {
+                Ok(())
+            }
+        };
+        pos(self.read_expire.0, "sched.read_expire")?;
+        pos(self.write_expire.0, "sched.write_expire")?;
+        pos(self.fifo_batch as u64, "sched.fifo_batch")?;
+        pos(self.slice_sync.0, "sched.slice_sync")?;
+        pos(self.slice_async.0, "sched.slice_async")?;
+        pos(self.read_batch as u64, "sched.read_batch")?;
+        pos(self.write_batch as u64, "sched.write_batch")?;
+        pos(self.kyber_read_target.0, "sched.kyber_read_target")?;
+        pos(self.kyber_write_target.0, "sched.kyber_write_target")?;
+        pos(self.bfq_timeout.0, "sched.bfq_timeout")?;
+        if self.bfq_max_budget < 32 {
+            return Err(invalid(
+                "sched.bfq_max_budget",
+                format!("must be at least 32 sectors, got {}", self.bfq_max_budget),
+            ));
+        }
+        if self.subregion.0 < 512 || self.subregion.0 & 511 != 0 {
+            return Err(invalid(
+                "sched.subregion",
+                format!(
+                    "must be a positive multiple of 512 bytes, got {}",
+                    self.subregion.0
+                ),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Power parameters (Lee & Won form: per-state currents at a supply voltage, and/or
@@ -691,11 +808,7 @@ impl Default for SsdConfig {
                 cmt_entry_bytes: 8,
                 cmt_policy: CmtPolicy::Slru,
             },
-            sched: SchedConfig {
-                kind: "noop".into(),
-                max_request: Size::kib(512),
-                merge: true,
-            },
+            sched: SchedConfig::default(),
             power: PowerConfig::lee2011(),
             workload: crate::workload::WorkloadConfig::default(),
             sim: SimConfig {
@@ -969,9 +1082,7 @@ impl Settings {
                 ),
             ));
         }
-        if c.sched.max_request.0 < 512 {
-            return Err(invalid("sched.max_request", "must be at least one sector"));
-        }
+        c.sched.validate()?;
         if c.dram.write_buffer.0 > c.dram.capacity.0 {
             return Err(invalid("dram.write_buffer", "larger than dram.capacity"));
         }

@@ -819,6 +819,16 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         let qt = now.0 - r.arrival.0;
         self.counters.queue_time_ns += qt as u128;
         self.counters.max_queue_time_ns = self.counters.max_queue_time_ns.max(qt);
+        if let Some(d) = match r.op {
+            IoOp::Read => Some(0),
+            IoOp::Write => Some(1),
+            _ => None,
+        } {
+            let k = &mut self.counters;
+            k.dispatched_dir[d] += 1;
+            k.queue_time_dir_ns[d] += qt as u128;
+            k.max_queue_time_dir_ns[d] = k.max_queue_time_dir_ns[d].max(qt);
+        }
         if self.dev_inflight == 0 {
             self.active_since = now;
         }
@@ -1522,6 +1532,16 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 0.0
             },
             max_queue_time_us: k.max_queue_time_ns as f64 / 1e3,
+            read_queue_time_us: QueueTimeSummary::new(
+                k.dispatched_dir[0],
+                k.queue_time_dir_ns[0],
+                k.max_queue_time_dir_ns[0],
+            ),
+            write_queue_time_us: QueueTimeSummary::new(
+                k.dispatched_dir[1],
+                k.queue_time_dir_ns[1],
+                k.max_queue_time_dir_ns[1],
+            ),
         };
         let frac = |ns: u64| {
             if span.0 > 0 {

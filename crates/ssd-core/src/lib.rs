@@ -22,6 +22,7 @@ pub mod ftl;
 pub mod observer;
 pub mod rng;
 pub mod sched;
+pub mod scheds;
 pub mod stats;
 pub mod units;
 pub mod workload;

@@ -19,7 +19,9 @@ pub struct LatencyHist {
 impl Default for LatencyHist {
     fn default() -> Self {
         LatencyHist {
-            h: Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("histogram"),
+            // 1 ns .. 2^44 ns (about 4.9 hours) at 3 significant digits; longer
+            // latencies saturate (the exact maximum is kept separately).
+            h: Histogram::new_with_bounds(1, 1 << 44, 3).expect("histogram"),
             sum: 0,
             max: 0,
         }
@@ -103,6 +105,10 @@ pub struct Counters {
     pub dispatched: u64,
     pub queue_time_ns: u128,
     pub max_queue_time_ns: u64,
+    /// Per direction [read, write]: dispatched commands, total and max time queued in the scheduler.
+    pub dispatched_dir: [u64; 2],
+    pub queue_time_dir_ns: [u128; 2],
+    pub max_queue_time_dir_ns: [u64; 2],
     pub wbuf_hits: u64,
     pub wbuf_evictions: u64,
     pub read_buffer_hits: u64,
@@ -195,6 +201,31 @@ pub struct SchedReport {
     pub dispatched: u64,
     pub mean_queue_time_us: f64,
     pub max_queue_time_us: f64,
+    /// Time commands spent in the host scheduler, reads only / writes only
+    /// (a merged command counts from its earliest request's arrival).
+    pub read_queue_time_us: QueueTimeSummary,
+    pub write_queue_time_us: QueueTimeSummary,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct QueueTimeSummary {
+    pub dispatched: u64,
+    pub mean: f64,
+    pub max: f64,
+}
+
+impl QueueTimeSummary {
+    pub fn new(dispatched: u64, total_ns: u128, max_ns: u64) -> QueueTimeSummary {
+        QueueTimeSummary {
+            dispatched,
+            mean: if dispatched > 0 {
+                total_ns as f64 / dispatched as f64 / 1e3
+            } else {
+                0.0
+            },
+            max: max_ns as f64 / 1e3,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -271,6 +302,22 @@ pub fn fnv1a(s: &str) -> String {
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
     format!("{h:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn percentiles_track_recorded_values() {
+        let mut h = LatencyHist::default();
+        for us in 1..=1000u64 {
+            h.record(us * 1000);
+        }
+        let s = h.summary();
+        assert!((s.p50 - 500.0).abs() < 1.0, "{s:?}");
+        assert!((s.p99 - 990.0).abs() < 1.0, "{s:?}");
+        assert!((s.max - 1000.0).abs() < 1e-9, "{s:?}");
+    }
 }
 
 pub fn secs(d: Dur) -> f64 {
