@@ -213,7 +213,7 @@ impl Params {
 
     pub fn validate(&self, logical_bytes: u64) -> Result<(), ConfigError> {
         let sec = |v: u64, f: &str| {
-            if v == 0 || v % SECTOR > 0 {
+            if v == 0 || v / SECTOR * SECTOR != v {
                 Err(invalid(
                     f,
                     format!("must be a positive multiple of 512 bytes, got {v}"),
@@ -225,7 +225,7 @@ impl Params {
         sec(self.file_size, "personality.file_size")?;
         sec(self.io_size, "personality.io_size")?;
         sec(self.read_size, "personality.read_size")?;
-        if self.offset % ALIGN > 0 {
+        if self.offset / ALIGN * ALIGN != self.offset {
             return Err(invalid("personality.offset", "must be a multiple of 4 KiB"));
         }
         if self.files == 0 {

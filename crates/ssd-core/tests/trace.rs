@@ -193,3 +193,41 @@ fn real_blkparse_d_events_match_readme() {
         assert!((reads as f64 / n as f64 - rf).abs() < 0.001, "{file}");
     }
 }
+
+/// The committed small traces under traces/ are exactly what the generator
+/// writes (regenerate with SSDSIM_BLESS=1), and each replays through open_trace
+/// with its format detected.
+#[test]
+fn committed_synthetic_traces() {
+    let spec = synth::SynthSpec::default();
+    for fmt in TraceFormat::ALL {
+        let p = repo_traces().join(format!("synth.{fmt}"));
+        let mut want = Vec::new();
+        synth::write(&mut want, fmt, spec).unwrap();
+        if std::env::var_os("SSDSIM_BLESS").is_some() {
+            std::fs::write(&p, &want).unwrap();
+        }
+        let have = std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        assert!(
+            have == want,
+            "{} is stale (SSDSIM_BLESS=1 regenerates it)",
+            p.display()
+        );
+        let opts = ReplayOptions {
+            out_of_range: OutOfRange::Reject,
+            ..ReplayOptions::default().with_capacity(1 << 30)
+        };
+        let mut src = trace::open_trace(&p, None, &opts).unwrap();
+        assert_eq!(src.format(), fmt);
+        let mut n = 0;
+        let mut last = 0;
+        while let Some(r) = src.next_request() {
+            let r = r.unwrap();
+            assert!(r.arrival.0 >= last);
+            last = r.arrival.0;
+            n += 1;
+        }
+        assert_eq!(n, spec.requests, "{fmt}");
+        assert!(matches!(src.timing(), Timing::OpenLoop));
+    }
+}

@@ -32,7 +32,7 @@ mod spc;
 mod summary;
 pub mod synth;
 
-pub use summary::{stats, stats_reader, SizeBucket, TraceStats};
+pub use summary::{stats, stats_reader, stats_with, SizeBucket, TraceStats};
 
 use crate::config::{invalid, ConfigError};
 use crate::units::{Dur, SimTime, Size};

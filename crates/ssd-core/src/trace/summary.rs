@@ -38,12 +38,21 @@ pub struct TraceStats {
 
 /// Statistics of a trace file (format detected when `format` is None).
 pub fn stats(path: &Path, format: Option<TraceFormat>) -> Result<TraceStats, TraceError> {
+    stats_with(path, format, &ParseOptions::default())
+}
+
+/// [`stats`] with format options (blkparse action, MSR stream choice).
+pub fn stats_with(
+    path: &Path,
+    format: Option<TraceFormat>,
+    po: &ParseOptions,
+) -> Result<TraceStats, TraceError> {
     let fmt = match format {
         Some(f) => f,
         None => detect_file(path)?,
     };
     let l = label(path);
-    let po = ParseOptions::default();
+    let po = *po;
     match open_input(path)? {
         Input::Plain(r) => stats_reader(TraceReader::new(r, fmt, &l, po)),
         Input::Gzip(r) => stats_reader(TraceReader::new(r, fmt, &l, po)),
