@@ -20,10 +20,12 @@ pub mod config;
 pub mod engine;
 pub mod ftl;
 pub mod observer;
+pub mod personality;
 pub mod rng;
 pub mod sched;
 pub mod scheds;
 pub mod stats;
+pub mod trace;
 pub mod units;
 pub mod workload;
 

@@ -1,0 +1,125 @@
+//! blkparse default text output:
+//! `maj,min cpu seq time_s pid action RWBS sector + nsectors [process]`.
+//!
+//! Only event lines of the chosen action (Q by default, configurable: D, C, ...)
+//! with a data direction (RWBS holding R, W or D = discard) and a `+ N` sector
+//! count are records; every other line (other actions, plugs, flushes without
+//! data, the per-CPU summary blkparse prints at the end) is skipped as non-I/O.
+//! The pid is the stream, the major number the device.
+
+use super::{
+    decimal, next_field, op_rw, sector_span, sectors_to_bytes, show, uint, uint32, ws_fields, Op,
+    ParseOptions, Record, WriteError,
+};
+use std::io::Write;
+
+#[inline]
+fn is_dev(f: &[u8]) -> Option<(&[u8], &[u8])> {
+    let i = f.iter().position(|&b| b == b',')?;
+    let (a, b) = (&f[..i], &f[i + 1..]);
+    let digits = |x: &[u8]| !x.is_empty() && x.iter().all(u8::is_ascii_digit);
+    (digits(a) && digits(b)).then_some((a, b))
+}
+
+/// Does the line look like a blkparse event line (any action)? Used by detection.
+pub(super) fn is_event(line: &[u8]) -> bool {
+    let mut it = ws_fields(line);
+    let dev_ok = it.next().and_then(is_dev).is_some();
+    let nums = (0..2).all(|_| it.next().is_some_and(|f| uint(f, "").is_ok()));
+    let time_ok = it.next().is_some_and(|f| decimal(f, 9, "").is_ok());
+    let pid_ok = it.next().is_some_and(|f| uint(f, "").is_ok());
+    let act_ok = it
+        .next()
+        .is_some_and(|f| f.len() <= 2 && f.iter().all(u8::is_ascii_alphabetic));
+    dev_ok && nums && time_ok && pid_ok && act_ok
+}
+
+#[inline]
+pub(super) fn parse(line: &[u8], po: &ParseOptions, rec: &mut Record) -> Result<bool, String> {
+    let mut it = ws_fields(line);
+    let dev = next_field(&mut it, "device")?;
+    let Some((maj, _)) = is_dev(dev) else {
+        if dev.contains(&b',') && dev.first().is_some_and(u8::is_ascii_digit) {
+            return Err(format!(
+                "field \"device\": expected maj,min, got {:?}",
+                show(dev)
+            ));
+        }
+        return Ok(false); // summary / banner line
+    };
+    uint(next_field(&mut it, "cpu")?, "cpu")?;
+    uint(next_field(&mut it, "sequence")?, "sequence")?;
+    let t = decimal(next_field(&mut it, "time")?, 9, "time")?;
+    let pid = uint32(next_field(&mut it, "pid")?, "pid")?;
+    let action = next_field(&mut it, "action")?;
+    if action.len() != 1 || action[0] != po.blkparse_action {
+        return Ok(false);
+    }
+    let rwbs = next_field(&mut it, "rwbs")?;
+    let op = if rwbs.contains(&b'D') {
+        Op::Trim
+    } else if rwbs.contains(&b'W') {
+        Op::Write
+    } else if rwbs.contains(&b'R') {
+        Op::Read
+    } else {
+        return Ok(false); // no data direction (N, FN, ...)
+    };
+    let Some(sector) = it.next() else {
+        return Ok(false);
+    };
+    if sector.first() == Some(&b'[') {
+        return Ok(false); // e.g. "Q WS [proc]" without a range
+    }
+    let sector = uint(sector, "sector")?;
+    match it.next() {
+        Some(b"+") => {}
+        Some(f) if f.first() == Some(&b'[') || f.first() == Some(&b'(') => return Ok(false),
+        None => return Ok(false),
+        Some(f) => {
+            return Err(format!(
+                "expected \"+\" after the sector, got {:?}",
+                show(f)
+            ))
+        }
+    }
+    let n = uint(next_field(&mut it, "nsectors")?, "nsectors")?;
+    if n == 0 {
+        return Ok(false); // a flush carrying no data
+    }
+    rec.time_ns = t;
+    rec.op = op;
+    rec.offset = sectors_to_bytes(sector, "sector")?;
+    rec.size = sectors_to_bytes(n, "nsectors")?;
+    rec.stream = pid;
+    rec.device = uint32(maj, "device")?;
+    Ok(true)
+}
+
+/// Writes one `Q` event per record (device `maj,0`, CPU 0, process `ssdsim`).
+pub(super) fn write(w: &mut impl Write, r: &Record, seq: u64) -> Result<(), WriteError> {
+    let rwbs = match r.op {
+        Op::Trim => "D",
+        _ => {
+            if op_rw(r, "blkparse")? {
+                "R"
+            } else {
+                "W"
+            }
+        }
+    };
+    let (lba, n) = sector_span(r);
+    writeln!(
+        w,
+        "{:>3},0    0 {:>8} {:>5}.{:09} {:>5}  Q {:>3} {} + {} [ssdsim]",
+        r.device,
+        seq,
+        r.time_ns / 1_000_000_000,
+        r.time_ns % 1_000_000_000,
+        r.stream,
+        rwbs,
+        lba,
+        n
+    )?;
+    Ok(())
+}

@@ -1,0 +1,1197 @@
+//! Trace replay: streaming readers of the standard block-trace formats, trace
+//! statistics and format conversion.
+//!
+//! Every reader is an iterator over a [`BufRead`]: a trace is never loaded whole.
+//! The hot loop reuses one line buffer and splits fields by hand over bytes, so a
+//! parsed line costs no heap allocation (errors, which end or skip a line, may
+//! allocate their message).
+//!
+//! Layers:
+//! * [`TraceReader`] turns lines into [`Record`]s (absolute time in ns, byte
+//!   offset and size, op, device, stream) and reports bad lines as
+//!   [`SourceError`]s located `file:line`, or skips and counts them.
+//! * [`Replay`] applies [`ReplayOptions`] (rebasing to t=0, speed, closed or open
+//!   loop, device filter, capacity wrap/reject, limits) and implements
+//!   [`RequestSource`].
+//! * [`TraceSource`] closes the input choice (plain file or gzip) into an enum;
+//!   [`open_trace`] detects the format from content when it is not forced.
+//!
+//! Formats (see [`TraceFormat`]): SPC (UMass), MSR Cambridge CSV, blkparse text,
+//! DiskSim ASCII, MQSim ASCII, MSR windows as cut by Heimdall (`msr-cut`), FIU
+//! IODedup blkparse-like records, CloudPhysics VSCSI CSV, and ssdsim's own CSV.
+
+mod blkparse;
+mod cloudphysics;
+mod csv;
+mod disksim;
+mod fiu;
+mod mqsim;
+mod msr;
+mod msrcut;
+mod spc;
+mod summary;
+pub mod synth;
+
+pub use summary::{stats, stats_reader, stats_with, SizeBucket, TraceStats};
+
+use crate::config::{invalid, ConfigError};
+use crate::units::{Dur, SimTime, Size};
+use crate::workload::{HostRequest, IoOp, RequestSource, SourceError, Timing, SECTOR};
+use flate2::read::MultiGzDecoder;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+// ------------------------------------------------------------------ formats
+
+/// A trace file format the crate reads (and writes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TraceFormat {
+    /// UMass/SPC: `ASU,LBA(sectors),size(bytes),R|W,time(s)[,...]`.
+    Spc,
+    /// MSR Cambridge: `filetime(100ns),host,disk,Read|Write,offset(B),size(B),resp(100ns)`.
+    Msr,
+    /// blkparse default text output; one action (Q by default) is replayed.
+    Blkparse,
+    /// DiskSim ASCII: `time(ms) devno blkno(sectors) size(sectors) flags(bit0=read)`.
+    Disksim,
+    /// MQSim ASCII: `time(ns) device lba(sectors) size(sectors) type(1=read,0=write)`.
+    Mqsim,
+    /// MSR windows as cut by Heimdall: `time(ms) device offset(B) size(B) type(1=read)`.
+    MsrCut,
+    /// FIU IODedup: `time(ns) pid process lba(sectors) size(sectors) R|W major minor md5`.
+    Fiu,
+    /// CloudPhysics VSCSI CSV (libCacheSim): header `version,time,op,size,lbn`;
+    /// time in s, op a SCSI opcode in hex, size in bytes, lbn in sectors.
+    Cloudphysics,
+    /// ssdsim's CSV: header `time_ns,op,offset_bytes,size_bytes[,stream]`.
+    Csv,
+}
+
+impl TraceFormat {
+    pub const ALL: [TraceFormat; 9] = [
+        TraceFormat::Spc,
+        TraceFormat::Msr,
+        TraceFormat::Blkparse,
+        TraceFormat::Disksim,
+        TraceFormat::Mqsim,
+        TraceFormat::MsrCut,
+        TraceFormat::Fiu,
+        TraceFormat::Cloudphysics,
+        TraceFormat::Csv,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceFormat::Spc => "spc",
+            TraceFormat::Msr => "msr",
+            TraceFormat::Blkparse => "blkparse",
+            TraceFormat::Disksim => "disksim",
+            TraceFormat::Mqsim => "mqsim",
+            TraceFormat::MsrCut => "msr-cut",
+            TraceFormat::Fiu => "fiu",
+            TraceFormat::Cloudphysics => "cloudphysics",
+            TraceFormat::Csv => "csv",
+        }
+    }
+}
+impl fmt::Display for TraceFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+impl FromStr for TraceFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        TraceFormat::ALL
+            .into_iter()
+            .find(|f| f.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| {
+                let known: Vec<&str> = TraceFormat::ALL.iter().map(|f| f.name()).collect();
+                format!("unknown trace format {s:?} (known: {})", known.join(", "))
+            })
+    }
+}
+
+// ------------------------------------------------------------------ errors
+
+/// Errors opening, detecting, converting or summarising a trace.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TraceError {
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: io::Error,
+    },
+    #[error(
+        "{path}: cannot detect the trace format: {reason} (force one with --trace-format: {known})"
+    )]
+    Detect {
+        path: String,
+        reason: String,
+        known: &'static str,
+    },
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    #[error("{format} cannot represent {what}")]
+    Unrepresentable { format: TraceFormat, what: String },
+    #[error("replay options: {0}")]
+    Options(#[from] ConfigError),
+}
+
+const KNOWN: &str = "spc, msr, blkparse, disksim, mqsim, msr-cut, fiu, cloudphysics, csv";
+
+fn io_err(path: &Path) -> impl FnOnce(io::Error) -> TraceError + '_ {
+    move |source| TraceError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+// ------------------------------------------------------------------ records
+
+/// One trace record in the trace's own terms, converted to common units.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Record {
+    /// Absolute timestamp in ns as the trace gives it (not rebased).
+    pub time_ns: u64,
+    pub op: Op,
+    /// Start in bytes.
+    pub offset: u64,
+    /// Length in bytes.
+    pub size: u64,
+    /// Device / ASU / disk number (0 when the format has none).
+    pub device: u32,
+    /// Stream id the trace suggests (ASU, disk or host, pid, ...).
+    pub stream: u32,
+}
+
+/// Record operation; `Default` only so a record can be reused as scratch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Op {
+    #[default]
+    Read,
+    Write,
+    Trim,
+    Flush,
+}
+impl From<Op> for IoOp {
+    fn from(o: Op) -> IoOp {
+        match o {
+            Op::Read => IoOp::Read,
+            Op::Write => IoOp::Write,
+            Op::Trim => IoOp::Trim,
+            Op::Flush => IoOp::Flush,
+        }
+    }
+}
+impl From<IoOp> for Op {
+    fn from(o: IoOp) -> Op {
+        match o {
+            IoOp::Read => Op::Read,
+            IoOp::Write => Op::Write,
+            IoOp::Trim => Op::Trim,
+            IoOp::Flush => Op::Flush,
+        }
+    }
+}
+
+// ------------------------------------------------------------------ field helpers
+
+/// Space/tab separated fields (runs of separators count as one).
+#[inline]
+pub(crate) fn ws_fields(line: &[u8]) -> impl Iterator<Item = &[u8]> {
+    line.split(|b| *b == b' ' || *b == b'\t')
+        .filter(|f| !f.is_empty())
+}
+
+/// Comma separated fields (empty fields kept), each trimmed of spaces.
+#[inline]
+pub(crate) fn csv_fields(line: &[u8]) -> impl Iterator<Item = &[u8]> {
+    line.split(|b| *b == b',').map(trim)
+}
+
+#[inline]
+pub(crate) fn trim(mut f: &[u8]) -> &[u8] {
+    while let [b' ' | b'\t', rest @ ..] = f {
+        f = rest;
+    }
+    while let [rest @ .., b' ' | b'\t'] = f {
+        f = rest;
+    }
+    f
+}
+
+pub(crate) fn show(f: &[u8]) -> String {
+    String::from_utf8_lossy(f).into_owned()
+}
+
+#[inline]
+pub(crate) fn next_field<'a>(
+    it: &mut impl Iterator<Item = &'a [u8]>,
+    name: &str,
+) -> Result<&'a [u8], String> {
+    it.next().ok_or_else(|| format!("missing field {name:?}"))
+}
+
+/// A non-negative decimal integer.
+#[inline]
+pub(crate) fn uint(f: &[u8], name: &str) -> Result<u64, String> {
+    if f.is_empty() {
+        return Err(format!("field {name:?} is empty"));
+    }
+    let mut v: u64 = 0;
+    for &b in f {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return Err(bad_number(f, name, "a non-negative integer"));
+        }
+        v = v
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(d as u64))
+            .ok_or_else(|| format!("field {name:?}: {} overflows 64 bits", show(f)))?;
+    }
+    Ok(v)
+}
+
+#[inline]
+pub(crate) fn uint32(f: &[u8], name: &str) -> Result<u32, String> {
+    let v = uint(f, name)?;
+    u32::try_from(v).map_err(|_| format!("field {name:?}: {v} does not fit in 32 bits"))
+}
+
+/// A non-negative decimal `int[.frac]` scaled by 10^`pow` (extra digits truncated),
+/// e.g. seconds to ns with pow = 9. No floating point: exact for the digits given.
+#[inline]
+pub(crate) fn decimal(f: &[u8], pow: u32, name: &str) -> Result<u64, String> {
+    let (int, frac) = match f.iter().position(|&b| b == b'.') {
+        Some(i) => (&f[..i], &f[i + 1..]),
+        None => (f, &[][..]),
+    };
+    if int.is_empty() && frac.is_empty() {
+        return Err(format!("field {name:?} is empty"));
+    }
+    let mut v: u64 = 0;
+    for &b in int {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return Err(bad_number(f, name, "a non-negative decimal number"));
+        }
+        v = v
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(d as u64))
+            .ok_or_else(|| format!("field {name:?}: {} overflows", show(f)))?;
+    }
+    let mut scale = 0;
+    for &b in frac {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return Err(bad_number(f, name, "a non-negative decimal number"));
+        }
+        if scale < pow {
+            v = v
+                .checked_mul(10)
+                .and_then(|v| v.checked_add(d as u64))
+                .ok_or_else(|| format!("field {name:?}: {} overflows", show(f)))?;
+            scale += 1;
+        }
+    }
+    while scale < pow {
+        v = v
+            .checked_mul(10)
+            .ok_or_else(|| format!("field {name:?}: {} overflows", show(f)))?;
+        scale += 1;
+    }
+    Ok(v)
+}
+
+#[cold]
+fn bad_number(f: &[u8], name: &str, what: &str) -> String {
+    if f.first() == Some(&b'-') {
+        format!("field {name:?}: negative value {}", show(f))
+    } else {
+        format!("field {name:?}: expected {what}, got {:?}", show(f))
+    }
+}
+
+#[inline]
+pub(crate) fn sectors_to_bytes(s: u64, name: &str) -> Result<u64, String> {
+    s.checked_mul(SECTOR)
+        .ok_or_else(|| format!("field {name:?}: {s} sectors overflow a byte address"))
+}
+
+#[inline]
+pub(crate) fn end_of_fields<'a>(
+    it: &mut impl Iterator<Item = &'a [u8]>,
+    fmt: &str,
+    n: usize,
+) -> Result<(), String> {
+    match it.next() {
+        None => Ok(()),
+        Some(_) => Err(format!("too many fields for {fmt} (expected {n})")),
+    }
+}
+
+// ------------------------------------------------------------------ parse context
+
+/// Format-specific parse settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParseOptions {
+    /// blkparse action to replay (`Q` queue, `D` issue, `C` complete, ...).
+    pub blkparse_action: u8,
+    /// MSR: stream id from the hostname (FNV hash) instead of the disk number.
+    pub msr_stream_by_host: bool,
+}
+impl Default for ParseOptions {
+    fn default() -> Self {
+        ParseOptions {
+            blkparse_action: b'Q',
+            msr_stream_by_host: false,
+        }
+    }
+}
+
+/// Parse one non-empty line. `Ok(true)`: `rec` holds a record; `Ok(false)`: the
+/// line carries no I/O (header, comment, other blkparse action, summary).
+#[inline]
+fn parse_line(
+    fmt: TraceFormat,
+    line: &[u8],
+    po: &ParseOptions,
+    rec: &mut Record,
+) -> Result<bool, String> {
+    match fmt {
+        TraceFormat::Spc => spc::parse(line, rec),
+        TraceFormat::Msr => msr::parse(line, po, rec),
+        TraceFormat::Blkparse => blkparse::parse(line, po, rec),
+        TraceFormat::Disksim => disksim::parse(line, rec),
+        TraceFormat::Mqsim => mqsim::parse(line, rec),
+        TraceFormat::MsrCut => msrcut::parse(line, rec),
+        TraceFormat::Fiu => fiu::parse(line, rec),
+        TraceFormat::Cloudphysics => cloudphysics::parse(line, rec),
+        TraceFormat::Csv => csv::parse(line, rec),
+    }
+}
+
+// ------------------------------------------------------------------ raw reader
+
+/// Streaming line reader: lines in, [`Record`]s out.
+pub struct TraceReader<R> {
+    input: R,
+    buf: Vec<u8>,
+    line: u64,
+    label: String,
+    format: TraceFormat,
+    po: ParseOptions,
+    skip_bad: bool,
+    bad_lines: u64,
+    non_io_lines: u64,
+    done: bool,
+}
+
+impl<R: BufRead> TraceReader<R> {
+    /// `label` names the input in error locations (`label:line`).
+    pub fn new(input: R, format: TraceFormat, label: &str, po: ParseOptions) -> Self {
+        TraceReader {
+            input,
+            buf: Vec::with_capacity(256),
+            line: 0,
+            label: label.to_string(),
+            format,
+            po,
+            skip_bad: false,
+            bad_lines: 0,
+            non_io_lines: 0,
+            done: false,
+        }
+    }
+    /// Skip and count malformed lines instead of failing on the first.
+    pub fn skip_bad_lines(mut self, yes: bool) -> Self {
+        self.skip_bad = yes;
+        self
+    }
+    pub fn format(&self) -> TraceFormat {
+        self.format
+    }
+    /// Lines read so far.
+    pub fn lines(&self) -> u64 {
+        self.line
+    }
+    pub fn bad_lines(&self) -> u64 {
+        self.bad_lines
+    }
+    pub fn non_io_lines(&self) -> u64 {
+        self.non_io_lines
+    }
+
+    fn err(&self, reason: String) -> SourceError {
+        SourceError {
+            location: format!("{}:{}", self.label, self.line),
+            reason,
+        }
+    }
+
+    /// The next record, an error (which ends the stream), or `None` at the end.
+    pub fn next_record(&mut self) -> Option<Result<Record, SourceError>> {
+        let mut rec = Record::default();
+        loop {
+            if self.done {
+                return None;
+            }
+            self.buf.clear();
+            match self.input.read_until(b'\n', &mut self.buf) {
+                Ok(0) => {
+                    self.done = true;
+                    return None;
+                }
+                Ok(_) => self.line += 1,
+                Err(e) => {
+                    self.done = true;
+                    self.line += 1;
+                    let hint = if e.kind() == io::ErrorKind::UnexpectedEof
+                        || e.kind() == io::ErrorKind::InvalidInput
+                    {
+                        " (truncated or corrupt gzip?)"
+                    } else {
+                        ""
+                    };
+                    return Some(Err(self.err(format!("read error: {e}{hint}"))));
+                }
+            }
+            let mut l: &[u8] = &self.buf;
+            while let [rest @ .., b'\n' | b'\r' | b' ' | b'\t'] = l {
+                l = rest;
+            }
+            while let [b' ' | b'\t', rest @ ..] = l {
+                l = rest;
+            }
+            if l.is_empty() || l[0] == b'#' {
+                continue;
+            }
+            let res = parse_line(self.format, l, &self.po, &mut rec).and_then(|r| {
+                if r && rec.size == 0 && rec.op != Op::Flush {
+                    Err("field \"size\": zero-length request".to_string())
+                } else if r && rec.offset.checked_add(rec.size).is_none() {
+                    Err("offset + size overflows 64 bits".to_string())
+                } else {
+                    Ok(r)
+                }
+            });
+            match res {
+                Ok(true) => return Some(Ok(rec)),
+                Ok(false) => self.non_io_lines += 1,
+                Err(reason) => {
+                    if self.skip_bad {
+                        self.bad_lines += 1;
+                    } else {
+                        self.done = true;
+                        return Some(Err(self.err(reason)));
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl<R: BufRead> Iterator for TraceReader<R> {
+    type Item = Result<Record, SourceError>;
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_record()
+    }
+}
+
+// ------------------------------------------------------------------ replay options
+
+/// What to do with a request that reaches beyond the device's logical capacity.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OutOfRange {
+    /// Fold the start address into the device (modulo capacity, aligned down to
+    /// `wrap_align`) and count it.
+    #[default]
+    Wrap,
+    /// Fail with an error naming the line.
+    Reject,
+}
+
+/// How a trace is replayed; sits in the TOML config as `[replay]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReplayOptions {
+    /// None: honour timestamps (open loop). Some(n): closed loop at queue depth n,
+    /// timestamps ignored.
+    pub closed_loop_depth: Option<u32>,
+    /// Time scaling: 2.0 replays twice as fast (inter-arrival times halved).
+    pub speed: f64,
+    /// Take the stream id from the trace (SPC ASU, MSR disk or host, blkparse/FIU
+    /// pid, DiskSim/MQSim device, our CSV's stream column); otherwise 0.
+    pub streams: bool,
+    /// MSR: stream id from the hostname instead of the disk number.
+    pub msr_stream_by_host: bool,
+    /// Replay only records of this device / ASU / disk number.
+    pub device: Option<u32>,
+    pub out_of_range: OutOfRange,
+    /// Alignment of wrapped start addresses.
+    pub wrap_align: Size,
+    /// Stop after this many requests.
+    pub max_requests: Option<u64>,
+    /// Stop at the first request whose rebased trace time (before `speed`)
+    /// exceeds this.
+    pub max_time: Option<Dur>,
+    /// Skip and count malformed lines instead of failing on the first.
+    pub skip_bad_lines: bool,
+    /// blkparse action to replay: "Q" (queued, per-request view) or "D" (issued).
+    pub blkparse_action: String,
+    /// Device logical capacity in bytes; set by the caller from the settings
+    /// (`Settings::logical_bytes`), not from the TOML file.
+    #[serde(skip)]
+    pub capacity_bytes: Option<u64>,
+}
+
+impl Default for ReplayOptions {
+    fn default() -> Self {
+        ReplayOptions {
+            closed_loop_depth: None,
+            speed: 1.0,
+            streams: true,
+            msr_stream_by_host: false,
+            device: None,
+            out_of_range: OutOfRange::Wrap,
+            wrap_align: Size::kib(4),
+            max_requests: None,
+            max_time: None,
+            skip_bad_lines: false,
+            blkparse_action: "Q".to_string(),
+            capacity_bytes: None,
+        }
+    }
+}
+
+impl ReplayOptions {
+    /// Check the options; field names are given as `replay.<field>`.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if !(self.speed.is_finite() && self.speed > 0.0) {
+            return Err(invalid(
+                "replay.speed",
+                format!("must be a positive finite number, got {}", self.speed),
+            ));
+        }
+        if self.closed_loop_depth == Some(0) {
+            return Err(invalid("replay.closed_loop_depth", "must be at least 1"));
+        }
+        if self.wrap_align.0 == 0 || self.wrap_align.0 / SECTOR * SECTOR != self.wrap_align.0 {
+            return Err(invalid(
+                "replay.wrap_align",
+                format!(
+                    "must be a positive multiple of 512 bytes, got {}",
+                    self.wrap_align.0
+                ),
+            ));
+        }
+        if self.blkparse_action.len() != 1
+            || !self.blkparse_action.as_bytes()[0].is_ascii_alphabetic()
+        {
+            return Err(invalid(
+                "replay.blkparse_action",
+                format!(
+                    "must be one blkparse action letter such as \"Q\" or \"D\", got {:?}",
+                    self.blkparse_action
+                ),
+            ));
+        }
+        if let Some(c) = self.capacity_bytes {
+            if c < self.wrap_align.0 {
+                return Err(invalid(
+                    "replay.wrap_align",
+                    format!("{} is larger than the capacity {c}", self.wrap_align.0),
+                ));
+            }
+        }
+        Ok(())
+    }
+    pub fn parse_options(&self) -> ParseOptions {
+        ParseOptions {
+            blkparse_action: self
+                .blkparse_action
+                .as_bytes()
+                .first()
+                .copied()
+                .unwrap_or(b'Q'),
+            msr_stream_by_host: self.msr_stream_by_host,
+        }
+    }
+    /// The same options with the device capacity set.
+    pub fn with_capacity(mut self, bytes: u64) -> Self {
+        self.capacity_bytes = Some(bytes);
+        self
+    }
+}
+
+// ------------------------------------------------------------------ replay
+
+/// A trace replayed as host requests under [`ReplayOptions`].
+pub struct Replay<R> {
+    rdr: TraceReader<R>,
+    opts: ReplayOptions,
+    base: Option<u64>,
+    last: u64,
+    emitted: u64,
+    clamped: u64,
+    wrapped: u64,
+    filtered: u64,
+    stopped: bool,
+}
+
+impl<R: BufRead> Replay<R> {
+    /// Options must be valid ([`ReplayOptions::validate`]).
+    pub fn new(input: R, format: TraceFormat, label: &str, opts: ReplayOptions) -> Self {
+        let rdr = TraceReader::new(input, format, label, opts.parse_options())
+            .skip_bad_lines(opts.skip_bad_lines);
+        Replay {
+            rdr,
+            opts,
+            base: None,
+            last: 0,
+            emitted: 0,
+            clamped: 0,
+            wrapped: 0,
+            filtered: 0,
+            stopped: false,
+        }
+    }
+    pub fn format(&self) -> TraceFormat {
+        self.rdr.format
+    }
+    /// Requests yielded so far.
+    pub fn emitted(&self) -> u64 {
+        self.emitted
+    }
+    pub fn wrapped(&self) -> u64 {
+        self.wrapped
+    }
+
+    fn place(&mut self, rec: &Record) -> Result<(u64, u32), String> {
+        let mut start = rec.offset;
+        let len = rec.size;
+        if let Some(cap) = self.opts.capacity_bytes {
+            if start + len > cap {
+                match self.opts.out_of_range {
+                    OutOfRange::Reject => {
+                        return Err(format!(
+                            "request at byte {start} (+{len}) is beyond the device capacity of {cap} bytes (set replay.out_of_range = \"wrap\" to fold it in)"
+                        ))
+                    }
+                    OutOfRange::Wrap => {
+                        let align = self.opts.wrap_align.0;
+                        let room = cap.checked_sub(len).ok_or_else(|| {
+                            format!("request of {len} bytes is larger than the device ({cap} bytes)")
+                        })?;
+                        let mut s = start % cap;
+                        if s + len > cap {
+                            s = start % (room + 1);
+                        }
+                        start = s - s % align;
+                        self.wrapped += 1;
+                    }
+                }
+            }
+        }
+        let lba = start / SECTOR;
+        let end = (start + len).div_ceil(SECTOR);
+        let sectors =
+            u32::try_from(end - lba).map_err(|_| format!("request of {len} bytes is too large"))?;
+        Ok((lba, sectors))
+    }
+
+    /// Next request (the `RequestSource` logic, usable without the trait).
+    pub fn next_req(&mut self) -> Option<Result<HostRequest, SourceError>> {
+        if self.stopped {
+            return None;
+        }
+        if let Some(m) = self.opts.max_requests {
+            if self.emitted >= m {
+                self.stopped = true;
+                return None;
+            }
+        }
+        loop {
+            let rec = match self.rdr.next_record()? {
+                Ok(r) => r,
+                Err(e) => {
+                    self.stopped = true;
+                    return Some(Err(e));
+                }
+            };
+            if let Some(d) = self.opts.device {
+                if rec.device != d {
+                    self.filtered += 1;
+                    continue;
+                }
+            }
+            let mut t = rec.time_ns;
+            let base = *self.base.get_or_insert(t);
+            if t < self.last {
+                self.clamped += 1;
+                t = self.last;
+            }
+            self.last = t;
+            let rel = t - base;
+            if let Some(mt) = self.opts.max_time {
+                if rel > mt.0 {
+                    self.stopped = true;
+                    return None;
+                }
+            }
+            let arrival = if self.opts.speed == 1.0 {
+                rel
+            } else {
+                (rel as f64 / self.opts.speed).round() as u64
+            };
+            let (lba, sectors) = match self.place(&rec) {
+                Ok(x) => x,
+                Err(reason) => {
+                    self.stopped = true;
+                    return Some(Err(self.rdr.err(reason)));
+                }
+            };
+            self.emitted += 1;
+            return Some(Ok(HostRequest {
+                arrival: SimTime(arrival),
+                op: rec.op.into(),
+                lba,
+                sectors,
+                stream: if self.opts.streams { rec.stream } else { 0 },
+            }));
+        }
+    }
+
+    pub fn notes_list(&self) -> Vec<(String, u64)> {
+        let mut v = Vec::new();
+        let mut add = |k: &str, n: u64| {
+            if n > 0 {
+                v.push((k.to_string(), n));
+            }
+        };
+        add("trace_bad_lines_skipped", self.rdr.bad_lines);
+        add("trace_timestamps_non_monotonic_clamped", self.clamped);
+        add("trace_records_other_device_skipped", self.filtered);
+        if self.opts.capacity_bytes.is_some() && self.opts.out_of_range == OutOfRange::Wrap {
+            v.push(("trace_addresses_wrapped".to_string(), self.wrapped));
+        }
+        v
+    }
+}
+
+impl<R: BufRead> RequestSource for Replay<R> {
+    fn timing(&self) -> Timing {
+        match self.opts.closed_loop_depth {
+            Some(depth) => Timing::ClosedLoop { depth },
+            None => Timing::OpenLoop,
+        }
+    }
+    #[inline]
+    fn next_request(&mut self) -> Option<Result<HostRequest, SourceError>> {
+        self.next_req()
+    }
+    fn notes(&self) -> Vec<(String, u64)> {
+        self.notes_list()
+    }
+}
+
+// ------------------------------------------------------------------ inputs
+
+pub type PlainInput = BufReader<File>;
+pub type GzipInput = BufReader<MultiGzDecoder<BufReader<File>>>;
+
+/// A trace file opened for replay: the input kind closed into an enum, so the
+/// replay loop is statically dispatched. (Built once per run; the gzip variant
+/// is boxed because the inflater state is large.)
+#[allow(clippy::large_enum_variant)]
+pub enum TraceSource {
+    Plain(Replay<PlainInput>),
+    Gzip(Box<Replay<GzipInput>>),
+}
+
+impl TraceSource {
+    pub fn format(&self) -> TraceFormat {
+        match self {
+            TraceSource::Plain(r) => r.format(),
+            TraceSource::Gzip(r) => r.format(),
+        }
+    }
+}
+
+impl RequestSource for TraceSource {
+    fn timing(&self) -> Timing {
+        match self {
+            TraceSource::Plain(r) => r.timing(),
+            TraceSource::Gzip(r) => r.timing(),
+        }
+    }
+    #[inline]
+    fn next_request(&mut self) -> Option<Result<HostRequest, SourceError>> {
+        match self {
+            TraceSource::Plain(r) => r.next_req(),
+            TraceSource::Gzip(r) => r.next_req(),
+        }
+    }
+    fn notes(&self) -> Vec<(String, u64)> {
+        match self {
+            TraceSource::Plain(r) => r.notes_list(),
+            TraceSource::Gzip(r) => r.notes_list(),
+        }
+    }
+}
+
+/// Is the file gzip-compressed (by magic bytes)?
+fn is_gzip(path: &Path) -> Result<bool, TraceError> {
+    let mut f = File::open(path).map_err(io_err(path))?;
+    let mut magic = [0u8; 2];
+    let mut n = 0;
+    while n < 2 {
+        match f.read(&mut magic[n..]).map_err(io_err(path))? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n == 2 && magic == [0x1f, 0x8b])
+}
+
+/// An opened (maybe decompressed) input.
+pub(crate) enum Input {
+    Plain(PlainInput),
+    Gzip(Box<GzipInput>),
+}
+
+pub(crate) fn open_input(path: &Path) -> Result<Input, TraceError> {
+    let gz = is_gzip(path)?;
+    let f = File::open(path).map_err(io_err(path))?;
+    Ok(if gz {
+        Input::Gzip(Box::new(BufReader::with_capacity(
+            1 << 16,
+            MultiGzDecoder::new(BufReader::new(f)),
+        )))
+    } else {
+        Input::Plain(BufReader::with_capacity(1 << 16, f))
+    })
+}
+
+fn label(path: &Path) -> String {
+    path.display().to_string()
+}
+
+/// Open a trace for replay. The format is detected from the first lines when not
+/// forced; gzip input (magic bytes) is decompressed on the fly.
+pub fn open_trace(
+    path: &Path,
+    format: Option<TraceFormat>,
+    opts: &ReplayOptions,
+) -> Result<TraceSource, TraceError> {
+    opts.validate()?;
+    let format = match format {
+        Some(f) => f,
+        None => detect_file(path)?,
+    };
+    let l = label(path);
+    Ok(match open_input(path)? {
+        Input::Plain(r) => TraceSource::Plain(Replay::new(r, format, &l, opts.clone())),
+        Input::Gzip(r) => TraceSource::Gzip(Box::new(Replay::new(*r, format, &l, opts.clone()))),
+    })
+}
+
+// ------------------------------------------------------------------ detection
+
+/// Detect the format of a trace file from its first lines.
+pub fn detect_file(path: &Path) -> Result<TraceFormat, TraceError> {
+    let mut sample = Vec::with_capacity(1 << 14);
+    let read = match open_input(path)? {
+        Input::Plain(r) => r.take(1 << 14).read_to_end(&mut sample),
+        Input::Gzip(r) => r.take(1 << 14).read_to_end(&mut sample),
+    };
+    read.map_err(io_err(path))?;
+    detect(&sample).map_err(|reason| TraceError::Detect {
+        path: label(path),
+        reason,
+        known: KNOWN,
+    })
+}
+
+/// Detect a format from the first bytes of a trace (up to ~20 lines are used).
+///
+/// Each format's parser is tried on the sample, in an order that puts the
+/// stricter formats first; the first that parses every line and finds a record
+/// wins. Whitespace-separated five-field traces are ambiguous by shape: integer
+/// times mean MQSim (ns); decimal times mean DiskSim (ms) unless every offset and
+/// size is a multiple of 512, which means byte units (`msr-cut`). Force the format
+/// when a trace defeats these rules.
+pub fn detect(sample: &[u8]) -> Result<TraceFormat, String> {
+    let mut lines: Vec<&[u8]> = sample.split(|b| *b == b'\n').collect();
+    if lines.len() > 1 && !sample.ends_with(b"\n") && sample.len() >= (1 << 14) {
+        lines.pop(); // partial last line
+    }
+    let lines: Vec<&[u8]> = lines
+        .into_iter()
+        .map(|l| {
+            let mut l = l;
+            while let [rest @ .., b'\r' | b' ' | b'\t'] = l {
+                l = rest;
+            }
+            trim(l)
+        })
+        .filter(|l| !l.is_empty() && l[0] != b'#')
+        .take(20)
+        .collect();
+    if lines.is_empty() {
+        return Err("the file has no data lines".into());
+    }
+    let po = ParseOptions::default();
+    let order = [
+        TraceFormat::Csv,
+        TraceFormat::Cloudphysics,
+        TraceFormat::Msr,
+        TraceFormat::Spc,
+        TraceFormat::Blkparse,
+        TraceFormat::Fiu,
+        TraceFormat::Mqsim,
+        TraceFormat::Disksim,
+    ];
+    let mut first_errors = Vec::new();
+    for fmt in order {
+        let mut recs = 0;
+        let mut all_512 = true;
+        let mut failed = None;
+        for l in &lines {
+            let mut rec = Record::default();
+            if fmt == TraceFormat::Blkparse {
+                // any action counts: the chosen one may not appear in the first lines
+                if blkparse::is_event(l) {
+                    recs += 1;
+                }
+                continue;
+            }
+            match parse_line(fmt, l, &po, &mut rec) {
+                Ok(true) => {
+                    recs += 1;
+                    all_512 &=
+                        rec.offset % (SECTOR * SECTOR) == 0 && rec.size % (SECTOR * SECTOR) == 0;
+                }
+                Ok(false) => {}
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        if let Some(e) = failed {
+            first_errors.push(format!("{fmt}: {e}"));
+            continue;
+        }
+        if recs == 0 {
+            first_errors.push(format!("{fmt}: no records in the first lines"));
+            continue;
+        }
+        if fmt == TraceFormat::Disksim && all_512 {
+            return Ok(TraceFormat::MsrCut);
+        }
+        return Ok(fmt);
+    }
+    Err(format!(
+        "no known format parses the first lines ({})",
+        first_errors.join("; ")
+    ))
+}
+
+// ------------------------------------------------------------------ writing
+
+/// Per-output state of a trace writer (sequence numbers, base times).
+#[derive(Debug, Default)]
+pub(crate) struct WriteState {
+    pub seq: u64,
+}
+
+/// Write the header line a format needs (if any).
+pub(crate) fn write_header(fmt: TraceFormat, w: &mut impl Write) -> io::Result<()> {
+    match fmt {
+        TraceFormat::Csv => csv::header(w),
+        TraceFormat::Cloudphysics => cloudphysics::header(w),
+        _ => Ok(()),
+    }
+}
+
+/// Write one record (time rebased by the caller) in `fmt`.
+pub(crate) fn write_record(
+    fmt: TraceFormat,
+    w: &mut impl Write,
+    r: &Record,
+    st: &mut WriteState,
+) -> Result<(), WriteError> {
+    st.seq += 1;
+    match fmt {
+        TraceFormat::Spc => spc::write(w, r),
+        TraceFormat::Msr => msr::write(w, r),
+        TraceFormat::Blkparse => blkparse::write(w, r, st.seq),
+        TraceFormat::Disksim => disksim::write(w, r),
+        TraceFormat::Mqsim => mqsim::write(w, r),
+        TraceFormat::MsrCut => msrcut::write(w, r),
+        TraceFormat::Fiu => fiu::write(w, r),
+        TraceFormat::Cloudphysics => cloudphysics::write(w, r),
+        TraceFormat::Csv => csv::write(w, r),
+    }
+}
+
+/// Why a record could not be written.
+#[derive(Debug)]
+pub(crate) enum WriteError {
+    Io(io::Error),
+    /// The format cannot express this record (e.g. trim in SPC).
+    Unrepresentable(String),
+}
+impl From<io::Error> for WriteError {
+    fn from(e: io::Error) -> Self {
+        WriteError::Io(e)
+    }
+}
+
+pub(crate) fn op_rw(r: &Record, fmt: &str) -> Result<bool, WriteError> {
+    match r.op {
+        Op::Read => Ok(true),
+        Op::Write => Ok(false),
+        other => Err(WriteError::Unrepresentable(format!(
+            "{fmt} has no {other:?} operation"
+        ))),
+    }
+}
+
+pub(crate) fn sector_span(r: &Record) -> (u64, u64) {
+    let lba = r.offset / SECTOR;
+    (lba, (r.offset + r.size).div_ceil(SECTOR) - lba)
+}
+
+/// Summary of a conversion.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ConvertReport {
+    pub records: u64,
+    /// Lines skipped as bad (only with `skip_bad_lines`).
+    pub bad_lines_skipped: u64,
+}
+
+/// Convert a trace file to another format. Times are rebased to start at 0;
+/// unaligned byte ranges written to a sector-based format are widened to whole
+/// sectors. `in_fmt` None detects the input format. A `.gz` output path is
+/// gzip-compressed.
+pub fn convert(
+    input: &Path,
+    in_fmt: Option<TraceFormat>,
+    output: &Path,
+    out_fmt: TraceFormat,
+    skip_bad_lines: bool,
+) -> Result<ConvertReport, TraceError> {
+    let in_fmt = match in_fmt {
+        Some(f) => f,
+        None => detect_file(input)?,
+    };
+    let l = label(input);
+    let file = File::create(output).map_err(io_err(output))?;
+    let gz = output.extension().is_some_and(|e| e == "gz");
+    let mut w: Box<dyn Write> = if gz {
+        Box::new(flate2::write::GzEncoder::new(
+            io::BufWriter::new(file),
+            flate2::Compression::default(),
+        ))
+    } else {
+        Box::new(io::BufWriter::new(file))
+    };
+    let po = ParseOptions::default();
+    let rep = match open_input(input)? {
+        Input::Plain(r) => convert_stream(
+            TraceReader::new(r, in_fmt, &l, po).skip_bad_lines(skip_bad_lines),
+            &mut w,
+            out_fmt,
+            output,
+        ),
+        Input::Gzip(r) => convert_stream(
+            TraceReader::new(r, in_fmt, &l, po).skip_bad_lines(skip_bad_lines),
+            &mut w,
+            out_fmt,
+            output,
+        ),
+    }?;
+    w.flush().map_err(io_err(output))?;
+    drop(w);
+    Ok(rep)
+}
+
+/// Convert records from a reader into `out_fmt` on `w` (times rebased to 0).
+pub fn convert_stream<R: BufRead, W: Write>(
+    mut rdr: TraceReader<R>,
+    w: &mut W,
+    out_fmt: TraceFormat,
+    out_label: &Path,
+) -> Result<ConvertReport, TraceError> {
+    write_header(out_fmt, w).map_err(io_err(out_label))?;
+    let mut st = WriteState::default();
+    let mut base = None;
+    let mut last = 0;
+    let mut n = 0;
+    while let Some(r) = rdr.next_record() {
+        let mut r = r?;
+        let b = *base.get_or_insert(r.time_ns);
+        let t = r.time_ns.max(last);
+        last = t;
+        r.time_ns = t - b;
+        match write_record(out_fmt, w, &r, &mut st) {
+            Ok(()) => n += 1,
+            Err(WriteError::Io(e)) => return Err(io_err(out_label)(e)),
+            Err(WriteError::Unrepresentable(what)) => {
+                return Err(TraceError::Unrepresentable {
+                    format: out_fmt,
+                    what: format!("{what} ({}:{})", rdr.label, rdr.line),
+                })
+            }
+        }
+    }
+    Ok(ConvertReport {
+        records: n,
+        bad_lines_skipped: rdr.bad_lines,
+    })
+}
+
+/// Write records to `w` in `fmt` (header included), times as given.
+pub fn write_records<'a, W: Write>(
+    w: &mut W,
+    fmt: TraceFormat,
+    records: impl IntoIterator<Item = &'a Record>,
+) -> Result<u64, TraceError> {
+    let p = PathBuf::from("<output>");
+    write_header(fmt, w).map_err(io_err(&p))?;
+    let mut st = WriteState::default();
+    let mut n = 0;
+    for r in records {
+        match write_record(fmt, w, r, &mut st) {
+            Ok(()) => n += 1,
+            Err(WriteError::Io(e)) => return Err(io_err(&p)(e)),
+            Err(WriteError::Unrepresentable(what)) => {
+                return Err(TraceError::Unrepresentable { format: fmt, what })
+            }
+        }
+    }
+    Ok(n)
+}
+
+/// Where the real traces of `../shared/traces` are: `$SSDSIM_TRACES`, else
+/// `<manifest>/../../../shared/traces`. None when absent.
+pub fn shared_traces_dir(manifest_dir: &str) -> Option<PathBuf> {
+    let p = match std::env::var_os("SSDSIM_TRACES") {
+        Some(v) => PathBuf::from(v),
+        None => Path::new(manifest_dir).join("../../../shared/traces"),
+    };
+    p.is_dir().then_some(p)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,453 @@
+use super::synth::{self, SynthSpec};
+use super::*;
+use crate::workload::RequestSource;
+use std::io::Cursor;
+
+fn reader(text: &str, fmt: TraceFormat) -> TraceReader<Cursor<Vec<u8>>> {
+    TraceReader::new(
+        Cursor::new(text.as_bytes().to_vec()),
+        fmt,
+        "t.trace",
+        ParseOptions::default(),
+    )
+}
+
+fn replay(text: &str, fmt: TraceFormat, opts: ReplayOptions) -> Replay<Cursor<Vec<u8>>> {
+    opts.validate().unwrap();
+    Replay::new(Cursor::new(text.as_bytes().to_vec()), fmt, "t.trace", opts)
+}
+
+fn drain<S: RequestSource>(s: &mut S) -> Result<Vec<HostRequest>, SourceError> {
+    let mut v = Vec::new();
+    while let Some(r) = s.next_request() {
+        v.push(r?);
+    }
+    Ok(v)
+}
+
+#[test]
+fn number_parsing() {
+    assert_eq!(uint(b"0", "x"), Ok(0));
+    assert_eq!(uint(b"18446744073709551615", "x"), Ok(u64::MAX));
+    assert!(uint(b"18446744073709551616", "x")
+        .unwrap_err()
+        .contains("overflows"));
+    assert!(uint(b"-3", "size").unwrap_err().contains("negative"));
+    assert!(uint(b"3x", "size").unwrap_err().contains("\"size\""));
+    assert_eq!(decimal(b"0.011413", 9, "t"), Ok(11_413_000));
+    assert_eq!(decimal(b"12", 6, "t"), Ok(12_000_000));
+    assert_eq!(decimal(b"1.2345678", 3, "t"), Ok(1234)); // truncated
+    assert_eq!(decimal(b".5", 3, "t"), Ok(500));
+    assert!(decimal(b"1.2.3", 3, "t").is_err());
+    assert!(decimal(b"-0.5", 3, "t").unwrap_err().contains("negative"));
+    assert!(decimal(b"1e5", 3, "t").is_err());
+}
+
+fn spec() -> SynthSpec {
+    SynthSpec {
+        requests: 300,
+        ..SynthSpec::default()
+    }
+}
+
+#[test]
+fn every_format_round_trips_and_is_detected() {
+    let want: Vec<Record> = synth::records(spec()).collect();
+    for fmt in TraceFormat::ALL {
+        let mut out = Vec::new();
+        synth::write(&mut out, fmt, spec()).unwrap();
+        assert_eq!(detect(&out), Ok(fmt), "{fmt}");
+        let got: Vec<Record> =
+            TraceReader::new(Cursor::new(out), fmt, "x", ParseOptions::default())
+                .map(|r| r.unwrap())
+                .collect();
+        assert_eq!(got.len(), want.len(), "{fmt}");
+        for (g, w) in got.iter().zip(&want) {
+            assert_eq!((g.op, g.offset, g.size), (w.op, w.offset, w.size), "{fmt}");
+            let t = if fmt == TraceFormat::Cloudphysics {
+                w.time_ns / 1_000_000_000 * 1_000_000_000
+            } else {
+                w.time_ns
+            };
+            assert_eq!(g.time_ns, t, "{fmt}");
+            if !matches!(fmt, TraceFormat::Cloudphysics | TraceFormat::Csv) {
+                assert_eq!(g.device, w.device, "{fmt}");
+            }
+            if fmt != TraceFormat::Cloudphysics {
+                assert_eq!(g.stream, w.stream, "{fmt}");
+            }
+        }
+    }
+}
+
+#[test]
+fn errors_name_file_line_and_field() {
+    let cases: &[(TraceFormat, &str, &str)] = &[
+        (
+            TraceFormat::Spc,
+            "0,8,4096,R,0.1\n0,8,4096,X,0.2\n",
+            "t.trace:2: field \"opcode\": unknown opcode",
+        ),
+        (
+            TraceFormat::Spc,
+            "0,8,4096,R,0.1\n\n0,-8,4096,R,0.2\n",
+            "t.trace:3: field \"lba\": negative value -8",
+        ),
+        (
+            TraceFormat::Spc,
+            "0,8,0,R,0.1\n",
+            "t.trace:1: field \"size\": zero-length request",
+        ),
+        (
+            TraceFormat::Spc,
+            "0,8,4096\n",
+            "t.trace:1: missing field \"opcode\"",
+        ),
+        (
+            TraceFormat::Msr,
+            "128166385295514663,hm,0,Erase,0,512,1\n",
+            "field \"type\": unknown type",
+        ),
+        (TraceFormat::Mqsim, "100 0 8 8 2\n", "field \"type\""),
+        (TraceFormat::Mqsim, "100 0 8 8 1 7\n", "too many fields"),
+        (
+            TraceFormat::Disksim,
+            "abc 0 8 8 1\n",
+            "field \"time_ms\": expected a non-negative decimal",
+        ),
+        (
+            TraceFormat::Cloudphysics,
+            "version,time,op,size,lbn\n1,5,35,512,1\n",
+            "t.trace:2: field \"op\": unknown SCSI opcode",
+        ),
+        (
+            TraceFormat::Csv,
+            "time_ns,op,offset_bytes,size_bytes\n5,W,0,4096\n7,Q,0,4096\n",
+            "t.trace:3: field \"op\"",
+        ),
+        (
+            TraceFormat::Blkparse,
+            "  8,16   5   2   0.1 18615  Q   R 1444645666 x 256 [java]\n",
+            "expected \"+\"",
+        ),
+        (
+            TraceFormat::Fiu,
+            "100 7 nfsd 8 8 W 6 0 -\n100 7 nfsd 8 0 W 6 0 -\n",
+            "t.trace:2: field \"size\": zero-length",
+        ),
+    ];
+    for (fmt, text, want) in cases {
+        let e = reader(text, *fmt)
+            .find_map(|r| r.err())
+            .unwrap_or_else(|| panic!("{fmt}: no error for {text:?}"));
+        assert!(e.to_string().contains(want), "{fmt}: {e} (wanted {want:?})");
+    }
+}
+
+#[test]
+fn bad_lines_can_be_skipped_and_counted() {
+    let text = "0,8,4096,R,0.1\n0,8,4096,X,0.2\ngarbage\n0,16,4096,W,0.3\n";
+    let mut r = replay(
+        text,
+        TraceFormat::Spc,
+        ReplayOptions {
+            skip_bad_lines: true,
+            ..Default::default()
+        },
+    );
+    let v = drain(&mut r).unwrap();
+    assert_eq!(v.len(), 2);
+    assert_eq!(r.notes(), vec![("trace_bad_lines_skipped".to_string(), 2)]);
+}
+
+#[test]
+fn timestamps_rebased_scaled_and_clamped() {
+    let text = "0,8,4096,R,10.0\n0,16,4096,R,10.5\n0,24,4096,W,10.25\n0,32,4096,W,11.0\n";
+    let mut r = replay(
+        text,
+        TraceFormat::Spc,
+        ReplayOptions {
+            speed: 2.0,
+            ..Default::default()
+        },
+    );
+    let v = drain(&mut r).unwrap();
+    let t: Vec<u64> = v.iter().map(|q| q.arrival.0).collect();
+    assert_eq!(t, vec![0, 250_000_000, 250_000_000, 500_000_000]);
+    assert_eq!(
+        r.notes(),
+        vec![("trace_timestamps_non_monotonic_clamped".to_string(), 1)]
+    );
+    assert_eq!(r.timing(), Timing::OpenLoop);
+}
+
+#[test]
+fn limits_streams_device_filter_and_closed_loop() {
+    let text =
+        "0,8,4096,R,0.0\n1,16,4096,R,1.0\n0,24,4096,W,2.0\n1,32,4096,W,3.0\n0,40,4096,W,4.0\n";
+    let n = |o: ReplayOptions| drain(&mut replay(text, TraceFormat::Spc, o)).unwrap();
+    assert_eq!(
+        n(ReplayOptions {
+            max_requests: Some(2),
+            ..Default::default()
+        })
+        .len(),
+        2
+    );
+    assert_eq!(
+        n(ReplayOptions {
+            max_time: Some(Dur::from_ms(2000)),
+            ..Default::default()
+        })
+        .len(),
+        3
+    );
+    let d1 = n(ReplayOptions {
+        device: Some(1),
+        ..Default::default()
+    });
+    assert_eq!(d1.iter().map(|q| q.lba).collect::<Vec<_>>(), vec![16, 32]);
+    assert_eq!(d1[0].arrival.0, 0, "rebased on the first replayed record");
+    assert!(n(ReplayOptions {
+        streams: false,
+        ..Default::default()
+    })
+    .iter()
+    .all(|q| q.stream == 0));
+    assert_eq!(n(ReplayOptions::default())[1].stream, 1);
+    let r = replay(
+        text,
+        TraceFormat::Spc,
+        ReplayOptions {
+            closed_loop_depth: Some(4),
+            ..Default::default()
+        },
+    );
+    assert_eq!(r.timing(), Timing::ClosedLoop { depth: 4 });
+}
+
+#[test]
+fn out_of_range_wraps_aligned_or_rejects() {
+    // capacity 1 MiB = 2048 sectors
+    let text = "0,8,4096,R,0\n0,2047,4096,W,1\n0,100001,8192,R,2\n";
+    let opts = ReplayOptions::default().with_capacity(1 << 20);
+    let mut r = replay(text, TraceFormat::Spc, opts.clone());
+    let v = drain(&mut r).unwrap();
+    assert_eq!(v[0].lba, 8);
+    for q in &v[1..] {
+        assert!(q.lba + q.sectors as u64 <= 2048, "{q:?}");
+        assert_eq!(q.lba % 8, 0, "aligned to 4 KiB: {q:?}");
+    }
+    assert_eq!(v[2].sectors, 16);
+    assert!(r
+        .notes()
+        .contains(&("trace_addresses_wrapped".to_string(), 2)));
+    let mut r = replay(
+        text,
+        TraceFormat::Spc,
+        ReplayOptions {
+            out_of_range: OutOfRange::Reject,
+            ..opts
+        },
+    );
+    let e = drain(&mut r).unwrap_err();
+    assert_eq!(e.location, "t.trace:2");
+    assert!(e.reason.contains("beyond the device capacity"), "{e}");
+}
+
+#[test]
+fn blkparse_action_choice_and_non_io_lines() {
+    let text = "\
+  8,16   5        1     0.000000000 18615  A   R 1444645666 + 256 <- (8,17) 1444645632
+  8,16   5        2     0.000001850 18615  Q   R 1444645666 + 256 [java]
+  8,16   5        4     0.000008750 18615  P   N [java]
+  8,16   5        5     0.000009980 18615  Q  FN [java]
+  8,16   5        6     0.000010000 18615  Q  WS 100 + 8 [java]
+  8,16   2        7     0.000020000  3626  D  WM 16 + 8 [kworker/u8:1]
+  8,16   2        8     0.000030000  3626  C  WM 16 + 8 [0]
+CPU0 (8,16):
+ Reads Queued:           0,        0KiB\t Writes Queued:           0,        0KiB
+Total (8,16):
+";
+    let q = drain(&mut replay(
+        text,
+        TraceFormat::Blkparse,
+        ReplayOptions::default(),
+    ))
+    .unwrap();
+    assert_eq!(q.len(), 2);
+    assert_eq!(
+        (q[0].op, q[0].lba, q[0].sectors, q[0].stream),
+        (IoOp::Read, 1444645666, 256, 18615)
+    );
+    assert_eq!((q[1].op, q[1].arrival.0), (IoOp::Write, 8150));
+    let d = drain(&mut replay(
+        text,
+        TraceFormat::Blkparse,
+        ReplayOptions {
+            blkparse_action: "D".into(),
+            ..Default::default()
+        },
+    ))
+    .unwrap();
+    assert_eq!(d.len(), 1);
+    assert_eq!((d[0].lba, d[0].stream), (16, 3626));
+    assert_eq!(detect(text.as_bytes()), Ok(TraceFormat::Blkparse));
+    assert!(ReplayOptions {
+        blkparse_action: "QQ".into(),
+        ..Default::default()
+    }
+    .validate()
+    .is_err());
+}
+
+#[test]
+fn detection_of_ambiguous_five_field_traces() {
+    assert_eq!(
+        detect(b"11413000 0 657728 16 1\n11565000 1 31244784 64 1\n"),
+        Ok(TraceFormat::Mqsim)
+    );
+    assert_eq!(
+        detect(b"0.000 5 174224064 16 1\n0.221 5 162947904 16 1\n"),
+        Ok(TraceFormat::Disksim)
+    );
+    assert_eq!(
+        detect(b"0.000 0 200626176 4096 0\n223.412 0 3159347200 36864 0\n"),
+        Ok(TraceFormat::MsrCut)
+    );
+    assert_eq!(
+        detect(b"128166385295514663,hm,0,Write,9056014336,2048,2833\n"),
+        Ok(TraceFormat::Msr)
+    );
+    assert_eq!(detect(b"0,657728,8192,R,0.011413\n"), Ok(TraceFormat::Spc));
+    let e = detect(b"hello world\n").unwrap_err();
+    assert!(e.contains("no known format"), "{e}");
+    assert!(detect(b"\n\n").is_err());
+}
+
+#[test]
+fn options_validate_and_deserialize_strictly() {
+    let o: ReplayOptions =
+        toml::from_str("speed = 4.0\nout_of_range = \"reject\"\nmax_time = \"10s\"\n").unwrap();
+    assert_eq!(o.speed, 4.0);
+    assert_eq!(o.max_time, Some(Dur::from_ms(10_000)));
+    let e = toml::from_str::<ReplayOptions>("sped = 4.0\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("sped"), "{e}");
+    let e = ReplayOptions {
+        speed: 0.0,
+        ..Default::default()
+    }
+    .validate()
+    .unwrap_err()
+    .to_string();
+    assert!(e.starts_with("replay.speed"), "{e}");
+    assert_eq!("msr-cut".parse::<TraceFormat>(), Ok(TraceFormat::MsrCut));
+    assert!("nope".parse::<TraceFormat>().unwrap_err().contains("known"));
+}
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("ssdsim-trace-test-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+#[test]
+fn gzip_input_and_truncated_gzip() {
+    let mut plain = Vec::new();
+    synth::write(&mut plain, TraceFormat::Spc, spec()).unwrap();
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(&plain).unwrap();
+    let gz = enc.finish().unwrap();
+    let p = tmp("a.spc.gz");
+    std::fs::write(&p, &gz).unwrap();
+    let mut s = open_trace(&p, None, &ReplayOptions::default()).unwrap();
+    assert_eq!(s.format(), TraceFormat::Spc);
+    assert!(matches!(s, TraceSource::Gzip(_)));
+    assert_eq!(drain(&mut s).unwrap().len(), 300);
+    let p2 = tmp("b.spc.gz");
+    std::fs::write(&p2, &gz[..gz.len() * 2 / 3]).unwrap();
+    let mut s = open_trace(&p2, Some(TraceFormat::Spc), &ReplayOptions::default()).unwrap();
+    let e = drain(&mut s).unwrap_err();
+    assert!(e.location.starts_with(&p2.display().to_string()), "{e}");
+    assert!(e.reason.contains("read error"), "{e}");
+    let e = open_trace(&tmp("missing.spc"), None, &ReplayOptions::default())
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("missing.spc"), "{e}");
+}
+
+#[test]
+fn convert_and_stats_on_files() {
+    let src = tmp("c.csv");
+    let mut f = std::fs::File::create(&src).unwrap();
+    synth::write(&mut f, TraceFormat::Csv, spec()).unwrap();
+    drop(f);
+    for out_fmt in [
+        TraceFormat::Spc,
+        TraceFormat::Msr,
+        TraceFormat::Disksim,
+        TraceFormat::Mqsim,
+    ] {
+        let out = tmp(&format!("c.{out_fmt}.gz"));
+        let rep = convert(&src, None, &out, out_fmt, false).unwrap();
+        assert_eq!(rep.records, 300);
+        let a = stats(&src, None).unwrap();
+        let b = stats(&out, None).unwrap();
+        assert_eq!(
+            (a.requests, a.reads, a.span_bytes),
+            (b.requests, b.reads, b.span_bytes),
+            "{out_fmt}"
+        );
+        assert_eq!(a.size_histogram, b.size_histogram);
+        assert!((a.duration_s - b.duration_s).abs() < 1e-9);
+    }
+    // trims cannot be written as SPC
+    let t = tmp("t.csv");
+    std::fs::write(&t, "time_ns,op,offset_bytes,size_bytes\n0,T,0,4096\n").unwrap();
+    let e = convert(&t, None, &tmp("t.spc"), TraceFormat::Spc, false)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("SPC has no Trim") && e.contains("t.csv:2"),
+        "{e}"
+    );
+}
+
+#[test]
+fn stats_columns() {
+    // 4 requests: two sequential, one random; 3 reads
+    let text = "time_ns,op,offset_bytes,size_bytes\n0,R,0,4096\n1000000000,R,4096,4096\n2000000000,W,65536,512\n3000000000,R,1048576,1048576\n";
+    let s = stats_reader(reader(text, TraceFormat::Csv)).unwrap();
+    assert_eq!((s.requests, s.reads, s.writes), (4, 3, 1));
+    assert_eq!(s.read_fraction, 0.75);
+    assert!((s.randomness - 2.0 / 3.0).abs() < 1e-12);
+    assert_eq!(s.span_bytes, 2 << 20);
+    assert_eq!(s.duration_s, 3.0);
+    assert_eq!(s.mean_interarrival_s, 1.0);
+    assert_eq!(s.mean_size_bytes, (4096.0 * 2.0 + 512.0 + 1048576.0) / 4.0);
+    let h: Vec<(u64, u64)> = s
+        .size_histogram
+        .iter()
+        .map(|b| (b.max_bytes, b.count))
+        .collect();
+    assert_eq!(h, vec![(512, 1), (4096, 2), (1 << 20, 1)]);
+    let j = serde_json::to_value(&s).unwrap();
+    let keys: Vec<&String> = j.as_object().unwrap().keys().collect();
+    assert_eq!(keys.len(), 10);
+    for k in [
+        "requests",
+        "reads",
+        "writes",
+        "read_fraction",
+        "mean_size_bytes",
+        "size_histogram",
+        "randomness",
+        "mean_interarrival_s",
+        "span_bytes",
+        "duration_s",
+    ] {
+        assert!(j.get(k).is_some(), "{k}");
+    }
+}
