@@ -653,6 +653,12 @@ pub struct PowerConfig {
     pub flash_erase_current: Amps,
     pub flash_idle_current: Amps,
     pub flash_bus_current: Amps,
+    /// Chip current while its data (or command) is clocked over the channel. None:
+    /// the current of the operation the transfer serves (read current for command
+    /// and data-out cycles, program current for data-in), as in Samsung K9 datasheets
+    /// where ICC1 is "page read with serial access". Optional so configs may omit it.
+    #[serde(default)]
+    pub flash_transfer_current: Option<Amps>,
     /// Per-operation energies; when set they replace current x voltage x time for that op.
     pub flash_read_energy: Option<Joules>,
     pub flash_program_energy: Option<Joules>,
@@ -684,6 +690,7 @@ impl PowerConfig {
             flash_erase_current: Amps(0.015),
             flash_idle_current: Amps(0.001),
             flash_bus_current: Amps(0.000_05),
+            flash_transfer_current: None,
             flash_read_energy: None,
             flash_program_energy: None,
             flash_erase_energy: None,

@@ -1,0 +1,415 @@
+//! The energy / power / efficiency report sections (stable field names).
+//!
+//! The CLI inserts them into `Report.extra` under `energy_j`, `power_w` and
+//! `efficiency` (see [`PowerObserver::finish_report`]).
+
+use crate::observer::{Acc, CpuMode, PowerObserver};
+use crate::series::Sample;
+use crate::PowerError;
+use serde::Serialize;
+use ssd_core::ftl::Purpose;
+use ssd_core::stats::Report;
+use std::collections::BTreeMap;
+
+const NS: f64 = 1e-9;
+
+/// Energy of the flash chips (J).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct FlashEnergy {
+    pub total: f64,
+    /// Array reads (tR), programs (tPROG), erases (tBERS).
+    pub read: f64,
+    pub program: f64,
+    pub erase: f64,
+    /// The chips' own draw while their command/data is on the channel.
+    pub transfer: f64,
+    pub idle: f64,
+    /// One entry per chip (a `ways` position on a channel), channel-major.
+    pub per_chip: Vec<ChipEnergy>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ChipEnergy {
+    pub channel: u32,
+    pub way: u32,
+    pub total: f64,
+    pub read: f64,
+    pub program: f64,
+    pub erase: f64,
+    pub transfer: f64,
+    pub idle: f64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct CpuEnergy {
+    pub normal: f64,
+    pub idle: f64,
+    pub slow: f64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct DramEnergy {
+    /// Standby power over the whole window.
+    pub standby: f64,
+    /// Active power while accessed (on top of standby).
+    pub active: f64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LinkEnergy {
+    pub active: f64,
+    pub idle: f64,
+}
+
+/// Energy spent after the workload's last request (sim.drain): idle-time GC and
+/// in-flight work, which Park et al. count in the workload's energy. Included in
+/// the totals above too.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct DrainEnergy {
+    /// Drain start (s; null without a drain) and duration (s).
+    pub start_s: Option<f64>,
+    pub duration_s: f64,
+    pub total: f64,
+    pub flash: f64,
+    pub cpu: f64,
+    pub dram: f64,
+    pub bus: f64,
+    pub host: f64,
+    /// Flash energy (array + chip transfer) by purpose during the drain.
+    pub by_purpose: BTreeMap<String, f64>,
+}
+
+/// Time in each state (s). Every group sums to `window_s` (times the number of
+/// dies or channels for the flash groups).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Residency {
+    pub window_s: f64,
+    /// Die-seconds summed over all dies.
+    pub flash: FlashResidency,
+    /// Channel-seconds summed over all channels.
+    pub channels: ChannelResidency,
+    pub cpu: CpuResidency,
+    pub dram: DramResidency,
+    pub host: LinkResidency,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct FlashResidency {
+    pub read: f64,
+    pub program: f64,
+    pub erase: f64,
+    pub transfer: f64,
+    pub idle: f64,
+}
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ChannelResidency {
+    pub busy: f64,
+    pub idle: f64,
+}
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct CpuResidency {
+    pub normal: f64,
+    pub idle: f64,
+    pub slow: f64,
+    /// Time spent waking from slow mode (part of `normal`) and how often.
+    pub wakeup: f64,
+    pub wakeups: u64,
+}
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct DramResidency {
+    pub active: f64,
+    pub standby: f64,
+}
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LinkResidency {
+    pub active: f64,
+    pub idle: f64,
+}
+
+/// `energy_j`: total = flash + cpu + dram + bus + host.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct EnergyReport {
+    pub total: f64,
+    pub flash: FlashEnergy,
+    pub cpu: f64,
+    pub dram: f64,
+    /// Flash channels (internal bus), only while transferring.
+    pub bus: f64,
+    /// Host link PHY.
+    pub host: f64,
+    pub cpu_modes: CpuEnergy,
+    pub dram_modes: DramEnergy,
+    pub host_modes: LinkEnergy,
+    /// Flash energy (array + chip transfer; idle excluded) by purpose: host, gc,
+    /// merge, translation, wear_level.
+    pub by_purpose: BTreeMap<String, f64>,
+    pub drain: DrainEnergy,
+    pub state_s: Residency,
+}
+
+/// `power_w`: mean over the window, and min / max / std over the samples.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PowerStats {
+    pub mean: f64,
+    pub min: f64,
+    pub max: f64,
+    /// Time-weighted standard deviation of the sampled power.
+    pub std: f64,
+    /// Sampling interval actually used (s) and the one asked for; they differ
+    /// when a long run made the series coarsen (`coarsened` doublings).
+    pub sample_s: f64,
+    pub requested_sample_s: f64,
+    pub coarsened: u32,
+    pub samples: usize,
+}
+
+/// `efficiency`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Efficiency {
+    /// Aggregative indicator (Sun et al.): host IOPS / mean power (W).
+    pub ai: f64,
+    /// Same quantity under its plain name.
+    pub iops_per_watt: f64,
+    /// Total energy per MB (1e6 bytes) of host data moved; null without data.
+    pub joules_per_mb: Option<f64>,
+    /// GB (1e9 bytes) of this workload a 50 Wh battery sustains (Park et al.).
+    pub gb_per_50wh_battery: Option<f64>,
+}
+
+/// The three sections together.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PowerReport {
+    pub energy_j: EnergyReport,
+    pub power_w: PowerStats,
+    pub efficiency: Efficiency,
+}
+
+fn purposes(j: &[f64; 5]) -> BTreeMap<String, f64> {
+    Purpose::ALL
+        .iter()
+        .map(|p| (p.name().to_string(), j[p.index()]))
+        .collect()
+}
+
+impl PowerObserver {
+    fn flash_busy_ns(acc: &Acc) -> u64 {
+        acc.die_op_ns.iter().sum::<u64>() + acc.die_xfer_ns
+    }
+
+    /// Energy breakdown of a finished run.
+    pub fn energy(&self) -> Result<EnergyReport, PowerError> {
+        let w = self.end.ok_or(PowerError::NotFinished)?;
+        let p = &self.p;
+        let a = &self.all;
+        let wf = w as f64 * NS;
+        let die_idle_ns = (self.n_dies as u64 * w).saturating_sub(Self::flash_busy_ns(a));
+        let flash_idle = p.p_die_idle * die_idle_ns as f64 * NS;
+        let mut per_chip = Vec::with_capacity(self.chip_j.len());
+        for (c, j) in self.chip_j.iter().enumerate() {
+            let dies = c as u32 * self.dies_per_chip..(c as u32 + 1) * self.dies_per_chip;
+            let idle_ns: u64 = dies
+                .map(|d| w.saturating_sub(self.die_busy_ns[d as usize]))
+                .sum();
+            let idle = p.p_die_idle * idle_ns as f64 * NS;
+            per_chip.push(ChipEnergy {
+                channel: c as u32 / self.ways,
+                way: c as u32 % self.ways,
+                total: j.iter().sum::<f64>() + idle,
+                read: j[0],
+                program: j[1],
+                erase: j[2],
+                transfer: j[3],
+                idle,
+            });
+        }
+        let flash = FlashEnergy {
+            total: a.flash_op_j.iter().sum::<f64>() + a.flash_xfer_j + flash_idle,
+            read: a.flash_op_j[0],
+            program: a.flash_op_j[1],
+            erase: a.flash_op_j[2],
+            transfer: a.flash_xfer_j,
+            idle: flash_idle,
+            per_chip,
+        };
+        let cpu_modes = CpuEnergy {
+            normal: a.cpu_j[CpuMode::Normal as usize],
+            idle: a.cpu_j[CpuMode::Idle as usize],
+            slow: a.cpu_j[CpuMode::Slow as usize],
+        };
+        let cpu = cpu_modes.normal + cpu_modes.idle + cpu_modes.slow;
+        let dram_modes = DramEnergy {
+            standby: p.p_dram_standby * wf,
+            active: a.dram_active_j,
+        };
+        let dram = dram_modes.standby + dram_modes.active;
+        let host_modes = LinkEnergy {
+            active: a.link_active_j,
+            idle: p.p_link_idle * w.saturating_sub(a.link_active_ns) as f64 * NS,
+        };
+        let host = host_modes.active + host_modes.idle;
+        let total = flash.total + cpu + dram + a.bus_j + host;
+
+        // Drain part.
+        let d = &self.drain;
+        let drain = match self.drain_at {
+            Some(t0) => {
+                let wd = w.saturating_sub(t0);
+                let wdf = wd as f64 * NS;
+                let f_idle = p.p_die_idle
+                    * (self.n_dies as u64 * wd).saturating_sub(Self::flash_busy_ns(d)) as f64
+                    * NS;
+                let f = d.flash_op_j.iter().sum::<f64>() + d.flash_xfer_j + f_idle;
+                let c = d.cpu_j.iter().sum::<f64>();
+                let m = p.p_dram_standby * wdf + d.dram_active_j;
+                let h = d.link_active_j
+                    + p.p_link_idle * wd.saturating_sub(d.link_active_ns) as f64 * NS;
+                DrainEnergy {
+                    start_s: Some(t0 as f64 * NS),
+                    duration_s: wdf,
+                    total: f + c + m + d.bus_j + h,
+                    flash: f,
+                    cpu: c,
+                    dram: m,
+                    bus: d.bus_j,
+                    host: h,
+                    by_purpose: purposes(&d.purpose_j),
+                }
+            }
+            None => DrainEnergy {
+                by_purpose: purposes(&[0.0; 5]),
+                ..Default::default()
+            },
+        };
+
+        let (wakeups, wake_ns) = self.cpu_wakeups();
+        let chan_busy = a.chan_busy_ns as f64 * NS;
+        let state_s = Residency {
+            window_s: wf,
+            flash: FlashResidency {
+                read: a.die_op_ns[0] as f64 * NS,
+                program: a.die_op_ns[1] as f64 * NS,
+                erase: a.die_op_ns[2] as f64 * NS,
+                transfer: a.die_xfer_ns as f64 * NS,
+                idle: die_idle_ns as f64 * NS,
+            },
+            channels: ChannelResidency {
+                busy: chan_busy,
+                idle: (self.n_chans as u64 * w).saturating_sub(a.chan_busy_ns) as f64 * NS,
+            },
+            cpu: CpuResidency {
+                normal: a.cpu_ns[CpuMode::Normal as usize] as f64 * NS,
+                idle: a.cpu_ns[CpuMode::Idle as usize] as f64 * NS,
+                slow: a.cpu_ns[CpuMode::Slow as usize] as f64 * NS,
+                wakeup: wake_ns as f64 * NS,
+                wakeups,
+            },
+            dram: DramResidency {
+                active: a.dram_active_ns as f64 * NS,
+                standby: w.saturating_sub(a.dram_active_ns) as f64 * NS,
+            },
+            host: LinkResidency {
+                active: a.link_active_ns as f64 * NS,
+                idle: w.saturating_sub(a.link_active_ns) as f64 * NS,
+            },
+        };
+        Ok(EnergyReport {
+            total,
+            flash,
+            cpu,
+            dram,
+            bus: a.bus_j,
+            host,
+            cpu_modes,
+            dram_modes,
+            host_modes,
+            by_purpose: purposes(&a.purpose_j),
+            drain,
+            state_s,
+        })
+    }
+
+    /// The sampled power time series of a finished run.
+    pub fn samples(&self) -> Vec<Sample> {
+        self.series.samples()
+    }
+
+    /// Mean / min / max / std of the power over a finished run.
+    pub fn power_stats(&self) -> Result<PowerStats, PowerError> {
+        let e = self.energy()?;
+        let samples = self.samples();
+        let w = e.state_s.window_s;
+        let mean = if w > 0.0 { e.total / w } else { 0.0 };
+        let (mut mn, mut mx, mut var) = (f64::INFINITY, f64::NEG_INFINITY, 0.0);
+        for s in &samples {
+            mn = mn.min(s.total_w);
+            mx = mx.max(s.total_w);
+            var += s.len_s * (s.total_w - mean).powi(2);
+        }
+        if samples.is_empty() {
+            (mn, mx) = (0.0, 0.0);
+        }
+        Ok(PowerStats {
+            mean,
+            min: mn,
+            max: mx,
+            std: if w > 0.0 { (var / w).sqrt() } else { 0.0 },
+            sample_s: self.series.interval_ns() as f64 * NS,
+            requested_sample_s: self.series.requested_interval_ns() as f64 * NS,
+            coarsened: self.series.coarsened(),
+            samples: samples.len(),
+        })
+    }
+
+    /// All three sections; host IOPS and bytes come from the engine's `report`.
+    /// AI uses the measured phase's IOPS and the mean power over the whole energy
+    /// window (drain included); J/MB and the battery figure use the total energy
+    /// (drain included, as Park et al. count it) over all host bytes moved.
+    pub fn power_report(&self, report: &Report) -> Result<PowerReport, PowerError> {
+        let energy_j = self.energy()?;
+        let power_w = self.power_stats()?;
+        let iops = report.host.iops;
+        let ai = if power_w.mean > 0.0 {
+            iops / power_w.mean
+        } else {
+            0.0
+        };
+        let bytes = (report.host.bytes_read + report.host.bytes_written) as f64;
+        let (jpm, gb) = if bytes > 0.0 && energy_j.total > 0.0 {
+            let j_per_byte = energy_j.total / bytes;
+            (
+                Some(j_per_byte * 1e6),
+                Some(50.0 * 3600.0 / j_per_byte / 1e9),
+            )
+        } else {
+            (None, None)
+        };
+        Ok(PowerReport {
+            energy_j,
+            power_w,
+            efficiency: Efficiency {
+                ai,
+                iops_per_watt: ai,
+                joules_per_mb: jpm,
+                gb_per_50wh_battery: gb,
+            },
+        })
+    }
+
+    /// The sections `energy_j`, `power_w` and `efficiency` as JSON values, ready
+    /// for `report.extra.extend(...)`.
+    pub fn finish_report(
+        &self,
+        report: &Report,
+    ) -> Result<serde_json::Map<String, serde_json::Value>, PowerError> {
+        let r = self.power_report(report)?;
+        let mut m = serde_json::Map::new();
+        let json = |x: serde_json::Result<serde_json::Value>| x.expect("power report serializes");
+        m.insert("energy_j".into(), json(serde_json::to_value(&r.energy_j)));
+        m.insert("power_w".into(), json(serde_json::to_value(&r.power_w)));
+        m.insert(
+            "efficiency".into(),
+            json(serde_json::to_value(&r.efficiency)),
+        );
+        Ok(m)
+    }
+}
