@@ -699,7 +699,15 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             self.obs
                 .io_active(self.active_since, end.max(self.active_since));
         }
-        self.obs.finish(end);
+        // With sim.drain the simulation went on until in-flight and idle-time GC
+        // finished; the measured phase still ends at the last completion.
+        let sim_end = if self.draining {
+            self.now.max(end)
+        } else {
+            end
+        };
+        self.drain_ns = sim_end.0 - end.0;
+        self.obs.finish(sim_end);
         self.counters.events = events;
         let wall = started.elapsed().as_secs_f64();
         Ok(self.report(end, wall))
@@ -944,9 +952,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         let mut start = self.cpu_free.max(ready);
         let pc = &self.settings.config.power;
         if let Some(to) = pc.cpu_slow_after {
+            // Slow mode is entered `to` after the CPU last had work (the end of the
+            // last busy period or of background firmware work, whichever is later).
             if self.dev_inflight == 1
-                && self.cpu_free <= self.idle_since
-                && ready.0 >= self.idle_since.0 + to.0
+                && ready.0 >= self.idle_since.max(self.cpu_free).0 + to.0
                 && pc.cpu_wakeup_latency.0 > 0
             {
                 let wend = start + pc.cpu_wakeup_latency;
