@@ -97,6 +97,33 @@ pub struct ConfigArgs {
     /// fio: seed of the address generator
     #[arg(long)]
     pub randseed: Option<String>,
+    /// Replay this block trace (SPC, MSR, blkparse, DiskSim, MQSim, FIU, CloudPhysics, csv; .gz ok)
+    #[arg(long)]
+    pub trace: Option<String>,
+    /// Force the trace format instead of detecting it
+    #[arg(long = "trace-format")]
+    pub trace_format: Option<String>,
+    /// Workload personality: varmail, fileserver, webserver, oltp
+    #[arg(long)]
+    pub personality: Option<String>,
+    /// Trace replay speed-up (2 = twice as fast)
+    #[arg(long)]
+    pub speed: Option<String>,
+    /// Replay the trace closed loop at this queue depth (timestamps ignored)
+    #[arg(long = "closed-loop-depth")]
+    pub closed_loop_depth: Option<String>,
+    /// Stop the replay after this many requests
+    #[arg(long = "max-requests")]
+    pub max_requests: Option<String>,
+    /// Trace addresses beyond the device: wrap or reject
+    #[arg(long = "out-of-range")]
+    pub out_of_range: Option<String>,
+    /// Skip and count malformed trace lines instead of failing
+    #[arg(long = "skip-bad-lines")]
+    pub skip_bad_lines: bool,
+    /// Keep simulating after the last request until GC is done (its energy is reported apart)
+    #[arg(long)]
+    pub drain: bool,
 }
 
 impl ConfigArgs {
@@ -116,7 +143,15 @@ impl ConfigArgs {
             time_limit => "time-limit", rw => "rw", bs => "bs", iodepth => "iodepth", rwmixread => "rwmixread",
             number_ios => "number_ios", rate_iops => "rate_iops", rate_process => "rate_process",
             random_distribution => "random_distribution", size => "size", offset => "offset", randseed => "randseed",
+            trace => "trace", trace_format => "trace-format", personality => "personality", speed => "speed",
+            closed_loop_depth => "closed-loop-depth", max_requests => "max-requests", out_of_range => "out-of-range",
         );
+        if self.skip_bad_lines {
+            v.push(("skip-bad-lines", "true".to_string()));
+        }
+        if self.drain {
+            v.push(("drain", "true".to_string()));
+        }
         v
     }
 }

@@ -18,8 +18,10 @@ pub mod fio;
 pub mod output;
 pub mod sweep;
 
-use ssd_core::config::{ConfigError, HostConfig, Interface, NandConfig, PowerConfig, SsdConfig};
-use ssd_core::observer::NullObserver;
+use ssd_core::config::{
+    ConfigError, HostConfig, Interface, NandConfig, PowerConfig, Settings, SsdConfig,
+};
+use ssd_core::observer::{NullObserver, Observer};
 use ssd_core::stats::Report;
 use ssd_core::workload::{FioGen, RequestSource, SourceError, Timing};
 use ssd_core::{SimError, Simulation};
@@ -29,11 +31,11 @@ use ssd_core::{SimError, Simulation};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RunError {
-    #[error("{0}")]
+    #[error(transparent)]
     Config(#[from] ConfigError),
-    #[error("{0}")]
+    #[error(transparent)]
     Sim(#[from] SimError),
-    #[error("{0}")]
+    #[error(transparent)]
     Fio(#[from] fio::FioError),
     #[error("{0}")]
     Input(String),
@@ -53,35 +55,94 @@ impl RunError {
 /// The workload sources a run can use, statically dispatched.
 pub enum AnySource {
     Fio(FioGen),
+    Trace(ssd_core::trace::TraceSource),
+    Personality(ssd_core::personality::Personality),
 }
 
 impl RequestSource for AnySource {
     fn timing(&self) -> Timing {
         match self {
             AnySource::Fio(s) => s.timing(),
+            AnySource::Trace(s) => s.timing(),
+            AnySource::Personality(s) => s.timing(),
         }
     }
     #[inline]
     fn next_request(&mut self) -> Option<Result<ssd_core::workload::HostRequest, SourceError>> {
         match self {
             AnySource::Fio(s) => s.next_request(),
+            AnySource::Trace(s) => s.next_request(),
+            AnySource::Personality(s) => s.next_request(),
         }
     }
     fn notes(&self) -> Vec<(String, u64)> {
         match self {
             AnySource::Fio(s) => s.notes(),
+            AnySource::Trace(s) => s.notes(),
+            AnySource::Personality(s) => s.notes(),
         }
     }
+}
+
+/// Build the workload source a configuration names: `[trace]`, `[personality]`
+/// or the fio-style `[workload]`.
+pub fn build_source(cfg: &SsdConfig, settings: &Settings) -> Result<AnySource, RunError> {
+    if let Some(t) = &cfg.trace {
+        let fmt = match &t.format {
+            Some(f) => Some(
+                f.parse::<ssd_core::trace::TraceFormat>()
+                    .map_err(|e| RunError::Input(format!("trace.format: {e}")))?,
+            ),
+            None => None,
+        };
+        let opts = cfg.replay.clone().with_capacity(settings.logical_bytes());
+        let src = ssd_core::trace::open_trace(std::path::Path::new(&t.path), fmt, &opts)
+            .map_err(|e| RunError::Input(e.to_string()))?;
+        return Ok(AnySource::Trace(src));
+    }
+    if let Some(p) = &cfg.personality {
+        return Ok(AnySource::Personality(
+            ssd_core::personality::Personality::new(p, settings.logical_bytes(), cfg.sim.seed)?,
+        ));
+    }
+    Ok(AnySource::Fio(FioGen::new(
+        &cfg.workload,
+        settings.logical_bytes(),
+        cfg.sim.seed,
+    )))
 }
 
 /// Scheduler names accepted by `--sched`.
 pub use ssd_core::scheds::SCHED_NAMES;
 
 /// Options of one run that are not part of the simulated system.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct RunOptions {
     /// Check the FTL's invariants after the run (slow on big drives).
     pub check_invariants: bool,
+    /// Attach the power model (energy_j, power_w, efficiency in the report).
+    pub power: bool,
+    /// Power time-series sampling interval.
+    pub power_sample: ssd_core::Dur,
+    /// Write the power time series as CSV here.
+    pub power_trace: Option<std::path::PathBuf>,
+    /// Plot power over time (SVG) here.
+    pub plot_power: Option<std::path::PathBuf>,
+    /// Plot the energy breakdown (SVG) here.
+    pub plot_breakdown: Option<std::path::PathBuf>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            check_invariants: false,
+            power: true,
+            power_sample: power::DEFAULT_SAMPLE,
+            power_trace: None,
+            plot_power: None,
+            plot_breakdown: None,
+        }
+    }
 }
 
 /// What a run produces.
@@ -91,18 +152,17 @@ pub struct RunOutput {
     pub cdf: Vec<(f64, f64)>,
 }
 
-/// Validate `cfg`, build everything, precondition, run, report.
-pub fn run_config(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, RunError> {
-    let settings = cfg.validate()?;
+type Sim<O> = Simulation<ftl::AnyFtl, AnySource, ssd_core::scheds::AnySched, O>;
+
+fn build<O: Observer>(cfg: &SsdConfig, settings: Settings, obs: O) -> Result<Sim<O>, RunError> {
     let ftl = ftl::build(&settings)?;
     let sched =
         ssd_core::scheds::build_sched(&settings.config.sched, settings.logical_bytes() / 512)?;
-    let src = AnySource::Fio(FioGen::new(
-        &cfg.workload,
-        settings.logical_bytes(),
-        cfg.sim.seed,
-    ));
-    let mut sim = Simulation::new(settings, ftl, src, sched, NullObserver);
+    let src = build_source(cfg, &settings)?;
+    Ok(Simulation::new(settings, ftl, src, sched, obs))
+}
+
+fn finish<O: Observer>(sim: &mut Sim<O>, opts: &RunOptions) -> Result<Report, RunError> {
     sim.precondition();
     let report = sim.run()?;
     if opts.check_invariants {
@@ -111,8 +171,45 @@ pub fn run_config(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, RunEr
             .check_invariants()
             .map_err(|e| RunError::Input(format!("FTL invariant broken: {e}")))?;
     }
-    let cdf = sim.lat.all.cdf(100);
-    Ok(RunOutput { report, cdf })
+    Ok(report)
+}
+
+/// Validate `cfg`, build everything, precondition, run, report.
+pub fn run_config(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, RunError> {
+    let settings = cfg.validate()?;
+    if opts.power {
+        let obs = power::PowerObserver::new(&settings, opts.power_sample)
+            .map_err(|e| RunError::Input(e.to_string()))?;
+        let mut sim = build(cfg, settings, obs)?;
+        let mut report = finish(&mut sim, opts)?;
+        let extra = sim
+            .obs
+            .finish_report(&report)
+            .map_err(|e| RunError::Input(e.to_string()))?;
+        report.extra.extend(extra);
+        if let Some(p) = &opts.power_trace {
+            sim.obs
+                .write_csv(p)
+                .map_err(|e| RunError::Io(e.to_string()))?;
+        }
+        if let Some(p) = &opts.plot_power {
+            sim.obs
+                .plot_power(p)
+                .map_err(|e| RunError::Io(e.to_string()))?;
+        }
+        if let Some(p) = &opts.plot_breakdown {
+            sim.obs
+                .plot_breakdown(p)
+                .map_err(|e| RunError::Io(e.to_string()))?;
+        }
+        let cdf = sim.lat.all.cdf(100);
+        Ok(RunOutput { report, cdf })
+    } else {
+        let mut sim = build(cfg, settings, NullObserver)?;
+        let report = finish(&mut sim, opts)?;
+        let cdf = sim.lat.all.cdf(100);
+        Ok(RunOutput { report, cdf })
+    }
 }
 
 // ------------------------------------------------------------------ config resolution
@@ -149,6 +246,42 @@ pub fn apply_flag(cfg: &mut SsdConfig, flag: &str, value: &str) -> Result<(), Co
             cfg.power = PowerConfig::preset(v)?;
             return Ok(());
         }
+        "trace" => {
+            if v.is_empty() || v == "none" {
+                cfg.trace = None;
+            } else {
+                let format = cfg.trace.as_ref().and_then(|t| t.format.clone());
+                cfg.trace = Some(ssd_core::config::TraceSpec {
+                    path: v.to_string(),
+                    format,
+                });
+            }
+            return Ok(());
+        }
+        "trace-format" => {
+            let t = cfg.trace.get_or_insert(ssd_core::config::TraceSpec {
+                path: String::new(),
+                format: None,
+            });
+            t.format = Some(v.to_string());
+            return Ok(());
+        }
+        "personality" => {
+            if v.is_empty() || v == "none" {
+                cfg.personality = None;
+            } else {
+                let k = ssd_core::personality::PersonalityKind::parse(v)
+                    .map_err(|m| ssd_core::config::invalid("personality.kind", m))?;
+                cfg.personality = Some(ssd_core::personality::PersonalityConfig::new(k));
+            }
+            return Ok(());
+        }
+        "speed" => "replay.speed",
+        "closed-loop-depth" => "replay.closed_loop_depth",
+        "max-requests" => "replay.max_requests",
+        "out-of-range" => "replay.out_of_range",
+        "skip-bad-lines" => "replay.skip_bad_lines",
+        "drain" => "sim.drain",
         "ftl" => "ftl.kind",
         "sched" => "sched.kind",
         "op" => "ftl.op",
@@ -234,6 +367,11 @@ fn is_optional_field(field: &str) -> bool {
             | "power.flash_program_energy"
             | "power.flash_erase_energy"
             | "power.cpu_slow_after"
+            | "power.flash_transfer_current"
+            | "replay.closed_loop_depth"
+            | "replay.device"
+            | "replay.max_requests"
+            | "replay.max_time"
     )
 }
 

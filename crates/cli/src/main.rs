@@ -30,6 +30,34 @@ enum Format {
 }
 
 #[derive(Subcommand)]
+enum TraceCmd {
+    /// Requests, read/write mix, sizes, randomness, inter-arrival, span, duration
+    Stats {
+        file: PathBuf,
+        #[arg(long = "trace-format")]
+        trace_format: Option<String>,
+        /// blkparse action to count (Q or D)
+        #[arg(long = "blkparse-action", default_value = "Q")]
+        blkparse_action: String,
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+    },
+    /// Convert between trace formats
+    Convert {
+        input: PathBuf,
+        output: PathBuf,
+        /// Output format (csv, spc, msr, disksim, mqsim, ...)
+        #[arg(long)]
+        to: String,
+        /// Input format (detected when omitted)
+        #[arg(long)]
+        from: Option<String>,
+        #[arg(long = "skip-bad-lines")]
+        skip_bad_lines: bool,
+    },
+}
+
+#[derive(Subcommand)]
 #[allow(clippy::large_enum_variant)] // parsed once
 enum Cmd {
     /// Simulate one configuration and report latency, throughput, WAF, wear, ...
@@ -57,6 +85,52 @@ enum Cmd {
         /// Check the FTL invariants after the run
         #[arg(long)]
         check: bool,
+        /// Do not attach the power model
+        #[arg(long)]
+        no_power: bool,
+        /// Power time-series sampling interval
+        #[arg(long = "power-sample", default_value = "1ms")]
+        power_sample: String,
+        /// Write the power time series (time, total and per-component W, IOPS, MB/s) as CSV
+        #[arg(long = "power-trace")]
+        power_trace: Option<PathBuf>,
+        /// Plot power over time (SVG)
+        #[arg(long = "plot-power")]
+        plot_power: Option<PathBuf>,
+        /// Plot the energy breakdown (SVG)
+        #[arg(long = "plot-breakdown")]
+        plot_breakdown: Option<PathBuf>,
+    },
+    /// Trace tools: statistics and format conversion
+    Trace {
+        #[command(subcommand)]
+        cmd: TraceCmd,
+    },
+    /// Mapping-table memory per FTL against capacity (Park et al. section 3.3)
+    MappingSize {
+        /// Capacities (comma list)
+        #[arg(long, default_value = "512MiB,1GiB,2GiB,4GiB,8GiB,16GiB,32GiB")]
+        capacity: String,
+        #[arg(long = "page-size", default_value = "2KiB")]
+        page_size: String,
+        #[arg(long = "pages-per-block", default_value_t = 64)]
+        pages_per_block: u32,
+        /// page, block, bast, fast, last, dftl or all (comma list)
+        #[arg(long, default_value = "all")]
+        ftl: String,
+        /// Entry size: byte (ceil(log2 N / 8) bytes) or 32bit
+        #[arg(long, default_value = "byte")]
+        entry: String,
+        /// Log area of the hybrid FTLs (fraction of capacity)
+        #[arg(long = "log-area", default_value_t = 0.05)]
+        log_area: f64,
+        #[arg(long)]
+        csv: Option<PathBuf>,
+        /// Plot table size against capacity (SVG)
+        #[arg(long)]
+        plot: Option<PathBuf>,
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
     },
     /// Run the cartesian product of comma-separated flag values (and/or a --grid
     /// file) in parallel; one row per configuration
@@ -162,6 +236,11 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             out,
             print_config,
             check,
+            no_power,
+            power_sample,
+            power_trace,
+            plot_power,
+            plot_breakdown,
         } => {
             let mut flags: Vec<(String, String)> = Vec::new();
             for (f, v) in cfg.pairs() {
@@ -205,10 +284,22 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             if print_config {
                 return write_out(out.as_ref(), &c.to_toml());
             }
+            let power_sample = ssd_core::units::parse_dur(&power_sample)
+                .map_err(|e| RunError::Input(format!("--power-sample: {e}")))?;
+            if no_power
+                && (power_trace.is_some() || plot_power.is_some() || plot_breakdown.is_some())
+            {
+                return Err(RunError::Input("--power-trace/--plot-power/--plot-breakdown need the power model (drop --no-power)".into()).into());
+            }
             let res = run_config(
                 &c,
                 &RunOptions {
                     check_invariants: check,
+                    power: !no_power,
+                    power_sample,
+                    power_trace,
+                    plot_power,
+                    plot_breakdown,
                 },
             )?;
             let text = match format {
@@ -244,6 +335,69 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             plot,
             dry_run,
         }),
+        Cmd::Trace { cmd } => trace_cmd(cmd),
+        Cmd::MappingSize {
+            capacity,
+            page_size,
+            pages_per_block,
+            ftl,
+            entry,
+            log_area,
+            csv,
+            plot,
+            format,
+        } => {
+            let caps = capacity
+                .split(',')
+                .map(|c| {
+                    ssd_core::units::parse_size(c.trim())
+                        .map(|s| s.0)
+                        .map_err(|e| RunError::Input(format!("--capacity: {e}")))
+                })
+                .collect::<Result<Vec<u64>, _>>()?;
+            let page = ssd_core::units::parse_size(&page_size)
+                .map_err(|e| RunError::Input(format!("--page-size: {e}")))?;
+            let schemes = ftl::mapsize::Scheme::parse_list(&ftl)
+                .map_err(|e| RunError::Input(format!("--ftl: {e}")))?;
+            let mut base = ftl::mapsize::MapParams::new(0, page.0);
+            base.entry = ftl::mapsize::EntryMode::parse(&entry)
+                .map_err(|e| RunError::Input(format!("--entry: {e}")))?;
+            base.pages_per_block = pages_per_block as u64;
+            base.log_fraction = log_area;
+            let rows = ftl::mapsize::table_rows(&caps, &schemes, &base).map_err(RunError::Input)?;
+            if let Some(p) = &csv {
+                let mut t = String::from(ftl::mapsize::MapSizeRow::HEADER);
+                t.push('\n');
+                for r in &rows {
+                    t.push_str(&r.csv_line());
+                    t.push('\n');
+                }
+                std::fs::write(p, t).with_context(|| format!("writing {}", p.display()))?;
+            }
+            if let Some(p) = &plot {
+                mapsize_plot(&rows, p).map_err(RunError::Io)?;
+            }
+            if format == Format::Json {
+                return write_out(None, &(serde_json::to_string_pretty(&rows)? + "\n"));
+            }
+            let mut o = format!(
+                "{:<6} {:>14} {:>10} {:>6} {:>8} {:>16} {:>12}\n",
+                "ftl", "capacity", "page", "entry", "bytes/e", "table bytes", "table KiB"
+            );
+            for r in &rows {
+                o.push_str(&format!(
+                    "{:<6} {:>14} {:>10} {:>6} {:>8} {:>16} {:>12.1}\n",
+                    r.scheme,
+                    ssd_core::units::fmt_size(ssd_core::Size(r.capacity_bytes)),
+                    ssd_core::units::fmt_size(ssd_core::Size(r.page_size)),
+                    r.entry_mode,
+                    r.entry_bytes,
+                    r.table_bytes,
+                    r.table_kib
+                ));
+            }
+            write_out(None, &o)
+        }
         Cmd::Merge {
             inputs,
             csv,
@@ -257,14 +411,22 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             }
             rows.sort_by_key(|r| r.index);
             for w in rows.windows(2) {
-                if w[0].index == w[1].index {
-                    if w[0] != w[1] {
-                        return Err(RunError::Input(format!(
-                            "point {} appears in two shards with different results",
-                            w[0].index
-                        ))
-                        .into());
+                // wall_s differs between machines; everything else must agree.
+                let same = |a: &sweep::Row, b: &sweep::Row| {
+                    sweep::Row {
+                        wall_s: 0.0,
+                        ..a.clone()
+                    } == sweep::Row {
+                        wall_s: 0.0,
+                        ..b.clone()
                     }
+                };
+                if w[0].index == w[1].index && !same(&w[0], &w[1]) {
+                    return Err(RunError::Input(format!(
+                        "point {} appears in two shards with different results",
+                        w[0].index
+                    ))
+                    .into());
                 }
             }
             rows.dedup_by_key(|r| r.index);
@@ -567,4 +729,140 @@ fn sweep_cmd(a: SweepArgs) -> anyhow::Result<()> {
         reqs as f64 / wall.max(1e-9)
     );
     Ok(())
+}
+
+fn trace_cmd(cmd: TraceCmd) -> anyhow::Result<()> {
+    use ssd_core::trace::TraceFormat;
+    let fmt = |f: &Option<String>| -> Result<Option<TraceFormat>, RunError> {
+        f.as_deref()
+            .map(|s| {
+                s.parse::<TraceFormat>()
+                    .map_err(|e| RunError::Input(format!("--trace-format: {e}")))
+            })
+            .transpose()
+    };
+    match cmd {
+        TraceCmd::Stats {
+            file,
+            trace_format,
+            blkparse_action,
+            format,
+        } => {
+            let opts = ssd_core::trace::ReplayOptions {
+                blkparse_action,
+                ..Default::default()
+            };
+            let st = ssd_core::trace::stats_with(&file, fmt(&trace_format)?, &opts.parse_options())
+                .map_err(|e| RunError::Input(e.to_string()))?;
+            if format == Format::Json {
+                return write_out(None, &(serde_json::to_string_pretty(&st)? + "\n"));
+            }
+            let mut o = format!("{}\n", file.display());
+            o.push_str(&format!("  requests            {}\n", st.requests));
+            o.push_str(&format!(
+                "  reads / writes      {} / {} (read fraction {:.3})\n",
+                st.reads, st.writes, st.read_fraction
+            ));
+            o.push_str(&format!(
+                "  mean size           {:.0} bytes\n",
+                st.mean_size_bytes
+            ));
+            o.push_str(&format!("  randomness          {:.3}\n", st.randomness));
+            o.push_str(&format!(
+                "  mean inter-arrival  {:.6} s\n",
+                st.mean_interarrival_s
+            ));
+            o.push_str(&format!("  address span        {} bytes\n", st.span_bytes));
+            o.push_str(&format!("  duration            {:.3} s\n", st.duration_s));
+            o.push_str(&format!(
+                "  size histogram      {}\n",
+                serde_json::to_string(&st.size_histogram)?
+            ));
+            write_out(None, &o)
+        }
+        TraceCmd::Convert {
+            input,
+            output,
+            to,
+            from,
+            skip_bad_lines,
+        } => {
+            let to: TraceFormat = to
+                .parse()
+                .map_err(|e| RunError::Input(format!("--to: {e}")))?;
+            let r = ssd_core::trace::convert(&input, fmt(&from)?, &output, to, skip_bad_lines)
+                .map_err(|e| RunError::Input(e.to_string()))?;
+            eprintln!(
+                "{} records written to {} ({} bad lines skipped)",
+                r.records,
+                output.display(),
+                r.bad_lines_skipped
+            );
+            Ok(())
+        }
+    }
+}
+
+fn mapsize_plot(rows: &[ftl::mapsize::MapSizeRow], path: &std::path::Path) -> Result<(), String> {
+    use plotters::prelude::*;
+    let root = SVGBackend::new(path, (900, 600)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let xmax = rows
+        .iter()
+        .map(|r| r.capacity_bytes as f64 / (1u64 << 30) as f64)
+        .fold(0.0f64, f64::max)
+        .max(1e-3);
+    let xmin = rows
+        .iter()
+        .map(|r| r.capacity_bytes as f64 / (1u64 << 30) as f64)
+        .fold(f64::MAX, f64::min)
+        .min(xmax / 2.0);
+    let ymax = rows.iter().map(|r| r.table_kib).fold(1.0f64, f64::max);
+    let ymin = rows
+        .iter()
+        .map(|r| r.table_kib)
+        .fold(f64::MAX, f64::min)
+        .clamp(1e-3, ymax / 2.0);
+    let mut chart = ChartBuilder::on(&root)
+        .caption("mapping-table memory", ("sans-serif", 18))
+        .margin(10)
+        .x_label_area_size(35)
+        .y_label_area_size(60)
+        .build_cartesian_2d(
+            (xmin..xmax * 1.1).log_scale(),
+            (ymin..ymax * 1.5).log_scale(),
+        )
+        .map_err(|e| e.to_string())?;
+    chart
+        .configure_mesh()
+        .x_desc("capacity (GiB)")
+        .y_desc("table (KiB)")
+        .draw()
+        .map_err(|e| e.to_string())?;
+    let mut schemes: Vec<&str> = rows.iter().map(|r| r.scheme).collect();
+    schemes.dedup();
+    for (i, s) in schemes.iter().enumerate() {
+        let pts: Vec<(f64, f64)> = rows
+            .iter()
+            .filter(|r| r.scheme == *s)
+            .map(|r| {
+                (
+                    r.capacity_bytes as f64 / (1u64 << 30) as f64,
+                    r.table_kib.max(ymin),
+                )
+            })
+            .collect();
+        chart
+            .draw_series(LineSeries::new(pts, Palette99::pick(i).stroke_width(2)))
+            .map_err(|e| e.to_string())?
+            .label(*s)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], Palette99::pick(i)));
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| e.to_string())?;
+    root.present().map_err(|e| e.to_string())
 }

@@ -77,7 +77,40 @@ pub fn text(r: &Report) -> String {
         "sched    {} dispatched, {} merged, queue time mean {:.1} us max {:.1} us",
         sc.dispatched, sc.merged, sc.mean_queue_time_us, sc.max_queue_time_us
     );
+    if let Some(e) = r.extra.get("energy_j") {
+        let g = |path: &[&str]| {
+            let mut cur = e;
+            for p in path {
+                cur = cur.get(*p)?;
+            }
+            cur.as_f64()
+        };
+        let _ = writeln!(
+            o,
+            "energy   {:.6} J total: flash {:.6} (read {:.6}, program {:.6}, erase {:.6}, transfer {:.6}, idle {:.6}), cpu {:.6}, dram {:.6}, bus {:.6}, host {:.6}",
+            g(&["total"]).unwrap_or(0.0),
+            g(&["flash", "total"]).unwrap_or(0.0),
+            g(&["flash", "read"]).unwrap_or(0.0),
+            g(&["flash", "program"]).unwrap_or(0.0),
+            g(&["flash", "erase"]).unwrap_or(0.0),
+            g(&["flash", "transfer"]).unwrap_or(0.0),
+            g(&["flash", "idle"]).unwrap_or(0.0),
+            g(&["cpu"]).or_else(|| g(&["cpu", "total"])).unwrap_or(0.0),
+            g(&["dram"]).or_else(|| g(&["dram", "total"])).unwrap_or(0.0),
+            g(&["bus"]).unwrap_or(0.0),
+            g(&["host"]).or_else(|| g(&["host", "total"])).unwrap_or(0.0),
+        );
+        if let Some(by) = e.get("by_purpose") {
+            let _ = writeln!(o, "         by purpose {}", compact(by));
+        }
+        if let Some(d) = e.get("drain") {
+            let _ = writeln!(o, "         drain {}", compact(d));
+        }
+    }
     for (k, v) in &r.extra {
+        if k == "energy_j" {
+            continue;
+        }
         let _ = writeln!(o, "{k:<8} {}", compact(v));
     }
     for (k, v) in &r.notes {

@@ -552,6 +552,8 @@ pub fn table(rows: &[Row]) -> String {
     s
 }
 
+type MetricFn = Box<dyn Fn(&Row) -> f64>;
+
 /// Bar charts per metric and a latency CDF per configuration, as SVG files in `dir`.
 pub fn plot(rows: &[Row], dir: &Path) -> Result<Vec<std::path::PathBuf>, String> {
     use plotters::prelude::*;
@@ -565,7 +567,7 @@ pub fn plot(rows: &[Row], dir: &Path) -> Result<Vec<std::path::PathBuf>, String>
             .join("/")
     };
     let mut files = vec![];
-    let mut metrics: Vec<(&str, Box<dyn Fn(&Row) -> f64>)> = vec![
+    let mut metrics: Vec<(&str, MetricFn)> = vec![
         ("iops", Box::new(|r: &Row| r.iops)),
         ("lat_p99_us", Box::new(|r: &Row| r.lat_p99_us)),
         ("waf", Box::new(|r: &Row| r.waf)),

@@ -223,6 +223,7 @@ mod completion {
             &cfg,
             &RunOptions {
                 check_invariants: true,
+                ..Default::default()
             },
         )
         .unwrap()
@@ -244,6 +245,7 @@ mod completion {
             &cfg,
             &RunOptions {
                 check_invariants: true,
+                ..Default::default()
             },
         )
         .unwrap()

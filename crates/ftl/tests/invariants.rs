@@ -120,7 +120,7 @@ impl Model {
     /// Apply a plan in the order the FTL planned it (the order the engine applies it to the flash array). `host_ver` gives the version a host
     /// program writes.
     fn apply(&mut self, cx: &mut FtlCtx) -> Result<Vec<FlashOp>, String> {
-        let mut ops = std::mem::take(&mut cx.plan.ops);
+        let ops = std::mem::take(&mut cx.plan.ops);
         let g = *self.flash.geometry();
         for o in &ops {
             if o.job as usize >= cx.plan.gating.len() {

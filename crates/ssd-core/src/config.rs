@@ -773,6 +773,24 @@ pub struct SsdConfig {
     pub power: PowerConfig,
     pub workload: crate::workload::WorkloadConfig,
     pub sim: SimConfig,
+    /// Replay a block trace instead of the fio-style generator (`[trace]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceSpec>,
+    /// How a trace is replayed (`[replay]`).
+    #[serde(default)]
+    pub replay: crate::trace::ReplayOptions,
+    /// Use a workload personality instead of the fio-style generator (`[personality]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub personality: Option<crate::personality::PersonalityConfig>,
+}
+
+/// A trace to replay: its path and, optionally, its format (detected otherwise).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceSpec {
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
 }
 
 impl Default for SsdConfig {
@@ -824,6 +842,9 @@ impl Default for SsdConfig {
                 time_limit: None,
                 drain: false,
             },
+            trace: None,
+            replay: crate::trace::ReplayOptions::default(),
+            personality: None,
         }
     }
 }
@@ -1094,6 +1115,22 @@ impl Settings {
             return Err(invalid("dram.write_buffer", "larger than dram.capacity"));
         }
         c.workload.validate(logical_pages * n.page_size.0)?;
+        c.replay.validate()?;
+        if let Some(t) = &c.trace {
+            if let Some(f) = &t.format {
+                f.parse::<crate::trace::TraceFormat>()
+                    .map_err(|e| invalid("trace.format", e.to_string()))?;
+            }
+            if t.path.is_empty() {
+                return Err(invalid("trace.path", "empty path"));
+            }
+        }
+        if c.trace.is_some() && c.personality.is_some() {
+            return Err(invalid(
+                "personality",
+                "a run replays a trace or runs a personality, not both",
+            ));
+        }
         Ok(Settings {
             geometry,
             logical_pages,

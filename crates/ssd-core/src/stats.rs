@@ -304,6 +304,10 @@ pub fn fnv1a(s: &str) -> String {
     format!("{h:016x}")
 }
 
+pub fn secs(d: Dur) -> f64 {
+    d.secs_f64()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -318,8 +322,4 @@ mod tests {
         assert!((s.p99 - 990.0).abs() < 1.0, "{s:?}");
         assert!((s.max - 1000.0).abs() < 1e-9, "{s:?}");
     }
-}
-
-pub fn secs(d: Dur) -> f64 {
-    d.secs_f64()
 }
