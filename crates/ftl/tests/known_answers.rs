@@ -31,7 +31,7 @@ fn setup_with(kind: &str, log_area: f64, policy: GcPolicy) -> (ftl::AnyFtl, FtlC
 fn write(f: &mut ftl::AnyFtl, cx: &mut FtlCtx, fa: &mut FlashArray, lpn: u64, n: u32) {
     cx.plan.clear();
     f.write(Lpn(lpn), n, cx);
-    let mut ops = std::mem::take(&mut cx.plan.ops);
+    let ops = std::mem::take(&mut cx.plan.ops);
     for o in &ops {
         fa.apply(o);
     }
