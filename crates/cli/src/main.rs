@@ -631,7 +631,18 @@ fn sweep_cmd(a: SweepArgs) -> anyhow::Result<()> {
             values,
         });
     }
-    let has_workload_flags = pairs.iter().any(|(f, _)| WORKLOAD_FLAGS.contains(f));
+    let has_workload_flags = pairs
+        .iter()
+        .any(|(f, _)| WORKLOAD_FLAGS.contains(f) || matches!(*f, "trace" | "personality"))
+        || axes.iter().any(|x| {
+            x.key == "personality"
+                || x.key == "trace"
+                || x.key.starts_with("workload.")
+                || x.key.starts_with("personality.")
+                || x.key.starts_with("trace.")
+        })
+        || base.trace.is_some()
+        || base.personality.is_some();
     if let Some(w) = &a.workload {
         axes.retain(|x| x.key != "workload");
         axes.push(sweep::Axis {

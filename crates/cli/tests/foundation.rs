@@ -374,3 +374,220 @@ mod cli {
         assert_eq!(v["host"]["requests"], 2000);
     }
 }
+
+mod sweeps {
+    use ssd_core::config::SsdConfig;
+    use ssdsim::sweep::{expand, run_points, shard, standard_workloads, Axis, Row, WorkloadDef};
+    use ssdsim::RunOptions;
+    use std::collections::BTreeMap;
+
+    fn grid() -> Vec<ssdsim::sweep::Point> {
+        let mut base = SsdConfig::default();
+        base.nand.blocks_per_plane = 64;
+        base.sim.precondition = ssd_core::config::Precondition::Fill;
+        let axes = vec![
+            Axis {
+                key: "ftl".into(),
+                values: vec!["page".into(), "dftl".into(), "nosuch".into()],
+            },
+            Axis {
+                key: "sched".into(),
+                values: vec!["noop".into(), "deadline".into()],
+            },
+            Axis {
+                key: "workload".into(),
+                values: vec!["rand-write".into(), "oltp".into()],
+            },
+        ];
+        let workloads: BTreeMap<String, WorkloadDef> = standard_workloads()
+            .into_iter()
+            .map(|(n, d)| {
+                (
+                    n.to_string(),
+                    d.into_iter()
+                        .map(|(k, v)| (k.to_string(), v.to_string()))
+                        .collect(),
+                )
+            })
+            .collect();
+        let common = vec![
+            ("number_ios".to_string(), "1500".to_string()),
+            ("op".to_string(), "0.25".to_string()),
+        ];
+        expand(&base, &axes, &common, &workloads)
+    }
+
+    fn strip(rows: &[Row]) -> String {
+        rows.iter()
+            .map(|r| {
+                serde_json::to_string(&Row {
+                    wall_s: 0.0,
+                    ..r.clone()
+                })
+                .unwrap()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn parallel_equals_serial_and_shards_union_equals_whole() {
+        let points = grid();
+        assert_eq!(points.len(), 12);
+        let opts = RunOptions::default();
+        let serial = run_points(&points, 1, &opts, |_, _| {});
+        let parallel = run_points(&points, 2, &opts, |_, _| {});
+        assert_eq!(
+            strip(&serial),
+            strip(&parallel),
+            "thread count changed results"
+        );
+        // A failing configuration is reported in its row; the others still ran.
+        let failed: Vec<&Row> = serial.iter().filter(|r| r.error.is_some()).collect();
+        assert_eq!(failed.len(), 4);
+        assert!(failed
+            .iter()
+            .all(|r| r.params.iter().any(|(k, v)| k == "ftl" && v == "nosuch")));
+        assert!(serial
+            .iter()
+            .filter(|r| r.error.is_none())
+            .all(|r| r.requests == 1500 && r.energy_j.is_some()));
+        // Shards: the union of 3 shards is the whole grid, byte for byte.
+        let mut union = Vec::new();
+        for i in 0..3 {
+            union.extend(run_points(
+                &shard(points.clone(), i, 3),
+                1,
+                &opts,
+                |_, _| {},
+            ));
+        }
+        union.sort_by_key(|r| r.index);
+        assert_eq!(strip(&union), strip(&serial));
+    }
+}
+
+mod tools {
+    use std::process::Command;
+
+    fn ssdsim(args: &[&str]) -> (i32, String, String) {
+        let o = Command::new(env!("CARGO_BIN_EXE_ssdsim"))
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            o.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&o.stdout).into(),
+            String::from_utf8_lossy(&o.stderr).into(),
+        )
+    }
+    fn repo(p: &str) -> String {
+        format!("{}/../../{p}", env!("CARGO_MANIFEST_DIR"))
+    }
+
+    #[test]
+    fn mapping_size_matches_park_example() {
+        let (code, out, err) = ssdsim(&[
+            "mapping-size",
+            "--capacity",
+            "512MiB",
+            "--page-size",
+            "2KiB",
+            "--ftl",
+            "page",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v[0]["table_bytes"], 786_432);
+    }
+
+    #[test]
+    fn replays_a_trace_and_reports_its_stats() {
+        let t = repo("traces/synth.spc");
+        let (code, out, err) = ssdsim(&["trace", "stats", &t, "--format", "json"]);
+        assert_eq!(code, 0, "{err}");
+        let st: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let n = st["requests"].as_u64().unwrap();
+        assert!(n > 0);
+        let (code, out, err) = ssdsim(&[
+            "run",
+            "--trace",
+            &t,
+            "--blocks-per-plane",
+            "64",
+            "--precondition",
+            "fill",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(r["host"]["requests"].as_u64().unwrap(), n);
+        assert!(r["energy_j"]["total"].as_f64().unwrap() > 0.0);
+    }
+
+    #[test]
+    fn bad_trace_line_is_named() {
+        let dir = std::env::temp_dir().join(format!("ssdsim-trace-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("bad.spc");
+        std::fs::write(&f, "0,100,4096,R,0.000000\n0,200,4096,Q,0.001000\n").unwrap();
+        let (code, _, err) = ssdsim(&[
+            "run",
+            "--trace",
+            f.to_str().unwrap(),
+            "--trace-format",
+            "spc",
+            "--blocks-per-plane",
+            "64",
+        ]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("bad.spc:2"), "{err}");
+        let (code, out, err) = ssdsim(&[
+            "run",
+            "--trace",
+            f.to_str().unwrap(),
+            "--trace-format",
+            "spc",
+            "--blocks-per-plane",
+            "64",
+            "--skip-bad-lines",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(r["host"]["requests"], 1);
+        assert_eq!(r["notes"]["trace_bad_lines_skipped"], 1);
+    }
+
+    #[test]
+    fn power_trace_and_plots_are_written() {
+        let dir = std::env::temp_dir().join(format!("ssdsim-power-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let csv = dir.join("p.csv");
+        let svg = dir.join("p.svg");
+        let (code, _, err) = ssdsim(&[
+            "run",
+            "--blocks-per-plane",
+            "64",
+            "--rw",
+            "randrw",
+            "--number_ios",
+            "3000",
+            "--power-trace",
+            csv.to_str().unwrap(),
+            "--power-sample",
+            "1ms",
+            "--plot-power",
+            svg.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let text = std::fs::read_to_string(&csv).unwrap();
+        assert!(text.lines().next().unwrap().starts_with("time_s"), "{text}");
+        assert!(text.lines().count() > 2);
+        assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
+    }
+}
