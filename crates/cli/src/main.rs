@@ -635,7 +635,8 @@ fn sweep_cmd(a: SweepArgs) -> anyhow::Result<()> {
         .iter()
         .any(|(f, _)| WORKLOAD_FLAGS.contains(f) || matches!(*f, "trace" | "personality"))
         || axes.iter().any(|x| {
-            x.key == "personality"
+            WORKLOAD_FLAGS.contains(&x.key.as_str())
+                || x.key == "personality"
                 || x.key == "trace"
                 || x.key.starts_with("workload.")
                 || x.key.starts_with("personality.")
