@@ -716,8 +716,44 @@ impl PowerConfig {
             ..Self::lee2011()
         }
     }
+    /// A modern NVMe TLC drive, component by component. Representative datasheet
+    /// figures of the class, to be calibrated against a real drive before drawing
+    /// absolute conclusions:
+    /// * flash: 3D TLC NAND datasheets (e.g. Micron's B27A/B47R ONFI 4 parts) give
+    ///   VCC = 2.5-3.6 V and typical array read / program / erase currents (ICC1 /
+    ///   ICC2 / ICC3) of about 25 mA, standby ISB of tens of uA; I/O at VCCQ 1.2 V
+    ///   draws ~10 mA while toggling (bus current below, per channel);
+    /// * controller: multi-core Cortex-R class NVMe controllers draw ~1.2 W busy and
+    ///   ~0.3 W idle, ~50 mW in a low-power state (PS3/PS4 figures of consumer NVMe
+    ///   drives' power-state tables);
+    /// * DRAM: 1 GiB LPDDR4 ~ 40 mW self-refresh/standby, ~350 mW active;
+    /// * host link: a PCIe gen3 x4 PHY ~ 0.4 W active, ~20 mW in L1.
+    pub fn modern_tlc() -> PowerConfig {
+        PowerConfig {
+            name: "modern-tlc".into(),
+            voltage: Volts(3.3),
+            flash_read_current: Amps(0.025),
+            flash_program_current: Amps(0.025),
+            flash_erase_current: Amps(0.025),
+            flash_idle_current: Amps(0.000_05),
+            flash_bus_current: Amps(0.010),
+            flash_read_energy: None,
+            flash_program_energy: None,
+            flash_erase_energy: None,
+            dram_standby_power: Watts(0.040),
+            dram_active_power: Watts(0.350),
+            cpu_normal_power: Watts(1.2),
+            cpu_idle_power: Watts(0.3),
+            cpu_slow_power: Watts(0.05),
+            link_active_power: Watts(0.4),
+            link_idle_power: Watts(0.02),
+            cpu_slow_after: None,
+            cpu_wakeup_latency: Dur::ZERO,
+            ..Self::lee2011()
+        }
+    }
     pub fn presets() -> Vec<PowerConfig> {
-        vec![Self::lee2011(), Self::park_slc()]
+        vec![Self::lee2011(), Self::park_slc(), Self::modern_tlc()]
     }
     pub fn preset(name: &str) -> Result<PowerConfig, ConfigError> {
         Self::presets()
