@@ -134,40 +134,7 @@ enum Cmd {
     },
     /// Run the cartesian product of comma-separated flag values (and/or a --grid
     /// file) in parallel; one row per configuration
-    Sweep {
-        #[command(flatten)]
-        cfg: ConfigArgs,
-        /// Base TOML configuration
-        #[arg(long)]
-        config: Option<PathBuf>,
-        /// Grid file: [base] overrides, [grid] "key" = [values], [workloads.NAME] tables
-        #[arg(long)]
-        grid: Option<PathBuf>,
-        /// Named workloads (seq-read, seq-write, rand-read, rand-write, mix-70-30, oltp, or [workloads] of the grid file)
-        #[arg(long)]
-        workload: Option<String>,
-        /// Set a configuration field for every point: --set ftl.gc_threshold_blocks=4
-        #[arg(long = "set", value_name = "FIELD=VALUE")]
-        set: Vec<String>,
-        /// Worker threads (default: all cores); results do not depend on it
-        #[arg(long, default_value_t = 0)]
-        threads: usize,
-        /// Run only shard I of N (I in 0..N): points whose index mod N == I
-        #[arg(long, value_name = "I/N")]
-        shard: Option<String>,
-        #[arg(long)]
-        csv: Option<PathBuf>,
-        #[arg(long)]
-        jsonl: Option<PathBuf>,
-        #[arg(long)]
-        md: Option<PathBuf>,
-        /// Write comparison charts (SVG) into this directory
-        #[arg(long)]
-        plot: Option<PathBuf>,
-        /// List the points and exit
-        #[arg(long)]
-        dry_run: bool,
-    },
+    Sweep(SweepArgs),
     /// Join sweep shards (JSON lines from --jsonl) into the files a single run writes
     Merge {
         /// Shard files written with `sweep --jsonl`
@@ -308,33 +275,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             };
             write_out(out.as_ref(), &text)
         }
-        Cmd::Sweep {
-            cfg,
-            config,
-            grid,
-            workload,
-            set,
-            threads,
-            shard,
-            csv,
-            jsonl,
-            md,
-            plot,
-            dry_run,
-        } => sweep_cmd(SweepArgs {
-            cfg,
-            config,
-            grid,
-            workload,
-            set,
-            threads,
-            shard,
-            csv,
-            jsonl,
-            md,
-            plot,
-            dry_run,
-        }),
+        Cmd::Sweep(a) => sweep_cmd(a),
         Cmd::Trace { cmd } => trace_cmd(cmd),
         Cmd::MappingSize {
             capacity,
@@ -524,18 +465,39 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
+#[derive(clap::Args)]
 struct SweepArgs {
+    #[command(flatten)]
     cfg: ConfigArgs,
+    /// Base TOML configuration
+    #[arg(long)]
     config: Option<PathBuf>,
+    /// Grid file: [base] overrides, [grid] "key" = [values], [workloads.NAME] tables
+    #[arg(long)]
     grid: Option<PathBuf>,
+    /// Named workloads (seq-read, seq-write, rand-read, rand-write, mix-70-30, oltp, or [workloads] of the grid file)
+    #[arg(long)]
     workload: Option<String>,
+    /// Set a configuration field for every point: --set ftl.gc_threshold_blocks=4
+    #[arg(long = "set", value_name = "FIELD=VALUE")]
     set: Vec<String>,
+    /// Worker threads (default: all cores); results do not depend on it
+    #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// Run only shard I of N (I in 0..N): points whose index mod N == I
+    #[arg(long, value_name = "I/N")]
     shard: Option<String>,
+    #[arg(long)]
     csv: Option<PathBuf>,
+    #[arg(long)]
     jsonl: Option<PathBuf>,
+    #[arg(long)]
     md: Option<PathBuf>,
+    /// Write comparison charts (SVG) into this directory
+    #[arg(long)]
     plot: Option<PathBuf>,
+    /// List the points and exit
+    #[arg(long)]
     dry_run: bool,
 }
 
