@@ -43,6 +43,9 @@ use ssd_core::{BlockId, Geometry, Lpn, PlaneId, Ppn};
 const NONE: u32 = u32::MAX;
 /// A gating job is closed and a new one opened once its stages reach this.
 const STAGE_LIMIT: u8 = 200;
+/// Free blocks a plane keeps from the translation frontier: its own GC frontier
+/// may need one to copy a victim's valid pages before the victim is erased.
+const KEEP: u32 = 1;
 
 #[derive(Clone, Debug)]
 pub struct DftlFtl {
@@ -70,8 +73,8 @@ pub struct DftlFtl {
     oob: Vec<u32>,
     oob_ver: Vec<u32>,
     is_trans: Vec<bool>,
-    /// Translation blocks not free.
-    trans_blocks: u32,
+    /// Translation blocks not free (open or full), in allocation order.
+    tlist: Vec<u32>,
     pub blocks: Blocks,
     host_open: Vec<u32>,
     gc_open: Vec<u32>,
@@ -145,7 +148,7 @@ impl DftlFtl {
             oob: vec![NONE; np],
             oob_ver: vec![0; np],
             is_trans: vec![false; nb],
-            trans_blocks: 0,
+            tlist: Vec::with_capacity(nb),
             blocks: Blocks::new(g),
             host_open: vec![NONE; planes],
             gc_open: vec![NONE; planes],
@@ -370,8 +373,10 @@ impl DftlFtl {
     /// Program the next page of the translation frontier. There is one translation
     /// frontier for the whole drive (as in FlashSim's DFTL): translation pages are
     /// few, and a frontier per plane would strand up to a block per plane. A new
-    /// translation block comes from the plane with the most free blocks (ties: the
-    /// first at or after `pref`).
+    /// translation block comes from the plane with the most free blocks above the
+    /// [`KEEP`] reserve (ties: the first at or after `pref`); callers make room first
+    /// ([`DftlFtl::ensure_trans_room`]), so the reserve is touched only as a last
+    /// resort when no translation garbage is left to collect.
     fn alloc_tpage(&mut self, pref: PlaneId) -> Ppn {
         if !self.open_ok(self.trans_open) {
             let np = self.g.total_planes();
@@ -392,7 +397,7 @@ impl DftlFtl {
             let p = best.1;
             let b = self.blocks.alloc(PlaneId(p)).expect("checked free block");
             self.is_trans[b.0 as usize] = true;
-            self.trans_blocks += 1;
+            self.tlist.push(b.0);
             self.trans_open = b.0;
             if !self.gc_flag[p as usize] {
                 self.gc_flag[p as usize] = true;
@@ -405,6 +410,66 @@ impl DftlFtl {
             self.trans_open = NONE;
         }
         ppn
+    }
+
+    /// Translation pages that can be programmed without taking a plane below
+    /// [`KEEP`] free blocks: what is left in the translation frontier plus the free
+    /// blocks above the reserve. `uses`: a plane whose GC frontier may take one of
+    /// its free blocks first.
+    fn trans_room(&self, uses: Option<PlaneId>) -> u64 {
+        let ppb = self.g.pages_per_block as u64;
+        let mut room = if self.open_ok(self.trans_open) {
+            ppb - self.blocks.wp[self.trans_open as usize] as u64
+        } else {
+            0
+        };
+        for p in 0..self.g.total_planes() {
+            let fc = self.blocks.free_count(PlaneId(p));
+            let keep = KEEP + u32::from(uses == Some(PlaneId(p)));
+            room += fc.saturating_sub(keep) as u64 * ppb;
+        }
+        room
+    }
+
+    /// Before a run that will program up to `need` translation pages: collect
+    /// translation garbage (dead blocks, then the emptiest full translation block of
+    /// the drive) until that many pages fit above every plane's reserve. Each
+    /// collection is its own job, so this is called only between jobs (never while
+    /// a GC run is being planned). Returns false if the room cannot be made.
+    fn ensure_trans_room(&mut self, need: u64, uses: Option<PlaneId>, cx: &mut FtlCtx) -> bool {
+        if need == 0 {
+            return true;
+        }
+        let mut guard = self.g.total_blocks();
+        while self.trans_room(uses) < need {
+            if !self.dead.is_empty() {
+                self.reclaim_dead(cx);
+                continue;
+            }
+            let ex = self.tlist.len() as u64;
+            self.stats.gc_victims_examined += ex;
+            cx.work.gc_candidates += ex;
+            let ppb = self.g.pages_per_block as u16;
+            let mut best = None;
+            let mut bv = ppb;
+            for &b in &self.tlist {
+                let bi = b as usize;
+                if self.blocks.state[bi] == BlockState::Full && self.blocks.valid[bi] < bv {
+                    bv = self.blocks.valid[bi];
+                    best = Some(b);
+                }
+            }
+            let Some(v) = best else {
+                return false;
+            };
+            if guard == 0 {
+                return false;
+            }
+            guard -= 1;
+            self.stats.gc_runs += 1;
+            self.collect_trans(BlockId(v), cx);
+        }
+        true
     }
 
     /// Plane the next CMT write-back goes to (round robin in striping order).
@@ -463,6 +528,10 @@ impl DftlFtl {
 
     /// Rewrite translation page `t` inside the current gating job (CMT write-back).
     fn writeback_host(&mut self, t: u32, cx: &mut FtlCtx) {
+        // Translation garbage is collected here, between jobs, when the write-back
+        // would otherwise eat into a plane's reserve (if none is left, the frontier
+        // takes the reserve: the write-back cannot wait).
+        self.ensure_trans_room(1, None, cx);
         let j = self.hjob(cx);
         let mut s = self.ready(t);
         let old = self.gtd[t as usize];
@@ -539,6 +608,9 @@ impl DftlFtl {
             return;
         }
         let mut job = None;
+        // Each block on the list is a candidate looked at (one table read).
+        self.stats.gc_victims_examined += self.dead.len() as u64;
+        cx.work.gc_candidates += self.dead.len() as u64;
         for i in 0..self.dead.len() {
             let b = self.dead[i];
             let bi = b as usize;
@@ -561,7 +633,12 @@ impl DftlFtl {
         self.blocks.erase(b);
         if self.is_trans[b.0 as usize] {
             self.is_trans[b.0 as usize] = false;
-            self.trans_blocks -= 1;
+            let i = self
+                .tlist
+                .iter()
+                .position(|&x| x == b.0)
+                .expect("translation block on the list");
+            self.tlist.swap_remove(i);
         }
         let first = self.g.first_page(b).0;
         for off in 0..self.g.pages_per_block {
@@ -597,26 +674,49 @@ impl DftlFtl {
         self.gc_pending.clear();
     }
 
-    fn trans_victim(&self, plane: PlaneId, cx: &mut FtlCtx) -> Option<(BlockId, u64)> {
-        if self.trans_blocks == 0 {
-            return None;
-        }
-        let first = self.g.first_block_of_plane(plane).0;
+    /// The emptiest full translation block of `plane` if at most half of it is
+    /// valid, and the number of translation blocks looked at.
+    fn trans_victim(&self, plane: PlaneId) -> (Option<BlockId>, u64) {
         let mut best = None;
         let mut bv = (self.g.pages_per_block / 2 + 1) as u16;
-        for b in first..first + self.g.blocks_per_plane {
+        let mut ex = 0;
+        for &b in &self.tlist {
             let bi = b as usize;
-            if self.is_trans[bi]
-                && self.blocks.state[bi] == BlockState::Full
-                && self.blocks.valid[bi] < bv
-            {
+            if self.g.plane_of_block(BlockId(b)) != plane {
+                continue;
+            }
+            ex += 1;
+            if self.blocks.state[bi] == BlockState::Full && self.blocks.valid[bi] < bv {
                 bv = self.blocks.valid[bi];
                 best = Some(BlockId(b));
             }
         }
-        let ex = self.g.blocks_per_plane as u64;
-        cx.work.gc_candidates += ex;
-        best.map(|b| (b, ex))
+        (best, ex)
+    }
+
+    /// Copy the valid pages of translation block `victim` to the translation
+    /// frontier and erase it, in a job of its own.
+    fn collect_trans(&mut self, victim: BlockId, cx: &mut FtlCtx) {
+        let plane = self.g.plane_of_block(victim);
+        let job = cx.new_job(false);
+        self.new_hjob = true;
+        let first = self.g.first_page(victim).0;
+        for off in 0..self.g.pages_per_block {
+            let src = first + off;
+            let t = self.p2l[src as usize];
+            if t == NONE {
+                continue;
+            }
+            cx.read(job, 0, Ppn(src), Purpose::Gc, NO_LPN);
+            let dst = self.alloc_tpage(plane);
+            cx.program(job, 1, dst, Purpose::Gc, NO_LPN, Some(Ppn(src)));
+            self.install_tpage(t, dst);
+            cx.work.gc_pages += 1;
+            cx.work.dram_accesses += 1;
+            self.stats.gc_page_copies += 1;
+        }
+        self.erase_block(victim);
+        cx.erase(job, 2, Ppn(first), Purpose::Gc);
     }
 
     /// Collect one victim of `plane`. Returns false if no block is worth collecting.
@@ -626,17 +726,22 @@ impl DftlFtl {
         // is valid (translation pages die fast, and a data policy such as FIFO
         // would leave their garbage in place). Otherwise the configured policy
         // picks among all full blocks.
-        let (victim, examined) = match self.trans_victim(plane, cx) {
+        let (tv, tex) = self.trans_victim(plane);
+        self.stats.gc_victims_examined += tex;
+        cx.work.gc_candidates += tex;
+        let victim = match tv {
             Some(v) => v,
             None => match self
                 .blocks
                 .select_victim(plane, self.policy, &mut cx.rng, &mut cx.work)
             {
-                Some(v) => v,
+                Some((v, ex)) => {
+                    self.stats.gc_victims_examined += ex;
+                    v
+                }
                 None => return false,
             },
         };
-        self.stats.gc_victims_examined += examined;
         let ppb = self.g.pages_per_block;
         let mut victim = victim;
         if self.blocks.valid[victim.0 as usize] as u32 == ppb
@@ -656,29 +761,52 @@ impl DftlFtl {
         if self.blocks.valid[vi] as u32 == ppb && self.policy != GcPolicy::Fifo {
             return false;
         }
+        if self.is_trans[vi] {
+            // Copying c valid translation pages needs c pages of translation room.
+            // Making it may collect this very block (it is the drive's emptiest);
+            // if the room cannot be made, go on: collecting a translation block
+            // frees more than it takes.
+            let erased = self.blocks.erase_count[vi];
+            self.ensure_trans_room(self.blocks.valid[vi] as u64, None, cx);
+            if self.blocks.erase_count[vi] != erased {
+                return true;
+            }
+            self.stats.gc_runs += 1;
+            if background {
+                self.stats.background_runs += 1;
+            }
+            self.collect_trans(victim, cx);
+            return true;
+        }
+        // A data victim: its valid pages not cached in the CMT need one translation
+        // write per translation page they map through; make room for them first
+        // (the GC frontier of this plane may take one of its free blocks).
+        let first = self.g.first_page(victim).0;
+        self.scratch.clear();
+        for off in 0..ppb {
+            let l = self.p2l[(first + off) as usize];
+            if l != NONE && self.cmt.slot(l as u64).is_none() {
+                let t = self.tpage_of(l as u64);
+                self.scratch.push(t);
+            }
+        }
+        self.scratch.sort_unstable();
+        self.scratch.dedup();
+        let need = self.scratch.len() as u64;
+        let gc_b = self.gc_open[plane.0 as usize];
+        let copies = self.blocks.valid[vi] as u32;
+        let takes_block =
+            !self.open_ok(gc_b) || ppb - (self.blocks.wp[gc_b as usize] as u32) < copies;
+        if !self.ensure_trans_room(need, takes_block.then_some(plane), cx) {
+            return false;
+        }
         self.stats.gc_runs += 1;
         if background {
             self.stats.background_runs += 1;
         }
         let job = cx.new_job(false);
         self.new_hjob = true;
-        let first = self.g.first_page(victim).0;
-        if self.is_trans[vi] {
-            for off in 0..self.g.pages_per_block {
-                let src = first + off;
-                let t = self.p2l[src as usize];
-                if t == NONE {
-                    continue;
-                }
-                cx.read(job, 0, Ppn(src), Purpose::Gc, NO_LPN);
-                let dst = self.alloc_tpage(plane);
-                cx.program(job, 1, dst, Purpose::Gc, NO_LPN, Some(Ppn(src)));
-                self.install_tpage(t, dst);
-                cx.work.gc_pages += 1;
-                cx.work.dram_accesses += 1;
-                self.stats.gc_page_copies += 1;
-            }
-        } else {
+        {
             self.scratch.clear();
             for off in 0..self.g.pages_per_block {
                 let src = first + off;
