@@ -7,7 +7,103 @@ use ssd_core::config::GcPolicy;
 use ssd_core::ftl::FtlWork;
 use ssd_core::rng::SimRng;
 use ssd_core::{BlockId, Geometry, PlaneId, Ppn};
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
+
+const NIL: u32 = u32::MAX;
+
+/// The victim index: per plane, the full blocks in buckets by valid count
+/// (intrusive doubly-linked lists in flat tables, O(1) upkeep when a page dies),
+/// a Fenwick tree of "is full" by block id (the number of candidates a firmware
+/// scan in id order examines up to a block, and the k-th full block), and the
+/// full blocks in opening order (FIFO). Kept in step with `state` and `valid`.
+#[derive(Clone, Debug)]
+struct VictimIndex {
+    /// Buckets per plane (`pages_per_block + 1`).
+    nb: usize,
+    /// `head[plane * nb + v]`: first full block (global id) with `v` valid pages.
+    head: Vec<u32>,
+    next: Vec<u32>,
+    prev: Vec<u32>,
+    /// Per plane, a 1-based Fenwick tree over plane-local block ids (`bpp + 1` slots).
+    fen: Vec<u32>,
+    nfull: Vec<u32>,
+    /// Per plane, the full blocks by opening order.
+    fifo: Vec<BTreeSet<(u64, u32)>>,
+}
+
+impl VictimIndex {
+    fn new(g: &Geometry) -> VictimIndex {
+        let planes = g.total_planes() as usize;
+        let nb = g.pages_per_block as usize + 1;
+        let bpp = g.blocks_per_plane as usize;
+        VictimIndex {
+            nb,
+            head: vec![NIL; planes * nb],
+            next: vec![NIL; g.total_blocks() as usize],
+            prev: vec![NIL; g.total_blocks() as usize],
+            fen: vec![0; planes * (bpp + 1)],
+            nfull: vec![0; planes],
+            fifo: vec![BTreeSet::new(); planes],
+        }
+    }
+    #[inline]
+    fn link(&mut self, plane: usize, v: usize, b: u32) {
+        let h = &mut self.head[plane * self.nb + v];
+        self.prev[b as usize] = NIL;
+        self.next[b as usize] = *h;
+        if *h != NIL {
+            self.prev[*h as usize] = b;
+        }
+        *h = b;
+    }
+    #[inline]
+    fn unlink(&mut self, plane: usize, v: usize, b: u32) {
+        let (p, n) = (self.prev[b as usize], self.next[b as usize]);
+        if p == NIL {
+            self.head[plane * self.nb + v] = n;
+        } else {
+            self.next[p as usize] = n;
+        }
+        if n != NIL {
+            self.prev[n as usize] = p;
+        }
+    }
+    fn fen_add(&mut self, plane: usize, bpp: usize, local: usize, d: i32) {
+        let f = &mut self.fen[plane * (bpp + 1)..(plane + 1) * (bpp + 1)];
+        let mut i = local + 1;
+        while i <= bpp {
+            f[i] = f[i].wrapping_add_signed(d);
+            i += i & i.wrapping_neg();
+        }
+    }
+    /// Full blocks with plane-local id <= `local`.
+    fn fen_rank(&self, plane: usize, bpp: usize, local: usize) -> u64 {
+        let f = &self.fen[plane * (bpp + 1)..(plane + 1) * (bpp + 1)];
+        let mut i = local + 1;
+        let mut r = 0u64;
+        while i > 0 {
+            r += f[i] as u64;
+            i &= i - 1;
+        }
+        r
+    }
+    /// Plane-local id of the `k`-th (0-based, in id order) full block.
+    fn fen_nth(&self, plane: usize, bpp: usize, k: u32) -> usize {
+        let f = &self.fen[plane * (bpp + 1)..(plane + 1) * (bpp + 1)];
+        let mut pos = 0usize;
+        let mut rem = k + 1;
+        let mut step = bpp.next_power_of_two();
+        while step > 0 {
+            let nx = pos + step;
+            if nx <= bpp && f[nx] < rem {
+                pos = nx;
+                rem -= f[nx];
+            }
+            step >>= 1;
+        }
+        pos
+    }
+}
 
 /// Life cycle of a physical block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,6 +146,8 @@ pub struct Blocks {
     /// job that runs after the program that would reuse them.
     call: u32,
     erased_in: Vec<u32>,
+    /// Greedy, FIFO and random victim index.
+    vix: VictimIndex,
 }
 
 impl Blocks {
@@ -75,7 +173,13 @@ impl Blocks {
             open_seq: 0,
             call: 1,
             erased_in: vec![0; nb],
+            vix: VictimIndex::new(&g),
         }
+    }
+
+    #[inline]
+    fn plane_index(&self, b: usize) -> usize {
+        b / self.g.blocks_per_plane as usize
     }
 
     /// Start a new FTL call (see `erased_in`).
@@ -130,6 +234,13 @@ impl Blocks {
         self.valid[bi] += 1;
         if self.wp[bi] as u32 == self.g.pages_per_block {
             self.state[bi] = BlockState::Full;
+            let pl = self.plane_index(bi);
+            let bpp = self.g.blocks_per_plane as usize;
+            let v = &mut self.vix;
+            v.link(pl, self.valid[bi] as usize, b.0);
+            v.fen_add(pl, bpp, bi - pl * bpp, 1);
+            v.nfull[pl] += 1;
+            v.fifo[pl].insert((self.opened[bi], b.0));
         }
         Ppn(self.g.first_page(b).0 + page)
     }
@@ -144,6 +255,12 @@ impl Blocks {
         );
         self.valid[b] -= 1;
         self.stamp[b] = self.clock;
+        if self.state[b] == BlockState::Full {
+            let pl = self.plane_index(b);
+            let v = self.valid[b] as usize;
+            self.vix.unlink(pl, v + 1, b as u32);
+            self.vix.link(pl, v, b as u32);
+        }
     }
 
     /// Erase a block and return it to its plane's pool.
@@ -154,6 +271,15 @@ impl Blocks {
             "erase of block {} that still holds {} valid pages",
             b.0, self.valid[bi]
         );
+        if self.state[bi] == BlockState::Full {
+            let pl = self.plane_index(bi);
+            let bpp = self.g.blocks_per_plane as usize;
+            let v = &mut self.vix;
+            v.unlink(pl, 0, b.0);
+            v.fen_add(pl, bpp, bi - pl * bpp, -1);
+            v.nfull[pl] -= 1;
+            v.fifo[pl].remove(&(self.opened[bi], b.0));
+        }
         self.state[bi] = BlockState::Free;
         self.wp[bi] = 0;
         self.erase_count[bi] += 1;
@@ -177,36 +303,46 @@ impl Blocks {
         let ppb = self.g.pages_per_block as u16;
         let (victim, examined) = match policy {
             GcPolicy::Greedy => {
+                // The firmware scan walks the plane's blocks in id order, keeps the
+                // first full block with the fewest valid pages and stops early at an
+                // empty one; the index gives the same block and the same count.
+                let pl = plane.0 as usize;
+                let v = &self.vix;
                 let mut best = None;
-                let mut bv = u16::MAX;
-                let mut ex = 0u64;
-                for i in range {
-                    if full(i) {
-                        ex += 1;
-                        let v = self.valid[i];
-                        if v < bv {
-                            bv = v;
-                            best = Some(i);
-                            if v == 0 {
-                                break;
-                            }
-                        }
+                for c in 0..v.nb {
+                    let mut x = v.head[pl * v.nb + c];
+                    if x == NIL {
+                        continue;
                     }
+                    let mut m = x;
+                    while x != NIL {
+                        m = m.min(x);
+                        x = v.next[x as usize];
+                    }
+                    best = Some((m as usize, c));
+                    break;
                 }
-                (best, ex)
+                match best {
+                    None => (None, 0),
+                    Some((m, 0)) => (Some(m), v.fen_rank(pl, n, m - first)),
+                    Some((m, _)) => (Some(m), v.nfull[pl] as u64),
+                }
             }
             GcPolicy::Fifo => {
                 // Firmware keeps full blocks in a queue: one candidate is examined.
-                let best = range.filter(|&i| full(i)).min_by_key(|&i| self.opened[i]);
+                let best = self.vix.fifo[plane.0 as usize]
+                    .first()
+                    .map(|&(_, b)| b as usize);
                 (best, 1)
             }
             GcPolicy::Random => {
-                let cands: u32 = range.clone().filter(|&i| full(i)).count() as u32;
+                let pl = plane.0 as usize;
+                let cands = self.vix.nfull[pl];
                 if cands == 0 {
                     (None, 0)
                 } else {
-                    let k = rng.gen_range(0..cands) as usize;
-                    (range.filter(|&i| full(i)).nth(k), 1)
+                    let k = rng.gen_range(0..cands);
+                    (Some(first + self.vix.fen_nth(pl, n, k)), 1)
                 }
             }
             GcPolicy::CostBenefit => {
@@ -400,6 +536,57 @@ impl Blocks {
                     return Err(format!("full block {i} has wp {w}"))
                 }
                 _ => {}
+            }
+        }
+        // The victim indexes agree with a scan of the tables.
+        let bpp = self.g.blocks_per_plane as usize;
+        for pl in 0..self.g.total_planes() as usize {
+            let first = pl * bpp;
+            let mut best: Option<usize> = None;
+            let mut full = BTreeSet::new();
+            for i in first..first + bpp {
+                if self.state[i] == BlockState::Full {
+                    full.insert((self.opened[i], i as u32));
+                    if best.is_none_or(|b| self.valid[i] < self.valid[b]) {
+                        best = Some(i);
+                    }
+                }
+            }
+            let mut bucketed = 0;
+            for c in 0..self.vix.nb {
+                let mut x = self.vix.head[pl * self.vix.nb + c];
+                while x != NIL {
+                    let xi = x as usize;
+                    if self.state[xi] != BlockState::Full
+                        || self.valid[xi] as usize != c
+                        || xi / bpp != pl
+                    {
+                        return Err(format!("plane {pl}: block {x} in valid bucket {c}"));
+                    }
+                    bucketed += 1;
+                    x = self.vix.next[xi];
+                }
+            }
+            let nf = self.vix.nfull[pl] as usize;
+            if bucketed != full.len() || nf != full.len() {
+                return Err(format!(
+                    "plane {pl}: {bucketed} bucketed, {nf} counted, {} full blocks",
+                    full.len()
+                ));
+            }
+            if let Some(b) = best {
+                let rank = self.vix.fen_rank(pl, bpp, b - first);
+                let want = (first..=b)
+                    .filter(|&i| self.state[i] == BlockState::Full)
+                    .count();
+                if rank as usize != want {
+                    return Err(format!("plane {pl}: full-block rank {rank}, scan {want}"));
+                }
+            }
+            if full != self.vix.fifo[pl] {
+                return Err(format!(
+                    "plane {pl}: FIFO queue differs from the full blocks"
+                ));
             }
         }
         Ok(())

@@ -130,12 +130,15 @@ impl Series {
         // Coarsen first so the interval cannot change while splitting.
         self.slot(e - 1);
         let per_ns = joules / (e - s) as f64;
+        let iv = self.interval;
+        // One division for the first bucket; the rest follow in order.
+        let mut i = (s / iv) as usize;
         let mut t = s;
         while t < e {
-            let i = (t / self.interval) as usize;
-            let u = e.min((i as u64 + 1) * self.interval);
+            let u = e.min((i as u64 + 1) * iv);
             self.buckets[i].energy[comp] += per_ns * (u - t) as f64;
             t = u;
+            i += 1;
         }
     }
 

@@ -67,12 +67,13 @@ enum Ev {
 
 #[derive(Clone, Copy, Debug)]
 struct Entry {
-    key: u128,
+    t: u64,
+    seq: u64,
     ev: Ev,
 }
 impl PartialEq for Entry {
     fn eq(&self, o: &Self) -> bool {
-        self.key == o.key
+        (self.t, self.seq) == (o.t, o.seq)
     }
 }
 impl Eq for Entry {}
@@ -82,8 +83,10 @@ impl PartialOrd for Entry {
     }
 }
 impl Ord for Entry {
+    #[inline]
     fn cmp(&self, o: &Self) -> Ordering {
-        o.key.cmp(&self.key) // min-heap on (time, seq)
+        // min-heap on (time, seq)
+        o.t.cmp(&self.t).then(o.seq.cmp(&self.seq))
     }
 }
 
@@ -98,15 +101,14 @@ impl EventQueue {
     fn push(&mut self, t: SimTime, ev: Ev) {
         self.seq += 1;
         self.heap.push(Entry {
-            key: ((t.0 as u128) << 64) | self.seq as u128,
+            t: t.0,
+            seq: self.seq,
             ev,
         });
     }
     #[inline]
     fn pop(&mut self) -> Option<(SimTime, Ev)> {
-        self.heap
-            .pop()
-            .map(|e| (SimTime((e.key >> 64) as u64), e.ev))
+        self.heap.pop().map(|e| (SimTime(e.t), e.ev))
     }
 }
 
@@ -192,7 +194,6 @@ struct Txn {
     kind: OpKind,
     purpose: Purpose,
     stage: u8,
-    ppn: u32,
     job: u32,
     next: u32,
     /// Erases of the block planned before this op (its block "epoch").
@@ -201,6 +202,11 @@ struct Txn {
     wp: u16,
     /// Next transaction parked on the same block (waiting for its turn).
     wait_next: u32,
+    /// Cached address parts of `ppn`: flat block, page in block, die, plane in die.
+    blk: u32,
+    pg: u16,
+    plane: u8,
+    die: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -382,6 +388,8 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
     pending: Option<HostRequest>,
     merged: Vec<(u32, u32)>,
     link_free: SimTime,
+    /// Last (bytes, time) asked of the host link (its time is a 128-bit division).
+    link_memo: [(u64, Dur); 2],
     cpu_free: SimTime,
     active_since: SimTime,
     idle_since: SimTime,
@@ -462,6 +470,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             pending: None,
             merged: Vec::new(),
             link_free: SimTime::ZERO,
+            link_memo: [(u64::MAX, Dur::ZERO); 2],
             cpu_free: SimTime::ZERO,
             active_since: SimTime::ZERO,
             idle_since: SimTime::ZERO,
@@ -544,9 +553,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     fn apply_functional(&mut self) -> u64 {
         let mut programs = 0;
         let g = self.settings.geometry;
+        let _ = g;
         for op in &self.cx.plan.ops {
-            self.flash.apply(op);
-            let b = g.block_of(op.ppn).0 as usize;
+            let (b, page) = self.flash.split(op.ppn);
+            self.flash.apply_at(op, b, page);
+            let b = b as usize;
             match op.kind {
                 OpKind::Program => {
                     programs += 1;
@@ -846,7 +857,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         let hc = &self.settings.config.host;
         let data_in = if r.op == IoOp::Write { bytes } else { 0 };
         let lstart = self.link_free.max(now);
-        let lend = lstart + hc.command_overhead + self.settings.link.time_for(data_in);
+        let lend = lstart + hc.command_overhead + self.link_time(0, data_in);
         self.link_free = lend;
         self.link_ns += lend.0 - lstart.0;
         self.obs.link_xfer(data_in, lstart, lend);
@@ -938,6 +949,16 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         self.q.push(cpu_end, Ev::CmdReady(c));
     }
 
+    /// Host link time for `bytes`, memoised per call site `k`.
+    #[inline]
+    fn link_time(&mut self, k: usize, bytes: u64) -> Dur {
+        let m = &mut self.link_memo[k];
+        if m.0 != bytes {
+            *m = (bytes, self.settings.link.time_for(bytes));
+        }
+        m.1
+    }
+
     /// Book the CPU for one command's firmware path plus the FTL work in `cx.work`.
     fn book_cpu(&mut self, ready: SimTime, extra_dram: u64) -> SimTime {
         let cc = &self.settings.config.controller;
@@ -986,15 +1007,18 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         buf.clear();
         for i in 0..self.cx.plan.ops.len() {
             let op = self.cx.plan.ops[i];
-            let b = g.block_of(op.ppn).0 as usize;
-            let epoch = self.plan_epoch[b];
-            let wp = self.flash.written_pages(crate::addr::BlockId(b as u32)) as u16;
-            self.account(&op);
+            let (b, page) = self.flash.split(op.ppn);
+            let epoch = self.plan_epoch[b as usize];
+            let wp = self.flash.written_pages(crate::addr::BlockId(b)) as u16;
+            self.flash.apply_at(&op, b, page);
+            self.counters.flash(op.kind, op.purpose);
             if op.kind == OpKind::Erase {
-                self.plan_epoch[b] += 1;
+                self.plan_epoch[b as usize] += 1;
             }
             buf.push((op, epoch, wp));
         }
+        let bpd = g.blocks_per_die();
+        let bpp = g.blocks_per_plane;
         if !buf.is_sorted_by_key(|o| (o.0.job, o.0.stage)) {
             buf.sort_by_key(|o| (o.0.job, o.0.stage));
         }
@@ -1013,11 +1037,15 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             let mut prev = NONE;
             while i < buf.len() && buf[i].0.job == j {
                 let (op, epoch, wp) = buf[i];
+                let (blk, pg) = self.flash.split(op.ppn);
                 let t = self.txns.insert(Txn {
+                    blk,
+                    pg: pg as u16,
+                    die: blk / bpd,
+                    plane: ((blk / bpp) % self.planes) as u8,
                     kind: op.kind,
                     purpose: op.purpose,
                     stage: op.stage,
-                    ppn: op.ppn.0,
                     job,
                     next: NONE,
                     epoch,
@@ -1058,13 +1086,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     #[inline]
     fn ready(&self, t: u32) -> bool {
         let tx = &self.txns[t];
-        let g = &self.settings.geometry;
-        let p = crate::addr::Ppn(tx.ppn);
-        let b = g.block_of(p).0 as usize;
+        let b = tx.blk as usize;
         if self.exec_epoch[b] != tx.epoch {
             return false;
         }
-        let page = g.page_in_block(p) as u16;
+        let page = tx.pg;
         match tx.kind {
             OpKind::Program => self.exec_wp[b] == page,
             OpKind::Read => self.exec_wp[b] > page,
@@ -1075,8 +1101,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     #[inline]
     fn started(&mut self, t: u32) {
         let tx = &self.txns[t];
-        let g = &self.settings.geometry;
-        let b = g.block_of(crate::addr::Ppn(tx.ppn)).0 as usize;
+        let b = tx.blk as usize;
         match tx.kind {
             OpKind::Program => self.exec_wp[b] += 1,
             OpKind::Erase => {
@@ -1105,12 +1130,6 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         }
     }
 
-    #[inline]
-    fn account(&mut self, op: &FlashOp) {
-        self.flash.apply(op);
-        self.counters.flash(op.kind, op.purpose);
-    }
-
     fn on_cmd_ready(&mut self, c: u32) {
         let mut j = self.cmds[c].jobs;
         while j != NONE {
@@ -1130,7 +1149,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             if r.op == IoOp::Read {
                 let bytes = r.sectors as u64 * SECTOR;
                 let s = self.link_free.max(self.now);
-                let e = s + self.settings.link.time_for(bytes);
+                let e = s + self.link_time(1, bytes);
                 self.link_free = e;
                 self.link_ns += e.0 - s.0;
                 self.obs.link_xfer(bytes, s, e);
@@ -1232,13 +1251,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
 
     #[inline]
     fn enqueue(&mut self, t: u32) {
-        let tx = self.txns[t];
-        let p = crate::addr::Ppn(tx.ppn);
-        let d = self.settings.geometry.die_of(p).0;
+        let tx = &self.txns[t];
+        let (d, b) = (tx.die, tx.blk as usize);
         self.cx.die_load[d as usize] += 1;
         if !self.ready(t) {
             // Its block's earlier program/erase has not started yet: park it there.
-            let b = self.settings.geometry.block_of(p).0 as usize;
             self.txns[t].wait_next = self.parked[b];
             self.parked[b] = t;
             return;
@@ -1264,7 +1281,6 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     }
 
     fn die_start(&mut self, d: u32) {
-        let g = self.settings.geometry;
         if self.dies[d as usize].phase != Phase::Idle {
             return;
         }
@@ -1288,8 +1304,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         batch[0] = head;
         let mut n = 1usize;
         if self.multiplane {
-            let hp = g.plane_of(crate::addr::Ppn(h.ppn)).0 % self.planes;
-            let hoff = g.page_in_block(crate::addr::Ppn(h.ppn));
+            let hp = h.plane as u32;
+            let hoff = h.pg;
             let mut used: u32 = 1 << hp;
             let mut i = 0;
             let mut scanned = 0;
@@ -1297,9 +1313,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 scanned += 1;
                 let t = q[i];
                 let x = self.txns[t];
-                let p = g.plane_of(crate::addr::Ppn(x.ppn)).0 % self.planes;
-                let same_off =
-                    x.kind == OpKind::Erase || g.page_in_block(crate::addr::Ppn(x.ppn)) == hoff;
+                let p = x.plane as u32;
+                let same_off = x.kind == OpKind::Erase || x.pg == hoff;
                 if x.kind == h.kind
                     && x.purpose == h.purpose
                     && same_off

@@ -277,6 +277,8 @@ pub struct FlashArray {
     geometry: Geometry,
     write_ptr: Vec<u16>,
     erase_count: Vec<u32>,
+    /// log2(pages per block) when it is a power of two (a shift instead of a division).
+    ppb_shift: Option<u32>,
 }
 
 impl FlashArray {
@@ -285,13 +287,32 @@ impl FlashArray {
             geometry: g,
             write_ptr: vec![0; g.total_blocks() as usize],
             erase_count: vec![0; g.total_blocks() as usize],
+            ppb_shift: g
+                .pages_per_block
+                .is_power_of_two()
+                .then(|| g.pages_per_block.trailing_zeros()),
+        }
+    }
+    /// (flat block id, page in block) of `p`.
+    #[inline]
+    pub fn split(&self, p: Ppn) -> (u32, u32) {
+        match self.ppb_shift {
+            Some(s) => (p.0 >> s, p.0 & ((1 << s) - 1)),
+            None => {
+                let ppb = self.geometry.pages_per_block;
+                (p.0 / ppb, p.0 % ppb)
+            }
         }
     }
     #[inline]
     pub fn apply(&mut self, op: &FlashOp) {
-        let g = &self.geometry;
-        let b = g.block_of(op.ppn).0 as usize;
-        let page = g.page_in_block(op.ppn);
+        let (b, page) = self.split(op.ppn);
+        self.apply_at(op, b, page);
+    }
+    /// [`FlashArray::apply`] with the op's block and page already split out.
+    #[inline]
+    pub fn apply_at(&mut self, op: &FlashOp, b: u32, page: u32) {
+        let b = b as usize;
         match op.kind {
             OpKind::Program => {
                 let wp = self.write_ptr[b] as u32;

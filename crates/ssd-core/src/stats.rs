@@ -31,7 +31,10 @@ impl Default for LatencyHist {
 impl LatencyHist {
     #[inline]
     pub fn record(&mut self, ns: u64) {
-        self.h.saturating_record(ns.max(1));
+        let v = ns.max(1);
+        if self.h.record(v).is_err() {
+            self.h.saturating_record(v);
+        }
         self.sum += ns as u128;
         self.max = self.max.max(ns);
     }
