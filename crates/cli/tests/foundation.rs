@@ -591,3 +591,53 @@ mod tools {
         assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
     }
 }
+
+mod write_buffer {
+    use super::*;
+
+    fn run(
+        buffer: &str,
+        flush: ssd_core::config::FlushPolicy,
+        rw: RwMode,
+    ) -> ssd_core::stats::Report {
+        let mut cfg = SsdConfig::default();
+        small(&mut cfg);
+        cfg.dram.write_buffer = ssd_core::units::parse_size(buffer).unwrap();
+        cfg.dram.flush = flush;
+        cfg.workload.rw = rw;
+        cfg.workload.size = Some(ssd_core::Size::kib(512)); // 128 pages
+        cfg.workload.number_ios = Some(5000);
+        cfg.workload.iodepth = 4;
+        run_config(
+            &cfg,
+            &RunOptions {
+                power: false,
+                ..Default::default()
+            },
+        )
+        .unwrap()
+        .report
+    }
+
+    #[test]
+    fn lru_buffer_absorbs_rewrites_and_serves_reads() {
+        use ssd_core::config::FlushPolicy::*;
+        let none = run("0", EvictLru, RwMode::RandWrite);
+        let big = run("1MiB", EvictLru, RwMode::RandWrite);
+        // 128 distinct pages fit in a 256-page buffer: nothing reaches flash.
+        assert_eq!(big.flash.page_programs, 0);
+        assert_eq!(big.ftl.write_buffer_hits + 128, 5000);
+        assert!(big.latency_us.write.mean < none.latency_us.write.mean / 10.0);
+        // A 64-page buffer evicts: programs = evictions, and the buffer still absorbs some.
+        let small_buf = run("256KiB", EvictLru, RwMode::RandWrite);
+        assert_eq!(
+            small_buf.flash.page_programs,
+            small_buf.ftl.write_buffer_evictions
+        );
+        assert!(small_buf.ftl.write_buffer_hits > 0 && small_buf.flash.page_programs < 5000);
+        // Write-through: every page is programmed; reads of buffered pages are hits.
+        let wt = run("1MiB", WriteThrough, RwMode::RandRw);
+        assert_eq!(wt.flash.page_programs, wt.host.writes);
+        assert!(wt.ftl.read_buffer_hits > 0);
+    }
+}
