@@ -422,6 +422,9 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
     exec_wp: Vec<u16>,
     opbuf: Vec<(FlashOp, u32, u16)>,
     parked: Vec<u32>,
+    parked_tail: Vec<u32>,
+    /// Parked transactions per trigger (block, epoch, write pointer): lookup only.
+    parked_keys: std::collections::HashMap<(u32, u32, u16), u32>,
     unparked: Vec<u32>,
     start: SimTime,
 }
@@ -507,6 +510,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             exec_wp: vec![0; g.total_blocks() as usize],
             opbuf: Vec::new(),
             parked: vec![NONE; g.total_blocks() as usize],
+            parked_tail: vec![NONE; g.total_blocks() as usize],
+            parked_keys: Default::default(),
             unparked: Vec::new(),
             start: SimTime::ZERO,
             settings,
@@ -1110,10 +1115,21 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             }
             OpKind::Read => return,
         }
-        // Wake the transactions parked on this block that may now start.
+        // Wake the transactions parked on this block that may now start: exactly
+        // those whose trigger is the block's new (epoch, write pointer). The list
+        // is in parking order; the walk stops once all of them are found.
+        if self.parked[b] == NONE {
+            return;
+        }
+        let key = (b as u32, self.exec_epoch[b], self.exec_wp[b]);
+        let Some(n) = self.parked_keys.remove(&key) else {
+            return;
+        };
+        let start = self.unparked.len();
+        let mut found = 0;
         let mut prev = NONE;
         let mut w = self.parked[b];
-        while w != NONE {
+        while w != NONE && found < n {
             let next = self.txns[w].wait_next;
             if self.ready(w) {
                 if prev == NONE {
@@ -1121,13 +1137,32 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 } else {
                     self.txns[prev].wait_next = next;
                 }
+                if next == NONE {
+                    self.parked_tail[b] = prev;
+                }
                 self.txns[w].wait_next = NONE;
                 self.unparked.push(w);
+                found += 1;
             } else {
                 prev = w;
             }
             w = next;
         }
+        debug_assert_eq!(found, n, "parked index out of step on block {b}");
+        // die_start pops `unparked`: oldest-parked first.
+        self.unparked[start..].reverse();
+    }
+
+    /// The (block, epoch, write pointer) at which a parked transaction may start.
+    #[inline]
+    fn trigger(&self, t: u32) -> (u32, u32, u16) {
+        let tx = &self.txns[t];
+        let x = match tx.kind {
+            OpKind::Program => tx.pg,
+            OpKind::Read => tx.pg + 1,
+            OpKind::Erase => tx.wp,
+        };
+        (tx.blk, tx.epoch, x)
     }
 
     fn on_cmd_ready(&mut self, c: u32) {
@@ -1255,9 +1290,18 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         let (d, b) = (tx.die, tx.blk as usize);
         self.cx.die_load[d as usize] += 1;
         if !self.ready(t) {
-            // Its block's earlier program/erase has not started yet: park it there.
-            self.txns[t].wait_next = self.parked[b];
-            self.parked[b] = t;
+            // Its block's earlier program/erase has not started yet: park it there
+            // (appended, so the list stays in parking order).
+            self.txns[t].wait_next = NONE;
+            let tail = self.parked_tail[b];
+            if tail == NONE {
+                self.parked[b] = t;
+            } else {
+                self.txns[tail].wait_next = t;
+            }
+            self.parked_tail[b] = t;
+            let key = self.trigger(t);
+            *self.parked_keys.entry(key).or_insert(0) += 1;
             return;
         }
         self.push_die(d, t);
