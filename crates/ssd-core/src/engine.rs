@@ -112,6 +112,31 @@ impl EventQueue {
     }
 }
 
+/// A multiplicative hasher for small integer keys of lookup-only maps (never
+/// iterated, so the hash cannot influence results).
+#[derive(Default, Clone, Copy)]
+struct KeyHasher(u64);
+impl std::hash::Hasher for KeyHasher {
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u32(b as u32);
+        }
+    }
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.0 = (self.0.rotate_left(5) ^ i as u64).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+    #[inline]
+    fn write_u16(&mut self, i: u16) {
+        self.write_u32(i as u32);
+    }
+}
+
 // ------------------------------------------------------------------ slab
 
 #[derive(Debug)]
@@ -424,7 +449,8 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
     parked: Vec<u32>,
     parked_tail: Vec<u32>,
     /// Parked transactions per trigger (block, epoch, write pointer): lookup only.
-    parked_keys: std::collections::HashMap<(u32, u32, u16), u32>,
+    parked_keys:
+        std::collections::HashMap<(u32, u32, u16), u32, std::hash::BuildHasherDefault<KeyHasher>>,
     unparked: Vec<u32>,
     start: SimTime,
 }
