@@ -188,12 +188,16 @@ fn build_point(
     master: u64,
 ) -> Result<SsdConfig, String> {
     let mut c = base.clone();
-    // Presets first (they replace whole sections), then everything else.
+    // Presets first (they replace whole sections), then named workloads, then the rest.
     let order = |k: &str| {
         if matches!(k, "nand" | "interface" | "power") {
             0
-        } else {
+        } else if matches!(k, "workload" | "personality" | "trace") {
+            // A named workload's settings come before the other axes, so that an
+            // explicit --number_ios (or any workload flag) overrides its default.
             1
+        } else {
+            2
         }
     };
     let mut ps: Vec<&(String, String)> = params.iter().collect();
