@@ -205,15 +205,74 @@ impl From<IoOp> for Op {
 
 /// Space/tab separated fields (runs of separators count as one).
 #[inline]
-pub(crate) fn ws_fields(line: &[u8]) -> impl Iterator<Item = &[u8]> {
-    line.split(|b| *b == b' ' || *b == b'\t')
-        .filter(|f| !f.is_empty())
+pub(crate) fn ws_fields(line: &[u8]) -> WsFields<'_> {
+    WsFields { s: line, i: 0 }
+}
+
+/// Iterator of [`ws_fields`]: one pass over the bytes, no per-field closure.
+pub(crate) struct WsFields<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Iterator for WsFields<'a> {
+    type Item = &'a [u8];
+    #[inline]
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let s = self.s;
+        let mut i = self.i;
+        while i < s.len() && (s[i] == b' ' || s[i] == b'\t') {
+            i += 1;
+        }
+        if i == s.len() {
+            self.i = i;
+            return None;
+        }
+        let start = i;
+        while i < s.len() && s[i] != b' ' && s[i] != b'\t' {
+            i += 1;
+        }
+        self.i = i;
+        Some(&s[start..i])
+    }
 }
 
 /// Comma separated fields (empty fields kept), each trimmed of spaces.
 #[inline]
-pub(crate) fn csv_fields(line: &[u8]) -> impl Iterator<Item = &[u8]> {
-    line.split(|b| *b == b',').map(trim)
+pub(crate) fn csv_fields(line: &[u8]) -> CsvFields<'_> {
+    CsvFields {
+        s: line,
+        i: 0,
+        done: false,
+    }
+}
+
+/// Iterator of [`csv_fields`].
+pub(crate) struct CsvFields<'a> {
+    s: &'a [u8],
+    i: usize,
+    done: bool,
+}
+
+impl<'a> Iterator for CsvFields<'a> {
+    type Item = &'a [u8];
+    #[inline]
+    fn next(&mut self) -> Option<&'a [u8]> {
+        if self.done {
+            return None;
+        }
+        let s = self.s;
+        let start = self.i;
+        let mut i = start;
+        while i < s.len() && s[i] != b',' {
+            i += 1;
+        }
+        if i == s.len() {
+            self.done = true;
+        }
+        self.i = i + 1;
+        Some(trim(&s[start..i]))
+    }
 }
 
 #[inline]
@@ -245,6 +304,23 @@ pub(crate) fn uint(f: &[u8], name: &str) -> Result<u64, String> {
     if f.is_empty() {
         return Err(format!("field {name:?} is empty"));
     }
+    if f.len() <= 19 {
+        // At most 19 digits: below 10^19 < 2^64, no overflow check needed.
+        let mut v: u64 = 0;
+        for &b in f {
+            let d = b.wrapping_sub(b'0');
+            if d > 9 {
+                return Err(bad_number(f, name, "a non-negative integer"));
+            }
+            v = v * 10 + d as u64;
+        }
+        return Ok(v);
+    }
+    uint_checked(f, name)
+}
+
+#[cold]
+fn uint_checked(f: &[u8], name: &str) -> Result<u64, String> {
     let mut v: u64 = 0;
     for &b in f {
         let d = b.wrapping_sub(b'0');
@@ -265,10 +341,64 @@ pub(crate) fn uint32(f: &[u8], name: &str) -> Result<u32, String> {
     u32::try_from(v).map_err(|_| format!("field {name:?}: {v} does not fit in 32 bits"))
 }
 
+const POW10: [u64; 20] = {
+    let mut t = [1u64; 20];
+    let mut i = 1;
+    while i < 20 {
+        t[i] = t[i - 1] * 10;
+        i += 1;
+    }
+    t
+};
+
 /// A non-negative decimal `int[.frac]` scaled by 10^`pow` (extra digits truncated),
 /// e.g. seconds to ns with pow = 9. No floating point: exact for the digits given.
 #[inline]
 pub(crate) fn decimal(f: &[u8], pow: u32, name: &str) -> Result<u64, String> {
+    // Fast path: integer digits plus `pow` fraction digits fit in 19 digits, so
+    // the scaled value is below 10^19 < 2^64 and cannot overflow.
+    let mut v: u64 = 0;
+    let mut i = 0;
+    while i < f.len() {
+        let d = f[i].wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        v = v.wrapping_mul(10).wrapping_add(d as u64);
+        i += 1;
+    }
+    if i + pow as usize > 19 {
+        return decimal_checked(f, pow, name);
+    }
+    let int_len = i;
+    let mut scale = 0u32;
+    if i < f.len() {
+        if f[i] != b'.' {
+            return Err(bad_number(f, name, "a non-negative decimal number"));
+        }
+        i += 1;
+        while i < f.len() {
+            let d = f[i].wrapping_sub(b'0');
+            if d > 9 {
+                return Err(bad_number(f, name, "a non-negative decimal number"));
+            }
+            if scale < pow {
+                v = v * 10 + d as u64;
+                scale += 1;
+            }
+            i += 1;
+        }
+        if int_len == 0 && f.len() == 1 {
+            return Err(format!("field {name:?} is empty"));
+        }
+    } else if int_len == 0 {
+        return Err(format!("field {name:?} is empty"));
+    }
+    Ok(v * POW10[(pow - scale) as usize])
+}
+
+#[cold]
+fn decimal_checked(f: &[u8], pow: u32, name: &str) -> Result<u64, String> {
     let (int, frac) = match f.iter().position(|&b| b == b'.') {
         Some(i) => (&f[..i], &f[i + 1..]),
         None => (f, &[][..]),
@@ -437,55 +567,51 @@ impl<R: BufRead> TraceReader<R> {
     }
 
     /// The next record, an error (which ends the stream), or `None` at the end.
+    ///
+    /// Lines are parsed straight out of the reader's buffer; only a line that
+    /// straddles the end of the buffer is copied (into `self.buf`) first.
     pub fn next_record(&mut self) -> Option<Result<Record, SourceError>> {
         let mut rec = Record::default();
         loop {
             if self.done {
                 return None;
             }
-            self.buf.clear();
-            match self.input.read_until(b'\n', &mut self.buf) {
-                Ok(0) => {
-                    self.done = true;
-                    return None;
-                }
-                Ok(_) => self.line += 1,
-                Err(e) => {
-                    self.done = true;
+            let avail = match self.input.fill_buf() {
+                Ok(b) => b,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Some(Err(self.read_error(e))),
+            };
+            if avail.is_empty() {
+                self.done = true;
+                return None;
+            }
+            let (outcome, used) = match find_newline(avail) {
+                Some(i) => {
                     self.line += 1;
-                    let hint = if e.kind() == io::ErrorKind::UnexpectedEof
-                        || e.kind() == io::ErrorKind::InvalidInput
-                    {
-                        " (truncated or corrupt gzip?)"
-                    } else {
-                        ""
-                    };
-                    return Some(Err(self.err(format!("read error: {e}{hint}"))));
+                    (
+                        classify_line(self.format, &avail[..i], &self.po, &mut rec),
+                        i + 1,
+                    )
                 }
-            }
-            let mut l: &[u8] = &self.buf;
-            while let [rest @ .., b'\n' | b'\r' | b' ' | b'\t'] = l {
-                l = rest;
-            }
-            while let [b' ' | b'\t', rest @ ..] = l {
-                l = rest;
-            }
-            if l.is_empty() || l[0] == b'#' {
-                continue;
-            }
-            let res = parse_line(self.format, l, &self.po, &mut rec).and_then(|r| {
-                if r && rec.size == 0 && rec.op != Op::Flush {
-                    Err("field \"size\": zero-length request".to_string())
-                } else if r && rec.offset.checked_add(rec.size).is_none() {
-                    Err("offset + size overflows 64 bits".to_string())
-                } else {
-                    Ok(r)
+                None => {
+                    // The line straddles the buffer end: gather it whole.
+                    self.buf.clear();
+                    self.buf.extend_from_slice(avail);
+                    let n = avail.len();
+                    self.input.consume(n);
+                    if let Err(e) = self.input.read_until(b'\n', &mut self.buf) {
+                        return Some(Err(self.read_error(e)));
+                    }
+                    self.line += 1;
+                    (classify_line(self.format, &self.buf, &self.po, &mut rec), 0)
                 }
-            });
-            match res {
-                Ok(true) => return Some(Ok(rec)),
-                Ok(false) => self.non_io_lines += 1,
-                Err(reason) => {
+            };
+            self.input.consume(used);
+            match outcome {
+                Line::Record => return Some(Ok(rec)),
+                Line::Blank => {}
+                Line::NonIo => self.non_io_lines += 1,
+                Line::Bad(reason) => {
                     if self.skip_bad {
                         self.bad_lines += 1;
                     } else {
@@ -496,6 +622,80 @@ impl<R: BufRead> TraceReader<R> {
             }
         }
     }
+
+    #[cold]
+    fn read_error(&mut self, e: io::Error) -> SourceError {
+        self.done = true;
+        self.line += 1;
+        let hint = if e.kind() == io::ErrorKind::UnexpectedEof
+            || e.kind() == io::ErrorKind::InvalidInput
+        {
+            " (truncated or corrupt gzip?)"
+        } else {
+            ""
+        };
+        self.err(format!("read error: {e}{hint}"))
+    }
+}
+
+/// What one input line turned out to be.
+enum Line {
+    Record,
+    /// Empty or `#` comment: skipped without counting.
+    Blank,
+    /// Carries no I/O (header, other blkparse action, summary).
+    NonIo,
+    Bad(String),
+}
+
+/// Trim a raw line (its `\n` included or not) and parse it into `rec`.
+#[inline]
+fn classify_line(fmt: TraceFormat, raw: &[u8], po: &ParseOptions, rec: &mut Record) -> Line {
+    let mut l = raw;
+    while let [rest @ .., b'\n' | b'\r' | b' ' | b'\t'] = l {
+        l = rest;
+    }
+    while let [b' ' | b'\t', rest @ ..] = l {
+        l = rest;
+    }
+    if l.is_empty() || l[0] == b'#' {
+        return Line::Blank;
+    }
+    match parse_line(fmt, l, po, rec) {
+        Ok(true) => {
+            if rec.size == 0 && rec.op != Op::Flush {
+                Line::Bad("field \"size\": zero-length request".to_string())
+            } else if rec.offset.checked_add(rec.size).is_none() {
+                Line::Bad("offset + size overflows 64 bits".to_string())
+            } else {
+                Line::Record
+            }
+        }
+        Ok(false) => Line::NonIo,
+        Err(reason) => Line::Bad(reason),
+    }
+}
+
+/// Position of the first `\n`, eight bytes at a time (SWAR zero-byte test).
+#[inline]
+fn find_newline(s: &[u8]) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    const NL: u64 = LO * b'\n' as u64;
+    let mut i = 0;
+    while i + 8 <= s.len() {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&s[i..i + 8]);
+        let x = u64::from_le_bytes(w) ^ NL;
+        // The lowest set bit marks the first zero byte exactly (borrows only
+        // produce false positives above a true zero).
+        let z = x.wrapping_sub(LO) & !x & HI;
+        if z != 0 {
+            return Some(i + (z.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    s[i..].iter().position(|&b| b == b'\n').map(|p| i + p)
 }
 
 impl<R: BufRead> Iterator for TraceReader<R> {

@@ -451,3 +451,55 @@ fn stats_columns() {
         assert!(j.get(k).is_some(), "{k}");
     }
 }
+
+/// Lines straddling the reader's buffer end (copied) parse exactly like lines
+/// read in place, for every format, including a last line without `\n`.
+#[test]
+fn small_buffers_give_the_same_records_and_counts() {
+    for fmt in TraceFormat::ALL {
+        let mut data = b"\n# comment\n".to_vec();
+        synth::write(&mut data, fmt, spec()).unwrap();
+        while data.last() == Some(&b'\n') {
+            data.pop();
+        }
+        let read_all = |cap: usize| {
+            let input = io::BufReader::with_capacity(cap, &data[..]);
+            let mut r = TraceReader::new(input, fmt, "t", ParseOptions::default());
+            let recs: Vec<Record> = r.by_ref().map(|x| x.unwrap()).collect();
+            (recs, r.lines(), r.non_io_lines(), r.bad_lines())
+        };
+        let whole = read_all(data.len() + 1);
+        assert_eq!(whole.0.len() as u64, spec().requests, "{fmt}");
+        for cap in [1, 7, 64, 4096] {
+            assert_eq!(read_all(cap), whole, "{fmt} with a {cap}-byte buffer");
+        }
+    }
+}
+
+#[test]
+fn newline_search_matches_a_byte_scan() {
+    let text = b"abc\ndefghijklmnop\n\n0123456789abcdef\x8a\x0b\x09q";
+    for start in 0..text.len() {
+        for end in start..=text.len() {
+            let s = &text[start..end];
+            assert_eq!(
+                find_newline(s),
+                s.iter().position(|&b| b == b'\n'),
+                "{start}..{end}"
+            );
+        }
+    }
+}
+
+proptest::proptest! {
+    #[test]
+    fn fast_number_parsing_matches_the_checked_one(
+        f in "[0-9.x-]{0,24}", pow in 0u32..12,
+    ) {
+        let f = f.as_bytes();
+        proptest::prop_assert_eq!(decimal(f, pow, "x"), decimal_checked(f, pow, "x"));
+        if !f.is_empty() {
+            proptest::prop_assert_eq!(uint(f, "x"), uint_checked(f, "x"));
+        }
+    }
+}
