@@ -396,7 +396,12 @@ impl PowerObserver {
         let p = &self.p;
         let ns = e - s;
         let dt = ns as f64 * NS;
-        let chip = (d / self.dies_per_chip) as usize;
+        // One die per chip in the usual presets: skip the division.
+        let chip = if self.dies_per_chip == 1 {
+            d as usize
+        } else {
+            (d / self.dies_per_chip) as usize
+        };
         self.die_busy_ns[d as usize] += ns;
         let (joules, slot, purpose, chan_ns) = match it.act {
             Act::Array {
