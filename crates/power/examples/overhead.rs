@@ -1,6 +1,8 @@
 //! Power-model overhead measured in process CPU time (robust on a loaded machine):
 //! alternates NullObserver / PowerObserver runs of the same simulation.
 //! cargo run --release -p ssdsim-power --example overhead
+//! With an argument `null` or `power`, runs that observer once only, for a stable
+//! instruction count: `perf stat -e instructions:u target/release/examples/overhead power`.
 use power::PowerObserver;
 use ssd_core::config::{Precondition, SsdConfig};
 use ssd_core::observer::{NullObserver, Observer};
@@ -43,6 +45,18 @@ fn main() {
         number_ios: Some(200_000),
         ..Default::default()
     };
+    match std::env::args().nth(1).as_deref() {
+        Some("null") => {
+            println!("null {} ticks", timed(&c, |_| NullObserver));
+            return;
+        }
+        Some("power") => {
+            let t = timed(&c, |s| PowerObserver::new(s, Dur::from_ms(1)).unwrap());
+            println!("power {t} ticks");
+            return;
+        }
+        _ => {}
+    }
     let (mut a, mut b) = (0, 0);
     for _ in 0..4 {
         a += timed(&c, |_| NullObserver);

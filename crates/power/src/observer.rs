@@ -315,16 +315,22 @@ impl PowerObserver {
     #[inline]
     fn push_die(&mut self, d: u32, it: Item) {
         self.see(it.s, it.e);
-        self.die_lanes[d as usize].push_back(it);
-        loop {
-            let lane = &mut self.die_lanes[d as usize];
-            match lane.front() {
-                Some(f) if f.e <= self.now_lb => {
-                    let f = lane.pop_front().expect("front");
-                    self.commit_die(d, f);
-                }
-                _ => break,
+        let lb = self.now_lb;
+        // Commit in arrival order: the queued items that are done, then the new
+        // one if nothing before it waits (the usual case: no queue at all).
+        while let Some(f) = self.die_lanes[d as usize].front() {
+            if f.e > lb {
+                self.die_lanes[d as usize].push_back(it);
+                return;
             }
+            let f = *f;
+            self.die_lanes[d as usize].pop_front();
+            self.commit_die(d, f);
+        }
+        if it.e <= lb {
+            self.commit_die(d, it);
+        } else {
+            self.die_lanes[d as usize].push_back(it);
         }
     }
 
@@ -369,8 +375,16 @@ impl PowerObserver {
         }
     }
 
+    #[inline]
     fn commit_die(&mut self, d: u32, it: Item) {
         let full = it.e - it.s;
+        if self.end.is_none() && self.drain_at.is_none() {
+            // One piece, as `pieces` would give.
+            if full > 0 {
+                self.charge_die(d, &it, full, it.s, it.e, false);
+            }
+            return;
+        }
         for (s, e, dr) in self.pieces(it.s, it.e) {
             if e > s {
                 self.charge_die(d, &it, full, s, e, dr);
@@ -382,7 +396,12 @@ impl PowerObserver {
         let p = &self.p;
         let ns = e - s;
         let dt = ns as f64 * NS;
-        let chip = (d / self.dies_per_chip) as usize;
+        // One die per chip in the usual presets: skip the division.
+        let chip = if self.dies_per_chip == 1 {
+            d as usize
+        } else {
+            (d / self.dies_per_chip) as usize
+        };
         self.die_busy_ns[d as usize] += ns;
         let (joules, slot, purpose, chan_ns) = match it.act {
             Act::Array {
@@ -410,10 +429,8 @@ impl PowerObserver {
         };
         let bus_j = p.p_bus * dt * (chan_ns > 0) as u8 as f64;
         let p_idle = p.p_die_idle;
-        for acc in [Some(&mut self.all), dr.then_some(&mut self.drain)]
-            .into_iter()
-            .flatten()
-        {
+        let pi = purpose.index();
+        let charge = |acc: &mut Acc| {
             if slot < 3 {
                 acc.flash_op_j[slot] += joules;
                 acc.die_op_ns[slot] += ns;
@@ -423,13 +440,19 @@ impl PowerObserver {
                 acc.chan_busy_ns += chan_ns;
                 acc.bus_j += bus_j;
             }
-            acc.purpose_j[purpose.index()] += joules;
+            acc.purpose_j[pi] += joules;
+        };
+        charge(&mut self.all);
+        if dr {
+            charge(&mut self.drain);
         }
         self.chip_j[chip][slot] += joules;
         // Time series: the die's power above its idle baseline, and the channel.
-        self.series.add_energy(FLASH, s, e, joules - p_idle * dt);
+        let flash = joules - p_idle * dt;
         if bus_j > 0.0 {
-            self.series.add_energy(BUS, s, e, bus_j);
+            self.series.add_energy2(FLASH, flash, BUS, bus_j, s, e);
+        } else {
+            self.series.add_energy(FLASH, s, e, flash);
         }
     }
 

@@ -121,18 +121,76 @@ impl Series {
         }
     }
 
+    /// First and last bucket of `[s, e)` (`s < e`), coarsening first (exactly as
+    /// `slot(e - 1)` would) so the interval cannot change while splitting. One
+    /// division when the interval lies inside one bucket (the common case).
+    #[inline]
+    fn span(&mut self, s: u64, e: u64) -> (usize, usize) {
+        loop {
+            let iv = self.interval;
+            let i = (s / iv) as usize;
+            let last = if e <= (i as u64 + 1) * iv {
+                i
+            } else {
+                ((e - 1) / iv) as usize
+            };
+            if last < self.cap {
+                if last >= self.buckets.len() {
+                    self.buckets.resize(last + 1, Bucket::default());
+                }
+                return (i, last);
+            }
+            self.coarsen();
+        }
+    }
+
     /// Spread `joules` evenly over `[s, e)` (a constant power), split at buckets.
     #[inline]
     pub fn add_energy(&mut self, comp: usize, s: u64, e: u64, joules: f64) {
         if e <= s || joules == 0.0 {
             return;
         }
-        // Coarsen first so the interval cannot change while splitting.
-        self.slot(e - 1);
+        let (i, last) = self.span(s, e);
         let per_ns = joules / (e - s) as f64;
+        if i == last {
+            self.buckets[i].energy[comp] += per_ns * (e - s) as f64;
+            return;
+        }
+        self.spread(comp, i, s, e, per_ns);
+    }
+
+    /// Two components over the same interval in one pass (a die and its channel):
+    /// exactly `add_energy(ca, s, e, ja)` then `add_energy(cb, s, e, jb)`.
+    #[inline]
+    pub fn add_energy2(&mut self, ca: usize, ja: f64, cb: usize, jb: f64, s: u64, e: u64) {
+        if e <= s || (ja == 0.0 && jb == 0.0) {
+            return;
+        }
+        let (i, last) = self.span(s, e);
+        let n = (e - s) as f64;
+        let (pa, pb) = (ja / n, jb / n);
+        if i == last {
+            let b = &mut self.buckets[i].energy;
+            if ja != 0.0 {
+                b[ca] += pa * n;
+            }
+            if jb != 0.0 {
+                b[cb] += pb * n;
+            }
+            return;
+        }
+        if ja != 0.0 {
+            self.spread(ca, i, s, e, pa);
+        }
+        if jb != 0.0 {
+            self.spread(cb, i, s, e, pb);
+        }
+    }
+
+    /// `per_ns` over `[s, e)` from bucket `i` (that of `s`) on, split at buckets.
+    #[inline]
+    fn spread(&mut self, comp: usize, mut i: usize, s: u64, e: u64, per_ns: f64) {
         let iv = self.interval;
-        // One division for the first bucket; the rest follow in order.
-        let mut i = (s / iv) as usize;
         let mut t = s;
         while t < e {
             let u = e.min((i as u64 + 1) * iv);
