@@ -192,34 +192,9 @@ impl PageFtl {
         if background {
             self.stats.background_runs += 1;
         }
-        let (job, s0) = self.gc_slot(cx);
-        let first = self.g.first_page(victim).0;
-        for off in 0..self.g.pages_per_block {
-            let src = first + off;
-            let l = self.p2l[src as usize];
-            if l == NONE {
-                continue;
-            }
-            cx.read(job, s0, Ppn(src), Purpose::Gc, l as u64);
-            self.blocks.invalidate(Ppn(src));
-            self.p2l[src as usize] = NONE;
-            let dst = self.alloc_page(plane, false);
-            self.p2l[dst.0 as usize] = l;
-            self.l2p[l as usize] = dst.0;
-            cx.program(
-                job,
-                s0.saturating_add(1),
-                dst,
-                Purpose::Gc,
-                l as u64,
-                Some(Ppn(src)),
-            );
-            cx.work.gc_pages += 1;
-            cx.work.map_lookups += 1;
-            self.stats.gc_page_copies += 1;
-        }
-        self.blocks.erase(victim);
-        cx.erase(job, s0.saturating_add(2), Ppn(first), Purpose::Gc);
+        let moved = self.relocate(victim, plane, Purpose::Gc, cx);
+        cx.work.map_lookups += moved;
+        self.stats.gc_page_copies += moved;
         self.static_wear_level(plane, cx);
         true
     }
@@ -236,41 +211,44 @@ impl PageFtl {
             return;
         };
         cx.work.dram_accesses += 1;
-        let (job, s0) = self.gc_slot(cx);
-        let first = self.g.first_page(v).0;
+        let moved = self.relocate(v, plane, Purpose::WearLevel, cx);
+        self.stats.wear_level_moves += moved;
+    }
+
+    /// Move the valid pages of `victim` to the plane's GC frontier and erase it,
+    /// in a fresh non-gating job: reads (stage 0), copies (1), erase (2). The
+    /// engine runs programs and erases of a block in the order they were planned,
+    /// so a host write into a block erased here waits for that erase without
+    /// joining the job. Returns the number of pages moved.
+    fn relocate(
+        &mut self,
+        victim: BlockId,
+        plane: PlaneId,
+        purpose: Purpose,
+        cx: &mut FtlCtx,
+    ) -> u64 {
+        let job = cx.new_job(false);
+        let first = self.g.first_page(victim).0;
+        let mut moved = 0;
         for off in 0..self.g.pages_per_block {
             let src = first + off;
             let l = self.p2l[src as usize];
             if l == NONE {
                 continue;
             }
-            cx.read(job, s0, Ppn(src), Purpose::WearLevel, l as u64);
+            cx.read(job, 0, Ppn(src), purpose, l as u64);
             self.blocks.invalidate(Ppn(src));
             self.p2l[src as usize] = NONE;
             let dst = self.alloc_page(plane, false);
             self.p2l[dst.0 as usize] = l;
             self.l2p[l as usize] = dst.0;
-            cx.program(
-                job,
-                s0.saturating_add(1),
-                dst,
-                Purpose::WearLevel,
-                l as u64,
-                Some(Ppn(src)),
-            );
+            cx.program(job, 1, dst, purpose, l as u64, Some(Ppn(src)));
             cx.work.gc_pages += 1;
-            self.stats.wear_level_moves += 1;
+            moved += 1;
         }
-        self.blocks.erase(v);
-        cx.erase(job, s0.saturating_add(2), Ppn(first), Purpose::WearLevel);
-    }
-
-    /// A fresh non-gating job for one GC or wear-levelling run: reads (stage 0),
-    /// copies (1), erase (2). The engine runs programs and erases of a block in
-    /// the order they were planned, so a host write into a block this run erases
-    /// waits for that erase without joining the job.
-    fn gc_slot(&mut self, cx: &mut FtlCtx) -> (ssd_core::ftl::JobId, u8) {
-        (cx.new_job(false), 0)
+        self.blocks.erase(victim);
+        cx.erase(job, 2, Ppn(first), purpose);
+        moved
     }
 
     fn begin_call(&mut self) {
