@@ -263,6 +263,12 @@ impl Ftl for PageFtl {
     fn logical_pages(&self) -> u64 {
         self.logical
     }
+    #[inline]
+    fn prefetch(&self, lpn: Lpn) {
+        if let Some(e) = self.l2p.get(lpn.0 as usize) {
+            ssd_core::ftl::prefetch_read(e);
+        }
+    }
     fn read(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
         for l in lpn.0..lpn.0 + n as u64 {
             cx.work.map_lookups += 1;

@@ -30,8 +30,7 @@ use crate::stats::*;
 use crate::units::{Dur, SimTime};
 use crate::workload::{HostRequest, IoOp, RequestSource, SourceError, Timing, SECTOR};
 use rand::Rng;
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 use std::time::Instant;
 
 const NONE: u32 = u32::MAX;
@@ -67,48 +66,70 @@ enum Ev {
 
 #[derive(Clone, Copy, Debug)]
 struct Entry {
-    t: u64,
-    seq: u64,
+    /// (time << 64) | insertion sequence: one integer compare orders events.
+    key: u128,
     ev: Ev,
 }
-impl PartialEq for Entry {
-    fn eq(&self, o: &Self) -> bool {
-        (self.t, self.seq) == (o.t, o.seq)
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Entry {
-    #[inline]
-    fn cmp(&self, o: &Self) -> Ordering {
-        // min-heap on (time, seq)
-        o.t.cmp(&self.t).then(o.seq.cmp(&self.seq))
-    }
-}
 
-/// A priority queue of events ordered by (time, insertion sequence).
+/// A priority queue of events ordered by (time, insertion sequence): a 4-ary
+/// min-heap (shallower than a binary heap; the queue holds a few dozen events).
 #[derive(Debug, Default)]
 struct EventQueue {
-    heap: BinaryHeap<Entry>,
+    heap: Vec<Entry>,
     seq: u64,
 }
 impl EventQueue {
     #[inline]
     fn push(&mut self, t: SimTime, ev: Ev) {
         self.seq += 1;
-        self.heap.push(Entry {
-            t: t.0,
-            seq: self.seq,
+        let e = Entry {
+            key: ((t.0 as u128) << 64) | self.seq as u128,
             ev,
-        });
+        };
+        let mut i = self.heap.len();
+        self.heap.push(e);
+        while i > 0 {
+            let p = (i - 1) / 4;
+            if self.heap[p].key <= e.key {
+                break;
+            }
+            self.heap[i] = self.heap[p];
+            i = p;
+        }
+        self.heap[i] = e;
     }
     #[inline]
     fn pop(&mut self) -> Option<(SimTime, Ev)> {
-        self.heap.pop().map(|e| (SimTime(e.t), e.ev))
+        let last = self.heap.pop()?;
+        let n = self.heap.len();
+        if n == 0 {
+            return Some((SimTime((last.key >> 64) as u64), last.ev));
+        }
+        let top = self.heap[0];
+        // Sift `last` down from the root.
+        let mut i = 0;
+        loop {
+            let c = 4 * i + 1;
+            if c >= n {
+                break;
+            }
+            let mut m = c;
+            let mut mk = self.heap[c].key;
+            for k in c + 1..(c + 4).min(n) {
+                let kk = self.heap[k].key;
+                if kk < mk {
+                    m = k;
+                    mk = kk;
+                }
+            }
+            if last.key <= mk {
+                break;
+            }
+            self.heap[i] = self.heap[m];
+            i = m;
+        }
+        self.heap[i] = last;
+        Some((SimTime((top.key >> 64) as u64), top.ev))
     }
 }
 
@@ -411,6 +432,10 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
     outstanding: u32,
     source_done: bool,
     pending: Option<HostRequest>,
+    /// The source's next request, fetched one ahead so that the FTL can prefetch
+    /// its mapping entry (not with a time limit: the source must not run ahead
+    /// of what the run consumes).
+    ahead: Option<Option<Result<HostRequest, SourceError>>>,
     merged: Vec<(u32, u32)>,
     link_free: SimTime,
     /// Last (bytes, time) asked of the host link (its time is a 128-bit division).
@@ -497,6 +522,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             outstanding: 0,
             source_done: false,
             pending: None,
+            ahead: None,
             merged: Vec::new(),
             link_free: SimTime::ZERO,
             link_memo: [(u64::MAX, Dur::ZERO); 2],
@@ -561,6 +587,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         self.src = src;
         self.source_done = false;
         self.pending = None;
+        self.ahead = None;
         self.outstanding = 0;
         self.counters = Counters::default();
         self.lat = Latencies::default();
@@ -759,7 +786,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         if self.source_done {
             return false;
         }
-        match self.src.next_request() {
+        match self.next_from_source() {
             Some(Ok(mut r)) => {
                 r.arrival = self.now;
                 self.outstanding += 1;
@@ -778,8 +805,25 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         }
     }
 
+    /// The next request of the source (see `ahead`).
+    #[inline]
+    fn next_from_source(&mut self) -> Option<Result<HostRequest, SourceError>> {
+        let r = match self.ahead.take() {
+            Some(r) => r,
+            None => self.src.next_request(),
+        };
+        if matches!(r, Some(Ok(_))) && self.settings.config.sim.time_limit.is_none() {
+            let n = self.src.next_request();
+            if let Some(Ok(q)) = &n {
+                self.ftl.prefetch(Lpn(q.lba * SECTOR / self.page));
+            }
+            self.ahead = Some(n);
+        }
+        r
+    }
+
     fn pull_open(&mut self) {
-        match self.src.next_request() {
+        match self.next_from_source() {
             Some(Ok(mut r)) => {
                 if r.arrival < self.now {
                     r.arrival = self.now;

@@ -259,6 +259,11 @@ pub trait Ftl {
     fn background(&mut self, _cx: &mut FtlCtx) -> bool {
         false
     }
+    /// A hint that `lpn` will be looked up soon: the engine calls it one host
+    /// request ahead so that the mapping entry can be fetched into the cache
+    /// while other events run. Must not change any state; default nothing.
+    #[inline]
+    fn prefetch(&self, _lpn: Lpn) {}
     /// Where the data of `lpn` lives now (for tests and tools).
     fn lookup(&self, lpn: Lpn) -> Option<Ppn>;
     /// Check every invariant of spec/ftl.md; the property tests call it after each step.
@@ -347,4 +352,19 @@ impl FlashArray {
     pub fn geometry(&self) -> &Geometry {
         &self.geometry
     }
+}
+
+/// Ask the CPU to bring the cache line holding `r` closer (a hint only: no
+/// effect on results; a no-op on targets without a prefetch instruction).
+#[inline(always)]
+pub fn prefetch_read<T>(r: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: prefetch never faults and never changes program state; the
+        // pointer comes from a live reference.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(r as *const T as *const i8) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = r;
 }
