@@ -271,10 +271,22 @@ struct Die {
     purpose: Purpose,
     batch: [u32; MAX_PLANES],
     n: u8,
-    hi: VecDeque<u32>,
-    lo: VecDeque<u32>,
+    hi: VecDeque<QEnt>,
+    lo: VecDeque<QEnt>,
     batch_start: SimTime,
     busy_ns: u64,
+}
+
+/// A die-queue entry: the transaction plus the fields multi-plane batching
+/// compares, kept inline so that scanning a long queue does not touch the
+/// transactions themselves.
+#[derive(Clone, Copy, Debug)]
+struct QEnt {
+    t: u32,
+    pg: u16,
+    plane: u8,
+    kind: OpKind,
+    purpose: Purpose,
 }
 
 #[derive(Debug, Default)]
@@ -471,6 +483,8 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
     exec_epoch: Vec<u32>,
     exec_wp: Vec<u16>,
     opbuf: Vec<(FlashOp, u32, u16)>,
+    opbuf2: Vec<(FlashOp, u32, u16)>,
+    sort_count: Vec<u32>,
     parked: Vec<u32>,
     parked_tail: Vec<u32>,
     /// Parked transactions per trigger (block, epoch, write pointer): lookup only.
@@ -561,6 +575,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             exec_epoch: vec![0; g.total_blocks() as usize],
             exec_wp: vec![0; g.total_blocks() as usize],
             opbuf: Vec::new(),
+            opbuf2: Vec::new(),
+            sort_count: Vec::new(),
             parked: vec![NONE; g.total_blocks() as usize],
             parked_tail: vec![NONE; g.total_blocks() as usize],
             parked_keys: Default::default(),
@@ -1095,7 +1111,32 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         let bpd = g.blocks_per_die();
         let bpp = g.blocks_per_plane;
         if !buf.is_sorted_by_key(|o| (o.0.job, o.0.stage)) {
-            buf.sort_by_key(|o| (o.0.job, o.0.stage));
+            // A stable counting sort by (job, stage): a GC job interleaves its
+            // reads and copies; few jobs and stages, no allocation once warm.
+            let stages = buf.iter().map(|o| o.0.stage as usize).max().unwrap_or(0) + 1;
+            let jobs = buf.iter().map(|o| o.0.job as usize).max().unwrap_or(0) + 1;
+            let cnt = &mut self.sort_count;
+            cnt.clear();
+            cnt.resize(jobs * stages, 0);
+            for o in &buf {
+                cnt[o.0.job as usize * stages + o.0.stage as usize] += 1;
+            }
+            let mut at = 0;
+            for c in cnt.iter_mut() {
+                let n = *c;
+                *c = at;
+                at += n;
+            }
+            let mut out = std::mem::take(&mut self.opbuf2);
+            out.clear();
+            out.resize(buf.len(), buf[0]);
+            for o in &buf {
+                let k = o.0.job as usize * stages + o.0.stage as usize;
+                out[cnt[k] as usize] = *o;
+                cnt[k] += 1;
+            }
+            std::mem::swap(&mut buf, &mut out);
+            self.opbuf2 = out;
         }
         let mut i = 0;
         let mut last_job = NONE;
@@ -1384,13 +1425,20 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     fn push_die(&mut self, d: u32, t: u32) {
         let tx = &self.txns[t];
         let die = &mut self.dies[d as usize];
+        let e = QEnt {
+            t,
+            pg: tx.pg,
+            plane: tx.plane,
+            kind: tx.kind,
+            purpose: tx.purpose,
+        };
         if self.prio_reads
             && tx.kind == OpKind::Read
             && matches!(tx.purpose, Purpose::Host | Purpose::Translation)
         {
-            die.hi.push_back(t);
+            die.hi.push_back(e);
         } else {
-            die.lo.push_back(t);
+            die.lo.push_back(e);
         }
     }
 
@@ -1411,7 +1459,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         } else {
             &mut self.dies[d as usize].lo
         });
-        let head = q.pop_front().expect("non-empty queue");
+        let head = q.pop_front().expect("non-empty queue").t;
         self.started(head);
         let h = self.txns[head];
         let mut batch = [NONE; MAX_PLANES];
@@ -1425,8 +1473,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             let mut scanned = 0;
             while i < q.len() && scanned < 32 && n < self.planes as usize {
                 scanned += 1;
-                let t = q[i];
-                let x = self.txns[t];
+                let x = q[i];
+                let t = x.t;
                 let p = x.plane as u32;
                 let same_off = x.kind == OpKind::Erase || x.pg == hoff;
                 if x.kind == h.kind
