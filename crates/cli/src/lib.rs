@@ -202,12 +202,12 @@ pub fn run_config(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, RunEr
                 .plot_breakdown(p)
                 .map_err(|e| RunError::Io(e.to_string()))?;
         }
-        let cdf = sim.lat.all.cdf(100);
+        let cdf = sim.lat.all().cdf(100);
         Ok(RunOutput { report, cdf })
     } else {
         let mut sim = build(cfg, settings, NullObserver)?;
         let report = finish(&mut sim, opts)?;
-        let cdf = sim.lat.all.cdf(100);
+        let cdf = sim.lat.all().cdf(100);
         Ok(RunOutput { report, cdf })
     }
 }

@@ -72,10 +72,15 @@ struct Entry {
 }
 
 /// A priority queue of events ordered by (time, insertion sequence): a 4-ary
-/// min-heap (shallower than a binary heap; the queue holds a few dozen events).
+/// min-heap (shallower than a binary heap) for die and channel events, plus two
+/// FIFO streams for events whose times never decrease in push order (CPU
+/// completions and host-link completions are booked busy-until, so each stream
+/// is already sorted). Pop takes the least (time, seq) of the three heads, so
+/// the order is exactly that of one queue.
 #[derive(Debug, Default)]
 struct EventQueue {
     heap: Vec<Entry>,
+    fifo: [VecDeque<Entry>; 2],
     seq: u64,
 }
 impl EventQueue {
@@ -98,8 +103,41 @@ impl EventQueue {
         }
         self.heap[i] = e;
     }
+    /// Push onto FIFO stream `k`; `t` must not be earlier than its last event.
+    #[inline]
+    fn push_fifo(&mut self, k: usize, t: SimTime, ev: Ev) {
+        self.seq += 1;
+        let e = Entry {
+            key: ((t.0 as u128) << 64) | self.seq as u128,
+            ev,
+        };
+        debug_assert!(
+            self.fifo[k]
+                .back()
+                .is_none_or(|b| b.key >> 64 <= e.key >> 64),
+            "event stream {k} went back in time"
+        );
+        self.fifo[k].push_back(e);
+    }
     #[inline]
     fn pop(&mut self) -> Option<(SimTime, Ev)> {
+        let h = self.heap.first().map_or(u128::MAX, |e| e.key);
+        let a = self.fifo[0].front().map_or(u128::MAX, |e| e.key);
+        let b = self.fifo[1].front().map_or(u128::MAX, |e| e.key);
+        if a < h && a <= b {
+            return self.fifo[0]
+                .pop_front()
+                .map(|e| (SimTime((e.key >> 64) as u64), e.ev));
+        }
+        if b < h {
+            return self.fifo[1]
+                .pop_front()
+                .map(|e| (SimTime((e.key >> 64) as u64), e.ev));
+        }
+        self.pop_heap()
+    }
+    #[inline]
+    fn pop_heap(&mut self) -> Option<(SimTime, Ev)> {
         let last = self.heap.pop()?;
         let n = self.heap.len();
         if n == 0 {
@@ -1037,7 +1075,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             jobs: NONE,
         });
         self.commit_plan(c);
-        self.q.push(cpu_end, Ev::CmdReady(c));
+        self.q.push_fifo(0, cpu_end, Ev::CmdReady(c));
     }
 
     /// Host link time for `bytes`, memoised per call site `k`.
@@ -1299,7 +1337,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 self.link_free = e;
                 self.link_ns += e.0 - s.0;
                 self.obs.link_xfer(bytes, s, e);
-                self.q.push(e, Ev::CmdComplete(c));
+                self.q.push_fifo(1, e, Ev::CmdComplete(c));
             } else {
                 self.complete_cmd(c);
             }
@@ -1660,7 +1698,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             },
         };
         r.latency_us = LatencyReport {
-            all: self.lat.all.summary(),
+            all: self.lat.all().summary(),
             read: self.lat.read.summary(),
             write: self.lat.write.summary(),
         };

@@ -129,22 +129,32 @@ impl Counters {
     }
 }
 
+/// Latencies of the measured phase by direction; `all` is merged on demand
+/// (histogram buckets, sums and maxima add exactly), so each completion records
+/// into one histogram only.
 #[derive(Clone, Debug, Default)]
 pub struct Latencies {
-    pub all: LatencyHist,
     pub read: LatencyHist,
     pub write: LatencyHist,
+    /// Trims and flushes.
+    pub other: LatencyHist,
 }
 
 impl Latencies {
     #[inline]
     pub fn record(&mut self, op: IoOp, ns: u64) {
-        self.all.record(ns);
         match op {
             IoOp::Read => self.read.record(ns),
             IoOp::Write => self.write.record(ns),
-            _ => {}
+            _ => self.other.record(ns),
         }
+    }
+    /// Every request's latency in one histogram.
+    pub fn all(&self) -> LatencyHist {
+        let mut a = self.read.clone();
+        a.merge(&self.write);
+        a.merge(&self.other);
+        a
     }
 }
 
