@@ -36,6 +36,7 @@
 use crate::blocks::{BlockState, Blocks};
 use crate::cmt::Cmt;
 use crate::page::{entry_bytes, striping_order};
+use crate::wear::WearPolicy;
 use ssd_core::config::{invalid, Allocation, ConfigError, GcPolicy, Settings};
 use ssd_core::ftl::{Ftl, FtlCtx, FtlStats, JobId, Purpose, NO_LPN};
 use ssd_core::{BlockId, Geometry, Lpn, PlaneId, Ppn};
@@ -103,6 +104,7 @@ pub struct DftlFtl {
     /// Translation blocks whose last valid page died (erased at the next safe point).
     dead: Vec<u32>,
     scratch: Vec<u32>,
+    wear: WearPolicy,
 }
 
 impl DftlFtl {
@@ -133,6 +135,9 @@ impl DftlFtl {
         let cap = (c.cmt_size.0 / c.cmt_entry_bytes as u64).clamp(1, logical.max(1));
         let nb = g.total_blocks() as usize;
         let np = g.total_pages() as usize;
+        let wear = WearPolicy::from_config(c);
+        let mut blocks = Blocks::new(g);
+        blocks.pick = wear.free_pick();
         Ok(DftlFtl {
             g,
             logical,
@@ -149,7 +154,7 @@ impl DftlFtl {
             oob_ver: vec![0; np],
             is_trans: vec![false; nb],
             tlist: Vec::with_capacity(nb),
-            blocks: Blocks::new(g),
+            blocks,
             host_open: vec![NONE; planes],
             gc_open: vec![NONE; planes],
             trans_open: NONE,
@@ -175,6 +180,7 @@ impl DftlFtl {
             gc_flag: vec![false; planes],
             dead: Vec::with_capacity(planes),
             scratch: Vec::with_capacity(g.pages_per_block as usize + 1),
+            wear,
         })
     }
 
@@ -778,7 +784,46 @@ impl DftlFtl {
             self.collect_trans(victim, cx);
             return true;
         }
-        // A data victim: its valid pages not cached in the CMT need one translation
+        if !self.relocate_data(victim, plane, Purpose::Gc, background, cx) {
+            return false;
+        }
+        self.static_wear_level(plane, cx);
+        true
+    }
+
+    /// Static wear levelling (as in the page FTL): past the threshold, move the
+    /// plane's least-worn full data block to the GC frontier and erase it.
+    fn static_wear_level(&mut self, plane: PlaneId, cx: &mut FtlCtx) {
+        let (h, gc, t, tr) = (
+            &self.host_open,
+            &self.gc_open,
+            self.trans_open,
+            &self.is_trans,
+        );
+        let Some(v) = self.wear.static_victim(&self.blocks, plane, |i| {
+            let b = i as u32;
+            !tr[i] && b != t && !h.contains(&b) && !gc.contains(&b)
+        }) else {
+            return;
+        };
+        cx.work.dram_accesses += 1;
+        self.relocate_data(v, plane, Purpose::WearLevel, false, cx);
+    }
+
+    /// Move the valid pages of data block `victim` to the plane's GC frontier,
+    /// update their mappings (in the CMT, or through their translation pages),
+    /// and erase it. False if the translation room could not be made.
+    fn relocate_data(
+        &mut self,
+        victim: BlockId,
+        plane: PlaneId,
+        purpose: Purpose,
+        background: bool,
+        cx: &mut FtlCtx,
+    ) -> bool {
+        let ppb = self.g.pages_per_block;
+        let vi = victim.0 as usize;
+        // Its valid pages not cached in the CMT need one translation
         // write per translation page they map through; make room for them first
         // (the GC frontier of this plane may take one of its free blocks).
         let first = self.g.first_page(victim).0;
@@ -800,9 +845,11 @@ impl DftlFtl {
         if !self.ensure_trans_room(need, takes_block.then_some(plane), cx) {
             return false;
         }
-        self.stats.gc_runs += 1;
-        if background {
-            self.stats.background_runs += 1;
+        if purpose == Purpose::Gc {
+            self.stats.gc_runs += 1;
+            if background {
+                self.stats.background_runs += 1;
+            }
         }
         let job = cx.new_job(false);
         self.new_hjob = true;
@@ -814,16 +861,20 @@ impl DftlFtl {
                 if l == NONE {
                     continue;
                 }
-                cx.read(job, 0, Ppn(src), Purpose::Gc, l as u64);
+                cx.read(job, 0, Ppn(src), purpose, l as u64);
                 self.blocks.invalidate(Ppn(src));
                 self.p2l[src as usize] = NONE;
                 let dst = self.alloc_page(plane, false);
                 self.p2l[dst.0 as usize] = l;
                 self.oob[dst.0 as usize] = l;
-                cx.program(job, 1, dst, Purpose::Gc, l as u64, Some(Ppn(src)));
+                cx.program(job, 1, dst, purpose, l as u64, Some(Ppn(src)));
                 cx.work.gc_pages += 1;
                 cx.work.map_lookups += 1;
-                self.stats.gc_page_copies += 1;
+                if purpose == Purpose::Gc {
+                    self.stats.gc_page_copies += 1;
+                } else {
+                    self.stats.wear_level_moves += 1;
+                }
                 match self.cmt.slot(l as u64) {
                     Some(s) => {
                         self.cmt.ppn[s as usize] = dst.0;
@@ -855,7 +906,7 @@ impl DftlFtl {
             }
         }
         self.erase_block(victim);
-        cx.erase(job, 2, Ppn(first), Purpose::Gc);
+        cx.erase(job, 2, Ppn(first), purpose);
         true
     }
 
