@@ -362,4 +362,88 @@ mod tests {
         assert_eq!(tot, 20.0);
         assert_eq!(s.interval_ns(), 80);
     }
+
+    /// The series without the hot-bucket shortcut: every interval located by
+    /// division, split piece by piece (the definition the fast paths must match
+    /// bit for bit).
+    struct Reference {
+        interval: u64,
+        cap: usize,
+        buckets: Vec<[f64; 5]>,
+    }
+
+    impl Reference {
+        fn slot(&mut self, t: u64) -> usize {
+            loop {
+                let i = (t / self.interval) as usize;
+                if i < self.cap {
+                    if i >= self.buckets.len() {
+                        self.buckets.resize(i + 1, [0.0; 5]);
+                    }
+                    return i;
+                }
+                let n = self.buckets.len().div_ceil(2);
+                for i in 0..n {
+                    let a = self.buckets[2 * i];
+                    let b = self.buckets.get(2 * i + 1).copied().unwrap_or_default();
+                    self.buckets[i] = std::array::from_fn(|c| a[c] + b[c]);
+                }
+                self.buckets.truncate(n);
+                self.interval *= 2;
+            }
+        }
+        fn add(&mut self, comp: usize, s: u64, e: u64, j: f64) {
+            if e <= s || j == 0.0 {
+                return;
+            }
+            self.slot(e - 1);
+            let per_ns = j / (e - s) as f64;
+            let mut t = s;
+            while t < e {
+                let i = self.slot(t);
+                let u = e.min((i as u64 + 1) * self.interval);
+                self.buckets[i][comp] += per_ns * (u - t) as f64;
+                t = u;
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        #[test]
+        fn fast_paths_match_the_reference_bit_for_bit(
+            ops in proptest::collection::vec(
+                (0u64..5_000, 1u64..400, -1.0f64..1.0, 0.0f64..1.0, 0u8..4), 1..200),
+            interval in 1u64..300,
+            cap in 2usize..40,
+        ) {
+            let mut fast = Series::new(interval, cap);
+            let mut slow = Reference { interval, cap, buckets: Vec::new() };
+            for (s, len, a, b, k) in ops {
+                let e = s + len;
+                // Zero energies too: they must not coarsen or grow the series.
+                let a = if k == 0 { 0.0 } else { a };
+                let b = if k == 1 { 0.0 } else { b };
+                match k {
+                    3 => {
+                        fast.add_energy(CPU, s, e, a);
+                        slow.add(CPU, s, e, a);
+                    }
+                    _ => {
+                        fast.add_die(a, b, s, e, (e - s) as f64);
+                        slow.add(FLASH, s, e, a);
+                        if b > 0.0 {
+                            slow.add(BUS, s, e, b);
+                        }
+                    }
+                }
+            }
+            proptest::prop_assert_eq!(fast.interval_ns(), slow.interval);
+            let got: Vec<[u64; 5]> =
+                fast.buckets().iter().map(|b| b.energy.map(f64::to_bits)).collect();
+            let want: Vec<[u64; 5]> =
+                slow.buckets.iter().map(|b| b.map(f64::to_bits)).collect();
+            proptest::prop_assert_eq!(got, want);
+        }
+    }
 }
