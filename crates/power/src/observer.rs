@@ -150,8 +150,9 @@ pub(crate) struct Acc {
     /// Die energy by state: array read, program, erase (indices of `OpKind`),
     /// then transfer (index [`XFER`]).
     pub flash_j: [f64; 4],
-    /// Array + transfer energy by purpose.
-    pub purpose_j: [f64; 5],
+    /// Array + transfer energy by purpose (`Purpose::index`; 8 slots so that a
+    /// masked index needs no bounds check).
+    pub purpose_j: [f64; 8],
     pub bus_j: f64,
     pub cpu_j: [f64; 3],
     pub cpu_ns: [u64; 3],
@@ -512,7 +513,7 @@ impl PowerObserver {
     fn charge_die(&mut self, it: &Item, ns: u64, n: f64, j: f64, dr: bool) {
         let dt = n * NS;
         let slot = it.slot as usize & 3;
-        let pi = it.purpose as usize;
+        let pi = it.purpose as usize & 7;
         // The channel is busy exactly while a die transfers. Adding 0.0 to the
         // (never negative) bus sum for array operations changes nothing.
         let bus_j = self.bus_w[slot] * dt;

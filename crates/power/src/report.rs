@@ -184,7 +184,7 @@ pub struct PowerReport {
     pub efficiency: Efficiency,
 }
 
-fn purposes(j: &[f64; 5]) -> BTreeMap<String, f64> {
+fn purposes(j: &[f64]) -> BTreeMap<String, f64> {
     Purpose::ALL
         .iter()
         .map(|p| (p.name().to_string(), j[p.index()]))

@@ -213,9 +213,6 @@ impl Series {
     #[inline(always)]
     pub(crate) fn add_die(&mut self, flash: f64, bus: f64, s: u64, e: u64, n: f64) {
         debug_assert!(s < e && n == (e - s) as f64 && bus >= 0.0);
-        if flash == 0.0 && bus == 0.0 {
-            return;
-        }
         if s >= self.hot_lo && e <= self.hot_hi {
             // Inside the hot bucket: what `span` would give, without its work.
             let b = &mut self.buckets[self.hot].energy;
@@ -225,6 +222,10 @@ impl Series {
             if bus != 0.0 {
                 b[BUS] += bus / n * n;
             }
+            return;
+        }
+        // Zero energies must not grow or coarsen the series.
+        if flash == 0.0 && bus == 0.0 {
             return;
         }
         self.add_energy2_span(FLASH, flash, BUS, bus, s, e);
