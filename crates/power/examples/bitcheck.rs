@@ -3,14 +3,17 @@
 //! change any result).
 //! cargo run --release -p ssdsim-power --example bitcheck > before.txt
 use power::PowerObserver;
-use ssd_core::config::{Precondition, SsdConfig};
+use ssd_core::config::{PowerConfig, Precondition, SsdConfig};
 use ssd_core::sched::Noop;
 use ssd_core::units::Dur;
 use ssd_core::workload::{FioGen, RwMode, WorkloadConfig};
 use ssd_core::Simulation;
 
 fn run(drain: bool, sample: Dur, cap: usize, rw: RwMode) {
-    let mut c = SsdConfig::default();
+    run_on(SsdConfig::default(), drain, sample, cap, rw);
+}
+
+fn run_on(mut c: SsdConfig, drain: bool, sample: Dur, cap: usize, rw: RwMode) {
     c.nand.blocks_per_plane = 64;
     c.sim.precondition = Precondition::Fill;
     c.sim.drain = drain;
@@ -37,4 +40,12 @@ fn main() {
     run(false, Dur::from_ms(1), 1 << 18, RwMode::RandRw);
     run(true, Dur::from_us(37), 1 << 18, RwMode::RandWrite);
     run(true, Dur::from_us(10), 64, RwMode::RandRw);
+    // Per-operation energies (Park), split at the drain start.
+    let park = SsdConfig::with_nand("park-slc").unwrap();
+    run_on(park, true, Dur::from_us(100), 1 << 18, RwMode::RandWrite);
+    // Two dies per chip, two planes, bus and link power, CPU slow mode.
+    let mut mlc = SsdConfig::with_nand("mlc-mqsim").unwrap();
+    mlc.power = PowerConfig::modern_tlc();
+    mlc.power.cpu_slow_after = Some(Dur::from_us(50));
+    run_on(mlc, true, Dur::from_us(250), 1 << 18, RwMode::RandRw);
 }

@@ -53,7 +53,7 @@
 //! activity (the engine reports `finish` at the last completion), and everything
 //! after the drain start is also accumulated separately.
 
-use crate::series::{Series, BUS, CPU, DRAM, FLASH, HOST};
+use crate::series::{ns_f64, Series, CPU, DRAM, FLASH, HOST};
 use crate::PowerError;
 use ssd_core::addr::{ChannelId, DieId};
 use ssd_core::config::{PowerConfig, Settings};
@@ -147,12 +147,12 @@ pub(crate) enum CpuMode {
 /// Energies (J) and state times (ns) of one part of the run (all, or the drain).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Acc {
-    /// Array energy by kind (read, program, erase).
-    pub flash_op_j: [f64; 3],
-    /// Chip energy while transferring.
-    pub flash_xfer_j: f64,
-    /// Array + transfer energy by purpose.
-    pub purpose_j: [f64; 5],
+    /// Die energy by state: array read, program, erase (indices of `OpKind`),
+    /// then transfer (index [`XFER`]).
+    pub flash_j: [f64; 4],
+    /// Array + transfer energy by purpose (`Purpose::index`; 8 slots so that a
+    /// masked index needs no bounds check).
+    pub purpose_j: [f64; 8],
     pub bus_j: f64,
     pub cpu_j: [f64; 3],
     pub cpu_ns: [u64; 3],
@@ -160,36 +160,58 @@ pub(crate) struct Acc {
     pub dram_active_ns: u64,
     pub link_active_j: f64,
     pub link_active_ns: u64,
-    /// Die-nanoseconds in array read / program / erase.
-    pub die_op_ns: [u64; 3],
-    /// Die-nanoseconds transferring.
-    pub die_xfer_ns: u64,
-    /// Channel-nanoseconds transferring.
-    pub chan_busy_ns: u64,
+    /// Die-nanoseconds in array read / program / erase / transfer (as `flash_j`).
+    /// A die transfers exactly while its channel does, so `die_ns[XFER]` is also
+    /// the channel-nanoseconds transferring.
+    pub die_ns: [u64; 4],
 }
 
-#[derive(Clone, Copy, Debug)]
-enum Act {
-    Array {
-        kind: OpKind,
-        purpose: Purpose,
-        planes: u32,
-    },
-    /// `op`: the kind of flash operation the transfer serves (None: a command
-    /// transfer whose array operation has not been reported yet).
-    Xfer {
-        op: Option<OpKind>,
-        purpose: Purpose,
-    },
-    Dram,
-    Link,
-}
+/// Index of the transfer state in [`Acc::flash_j`] / [`Acc::die_ns`].
+pub(crate) const XFER: usize = 3;
 
-#[derive(Clone, Copy, Debug)]
+/// A die activity waiting to be charged: its power (or energy) is resolved when
+/// it is queued, so committing it is a handful of adds.
+#[derive(Clone, Copy, Debug, Default)]
 struct Item {
     s: u64,
     e: u64,
-    act: Act,
+    /// Array operation: `planes x` the op's power (W), or with a per-operation
+    /// energy `planes x` that energy (J, spread over `[s, e)`). Transfer: the
+    /// power drawn (W; 0 when the op it serves is charged per operation).
+    a: f64,
+    /// Chip of the die (index into `chip_j`).
+    chip: u32,
+    /// State index: `OpKind as usize` for array operations, [`XFER`] for transfers.
+    slot: u8,
+    purpose: u8,
+    /// `a` is an energy for the whole interval (per-operation form).
+    per_op: bool,
+    /// A command transfer whose array operation is not known yet: the next
+    /// `flash_op` of its die decides its power (else it draws as a read's).
+    open_cmd: bool,
+}
+
+/// A DRAM access or host-link transfer waiting to be charged.
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    s: u64,
+    e: u64,
+}
+
+/// One die's queue of activities not yet committed: the oldest inline (the
+/// usual queue is one operation), the rest (rare) behind it, in arrival order.
+#[derive(Clone, Debug)]
+struct DieLane {
+    /// The oldest waiting activity, if `queued`.
+    head: Item,
+    queued: bool,
+    /// Non-empty only when `queued`.
+    more: VecDeque<Item>,
+    /// Chip of this die (index into `chip_j`).
+    chip: u32,
+    /// Busy (array + transfer) nanoseconds in the window: counted whole when
+    /// queued (every queued activity is committed), less what clipping drops.
+    busy_ns: u64,
 }
 
 /// The CPU's normal-mode union, finalized in time order.
@@ -216,9 +238,19 @@ pub struct PowerObserver {
     pub(crate) ways: u32,
     pub(crate) n_dies: u32,
     pub(crate) n_chans: u32,
-    die_lanes: Vec<VecDeque<Item>>,
-    dram_lane: VecDeque<Item>,
-    link_lane: VecDeque<Item>,
+    die_lanes: Vec<DieLane>,
+    dram_lane: VecDeque<Span>,
+    link_lane: VecDeque<Span>,
+    /// Transfer power (W) by the kind of op served (0 under the per-op form).
+    xfer_w: [f64; 3],
+    /// Array operation coefficient by kind: the per-operation energy if given
+    /// (`op_per_op`), else the power of one plane.
+    op_a: [f64; 3],
+    op_per_op: [bool; 3],
+    /// Channel power by die state (the bus draws only while transferring).
+    bus_w: [f64; 4],
+    /// `end` or `drain_at` is set: intervals may need clipping or splitting.
+    cut: bool,
     cpu: CpuTrack,
     now_lb: u64,
     max_end: u64,
@@ -227,8 +259,6 @@ pub struct PowerObserver {
     pub(crate) end: Option<u64>,
     pub(crate) all: Acc,
     pub(crate) drain: Acc,
-    /// Per die: busy (array + transfer) nanoseconds in the window.
-    pub(crate) die_busy_ns: Vec<u64>,
     /// Per chip: energy by [read, program, erase, transfer].
     pub(crate) chip_j: Vec<[f64; 4]>,
     pub(crate) series: Series,
@@ -250,6 +280,13 @@ impl PowerObserver {
         max_samples: usize,
     ) -> Result<PowerObserver, PowerError> {
         let p = Params::new(&settings.config.power)?;
+        let xfer_w = [0, 1, 2].map(|k| match p.e_op[k] {
+            Some(_) => 0.0,
+            None => p.p_xfer.unwrap_or(p.p_op[k]),
+        });
+        let op_a = [0, 1, 2].map(|k| p.e_op[k].unwrap_or(p.p_op[k]));
+        let op_per_op = [0, 1, 2].map(|k| p.e_op[k].is_some());
+        let bus_w = [0.0, 0.0, 0.0, p.p_bus];
         if sample.0 == 0 {
             return Err(PowerError::Config {
                 field: "power sample interval".into(),
@@ -271,9 +308,22 @@ impl PowerObserver {
             ways: g.ways,
             n_dies,
             n_chans: g.channels,
-            die_lanes: (0..n_dies).map(|_| VecDeque::new()).collect(),
+            die_lanes: (0..n_dies)
+                .map(|d| DieLane {
+                    head: Item::default(),
+                    queued: false,
+                    more: VecDeque::new(),
+                    chip: d / g.dies,
+                    busy_ns: 0,
+                })
+                .collect(),
             dram_lane: VecDeque::new(),
             link_lane: VecDeque::new(),
+            xfer_w,
+            op_a,
+            op_per_op,
+            bus_w,
+            cut: false,
             cpu: CpuTrack::default(),
             now_lb: 0,
             max_end: 0,
@@ -281,7 +331,6 @@ impl PowerObserver {
             end: None,
             all: Acc::default(),
             drain: Acc::default(),
-            die_busy_ns: vec![0; n_dies as usize],
             chip_j: vec![[0.0; 4]; chips as usize],
             series: Series::new(sample.0, max_samples),
             requests: 0,
@@ -312,30 +361,74 @@ impl PowerObserver {
         self.max_end = self.max_end.max(e);
     }
 
-    #[inline]
-    fn push_die(&mut self, d: u32, it: Item) {
+    /// Busy (array + transfer) nanoseconds of die `d` in the window.
+    pub(crate) fn die_busy_ns(&self, d: usize) -> u64 {
+        self.die_lanes[d].busy_ns
+    }
+
+    /// Queue a die activity; commit, in arrival order, the queued ones that end
+    /// before `now_lb`, then the new one if nothing before it still waits.
+    #[inline(always)]
+    fn push_die(&mut self, d: usize, it: Item) {
         self.see(it.s, it.e);
         let lb = self.now_lb;
-        // Commit in arrival order: the queued items that are done, then the new
-        // one if nothing before it waits (the usual case: no queue at all).
-        while let Some(f) = self.die_lanes[d as usize].front() {
-            if f.e > lb {
-                self.die_lanes[d as usize].push_back(it);
+        let lane = &mut self.die_lanes[d];
+        lane.busy_ns += it.e - it.s;
+        if lane.queued {
+            if !lane.more.is_empty() {
+                return self.push_die_queued(d, it);
+            }
+            let h = lane.head;
+            if h.e > lb {
+                lane.more.push_back(it);
                 return;
             }
-            let f = *f;
-            self.die_lanes[d as usize].pop_front();
-            self.commit_die(d, f);
+            if it.e > lb {
+                lane.head = it;
+            } else {
+                lane.queued = false;
+            }
+            self.commit_die(d, h);
+            if it.e <= lb {
+                self.commit_die(d, it);
+            }
+        } else if it.e > lb {
+            lane.head = it;
+            lane.queued = true;
+        } else {
+            self.commit_die(d, it);
+        }
+    }
+
+    /// `push_die` when more than one activity waits (rare).
+    #[cold]
+    #[inline(never)]
+    fn push_die_queued(&mut self, d: usize, it: Item) {
+        let lb = self.now_lb;
+        while self.die_lanes[d].queued {
+            let lane = &mut self.die_lanes[d];
+            let h = lane.head;
+            if h.e > lb {
+                lane.more.push_back(it);
+                return;
+            }
+            match lane.more.pop_front() {
+                Some(n) => lane.head = n,
+                None => lane.queued = false,
+            }
+            self.commit_die(d, h);
         }
         if it.e <= lb {
             self.commit_die(d, it);
         } else {
-            self.die_lanes[d as usize].push_back(it);
+            let lane = &mut self.die_lanes[d];
+            lane.head = it;
+            lane.queued = true;
         }
     }
 
     #[inline]
-    fn push_other(&mut self, dram: bool, it: Item) {
+    fn push_other(&mut self, dram: bool, it: Span) {
         self.see(it.s, it.e);
         let lb = self.now_lb;
         loop {
@@ -347,7 +440,7 @@ impl PowerObserver {
             match lane.front() {
                 Some(f) if f.e <= lb => {
                     let f = lane.pop_front().expect("front");
-                    self.commit_other(f);
+                    self.commit_other(dram, f);
                 }
                 _ => break,
             }
@@ -375,119 +468,99 @@ impl PowerObserver {
         }
     }
 
-    #[inline]
-    fn commit_die(&mut self, d: u32, it: Item) {
-        let full = it.e - it.s;
-        if self.end.is_none() && self.drain_at.is_none() {
-            // One piece, as `pieces` would give.
-            if full > 0 {
-                self.charge_die(d, &it, full, it.s, it.e, false);
-            }
-            return;
+    #[inline(always)]
+    fn commit_die(&mut self, d: usize, it: Item) {
+        if self.cut {
+            return self.commit_die_cut(d, it);
         }
+        // One piece, as `pieces` would give (for the per-op form, the whole
+        // energy: `a x (ns / ns)` is `a`).
+        let ns = it.e - it.s;
+        if ns > 0 {
+            let n = ns_f64(ns);
+            let dt = n * NS;
+            let j = if it.per_op { it.a } else { it.a * dt };
+            self.charge_die(&it, ns, n, j, false);
+        }
+    }
+
+    /// `commit_die` once the window end or the drain start is known.
+    #[cold]
+    #[inline(never)]
+    fn commit_die_cut(&mut self, d: usize, it: Item) {
+        let full = it.e - it.s;
+        // Counted whole when queued: take back what the window end clips.
+        self.die_lanes[d].busy_ns -= full;
         for (s, e, dr) in self.pieces(it.s, it.e) {
             if e > s {
-                self.charge_die(d, &it, full, s, e, dr);
+                let ns = e - s;
+                self.die_lanes[d].busy_ns += ns;
+                let n = ns as f64;
+                let j = if it.per_op {
+                    it.a * (n / full as f64)
+                } else {
+                    it.a * (n * NS)
+                };
+                let piece = Item { s, e, ..it };
+                self.charge_die(&piece, ns, n, j, dr);
             }
         }
     }
 
-    fn charge_die(&mut self, d: u32, it: &Item, full: u64, s: u64, e: u64, dr: bool) {
-        let p = &self.p;
-        let ns = e - s;
-        let dt = ns as f64 * NS;
-        // One die per chip in the usual presets: skip the division.
-        let chip = if self.dies_per_chip == 1 {
-            d as usize
-        } else {
-            (d / self.dies_per_chip) as usize
-        };
-        self.die_busy_ns[d as usize] += ns;
-        let (joules, slot, purpose, chan_ns) = match it.act {
-            Act::Array {
-                kind,
-                purpose,
-                planes,
-            } => {
-                let k = kind as usize;
-                let j = match p.e_op[k] {
-                    Some(eo) => planes as f64 * eo * (ns as f64 / full as f64),
-                    None => planes as f64 * p.p_op[k] * dt,
-                };
-                (j, k, purpose, 0)
-            }
-            Act::Xfer { op, purpose } => {
-                let k = op.unwrap_or(OpKind::Read) as usize;
-                let j = if p.e_op[k].is_some() {
-                    0.0
-                } else {
-                    p.p_xfer.unwrap_or(p.p_op[k]) * dt
-                };
-                (j, 3, purpose, ns)
-            }
-            Act::Dram | Act::Link => unreachable!("die lane holds flash activity only"),
-        };
-        let bus_j = p.p_bus * dt * (chan_ns > 0) as u8 as f64;
-        let p_idle = p.p_die_idle;
-        let pi = purpose.index();
+    /// Charge `j` joules over `[it.s, it.e)` (`ns` > 0 long, `n` = `ns as f64`)
+    /// to its die.
+    #[inline(always)]
+    fn charge_die(&mut self, it: &Item, ns: u64, n: f64, j: f64, dr: bool) {
+        let dt = n * NS;
+        let slot = it.slot as usize & 3;
+        let pi = it.purpose as usize & 7;
+        // The channel is busy exactly while a die transfers. Adding 0.0 to the
+        // (never negative) bus sum for array operations changes nothing.
+        let bus_j = self.bus_w[slot] * dt;
         let charge = |acc: &mut Acc| {
-            if slot < 3 {
-                acc.flash_op_j[slot] += joules;
-                acc.die_op_ns[slot] += ns;
-            } else {
-                acc.flash_xfer_j += joules;
-                acc.die_xfer_ns += ns;
-                acc.chan_busy_ns += chan_ns;
-                acc.bus_j += bus_j;
-            }
-            acc.purpose_j[pi] += joules;
+            acc.flash_j[slot] += j;
+            acc.die_ns[slot] += ns;
+            acc.bus_j += bus_j;
+            acc.purpose_j[pi] += j;
         };
         charge(&mut self.all);
         if dr {
             charge(&mut self.drain);
         }
-        self.chip_j[chip][slot] += joules;
+        self.chip_j[it.chip as usize][slot] += j;
         // Time series: the die's power above its idle baseline, and the channel.
-        let flash = joules - p_idle * dt;
-        if bus_j > 0.0 {
-            self.series.add_energy2(FLASH, flash, BUS, bus_j, s, e);
-        } else {
-            self.series.add_energy(FLASH, s, e, flash);
-        }
+        let flash = j - self.p.p_die_idle * dt;
+        self.series.add_die(flash, bus_j, it.s, it.e, n);
     }
 
-    fn commit_other(&mut self, it: Item) {
+    fn commit_other(&mut self, dram: bool, it: Span) {
         for (s, e, dr) in self.pieces(it.s, it.e) {
             if e <= s {
                 continue;
             }
             let ns = e - s;
             let dt = ns as f64 * NS;
-            match it.act {
-                Act::Dram => {
-                    let j = self.p.p_dram_active * dt;
-                    for acc in [Some(&mut self.all), dr.then_some(&mut self.drain)]
-                        .into_iter()
-                        .flatten()
-                    {
-                        acc.dram_active_j += j;
-                        acc.dram_active_ns += ns;
-                    }
-                    self.series.add_energy(DRAM, s, e, j);
+            if dram {
+                let j = self.p.p_dram_active * dt;
+                for acc in [Some(&mut self.all), dr.then_some(&mut self.drain)]
+                    .into_iter()
+                    .flatten()
+                {
+                    acc.dram_active_j += j;
+                    acc.dram_active_ns += ns;
                 }
-                Act::Link => {
-                    let j = self.p.p_link_active * dt;
-                    for acc in [Some(&mut self.all), dr.then_some(&mut self.drain)]
-                        .into_iter()
-                        .flatten()
-                    {
-                        acc.link_active_j += j;
-                        acc.link_active_ns += ns;
-                    }
-                    self.series
-                        .add_energy(HOST, s, e, j - self.p.p_link_idle * dt);
+                self.series.add_energy(DRAM, s, e, j);
+            } else {
+                let j = self.p.p_link_active * dt;
+                for acc in [Some(&mut self.all), dr.then_some(&mut self.drain)]
+                    .into_iter()
+                    .flatten()
+                {
+                    acc.link_active_j += j;
+                    acc.link_active_ns += ns;
                 }
-                _ => unreachable!("other lanes hold DRAM and link activity only"),
+                self.series
+                    .add_energy(HOST, s, e, j - self.p.p_link_idle * dt);
             }
         }
     }
@@ -578,23 +651,31 @@ impl Observer for PowerObserver {
         end: SimTime,
     ) {
         self.now_lb = self.now_lb.max(start.0);
-        if let Some(Item {
-            act: Act::Xfer { op: op @ None, .. },
-            ..
-        }) = self.die_lanes[die.0 as usize].back_mut()
-        {
-            *op = Some(kind);
+        let d = die.0 as usize;
+        let k = kind as usize;
+        // The die's last queued command transfer serves this operation.
+        let lane = &mut self.die_lanes[d];
+        if lane.queued {
+            let b = match lane.more.back_mut() {
+                Some(b) => b,
+                None => &mut lane.head,
+            };
+            if b.open_cmd {
+                b.open_cmd = false;
+                b.a = self.xfer_w[k];
+            }
         }
         self.push_die(
-            die.0,
+            d,
             Item {
                 s: start.0,
                 e: end.0,
-                act: Act::Array {
-                    kind,
-                    purpose,
-                    planes: planes.max(1),
-                },
+                a: planes.max(1) as f64 * self.op_a[k],
+                chip: self.die_lanes[d].chip,
+                slot: k as u8,
+                purpose: purpose.index() as u8,
+                per_op: self.op_per_op[k],
+                open_cmd: false,
             },
         );
     }
@@ -611,17 +692,24 @@ impl Observer for PowerObserver {
         end: SimTime,
     ) {
         self.now_lb = self.now_lb.max(start.0);
-        let op = match kind {
-            XferKind::Command => None,
-            XferKind::DataIn => Some(OpKind::Program),
-            XferKind::DataOut => Some(OpKind::Read),
+        // A command's op is not known yet: it draws as a read's unless the die's
+        // next flash_op says otherwise.
+        let k = match kind {
+            XferKind::Command | XferKind::DataOut => OpKind::Read,
+            XferKind::DataIn => OpKind::Program,
         };
+        let d = die.0 as usize;
         self.push_die(
-            die.0,
+            d,
             Item {
                 s: start.0,
                 e: end.0,
-                act: Act::Xfer { op, purpose },
+                a: self.xfer_w[k as usize],
+                chip: self.die_lanes[d].chip,
+                slot: XFER as u8,
+                purpose: purpose.index() as u8,
+                per_op: false,
+                open_cmd: kind == XferKind::Command,
             },
         );
     }
@@ -641,10 +729,9 @@ impl Observer for PowerObserver {
     fn dram_access(&mut self, _count: u64, start: SimTime, end: SimTime) {
         self.push_other(
             true,
-            Item {
+            Span {
                 s: start.0,
                 e: end.0,
-                act: Act::Dram,
             },
         );
     }
@@ -653,10 +740,9 @@ impl Observer for PowerObserver {
     fn link_xfer(&mut self, _bytes: u64, start: SimTime, end: SimTime) {
         self.push_other(
             false,
-            Item {
+            Span {
                 s: start.0,
                 e: end.0,
-                act: Act::Link,
             },
         );
     }
@@ -715,6 +801,7 @@ impl Observer for PowerObserver {
     fn drain_start(&mut self, t: SimTime) {
         if self.drain_at.is_none() {
             self.drain_at = Some(t.0);
+            self.cut = true;
         }
     }
 
@@ -728,16 +815,20 @@ impl Observer for PowerObserver {
             end.0
         };
         self.end = Some(w);
-        for d in 0..self.n_dies {
-            while let Some(it) = self.die_lanes[d as usize].pop_front() {
+        self.cut = true;
+        for d in 0..self.die_lanes.len() {
+            let lane = &mut self.die_lanes[d];
+            let head = std::mem::take(&mut lane.queued).then_some(lane.head);
+            let more = std::mem::take(&mut lane.more);
+            for it in head.into_iter().chain(more) {
                 self.commit_die(d, it);
             }
         }
         while let Some(it) = self.dram_lane.pop_front() {
-            self.commit_other(it);
+            self.commit_other(true, it);
         }
         while let Some(it) = self.link_lane.pop_front() {
-            self.commit_other(it);
+            self.commit_other(false, it);
         }
         self.flush_cpu(w);
         // Baselines drawn the whole window: die idle, DRAM standby, CPU idle, link idle.

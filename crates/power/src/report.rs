@@ -184,7 +184,7 @@ pub struct PowerReport {
     pub efficiency: Efficiency,
 }
 
-fn purposes(j: &[f64; 5]) -> BTreeMap<String, f64> {
+fn purposes(j: &[f64]) -> BTreeMap<String, f64> {
     Purpose::ALL
         .iter()
         .map(|p| (p.name().to_string(), j[p.index()]))
@@ -193,7 +193,7 @@ fn purposes(j: &[f64; 5]) -> BTreeMap<String, f64> {
 
 impl PowerObserver {
     fn flash_busy_ns(acc: &Acc) -> u64 {
-        acc.die_op_ns.iter().sum::<u64>() + acc.die_xfer_ns
+        acc.die_ns.iter().sum::<u64>()
     }
 
     /// Energy breakdown of a finished run.
@@ -208,7 +208,7 @@ impl PowerObserver {
         for (c, j) in self.chip_j.iter().enumerate() {
             let dies = c as u32 * self.dies_per_chip..(c as u32 + 1) * self.dies_per_chip;
             let idle_ns: u64 = dies
-                .map(|d| w.saturating_sub(self.die_busy_ns[d as usize]))
+                .map(|d| w.saturating_sub(self.die_busy_ns(d as usize)))
                 .sum();
             let idle = p.p_die_idle * idle_ns as f64 * NS;
             per_chip.push(ChipEnergy {
@@ -223,11 +223,11 @@ impl PowerObserver {
             });
         }
         let flash = FlashEnergy {
-            total: a.flash_op_j.iter().sum::<f64>() + a.flash_xfer_j + flash_idle,
-            read: a.flash_op_j[0],
-            program: a.flash_op_j[1],
-            erase: a.flash_op_j[2],
-            transfer: a.flash_xfer_j,
+            total: a.flash_j[..3].iter().sum::<f64>() + a.flash_j[3] + flash_idle,
+            read: a.flash_j[0],
+            program: a.flash_j[1],
+            erase: a.flash_j[2],
+            transfer: a.flash_j[3],
             idle: flash_idle,
             per_chip,
         };
@@ -258,7 +258,7 @@ impl PowerObserver {
                 let f_idle = p.p_die_idle
                     * (self.n_dies as u64 * wd).saturating_sub(Self::flash_busy_ns(d)) as f64
                     * NS;
-                let f = d.flash_op_j.iter().sum::<f64>() + d.flash_xfer_j + f_idle;
+                let f = d.flash_j[..3].iter().sum::<f64>() + d.flash_j[3] + f_idle;
                 let c = d.cpu_j.iter().sum::<f64>();
                 let m = p.p_dram_standby * wdf + d.dram_active_j;
                 let h = d.link_active_j
@@ -282,19 +282,19 @@ impl PowerObserver {
         };
 
         let (wakeups, wake_ns) = self.cpu_wakeups();
-        let chan_busy = a.chan_busy_ns as f64 * NS;
+        let chan_busy = a.die_ns[3] as f64 * NS;
         let state_s = Residency {
             window_s: wf,
             flash: FlashResidency {
-                read: a.die_op_ns[0] as f64 * NS,
-                program: a.die_op_ns[1] as f64 * NS,
-                erase: a.die_op_ns[2] as f64 * NS,
-                transfer: a.die_xfer_ns as f64 * NS,
+                read: a.die_ns[0] as f64 * NS,
+                program: a.die_ns[1] as f64 * NS,
+                erase: a.die_ns[2] as f64 * NS,
+                transfer: a.die_ns[3] as f64 * NS,
                 idle: die_idle_ns as f64 * NS,
             },
             channels: ChannelResidency {
                 busy: chan_busy,
-                idle: (self.n_chans as u64 * w).saturating_sub(a.chan_busy_ns) as f64 * NS,
+                idle: (self.n_chans as u64 * w).saturating_sub(a.die_ns[3]) as f64 * NS,
             },
             cpu: CpuResidency {
                 normal: a.cpu_ns[CpuMode::Normal as usize] as f64 * NS,
