@@ -35,9 +35,10 @@
 
 use crate::blocks::{BlockState, Blocks};
 use crate::cmt::Cmt;
-use crate::page::{entry_bytes, striping_order};
+use crate::page::entry_bytes;
+use crate::stripe::PlanePicker;
 use crate::wear::WearPolicy;
-use ssd_core::config::{invalid, Allocation, ConfigError, GcPolicy, Settings};
+use ssd_core::config::{invalid, ConfigError, GcPolicy, Settings};
 use ssd_core::ftl::{Ftl, FtlCtx, FtlStats, JobId, Purpose, NO_LPN};
 use ssd_core::{BlockId, Geometry, Lpn, PlaneId, Ppn};
 
@@ -80,12 +81,8 @@ pub struct DftlFtl {
     host_open: Vec<u32>,
     gc_open: Vec<u32>,
     trans_open: u32,
-    alloc: Allocation,
-    order: Vec<u32>,
-    cursor: usize,
+    picker: PlanePicker,
     tcursor: usize,
-    die_rr: Vec<u32>,
-    die_cursor: u32,
     policy: GcPolicy,
     threshold: u32,
     bg_target: u32,
@@ -158,12 +155,8 @@ impl DftlFtl {
             host_open: vec![NONE; planes],
             gc_open: vec![NONE; planes],
             trans_open: NONE,
-            alloc: c.allocation,
-            order: striping_order(&g, c.allocation),
-            cursor: 0,
+            picker: PlanePicker::new(&g, c.allocation),
             tcursor: 0,
-            die_rr: vec![0; g.total_dies() as usize],
-            die_cursor: 0,
             policy: c.gc_policy,
             threshold: c.gc_threshold_blocks,
             bg_target: c.background_gc_blocks,
@@ -292,31 +285,7 @@ impl DftlFtl {
     // ------------------------------------------------------------ allocation
 
     fn next_plane(&mut self, cx: &FtlCtx) -> PlaneId {
-        match self.alloc {
-            Allocation::LeastBusy => {
-                let nd = self.g.total_dies();
-                let start = self.die_cursor;
-                let mut best = start % nd;
-                let mut bl = u32::MAX;
-                for k in 0..nd {
-                    let d = (start + k) % nd;
-                    let l = cx.die_load[d as usize];
-                    if l < bl {
-                        bl = l;
-                        best = d;
-                    }
-                }
-                self.die_cursor = (best + 1) % nd;
-                let pl = self.die_rr[best as usize];
-                self.die_rr[best as usize] = (pl + 1) % self.g.planes;
-                PlaneId(best * self.g.planes + pl)
-            }
-            _ => {
-                let p = self.order[self.cursor];
-                self.cursor = (self.cursor + 1) % self.order.len();
-                PlaneId(p)
-            }
-        }
+        self.picker.next(&cx.die_load)
     }
 
     #[inline]
@@ -480,8 +449,9 @@ impl DftlFtl {
 
     /// Plane the next CMT write-back goes to (round robin in striping order).
     fn next_tplane(&mut self) -> PlaneId {
-        let p = self.order[self.tcursor];
-        self.tcursor = (self.tcursor + 1) % self.order.len();
+        let order = &self.picker.order;
+        let p = order[self.tcursor];
+        self.tcursor = (self.tcursor + 1) % order.len();
         PlaneId(p)
     }
 

@@ -16,6 +16,7 @@ pub mod hybrid;
 pub mod last;
 pub mod mapsize;
 pub mod page;
+pub mod stripe;
 pub mod wear;
 
 pub use bast::Bast;

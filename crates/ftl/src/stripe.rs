@@ -1,0 +1,89 @@
+//! Where the next page goes: the plane-allocation policies shared by the
+//! page-mapped FTLs (page mapping and DFTL). Static striping walks the planes
+//! in channel/way/die/plane order as configured (CWDP, PDWC, WCDP); least-busy
+//! takes the die with the fewest queued operations (ties: round robin from the
+//! last choice) and rotates over its planes.
+
+use ssd_core::config::Allocation;
+use ssd_core::{Geometry, PlaneId};
+
+/// Plane ids in striping order for a CWDP-style allocation.
+pub fn striping_order(g: &Geometry, alloc: Allocation) -> Vec<u32> {
+    let (c, w, d, p) = (g.channels, g.ways, g.dies, g.planes);
+    let mut v = Vec::with_capacity(g.total_planes() as usize);
+    for k in 0..g.total_planes() {
+        let (ch, way, die, pl) = match alloc {
+            Allocation::Cwdp | Allocation::LeastBusy => {
+                (k % c, (k / c) % w, (k / (c * w)) % d, k / (c * w * d))
+            }
+            Allocation::Pdwc => {
+                let pl = k % p;
+                let die = (k / p) % d;
+                let way = (k / (p * d)) % w;
+                (k / (p * d * w), way, die, pl)
+            }
+            Allocation::Wcdp => {
+                let way = k % w;
+                let ch = (k / w) % c;
+                let die = (k / (w * c)) % d;
+                (ch, way, die, k / (w * c * d))
+            }
+        };
+        v.push(g.plane_id(ch, way, die, pl).0);
+    }
+    v
+}
+
+/// The allocation cursor of one write stream.
+#[derive(Clone, Debug)]
+pub struct PlanePicker {
+    alloc: Allocation,
+    /// Planes in striping order.
+    pub order: Vec<u32>,
+    cursor: usize,
+    die_rr: Vec<u32>,
+    die_cursor: u32,
+    planes: u32,
+}
+
+impl PlanePicker {
+    pub fn new(g: &Geometry, alloc: Allocation) -> PlanePicker {
+        PlanePicker {
+            alloc,
+            order: striping_order(g, alloc),
+            cursor: 0,
+            die_rr: vec![0; g.total_dies() as usize],
+            die_cursor: 0,
+            planes: g.planes,
+        }
+    }
+
+    /// The plane of the next page; `die_load` is the engine's per-die queue length.
+    pub fn next(&mut self, die_load: &[u32]) -> PlaneId {
+        match self.alloc {
+            Allocation::LeastBusy => {
+                let nd = self.die_rr.len() as u32;
+                let start = self.die_cursor;
+                let mut best = start % nd;
+                let mut bl = u32::MAX;
+                for k in 0..nd {
+                    let d = (start + k) % nd;
+                    let l = die_load[d as usize];
+                    if l < bl {
+                        bl = l;
+                        best = d;
+                    }
+                }
+                self.die_cursor = (best + 1) % nd;
+                let pl = self.die_rr[best as usize];
+                self.die_rr[best as usize] = (pl + 1) % self.planes;
+                PlaneId(best * self.planes + pl)
+            }
+            _ => {
+                let p = self.order[self.cursor];
+                self.cursor = (self.cursor + 1) % self.order.len();
+                PlaneId(p)
+            }
+        }
+    }
+}
