@@ -15,7 +15,8 @@
 //! operations keep their plan order on each die (FIFO) but lose cross-die order.
 
 use crate::blocks::{BlockState, Blocks};
-use crate::page::{entry_bytes, striping_order};
+use crate::page::entry_bytes;
+use crate::stripe::striping_order;
 use crate::wear::WearPolicy;
 use ssd_core::config::{invalid, ConfigError, GcPolicy, Settings};
 use ssd_core::ftl::{FtlCtx, FtlStats, JobId, Purpose};
