@@ -3,8 +3,15 @@
 //! block in the plane that ran short, copies its valid pages to the plane's GC
 //! write frontier (separate from host writes, so cold data collects together) and
 //! erases it. Never merges.
+//!
+//! Memory: the L2P is a dense `u32` per logical page (O(1) lookups); the P2L is
+//! the compressed, exact [`P2l`] (a run per block until a write breaks it), and
+//! holds no validity: a page is live iff the L2P maps its recorded LPN back to
+//! it. A filled 1 TiB drive (2^28 pages) thus needs ~1 GiB of L2P and ~12 MiB of
+//! P2L instead of ~2 GiB.
 
 use crate::blocks::{BlockState, Blocks};
+use crate::p2l::P2l;
 use crate::wear::WearPolicy;
 use ssd_core::config::{Allocation, GcPolicy, Settings};
 use ssd_core::ftl::{Ftl, FtlCtx, FtlStats, Purpose};
@@ -17,7 +24,7 @@ pub struct PageFtl {
     g: Geometry,
     logical: u64,
     l2p: Vec<u32>,
-    p2l: Vec<u32>,
+    p2l: P2l,
     pub blocks: Blocks,
     host_open: Vec<u32>,
     gc_open: Vec<u32>,
@@ -79,7 +86,7 @@ impl PageFtl {
             g,
             logical: s.logical_pages,
             l2p: vec![NONE; s.logical_pages as usize],
-            p2l: vec![NONE; g.total_pages() as usize],
+            p2l: P2l::new(&g),
             blocks,
             host_open: vec![NONE; planes],
             gc_open: vec![NONE; planes],
@@ -230,23 +237,31 @@ impl PageFtl {
         let job = cx.new_job(false);
         let first = self.g.first_page(victim).0;
         let mut moved = 0;
+        // Live pages still to find: stop scanning once all have moved.
+        let mut left = self.blocks.valid[victim.0 as usize];
         for off in 0..self.g.pages_per_block {
+            if left == 0 {
+                break;
+            }
             let src = first + off;
-            let l = self.p2l[src as usize];
-            if l == NONE {
+            let Some(l) = self.p2l.get(Ppn(src)) else {
+                continue;
+            };
+            if self.l2p[l as usize] != src {
                 continue;
             }
+            left -= 1;
             cx.read(job, 0, Ppn(src), purpose, l as u64);
             self.blocks.invalidate(Ppn(src));
-            self.p2l[src as usize] = NONE;
             let dst = self.alloc_page(plane, false);
-            self.p2l[dst.0 as usize] = l;
+            self.p2l.set(dst, l);
             self.l2p[l as usize] = dst.0;
             cx.program(job, 1, dst, purpose, l as u64, Some(Ppn(src)));
             cx.work.gc_pages += 1;
             moved += 1;
         }
         self.blocks.erase(victim);
+        self.p2l.erase(victim);
         cx.erase(job, 2, Ppn(first), purpose);
         moved
     }
@@ -279,8 +294,10 @@ impl Ftl for PageFtl {
             self.blocks.clock += 1;
             let old = self.l2p[l as usize];
             if old != NONE {
+                // Unmap first: GC below may pick the old page's block, and a
+                // page is live exactly while the L2P points at it.
                 self.blocks.invalidate(Ppn(old));
-                self.p2l[old as usize] = NONE;
+                self.l2p[l as usize] = NONE;
             }
             let mut plane = self.next_plane(cx);
             if self.host_needs_block(plane) {
@@ -300,7 +317,7 @@ impl Ftl for PageFtl {
                 }
             }
             let p = self.alloc_page(plane, true);
-            self.p2l[p.0 as usize] = l as u32;
+            self.p2l.set(p, l as u32);
             self.l2p[l as usize] = p.0;
             cx.program(0, 0, p, Purpose::Host, l, None);
         }
@@ -311,7 +328,6 @@ impl Ftl for PageFtl {
             let old = self.l2p[l as usize];
             if old != NONE {
                 self.blocks.invalidate(Ppn(old));
-                self.p2l[old as usize] = NONE;
                 self.l2p[l as usize] = NONE;
             }
         }
@@ -334,15 +350,17 @@ impl Ftl for PageFtl {
     }
     fn check_invariants(&self) -> Result<(), String> {
         self.blocks.check()?;
+        self.p2l.check()?;
+        // L2P -> P2L: every mapped LPN sits on a written page that records it.
         let mut valid = vec![0u32; self.blocks.valid.len()];
         for (l, &p) in self.l2p.iter().enumerate() {
             if p == NONE {
                 continue;
             }
-            if self.p2l[p as usize] != l as u32 {
+            if self.p2l.get(Ppn(p)) != Some(l as u32) {
                 return Err(format!(
-                    "lpn {l} maps to ppn {p} whose reverse entry is {}",
-                    self.p2l[p as usize]
+                    "lpn {l} maps to ppn {p} whose reverse entry is {:?}",
+                    self.p2l.get(Ppn(p))
                 ));
             }
             let b = self.g.block_of(Ppn(p));
@@ -351,17 +369,33 @@ impl Ftl for PageFtl {
             }
             valid[b.0 as usize] += 1;
         }
-        for (p, &l) in self.p2l.iter().enumerate() {
-            if l != NONE && self.l2p[l as usize] != p as u32 {
+        // P2L -> L2P: the P2L holds an LPN for exactly the written pages of each
+        // block; the pages whose LPN maps back to them are the block's valid count.
+        for (b, (&v, &c)) in self.blocks.valid.iter().zip(&valid).enumerate() {
+            let bid = BlockId(b as u32);
+            let wp = self.blocks.wp[b] as u32;
+            if self.p2l.written(bid) != wp {
                 return Err(format!(
-                    "ppn {p} claims lpn {l}, which maps to {}",
-                    self.l2p[l as usize]
+                    "block {b}: P2L has {} pages written, block manager {wp}",
+                    self.p2l.written(bid)
                 ));
             }
-        }
-        for (b, (&v, &c)) in self.blocks.valid.iter().zip(&valid).enumerate() {
-            if v as u32 != c {
-                return Err(format!("block {b}: valid count {v} but {c} mapped pages"));
+            let first = self.g.first_page(bid).0;
+            let mut live = 0u32;
+            for p in first..first + wp {
+                match self.p2l.get(Ppn(p)) {
+                    Some(l) if (l as u64) < self.logical => {
+                        live += (self.l2p[l as usize] == p) as u32;
+                    }
+                    other => {
+                        return Err(format!("written ppn {p} records lpn {other:?}"));
+                    }
+                }
+            }
+            if v as u32 != c || live != c {
+                return Err(format!(
+                    "block {b}: valid count {v}, {c} mapped pages, {live} live by P2L"
+                ));
             }
         }
         for (pl, (&h, &gc)) in self.host_open.iter().zip(&self.gc_open).enumerate() {
@@ -384,6 +418,17 @@ impl Ftl for PageFtl {
 impl PageFtl {
     pub fn die_of(&self, p: Ppn) -> DieId {
         self.g.die_of(p)
+    }
+
+    /// Heap bytes of the mapping tables (L2P + compressed P2L) as simulated, not
+    /// the modelled controller's DRAM (see [`Ftl::mapping_table_bytes`]).
+    pub fn map_heap_bytes(&self) -> u64 {
+        (self.l2p.capacity() * std::mem::size_of::<u32>()) as u64 + self.p2l.heap_bytes()
+    }
+
+    /// Blocks whose P2L is stored dense (their writes did not form a run).
+    pub fn p2l_dense_blocks(&self) -> usize {
+        self.p2l.dense_blocks()
     }
 }
 
