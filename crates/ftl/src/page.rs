@@ -443,4 +443,48 @@ mod tests {
         assert_eq!(entry_bytes(257), 2);
         assert_eq!(entry_bytes(1 << 32), 4);
     }
+
+    /// A sequential fill striped over the planes gives every block an
+    /// arithmetic run of LPNs, so the P2L holds no dense chunk; random writes
+    /// afterwards densify only the blocks they break, and the map stays exact.
+    #[test]
+    fn fill_keeps_the_p2l_compact() {
+        use ssd_core::config::{Precondition, SsdConfig};
+        use ssd_core::observer::NullObserver;
+        use ssd_core::sched::Noop;
+        use ssd_core::workload::{FioGen, RwMode, WorkloadConfig};
+        use ssd_core::Simulation;
+        let mut c = SsdConfig::default();
+        c.nand.blocks_per_plane = 64;
+        c.sim.precondition = Precondition::Fill;
+        c.workload = WorkloadConfig {
+            rw: RwMode::RandWrite,
+            number_ios: Some(20_000),
+            ..Default::default()
+        };
+        let s = c.validate().unwrap();
+        let src = FioGen::new(&c.workload, s.logical_bytes(), 1);
+        let g = s.geometry;
+        let mut sim = Simulation::new(
+            s.clone(),
+            PageFtl::new(&s),
+            src,
+            Noop::new(1024, true),
+            NullObserver,
+        );
+        sim.precondition();
+        assert_eq!(sim.ftl.p2l_dense_blocks(), 0);
+        assert_eq!(
+            sim.ftl.map_heap_bytes(),
+            4 * s.logical_pages + 12 * g.total_blocks() as u64
+        );
+        sim.ftl.check_invariants().unwrap();
+        sim.run().unwrap();
+        let dense = sim.ftl.p2l_dense_blocks();
+        assert!(
+            dense > 0 && dense < g.total_blocks() as usize,
+            "{dense} dense blocks"
+        );
+        sim.ftl.check_invariants().unwrap();
+    }
 }
