@@ -30,13 +30,14 @@ use ssd_core::{BlockId, Geometry, Ppn};
 
 /// Sentinel for "no LPN" inside the packed tables (never returned by the API).
 const NONE: u32 = u32::MAX;
-/// Flag in [`Meta::n`]: the block's entries live in the slab chunk `Meta::a`.
+/// Flag in [`Meta::n`]: the block's entries live in the slab chunk at `Meta::a`.
 const DENSE: u32 = 1 << 31;
 
 /// Per-block header, kept together so a lookup touches one cache line.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Meta {
-    /// Run: LPN of page 0. Dense: slab chunk index.
+    /// Run: LPN of page 0. Dense: offset of the block's chunk in the slab (a
+    /// multiple of `pages_per_block`; fits a `u32` as the page count does).
     a: u32,
     /// Run: LPN step between consecutive pages (wrapping arithmetic, so any two
     /// first LPNs, including a descending pair, start a run).
@@ -49,11 +50,13 @@ struct Meta {
 #[derive(Clone, Debug)]
 pub struct P2l {
     ppb: u32,
+    /// log2(ppb) when it is a power of two (a shift instead of a division).
+    ppb_shift: Option<u32>,
     meta: Vec<Meta>,
     /// Dense chunks, `ppb` entries each. Entries at or past a block's written
     /// count are stale and never read.
     slab: Vec<u32>,
-    /// Chunks not owned by any block (reused last-freed first).
+    /// Offsets of the chunks not owned by any block (reused last-freed first).
     free: Vec<u32>,
 }
 
@@ -62,9 +65,21 @@ impl P2l {
     pub fn new(g: &Geometry) -> P2l {
         P2l {
             ppb: g.pages_per_block,
+            ppb_shift: g
+                .pages_per_block
+                .is_power_of_two()
+                .then(|| g.pages_per_block.trailing_zeros()),
             meta: vec![Meta::default(); g.total_blocks() as usize],
             slab: Vec::new(),
             free: Vec::new(),
+        }
+    }
+
+    #[inline(always)]
+    fn block_index(&self, p: Ppn) -> usize {
+        match self.ppb_shift {
+            Some(sh) => (p.0 >> sh) as usize,
+            None => (p.0 / self.ppb) as usize,
         }
     }
 
@@ -73,17 +88,23 @@ impl P2l {
     #[inline]
     pub fn set(&mut self, p: Ppn, lpn: u32) {
         debug_assert_ne!(lpn, NONE, "P2L set of ppn {} to the NONE sentinel", p.0);
-        let (b, k) = ((p.0 / self.ppb) as usize, p.0 % self.ppb);
+        let b = self.block_index(p);
         let m = &mut self.meta[b];
+        // Pages are programmed in order, so the page index is the written count.
+        let k = m.n & !DENSE;
         debug_assert_eq!(
+            p.0 % self.ppb,
             k,
-            m.n & !DENSE,
-            "P2L: block {b} programmed out of order (page {k} before page {})",
-            m.n & !DENSE
+            "P2L: block {b} programmed out of order (page {} before page {k})",
+            p.0 % self.ppb
         );
         if m.n & DENSE != 0 {
-            self.slab[m.a as usize * self.ppb as usize + k as usize] = lpn;
-        } else if k == 0 {
+            let i = (m.a + k) as usize;
+            m.n += 1;
+            self.slab[i] = lpn;
+            return;
+        }
+        if k == 0 {
             m.a = lpn;
             m.stride = 0;
         } else if k == 1 {
@@ -92,30 +113,31 @@ impl P2l {
             self.densify(b, k, lpn);
             return;
         }
-        self.meta[b].n += 1;
+        m.n += 1;
     }
 
     /// Move run block `b` (with `k` pages written) to a slab chunk and append
     /// `lpn` as its page `k`.
     #[cold]
+    #[inline(never)]
     fn densify(&mut self, b: usize, k: u32, lpn: u32) {
         let ppb = self.ppb as usize;
         let c = match self.free.pop() {
-            Some(c) => c,
+            Some(c) => c as usize,
             None => {
-                let c = (self.slab.len() / ppb) as u32;
-                self.slab.resize(self.slab.len() + ppb, NONE);
+                let c = self.slab.len();
+                self.slab.resize(c + ppb, NONE);
                 c
             }
         };
         let Meta { a: base, stride, n } = self.meta[b];
-        let chunk = &mut self.slab[c as usize * ppb..(c as usize + 1) * ppb];
+        let chunk = &mut self.slab[c..c + ppb];
         for (i, e) in chunk[..k as usize].iter_mut().enumerate() {
             *e = base.wrapping_add((i as u32).wrapping_mul(stride));
         }
         chunk[k as usize] = lpn;
         self.meta[b] = Meta {
-            a: c,
+            a: c as u32,
             stride: 0,
             n: (n + 1) | DENSE,
         };
@@ -126,12 +148,18 @@ impl P2l {
     /// page is live iff the L2P maps that LPN back to `p`.
     #[inline]
     pub fn get(&self, p: Ppn) -> Option<u32> {
-        let (b, k) = ((p.0 / self.ppb) as usize, p.0 % self.ppb);
-        let m = self.meta[b];
+        let b = self.block_index(p);
+        self.get_in(BlockId(b as u32), p.0 - b as u32 * self.ppb)
+    }
+
+    /// [`P2l::get`] of page `k` of block `b` (no division: for block scans).
+    #[inline]
+    pub fn get_in(&self, b: BlockId, k: u32) -> Option<u32> {
+        let m = self.meta[b.0 as usize];
         if k >= m.n & !DENSE {
             None
         } else if m.n & DENSE != 0 {
-            Some(self.slab[m.a as usize * self.ppb as usize + k as usize])
+            Some(self.slab[(m.a + k) as usize])
         } else {
             Some(m.a.wrapping_add(k.wrapping_mul(m.stride)))
         }
@@ -190,7 +218,13 @@ impl P2l {
             if m.n & DENSE == 0 {
                 continue;
             }
-            let c = m.a as usize;
+            if !(m.a as usize).is_multiple_of(ppb) {
+                return Err(format!(
+                    "P2L block {b}: slab offset {} not chunk-aligned",
+                    m.a
+                ));
+            }
+            let c = m.a as usize / ppb;
             if c >= chunks {
                 return Err(format!("P2L block {b}: chunk {c} past the slab ({chunks})"));
             }
@@ -202,10 +236,12 @@ impl P2l {
             }
             owner[c] = b as u32;
         }
-        for &c in &self.free {
-            let c = c as usize;
-            if c >= chunks || owner[c] != NONE {
-                return Err(format!("P2L free chunk {c} is out of range or owned"));
+        for &off in &self.free {
+            let c = off as usize / ppb;
+            if !(off as usize).is_multiple_of(ppb) || c >= chunks || owner[c] != NONE {
+                return Err(format!(
+                    "P2L free chunk at {off} is misaligned, out of range or owned"
+                ));
             }
             owner[c] = NONE - 1;
         }

@@ -244,7 +244,7 @@ impl PageFtl {
                 break;
             }
             let src = first + off;
-            let Some(l) = self.p2l.get(Ppn(src)) else {
+            let Some(l) = self.p2l.get_in(victim, off) else {
                 continue;
             };
             if self.l2p[l as usize] != src {
