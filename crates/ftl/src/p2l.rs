@@ -46,6 +46,22 @@ struct Meta {
     n: u32,
 }
 
+/// A copy of one block's P2L header (see [`P2l::view`]).
+#[derive(Clone, Copy, Debug)]
+pub struct BlockView {
+    a: u32,
+    stride: u32,
+    written: u32,
+    dense: bool,
+}
+
+impl BlockView {
+    /// Pages programmed in the block when the view was taken.
+    pub fn written(&self) -> u32 {
+        self.written
+    }
+}
+
 /// The compressed P2L map (see the module docs).
 #[derive(Clone, Debug)]
 pub struct P2l {
@@ -85,19 +101,31 @@ impl P2l {
 
     /// Record that page `p`, the next unprogrammed page of its block, was
     /// programmed with `lpn`.
-    #[inline]
+    #[inline(always)]
     pub fn set(&mut self, p: Ppn, lpn: u32) {
-        debug_assert_ne!(lpn, NONE, "P2L set of ppn {} to the NONE sentinel", p.0);
         let b = self.block_index(p);
+        debug_assert_eq!(
+            p.0 % self.ppb,
+            self.written(BlockId(b as u32)),
+            "P2L: block {b} programmed out of order"
+        );
+        self.push(BlockId(b as u32), lpn);
+    }
+
+    /// Record that the next unprogrammed page of block `b` was programmed with
+    /// `lpn` ([`P2l::set`] for a caller that knows the block: no division).
+    #[inline(always)]
+    pub fn push(&mut self, b: BlockId, lpn: u32) {
+        debug_assert_ne!(
+            lpn, NONE,
+            "P2L push into block {} of the NONE sentinel",
+            b.0
+        );
+        let b = b.0 as usize;
         let m = &mut self.meta[b];
         // Pages are programmed in order, so the page index is the written count.
         let k = m.n & !DENSE;
-        debug_assert_eq!(
-            p.0 % self.ppb,
-            k,
-            "P2L: block {b} programmed out of order (page {} before page {k})",
-            p.0 % self.ppb
-        );
+        debug_assert!(k < self.ppb, "P2L: block {b} is full");
         if m.n & DENSE != 0 {
             let i = (m.a + k) as usize;
             m.n += 1;
@@ -153,7 +181,7 @@ impl P2l {
     }
 
     /// [`P2l::get`] of page `k` of block `b` (no division: for block scans).
-    #[inline]
+    #[inline(always)]
     pub fn get_in(&self, b: BlockId, k: u32) -> Option<u32> {
         let m = self.meta[b.0 as usize];
         if k >= m.n & !DENSE {
@@ -162,6 +190,31 @@ impl P2l {
             Some(self.slab[(m.a + k) as usize])
         } else {
             Some(m.a.wrapping_add(k.wrapping_mul(m.stride)))
+        }
+    }
+
+    /// A snapshot of block `b`'s entries for a scan (one header load for the
+    /// whole block); read them with [`P2l::lpn`].
+    #[inline]
+    pub fn view(&self, b: BlockId) -> BlockView {
+        let m = self.meta[b.0 as usize];
+        BlockView {
+            a: m.a,
+            stride: m.stride,
+            written: m.n & !DENSE,
+            dense: m.n & DENSE != 0,
+        }
+    }
+
+    /// The LPN of page `k` of the viewed block, `k < v.written()`; valid while the
+    /// block is not erased (programming other blocks does not disturb it).
+    #[inline(always)]
+    pub fn lpn(&self, v: &BlockView, k: u32) -> u32 {
+        debug_assert!(k < v.written, "P2L view read of unwritten page {k}");
+        if v.dense {
+            self.slab[(v.a + k) as usize]
+        } else {
+            v.a.wrapping_add(k.wrapping_mul(v.stride))
         }
     }
 
@@ -409,8 +462,12 @@ mod tests {
 
         /// Against a plain `Vec<u32>` P2L (NONE = not programmed).
         #[test]
-        fn matches_a_plain_table(ops in prop::collection::vec(op(), 1..80)) {
-            let g = geo(3, 8);
+        fn matches_a_plain_table(
+            ppb in prop_oneof![Just(8u32), Just(6u32)],
+            ops in prop::collection::vec(op(), 1..80),
+        ) {
+            // 8: shift path; 6: division path.
+            let g = geo(3, ppb);
             let ppb = g.pages_per_block;
             let mut m = P2l::new(&g);
             let mut model = vec![NONE; g.total_pages() as usize];
@@ -441,6 +498,13 @@ mod tests {
                 }
                 for (p, &l) in model.iter().enumerate() {
                     prop_assert_eq!(m.get(Ppn(p as u32)), (l != NONE).then_some(l), "ppn {}", p);
+                }
+                for b in 0..g.total_blocks() {
+                    let v = m.view(BlockId(b));
+                    prop_assert_eq!(v.written(), m.written(BlockId(b)));
+                    for k in 0..v.written() {
+                        prop_assert_eq!(m.lpn(&v, k), model[(b * ppb + k) as usize]);
+                    }
                 }
                 m.check().map_err(TestCaseError::fail)?;
                 prop_assert!(m.dense_blocks() <= g.total_blocks() as usize);

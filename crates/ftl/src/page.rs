@@ -132,7 +132,9 @@ impl PageFtl {
         }
     }
 
-    fn alloc_page(&mut self, plane: PlaneId, host: bool) -> Ppn {
+    /// Program the next page of `plane`'s host or GC frontier with `lpn` (block
+    /// manager and P2L); returns its address.
+    fn alloc_page(&mut self, plane: PlaneId, host: bool, lpn: u32) -> Ppn {
         let slot = if host {
             &mut self.host_open[plane.0 as usize]
         } else {
@@ -146,6 +148,7 @@ impl PageFtl {
         }
         let b = BlockId(*slot);
         let p = self.blocks.program_next(b);
+        self.p2l.push(b, lpn);
         if self.blocks.state[b.0 as usize] == BlockState::Full {
             *slot = NONE;
         }
@@ -239,22 +242,20 @@ impl PageFtl {
         let mut moved = 0;
         // Live pages still to find: stop scanning once all have moved.
         let mut left = self.blocks.valid[victim.0 as usize];
-        for off in 0..self.g.pages_per_block {
+        let view = self.p2l.view(victim);
+        for off in 0..view.written() {
             if left == 0 {
                 break;
             }
             let src = first + off;
-            let Some(l) = self.p2l.get_in(victim, off) else {
-                continue;
-            };
+            let l = self.p2l.lpn(&view, off);
             if self.l2p[l as usize] != src {
                 continue;
             }
             left -= 1;
             cx.read(job, 0, Ppn(src), purpose, l as u64);
             self.blocks.invalidate(Ppn(src));
-            let dst = self.alloc_page(plane, false);
-            self.p2l.set(dst, l);
+            let dst = self.alloc_page(plane, false, l);
             self.l2p[l as usize] = dst.0;
             cx.program(job, 1, dst, purpose, l as u64, Some(Ppn(src)));
             cx.work.gc_pages += 1;
@@ -316,8 +317,7 @@ impl Ftl for PageFtl {
                     tries -= 1;
                 }
             }
-            let p = self.alloc_page(plane, true);
-            self.p2l.set(p, l as u32);
+            let p = self.alloc_page(plane, true, l as u32);
             self.l2p[l as usize] = p.0;
             cx.program(0, 0, p, Purpose::Host, l, None);
         }
