@@ -15,6 +15,7 @@ pub mod fast;
 pub mod hybrid;
 pub mod last;
 pub mod mapsize;
+pub mod p2l;
 pub mod page;
 pub mod stripe;
 pub mod wear;
