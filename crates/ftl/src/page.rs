@@ -245,6 +245,14 @@ impl PageFtl {
         // Live pages still to find: stop scanning once all have moved.
         let mut left = self.blocks.valid[victim.0 as usize];
         let view = self.p2l.view(victim);
+        // The validity test reads one random L2P entry per page: ask for them all
+        // first so that the cache misses overlap instead of queueing one by one.
+        for off in 0..view.written() {
+            let l = self.p2l.lpn(&view, off);
+            if let Some(e) = self.l2p.get(l as usize) {
+                ssd_core::ftl::prefetch_read(e);
+            }
+        }
         for off in 0..view.written() {
             if left == 0 {
                 break;
@@ -256,13 +264,14 @@ impl PageFtl {
             }
             left -= 1;
             cx.read(job, 0, Ppn(src), purpose, l as u64);
-            self.blocks.invalidate(Ppn(src));
             let dst = self.alloc_page(plane, false, l);
             self.l2p[l as usize] = dst.0;
             cx.program(job, 1, dst, purpose, l as u64, Some(Ppn(src)));
             cx.work.gc_pages += 1;
             moved += 1;
         }
+        // Every moved page dies at once (one victim-index move, same end state).
+        self.blocks.invalidate_n(victim, moved as u16);
         self.blocks.erase(victim);
         self.p2l.erase(victim);
         cx.erase(job, 2, Ppn(first), purpose);
