@@ -14,8 +14,9 @@
 
 use crate::blocks::{BlockState, Blocks};
 use crate::p2l::P2l;
+use crate::stripe::PlanePicker;
 use crate::wear::WearPolicy;
-use ssd_core::config::{Allocation, GcPolicy, Settings};
+use ssd_core::config::{GcPolicy, Settings};
 use ssd_core::ftl::{Ftl, FtlCtx, FtlStats, Purpose};
 use ssd_core::{BlockId, DieId, Geometry, Lpn, PlaneId, Ppn};
 
@@ -30,11 +31,7 @@ pub struct PageFtl {
     pub blocks: Blocks,
     host_open: Vec<u32>,
     gc_open: Vec<u32>,
-    alloc: Allocation,
-    order: Vec<u32>,
-    cursor: usize,
-    die_rr: Vec<u32>,
-    die_cursor: u32,
+    picker: PlanePicker,
     policy: GcPolicy,
     threshold: u32,
     bg_target: u32,
@@ -47,33 +44,6 @@ pub struct PageFtl {
 pub fn entry_bytes(n: u64) -> u64 {
     let bits = 64 - (n.max(2) - 1).leading_zeros() as u64;
     bits.div_ceil(8)
-}
-
-/// Plane ids in striping order for a CWDP-style allocation.
-pub fn striping_order(g: &Geometry, alloc: Allocation) -> Vec<u32> {
-    let (c, w, d, p) = (g.channels, g.ways, g.dies, g.planes);
-    let mut v = Vec::with_capacity(g.total_planes() as usize);
-    for k in 0..g.total_planes() {
-        let (ch, way, die, pl) = match alloc {
-            Allocation::Cwdp | Allocation::LeastBusy => {
-                (k % c, (k / c) % w, (k / (c * w)) % d, k / (c * w * d))
-            }
-            Allocation::Pdwc => {
-                let pl = k % p;
-                let die = (k / p) % d;
-                let way = (k / (p * d)) % w;
-                (k / (p * d * w), way, die, pl)
-            }
-            Allocation::Wcdp => {
-                let way = k % w;
-                let ch = (k / w) % c;
-                let die = (k / (w * c)) % d;
-                (ch, way, die, k / (w * c * d))
-            }
-        };
-        v.push(g.plane_id(ch, way, die, pl).0);
-    }
-    v
 }
 
 impl PageFtl {
@@ -92,11 +62,7 @@ impl PageFtl {
             blocks,
             host_open: vec![NONE; planes],
             gc_open: vec![NONE; planes],
-            alloc: c.allocation,
-            order: striping_order(&g, c.allocation),
-            cursor: 0,
-            die_rr: vec![0; g.total_dies() as usize],
-            die_cursor: 0,
+            picker: PlanePicker::new(&g, c.allocation),
             policy: c.gc_policy,
             threshold: c.gc_threshold_blocks,
             bg_target: c.background_gc_blocks,
@@ -107,35 +73,9 @@ impl PageFtl {
     }
 
     fn next_plane(&mut self, cx: &FtlCtx) -> PlaneId {
-        match self.alloc {
-            Allocation::LeastBusy => {
-                let nd = self.g.total_dies();
-                let start = self.die_cursor;
-                let mut best = start % nd;
-                let mut bl = u32::MAX;
-                for k in 0..nd {
-                    let d = (start + k) % nd;
-                    let l = cx.die_load[d as usize];
-                    if l < bl {
-                        bl = l;
-                        best = d;
-                    }
-                }
-                self.die_cursor = (best + 1) % nd;
-                let pl = self.die_rr[best as usize];
-                self.die_rr[best as usize] = (pl + 1) % self.g.planes;
-                PlaneId(best * self.g.planes + pl)
-            }
-            _ => {
-                let p = self.order[self.cursor];
-                self.cursor = (self.cursor + 1) % self.order.len();
-                PlaneId(p)
-            }
-        }
+        self.picker.next(&cx.die_load)
     }
 
-    /// Program the next page of `plane`'s host or GC frontier with `lpn` (block
-    /// manager and P2L); returns its address.
     fn alloc_page(&mut self, plane: PlaneId, host: bool, lpn: u32) -> Ppn {
         let slot = if host {
             &mut self.host_open[plane.0 as usize]
