@@ -154,16 +154,14 @@ pub(crate) struct Acc {
     /// ns of transfers by the kind of op they serve.
     pub up: [[u64; 8]; 8],
     /// Per-operation energy of pieces cut at the drain start or window end (J):
-    /// by state (as `die_ns`) and by purpose.
+    /// by state (as [`Acc::die_ns`]) and by purpose.
     pub cut_flash_j: [f64; 4],
     pub cut_purpose_j: [f64; 8],
     pub cpu_ns: [u64; 3],
     pub dram_active_ns: u64,
     pub link_active_ns: u64,
-    /// Die-nanoseconds in array read / program / erase / transfer.
-    /// A die transfers exactly while its channel does, so `die_ns[XFER]` is also
-    /// the channel-nanoseconds transferring.
-    pub die_ns: [u64; 4],
+    /// Die-nanoseconds by rate index (see [`RATE_SLOT`]; [`Acc::die_ns`] by state).
+    pub rate_ns: [u64; 8],
 }
 
 /// Energies (J) of an [`Acc`].
@@ -190,6 +188,17 @@ fn units_j(rate: f64, u: u64) -> f64 {
 }
 
 impl Acc {
+    /// Die-nanoseconds in array read / program / erase / transfer.
+    /// A die transfers exactly while its channel does, so `die_ns()[XFER]` is
+    /// also the channel-nanoseconds transferring.
+    pub(crate) fn die_ns(&self) -> [u64; 4] {
+        let mut d = [0; 4];
+        for (r, &ns) in self.rate_ns.iter().enumerate() {
+            d[RATE_SLOT[r]] += ns;
+        }
+        d
+    }
+
     pub(crate) fn joules(&self, unit_j: &[f64; 8], p: &Params) -> AccJ {
         let mut flash_j = self.cut_flash_j;
         let mut purpose_j = self.cut_purpose_j;
@@ -203,7 +212,7 @@ impl Acc {
         AccJ {
             flash_j,
             purpose_j,
-            bus_j: p.p_bus * (ns_f64(self.die_ns[XFER]) * NS),
+            bus_j: p.p_bus * (ns_f64(self.die_ns()[XFER]) * NS),
             cpu_j: [0, 1, 2].map(|m| p.p_cpu[m] * (ns_f64(self.cpu_ns[m]) * NS)),
             dram_active_j: p.p_dram_active * (ns_f64(self.dram_active_ns) * NS),
             link_active_j: p.p_link_active * (ns_f64(self.link_active_ns) * NS),
@@ -223,8 +232,6 @@ struct Item {
     /// Planes of an array operation (1 for transfers): units are `planes x ns`
     /// (`planes` under the per-operation form).
     planes: u32,
-    /// Chip of the die (index into `chip_u`).
-    chip: u32,
     /// Rate index (see [`RATE_SLOT`]): `OpKind as usize` for array operations,
     /// `3 + OpKind as usize` (of the op served) for transfers.
     r: u8,
@@ -246,14 +253,16 @@ struct Span {
 /// One die's queue of activities not yet committed: the oldest inline (the
 /// usual queue is one operation), the rest (rare) behind it, in arrival order.
 #[derive(Clone, Debug)]
-struct DieLane {
+pub(crate) struct DieLane {
     /// The oldest waiting activity, if `queued`.
     head: Item,
     queued: bool,
     /// Non-empty only when `queued`.
     more: VecDeque<Item>,
-    /// Chip of this die (index into `chip_j`).
-    chip: u32,
+    /// Flash units by rate index, as [`Acc::up`] (summed per chip in the report).
+    pub(crate) u: [u64; 8],
+    /// Per-operation energy of cut pieces (J) by state, as [`Acc::cut_flash_j`].
+    pub(crate) cut_j: [f64; 4],
     /// Busy (array + transfer) nanoseconds in the window: counted whole when
     /// queued (every queued activity is committed), less what clipping drops.
     busy_ns: u64,
@@ -283,7 +292,7 @@ pub struct PowerObserver {
     pub(crate) ways: u32,
     pub(crate) n_dies: u32,
     pub(crate) n_chans: u32,
-    die_lanes: Vec<DieLane>,
+    pub(crate) die_lanes: Vec<DieLane>,
     dram_lane: VecDeque<Span>,
     link_lane: VecDeque<Span>,
     /// Joules per unit by rate index (see [`RATE_SLOT`]): per plane-ns of an
@@ -303,10 +312,6 @@ pub struct PowerObserver {
     pub(crate) end: Option<u64>,
     pub(crate) all: Acc,
     pub(crate) drain: Acc,
-    /// Per chip: flash units by rate index, and cut per-operation energy (J) by
-    /// [read, program, erase, transfer].
-    pub(crate) chip_u: Vec<[u64; 8]>,
-    pub(crate) chip_cut_j: Vec<[f64; 4]>,
     pub(crate) series: Series,
     pub(crate) requests: u64,
     pub(crate) bytes: u64,
@@ -361,7 +366,6 @@ impl PowerObserver {
         }
         let g = settings.geometry;
         let n_dies = g.total_dies();
-        let chips = g.channels * g.ways;
         Ok(PowerObserver {
             p,
             dies_per_chip: g.dies,
@@ -369,11 +373,12 @@ impl PowerObserver {
             n_dies,
             n_chans: g.channels,
             die_lanes: (0..n_dies)
-                .map(|d| DieLane {
+                .map(|_| DieLane {
                     head: Item::default(),
                     queued: false,
                     more: VecDeque::new(),
-                    chip: d / g.dies,
+                    u: [0; 8],
+                    cut_j: [0.0; 4],
                     busy_ns: 0,
                 })
                 .collect(),
@@ -390,8 +395,6 @@ impl PowerObserver {
             end: None,
             all: Acc::default(),
             drain: Acc::default(),
-            chip_u: vec![[0; 8]; chips as usize],
-            chip_cut_j: vec![[0.0; 4]; chips as usize],
             series,
             requests: 0,
             bytes: 0,
@@ -541,7 +544,7 @@ impl PowerObserver {
             } else {
                 it.planes as u64 * ns
             };
-            self.charge_die(&it, ns, u, false);
+            self.charge_die(d, &it, ns, u, false);
         }
     }
 
@@ -558,14 +561,14 @@ impl PowerObserver {
                 self.die_lanes[d].busy_ns += ns;
                 let piece = Item { s, e, ..it };
                 if !it.per_op {
-                    self.charge_die(&piece, ns, it.planes as u64 * ns, dr);
+                    self.charge_die(d, &piece, ns, it.planes as u64 * ns, dr);
                 } else if ns == full {
-                    self.charge_die(&piece, ns, it.planes as u64, dr);
+                    self.charge_die(d, &piece, ns, it.planes as u64, dr);
                 } else {
                     // A part of a per-operation energy: not a whole unit.
                     let j = units_j(self.unit_j[it.r as usize & 7], it.planes as u64)
                         * (ns_f64(ns) / ns_f64(full));
-                    self.charge_die_part(&piece, ns, j, dr);
+                    self.charge_die_part(d, &piece, ns, j, dr);
                 }
             }
         }
@@ -573,21 +576,20 @@ impl PowerObserver {
 
     /// Count `u` units over `[it.s, it.e)` (`ns` > 0 long) to its die.
     #[inline(always)]
-    fn charge_die(&mut self, it: &Item, ns: u64, u: u64, dr: bool) {
+    fn charge_die(&mut self, d: usize, it: &Item, ns: u64, u: u64, dr: bool) {
         let r = it.r as usize & 7;
-        let slot = RATE_SLOT[r];
         let pi = it.purpose as usize & 7;
         self.all.up[r][pi] += u;
-        self.all.die_ns[slot] += ns;
+        self.all.rate_ns[r] += ns;
         if dr {
             self.drain.up[r][pi] += u;
-            self.drain.die_ns[slot] += ns;
+            self.drain.rate_ns[r] += ns;
         }
-        self.chip_u[it.chip as usize][r] += u;
+        self.die_lanes[d].u[r] += u;
         if self.series.is_hot(it.s, it.e) {
             let t = &mut self.series.cur;
             t.u[r] += u;
-            t.die_ns[slot] += ns;
+            t.rate_ns[r] += ns;
         } else {
             self.series_die_cold(it, ns, u);
         }
@@ -603,12 +605,12 @@ impl PowerObserver {
         let counted = if it.per_op {
             self.series.count_cold(it.s, it.e, false, |t, ns| {
                 t.u[r] += u;
-                t.die_ns[slot] += ns;
+                t.rate_ns[r] += ns;
             })
         } else {
             self.series.count_cold(it.s, it.e, true, |t, ns| {
                 t.u[r] += planes * ns;
-                t.die_ns[slot] += ns;
+                t.rate_ns[r] += ns;
             })
         };
         if !counted {
@@ -627,7 +629,7 @@ impl PowerObserver {
     /// (`ns` > 0 long) to its die.
     #[cold]
     #[inline(never)]
-    fn charge_die_part(&mut self, it: &Item, ns: u64, j: f64, dr: bool) {
+    fn charge_die_part(&mut self, d: usize, it: &Item, ns: u64, j: f64, dr: bool) {
         let slot = RATE_SLOT[it.r as usize & 7];
         let pi = it.purpose as usize & 7;
         for acc in [Some(&mut self.all), dr.then_some(&mut self.drain)]
@@ -636,9 +638,9 @@ impl PowerObserver {
         {
             acc.cut_flash_j[slot] += j;
             acc.cut_purpose_j[pi] += j;
-            acc.die_ns[slot] += ns;
+            acc.rate_ns[it.r as usize & 7] += ns;
         }
-        self.chip_cut_j[it.chip as usize][slot] += j;
+        self.die_lanes[d].cut_j[slot] += j;
         let n = ns_f64(ns);
         let flash = j - self.rates.die_idle * n;
         let bus = if slot == XFER {
@@ -791,9 +793,10 @@ impl Observer for PowerObserver {
         // The die's last queued command transfer serves this operation.
         let lane = &mut self.die_lanes[d];
         if lane.queued {
-            let b = match lane.more.back_mut() {
-                Some(b) => b,
-                None => &mut lane.head,
+            let b = if lane.more.is_empty() {
+                &mut lane.head
+            } else {
+                lane.more.back_mut().expect("non-empty")
             };
             if b.open_cmd {
                 b.open_cmd = false;
@@ -806,7 +809,6 @@ impl Observer for PowerObserver {
                 s: start.0,
                 e: end.0,
                 planes: planes.max(1),
-                chip: self.die_lanes[d].chip,
                 r: k as u8,
                 purpose: purpose.index() as u8,
                 per_op: self.op_per_op[k],
@@ -840,7 +842,6 @@ impl Observer for PowerObserver {
                 s: start.0,
                 e: end.0,
                 planes: 1,
-                chip: self.die_lanes[d].chip,
                 r: 3 + k as u8,
                 purpose: purpose.index() as u8,
                 per_op: false,

@@ -193,7 +193,7 @@ fn purposes(j: &[f64]) -> BTreeMap<String, f64> {
 
 impl PowerObserver {
     fn flash_busy_ns(acc: &Acc) -> u64 {
-        acc.die_ns.iter().sum::<u64>()
+        acc.die_ns().iter().sum::<u64>()
     }
 
     /// Energy breakdown of a finished run.
@@ -205,20 +205,28 @@ impl PowerObserver {
         let wf = w as f64 * NS;
         let die_idle_ns = (self.n_dies as u64 * w).saturating_sub(Self::flash_busy_ns(acc));
         let flash_idle = p.p_die_idle * die_idle_ns as f64 * NS;
-        let mut per_chip = Vec::with_capacity(self.chip_u.len());
-        for (c, (u, cut)) in self.chip_u.iter().zip(&self.chip_cut_j).enumerate() {
-            let mut j = *cut;
-            for (r, &u) in u.iter().enumerate() {
+        let chips = self.n_dies / self.dies_per_chip;
+        let mut per_chip = Vec::with_capacity(chips as usize);
+        for c in 0..chips {
+            let dies = c * self.dies_per_chip..(c + 1) * self.dies_per_chip;
+            let lanes = &self.die_lanes[dies.start as usize..dies.end as usize];
+            let mut j = [0.0; 4];
+            for lane in lanes {
+                for (jk, &x) in j.iter_mut().zip(&lane.cut_j) {
+                    *jk += x;
+                }
+            }
+            for r in 0..8 {
+                let u: u64 = lanes.iter().map(|l| l.u[r]).sum();
                 j[RATE_SLOT[r]] += self.unit_j[r] * u as f64;
             }
-            let dies = c as u32 * self.dies_per_chip..(c as u32 + 1) * self.dies_per_chip;
             let idle_ns: u64 = dies
                 .map(|d| w.saturating_sub(self.die_busy_ns(d as usize)))
                 .sum();
             let idle = p.p_die_idle * idle_ns as f64 * NS;
             per_chip.push(ChipEnergy {
-                channel: c as u32 / self.ways,
-                way: c as u32 % self.ways,
+                channel: c / self.ways,
+                way: c % self.ways,
                 total: j.iter().sum::<f64>() + idle,
                 read: j[0],
                 program: j[1],
@@ -288,19 +296,20 @@ impl PowerObserver {
         };
 
         let (wakeups, wake_ns) = self.cpu_wakeups();
-        let chan_busy = acc.die_ns[3] as f64 * NS;
+        let die_ns = acc.die_ns();
+        let chan_busy = die_ns[3] as f64 * NS;
         let state_s = Residency {
             window_s: wf,
             flash: FlashResidency {
-                read: acc.die_ns[0] as f64 * NS,
-                program: acc.die_ns[1] as f64 * NS,
-                erase: acc.die_ns[2] as f64 * NS,
-                transfer: acc.die_ns[3] as f64 * NS,
+                read: die_ns[0] as f64 * NS,
+                program: die_ns[1] as f64 * NS,
+                erase: die_ns[2] as f64 * NS,
+                transfer: die_ns[3] as f64 * NS,
                 idle: die_idle_ns as f64 * NS,
             },
             channels: ChannelResidency {
                 busy: chan_busy,
-                idle: (self.n_chans as u64 * w).saturating_sub(acc.die_ns[3]) as f64 * NS,
+                idle: (self.n_chans as u64 * w).saturating_sub(die_ns[3]) as f64 * NS,
             },
             cpu: CpuResidency {
                 normal: acc.cpu_ns[CpuMode::Normal as usize] as f64 * NS,

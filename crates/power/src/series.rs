@@ -89,13 +89,13 @@ pub struct Series {
 
 /// Integer activity: flash units by rate index (plane-ns of array
 /// operations, planes of per-operation ones, ns of transfers by the kind of op
-/// served), die-ns by state (array read / program / erase, transfer), CPU-ns by
+/// served), die-ns by the same index, CPU-ns by
 /// mode, DRAM-ns and host-link-ns active. Adding is exact, so the order of events
 /// never matters; joules come from one multiplication per counter.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Counters {
     pub u: [u64; 8],
-    pub die_ns: [u64; 4],
+    pub rate_ns: [u64; 8],
     pub cpu_ns: [u64; 3],
     pub dram_ns: u64,
     pub link_ns: u64,
@@ -243,9 +243,9 @@ impl Series {
         for k in 0..8 {
             flash += r.u[k] * ns_f64(c.u[k]);
         }
-        let busy: u64 = c.die_ns.iter().sum();
+        let busy: u64 = c.rate_ns.iter().sum();
         flash -= r.die_idle * ns_f64(busy);
-        let bus = r.bus * ns_f64(c.die_ns[3]);
+        let bus = r.bus * ns_f64(c.rate_ns[3..].iter().sum());
         let mut cpu = 0.0;
         for m in 0..3 {
             cpu += r.cpu[m] * ns_f64(c.cpu_ns[m]);
