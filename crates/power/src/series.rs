@@ -613,5 +613,57 @@ mod tests {
                 slow.buckets.iter().map(|b| b.map(f64::to_bits)).collect();
             proptest::prop_assert_eq!(got, want);
         }
+
+        /// The integer counters (hot bucket, the one before it, a straddle of the
+        /// two) give what the joule-by-joule reference gives, up to rounding.
+        #[test]
+        fn counted_buckets_match_the_reference(
+            ops in proptest::collection::vec(
+                (0u64..5_000, 1u64..400, 1u64..4, proptest::bool::ANY), 1..200),
+            interval in 1u64..300,
+            cap in 2usize..40,
+        ) {
+            let mut rates = Rates { die_idle: 0.5e-9, bus: 0.25e-9, ..Default::default() };
+            rates.u[0] = 2e-9; // per plane-ns (array read)
+            rates.u[3] = 1e-9; // per ns (transfer)
+            let mut fast = Series::new(interval, cap);
+            fast.set_rates(rates);
+            let mut slow = Reference { interval, cap, buckets: Vec::new() };
+            let mut end = 0;
+            for (s, len, planes, xfer) in ops {
+                let e = s + len;
+                end = end.max(e);
+                let (r, planes) = if xfer { (3, 1) } else { (0, planes) };
+                let u = planes * len;
+                let n = len as f64;
+                let flash = rates.u[r] * u as f64 - rates.die_idle * n;
+                let bus = if xfer { rates.bus * n } else { 0.0 };
+                // As the observer does.
+                if fast.is_hot(s, e) {
+                    fast.cur.u[r] += u;
+                    fast.cur.rate_ns[r] += len;
+                } else if !fast.count_cold(s, e, true, |t, ns| {
+                    t.u[r] += planes * ns;
+                    t.rate_ns[r] += ns;
+                }) {
+                    fast.add_die(flash, bus, s, e, n);
+                }
+                slow.add(FLASH, s, e, flash);
+                if xfer {
+                    slow.add(BUS, s, e, bus);
+                }
+            }
+            fast.close(end);
+            proptest::prop_assert_eq!(fast.interval_ns(), slow.interval);
+            proptest::prop_assert_eq!(fast.buckets().len(), slow.buckets.len());
+            for (f, r) in fast.buckets().iter().zip(&slow.buckets) {
+                for (c, (&a, &b)) in f.energy.iter().zip(r).enumerate() {
+                    proptest::prop_assert!(
+                        (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-12),
+                        "component {}: {} vs {}", c, a, b
+                    );
+                }
+            }
+        }
     }
 }
