@@ -14,6 +14,16 @@
 //! queues hold only in-flight work (a die's current operation, the CPU's booked
 //! future), so memory does not grow with the length of the run.
 //!
+//! # Integer accumulation
+//! What is committed is counted, not charged: exact integer sums of plane-ns
+//! (array operations; plane-ops under the per-operation form) and transfer-ns per
+//! rate (the op kind, or the kind of op a transfer serves) and purpose, per die,
+//! and ns per CPU mode, DRAM and host link. Joules are `rate x units`, computed
+//! once in the report (and once per time-series bucket, see [`crate::series`]),
+//! so the order in which the engine reports events cannot change a result and the
+//! state times stay exact. Only the part of a per-operation energy cut at the
+//! drain start or the window end is a float sum (a fraction of an operation).
+//!
 //! # CPU modes (Lee & Won)
 //! Normal mode is the union of `io_active` (a request inside the SSD), `cpu_busy`
 //! (firmware, including background GC outside any request) and `cpu_wakeup`

@@ -6,6 +6,12 @@
 //! current, the CPU above idle mode, ...); the baselines are added once, at
 //! `finish`, over the whole window, so the series costs nothing for idle time.
 //!
+//! The observer counts activity in integers (per component state) for the hot
+//! bucket and the one before it (late commits), splitting an interval that
+//! straddles their boundary exactly in nanoseconds; each bucket's counters become
+//! joules once, when the hot bucket moves on. Only intervals outside those two
+//! buckets (or spanning more) are spread in joules, split at bucket boundaries.
+//!
 //! # Memory
 //! A bucket is 56 bytes (five f64 energies, a request count and a byte count). The
 //! number of buckets is bounded (`DEFAULT_MAX_SAMPLES` = 262,144, about 14 MiB);
