@@ -215,11 +215,14 @@ impl Series {
             h.wrapping_sub(1),
         );
         if self.hot_hi != 0 && i == h + 1 {
-            self.prev = std::mem::take(&mut self.cur);
+            // `prev` is empty now: the counters of the old hot bucket move over.
+            std::mem::swap(&mut self.prev, &mut self.cur);
         } else {
             Self::convert(&self.rates, &mut self.cur, &mut self.buckets, h);
         }
-        if i >= self.buckets.len() {
+        if i == self.buckets.len() {
+            self.buckets.push(Bucket::default());
+        } else if i > self.buckets.len() {
             self.buckets.resize(i + 1, Bucket::default());
         }
         self.hot = i;
