@@ -586,7 +586,10 @@ mod tests {
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        // 64 cases by default; PROPTEST_CASES for long runs.
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(
+            std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(64)
+        ))]
         #[test]
         fn fast_paths_match_the_reference_bit_for_bit(
             ops in proptest::collection::vec(
