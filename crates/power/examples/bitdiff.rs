@@ -92,7 +92,7 @@ fn main() -> ExitCode {
                 continue;
             }
             let rel = (fu - fv).abs() / fu.abs().max(fv.abs());
-            if !(rel <= tol) {
+            if rel.is_nan() || rel > tol {
                 eprintln!("line {}: {u} vs {v} (relative {rel:e})", n + 1);
                 bad += 1;
             }
