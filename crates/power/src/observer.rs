@@ -14,6 +14,16 @@
 //! queues hold only in-flight work (a die's current operation, the CPU's booked
 //! future), so memory does not grow with the length of the run.
 //!
+//! # Integer accumulation
+//! What is committed is counted, not charged: exact integer sums of plane-ns
+//! (array operations; plane-ops under the per-operation form) and transfer-ns per
+//! rate (the op kind, or the kind of op a transfer serves) and purpose, per die,
+//! and ns per CPU mode, DRAM and host link. Joules are `rate x units`, computed
+//! once in the report (and once per time-series bucket, see [`crate::series`]),
+//! so the order in which the engine reports events cannot change a result and the
+//! state times stay exact. Only the part of a per-operation energy cut at the
+//! drain start or the window end is a float sum (a fraction of an operation).
+//!
 //! # CPU modes (Lee & Won)
 //! Normal mode is the union of `io_active` (a request inside the SSD), `cpu_busy`
 //! (firmware, including background GC outside any request) and `cpu_wakeup`
@@ -53,7 +63,7 @@
 //! activity (the engine reports `finish` at the last completion), and everything
 //! after the drain start is also accumulated separately.
 
-use crate::series::{ns_f64, Series, CPU, DRAM, FLASH, HOST};
+use crate::series::{ns_f64, Rates, Series, CPU, DRAM, HOST};
 use crate::PowerError;
 use ssd_core::addr::{ChannelId, DieId};
 use ssd_core::config::{PowerConfig, Settings};
@@ -144,47 +154,99 @@ pub(crate) enum CpuMode {
     Slow = 2,
 }
 
-/// Energies (J) and state times (ns) of one part of the run (all, or the drain).
+/// Integer activity of one part of the run (all, or the drain), converted to
+/// joules once, at the end ([`Acc::joules`]): exact sums, no per-event rounding.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Acc {
-    /// Die energy by state: array read, program, erase (indices of `OpKind`),
-    /// then transfer (index [`XFER`]).
+    /// Flash units by rate index (see [`RATE_SLOT`]) and purpose
+    /// (`Purpose::index`; 8 slots so that a masked index needs no bounds check):
+    /// plane-ns of array operations (plane-ops under the per-operation form),
+    /// ns of transfers by the kind of op they serve.
+    pub up: [[u64; 8]; 8],
+    /// Per-operation energy of pieces cut at the drain start or window end (J):
+    /// by state (as [`Acc::die_ns`]) and by purpose.
+    pub cut_flash_j: [f64; 4],
+    pub cut_purpose_j: [f64; 8],
+    pub cpu_ns: [u64; 3],
+    pub dram_active_ns: u64,
+    pub link_active_ns: u64,
+    /// Die-nanoseconds by rate index (see [`RATE_SLOT`]; [`Acc::die_ns`] by state).
+    pub rate_ns: [u64; 8],
+}
+
+/// Energies (J) of an [`Acc`].
+#[derive(Clone, Debug, Default)]
+pub(crate) struct AccJ {
+    /// Die energy by state: array read, program, erase, then transfer ([`XFER`]).
     pub flash_j: [f64; 4],
-    /// Array + transfer energy by purpose (`Purpose::index`; 8 slots so that a
-    /// masked index needs no bounds check).
+    /// Array + transfer energy by purpose (`Purpose::index`).
     pub purpose_j: [f64; 8],
     pub bus_j: f64,
     pub cpu_j: [f64; 3],
-    pub cpu_ns: [u64; 3],
     pub dram_active_j: f64,
-    pub dram_active_ns: u64,
     pub link_active_j: f64,
-    pub link_active_ns: u64,
-    /// Die-nanoseconds in array read / program / erase / transfer (as `flash_j`).
-    /// A die transfers exactly while its channel does, so `die_ns[XFER]` is also
-    /// the channel-nanoseconds transferring.
-    pub die_ns: [u64; 4],
 }
 
-/// Index of the transfer state in [`Acc::flash_j`] / [`Acc::die_ns`].
+/// State slot of each flash rate index: array read / program / erase (the
+/// `OpKind`), then transfers serving a read / program / erase (unused: 6, 7).
+pub(crate) const RATE_SLOT: [usize; 8] = [0, 1, 2, XFER, XFER, XFER, XFER, XFER];
+
+/// Energy of `u` units at `rate` J per unit.
+#[inline(always)]
+fn units_j(rate: f64, u: u64) -> f64 {
+    rate * ns_f64(u)
+}
+
+impl Acc {
+    /// Die-nanoseconds in array read / program / erase / transfer.
+    /// A die transfers exactly while its channel does, so `die_ns()[XFER]` is
+    /// also the channel-nanoseconds transferring.
+    pub(crate) fn die_ns(&self) -> [u64; 4] {
+        let mut d = [0; 4];
+        for (r, &ns) in self.rate_ns.iter().enumerate() {
+            d[RATE_SLOT[r]] += ns;
+        }
+        d
+    }
+
+    pub(crate) fn joules(&self, unit_j: &[f64; 8], p: &Params) -> AccJ {
+        let mut flash_j = self.cut_flash_j;
+        let mut purpose_j = self.cut_purpose_j;
+        for (r, up) in self.up.iter().enumerate() {
+            let tot: u64 = up.iter().sum();
+            flash_j[RATE_SLOT[r]] += units_j(unit_j[r], tot);
+            for (pj, &u) in purpose_j.iter_mut().zip(up) {
+                *pj += units_j(unit_j[r], u);
+            }
+        }
+        AccJ {
+            flash_j,
+            purpose_j,
+            bus_j: p.p_bus * (ns_f64(self.die_ns()[XFER]) * NS),
+            cpu_j: [0, 1, 2].map(|m| p.p_cpu[m] * (ns_f64(self.cpu_ns[m]) * NS)),
+            dram_active_j: p.p_dram_active * (ns_f64(self.dram_active_ns) * NS),
+            link_active_j: p.p_link_active * (ns_f64(self.link_active_ns) * NS),
+        }
+    }
+}
+
+/// Index of the transfer state in [`Acc::die_ns`] / [`AccJ::flash_j`].
 pub(crate) const XFER: usize = 3;
 
-/// A die activity waiting to be charged: its power (or energy) is resolved when
-/// it is queued, so committing it is a handful of adds.
+/// A die activity waiting to be charged: its rate is resolved when it is queued,
+/// so committing it is a handful of integer adds.
 #[derive(Clone, Copy, Debug, Default)]
 struct Item {
     s: u64,
     e: u64,
-    /// Array operation: `planes x` the op's power (W), or with a per-operation
-    /// energy `planes x` that energy (J, spread over `[s, e)`). Transfer: the
-    /// power drawn (W; 0 when the op it serves is charged per operation).
-    a: f64,
-    /// Chip of the die (index into `chip_j`).
-    chip: u32,
-    /// State index: `OpKind as usize` for array operations, [`XFER`] for transfers.
-    slot: u8,
+    /// Planes of an array operation (1 for transfers): units are `planes x ns`
+    /// (`planes` under the per-operation form).
+    planes: u32,
+    /// Rate index (see [`RATE_SLOT`]): `OpKind as usize` for array operations,
+    /// `3 + OpKind as usize` (of the op served) for transfers.
+    r: u8,
     purpose: u8,
-    /// `a` is an energy for the whole interval (per-operation form).
+    /// Units are plane-ops: the energy is spread evenly over `[s, e)`.
     per_op: bool,
     /// A command transfer whose array operation is not known yet: the next
     /// `flash_op` of its die decides its power (else it draws as a read's).
@@ -201,14 +263,16 @@ struct Span {
 /// One die's queue of activities not yet committed: the oldest inline (the
 /// usual queue is one operation), the rest (rare) behind it, in arrival order.
 #[derive(Clone, Debug)]
-struct DieLane {
+pub(crate) struct DieLane {
     /// The oldest waiting activity, if `queued`.
     head: Item,
     queued: bool,
     /// Non-empty only when `queued`.
     more: VecDeque<Item>,
-    /// Chip of this die (index into `chip_j`).
-    chip: u32,
+    /// Flash units by rate index, as [`Acc::up`] (summed per chip in the report).
+    pub(crate) u: [u64; 8],
+    /// Per-operation energy of cut pieces (J) by state, as [`Acc::cut_flash_j`].
+    pub(crate) cut_j: [f64; 4],
     /// Busy (array + transfer) nanoseconds in the window: counted whole when
     /// queued (every queued activity is committed), less what clipping drops.
     busy_ns: u64,
@@ -238,17 +302,16 @@ pub struct PowerObserver {
     pub(crate) ways: u32,
     pub(crate) n_dies: u32,
     pub(crate) n_chans: u32,
-    die_lanes: Vec<DieLane>,
+    pub(crate) die_lanes: Vec<DieLane>,
     dram_lane: VecDeque<Span>,
     link_lane: VecDeque<Span>,
-    /// Transfer power (W) by the kind of op served (0 under the per-op form).
-    xfer_w: [f64; 3],
-    /// Array operation coefficient by kind: the per-operation energy if given
-    /// (`op_per_op`), else the power of one plane.
-    op_a: [f64; 3],
+    /// Joules per unit by rate index (see [`RATE_SLOT`]): per plane-ns of an
+    /// array operation (per plane-op under the per-operation form), per ns of a
+    /// transfer by the kind of op served (0 when that op is charged per operation).
+    pub(crate) unit_j: [f64; 8],
     op_per_op: [bool; 3],
-    /// Channel power by die state (the bus draws only while transferring).
-    bus_w: [f64; 4],
+    /// Series rates, as in `series` (for intervals outside its hot bucket).
+    rates: Rates,
     /// `end` or `drain_at` is set: intervals may need clipping or splitting.
     cut: bool,
     cpu: CpuTrack,
@@ -259,8 +322,6 @@ pub struct PowerObserver {
     pub(crate) end: Option<u64>,
     pub(crate) all: Acc,
     pub(crate) drain: Acc,
-    /// Per chip: energy by [read, program, erase, transfer].
-    pub(crate) chip_j: Vec<[f64; 4]>,
     pub(crate) series: Series,
     pub(crate) requests: u64,
     pub(crate) bytes: u64,
@@ -284,9 +345,23 @@ impl PowerObserver {
             Some(_) => 0.0,
             None => p.p_xfer.unwrap_or(p.p_op[k]),
         });
-        let op_a = [0, 1, 2].map(|k| p.e_op[k].unwrap_or(p.p_op[k]));
+        let mut unit_j = [0.0; 8];
+        for k in 0..3 {
+            unit_j[k] = p.e_op[k].unwrap_or(p.p_op[k] * NS);
+            unit_j[3 + k] = xfer_w[k] * NS;
+        }
         let op_per_op = [0, 1, 2].map(|k| p.e_op[k].is_some());
-        let bus_w = [0.0, 0.0, 0.0, p.p_bus];
+        let idle = p.p_cpu[CpuMode::Idle as usize];
+        let rates = Rates {
+            u: unit_j,
+            die_idle: p.p_die_idle * NS,
+            bus: p.p_bus * NS,
+            cpu: p.p_cpu.map(|w| (w - idle) * NS),
+            dram: p.p_dram_active * NS,
+            link: (p.p_link_active - p.p_link_idle) * NS,
+        };
+        let mut series = Series::new(sample.0, max_samples);
+        series.set_rates(rates);
         if sample.0 == 0 {
             return Err(PowerError::Config {
                 field: "power sample interval".into(),
@@ -301,7 +376,6 @@ impl PowerObserver {
         }
         let g = settings.geometry;
         let n_dies = g.total_dies();
-        let chips = g.channels * g.ways;
         Ok(PowerObserver {
             p,
             dies_per_chip: g.dies,
@@ -309,20 +383,20 @@ impl PowerObserver {
             n_dies,
             n_chans: g.channels,
             die_lanes: (0..n_dies)
-                .map(|d| DieLane {
+                .map(|_| DieLane {
                     head: Item::default(),
                     queued: false,
                     more: VecDeque::new(),
-                    chip: d / g.dies,
+                    u: [0; 8],
+                    cut_j: [0.0; 4],
                     busy_ns: 0,
                 })
                 .collect(),
             dram_lane: VecDeque::new(),
             link_lane: VecDeque::new(),
-            xfer_w,
-            op_a,
+            unit_j,
             op_per_op,
-            bus_w,
+            rates,
             cut: false,
             cpu: CpuTrack::default(),
             now_lb: 0,
@@ -331,8 +405,7 @@ impl PowerObserver {
             end: None,
             all: Acc::default(),
             drain: Acc::default(),
-            chip_j: vec![[0.0; 4]; chips as usize],
-            series: Series::new(sample.0, max_samples),
+            series,
             requests: 0,
             bytes: 0,
         })
@@ -473,14 +546,15 @@ impl PowerObserver {
         if self.cut {
             return self.commit_die_cut(d, it);
         }
-        // One piece, as `pieces` would give (for the per-op form, the whole
-        // energy: `a x (ns / ns)` is `a`).
+        // One piece, as `pieces` would give.
         let ns = it.e - it.s;
         if ns > 0 {
-            let n = ns_f64(ns);
-            let dt = n * NS;
-            let j = if it.per_op { it.a } else { it.a * dt };
-            self.charge_die(&it, ns, n, j, false);
+            let u = if it.per_op {
+                it.planes as u64
+            } else {
+                it.planes as u64 * ns
+            };
+            self.charge_die(d, &it, ns, u, false);
         }
     }
 
@@ -495,72 +569,136 @@ impl PowerObserver {
             if e > s {
                 let ns = e - s;
                 self.die_lanes[d].busy_ns += ns;
-                let n = ns as f64;
-                let j = if it.per_op {
-                    it.a * (n / full as f64)
-                } else {
-                    it.a * (n * NS)
-                };
                 let piece = Item { s, e, ..it };
-                self.charge_die(&piece, ns, n, j, dr);
+                if !it.per_op {
+                    self.charge_die(d, &piece, ns, it.planes as u64 * ns, dr);
+                } else if ns == full {
+                    self.charge_die(d, &piece, ns, it.planes as u64, dr);
+                } else {
+                    // A part of a per-operation energy: not a whole unit.
+                    let j = units_j(self.unit_j[it.r as usize & 7], it.planes as u64)
+                        * (ns_f64(ns) / ns_f64(full));
+                    self.charge_die_part(d, &piece, ns, j, dr);
+                }
             }
         }
     }
 
-    /// Charge `j` joules over `[it.s, it.e)` (`ns` > 0 long, `n` = `ns as f64`)
-    /// to its die.
+    /// Count `u` units over `[it.s, it.e)` (`ns` > 0 long) to its die.
     #[inline(always)]
-    fn charge_die(&mut self, it: &Item, ns: u64, n: f64, j: f64, dr: bool) {
-        let dt = n * NS;
-        let slot = it.slot as usize & 3;
+    fn charge_die(&mut self, d: usize, it: &Item, ns: u64, u: u64, dr: bool) {
+        let r = it.r as usize & 7;
         let pi = it.purpose as usize & 7;
-        // The channel is busy exactly while a die transfers. Adding 0.0 to the
-        // (never negative) bus sum for array operations changes nothing.
-        let bus_j = self.bus_w[slot] * dt;
-        let charge = |acc: &mut Acc| {
-            acc.flash_j[slot] += j;
-            acc.die_ns[slot] += ns;
-            acc.bus_j += bus_j;
-            acc.purpose_j[pi] += j;
-        };
-        charge(&mut self.all);
+        self.all.up[r][pi] += u;
+        self.all.rate_ns[r] += ns;
         if dr {
-            charge(&mut self.drain);
+            self.drain.up[r][pi] += u;
+            self.drain.rate_ns[r] += ns;
         }
-        self.chip_j[it.chip as usize][slot] += j;
-        // Time series: the die's power above its idle baseline, and the channel.
-        let flash = j - self.p.p_die_idle * dt;
-        self.series.add_die(flash, bus_j, it.s, it.e, n);
+        self.die_lanes[d].u[r] += u;
+        if self.series.is_hot(it.s, it.e) {
+            let t = &mut self.series.cur;
+            t.u[r] += u;
+            t.rate_ns[r] += ns;
+        } else {
+            self.series_die_cold(it, ns, u);
+        }
+    }
+
+    /// A die's interval outside the series' hot bucket: counted if the hot
+    /// bucket can move to it, else charged in joules, split at bucket boundaries.
+    #[inline(never)]
+    fn series_die_cold(&mut self, it: &Item, ns: u64, u: u64) {
+        let r = it.r as usize & 7;
+        let slot = RATE_SLOT[r];
+        let planes = it.planes as u64;
+        let counted = if it.per_op {
+            self.series.count_cold(it.s, it.e, false, |t, ns| {
+                t.u[r] += u;
+                t.rate_ns[r] += ns;
+            })
+        } else {
+            self.series.count_cold(it.s, it.e, true, |t, ns| {
+                t.u[r] += planes * ns;
+                t.rate_ns[r] += ns;
+            })
+        };
+        if !counted {
+            let n = ns_f64(ns);
+            let flash = units_j(self.rates.u[r], u) - self.rates.die_idle * n;
+            let bus = if slot == XFER {
+                self.rates.bus * n
+            } else {
+                0.0
+            };
+            self.series.add_die(flash, bus, it.s, it.e, n);
+        }
+    }
+
+    /// Charge `j` joules (a part of a per-operation energy) over `[it.s, it.e)`
+    /// (`ns` > 0 long) to its die.
+    #[cold]
+    #[inline(never)]
+    fn charge_die_part(&mut self, d: usize, it: &Item, ns: u64, j: f64, dr: bool) {
+        let slot = RATE_SLOT[it.r as usize & 7];
+        let pi = it.purpose as usize & 7;
+        for acc in [Some(&mut self.all), dr.then_some(&mut self.drain)]
+            .into_iter()
+            .flatten()
+        {
+            acc.cut_flash_j[slot] += j;
+            acc.cut_purpose_j[pi] += j;
+            acc.rate_ns[it.r as usize & 7] += ns;
+        }
+        self.die_lanes[d].cut_j[slot] += j;
+        let n = ns_f64(ns);
+        let flash = j - self.rates.die_idle * n;
+        let bus = if slot == XFER {
+            self.rates.bus * n
+        } else {
+            0.0
+        };
+        self.series.add_die(flash, bus, it.s, it.e, n);
     }
 
     fn commit_other(&mut self, dram: bool, it: Span) {
+        if !self.cut {
+            return self.charge_other(dram, it.s, it.e, false);
+        }
         for (s, e, dr) in self.pieces(it.s, it.e) {
-            if e <= s {
-                continue;
+            self.charge_other(dram, s, e, dr);
+        }
+    }
+
+    #[inline(always)]
+    fn charge_other(&mut self, dram: bool, s: u64, e: u64, dr: bool) {
+        if e <= s {
+            return;
+        }
+        let ns = e - s;
+        let hot = self.series.is_hot(s, e);
+        let t = &mut self.series.cur;
+        if dram {
+            self.all.dram_active_ns += ns;
+            if dr {
+                self.drain.dram_active_ns += ns;
             }
-            let ns = e - s;
-            let dt = ns as f64 * NS;
-            if dram {
-                let j = self.p.p_dram_active * dt;
-                for acc in [Some(&mut self.all), dr.then_some(&mut self.drain)]
-                    .into_iter()
-                    .flatten()
-                {
-                    acc.dram_active_j += j;
-                    acc.dram_active_ns += ns;
-                }
+            if hot {
+                t.dram_ns += ns;
+            } else if !self.series.count_cold(s, e, true, |t, ns| t.dram_ns += ns) {
+                let j = self.rates.dram * ns_f64(ns);
                 self.series.add_energy(DRAM, s, e, j);
-            } else {
-                let j = self.p.p_link_active * dt;
-                for acc in [Some(&mut self.all), dr.then_some(&mut self.drain)]
-                    .into_iter()
-                    .flatten()
-                {
-                    acc.link_active_j += j;
-                    acc.link_active_ns += ns;
-                }
-                self.series
-                    .add_energy(HOST, s, e, j - self.p.p_link_idle * dt);
+            }
+        } else {
+            self.all.link_active_ns += ns;
+            if dr {
+                self.drain.link_active_ns += ns;
+            }
+            if hot {
+                t.link_ns += ns;
+            } else if !self.series.count_cold(s, e, true, |t, ns| t.link_ns += ns) {
+                let j = self.rates.link * ns_f64(ns);
+                self.series.add_energy(HOST, s, e, j);
             }
         }
     }
@@ -568,22 +706,31 @@ impl PowerObserver {
     // ------------------------------------------------------------ CPU
 
     fn cpu_charge(&mut self, mode: CpuMode, s: u64, e: u64) {
+        if !self.cut {
+            return self.cpu_charge_piece(mode as usize, s, e, false);
+        }
         for (s, e, dr) in self.pieces(s, e) {
-            if e <= s {
-                continue;
-            }
-            let ns = e - s;
-            let dt = ns as f64 * NS;
-            let m = mode as usize;
-            let j = self.p.p_cpu[m] * dt;
-            for acc in [Some(&mut self.all), dr.then_some(&mut self.drain)]
-                .into_iter()
-                .flatten()
-            {
-                acc.cpu_j[m] += j;
-                acc.cpu_ns[m] += ns;
-            }
-            let excess = j - self.p.p_cpu[CpuMode::Idle as usize] * dt;
+            self.cpu_charge_piece(mode as usize, s, e, dr);
+        }
+    }
+
+    #[inline(always)]
+    fn cpu_charge_piece(&mut self, m: usize, s: u64, e: u64, dr: bool) {
+        if e <= s {
+            return;
+        }
+        let ns = e - s;
+        self.all.cpu_ns[m] += ns;
+        if dr {
+            self.drain.cpu_ns[m] += ns;
+        }
+        if self.series.is_hot(s, e) {
+            self.series.cur.cpu_ns[m] += ns;
+        } else if !self
+            .series
+            .count_cold(s, e, true, |t, ns| t.cpu_ns[m] += ns)
+        {
+            let excess = self.rates.cpu[m] * ns_f64(ns);
             if excess != 0.0 {
                 self.series.add_energy(CPU, s, e, excess);
             }
@@ -656,13 +803,14 @@ impl Observer for PowerObserver {
         // The die's last queued command transfer serves this operation.
         let lane = &mut self.die_lanes[d];
         if lane.queued {
-            let b = match lane.more.back_mut() {
-                Some(b) => b,
-                None => &mut lane.head,
+            let b = if lane.more.is_empty() {
+                &mut lane.head
+            } else {
+                lane.more.back_mut().expect("non-empty")
             };
             if b.open_cmd {
                 b.open_cmd = false;
-                b.a = self.xfer_w[k];
+                b.r = 3 + k as u8;
             }
         }
         self.push_die(
@@ -670,9 +818,8 @@ impl Observer for PowerObserver {
             Item {
                 s: start.0,
                 e: end.0,
-                a: planes.max(1) as f64 * self.op_a[k],
-                chip: self.die_lanes[d].chip,
-                slot: k as u8,
+                planes: planes.max(1),
+                r: k as u8,
                 purpose: purpose.index() as u8,
                 per_op: self.op_per_op[k],
                 open_cmd: false,
@@ -704,9 +851,8 @@ impl Observer for PowerObserver {
             Item {
                 s: start.0,
                 e: end.0,
-                a: self.xfer_w[k as usize],
-                chip: self.die_lanes[d].chip,
-                slot: XFER as u8,
+                planes: 1,
+                r: 3 + k as u8,
                 purpose: purpose.index() as u8,
                 per_op: false,
                 open_cmd: kind == XferKind::Command,
@@ -833,7 +979,7 @@ impl Observer for PowerObserver {
         self.flush_cpu(w);
         // Baselines drawn the whole window: die idle, DRAM standby, CPU idle, link idle.
         let base = self.n_dies as f64 * self.p.p_die_idle;
-        self.series.add_baseline(FLASH, base, w);
+        self.series.add_baseline(crate::series::FLASH, base, w);
         self.series.add_baseline(DRAM, self.p.p_dram_standby, w);
         self.series
             .add_baseline(CPU, self.p.p_cpu[CpuMode::Idle as usize], w);

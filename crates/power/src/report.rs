@@ -3,7 +3,7 @@
 //! The CLI inserts them into `Report.extra` under `energy_j`, `power_w` and
 //! `efficiency` (see [`PowerObserver::finish_report`]).
 
-use crate::observer::{Acc, CpuMode, PowerObserver};
+use crate::observer::{Acc, CpuMode, PowerObserver, RATE_SLOT};
 use crate::series::Sample;
 use crate::PowerError;
 use serde::Serialize;
@@ -193,27 +193,40 @@ fn purposes(j: &[f64]) -> BTreeMap<String, f64> {
 
 impl PowerObserver {
     fn flash_busy_ns(acc: &Acc) -> u64 {
-        acc.die_ns.iter().sum::<u64>()
+        acc.die_ns().iter().sum::<u64>()
     }
 
     /// Energy breakdown of a finished run.
     pub fn energy(&self) -> Result<EnergyReport, PowerError> {
         let w = self.end.ok_or(PowerError::NotFinished)?;
         let p = &self.p;
-        let a = &self.all;
+        let acc = &self.all;
+        let a = &acc.joules(&self.unit_j, p);
         let wf = w as f64 * NS;
-        let die_idle_ns = (self.n_dies as u64 * w).saturating_sub(Self::flash_busy_ns(a));
+        let die_idle_ns = (self.n_dies as u64 * w).saturating_sub(Self::flash_busy_ns(acc));
         let flash_idle = p.p_die_idle * die_idle_ns as f64 * NS;
-        let mut per_chip = Vec::with_capacity(self.chip_j.len());
-        for (c, j) in self.chip_j.iter().enumerate() {
-            let dies = c as u32 * self.dies_per_chip..(c as u32 + 1) * self.dies_per_chip;
+        let chips = self.n_dies / self.dies_per_chip;
+        let mut per_chip = Vec::with_capacity(chips as usize);
+        for c in 0..chips {
+            let dies = c * self.dies_per_chip..(c + 1) * self.dies_per_chip;
+            let lanes = &self.die_lanes[dies.start as usize..dies.end as usize];
+            let mut j = [0.0; 4];
+            for lane in lanes {
+                for (jk, &x) in j.iter_mut().zip(&lane.cut_j) {
+                    *jk += x;
+                }
+            }
+            for r in 0..8 {
+                let u: u64 = lanes.iter().map(|l| l.u[r]).sum();
+                j[RATE_SLOT[r]] += self.unit_j[r] * u as f64;
+            }
             let idle_ns: u64 = dies
                 .map(|d| w.saturating_sub(self.die_busy_ns(d as usize)))
                 .sum();
             let idle = p.p_die_idle * idle_ns as f64 * NS;
             per_chip.push(ChipEnergy {
-                channel: c as u32 / self.ways,
-                way: c as u32 % self.ways,
+                channel: c / self.ways,
+                way: c % self.ways,
                 total: j.iter().sum::<f64>() + idle,
                 read: j[0],
                 program: j[1],
@@ -244,25 +257,26 @@ impl PowerObserver {
         let dram = dram_modes.standby + dram_modes.active;
         let host_modes = LinkEnergy {
             active: a.link_active_j,
-            idle: p.p_link_idle * w.saturating_sub(a.link_active_ns) as f64 * NS,
+            idle: p.p_link_idle * w.saturating_sub(acc.link_active_ns) as f64 * NS,
         };
         let host = host_modes.active + host_modes.idle;
         let total = flash.total + cpu + dram + a.bus_j + host;
 
         // Drain part.
-        let d = &self.drain;
+        let dacc = &self.drain;
+        let d = &dacc.joules(&self.unit_j, p);
         let drain = match self.drain_at {
             Some(t0) => {
                 let wd = w.saturating_sub(t0);
                 let wdf = wd as f64 * NS;
                 let f_idle = p.p_die_idle
-                    * (self.n_dies as u64 * wd).saturating_sub(Self::flash_busy_ns(d)) as f64
+                    * (self.n_dies as u64 * wd).saturating_sub(Self::flash_busy_ns(dacc)) as f64
                     * NS;
                 let f = d.flash_j[..3].iter().sum::<f64>() + d.flash_j[3] + f_idle;
                 let c = d.cpu_j.iter().sum::<f64>();
                 let m = p.p_dram_standby * wdf + d.dram_active_j;
                 let h = d.link_active_j
-                    + p.p_link_idle * wd.saturating_sub(d.link_active_ns) as f64 * NS;
+                    + p.p_link_idle * wd.saturating_sub(dacc.link_active_ns) as f64 * NS;
                 DrainEnergy {
                     start_s: Some(t0 as f64 * NS),
                     duration_s: wdf,
@@ -282,34 +296,35 @@ impl PowerObserver {
         };
 
         let (wakeups, wake_ns) = self.cpu_wakeups();
-        let chan_busy = a.die_ns[3] as f64 * NS;
+        let die_ns = acc.die_ns();
+        let chan_busy = die_ns[3] as f64 * NS;
         let state_s = Residency {
             window_s: wf,
             flash: FlashResidency {
-                read: a.die_ns[0] as f64 * NS,
-                program: a.die_ns[1] as f64 * NS,
-                erase: a.die_ns[2] as f64 * NS,
-                transfer: a.die_ns[3] as f64 * NS,
+                read: die_ns[0] as f64 * NS,
+                program: die_ns[1] as f64 * NS,
+                erase: die_ns[2] as f64 * NS,
+                transfer: die_ns[3] as f64 * NS,
                 idle: die_idle_ns as f64 * NS,
             },
             channels: ChannelResidency {
                 busy: chan_busy,
-                idle: (self.n_chans as u64 * w).saturating_sub(a.die_ns[3]) as f64 * NS,
+                idle: (self.n_chans as u64 * w).saturating_sub(die_ns[3]) as f64 * NS,
             },
             cpu: CpuResidency {
-                normal: a.cpu_ns[CpuMode::Normal as usize] as f64 * NS,
-                idle: a.cpu_ns[CpuMode::Idle as usize] as f64 * NS,
-                slow: a.cpu_ns[CpuMode::Slow as usize] as f64 * NS,
+                normal: acc.cpu_ns[CpuMode::Normal as usize] as f64 * NS,
+                idle: acc.cpu_ns[CpuMode::Idle as usize] as f64 * NS,
+                slow: acc.cpu_ns[CpuMode::Slow as usize] as f64 * NS,
                 wakeup: wake_ns as f64 * NS,
                 wakeups,
             },
             dram: DramResidency {
-                active: a.dram_active_ns as f64 * NS,
-                standby: w.saturating_sub(a.dram_active_ns) as f64 * NS,
+                active: acc.dram_active_ns as f64 * NS,
+                standby: w.saturating_sub(acc.dram_active_ns) as f64 * NS,
             },
             host: LinkResidency {
-                active: a.link_active_ns as f64 * NS,
-                idle: w.saturating_sub(a.link_active_ns) as f64 * NS,
+                active: acc.link_active_ns as f64 * NS,
+                idle: w.saturating_sub(acc.link_active_ns) as f64 * NS,
             },
         };
         Ok(EnergyReport {

@@ -6,6 +6,12 @@
 //! current, the CPU above idle mode, ...); the baselines are added once, at
 //! `finish`, over the whole window, so the series costs nothing for idle time.
 //!
+//! The observer counts activity in integers (per component state) for the hot
+//! bucket and the one before it (late commits), splitting an interval that
+//! straddles their boundary exactly in nanoseconds; each bucket's counters become
+//! joules once, when the hot bucket moves on. Only intervals outside those two
+//! buckets (or spanning more) are spread in joules, split at bucket boundaries.
+//!
 //! # Memory
 //! A bucket is 56 bytes (five f64 energies, a request count and a byte count). The
 //! number of buckets is bounded (`DEFAULT_MAX_SAMPLES` = 262,144, about 14 MiB);
@@ -76,6 +82,45 @@ pub struct Series {
     hot: usize,
     hot_lo: u64,
     hot_hi: u64,
+    /// Integer activity (see [`Counters`]) not yet converted to joules, of the
+    /// hot bucket (`cur`) and of the bucket before it (`prev`, which covers
+    /// `[prev_lo, hot_lo)`, empty when the hot bucket is the first or none): an
+    /// activity that is committed late, or straddles the two, is still counted.
+    /// Each is converted once, with one multiplication per counter.
+    pub(crate) cur: Counters,
+    prev: Counters,
+    prev_lo: u64,
+    rates: Rates,
+}
+
+/// Integer activity: flash units by rate index (plane-ns of array
+/// operations, planes of per-operation ones, ns of transfers by the kind of op
+/// served), die-ns by the same index, CPU-ns by
+/// mode, DRAM-ns and host-link-ns active. Adding is exact, so the order of events
+/// never matters; joules come from one multiplication per counter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Counters {
+    pub u: [u64; 8],
+    pub rate_ns: [u64; 8],
+    pub cpu_ns: [u64; 3],
+    pub dram_ns: u64,
+    pub link_ns: u64,
+}
+
+/// Joules per counter unit above each component's baseline (see [`Counters`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct Rates {
+    /// Per flash unit (J per plane-ns, per plane-op or per transfer-ns).
+    pub u: [f64; 8],
+    /// Die idle (J/ns), subtracted for every busy die-ns.
+    pub die_idle: f64,
+    /// Channel (J per transfer-ns).
+    pub bus: f64,
+    /// CPU mode above idle mode (J/ns).
+    pub cpu: [f64; 3],
+    pub dram: f64,
+    /// Host link active above idle (J/ns).
+    pub link: f64,
 }
 
 impl Series {
@@ -90,7 +135,137 @@ impl Series {
             hot: 0,
             hot_lo: 0,
             hot_hi: 0,
+            cur: Counters::default(),
+            prev: Counters::default(),
+            prev_lo: 0,
+            rates: Rates::default(),
         }
+    }
+
+    pub(crate) fn set_rates(&mut self, rates: Rates) {
+        self.rates = rates;
+    }
+
+    /// `[s, e)` lies inside the hot bucket: counting it in `tot` is enough.
+    #[inline(always)]
+    pub(crate) fn is_hot(&self, s: u64, e: u64) -> bool {
+        s >= self.hot_lo && e <= self.hot_hi
+    }
+
+    /// Count an activity over `[s, e)` that is not inside the hot bucket, if it
+    /// lies in the two counted buckets or the hot bucket can move to it:
+    /// `add(counters, ns)` counts `ns` of it (`linear`: any part of it, split at a
+    /// bucket boundary; else only the whole). Returns false when the activity must
+    /// be charged in joules instead (it starts before the counted buckets, spans
+    /// more than two buckets, or needs coarsening first).
+    #[inline(never)]
+    pub(crate) fn count_cold(
+        &mut self,
+        s: u64,
+        e: u64,
+        linear: bool,
+        add: impl Fn(&mut Counters, u64),
+    ) -> bool {
+        let iv = self.interval;
+        if s >= self.hot_hi {
+            // Later than the hot bucket (or none yet): it becomes hot if it holds
+            // the whole interval.
+            let i = s / iv;
+            if e > (i + 1) * iv || i >= self.cap as u64 {
+                return false;
+            }
+            self.move_hot(i as usize);
+            add(&mut self.cur, e - s);
+            return true;
+        }
+        if s >= self.hot_lo {
+            // Straddles the end of the hot bucket: count the two parts.
+            if !linear || e > self.hot_hi + iv || self.hot + 1 >= self.cap {
+                return false;
+            }
+            add(&mut self.cur, self.hot_hi - s);
+            self.move_hot(self.hot + 1);
+            add(&mut self.cur, e - self.hot_lo);
+            return true;
+        }
+        // Starts in the bucket before the hot one (committed late).
+        if s < self.prev_lo {
+            return false;
+        }
+        if e <= self.hot_lo {
+            add(&mut self.prev, e - s);
+            return true;
+        }
+        if !linear || e > self.hot_hi {
+            return false;
+        }
+        add(&mut self.prev, self.hot_lo - s);
+        add(&mut self.cur, e - self.hot_lo);
+        true
+    }
+
+    /// Make bucket `i` (`< cap`) hot, converting the counters it leaves behind.
+    fn move_hot(&mut self, i: usize) {
+        let iv = self.interval;
+        let h = self.hot;
+        Self::convert(
+            &self.rates,
+            &mut self.prev,
+            &mut self.buckets,
+            h.wrapping_sub(1),
+        );
+        if self.hot_hi != 0 && i == h + 1 {
+            // `prev` is empty now: the counters of the old hot bucket move over.
+            std::mem::swap(&mut self.prev, &mut self.cur);
+        } else {
+            Self::convert(&self.rates, &mut self.cur, &mut self.buckets, h);
+        }
+        if i == self.buckets.len() {
+            self.buckets.push(Bucket::default());
+        } else if i > self.buckets.len() {
+            self.buckets.resize(i + 1, Bucket::default());
+        }
+        self.hot = i;
+        self.hot_lo = i as u64 * iv;
+        self.hot_hi = self.hot_lo + iv;
+        self.prev_lo = self.hot_lo.saturating_sub(iv);
+    }
+
+    /// Convert both counter sets to joules in their buckets.
+    fn flush(&mut self) {
+        let h = self.hot;
+        Self::convert(
+            &self.rates,
+            &mut self.prev,
+            &mut self.buckets,
+            h.wrapping_sub(1),
+        );
+        Self::convert(&self.rates, &mut self.cur, &mut self.buckets, h);
+    }
+
+    /// Add the joules of `c` to bucket `i` and clear `c` (nothing if `c` is empty).
+    fn convert(r: &Rates, c: &mut Counters, buckets: &mut [Bucket], i: usize) {
+        if *c == Counters::default() {
+            return;
+        }
+        let mut flash = 0.0;
+        for k in 0..8 {
+            flash += r.u[k] * ns_f64(c.u[k]);
+        }
+        let busy: u64 = c.rate_ns.iter().sum();
+        flash -= r.die_idle * ns_f64(busy);
+        let bus = r.bus * ns_f64(c.rate_ns[3..].iter().sum());
+        let mut cpu = 0.0;
+        for m in 0..3 {
+            cpu += r.cpu[m] * ns_f64(c.cpu_ns[m]);
+        }
+        let b = &mut buckets[i].energy;
+        b[FLASH] += flash;
+        b[BUS] += bus;
+        b[CPU] += cpu;
+        b[DRAM] += r.dram * ns_f64(c.dram_ns);
+        b[HOST] += r.link * ns_f64(c.link_ns);
+        *c = Counters::default();
     }
 
     /// Current interval (ns), after any coarsening.
@@ -111,6 +286,7 @@ impl Series {
     }
 
     fn coarsen(&mut self) {
+        self.flush();
         let n = self.buckets.len().div_ceil(2);
         for i in 0..n {
             let a = self.buckets[2 * i];
@@ -127,6 +303,8 @@ impl Series {
         self.interval *= 2;
         self.coarsened += 1;
         self.hot_hi = 0;
+        self.hot_lo = 0;
+        self.prev_lo = 0;
     }
 
     #[inline]
@@ -159,11 +337,6 @@ impl Series {
             if last < self.cap {
                 if last >= self.buckets.len() {
                     self.buckets.resize(last + 1, Bucket::default());
-                }
-                if i == last {
-                    self.hot = i;
-                    self.hot_lo = i as u64 * iv;
-                    self.hot_hi = self.hot_lo + iv;
                 }
                 return (i, last);
             }
@@ -292,6 +465,7 @@ impl Series {
 
     /// Fix the window end: buckets cover `[0, end)` exactly afterwards.
     pub fn close(&mut self, end: u64) {
+        self.flush();
         if end > 0 {
             self.slot(end - 1);
         }
@@ -308,6 +482,8 @@ impl Series {
         self.buckets.resize(n, Bucket::default());
         self.end = Some(end);
         self.hot_hi = 0;
+        self.hot_lo = 0;
+        self.prev_lo = 0;
     }
 
     /// The samples (watts, IOPS, MB/s) of a closed series.
@@ -410,7 +586,10 @@ mod tests {
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        // 64 cases by default; PROPTEST_CASES for long runs.
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(
+            std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(64)
+        ))]
         #[test]
         fn fast_paths_match_the_reference_bit_for_bit(
             ops in proptest::collection::vec(
@@ -445,6 +624,58 @@ mod tests {
             let want: Vec<[u64; 5]> =
                 slow.buckets.iter().map(|b| b.map(f64::to_bits)).collect();
             proptest::prop_assert_eq!(got, want);
+        }
+
+        /// The integer counters (hot bucket, the one before it, a straddle of the
+        /// two) give what the joule-by-joule reference gives, up to rounding.
+        #[test]
+        fn counted_buckets_match_the_reference(
+            ops in proptest::collection::vec(
+                (0u64..5_000, 1u64..400, 1u64..4, proptest::bool::ANY), 1..200),
+            interval in 1u64..300,
+            cap in 2usize..40,
+        ) {
+            let mut rates = Rates { die_idle: 0.5e-9, bus: 0.25e-9, ..Default::default() };
+            rates.u[0] = 2e-9; // per plane-ns (array read)
+            rates.u[3] = 1e-9; // per ns (transfer)
+            let mut fast = Series::new(interval, cap);
+            fast.set_rates(rates);
+            let mut slow = Reference { interval, cap, buckets: Vec::new() };
+            let mut end = 0;
+            for (s, len, planes, xfer) in ops {
+                let e = s + len;
+                end = end.max(e);
+                let (r, planes) = if xfer { (3, 1) } else { (0, planes) };
+                let u = planes * len;
+                let n = len as f64;
+                let flash = rates.u[r] * u as f64 - rates.die_idle * n;
+                let bus = if xfer { rates.bus * n } else { 0.0 };
+                // As the observer does.
+                if fast.is_hot(s, e) {
+                    fast.cur.u[r] += u;
+                    fast.cur.rate_ns[r] += len;
+                } else if !fast.count_cold(s, e, true, |t, ns| {
+                    t.u[r] += planes * ns;
+                    t.rate_ns[r] += ns;
+                }) {
+                    fast.add_die(flash, bus, s, e, n);
+                }
+                slow.add(FLASH, s, e, flash);
+                if xfer {
+                    slow.add(BUS, s, e, bus);
+                }
+            }
+            fast.close(end);
+            proptest::prop_assert_eq!(fast.interval_ns(), slow.interval);
+            proptest::prop_assert_eq!(fast.buckets().len(), slow.buckets.len());
+            for (f, r) in fast.buckets().iter().zip(&slow.buckets) {
+                for (c, (&a, &b)) in f.energy.iter().zip(r).enumerate() {
+                    proptest::prop_assert!(
+                        (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-12),
+                        "component {}: {} vs {}", c, a, b
+                    );
+                }
+            }
         }
     }
 }
