@@ -3,7 +3,8 @@
 //!
 //! cargo bench -p ssdsim-benches --bench power -- --measurement-time 5
 
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use criterion::{criterion_group, criterion_main, Criterion};
+use std::time::{Duration, Instant};
 use power::PowerObserver;
 use ssd_core::config::{Precondition, SsdConfig};
 use ssd_core::observer::{NullObserver, Observer};
@@ -18,7 +19,7 @@ fn config() -> SsdConfig {
     c.sim.precondition = Precondition::Fill;
     c.workload = WorkloadConfig {
         rw: RwMode::RandRw,
-        number_ios: Some(20_000),
+        number_ios: Some(200_000),
         ..Default::default()
     };
     c
@@ -37,26 +38,58 @@ fn setup<O: Observer>(c: &SsdConfig, make: impl Fn(&ssd_core::Settings) -> O) ->
     sim
 }
 
+/// Time `run()` only: setup (preconditioning) and teardown stay outside the
+/// measurement, so the figure is the observer's cost per simulated event. The
+/// report (`finish_report`, O(samples + chips), once per run) is timed apart.
+fn timed_runs<O: Observer>(
+    iters: u64,
+    c: &SsdConfig,
+    make: impl Fn(&ssd_core::Settings) -> O + Copy,
+    mut after: impl FnMut(&mut Sim<O>, &ssd_core::stats::Report),
+) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        let mut sim = setup(c, make);
+        let t = Instant::now();
+        let r = sim.run().unwrap();
+        total += t.elapsed();
+        after(&mut sim, &r);
+    }
+    total
+}
+
 fn bench(cr: &mut Criterion) {
     let c = config();
     let mut g = cr.benchmark_group("power_overhead");
     g.sample_size(10);
     g.bench_function("null_observer", |b| {
-        b.iter_batched(
-            || setup(&c, |_| NullObserver),
-            |mut sim| sim.run().unwrap().host.requests,
-            BatchSize::LargeInput,
-        )
+        b.iter_custom(|n| timed_runs(n, &c, |_| NullObserver, |_, _| {}))
     });
     g.bench_function("power_observer", |b| {
-        b.iter_batched(
-            || setup(&c, |s| PowerObserver::new(s, Dur::from_ms(1)).unwrap()),
-            |mut sim| {
-                let r = sim.run().unwrap();
-                sim.obs.finish_report(&r).unwrap().len()
-            },
-            BatchSize::LargeInput,
-        )
+        b.iter_custom(|n| {
+            timed_runs(
+                n,
+                &c,
+                |s| PowerObserver::new(s, Dur::from_ms(1)).unwrap(),
+                |_, _| {},
+            )
+        })
+    });
+    g.bench_function("power_report", |b| {
+        b.iter_custom(|n| {
+            let mut total = Duration::ZERO;
+            timed_runs(
+                n,
+                &c,
+                |s| PowerObserver::new(s, Dur::from_ms(1)).unwrap(),
+                |sim, r| {
+                    let t = Instant::now();
+                    std::hint::black_box(sim.obs.finish_report(r).unwrap().len());
+                    total += t.elapsed();
+                },
+            );
+            total
+        })
     });
     g.finish();
 }
