@@ -4,7 +4,6 @@
 //! cargo bench -p ssdsim-benches --bench power -- --measurement-time 5
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use std::time::{Duration, Instant};
 use power::PowerObserver;
 use ssd_core::config::{Precondition, SsdConfig};
 use ssd_core::observer::{NullObserver, Observer};
@@ -12,6 +11,7 @@ use ssd_core::sched::Noop;
 use ssd_core::units::Dur;
 use ssd_core::workload::{FioGen, RwMode, WorkloadConfig};
 use ssd_core::Simulation;
+use std::time::{Duration, Instant};
 
 fn config() -> SsdConfig {
     let mut c = SsdConfig::default();
