@@ -321,10 +321,18 @@ struct Die {
 #[derive(Clone, Copy, Debug)]
 struct QEnt {
     t: u32,
-    pg: u16,
+    /// `batch_key` of the transaction: equal keys may share a multi-plane batch.
+    key: u32,
     plane: u8,
-    kind: OpKind,
-    purpose: Purpose,
+}
+
+/// Kind, purpose and page offset packed: two queued operations on different
+/// planes may run as one multi-plane batch iff their keys are equal (an erase
+/// has no page offset).
+#[inline]
+fn batch_key(kind: OpKind, purpose: Purpose, pg: u16) -> u32 {
+    let off = if kind == OpKind::Erase { 0 } else { pg as u32 };
+    (kind as u32) | (purpose.index() as u32) << 4 | off << 8
 }
 
 #[derive(Debug, Default)]
@@ -1465,10 +1473,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         let die = &mut self.dies[d as usize];
         let e = QEnt {
             t,
-            pg: tx.pg,
+            key: batch_key(tx.kind, tx.purpose, tx.pg),
             plane: tx.plane,
-            kind: tx.kind,
-            purpose: tx.purpose,
         };
         if self.prio_reads
             && tx.kind == OpKind::Read
@@ -1503,32 +1509,28 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         let mut batch = [NONE; MAX_PLANES];
         batch[0] = head;
         let mut n = 1usize;
-        if self.multiplane {
-            let hp = h.plane as u32;
-            let hoff = h.pg;
-            let mut used: u32 = 1 << hp;
-            let mut i = 0;
-            let mut scanned = 0;
-            while i < q.len() && scanned < 32 && n < self.planes as usize {
-                scanned += 1;
-                let x = q[i];
-                let t = x.t;
-                let p = x.plane as u32;
-                let same_off = x.kind == OpKind::Erase || x.pg == hoff;
-                if x.kind == h.kind
-                    && x.purpose == h.purpose
-                    && same_off
-                    && used & (1 << p) == 0
-                    && self.ready(t)
-                {
-                    used |= 1 << p;
-                    batch[n] = t;
-                    n += 1;
-                    q.remove(i);
-                    self.started(t);
-                } else {
-                    i += 1;
+        if self.multiplane && (self.planes as usize) > 1 {
+            // Partners: the same kind, purpose and page offset (any offset for an
+            // erase) on another plane, among the first 32 queued, in queue order.
+            let hkey = batch_key(h.kind, h.purpose, h.pg);
+            let mut used: u32 = 1 << h.plane;
+            let mut picks = [0usize; MAX_PLANES];
+            let mut np = 0;
+            for (i, x) in q.iter().enumerate().take(32) {
+                if n >= self.planes as usize {
+                    break;
                 }
+                if x.key == hkey && used & (1 << x.plane) == 0 && self.ready(x.t) {
+                    used |= 1 << x.plane;
+                    batch[n] = x.t;
+                    n += 1;
+                    picks[np] = i;
+                    np += 1;
+                    self.started(x.t);
+                }
+            }
+            for &i in picks[..np].iter().rev() {
+                q.remove(i);
             }
         }
         let die = &mut self.dies[d as usize];
