@@ -208,17 +208,17 @@ impl Series {
     fn move_hot(&mut self, i: usize) {
         let iv = self.interval;
         let h = self.hot;
-        Self::convert(
-            &self.rates,
-            &mut self.prev,
-            &mut self.buckets,
-            h.wrapping_sub(1),
-        );
         if self.hot_hi != 0 && i == h + 1 {
+            Self::convert(
+                &self.rates,
+                &mut self.prev,
+                &mut self.buckets,
+                h.wrapping_sub(1),
+            );
             // `prev` is empty now: the counters of the old hot bucket move over.
             std::mem::swap(&mut self.prev, &mut self.cur);
         } else {
-            Self::convert(&self.rates, &mut self.cur, &mut self.buckets, h);
+            self.flush();
         }
         if i == self.buckets.len() {
             self.buckets.push(Bucket::default());

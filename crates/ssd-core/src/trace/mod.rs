@@ -290,6 +290,19 @@ pub(crate) fn show(f: &[u8]) -> String {
     String::from_utf8_lossy(f).into_owned()
 }
 
+/// A `type` field of 1 (read) or 0 (write), as MQSim and the MSR cuts spell it.
+#[inline]
+pub(crate) fn read_write_flag(ty: &[u8]) -> Result<Op, String> {
+    match ty {
+        b"1" => Ok(Op::Read),
+        b"0" => Ok(Op::Write),
+        _ => Err(format!(
+            "field \"type\": unknown type {:?} (1 = read, 0 = write)",
+            show(ty)
+        )),
+    }
+}
+
 #[inline]
 pub(crate) fn next_field<'a>(
     it: &mut impl Iterator<Item = &'a [u8]>,

@@ -2,8 +2,8 @@
 //! type 1 = read, 0 = write (MQSim's `ASCII_Trace_Definition`).
 
 use super::{
-    end_of_fields, next_field, op_rw, sector_span, sectors_to_bytes, show, uint, uint32, ws_fields,
-    Op, Record, WriteError,
+    end_of_fields, next_field, op_rw, read_write_flag, sector_span, sectors_to_bytes, uint, uint32,
+    ws_fields, Record, WriteError,
 };
 use std::io::Write;
 
@@ -16,16 +16,7 @@ pub(super) fn parse(line: &[u8], rec: &mut Record) -> Result<bool, String> {
     let n = uint(next_field(&mut it, "size")?, "size")?;
     let ty = next_field(&mut it, "type")?;
     end_of_fields(&mut it, "MQSim", 5)?;
-    rec.op = match ty {
-        b"1" => Op::Read,
-        b"0" => Op::Write,
-        _ => {
-            return Err(format!(
-                "field \"type\": unknown type {:?} (1 = read, 0 = write)",
-                show(ty)
-            ))
-        }
-    };
+    rec.op = read_write_flag(ty)?;
     rec.offset = sectors_to_bytes(lba, "lba")?;
     rec.size = sectors_to_bytes(n, "size")?;
     rec.stream = rec.device;

@@ -2,7 +2,7 @@
 //! `time_ms device offset_bytes size_bytes type`, type 1 = read, 0 = write.
 
 use super::{
-    decimal, end_of_fields, next_field, op_rw, show, uint, uint32, ws_fields, Op, Record,
+    decimal, end_of_fields, next_field, op_rw, read_write_flag, uint, uint32, ws_fields, Record,
     WriteError,
 };
 use std::io::Write;
@@ -16,16 +16,7 @@ pub(super) fn parse(line: &[u8], rec: &mut Record) -> Result<bool, String> {
     rec.size = uint(next_field(&mut it, "size")?, "size")?;
     let ty = next_field(&mut it, "type")?;
     end_of_fields(&mut it, "msr-cut", 5)?;
-    rec.op = match ty {
-        b"1" => Op::Read,
-        b"0" => Op::Write,
-        _ => {
-            return Err(format!(
-                "field \"type\": unknown type {:?} (1 = read, 0 = write)",
-                show(ty)
-            ))
-        }
-    };
+    rec.op = read_write_flag(ty)?;
     rec.stream = rec.device;
     Ok(true)
 }
