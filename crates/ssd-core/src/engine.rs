@@ -1516,17 +1516,30 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             let mut used: u32 = 1 << h.plane;
             let mut picks = [0usize; MAX_PLANES];
             let mut np = 0;
-            for (i, x) in q.iter().enumerate().take(32) {
-                if n >= self.planes as usize {
-                    break;
-                }
-                if x.key == hkey && used & (1 << x.plane) == 0 && self.ready(x.t) {
+            // Over the deque's two halves as plain slices: the common case (no
+            // match) is one compare per entry.
+            let planes = self.planes as usize;
+            let (a, b) = q.as_slices();
+            let mut base = 0;
+            'scan: for half in [a, b] {
+                let m = half.len().min(32 - base);
+                for (i, x) in half[..m].iter().enumerate() {
+                    if x.key != hkey || used & (1 << x.plane) != 0 || !self.ready(x.t) {
+                        continue;
+                    }
                     used |= 1 << x.plane;
                     batch[n] = x.t;
                     n += 1;
-                    picks[np] = i;
+                    picks[np] = base + i;
                     np += 1;
                     self.started(x.t);
+                    if n >= planes {
+                        break 'scan;
+                    }
+                }
+                base += m;
+                if base >= 32 {
+                    break;
                 }
             }
             for &i in picks[..np].iter().rev() {
