@@ -8,10 +8,9 @@
 //! (greedy = fewest valid pages, cost-benefit, FIFO, random, windowed) and merged.
 //! Idle time (background_gc_blocks > 0) merges logs until that many are free.
 
-use crate::hybrid::{Core, NONE};
+use crate::hybrid::{hybrid_core_methods, Core, NONE};
 use ssd_core::config::{ConfigError, Settings};
-use ssd_core::ftl::{Ftl, FtlCtx, FtlStats, Purpose};
-use ssd_core::{Lpn, Ppn};
+use ssd_core::ftl::{Ftl, FtlCtx, Purpose};
 
 #[derive(Clone, Debug)]
 pub struct Bast {
@@ -70,8 +69,7 @@ impl Bast {
                 self.merge_victim(cx);
             }
             let c = &mut self.core;
-            let b = c.alloc(c.plane_of_lbn(lbn));
-            c.is_log[b as usize] = true;
+            let b = c.new_log(c.plane_of_lbn(lbn));
             self.logmap[lbn as usize] = b;
             self.log_owner[b as usize] = lbn;
             self.logs.push(b);
@@ -86,27 +84,9 @@ impl Bast {
 }
 
 impl Ftl for Bast {
+    hybrid_core_methods!(write_page);
     fn name(&self) -> &'static str {
         "bast"
-    }
-    fn logical_pages(&self) -> u64 {
-        self.core.logical
-    }
-    fn read(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
-        self.core.begin(0);
-        self.core.read_host(lpn, n, cx);
-    }
-    fn write(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
-        self.core.begin(0);
-        for l in lpn.0..lpn.0 + n as u64 {
-            cx.work.map_lookups += 1;
-            self.core.blocks.clock += 1;
-            self.write_page(l, cx);
-        }
-        self.core.static_wear_level(cx);
-    }
-    fn trim(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
-        self.core.trim(lpn, n, cx);
     }
     fn background(&mut self, cx: &mut FtlCtx) -> bool {
         let c = &self.core;
@@ -116,14 +96,9 @@ impl Ftl for Bast {
         {
             return false;
         }
-        let job = cx.new_job(false);
-        self.core.begin(job);
+        self.core.begin_background(cx);
         let did = self.merge_victim(cx);
-        self.core.stats.background_runs += did as u64;
-        did
-    }
-    fn lookup(&self, lpn: Lpn) -> Option<Ppn> {
-        self.core.lookup(lpn)
+        self.core.background_done(did)
     }
     fn check_invariants(&self) -> Result<(), String> {
         self.core.check(&self.logs)?;
@@ -146,11 +121,5 @@ impl Ftl for Bast {
             return Err("log list and log map disagree".into());
         }
         Ok(())
-    }
-    fn stats(&self) -> FtlStats {
-        self.core.stats.clone()
-    }
-    fn mapping_table_bytes(&self) -> u64 {
-        self.core.table_bytes()
     }
 }

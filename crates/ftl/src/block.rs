@@ -6,10 +6,10 @@
 //! is counted as a full merge (`merges_full`, `merge_page_copies`,
 //! `merge_erases`) and the host write waits for it. No log blocks, no GC.
 
-use crate::hybrid::{Core, NONE};
+use crate::hybrid::{hybrid_core_methods, Core, NONE};
 use ssd_core::config::{ConfigError, Settings};
-use ssd_core::ftl::{Ftl, FtlCtx, FtlStats, Purpose};
-use ssd_core::{Lpn, Ppn};
+use ssd_core::ftl::{Ftl, FtlCtx, Purpose};
+use ssd_core::Lpn;
 
 #[derive(Clone, Debug)]
 pub struct BlockFtl {
@@ -48,15 +48,9 @@ impl BlockFtl {
 }
 
 impl Ftl for BlockFtl {
+    hybrid_core_methods!();
     fn name(&self) -> &'static str {
         "block"
-    }
-    fn logical_pages(&self) -> u64 {
-        self.core.logical
-    }
-    fn read(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
-        self.core.begin(0);
-        self.core.read_host(lpn, n, cx);
     }
     fn write(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
         self.core.begin(0);
@@ -74,19 +68,7 @@ impl Ftl for BlockFtl {
         }
         self.core.static_wear_level(cx);
     }
-    fn trim(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
-        self.core.trim(lpn, n, cx);
-    }
-    fn lookup(&self, lpn: Lpn) -> Option<Ppn> {
-        self.core.lookup(lpn)
-    }
     fn check_invariants(&self) -> Result<(), String> {
         self.core.check(&[])
-    }
-    fn stats(&self) -> FtlStats {
-        self.core.stats.clone()
-    }
-    fn mapping_table_bytes(&self) -> u64 {
-        self.core.table_bytes()
     }
 }

@@ -8,10 +8,10 @@
 //! candidate examined). A write whose offset is its data block's next free page
 //! goes in place.
 
-use crate::hybrid::{Core, NONE};
+use crate::hybrid::{hybrid_core_methods, Core, NONE};
 use ssd_core::config::{invalid, ConfigError, Settings};
-use ssd_core::ftl::{Ftl, FtlCtx, FtlStats, Purpose};
-use ssd_core::{BlockId, Lpn, PlaneId, Ppn};
+use ssd_core::ftl::{Ftl, FtlCtx, Purpose};
+use ssd_core::{BlockId, PlaneId};
 use std::collections::VecDeque;
 
 #[derive(Clone, Debug)]
@@ -82,12 +82,6 @@ impl Fast {
         true
     }
 
-    fn new_log(&mut self, pref: PlaneId) -> u32 {
-        let b = self.core.alloc(pref);
-        self.core.is_log[b as usize] = true;
-        b
-    }
-
     fn write_page(&mut self, lpn: u64, cx: &mut FtlCtx) {
         let (lbn, off) = self.core.lbn_off(lpn);
         if self.core.try_in_place(cx, lbn, off, off + 1) {
@@ -97,7 +91,7 @@ impl Fast {
             if self.sw != NONE {
                 self.merge_sw(cx);
             }
-            self.sw = self.new_log(self.core.plane_of_lbn(lbn));
+            self.sw = self.core.new_log(self.core.plane_of_lbn(lbn));
             self.sw_lbn = lbn;
         }
         if self.sw != NONE && self.sw_lbn == lbn && self.core.wp(self.sw) == off {
@@ -118,7 +112,7 @@ impl Fast {
                 let np = self.core.g.total_planes();
                 let pref = PlaneId(self.rw_cursor % np);
                 self.rw_cursor = (self.rw_cursor + 1) % np;
-                let b = self.new_log(pref);
+                let b = self.core.new_log(pref);
                 self.rw.push_back(b);
                 b
             }
@@ -136,27 +130,9 @@ impl Fast {
 }
 
 impl Ftl for Fast {
+    hybrid_core_methods!(write_page);
     fn name(&self) -> &'static str {
         "fast"
-    }
-    fn logical_pages(&self) -> u64 {
-        self.core.logical
-    }
-    fn read(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
-        self.core.begin(0);
-        self.core.read_host(lpn, n, cx);
-    }
-    fn write(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
-        self.core.begin(0);
-        for l in lpn.0..lpn.0 + n as u64 {
-            cx.work.map_lookups += 1;
-            self.core.blocks.clock += 1;
-            self.write_page(l, cx);
-        }
-        self.core.static_wear_level(cx);
-    }
-    fn trim(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
-        self.core.trim(lpn, n, cx);
     }
     fn background(&mut self, cx: &mut FtlCtx) -> bool {
         let t = self.core.bg_target as usize;
@@ -164,14 +140,9 @@ impl Ftl for Fast {
         if t == 0 || self.rw.len() < 2 || self.rw.len() + t <= self.max_rw {
             return false;
         }
-        let job = cx.new_job(false);
-        self.core.begin(job);
+        self.core.begin_background(cx);
         let did = self.evict_rw(cx);
-        self.core.stats.background_runs += did as u64;
-        did
-    }
-    fn lookup(&self, lpn: Lpn) -> Option<Ppn> {
-        self.core.lookup(lpn)
+        self.core.background_done(did)
     }
     fn check_invariants(&self) -> Result<(), String> {
         let c = &self.core;
@@ -200,11 +171,5 @@ impl Ftl for Fast {
             return Err(format!("{} RW logs, limit {}", self.rw.len(), self.max_rw));
         }
         Ok(())
-    }
-    fn stats(&self) -> FtlStats {
-        self.core.stats.clone()
-    }
-    fn mapping_table_bytes(&self) -> u64 {
-        self.core.table_bytes()
     }
 }

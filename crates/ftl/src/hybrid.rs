@@ -25,6 +25,51 @@ use std::ops::Range;
 
 pub const NONE: u32 = u32::MAX;
 
+/// The [`Ftl`](ssd_core::ftl::Ftl) methods every block-mapped FTL delegates
+/// unchanged to its `core: Core` field (reads, TRIM, lookups, statistics, table
+/// size); use inside `impl Ftl for X { hybrid_core_methods!(); ... }`, which
+/// then only adds what differs: `name`, `write`, `background`, invariants.
+///
+/// `hybrid_core_methods!(write_page)` also defines `write` as: one map lookup
+/// and one clock tick per page, `self.write_page(lpn, cx)` for each, then static
+/// wear levelling.
+macro_rules! hybrid_core_methods {
+    (write_page) => {
+        hybrid_core_methods!();
+        fn write(&mut self, lpn: ssd_core::Lpn, n: u32, cx: &mut ssd_core::ftl::FtlCtx) {
+            self.core.begin(0);
+            for l in lpn.0..lpn.0 + n as u64 {
+                cx.work.map_lookups += 1;
+                self.core.blocks.clock += 1;
+                self.write_page(l, cx);
+            }
+            self.core.static_wear_level(cx);
+        }
+    };
+    () => {
+        fn logical_pages(&self) -> u64 {
+            self.core.logical
+        }
+        fn read(&mut self, lpn: ssd_core::Lpn, n: u32, cx: &mut ssd_core::ftl::FtlCtx) {
+            self.core.begin(0);
+            self.core.read_host(lpn, n, cx);
+        }
+        fn trim(&mut self, lpn: ssd_core::Lpn, n: u32, cx: &mut ssd_core::ftl::FtlCtx) {
+            self.core.trim(lpn, n, cx);
+        }
+        fn lookup(&self, lpn: ssd_core::Lpn) -> Option<ssd_core::Ppn> {
+            self.core.lookup(lpn)
+        }
+        fn stats(&self) -> ssd_core::ftl::FtlStats {
+            self.core.stats.clone()
+        }
+        fn mapping_table_bytes(&self) -> u64 {
+            self.core.table_bytes()
+        }
+    };
+}
+pub(crate) use hybrid_core_methods;
+
 /// Per-call stage tracker (see the module docs). Values are stage + 1, 0 = none.
 #[derive(Clone, Debug)]
 pub struct Seq {
@@ -160,6 +205,25 @@ impl Core {
         self.seq.begin(job);
         self.blocks.begin_call();
         self.last_erased = None;
+    }
+
+    /// Start an idle-time merge: its operations go to a fresh non-gating job.
+    pub fn begin_background(&mut self, cx: &mut FtlCtx) {
+        let job = cx.new_job(false);
+        self.begin(job);
+    }
+
+    /// Allocate a fresh log block, preferably in plane `pref`.
+    pub fn new_log(&mut self, pref: PlaneId) -> u32 {
+        let b = self.alloc(pref);
+        self.is_log[b as usize] = true;
+        b
+    }
+
+    /// Count a background run that did work; returns `did`.
+    pub fn background_done(&mut self, did: bool) -> bool {
+        self.stats.background_runs += did as u64;
+        did
     }
 
     /// The plane a logical block's blocks are preferably allocated in (logical

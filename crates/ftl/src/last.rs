@@ -16,9 +16,9 @@
 //! continue an open sequential log) is treated as random, the paper's known
 //! weakness.
 
-use crate::hybrid::{Core, NONE};
+use crate::hybrid::{hybrid_core_methods, Core, NONE};
 use ssd_core::config::{invalid, ConfigError, Settings};
-use ssd_core::ftl::{Ftl, FtlCtx, FtlStats, Purpose};
+use ssd_core::ftl::{Ftl, FtlCtx, Purpose};
 use ssd_core::{BlockId, Lpn, PlaneId, Ppn};
 
 #[derive(Clone, Debug)]
@@ -124,12 +124,6 @@ impl Last {
         true
     }
 
-    fn new_log(&mut self, pref: PlaneId) -> u32 {
-        let b = self.core.alloc(pref);
-        self.core.is_log[b as usize] = true;
-        b
-    }
-
     fn write_random(&mut self, lpn: u64, cx: &mut FtlCtx) {
         let old = self.core.l2p[lpn as usize];
         let hot = old != NONE && self.in_rand[self.core.g.block_of(Ppn(old)).0 as usize];
@@ -144,7 +138,7 @@ impl Last {
                 let np = self.core.g.total_planes();
                 let pref = PlaneId(self.rr % np);
                 self.rr = (self.rr + 1) % np;
-                let b = self.new_log(pref);
+                let b = self.core.new_log(pref);
                 self.in_rand[b as usize] = true;
                 if hot {
                     self.hot.push(b);
@@ -173,7 +167,7 @@ impl Last {
                     if self.seq.len() >= self.max_seq {
                         self.merge_seq(0, cx);
                     }
-                    let b = self.new_log(self.core.plane_of_lbn(lbn));
+                    let b = self.core.new_log(self.core.plane_of_lbn(lbn));
                     self.seq.push((b, lbn));
                     Some(b)
                 }
@@ -202,15 +196,9 @@ impl Last {
 }
 
 impl Ftl for Last {
+    hybrid_core_methods!();
     fn name(&self) -> &'static str {
         "last"
-    }
-    fn logical_pages(&self) -> u64 {
-        self.core.logical
-    }
-    fn read(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
-        self.core.begin(0);
-        self.core.read_host(lpn, n, cx);
     }
     fn write(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
         self.core.begin(0);
@@ -222,23 +210,15 @@ impl Ftl for Last {
         }
         self.core.static_wear_level(cx);
     }
-    fn trim(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
-        self.core.trim(lpn, n, cx);
-    }
     fn background(&mut self, cx: &mut FtlCtx) -> bool {
         let t = self.core.bg_target as usize;
         let used = self.hot.len() + self.cold.len();
         if t == 0 || used < 2 || used + t <= self.max_rand {
             return false;
         }
-        let job = cx.new_job(false);
-        self.core.begin(job);
+        self.core.begin_background(cx);
         let did = self.evict_rand(cx);
-        self.core.stats.background_runs += did as u64;
-        did
-    }
-    fn lookup(&self, lpn: Lpn) -> Option<Ppn> {
-        self.core.lookup(lpn)
+        self.core.background_done(did)
     }
     fn check_invariants(&self) -> Result<(), String> {
         let c = &self.core;
@@ -264,11 +244,5 @@ impl Ftl for Last {
             }
         }
         Ok(())
-    }
-    fn stats(&self) -> FtlStats {
-        self.core.stats.clone()
-    }
-    fn mapping_table_bytes(&self) -> u64 {
-        self.core.table_bytes()
     }
 }
