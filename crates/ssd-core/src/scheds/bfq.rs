@@ -25,16 +25,14 @@
 //! and all weights here are equal), weight raising for interactive and soft
 //! real-time processes, cgroups, I/O priority classes, the async charge factor.
 
-use super::{dir_of, max_sectors, DirQueue, Slots};
+use super::{max_sectors, Added, DirQueue, Slots};
 use crate::config::SchedConfig;
 use crate::sched::{IoScheduler, SchedReq};
 use crate::units::{Dur, SimTime};
 use crate::workload::IoOp;
 use std::collections::{BTreeMap, VecDeque};
 
-const FIFO_EXPIRE_SYNC: Dur = Dur::from_ms(125);
-const FIFO_EXPIRE_ASYNC: Dur = Dur::from_ms(250);
-const ASYNC: u64 = u64::MAX;
+use super::cfq::{fifo_deadline, key_of, ASYNC};
 /// Default ioprio weight of every queue (BFQ_DEFAULT_QUEUE_IOPRIO maps to 100).
 const WEIGHT: u64 = 100;
 /// Virtual-time fixed point: sectors << VT_SHIFT.
@@ -92,13 +90,6 @@ impl Bfq {
             timeout: cfg.bfq_timeout,
             max: max_sectors(cfg),
             merge: cfg.merge,
-        }
-    }
-
-    fn key_of(r: &SchedReq) -> u64 {
-        match dir_of(r.op) {
-            0 => r.stream as u64,
-            _ => ASYNC,
         }
     }
 
@@ -184,13 +175,8 @@ impl IoScheduler for Bfq {
             self.pass.push_back(r);
             return;
         }
-        let key = Self::key_of(&r);
-        let deadline = now
-            + if key == ASYNC {
-                FIFO_EXPIRE_ASYNC
-            } else {
-                FIFO_EXPIRE_SYNC
-            };
+        let key = key_of(&r);
+        let deadline = fifo_deadline(key, now);
         let init_budget = if key == ASYNC {
             self.max_budget
         } else {
@@ -204,14 +190,10 @@ impl IoScheduler for Bfq {
             finish: 0,
             backlogged: false,
         });
-        if self.merge {
-            if let Some(old) = q.q.merge(&mut self.slots, &r, deadline, self.max) {
-                merged.push((old.r.id, r.id));
-                return;
-            }
+        let merge = self.merge.then_some(self.max);
+        if let Added::Merged(_) = q.q.add(&mut self.slots, r, deadline, key, merge, merged) {
+            return;
         }
-        let s = self.slots.insert(r, deadline, key);
-        q.q.insert(&s);
         if !q.backlogged {
             q.backlogged = true;
             q.start = q.finish.max(self.vtime);

@@ -18,7 +18,7 @@
 //! Not modelled: I/O priority classes and levels (all best effort, one level),
 //! cgroups, `cfq_quantum` (in-flight limit per queue), back-seek penalties.
 
-use super::{dir_of, max_sectors, DirQueue, Slots};
+use super::{dir_of, max_sectors, Added, DirQueue, Slots};
 use crate::config::SchedConfig;
 use crate::sched::{IoScheduler, SchedReq};
 use crate::units::{Dur, SimTime};
@@ -29,7 +29,25 @@ use std::collections::{BTreeMap, VecDeque};
 const FIFO_EXPIRE_SYNC: Dur = Dur::from_ms(125);
 const FIFO_EXPIRE_ASYNC: Dur = Dur::from_ms(250);
 /// The async queue shared by every process.
-const ASYNC: u64 = u64::MAX;
+pub(super) const ASYNC: u64 = u64::MAX;
+
+/// The queue of a request under CFQ and BFQ: reads (synchronous) queue per
+/// process (`stream`), writes (asynchronous) share [`ASYNC`].
+pub(super) fn key_of(r: &SchedReq) -> u64 {
+    match dir_of(r.op) {
+        0 => r.stream as u64,
+        _ => ASYNC,
+    }
+}
+
+/// A request's FIFO expiry under CFQ and BFQ (`cfq_fifo_expire`).
+pub(super) fn fifo_deadline(key: u64, now: SimTime) -> SimTime {
+    now + if key == ASYNC {
+        FIFO_EXPIRE_ASYNC
+    } else {
+        FIFO_EXPIRE_SYNC
+    }
+}
 
 #[derive(Debug, Default)]
 struct CfqQueue {
@@ -76,13 +94,6 @@ impl Cfq {
         }
     }
 
-    fn key_of(r: &SchedReq) -> u64 {
-        match dir_of(r.op) {
-            0 => r.stream as u64,
-            _ => ASYNC,
-        }
-    }
-
     fn expire_active(&mut self) {
         if let Some(a) = self.active.take() {
             let q = self.queues.get_mut(&a.key).expect("active queue exists");
@@ -103,22 +114,13 @@ impl IoScheduler for Cfq {
             self.pass.push_back(r);
             return;
         }
-        let key = Self::key_of(&r);
-        let deadline = now
-            + if key == ASYNC {
-                FIFO_EXPIRE_ASYNC
-            } else {
-                FIFO_EXPIRE_SYNC
-            };
+        let key = key_of(&r);
+        let deadline = fifo_deadline(key, now);
         let q = self.queues.entry(key).or_default();
-        if self.merge {
-            if let Some(old) = q.q.merge(&mut self.slots, &r, deadline, self.max) {
-                merged.push((old.r.id, r.id));
-                return;
-            }
+        let merge = self.merge.then_some(self.max);
+        if let Added::Merged(_) = q.q.add(&mut self.slots, r, deadline, key, merge, merged) {
+            return;
         }
-        let s = self.slots.insert(r, deadline, key);
-        q.q.insert(&s);
         let is_active = self.active.is_some_and(|a| a.key == key);
         if !q.on_rr && !is_active {
             q.on_rr = true;
@@ -191,7 +193,7 @@ impl IoScheduler for Cfq {
         if r.op == IoOp::Flush {
             return;
         }
-        if let Some(q) = self.queues.get_mut(&Self::key_of(r)) {
+        if let Some(q) = self.queues.get_mut(&key_of(r)) {
             q.inflight = q.inflight.saturating_sub(1);
         }
     }

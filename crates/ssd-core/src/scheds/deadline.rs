@@ -73,14 +73,8 @@ impl DeadlineCore {
         }
         let d = dir_of(r.op);
         let deadline = now + self.expire[d];
-        if self.merge {
-            if let Some(old) = self.q[d].merge(&mut self.slots, &r, deadline, self.max) {
-                merged.push((old.r.id, r.id));
-                return;
-            }
-        }
-        let s = self.slots.insert(r, deadline, d as u64);
-        self.q[d].insert(&s);
+        let merge = self.merge.then_some(self.max);
+        self.q[d].add(&mut self.slots, r, deadline, d as u64, merge, merged);
     }
 
     fn next_in_order(&self, d: usize) -> Option<u32> {

@@ -202,6 +202,15 @@ impl Slots {
 
 /// One direction of one queue: an address-sorted tree (and its end index for
 /// back merges) plus a FIFO ordered by expiry.
+/// What [`DirQueue::add`] did with a request.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Added {
+    /// Queued as this slot.
+    Queued(Slot),
+    /// Merged into a queued request: the kept one as it was before the merge.
+    Merged(Slot),
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct DirQueue {
     by_lba: BTreeSet<(u64, u32)>,
@@ -261,6 +270,30 @@ impl DirQueue {
         self.at_or_after(pos).or_else(|| self.first())
     }
 
+    /// Queue `r` (owned by `owner`, expiring at `deadline`) or, when merging is
+    /// on (`merge_max`: the largest merged request in sectors), merge it into a
+    /// contiguous queued request as [`merge`](Self::merge) does, recording the
+    /// (kept, absorbed) pair in `merged`.
+    pub fn add(
+        &mut self,
+        slots: &mut Slots,
+        r: SchedReq,
+        deadline: SimTime,
+        owner: u64,
+        merge_max: Option<u32>,
+        merged: &mut Vec<(u32, u32)>,
+    ) -> Added {
+        if let Some(max) = merge_max {
+            if let Some(old) = self.merge(slots, &r, deadline, max) {
+                merged.push((old.r.id, r.id));
+                return Added::Merged(old);
+            }
+        }
+        let s = slots.insert(r, deadline, owner);
+        self.insert(&s);
+        Added::Queued(s)
+    }
+
     /// Merge `r` into a contiguous queued request of this queue (back merge
     /// first, then front merge, as the Linux elevator tries them). Returns the
     /// kept request as it was before the merge (its id is the kept id). The kept
@@ -318,7 +351,7 @@ pub(crate) mod testutil {
     }
 
     /// Drain a scheduler at time `now` (no completions), returning dispatched ids.
-    pub fn drain<S: IoScheduler>(s: &mut S, now: SimTime) -> Vec<u32> {
+    pub fn drain<S: IoScheduler + ?Sized>(s: &mut S, now: SimTime) -> Vec<u32> {
         std::iter::from_fn(|| s.dispatch(now))
             .map(|r| r.id)
             .collect()

@@ -50,34 +50,22 @@ mod tests {
     fn late_arrivals_ahead_of_the_sweep_join_the_batch() {
         // 100 goes out with 900 queued; then 500 arrives. Legacy deadline fixed its
         // successor (900) at dispatch time; mq-deadline looks up from position 108.
-        let order = |mq: bool| {
-            let cfg = SchedConfig::default();
+        fn order(s: &mut dyn IoScheduler) -> Vec<u32> {
             let mut m = vec![];
-            let mut reqs = vec![
-                req(1, IoOp::Read, 100, 8, 0, 0),
-                req(2, IoOp::Read, 900, 8, 0, 0),
-            ];
-            let late = req(3, IoOp::Read, 500, 8, 0, 0);
+            s.add(req(1, IoOp::Read, 100, 8, 0, 0), SimTime(0), &mut m);
+            s.add(req(2, IoOp::Read, 900, 8, 0, 0), SimTime(0), &mut m);
+            let first = s.dispatch(SimTime(0)).unwrap().id;
+            s.add(req(3, IoOp::Read, 500, 8, 0, 0), SimTime(0), &mut m);
+            let mut v = vec![first];
+            v.extend(drain(s, SimTime(0)));
+            v
+        }
+        let cfg = SchedConfig::default();
+        let order = |mq: bool| {
             if mq {
-                let mut s = MqDeadline::new(&cfg);
-                for r in reqs.drain(..) {
-                    s.add(r, SimTime(0), &mut m);
-                }
-                let first = s.dispatch(SimTime(0)).unwrap().id;
-                s.add(late, SimTime(0), &mut m);
-                let mut v = vec![first];
-                v.extend(drain(&mut s, SimTime(0)));
-                v
+                order(&mut MqDeadline::new(&cfg))
             } else {
-                let mut s = Deadline::new(&cfg);
-                for r in reqs.drain(..) {
-                    s.add(r, SimTime(0), &mut m);
-                }
-                let first = s.dispatch(SimTime(0)).unwrap().id;
-                s.add(late, SimTime(0), &mut m);
-                let mut v = vec![first];
-                v.extend(drain(&mut s, SimTime(0)));
-                v
+                order(&mut Deadline::new(&cfg))
             }
         };
         assert_eq!(order(true), vec![1, 3, 2]);

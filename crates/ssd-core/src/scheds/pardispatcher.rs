@@ -17,7 +17,7 @@
 //! deadline, the next turn is that request's subqueue and direction, and the batch
 //! starts at it (continuing upward in address order, then from the lowest).
 
-use super::{dir_of, max_sectors, DirQueue, Slots};
+use super::{dir_of, max_sectors, Added, DirQueue, Slots};
 use crate::config::{invalid, ConfigError, SchedConfig};
 use crate::sched::{IoScheduler, SchedReq};
 use crate::units::{Dur, SimTime};
@@ -147,8 +147,10 @@ impl IoScheduler for ParDispatcher {
         let d = dir_of(r.op);
         let sub = self.sub_of(r.lba);
         let deadline = now + self.expire[d];
-        if self.merge {
-            if let Some(old) = self.subs[sub].q[d].merge(&mut self.slots, &r, deadline, self.max) {
+        let merge = self.merge.then_some(self.max);
+        let q = &mut self.subs[sub].q[d];
+        match q.add(&mut self.slots, r, deadline, sub as u64, merge, merged) {
+            Added::Merged(old) => {
                 // The kept request's expiry may have moved earlier: keep the global
                 // FIFO in step.
                 let new = self.slots.get(old.r.id).fifo_key();
@@ -156,14 +158,12 @@ impl IoScheduler for ParDispatcher {
                     self.fifo.remove(&old.fifo_key());
                     self.fifo.insert(new);
                 }
-                merged.push((old.r.id, r.id));
-                return;
+            }
+            Added::Queued(s) => {
+                self.fifo.insert(s.fifo_key());
+                self.busy.insert(sub);
             }
         }
-        let s = self.slots.insert(r, deadline, sub as u64);
-        self.subs[sub].q[d].insert(&s);
-        self.fifo.insert(s.fifo_key());
-        self.busy.insert(sub);
     }
 
     fn dispatch(&mut self, now: SimTime) -> Option<SchedReq> {
