@@ -15,6 +15,28 @@ fn small(cfg: &mut SsdConfig) {
     cfg.nand.blocks_per_plane = 64;
 }
 
+/// Run `cfg` through the CLI library with the FTL invariants checked.
+fn run_checked(cfg: &SsdConfig) -> ssd_core::stats::Report {
+    let opts = RunOptions {
+        check_invariants: true,
+        ..Default::default()
+    };
+    run_config(cfg, &opts).unwrap().report
+}
+
+/// Run the `ssdsim` binary: (exit code, stdout, stderr).
+fn ssdsim(args: &[&str]) -> (i32, String, String) {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ssdsim"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into(),
+        String::from_utf8_lossy(&o.stderr).into(),
+    )
+}
+
 mod analytic {
     use super::*;
 
@@ -219,15 +241,7 @@ mod completion {
         cfg.sim.precondition = Precondition::Fill;
         cfg.workload.rw = RwMode::RandWrite;
         cfg.workload.number_ios = Some(30_000);
-        let out = run_config(
-            &cfg,
-            &RunOptions {
-                check_invariants: true,
-                ..Default::default()
-            },
-        )
-        .unwrap()
-        .report;
+        let out = run_checked(&cfg);
         assert_eq!(out.host.requests, 30_000);
         assert!(
             out.flash.gc_page_copies > 0 && out.flash.block_erases > 0,
@@ -241,15 +255,7 @@ mod completion {
         cfg.workload.iodepth = 64;
         cfg.host.queue_depth = 2;
         cfg.workload.number_ios = Some(10_000);
-        let out = run_config(
-            &cfg,
-            &RunOptions {
-                check_invariants: true,
-                ..Default::default()
-            },
-        )
-        .unwrap()
-        .report;
+        let out = run_checked(&cfg);
         assert_eq!(out.host.requests, 10_000);
         assert!(
             out.sched.merged > 0,
@@ -260,19 +266,7 @@ mod completion {
 }
 
 mod cli {
-    use std::process::Command;
-
-    fn ssdsim(args: &[&str]) -> (i32, String, String) {
-        let o = Command::new(env!("CARGO_BIN_EXE_ssdsim"))
-            .args(args)
-            .output()
-            .unwrap();
-        (
-            o.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&o.stdout).into(),
-            String::from_utf8_lossy(&o.stderr).into(),
-        )
-    }
+    use super::ssdsim;
 
     #[test]
     fn bad_input_names_the_field_and_exits_2() {
@@ -468,19 +462,8 @@ mod sweeps {
 }
 
 mod tools {
-    use std::process::Command;
+    use super::ssdsim;
 
-    fn ssdsim(args: &[&str]) -> (i32, String, String) {
-        let o = Command::new(env!("CARGO_BIN_EXE_ssdsim"))
-            .args(args)
-            .output()
-            .unwrap();
-        (
-            o.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&o.stdout).into(),
-            String::from_utf8_lossy(&o.stderr).into(),
-        )
-    }
     fn repo(p: &str) -> String {
         format!("{}/../../{p}", env!("CARGO_MANIFEST_DIR"))
     }

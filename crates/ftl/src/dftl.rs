@@ -36,7 +36,7 @@
 use crate::blocks::{BlockState, Blocks};
 use crate::cmt::Cmt;
 use crate::page::entry_bytes;
-use crate::stripe::PlanePicker;
+use crate::stripe::{HostFrontier, PlanePicker};
 use crate::wear::WearPolicy;
 use ssd_core::config::{invalid, ConfigError, GcPolicy, Settings};
 use ssd_core::ftl::{Ftl, FtlCtx, FtlStats, JobId, Purpose, NO_LPN};
@@ -890,6 +890,24 @@ impl DftlFtl {
     }
 }
 
+impl HostFrontier for DftlFtl {
+    fn next_plane(&mut self, cx: &FtlCtx) -> PlaneId {
+        DftlFtl::next_plane(self, cx)
+    }
+    fn host_needs_block(&self, plane: PlaneId) -> bool {
+        DftlFtl::host_needs_block(self, plane)
+    }
+    fn gc_for_host(&mut self, plane: PlaneId, cx: &mut FtlCtx) {
+        self.gc_before_host_block(plane, cx)
+    }
+    fn at_threshold(&self, plane: PlaneId) -> bool {
+        self.blocks.free_count(plane) <= self.threshold
+    }
+    fn total_planes(&self) -> u32 {
+        self.g.total_planes()
+    }
+}
+
 impl Ftl for DftlFtl {
     fn name(&self) -> &'static str {
         "dftl"
@@ -927,21 +945,7 @@ impl Ftl for DftlFtl {
             // As in the page FTL: before the host frontier takes a new block, GC
             // until more than `threshold` blocks are free; a plane that cannot be
             // cleaned hands the write to the next plane.
-            let mut plane = self.next_plane(cx);
-            if self.host_needs_block(plane) {
-                self.gc_before_host_block(plane, cx);
-                let mut tries = self.g.total_planes();
-                while self.host_needs_block(plane)
-                    && self.blocks.free_count(plane) <= self.threshold
-                    && tries > 0
-                {
-                    plane = self.next_plane(cx);
-                    if self.host_needs_block(plane) {
-                        self.gc_before_host_block(plane, cx);
-                    }
-                    tries -= 1;
-                }
-            }
+            let plane = self.host_plane(cx);
             let p = self.alloc_page(plane, true);
             self.p2l[p.0 as usize] = l as u32;
             self.oob[p.0 as usize] = l as u32;

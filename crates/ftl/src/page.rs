@@ -14,7 +14,7 @@
 
 use crate::blocks::{BlockState, Blocks};
 use crate::p2l::P2l;
-use crate::stripe::PlanePicker;
+use crate::stripe::{HostFrontier, PlanePicker};
 use crate::wear::WearPolicy;
 use ssd_core::config::{GcPolicy, Settings};
 use ssd_core::ftl::{Ftl, FtlCtx, FtlStats, Purpose};
@@ -72,10 +72,6 @@ impl PageFtl {
         }
     }
 
-    fn next_plane(&mut self, cx: &FtlCtx) -> PlaneId {
-        self.picker.next(&cx.die_load)
-    }
-
     fn alloc_page(&mut self, plane: PlaneId, host: bool, lpn: u32) -> Ppn {
         let slot = if host {
             &mut self.host_open[plane.0 as usize]
@@ -95,24 +91,6 @@ impl PageFtl {
             *slot = NONE;
         }
         p
-    }
-
-    /// Foreground GC: before the host frontier of `plane` takes a new block,
-    /// collect until more than `threshold` blocks are free, so that after it takes
-    /// one at least `threshold` (>= 1) remain for GC's own frontier.
-    fn gc_if_needed(&mut self, plane: PlaneId, cx: &mut FtlCtx) {
-        let mut guard = self.g.blocks_per_plane;
-        while self.blocks.free_count(plane) <= self.threshold && guard > 0 {
-            guard -= 1;
-            if !self.gc_one(plane, cx, false) {
-                break;
-            }
-        }
-    }
-
-    fn host_needs_block(&self, plane: PlaneId) -> bool {
-        let b = self.host_open[plane.0 as usize];
-        b == NONE || self.blocks.state[b as usize] != BlockState::Open
     }
 
     /// Collect one victim of `plane`. Returns false if no block is worth collecting.
@@ -223,6 +201,33 @@ impl PageFtl {
     }
 }
 
+impl HostFrontier for PageFtl {
+    fn next_plane(&mut self, cx: &FtlCtx) -> PlaneId {
+        self.picker.next(&cx.die_load)
+    }
+    fn host_needs_block(&self, plane: PlaneId) -> bool {
+        let b = self.host_open[plane.0 as usize];
+        b == NONE || self.blocks.state[b as usize] != BlockState::Open
+    }
+    /// Collect until more than `threshold` blocks are free, so that after the
+    /// frontier takes one at least `threshold` (>= 1) remain for GC's own.
+    fn gc_for_host(&mut self, plane: PlaneId, cx: &mut FtlCtx) {
+        let mut guard = self.g.blocks_per_plane;
+        while self.blocks.free_count(plane) <= self.threshold && guard > 0 {
+            guard -= 1;
+            if !self.gc_one(plane, cx, false) {
+                break;
+            }
+        }
+    }
+    fn at_threshold(&self, plane: PlaneId) -> bool {
+        self.blocks.free_count(plane) <= self.threshold
+    }
+    fn total_planes(&self) -> u32 {
+        self.g.total_planes()
+    }
+}
+
 impl Ftl for PageFtl {
     fn name(&self) -> &'static str {
         "page"
@@ -257,23 +262,7 @@ impl Ftl for PageFtl {
                 self.blocks.invalidate(Ppn(old));
                 self.l2p[l as usize] = NONE;
             }
-            let mut plane = self.next_plane(cx);
-            if self.host_needs_block(plane) {
-                self.gc_if_needed(plane, cx);
-                // A plane that cannot be cleaned (all its data valid) hands the
-                // write to the next plane in the striping order.
-                let mut tries = self.g.total_planes();
-                while self.host_needs_block(plane)
-                    && self.blocks.free_count(plane) <= self.threshold
-                    && tries > 0
-                {
-                    plane = self.next_plane(cx);
-                    if self.host_needs_block(plane) {
-                        self.gc_if_needed(plane, cx);
-                    }
-                    tries -= 1;
-                }
-            }
+            let plane = self.host_plane(cx);
             let p = self.alloc_page(plane, true, l as u32);
             self.l2p[l as usize] = p.0;
             cx.program(0, 0, p, Purpose::Host, l, None);

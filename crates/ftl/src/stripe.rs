@@ -5,6 +5,7 @@
 //! last choice) and rotates over its planes.
 
 use ssd_core::config::Allocation;
+use ssd_core::ftl::FtlCtx;
 use ssd_core::{Geometry, PlaneId};
 
 /// Plane ids in striping order for a CWDP-style allocation.
@@ -85,5 +86,41 @@ impl PlanePicker {
                 PlaneId(p)
             }
         }
+    }
+}
+
+/// The host write frontier of a page-mapped FTL (page mapping, DFTL): what
+/// [`HostFrontier::host_plane`] needs to place a host page.
+pub trait HostFrontier {
+    /// The next plane in allocation order.
+    fn next_plane(&mut self, cx: &FtlCtx) -> PlaneId;
+    /// The host frontier of `plane` has no open block.
+    fn host_needs_block(&self, plane: PlaneId) -> bool;
+    /// Foreground GC before the host frontier of `plane` takes a new block:
+    /// collect until more than the threshold of blocks are free, or nothing is
+    /// worth collecting.
+    fn gc_for_host(&mut self, plane: PlaneId, cx: &mut FtlCtx);
+    /// `plane` has no more than the GC threshold of free blocks.
+    fn at_threshold(&self, plane: PlaneId) -> bool;
+    fn total_planes(&self) -> u32;
+
+    /// The plane of the next host page: the next in allocation order, cleaned
+    /// first if its frontier needs a new block; a plane that cannot be cleaned
+    /// (all its data valid) hands the write to the next plane, each plane tried
+    /// at most once.
+    fn host_plane(&mut self, cx: &mut FtlCtx) -> PlaneId {
+        let mut plane = self.next_plane(cx);
+        if self.host_needs_block(plane) {
+            self.gc_for_host(plane, cx);
+            let mut tries = self.total_planes();
+            while self.host_needs_block(plane) && self.at_threshold(plane) && tries > 0 {
+                plane = self.next_plane(cx);
+                if self.host_needs_block(plane) {
+                    self.gc_for_host(plane, cx);
+                }
+                tries -= 1;
+            }
+        }
+        plane
     }
 }

@@ -123,6 +123,28 @@ pub struct NandConfig {
     pub multiplane: bool,
 }
 
+/// The preset called `name` among `presets`, or an error naming the known ones.
+fn find_preset<T>(
+    kind: &'static str,
+    name: &str,
+    presets: Vec<T>,
+    name_of: impl Fn(&T) -> &String,
+) -> Result<T, ConfigError> {
+    let known = presets
+        .iter()
+        .map(|p| name_of(p).as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    presets
+        .into_iter()
+        .find(|p| name_of(p) == name)
+        .ok_or_else(|| ConfigError::UnknownPreset {
+            kind,
+            name: name.to_string(),
+            known,
+        })
+}
+
 impl NandConfig {
     pub fn bus_rate(&self) -> Rate {
         self.bus.rate(self.page_size, self.bus_width_bits)
@@ -248,18 +270,7 @@ impl NandConfig {
     }
 
     pub fn preset(name: &str) -> Result<NandConfig, ConfigError> {
-        Self::presets()
-            .into_iter()
-            .find(|p| p.name == name)
-            .ok_or_else(|| ConfigError::UnknownPreset {
-                kind: "nand",
-                name: name.to_string(),
-                known: Self::presets()
-                    .iter()
-                    .map(|p| p.name.clone())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            })
+        find_preset("nand", name, Self::presets(), |p| &p.name)
     }
 }
 
@@ -756,18 +767,7 @@ impl PowerConfig {
         vec![Self::lee2011(), Self::park_slc(), Self::modern_tlc()]
     }
     pub fn preset(name: &str) -> Result<PowerConfig, ConfigError> {
-        Self::presets()
-            .into_iter()
-            .find(|p| p.name == name)
-            .ok_or_else(|| ConfigError::UnknownPreset {
-                kind: "power",
-                name: name.to_string(),
-                known: Self::presets()
-                    .iter()
-                    .map(|p| p.name.clone())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            })
+        find_preset("power", name, Self::presets(), |p| &p.name)
     }
 }
 
