@@ -68,6 +68,14 @@ impl Cmt {
     pub fn is_full(&self) -> bool {
         self.free.is_empty()
     }
+    /// Hint that `slot(lpn)` comes soon (a cache prefetch; no effect on state).
+    #[inline]
+    pub fn prefetch(&self, lpn: u64) {
+        if let Some(e) = self.slot_of.get(lpn as usize) {
+            ssd_core::ftl::prefetch_read(e);
+        }
+    }
+
     /// Slot caching `lpn`, if any (no recency change).
     #[inline]
     pub fn slot(&self, lpn: u64) -> Option<u32> {

@@ -67,6 +67,11 @@ pub struct DftlFtl {
     tver: Vec<u32>,
     /// Dirty cached entries per translation page.
     tp_dirty: Vec<u32>,
+    /// The dirty CMT slots of each translation page, as singly linked lists
+    /// (`dirty_head` per page, `dirty_next` per slot): a write-back visits its
+    /// dirty entries only, not every entry the page maps.
+    dirty_head: Vec<u32>,
+    dirty_next: Vec<u32>,
     /// Per physical page: the lpn (data block) or translation page id (translation
     /// block) it holds while valid, NONE otherwise.
     p2l: Vec<u32>,
@@ -146,6 +151,8 @@ impl DftlFtl {
             gtd: vec![NONE; n_tp as usize],
             tver: vec![0; n_tp as usize],
             tp_dirty: vec![0; n_tp as usize],
+            dirty_head: vec![NONE; n_tp as usize],
+            dirty_next: vec![NONE; cap as usize],
             p2l: vec![NONE; np],
             oob: vec![NONE; np],
             oob_ver: vec![0; np],
@@ -483,20 +490,14 @@ impl DftlFtl {
             return;
         }
         cx.work.dram_accesses += left as u64;
-        let lo = t as u64 * self.ept;
-        let hi = (lo + self.ept).min(self.logical);
-        for l in lo..hi {
-            if let Some(s) = self.cmt.slot(l) {
-                let si = s as usize;
-                if self.cmt.dirty[si] {
-                    self.fmap[l as usize] = self.cmt.ppn[si];
-                    self.cmt.dirty[si] = false;
-                    left -= 1;
-                    if left == 0 {
-                        break;
-                    }
-                }
-            }
+        let mut s = std::mem::replace(&mut self.dirty_head[t as usize], NONE);
+        while s != NONE {
+            let si = s as usize;
+            debug_assert!(self.cmt.dirty[si]);
+            self.fmap[self.cmt.lpn[si] as usize] = self.cmt.ppn[si];
+            self.cmt.dirty[si] = false;
+            left -= 1;
+            s = self.dirty_next[si];
         }
         assert_eq!(left, 0, "translation page {t}: dirty count out of step");
         self.tp_dirty[t as usize] = 0;
@@ -533,8 +534,10 @@ impl DftlFtl {
         let si = s as usize;
         if !self.cmt.dirty[si] {
             self.cmt.dirty[si] = true;
-            let t = self.tpage_of(self.cmt.lpn[si] as u64);
-            self.tp_dirty[t as usize] += 1;
+            let t = self.tpage_of(self.cmt.lpn[si] as u64) as usize;
+            self.tp_dirty[t] += 1;
+            self.dirty_next[si] = self.dirty_head[t];
+            self.dirty_head[t] = s;
         }
     }
 
@@ -797,6 +800,15 @@ impl DftlFtl {
         // write per translation page they map through; make room for them first
         // (the GC frontier of this plane may take one of its free blocks).
         let first = self.g.first_page(victim).0;
+        // One random CMT index (and, if uncached, map) entry per live page: ask
+        // for them all first so that the cache misses overlap.
+        for off in 0..ppb {
+            let l = self.p2l[(first + off) as usize];
+            if l != NONE {
+                self.cmt.prefetch(l as u64);
+                ssd_core::ftl::prefetch_read(&self.fmap[l as usize]);
+            }
+        }
         self.scratch.clear();
         for off in 0..ppb {
             let l = self.p2l[(first + off) as usize];
@@ -825,6 +837,7 @@ impl DftlFtl {
         self.new_hjob = true;
         {
             self.scratch.clear();
+            let mut moved = 0u16;
             for off in 0..self.g.pages_per_block {
                 let src = first + off;
                 let l = self.p2l[src as usize];
@@ -832,7 +845,7 @@ impl DftlFtl {
                     continue;
                 }
                 cx.read(job, 0, Ppn(src), purpose, l as u64);
-                self.blocks.invalidate(Ppn(src));
+                moved += 1;
                 self.p2l[src as usize] = NONE;
                 let dst = self.alloc_page(plane, false);
                 self.p2l[dst.0 as usize] = l;
@@ -857,6 +870,9 @@ impl DftlFtl {
                     }
                 }
             }
+            // Every moved page dies at once (one victim-index move, same end state:
+            // nothing above reads the victim's count).
+            self.blocks.invalidate_n(victim, moved);
             self.scratch.sort_unstable();
             self.scratch.dedup();
             for i in 0..self.scratch.len() {
@@ -1144,6 +1160,24 @@ impl Ftl for DftlFtl {
                 "translation page {t}: {} dirty cached entries counted, {} found",
                 self.tp_dirty[t], dirty[t]
             ));
+        }
+        // Each page's dirty list holds exactly its dirty entries.
+        for t in 0..self.n_tp as usize {
+            let (mut s, mut n) = (self.dirty_head[t], 0u32);
+            while s != NONE && n <= self.tp_dirty[t] {
+                let si = s as usize;
+                if !self.cmt.dirty[si] || self.tpage_of(self.cmt.lpn[si] as u64) as usize != t {
+                    return Err(format!("translation page {t}: dirty list holds slot {s}, which is not one of its dirty entries"));
+                }
+                n += 1;
+                s = self.dirty_next[si];
+            }
+            if n != self.tp_dirty[t] {
+                return Err(format!(
+                    "translation page {t}: dirty list has {n}+ slots, {} dirty entries",
+                    self.tp_dirty[t]
+                ));
+            }
         }
         // Frontiers are open blocks of the right kind.
         for pl in 0..g.total_planes() as usize {
