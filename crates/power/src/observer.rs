@@ -376,6 +376,9 @@ struct CpuTrack {
     /// First completion seen since the last io_active report: from here to the
     /// latest completion the SSD is certainly busy.
     covered_from: Option<u64>,
+    /// With `covered_from`: the index of the first pending booking that starts
+    /// at or after it (kept up to date, not searched per completion).
+    covered_idx: usize,
     wakeups: u64,
     wakeup_ns: u64,
 }
@@ -980,7 +983,15 @@ impl PowerObserver {
     fn cpu_booking(&mut self, s: u64, e: u64) {
         self.see(s, e);
         if e > s {
-            self.cpu.pending.push_back((s, e));
+            let cpu = &mut self.cpu;
+            cpu.pending.push_back((s, e));
+            match cpu.covered_from {
+                // Bookings are sorted: one before `c` comes after all others.
+                Some(c) if s < c => {
+                    cpu.covered_idx = cpu.pending.partition_point(|&(b, _)| b < c);
+                }
+                _ => {}
+            }
         }
     }
 
@@ -1170,9 +1181,20 @@ impl Observer for PowerObserver {
         self.series.add_completion(d, bytes);
         // [covered_from, d] lies inside the busy period that io_active will report:
         // drop the bookings wholly inside it.
-        let c = *self.cpu.covered_from.get_or_insert(d);
-        let pend = &mut self.cpu.pending;
-        let i = pend.partition_point(|&(s, _)| s < c);
+        let cpu = &mut self.cpu;
+        let pend = &mut cpu.pending;
+        let i = match cpu.covered_from {
+            Some(_) => cpu.covered_idx,
+            None => {
+                cpu.covered_from = Some(d);
+                cpu.covered_idx = pend.partition_point(|&(s, _)| s < d);
+                cpu.covered_idx
+            }
+        };
+        debug_assert_eq!(
+            i,
+            pend.partition_point(|&(s, _)| Some(s) < cpu.covered_from)
+        );
         let mut j = i;
         while j < pend.len() && pend[j].1 <= d {
             j += 1;

@@ -590,7 +590,11 @@ impl Series {
     }
 
     pub fn add_completion(&mut self, t: u64, bytes: u64) {
-        let i = self.slot(t);
+        let i = if t >= self.hot_lo && t < self.hot_hi {
+            self.hot
+        } else {
+            self.slot(t)
+        };
         self.buckets[i].requests += 1;
         self.buckets[i].bytes += bytes;
     }
