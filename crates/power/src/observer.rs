@@ -345,12 +345,12 @@ struct Span {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct DieLane {
     last: Item,
-    /// Units of array operations by kind, as [`Acc::up`] (summed per chip in
-    /// the report); a transfer's units are its nanoseconds, in `rate_ns`.
-    pub(crate) u: [u64; 3],
-    /// Die-nanoseconds by rate index in the window (summed into `Acc::rate_ns`
-    /// of the whole run at `finish`).
-    pub(crate) rate_ns: [u64; 8],
+    /// Units by rate index and purpose, as [`Acc::up`] (summed into the whole
+    /// run's at `finish`, and per chip in the report).
+    up: [[u64; 8]; 8],
+    /// Die-nanoseconds in the window of array operations by kind (a transfer's
+    /// are its units).
+    op_ns: [u64; 3],
     /// Per-operation energy of cut pieces (J) by state, as [`Acc::cut_flash_j`].
     pub(crate) cut_j: [f64; 4],
 }
@@ -358,10 +358,15 @@ pub(crate) struct DieLane {
 impl DieLane {
     /// Units (see [`Acc::up`]) at rate index `r`.
     pub(crate) fn units(&self, r: usize) -> u64 {
+        self.up[r].iter().sum()
+    }
+
+    /// Die-nanoseconds in the window at rate index `r`.
+    pub(crate) fn rate_ns(&self, r: usize) -> u64 {
         if r < 3 {
-            self.u[r]
+            self.op_ns[r]
         } else {
-            self.rate_ns[r]
+            self.units(r)
         }
     }
 }
@@ -526,28 +531,28 @@ impl PowerObserver {
 
     /// Busy (array + transfer) nanoseconds of die `d` in the window.
     pub(crate) fn die_busy_ns(&self, d: usize) -> u64 {
-        self.die_lanes[d].rate_ns.iter().sum()
+        let lane = &self.die_lanes[d];
+        (0..8).map(|r| lane.rate_ns(r)).sum()
     }
 
     /// Count `u` units over `ns` at rate index `r`, purpose `pi`, to die `d`
     /// (the whole run's counts; not the time series).
     #[inline(always)]
     fn add_acc(&mut self, d: usize, r: usize, pi: usize, ns: u64, u: u64) {
-        self.all.up[r][pi] += u;
+        debug_assert!(r < 3 || u == ns, "a transfer's units are its ns");
         let lane = &mut self.die_lanes[d];
-        lane.rate_ns[r] += ns;
+        lane.up[r][pi] += u;
         if r < 3 {
-            lane.u[r] += u;
+            lane.op_ns[r] += ns;
         }
     }
 
     /// Take back what `add_acc` counted.
     fn sub_acc(&mut self, d: usize, r: usize, pi: usize, ns: u64, u: u64) {
-        self.all.up[r][pi] -= u;
         let lane = &mut self.die_lanes[d];
-        lane.rate_ns[r] -= ns;
+        lane.up[r][pi] -= u;
         if r < 3 {
-            lane.u[r] -= u;
+            lane.op_ns[r] -= ns;
         }
     }
 
@@ -798,7 +803,9 @@ impl PowerObserver {
             self.drain.rate_ns[r] += ns;
         }
         let lane = &mut self.die_lanes[d];
-        lane.rate_ns[r] += ns;
+        // Per-operation energies are array operations'.
+        debug_assert!(r < 3);
+        lane.op_ns[r.min(2)] += ns;
         lane.cut_j[slot] += j;
         let n = ns_f64(ns);
         let flash = j - self.rates.die_idle * n;
@@ -1042,8 +1049,7 @@ impl Observer for PowerObserver {
                 DONE => {}
                 OPEN if self.series.fast(prev.s, prev.e) => {
                     let (r, ns) = (3 + k, prev.e - prev.s);
-                    self.all.up[r][prev.purpose()] += ns;
-                    lane.rate_ns[r] += ns;
+                    lane.up[r][prev.purpose()] += ns;
                     self.series.cur.rate_ns[r] += ns;
                 }
                 _ => return self.die_report_slow(d, prev, s, Some(k)),
@@ -1057,9 +1063,8 @@ impl Observer for PowerObserver {
                 (true, _) => planes,
                 (false, ns) => planes * ns,
             };
-            self.all.up[k][pi] += u;
-            lane.u[k] += u;
-            lane.rate_ns[k] += ns;
+            lane.up[k][pi] += u;
+            lane.op_ns[k] += ns;
             let t = &mut self.series.cur;
             t.u[k] += u;
             t.rate_ns[k] += ns;
@@ -1101,8 +1106,7 @@ impl Observer for PowerObserver {
             }
             // A transfer's units are its nanoseconds.
             let ns = e - s;
-            self.all.up[r][pi] += ns;
-            lane.rate_ns[r] += ns;
+            lane.up[r][pi] += ns;
             self.series.cur.rate_ns[r] += ns;
             return;
         }
@@ -1250,8 +1254,11 @@ impl Observer for PowerObserver {
         self.series.add_baseline(HOST, self.p.p_link_idle, w);
         self.series.close(w);
         for lane in &self.die_lanes {
-            for (a, &ns) in self.all.rate_ns.iter_mut().zip(&lane.rate_ns) {
-                *a += ns;
+            for r in 0..8 {
+                self.all.rate_ns[r] += lane.rate_ns(r);
+                for (a, &u) in self.all.up[r].iter_mut().zip(&lane.up[r]) {
+                    *a += u;
+                }
             }
         }
     }
