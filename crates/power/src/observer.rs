@@ -265,62 +265,62 @@ const FINAL: u8 = 3;
 struct Item {
     s: u64,
     e: u64,
-    /// Packed (one store per report): the state ([`DONE`], [`SERIES_WAIT`],
-    /// [`OPEN`] or [`FINAL`]) in bits 0-7; the rate index (see [`RATE_SLOT`]:
-    /// `OpKind as usize` for array operations, `3 + OpKind as usize` of the op
-    /// served for transfers) in bits 8-15; the purpose (`Purpose::index`) in
-    /// bits 16-23; bit 24 set if units are plane-ops (the per-operation form:
-    /// the energy is spread evenly over `[s, e)`); the planes of an array
-    /// operation (1 for transfers) in bits 32-63. Units are `planes x ns`, or
-    /// `planes` under the per-operation form.
-    m: u64,
+    /// Planes of an array operation (1 for transfers): units are `planes x ns`
+    /// (`planes` under the per-operation form).
+    planes: u32,
+    /// Rate index (see [`RATE_SLOT`]): `OpKind as usize` for array operations,
+    /// `3 + OpKind as usize` (of the op served) for transfers.
+    r: u8,
+    /// `Purpose::index`.
+    purpose: u8,
+    /// Units are plane-ops: the energy is spread evenly over `[s, e)`.
+    per_op: bool,
+    /// [`DONE`], [`SERIES_WAIT`], [`OPEN`] or [`FINAL`].
+    state: u8,
 }
 
 impl Item {
     #[inline(always)]
     fn new(s: u64, e: u64, planes: u64, r: usize, purpose: usize, per_op: bool, state: u8) -> Item {
-        let m = state as u64
-            | (r as u64) << 8
-            | (purpose as u64) << 16
-            | (per_op as u64) << 24
-            | planes << 32;
-        Item { s, e, m }
+        Item {
+            s,
+            e,
+            planes: planes as u32,
+            r: r as u8,
+            purpose: purpose as u8,
+            per_op,
+            state,
+        }
     }
     #[inline(always)]
     fn state(self) -> u8 {
-        self.m as u8
+        self.state
     }
     /// Rate index, below 8.
     #[inline(always)]
     fn r(self) -> usize {
-        (self.m >> 8) as usize & 7
+        self.r as usize & 7
     }
     /// Purpose index, below 8.
     #[inline(always)]
     fn purpose(self) -> usize {
-        (self.m >> 16) as usize & 7
+        self.purpose as usize & 7
     }
     #[inline(always)]
     fn per_op(self) -> bool {
-        self.m >> 24 & 1 != 0
+        self.per_op
     }
     #[inline(always)]
     fn planes(self) -> u64 {
-        self.m >> 32
+        self.planes as u64
     }
     #[inline(always)]
     fn with_state(self, state: u8) -> Item {
-        Item {
-            m: self.m & !0xff | state as u64,
-            ..self
-        }
+        Item { state, ..self }
     }
     #[inline(always)]
     fn with_rate(self, r: usize) -> Item {
-        Item {
-            m: self.m & !0xff00 | (r as u64) << 8,
-            ..self
-        }
+        Item { r: r as u8, ..self }
     }
     /// Units of the whole activity (none when it takes no time).
     #[inline(always)]
