@@ -5,14 +5,29 @@
 //! The engine reports every activity once, as a whole interval `[start, end)`,
 //! sometimes before simulated time reaches it. Energy is therefore integrated per
 //! interval, never from "current state". Two cut points are only known late: the
-//! drain start (`drain_start`) and the end of the run (`finish`). To split and clip
-//! exactly, each activity waits in a small per-lane queue (one lane per die, one for
-//! DRAM, one for the host link, one for the CPU) until its end lies before a lower
-//! bound of the engine clock (`now_lb`: the start of the latest flash operation or
-//! channel transfer, the latest completion). The engine announces both cut points at
-//! or after its clock, so an interval committed early never straddles them. The
-//! queues hold only in-flight work (a die's current operation, the CPU's booked
-//! future), so memory does not grow with the length of the run.
+//! drain start (`drain_start`) and the end of the run (`finish`). The engine
+//! announces both at or after its clock, and it reports a die's activities when
+//! they start (at its clock), one at a time per die; so of all die activities
+//! reported before a cut, only each die's last one can straddle it.
+//!
+//! * **Dies**: an activity is counted as soon as it is reported, and stays the
+//!   die's `last` (its [`DieLane`]) until the die's next report. When a cut point
+//!   arrives, every die's last activity that ends after it is taken back and
+//!   counted again, split at the drain start or clipped at the window end
+//!   (`recount`): integer counts, so taking back is exact. Two cases wait
+//!   instead: a command transfer, whose power is that of the operation it
+//!   serves (`OPEN` until the die's next `flash_op` says which), and, rarely, the
+//!   time-series part of an activity that does not fit the series' counted
+//!   buckets (`SERIES_WAIT`, spread in joules once the die moves on). An
+//!   activity that overlaps its die's next one (never with the engine's dies) is
+//!   set aside, still correctable, until it ends.
+//! * **DRAM, host link**: each access waits in a small queue until its end lies
+//!   before a lower bound of the engine clock (`now_lb`: the latest completion),
+//!   so one committed never straddles a cut point.
+//! * **CPU**: see below.
+//!
+//! All of this holds only in-flight work, so memory does not grow with the
+//! length of the run.
 //!
 //! # Integer accumulation
 //! What is committed is counted, not charged: exact integer sums of plane-ns
@@ -63,7 +78,7 @@
 //! activity (the engine reports `finish` at the last completion), and everything
 //! after the drain start is also accumulated separately.
 
-use crate::series::{ns_f64, Rates, Series, CPU, DRAM, HOST};
+use crate::series::{ns_f64, Rates, Series, BUS, CPU, DRAM, FLASH, HOST};
 use crate::PowerError;
 use ssd_core::addr::{ChannelId, DieId};
 use ssd_core::config::{PowerConfig, Settings};
@@ -233,8 +248,19 @@ impl Acc {
 /// Index of the transfer state in [`Acc::die_ns`] / [`AccJ::flash_j`].
 pub(crate) const XFER: usize = 3;
 
-/// A die activity waiting to be charged: its rate is resolved when it is queued,
-/// so committing it is a handful of integer adds.
+/// State of a die's last activity (see [`DieLane`]).
+const DONE: u8 = 0;
+/// Counted, but not yet in the time series: it did not fit the series' counted
+/// buckets, so it is spread there in joules once it can no longer be cut.
+const SERIES_WAIT: u8 = 1;
+/// A command transfer whose power the die's next `flash_op` decides: nothing
+/// of it is counted yet.
+const OPEN: u8 = 2;
+/// Counted after a cut point, split and clipped: final.
+const FINAL: u8 = 3;
+
+/// A die activity `[s, e)`: its rate is resolved when it is reported, so
+/// counting it is a handful of integer adds.
 #[derive(Clone, Copy, Debug, Default)]
 struct Item {
     s: u64,
@@ -245,12 +271,66 @@ struct Item {
     /// Rate index (see [`RATE_SLOT`]): `OpKind as usize` for array operations,
     /// `3 + OpKind as usize` (of the op served) for transfers.
     r: u8,
+    /// `Purpose::index`.
     purpose: u8,
     /// Units are plane-ops: the energy is spread evenly over `[s, e)`.
     per_op: bool,
-    /// A command transfer whose array operation is not known yet: the next
-    /// `flash_op` of its die decides its power (else it draws as a read's).
-    open_cmd: bool,
+    /// [`DONE`], [`SERIES_WAIT`], [`OPEN`] or [`FINAL`].
+    state: u8,
+}
+
+impl Item {
+    #[inline(always)]
+    fn new(s: u64, e: u64, planes: u64, r: usize, purpose: usize, per_op: bool, state: u8) -> Item {
+        Item {
+            s,
+            e,
+            planes: planes as u32,
+            r: r as u8,
+            purpose: purpose as u8,
+            per_op,
+            state,
+        }
+    }
+    #[inline(always)]
+    fn state(self) -> u8 {
+        self.state
+    }
+    /// Rate index, below 8.
+    #[inline(always)]
+    fn r(self) -> usize {
+        self.r as usize & 7
+    }
+    /// Purpose index, below 8.
+    #[inline(always)]
+    fn purpose(self) -> usize {
+        self.purpose as usize & 7
+    }
+    #[inline(always)]
+    fn per_op(self) -> bool {
+        self.per_op
+    }
+    #[inline(always)]
+    fn planes(self) -> u64 {
+        self.planes as u64
+    }
+    #[inline(always)]
+    fn with_state(self, state: u8) -> Item {
+        Item { state, ..self }
+    }
+    #[inline(always)]
+    fn with_rate(self, r: usize) -> Item {
+        Item { r: r as u8, ..self }
+    }
+    /// Units of the whole activity (none when it takes no time).
+    #[inline(always)]
+    fn units(self) -> u64 {
+        match (self.per_op(), self.e - self.s) {
+            (_, 0) => 0,
+            (true, _) => self.planes(),
+            (false, ns) => self.planes() * ns,
+        }
+    }
 }
 
 /// A DRAM access or host-link transfer waiting to be charged.
@@ -260,22 +340,35 @@ struct Span {
     e: u64,
 }
 
-/// One die's queue of activities not yet committed: the oldest inline (the
-/// usual queue is one operation), the rest (rare) behind it, in arrival order.
-#[derive(Clone, Debug)]
+/// One die's counts and its last activity, which alone may still straddle a
+/// cut point (see the module docs).
+#[derive(Clone, Debug, Default)]
 pub(crate) struct DieLane {
-    /// The oldest waiting activity, if `queued`.
-    head: Item,
-    queued: bool,
-    /// Non-empty only when `queued`.
-    more: VecDeque<Item>,
-    /// Flash units by rate index, as [`Acc::up`] (summed per chip in the report).
-    pub(crate) u: [u64; 8],
+    last: Item,
+    /// Units by rate index and purpose, as [`Acc::up`] (summed into the whole
+    /// run's at `finish`, and per chip in the report).
+    up: [[u64; 8]; 8],
+    /// Die-nanoseconds in the window of array operations by kind (a transfer's
+    /// are its units).
+    op_ns: [u64; 3],
     /// Per-operation energy of cut pieces (J) by state, as [`Acc::cut_flash_j`].
     pub(crate) cut_j: [f64; 4],
-    /// Busy (array + transfer) nanoseconds in the window: counted whole when
-    /// queued (every queued activity is committed), less what clipping drops.
-    busy_ns: u64,
+}
+
+impl DieLane {
+    /// Units (see [`Acc::up`]) at rate index `r`.
+    pub(crate) fn units(&self, r: usize) -> u64 {
+        self.up[r].iter().sum()
+    }
+
+    /// Die-nanoseconds in the window at rate index `r`.
+    pub(crate) fn rate_ns(&self, r: usize) -> u64 {
+        if r < 3 {
+            self.op_ns[r]
+        } else {
+            self.units(r)
+        }
+    }
 }
 
 /// The CPU's normal-mode union, finalized in time order.
@@ -288,6 +381,9 @@ struct CpuTrack {
     /// First completion seen since the last io_active report: from here to the
     /// latest completion the SSD is certainly busy.
     covered_from: Option<u64>,
+    /// With `covered_from`: the index of the first pending booking that starts
+    /// at or after it (kept up to date, not searched per completion).
+    covered_idx: usize,
     wakeups: u64,
     wakeup_ns: u64,
 }
@@ -303,6 +399,9 @@ pub struct PowerObserver {
     pub(crate) n_dies: u32,
     pub(crate) n_chans: u32,
     pub(crate) die_lanes: Vec<DieLane>,
+    /// Die activities that overlap their die's next one (none with the engine's
+    /// one-state dies), kept correctable until they end.
+    aside: Vec<(u32, Item)>,
     dram_lane: VecDeque<Span>,
     link_lane: VecDeque<Span>,
     /// Joules per unit by rate index (see [`RATE_SLOT`]): per plane-ns of an
@@ -315,7 +414,11 @@ pub struct PowerObserver {
     /// `end` or `drain_at` is set: intervals may need clipping or splitting.
     cut: bool,
     cpu: CpuTrack,
+    /// A lower bound of the engine clock (the latest completion): DRAM and link
+    /// spans that end before it are committed.
     now_lb: u64,
+    /// The latest end of a DRAM, link, CPU or io_active interval (die activities:
+    /// see `finish`).
     max_end: u64,
     pub(crate) drain_at: Option<u64>,
     /// Window end, known at `finish`.
@@ -382,16 +485,8 @@ impl PowerObserver {
             ways: g.ways,
             n_dies,
             n_chans: g.channels,
-            die_lanes: (0..n_dies)
-                .map(|_| DieLane {
-                    head: Item::default(),
-                    queued: false,
-                    more: VecDeque::new(),
-                    u: [0; 8],
-                    cut_j: [0.0; 4],
-                    busy_ns: 0,
-                })
-                .collect(),
+            die_lanes: vec![DieLane::default(); n_dies as usize],
+            aside: Vec::new(),
             dram_lane: VecDeque::new(),
             link_lane: VecDeque::new(),
             unit_j,
@@ -436,67 +531,318 @@ impl PowerObserver {
 
     /// Busy (array + transfer) nanoseconds of die `d` in the window.
     pub(crate) fn die_busy_ns(&self, d: usize) -> u64 {
-        self.die_lanes[d].busy_ns
+        let lane = &self.die_lanes[d];
+        (0..8).map(|r| lane.rate_ns(r)).sum()
     }
 
-    /// Queue a die activity; commit, in arrival order, the queued ones that end
-    /// before `now_lb`, then the new one if nothing before it still waits.
+    /// Count `u` units over `ns` at rate index `r`, purpose `pi`, to die `d`
+    /// (the whole run's counts; not the time series).
     #[inline(always)]
-    fn push_die(&mut self, d: usize, it: Item) {
-        self.see(it.s, it.e);
-        let lb = self.now_lb;
+    fn add_acc(&mut self, d: usize, r: usize, pi: usize, ns: u64, u: u64) {
+        debug_assert!(r < 3 || u == ns, "a transfer's units are its ns");
         let lane = &mut self.die_lanes[d];
-        lane.busy_ns += it.e - it.s;
-        if lane.queued {
-            if !lane.more.is_empty() {
-                return self.push_die_queued(d, it);
-            }
-            let h = lane.head;
-            if h.e > lb {
-                lane.more.push_back(it);
-                return;
-            }
-            if it.e > lb {
-                lane.head = it;
-            } else {
-                lane.queued = false;
-            }
-            self.commit_die(d, h);
-            if it.e <= lb {
-                self.commit_die(d, it);
-            }
-        } else if it.e > lb {
-            lane.head = it;
-            lane.queued = true;
-        } else {
-            self.commit_die(d, it);
+        lane.up[r][pi] += u;
+        if r < 3 {
+            lane.op_ns[r] += ns;
         }
     }
 
-    /// `push_die` when more than one activity waits (rare).
+    /// Take back what `add_acc` counted.
+    fn sub_acc(&mut self, d: usize, r: usize, pi: usize, ns: u64, u: u64) {
+        let lane = &mut self.die_lanes[d];
+        lane.up[r][pi] -= u;
+        if r < 3 {
+            lane.op_ns[r] -= ns;
+        }
+    }
+
+    /// Count die `d`'s last activity, a new one that `flash_op` or `bus_xfer`
+    /// could not count on their fast path.
     #[cold]
     #[inline(never)]
-    fn push_die_queued(&mut self, d: usize, it: Item) {
-        let lb = self.now_lb;
-        while self.die_lanes[d].queued {
-            let lane = &mut self.die_lanes[d];
-            let h = lane.head;
-            if h.e > lb {
-                lane.more.push_back(it);
+    fn count_last_cold(&mut self, d: usize) {
+        let it = self.die_lanes[d].last;
+        if !it.per_op() {
+            if let Some(n1) = self.series.fast_split(it.s, it.e) {
+                // From the hot bucket into the next (common: a bucket's end).
+                let (r, ns, planes) = (it.r(), it.e - it.s, it.planes());
+                self.add_acc(d, r, it.purpose(), ns, planes * ns);
+                self.series.cur.add(r, n1, planes * n1);
+                self.series.next.add(r, ns - n1, planes * (ns - n1));
                 return;
             }
-            match lane.more.pop_front() {
-                Some(n) => lane.head = n,
-                None => lane.queued = false,
-            }
-            self.commit_die(d, h);
         }
-        if it.e <= lb {
+        self.count_last_general(d);
+    }
+
+    /// `count_last_cold` in general.
+    #[inline(never)]
+    fn count_last_general(&mut self, d: usize) {
+        let it = self.die_lanes[d].last;
+        let state = self.count_new(d, it);
+        self.die_lanes[d].last = it.with_state(state);
+    }
+
+    /// Count a die activity that may still straddle a cut point; returns its
+    /// state ([`DONE`] or [`SERIES_WAIT`]). After a cut point it is split and
+    /// clipped at once ([`FINAL`]): the engine reports no later cut before its end.
+    #[inline(always)]
+    fn count_new(&mut self, d: usize, it: Item) -> u8 {
+        if self.cut {
             self.commit_die(d, it);
+            return FINAL;
+        }
+        let ns = it.e - it.s;
+        if ns == 0 {
+            return DONE;
+        }
+        let (r, u) = (it.r(), it.units());
+        self.add_acc(d, r, it.purpose(), ns, u);
+        if self.series.is_hot(it.s, it.e) {
+            self.series.cur.add(r, ns, u);
+            return DONE;
+        }
+        if self.series_count_cold(it, u) {
+            DONE
         } else {
-            let lane = &mut self.die_lanes[d];
-            lane.head = it;
-            lane.queued = true;
+            SERIES_WAIT
+        }
+    }
+
+    /// `flash_op` or `bus_xfer` off their fast path: die `d`'s previous
+    /// activity `prev` was replaced by one starting at `s` (an array operation
+    /// of kind `k`, if a flash_op). Settle `prev` if needed, count the new one.
+    #[cold]
+    #[inline(never)]
+    fn die_report_slow(&mut self, d: usize, prev: Item, s: u64, k: Option<usize>) {
+        if prev.state() != DONE || prev.e > s {
+            self.settle(d, prev, s, k);
+        }
+        let it = self.die_lanes[d].last;
+        if it.state() != OPEN {
+            self.count_last_general(d);
+        }
+    }
+
+    /// Die `d`'s previous activity `prev` was replaced by one starting at `s`
+    /// (of array operation kind `k`, if a flash_op): finish what it left open.
+    fn settle(&mut self, d: usize, mut prev: Item, s: u64, k: Option<usize>) {
+        if prev.state() == OPEN {
+            // A command transfer draws as the op it serves, if the die's next
+            // report is that op; else as a read's.
+            if let Some(k) = k {
+                prev = prev.with_rate(3 + k);
+            }
+            if prev.e <= s {
+                return self.commit_die(d, prev.with_state(DONE));
+            }
+            let state = self.count_new(d, prev);
+            prev = prev.with_state(state);
+        }
+        if prev.e > s {
+            // Overlaps the new activity (not with the engine's one-state dies):
+            // it may still straddle a later cut point, so it stays correctable.
+            self.set_aside(d, prev, s);
+        } else if prev.state() == SERIES_WAIT {
+            self.series_die_whole(prev);
+        }
+    }
+
+    /// Keep `it` (of die `d`) correctable beside the lanes; the activities kept
+    /// there that ended by `now` (a die report's start, the engine clock) are
+    /// settled.
+    fn set_aside(&mut self, d: usize, it: Item, now: u64) {
+        let mut i = 0;
+        while i < self.aside.len() {
+            let (_, a) = self.aside[i];
+            if a.e <= now {
+                self.aside.remove(i);
+                if a.state() == SERIES_WAIT {
+                    self.series_die_whole(a);
+                }
+            } else {
+                i += 1;
+            }
+        }
+        self.aside.push((d as u32, it));
+    }
+
+    /// A cut point `t` arrived: an activity counted before it that ends after it
+    /// is taken back and counted again, split or clipped (exact: integers).
+    fn recount(&mut self, d: usize, it: Item, t: u64) -> Item {
+        let state = it.state();
+        if state == OPEN || state == FINAL || it.e <= t || it.e == it.s {
+            return it;
+        }
+        let ns = it.e - it.s;
+        let (r, u) = (it.r(), it.units());
+        self.sub_acc(d, r, it.purpose(), ns, u);
+        if state == DONE {
+            let linear = !it.per_op();
+            let planes = it.planes();
+            let took = self.series.uncount(it.s, it.e, linear, |c, n| {
+                c.sub(r, n, if linear { planes * n } else { u });
+            });
+            if !took {
+                let (flash, bus) = self.die_joules(it, ns, u);
+                self.series
+                    .add_energy2(FLASH, -flash, BUS, -bus, it.s, it.e);
+            }
+        }
+        let it = it.with_state(FINAL);
+        self.commit_die(d, it);
+        it
+    }
+
+    /// A die activity that can no longer be cut (it ended before the engine
+    /// clock, or after the last cut point): counted, split and clipped at once.
+    #[inline]
+    fn commit_die(&mut self, d: usize, it: Item) {
+        if self.cut {
+            return self.commit_die_cut(d, it);
+        }
+        let ns = it.e - it.s;
+        if ns > 0 {
+            self.charge_die(d, it, ns, it.units(), false);
+        }
+    }
+
+    /// `commit_die` once the window end or the drain start is known.
+    #[cold]
+    #[inline(never)]
+    fn commit_die_cut(&mut self, d: usize, it: Item) {
+        let full = it.e - it.s;
+        for (s, e, dr) in self.pieces(it.s, it.e) {
+            if e > s {
+                let ns = e - s;
+                let piece = Item { s, e, ..it };
+                if !it.per_op() {
+                    self.charge_die(d, piece, ns, it.planes() * ns, dr);
+                } else if ns == full {
+                    self.charge_die(d, piece, ns, it.planes(), dr);
+                } else {
+                    // A part of a per-operation energy: not a whole unit.
+                    let j = units_j(self.unit_j[it.r()], it.planes()) * (ns_f64(ns) / ns_f64(full));
+                    self.charge_die_part(d, piece, ns, j, dr);
+                }
+            }
+        }
+    }
+
+    /// Count `u` units over `[it.s, it.e)` (`ns` > 0 long) to its die.
+    fn charge_die(&mut self, d: usize, it: Item, ns: u64, u: u64, dr: bool) {
+        let (r, pi) = (it.r(), it.purpose());
+        self.add_acc(d, r, pi, ns, u);
+        if dr {
+            self.drain.up[r][pi] += u;
+            self.drain.rate_ns[r] += ns;
+        }
+        self.series_die(it, ns, u);
+    }
+
+    /// The time-series part of a whole activity, counted before but not there.
+    fn series_die_whole(&mut self, it: Item) {
+        let ns = it.e - it.s;
+        if ns > 0 {
+            self.series_die(it, ns, it.units());
+        }
+    }
+
+    /// Count `u` units over `[it.s, it.e)` (`ns` > 0 long) in the time series.
+    fn series_die(&mut self, it: Item, ns: u64, u: u64) {
+        if self.series.is_hot(it.s, it.e) {
+            self.series.cur.add(it.r(), ns, u);
+        } else if !self.series_count_cold(it, u) {
+            let (flash, bus) = self.die_joules(it, ns, u);
+            self.series.add_die(flash, bus, it.s, it.e, ns_f64(ns));
+        }
+    }
+
+    /// Count a die's interval outside the series' hot bucket, if the hot bucket
+    /// can move to it; false if it must be charged in joules instead.
+    #[inline(always)]
+    fn series_count_cold(&mut self, it: Item, u: u64) -> bool {
+        let r = it.r();
+        let planes = it.planes();
+        if it.per_op() {
+            self.series
+                .count_cold(it.s, it.e, false, |t, ns| t.add(r, ns, u))
+        } else {
+            self.series
+                .count_cold(it.s, it.e, true, |t, ns| t.add(r, ns, planes * ns))
+        }
+    }
+
+    /// Series joules of `u` units over `ns` of `it` above the die's idle: the
+    /// die's, its channel's.
+    fn die_joules(&self, it: Item, ns: u64, u: u64) -> (f64, f64) {
+        let r = it.r();
+        let n = ns_f64(ns);
+        let flash = units_j(self.rates.u[r], u) - self.rates.die_idle * n;
+        let bus = if RATE_SLOT[r] == XFER {
+            self.rates.bus * n
+        } else {
+            0.0
+        };
+        (flash, bus)
+    }
+
+    /// Charge `j` joules (a part of a per-operation energy) over `[it.s, it.e)`
+    /// (`ns` > 0 long) to its die.
+    #[cold]
+    #[inline(never)]
+    fn charge_die_part(&mut self, d: usize, it: Item, ns: u64, j: f64, dr: bool) {
+        let r = it.r();
+        let slot = RATE_SLOT[r];
+        let pi = it.purpose();
+        self.all.cut_flash_j[slot] += j;
+        self.all.cut_purpose_j[pi] += j;
+        if dr {
+            self.drain.cut_flash_j[slot] += j;
+            self.drain.cut_purpose_j[pi] += j;
+            self.drain.rate_ns[r] += ns;
+        }
+        let lane = &mut self.die_lanes[d];
+        // Per-operation energies are array operations'.
+        debug_assert!(r < 3);
+        lane.op_ns[r.min(2)] += ns;
+        lane.cut_j[slot] += j;
+        let n = ns_f64(ns);
+        let flash = j - self.rates.die_idle * n;
+        let bus = if slot == XFER {
+            self.rates.bus * n
+        } else {
+            0.0
+        };
+        self.series.add_die(flash, bus, it.s, it.e, n);
+    }
+
+    /// A cut point is known: intervals may need clipping or splitting from now
+    /// on, so none takes the fast path.
+    fn set_cut(&mut self) {
+        self.cut = true;
+        self.series.close_fast();
+    }
+
+    /// A cut point `t` is known: recount every die activity that may straddle it.
+    fn recount_all(&mut self, t: u64) {
+        for d in 0..self.die_lanes.len() {
+            let it = self.die_lanes[d].last;
+            self.die_lanes[d].last = self.recount(d, it, t);
+        }
+        for i in 0..self.aside.len() {
+            let (d, it) = self.aside[i];
+            self.aside[i].1 = self.recount(d as usize, it, t);
+        }
+    }
+
+    /// At `finish`, after the recount: what a die's last activity left open.
+    fn settle_final(&mut self, d: usize, it: Item) {
+        match it.state() {
+            // As a read's (no flash_op followed), clipped.
+            OPEN => self.commit_die(d, it),
+            SERIES_WAIT => self.series_die_whole(it),
+            _ => {}
         }
     }
 
@@ -539,126 +885,6 @@ impl PowerObserver {
             Some(d) if d <= s => [(s, e, true), (e, e, true)],
             _ => [(s, e, false), (e, e, false)],
         }
-    }
-
-    #[inline(always)]
-    fn commit_die(&mut self, d: usize, it: Item) {
-        if self.cut {
-            return self.commit_die_cut(d, it);
-        }
-        // One piece, as `pieces` would give.
-        let ns = it.e - it.s;
-        if ns > 0 {
-            let u = if it.per_op {
-                it.planes as u64
-            } else {
-                it.planes as u64 * ns
-            };
-            self.charge_die(d, &it, ns, u, false);
-        }
-    }
-
-    /// `commit_die` once the window end or the drain start is known.
-    #[cold]
-    #[inline(never)]
-    fn commit_die_cut(&mut self, d: usize, it: Item) {
-        let full = it.e - it.s;
-        // Counted whole when queued: take back what the window end clips.
-        self.die_lanes[d].busy_ns -= full;
-        for (s, e, dr) in self.pieces(it.s, it.e) {
-            if e > s {
-                let ns = e - s;
-                self.die_lanes[d].busy_ns += ns;
-                let piece = Item { s, e, ..it };
-                if !it.per_op {
-                    self.charge_die(d, &piece, ns, it.planes as u64 * ns, dr);
-                } else if ns == full {
-                    self.charge_die(d, &piece, ns, it.planes as u64, dr);
-                } else {
-                    // A part of a per-operation energy: not a whole unit.
-                    let j = units_j(self.unit_j[it.r as usize & 7], it.planes as u64)
-                        * (ns_f64(ns) / ns_f64(full));
-                    self.charge_die_part(d, &piece, ns, j, dr);
-                }
-            }
-        }
-    }
-
-    /// Count `u` units over `[it.s, it.e)` (`ns` > 0 long) to its die.
-    #[inline(always)]
-    fn charge_die(&mut self, d: usize, it: &Item, ns: u64, u: u64, dr: bool) {
-        let r = it.r as usize & 7;
-        let pi = it.purpose as usize & 7;
-        self.all.up[r][pi] += u;
-        self.all.rate_ns[r] += ns;
-        if dr {
-            self.drain.up[r][pi] += u;
-            self.drain.rate_ns[r] += ns;
-        }
-        self.die_lanes[d].u[r] += u;
-        if self.series.is_hot(it.s, it.e) {
-            let t = &mut self.series.cur;
-            t.u[r] += u;
-            t.rate_ns[r] += ns;
-        } else {
-            self.series_die_cold(it, ns, u);
-        }
-    }
-
-    /// A die's interval outside the series' hot bucket: counted if the hot
-    /// bucket can move to it, else charged in joules, split at bucket boundaries.
-    #[inline(never)]
-    fn series_die_cold(&mut self, it: &Item, ns: u64, u: u64) {
-        let r = it.r as usize & 7;
-        let slot = RATE_SLOT[r];
-        let planes = it.planes as u64;
-        let counted = if it.per_op {
-            self.series.count_cold(it.s, it.e, false, |t, ns| {
-                t.u[r] += u;
-                t.rate_ns[r] += ns;
-            })
-        } else {
-            self.series.count_cold(it.s, it.e, true, |t, ns| {
-                t.u[r] += planes * ns;
-                t.rate_ns[r] += ns;
-            })
-        };
-        if !counted {
-            let n = ns_f64(ns);
-            let flash = units_j(self.rates.u[r], u) - self.rates.die_idle * n;
-            let bus = if slot == XFER {
-                self.rates.bus * n
-            } else {
-                0.0
-            };
-            self.series.add_die(flash, bus, it.s, it.e, n);
-        }
-    }
-
-    /// Charge `j` joules (a part of a per-operation energy) over `[it.s, it.e)`
-    /// (`ns` > 0 long) to its die.
-    #[cold]
-    #[inline(never)]
-    fn charge_die_part(&mut self, d: usize, it: &Item, ns: u64, j: f64, dr: bool) {
-        let slot = RATE_SLOT[it.r as usize & 7];
-        let pi = it.purpose as usize & 7;
-        for acc in [Some(&mut self.all), dr.then_some(&mut self.drain)]
-            .into_iter()
-            .flatten()
-        {
-            acc.cut_flash_j[slot] += j;
-            acc.cut_purpose_j[pi] += j;
-            acc.rate_ns[it.r as usize & 7] += ns;
-        }
-        self.die_lanes[d].cut_j[slot] += j;
-        let n = ns_f64(ns);
-        let flash = j - self.rates.die_idle * n;
-        let bus = if slot == XFER {
-            self.rates.bus * n
-        } else {
-            0.0
-        };
-        self.series.add_die(flash, bus, it.s, it.e, n);
     }
 
     fn commit_other(&mut self, dram: bool, it: Span) {
@@ -764,7 +990,15 @@ impl PowerObserver {
     fn cpu_booking(&mut self, s: u64, e: u64) {
         self.see(s, e);
         if e > s {
-            self.cpu.pending.push_back((s, e));
+            let cpu = &mut self.cpu;
+            cpu.pending.push_back((s, e));
+            match cpu.covered_from {
+                // Bookings are sorted: one before `c` comes after all others.
+                Some(c) if s < c => {
+                    cpu.covered_idx = cpu.pending.partition_point(|&(b, _)| b < c);
+                }
+                _ => {}
+            }
         }
     }
 
@@ -797,34 +1031,46 @@ impl Observer for PowerObserver {
         start: SimTime,
         end: SimTime,
     ) {
-        self.now_lb = self.now_lb.max(start.0);
         let d = die.0 as usize;
         let k = kind as usize;
-        // The die's last queued command transfer serves this operation.
+        let pi = purpose.index() & 7;
+        let (s, e) = (start.0, end.0);
+        debug_assert!(s <= e, "interval [{s}, {e}) ends before it starts");
+        let planes = planes.max(1) as u64;
+        let per_op = self.op_per_op[k];
+        let it = Item::new(s, e, planes, k, pi, per_op, DONE);
         let lane = &mut self.die_lanes[d];
-        if lane.queued {
-            let b = if lane.more.is_empty() {
-                &mut lane.head
-            } else {
-                lane.more.back_mut().expect("non-empty")
-            };
-            if b.open_cmd {
-                b.open_cmd = false;
-                b.r = 3 + k as u8;
+        let prev = std::mem::replace(&mut lane.last, it);
+        // Fast path: nothing to settle but, maybe, the command transfer that set
+        // this operation up (it draws as the op's kind); both in the series'
+        // fast range (no cut point known, inside the hot bucket).
+        if prev.e <= s {
+            match prev.state() {
+                DONE => {}
+                OPEN if self.series.fast(prev.s, prev.e) => {
+                    let (r, ns) = (3 + k, prev.e - prev.s);
+                    lane.up[r][prev.purpose()] += ns;
+                    self.series.cur.rate_ns[r] += ns;
+                }
+                _ => return self.die_report_slow(d, prev, s, Some(k)),
             }
+            if !self.series.fast(s, e) {
+                return self.count_last_cold(d);
+            }
+            let ns = e - s;
+            let u = match (per_op, ns) {
+                (_, 0) => 0,
+                (true, _) => planes,
+                (false, ns) => planes * ns,
+            };
+            lane.up[k][pi] += u;
+            lane.op_ns[k] += ns;
+            let t = &mut self.series.cur;
+            t.u[k] += u;
+            t.rate_ns[k] += ns;
+            return;
         }
-        self.push_die(
-            d,
-            Item {
-                s: start.0,
-                e: end.0,
-                planes: planes.max(1),
-                r: k as u8,
-                purpose: purpose.index() as u8,
-                per_op: self.op_per_op[k],
-                open_cmd: false,
-            },
-        );
+        self.die_report_slow(d, prev, s, Some(k));
     }
 
     #[inline]
@@ -838,26 +1084,33 @@ impl Observer for PowerObserver {
         start: SimTime,
         end: SimTime,
     ) {
-        self.now_lb = self.now_lb.max(start.0);
-        // A command's op is not known yet: it draws as a read's unless the die's
-        // next flash_op says otherwise.
-        let k = match kind {
-            XferKind::Command | XferKind::DataOut => OpKind::Read,
-            XferKind::DataIn => OpKind::Program,
-        };
         let d = die.0 as usize;
-        self.push_die(
-            d,
-            Item {
-                s: start.0,
-                e: end.0,
-                planes: 1,
-                r: 3 + k as u8,
-                purpose: purpose.index() as u8,
-                per_op: false,
-                open_cmd: kind == XferKind::Command,
-            },
-        );
+        let pi = purpose.index() & 7;
+        let (s, e) = (start.0, end.0);
+        debug_assert!(s <= e, "interval [{s}, {e}) ends before it starts");
+        // A command's op is not known yet: the die's next flash_op decides.
+        let (r, state) = match kind {
+            XferKind::Command => (3, OPEN),
+            XferKind::DataOut => (3 + OpKind::Read as usize, DONE),
+            XferKind::DataIn => (3 + OpKind::Program as usize, DONE),
+        };
+        let it = Item::new(s, e, 1, r, pi, false, state);
+        let lane = &mut self.die_lanes[d];
+        let prev = std::mem::replace(&mut lane.last, it);
+        if prev.state() == DONE && prev.e <= s {
+            if state == OPEN {
+                return;
+            }
+            if !self.series.fast(s, e) {
+                return self.count_last_cold(d);
+            }
+            // A transfer's units are its nanoseconds.
+            let ns = e - s;
+            lane.up[r][pi] += ns;
+            self.series.cur.rate_ns[r] += ns;
+            return;
+        }
+        self.die_report_slow(d, prev, s, None);
     }
 
     #[inline]
@@ -932,9 +1185,20 @@ impl Observer for PowerObserver {
         self.series.add_completion(d, bytes);
         // [covered_from, d] lies inside the busy period that io_active will report:
         // drop the bookings wholly inside it.
-        let c = *self.cpu.covered_from.get_or_insert(d);
-        let pend = &mut self.cpu.pending;
-        let i = pend.partition_point(|&(s, _)| s < c);
+        let cpu = &mut self.cpu;
+        let pend = &mut cpu.pending;
+        let i = match cpu.covered_from {
+            Some(_) => cpu.covered_idx,
+            None => {
+                cpu.covered_from = Some(d);
+                cpu.covered_idx = pend.partition_point(|&(s, _)| s < d);
+                cpu.covered_idx
+            }
+        };
+        debug_assert_eq!(
+            i,
+            pend.partition_point(|&(s, _)| Some(s) < cpu.covered_from)
+        );
         let mut j = i;
         while j < pend.len() && pend[j].1 <= d {
             j += 1;
@@ -947,7 +1211,8 @@ impl Observer for PowerObserver {
     fn drain_start(&mut self, t: SimTime) {
         if self.drain_at.is_none() {
             self.drain_at = Some(t.0);
-            self.cut = true;
+            self.set_cut();
+            self.recount_all(t.0);
         }
     }
 
@@ -956,19 +1221,22 @@ impl Observer for PowerObserver {
             return;
         }
         let w = if self.drain_at.is_some() {
-            end.0.max(self.max_end)
+            // Per die, the last activity ends last (or it overlaps one set aside).
+            let die_end = self.die_lanes.iter().map(|l| l.last.e);
+            let die_end = die_end.chain(self.aside.iter().map(|a| a.1.e)).max();
+            end.0.max(self.max_end).max(die_end.unwrap_or(0))
         } else {
             end.0
         };
         self.end = Some(w);
-        self.cut = true;
+        self.set_cut();
+        self.recount_all(w);
         for d in 0..self.die_lanes.len() {
-            let lane = &mut self.die_lanes[d];
-            let head = std::mem::take(&mut lane.queued).then_some(lane.head);
-            let more = std::mem::take(&mut lane.more);
-            for it in head.into_iter().chain(more) {
-                self.commit_die(d, it);
-            }
+            let it = std::mem::take(&mut self.die_lanes[d].last);
+            self.settle_final(d, it);
+        }
+        for (d, it) in std::mem::take(&mut self.aside) {
+            self.settle_final(d as usize, it);
         }
         while let Some(it) = self.dram_lane.pop_front() {
             self.commit_other(true, it);
@@ -979,11 +1247,19 @@ impl Observer for PowerObserver {
         self.flush_cpu(w);
         // Baselines drawn the whole window: die idle, DRAM standby, CPU idle, link idle.
         let base = self.n_dies as f64 * self.p.p_die_idle;
-        self.series.add_baseline(crate::series::FLASH, base, w);
+        self.series.add_baseline(FLASH, base, w);
         self.series.add_baseline(DRAM, self.p.p_dram_standby, w);
         self.series
             .add_baseline(CPU, self.p.p_cpu[CpuMode::Idle as usize], w);
         self.series.add_baseline(HOST, self.p.p_link_idle, w);
         self.series.close(w);
+        for lane in &self.die_lanes {
+            for r in 0..8 {
+                self.all.rate_ns[r] += lane.rate_ns(r);
+                for (a, &u) in self.all.up[r].iter_mut().zip(&lane.up[r]) {
+                    *a += u;
+                }
+            }
+        }
     }
 }

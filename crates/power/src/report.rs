@@ -217,7 +217,7 @@ impl PowerObserver {
                 }
             }
             for r in 0..8 {
-                let u: u64 = lanes.iter().map(|l| l.u[r]).sum();
+                let u: u64 = lanes.iter().map(|l| l.units(r)).sum();
                 j[RATE_SLOT[r]] += self.unit_j[r] * u as f64;
             }
             let idle_ns: u64 = dies

@@ -7,10 +7,12 @@
 //! `finish`, over the whole window, so the series costs nothing for idle time.
 //!
 //! The observer counts activity in integers (per component state) for the hot
-//! bucket and the one before it (late commits), splitting an interval that
-//! straddles their boundary exactly in nanoseconds; each bucket's counters become
-//! joules once, when the hot bucket moves on. Only intervals outside those two
-//! buckets (or spanning more) are spread in joules, split at bucket boundaries.
+//! bucket (where the engine clock is), the one before it (late commits) and the
+//! one after it (activity that runs past the hot bucket), splitting an interval
+//! that straddles two of them exactly in nanoseconds; each bucket's counters
+//! become joules once, when the hot bucket moves on. Only intervals outside
+//! those three buckets (or spanning more than two) are spread in joules, split
+//! at bucket boundaries.
 //!
 //! # Memory
 //! A bucket is 56 bytes (five f64 energies, a request count and a byte count). The
@@ -82,13 +84,25 @@ pub struct Series {
     hot: usize,
     hot_lo: u64,
     hot_hi: u64,
+    /// `[hot_lo, hot_hi)` for the observer's fast path ([`Series::fast`]), or
+    /// empty once it called [`Series::close_fast`].
+    fast_lo: u64,
+    fast_hi: u64,
+    /// End of the bucket after the hot one if activity may be counted there
+    /// (`next`), else `fast_hi`.
+    fast_next_hi: u64,
+    fast_closed: bool,
     /// Integer activity (see [`Counters`]) not yet converted to joules, of the
-    /// hot bucket (`cur`) and of the bucket before it (`prev`, which covers
-    /// `[prev_lo, hot_lo)`, empty when the hot bucket is the first or none): an
-    /// activity that is committed late, or straddles the two, is still counted.
-    /// Each is converted once, with one multiplication per counter.
+    /// hot bucket (`cur`), of the bucket before it (`prev`, which covers
+    /// `[prev_lo, hot_lo)`, empty when the hot bucket is the first or none) and
+    /// of the bucket after it (`next`, `[hot_hi, hot_hi + interval)`): an
+    /// activity that is committed late, or straddles two of them, is still
+    /// counted, and one that runs past the hot bucket does not move it (the
+    /// activities reported after it mostly start in the hot bucket). Each is
+    /// converted once, with one multiplication per counter.
     pub(crate) cur: Counters,
     prev: Counters,
+    pub(crate) next: Counters,
     prev_lo: u64,
     rates: Rates,
 }
@@ -97,14 +111,38 @@ pub struct Series {
 /// operations, planes of per-operation ones, ns of transfers by the kind of op
 /// served), die-ns by the same index, CPU-ns by
 /// mode, DRAM-ns and host-link-ns active. Adding is exact, so the order of events
-/// never matters; joules come from one multiplication per counter.
+/// never matters; joules come from one multiplication per counter. A counter is
+/// a wrapping (two's complement) total: [`Series::uncount`] may take back, from
+/// these counters, activity that was charged in joules instead, and the sum
+/// converts correctly as long as the true total fits in an `i64`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Counters {
-    pub u: [u64; 8],
+    /// Units of array operations by kind; a transfer's units are its ns, in
+    /// `rate_ns`.
+    pub u: [u64; 3],
     pub rate_ns: [u64; 8],
     pub cpu_ns: [u64; 3],
     pub dram_ns: u64,
     pub link_ns: u64,
+}
+
+impl Counters {
+    /// Count `ns` of die activity with `u` units at rate index `r`.
+    #[inline(always)]
+    pub(crate) fn add(&mut self, r: usize, ns: u64, u: u64) {
+        self.rate_ns[r] += ns;
+        if r < 3 {
+            self.u[r] += u;
+        }
+    }
+
+    /// Take back what `add` counted (wrapping: see above).
+    pub(crate) fn sub(&mut self, r: usize, ns: u64, u: u64) {
+        self.rate_ns[r] = self.rate_ns[r].wrapping_sub(ns);
+        if r < 3 {
+            self.u[r] = self.u[r].wrapping_sub(u);
+        }
+    }
 }
 
 /// Joules per counter unit above each component's baseline (see [`Counters`]).
@@ -135,8 +173,13 @@ impl Series {
             hot: 0,
             hot_lo: 0,
             hot_hi: 0,
+            fast_lo: 0,
+            fast_hi: 0,
+            fast_next_hi: 0,
+            fast_closed: false,
             cur: Counters::default(),
             prev: Counters::default(),
+            next: Counters::default(),
             prev_lo: 0,
             rates: Rates::default(),
         }
@@ -146,19 +189,60 @@ impl Series {
         self.rates = rates;
     }
 
-    /// `[s, e)` lies inside the hot bucket: counting it in `tot` is enough.
+    /// `[s, e)` lies inside the hot bucket and the fast path is open: counting
+    /// it in `cur` is enough.
+    #[inline(always)]
+    pub(crate) fn fast(&self, s: u64, e: u64) -> bool {
+        s >= self.fast_lo && e <= self.fast_hi
+    }
+
+    /// A linear activity `[s, e)` outside the fast range that starts in the hot
+    /// bucket and ends in the next, while the fast path is open: the ns of it in
+    /// the hot bucket (the rest goes to `next`).
+    #[inline(always)]
+    pub(crate) fn fast_split(&self, s: u64, e: u64) -> Option<u64> {
+        if s >= self.fast_lo && s < self.fast_hi && e <= self.fast_next_hi {
+            Some(self.fast_hi - s)
+        } else {
+            None
+        }
+    }
+
+    /// From now on [`Series::fast`] is false.
+    pub(crate) fn close_fast(&mut self) {
+        self.fast_closed = true;
+        self.set_hot_range(self.hot_lo, self.hot_hi);
+    }
+
+    /// The hot bucket covers `[lo, hi)` (empty if `hi` is 0).
+    fn set_hot_range(&mut self, lo: u64, hi: u64) {
+        self.hot_lo = lo;
+        self.hot_hi = hi;
+        let next_hi = if hi != 0 && self.hot + 1 < self.cap {
+            hi + self.interval
+        } else {
+            hi
+        };
+        (self.fast_lo, self.fast_hi, self.fast_next_hi) = if self.fast_closed {
+            (u64::MAX, 0, 0)
+        } else {
+            (lo, hi, next_hi)
+        };
+    }
+
+    /// `[s, e)` lies inside the hot bucket: counting it in `cur` is enough.
     #[inline(always)]
     pub(crate) fn is_hot(&self, s: u64, e: u64) -> bool {
         s >= self.hot_lo && e <= self.hot_hi
     }
 
     /// Count an activity over `[s, e)` that is not inside the hot bucket, if it
-    /// lies in the two counted buckets or the hot bucket can move to it:
+    /// lies in the three counted buckets or the hot bucket can move to it:
     /// `add(counters, ns)` counts `ns` of it (`linear`: any part of it, split at a
     /// bucket boundary; else only the whole). Returns false when the activity must
     /// be charged in joules instead (it starts before the counted buckets, spans
     /// more than two buckets, or needs coarsening first).
-    #[inline(never)]
+    #[inline(always)]
     pub(crate) fn count_cold(
         &mut self,
         s: u64,
@@ -168,39 +252,80 @@ impl Series {
     ) -> bool {
         let iv = self.interval;
         if s >= self.hot_hi {
-            // Later than the hot bucket (or none yet): it becomes hot if it holds
-            // the whole interval.
+            // Later than the hot bucket (or none yet): it becomes hot if it lies in
+            // that bucket and the next.
             let i = s / iv;
-            if e > (i + 1) * iv || i >= self.cap as u64 {
+            let hi = (i + 1) * iv;
+            if i >= self.cap as u64
+                || (e > hi && (!linear || e - hi > iv || i + 1 >= self.cap as u64))
+            {
                 return false;
             }
             self.move_hot(i as usize);
-            add(&mut self.cur, e - s);
-            return true;
-        }
-        if s >= self.hot_lo {
-            // Straddles the end of the hot bucket: count the two parts.
-            if !linear || e > self.hot_hi + iv || self.hot + 1 >= self.cap {
+        } else if s < self.hot_lo {
+            // Starts in the bucket before the hot one (committed late).
+            if s < self.prev_lo {
                 return false;
             }
-            add(&mut self.cur, self.hot_hi - s);
-            self.move_hot(self.hot + 1);
+            if e <= self.hot_lo {
+                add(&mut self.prev, e - s);
+                return true;
+            }
+            if !linear || e > self.hot_hi {
+                return false;
+            }
+            add(&mut self.prev, self.hot_lo - s);
             add(&mut self.cur, e - self.hot_lo);
             return true;
         }
-        // Starts in the bucket before the hot one (committed late).
-        if s < self.prev_lo {
-            return false;
-        }
-        if e <= self.hot_lo {
-            add(&mut self.prev, e - s);
+        // Starts in the hot bucket.
+        let hi = self.hot_hi;
+        if e <= hi {
+            add(&mut self.cur, e - s);
             return true;
         }
-        if !linear || e > self.hot_hi {
+        if !linear || e - hi > iv || self.hot + 1 >= self.cap {
             return false;
         }
-        add(&mut self.prev, self.hot_lo - s);
-        add(&mut self.cur, e - self.hot_lo);
+        add(&mut self.cur, hi - s);
+        add(&mut self.next, e - hi);
+        true
+    }
+
+    /// Take back the part `[s, e)` of an activity counted earlier, if it lies in
+    /// the three counted buckets: `sub(counters, ns)` removes `ns` of it
+    /// (`linear`: any part, split at their boundaries; else only the whole, which
+    /// must lie in one of them). Returns false, changing nothing, when it does
+    /// not: the caller then takes it back in joules. Counters hold wrapping
+    /// totals (see [`Counters`]), so taking back what another path charged
+    /// stays exact.
+    pub(crate) fn uncount(
+        &mut self,
+        s: u64,
+        e: u64,
+        linear: bool,
+        sub: impl Fn(&mut Counters, u64),
+    ) -> bool {
+        let (lo, hi) = (self.hot_lo, self.hot_hi);
+        if hi == 0
+            || s < self.prev_lo
+            || (e > hi && (e - hi > self.interval || self.hot + 1 >= self.cap))
+        {
+            return false;
+        }
+        let one_bucket = (s >= lo || e <= lo) && (s >= hi || e <= hi);
+        if !linear && !one_bucket {
+            return false;
+        }
+        if s < lo {
+            sub(&mut self.prev, e.min(lo) - s);
+        }
+        if e > lo && s < hi {
+            sub(&mut self.cur, e.min(hi) - s.max(lo));
+        }
+        if e > hi {
+            sub(&mut self.next, e - s.max(hi));
+        }
         true
     }
 
@@ -215,8 +340,10 @@ impl Series {
                 &mut self.buckets,
                 h.wrapping_sub(1),
             );
-            // `prev` is empty now: the counters of the old hot bucket move over.
+            // `prev` is empty now: the counters of the old hot and next buckets
+            // move down.
             std::mem::swap(&mut self.prev, &mut self.cur);
+            std::mem::swap(&mut self.cur, &mut self.next);
         } else {
             self.flush();
         }
@@ -226,12 +353,11 @@ impl Series {
             self.buckets.resize(i + 1, Bucket::default());
         }
         self.hot = i;
-        self.hot_lo = i as u64 * iv;
-        self.hot_hi = self.hot_lo + iv;
+        self.set_hot_range(i as u64 * iv, (i as u64 + 1) * iv);
         self.prev_lo = self.hot_lo.saturating_sub(iv);
     }
 
-    /// Convert both counter sets to joules in their buckets.
+    /// Convert all three counter sets to joules in their buckets.
     fn flush(&mut self) {
         let h = self.hot;
         Self::convert(
@@ -241,6 +367,10 @@ impl Series {
             h.wrapping_sub(1),
         );
         Self::convert(&self.rates, &mut self.cur, &mut self.buckets, h);
+        if self.next != Counters::default() && self.buckets.len() <= h + 1 {
+            self.buckets.resize(h + 2, Bucket::default());
+        }
+        Self::convert(&self.rates, &mut self.next, &mut self.buckets, h + 1);
     }
 
     /// Add the joules of `c` to bucket `i` and clear `c` (nothing if `c` is empty).
@@ -248,23 +378,26 @@ impl Series {
         if *c == Counters::default() {
             return;
         }
+        // Signed totals (see `Counters`); the same as `ns_f64` for the usual,
+        // non-negative ones.
+        let f = |x: u64| x as i64 as f64;
         let mut flash = 0.0;
         for k in 0..8 {
-            flash += r.u[k] * ns_f64(c.u[k]);
+            flash += r.u[k] * f(if k < 3 { c.u[k] } else { c.rate_ns[k] });
         }
-        let busy: u64 = c.rate_ns.iter().sum();
-        flash -= r.die_idle * ns_f64(busy);
-        let bus = r.bus * ns_f64(c.rate_ns[3..].iter().sum());
+        let busy = c.rate_ns.iter().fold(0u64, |a, &x| a.wrapping_add(x));
+        flash -= r.die_idle * f(busy);
+        let bus = r.bus * f(c.rate_ns[3..].iter().fold(0u64, |a, &x| a.wrapping_add(x)));
         let mut cpu = 0.0;
         for m in 0..3 {
-            cpu += r.cpu[m] * ns_f64(c.cpu_ns[m]);
+            cpu += r.cpu[m] * f(c.cpu_ns[m]);
         }
         let b = &mut buckets[i].energy;
         b[FLASH] += flash;
         b[BUS] += bus;
         b[CPU] += cpu;
-        b[DRAM] += r.dram * ns_f64(c.dram_ns);
-        b[HOST] += r.link * ns_f64(c.link_ns);
+        b[DRAM] += r.dram * f(c.dram_ns);
+        b[HOST] += r.link * f(c.link_ns);
         *c = Counters::default();
     }
 
@@ -302,8 +435,7 @@ impl Series {
         self.buckets.truncate(n);
         self.interval *= 2;
         self.coarsened += 1;
-        self.hot_hi = 0;
-        self.hot_lo = 0;
+        self.set_hot_range(0, 0);
         self.prev_lo = 0;
     }
 
@@ -458,7 +590,11 @@ impl Series {
     }
 
     pub fn add_completion(&mut self, t: u64, bytes: u64) {
-        let i = self.slot(t);
+        let i = if t >= self.hot_lo && t < self.hot_hi {
+            self.hot
+        } else {
+            self.slot(t)
+        };
         self.buckets[i].requests += 1;
         self.buckets[i].bytes += bytes;
     }
@@ -481,8 +617,7 @@ impl Series {
         }
         self.buckets.resize(n, Bucket::default());
         self.end = Some(end);
-        self.hot_hi = 0;
-        self.hot_lo = 0;
+        self.set_hot_range(0, 0);
         self.prev_lo = 0;
     }
 
@@ -652,12 +787,8 @@ mod tests {
                 let bus = if xfer { rates.bus * n } else { 0.0 };
                 // As the observer does.
                 if fast.is_hot(s, e) {
-                    fast.cur.u[r] += u;
-                    fast.cur.rate_ns[r] += len;
-                } else if !fast.count_cold(s, e, true, |t, ns| {
-                    t.u[r] += planes * ns;
-                    t.rate_ns[r] += ns;
-                }) {
+                    fast.cur.add(r, len, u);
+                } else if !fast.count_cold(s, e, true, |t, ns| t.add(r, ns, planes * ns)) {
                     fast.add_die(flash, bus, s, e, n);
                 }
                 slow.add(FLASH, s, e, flash);
