@@ -105,47 +105,34 @@ impl Reference {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn charge(&mut self, p: &PowerConfig, r: &Rep, served: OpKind, s: u64, e: u64) {
         let v = p.voltage.0;
         let ns = e - s;
         let full = r.e - r.s;
+        let per_op = [
+            p.flash_read_energy,
+            p.flash_program_energy,
+            p.flash_erase_energy,
+        ];
+        let current = [
+            p.flash_read_current,
+            p.flash_program_current,
+            p.flash_erase_current,
+        ];
         let (slot, j, xfer) = match r.act {
             Act::Op(k, planes) => {
                 let i = k as usize;
-                let per_op = [
-                    p.flash_read_energy,
-                    p.flash_program_energy,
-                    p.flash_erase_energy,
-                ][i];
-                let j = match per_op {
+                let j = match per_op[i] {
                     Some(e_op) => e_op.0 * planes as f64 * ns as f64 / full as f64,
-                    None => {
-                        let a = [
-                            p.flash_read_current,
-                            p.flash_program_current,
-                            p.flash_erase_current,
-                        ][i];
-                        a.0 * v * planes as f64 * ns as f64 * 1e-9
-                    }
+                    None => current[i].0 * v * planes as f64 * ns as f64 * 1e-9,
                 };
                 (i, j, false)
             }
             Act::Xfer(_) => {
                 let i = served as usize;
-                let per_op = [
-                    p.flash_read_energy,
-                    p.flash_program_energy,
-                    p.flash_erase_energy,
-                ][i];
-                let a = [
-                    p.flash_read_current,
-                    p.flash_program_current,
-                    p.flash_erase_current,
-                ][i];
-                let w = match per_op {
+                let w = match per_op[i] {
                     Some(_) => 0.0,
-                    None => p.flash_transfer_current.unwrap_or(a).0 * v,
+                    None => p.flash_transfer_current.unwrap_or(current[i]).0 * v,
                 };
                 (3, w * ns as f64 * 1e-9, true)
             }
