@@ -78,7 +78,7 @@
 //! activity (the engine reports `finish` at the last completion), and everything
 //! after the drain start is also accumulated separately.
 
-use crate::series::{ns_f64, Rates, Series, BUS, CPU, DRAM, FLASH, HOST};
+use crate::series::{ns_f64, Counters, Rates, Series, BUS, CPU, DRAM, FLASH, HOST};
 use crate::PowerError;
 use ssd_core::addr::{ChannelId, DieId};
 use ssd_core::config::{PowerConfig, Settings};
@@ -292,10 +292,6 @@ impl Item {
             state,
         }
     }
-    #[inline(always)]
-    fn state(self) -> u8 {
-        self.state
-    }
     /// Rate index, below 8.
     #[inline(always)]
     fn r(self) -> usize {
@@ -305,10 +301,6 @@ impl Item {
     #[inline(always)]
     fn purpose(self) -> usize {
         self.purpose as usize & 7
-    }
-    #[inline(always)]
-    fn per_op(self) -> bool {
-        self.per_op
     }
     #[inline(always)]
     fn planes(self) -> u64 {
@@ -325,7 +317,7 @@ impl Item {
     /// Units of the whole activity (none when it takes no time).
     #[inline(always)]
     fn units(self) -> u64 {
-        match (self.per_op(), self.e - self.s) {
+        match (self.per_op, self.e - self.s) {
             (_, 0) => 0,
             (true, _) => self.planes(),
             (false, ns) => self.planes() * ns,
@@ -562,7 +554,7 @@ impl PowerObserver {
     #[inline(never)]
     fn count_last_cold(&mut self, d: usize) {
         let it = self.die_lanes[d].last;
-        if !it.per_op() {
+        if !it.per_op {
             if let Some(n1) = self.series.fast_split(it.s, it.e) {
                 // From the hot bucket into the next (common: a bucket's end).
                 let (r, ns, planes) = (it.r(), it.e - it.s, it.planes());
@@ -615,11 +607,11 @@ impl PowerObserver {
     #[cold]
     #[inline(never)]
     fn die_report_slow(&mut self, d: usize, prev: Item, s: u64, k: Option<usize>) {
-        if prev.state() != DONE || prev.e > s {
+        if prev.state != DONE || prev.e > s {
             self.settle(d, prev, s, k);
         }
         let it = self.die_lanes[d].last;
-        if it.state() != OPEN {
+        if it.state != OPEN {
             self.count_last_general(d);
         }
     }
@@ -627,7 +619,7 @@ impl PowerObserver {
     /// Die `d`'s previous activity `prev` was replaced by one starting at `s`
     /// (of array operation kind `k`, if a flash_op): finish what it left open.
     fn settle(&mut self, d: usize, mut prev: Item, s: u64, k: Option<usize>) {
-        if prev.state() == OPEN {
+        if prev.state == OPEN {
             // A command transfer draws as the op it serves, if the die's next
             // report is that op; else as a read's.
             if let Some(k) = k {
@@ -643,7 +635,7 @@ impl PowerObserver {
             // Overlaps the new activity (not with the engine's one-state dies):
             // it may still straddle a later cut point, so it stays correctable.
             self.set_aside(d, prev, s);
-        } else if prev.state() == SERIES_WAIT {
+        } else if prev.state == SERIES_WAIT {
             self.series_die_whole(prev);
         }
     }
@@ -657,7 +649,7 @@ impl PowerObserver {
             let (_, a) = self.aside[i];
             if a.e <= now {
                 self.aside.remove(i);
-                if a.state() == SERIES_WAIT {
+                if a.state == SERIES_WAIT {
                     self.series_die_whole(a);
                 }
             } else {
@@ -670,7 +662,7 @@ impl PowerObserver {
     /// A cut point `t` arrived: an activity counted before it that ends after it
     /// is taken back and counted again, split or clipped (exact: integers).
     fn recount(&mut self, d: usize, it: Item, t: u64) -> Item {
-        let state = it.state();
+        let state = it.state;
         if state == OPEN || state == FINAL || it.e <= t || it.e == it.s {
             return it;
         }
@@ -678,7 +670,7 @@ impl PowerObserver {
         let (r, u) = (it.r(), it.units());
         self.sub_acc(d, r, it.purpose(), ns, u);
         if state == DONE {
-            let linear = !it.per_op();
+            let linear = !it.per_op;
             let planes = it.planes();
             let took = self.series.uncount(it.s, it.e, linear, |c, n| {
                 c.sub(r, n, if linear { planes * n } else { u });
@@ -716,7 +708,7 @@ impl PowerObserver {
             if e > s {
                 let ns = e - s;
                 let piece = Item { s, e, ..it };
-                if !it.per_op() {
+                if !it.per_op {
                     self.charge_die(d, piece, ns, it.planes() * ns, dr);
                 } else if ns == full {
                     self.charge_die(d, piece, ns, it.planes(), dr);
@@ -764,7 +756,7 @@ impl PowerObserver {
     fn series_count_cold(&mut self, it: Item, u: u64) -> bool {
         let r = it.r();
         let planes = it.planes();
-        if it.per_op() {
+        if it.per_op {
             self.series
                 .count_cold(it.s, it.e, false, |t, ns| t.add(r, ns, u))
         } else {
@@ -838,7 +830,7 @@ impl PowerObserver {
 
     /// At `finish`, after the recount: what a die's last activity left open.
     fn settle_final(&mut self, d: usize, it: Item) {
-        match it.state() {
+        match it.state {
             // As a read's (no flash_op followed), clipped.
             OPEN => self.commit_die(d, it),
             SERIES_WAIT => self.series_die_whole(it),
@@ -902,30 +894,37 @@ impl PowerObserver {
             return;
         }
         let ns = e - s;
-        let hot = self.series.is_hot(s, e);
-        let t = &mut self.series.cur;
-        if dram {
-            self.all.dram_active_ns += ns;
-            if dr {
-                self.drain.dram_active_ns += ns;
+        // DRAM accesses and host-link transfers differ only in their counters.
+        fn acc(a: &mut Acc, dram: bool) -> &mut u64 {
+            if dram {
+                &mut a.dram_active_ns
+            } else {
+                &mut a.link_active_ns
             }
-            if hot {
-                t.dram_ns += ns;
-            } else if !self.series.count_cold(s, e, true, |t, ns| t.dram_ns += ns) {
-                let j = self.rates.dram * ns_f64(ns);
-                self.series.add_energy(DRAM, s, e, j);
+        }
+        fn bucket(t: &mut Counters, dram: bool) -> &mut u64 {
+            if dram {
+                &mut t.dram_ns
+            } else {
+                &mut t.link_ns
             }
-        } else {
-            self.all.link_active_ns += ns;
-            if dr {
-                self.drain.link_active_ns += ns;
-            }
-            if hot {
-                t.link_ns += ns;
-            } else if !self.series.count_cold(s, e, true, |t, ns| t.link_ns += ns) {
-                let j = self.rates.link * ns_f64(ns);
-                self.series.add_energy(HOST, s, e, j);
-            }
+        }
+        *acc(&mut self.all, dram) += ns;
+        if dr {
+            *acc(&mut self.drain, dram) += ns;
+        }
+        if self.series.is_hot(s, e) {
+            *bucket(&mut self.series.cur, dram) += ns;
+        } else if !self
+            .series
+            .count_cold(s, e, true, |t, ns| *bucket(t, dram) += ns)
+        {
+            let (rate, comp) = if dram {
+                (self.rates.dram, DRAM)
+            } else {
+                (self.rates.link, HOST)
+            };
+            self.series.add_energy(comp, s, e, rate * ns_f64(ns));
         }
     }
 
@@ -1045,7 +1044,7 @@ impl Observer for PowerObserver {
         // this operation up (it draws as the op's kind); both in the series'
         // fast range (no cut point known, inside the hot bucket).
         if prev.e <= s {
-            match prev.state() {
+            match prev.state {
                 DONE => {}
                 OPEN if self.series.fast(prev.s, prev.e) => {
                     let (r, ns) = (3 + k, prev.e - prev.s);
@@ -1097,7 +1096,7 @@ impl Observer for PowerObserver {
         let it = Item::new(s, e, 1, r, pi, false, state);
         let lane = &mut self.die_lanes[d];
         let prev = std::mem::replace(&mut lane.last, it);
-        if prev.state() == DONE && prev.e <= s {
+        if prev.state == DONE && prev.e <= s {
             if state == OPEN {
                 return;
             }
