@@ -6,9 +6,10 @@
 //! sometimes before simulated time reaches it. Energy is therefore integrated per
 //! interval, never from "current state". Two cut points are only known late: the
 //! drain start (`drain_start`) and the end of the run (`finish`). The engine
-//! announces both at or after its clock, and it reports a die's activities when
-//! they start (at its clock), one at a time per die; so of all die activities
-//! reported before a cut, only each die's last one can straddle it.
+//! announces both at its clock; it reports a die's activities one at a time per
+//! die, in order: transfers when they start (at its clock), array operations
+//! when they end, or just before a cut if they began by then; so of all die
+//! activities reported before a cut, only each die's last one can straddle it.
 //!
 //! * **Dies**: an activity is counted as soon as it is reported, and stays the
 //!   die's `last` (its [`DieLane`]) until the die's next report. When a cut point

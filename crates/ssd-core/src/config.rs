@@ -1016,6 +1016,15 @@ impl Settings {
         if n.page_size.0 > u32::MAX as u64 {
             return Err(invalid("nand.page_size", "too large"));
         }
+        if n.planes_per_die > 16 {
+            return Err(invalid(
+                "nand.planes_per_die",
+                format!(
+                    "at most 16 (multi-plane batches are tracked per die in a 16-bit set), got {}",
+                    n.planes_per_die
+                ),
+            ));
+        }
         if n.pages_per_block > 65_535 {
             return Err(invalid("nand.pages_per_block", "at most 65535"));
         }
@@ -1202,6 +1211,19 @@ mod tests {
         assert_eq!(s.geometry.page_size, 4096);
         assert_eq!(s.geometry.physical_bytes(), 16 << 30);
         assert_eq!(s.page_xfer_time(), Dur::from_us(100));
+    }
+    #[test]
+    fn more_planes_than_the_engine_tracks_are_refused() {
+        let mut c = SsdConfig::default();
+        c.nand.planes_per_die = 17;
+        let e = c.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("nand.planes_per_die") && e.contains("at most 16"),
+            "{e}"
+        );
+        c.nand.planes_per_die = 16;
+        c.nand.blocks_per_plane = 64;
+        c.validate().unwrap();
     }
     #[test]
     fn every_chip_preset_is_2gib_for_lee_won() {

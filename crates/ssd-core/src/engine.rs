@@ -7,9 +7,12 @@
 //! (config, workload, seed).
 //!
 //! # Timing styles
-//! * Dies and channels: **event per phase**. A die's batch goes
-//!   command/data-in on the channel -> array operation (tR/tPROG/tBERS) ->
-//!   data-out on the channel; each phase ends with an event.
+//! * Dies and channels: a die's batch goes command/data-in on the channel ->
+//!   array operation (tR/tPROG/tBERS) -> data-out on the channel. The command
+//!   and data-in transfers are booked busy-until on the channel when it is
+//!   granted, and the array operation's end is scheduled at once (one event,
+//!   `DieDone`); a channel that frees while dies wait for it gets a `ChanFree`
+//!   event. The data-out transfer ends with `ChanDone`, which completes the batch.
 //! * Controller CPU and host link: **busy-until booking**. Work is booked at
 //!   `max(now, free_at)` and the resulting completion is sent through the queue.
 //!
@@ -59,6 +62,7 @@ enum Ev {
     Arrival,
     CmdReady(u32),
     ChanDone(u32),
+    ChanFree(u32),
     DieDone(u32),
     CmdComplete(u32),
     SchedWake,
@@ -196,6 +200,32 @@ impl std::hash::Hasher for KeyHasher {
     }
 }
 
+/// Division by a run-time constant: a shift when it is a power of two (the
+/// usual geometry), a hardware division otherwise.
+#[derive(Clone, Copy, Debug)]
+struct FastDiv {
+    d: u32,
+    shift: u32,
+    pow2: bool,
+}
+impl FastDiv {
+    fn new(d: u32) -> FastDiv {
+        FastDiv {
+            d,
+            shift: d.trailing_zeros(),
+            pow2: d.is_power_of_two(),
+        }
+    }
+    #[inline]
+    fn div(self, x: u32) -> u32 {
+        if self.pow2 {
+            x >> self.shift
+        } else {
+            x / self.d
+        }
+    }
+}
+
 // ------------------------------------------------------------------ slab
 
 #[derive(Debug)]
@@ -312,6 +342,10 @@ struct Die {
     hi: VecDeque<QEnt>,
     lo: VecDeque<QEnt>,
     batch_start: SimTime,
+    /// Start of the array operation (phase `Array`), and whether the observer
+    /// has been told of it yet.
+    array_start: SimTime,
+    op_reported: bool,
     busy_ns: u64,
 }
 
@@ -335,10 +369,21 @@ fn batch_key(kind: OpKind, purpose: Purpose, pg: u16) -> u32 {
     (kind as u32) | (purpose.index() as u32) << 4 | off << 8
 }
 
+/// A channel. A command or data-in transfer is booked busy-until (the die's
+/// array operation is scheduled straight after it, so the transfer needs no
+/// event of its own); a data-out transfer ends with `ChanDone`, which completes
+/// the die's batch. Dies that find the channel taken queue in `waiters` and are
+/// granted it, in arrival order, when it frees: at the data-out's `ChanDone`
+/// or at a `ChanFree` event booked for `busy_until`.
 #[derive(Debug, Default)]
 struct Chan {
-    busy: bool,
+    /// End of the last command/data-in transfer booked.
+    busy_until: SimTime,
+    /// A data-out transfer is running (for `owner`).
+    out: bool,
     owner: u32,
+    /// A `ChanFree` event is booked for `busy_until`.
+    wake: bool,
     waiters: VecDeque<u32>,
     busy_ns: u64,
 }
@@ -478,6 +523,9 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
     t_bers: Dur,
     page: u64,
     planes: u32,
+    /// Blocks per plane, and planes per die, as dividers.
+    div_bpp: FastDiv,
+    div_planes: FastDiv,
     multiplane: bool,
     prio_reads: bool,
     max_lba: u64,
@@ -554,6 +602,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 hi: VecDeque::new(),
                 lo: VecDeque::new(),
                 batch_start: SimTime::ZERO,
+                array_start: SimTime::ZERO,
+                op_reported: true,
                 busy_ns: 0,
             })
             .collect();
@@ -568,6 +618,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             t_bers: c.nand.t_bers,
             page: g.page_size as u64,
             planes: g.planes.min(MAX_PLANES as u32),
+            div_bpp: FastDiv::new(g.blocks_per_plane),
+            div_planes: FastDiv::new(g.planes),
             multiplane: c.nand.multiplane && g.planes > 1,
             prio_reads: c.controller.prioritize_reads,
             max_lba: settings.logical_bytes() / SECTOR,
@@ -672,8 +724,6 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     #[inline]
     fn apply_functional(&mut self) -> u64 {
         let mut programs = 0;
-        let g = self.settings.geometry;
-        let _ = g;
         for op in &self.cx.plan.ops {
             let (b, page) = self.flash.split(op.ppn);
             self.flash.apply_at(op, b, page);
@@ -794,6 +844,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 Ev::Arrival => self.on_arrival(),
                 Ev::CmdReady(c) => self.on_cmd_ready(c),
                 Ev::ChanDone(ch) => self.on_chan_done(ch),
+                Ev::ChanFree(ch) => self.on_chan_free(ch),
                 Ev::DieDone(d) => self.on_die_done(d),
                 Ev::CmdComplete(c) => self.complete_cmd(c),
                 Ev::SchedWake => {
@@ -807,6 +858,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 }
                 if !self.draining {
                     self.draining = true;
+                    self.report_started_ops();
                     self.obs.drain_start(self.last_done);
                     self.maybe_background();
                 }
@@ -838,6 +890,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             end
         };
         self.drain_ns = sim_end.0 - end.0;
+        self.report_started_ops();
         self.obs.finish(sim_end);
         self.counters.events = events;
         let wall = started.elapsed().as_secs_f64();
@@ -1139,7 +1192,6 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         // Apply every op to the flash array in the FTL's order (its state order),
         // recording each op's block epoch so that the dies execute programs and
         // erases of a block in that same order.
-        let g = self.settings.geometry;
         let mut buf = std::mem::take(&mut self.opbuf);
         buf.clear();
         for i in 0..self.cx.plan.ops.len() {
@@ -1154,8 +1206,6 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             }
             buf.push((op, epoch, wp));
         }
-        let bpd = g.blocks_per_die();
-        let bpp = g.blocks_per_plane;
         if !buf.is_sorted_by_key(|o| (o.0.job, o.0.stage)) {
             // A stable counting sort by (job, stage): a GC job interleaves its
             // reads and copies; few jobs and stages, no allocation once warm.
@@ -1200,11 +1250,13 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             while i < buf.len() && buf[i].0.job == j {
                 let (op, epoch, wp) = buf[i];
                 let (blk, pg) = self.flash.split(op.ppn);
+                let pl = self.div_bpp.div(blk);
+                let die = self.div_planes.div(pl);
                 let t = self.txns.insert(Txn {
                     blk,
                     pg: pg as u16,
-                    die: blk / bpd,
-                    plane: ((blk / bpp) % self.planes) as u8,
+                    die,
+                    plane: (pl - die * self.settings.geometry.planes) as u8,
                     kind: op.kind,
                     purpose: op.purpose,
                     stage: op.stage,
@@ -1573,16 +1625,26 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
 
     fn request_channel(&mut self, d: u32) {
         let ch = self.settings.geometry.channel_of_die(DieId(d)).0;
-        if self.chans[ch as usize].busy {
-            self.chans[ch as usize].waiters.push_back(d);
+        let now = self.now;
+        let c = &mut self.chans[ch as usize];
+        if c.out || !c.waiters.is_empty() || c.busy_until > now {
+            c.waiters.push_back(d);
+            if !c.out && !c.wake {
+                c.wake = true;
+                let t = c.busy_until;
+                self.q.push(t, Ev::ChanFree(ch));
+            }
         } else {
             self.grant(ch, d);
         }
     }
 
+    /// Give channel `ch` (free now) to die `d` for its pending transfer.
     fn grant(&mut self, ch: u32, d: u32) {
-        let die = &self.dies[d as usize];
+        let now = self.now;
+        let die = &mut self.dies[d as usize];
         let n = die.n as u64;
+        let purpose = die.purpose;
         let (dur, kind, bytes) = match die.phase {
             Phase::Cmd => (
                 self.cmd_t,
@@ -1597,43 +1659,88 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             Phase::DataOut => (Dur(self.xfer_t.0 * n), XferKind::DataOut, n * self.page),
             p => unreachable!("die {d} asked for the channel in phase {p:?}"),
         };
-        let purpose = die.purpose;
-        let c = &mut self.chans[ch as usize];
-        c.busy = true;
-        c.owner = d;
-        c.busy_ns += dur.0;
-        let end = self.now + dur;
+        let end = now + dur;
         self.obs
-            .bus_xfer(ChannelId(ch), DieId(d), kind, purpose, bytes, self.now, end);
-        self.q.push(end, Ev::ChanDone(ch));
+            .bus_xfer(ChannelId(ch), DieId(d), kind, purpose, bytes, now, end);
+        let c = &mut self.chans[ch as usize];
+        c.busy_ns += dur.0;
+        if die.phase == Phase::DataOut {
+            c.out = true;
+            c.owner = d;
+            self.q.push(end, Ev::ChanDone(ch));
+            return;
+        }
+        // Command (and data-in) cycles end at `end`; the array operation follows.
+        c.busy_until = end;
+        if !c.waiters.is_empty() && !c.wake {
+            c.wake = true;
+            self.q.push(end, Ev::ChanFree(ch));
+        }
+        let t = match die.kind {
+            OpKind::Read => self.t_r,
+            OpKind::Program => self.t_prog,
+            OpKind::Erase => self.t_bers,
+        };
+        die.phase = Phase::Array;
+        die.array_start = end;
+        die.op_reported = false;
+        self.q.push(end + t, Ev::DieDone(d));
     }
 
-    fn on_chan_done(&mut self, ch: u32) {
-        let d = self.chans[ch as usize].owner;
-        self.chans[ch as usize].busy = false;
-        if let Some(w) = self.chans[ch as usize].waiters.pop_front() {
+    /// The command/data-in transfer booked on `ch` has ended: the next waiter
+    /// gets the channel.
+    fn on_chan_free(&mut self, ch: u32) {
+        let c = &mut self.chans[ch as usize];
+        c.wake = false;
+        if let Some(w) = c.waiters.pop_front() {
             self.grant(ch, w);
         }
+    }
+
+    /// A data-out transfer has ended: the die's batch is complete.
+    fn on_chan_done(&mut self, ch: u32) {
+        let c = &mut self.chans[ch as usize];
+        let d = c.owner;
+        c.out = false;
+        if let Some(w) = c.waiters.pop_front() {
+            self.grant(ch, w);
+        }
+        self.complete_batch(d);
+    }
+
+    /// Report die `d`'s array operation to the observer (once). It is reported
+    /// when it ends, or at a cut point (drain start, end of run) if it started
+    /// by then, so that the observer sees each die's activities in order and,
+    /// at a cut, every activity that began before it.
+    #[inline]
+    fn report_array_op(&mut self, d: u32) {
         let die = &mut self.dies[d as usize];
-        match die.phase {
-            Phase::Cmd | Phase::DataIn => {
-                let t = match die.kind {
-                    OpKind::Read => self.t_r,
-                    OpKind::Program => self.t_prog,
-                    OpKind::Erase => self.t_bers,
-                };
-                die.phase = Phase::Array;
-                let end = self.now + t;
-                let (k, p, n) = (die.kind, die.purpose, die.n as u32);
-                self.obs.flash_op(DieId(d), k, p, n, self.now, end);
-                self.q.push(end, Ev::DieDone(d));
+        if die.op_reported {
+            return;
+        }
+        die.op_reported = true;
+        let t = match die.kind {
+            OpKind::Read => self.t_r,
+            OpKind::Program => self.t_prog,
+            OpKind::Erase => self.t_bers,
+        };
+        let (k, p, n, s) = (die.kind, die.purpose, die.n as u32, die.array_start);
+        self.obs.flash_op(DieId(d), k, p, n, s, s + t);
+    }
+
+    /// Before a cut point: report the array operations under way that have
+    /// started by now (see `report_array_op`).
+    fn report_started_ops(&mut self) {
+        for d in 0..self.dies.len() {
+            let die = &self.dies[d];
+            if die.phase == Phase::Array && !die.op_reported && die.array_start <= self.now {
+                self.report_array_op(d as u32);
             }
-            Phase::DataOut => self.complete_batch(d),
-            p => unreachable!("channel {ch} finished for die {d} in phase {p:?}"),
         }
     }
 
     fn on_die_done(&mut self, d: u32) {
+        self.report_array_op(d);
         let die = &mut self.dies[d as usize];
         if die.kind == OpKind::Read {
             die.phase = Phase::DataOut;

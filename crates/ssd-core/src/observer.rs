@@ -2,7 +2,10 @@
 //!
 //! Components use busy-until booking (CPU, host link) or event-per-phase timing
 //! (dies, channels); either way each activity is reported once, as a whole
-//! interval `[start, end)`, possibly before simulated time reaches `start`.
+//! interval `[start, end)`, possibly before simulated time reaches `start` (CPU,
+//! link and channel bookings) or after it reaches `end` (a die's array operation
+//! is reported when it ends, or at a cut point — drain start, end of run — if
+//! it began by then). Each die's activities are reported in time order.
 //! Observers therefore integrate intervals, never "current state", which keeps
 //! them independent of event order. The power model (crates/power) is such an
 //! observer; ssd-core does not depend on it.
