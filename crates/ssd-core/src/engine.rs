@@ -347,6 +347,8 @@ struct Die {
     array_start: SimTime,
     op_reported: bool,
     busy_ns: u64,
+    /// The channel the die is on.
+    ch: u32,
 }
 
 /// A die-queue entry: the transaction plus the fields multi-plane batching
@@ -593,7 +595,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         let g = settings.geometry;
         let c = &settings.config;
         let dies = (0..g.total_dies())
-            .map(|_| Die {
+            .map(|d| Die {
+                ch: g.channel_of_die(DieId(d)).0,
                 phase: Phase::Idle,
                 kind: OpKind::Read,
                 purpose: Purpose::Host,
@@ -930,7 +933,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         if matches!(r, Some(Ok(_))) && self.settings.config.sim.time_limit.is_none() {
             let n = self.src.next_request();
             if let Some(Ok(q)) = &n {
-                self.ftl.prefetch(Lpn(q.lba * SECTOR / self.page));
+                self.ftl.prefetch(Lpn(self.page_of(q.lba * SECTOR)));
             }
             self.ahead = Some(n);
         }
@@ -1055,11 +1058,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         self.cx.plan.clear();
         self.cx.work = FtlWork::default();
         self.cx.now = now;
-        let first = r.lba * SECTOR / self.page;
+        let first = self.page_of(r.lba * SECTOR);
         let n = if r.sectors == 0 {
             0
         } else {
-            ((r.lba * SECTOR + bytes - 1) / self.page - first + 1) as u32
+            (self.page_of(r.lba * SECTOR + bytes - 1) - first + 1) as u32
         };
         let mut dram = 0u64;
         match r.op {
@@ -1137,6 +1140,16 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         });
         self.commit_plan(c);
         self.q.push_fifo(0, cpu_end, Ev::CmdReady(c));
+    }
+
+    /// The logical page holding byte `b`.
+    #[inline]
+    fn page_of(&self, b: u64) -> u64 {
+        if self.page.is_power_of_two() {
+            b >> self.page.trailing_zeros()
+        } else {
+            b / self.page
+        }
     }
 
     /// Host link time for `bytes`, memoised per call site `k`.
@@ -1624,7 +1637,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     }
 
     fn request_channel(&mut self, d: u32) {
-        let ch = self.settings.geometry.channel_of_die(DieId(d)).0;
+        let ch = self.dies[d as usize].ch;
         let now = self.now;
         let c = &mut self.chans[ch as usize];
         if c.out || !c.waiters.is_empty() || c.busy_until > now {
