@@ -7,9 +7,11 @@
 //! interval, never from "current state". Two cut points are only known late: the
 //! drain start (`drain_start`) and the end of the run (`finish`). The engine
 //! announces both at its clock; it reports a die's activities one at a time per
-//! die, in order: transfers when they start (at its clock), array operations
-//! when they end, or just before a cut if they began by then; so of all die
-//! activities reported before a cut, only each die's last one can straddle it.
+//! die, in order: a data-out transfer when it starts (at its clock), a command
+//! or data-in transfer together with the array operation after it when the
+//! operation ends, or just before a cut as far as they began by then; so of all
+//! die activities reported before a cut, only each die's last one can straddle
+//! it.
 //!
 //! * **Dies**: an activity is counted as soon as it is reported, and stays the
 //!   die's `last` (its [`DieLane`]) until the die's next report. When a cut point
@@ -564,6 +566,15 @@ impl PowerObserver {
                 self.series.next.add(r, ns - n1, planes * (ns - n1));
                 return;
             }
+            if let Some(n0) = self.series.fast_split_prev(it.s, it.e) {
+                // From the bucket before the hot one (into it, or not: an array
+                // operation reported when it ends).
+                let (r, ns, planes) = (it.r(), it.e - it.s, it.planes());
+                self.add_acc(d, r, it.purpose(), ns, planes * ns);
+                self.series.prev.add(r, n0, planes * n0);
+                self.series.cur.add(r, ns - n0, planes * (ns - n0));
+                return;
+            }
         }
         self.count_last_general(d);
     }
@@ -1021,7 +1032,7 @@ impl PowerObserver {
 }
 
 impl Observer for PowerObserver {
-    #[inline]
+    #[inline(always)]
     fn flash_op(
         &mut self,
         die: DieId,
@@ -1058,10 +1069,12 @@ impl Observer for PowerObserver {
                 return self.count_last_cold(d);
             }
             let ns = e - s;
-            let u = match (per_op, ns) {
-                (_, 0) => 0,
-                (true, _) => planes,
-                (false, ns) => planes * ns,
+            // Plane-ns, or planes under the per-operation form (none for an
+            // empty interval).
+            let u = if per_op {
+                planes * (ns != 0) as u64
+            } else {
+                planes * ns
             };
             lane.up[k][pi] += u;
             lane.op_ns[k] += ns;
@@ -1073,7 +1086,59 @@ impl Observer for PowerObserver {
         self.die_report_slow(d, prev, s, Some(k));
     }
 
-    #[inline]
+    /// `bus_xfer` then `flash_op` in one step when both land in the hot bucket
+    /// after the die's previous activity (the common case): the transfer draws
+    /// as the op's kind, as the two calls would count it.
+    #[inline(always)]
+    fn xfer_then_op(
+        &mut self,
+        ch: ChannelId,
+        die: DieId,
+        xfer: XferKind,
+        bytes: u64,
+        xfer_start: SimTime,
+        kind: OpKind,
+        purpose: Purpose,
+        planes: u32,
+        start: SimTime,
+        end: SimTime,
+    ) {
+        debug_assert!(xfer != XferKind::DataIn || kind == OpKind::Program);
+        let d = die.0 as usize;
+        let (xs, s, e) = (xfer_start.0, start.0, end.0);
+        let lane = &self.die_lanes[d];
+        if xfer == XferKind::DataOut
+            || lane.last.state != DONE
+            || lane.last.e > xs
+            || !self.series.fast(xs, e)
+        {
+            self.bus_xfer(ch, die, xfer, purpose, bytes, xfer_start, start);
+            self.flash_op(die, kind, purpose, planes, start, end);
+            return;
+        }
+        debug_assert!(xs <= s && s <= e);
+        let k = kind as usize;
+        let pi = purpose.index() & 7;
+        let per_op = self.op_per_op[k];
+        let planes = planes.max(1) as u64;
+        let (tns, ns) = (s - xs, e - s);
+        let u = if per_op {
+            planes * (ns != 0) as u64
+        } else {
+            planes * ns
+        };
+        let lane = &mut self.die_lanes[d];
+        lane.last = Item::new(s, e, planes, k, pi, per_op, DONE);
+        lane.up[3 + k][pi] += tns;
+        lane.up[k][pi] += u;
+        lane.op_ns[k] += ns;
+        let t = &mut self.series.cur;
+        t.rate_ns[3 + k] += tns;
+        t.u[k] += u;
+        t.rate_ns[k] += ns;
+    }
+
+    #[inline(always)]
     fn bus_xfer(
         &mut self,
         _ch: ChannelId,

@@ -101,7 +101,7 @@ pub struct Series {
     /// activities reported after it mostly start in the hot bucket). Each is
     /// converted once, with one multiplication per counter.
     pub(crate) cur: Counters,
-    prev: Counters,
+    pub(crate) prev: Counters,
     pub(crate) next: Counters,
     prev_lo: u64,
     rates: Rates,
@@ -203,6 +203,19 @@ impl Series {
     pub(crate) fn fast_split(&self, s: u64, e: u64) -> Option<u64> {
         if s >= self.fast_lo && s < self.fast_hi && e <= self.fast_next_hi {
             Some(self.fast_hi - s)
+        } else {
+            None
+        }
+    }
+
+    /// A linear activity `[s, e)` that starts in the bucket before the hot one
+    /// and ends in it or in the hot one, while the fast path is open (an array
+    /// operation reported when it ends): the ns of it in the bucket before (the
+    /// rest is in the hot bucket).
+    #[inline(always)]
+    pub(crate) fn fast_split_prev(&self, s: u64, e: u64) -> Option<u64> {
+        if s < self.fast_lo && s >= self.prev_lo && e <= self.fast_hi {
+            Some(e.min(self.fast_lo) - s)
         } else {
             None
         }

@@ -328,6 +328,43 @@ mod end_to_end {
         }
     }
 
+    /// A run cut by `sim.time_limit` stops with transfers and array operations
+    /// in flight on every die: what began before the cut is charged up to it
+    /// (the engine reports it at the cut), nothing after it. With the cut on a
+    /// sample boundary, every sample before it equals the same run's without
+    /// the limit, and every account still adds up.
+    #[test]
+    fn time_limit_cut_charges_in_flight_work_up_to_the_cut() {
+        for (rw, buckets) in [
+            (RwMode::RandRead, 10),
+            (RwMode::RandWrite, 25),
+            (RwMode::RandRw, 77),
+        ] {
+            let mut c = small(rw, 3000);
+            c.sim.precondition = Precondition::Fill;
+            let (full_r, full) = run(&c, Dur::from_us(100));
+            let limit_ns = buckets as u64 * 100_000;
+            assert!(full_r.host.sim_time_s > 2.0 * limit_ns as f64 * 1e-9);
+            c.sim.time_limit = Some(Dur(limit_ns));
+            let (r, o) = run(&c, Dur::from_us(100));
+            assert!(r.host.requests > 0 && r.host.requests < 3000);
+            check_consistency(&o);
+            let e = o.energy().unwrap();
+            assert_close(e.state_s.window_s, limit_ns as f64 * 1e-9, "window = limit");
+            assert_close(e.state_s.window_s, r.host.sim_time_s, "window = run");
+            let (a, b) = (o.samples(), full.samples());
+            assert_eq!(a.len(), buckets, "{rw:?}");
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                for (cx, cy) in x.component_w.iter().zip(y.component_w) {
+                    assert!(
+                        (cx - cy).abs() <= 1e-9 * cy.abs().max(1e-3),
+                        "{rw:?} sample {i}: {x:?} vs {y:?}"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn same_seed_same_energy() {
         let mut c = small(RwMode::RandRw, 3000);

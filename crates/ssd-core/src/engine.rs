@@ -344,12 +344,22 @@ struct Die {
     batch_start: SimTime,
     /// Start of the array operation (phase `Array`), and whether the observer
     /// has been told of it yet.
+    /// The command/data-in transfer before the array operation: kind, bytes, start.
+    xfer: (XferKind, u64, SimTime),
+    /// The array operation `[array_start, array_end)`.
     array_start: SimTime,
-    op_reported: bool,
+    array_end: SimTime,
+    /// What of the transfer (`XFER`) and the operation (`OP`) the observer has
+    /// not been told yet.
+    unreported: u8,
     busy_ns: u64,
     /// The channel the die is on.
     ch: u32,
 }
+
+/// `Die::unreported` bits.
+const XFER: u8 = 1;
+const OP: u8 = 2;
 
 /// A die-queue entry: the transaction plus the fields multi-plane batching
 /// compares, kept inline so that scanning a long queue does not touch the
@@ -605,8 +615,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 hi: VecDeque::new(),
                 lo: VecDeque::new(),
                 batch_start: SimTime::ZERO,
+                xfer: (XferKind::Command, 0, SimTime::ZERO),
                 array_start: SimTime::ZERO,
-                op_reported: true,
+                array_end: SimTime::ZERO,
+                unreported: 0,
                 busy_ns: 0,
             })
             .collect();
@@ -1673,11 +1685,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             p => unreachable!("die {d} asked for the channel in phase {p:?}"),
         };
         let end = now + dur;
-        self.obs
-            .bus_xfer(ChannelId(ch), DieId(d), kind, purpose, bytes, now, end);
         let c = &mut self.chans[ch as usize];
         c.busy_ns += dur.0;
         if die.phase == Phase::DataOut {
+            self.obs
+                .bus_xfer(ChannelId(ch), DieId(d), kind, purpose, bytes, now, end);
             c.out = true;
             c.owner = d;
             self.q.push(end, Ev::ChanDone(ch));
@@ -1695,8 +1707,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             OpKind::Erase => self.t_bers,
         };
         die.phase = Phase::Array;
+        // Reported to the observer when the operation ends (`report_array_op`).
+        die.xfer = (kind, bytes, now);
         die.array_start = end;
-        die.op_reported = false;
+        die.array_end = end + t;
+        die.unreported = XFER | OP;
         self.q.push(end + t, Ev::DieDone(d));
     }
 
@@ -1721,33 +1736,44 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         self.complete_batch(d);
     }
 
-    /// Report die `d`'s array operation to the observer (once). It is reported
-    /// when it ends, or at a cut point (drain start, end of run) if it started
-    /// by then, so that the observer sees each die's activities in order and,
-    /// at a cut, every activity that began before it.
-    #[inline]
+    /// Report die `d`'s command/data-in transfer and array operation to the
+    /// observer (each once). They are reported when the operation ends, or at a
+    /// cut point (drain start, end of run) as far as they began by then, so that
+    /// the observer sees each die's activities in order and, at a cut, every
+    /// activity that began before it.
+    #[inline(always)]
     fn report_array_op(&mut self, d: u32) {
         let die = &mut self.dies[d as usize];
-        if die.op_reported {
-            return;
+        let (k, p, n) = (die.kind, die.purpose, die.n as u32);
+        let (s, e) = (die.array_start, die.array_end);
+        let (xk, xb, xs) = die.xfer;
+        match std::mem::replace(&mut die.unreported, 0) {
+            0 => {}
+            OP => self.obs.flash_op(DieId(d), k, p, n, s, e),
+            _ => {
+                let ch = ChannelId(die.ch);
+                self.obs
+                    .xfer_then_op(ch, DieId(d), xk, xb, xs, k, p, n, s, e)
+            }
         }
-        die.op_reported = true;
-        let t = match die.kind {
-            OpKind::Read => self.t_r,
-            OpKind::Program => self.t_prog,
-            OpKind::Erase => self.t_bers,
-        };
-        let (k, p, n, s) = (die.kind, die.purpose, die.n as u32, die.array_start);
-        self.obs.flash_op(DieId(d), k, p, n, s, s + t);
     }
 
-    /// Before a cut point: report the array operations under way that have
-    /// started by now (see `report_array_op`).
+    /// Before a cut point: report what dies in their array phase have begun
+    /// by now (see `report_array_op`): the transfer, and the operation if it
+    /// has started.
     fn report_started_ops(&mut self) {
         for d in 0..self.dies.len() {
-            let die = &self.dies[d];
-            if die.phase == Phase::Array && !die.op_reported && die.array_start <= self.now {
+            let die = &mut self.dies[d];
+            if die.phase != Phase::Array || die.unreported == 0 {
+                continue;
+            }
+            if die.array_start <= self.now {
                 self.report_array_op(d as u32);
+            } else if die.unreported & XFER != 0 {
+                die.unreported = OP;
+                let (xk, xb, xs) = die.xfer;
+                let (ch, p, s) = (ChannelId(die.ch), die.purpose, die.array_start);
+                self.obs.bus_xfer(ch, DieId(d as u32), xk, p, xb, xs, s);
             }
         }
     }

@@ -3,9 +3,10 @@
 //! Components use busy-until booking (CPU, host link) or event-per-phase timing
 //! (dies, channels); either way each activity is reported once, as a whole
 //! interval `[start, end)`, possibly before simulated time reaches `start` (CPU,
-//! link and channel bookings) or after it reaches `end` (a die's array operation
-//! is reported when it ends, or at a cut point — drain start, end of run — if
-//! it began by then). Each die's activities are reported in time order.
+//! link and data-out bookings) or after it reaches `end` (a die's command or
+//! data-in transfer and the array operation after it are reported together
+//! when the operation ends, or at a cut point — drain start, end of run — as
+//! far as they began by then). Each die's activities are reported in time order.
 //! Observers therefore integrate intervals, never "current state", which keeps
 //! them independent of event order. The power model (crates/power) is such an
 //! observer; ssd-core does not depend on it.
@@ -51,6 +52,28 @@ pub trait Observer {
         _start: SimTime,
         _end: SimTime,
     ) {
+    }
+    /// A die's command (or command + data-in) transfer `[xfer_start, start)`
+    /// on channel `ch`, followed at once by its array operation `[start, end)`:
+    /// the same as `bus_xfer` then `flash_op` (which is what the default does);
+    /// an observer may count both at once.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn xfer_then_op(
+        &mut self,
+        ch: ChannelId,
+        die: DieId,
+        xfer: XferKind,
+        bytes: u64,
+        xfer_start: SimTime,
+        kind: OpKind,
+        purpose: Purpose,
+        planes: u32,
+        start: SimTime,
+        end: SimTime,
+    ) {
+        self.bus_xfer(ch, die, xfer, purpose, bytes, xfer_start, start);
+        self.flash_op(die, kind, purpose, planes, start, end);
     }
     /// The controller CPU executed firmware.
     #[inline]
@@ -148,6 +171,22 @@ impl<A: Observer, B: Observer> Observer for Tee<A, B> {
     ) {
         self.0.bus_xfer(c, d, k, p, b, s, e);
         self.1.bus_xfer(c, d, k, p, b, s, e);
+    }
+    fn xfer_then_op(
+        &mut self,
+        c: ChannelId,
+        d: DieId,
+        x: XferKind,
+        b: u64,
+        xs: SimTime,
+        k: OpKind,
+        p: Purpose,
+        n: u32,
+        s: SimTime,
+        e: SimTime,
+    ) {
+        self.0.xfer_then_op(c, d, x, b, xs, k, p, n, s, e);
+        self.1.xfer_then_op(c, d, x, b, xs, k, p, n, s, e);
     }
     fn cpu_busy(&mut self, s: SimTime, e: SimTime) {
         self.0.cpu_busy(s, e);
