@@ -9,40 +9,12 @@
 //! (`Simulation::restart`), so the figure is the steady-state speed.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use ssd_core::config::{GcPolicy, Precondition, SsdConfig};
-use ssd_core::observer::NullObserver;
-use ssd_core::sched::Noop;
-use ssd_core::workload::{FioGen, RwMode, WorkloadConfig};
-use ssd_core::Simulation;
+use ssd_core::config::Precondition;
+use ssd_core::workload::RwMode;
+use ssdsim_benches::{default_device, restart};
 use std::time::{Duration, Instant};
 
 const BATCH: u64 = 200_000;
-
-fn drive(
-    rw: RwMode,
-    precondition: Precondition,
-) -> (
-    Simulation<ftl::AnyFtl, FioGen, Noop, NullObserver>,
-    SsdConfig,
-) {
-    let mut cfg = SsdConfig::default();
-    cfg.ftl.op = 0.07;
-    cfg.ftl.gc_policy = GcPolicy::Greedy;
-    cfg.sim.precondition = precondition;
-    cfg.workload = WorkloadConfig {
-        rw,
-        bs: ssd_core::Size::kib(4),
-        iodepth: 32,
-        number_ios: Some(BATCH),
-        ..Default::default()
-    };
-    let s = cfg.validate().unwrap();
-    let f = ftl::build(&s).unwrap();
-    let src = FioGen::new(&cfg.workload, s.logical_bytes(), 1);
-    let mut sim = Simulation::new(s, f, src, Noop::new(1024, true), NullObserver);
-    sim.precondition();
-    (sim, cfg)
-}
 
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("default_device");
@@ -57,18 +29,14 @@ fn bench(c: &mut Criterion) {
             Precondition::Steady,
         ),
     ] {
-        let (mut sim, cfg) = drive(rw, pre);
+        let (mut sim, cfg) = default_device(rw, pre, BATCH);
         let mut seed = 1;
         g.bench_function(name, |b| {
             b.iter_custom(|iters| {
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {
                     seed += 1;
-                    sim.restart(FioGen::new(
-                        &cfg.workload,
-                        sim.settings.logical_bytes(),
-                        seed,
-                    ));
+                    restart(&mut sim, &cfg, seed);
                     let t = Instant::now();
                     let r = sim.run().unwrap();
                     total += t.elapsed();

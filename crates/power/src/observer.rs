@@ -558,21 +558,24 @@ impl PowerObserver {
     fn count_last_cold(&mut self, d: usize) {
         let it = self.die_lanes[d].last;
         if !it.per_op {
-            if let Some(n1) = self.series.fast_split(it.s, it.e) {
-                // From the hot bucket into the next (common: a bucket's end).
+            // Split between two adjacent counted buckets: from the hot one into
+            // the next (common: a bucket's end), or from the one before the hot
+            // one (into it, or not: an array operation reported when it ends).
+            let split = match self.series.fast_split(it.s, it.e) {
+                Some(n) => Some((n, true)),
+                None => self.series.fast_split_prev(it.s, it.e).map(|n| (n, false)),
+            };
+            if let Some((n, into_next)) = split {
                 let (r, ns, planes) = (it.r(), it.e - it.s, it.planes());
                 self.add_acc(d, r, it.purpose(), ns, planes * ns);
-                self.series.cur.add(r, n1, planes * n1);
-                self.series.next.add(r, ns - n1, planes * (ns - n1));
-                return;
-            }
-            if let Some(n0) = self.series.fast_split_prev(it.s, it.e) {
-                // From the bucket before the hot one (into it, or not: an array
-                // operation reported when it ends).
-                let (r, ns, planes) = (it.r(), it.e - it.s, it.planes());
-                self.add_acc(d, r, it.purpose(), ns, planes * ns);
-                self.series.prev.add(r, n0, planes * n0);
-                self.series.cur.add(r, ns - n0, planes * (ns - n0));
+                let sr = &mut self.series;
+                let (first, second) = if into_next {
+                    (&mut sr.cur, &mut sr.next)
+                } else {
+                    (&mut sr.prev, &mut sr.cur)
+                };
+                first.add(r, n, planes * n);
+                second.add(r, ns - n, planes * (ns - n));
                 return;
             }
         }
