@@ -175,29 +175,11 @@ impl EventQueue {
     }
 }
 
-/// A multiplicative hasher for small integer keys of lookup-only maps (never
-/// iterated, so the hash cannot influence results).
-#[derive(Default, Clone, Copy)]
-struct KeyHasher(u64);
-impl std::hash::Hasher for KeyHasher {
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u32(b as u32);
-        }
-    }
-    #[inline]
-    fn write_u32(&mut self, i: u32) {
-        self.0 = (self.0.rotate_left(5) ^ i as u64).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-    #[inline]
-    fn write_u16(&mut self, i: u16) {
-        self.write_u32(i as u32);
-    }
+/// A block state (erase epoch, write pointer) as one ordered integer: a
+/// parked transaction's trigger, compared with its block's state.
+#[inline]
+fn trigger_key(epoch: u32, wp: u16) -> u64 {
+    (epoch as u64) << 16 | wp as u64
 }
 
 /// Division by a run-time constant: a shift when it is a power of two (the
@@ -591,11 +573,10 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
     opbuf: Vec<(FlashOp, u32, u16)>,
     opbuf2: Vec<(FlashOp, u32, u16)>,
     sort_count: Vec<u32>,
+    /// Per block, the transactions parked on it (linked through
+    /// `Txn::wait_next`), sorted by trigger, and the last of them.
     parked: Vec<u32>,
     parked_tail: Vec<u32>,
-    /// Parked transactions per trigger (block, epoch, write pointer): lookup only.
-    parked_keys:
-        std::collections::HashMap<(u32, u32, u16), u32, std::hash::BuildHasherDefault<KeyHasher>>,
     unparked: Vec<u32>,
     start: SimTime,
 }
@@ -692,7 +673,6 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             sort_count: Vec::new(),
             parked: vec![NONE; g.total_blocks() as usize],
             parked_tail: vec![NONE; g.total_blocks() as usize],
-            parked_keys: Default::default(),
             unparked: Vec::new(),
             start: SimTime::ZERO,
             settings,
@@ -1350,53 +1330,45 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             OpKind::Read => return,
         }
         // Wake the transactions parked on this block that may now start: exactly
-        // those whose trigger is the block's new (epoch, write pointer). The list
-        // is in parking order; the walk stops once all of them are found.
-        if self.parked[b] == NONE {
+        // those whose trigger is the block's new (epoch, write pointer). The
+        // list is sorted by trigger (stably: parking order among equal ones),
+        // and the block's state passes through every trigger in turn, so they
+        // are the ones at its head.
+        let mut w = self.parked[b];
+        if w == NONE {
             return;
         }
-        let key = (b as u32, self.exec_epoch[b], self.exec_wp[b]);
-        let Some(n) = self.parked_keys.remove(&key) else {
-            return;
-        };
+        let state = trigger_key(self.exec_epoch[b], self.exec_wp[b]);
+        debug_assert!(
+            self.trigger(w) >= state,
+            "a parked transaction was passed by on block {b}"
+        );
         let start = self.unparked.len();
-        let mut found = 0;
-        let mut prev = NONE;
-        let mut w = self.parked[b];
-        while w != NONE && found < n {
+        while w != NONE && self.trigger(w) == state {
             let next = self.txns[w].wait_next;
-            if self.ready(w) {
-                if prev == NONE {
-                    self.parked[b] = next;
-                } else {
-                    self.txns[prev].wait_next = next;
-                }
-                if next == NONE {
-                    self.parked_tail[b] = prev;
-                }
-                self.txns[w].wait_next = NONE;
-                self.unparked.push(w);
-                found += 1;
-            } else {
-                prev = w;
-            }
+            self.txns[w].wait_next = NONE;
+            self.unparked.push(w);
             w = next;
         }
-        debug_assert_eq!(found, n, "parked index out of step on block {b}");
+        self.parked[b] = w;
+        if w == NONE {
+            self.parked_tail[b] = NONE;
+        }
         // die_start pops `unparked`: oldest-parked first.
         self.unparked[start..].reverse();
     }
 
-    /// The (block, epoch, write pointer) at which a parked transaction may start.
+    /// The block state (`trigger_key` of its epoch and write pointer) at which
+    /// a parked transaction may start.
     #[inline]
-    fn trigger(&self, t: u32) -> (u32, u32, u16) {
+    fn trigger(&self, t: u32) -> u64 {
         let tx = &self.txns[t];
         let x = match tx.kind {
             OpKind::Program => tx.pg,
             OpKind::Read => tx.pg + 1,
             OpKind::Erase => tx.wp,
         };
-        (tx.blk, tx.epoch, x)
+        trigger_key(tx.epoch, x)
     }
 
     fn on_cmd_ready(&mut self, c: u32) {
@@ -1524,18 +1496,33 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         let (d, b) = (tx.die, tx.blk as usize);
         self.cx.die_load[d as usize] += 1;
         if !self.ready(t) {
-            // Its block's earlier program/erase has not started yet: park it there
-            // (appended, so the list stays in parking order).
-            self.txns[t].wait_next = NONE;
+            // Its block's earlier program/erase has not started yet: park it
+            // there, after every parked transaction with the same or an earlier
+            // trigger (usually at the tail: a block's programs are planned in
+            // order).
+            let k = self.trigger(t);
             let tail = self.parked_tail[b];
-            if tail == NONE {
-                self.parked[b] = t;
+            if tail == NONE || self.trigger(tail) <= k {
+                self.txns[t].wait_next = NONE;
+                if tail == NONE {
+                    self.parked[b] = t;
+                } else {
+                    self.txns[tail].wait_next = t;
+                }
+                self.parked_tail[b] = t;
             } else {
-                self.txns[tail].wait_next = t;
+                let (mut prev, mut w) = (NONE, self.parked[b]);
+                while self.trigger(w) <= k {
+                    prev = w;
+                    w = self.txns[w].wait_next;
+                }
+                self.txns[t].wait_next = w;
+                if prev == NONE {
+                    self.parked[b] = t;
+                } else {
+                    self.txns[prev].wait_next = t;
+                }
             }
-            self.parked_tail[b] = t;
-            let key = self.trigger(t);
-            *self.parked_keys.entry(key).or_insert(0) += 1;
             return;
         }
         self.push_die(d, t);
