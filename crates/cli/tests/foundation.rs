@@ -86,9 +86,14 @@ mod analytic {
     }
 
     fn seq_read_mbps(channels: u32) -> (f64, Settings) {
+        seq_read_mbps_ways(channels, 1)
+    }
+
+    fn seq_read_mbps_ways(channels: u32, ways: u32) -> (f64, Settings) {
         let mut cfg = SsdConfig::default();
         small(&mut cfg);
         cfg.layout.channels = channels;
+        cfg.layout.ways = ways;
         cfg.sim.precondition = Precondition::Fill;
         cfg.workload.rw = RwMode::Read;
         cfg.workload.bs = ssd_core::Size::kib(128);
@@ -120,6 +125,28 @@ mod analytic {
         }
         let ratio = bw8 / bw4;
         assert!((ratio - 2.0).abs() < 0.04, "8 vs 4 channels: x{ratio:.3}");
+    }
+
+    /// With four dies sharing each channel, saturated sequential reads keep the
+    /// channels busy all the time (a die's command and tR overlap the others'
+    /// data-out): the ceiling is the channels' own, command cycles included,
+    /// and it does not grow with the number of dies.
+    #[test]
+    fn shared_channels_set_the_read_ceiling() {
+        let (bw, s) = seq_read_mbps_ways(2, 4);
+        let p = s.geometry.planes as u64;
+        let busy = s.cmd_time() + Dur(s.page_xfer_time().0 * p);
+        let per_channel = (p * s.geometry.page_size as u64) as f64 / busy.secs_f64() / 1e6;
+        let ceiling = (per_channel * 2.0).min(s.config.host.link_mbps);
+        assert!(
+            (bw - ceiling).abs() / ceiling < 0.03,
+            "2 channels x 4 ways: {bw:.2} MB/s vs ceiling {ceiling:.2}"
+        );
+        let (bw8, _) = seq_read_mbps_ways(2, 8);
+        assert!(
+            (bw8 - bw).abs() / bw < 0.02,
+            "more dies on a saturated channel: {bw8:.2} vs {bw:.2} MB/s"
+        );
     }
 
     /// Desnoyers (2012): FIFO cleaning under uniform random page writes has
