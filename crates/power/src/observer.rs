@@ -317,14 +317,21 @@ impl Item {
     fn with_rate(self, r: usize) -> Item {
         Item { r: r as u8, ..self }
     }
-    /// Units of the whole activity (none when it takes no time).
+    /// Units of the whole activity (see [`units_of`]).
     #[inline(always)]
     fn units(self) -> u64 {
-        match (self.per_op, self.e - self.s) {
-            (_, 0) => 0,
-            (true, _) => self.planes(),
-            (false, ns) => self.planes() * ns,
-        }
+        units_of(self.per_op, self.planes(), self.e - self.s)
+    }
+}
+
+/// Units of a die activity of `ns` on `planes` planes: plane-ns, or planes under
+/// the per-operation form; none when it takes no time.
+#[inline(always)]
+fn units_of(per_op: bool, planes: u64, ns: u64) -> u64 {
+    if per_op {
+        planes * (ns != 0) as u64
+    } else {
+        planes * ns
     }
 }
 
@@ -1072,13 +1079,7 @@ impl Observer for PowerObserver {
                 return self.count_last_cold(d);
             }
             let ns = e - s;
-            // Plane-ns, or planes under the per-operation form (none for an
-            // empty interval).
-            let u = if per_op {
-                planes * (ns != 0) as u64
-            } else {
-                planes * ns
-            };
+            let u = units_of(per_op, planes, ns);
             lane.up[k][pi] += u;
             lane.op_ns[k] += ns;
             let t = &mut self.series.cur;
@@ -1125,11 +1126,7 @@ impl Observer for PowerObserver {
         let per_op = self.op_per_op[k];
         let planes = planes.max(1) as u64;
         let (tns, ns) = (s - xs, e - s);
-        let u = if per_op {
-            planes * (ns != 0) as u64
-        } else {
-            planes * ns
-        };
+        let u = units_of(per_op, planes, ns);
         let lane = &mut self.die_lanes[d];
         lane.last = Item::new(s, e, planes, k, pi, per_op, DONE);
         lane.up[3 + k][pi] += tns;

@@ -186,12 +186,12 @@ fn trigger_key(epoch: u32, wp: u16) -> u64 {
 /// usual geometry), a hardware division otherwise.
 #[derive(Clone, Copy, Debug)]
 struct FastDiv {
-    d: u32,
+    d: u64,
     shift: u32,
     pow2: bool,
 }
 impl FastDiv {
-    fn new(d: u32) -> FastDiv {
+    fn new(d: u64) -> FastDiv {
         FastDiv {
             d,
             shift: d.trailing_zeros(),
@@ -199,7 +199,7 @@ impl FastDiv {
         }
     }
     #[inline]
-    fn div(self, x: u32) -> u32 {
+    fn div(self, x: u64) -> u64 {
         if self.pow2 {
             x >> self.shift
         } else {
@@ -324,8 +324,6 @@ struct Die {
     hi: VecDeque<QEnt>,
     lo: VecDeque<QEnt>,
     batch_start: SimTime,
-    /// Start of the array operation (phase `Array`), and whether the observer
-    /// has been told of it yet.
     /// The command/data-in transfer before the array operation: kind, bytes, start.
     xfer: (XferKind, u64, SimTime),
     /// The array operation `[array_start, array_end)`.
@@ -517,7 +515,8 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
     t_bers: Dur,
     page: u64,
     planes: u32,
-    /// Blocks per plane, and planes per die, as dividers.
+    /// Page size, blocks per plane and planes per die, as dividers.
+    div_page: FastDiv,
     div_bpp: FastDiv,
     div_planes: FastDiv,
     multiplane: bool,
@@ -614,8 +613,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             t_bers: c.nand.t_bers,
             page: g.page_size as u64,
             planes: g.planes.min(MAX_PLANES as u32),
-            div_bpp: FastDiv::new(g.blocks_per_plane),
-            div_planes: FastDiv::new(g.planes),
+            div_page: FastDiv::new(g.page_size as u64),
+            div_bpp: FastDiv::new(g.blocks_per_plane as u64),
+            div_planes: FastDiv::new(g.planes as u64),
             multiplane: c.nand.multiplane && g.planes > 1,
             prio_reads: c.controller.prioritize_reads,
             max_lba: settings.logical_bytes() / SECTOR,
@@ -925,7 +925,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         if matches!(r, Some(Ok(_))) && self.settings.config.sim.time_limit.is_none() {
             let n = self.src.next_request();
             if let Some(Ok(q)) = &n {
-                self.ftl.prefetch(Lpn(self.page_of(q.lba * SECTOR)));
+                self.ftl.prefetch(Lpn(self.div_page.div(q.lba * SECTOR)));
             }
             self.ahead = Some(n);
         }
@@ -1050,11 +1050,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         self.cx.plan.clear();
         self.cx.work = FtlWork::default();
         self.cx.now = now;
-        let first = self.page_of(r.lba * SECTOR);
+        let first = self.div_page.div(r.lba * SECTOR);
         let n = if r.sectors == 0 {
             0
         } else {
-            (self.page_of(r.lba * SECTOR + bytes - 1) - first + 1) as u32
+            (self.div_page.div(r.lba * SECTOR + bytes - 1) - first + 1) as u32
         };
         let mut dram = 0u64;
         match r.op {
@@ -1132,16 +1132,6 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         });
         self.commit_plan(c);
         self.q.push_fifo(0, cpu_end, Ev::CmdReady(c));
-    }
-
-    /// The logical page holding byte `b`.
-    #[inline]
-    fn page_of(&self, b: u64) -> u64 {
-        if self.page.is_power_of_two() {
-            b >> self.page.trailing_zeros()
-        } else {
-            b / self.page
-        }
     }
 
     /// Host link time for `bytes`, memoised per call site `k`.
@@ -1255,8 +1245,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             while i < buf.len() && buf[i].0.job == j {
                 let (op, epoch, wp) = buf[i];
                 let (blk, pg) = self.flash.split(op.ppn);
-                let pl = self.div_bpp.div(blk);
-                let die = self.div_planes.div(pl);
+                let pl = self.div_bpp.div(blk as u64) as u32;
+                let die = self.div_planes.div(pl as u64) as u32;
                 let t = self.txns.insert(Txn {
                     blk,
                     pg: pg as u16,
