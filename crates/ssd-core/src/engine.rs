@@ -321,8 +321,8 @@ struct Die {
     purpose: Purpose,
     batch: [u32; MAX_PLANES],
     n: u8,
-    hi: VecDeque<QEnt>,
-    lo: VecDeque<QEnt>,
+    hi: DieQueue,
+    lo: DieQueue,
     batch_start: SimTime,
     /// The command/data-in transfer before the array operation: kind, bytes, start.
     xfer: (XferKind, u64, SimTime),
@@ -341,15 +341,121 @@ struct Die {
 const XFER: u8 = 1;
 const OP: u8 = 2;
 
-/// A die-queue entry: the transaction plus the fields multi-plane batching
-/// compares, kept inline so that scanning a long queue does not touch the
+/// How many queued transactions the multi-plane partner search looks at.
+const PARTNER_WINDOW: usize = 32;
+
+/// A die's queue of ready transactions, oldest first: a vector with a moving
+/// head (popped slots are reclaimed in bulk), with each transaction's
+/// `batch_key` and plane packed apart from its id, so that the partner search
+/// compares one contiguous run of keys (vectorised) without touching the
 /// transactions themselves.
-#[derive(Clone, Copy, Debug)]
-struct QEnt {
-    t: u32,
-    /// `batch_key` of the transaction: equal keys may share a multi-plane batch.
-    key: u32,
-    plane: u8,
+#[derive(Debug, Default)]
+struct DieQueue {
+    /// `batch_key | plane << PLANE_SHIFT` per entry.
+    keys: Vec<u32>,
+    txns: Vec<u32>,
+    head: usize,
+}
+
+/// Where `DieQueue::keys` keeps the plane (a `batch_key` uses the bits below).
+const PLANE_SHIFT: u32 = 28;
+const KEY_MASK: u32 = (1 << PLANE_SHIFT) - 1;
+
+impl DieQueue {
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.head == self.keys.len()
+    }
+    #[inline]
+    fn push(&mut self, t: u32, key: u32, plane: u8) {
+        self.keys.push(key | (plane as u32) << PLANE_SHIFT);
+        self.txns.push(t);
+    }
+    /// Entry `i` (0 = oldest): (transaction, packed key).
+    #[inline]
+    fn get(&self, i: usize) -> (u32, u32) {
+        (self.txns[self.head + i], self.keys[self.head + i])
+    }
+    /// Remove and return the oldest entry's transaction.
+    #[inline]
+    fn pop_front(&mut self) -> u32 {
+        let t = self.txns[self.head];
+        self.head += 1;
+        self.reclaim();
+        t
+    }
+    /// Remove entry `i` (0 = oldest) by shifting the older ones up one slot.
+    #[inline]
+    fn remove(&mut self, i: usize) {
+        let h = self.head;
+        for j in (h..h + i).rev() {
+            self.keys[j + 1] = self.keys[j];
+            self.txns[j + 1] = self.txns[j];
+        }
+        self.head += 1;
+        self.reclaim();
+    }
+    /// Give back the popped slots: all of them when the queue empties, or in
+    /// bulk once they outnumber the live entries.
+    #[inline]
+    fn reclaim(&mut self) {
+        if self.head == self.keys.len() {
+            self.keys.clear();
+            self.txns.clear();
+            self.head = 0;
+        } else if self.head >= 256 && self.head * 2 >= self.keys.len() {
+            self.compact();
+        }
+    }
+    #[cold]
+    fn compact(&mut self) {
+        self.keys.drain(..self.head);
+        self.txns.drain(..self.head);
+        self.head = 0;
+    }
+    /// Bit `i` set iff entry `i`, among the first `PARTNER_WINDOW`, has
+    /// batch key `key` (any plane).
+    #[inline]
+    fn matches(&self, key: u32) -> u32 {
+        let end = self.keys.len().min(self.head + PARTNER_WINDOW);
+        key_mask(&self.keys[self.head..end], key)
+    }
+}
+
+/// Bit `i` set iff `ks[i] & KEY_MASK == key` (`ks` holds at most 32 keys):
+/// four keys per SSE2 compare on x86-64.
+#[inline]
+fn key_mask(ks: &[u32], key: u32) -> u32 {
+    debug_assert!(ks.len() <= 32);
+    let mut m = 0u32;
+    let mut chunks = ks.chunks_exact(4);
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of the x86-64 baseline (the intrinsics need no
+        // feature the target lacks), and each unaligned load reads exactly the
+        // four u32 of one chunk.
+        unsafe {
+            let km = _mm_set1_epi32(KEY_MASK as i32);
+            let kv = _mm_set1_epi32(key as i32);
+            for (c, ch) in (&mut chunks).enumerate() {
+                let v = _mm_loadu_si128(ch.as_ptr() as *const __m128i);
+                let eq = _mm_cmpeq_epi32(_mm_and_si128(v, km), kv);
+                m |= (_mm_movemask_ps(_mm_castsi128_ps(eq)) as u32) << (4 * c);
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    for (c, ch) in (&mut chunks).enumerate() {
+        for (j, &k) in ch.iter().enumerate() {
+            m |= (((k & KEY_MASK) == key) as u32) << (4 * c + j);
+        }
+    }
+    let at = ks.len() & !3;
+    for (j, &k) in chunks.remainder().iter().enumerate() {
+        m |= (((k & KEY_MASK) == key) as u32) << (at + j);
+    }
+    m
 }
 
 /// Kind, purpose and page offset packed: two queued operations on different
@@ -592,8 +698,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 purpose: Purpose::Host,
                 batch: [NONE; MAX_PLANES],
                 n: 0,
-                hi: VecDeque::new(),
-                lo: VecDeque::new(),
+                hi: DieQueue::default(),
+                lo: DieQueue::default(),
                 batch_start: SimTime::ZERO,
                 xfer: (XferKind::Command, 0, SimTime::ZERO),
                 array_start: SimTime::ZERO,
@@ -1525,18 +1631,14 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     fn push_die(&mut self, d: u32, t: u32) {
         let tx = &self.txns[t];
         let die = &mut self.dies[d as usize];
-        let e = QEnt {
-            t,
-            key: batch_key(tx.kind, tx.purpose, tx.pg),
-            plane: tx.plane,
-        };
+        let key = batch_key(tx.kind, tx.purpose, tx.pg);
         if self.prio_reads
             && tx.kind == OpKind::Read
             && matches!(tx.purpose, Purpose::Host | Purpose::Translation)
         {
-            die.hi.push_back(e);
+            die.hi.push(t, key, tx.plane);
         } else {
-            die.lo.push_back(e);
+            die.lo.push(t, key, tx.plane);
         }
     }
 
@@ -1552,12 +1654,14 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         } else {
             return;
         };
-        let mut q = std::mem::take(if hi {
-            &mut self.dies[d as usize].hi
-        } else {
-            &mut self.dies[d as usize].lo
-        });
-        let head = q.pop_front().expect("non-empty queue").t;
+        fn q(die: &mut Die, hi: bool) -> &mut DieQueue {
+            if hi {
+                &mut die.hi
+            } else {
+                &mut die.lo
+            }
+        }
+        let head = q(&mut self.dies[d as usize], hi).pop_front();
         self.started(head);
         let h = self.txns[head];
         let mut batch = [NONE; MAX_PLANES];
@@ -1567,44 +1671,34 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             // Partners: the same kind, purpose and page offset (any offset for an
             // erase) on another plane, among the first 32 queued, in queue order.
             let hkey = batch_key(h.kind, h.purpose, h.pg);
-            let mut used: u32 = 1 << h.plane;
-            let mut picks = [0usize; MAX_PLANES];
-            let mut np = 0;
-            // Over the deque's two halves as plain slices: the common case (no
-            // match) is one compare per entry.
-            let planes = self.planes as usize;
-            let (a, b) = q.as_slices();
-            let mut base = 0;
-            'scan: for half in [a, b] {
-                let m = half.len().min(32 - base);
-                for (i, x) in half[..m].iter().enumerate() {
-                    if x.key != hkey || used & (1 << x.plane) != 0 || !self.ready(x.t) {
+            let mut m = q(&mut self.dies[d as usize], hi).matches(hkey);
+            if m != 0 {
+                let mut used: u32 = 1 << h.plane;
+                let mut picks = [0usize; MAX_PLANES];
+                let mut np = 0;
+                let planes = self.planes as usize;
+                while m != 0 {
+                    let i = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    let (t, k) = q(&mut self.dies[d as usize], hi).get(i);
+                    let plane = k >> PLANE_SHIFT;
+                    if used & (1 << plane) != 0 || !self.ready(t) {
                         continue;
                     }
-                    used |= 1 << x.plane;
-                    batch[n] = x.t;
+                    used |= 1 << plane;
+                    batch[n] = t;
                     n += 1;
-                    picks[np] = base + i;
+                    picks[np] = i;
                     np += 1;
-                    self.started(x.t);
+                    self.started(t);
                     if n >= planes {
-                        break 'scan;
+                        break;
                     }
                 }
-                base += m;
-                if base >= 32 {
-                    break;
+                for &i in picks[..np].iter().rev() {
+                    q(&mut self.dies[d as usize], hi).remove(i);
                 }
             }
-            for &i in picks[..np].iter().rev() {
-                q.remove(i);
-            }
-        }
-        let die = &mut self.dies[d as usize];
-        if hi {
-            die.hi = q;
-        } else {
-            die.lo = q;
         }
         while let Some(t) = self.unparked.pop() {
             self.push_die(d, t);
@@ -1940,5 +2034,67 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         }
         r.config = serde_json::to_value(c).expect("config serializes");
         r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_mask_flags_equal_keys_of_any_plane() {
+        for len in 0..=32usize {
+            let ks: Vec<u32> = (0..len as u32)
+                .map(|i| (i % 3) | (i % 16) << PLANE_SHIFT)
+                .collect();
+            let want = (0..len)
+                .filter(|i| i % 3 == 1)
+                .fold(0u32, |m, i| m | 1 << i);
+            assert_eq!(key_mask(&ks, 1), want, "{len} keys");
+        }
+    }
+
+    #[test]
+    fn die_queue_keeps_order_through_removals_and_reclaiming() {
+        let mut q = DieQueue::default();
+        let mut model = std::collections::VecDeque::new();
+        let mut next = 0u32;
+        let mut compacted = false;
+        for round in 0..2000u32 {
+            let head_before = q.head;
+            // Grow and shrink in waves so that bulk reclaiming happens.
+            let grow = (round / 300) % 2 == 0;
+            for _ in 0..if grow { 2 } else { model.is_empty() as u32 } {
+                q.push(next, next % 7, (next % 4) as u8);
+                model.push_back(next);
+                next += 1;
+            }
+            if grow {
+                assert_eq!(q.pop_front(), model.pop_front().unwrap());
+            }
+            if round % 3 == 0 && !model.is_empty() {
+                let i = (round as usize * 7) % model.len().min(PARTNER_WINDOW);
+                if i == 0 {
+                    assert_eq!(q.pop_front(), model.pop_front().unwrap());
+                } else {
+                    q.remove(i);
+                    model.remove(i);
+                }
+            }
+            if !grow && !model.is_empty() {
+                assert_eq!(q.pop_front(), model.pop_front().unwrap());
+            }
+            assert_eq!(q.is_empty(), model.is_empty());
+            compacted |= q.head < head_before && !q.is_empty();
+            for (i, &t) in model.iter().enumerate() {
+                assert_eq!(q.get(i), (t, t % 7 | (t % 4) << PLANE_SHIFT));
+            }
+            let w = model.len().min(PARTNER_WINDOW);
+            let want = (0..w)
+                .filter(|&i| model[i] % 7 == 3)
+                .fold(0u32, |m, i| m | 1 << i);
+            assert_eq!(q.matches(3), want);
+        }
+        assert!(compacted, "the popped slots were never reclaimed in bulk");
     }
 }
