@@ -2087,7 +2087,7 @@ mod tests {
             assert_eq!(q.is_empty(), model.is_empty());
             compacted |= q.head < head_before && !q.is_empty();
             for (i, &t) in model.iter().enumerate() {
-                assert_eq!(q.get(i), (t, t % 7 | (t % 4) << PLANE_SHIFT));
+                assert_eq!(q.get(i), (t, (t % 7) | ((t % 4) << PLANE_SHIFT)));
             }
             let w = model.len().min(PARTNER_WINDOW);
             let want = (0..w)
