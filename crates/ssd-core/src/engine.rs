@@ -25,7 +25,7 @@
 
 use crate::addr::{ChannelId, DieId, Lpn};
 use crate::config::{FlushPolicy, Precondition, Settings};
-use crate::ftl::{FlashArray, FlashOp, Ftl, FtlCtx, FtlStats, FtlWork, OpKind, Purpose};
+use crate::ftl::{FlashArray, Ftl, FtlCtx, FtlStats, FtlWork, OpKind, Purpose};
 use crate::observer::{Observer, XferKind};
 use crate::rng::{SimRng, SimRngExt};
 use crate::sched::{IoScheduler, SchedReq};
@@ -675,9 +675,10 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
     plan_epoch: Vec<u32>,
     exec_epoch: Vec<u32>,
     exec_wp: Vec<u16>,
-    opbuf: Vec<(FlashOp, u32, u16)>,
-    opbuf2: Vec<(FlashOp, u32, u16)>,
-    sort_count: Vec<u32>,
+    /// Scratch of `commit_plan`: per (job, stage) of a plan, the first and
+    /// last transaction; per job of a plan, its `Job`.
+    stage_lists: Vec<[u32; 2]>,
+    plan_jobs: Vec<u32>,
     /// Per block, the transactions parked on it (linked through
     /// `Txn::wait_next`), sorted by trigger, and the last of them.
     parked: Vec<u32>,
@@ -774,9 +775,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             plan_epoch: vec![0; g.total_blocks() as usize],
             exec_epoch: vec![0; g.total_blocks() as usize],
             exec_wp: vec![0; g.total_blocks() as usize],
-            opbuf: Vec::new(),
-            opbuf2: Vec::new(),
-            sort_count: Vec::new(),
+            stage_lists: Vec::new(),
+            plan_jobs: Vec::new(),
             parked: vec![NONE; g.total_blocks() as usize],
             parked_tail: vec![NONE; g.total_blocks() as usize],
             unparked: Vec::new(),
@@ -1292,9 +1292,18 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     fn commit_plan(&mut self, c: u32) {
         // Apply every op to the flash array in the FTL's order (its state order),
         // recording each op's block epoch so that the dies execute programs and
-        // erases of a block in that same order.
-        let mut buf = std::mem::take(&mut self.opbuf);
-        buf.clear();
+        // erases of a block in that same order, and make it a transaction on
+        // its (job, stage) list: a job runs its stages in order, each stage's
+        // transactions in plan order (a GC job interleaves reads and copies).
+        let (mut n_jobs, mut stages) = (self.cx.plan.gating.len(), 1);
+        for o in &self.cx.plan.ops {
+            n_jobs = n_jobs.max(o.job as usize + 1);
+            stages = stages.max(o.stage as usize + 1);
+        }
+        self.stage_lists.clear();
+        self.stage_lists.resize(n_jobs * stages, [NONE; 2]);
+        self.plan_jobs.clear();
+        self.plan_jobs.resize(n_jobs, NONE);
         for i in 0..self.cx.plan.ops.len() {
             let op = self.cx.plan.ops[i];
             let (b, page) = self.flash.split(op.ppn);
@@ -1305,76 +1314,64 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             if op.kind == OpKind::Erase {
                 self.plan_epoch[b as usize] += 1;
             }
-            buf.push((op, epoch, wp));
-        }
-        if !buf.is_sorted_by_key(|o| (o.0.job, o.0.stage)) {
-            // A stable counting sort by (job, stage): a GC job interleaves its
-            // reads and copies; few jobs and stages, no allocation once warm.
-            let stages = buf.iter().map(|o| o.0.stage as usize).max().unwrap_or(0) + 1;
-            let jobs = buf.iter().map(|o| o.0.job as usize).max().unwrap_or(0) + 1;
-            let cnt = &mut self.sort_count;
-            cnt.clear();
-            cnt.resize(jobs * stages, 0);
-            for o in &buf {
-                cnt[o.0.job as usize * stages + o.0.stage as usize] += 1;
-            }
-            let mut at = 0;
-            for c in cnt.iter_mut() {
-                let n = *c;
-                *c = at;
-                at += n;
-            }
-            let mut out = std::mem::take(&mut self.opbuf2);
-            out.clear();
-            out.resize(buf.len(), buf[0]);
-            for o in &buf {
-                let k = o.0.job as usize * stages + o.0.stage as usize;
-                out[cnt[k] as usize] = *o;
-                cnt[k] += 1;
-            }
-            std::mem::swap(&mut buf, &mut out);
-            self.opbuf2 = out;
-        }
-        let mut i = 0;
-        let mut last_job = NONE;
-        while i < buf.len() {
-            let j = buf[i].0.job;
-            let gating = c != NONE && self.cx.plan.gating.get(j as usize).copied().unwrap_or(true);
-            let job = self.jobs.insert(Job {
-                cmd: if gating { c } else { NONE },
-                gating,
-                head: NONE,
-                pending: 0,
-                next_release: NONE,
-            });
-            let mut prev = NONE;
-            while i < buf.len() && buf[i].0.job == j {
-                let (op, epoch, wp) = buf[i];
-                let (blk, pg) = self.flash.split(op.ppn);
-                let pl = self.div_bpp.div(blk as u64) as u32;
-                let die = self.div_planes.div(pl as u64) as u32;
-                let t = self.txns.insert(Txn {
-                    blk,
-                    pg: pg as u16,
-                    die,
-                    plane: (pl - die * self.settings.geometry.planes) as u8,
-                    kind: op.kind,
-                    purpose: op.purpose,
-                    stage: op.stage,
-                    job,
-                    next: NONE,
-                    epoch,
-                    wp,
-                    wait_next: NONE,
+            let j = op.job as usize;
+            if self.plan_jobs[j] == NONE {
+                self.plan_jobs[j] = self.jobs.insert(Job {
+                    cmd: NONE,
+                    gating: false,
+                    head: NONE,
+                    pending: 0,
+                    next_release: NONE,
                 });
-                if prev == NONE {
-                    self.jobs[job].head = t;
-                } else {
-                    self.txns[prev].next = t;
-                }
-                prev = t;
-                i += 1;
             }
+            let pl = self.div_bpp.div(b as u64) as u32;
+            let die = self.div_planes.div(pl as u64) as u32;
+            let t = self.txns.insert(Txn {
+                blk: b,
+                pg: page as u16,
+                die,
+                plane: (pl - die * self.settings.geometry.planes) as u8,
+                kind: op.kind,
+                purpose: op.purpose,
+                stage: op.stage,
+                job: self.plan_jobs[j],
+                next: NONE,
+                epoch,
+                wp,
+                wait_next: NONE,
+            });
+            let list = &mut self.stage_lists[j * stages + op.stage as usize];
+            if list[1] == NONE {
+                list[0] = t;
+            } else {
+                self.txns[list[1]].next = t;
+            }
+            list[1] = t;
+        }
+        // Jobs in plan order, each with its stages chained in order.
+        let mut last_job = NONE;
+        for j in 0..n_jobs {
+            let job = self.plan_jobs[j];
+            if job == NONE {
+                continue;
+            }
+            let mut tail = NONE;
+            for s in 0..stages {
+                let [h, t] = self.stage_lists[j * stages + s];
+                if h == NONE {
+                    continue;
+                }
+                if tail == NONE {
+                    self.jobs[job].head = h;
+                } else {
+                    self.txns[tail].next = h;
+                }
+                tail = t;
+            }
+            let gating = c != NONE && self.cx.plan.gating.get(j).copied().unwrap_or(true);
+            let jb = &mut self.jobs[job];
+            jb.gating = gating;
+            jb.cmd = if gating { c } else { NONE };
             if gating {
                 self.cmds[c].pending += 1;
             } else {
@@ -1391,8 +1388,6 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 self.release_stage(job);
             }
         }
-        buf.clear();
-        self.opbuf = buf;
         self.cx.plan.clear();
     }
 
