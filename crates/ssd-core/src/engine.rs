@@ -96,7 +96,7 @@ struct EventQueue {
     seq: u64,
 }
 impl EventQueue {
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, t: SimTime, ev: Ev) {
         self.seq += 1;
         let e = Entry {
@@ -104,18 +104,23 @@ impl EventQueue {
             ev,
         };
         let v = &mut self.sorted;
-        // Look back from the end a few slots, then bisect what is left.
-        let mut i = v.len();
-        let mut probes = 0;
+        // Insertion from the end: move later events up one slot at a time for
+        // a few slots, then bisect what is left and move the rest at once.
+        v.push(e);
+        let mut i = v.len() - 1;
+        let mut moved = 0;
         while i > self.head && v[i - 1].key > e.key {
-            i -= 1;
-            probes += 1;
-            if probes == 4 {
-                i = self.head + v[self.head..i].partition_point(|x| x.key < e.key);
+            if moved == 8 {
+                let at = self.head + v[self.head..i].partition_point(|x| x.key < e.key);
+                v.copy_within(at..i, at + 1);
+                i = at;
                 break;
             }
+            v[i] = v[i - 1];
+            i -= 1;
+            moved += 1;
         }
-        v.insert(i, e);
+        v[i] = e;
     }
     /// Push onto FIFO stream `k`; `t` must not be earlier than its last event.
     #[inline]
