@@ -300,6 +300,31 @@ struct Txn {
     die: u32,
 }
 
+/// Execution state of one block, kept together: erases planned and erases
+/// executed (its "epoch"), pages programmed (executed), and the transactions
+/// parked on it waiting for their turn (linked through `Txn::wait_next`,
+/// sorted by trigger) with the last of them.
+#[derive(Clone, Copy, Debug)]
+struct BlockExec {
+    plan_epoch: u32,
+    exec_epoch: u32,
+    parked: u32,
+    parked_tail: u32,
+    exec_wp: u16,
+}
+
+impl Default for BlockExec {
+    fn default() -> Self {
+        BlockExec {
+            plan_epoch: 0,
+            exec_epoch: 0,
+            parked: NONE,
+            parked_tail: NONE,
+            exec_wp: 0,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
     Idle,
@@ -666,18 +691,13 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
     notes: std::collections::BTreeMap<&'static str, u64>,
     draining: bool,
     drain_ns: u64,
-    // per-block ordering: erases planned, erases executed, pages programmed (executed)
-    plan_epoch: Vec<u32>,
-    exec_epoch: Vec<u32>,
-    exec_wp: Vec<u16>,
+    /// Per block: the order its programs and erases execute in, and the
+    /// transactions parked on it (one record: one memory access per block).
+    blk: Vec<BlockExec>,
     /// Scratch of `commit_plan`: per (job, stage) of a plan, the first and
     /// last transaction; per job of a plan, its `Job`.
     stage_lists: Vec<[u32; 2]>,
     plan_jobs: Vec<u32>,
-    /// Per block, the transactions parked on it (linked through
-    /// `Txn::wait_next`), sorted by trigger, and the last of them.
-    parked: Vec<u32>,
-    parked_tail: Vec<u32>,
     unparked: Vec<u32>,
     start: SimTime,
 }
@@ -767,13 +787,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             notes: Default::default(),
             draining: false,
             drain_ns: 0,
-            plan_epoch: vec![0; g.total_blocks() as usize],
-            exec_epoch: vec![0; g.total_blocks() as usize],
-            exec_wp: vec![0; g.total_blocks() as usize],
+            blk: vec![BlockExec::default(); g.total_blocks() as usize],
             stage_lists: Vec::new(),
             plan_jobs: Vec::new(),
-            parked: vec![NONE; g.total_blocks() as usize],
-            parked_tail: vec![NONE; g.total_blocks() as usize],
             unparked: Vec::new(),
             start: SimTime::ZERO,
             settings,
@@ -827,12 +843,12 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             match op.kind {
                 OpKind::Program => {
                     programs += 1;
-                    self.exec_wp[b] += 1;
+                    self.blk[b].exec_wp += 1;
                 }
                 OpKind::Erase => {
-                    self.plan_epoch[b] += 1;
-                    self.exec_epoch[b] += 1;
-                    self.exec_wp[b] = 0;
+                    self.blk[b].plan_epoch += 1;
+                    self.blk[b].exec_epoch += 1;
+                    self.blk[b].exec_wp = 0;
                 }
                 OpKind::Read => {}
             }
@@ -1302,12 +1318,12 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         for i in 0..self.cx.plan.ops.len() {
             let op = self.cx.plan.ops[i];
             let (b, page) = self.flash.split(op.ppn);
-            let epoch = self.plan_epoch[b as usize];
+            let epoch = self.blk[b as usize].plan_epoch;
             let wp = self.flash.written_pages(crate::addr::BlockId(b)) as u16;
             self.flash.apply_at(&op, b, page);
             self.counters.flash(op.kind, op.purpose);
             if op.kind == OpKind::Erase {
-                self.plan_epoch[b as usize] += 1;
+                self.blk[b as usize].plan_epoch += 1;
             }
             let j = op.job as usize;
             if self.plan_jobs[j] == NONE {
@@ -1392,14 +1408,14 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     fn ready(&self, t: u32) -> bool {
         let tx = &self.txns[t];
         let b = tx.blk as usize;
-        if self.exec_epoch[b] != tx.epoch {
+        if self.blk[b].exec_epoch != tx.epoch {
             return false;
         }
         let page = tx.pg;
         match tx.kind {
-            OpKind::Program => self.exec_wp[b] == page,
-            OpKind::Read => self.exec_wp[b] > page,
-            OpKind::Erase => self.exec_wp[b] == tx.wp,
+            OpKind::Program => self.blk[b].exec_wp == page,
+            OpKind::Read => self.blk[b].exec_wp > page,
+            OpKind::Erase => self.blk[b].exec_wp == tx.wp,
         }
     }
 
@@ -1408,10 +1424,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         let tx = &self.txns[t];
         let b = tx.blk as usize;
         match tx.kind {
-            OpKind::Program => self.exec_wp[b] += 1,
+            OpKind::Program => self.blk[b].exec_wp += 1,
             OpKind::Erase => {
-                self.exec_epoch[b] += 1;
-                self.exec_wp[b] = 0;
+                self.blk[b].exec_epoch += 1;
+                self.blk[b].exec_wp = 0;
             }
             OpKind::Read => return,
         }
@@ -1420,11 +1436,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         // list is sorted by trigger (stably: parking order among equal ones),
         // and the block's state passes through every trigger in turn, so they
         // are the ones at its head.
-        let mut w = self.parked[b];
+        let mut w = self.blk[b].parked;
         if w == NONE {
             return;
         }
-        let state = trigger_key(self.exec_epoch[b], self.exec_wp[b]);
+        let state = trigger_key(self.blk[b].exec_epoch, self.blk[b].exec_wp);
         debug_assert!(
             self.trigger(w) >= state,
             "a parked transaction was passed by on block {b}"
@@ -1436,9 +1452,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             self.unparked.push(w);
             w = next;
         }
-        self.parked[b] = w;
+        self.blk[b].parked = w;
         if w == NONE {
-            self.parked_tail[b] = NONE;
+            self.blk[b].parked_tail = NONE;
         }
         // die_start pops `unparked`: oldest-parked first.
         self.unparked[start..].reverse();
@@ -1587,24 +1603,24 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             // trigger (usually at the tail: a block's programs are planned in
             // order).
             let k = self.trigger(t);
-            let tail = self.parked_tail[b];
+            let tail = self.blk[b].parked_tail;
             if tail == NONE || self.trigger(tail) <= k {
                 self.txns[t].wait_next = NONE;
                 if tail == NONE {
-                    self.parked[b] = t;
+                    self.blk[b].parked = t;
                 } else {
                     self.txns[tail].wait_next = t;
                 }
-                self.parked_tail[b] = t;
+                self.blk[b].parked_tail = t;
             } else {
-                let (mut prev, mut w) = (NONE, self.parked[b]);
+                let (mut prev, mut w) = (NONE, self.blk[b].parked);
                 while self.trigger(w) <= k {
                     prev = w;
                     w = self.txns[w].wait_next;
                 }
                 self.txns[t].wait_next = w;
                 if prev == NONE {
-                    self.parked[b] = t;
+                    self.blk[b].parked = t;
                 } else {
                     self.txns[prev].wait_next = t;
                 }
