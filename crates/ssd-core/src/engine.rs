@@ -280,29 +280,32 @@ struct Job {
     next_release: u32,
 }
 
+/// A flash transaction: one page read or program, or one block erase (24
+/// bytes: tens of thousands are alive at once under GC).
 #[derive(Clone, Copy, Debug)]
 struct Txn {
-    kind: OpKind,
-    purpose: Purpose,
-    stage: u8,
+    /// Flat block.
+    blk: u32,
     job: u32,
+    /// The next transaction of the job in stage order until the transaction
+    /// is enqueued (`release_stage` reads it first); then, while it is
+    /// parked, the next transaction parked on the same block.
     next: u32,
     /// Erases of the block planned before this op (its block "epoch").
     epoch: u32,
-    /// For an erase: pages written in the block when it was planned.
-    wp: u16,
-    /// Next transaction parked on the same block (waiting for its turn).
-    wait_next: u32,
-    /// Cached address parts of `ppn`: flat block, page in block, die, plane in die.
-    blk: u32,
+    /// Read or program: the page in the block. Erase: the pages written in
+    /// the block when it was planned.
     pg: u16,
+    kind: OpKind,
+    purpose: Purpose,
+    stage: u8,
+    /// Plane in its die.
     plane: u8,
-    die: u32,
 }
 
 /// Execution state of one block, kept together: erases planned and erases
 /// executed (its "epoch"), pages programmed (executed), and the transactions
-/// parked on it waiting for their turn (linked through `Txn::wait_next`,
+/// parked on it waiting for their turn (linked through `Txn::next`,
 /// sorted by trigger) with the last of them.
 #[derive(Clone, Copy, Debug)]
 struct BlockExec {
@@ -645,6 +648,8 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
     div_page: FastDiv,
     div_bpp: FastDiv,
     div_planes: FastDiv,
+    /// Blocks per die, as a divider (a transaction's die).
+    div_bpd: FastDiv,
     multiplane: bool,
     prio_reads: bool,
     max_lba: u64,
@@ -738,6 +743,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             div_page: FastDiv::new(g.page_size as u64),
             div_bpp: FastDiv::new(g.blocks_per_plane as u64),
             div_planes: FastDiv::new(g.planes as u64),
+            div_bpd: FastDiv::new(g.blocks_per_plane as u64 * g.planes as u64),
             multiplane: c.nand.multiplane && g.planes > 1,
             prio_reads: c.controller.prioritize_reads,
             max_lba: settings.logical_bytes() / SECTOR,
@@ -1339,8 +1345,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             let die = self.div_planes.div(pl as u64) as u32;
             let t = self.txns.insert(Txn {
                 blk: b,
-                pg: page as u16,
-                die,
+                pg: if op.kind == OpKind::Erase {
+                    wp
+                } else {
+                    page as u16
+                },
                 plane: (pl - die * self.settings.geometry.planes) as u8,
                 kind: op.kind,
                 purpose: op.purpose,
@@ -1348,8 +1357,6 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 job: self.plan_jobs[j],
                 next: NONE,
                 epoch,
-                wp,
-                wait_next: NONE,
             });
             let list = &mut self.stage_lists[j * stages + op.stage as usize];
             if list[1] == NONE {
@@ -1415,7 +1422,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         match tx.kind {
             OpKind::Program => self.blk[b].exec_wp == page,
             OpKind::Read => self.blk[b].exec_wp > page,
-            OpKind::Erase => self.blk[b].exec_wp == tx.wp,
+            OpKind::Erase => self.blk[b].exec_wp == tx.pg,
         }
     }
 
@@ -1447,8 +1454,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         );
         let start = self.unparked.len();
         while w != NONE && self.trigger(w) == state {
-            let next = self.txns[w].wait_next;
-            self.txns[w].wait_next = NONE;
+            let next = self.txns[w].next;
+            self.txns[w].next = NONE;
             self.unparked.push(w);
             w = next;
         }
@@ -1466,9 +1473,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     fn trigger(&self, t: u32) -> u64 {
         let tx = &self.txns[t];
         let x = match tx.kind {
-            OpKind::Program => tx.pg,
             OpKind::Read => tx.pg + 1,
-            OpKind::Erase => tx.wp,
+            OpKind::Program | OpKind::Erase => tx.pg,
         };
         trigger_key(tx.epoch, x)
     }
@@ -1595,7 +1601,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     #[inline]
     fn enqueue(&mut self, t: u32) {
         let tx = &self.txns[t];
-        let (d, b) = (tx.die, tx.blk as usize);
+        let (d, b) = (self.div_bpd.div(tx.blk as u64) as u32, tx.blk as usize);
         self.cx.die_load[d as usize] += 1;
         if !self.ready(t) {
             // Its block's earlier program/erase has not started yet: park it
@@ -1605,24 +1611,24 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             let k = self.trigger(t);
             let tail = self.blk[b].parked_tail;
             if tail == NONE || self.trigger(tail) <= k {
-                self.txns[t].wait_next = NONE;
+                self.txns[t].next = NONE;
                 if tail == NONE {
                     self.blk[b].parked = t;
                 } else {
-                    self.txns[tail].wait_next = t;
+                    self.txns[tail].next = t;
                 }
                 self.blk[b].parked_tail = t;
             } else {
                 let (mut prev, mut w) = (NONE, self.blk[b].parked);
                 while self.trigger(w) <= k {
                     prev = w;
-                    w = self.txns[w].wait_next;
+                    w = self.txns[w].next;
                 }
-                self.txns[t].wait_next = w;
+                self.txns[t].next = w;
                 if prev == NONE {
                     self.blk[b].parked = t;
                 } else {
-                    self.txns[prev].wait_next = t;
+                    self.txns[prev].next = t;
                 }
             }
             return;
