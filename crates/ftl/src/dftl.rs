@@ -140,6 +140,7 @@ impl DftlFtl {
         let wear = WearPolicy::from_config(c);
         let mut blocks = Blocks::new(g);
         blocks.pick = wear.free_pick();
+        blocks.track_fifo(c.gc_policy == GcPolicy::Fifo);
         Ok(DftlFtl {
             g,
             logical,

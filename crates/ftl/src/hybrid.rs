@@ -178,6 +178,7 @@ impl Core {
         let wear = WearPolicy::from_config(c);
         let mut blocks = Blocks::new(g);
         blocks.pick = wear.free_pick();
+        blocks.track_fifo(c.gc_policy == GcPolicy::Fifo);
         Ok(Core {
             g,
             ppb,

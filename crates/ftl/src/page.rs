@@ -54,6 +54,7 @@ impl PageFtl {
         let wear = WearPolicy::from_config(c);
         let mut blocks = Blocks::new(g);
         blocks.pick = wear.free_pick();
+        blocks.track_fifo(c.gc_policy == GcPolicy::Fifo);
         PageFtl {
             g,
             logical: s.logical_pages,
