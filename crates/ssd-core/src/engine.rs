@@ -1752,7 +1752,6 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         let now = self.now;
         let die = &mut self.dies[d as usize];
         let n = die.n as u64;
-        let purpose = die.purpose;
         let (dur, kind, bytes) = match die.phase {
             Phase::Cmd => (
                 self.cmd_t,
@@ -1764,20 +1763,12 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 XferKind::DataIn,
                 n * self.page,
             ),
-            Phase::DataOut => (Dur(self.xfer_t.0 * n), XferKind::DataOut, n * self.page),
+            Phase::DataOut => return self.grant_data_out(ch, d),
             p => unreachable!("die {d} asked for the channel in phase {p:?}"),
         };
         let end = now + dur;
         let c = &mut self.chans[ch as usize];
         c.busy_ns += dur.0;
-        if die.phase == Phase::DataOut {
-            self.obs
-                .bus_xfer(ChannelId(ch), DieId(d), kind, purpose, bytes, now, end);
-            c.out = true;
-            c.owner = d;
-            self.q.push(end, Ev::ChanDone(ch));
-            return;
-        }
         // Command (and data-in) cycles end at `end`; the array operation follows.
         c.busy_until = end;
         if !c.waiters.is_empty() && !c.wake {
@@ -1796,6 +1787,32 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         die.array_end = end + t;
         die.unreported = XFER | OP;
         self.q.push(end + t, Ev::DieDone(d));
+    }
+
+    /// `grant` for a read's data-out transfer (reported to the observer now;
+    /// it ends with `ChanDone`).
+    #[inline(never)]
+    fn grant_data_out(&mut self, ch: u32, d: u32) {
+        let now = self.now;
+        let die = &self.dies[d as usize];
+        let (n, purpose) = (die.n as u64, die.purpose);
+        let dur = Dur(self.xfer_t.0 * n);
+        let end = now + dur;
+        let c = &mut self.chans[ch as usize];
+        c.busy_ns += dur.0;
+        c.out = true;
+        c.owner = d;
+        let (id, bytes) = (DieId(d), n * self.page);
+        self.obs.bus_xfer(
+            ChannelId(ch),
+            id,
+            XferKind::DataOut,
+            purpose,
+            bytes,
+            now,
+            end,
+        );
+        self.q.push(end, Ev::ChanDone(ch));
     }
 
     /// The command/data-in transfer booked on `ch` has ended: the next waiter
