@@ -391,6 +391,7 @@ impl DieQueue {
     }
     #[inline]
     fn push(&mut self, t: u32, key: u32, plane: u8) {
+        debug_assert!(key <= KEY_MASK && (plane as usize) < MAX_PLANES);
         self.keys.push(key | (plane as u32) << PLANE_SHIFT);
         self.txns.push(t);
     }
