@@ -1138,6 +1138,55 @@ impl Observer for PowerObserver {
         t.rate_ns[k] += ns;
     }
 
+    /// `xfer_then_op` of a read then `bus_xfer` of its data-out, in one step
+    /// when all three land in the hot bucket after the die's previous
+    /// activity: the command and the data-out both draw as transfers of a
+    /// read, as the two calls would count them.
+    #[inline(always)]
+    fn read_then_out(
+        &mut self,
+        ch: ChannelId,
+        die: DieId,
+        bytes: u64,
+        xfer_start: SimTime,
+        purpose: Purpose,
+        planes: u32,
+        start: SimTime,
+        end: SimTime,
+        out_bytes: u64,
+        out_end: SimTime,
+    ) {
+        let d = die.0 as usize;
+        let (xs, s, e, oe) = (xfer_start.0, start.0, end.0, out_end.0);
+        let lane = &self.die_lanes[d];
+        if lane.last.state != DONE || lane.last.e > xs || !self.series.fast(xs, oe) {
+            let (x, k) = (XferKind::Command, OpKind::Read);
+            self.xfer_then_op(
+                ch, die, x, bytes, xfer_start, k, purpose, planes, start, end,
+            );
+            let x = XferKind::DataOut;
+            self.bus_xfer(ch, die, x, purpose, out_bytes, end, out_end);
+            return;
+        }
+        debug_assert!(xs <= s && s <= e && e <= oe);
+        let k = OpKind::Read as usize;
+        let r = 3 + k;
+        let pi = purpose.index() & 7;
+        let per_op = self.op_per_op[k];
+        let planes = planes.max(1) as u64;
+        let (xns, ns) = ((s - xs) + (oe - e), e - s);
+        let u = units_of(per_op, planes, ns);
+        let lane = &mut self.die_lanes[d];
+        lane.last = Item::new(e, oe, 1, r, pi, false, DONE);
+        lane.up[r][pi] += xns;
+        lane.up[k][pi] += u;
+        lane.op_ns[k] += ns;
+        let t = &mut self.series.cur;
+        t.rate_ns[r] += xns;
+        t.u[k] += u;
+        t.rate_ns[k] += ns;
+    }
+
     #[inline(always)]
     fn bus_xfer(
         &mut self,

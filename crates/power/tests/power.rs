@@ -555,3 +555,65 @@ mod slow_mode {
         check_consistency(&p);
     }
 }
+
+mod fused_reports {
+    use super::*;
+
+    /// `read_then_out` (one step on the fast path) counts exactly what
+    /// `xfer_then_op` then `bus_xfer` of the data-out count, inside the hot
+    /// sample bucket and across bucket boundaries alike.
+    #[test]
+    fn read_then_out_counts_like_its_two_reports() {
+        let s = SsdConfig::default().validate().unwrap();
+        let sample = Dur::from_ms(1);
+        let mut fused = PowerObserver::new(&s, sample).unwrap();
+        let mut split = PowerObserver::new(&s, sample).unwrap();
+        let (p, n) = (Purpose::Gc, 2);
+        // Reads every 0.13 ms on four dies: command 1 us, tR 25 us, data-out
+        // 100 us, so some cross a 1 ms boundary; a program between them.
+        let mut at = 0u64;
+        for i in 0..200u64 {
+            let d = (i % 4) as u32;
+            let (ch, die) = (ChannelId(d), DieId(d));
+            let (xs, s0) = (at, at + 1_000);
+            let (e, oe) = (s0 + 25_000, s0 + 125_000);
+            fused.read_then_out(ch, die, 7, t(xs), p, n, t(s0), t(e), 8192, t(oe));
+            split.xfer_then_op(
+                ch,
+                die,
+                XferKind::Command,
+                7,
+                t(xs),
+                OpKind::Read,
+                p,
+                n,
+                t(s0),
+                t(e),
+            );
+            split.bus_xfer(ch, die, XferKind::DataOut, p, 8192, t(e), t(oe));
+            if i % 7 == 3 {
+                let (ps, pe) = (oe + 2_000, oe + 202_000);
+                for o in [&mut fused, &mut split] {
+                    o.xfer_then_op(
+                        ch,
+                        die,
+                        XferKind::DataIn,
+                        4096,
+                        t(oe),
+                        OpKind::Program,
+                        p,
+                        1,
+                        t(ps),
+                        t(pe),
+                    );
+                }
+            }
+            at += 130_000;
+        }
+        fused.finish(t(at + 1_000_000));
+        split.finish(t(at + 1_000_000));
+        assert_eq!(fused.energy().unwrap(), split.energy().unwrap());
+        assert_eq!(fused.samples(), split.samples());
+        check_consistency(&fused);
+    }
+}

@@ -1794,26 +1794,32 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     /// it ends with `ChanDone`).
     #[inline(never)]
     fn grant_data_out(&mut self, ch: u32, d: u32) {
-        let now = self.now;
-        let die = &self.dies[d as usize];
-        let (n, purpose) = (die.n as u64, die.purpose);
-        let dur = Dur(self.xfer_t.0 * n);
-        let end = now + dur;
-        let c = &mut self.chans[ch as usize];
-        c.busy_ns += dur.0;
-        c.out = true;
-        c.owner = d;
-        let (id, bytes) = (DieId(d), n * self.page);
+        let (bytes, end) = self.book_data_out(ch, d);
+        let (now, purpose) = (self.now, self.dies[d as usize].purpose);
         self.obs.bus_xfer(
             ChannelId(ch),
-            id,
+            DieId(d),
             XferKind::DataOut,
             purpose,
             bytes,
             now,
             end,
         );
+    }
+
+    /// Book free channel `ch` for die `d`'s data-out from now on, ending with
+    /// a `ChanDone`; returns its bytes and end.
+    #[inline]
+    fn book_data_out(&mut self, ch: u32, d: u32) -> (u64, SimTime) {
+        let n = self.dies[d as usize].n as u64;
+        let dur = Dur(self.xfer_t.0 * n);
+        let end = self.now + dur;
+        let c = &mut self.chans[ch as usize];
+        c.busy_ns += dur.0;
+        c.out = true;
+        c.owner = d;
         self.q.push(end, Ev::ChanDone(ch));
+        (n * self.page, end)
     }
 
     /// The command/data-in transfer booked on `ch` has ended: the next waiter
@@ -1880,14 +1886,31 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     }
 
     fn on_die_done(&mut self, d: u32) {
-        self.report_array_op(d);
-        let die = &mut self.dies[d as usize];
-        if die.kind == OpKind::Read {
-            die.phase = Phase::DataOut;
-            self.request_channel(d);
-        } else {
+        let die = &self.dies[d as usize];
+        if die.kind != OpKind::Read {
+            self.report_array_op(d);
             self.complete_batch(d);
+            return;
         }
+        let c = &self.chans[die.ch as usize];
+        if die.unreported == XFER | OP && !c.out && c.waiters.is_empty() && c.busy_until <= self.now
+        {
+            // The channel is free: the data-out starts now, and the observer
+            // hears of the command, the read and the data-out at once.
+            let die = &mut self.dies[d as usize];
+            die.unreported = 0;
+            die.phase = Phase::DataOut;
+            let (ch, n, purpose) = (die.ch, die.n as u32, die.purpose);
+            let (s, e, (_, xb, xs)) = (die.array_start, die.array_end, die.xfer);
+            let (bytes, end) = self.book_data_out(ch, d);
+            let (ch, id) = (ChannelId(ch), DieId(d));
+            self.obs
+                .read_then_out(ch, id, xb, xs, purpose, n, s, e, bytes, end);
+            return;
+        }
+        self.report_array_op(d);
+        self.dies[d as usize].phase = Phase::DataOut;
+        self.request_channel(d);
     }
 
     fn complete_batch(&mut self, d: u32) {

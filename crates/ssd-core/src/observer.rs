@@ -75,6 +75,42 @@ pub trait Observer {
         self.bus_xfer(ch, die, xfer, purpose, bytes, xfer_start, start);
         self.flash_op(die, kind, purpose, planes, start, end);
     }
+    /// A read as a whole: its command transfer `[xfer_start, start)`, the
+    /// array operation `[start, end)` and the data-out transfer
+    /// `[end, out_end)` of `out_bytes` that followed at once (the channel was
+    /// free): the same as `xfer_then_op` then `bus_xfer` of the data-out
+    /// (which is what the default does); an observer may count all three at
+    /// once.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn read_then_out(
+        &mut self,
+        ch: ChannelId,
+        die: DieId,
+        bytes: u64,
+        xfer_start: SimTime,
+        purpose: Purpose,
+        planes: u32,
+        start: SimTime,
+        end: SimTime,
+        out_bytes: u64,
+        out_end: SimTime,
+    ) {
+        let k = OpKind::Read;
+        self.xfer_then_op(
+            ch,
+            die,
+            XferKind::Command,
+            bytes,
+            xfer_start,
+            k,
+            purpose,
+            planes,
+            start,
+            end,
+        );
+        self.bus_xfer(ch, die, XferKind::DataOut, purpose, out_bytes, end, out_end);
+    }
     /// The controller CPU executed firmware.
     #[inline]
     fn cpu_busy(&mut self, _start: SimTime, _end: SimTime) {}
@@ -187,6 +223,22 @@ impl<A: Observer, B: Observer> Observer for Tee<A, B> {
     ) {
         self.0.xfer_then_op(c, d, x, b, xs, k, p, n, s, e);
         self.1.xfer_then_op(c, d, x, b, xs, k, p, n, s, e);
+    }
+    fn read_then_out(
+        &mut self,
+        c: ChannelId,
+        d: DieId,
+        b: u64,
+        xs: SimTime,
+        p: Purpose,
+        n: u32,
+        s: SimTime,
+        e: SimTime,
+        ob: u64,
+        oe: SimTime,
+    ) {
+        self.0.read_then_out(c, d, b, xs, p, n, s, e, ob, oe);
+        self.1.read_then_out(c, d, b, xs, p, n, s, e, ob, oe);
     }
     fn cpu_busy(&mut self, s: SimTime, e: SimTime) {
         self.0.cpu_busy(s, e);
