@@ -1732,6 +1732,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         self.request_channel(d);
     }
 
+    #[inline(always)]
     fn request_channel(&mut self, d: u32) {
         let ch = self.dies[d as usize].ch;
         let now = self.now;
@@ -1749,6 +1750,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     }
 
     /// Give channel `ch` (free now) to die `d` for its pending transfer.
+    #[inline(always)]
     fn grant(&mut self, ch: u32, d: u32) {
         let now = self.now;
         let die = &mut self.dies[d as usize];
