@@ -558,6 +558,34 @@ impl PowerObserver {
         }
     }
 
+    /// Count in the hot bucket `tns` of die `d`'s transfers (drawn as those
+    /// of an op of kind `k`) and its array operation of kind `k`, `ns` long on
+    /// `planes` planes, for purpose `pi`; `last` becomes the die's last
+    /// activity. The fast path of `xfer_then_op` and `read_then_out`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn count_fast(
+        &mut self,
+        d: usize,
+        k: usize,
+        pi: usize,
+        planes: u64,
+        tns: u64,
+        ns: u64,
+        last: Item,
+    ) {
+        let u = units_of(self.op_per_op[k], planes, ns);
+        let lane = &mut self.die_lanes[d];
+        lane.last = last;
+        lane.up[3 + k][pi] += tns;
+        lane.up[k][pi] += u;
+        lane.op_ns[k] += ns;
+        let t = &mut self.series.cur;
+        t.rate_ns[3 + k] += tns;
+        t.u[k] += u;
+        t.rate_ns[k] += ns;
+    }
+
     /// Count die `d`'s last activity, a new one that `flash_op` or `bus_xfer`
     /// could not count on their fast path.
     #[cold]
@@ -1123,19 +1151,9 @@ impl Observer for PowerObserver {
         debug_assert!(xs <= s && s <= e);
         let k = kind as usize;
         let pi = purpose.index() & 7;
-        let per_op = self.op_per_op[k];
         let planes = planes.max(1) as u64;
-        let (tns, ns) = (s - xs, e - s);
-        let u = units_of(per_op, planes, ns);
-        let lane = &mut self.die_lanes[d];
-        lane.last = Item::new(s, e, planes, k, pi, per_op, DONE);
-        lane.up[3 + k][pi] += tns;
-        lane.up[k][pi] += u;
-        lane.op_ns[k] += ns;
-        let t = &mut self.series.cur;
-        t.rate_ns[3 + k] += tns;
-        t.u[k] += u;
-        t.rate_ns[k] += ns;
+        let last = Item::new(s, e, planes, k, pi, self.op_per_op[k], DONE);
+        self.count_fast(d, k, pi, planes, s - xs, e - s, last);
     }
 
     /// `xfer_then_op` of a read then `bus_xfer` of its data-out, in one step
@@ -1170,21 +1188,10 @@ impl Observer for PowerObserver {
         }
         debug_assert!(xs <= s && s <= e && e <= oe);
         let k = OpKind::Read as usize;
-        let r = 3 + k;
         let pi = purpose.index() & 7;
-        let per_op = self.op_per_op[k];
-        let planes = planes.max(1) as u64;
-        let (xns, ns) = ((s - xs) + (oe - e), e - s);
-        let u = units_of(per_op, planes, ns);
-        let lane = &mut self.die_lanes[d];
-        lane.last = Item::new(e, oe, 1, r, pi, false, DONE);
-        lane.up[r][pi] += xns;
-        lane.up[k][pi] += u;
-        lane.op_ns[k] += ns;
-        let t = &mut self.series.cur;
-        t.rate_ns[r] += xns;
-        t.u[k] += u;
-        t.rate_ns[k] += ns;
+        let last = Item::new(e, oe, 1, 3 + k, pi, false, DONE);
+        let xns = (s - xs) + (oe - e);
+        self.count_fast(d, k, pi, planes.max(1) as u64, xns, e - s, last);
     }
 
     #[inline(always)]

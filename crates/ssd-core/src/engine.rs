@@ -510,6 +510,15 @@ struct Chan {
     busy_ns: u64,
 }
 
+impl Chan {
+    /// Can a die be granted the channel at `now` (nothing running or booked
+    /// past `now`, nobody waiting before it)?
+    #[inline]
+    fn is_free(&self, now: SimTime) -> bool {
+        !self.out && self.waiters.is_empty() && self.busy_until <= now
+    }
+}
+
 /// LRU write buffer over logical pages (DRAM).
 #[derive(Debug)]
 struct WriteBuffer {
@@ -1421,9 +1430,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         }
         let page = tx.pg;
         match tx.kind {
-            OpKind::Program => self.blk[b].exec_wp == page,
             OpKind::Read => self.blk[b].exec_wp > page,
-            OpKind::Erase => self.blk[b].exec_wp == tx.pg,
+            OpKind::Program | OpKind::Erase => self.blk[b].exec_wp == page,
         }
     }
 
@@ -1737,7 +1745,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         let ch = self.dies[d as usize].ch;
         let now = self.now;
         let c = &mut self.chans[ch as usize];
-        if c.out || !c.waiters.is_empty() || c.busy_until > now {
+        if !c.is_free(now) {
             c.waiters.push_back(d);
             if !c.out && !c.wake {
                 c.wake = true;
@@ -1894,9 +1902,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             self.complete_batch(d);
             return;
         }
-        let c = &self.chans[die.ch as usize];
-        if die.unreported == XFER | OP && !c.out && c.waiters.is_empty() && c.busy_until <= self.now
-        {
+        if die.unreported == XFER | OP && self.chans[die.ch as usize].is_free(self.now) {
             // The channel is free: the data-out starts now, and the observer
             // hears of the command, the read and the data-out at once.
             let die = &mut self.dies[d as usize];
