@@ -86,14 +86,28 @@ struct Entry {
 /// and channel (seven on average on the default device), a new event usually
 /// falls at or near its end (it is booked a transfer or array time ahead),
 /// and the least is popped by moving a head index.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct EventQueue {
     /// Pending events sorted by key from `head` on (the slots before `head`
     /// were popped and are reclaimed in bulk).
     sorted: Vec<Entry>,
     head: usize,
     fifo: [VecDeque<Entry>; 2],
+    /// The least key at the front of the two FIFO streams (`u128::MAX` when
+    /// both are empty), so that a pop from the sorted run looks at one key.
+    fifo_min: u128,
     seq: u64,
+}
+impl Default for EventQueue {
+    fn default() -> Self {
+        EventQueue {
+            sorted: Vec::new(),
+            head: 0,
+            fifo: Default::default(),
+            fifo_min: u128::MAX,
+            seq: 0,
+        }
+    }
 }
 impl EventQueue {
     #[inline(always)]
@@ -136,24 +150,30 @@ impl EventQueue {
                 .is_none_or(|b| b.key >> 64 <= e.key >> 64),
             "event stream {k} went back in time"
         );
+        // A stream's front changes only when it was empty (its keys increase).
+        if self.fifo[k].is_empty() {
+            self.fifo_min = self.fifo_min.min(e.key);
+        }
         self.fifo[k].push_back(e);
     }
     #[inline]
     fn pop(&mut self) -> Option<(SimTime, Ev)> {
         let h = self.sorted.get(self.head).map_or(u128::MAX, |e| e.key);
-        let a = self.fifo[0].front().map_or(u128::MAX, |e| e.key);
-        let b = self.fifo[1].front().map_or(u128::MAX, |e| e.key);
-        if a < h && a <= b {
-            return self.fifo[0]
-                .pop_front()
-                .map(|e| (SimTime((e.key >> 64) as u64), e.ev));
-        }
-        if b < h {
-            return self.fifo[1]
-                .pop_front()
-                .map(|e| (SimTime((e.key >> 64) as u64), e.ev));
+        if self.fifo_min < h {
+            return Some(self.pop_fifo());
         }
         self.pop_sorted()
+    }
+    /// Pop the FIFO stream front holding `fifo_min` (there is one).
+    #[inline(never)]
+    fn pop_fifo(&mut self) -> (SimTime, Ev) {
+        let front = |f: &VecDeque<Entry>| f.front().map_or(u128::MAX, |e| e.key);
+        let k = (front(&self.fifo[0]) != self.fifo_min) as usize;
+        let e = self.fifo[k]
+            .pop_front()
+            .expect("fifo_min is a stream's front");
+        self.fifo_min = front(&self.fifo[0]).min(front(&self.fifo[1]));
+        (SimTime((e.key >> 64) as u64), e.ev)
     }
     #[inline]
     fn pop_sorted(&mut self) -> Option<(SimTime, Ev)> {
@@ -371,10 +391,12 @@ const PARTNER_WINDOW: usize = 32;
 /// head (popped slots are reclaimed in bulk), with each transaction's
 /// `batch_key` and plane packed apart from its id, so that the partner search
 /// compares one contiguous run of keys (vectorised) without touching the
-/// transactions themselves.
-#[derive(Debug, Default)]
+/// transactions themselves. The keys are followed by `PARTNER_WINDOW` padding
+/// keys that match nothing, so the search always compares a full window.
+#[derive(Debug)]
 struct DieQueue {
-    /// `batch_key | plane << PLANE_SHIFT` per entry.
+    /// `batch_key | plane << PLANE_SHIFT` per entry, then `PARTNER_WINDOW`
+    /// times `NO_KEY`.
     keys: Vec<u32>,
     txns: Vec<u32>,
     head: usize,
@@ -383,16 +405,30 @@ struct DieQueue {
 /// Where `DieQueue::keys` keeps the plane (a `batch_key` uses the bits below).
 const PLANE_SHIFT: u32 = 28;
 const KEY_MASK: u32 = (1 << PLANE_SHIFT) - 1;
+/// The padding key: no `batch_key` equals its masked value.
+const NO_KEY: u32 = u32::MAX;
+
+impl Default for DieQueue {
+    fn default() -> Self {
+        DieQueue {
+            keys: vec![NO_KEY; PARTNER_WINDOW],
+            txns: Vec::new(),
+            head: 0,
+        }
+    }
+}
 
 impl DieQueue {
     #[inline]
     fn is_empty(&self) -> bool {
-        self.head == self.keys.len()
+        self.head == self.txns.len()
     }
     #[inline]
     fn push(&mut self, t: u32, key: u32, plane: u8) {
-        debug_assert!(key <= KEY_MASK && (plane as usize) < MAX_PLANES);
-        self.keys.push(key | (plane as u32) << PLANE_SHIFT);
+        debug_assert!(key < KEY_MASK && (plane as usize) < MAX_PLANES);
+        let n = self.txns.len();
+        self.keys[n] = key | (plane as u32) << PLANE_SHIFT;
+        self.keys.push(NO_KEY);
         self.txns.push(t);
     }
     /// Entry `i` (0 = oldest): (transaction, packed key).
@@ -423,11 +459,12 @@ impl DieQueue {
     /// bulk once they outnumber the live entries.
     #[inline]
     fn reclaim(&mut self) {
-        if self.head == self.keys.len() {
-            self.keys.clear();
+        if self.head == self.txns.len() {
             self.txns.clear();
+            self.keys.truncate(PARTNER_WINDOW);
+            self.keys.fill(NO_KEY);
             self.head = 0;
-        } else if self.head >= 256 && self.head * 2 >= self.keys.len() {
+        } else if self.head >= 256 && self.head * 2 >= self.txns.len() {
             self.compact();
         }
     }
@@ -441,18 +478,18 @@ impl DieQueue {
     /// batch key `key` (any plane).
     #[inline]
     fn matches(&self, key: u32) -> u32 {
-        let end = self.keys.len().min(self.head + PARTNER_WINDOW);
-        key_mask(&self.keys[self.head..end], key)
+        let w: &[u32; PARTNER_WINDOW] = self.keys[self.head..self.head + PARTNER_WINDOW]
+            .try_into()
+            .expect("the keys are padded by a window");
+        key_mask(w, key)
     }
 }
 
-/// Bit `i` set iff `ks[i] & KEY_MASK == key` (`ks` holds at most 32 keys):
-/// four keys per SSE2 compare on x86-64.
+/// Bit `i` set iff `ks[i] & KEY_MASK == key`: four keys per SSE2 compare on
+/// x86-64.
 #[inline]
-fn key_mask(ks: &[u32], key: u32) -> u32 {
-    debug_assert!(ks.len() <= 32);
+fn key_mask(ks: &[u32; PARTNER_WINDOW], key: u32) -> u32 {
     let mut m = 0u32;
-    let mut chunks = ks.chunks_exact(4);
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::*;
@@ -462,7 +499,7 @@ fn key_mask(ks: &[u32], key: u32) -> u32 {
         unsafe {
             let km = _mm_set1_epi32(KEY_MASK as i32);
             let kv = _mm_set1_epi32(key as i32);
-            for (c, ch) in (&mut chunks).enumerate() {
+            for (c, ch) in ks.chunks_exact(4).enumerate() {
                 let v = _mm_loadu_si128(ch.as_ptr() as *const __m128i);
                 let eq = _mm_cmpeq_epi32(_mm_and_si128(v, km), kv);
                 m |= (_mm_movemask_ps(_mm_castsi128_ps(eq)) as u32) << (4 * c);
@@ -470,14 +507,8 @@ fn key_mask(ks: &[u32], key: u32) -> u32 {
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    for (c, ch) in (&mut chunks).enumerate() {
-        for (j, &k) in ch.iter().enumerate() {
-            m |= (((k & KEY_MASK) == key) as u32) << (4 * c + j);
-        }
-    }
-    let at = ks.len() & !3;
-    for (j, &k) in chunks.remainder().iter().enumerate() {
-        m |= (((k & KEY_MASK) == key) as u32) << (at + j);
+    for (i, &k) in ks.iter().enumerate() {
+        m |= (((k & KEY_MASK) == key) as u32) << i;
     }
     m
 }
@@ -1685,8 +1716,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         let head = q(&mut self.dies[d as usize], hi).pop_front();
         self.started(head);
         let h = self.txns[head];
-        let mut batch = [NONE; MAX_PLANES];
-        batch[0] = head;
+        self.dies[d as usize].batch[0] = head;
         let mut n = 1usize;
         if self.multiplane && (self.planes as usize) > 1 {
             // Partners: the same kind, purpose and page offset (any offset for an
@@ -1695,8 +1725,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             let mut m = q(&mut self.dies[d as usize], hi).matches(hkey);
             if m != 0 {
                 let mut used: u32 = 1 << h.plane;
-                let mut picks = [0usize; MAX_PLANES];
-                let mut np = 0;
+                // Queue positions of the partners taken.
+                let mut picks = 0u32;
                 let planes = self.planes as usize;
                 while m != 0 {
                     let i = m.trailing_zeros() as usize;
@@ -1707,17 +1737,19 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                         continue;
                     }
                     used |= 1 << plane;
-                    batch[n] = t;
+                    self.dies[d as usize].batch[n] = t;
                     n += 1;
-                    picks[np] = i;
-                    np += 1;
+                    picks |= 1 << i;
                     self.started(t);
                     if n >= planes {
                         break;
                     }
                 }
-                for &i in picks[..np].iter().rev() {
-                    q(&mut self.dies[d as usize], hi).remove(i);
+                // Last first, so that the earlier positions stay valid.
+                while picks != 0 {
+                    let i = 31 - picks.leading_zeros();
+                    picks &= !(1 << i);
+                    q(&mut self.dies[d as usize], hi).remove(i as usize);
                 }
             }
         }
@@ -1725,7 +1757,6 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             self.push_die(d, t);
         }
         let die = &mut self.dies[d as usize];
-        die.batch = batch;
         die.n = n as u8;
         die.kind = h.kind;
         die.purpose = h.purpose;
@@ -2116,14 +2147,16 @@ mod tests {
             let pending = model.len();
             if (x >> 60) < 9 || pending == 0 || (id / 2000) % 2 == 0 && pending < 100 {
                 let t = now + (x >> 33) % 50;
-                let fifo = (x >> 20) % 5 == 0;
+                let fifo = (x >> 20) % 5;
                 seq += 1;
-                if fifo {
-                    // FIFO stream 0 needs non-decreasing times: book it after
+                if fifo < 2 {
+                    // A FIFO stream needs non-decreasing times: book it after
                     // everything the stream holds.
-                    let last = q.fifo[0].back().map_or(0, |e| (e.key >> 64) as u64);
+                    let k = fifo as usize;
+                    let last = q.fifo[k].back().map_or(0, |e| (e.key >> 64) as u64);
                     let t = t.max(last);
-                    q.push_fifo(0, SimTime(t), Ev::CmdReady(id));
+                    let ev = [Ev::CmdReady(id), Ev::CmdComplete(id)][k];
+                    q.push_fifo(k, SimTime(t), ev);
                     model.push((t, seq, id));
                 } else {
                     q.push(SimTime(t), Ev::DieDone(id));
@@ -2134,7 +2167,7 @@ mod tests {
                 let (t, _, id) = model.remove(0);
                 let (qt, ev) = q.pop().expect("the queue holds events");
                 let qid = match ev {
-                    Ev::CmdReady(i) | Ev::DieDone(i) => i,
+                    Ev::CmdReady(i) | Ev::CmdComplete(i) | Ev::DieDone(i) => i,
                     e => panic!("unexpected {e:?}"),
                 };
                 assert_eq!((qt.0, qid), (t, id));
@@ -2145,7 +2178,7 @@ mod tests {
         for (t, _, id) in model {
             let (qt, ev) = q.pop().expect("the queue holds events");
             assert_eq!(qt.0, t);
-            assert!(matches!(ev, Ev::CmdReady(i) | Ev::DieDone(i) if i == id));
+            assert!(matches!(ev, Ev::CmdReady(i) | Ev::CmdComplete(i) | Ev::DieDone(i) if i == id));
         }
         assert!(q.pop().is_none());
     }
@@ -2153,9 +2186,10 @@ mod tests {
     #[test]
     fn key_mask_flags_equal_keys_of_any_plane() {
         for len in 0..=32usize {
-            let ks: Vec<u32> = (0..len as u32)
-                .map(|i| (i % 3) | (i % 16) << PLANE_SHIFT)
-                .collect();
+            let mut ks = [NO_KEY; PARTNER_WINDOW];
+            for (i, k) in ks[..len].iter_mut().enumerate() {
+                *k = (i as u32 % 3) | (i as u32 % 16) << PLANE_SHIFT;
+            }
             let want = (0..len)
                 .filter(|i| i % 3 == 1)
                 .fold(0u32, |m, i| m | 1 << i);
@@ -2194,6 +2228,15 @@ mod tests {
                 assert_eq!(q.pop_front(), model.pop_front().unwrap());
             }
             assert_eq!(q.is_empty(), model.is_empty());
+            for key in 0..7 {
+                let want = model
+                    .iter()
+                    .take(PARTNER_WINDOW)
+                    .enumerate()
+                    .filter(|(_, &t)| t % 7 == key)
+                    .fold(0u32, |m, (i, _)| m | 1 << i);
+                assert_eq!(q.matches(key), want, "round {round}, key {key}");
+            }
             compacted |= q.head < head_before && !q.is_empty();
             for (i, &t) in model.iter().enumerate() {
                 assert_eq!(q.get(i), (t, (t % 7) | ((t % 4) << PLANE_SHIFT)));
