@@ -1466,7 +1466,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn started(&mut self, t: u32) {
         let tx = &self.txns[t];
         let b = tx.blk as usize;
@@ -1679,7 +1679,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn push_die(&mut self, d: u32, t: u32) {
         let tx = &self.txns[t];
         let die = &mut self.dies[d as usize];
