@@ -486,27 +486,36 @@ impl DieQueue {
 }
 
 /// Bit `i` set iff `ks[i] & KEY_MASK == key`: four keys per SSE2 compare on
-/// x86-64.
+/// x86-64, the 32 results narrowed into two byte masks.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn key_mask(ks: &[u32; PARTNER_WINDOW], key: u32) -> u32 {
+    use std::arch::x86_64::*;
+    // SAFETY: SSE2 is part of the x86-64 baseline (the intrinsics need no
+    // feature the target lacks), and each unaligned load reads the four u32
+    // of chunk `c` (of eight) of `ks`.
+    unsafe {
+        let km = _mm_set1_epi32(KEY_MASK as i32);
+        let kv = _mm_set1_epi32(key as i32);
+        let p = ks.as_ptr() as *const __m128i;
+        // All ones in the lanes of chunk `c` that match, zeros elsewhere.
+        let eq = |c: usize| _mm_cmpeq_epi32(_mm_and_si128(_mm_loadu_si128(p.add(c)), km), kv);
+        // Chunks `c..c + 4` narrowed to one byte per key (saturation keeps
+        // all ones and zeros), then one bit per byte, in key order.
+        let sixteen = |c: usize| {
+            let a = _mm_packs_epi32(eq(c), eq(c + 1));
+            let b = _mm_packs_epi32(eq(c + 2), eq(c + 3));
+            _mm_movemask_epi8(_mm_packs_epi16(a, b)) as u32
+        };
+        sixteen(0) | sixteen(4) << 16
+    }
+}
+
+/// Bit `i` set iff `ks[i] & KEY_MASK == key`.
+#[cfg(not(target_arch = "x86_64"))]
 #[inline]
 fn key_mask(ks: &[u32; PARTNER_WINDOW], key: u32) -> u32 {
     let mut m = 0u32;
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::*;
-        // SAFETY: SSE2 is part of the x86-64 baseline (the intrinsics need no
-        // feature the target lacks), and each unaligned load reads exactly the
-        // four u32 of one chunk.
-        unsafe {
-            let km = _mm_set1_epi32(KEY_MASK as i32);
-            let kv = _mm_set1_epi32(key as i32);
-            for (c, ch) in ks.chunks_exact(4).enumerate() {
-                let v = _mm_loadu_si128(ch.as_ptr() as *const __m128i);
-                let eq = _mm_cmpeq_epi32(_mm_and_si128(v, km), kv);
-                m |= (_mm_movemask_ps(_mm_castsi128_ps(eq)) as u32) << (4 * c);
-            }
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
     for (i, &k) in ks.iter().enumerate() {
         m |= (((k & KEY_MASK) == key) as u32) << i;
     }
