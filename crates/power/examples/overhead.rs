@@ -3,10 +3,11 @@
 //! cargo run --release -p ssdsim-power --example overhead
 //! With an argument `null` or `power`, runs that observer once only, for a stable
 //! instruction count: `perf stat -e instructions:u target/release/examples/overhead power`.
-//! Where perf has no instruction counter (VMs), count with callgrind and compare the
-//! inclusive cost of `Simulation::run` (precondition excluded):
-//! `valgrind --tool=callgrind --callgrind-out-file=cg.power target/release/examples/overhead power`
-//! then `callgrind_annotate --inclusive=yes cg.power | grep 'Simulation<F,S,Q,O>::run \['`.
+//! Where perf has no instruction counter (VMs), count with callgrind inside
+//! `Simulation::run` only (precondition excluded) and compare the totals:
+//! `valgrind --tool=callgrind --toggle-collect='ssd_core::engine::Simulation<*>::run' target/release/examples/overhead power`
+//! (`callgrind_annotate --inclusive=yes` splits `run` by source file of the
+//! inlined code, so one of its lines is not the whole of `run`).
 use power::PowerObserver;
 use ssd_core::config::{Precondition, SsdConfig};
 use ssd_core::observer::{NullObserver, Observer};
