@@ -1631,20 +1631,18 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         let stage = self.txns[head].stage;
         let mut t = head;
         let mut count = 0;
+        // Enqueueing never completes a transaction synchronously (completions
+        // are events) and does not read the job, so its head and count can be
+        // set after the stage is enqueued. It may reuse `next` (parking), so
+        // that is read first.
         while t != NONE && self.txns[t].stage == stage {
+            let next = self.txns[t].next;
             count += 1;
-            t = self.txns[t].next;
+            self.enqueue(t);
+            t = next;
         }
         self.jobs[j].head = t;
         self.jobs[j].pending = count;
-        // Enqueueing never completes a transaction synchronously (completions are
-        // events), so the job's counters above stay valid.
-        let mut u = head;
-        for _ in 0..count {
-            let next = self.txns[u].next;
-            self.enqueue(u);
-            u = next;
-        }
     }
 
     #[inline]
