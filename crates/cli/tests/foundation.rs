@@ -555,6 +555,7 @@ mod tools {
         ]);
         assert_eq!(code, 2, "{err}");
         assert!(err.contains("bad.spc:2"), "{err}");
+        assert_eq!(err.matches("bad.spc:2").count(), 1, "said once: {err}");
         let (code, out, err) = ssdsim(&[
             "run",
             "--trace",

@@ -43,8 +43,10 @@ const MAX_PLANES: usize = 16;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SimError {
+    /// Its message already names the file and line (or option), so it is not
+    /// also a `source()`: an error chain would print it twice.
     #[error("workload: {0}")]
-    Source(#[from] SourceError),
+    Source(SourceError),
     #[error("request at sector {lba} (+{sectors}) is beyond the logical capacity of {capacity_sectors} sectors")]
     OutOfRange {
         lba: u64,
@@ -53,6 +55,12 @@ pub enum SimError {
     },
     #[error("configuration: {0}")]
     Config(String),
+}
+
+impl From<SourceError> for SimError {
+    fn from(e: SourceError) -> Self {
+        SimError::Source(e)
+    }
 }
 
 // ------------------------------------------------------------------ events
