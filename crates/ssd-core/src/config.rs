@@ -940,9 +940,17 @@ impl SsdConfig {
         }
         let mut merged = toml::Value::try_from(&base).map_err(|e| perr(e.to_string()))?;
         deep_merge(&mut merged, toml::Value::Table(file));
-        let text = toml::to_string(&merged).map_err(|e| perr(e.to_string()))?;
-        toml::from_str::<SsdConfig>(&text)
-            .map_err(|e| perr(e.message().to_string() + &field_hint(&e)))
+        // The merged value has no place in the file, so an error names the
+        // field it is in (`nand.t_r: ...`) instead.
+        serde_path_to_error::deserialize::<_, SsdConfig>(merged).map_err(|e| {
+            let path = e.path().to_string();
+            let m = e.into_inner().message().to_string();
+            perr(if path == "." {
+                m
+            } else {
+                format!("{path}: {m}")
+            })
+        })
     }
 
     /// Serialize the fully resolved configuration to TOML.
@@ -953,13 +961,6 @@ impl SsdConfig {
     /// Check the configuration and derive the settings the engine runs on.
     pub fn validate(&self) -> Result<Settings, ConfigError> {
         Settings::from_config(self)
-    }
-}
-
-fn field_hint(e: &toml::de::Error) -> String {
-    match e.span() {
-        Some(_) => String::new(),
-        None => String::new(),
     }
 }
 
@@ -1238,7 +1239,16 @@ mod tests {
         assert_eq!(back, c);
         let e = SsdConfig::from_toml_over(None, "[nand]\npage_sise = \"4KiB\"\n", "x.toml")
             .unwrap_err();
-        assert!(e.to_string().contains("page_sise"), "{e}");
+        assert!(e.to_string().contains("nand.page_sise"), "{e}");
+        // A bad value names its field too (the merged table has no line).
+        for (text, field) in [
+            ("[nand]\nt_r = \"abc\"\n", "nand.t_r: "),
+            ("[layout]\nchannels = -1\n", "layout.channels: "),
+            ("[ftl]\nop = \"x\"\n", "ftl.op: "),
+        ] {
+            let e = SsdConfig::from_toml_over(None, text, "x.toml").unwrap_err();
+            assert!(e.to_string().contains(field), "{text}: {e}");
+        }
         let c = SsdConfig::from_toml_over(
             None,
             "nand_preset = \"chip3\"\n[layout]\nchannels = 4\n",
