@@ -196,6 +196,14 @@ impl Series {
         s >= self.fast_lo && e <= self.fast_hi
     }
 
+    /// The fast range `(lo, hi, next_hi)`: the hot bucket `[lo, hi)` and the
+    /// end of the one after it that may be counted in `next` (`hi` if none);
+    /// empty (`lo` above every time) once the fast path is closed.
+    #[inline(always)]
+    pub(crate) fn fast_window(&self) -> (u64, u64, u64) {
+        (self.fast_lo, self.fast_hi, self.fast_next_hi)
+    }
+
     /// A linear activity `[s, e)` outside the fast range that starts in the hot
     /// bucket and ends in the next, while the fast path is open: the ns of it in
     /// the hot bucket (the rest goes to `next`).

@@ -559,6 +559,76 @@ mod slow_mode {
 mod fused_reports {
     use super::*;
 
+    /// The fused reports (`xfer_then_op`, `read_then_out`) count exactly what
+    /// their separate reports count (`bus_xfer`, `flash_op`, `bus_xfer`), for
+    /// activities inside the hot sample bucket, running on into the next one
+    /// (their fast path splits them), and reported late (beginning before the
+    /// hot bucket): per-plane-ns and per-operation energies alike.
+    #[test]
+    fn fused_reports_count_like_the_separate_ones() {
+        for preset in ["chip2", "park-slc"] {
+            let s = SsdConfig::with_nand(preset).unwrap().validate().unwrap();
+            let sample = Dur::from_ms(1);
+            let mut fused = PowerObserver::new(&s, sample).unwrap();
+            let mut split = PowerObserver::new(&s, sample).unwrap();
+            // Four dies, back to back: reads (1 us command, 25 us tR, 100 us
+            // out), programs (100 us in, 200 us) and erases (1 us, 1.5 ms),
+            // with gaps; reported in order of their ends, as the engine does,
+            // so a long one is often reported after others moved the hot
+            // bucket on.
+            let mut acts = Vec::new();
+            let mut x = 7u64;
+            for d in 0..4u32 {
+                let mut at = d as u64 * 3_000;
+                for _ in 0..300 {
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    let kind = [OpKind::Read, OpKind::Read, OpKind::Program, OpKind::Erase]
+                        [(x >> 61) as usize % 4];
+                    let (xfer, op, out) = match kind {
+                        OpKind::Read => (1_000, 25_000, 100_000),
+                        OpKind::Program => (100_000, 200_000, 0),
+                        OpKind::Erase => (1_000, 1_500_000, 0),
+                    };
+                    let (xs, s0) = (at, at + xfer);
+                    let (e, oe) = (s0 + op, s0 + op + out);
+                    acts.push((oe, d, kind, xs, s0, e, 1 + (x >> 40) as u32 % 2));
+                    at = oe + (x >> 20) % 40_000;
+                }
+            }
+            acts.sort_by_key(|a| (a.0, a.1));
+            let p = Purpose::Gc;
+            for &(oe, d, kind, xs, s0, e, n) in &acts {
+                let (ch, die) = (ChannelId(d), DieId(d));
+                match kind {
+                    OpKind::Read => {
+                        fused.read_then_out(ch, die, 7, t(xs), p, n, t(s0), t(e), 8192, t(oe));
+                        split.bus_xfer(ch, die, XferKind::Command, p, 7, t(xs), t(s0));
+                        split.flash_op(die, kind, p, n, t(s0), t(e));
+                        split.bus_xfer(ch, die, XferKind::DataOut, p, 8192, t(e), t(oe));
+                    }
+                    _ => {
+                        let xk = if kind == OpKind::Program {
+                            XferKind::DataIn
+                        } else {
+                            XferKind::Command
+                        };
+                        fused.xfer_then_op(ch, die, xk, 7, t(xs), kind, p, n, t(s0), t(e));
+                        split.bus_xfer(ch, die, xk, p, 7, t(xs), t(s0));
+                        split.flash_op(die, kind, p, n, t(s0), t(e));
+                    }
+                }
+            }
+            let end = acts.last().unwrap().0 + 1_000_000;
+            fused.finish(t(end));
+            split.finish(t(end));
+            assert_eq!(fused.energy().unwrap(), split.energy().unwrap(), "{preset}");
+            assert_eq!(fused.samples(), split.samples(), "{preset}");
+            check_consistency(&fused);
+        }
+    }
+
     /// `read_then_out` (one step on the fast path) counts exactly what
     /// `xfer_then_op` then `bus_xfer` of the data-out count, inside the hot
     /// sample bucket and across bucket boundaries alike.
