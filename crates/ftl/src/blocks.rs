@@ -20,10 +20,9 @@ const NIL: u32 = u32::MAX;
 struct VictimIndex {
     /// Buckets per plane (`pages_per_block + 1`).
     nb: usize,
-    /// `head[plane * nb + v]`: first full block (global id) with `v` valid pages.
+    /// `head[plane * nb + v]`: first full block (global id) with `v` valid pages;
+    /// the lists are linked through `Hot::{prev, next}`.
     head: Vec<u32>,
-    next: Vec<u32>,
-    prev: Vec<u32>,
     /// Per plane, a 1-based Fenwick tree over plane-local block ids (`bpp + 1` slots).
     fen: Vec<u32>,
     nfull: Vec<u32>,
@@ -42,8 +41,6 @@ impl VictimIndex {
         VictimIndex {
             nb,
             head: vec![NIL; planes * nb],
-            next: vec![NIL; g.total_blocks() as usize],
-            prev: vec![NIL; g.total_blocks() as usize],
             fen: vec![0; planes * (bpp + 1)],
             nfull: vec![0; planes],
             fifo: vec![BTreeSet::new(); planes],
@@ -51,25 +48,25 @@ impl VictimIndex {
         }
     }
     #[inline]
-    fn link(&mut self, plane: usize, v: usize, b: u32) {
+    fn link(&mut self, hot: &mut [Hot], plane: usize, v: usize, b: u32) {
         let h = &mut self.head[plane * self.nb + v];
-        self.prev[b as usize] = NIL;
-        self.next[b as usize] = *h;
+        hot[b as usize].prev = NIL;
+        hot[b as usize].next = *h;
         if *h != NIL {
-            self.prev[*h as usize] = b;
+            hot[*h as usize].prev = b;
         }
         *h = b;
     }
     #[inline]
-    fn unlink(&mut self, plane: usize, v: usize, b: u32) {
-        let (p, n) = (self.prev[b as usize], self.next[b as usize]);
+    fn unlink(&mut self, hot: &mut [Hot], plane: usize, v: usize, b: u32) {
+        let (p, n) = (hot[b as usize].prev, hot[b as usize].next);
         if p == NIL {
             self.head[plane * self.nb + v] = n;
         } else {
-            self.next[p as usize] = n;
+            hot[p as usize].next = n;
         }
         if n != NIL {
-            self.prev[n as usize] = p;
+            hot[n as usize].prev = p;
         }
     }
     fn fen_add(&mut self, plane: usize, bpp: usize, local: usize, d: i32) {
@@ -128,16 +125,30 @@ pub enum FreePick {
     LeastWorn,
 }
 
+/// What a page dying or being programmed touches of its block, in one
+/// 16-byte record (one cache line access instead of one per table: under
+/// random writes every host write kills a page of a random block).
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(16))]
+struct Hot {
+    valid: u16,
+    /// Next page to program, FTL view (mirrors the flash array's write pointer).
+    wp: u16,
+    state: BlockState,
+    /// Links of the victim index's valid-count bucket (`VictimIndex::head`).
+    prev: u32,
+    next: u32,
+}
+
 #[derive(Clone, Debug)]
 pub struct Blocks {
     pub g: Geometry,
-    pub valid: Vec<u16>,
-    /// Next page to program, FTL view (mirrors the flash array's write pointer).
-    pub wp: Vec<u16>,
-    pub state: Vec<BlockState>,
+    hot: Vec<Hot>,
     pub erase_count: Vec<u32>,
-    /// Logical time of the last invalidation in the block (cost-benefit age).
-    pub stamp: Vec<u64>,
+    /// Logical time of the last invalidation in the block (cost-benefit age),
+    /// kept only while `stamps_on` (see `track_policy`).
+    stamp: Vec<u64>,
+    stamps_on: bool,
     /// Order in which the block was opened (FIFO victim order).
     pub opened: Vec<u64>,
     free: Vec<VecDeque<u32>>,
@@ -163,13 +174,19 @@ impl Blocks {
                 (first..first + g.blocks_per_plane).collect()
             })
             .collect();
+        let hot = Hot {
+            valid: 0,
+            wp: 0,
+            state: BlockState::Free,
+            prev: NIL,
+            next: NIL,
+        };
         Blocks {
             g,
-            valid: vec![0; nb],
-            wp: vec![0; nb],
-            state: vec![BlockState::Free; nb],
+            hot: vec![hot; nb],
             erase_count: vec![0; nb],
             stamp: vec![0; nb],
+            stamps_on: true,
             opened: vec![0; nb],
             free,
             pick: FreePick::Fifo,
@@ -199,13 +216,42 @@ impl Blocks {
             f.clear();
         }
         if on {
-            for (i, s) in self.state.iter().enumerate() {
-                if *s == BlockState::Full {
+            for (i, h) in self.hot.iter().enumerate() {
+                if h.state == BlockState::Full {
                     let pl = i / self.g.blocks_per_plane as usize;
                     v.fifo[pl].insert((self.opened[i], i as u32));
                 }
             }
         }
+    }
+
+    /// Keep the tables that `policy` reads and drop the others' upkeep: the
+    /// FIFO index only for FIFO (see `track_fifo`), the invalidation stamps
+    /// only for cost-benefit (every page death would otherwise write a stamp).
+    /// An FTL calls it once, on a new table.
+    pub fn track_policy(&mut self, policy: GcPolicy) {
+        self.track_fifo(policy == GcPolicy::Fifo);
+        self.stamps_on = policy == GcPolicy::CostBenefit;
+    }
+
+    /// Number of blocks (all planes).
+    #[inline]
+    pub fn count(&self) -> usize {
+        self.hot.len()
+    }
+    /// Valid pages of block `b`.
+    #[inline]
+    pub fn valid(&self, b: usize) -> u16 {
+        self.hot[b].valid
+    }
+    /// Pages written in block `b` (the next page to program).
+    #[inline]
+    pub fn wp(&self, b: usize) -> u16 {
+        self.hot[b].wp
+    }
+    #[inline]
+    pub fn state(&self, b: usize) -> BlockState {
+        self.hot[b].state
     }
 
     /// Start a new FTL call (see `erased_in`).
@@ -238,8 +284,8 @@ impl Blocks {
             }
         };
         let bi = b as usize;
-        debug_assert_eq!(self.state[bi], BlockState::Free);
-        self.state[bi] = BlockState::Open;
+        debug_assert_eq!(self.hot[bi].state, BlockState::Free);
+        self.hot[bi].state = BlockState::Open;
         self.open_seq += 1;
         self.opened[bi] = self.open_seq;
         Some(BlockId(b))
@@ -250,20 +296,21 @@ impl Blocks {
     pub fn program_next(&mut self, b: BlockId) -> Ppn {
         let bi = b.0 as usize;
         assert_eq!(
-            self.state[bi],
+            self.hot[bi].state,
             BlockState::Open,
             "program into block {} that is not open",
             b.0
         );
-        let page = self.wp[bi] as u32;
-        self.wp[bi] += 1;
-        self.valid[bi] += 1;
-        if self.wp[bi] as u32 == self.g.pages_per_block {
-            self.state[bi] = BlockState::Full;
+        let page = self.hot[bi].wp as u32;
+        self.hot[bi].wp += 1;
+        self.hot[bi].valid += 1;
+        if self.hot[bi].wp as u32 == self.g.pages_per_block {
+            self.hot[bi].state = BlockState::Full;
             let pl = self.plane_index(bi);
             let bpp = self.g.blocks_per_plane as usize;
             let v = &mut self.vix;
-            v.link(pl, self.valid[bi] as usize, b.0);
+            let valid = self.hot[bi].valid as usize;
+            v.link(&mut self.hot, pl, valid, b.0);
             v.fen_add(pl, bpp, bi - pl * bpp, 1);
             v.nfull[pl] += 1;
             if v.fifo_on {
@@ -278,16 +325,18 @@ impl Blocks {
     pub fn invalidate(&mut self, p: Ppn) {
         let b = self.g.block_of(p).0 as usize;
         debug_assert!(
-            self.valid[b] > 0,
+            self.hot[b].valid > 0,
             "invalidate in block {b} with no valid pages"
         );
-        self.valid[b] -= 1;
-        self.stamp[b] = self.clock;
-        if self.state[b] == BlockState::Full {
+        self.hot[b].valid -= 1;
+        if self.stamps_on {
+            self.stamp[b] = self.clock;
+        }
+        if self.hot[b].state == BlockState::Full {
             let pl = self.plane_index(b);
-            let v = self.valid[b] as usize;
-            self.vix.unlink(pl, v + 1, b as u32);
-            self.vix.link(pl, v, b as u32);
+            let v = self.hot[b].valid as usize;
+            self.vix.unlink(&mut self.hot, pl, v + 1, b as u32);
+            self.vix.link(&mut self.hot, pl, v, b as u32);
         }
     }
 
@@ -301,17 +350,20 @@ impl Blocks {
         }
         let bi = b.0 as usize;
         assert!(
-            self.valid[bi] >= n,
+            self.hot[bi].valid >= n,
             "invalidate {n} pages in block {bi} that holds {} valid",
-            self.valid[bi]
+            self.hot[bi].valid
         );
-        let old = self.valid[bi] as usize;
-        self.valid[bi] -= n;
-        self.stamp[bi] = self.clock;
-        if self.state[bi] == BlockState::Full {
+        let old = self.hot[bi].valid as usize;
+        self.hot[bi].valid -= n;
+        if self.stamps_on {
+            self.stamp[bi] = self.clock;
+        }
+        if self.hot[bi].state == BlockState::Full {
             let pl = self.plane_index(bi);
-            self.vix.unlink(pl, old, b.0);
-            self.vix.link(pl, self.valid[bi] as usize, b.0);
+            let v = self.hot[bi].valid as usize;
+            self.vix.unlink(&mut self.hot, pl, old, b.0);
+            self.vix.link(&mut self.hot, pl, v, b.0);
         }
     }
 
@@ -319,23 +371,23 @@ impl Blocks {
     pub fn erase(&mut self, b: BlockId) {
         let bi = b.0 as usize;
         assert_eq!(
-            self.valid[bi], 0,
+            self.hot[bi].valid, 0,
             "erase of block {} that still holds {} valid pages",
-            b.0, self.valid[bi]
+            b.0, self.hot[bi].valid
         );
-        if self.state[bi] == BlockState::Full {
+        if self.hot[bi].state == BlockState::Full {
             let pl = self.plane_index(bi);
             let bpp = self.g.blocks_per_plane as usize;
             let v = &mut self.vix;
-            v.unlink(pl, 0, b.0);
+            v.unlink(&mut self.hot, pl, 0, b.0);
             v.fen_add(pl, bpp, bi - pl * bpp, -1);
             v.nfull[pl] -= 1;
             if v.fifo_on {
                 v.fifo[pl].remove(&(self.opened[bi], b.0));
             }
         }
-        self.state[bi] = BlockState::Free;
-        self.wp[bi] = 0;
+        self.hot[bi].state = BlockState::Free;
+        self.hot[bi].wp = 0;
         self.erase_count[bi] += 1;
         self.erased_in[bi] = self.call;
         self.free[self.g.plane_of_block(b).0 as usize].push_back(b.0);
@@ -353,7 +405,7 @@ impl Blocks {
         let first = self.g.first_block_of_plane(plane).0 as usize;
         let n = self.g.blocks_per_plane as usize;
         let range = first..first + n;
-        let full = |i: usize| self.state[i] == BlockState::Full;
+        let full = |i: usize| self.hot[i].state == BlockState::Full;
         let ppb = self.g.pages_per_block as u16;
         let (victim, examined) = match policy {
             GcPolicy::Greedy => {
@@ -371,7 +423,7 @@ impl Blocks {
                     let mut m = x;
                     while x != NIL {
                         m = m.min(x);
-                        x = v.next[x as usize];
+                        x = self.hot[x as usize].next;
                     }
                     best = Some((m as usize, c));
                     break;
@@ -405,13 +457,17 @@ impl Blocks {
                 }
             }
             GcPolicy::CostBenefit => {
+                assert!(
+                    self.stamps_on,
+                    "cost-benefit victims need the invalidation stamps (Blocks::track_policy)"
+                );
                 let mut best = None;
                 let mut bs = f64::MIN;
                 let mut ex = 0;
                 for i in range {
                     if full(i) {
                         ex += 1;
-                        let u = self.valid[i] as f64 / ppb as f64;
+                        let u = self.hot[i].valid as f64 / ppb as f64;
                         let age = (self.clock - self.stamp[i]) as f64 + 1.0;
                         let score = if u == 0.0 {
                             f64::MAX
@@ -436,16 +492,16 @@ impl Blocks {
                     let mut bv = u16::MAX;
                     if w == cands.len() {
                         for &i in &cands {
-                            if self.valid[i] < bv {
-                                bv = self.valid[i];
+                            if self.hot[i].valid < bv {
+                                bv = self.hot[i].valid;
                                 best = Some(i);
                             }
                         }
                     } else {
                         for _ in 0..w {
                             let i = cands[rng.gen_range(0..cands.len())];
-                            if self.valid[i] < bv {
-                                bv = self.valid[i];
+                            if self.hot[i].valid < bv {
+                                bv = self.hot[i].valid;
                                 best = Some(i);
                             }
                         }
@@ -488,7 +544,7 @@ impl Blocks {
             .max_by_key(|&(i, &b)| (self.erase_count[b as usize], std::cmp::Reverse(i)))?;
         let b = q.remove(i)?;
         let bi = b as usize;
-        self.state[bi] = BlockState::Open;
+        self.hot[bi].state = BlockState::Open;
         self.open_seq += 1;
         self.opened[bi] = self.open_seq;
         Some(BlockId(b))
@@ -514,8 +570,8 @@ impl Blocks {
             let mut best = None;
             let mut bv = u16::MAX;
             for b in it {
-                if self.valid[b as usize] < bv {
-                    bv = self.valid[b as usize];
+                if self.hot[b as usize].valid < bv {
+                    bv = self.hot[b as usize].valid;
                     best = Some(b);
                 }
             }
@@ -532,11 +588,15 @@ impl Blocks {
             ),
             GcPolicy::Random => (Some(cands[rng.gen_range(0..cands.len())]), 1),
             GcPolicy::CostBenefit => {
+                assert!(
+                    self.stamps_on,
+                    "cost-benefit victims need the invalidation stamps (Blocks::track_policy)"
+                );
                 let mut best = None;
                 let mut bs = f64::MIN;
                 for &b in cands {
                     let i = b as usize;
-                    let u = self.valid[i] as f64 / ppb;
+                    let u = self.hot[i].valid as f64 / ppb;
                     let age = (self.clock - self.stamp[i]) as f64 + 1.0;
                     let score = if u == 0.0 {
                         f64::MAX
@@ -568,7 +628,7 @@ impl Blocks {
     /// partially written, full blocks completely; pools hold exactly the free blocks.
     pub fn check(&self) -> Result<(), String> {
         let ppb = self.g.pages_per_block as u16;
-        let mut pooled = vec![false; self.state.len()];
+        let mut pooled = vec![false; self.hot.len()];
         for q in &self.free {
             for &b in q {
                 if pooled[b as usize] {
@@ -577,8 +637,8 @@ impl Blocks {
                 pooled[b as usize] = true;
             }
         }
-        for (i, s) in self.state.iter().enumerate() {
-            let (v, w) = (self.valid[i], self.wp[i]);
+        for (i, h) in self.hot.iter().enumerate() {
+            let (s, v, w) = (h.state, h.valid, h.wp);
             if v > w {
                 return Err(format!("block {i}: {v} valid pages but only {w} written"));
             }
@@ -604,9 +664,9 @@ impl Blocks {
             let mut best: Option<usize> = None;
             let mut full = BTreeSet::new();
             for i in first..first + bpp {
-                if self.state[i] == BlockState::Full {
+                if self.hot[i].state == BlockState::Full {
                     full.insert((self.opened[i], i as u32));
-                    if best.is_none_or(|b| self.valid[i] < self.valid[b]) {
+                    if best.is_none_or(|b| self.hot[i].valid < self.hot[b].valid) {
                         best = Some(i);
                     }
                 }
@@ -616,14 +676,14 @@ impl Blocks {
                 let mut x = self.vix.head[pl * self.vix.nb + c];
                 while x != NIL {
                     let xi = x as usize;
-                    if self.state[xi] != BlockState::Full
-                        || self.valid[xi] as usize != c
+                    if self.hot[xi].state != BlockState::Full
+                        || self.hot[xi].valid as usize != c
                         || xi / bpp != pl
                     {
                         return Err(format!("plane {pl}: block {x} in valid bucket {c}"));
                     }
                     bucketed += 1;
-                    x = self.vix.next[xi];
+                    x = self.hot[xi].next;
                 }
             }
             let nf = self.vix.nfull[pl] as usize;
@@ -636,7 +696,7 @@ impl Blocks {
             if let Some(b) = best {
                 let rank = self.vix.fen_rank(pl, bpp, b - first);
                 let want = (first..=b)
-                    .filter(|&i| self.state[i] == BlockState::Full)
+                    .filter(|&i| self.hot[i].state == BlockState::Full)
                     .count();
                 if rank as usize != want {
                     return Err(format!("plane {pl}: full-block rank {rank}, scan {want}"));
@@ -687,7 +747,7 @@ mod tests {
                 assert_eq!(a.map(|x| x.0), b.map(|x| x.0), "step {step}");
                 let (v, _) = a.expect("a full block to collect");
                 for t in [&mut kept, &mut scan] {
-                    let n = t.valid[v.0 as usize];
+                    let n = t.valid(v.0 as usize);
                     t.invalidate_n(v, n);
                     t.erase(v);
                 }
@@ -703,7 +763,7 @@ mod tests {
             };
             kept.program_next(b);
             scan.program_next(b);
-            open[f] = (kept.state[b.0 as usize] == BlockState::Open).then_some(b);
+            open[f] = (kept.state(b.0 as usize) == BlockState::Open).then_some(b);
             if step == 2000 {
                 scan.track_fifo(true);
                 assert!(scan.check().is_ok());

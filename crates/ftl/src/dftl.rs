@@ -140,7 +140,7 @@ impl DftlFtl {
         let wear = WearPolicy::from_config(c);
         let mut blocks = Blocks::new(g);
         blocks.pick = wear.free_pick();
-        blocks.track_fifo(c.gc_policy == GcPolicy::Fifo);
+        blocks.track_policy(c.gc_policy);
         Ok(DftlFtl {
             g,
             logical,
@@ -227,15 +227,15 @@ impl DftlFtl {
             let (mut tb, mut tv, mut db, mut dv) = (0, 0u32, 0, 0u32);
             for b in first..first + g.blocks_per_plane {
                 let bi = b as usize;
-                if self.blocks.state[bi] == BlockState::Free {
+                if self.blocks.state(bi) == BlockState::Free {
                     continue;
                 }
                 if self.is_trans[bi] {
                     tb += 1;
-                    tv += self.blocks.valid[bi] as u32;
+                    tv += self.blocks.valid(bi) as u32;
                 } else {
                     db += 1;
-                    dv += self.blocks.valid[bi] as u32;
+                    dv += self.blocks.valid(bi) as u32;
                 }
             }
             out += &format!(
@@ -298,7 +298,7 @@ impl DftlFtl {
 
     #[inline]
     fn open_ok(&self, b: u32) -> bool {
-        b != NONE && self.blocks.state[b as usize] == BlockState::Open
+        b != NONE && self.blocks.state(b as usize) == BlockState::Open
     }
 
     fn host_needs_block(&self, plane: PlaneId) -> bool {
@@ -340,7 +340,7 @@ impl DftlFtl {
             b.0
         };
         let p = self.blocks.program_next(BlockId(b));
-        let keep = if self.blocks.state[b as usize] == BlockState::Full {
+        let keep = if self.blocks.state(b as usize) == BlockState::Full {
             NONE
         } else {
             b
@@ -389,7 +389,7 @@ impl DftlFtl {
         }
         let b = self.trans_open;
         let ppn = self.blocks.program_next(BlockId(b));
-        if self.blocks.state[b as usize] == BlockState::Full {
+        if self.blocks.state(b as usize) == BlockState::Full {
             self.trans_open = NONE;
         }
         ppn
@@ -402,7 +402,7 @@ impl DftlFtl {
     fn trans_room(&self, uses: Option<PlaneId>) -> u64 {
         let ppb = self.g.pages_per_block as u64;
         let mut room = if self.open_ok(self.trans_open) {
-            ppb - self.blocks.wp[self.trans_open as usize] as u64
+            ppb - self.blocks.wp(self.trans_open as usize) as u64
         } else {
             0
         };
@@ -437,8 +437,8 @@ impl DftlFtl {
             let mut bv = ppb;
             for &b in &self.tlist {
                 let bi = b as usize;
-                if self.blocks.state[bi] == BlockState::Full && self.blocks.valid[bi] < bv {
-                    bv = self.blocks.valid[bi];
+                if self.blocks.state(bi) == BlockState::Full && self.blocks.valid(bi) < bv {
+                    bv = self.blocks.valid(bi);
                     best = Some(b);
                 }
             }
@@ -470,8 +470,8 @@ impl DftlFtl {
             self.blocks.invalidate(Ppn(old));
             self.p2l[old as usize] = NONE;
             let b = self.g.block_of(Ppn(old)).0;
-            if self.blocks.valid[b as usize] == 0
-                && self.blocks.state[b as usize] == BlockState::Full
+            if self.blocks.valid(b as usize) == 0
+                && self.blocks.state(b as usize) == BlockState::Full
             {
                 self.dead.push(b);
             }
@@ -595,8 +595,8 @@ impl DftlFtl {
             let b = self.dead[i];
             let bi = b as usize;
             if !self.is_trans[bi]
-                || self.blocks.valid[bi] != 0
-                || self.blocks.state[bi] != BlockState::Full
+                || self.blocks.valid(bi) != 0
+                || self.blocks.state(bi) != BlockState::Full
             {
                 continue;
             }
@@ -666,8 +666,8 @@ impl DftlFtl {
                 continue;
             }
             ex += 1;
-            if self.blocks.state[bi] == BlockState::Full && self.blocks.valid[bi] < bv {
-                bv = self.blocks.valid[bi];
+            if self.blocks.state(bi) == BlockState::Full && self.blocks.valid(bi) < bv {
+                bv = self.blocks.valid(bi);
                 best = Some(BlockId(b));
             }
         }
@@ -724,7 +724,7 @@ impl DftlFtl {
         };
         let ppb = self.g.pages_per_block;
         let mut victim = victim;
-        if self.blocks.valid[victim.0 as usize] as u32 == ppb
+        if self.blocks.valid(victim.0 as usize) as u32 == ppb
             && !matches!(self.policy, GcPolicy::Fifo | GcPolicy::Greedy)
         {
             // As in the page FTL: a random or windowed draw that hit a block with
@@ -738,7 +738,7 @@ impl DftlFtl {
             }
         }
         let vi = victim.0 as usize;
-        if self.blocks.valid[vi] as u32 == ppb && self.policy != GcPolicy::Fifo {
+        if self.blocks.valid(vi) as u32 == ppb && self.policy != GcPolicy::Fifo {
             return false;
         }
         if self.is_trans[vi] {
@@ -747,7 +747,7 @@ impl DftlFtl {
             // if the room cannot be made, go on: collecting a translation block
             // frees more than it takes.
             let erased = self.blocks.erase_count[vi];
-            self.ensure_trans_room(self.blocks.valid[vi] as u64, None, cx);
+            self.ensure_trans_room(self.blocks.valid(vi) as u64, None, cx);
             if self.blocks.erase_count[vi] != erased {
                 return true;
             }
@@ -822,9 +822,9 @@ impl DftlFtl {
         self.scratch.dedup();
         let need = self.scratch.len() as u64;
         let gc_b = self.gc_open[plane.0 as usize];
-        let copies = self.blocks.valid[vi] as u32;
+        let copies = self.blocks.valid(vi) as u32;
         let takes_block =
-            !self.open_ok(gc_b) || ppb - (self.blocks.wp[gc_b as usize] as u32) < copies;
+            !self.open_ok(gc_b) || ppb - (self.blocks.wp(gc_b as usize) as u32) < copies;
         if !self.ensure_trans_room(need, takes_block.then_some(plane), cx) {
             return false;
         }
@@ -1033,7 +1033,7 @@ impl Ftl for DftlFtl {
         // Valid pages per block, and nothing valid beyond a block's write pointer.
         for b in 0..g.total_blocks() {
             let first = g.first_page(BlockId(b)).0;
-            let wp = self.blocks.wp[b as usize] as u32;
+            let wp = self.blocks.wp(b as usize) as u32;
             let mut valid = 0u32;
             for off in 0..ppb {
                 let p = (first + off) as usize;
@@ -1044,10 +1044,10 @@ impl Ftl for DftlFtl {
                     valid += 1;
                 }
             }
-            if valid != self.blocks.valid[b as usize] as u32 {
+            if valid != self.blocks.valid(b as usize) as u32 {
                 return Err(format!(
                     "block {b}: valid count {} but {valid} valid pages",
-                    self.blocks.valid[b as usize]
+                    self.blocks.valid(b as usize)
                 ));
             }
         }
@@ -1121,11 +1121,11 @@ impl Ftl for DftlFtl {
             }
         }
         for b in 0..g.total_blocks() {
-            if !self.is_trans[b as usize] || self.blocks.state[b as usize] == BlockState::Free {
+            if !self.is_trans[b as usize] || self.blocks.state(b as usize) == BlockState::Free {
                 continue;
             }
             let first = g.first_page(BlockId(b)).0;
-            for off in 0..self.blocks.wp[b as usize] as u32 {
+            for off in 0..self.blocks.wp(b as usize) as u32 {
                 let p = (first + off) as usize;
                 let t = self.oob[p] as usize;
                 if t >= self.gtd.len() || self.oob_ver[p] > self.tver[t] {
@@ -1188,7 +1188,7 @@ impl Ftl for DftlFtl {
                 (if pl == 0 { self.trans_open } else { NONE }, true),
             ] {
                 if b != NONE
-                    && (self.blocks.state[b as usize] != BlockState::Open
+                    && (self.blocks.state(b as usize) != BlockState::Open
                         || self.is_trans[b as usize] != trans)
                 {
                     return Err(format!(

@@ -178,7 +178,7 @@ impl Core {
         let wear = WearPolicy::from_config(c);
         let mut blocks = Blocks::new(g);
         blocks.pick = wear.free_pick();
-        blocks.track_fifo(c.gc_policy == GcPolicy::Fifo);
+        blocks.track_policy(c.gc_policy);
         Ok(Core {
             g,
             ppb,
@@ -244,11 +244,11 @@ impl Core {
 
     #[inline]
     pub fn wp(&self, b: u32) -> u32 {
-        self.blocks.wp[b as usize] as u32
+        self.blocks.wp(b as usize) as u32
     }
 
     pub fn is_full(&self, b: u32) -> bool {
-        self.blocks.state[b as usize] == BlockState::Full
+        self.blocks.state(b as usize) == BlockState::Full
     }
 
     /// A free block near `plane`. Never fails while the capacity bound checked in
@@ -598,7 +598,7 @@ impl Core {
     /// block lists (they must be exactly the blocks flagged as logs).
     pub fn check(&self, logs: &[u32]) -> Result<(), String> {
         self.blocks.check()?;
-        let mut valid = vec![0u32; self.blocks.valid.len()];
+        let mut valid = vec![0u32; self.blocks.count()];
         let ppb = self.ppb as u64;
         for (l, &p) in self.l2p.iter().enumerate() {
             if p == NONE {
@@ -632,7 +632,8 @@ impl Core {
                 return Err(format!("ppn {p} claims lpn {l}, which maps elsewhere"));
             }
         }
-        for (b, (&v, &c)) in self.blocks.valid.iter().zip(&valid).enumerate() {
+        for (b, &c) in valid.iter().enumerate() {
+            let v = self.blocks.valid(b);
             if v as u32 != c {
                 return Err(format!("block {b}: valid count {v} but {c} mapped pages"));
             }
@@ -647,7 +648,7 @@ impl Core {
         }
         let mut flagged = 0usize;
         for b in 0..self.owner.len() {
-            let free = self.blocks.state[b] == BlockState::Free;
+            let free = self.blocks.state(b) == BlockState::Free;
             let data = self.owner[b] != NONE;
             let log = self.is_log[b];
             if data && self.dmap[self.owner[b] as usize] != b as u32 {

@@ -97,7 +97,7 @@ impl Last {
         let dead = all
             .iter()
             .copied()
-            .find(|&b| self.core.blocks.valid[b as usize] == 0);
+            .find(|&b| self.core.blocks.valid(b as usize) == 0);
         let v = match dead {
             Some(b) => b,
             None => {

@@ -54,7 +54,7 @@ impl PageFtl {
         let wear = WearPolicy::from_config(c);
         let mut blocks = Blocks::new(g);
         blocks.pick = wear.free_pick();
-        blocks.track_fifo(c.gc_policy == GcPolicy::Fifo);
+        blocks.track_policy(c.gc_policy);
         PageFtl {
             g,
             logical: s.logical_pages,
@@ -79,7 +79,7 @@ impl PageFtl {
         } else {
             &mut self.gc_open[plane.0 as usize]
         };
-        if *slot == NONE || self.blocks.state[*slot as usize] != BlockState::Open {
+        if *slot == NONE || self.blocks.state(*slot as usize) != BlockState::Open {
             let b = self.blocks.alloc(plane).unwrap_or_else(|| {
                 panic!("plane {} has no free block: over-provisioning too small for this workload (gc threshold {})", plane.0, self.threshold)
             });
@@ -88,7 +88,7 @@ impl PageFtl {
         let b = BlockId(*slot);
         let p = self.blocks.program_next(b);
         self.p2l.push(b, lpn);
-        if self.blocks.state[b.0 as usize] == BlockState::Full {
+        if self.blocks.state(b.0 as usize) == BlockState::Full {
             *slot = NONE;
         }
         p
@@ -103,7 +103,7 @@ impl PageFtl {
             return false;
         };
         self.stats.gc_victims_examined += examined;
-        let full = |b: &Blocks, v: BlockId| b.valid[v.0 as usize] as u32 == self.g.pages_per_block;
+        let full = |b: &Blocks, v: BlockId| b.valid(v.0 as usize) as u32 == self.g.pages_per_block;
         let mut victim = victim;
         if full(&self.blocks, victim) && !matches!(self.policy, GcPolicy::Fifo | GcPolicy::Greedy) {
             // A random or windowed draw hit a block with nothing to reclaim: fall
@@ -162,7 +162,7 @@ impl PageFtl {
         let first = self.g.first_page(victim).0;
         let mut moved = 0;
         // Live pages still to find: stop scanning once all have moved.
-        let mut left = self.blocks.valid[victim.0 as usize];
+        let mut left = self.blocks.valid(victim.0 as usize);
         let view = self.p2l.view(victim);
         // The validity test reads one random L2P entry per page: ask for them all
         // first so that the cache misses overlap instead of queueing one by one.
@@ -208,7 +208,7 @@ impl HostFrontier for PageFtl {
     }
     fn host_needs_block(&self, plane: PlaneId) -> bool {
         let b = self.host_open[plane.0 as usize];
-        b == NONE || self.blocks.state[b as usize] != BlockState::Open
+        b == NONE || self.blocks.state(b as usize) != BlockState::Open
     }
     /// Collect until more than `threshold` blocks are free, so that after the
     /// frontier takes one at least `threshold` (>= 1) remain for GC's own.
@@ -299,7 +299,7 @@ impl Ftl for PageFtl {
         self.blocks.check()?;
         self.p2l.check()?;
         // L2P -> P2L: every mapped LPN sits on a written page that records it.
-        let mut valid = vec![0u32; self.blocks.valid.len()];
+        let mut valid = vec![0u32; self.blocks.count()];
         for (l, &p) in self.l2p.iter().enumerate() {
             if p == NONE {
                 continue;
@@ -311,16 +311,17 @@ impl Ftl for PageFtl {
                 ));
             }
             let b = self.g.block_of(Ppn(p));
-            if self.g.page_in_block(Ppn(p)) >= self.blocks.wp[b.0 as usize] as u32 {
+            if self.g.page_in_block(Ppn(p)) >= self.blocks.wp(b.0 as usize) as u32 {
                 return Err(format!("lpn {l} maps to unwritten page {p}"));
             }
             valid[b.0 as usize] += 1;
         }
         // P2L -> L2P: the P2L holds an LPN for exactly the written pages of each
         // block; the pages whose LPN maps back to them are the block's valid count.
-        for (b, (&v, &c)) in self.blocks.valid.iter().zip(&valid).enumerate() {
+        for (b, &c) in valid.iter().enumerate() {
+            let v = self.blocks.valid(b);
             let bid = BlockId(b as u32);
-            let wp = self.blocks.wp[b] as u32;
+            let wp = self.blocks.wp(b) as u32;
             if self.p2l.written(bid) != wp {
                 return Err(format!(
                     "block {b}: P2L has {} pages written, block manager {wp}",
@@ -347,7 +348,7 @@ impl Ftl for PageFtl {
         }
         for (pl, (&h, &gc)) in self.host_open.iter().zip(&self.gc_open).enumerate() {
             for b in [h, gc] {
-                if b != NONE && self.blocks.state[b as usize] != BlockState::Open {
+                if b != NONE && self.blocks.state(b as usize) != BlockState::Open {
                     return Err(format!("plane {pl}: frontier block {b} is not open"));
                 }
             }

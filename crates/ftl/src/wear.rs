@@ -46,7 +46,7 @@ impl WearPolicy {
         let range = first..first + b.g.blocks_per_plane as usize;
         let max = range.clone().map(|i| b.erase_count[i]).max()?;
         let (min, victim) = range
-            .filter(|&i| b.state[i] == BlockState::Full && b.valid[i] > 0 && eligible(i))
+            .filter(|&i| b.state(i) == BlockState::Full && b.valid(i) > 0 && eligible(i))
             .map(|i| (b.erase_count[i], i))
             .min()?;
         (max - min > self.threshold).then_some(BlockId(victim as u32))
