@@ -146,7 +146,7 @@ pub struct Blocks {
     hot: Vec<Hot>,
     pub erase_count: Vec<u32>,
     /// Logical time of the last invalidation in the block (cost-benefit age),
-    /// kept only while `stamps_on` (see `track_policy`).
+    /// kept (and allocated) only while `stamps_on` (see `track_policy`).
     stamp: Vec<u64>,
     stamps_on: bool,
     /// Order in which the block was opened (FIFO victim order).
@@ -228,10 +228,16 @@ impl Blocks {
     /// Keep the tables that `policy` reads and drop the others' upkeep: the
     /// FIFO index only for FIFO (see `track_fifo`), the invalidation stamps
     /// only for cost-benefit (every page death would otherwise write a stamp).
-    /// An FTL calls it once, on a new table.
+    /// An FTL calls it once, on a new table (it resets the stamps).
     pub fn track_policy(&mut self, policy: GcPolicy) {
         self.track_fifo(policy == GcPolicy::Fifo);
         self.stamps_on = policy == GcPolicy::CostBenefit;
+        // Not kept, not held (8 bytes a block: 32 MiB on a 1 TiB drive).
+        self.stamp = if self.stamps_on {
+            vec![0; self.hot.len()]
+        } else {
+            Vec::new()
+        };
     }
 
     /// Number of blocks (all planes).
