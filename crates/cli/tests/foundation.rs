@@ -290,6 +290,26 @@ mod completion {
         );
         assert_eq!(out.sched.dispatched + out.sched.merged, 10_000);
     }
+
+    /// A time limit that cuts the run says how many requests it left
+    /// unfinished: a closed loop keeps `iodepth` of them outstanding.
+    #[test]
+    fn a_time_limit_counts_the_requests_it_cuts_off() {
+        let mut cfg = SsdConfig::default();
+        small(&mut cfg);
+        cfg.workload.rw = RwMode::RandWrite;
+        cfg.workload.iodepth = 32;
+        cfg.workload.number_ios = Some(1_000_000);
+        cfg.sim.time_limit = Some(Dur::from_ms(2));
+        let out = run_checked(&cfg);
+        assert!(out.host.requests > 0 && out.host.requests < 1_000_000);
+        assert_eq!(out.notes.get("time_limit_requests_unfinished"), Some(&32));
+        // Not cut: no such note.
+        cfg.sim.time_limit = None;
+        cfg.workload.number_ios = Some(100);
+        let out = run_checked(&cfg);
+        assert!(!out.notes.contains_key("time_limit_requests_unfinished"));
+    }
 }
 
 mod cli {
@@ -307,6 +327,8 @@ mod cli {
             (&["run", "--ftl", "nosuch"], "ftl.kind"),
             (&["run", "--set", "nand.t_rr=5us"], "nand.t_rr"),
             (&["run", "--blocks-per-plane", "100000000"], "geometry"),
+            (&["run", "--write-buffer", "6KiB"], "dram.write_buffer"),
+            (&["run", "--time-limit", "0"], "sim.time_limit"),
         ];
         for (args, needle) in cases {
             let (code, _, err) = ssdsim(args);

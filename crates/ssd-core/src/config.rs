@@ -1160,6 +1160,24 @@ impl Settings {
         if c.dram.write_buffer.0 > c.dram.capacity.0 {
             return Err(invalid("dram.write_buffer", "larger than dram.capacity"));
         }
+        // The buffer holds whole logical pages: a size that is not a multiple
+        // of the page would be rounded down without a word (to nothing, below
+        // one page).
+        if !c.dram.write_buffer.0.is_multiple_of(n.page_size.0) {
+            return Err(invalid(
+                "dram.write_buffer",
+                format!(
+                    "must be a whole number of pages ({} B each), got {} B",
+                    n.page_size.0, c.dram.write_buffer.0
+                ),
+            ));
+        }
+        if c.sim.time_limit.is_some_and(|t| t.0 == 0) {
+            return Err(invalid(
+                "sim.time_limit",
+                "must be positive (leave it out for no limit)",
+            ));
+        }
         c.workload.validate(logical_pages * n.page_size.0)?;
         c.replay.validate()?;
         if let Some(t) = &c.trace {

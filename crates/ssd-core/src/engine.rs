@@ -1050,6 +1050,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             );
         }
         let end = if limit.is_some() && self.hosts.live > 0 {
+            // Cut by the time limit: say how many requests it left unfinished
+            // (they are in no statistic).
+            *self.notes_mut("time_limit_requests_unfinished") += self.hosts.live as u64;
             self.now
         } else {
             self.last_done
