@@ -329,6 +329,7 @@ mod cli {
             (&["run", "--blocks-per-plane", "100000000"], "geometry"),
             (&["run", "--write-buffer", "6KiB"], "dram.write_buffer"),
             (&["run", "--time-limit", "0"], "sim.time_limit"),
+            (&["run", "--gc", "windowed:0"], "ftl.gc_policy"),
         ];
         for (args, needle) in cases {
             let (code, _, err) = ssdsim(args);

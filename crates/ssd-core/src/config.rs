@@ -415,8 +415,8 @@ impl GcPolicy {
                     let f: f64 = f
                         .parse()
                         .map_err(|_| format!("bad window fraction in {s:?}"))?;
-                    if !(0.0..=1.0).contains(&f) {
-                        return Err(format!("window fraction must be in [0, 1], got {f}"));
+                    if !(f > 0.0 && f <= 1.0) {
+                        return Err(format!("window fraction must be in (0, 1], got {f}"));
                     }
                     GcPolicy::Windowed(f)
                 } else {
@@ -1137,10 +1137,10 @@ impl Settings {
             return Err(invalid("ftl.gc_threshold_blocks", "must be at least 1"));
         }
         if let GcPolicy::Windowed(f) = c.ftl.gc_policy {
-            if !(0.0..=1.0).contains(&f) {
+            if !(f > 0.0 && f <= 1.0) {
                 return Err(invalid(
                     "ftl.gc_policy",
-                    "window fraction must be in [0, 1]",
+                    format!("window fraction must be in (0, 1] (a window of no candidates chooses nothing), got {f}"),
                 ));
             }
         }
