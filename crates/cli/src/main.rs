@@ -225,6 +225,13 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                 let (w, job) =
                     ssdsim::fio::parse_file(&path, &c.workload).map_err(RunError::from)?;
                 c.workload = w;
+                if !job.ignored.is_empty() {
+                    eprintln!(
+                        "{}: accepted without effect on the simulation (host-side fio options): {}",
+                        path.display(),
+                        job.ignored.join(", ")
+                    );
+                }
                 if let Some(rt) = job.runtime {
                     c.sim.time_limit = Some(rt);
                 }

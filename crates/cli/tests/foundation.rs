@@ -354,6 +354,21 @@ mod cli {
         let (code, _, err) = ssdsim(&["run", "--fio", f.to_str().unwrap()]);
         assert_eq!(code, 2);
         assert!(err.contains("job.fio:5") && err.contains("verify"), "{err}");
+        // Host-side options are accepted, and said to have no effect.
+        let ok = dir.join("ok.fio");
+        std::fs::write(
+            &ok,
+            "[global]\nioengine=libaio\ndirect=1\n[j]\nrw=randread\nnumber_ios=50\n",
+        )
+        .unwrap();
+        let (code, _, err) = ssdsim(&["run", "--fio", ok.to_str().unwrap()]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            err.contains("ok.fio")
+                && err.contains("without effect")
+                && err.contains("ioengine, direct"),
+            "{err}"
+        );
         let toml = dir.join("bad.toml");
         std::fs::write(&toml, "[nand]\npage_sise = \"4KiB\"\n").unwrap();
         let (code, _, err) = ssdsim(&["run", "--config", toml.to_str().unwrap()]);
