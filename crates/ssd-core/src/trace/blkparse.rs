@@ -34,6 +34,15 @@ pub(super) fn is_event(line: &[u8]) -> bool {
     dev_ok && nums && time_ok && pid_ok && act_ok
 }
 
+/// The action letter of a blkparse event line (`Q`, `D`, `C`, ...), if it is one.
+pub(super) fn action_of(line: &[u8]) -> Option<u8> {
+    if !is_event(line) {
+        return None;
+    }
+    let f = ws_fields(line).nth(5)?;
+    (f.len() == 1).then(|| f[0].to_ascii_uppercase())
+}
+
 #[inline]
 pub(super) fn parse(line: &[u8], po: &ParseOptions, rec: &mut Record) -> Result<bool, String> {
     let mut it = ws_fields(line);

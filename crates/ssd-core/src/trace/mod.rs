@@ -534,6 +534,10 @@ pub struct TraceReader<R> {
     skip_bad: bool,
     bad_lines: u64,
     non_io_lines: u64,
+    records: u64,
+    /// blkparse: the actions of the event lines seen before the first record
+    /// (bit `letter - 'A'`), to say why a trace gave none.
+    actions_seen: u32,
     done: bool,
 }
 
@@ -550,6 +554,8 @@ impl<R: BufRead> TraceReader<R> {
             skip_bad: false,
             bad_lines: 0,
             non_io_lines: 0,
+            records: 0,
+            actions_seen: 0,
             done: false,
         }
     }
@@ -596,15 +602,20 @@ impl<R: BufRead> TraceReader<R> {
             };
             if avail.is_empty() {
                 self.done = true;
+                if self.records == 0 && self.actions_seen != 0 {
+                    return Some(Err(self.no_blkparse_records()));
+                }
                 return None;
             }
             let (outcome, used) = match find_newline(avail) {
                 Some(i) => {
                     self.line += 1;
-                    (
-                        classify_line(self.format, &avail[..i], &self.po, &mut rec),
-                        i + 1,
-                    )
+                    let l = &avail[..i];
+                    let outcome = classify_line(self.format, l, &self.po, &mut rec);
+                    if self.records == 0 && matches!(outcome, Line::NonIo) {
+                        self.actions_seen |= blkparse_action_bit(self.format, l);
+                    }
+                    (outcome, i + 1)
                 }
                 None => {
                     // The line straddles the buffer end: gather it whole.
@@ -616,12 +627,19 @@ impl<R: BufRead> TraceReader<R> {
                         return Some(Err(self.read_error(e)));
                     }
                     self.line += 1;
-                    (classify_line(self.format, &self.buf, &self.po, &mut rec), 0)
+                    let outcome = classify_line(self.format, &self.buf, &self.po, &mut rec);
+                    if self.records == 0 && matches!(outcome, Line::NonIo) {
+                        self.actions_seen |= blkparse_action_bit(self.format, &self.buf);
+                    }
+                    (outcome, 0)
                 }
             };
             self.input.consume(used);
             match outcome {
-                Line::Record => return Some(Ok(rec)),
+                Line::Record => {
+                    self.records += 1;
+                    return Some(Ok(rec));
+                }
                 Line::Blank => {}
                 Line::NonIo => self.non_io_lines += 1,
                 Line::Bad(reason) => {
@@ -633,6 +651,28 @@ impl<R: BufRead> TraceReader<R> {
                     }
                 }
             }
+        }
+    }
+
+    /// A blkparse trace whose event lines are all of other actions than the
+    /// one replayed (e.g. a capture with I/D/C but no Q events): an error that
+    /// says which actions it has, rather than an empty workload.
+    #[cold]
+    fn no_blkparse_records(&self) -> SourceError {
+        let seen: Vec<String> = (0..26u8)
+            .filter(|i| self.actions_seen & (1 << i) != 0)
+            .map(|i| ((b'A' + i) as char).to_string())
+            .collect();
+        let want = self.po.blkparse_action as char;
+        SourceError {
+            location: self.label.clone(),
+            reason: format!(
+                "no blkparse `{want}` events with data in {} lines (the trace has actions {}); \
+                 replay another one with `--set replay.blkparse_action=D` (`trace stats`: \
+                 `--blkparse-action D`): D is what was issued to the device",
+                self.line,
+                seen.join(", ")
+            ),
         }
     }
 
@@ -648,6 +688,18 @@ impl<R: BufRead> TraceReader<R> {
             ""
         };
         self.err(format!("read error: {e}{hint}"))
+    }
+}
+
+/// For a blkparse event line, its action's bit (see `TraceReader::actions_seen`).
+#[cold]
+fn blkparse_action_bit(fmt: TraceFormat, line: &[u8]) -> u32 {
+    if fmt != TraceFormat::Blkparse {
+        return 0;
+    }
+    match blkparse::action_of(line) {
+        Some(a @ b'A'..=b'Z') => 1 << (a - b'A'),
+        _ => 0,
     }
 }
 

@@ -301,6 +301,50 @@ Total (8,16):
     .is_err());
 }
 
+/// A capture without queue events (only I/D/C, as blktrace on some setups)
+/// replayed with the default action is an error that names the actions it
+/// has, not an empty workload; with `D` it replays.
+#[test]
+fn blkparse_without_the_chosen_action_says_which_it_has() {
+    let text = "\
+  8,16   3        4     0.000011950  3645  I   R 4938888 + 256 [java]
+  8,16   3        5     0.000026421  3645  D   R 4938888 + 256 [java]
+  8,16   3        7     0.001795683  3557  C   R 4938888 + 256 [0]
+CPU3 (8,16):
+";
+    let e = drain(&mut replay(
+        text,
+        TraceFormat::Blkparse,
+        ReplayOptions::default(),
+    ))
+    .unwrap_err();
+    assert!(
+        e.reason.contains("no blkparse `Q` events")
+            && e.reason.contains("actions C, D, I")
+            && e.reason.contains("replay.blkparse_action=D"),
+        "{e}"
+    );
+    let d = drain(&mut replay(
+        text,
+        TraceFormat::Blkparse,
+        ReplayOptions {
+            blkparse_action: "D".into(),
+            ..Default::default()
+        },
+    ))
+    .unwrap();
+    assert_eq!(d.len(), 1);
+    // Q events that all lack data (flushes) are no workload either.
+    let flushes = "  8,16   5        5     0.000009980 18615  Q  FN [java]\n";
+    let e = drain(&mut replay(
+        flushes,
+        TraceFormat::Blkparse,
+        ReplayOptions::default(),
+    ))
+    .unwrap_err();
+    assert!(e.reason.contains("actions Q"), "{e}");
+}
+
 #[test]
 fn detection_of_ambiguous_five_field_traces() {
     assert_eq!(
