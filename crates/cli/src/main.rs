@@ -709,6 +709,15 @@ fn sweep_cmd(a: SweepArgs) -> anyhow::Result<()> {
         reqs,
         reqs as f64 / wall.max(1e-9)
     );
+    if failed > 0 {
+        // The outputs are written (each failed row says why in `error`), but a
+        // script or a cluster job must not take the sweep for a success.
+        return Err(RunError::Input(format!(
+            "{failed} of {} configurations failed (see the error column)",
+            rows.len()
+        ))
+        .into());
+    }
     Ok(())
 }
 

@@ -341,6 +341,41 @@ mod cli {
         }
     }
 
+    /// A sweep runs every point, writes every row, and exits 2 if any failed.
+    #[test]
+    fn a_sweep_with_a_failed_point_exits_2() {
+        let args = [
+            "sweep",
+            "--nand",
+            "chip2,nosuch",
+            "--number_ios",
+            "200",
+            "--precondition",
+            "none",
+            "--workload",
+            "rand-read",
+        ];
+        let (code, out, err) = ssdsim(&args);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            out.contains("chip2") && out.contains("FAILED: unknown nand preset"),
+            "{out}"
+        );
+        assert!(err.contains("1 of 2 configurations failed"), "{err}");
+        let (code, _, err) = ssdsim(&[
+            "sweep",
+            "--nand",
+            "chip2",
+            "--number_ios",
+            "200",
+            "--precondition",
+            "none",
+            "--workload",
+            "rand-read",
+        ]);
+        assert_eq!(code, 0, "{err}");
+    }
+
     #[test]
     fn unknown_fio_option_is_named() {
         let dir = std::env::temp_dir().join(format!("ssdsim-fio-{}", std::process::id()));
