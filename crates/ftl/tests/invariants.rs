@@ -68,7 +68,8 @@ fn knobs() -> impl Strategy<Value = Knobs> {
             Just(GcPolicy::Fifo),
             Just(GcPolicy::Random),
             Just(GcPolicy::CostBenefit),
-            Just(GcPolicy::Windowed(0.0)),
+            // The smallest window: one random candidate (max(1, round(F x n))).
+            Just(GcPolicy::Windowed(0.001)),
             Just(GcPolicy::Windowed(0.5)),
         ],
         prop_oneof![
