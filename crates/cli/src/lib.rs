@@ -26,6 +26,12 @@ use ssd_core::stats::Report;
 use ssd_core::workload::{FioGen, RequestSource, SourceError, Timing};
 use ssd_core::{SimError, Simulation};
 
+/// The README's Rust code, compiled by `cargo test` (as doctests) so that the
+/// library example it shows stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
+
 /// Errors of the application layer. `exit_code()` maps them to the CLI's codes:
 /// 2 for bad input (configuration, workload, trace), 1 for anything else.
 #[derive(Debug, thiserror::Error)]
