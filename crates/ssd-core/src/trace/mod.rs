@@ -663,13 +663,31 @@ impl<R: BufRead> TraceReader<R> {
             .filter(|i| self.actions_seen & (1 << i) != 0)
             .map(|i| ((b'A' + i) as char).to_string())
             .collect();
-        let want = self.po.blkparse_action as char;
+        let want = self.po.blkparse_action;
+        // Suggest an action the trace has: D (issued to the device) first, then
+        // Q (queued: the per-request view), else the first one seen.
+        let has = |a: u8| a.is_ascii_uppercase() && self.actions_seen & (1 << (a - b'A')) != 0;
+        let other = (b'A'..=b'Z').find(|&a| a != want && has(a));
+        let suggest = [b'D', b'Q']
+            .into_iter()
+            .find(|&a| a != want && has(a))
+            .or(other);
+        let hint = match suggest {
+            Some(a) => {
+                let a = a as char;
+                format!(
+                    "; replay another one with `--set replay.blkparse_action={a}` \
+                     (`trace stats`: `--blkparse-action {a}`; D is what was issued to the \
+                     device, Q what was queued)"
+                )
+            }
+            None => String::new(),
+        };
         SourceError {
             location: self.label.clone(),
             reason: format!(
-                "no blkparse `{want}` events with data in {} lines (the trace has actions {}); \
-                 replay another one with `--set replay.blkparse_action=D` (`trace stats`: \
-                 `--blkparse-action D`): D is what was issued to the device",
+                "no blkparse `{}` events with data in {} lines (the trace has actions {}){hint}",
+                want as char,
                 self.line,
                 seen.join(", ")
             ),

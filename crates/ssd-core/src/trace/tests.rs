@@ -334,6 +334,26 @@ CPU3 (8,16):
     ))
     .unwrap();
     assert_eq!(d.len(), 1);
+    // Asked for D, a capture of Q and C events suggests Q.
+    let qc = "\
+  8,16   5        2     0.000001850 18615  Q   R 1444645666 + 256 [java]
+  8,16   5        3     0.000002850 18615  C   R 1444645666 + 256 [java]
+";
+    let e = drain(&mut replay(
+        qc,
+        TraceFormat::Blkparse,
+        ReplayOptions {
+            blkparse_action: "D".into(),
+            ..Default::default()
+        },
+    ))
+    .unwrap_err();
+    assert!(
+        e.reason.contains("no blkparse `D` events")
+            && e.reason.contains("actions C, Q")
+            && e.reason.contains("replay.blkparse_action=Q"),
+        "{e}"
+    );
     // Q events that all lack data (flushes) are no workload either.
     let flushes = "  8,16   5        5     0.000009980 18615  Q  FN [java]\n";
     let e = drain(&mut replay(
