@@ -118,6 +118,9 @@ pub struct ConfigArgs {
     /// Trace addresses beyond the device: wrap or reject
     #[arg(long = "out-of-range")]
     pub out_of_range: Option<String>,
+    /// Trace records read ahead and replayed in timestamp order (0: file order)
+    #[arg(long = "reorder-window")]
+    pub reorder_window: Option<String>,
     /// Skip and count malformed trace lines instead of failing
     #[arg(long = "skip-bad-lines")]
     pub skip_bad_lines: bool,
@@ -145,6 +148,7 @@ impl ConfigArgs {
             random_distribution => "random_distribution", size => "size", offset => "offset", randseed => "randseed",
             trace => "trace", trace_format => "trace-format", personality => "personality", speed => "speed",
             closed_loop_depth => "closed-loop-depth", max_requests => "max-requests", out_of_range => "out-of-range",
+            reorder_window => "reorder-window",
         );
         if self.skip_bad_lines {
             v.push(("skip-bad-lines", "true".to_string()));

@@ -286,6 +286,7 @@ pub fn apply_flag(cfg: &mut SsdConfig, flag: &str, value: &str) -> Result<(), Co
         "closed-loop-depth" => "replay.closed_loop_depth",
         "max-requests" => "replay.max_requests",
         "out-of-range" => "replay.out_of_range",
+        "reorder-window" => "replay.reorder_window",
         "skip-bad-lines" => "replay.skip_bad_lines",
         "drain" => "sim.drain",
         "ftl" => "ftl.kind",

@@ -163,11 +163,13 @@ fn bad_lines_can_be_skipped_and_counted() {
 #[test]
 fn timestamps_rebased_scaled_and_clamped() {
     let text = "0,8,4096,R,10.0\n0,16,4096,R,10.5\n0,24,4096,W,10.25\n0,32,4096,W,11.0\n";
+    // In file order (no window): the late record is clamped.
     let mut r = replay(
         text,
         TraceFormat::Spc,
         ReplayOptions {
             speed: 2.0,
+            reorder_window: 0,
             ..Default::default()
         },
     );
@@ -179,6 +181,84 @@ fn timestamps_rebased_scaled_and_clamped() {
         vec![("trace_timestamps_non_monotonic_clamped".to_string(), 1)]
     );
     assert_eq!(r.timing(), Timing::OpenLoop);
+    // With the default window it is put back in timestamp order.
+    let mut r = replay(
+        text,
+        TraceFormat::Spc,
+        ReplayOptions {
+            speed: 2.0,
+            ..Default::default()
+        },
+    );
+    let v = drain(&mut r).unwrap();
+    let got: Vec<(u64, u64)> = v.iter().map(|q| (q.arrival.0, q.lba)).collect();
+    assert_eq!(
+        got,
+        vec![
+            (0, 8),
+            (125_000_000, 24),
+            (250_000_000, 16),
+            (500_000_000, 32)
+        ]
+    );
+    assert_eq!(
+        r.notes(),
+        vec![("trace_timestamps_reordered".to_string(), 1)]
+    );
+}
+
+/// The reorder window sorts disorder up to its size (ties keep file order),
+/// clamps what lies beyond it, and an error found on a record read ahead
+/// names that record's own line.
+#[test]
+fn reorder_window_bounds_and_error_lines() {
+    // The record at 1.0 s comes three records late.
+    let text =
+        "0,8,4096,R,2.0\n0,16,4096,R,3.0\n0,24,4096,R,3.0\n0,32,4096,W,1.0\n0,40,4096,W,4.0\n";
+    let run = |w: u32| {
+        let mut r = replay(
+            text,
+            TraceFormat::Spc,
+            ReplayOptions {
+                reorder_window: w,
+                ..Default::default()
+            },
+        );
+        let v = drain(&mut r).unwrap();
+        let lbas: Vec<u64> = v.iter().map(|q| q.lba).collect();
+        (lbas, r.notes())
+    };
+    let (lbas, notes) = run(3);
+    assert_eq!(lbas, vec![32, 8, 16, 24, 40]);
+    assert_eq!(notes, vec![("trace_timestamps_reordered".to_string(), 1)]);
+    // A window of 2 holds three records: the late one is read after the
+    // first has left, so it is clamped to 2.0 s (and the tie 16/24 keeps order).
+    let (lbas, notes) = run(2);
+    assert_eq!(lbas, vec![8, 32, 16, 24, 40]);
+    assert_eq!(
+        notes,
+        vec![("trace_timestamps_non_monotonic_clamped".to_string(), 1)]
+    );
+    // Out of range with reject: the error names the line of the bad record,
+    // not the line the reader had reached.
+    let far = "0,8,4096,R,1.0\n0,99999999,4096,R,2.0\n0,16,4096,R,3.0\n0,24,4096,R,4.0\n";
+    let mut r = replay(
+        far,
+        TraceFormat::Spc,
+        ReplayOptions {
+            out_of_range: OutOfRange::Reject,
+            capacity_bytes: Some(1 << 30),
+            ..Default::default()
+        },
+    );
+    let e = drain(&mut r).unwrap_err();
+    assert_eq!(e.location, "t.trace:2", "{e}");
+    assert!(ReplayOptions {
+        reorder_window: MAX_REORDER_WINDOW + 1,
+        ..Default::default()
+    }
+    .validate()
+    .is_err());
 }
 
 #[test]
