@@ -181,6 +181,31 @@ fn split_set(set: &[String]) -> Result<Vec<(String, String)>, RunError> {
         .collect()
 }
 
+/// Fail now, before any simulation, if an output file cannot be written
+/// (a missing directory, a directory in its place, no permission): a long
+/// sweep must not end in an error after its runs. A file that did not exist
+/// is created and removed again.
+fn check_writable(files: &[Option<&std::path::Path>]) -> Result<(), RunError> {
+    for p in files.iter().flatten() {
+        let existed = p.exists();
+        match std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(p)
+        {
+            Ok(_) => {
+                if !existed {
+                    let _ = std::fs::remove_file(p);
+                }
+            }
+            Err(e) => {
+                return Err(RunError::Io(format!("{}: cannot write: {e}", p.display())));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn write_out(out: Option<&PathBuf>, text: &str) -> anyhow::Result<()> {
     match out {
         Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?,
@@ -260,6 +285,12 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             }
             let power_sample = ssd_core::units::parse_dur(&power_sample)
                 .map_err(|e| RunError::Input(format!("--power-sample: {e}")))?;
+            check_writable(&[
+                out.as_deref(),
+                power_trace.as_deref(),
+                plot_power.as_deref(),
+                plot_breakdown.as_deref(),
+            ])?;
             if no_power
                 && (power_trace.is_some() || plot_power.is_some() || plot_breakdown.is_some())
             {
@@ -666,6 +697,11 @@ fn sweep_cmd(a: SweepArgs) -> anyhow::Result<()> {
             ));
         }
         return write_out(None, &o);
+    }
+    check_writable(&[a.csv.as_deref(), a.jsonl.as_deref(), a.md.as_deref()])?;
+    if let Some(d) = &a.plot {
+        std::fs::create_dir_all(d)
+            .map_err(|e| RunError::Io(format!("{}: cannot create: {e}", d.display())))?;
     }
     let show = std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
     let bar = if show {

@@ -374,6 +374,31 @@ mod cli {
             "rand-read",
         ]);
         assert_eq!(code, 0, "{err}");
+        // An output that cannot be written fails before any point runs.
+        let bad = std::env::temp_dir().join(format!("ssdsim-no-such-dir-{}", std::process::id()));
+        let csv = bad.join("out.csv");
+        let (code, out, err) = ssdsim(&[
+            "sweep",
+            "--nand",
+            "chip2",
+            "--number_ios",
+            "200",
+            "--precondition",
+            "none",
+            "--workload",
+            "rand-read",
+            "--csv",
+            csv.to_str().unwrap(),
+        ]);
+        assert_ne!(code, 0);
+        assert!(
+            err.contains("out.csv") && err.contains("cannot write"),
+            "{err}"
+        );
+        assert!(out.is_empty(), "no point ran: {out}");
+        let (code, _, err) = ssdsim(&["run", "--number_ios", "10", "--out", csv.to_str().unwrap()]);
+        assert_ne!(code, 0);
+        assert!(err.contains("cannot write"), "{err}");
     }
 
     #[test]
