@@ -410,7 +410,23 @@ pub fn resolve_config(
     for (f, v) in flags.iter().filter(|(f, _)| !is_preset(f)) {
         apply_flag(&mut cfg, f, v)?;
     }
+    if flags.iter().any(|(f, _)| f == "number_ios") {
+        number_ios_to_source(&mut cfg, flags.iter().any(|(f, _)| f == "max-requests"));
+    }
     Ok(cfg)
+}
+
+/// An explicit `number_ios` (fio: end after that many requests) applied to a
+/// personality (its request count) or a trace (its replay limit, unless
+/// `max_requests` was given too); otherwise the flag would be dropped without
+/// a word, since only the fio-style generator reads `workload.number_ios`.
+pub fn number_ios_to_source(cfg: &mut SsdConfig, max_requests_given: bool) {
+    let n = cfg.workload.number_ios;
+    if let Some(p) = cfg.personality.as_mut() {
+        p.requests = n.unwrap_or(p.requests);
+    } else if cfg.trace.is_some() && !max_requests_given {
+        cfg.replay.max_requests = n;
+    }
 }
 
 /// All NAND presets with their derived figures (for `ssdsim presets`).

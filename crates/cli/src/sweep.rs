@@ -220,6 +220,18 @@ fn build_point(
     for (k, v) in common {
         apply_key(&mut c, k, v)?;
     }
+    // An explicit number_ios (an axis or a flag, not a named workload's own)
+    // also ends a personality or a trace, as in `run`.
+    let given = |key: &str| {
+        params.iter().chain(common).any(|(k, _)| {
+            k == key
+                || k.strip_prefix("workload.") == Some(key)
+                || k.strip_prefix("replay.") == Some(key)
+        })
+    };
+    if given("number_ios") {
+        crate::number_ios_to_source(&mut c, given("max-requests") || given("max_requests"));
+    }
     let label: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
     // 63 bits: seeds round-trip through TOML (signed 64-bit integers).
     c.sim.seed = derive_seed(master, &label.join(",")) >> 1;

@@ -636,6 +636,37 @@ mod tools {
         assert!(r["energy_j"]["total"].as_f64().unwrap() > 0.0);
     }
 
+    /// `--number_ios` ends a trace replay or a personality too (it used to be
+    /// dropped: only the fio-style generator read it); `--max-requests` wins
+    /// for a trace.
+    #[test]
+    fn number_ios_ends_traces_and_personalities() {
+        let requests = |args: &[&str]| {
+            let mut all = vec![
+                "run",
+                "--blocks-per-plane",
+                "64",
+                "--no-power",
+                "--format",
+                "json",
+            ];
+            all.extend_from_slice(args);
+            let (code, out, err) = ssdsim(&all);
+            assert_eq!(code, 0, "{err}");
+            let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+            (r["host"]["requests"].as_u64().unwrap(), r["notes"].clone())
+        };
+        let t = repo("traces/synth.spc");
+        assert_eq!(requests(&["--trace", &t, "--number_ios", "7"]).0, 7);
+        assert_eq!(
+            requests(&["--trace", &t, "--number_ios", "7", "--max-requests", "5"]).0,
+            5
+        );
+        let (n, notes) = requests(&["--personality", "varmail", "--number_ios", "300"]);
+        let pre = notes["personality_prealloc_requests"].as_u64().unwrap();
+        assert_eq!(n, 300 + pre);
+    }
+
     #[test]
     fn bad_trace_line_is_named() {
         let dir = std::env::temp_dir().join(format!("ssdsim-trace-{}", std::process::id()));
