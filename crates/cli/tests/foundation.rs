@@ -291,6 +291,39 @@ mod completion {
         assert_eq!(out.sched.dispatched + out.sched.merged, 10_000);
     }
 
+    /// Idle-time GC runs on every die at once (one job per die in flight), so
+    /// draining it takes about its flash time divided by the dies, not the
+    /// sum; utilization covers the measured phase only, so it stays <= 1.
+    #[test]
+    fn idle_gc_runs_on_all_dies_and_utilization_excludes_the_drain() {
+        let mut cfg = SsdConfig::default();
+        small(&mut cfg);
+        cfg.sim.precondition = Precondition::Steady;
+        cfg.sim.drain = true;
+        cfg.ftl.background_gc_blocks = 8;
+        cfg.workload.rw = RwMode::RandWrite;
+        cfg.workload.number_ios = Some(2_000);
+        let out = run_checked(&cfg);
+        let copies = out.ftl.stats.gc_page_copies as f64;
+        assert!(out.ftl.stats.background_runs > 100, "{:?}", out.ftl.stats);
+        // One copy: tR, data out, data in, tPROG (chip2: 25 + 100 + 100 + 200 us).
+        let serial_s = copies * 425e-6;
+        let drain = out.run.drain_s;
+        assert!(
+            drain > 0.0 && drain < serial_s / 4.0,
+            "drain {drain} s for {copies} copies (serial {serial_s} s)"
+        );
+        let u = &out.utilization;
+        for (name, f) in [
+            ("dies", u.dies),
+            ("channels", u.channels),
+            ("cpu", u.cpu),
+            ("host_link", u.host_link),
+        ] {
+            assert!((0.0..=1.0).contains(&f), "{name} utilization {f}");
+        }
+    }
+
     /// A time limit that cuts the run says how many requests it left
     /// unfinished: a closed loop keeps `iodepth` of them outstanding.
     #[test]

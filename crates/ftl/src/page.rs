@@ -281,11 +281,14 @@ impl Ftl for PageFtl {
     }
     fn background(&mut self, cx: &mut FtlCtx) -> bool {
         self.begin_call();
+        // Planes in striping order (channel first), so that successive
+        // background jobs land on different dies.
         let np = self.g.total_planes();
         for k in 0..np {
-            let p = PlaneId((self.bg_cursor + k) % np);
+            let i = (self.bg_cursor + k) % np;
+            let p = PlaneId(self.picker.order[i as usize]);
             if self.blocks.free_count(p) < self.bg_target && self.gc_one(p, cx, true) {
-                self.bg_cursor = (p.0 + 1) % np;
+                self.bg_cursor = (i + 1) % np;
                 return true;
             }
         }

@@ -554,6 +554,8 @@ struct Chan {
     owner: u32,
     /// A `ChanFree` event is booked for `busy_until`.
     wake: bool,
+    /// End of the running (or last) data-out transfer.
+    out_end: SimTime,
     waiters: VecDeque<u32>,
     busy_ns: u64,
 }
@@ -672,6 +674,15 @@ impl WriteBuffer {
     }
 }
 
+/// Busy nanoseconds per die and channel, of the CPU and of the host link.
+#[derive(Clone, Debug)]
+struct BusyTimes {
+    dies: Vec<u64>,
+    chans: Vec<u64>,
+    cpu: u64,
+    link: u64,
+}
+
 /// Result of preconditioning.
 #[derive(Clone, Debug, Default)]
 pub struct PreconditionOutcome {
@@ -754,6 +765,9 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
     notes: std::collections::BTreeMap<&'static str, u64>,
     draining: bool,
     drain_ns: u64,
+    /// Busy time of dies, channels, CPU and host link up to the drain start
+    /// (the measured phase's end): utilization covers the measured phase only.
+    busy_at_drain: Option<BusyTimes>,
     /// Per block: the order its programs and erases execute in, and the
     /// transactions parked on it (one record: one memory access per block).
     blk: Vec<BlockExec>,
@@ -851,6 +865,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             notes: Default::default(),
             draining: false,
             drain_ns: 0,
+            busy_at_drain: None,
             blk: vec![BlockExec::default(); g.total_blocks() as usize],
             stage_lists: Vec::new(),
             plan_jobs: Vec::new(),
@@ -861,6 +876,34 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             src,
             sched,
             obs,
+        }
+    }
+
+    /// Busy time of every die, channel, the CPU and the host link up to
+    /// `cut` (not after `now`): what is booked or running past it is left out.
+    fn busy_until_cut(&self, cut: SimTime) -> BusyTimes {
+        let past = |t: SimTime| t.0.saturating_sub(cut.0);
+        BusyTimes {
+            dies: self
+                .dies
+                .iter()
+                .map(|d| match d.phase {
+                    // A batch adds its whole time when it completes.
+                    Phase::Idle => d.busy_ns,
+                    _ => d.busy_ns + cut.0.saturating_sub(d.batch_start.0),
+                })
+                .collect(),
+            chans: self
+                .chans
+                .iter()
+                .map(|c| {
+                    // Transfers add their whole time when they are booked.
+                    let out = if c.out { past(c.out_end) } else { 0 };
+                    c.busy_ns - past(c.busy_until) - out
+                })
+                .collect(),
+            cpu: self.cpu_ns - past(self.cpu_free),
+            link: self.link_ns - past(self.link_free),
         }
     }
 
@@ -892,6 +935,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         for c in &mut self.chans {
             c.busy_ns = 0;
         }
+        self.draining = false;
+        self.busy_at_drain = None;
     }
 
     // -------------------------------------------------------- preconditioning
@@ -1034,6 +1079,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 }
                 if !self.draining {
                     self.draining = true;
+                    self.busy_at_drain = Some(self.busy_until_cut(self.last_done));
                     self.report_started_ops();
                     self.obs.drain_start(self.last_done);
                     self.maybe_background();
@@ -1615,19 +1661,24 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         self.maybe_background();
     }
 
+    /// Idle-time GC: while the device is idle, top the GC (non-gating) jobs in
+    /// flight up to one per die (the FTL picks the planes; page mapping and DFTL take them
+    /// in striping order, so successive jobs land on different dies), as
+    /// firmware collects on all dies at once rather than one block at a time.
     fn maybe_background(&mut self) {
-        if !self.bg_enabled || self.dev_inflight > 0 || !self.sched.is_empty() || self.bg_jobs > 0 {
+        if !self.bg_enabled || self.dev_inflight > 0 || !self.sched.is_empty() {
             return;
         }
-        self.cx.plan.clear();
-        self.cx.work = FtlWork::default();
-        self.cx.now = self.now;
-        if self.ftl.background(&mut self.cx) {
-            let start = self.book_cpu(self.now, 0);
-            let _ = start;
-            self.commit_plan(NONE);
-        } else {
+        while self.bg_jobs < self.dies.len() as u32 {
             self.cx.plan.clear();
+            self.cx.work = FtlWork::default();
+            self.cx.now = self.now;
+            if !self.ftl.background(&mut self.cx) {
+                self.cx.plan.clear();
+                return;
+            }
+            self.book_cpu(self.now, 0);
+            self.commit_plan(NONE);
         }
     }
 
@@ -1876,6 +1927,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         let c = &mut self.chans[ch as usize];
         c.busy_ns += dur.0;
         c.out = true;
+        c.out_end = end;
         c.owner = d;
         self.q.push(end, Ev::ChanDone(ch));
         (n * self.page, end)
@@ -2004,9 +2056,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             self.cmd_job_done(job.cmd);
         } else {
             self.bg_jobs -= 1;
-            if self.bg_jobs == 0 {
-                self.maybe_background();
-            }
+            self.maybe_background();
         }
     }
 
@@ -2116,11 +2166,20 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 0.0
             }
         };
+        let busy = match &self.busy_at_drain {
+            Some(b) => b.clone(),
+            None => BusyTimes {
+                dies: self.dies.iter().map(|d| d.busy_ns).collect(),
+                chans: self.chans.iter().map(|c| c.busy_ns).collect(),
+                cpu: self.cpu_ns,
+                link: self.link_ns,
+            },
+        };
         r.utilization = UtilizationReport {
-            channels: self.chans.iter().map(|c| frac(c.busy_ns)).sum::<f64>() / g.channels as f64,
-            dies: self.dies.iter().map(|d| frac(d.busy_ns)).sum::<f64>() / g.total_dies() as f64,
-            cpu: frac(self.cpu_ns),
-            host_link: frac(self.link_ns),
+            channels: busy.chans.iter().map(|&ns| frac(ns)).sum::<f64>() / g.channels as f64,
+            dies: busy.dies.iter().map(|&ns| frac(ns)).sum::<f64>() / g.total_dies() as f64,
+            cpu: frac(busy.cpu),
+            host_link: frac(busy.link),
         };
         let toml = c.to_toml();
         r.run = RunReport {
