@@ -899,11 +899,12 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 .map(|c| {
                     // Transfers add their whole time when they are booked.
                     let out = if c.out { past(c.out_end) } else { 0 };
-                    c.busy_ns - past(c.busy_until) - out
+                    c.busy_ns.saturating_sub(past(c.busy_until) + out)
                 })
                 .collect(),
-            cpu: self.cpu_ns - past(self.cpu_free),
-            link: self.link_ns - past(self.link_free),
+            // Saturating: `restart` zeroes the counters, not what is booked.
+            cpu: self.cpu_ns.saturating_sub(past(self.cpu_free)),
+            link: self.link_ns.saturating_sub(past(self.link_free)),
         }
     }
 
