@@ -116,9 +116,23 @@ pub fn text(r: &Report) -> String {
     for (k, v) in &r.notes {
         let _ = writeln!(o, "note     {k}: {v}");
     }
+    let steady = if r.run.precondition == "steady" {
+        format!(
+            ": {} random pages, WAF {:.3}, steady state {}",
+            r.run.precondition_pages,
+            r.run.precondition_waf,
+            if r.run.precondition_steady {
+                "reached"
+            } else {
+                "NOT reached"
+            }
+        )
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         o,
-        "run      {} events, {:.3} s wall ({:.0} requests/s), precondition {} ({:.3} s wall)",
+        "run      {} events, {:.3} s wall ({:.0} requests/s), precondition {}{steady} ({:.3} s wall)",
         r.run.events,
         r.run.wall_s,
         if r.run.wall_s > 0.0 {

@@ -324,6 +324,39 @@ mod completion {
         }
     }
 
+    /// Steady-state preconditioning that stops at its cap without converging
+    /// says so in the notes (and the text report); one that converges does not.
+    #[test]
+    fn unreached_steady_state_is_noted() {
+        let mut cfg = SsdConfig::default();
+        cfg.layout.channels = 1;
+        cfg.nand.planes_per_die = 1;
+        cfg.nand.blocks_per_plane = 16;
+        cfg.ftl.op = 0.5;
+        cfg.sim.precondition = Precondition::Steady;
+        cfg.workload.rw = RwMode::RandWrite;
+        cfg.workload.number_ios = Some(10);
+        let out = run_checked(&cfg);
+        assert!(!out.run.precondition_steady);
+        assert_eq!(
+            out.notes.get("precondition_steady_state_not_reached"),
+            Some(&1)
+        );
+        let text = ssdsim::output::text(&out);
+        assert!(text.contains("steady state NOT reached"), "{text}");
+        let mut cfg = SsdConfig::default();
+        cfg.nand.blocks_per_plane = 128;
+        cfg.sim.precondition = Precondition::Steady;
+        cfg.workload.rw = RwMode::RandWrite;
+        cfg.workload.number_ios = Some(10);
+        let out = run_checked(&cfg);
+        assert!(out.run.precondition_steady);
+        assert!(!out
+            .notes
+            .contains_key("precondition_steady_state_not_reached"));
+        assert!(ssdsim::output::text(&out).contains("steady state reached"));
+    }
+
     /// A time limit that cuts the run says how many requests it left
     /// unfinished: a closed loop keeps `iodepth` of them outstanding.
     #[test]

@@ -1022,6 +1022,12 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 }
             }
             out.final_waf = *hist.last().unwrap_or(&0.0);
+            if !out.steady {
+                // The measured phase starts from a drive that is not yet at
+                // steady state: say so next to the results, not only in
+                // `run.precondition_steady`.
+                *self.notes_mut("precondition_steady_state_not_reached") = 1;
+            }
         }
         self.cx.work = FtlWork::default();
         self.ftl_before = self.ftl.stats();
