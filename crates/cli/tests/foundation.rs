@@ -407,55 +407,37 @@ mod cli {
         }
     }
 
-    /// A sweep runs every point, writes every row, and exits 2 if any failed.
+    /// A sweep runs every point, writes every row, and exits 2 if any failed;
+    /// an output it cannot write fails it before any point runs.
     #[test]
     fn a_sweep_with_a_failed_point_exits_2() {
-        let args = [
-            "sweep",
-            "--nand",
-            "chip2,nosuch",
-            "--number_ios",
-            "200",
-            "--precondition",
-            "none",
-            "--workload",
-            "rand-read",
-        ];
-        let (code, out, err) = ssdsim(&args);
+        let sweep = |nand: &str, extra: &[&str]| {
+            let mut args = vec![
+                "sweep",
+                "--nand",
+                nand,
+                "--number_ios",
+                "200",
+                "--precondition",
+                "none",
+                "--workload",
+                "rand-read",
+            ];
+            args.extend_from_slice(extra);
+            ssdsim(&args)
+        };
+        let (code, out, err) = sweep("chip2,nosuch", &[]);
         assert_eq!(code, 2, "{err}");
         assert!(
             out.contains("chip2") && out.contains("FAILED: unknown nand preset"),
             "{out}"
         );
         assert!(err.contains("1 of 2 configurations failed"), "{err}");
-        let (code, _, err) = ssdsim(&[
-            "sweep",
-            "--nand",
-            "chip2",
-            "--number_ios",
-            "200",
-            "--precondition",
-            "none",
-            "--workload",
-            "rand-read",
-        ]);
+        let (code, _, err) = sweep("chip2", &[]);
         assert_eq!(code, 0, "{err}");
-        // An output that cannot be written fails before any point runs.
         let bad = std::env::temp_dir().join(format!("ssdsim-no-such-dir-{}", std::process::id()));
         let csv = bad.join("out.csv");
-        let (code, out, err) = ssdsim(&[
-            "sweep",
-            "--nand",
-            "chip2",
-            "--number_ios",
-            "200",
-            "--precondition",
-            "none",
-            "--workload",
-            "rand-read",
-            "--csv",
-            csv.to_str().unwrap(),
-        ]);
+        let (code, out, err) = sweep("chip2", &["--csv", csv.to_str().unwrap()]);
         assert_ne!(code, 0);
         assert!(
             err.contains("out.csv") && err.contains("cannot write"),

@@ -383,51 +383,39 @@ Total (8,16):
 
 /// A capture without queue events (only I/D/C, as blktrace on some setups)
 /// replayed with the default action is an error that names the actions it
-/// has, not an empty workload; with `D` it replays.
+/// has and suggests one of them, not an empty workload; with `D` it replays.
 #[test]
 fn blkparse_without_the_chosen_action_says_which_it_has() {
-    let text = "\
+    let run = |text: &str, action: &str| {
+        drain(&mut replay(
+            text,
+            TraceFormat::Blkparse,
+            ReplayOptions {
+                blkparse_action: action.into(),
+                ..Default::default()
+            },
+        ))
+    };
+    let idc = "\
   8,16   3        4     0.000011950  3645  I   R 4938888 + 256 [java]
   8,16   3        5     0.000026421  3645  D   R 4938888 + 256 [java]
   8,16   3        7     0.001795683  3557  C   R 4938888 + 256 [0]
 CPU3 (8,16):
 ";
-    let e = drain(&mut replay(
-        text,
-        TraceFormat::Blkparse,
-        ReplayOptions::default(),
-    ))
-    .unwrap_err();
+    let e = run(idc, "Q").unwrap_err();
     assert!(
         e.reason.contains("no blkparse `Q` events")
             && e.reason.contains("actions C, D, I")
             && e.reason.contains("replay.blkparse_action=D"),
         "{e}"
     );
-    let d = drain(&mut replay(
-        text,
-        TraceFormat::Blkparse,
-        ReplayOptions {
-            blkparse_action: "D".into(),
-            ..Default::default()
-        },
-    ))
-    .unwrap();
-    assert_eq!(d.len(), 1);
+    assert_eq!(run(idc, "D").unwrap().len(), 1);
     // Asked for D, a capture of Q and C events suggests Q.
     let qc = "\
   8,16   5        2     0.000001850 18615  Q   R 1444645666 + 256 [java]
   8,16   5        3     0.000002850 18615  C   R 1444645666 + 256 [java]
 ";
-    let e = drain(&mut replay(
-        qc,
-        TraceFormat::Blkparse,
-        ReplayOptions {
-            blkparse_action: "D".into(),
-            ..Default::default()
-        },
-    ))
-    .unwrap_err();
+    let e = run(qc, "D").unwrap_err();
     assert!(
         e.reason.contains("no blkparse `D` events")
             && e.reason.contains("actions C, Q")
@@ -435,12 +423,10 @@ CPU3 (8,16):
         "{e}"
     );
     // Q events that all lack data (flushes) are no workload either.
-    let flushes = "  8,16   5        5     0.000009980 18615  Q  FN [java]\n";
-    let e = drain(&mut replay(
-        flushes,
-        TraceFormat::Blkparse,
-        ReplayOptions::default(),
-    ))
+    let e = run(
+        "  8,16   5        5     0.000009980 18615  Q  FN [java]\n",
+        "Q",
+    )
     .unwrap_err();
     assert!(e.reason.contains("actions Q"), "{e}");
 }
