@@ -206,7 +206,7 @@ impl Blocks {
     /// Keep (`on`) or drop the FIFO victim index. It is on for a new table;
     /// an FTL whose policy is not FIFO turns it off so that fills and erases
     /// skip its upkeep (a FIFO choice then scans the plane instead).
-    pub fn track_fifo(&mut self, on: bool) {
+    fn track_fifo(&mut self, on: bool) {
         let v = &mut self.vix;
         if on == v.fifo_on {
             return;

@@ -675,7 +675,7 @@ impl WriteBuffer {
 }
 
 /// Busy nanoseconds per die and channel, of the CPU and of the host link.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 struct BusyTimes {
     dies: Vec<u64>,
     chans: Vec<u64>,
@@ -1669,9 +1669,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     }
 
     /// Idle-time GC: while the device is idle, top the GC (non-gating) jobs in
-    /// flight up to one per die (the FTL picks the planes; page mapping and DFTL take them
-    /// in striping order, so successive jobs land on different dies), as
-    /// firmware collects on all dies at once rather than one block at a time.
+    /// flight up to one per die (the FTL picks the planes; page mapping and
+    /// DFTL take them in striping order, so successive jobs land on different
+    /// dies), as firmware collects on all dies at once, not one block at a time.
     fn maybe_background(&mut self) {
         if !self.bg_enabled || self.dev_inflight > 0 || !self.sched.is_empty() {
             return;
@@ -2173,14 +2173,18 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 0.0
             }
         };
+        let totals;
         let busy = match &self.busy_at_drain {
-            Some(b) => b.clone(),
-            None => BusyTimes {
-                dies: self.dies.iter().map(|d| d.busy_ns).collect(),
-                chans: self.chans.iter().map(|c| c.busy_ns).collect(),
-                cpu: self.cpu_ns,
-                link: self.link_ns,
-            },
+            Some(b) => b,
+            None => {
+                totals = BusyTimes {
+                    dies: self.dies.iter().map(|d| d.busy_ns).collect(),
+                    chans: self.chans.iter().map(|c| c.busy_ns).collect(),
+                    cpu: self.cpu_ns,
+                    link: self.link_ns,
+                };
+                &totals
+            }
         };
         r.utilization = UtilizationReport {
             channels: busy.chans.iter().map(|&ns| frac(ns)).sum::<f64>() / g.channels as f64,

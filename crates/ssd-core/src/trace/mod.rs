@@ -579,8 +579,13 @@ impl<R: BufRead> TraceReader<R> {
     }
 
     fn err(&self, reason: String) -> SourceError {
+        self.err_at(self.line, reason)
+    }
+
+    /// An error located at line `line` of the input.
+    fn err_at(&self, line: u64, reason: String) -> SourceError {
         SourceError {
-            location: format!("{}:{}", self.label, self.line),
+            location: format!("{}:{line}", self.label),
             reason,
         }
     }
@@ -666,12 +671,11 @@ impl<R: BufRead> TraceReader<R> {
         let want = self.po.blkparse_action;
         // Suggest an action the trace has: D (issued to the device) first, then
         // Q (queued: the per-request view), else the first one seen.
-        let has = |a: u8| a.is_ascii_uppercase() && self.actions_seen & (1 << (a - b'A')) != 0;
-        let other = (b'A'..=b'Z').find(|&a| a != want && has(a));
+        let has = |a: u8| self.actions_seen & (1 << (a - b'A')) != 0;
         let suggest = [b'D', b'Q']
             .into_iter()
-            .find(|&a| a != want && has(a))
-            .or(other);
+            .chain(b'A'..=b'Z')
+            .find(|&a| a != want && has(a));
         let hint = match suggest {
             Some(a) => {
                 let a = a as char;
@@ -961,29 +965,35 @@ pub struct Replay<R> {
     reordered: u64,
 }
 
-/// A record read ahead, ordered by (timestamp, file order); `line` locates
-/// errors found when it is replayed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// A record read ahead, ordered by (timestamp, file order `seq`, which is
+/// unique); `line` locates errors found when it is replayed.
+#[derive(Clone, Copy, Debug)]
 struct Ahead {
-    time_ns: u64,
+    rec: Record,
     seq: u64,
     line: u64,
     /// It came after a later-stamped record in the file.
     late: bool,
-    rec: RecordKey,
 }
-
-/// [`Record`] with an order (never decisive: `seq` is unique).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct RecordKey(Record);
-impl PartialOrd for RecordKey {
+impl Ahead {
+    fn key(&self) -> (u64, u64) {
+        (self.rec.time_ns, self.seq)
+    }
+}
+impl PartialEq for Ahead {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+impl Eq for Ahead {}
+impl PartialOrd for Ahead {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(other))
     }
 }
-impl Ord for RecordKey {
-    fn cmp(&self, _: &Self) -> std::cmp::Ordering {
-        std::cmp::Ordering::Equal
+impl Ord for Ahead {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key().cmp(&other.key())
     }
 }
 
@@ -1032,19 +1042,18 @@ impl<R: BufRead> Replay<R> {
             if w == 0 {
                 return Some(Ok((rec, self.rdr.line, false)));
             }
-            let late = self.read > 0 && rec.time_ns < self.latest_read;
+            let late = rec.time_ns < self.latest_read;
             self.latest_read = self.latest_read.max(rec.time_ns);
             self.ahead.push(std::cmp::Reverse(Ahead {
-                time_ns: rec.time_ns,
+                rec,
                 seq: self.read,
                 line: self.rdr.line,
                 late,
-                rec: RecordKey(rec),
             }));
             self.read += 1;
         }
         let a = self.ahead.pop()?.0;
-        Some(Ok((a.rec.0, a.line, a.late)))
+        Some(Ok((a.rec, a.line, a.late)))
     }
     /// Requests yielded so far.
     pub fn emitted(&self) -> u64 {
@@ -1130,10 +1139,7 @@ impl<R: BufRead> Replay<R> {
             Ok(x) => x,
             Err(reason) => {
                 self.stopped = true;
-                return Some(Err(SourceError {
-                    location: format!("{}:{line}", self.rdr.label),
-                    reason,
-                }));
+                return Some(Err(self.rdr.err_at(line, reason)));
             }
         };
         self.emitted += 1;
