@@ -6,13 +6,14 @@ use rand::Rng;
 use ssd_core::config::GcPolicy;
 use ssd_core::ftl::FtlWork;
 use ssd_core::rng::SimRng;
-use ssd_core::{BlockId, Geometry, PlaneId, Ppn};
+use ssd_core::{BlockId, FastDiv, Geometry, PlaneId, Ppn};
 use std::collections::{BTreeSet, VecDeque};
 
-const NIL: u32 = u32::MAX;
-
 /// The victim index: per plane, the full blocks in buckets by valid count
-/// (intrusive doubly-linked lists in flat tables, O(1) upkeep when a page dies),
+/// (a bitmap over plane-local block ids per bucket, plus a count per bucket:
+/// O(1) upkeep when a page dies, touching two bitmap words rather than a
+/// list's neighbours, and greedy's answer, the least id in the least bucket,
+/// is a scan of contiguous words rather than a walk of scattered records),
 /// a Fenwick tree of "is full" by block id (the number of candidates a firmware
 /// scan in id order examines up to a block, and the k-th full block), and the
 /// full blocks in opening order (FIFO). Kept in step with `state` and `valid`.
@@ -20,9 +21,14 @@ const NIL: u32 = u32::MAX;
 struct VictimIndex {
     /// Buckets per plane (`pages_per_block + 1`).
     nb: usize,
-    /// `head[plane * nb + v]`: first full block (global id) with `v` valid pages;
-    /// the lists are linked through `Hot::{prev, next}`.
-    head: Vec<u32>,
+    /// Blocks per plane, and 64-bit words per bucket bitmap (`ceil(bpp / 64)`).
+    bpp: usize,
+    nw: usize,
+    /// `bits[(plane * nb + v) * nw + w]`, bit `i`: plane-local block
+    /// `64 w + i` is full and holds `v` valid pages.
+    bits: Vec<u64>,
+    /// `count[plane * nb + v]`: blocks in that bucket.
+    count: Vec<u32>,
     /// Per plane, a 1-based Fenwick tree over plane-local block ids (`bpp + 1` slots).
     fen: Vec<u32>,
     nfull: Vec<u32>,
@@ -38,36 +44,64 @@ impl VictimIndex {
         let planes = g.total_planes() as usize;
         let nb = g.pages_per_block as usize + 1;
         let bpp = g.blocks_per_plane as usize;
+        let nw = bpp.div_ceil(64);
         VictimIndex {
             nb,
-            head: vec![NIL; planes * nb],
+            bpp,
+            nw,
+            bits: vec![0; planes * nb * nw],
+            count: vec![0; planes * nb],
             fen: vec![0; planes * (bpp + 1)],
             nfull: vec![0; planes],
             fifo: vec![BTreeSet::new(); planes],
             fifo_on: true,
         }
     }
+    /// Put block `b` (global id, of `plane`) in bucket `v`.
     #[inline]
-    fn link(&mut self, hot: &mut [Hot], plane: usize, v: usize, b: u32) {
-        let h = &mut self.head[plane * self.nb + v];
-        hot[b as usize].prev = NIL;
-        hot[b as usize].next = *h;
-        if *h != NIL {
-            hot[*h as usize].prev = b;
-        }
-        *h = b;
+    fn link(&mut self, plane: usize, v: usize, b: u32) {
+        let local = b as usize - plane * self.bpp;
+        let k = plane * self.nb + v;
+        self.bits[k * self.nw + local / 64] |= 1 << (local % 64);
+        self.count[k] += 1;
     }
+    /// Take block `b` (global id, of `plane`) out of bucket `v`.
     #[inline]
-    fn unlink(&mut self, hot: &mut [Hot], plane: usize, v: usize, b: u32) {
-        let (p, n) = (hot[b as usize].prev, hot[b as usize].next);
-        if p == NIL {
-            self.head[plane * self.nb + v] = n;
-        } else {
-            hot[p as usize].next = n;
-        }
-        if n != NIL {
-            hot[n as usize].prev = p;
-        }
+    fn unlink(&mut self, plane: usize, v: usize, b: u32) {
+        let local = b as usize - plane * self.bpp;
+        let k = plane * self.nb + v;
+        debug_assert!(self.bits[k * self.nw + local / 64] & 1 << (local % 64) != 0);
+        self.bits[k * self.nw + local / 64] &= !(1 << (local % 64));
+        self.count[k] -= 1;
+    }
+    /// The plane-local ids in bucket `v` of `plane`, ascending.
+    fn members(&self, plane: usize, v: usize) -> impl Iterator<Item = usize> + '_ {
+        let k = plane * self.nb + v;
+        self.bits[k * self.nw..(k + 1) * self.nw]
+            .iter()
+            .enumerate()
+            .flat_map(|(w, &x)| {
+                let mut x = x;
+                std::iter::from_fn(move || {
+                    (x != 0).then(|| {
+                        let i = x.trailing_zeros() as usize;
+                        x &= x - 1;
+                        w * 64 + i
+                    })
+                })
+            })
+    }
+    /// Least plane-local id in the fullest-reclaimable bucket: the non-empty
+    /// bucket with the fewest valid pages, and that bucket.
+    #[inline]
+    fn least(&self, plane: usize) -> Option<(usize, usize)> {
+        let c = self.count[plane * self.nb..(plane + 1) * self.nb]
+            .iter()
+            .position(|&n| n > 0)?;
+        let k = plane * self.nb + c;
+        let words = &self.bits[k * self.nw..(k + 1) * self.nw];
+        let w = words.iter().position(|&x| x != 0)?;
+        Some((w * 64 + words[w].trailing_zeros() as usize, c))
     }
     fn fen_add(&mut self, plane: usize, bpp: usize, local: usize, d: i32) {
         let f = &mut self.fen[plane * (bpp + 1)..(plane + 1) * (bpp + 1)];
@@ -126,23 +160,38 @@ pub enum FreePick {
 }
 
 /// What a page dying or being programmed touches of its block, in one
-/// 16-byte record (one cache line access instead of one per table: under
+/// 8-byte record (one cache line access instead of one per table: under
 /// random writes every host write kills a page of a random block).
 #[derive(Clone, Copy, Debug)]
-#[repr(C, align(16))]
+#[repr(C, align(8))]
 struct Hot {
-    valid: u16,
-    /// Next page to program, FTL view (mirrors the flash array's write pointer).
-    wp: u16,
+    /// Valid pages (low 16 bits) and the next page to program, FTL view
+    /// (high 16 bits; mirrors the flash array's write pointer), as one word:
+    /// every update is one 32-bit read-modify-write, so a later read of either
+    /// is forwarded from the store buffer (a 16-bit store followed by a wider
+    /// load stalls until the store retires, and programs come in runs).
+    vw: u32,
     state: BlockState,
-    /// Links of the victim index's valid-count bucket (`VictimIndex::head`).
-    prev: u32,
-    next: u32,
+}
+
+impl Hot {
+    #[inline(always)]
+    fn valid(&self) -> u16 {
+        self.vw as u16
+    }
+    #[inline(always)]
+    fn wp(&self) -> u16 {
+        (self.vw >> 16) as u16
+    }
 }
 
 #[derive(Clone, Debug)]
 pub struct Blocks {
     pub g: Geometry,
+    /// `g.pages_per_block` and `g.blocks_per_plane` as divisors (shifts on
+    /// the usual power-of-two geometry: every host write splits a page address).
+    div_ppb: FastDiv,
+    div_bpp: FastDiv,
     hot: Vec<Hot>,
     pub erase_count: Vec<u32>,
     /// Logical time of the last invalidation in the block (cost-benefit age),
@@ -175,14 +224,13 @@ impl Blocks {
             })
             .collect();
         let hot = Hot {
-            valid: 0,
-            wp: 0,
+            vw: 0,
             state: BlockState::Free,
-            prev: NIL,
-            next: NIL,
         };
         Blocks {
             g,
+            div_ppb: FastDiv::new(g.pages_per_block as u64),
+            div_bpp: FastDiv::new(g.blocks_per_plane as u64),
             hot: vec![hot; nb],
             erase_count: vec![0; nb],
             stamp: vec![0; nb],
@@ -200,7 +248,7 @@ impl Blocks {
 
     #[inline]
     fn plane_index(&self, b: usize) -> usize {
-        b / self.g.blocks_per_plane as usize
+        self.div_bpp.quot(b as u64) as usize
     }
 
     /// Keep (`on`) or drop the FIFO victim index. It is on for a new table;
@@ -248,12 +296,12 @@ impl Blocks {
     /// Valid pages of block `b`.
     #[inline]
     pub fn valid(&self, b: usize) -> u16 {
-        self.hot[b].valid
+        self.hot[b].valid()
     }
     /// Pages written in block `b` (the next page to program).
     #[inline]
     pub fn wp(&self, b: usize) -> u16 {
-        self.hot[b].wp
+        self.hot[b].wp()
     }
     #[inline]
     pub fn state(&self, b: usize) -> BlockState {
@@ -307,16 +355,15 @@ impl Blocks {
             "program into block {} that is not open",
             b.0
         );
-        let page = self.hot[bi].wp as u32;
-        self.hot[bi].wp += 1;
-        self.hot[bi].valid += 1;
-        if self.hot[bi].wp as u32 == self.g.pages_per_block {
+        let page = self.hot[bi].wp() as u32;
+        self.hot[bi].vw += 1 << 16 | 1;
+        if page + 1 == self.g.pages_per_block {
             self.hot[bi].state = BlockState::Full;
             let pl = self.plane_index(bi);
             let bpp = self.g.blocks_per_plane as usize;
             let v = &mut self.vix;
-            let valid = self.hot[bi].valid as usize;
-            v.link(&mut self.hot, pl, valid, b.0);
+            let valid = self.hot[bi].valid() as usize;
+            v.link(pl, valid, b.0);
             v.fen_add(pl, bpp, bi - pl * bpp, 1);
             v.nfull[pl] += 1;
             if v.fifo_on {
@@ -329,20 +376,20 @@ impl Blocks {
     /// Mark a page's data dead.
     #[inline]
     pub fn invalidate(&mut self, p: Ppn) {
-        let b = self.g.block_of(p).0 as usize;
+        let b = self.div_ppb.quot(p.0 as u64) as usize;
         debug_assert!(
-            self.hot[b].valid > 0,
+            self.hot[b].valid() > 0,
             "invalidate in block {b} with no valid pages"
         );
-        self.hot[b].valid -= 1;
+        self.hot[b].vw -= 1;
         if self.stamps_on {
             self.stamp[b] = self.clock;
         }
         if self.hot[b].state == BlockState::Full {
             let pl = self.plane_index(b);
-            let v = self.hot[b].valid as usize;
-            self.vix.unlink(&mut self.hot, pl, v + 1, b as u32);
-            self.vix.link(&mut self.hot, pl, v, b as u32);
+            let v = self.hot[b].valid() as usize;
+            self.vix.unlink(pl, v + 1, b as u32);
+            self.vix.link(pl, v, b as u32);
         }
     }
 
@@ -356,20 +403,20 @@ impl Blocks {
         }
         let bi = b.0 as usize;
         assert!(
-            self.hot[bi].valid >= n,
+            self.hot[bi].valid() >= n,
             "invalidate {n} pages in block {bi} that holds {} valid",
-            self.hot[bi].valid
+            self.hot[bi].valid()
         );
-        let old = self.hot[bi].valid as usize;
-        self.hot[bi].valid -= n;
+        let old = self.hot[bi].valid() as usize;
+        self.hot[bi].vw -= n as u32;
         if self.stamps_on {
             self.stamp[bi] = self.clock;
         }
         if self.hot[bi].state == BlockState::Full {
             let pl = self.plane_index(bi);
-            let v = self.hot[bi].valid as usize;
-            self.vix.unlink(&mut self.hot, pl, old, b.0);
-            self.vix.link(&mut self.hot, pl, v, b.0);
+            let v = self.hot[bi].valid() as usize;
+            self.vix.unlink(pl, old, b.0);
+            self.vix.link(pl, v, b.0);
         }
     }
 
@@ -377,15 +424,17 @@ impl Blocks {
     pub fn erase(&mut self, b: BlockId) {
         let bi = b.0 as usize;
         assert_eq!(
-            self.hot[bi].valid, 0,
+            self.hot[bi].valid(),
+            0,
             "erase of block {} that still holds {} valid pages",
-            b.0, self.hot[bi].valid
+            b.0,
+            self.hot[bi].valid()
         );
         if self.hot[bi].state == BlockState::Full {
             let pl = self.plane_index(bi);
             let bpp = self.g.blocks_per_plane as usize;
             let v = &mut self.vix;
-            v.unlink(&mut self.hot, pl, 0, b.0);
+            v.unlink(pl, 0, b.0);
             v.fen_add(pl, bpp, bi - pl * bpp, -1);
             v.nfull[pl] -= 1;
             if v.fifo_on {
@@ -393,7 +442,7 @@ impl Blocks {
             }
         }
         self.hot[bi].state = BlockState::Free;
-        self.hot[bi].wp = 0;
+        self.hot[bi].vw = 0;
         self.erase_count[bi] += 1;
         self.erased_in[bi] = self.call;
         self.free[self.g.plane_of_block(b).0 as usize].push_back(b.0);
@@ -419,25 +468,10 @@ impl Blocks {
                 // first full block with the fewest valid pages and stops early at an
                 // empty one; the index gives the same block and the same count.
                 let pl = plane.0 as usize;
-                let v = &self.vix;
-                let mut best = None;
-                for c in 0..v.nb {
-                    let mut x = v.head[pl * v.nb + c];
-                    if x == NIL {
-                        continue;
-                    }
-                    let mut m = x;
-                    while x != NIL {
-                        m = m.min(x);
-                        x = self.hot[x as usize].next;
-                    }
-                    best = Some((m as usize, c));
-                    break;
-                }
-                match best {
+                match self.vix.least(pl) {
                     None => (None, 0),
-                    Some((m, 0)) => (Some(m), v.fen_rank(pl, n, m - first)),
-                    Some((m, _)) => (Some(m), v.nfull[pl] as u64),
+                    Some((m, 0)) => (Some(first + m), self.vix.fen_rank(pl, n, m)),
+                    Some((m, _)) => (Some(first + m), self.vix.nfull[pl] as u64),
                 }
             }
             GcPolicy::Fifo => {
@@ -473,7 +507,7 @@ impl Blocks {
                 for i in range {
                     if full(i) {
                         ex += 1;
-                        let u = self.hot[i].valid as f64 / ppb as f64;
+                        let u = self.hot[i].valid() as f64 / ppb as f64;
                         let age = (self.clock - self.stamp[i]) as f64 + 1.0;
                         let score = if u == 0.0 {
                             f64::MAX
@@ -498,16 +532,16 @@ impl Blocks {
                     let mut bv = u16::MAX;
                     if w == cands.len() {
                         for &i in &cands {
-                            if self.hot[i].valid < bv {
-                                bv = self.hot[i].valid;
+                            if self.hot[i].valid() < bv {
+                                bv = self.hot[i].valid();
                                 best = Some(i);
                             }
                         }
                     } else {
                         for _ in 0..w {
                             let i = cands[rng.gen_range(0..cands.len())];
-                            if self.hot[i].valid < bv {
-                                bv = self.hot[i].valid;
+                            if self.hot[i].valid() < bv {
+                                bv = self.hot[i].valid();
                                 best = Some(i);
                             }
                         }
@@ -576,8 +610,8 @@ impl Blocks {
             let mut best = None;
             let mut bv = u16::MAX;
             for b in it {
-                if self.hot[b as usize].valid < bv {
-                    bv = self.hot[b as usize].valid;
+                if self.hot[b as usize].valid() < bv {
+                    bv = self.hot[b as usize].valid();
                     best = Some(b);
                 }
             }
@@ -602,7 +636,7 @@ impl Blocks {
                 let mut bs = f64::MIN;
                 for &b in cands {
                     let i = b as usize;
-                    let u = self.hot[i].valid as f64 / ppb;
+                    let u = self.hot[i].valid() as f64 / ppb;
                     let age = (self.clock - self.stamp[i]) as f64 + 1.0;
                     let score = if u == 0.0 {
                         f64::MAX
@@ -644,7 +678,7 @@ impl Blocks {
             }
         }
         for (i, h) in self.hot.iter().enumerate() {
-            let (s, v, w) = (h.state, h.valid, h.wp);
+            let (s, v, w) = (h.state, h.valid(), h.wp());
             if v > w {
                 return Err(format!("block {i}: {v} valid pages but only {w} written"));
             }
@@ -672,25 +706,31 @@ impl Blocks {
             for i in first..first + bpp {
                 if self.hot[i].state == BlockState::Full {
                     full.insert((self.opened[i], i as u32));
-                    if best.is_none_or(|b| self.hot[i].valid < self.hot[b].valid) {
+                    if best.is_none_or(|b| self.hot[i].valid() < self.hot[b].valid()) {
                         best = Some(i);
                     }
                 }
             }
             let mut bucketed = 0;
             for c in 0..self.vix.nb {
-                let mut x = self.vix.head[pl * self.vix.nb + c];
-                while x != NIL {
-                    let xi = x as usize;
-                    if self.hot[xi].state != BlockState::Full
-                        || self.hot[xi].valid as usize != c
-                        || xi / bpp != pl
+                let mut n = 0;
+                for local in self.vix.members(pl, c) {
+                    let xi = first + local;
+                    if local >= bpp
+                        || self.hot[xi].state != BlockState::Full
+                        || self.hot[xi].valid() as usize != c
                     {
-                        return Err(format!("plane {pl}: block {x} in valid bucket {c}"));
+                        return Err(format!("plane {pl}: block {xi} in valid bucket {c}"));
                     }
-                    bucketed += 1;
-                    x = self.hot[xi].next;
+                    n += 1;
                 }
+                if n != self.vix.count[pl * self.vix.nb + c] {
+                    return Err(format!(
+                        "plane {pl}: valid bucket {c} holds {n} blocks but counts {}",
+                        self.vix.count[pl * self.vix.nb + c]
+                    ));
+                }
+                bucketed += n as usize;
             }
             let nf = self.vix.nfull[pl] as usize;
             if bucketed != full.len() || nf != full.len() {

@@ -31,6 +31,34 @@ pub struct PlaneId(pub u32);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct ChannelId(pub u32);
 
+/// Division by a run-time constant: a shift when it is a power of two (the
+/// usual geometry), a hardware division otherwise. For hot address splits
+/// (a division sits on the path to the table entry it indexes).
+#[derive(Clone, Copy, Debug)]
+pub struct FastDiv {
+    d: u64,
+    shift: u32,
+    pow2: bool,
+}
+impl FastDiv {
+    pub fn new(d: u64) -> FastDiv {
+        assert!(d > 0, "division by zero");
+        FastDiv {
+            d,
+            shift: d.trailing_zeros(),
+            pow2: d.is_power_of_two(),
+        }
+    }
+    #[inline]
+    pub fn quot(self, x: u64) -> u64 {
+        if self.pow2 {
+            x >> self.shift
+        } else {
+            x / self.d
+        }
+    }
+}
+
 /// A decomposed physical address.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct PhysAddr {

@@ -23,7 +23,7 @@
 //! and die phases -> last gating operation done -> host link (read data) ->
 //! completion of every host request merged into the command.
 
-use crate::addr::{ChannelId, DieId, Lpn};
+use crate::addr::{ChannelId, DieId, FastDiv, Lpn};
 use crate::config::{FlushPolicy, Precondition, Settings};
 use crate::ftl::{FlashArray, Ftl, FtlCtx, FtlStats, FtlWork, OpKind, Purpose};
 use crate::observer::{Observer, XferKind};
@@ -205,32 +205,6 @@ fn trigger_key(epoch: u32, wp: u16) -> u64 {
     (epoch as u64) << 16 | wp as u64
 }
 
-/// Division by a run-time constant: a shift when it is a power of two (the
-/// usual geometry), a hardware division otherwise.
-#[derive(Clone, Copy, Debug)]
-struct FastDiv {
-    d: u64,
-    shift: u32,
-    pow2: bool,
-}
-impl FastDiv {
-    fn new(d: u64) -> FastDiv {
-        FastDiv {
-            d,
-            shift: d.trailing_zeros(),
-            pow2: d.is_power_of_two(),
-        }
-    }
-    #[inline]
-    fn div(self, x: u64) -> u64 {
-        if self.pow2 {
-            x >> self.shift
-        } else {
-            x / self.d
-        }
-    }
-}
-
 // ------------------------------------------------------------------ slab
 
 #[derive(Debug)]
@@ -341,7 +315,9 @@ struct BlockExec {
     exec_epoch: u32,
     parked: u32,
     parked_tail: u32,
-    exec_wp: u16,
+    /// Pages programmed; a u32 (the struct's padding) so that its increment
+    /// is a full-width store that later reads are forwarded from.
+    exec_wp: u32,
 }
 
 impl Default for BlockExec {
@@ -371,6 +347,9 @@ struct Die {
     kind: OpKind,
     purpose: Purpose,
     batch: [u32; MAX_PLANES],
+    /// The job of each batch transaction, noted when it starts (its record is
+    /// in cache then), so that completing the batch need not read it again.
+    batch_job: [u32; MAX_PLANES],
     n: u8,
     hi: DieQueue,
     lo: DieQueue,
@@ -790,6 +769,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 kind: OpKind::Read,
                 purpose: Purpose::Host,
                 batch: [NONE; MAX_PLANES],
+                batch_job: [NONE; MAX_PLANES],
                 n: 0,
                 hi: DieQueue::default(),
                 lo: DieQueue::default(),
@@ -1162,7 +1142,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         if matches!(r, Some(Ok(_))) && self.settings.config.sim.time_limit.is_none() {
             let n = self.src.next_request();
             if let Some(Ok(q)) = &n {
-                self.ftl.prefetch(Lpn(self.div_page.div(q.lba * SECTOR)));
+                self.ftl.prefetch(Lpn(self.div_page.quot(q.lba * SECTOR)));
             }
             self.ahead = Some(n);
         }
@@ -1287,11 +1267,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         self.cx.plan.clear();
         self.cx.work = FtlWork::default();
         self.cx.now = now;
-        let first = self.div_page.div(r.lba * SECTOR);
+        let first = self.div_page.quot(r.lba * SECTOR);
         let n = if r.sectors == 0 {
             0
         } else {
-            (self.div_page.div(r.lba * SECTOR + bytes - 1) - first + 1) as u32
+            (self.div_page.quot(r.lba * SECTOR + bytes - 1) - first + 1) as u32
         };
         let mut dram = 0u64;
         match r.op {
@@ -1455,8 +1435,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                     next_release: NONE,
                 });
             }
-            let pl = self.div_bpp.div(b as u64) as u32;
-            let die = self.div_planes.div(pl as u64) as u32;
+            let pl = self.div_bpp.quot(b as u64) as u32;
+            let die = self.div_planes.quot(pl as u64) as u32;
             let t = self.txns.insert(Txn {
                 blk: b,
                 pg: if op.kind == OpKind::Erase {
@@ -1534,8 +1514,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         }
         let page = tx.pg;
         match tx.kind {
-            OpKind::Read => self.blk[b].exec_wp > page,
-            OpKind::Program | OpKind::Erase => self.blk[b].exec_wp == page,
+            OpKind::Read => self.blk[b].exec_wp > page as u32,
+            OpKind::Program | OpKind::Erase => self.blk[b].exec_wp == page as u32,
         }
     }
 
@@ -1560,7 +1540,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         if w == NONE {
             return;
         }
-        let state = trigger_key(self.blk[b].exec_epoch, self.blk[b].exec_wp);
+        let state = trigger_key(self.blk[b].exec_epoch, self.blk[b].exec_wp as u16);
         debug_assert!(
             self.trigger(w) >= state,
             "a parked transaction was passed by on block {b}"
@@ -1717,7 +1697,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     #[inline]
     fn enqueue(&mut self, t: u32) {
         let tx = &self.txns[t];
-        let (d, b) = (self.div_bpd.div(tx.blk as u64) as u32, tx.blk as usize);
+        let (d, b) = (self.div_bpd.quot(tx.blk as u64) as u32, tx.blk as usize);
         self.cx.die_load[d as usize] += 1;
         if !self.ready(t) {
             // Its block's earlier program/erase has not started yet: park it
@@ -1793,6 +1773,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         self.started(head);
         let h = self.txns[head];
         self.dies[d as usize].batch[0] = head;
+        self.dies[d as usize].batch_job[0] = h.job;
         let mut n = 1usize;
         if self.multiplane && (self.planes as usize) > 1 {
             // Partners: the same kind, purpose and page offset (any offset for an
@@ -1814,6 +1795,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                     }
                     used |= 1 << plane;
                     self.dies[d as usize].batch[n] = t;
+                    self.dies[d as usize].batch_job[n] = self.txns[t].job;
                     n += 1;
                     picks |= 1 << i;
                     self.started(t);
@@ -2034,16 +2016,15 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         die.phase = Phase::Idle;
         die.busy_ns += self.now.0 - die.batch_start.0;
         let n = die.n as usize;
-        let batch = die.batch;
+        let (batch, jobs) = (die.batch, die.batch_job);
         self.cx.die_load[d as usize] -= n as u32;
-        for &t in &batch[..n] {
-            self.txn_done(t);
+        for i in 0..n {
+            self.txn_done(batch[i], jobs[i]);
         }
         self.die_start(d);
     }
 
-    fn txn_done(&mut self, t: u32) {
-        let j = self.txns[t].job;
+    fn txn_done(&mut self, t: u32, j: u32) {
         self.txns.remove(t);
         let job = &mut self.jobs[j];
         job.pending -= 1;
