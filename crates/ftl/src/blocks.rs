@@ -373,6 +373,30 @@ impl Blocks {
         Ppn(self.g.first_page(b).0 + page)
     }
 
+    /// Prefetch hint for [`Blocks::invalidate`] of page `p` soon: step 1
+    /// fetches its block's record; step 0 (the record is cached by now) the
+    /// victim-index words the page's death will touch.
+    #[inline]
+    pub fn prefetch(&self, p: Ppn, step: u8) {
+        let b = self.div_ppb.quot(p.0 as u64) as usize;
+        let Some(h) = self.hot.get(b) else {
+            return;
+        };
+        if step == 1 {
+            ssd_core::ftl::prefetch_read(h);
+        } else if h.state == BlockState::Full && h.valid() > 0 {
+            let pl = self.plane_index(b);
+            let v = &self.vix;
+            let local = b - pl * v.bpp;
+            for c in [h.valid() as usize - 1, h.valid() as usize] {
+                let k = pl * v.nb + c;
+                if let Some(w) = v.bits.get(k * v.nw + local / 64) {
+                    ssd_core::ftl::prefetch_read(w);
+                }
+            }
+        }
+    }
+
     /// Mark a page's data dead.
     #[inline]
     pub fn invalidate(&mut self, p: Ppn) {

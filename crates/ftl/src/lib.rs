@@ -46,7 +46,7 @@ macro_rules! any_ftl {
             #[inline] fn trim(&mut self, l: Lpn, n: u32, cx: &mut FtlCtx) { match self { $(AnyFtl::$variant(f) => f.trim(l, n, cx)),* } }
             fn flush(&mut self, cx: &mut FtlCtx) { match self { $(AnyFtl::$variant(f) => f.flush(cx)),* } }
             fn background(&mut self, cx: &mut FtlCtx) -> bool { match self { $(AnyFtl::$variant(f) => f.background(cx)),* } }
-            #[inline] fn prefetch(&self, l: Lpn) { match self { $(AnyFtl::$variant(f) => f.prefetch(l)),* } }
+            #[inline] fn prefetch(&self, l: Lpn, w: bool, s: u8) { match self { $(AnyFtl::$variant(f) => f.prefetch(l, w, s)),* } }
             fn lookup(&self, l: Lpn) -> Option<Ppn> { match self { $(AnyFtl::$variant(f) => f.lookup(l)),* } }
             fn check_invariants(&self) -> Result<(), String> { match self { $(AnyFtl::$variant(f) => f.check_invariants()),* } }
             fn stats(&self) -> FtlStats { match self { $(AnyFtl::$variant(f) => f.stats()),* } }

@@ -236,10 +236,18 @@ impl Ftl for PageFtl {
     fn logical_pages(&self) -> u64 {
         self.logical
     }
+    /// Step 2: the L2P entry. A write then kills the page the entry points
+    /// at: step 1 fetches that block's record, step 0 the victim-index words
+    /// its valid count selects.
     #[inline]
-    fn prefetch(&self, lpn: Lpn) {
-        if let Some(e) = self.l2p.get(lpn.0 as usize) {
-            ssd_core::ftl::prefetch_read(e);
+    fn prefetch(&self, lpn: Lpn, write: bool, step: u8) {
+        let Some(e) = self.l2p.get(lpn.0 as usize) else {
+            return;
+        };
+        match step {
+            2 => ssd_core::ftl::prefetch_read(e),
+            _ if write && *e != NONE => self.blocks.prefetch(Ppn(*e), step),
+            _ => {}
         }
     }
     fn read(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {

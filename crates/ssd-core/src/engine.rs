@@ -371,6 +371,10 @@ struct Die {
 const XFER: u8 = 1;
 const OP: u8 = 2;
 
+/// How many host requests the engine reads ahead of the one it issues (see
+/// `Simulation::ahead`).
+const AHEAD: usize = 8;
+
 /// How many queued transactions the multi-plane partner search looks at.
 const PARTNER_WINDOW: usize = 32;
 
@@ -710,10 +714,13 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
     outstanding: u32,
     source_done: bool,
     pending: Option<HostRequest>,
-    /// The source's next request, fetched one ahead so that the FTL can prefetch
-    /// its mapping entry (not with a time limit: the source must not run ahead
-    /// of what the run consumes).
-    ahead: Option<Option<Result<HostRequest, SourceError>>>,
+    /// The source's next `AHEAD` requests, fetched ahead so that the FTL can
+    /// prefetch, in steps, what each will touch (not with a time limit: the
+    /// source must not run ahead of what the run consumes)...
+    ahead: VecDeque<HostRequest>,
+    /// ... and what the source gave after them, once it ended (`Some(None)`)
+    /// or failed (`Some(Some(error))`).
+    ahead_end: Option<Option<SourceError>>,
     merged: Vec<(u32, u32)>,
     link_free: SimTime,
     /// Last (bytes, time) asked of the host link (its time is a 128-bit division).
@@ -810,7 +817,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             outstanding: 0,
             source_done: false,
             pending: None,
-            ahead: None,
+            ahead: VecDeque::with_capacity(AHEAD),
+            ahead_end: None,
             merged: Vec::new(),
             link_free: SimTime::ZERO,
             link_memo: [(u64::MAX, Dur::ZERO); 2],
@@ -901,7 +909,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         self.src = src;
         self.source_done = false;
         self.pending = None;
-        self.ahead = None;
+        self.ahead.clear();
+        self.ahead_end = None;
         self.outstanding = 0;
         self.counters = Counters::default();
         self.lat = Latencies::default();
@@ -1132,21 +1141,46 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         }
     }
 
-    /// The next request of the source (see `ahead`).
+    /// The next request of the source (see `ahead`). Each request read ahead
+    /// is hinted to the FTL three times as it comes closer: step 2 when it is
+    /// read (`AHEAD` requests before its turn), step 1 halfway, step 0 one
+    /// request before.
     #[inline]
     fn next_from_source(&mut self) -> Option<Result<HostRequest, SourceError>> {
-        let r = match self.ahead.take() {
-            Some(r) => r,
-            None => self.src.next_request(),
+        let r = if let Some(q) = self.ahead.pop_front() {
+            Some(Ok(q))
+        } else if let Some(end) = self.ahead_end.take() {
+            end.map(Err)
+        } else {
+            self.src.next_request()
         };
-        if matches!(r, Some(Ok(_))) && self.settings.config.sim.time_limit.is_none() {
-            let n = self.src.next_request();
-            if let Some(Ok(q)) = &n {
-                self.ftl.prefetch(Lpn(self.div_page.quot(q.lba * SECTOR)));
-            }
-            self.ahead = Some(n);
+        if !matches!(r, Some(Ok(_))) || self.settings.config.sim.time_limit.is_some() {
+            return r;
         }
+        while self.ahead.len() < AHEAD && self.ahead_end.is_none() {
+            match self.src.next_request() {
+                Some(Ok(q)) => {
+                    self.ahead.push_back(q);
+                    self.hint(self.ahead.len() - 1, 2);
+                }
+                None => self.ahead_end = Some(None),
+                Some(Err(e)) => self.ahead_end = Some(Some(e)),
+            }
+        }
+        self.hint(AHEAD / 2 - 1, 1);
+        self.hint(0, 0);
         r
+    }
+
+    /// Prefetch hint `step` for the request `i` places ahead, if any.
+    #[inline(always)]
+    fn hint(&self, i: usize, step: u8) {
+        if let Some(q) = self.ahead.get(i) {
+            if step == 2 || q.op == IoOp::Write {
+                let lpn = Lpn(self.div_page.quot(q.lba * SECTOR));
+                self.ftl.prefetch(lpn, q.op == IoOp::Write, step);
+            }
+        }
     }
 
     fn pull_open(&mut self) {

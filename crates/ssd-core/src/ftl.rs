@@ -259,11 +259,15 @@ pub trait Ftl {
     fn background(&mut self, _cx: &mut FtlCtx) -> bool {
         false
     }
-    /// A hint that `lpn` will be looked up soon: the engine calls it one host
-    /// request ahead so that the mapping entry can be fetched into the cache
-    /// while other events run. Must not change any state; default nothing.
+    /// A hint that a host request on `lpn` (a write if `write`) comes soon, so
+    /// that what it will touch can be fetched into the cache while other
+    /// events run. The engine gives each request three steps as it comes
+    /// closer: step 2 some requests ahead (fetch the mapping entry), step 1
+    /// halfway (the entry is cached by now: fetch what it points to), step 0
+    /// one request ahead (fetch what that points to). Must not change any
+    /// state; default nothing.
     #[inline]
-    fn prefetch(&self, _lpn: Lpn) {}
+    fn prefetch(&self, _lpn: Lpn, _write: bool, _step: u8) {}
     /// Where the data of `lpn` lives now (for tests and tools).
     fn lookup(&self, lpn: Lpn) -> Option<Ppn>;
     /// Check every invariant of spec/ftl.md; the property tests call it after each step.
