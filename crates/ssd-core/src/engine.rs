@@ -256,6 +256,54 @@ impl<T> std::ops::IndexMut<u32> for Slab<T> {
 
 // ------------------------------------------------------------------ state
 
+/// The transactions: each job's are one contiguous run, allocated when the
+/// job is planned and freed when it is done (runs of 2^k slots, recycled per
+/// size class). A GC job plans a hundred transactions at once; from a
+/// per-slot free list they would land on as many scattered cache lines.
+#[derive(Debug, Default)]
+struct Runs {
+    items: Vec<Txn>,
+    /// `free[k]`: starts of free runs of `2^k` slots.
+    free: Vec<Vec<u32>>,
+    /// Transactions planned and not yet done (for the stall diagnostic).
+    live: u32,
+}
+impl Runs {
+    /// A run for `n` (>= 1) transactions; returns its first slot.
+    #[inline]
+    fn alloc(&mut self, n: u32) -> u32 {
+        let k = n.next_power_of_two().trailing_zeros() as usize;
+        if let Some(s) = self.free.get_mut(k).and_then(|f| f.pop()) {
+            return s;
+        }
+        let s = self.items.len();
+        self.items.resize(s + (1 << k), Txn::default());
+        s as u32
+    }
+    /// Give back the run of `n` transactions at `start`.
+    #[inline]
+    fn release(&mut self, start: u32, n: u32) {
+        let k = n.next_power_of_two().trailing_zeros() as usize;
+        if self.free.len() <= k {
+            self.free.resize_with(k + 1, Vec::new);
+        }
+        self.free[k].push(start);
+    }
+}
+impl std::ops::Index<u32> for Runs {
+    type Output = Txn;
+    #[inline]
+    fn index(&self, i: u32) -> &Txn {
+        &self.items[i as usize]
+    }
+}
+impl std::ops::IndexMut<u32> for Runs {
+    #[inline]
+    fn index_mut(&mut self, i: u32) -> &mut Txn {
+        &mut self.items[i as usize]
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 struct HostSlot {
     req: HostRequest,
@@ -280,6 +328,9 @@ struct Job {
     head: u32,
     pending: u32,
     next_release: u32,
+    /// Its transactions' run in `Runs`: first slot and count.
+    run: u32,
+    run_len: u32,
 }
 
 /// A flash transaction: one page read or program, or one block erase (24
@@ -303,6 +354,23 @@ struct Txn {
     stage: u8,
     /// Plane in its die.
     plane: u8,
+}
+
+impl Default for Txn {
+    /// A free slot's filler (never executed).
+    fn default() -> Self {
+        Txn {
+            blk: 0,
+            job: NONE,
+            next: NONE,
+            epoch: 0,
+            pg: 0,
+            kind: OpKind::Read,
+            purpose: Purpose::Host,
+            stage: 0,
+            plane: 0,
+        }
+    }
 }
 
 /// Execution state of one block, kept together: erases planned and erases
@@ -731,7 +799,7 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
     wake_pending: Option<SimTime>,
     error: Option<SimError>,
     // flash side
-    txns: Slab<Txn>,
+    txns: Runs,
     jobs: Slab<Job>,
     dies: Vec<Die>,
     chans: Vec<Chan>,
@@ -761,6 +829,9 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
     /// last transaction; per job of a plan, its `Job`.
     stage_lists: Vec<[u32; 2]>,
     plan_jobs: Vec<u32>,
+    /// Per job of the plan being committed: its transaction count, then the
+    /// next slot of its run to fill.
+    plan_fill: Vec<u32>,
     unparked: Vec<u32>,
     start: SimTime,
 }
@@ -827,7 +898,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             idle_since: SimTime::ZERO,
             wake_pending: None,
             error: None,
-            txns: Slab::default(),
+            txns: Runs::default(),
             jobs: Slab::default(),
             dies,
             chans,
@@ -857,6 +928,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             blk: vec![BlockExec::default(); g.total_blocks() as usize],
             stage_lists: Vec::new(),
             plan_jobs: Vec::new(),
+            plan_fill: Vec::new(),
             unparked: Vec::new(),
             start: SimTime::ZERO,
             settings,
@@ -1445,6 +1517,12 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             n_jobs = n_jobs.max(o.job as usize + 1);
             stages = stages.max(o.stage as usize + 1);
         }
+        self.plan_fill.clear();
+        self.plan_fill.resize(n_jobs, 0);
+        for o in &self.cx.plan.ops {
+            self.plan_fill[o.job as usize] += 1;
+        }
+        self.txns.live += self.cx.plan.ops.len() as u32;
         self.stage_lists.clear();
         self.stage_lists.resize(n_jobs * stages, [NONE; 2]);
         self.plan_jobs.clear();
@@ -1461,17 +1539,24 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             }
             let j = op.job as usize;
             if self.plan_jobs[j] == NONE {
+                let n = self.plan_fill[j];
+                let run = self.txns.alloc(n);
+                self.plan_fill[j] = run;
                 self.plan_jobs[j] = self.jobs.insert(Job {
                     cmd: NONE,
                     gating: false,
                     head: NONE,
                     pending: 0,
                     next_release: NONE,
+                    run,
+                    run_len: n,
                 });
             }
             let pl = self.div_bpp.quot(b as u64) as u32;
             let die = self.div_planes.quot(pl as u64) as u32;
-            let t = self.txns.insert(Txn {
+            let t = self.plan_fill[j];
+            self.plan_fill[j] += 1;
+            self.txns[t] = Txn {
                 blk: b,
                 pg: if op.kind == OpKind::Erase {
                     wp
@@ -1485,7 +1570,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 job: self.plan_jobs[j],
                 next: NONE,
                 epoch,
-            });
+            };
             let list = &mut self.stage_lists[j * stages + op.stage as usize];
             if list[1] == NONE {
                 list[0] = t;
@@ -2059,7 +2144,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     }
 
     fn txn_done(&mut self, t: u32, j: u32) {
-        self.txns.remove(t);
+        let _ = t;
+        self.txns.live -= 1;
         let job = &mut self.jobs[j];
         job.pending -= 1;
         if job.pending == 0 {
@@ -2074,6 +2160,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     fn job_done(&mut self, j: u32) {
         let job = self.jobs[j];
         self.jobs.remove(j);
+        self.txns.release(job.run, job.run_len);
         if job.gating {
             self.cmd_job_done(job.cmd);
         } else {
