@@ -161,33 +161,32 @@ impl PageFtl {
         let job = cx.new_job(false);
         let first = self.g.first_page(victim).0;
         let mut moved = 0;
-        // Live pages still to find: stop scanning once all have moved.
-        let mut left = self.blocks.valid(victim.0 as usize);
         let view = self.p2l.view(victim);
-        // The validity test reads one random L2P entry per page: ask for them all
-        // first so that the cache misses overlap instead of queueing one by one.
-        for off in 0..view.written() {
-            let l = self.p2l.lpn(&view, off);
-            if let Some(e) = self.l2p.get(l as usize) {
-                ssd_core::ftl::prefetch_read(e);
+        let written = view.written();
+        // A chunk of up to 64 pages at a time: first which are live (one
+        // random L2P read each, independent and branch-free, so that their
+        // cache misses overlap), then the moves.
+        for c0 in (0..written).step_by(64) {
+            let n = (written - c0).min(64);
+            let mut live = 0u64;
+            for k in 0..n {
+                let off = c0 + k;
+                let l = self.p2l.lpn(&view, off);
+                let hit = self.l2p.get(l as usize) == Some(&(first + off));
+                live |= (hit as u64) << k;
             }
-        }
-        for off in 0..view.written() {
-            if left == 0 {
-                break;
+            while live != 0 {
+                let off = c0 + live.trailing_zeros();
+                live &= live - 1;
+                let src = first + off;
+                let l = self.p2l.lpn(&view, off);
+                cx.read(job, 0, Ppn(src), purpose, l as u64);
+                let dst = self.alloc_page(plane, false, l);
+                self.l2p[l as usize] = dst.0;
+                cx.program(job, 1, dst, purpose, l as u64, Some(Ppn(src)));
+                cx.work.gc_pages += 1;
+                moved += 1;
             }
-            let src = first + off;
-            let l = self.p2l.lpn(&view, off);
-            if self.l2p[l as usize] != src {
-                continue;
-            }
-            left -= 1;
-            cx.read(job, 0, Ppn(src), purpose, l as u64);
-            let dst = self.alloc_page(plane, false, l);
-            self.l2p[l as usize] = dst.0;
-            cx.program(job, 1, dst, purpose, l as u64, Some(Ppn(src)));
-            cx.work.gc_pages += 1;
-            moved += 1;
         }
         // Every moved page dies at once (one victim-index move, same end state).
         self.blocks.invalidate_n(victim, moved as u16);
