@@ -440,8 +440,54 @@ const XFER: u8 = 1;
 const OP: u8 = 2;
 
 /// How many host requests the engine reads ahead of the one it issues (see
-/// `Simulation::ahead`).
+/// `Simulation::ahead`; a power of two).
 const AHEAD: usize = 8;
+
+/// The requests read ahead: a fixed ring (index arithmetic is a mask).
+#[derive(Debug)]
+struct Ahead {
+    buf: [HostRequest; AHEAD],
+    head: usize,
+    len: usize,
+}
+impl Default for Ahead {
+    fn default() -> Self {
+        let none = HostRequest {
+            arrival: SimTime(0),
+            op: IoOp::Read,
+            lba: 0,
+            sectors: 0,
+            stream: 0,
+        };
+        Ahead {
+            buf: [none; AHEAD],
+            head: 0,
+            len: 0,
+        }
+    }
+}
+impl Ahead {
+    #[inline]
+    fn pop_front(&mut self) -> Option<HostRequest> {
+        (self.len > 0).then(|| {
+            let q = self.buf[self.head];
+            self.head = (self.head + 1) % AHEAD;
+            self.len -= 1;
+            q
+        })
+    }
+    #[inline]
+    fn push_back(&mut self, q: HostRequest) {
+        debug_assert!(self.len < AHEAD);
+        self.buf[(self.head + self.len) % AHEAD] = q;
+        self.len += 1;
+    }
+    /// The request `i` places ahead (0 = the next one).
+    #[inline]
+    fn get(&self, i: usize) -> Option<&HostRequest> {
+        (i < self.len).then(|| &self.buf[(self.head + i) % AHEAD])
+    }
+}
 
 /// How many queued transactions the multi-plane partner search looks at.
 const PARTNER_WINDOW: usize = 32;
@@ -785,7 +831,7 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
     /// The source's next `AHEAD` requests, fetched ahead so that the FTL can
     /// prefetch, in steps, what each will touch (not with a time limit: the
     /// source must not run ahead of what the run consumes)...
-    ahead: VecDeque<HostRequest>,
+    ahead: Ahead,
     /// ... and what the source gave after them, once it ended (`Some(None)`)
     /// or failed (`Some(Some(error))`).
     ahead_end: Option<Option<SourceError>>,
@@ -888,7 +934,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             outstanding: 0,
             source_done: false,
             pending: None,
-            ahead: VecDeque::with_capacity(AHEAD),
+            ahead: Ahead::default(),
             ahead_end: None,
             merged: Vec::new(),
             link_free: SimTime::ZERO,
@@ -981,7 +1027,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         self.src = src;
         self.source_done = false;
         self.pending = None;
-        self.ahead.clear();
+        self.ahead = Ahead::default();
         self.ahead_end = None;
         self.outstanding = 0;
         self.counters = Counters::default();
@@ -1229,11 +1275,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         if !matches!(r, Some(Ok(_))) || self.settings.config.sim.time_limit.is_some() {
             return r;
         }
-        while self.ahead.len() < AHEAD && self.ahead_end.is_none() {
+        while self.ahead.len < AHEAD && self.ahead_end.is_none() {
             match self.src.next_request() {
                 Some(Ok(q)) => {
                     self.ahead.push_back(q);
-                    self.hint(self.ahead.len() - 1, 2);
+                    self.hint(self.ahead.len - 1, 2);
                 }
                 None => self.ahead_end = Some(None),
                 Some(Err(e)) => self.ahead_end = Some(Some(e)),
@@ -1248,9 +1294,21 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     #[inline(always)]
     fn hint(&self, i: usize, step: u8) {
         if let Some(q) = self.ahead.get(i) {
-            if step == 2 || q.op == IoOp::Write {
-                let lpn = Lpn(self.div_page.quot(q.lba * SECTOR));
-                self.ftl.prefetch(lpn, q.op == IoOp::Write, step);
+            let lpn = Lpn(self.div_page.quot(q.lba * SECTOR));
+            match (q.op, step) {
+                (IoOp::Write, _) | (_, 2) => self.ftl.prefetch(lpn, q.op == IoOp::Write, step),
+                (IoOp::Read, 1) => {
+                    // The entry is cached by now: a read's flash transaction
+                    // will look up its block's execution and array state.
+                    if let Some(p) = self.ftl.lookup(lpn) {
+                        let (b, _) = self.flash.split(p);
+                        if let Some(x) = self.blk.get(b as usize) {
+                            crate::ftl::prefetch_read(x);
+                        }
+                        self.flash.prefetch_block(b);
+                    }
+                }
+                _ => {}
             }
         }
     }

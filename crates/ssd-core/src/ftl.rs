@@ -347,6 +347,13 @@ impl FlashArray {
             }
         }
     }
+    /// Cache hint: block `b`'s write pointer is read soon.
+    #[inline]
+    pub fn prefetch_block(&self, b: u32) {
+        if let Some(w) = self.write_ptr.get(b as usize) {
+            prefetch_read(w);
+        }
+    }
     pub fn erase_counts(&self) -> &[u32] {
         &self.erase_count
     }
