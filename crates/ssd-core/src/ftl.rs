@@ -261,14 +261,16 @@ pub trait Ftl {
     }
     /// A hint that a host request on `lpn` (a write if `write`) comes soon, so
     /// that what it will touch can be fetched into the cache while other
-    /// events run. The engine gives each request three steps as it comes
-    /// closer: step 2 some requests ahead (fetch the mapping entry), step 1
-    /// halfway (the entry is cached by now: fetch what it points to), step 0
-    /// one request ahead (fetch what that points to). Must not change any
-    /// state; default nothing.
+    /// events run. The engine gives a write three steps as it comes closer:
+    /// step 2 some requests ahead (fetch the mapping entry), step 1 halfway
+    /// (the entry is cached by now: fetch what it points to), step 0 one
+    /// request ahead (fetch what that points to). Other requests get step 2
+    /// only; at a read's step 1 the engine calls [`Ftl::lookup`] and fetches
+    /// its own per-block state. Must not change any state; default nothing.
     #[inline]
     fn prefetch(&self, _lpn: Lpn, _write: bool, _step: u8) {}
-    /// Where the data of `lpn` lives now (for tests and tools).
+    /// Where the data of `lpn` lives now (for tests, tools and the engine's
+    /// read prefetch hint: it must be cheap and change nothing).
     fn lookup(&self, lpn: Lpn) -> Option<Ppn>;
     /// Check every invariant of spec/ftl.md; the property tests call it after each step.
     fn check_invariants(&self) -> Result<(), String>;
