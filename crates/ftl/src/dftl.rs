@@ -1021,6 +1021,17 @@ impl Ftl for DftlFtl {
         }
         false
     }
+    /// Step 2: the CMT index entry and the full map entry of `lpn` (which
+    /// one the request reads depends on whether it is cached).
+    #[inline]
+    fn prefetch(&self, lpn: Lpn, _write: bool, step: u8) {
+        if step == 2 {
+            self.cmt.prefetch(lpn.0);
+            if let Some(e) = self.fmap.get(lpn.0 as usize) {
+                ssd_core::ftl::prefetch_read(e);
+            }
+        }
+    }
     fn lookup(&self, lpn: Lpn) -> Option<Ppn> {
         if lpn.0 >= self.logical {
             return None;
