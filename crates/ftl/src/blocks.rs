@@ -57,21 +57,27 @@ impl VictimIndex {
             fifo_on: true,
         }
     }
+    /// Where block `b` (global id, of `plane`) sits in bucket `v`: the
+    /// bucket's index in `count`, the word in `bits` and the bit.
+    #[inline]
+    fn slot(&self, plane: usize, v: usize, b: u32) -> (usize, usize, u64) {
+        let local = b as usize - plane * self.bpp;
+        let k = plane * self.nb + v;
+        (k, k * self.nw + local / 64, 1 << (local % 64))
+    }
     /// Put block `b` (global id, of `plane`) in bucket `v`.
     #[inline]
     fn link(&mut self, plane: usize, v: usize, b: u32) {
-        let local = b as usize - plane * self.bpp;
-        let k = plane * self.nb + v;
-        self.bits[k * self.nw + local / 64] |= 1 << (local % 64);
+        let (k, w, bit) = self.slot(plane, v, b);
+        self.bits[w] |= bit;
         self.count[k] += 1;
     }
     /// Take block `b` (global id, of `plane`) out of bucket `v`.
     #[inline]
     fn unlink(&mut self, plane: usize, v: usize, b: u32) {
-        let local = b as usize - plane * self.bpp;
-        let k = plane * self.nb + v;
-        debug_assert!(self.bits[k * self.nw + local / 64] & 1 << (local % 64) != 0);
-        self.bits[k * self.nw + local / 64] &= !(1 << (local % 64));
+        let (k, w, bit) = self.slot(plane, v, b);
+        debug_assert!(self.bits[w] & bit != 0);
+        self.bits[w] &= !bit;
         self.count[k] -= 1;
     }
     /// The plane-local ids in bucket `v` of `plane`, ascending.
@@ -386,13 +392,9 @@ impl Blocks {
             ssd_core::ftl::prefetch_read(h);
         } else if h.state == BlockState::Full && h.valid() > 0 {
             let pl = self.plane_index(b);
-            let v = &self.vix;
-            let local = b - pl * v.bpp;
             for c in [h.valid() as usize - 1, h.valid() as usize] {
-                let k = pl * v.nb + c;
-                if let Some(w) = v.bits.get(k * v.nw + local / 64) {
-                    ssd_core::ftl::prefetch_read(w);
-                }
+                let (_, w, _) = self.vix.slot(pl, c, b as u32);
+                ssd_core::ftl::prefetch_read(&self.vix.bits[w]);
             }
         }
     }

@@ -414,9 +414,9 @@ struct Die {
     phase: Phase,
     kind: OpKind,
     purpose: Purpose,
-    batch: [u32; MAX_PLANES],
-    /// The job of each batch transaction, noted when it starts (its record is
-    /// in cache then), so that completing the batch need not read it again.
+    /// The job of each transaction of the running batch, noted when it
+    /// starts (its record is in cache then): completing the batch needs only
+    /// these (a job's transactions are freed with its run).
     batch_job: [u32; MAX_PLANES],
     n: u8,
     hi: DieQueue,
@@ -892,7 +892,6 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 phase: Phase::Idle,
                 kind: OpKind::Read,
                 purpose: Purpose::Host,
-                batch: [NONE; MAX_PLANES],
                 batch_job: [NONE; MAX_PLANES],
                 n: 0,
                 hi: DieQueue::default(),
@@ -1949,7 +1948,6 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         let head = q(&mut self.dies[d as usize], hi).pop_front();
         self.started(head);
         let h = self.txns[head];
-        self.dies[d as usize].batch[0] = head;
         self.dies[d as usize].batch_job[0] = h.job;
         let mut n = 1usize;
         if self.multiplane && (self.planes as usize) > 1 {
@@ -1971,7 +1969,6 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                         continue;
                     }
                     used |= 1 << plane;
-                    self.dies[d as usize].batch[n] = t;
                     self.dies[d as usize].batch_job[n] = self.txns[t].job;
                     n += 1;
                     picks |= 1 << i;
@@ -2193,16 +2190,16 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         die.phase = Phase::Idle;
         die.busy_ns += self.now.0 - die.batch_start.0;
         let n = die.n as usize;
-        let (batch, jobs) = (die.batch, die.batch_job);
+        let jobs = die.batch_job;
         self.cx.die_load[d as usize] -= n as u32;
-        for i in 0..n {
-            self.txn_done(batch[i], jobs[i]);
+        for &j in &jobs[..n] {
+            self.txn_done(j);
         }
         self.die_start(d);
     }
 
-    fn txn_done(&mut self, t: u32, j: u32) {
-        let _ = t;
+    /// A transaction of job `j` is done.
+    fn txn_done(&mut self, j: u32) {
         self.txns.live -= 1;
         let job = &mut self.jobs[j];
         job.pending -= 1;

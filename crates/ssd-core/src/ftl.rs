@@ -14,7 +14,7 @@
 //! **Architecture invariant:** ssd-core knows no concrete FTL. Concrete FTLs live in
 //! the `ftl` crate; the application closes the choice with an enum.
 
-use crate::addr::{BlockId, Geometry, Lpn, Ppn};
+use crate::addr::{BlockId, FastDiv, Geometry, Lpn, Ppn};
 use crate::rng::SimRng;
 use crate::units::SimTime;
 use serde::Serialize;
@@ -288,8 +288,8 @@ pub struct FlashArray {
     geometry: Geometry,
     write_ptr: Vec<u16>,
     erase_count: Vec<u32>,
-    /// log2(pages per block) when it is a power of two (a shift instead of a division).
-    ppb_shift: Option<u32>,
+    /// Pages per block as a divisor (a shift on the usual power-of-two geometry).
+    div_ppb: FastDiv,
 }
 
 impl FlashArray {
@@ -298,22 +298,14 @@ impl FlashArray {
             geometry: g,
             write_ptr: vec![0; g.total_blocks() as usize],
             erase_count: vec![0; g.total_blocks() as usize],
-            ppb_shift: g
-                .pages_per_block
-                .is_power_of_two()
-                .then(|| g.pages_per_block.trailing_zeros()),
+            div_ppb: FastDiv::new(g.pages_per_block as u64),
         }
     }
     /// (flat block id, page in block) of `p`.
     #[inline]
     pub fn split(&self, p: Ppn) -> (u32, u32) {
-        match self.ppb_shift {
-            Some(s) => (p.0 >> s, p.0 & ((1 << s) - 1)),
-            None => {
-                let ppb = self.geometry.pages_per_block;
-                (p.0 / ppb, p.0 % ppb)
-            }
-        }
+        let b = self.div_ppb.quot(p.0 as u64) as u32;
+        (b, p.0 - b * self.geometry.pages_per_block)
     }
     #[inline]
     pub fn apply(&mut self, op: &FlashOp) {
