@@ -76,11 +76,53 @@ enum Ev {
     SchedWake,
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    /// (time << 64) | insertion sequence: one integer compare orders events.
-    key: u128,
-    ev: Ev,
+impl Ev {
+    /// The event as 32 bits: its kind in the low 3, its index above them.
+    #[inline(always)]
+    fn code(self) -> u32 {
+        let (k, i) = match self {
+            Ev::Arrival => (0, 0),
+            Ev::CmdReady(c) => (1, c),
+            Ev::ChanDone(c) => (2, c),
+            Ev::ChanFree(c) => (3, c),
+            Ev::DieDone(d) => (4, d),
+            Ev::CmdComplete(c) => (5, c),
+            Ev::SchedWake => (6, 0),
+        };
+        assert!(
+            i < 1 << 29,
+            "event index {i} does not fit the event queue's 29 bits"
+        );
+        k | i << 3
+    }
+    #[inline(always)]
+    fn from_code(x: u32) -> Ev {
+        let i = x >> 3;
+        match x & 7 {
+            0 => Ev::Arrival,
+            1 => Ev::CmdReady(i),
+            2 => Ev::ChanDone(i),
+            3 => Ev::ChanFree(i),
+            4 => Ev::DieDone(i),
+            5 => Ev::CmdComplete(i),
+            _ => Ev::SchedWake,
+        }
+    }
+}
+
+/// A pending event and its place in the order, as one integer: time (high 64
+/// bits), insertion sequence number (32), `Ev::code` (32). One compare
+/// orders two events by (time, sequence), and an entry is 16 bytes.
+type Entry = u128;
+
+#[inline(always)]
+fn entry(t: SimTime, seq: u32, ev: Ev) -> Entry {
+    (t.0 as u128) << 64 | (seq as u128) << 32 | ev.code() as u128
+}
+
+#[inline(always)]
+fn unpack(e: Entry) -> (SimTime, Ev) {
+    (SimTime((e >> 64) as u64), Ev::from_code(e as u32))
 }
 
 /// A priority queue of events ordered by (time, insertion sequence): a sorted
@@ -94,46 +136,87 @@ struct Entry {
 /// and channel (seven on average on the default device), a new event usually
 /// falls at or near its end (it is booked a transfer or array time ahead),
 /// and the least is popped by moving a head index.
+///
+/// Sequence numbers are 32 bits: before they would run out, the pending
+/// events are renumbered 1, 2, ... in their order (`renumber`), which keeps
+/// every comparison among them and with later events as it was.
 #[derive(Debug)]
 struct EventQueue {
-    /// Pending events sorted by key from `head` on (the slots before `head`
-    /// were popped and are reclaimed in bulk).
+    /// Pending events sorted from `head` on (the slots before `head` were
+    /// popped; they are reclaimed when the vector is full, or all at once
+    /// when it empties).
     sorted: Vec<Entry>,
     head: usize,
     fifo: [VecDeque<Entry>; 2],
-    /// The least key at the front of the two FIFO streams (`u128::MAX` when
+    /// The least entry at the front of the two FIFO streams (`u128::MAX` when
     /// both are empty), so that a pop from the sorted run looks at one key.
     fifo_min: u128,
-    seq: u64,
+    seq: u32,
+    /// The sequence number at which `renumber` runs (`u32::MAX`; tests lower it).
+    seq_limit: u32,
 }
 impl Default for EventQueue {
     fn default() -> Self {
         EventQueue {
-            sorted: Vec::new(),
+            sorted: Vec::with_capacity(64),
             head: 0,
             fifo: Default::default(),
             fifo_min: u128::MAX,
             seq: 0,
+            seq_limit: u32::MAX,
         }
     }
 }
 impl EventQueue {
     #[inline(always)]
-    fn push(&mut self, t: SimTime, ev: Ev) {
+    fn next_seq(&mut self) -> u32 {
+        if self.seq >= self.seq_limit {
+            self.renumber();
+        }
         self.seq += 1;
-        let e = Entry {
-            key: ((t.0 as u128) << 64) | self.seq as u128,
-            ev,
+        self.seq
+    }
+    /// Number the pending events 1, 2, ... in their (time, sequence) order.
+    #[cold]
+    fn renumber(&mut self) {
+        let mut seqs: Vec<u32> = self.sorted[self.head..]
+            .iter()
+            .chain(self.fifo[0].iter())
+            .chain(self.fifo[1].iter())
+            .map(|&e| (e >> 32) as u32)
+            .collect();
+        seqs.sort_unstable();
+        let re = |e: &mut Entry| {
+            let r = seqs
+                .binary_search(&((*e >> 32) as u32))
+                .expect("a pending sequence number") as u128
+                + 1;
+            *e = *e & !((u32::MAX as u128) << 32) | r << 32;
         };
+        self.sorted[self.head..].iter_mut().for_each(re);
+        self.fifo.iter_mut().for_each(|f| f.iter_mut().for_each(re));
+        let front = |f: &VecDeque<Entry>| f.front().copied().unwrap_or(u128::MAX);
+        self.fifo_min = front(&self.fifo[0]).min(front(&self.fifo[1]));
+        self.seq = seqs.len() as u32;
+    }
+    #[inline(always)]
+    fn push(&mut self, t: SimTime, ev: Ev) {
+        let seq = self.next_seq();
+        let e = entry(t, seq, ev);
         let v = &mut self.sorted;
+        // Full: drop the popped slots if they are half of it, else grow.
+        if v.len() == v.capacity() && self.head * 2 >= v.len() {
+            v.drain(..self.head);
+            self.head = 0;
+        }
         // Insertion from the end: move later events up one slot at a time for
         // a few slots, then bisect what is left and move the rest at once.
         v.push(e);
         let mut i = v.len() - 1;
         let mut moved = 0;
-        while i > self.head && v[i - 1].key > e.key {
+        while i > self.head && v[i - 1] > e {
             if moved == 8 {
-                let at = self.head + v[self.head..i].partition_point(|x| x.key < e.key);
+                let at = self.head + v[self.head..i].partition_point(|&x| x < e);
                 v.copy_within(at..i, at + 1);
                 i = at;
                 break;
@@ -147,26 +230,21 @@ impl EventQueue {
     /// Push onto FIFO stream `k`; `t` must not be earlier than its last event.
     #[inline]
     fn push_fifo(&mut self, k: usize, t: SimTime, ev: Ev) {
-        self.seq += 1;
-        let e = Entry {
-            key: ((t.0 as u128) << 64) | self.seq as u128,
-            ev,
-        };
+        let seq = self.next_seq();
+        let e = entry(t, seq, ev);
         debug_assert!(
-            self.fifo[k]
-                .back()
-                .is_none_or(|b| b.key >> 64 <= e.key >> 64),
+            self.fifo[k].back().is_none_or(|b| b >> 64 <= e >> 64),
             "event stream {k} went back in time"
         );
         // A stream's front changes only when it was empty (its keys increase).
         if self.fifo[k].is_empty() {
-            self.fifo_min = self.fifo_min.min(e.key);
+            self.fifo_min = self.fifo_min.min(e);
         }
         self.fifo[k].push_back(e);
     }
     #[inline]
     fn pop(&mut self) -> Option<(SimTime, Ev)> {
-        let h = self.sorted.get(self.head).map_or(u128::MAX, |e| e.key);
+        let h = self.sorted.get(self.head).copied().unwrap_or(u128::MAX);
         if self.fifo_min < h {
             return Some(self.pop_fifo());
         }
@@ -175,13 +253,13 @@ impl EventQueue {
     /// Pop the FIFO stream front holding `fifo_min` (there is one).
     #[inline(never)]
     fn pop_fifo(&mut self) -> (SimTime, Ev) {
-        let front = |f: &VecDeque<Entry>| f.front().map_or(u128::MAX, |e| e.key);
+        let front = |f: &VecDeque<Entry>| f.front().copied().unwrap_or(u128::MAX);
         let k = (front(&self.fifo[0]) != self.fifo_min) as usize;
         let e = self.fifo[k]
             .pop_front()
             .expect("fifo_min is a stream's front");
         self.fifo_min = front(&self.fifo[0]).min(front(&self.fifo[1]));
-        (SimTime((e.key >> 64) as u64), e.ev)
+        unpack(e)
     }
     #[inline]
     fn pop_sorted(&mut self) -> Option<(SimTime, Ev)> {
@@ -190,11 +268,8 @@ impl EventQueue {
         if self.head == self.sorted.len() {
             self.sorted.clear();
             self.head = 0;
-        } else if self.head >= 64 && self.head * 2 >= self.sorted.len() {
-            self.sorted.drain(..self.head);
-            self.head = 0;
         }
-        Some((SimTime((e.key >> 64) as u64), e.ev))
+        Some(unpack(e))
     }
 }
 
@@ -2380,17 +2455,32 @@ mod tests {
 
     #[test]
     fn event_queue_pops_in_time_then_push_order() {
+        event_queue_against_model(u32::MAX);
+    }
+
+    #[test]
+    fn event_queue_keeps_its_order_through_renumbering() {
+        // Renumber every 37 pushes (up to ~100 events are pending then).
+        event_queue_against_model(37);
+    }
+
+    fn event_queue_against_model(seq_limit: u32) {
         // Against a plain model: pending (time, seq, id), least first.
-        let mut q = EventQueue::default();
+        let mut q = EventQueue {
+            seq_limit,
+            ..Default::default()
+        };
         let mut model: Vec<(u64, u64, u32)> = Vec::new();
         let (mut now, mut seq, mut x) = (0u64, 0u64, 12345u64);
-        for id in 0..20_000u32 {
+        for n in 0..20_000u32 {
+            // Ids out of push order, so that ties are not broken by the id.
+            let id = n * 7919 % 20011;
             x = x
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             // Bursts of pushes (up to ~100 pending) and drains, with ties.
             let pending = model.len();
-            if (x >> 60) < 9 || pending == 0 || (id / 2000) % 2 == 0 && pending < 100 {
+            if (x >> 60) < 9 || pending == 0 || (n / 2000) % 2 == 0 && pending < 100 {
                 let t = now + (x >> 33) % 50;
                 let fifo = (x >> 20) % 5;
                 seq += 1;
@@ -2398,7 +2488,7 @@ mod tests {
                     // A FIFO stream needs non-decreasing times: book it after
                     // everything the stream holds.
                     let k = fifo as usize;
-                    let last = q.fifo[k].back().map_or(0, |e| (e.key >> 64) as u64);
+                    let last = q.fifo[k].back().map_or(0, |e| (e >> 64) as u64);
                     let t = t.max(last);
                     let ev = [Ev::CmdReady(id), Ev::CmdComplete(id)][k];
                     q.push_fifo(k, SimTime(t), ev);
