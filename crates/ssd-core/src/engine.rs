@@ -400,10 +400,13 @@ struct Cmd {
 struct Job {
     cmd: u32,
     gating: bool,
+    /// The first transaction not yet released (`run + run_len` once all are).
     head: u32,
+    /// Transactions of the released stage not yet done.
     pending: u32,
     next_release: u32,
-    /// Its transactions' run in `Runs`: first slot and count.
+    /// Its transactions' run in `Runs`: first slot and count. They fill it in
+    /// (stage, plan) order, so each stage is a range of slots.
     run: u32,
     run_len: u32,
 }
@@ -415,9 +418,8 @@ struct Txn {
     /// Flat block.
     blk: u32,
     job: u32,
-    /// The next transaction of the job in stage order until the transaction
-    /// is enqueued (`release_stage` reads it first); then, while it is
-    /// parked, the next transaction parked on the same block.
+    /// While the transaction is parked: the next transaction parked on the
+    /// same block.
     next: u32,
     /// Erases of the block planned before this op (its block "epoch").
     epoch: u32,
@@ -946,12 +948,9 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
     /// Per block: the order its programs and erases execute in, and the
     /// transactions parked on it (one record: one memory access per block).
     blk: Vec<BlockExec>,
-    /// Scratch of `commit_plan`: per (job, stage) of a plan, the first and
-    /// last transaction; per job of a plan, its `Job`.
-    stage_lists: Vec<[u32; 2]>,
+    /// Scratch of `commit_plan`: per job of a plan, its `Job`; per (job,
+    /// stage), its transaction count, then the next slot of its run to fill.
     plan_jobs: Vec<u32>,
-    /// Per job of the plan being committed: its transaction count, then the
-    /// next slot of its run to fill.
     plan_fill: Vec<u32>,
     unparked: Vec<u32>,
     start: SimTime,
@@ -1046,7 +1045,6 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             drain_ns: 0,
             busy_at_drain: None,
             blk: vec![BlockExec::default(); g.total_blocks() as usize],
-            stage_lists: Vec::new(),
             plan_jobs: Vec::new(),
             plan_fill: Vec::new(),
             unparked: Vec::new(),
@@ -1641,24 +1639,47 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     fn commit_plan(&mut self, c: u32) {
         // Apply every op to the flash array in the FTL's order (its state order),
         // recording each op's block epoch so that the dies execute programs and
-        // erases of a block in that same order, and make it a transaction on
-        // its (job, stage) list: a job runs its stages in order, each stage's
-        // transactions in plan order (a GC job interleaves reads and copies).
+        // erases of a block in that same order, and make it a transaction of its
+        // job: a job runs its stages in order, each stage's transactions in plan
+        // order (a GC job interleaves reads and copies). A job's transactions
+        // fill its run in that (stage, plan) order, so a stage is a range of
+        // slots: a counting sort by stage.
         let (mut n_jobs, mut stages) = (self.cx.plan.gating.len(), 1);
         for o in &self.cx.plan.ops {
             n_jobs = n_jobs.max(o.job as usize + 1);
             stages = stages.max(o.stage as usize + 1);
         }
-        self.plan_fill.clear();
-        self.plan_fill.resize(n_jobs, 0);
+        // Per (job, stage): its count, then the next slot to fill.
+        let fill = &mut self.plan_fill;
+        fill.clear();
+        fill.resize(n_jobs * stages, 0);
         for o in &self.cx.plan.ops {
-            self.plan_fill[o.job as usize] += 1;
+            fill[o.job as usize * stages + o.stage as usize] += 1;
         }
         self.txns.live += self.cx.plan.ops.len() as u32;
-        self.stage_lists.clear();
-        self.stage_lists.resize(n_jobs * stages, [NONE; 2]);
         self.plan_jobs.clear();
         self.plan_jobs.resize(n_jobs, NONE);
+        for j in 0..n_jobs {
+            let counts = &mut self.plan_fill[j * stages..(j + 1) * stages];
+            let n: u32 = counts.iter().sum();
+            if n == 0 {
+                continue;
+            }
+            let run = self.txns.alloc(n);
+            let mut at = run;
+            for k in counts.iter_mut() {
+                (*k, at) = (at, at + *k);
+            }
+            self.plan_jobs[j] = self.jobs.insert(Job {
+                cmd: NONE,
+                gating: false,
+                head: run,
+                pending: 0,
+                next_release: NONE,
+                run,
+                run_len: n,
+            });
+        }
         for i in 0..self.cx.plan.ops.len() {
             let op = self.cx.plan.ops[i];
             let (b, page) = self.flash.split(op.ppn);
@@ -1670,24 +1691,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 self.blk[b as usize].plan_epoch += 1;
             }
             let j = op.job as usize;
-            if self.plan_jobs[j] == NONE {
-                let n = self.plan_fill[j];
-                let run = self.txns.alloc(n);
-                self.plan_fill[j] = run;
-                self.plan_jobs[j] = self.jobs.insert(Job {
-                    cmd: NONE,
-                    gating: false,
-                    head: NONE,
-                    pending: 0,
-                    next_release: NONE,
-                    run,
-                    run_len: n,
-                });
-            }
             let pl = self.div_bpp.quot(b as u64) as u32;
             let die = self.div_planes.quot(pl as u64) as u32;
-            let t = self.plan_fill[j];
-            self.plan_fill[j] += 1;
+            let slot = &mut self.plan_fill[j * stages + op.stage as usize];
+            let t = *slot;
+            *slot += 1;
             self.txns[t] = Txn {
                 blk: b,
                 pg: if op.kind == OpKind::Erase {
@@ -1703,33 +1711,13 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 next: NONE,
                 epoch,
             };
-            let list = &mut self.stage_lists[j * stages + op.stage as usize];
-            if list[1] == NONE {
-                list[0] = t;
-            } else {
-                self.txns[list[1]].next = t;
-            }
-            list[1] = t;
         }
-        // Jobs in plan order, each with its stages chained in order.
+        // Jobs in plan order.
         let mut last_job = NONE;
         for j in 0..n_jobs {
             let job = self.plan_jobs[j];
             if job == NONE {
                 continue;
-            }
-            let mut tail = NONE;
-            for s in 0..stages {
-                let [h, t] = self.stage_lists[j * stages + s];
-                if h == NONE {
-                    continue;
-                }
-                if tail == NONE {
-                    self.jobs[job].head = h;
-                } else {
-                    self.txns[tail].next = h;
-                }
-                tail = t;
             }
             let gating = c != NONE && self.cx.plan.gating.get(j).copied().unwrap_or(true);
             let jb = &mut self.jobs[job];
@@ -1923,26 +1911,22 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     // -------------------------------------------------------- flash scheduling
 
     fn release_stage(&mut self, j: u32) {
-        let head = self.jobs[j].head;
-        if head == NONE {
+        let (mut t, end) = (self.jobs[j].head, self.jobs[j].run + self.jobs[j].run_len);
+        if t == end {
             self.job_done(j);
             return;
         }
-        let stage = self.txns[head].stage;
-        let mut t = head;
-        let mut count = 0;
+        let stage = self.txns[t].stage;
+        let first = t;
         // Enqueueing never completes a transaction synchronously (completions
         // are events) and does not read the job, so its head and count can be
-        // set after the stage is enqueued. It may reuse `next` (parking), so
-        // that is read first.
-        while t != NONE && self.txns[t].stage == stage {
-            let next = self.txns[t].next;
-            count += 1;
+        // set after the stage is enqueued.
+        while t < end && self.txns[t].stage == stage {
             self.enqueue(t);
-            t = next;
+            t += 1;
         }
         self.jobs[j].head = t;
-        self.jobs[j].pending = count;
+        self.jobs[j].pending = t - first;
     }
 
     #[inline]
@@ -2279,7 +2263,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         let job = &mut self.jobs[j];
         job.pending -= 1;
         if job.pending == 0 {
-            if job.head != NONE {
+            if job.head != job.run + job.run_len {
                 self.release_stage(j);
             } else {
                 self.job_done(j);
