@@ -558,6 +558,185 @@ impl PowerObserver {
         }
     }
 
+    /// `xfer_then_op` off its fast path, after the die's previous activity:
+    /// in one step when a linear op and its transfer begin in the bucket before
+    /// the hot one and end in the hot one at the latest (reported late), or
+    /// when both begin in the hot bucket (a linear op may run on into the next
+    /// one; the transfer draws as the op's kind, as the two calls would count
+    /// it); else as `bus_xfer` then `flash_op`.
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn xfer_then_op_cold(
+        &mut self,
+        ch: ChannelId,
+        die: DieId,
+        xfer: XferKind,
+        bytes: u64,
+        xfer_start: SimTime,
+        kind: OpKind,
+        purpose: Purpose,
+        planes: u32,
+        start: SimTime,
+        end: SimTime,
+    ) {
+        debug_assert!(xfer != XferKind::DataIn || kind == OpKind::Program);
+        let d = die.0 as usize;
+        let (xs, s, e) = (xfer_start.0, start.0, end.0);
+        let lane = &self.die_lanes[d];
+        let k = kind as usize;
+        let per_op = self.op_per_op[k];
+        if xfer != XferKind::DataOut
+            && !per_op
+            && lane.last.state == DONE
+            && lane.last.e <= xs
+            && self.series.fast_prev(xs, e)
+        {
+            let pi = purpose.index() & 7;
+            let planes = planes.max(1) as u64;
+            let it = Item::new(s, e, planes, k, pi, false, DONE);
+            let parts = [(xs, s), (xs, xs), (s, e)];
+            return self.count_from_prev(d, k, pi, planes, parts, it);
+        }
+        let (lo, hi, next_hi) = self.series.fast_window();
+        // In the hot bucket, or a linear op runs on into the next one.
+        let window = xs >= lo && (e <= hi || (s < hi && e <= next_hi && !per_op));
+        if xfer == XferKind::DataOut || lane.last.state != DONE || lane.last.e > xs || !window {
+            self.bus_xfer(ch, die, xfer, purpose, bytes, xfer_start, start);
+            self.flash_op(die, kind, purpose, planes, start, end);
+            return;
+        }
+        debug_assert!(xs <= s && s <= e);
+        let pi = purpose.index() & 7;
+        let planes = planes.max(1) as u64;
+        let last = Item::new(s, e, planes, k, pi, per_op, DONE);
+        let parts = [(xs, s), (xs, xs), (s, e)];
+        self.count_fast(d, k, pi, planes, per_op, hi, parts, last);
+    }
+
+    /// `read_then_out` off its fast path, after the die's previous activity:
+    /// in one step when a linear read begins in the bucket before the hot one
+    /// and its data-out ends in the hot one at the latest (reported late), or
+    /// when all three parts begin in the hot bucket (the data-out may run on
+    /// into the next one; the command and the data-out both draw as transfers
+    /// of a read, as the two calls would count them); else as `xfer_then_op`
+    /// then `bus_xfer`.
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn read_then_out_cold(
+        &mut self,
+        ch: ChannelId,
+        die: DieId,
+        bytes: u64,
+        xfer_start: SimTime,
+        purpose: Purpose,
+        planes: u32,
+        start: SimTime,
+        end: SimTime,
+        out_bytes: u64,
+        out_end: SimTime,
+    ) {
+        let d = die.0 as usize;
+        let (xs, s, e, oe) = (xfer_start.0, start.0, end.0, out_end.0);
+        let lane = &self.die_lanes[d];
+        let k = OpKind::Read as usize;
+        if !self.op_per_op[k]
+            && lane.last.state == DONE
+            && lane.last.e <= xs
+            && self.series.fast_prev(xs, oe)
+        {
+            let pi = purpose.index() & 7;
+            let planes = planes.max(1) as u64;
+            let it = Item::new(e, oe, 1, 3 + k, pi, false, DONE);
+            let parts = [(xs, s), (e, oe), (s, e)];
+            return self.count_from_prev(d, k, pi, planes, parts, it);
+        }
+        let (lo, hi, next_hi) = self.series.fast_window();
+        // In the hot bucket, or the data-out runs on into the next one.
+        let window = xs >= lo && (oe <= hi || (e < hi && oe <= next_hi));
+        if lane.last.state != DONE || lane.last.e > xs || !window {
+            let (x, k) = (XferKind::Command, OpKind::Read);
+            self.xfer_then_op(
+                ch, die, x, bytes, xfer_start, k, purpose, planes, start, end,
+            );
+            let x = XferKind::DataOut;
+            self.bus_xfer(ch, die, x, purpose, out_bytes, end, out_end);
+            return;
+        }
+        debug_assert!(xs <= s && s <= e && e <= oe);
+        let k = OpKind::Read as usize;
+        let pi = purpose.index() & 7;
+        let last = Item::new(e, oe, 1, 3 + k, pi, false, DONE);
+        let (planes, per_op) = (planes.max(1) as u64, self.op_per_op[k]);
+        let parts = [(xs, s), (e, oe), (s, e)];
+        self.count_fast(d, k, pi, planes, per_op, hi, parts, last);
+    }
+
+    /// Count die `d`'s transfers of `tns` (drawn as those of an op of kind
+    /// `k`) and its linear array operation of kind `k` and `ns` on `planes`
+    /// planes, for purpose `pi`, all inside the hot bucket; `last` becomes the
+    /// die's last activity. What `count_fast` adds when nothing runs past the
+    /// hot bucket.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn count_hot(
+        &mut self,
+        d: usize,
+        k: usize,
+        pi: usize,
+        planes: u64,
+        tns: u64,
+        ns: u64,
+        last: Item,
+    ) {
+        let u = planes * ns;
+        let lane = &mut self.die_lanes[d];
+        lane.last = last;
+        lane.up[3 + k][pi] += tns;
+        lane.up[k][pi] += u;
+        lane.op_ns[k] += ns;
+        let t = &mut self.series.cur;
+        t.rate_ns[3 + k] += tns;
+        t.u[k] += u;
+        t.rate_ns[k] += ns;
+    }
+
+    /// Count die `d`'s transfers `x1` and `x2` (drawn as those of an op of
+    /// kind `k`; `x2` may be empty) and its linear array operation `op` of
+    /// kind `k` on `planes` planes, for purpose `pi`, which start in the bucket
+    /// before the hot one and end in it at the latest (reported late: about
+    /// one `xfer_then_op` in eleven at 1 ms samples), split exactly between
+    /// the two; `last` becomes the die's last activity. The integers are those that
+    /// `bus_xfer` and `flash_op` (and `count_last_cold`) would add, and, as
+    /// with them, the hot bucket stays where it is.
+    fn count_from_prev(
+        &mut self,
+        d: usize,
+        k: usize,
+        pi: usize,
+        planes: u64,
+        [x1, x2, op]: [(u64, u64); 3],
+        last: Item,
+    ) {
+        let (lo, _, _) = self.series.fast_window();
+        let before = |(a, b): (u64, u64)| b.min(lo) - a.min(lo);
+        let tns = (x1.1 - x1.0) + (x2.1 - x2.0);
+        let t_prev = before(x1) + before(x2);
+        let ns = op.1 - op.0;
+        let o_prev = before(op);
+        let lane = &mut self.die_lanes[d];
+        lane.last = last;
+        lane.up[3 + k][pi] += tns;
+        lane.up[k][pi] += planes * ns;
+        lane.op_ns[k] += ns;
+        self.series.prev.add(3 + k, t_prev, t_prev);
+        self.series.prev.add(k, o_prev, planes * o_prev);
+        let t = &mut self.series.cur;
+        t.add(3 + k, tns - t_prev, tns - t_prev);
+        t.add(k, ns - o_prev, planes * (ns - o_prev));
+    }
+
     /// Count die `d`'s transfers `x1` and `x2` (drawn as those of an op of
     /// kind `k`; `x2` may be empty) and its array operation `op` of kind `k` on
     /// `planes` planes, for purpose `pi`, every part starting in the hot
@@ -1135,9 +1314,10 @@ impl Observer for PowerObserver {
         self.die_report_slow(d, prev, s, Some(k));
     }
 
-    /// `bus_xfer` then `flash_op` in one step when both land in the hot bucket
-    /// after the die's previous activity (the common case): the transfer draws
-    /// as the op's kind, as the two calls would count it.
+    /// `bus_xfer` then `flash_op` in one step. The common case takes a few
+    /// integer adds: a linear op after the die's previous activity, both parts
+    /// inside the hot bucket (the transfer draws as the op's kind, as the two
+    /// calls would count it); the rest goes to `xfer_then_op_cold`.
     #[inline(always)]
     fn xfer_then_op(
         &mut self,
@@ -1155,29 +1335,31 @@ impl Observer for PowerObserver {
         debug_assert!(xfer != XferKind::DataIn || kind == OpKind::Program);
         let d = die.0 as usize;
         let (xs, s, e) = (xfer_start.0, start.0, end.0);
-        let lane = &self.die_lanes[d];
         let k = kind as usize;
-        let per_op = self.op_per_op[k];
-        let (lo, hi, next_hi) = self.series.fast_window();
-        // In the hot bucket, or a linear op runs on into the next one.
-        let window = xs >= lo && (e <= hi || (s < hi && e <= next_hi && !per_op));
-        if xfer == XferKind::DataOut || lane.last.state != DONE || lane.last.e > xs || !window {
-            self.bus_xfer(ch, die, xfer, purpose, bytes, xfer_start, start);
-            self.flash_op(die, kind, purpose, planes, start, end);
+        let last = self.die_lanes[d].last;
+        if xfer != XferKind::DataOut
+            && !self.op_per_op[k]
+            && last.state == DONE
+            && last.e <= xs
+            && self.series.fast(xs, e)
+        {
+            debug_assert!(xs <= s && s <= e);
+            let pi = purpose.index() & 7;
+            let planes = planes.max(1) as u64;
+            let it = Item::new(s, e, planes, k, pi, false, DONE);
+            self.count_hot(d, k, pi, planes, s - xs, e - s, it);
             return;
         }
-        debug_assert!(xs <= s && s <= e);
-        let pi = purpose.index() & 7;
-        let planes = planes.max(1) as u64;
-        let last = Item::new(s, e, planes, k, pi, per_op, DONE);
-        let parts = [(xs, s), (xs, xs), (s, e)];
-        self.count_fast(d, k, pi, planes, per_op, hi, parts, last);
+        self.xfer_then_op_cold(
+            ch, die, xfer, bytes, xfer_start, kind, purpose, planes, start, end,
+        );
     }
 
-    /// `xfer_then_op` of a read then `bus_xfer` of its data-out, in one step
-    /// when all three land in the hot bucket after the die's previous
-    /// activity: the command and the data-out both draw as transfers of a
-    /// read, as the two calls would count them.
+    /// `xfer_then_op` of a read then `bus_xfer` of its data-out, in one step.
+    /// The common case takes a few integer adds: a linear read after the
+    /// die's previous activity, all three parts inside the hot bucket (the
+    /// command and the data-out both draw as transfers of a read, as the
+    /// calls would count them); the rest goes to `read_then_out_cold`.
     #[inline(always)]
     fn read_then_out(
         &mut self,
@@ -1194,26 +1376,19 @@ impl Observer for PowerObserver {
     ) {
         let d = die.0 as usize;
         let (xs, s, e, oe) = (xfer_start.0, start.0, end.0, out_end.0);
-        let lane = &self.die_lanes[d];
-        let (lo, hi, next_hi) = self.series.fast_window();
-        // In the hot bucket, or the data-out runs on into the next one.
-        let window = xs >= lo && (oe <= hi || (e < hi && oe <= next_hi));
-        if lane.last.state != DONE || lane.last.e > xs || !window {
-            let (x, k) = (XferKind::Command, OpKind::Read);
-            self.xfer_then_op(
-                ch, die, x, bytes, xfer_start, k, purpose, planes, start, end,
-            );
-            let x = XferKind::DataOut;
-            self.bus_xfer(ch, die, x, purpose, out_bytes, end, out_end);
+        let k = OpKind::Read as usize;
+        let last = self.die_lanes[d].last;
+        if !self.op_per_op[k] && last.state == DONE && last.e <= xs && self.series.fast(xs, oe) {
+            debug_assert!(xs <= s && s <= e && e <= oe);
+            let pi = purpose.index() & 7;
+            let planes = planes.max(1) as u64;
+            let it = Item::new(e, oe, 1, 3 + k, pi, false, DONE);
+            self.count_hot(d, k, pi, planes, (s - xs) + (oe - e), e - s, it);
             return;
         }
-        debug_assert!(xs <= s && s <= e && e <= oe);
-        let k = OpKind::Read as usize;
-        let pi = purpose.index() & 7;
-        let last = Item::new(e, oe, 1, 3 + k, pi, false, DONE);
-        let (planes, per_op) = (planes.max(1) as u64, self.op_per_op[k]);
-        let parts = [(xs, s), (e, oe), (s, e)];
-        self.count_fast(d, k, pi, planes, per_op, hi, parts, last);
+        self.read_then_out_cold(
+            ch, die, bytes, xfer_start, purpose, planes, start, end, out_bytes, out_end,
+        );
     }
 
     #[inline(always)]

@@ -229,6 +229,13 @@ impl Series {
         }
     }
 
+    /// `[s, e)` starts in the bucket before the hot one and ends in the hot
+    /// one at the latest, while the fast path is open.
+    #[inline(always)]
+    pub(crate) fn fast_prev(&self, s: u64, e: u64) -> bool {
+        s < self.fast_lo && s >= self.prev_lo && e <= self.fast_hi
+    }
+
     /// From now on [`Series::fast`] is false.
     pub(crate) fn close_fast(&mut self) {
         self.fast_closed = true;
