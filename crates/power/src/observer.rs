@@ -596,7 +596,8 @@ impl PowerObserver {
             let planes = planes.max(1) as u64;
             let it = Item::new(s, e, planes, k, pi, false, DONE);
             let parts = [(xs, s), (xs, xs), (s, e)];
-            return self.count_from_prev(d, k, pi, planes, parts, it);
+            let lo = self.series.fast_window().0;
+            return self.count_split(d, k, pi, planes, false, (lo, false), parts, it);
         }
         let (lo, hi, next_hi) = self.series.fast_window();
         // In the hot bucket, or a linear op runs on into the next one.
@@ -611,7 +612,7 @@ impl PowerObserver {
         let planes = planes.max(1) as u64;
         let last = Item::new(s, e, planes, k, pi, per_op, DONE);
         let parts = [(xs, s), (xs, xs), (s, e)];
-        self.count_fast(d, k, pi, planes, per_op, hi, parts, last);
+        self.count_split(d, k, pi, planes, per_op, (hi, true), parts, last);
     }
 
     /// `read_then_out` off its fast path, after the die's previous activity:
@@ -650,7 +651,8 @@ impl PowerObserver {
             let planes = planes.max(1) as u64;
             let it = Item::new(e, oe, 1, 3 + k, pi, false, DONE);
             let parts = [(xs, s), (e, oe), (s, e)];
-            return self.count_from_prev(d, k, pi, planes, parts, it);
+            let lo = self.series.fast_window().0;
+            return self.count_split(d, k, pi, planes, false, (lo, false), parts, it);
         }
         let (lo, hi, next_hi) = self.series.fast_window();
         // In the hot bucket, or the data-out runs on into the next one.
@@ -670,13 +672,27 @@ impl PowerObserver {
         let last = Item::new(e, oe, 1, 3 + k, pi, false, DONE);
         let (planes, per_op) = (planes.max(1) as u64, self.op_per_op[k]);
         let parts = [(xs, s), (e, oe), (s, e)];
-        self.count_fast(d, k, pi, planes, per_op, hi, parts, last);
+        self.count_split(d, k, pi, planes, per_op, (hi, true), parts, last);
+    }
+
+    /// Die `d`'s own counts of transfers of `tns` (drawn as those of an op of
+    /// kind `k`) and an array operation of kind `k`, `ns` long, of `u` units,
+    /// for purpose `pi`; `last` becomes the die's last activity. The series'
+    /// counts are the caller's.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn count_lane(&mut self, d: usize, k: usize, pi: usize, tns: u64, ns: u64, u: u64, last: Item) {
+        let lane = &mut self.die_lanes[d];
+        lane.last = last;
+        lane.up[3 + k][pi] += tns;
+        lane.up[k][pi] += u;
+        lane.op_ns[k] += ns;
     }
 
     /// Count die `d`'s transfers of `tns` (drawn as those of an op of kind
     /// `k`) and its linear array operation of kind `k` and `ns` on `planes`
     /// planes, for purpose `pi`, all inside the hot bucket; `last` becomes the
-    /// die's last activity. What `count_fast` adds when nothing runs past the
+    /// die's last activity. What `count_split` adds when nothing runs past the
     /// hot bucket.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
@@ -691,11 +707,7 @@ impl PowerObserver {
         last: Item,
     ) {
         let u = planes * ns;
-        let lane = &mut self.die_lanes[d];
-        lane.last = last;
-        lane.up[3 + k][pi] += tns;
-        lane.up[k][pi] += u;
-        lane.op_ns[k] += ns;
+        self.count_lane(d, k, pi, tns, ns, u, last);
         let t = &mut self.series.cur;
         t.rate_ns[3 + k] += tns;
         t.u[k] += u;
@@ -703,83 +715,49 @@ impl PowerObserver {
     }
 
     /// Count die `d`'s transfers `x1` and `x2` (drawn as those of an op of
-    /// kind `k`; `x2` may be empty) and its linear array operation `op` of
-    /// kind `k` on `planes` planes, for purpose `pi`, which start in the bucket
-    /// before the hot one and end in it at the latest (reported late: about
-    /// one `xfer_then_op` in eleven at 1 ms samples), split exactly between
-    /// the two; `last` becomes the die's last activity. The integers are those that
-    /// `bus_xfer` and `flash_op` (and `count_last_cold`) would add, and, as
-    /// with them, the hot bucket stays where it is.
-    fn count_from_prev(
-        &mut self,
-        d: usize,
-        k: usize,
-        pi: usize,
-        planes: u64,
-        [x1, x2, op]: [(u64, u64); 3],
-        last: Item,
-    ) {
-        let (lo, _, _) = self.series.fast_window();
-        let before = |(a, b): (u64, u64)| b.min(lo) - a.min(lo);
-        let tns = (x1.1 - x1.0) + (x2.1 - x2.0);
-        let t_prev = before(x1) + before(x2);
-        let ns = op.1 - op.0;
-        let o_prev = before(op);
-        let lane = &mut self.die_lanes[d];
-        lane.last = last;
-        lane.up[3 + k][pi] += tns;
-        lane.up[k][pi] += planes * ns;
-        lane.op_ns[k] += ns;
-        self.series.prev.add(3 + k, t_prev, t_prev);
-        self.series.prev.add(k, o_prev, planes * o_prev);
-        let t = &mut self.series.cur;
-        t.add(3 + k, tns - t_prev, tns - t_prev);
-        t.add(k, ns - o_prev, planes * (ns - o_prev));
-    }
-
-    /// Count die `d`'s transfers `x1` and `x2` (drawn as those of an op of
     /// kind `k`; `x2` may be empty) and its array operation `op` of kind `k` on
-    /// `planes` planes, for purpose `pi`, every part starting in the hot
-    /// bucket, which ends at `hi`: what runs past `hi` goes to the next bucket
-    /// (none of a per-operation op). Branch-free, so the activities that cross
-    /// into the next bucket (one in eight at 1 ms samples) cost the same as
-    /// the others. `last` becomes the die's last activity. The fast path of
-    /// `xfer_then_op` and `read_then_out`: the integers are those that
-    /// `bus_xfer`, `flash_op` and `count_last_cold` would add.
+    /// `planes` planes, for purpose `pi`, split exactly at `at` between two
+    /// adjacent counted buckets: the hot one and the next (`into_next`: every
+    /// part starts in the hot bucket, which ends at `at`; none of a
+    /// per-operation op runs past it), or the one before and the hot one
+    /// (every part ends in the hot bucket at the latest, which starts at `at`;
+    /// a linear op, reported late: about one `xfer_then_op` in eleven at 1 ms
+    /// samples). Branch-free, so these cost about what the others do. `last`
+    /// becomes the die's last activity. The integers are those that
+    /// `bus_xfer`, `flash_op` and `count_last_cold` would add, and, as with
+    /// them, the hot bucket stays where it is.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    fn count_fast(
+    fn count_split(
         &mut self,
         d: usize,
         k: usize,
         pi: usize,
         planes: u64,
         per_op: bool,
-        hi: u64,
+        (at, into_next): (u64, bool),
         [x1, x2, op]: [(u64, u64); 3],
         last: Item,
     ) {
-        // The part of `[a, b)` (with `a <= hi`) in the hot bucket.
-        let cur = |(a, b): (u64, u64)| b.min(hi) - a;
+        // The part of `[a, b)` before `at`.
+        let first = |(a, b): (u64, u64)| b.min(at) - a.min(at);
         let tns = (x1.1 - x1.0) + (x2.1 - x2.0);
-        let t_cur = cur(x1) + cur(x2);
+        let t1 = first(x1) + first(x2);
         let ns = op.1 - op.0;
-        let o_cur = cur(op);
+        let o1 = first(op);
         let u = units_of(per_op, planes, ns);
-        let u_cur = units_of(per_op, planes, o_cur);
-        let lane = &mut self.die_lanes[d];
-        lane.last = last;
-        lane.up[3 + k][pi] += tns;
-        lane.up[k][pi] += u;
-        lane.op_ns[k] += ns;
-        let t = &mut self.series.cur;
-        t.rate_ns[3 + k] += t_cur;
-        t.u[k] += u_cur;
-        t.rate_ns[k] += o_cur;
-        let t = &mut self.series.next;
-        t.rate_ns[3 + k] += tns - t_cur;
-        t.u[k] += u - u_cur;
-        t.rate_ns[k] += ns - o_cur;
+        let u1 = units_of(per_op, planes, o1);
+        self.count_lane(d, k, pi, tns, ns, u, last);
+        let sr = &mut self.series;
+        let (c1, c2) = if into_next {
+            (&mut sr.cur, &mut sr.next)
+        } else {
+            (&mut sr.prev, &mut sr.cur)
+        };
+        c1.add(3 + k, t1, t1);
+        c1.add(k, o1, u1);
+        c2.add(3 + k, tns - t1, tns - t1);
+        c2.add(k, ns - o1, u - u1);
     }
 
     /// Count die `d`'s last activity, a new one that `flash_op` or `bus_xfer`
