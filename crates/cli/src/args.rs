@@ -43,10 +43,13 @@ pub struct ConfigArgs {
     /// Planes per die
     #[arg(long)]
     pub planes: Option<String>,
+    /// Blocks per plane
     #[arg(long = "blocks-per-plane")]
     pub blocks_per_plane: Option<String>,
+    /// Pages per block
     #[arg(long = "pages-per-block")]
     pub pages_per_block: Option<String>,
+    /// Page size (e.g. 4096, 4KiB, 16k)
     #[arg(long = "page-size")]
     pub page_size: Option<String>,
     /// Device queue depth

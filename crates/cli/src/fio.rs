@@ -190,8 +190,10 @@ pub fn parse_str(
         }
     }
     if w.number_ios.is_some() && base.number_ios == w.number_ios && job.runtime.is_some() {
-        // runtime without number_ios: run until the time limit.
-        w.number_ios = Some(u64::MAX);
+        // runtime without number_ios: run until the time limit. 2^63 - 1
+        // requests is as good as unbounded, and (unlike u64::MAX) the
+        // report's TOML echo of the configuration can hold it.
+        w.number_ios = Some(i64::MAX as u64);
     }
     Ok((w, job))
 }

@@ -330,6 +330,9 @@ pub fn apply_flag(cfg: &mut SsdConfig, flag: &str, value: &str) -> Result<(), Co
 /// Set a dotted config field (`ftl.op`, `nand.t_r`, ...) from text. The value is
 /// read as a TOML literal when it is one (numbers, booleans), else as a string.
 pub fn set_field(cfg: &mut SsdConfig, field: &str, value: &str) -> Result<(), ConfigError> {
+    // A value set earlier (by a fio job) that TOML cannot hold is named here,
+    // not blamed on `field`.
+    cfg.check_writable()?;
     let mut root = toml::Value::try_from(&*cfg)
         .map_err(|e| ssd_core::config::invalid(field, e.to_string()))?;
     let parsed: toml::Value = match format!("v = {value}").parse::<toml::Table>() {
@@ -356,9 +359,27 @@ pub fn set_field(cfg: &mut SsdConfig, field: &str, value: &str) -> Result<(), Co
     cur.insert(last.to_string(), parsed);
     let text =
         toml::to_string(&root).map_err(|e| ssd_core::config::invalid(field, e.to_string()))?;
-    *cfg = toml::from_str(&text)
-        .map_err(|e: toml::de::Error| ssd_core::config::invalid(field, e.message().to_string()))?;
+    *cfg = toml::from_str(&text).map_err(|e: toml::de::Error| {
+        // All digits but beyond TOML's signed 64-bit integers: it was kept as
+        // text, and "invalid type: string" would not say why.
+        let m = if is_integer_text(value) && value.parse::<i64>().is_err() {
+            format!(
+                "{value} is out of range: configuration integers are TOML's, from {} to {}",
+                i64::MIN,
+                i64::MAX
+            )
+        } else {
+            e.message().to_string()
+        };
+        ssd_core::config::invalid(field, m)
+    })?;
     Ok(())
+}
+
+/// `text` is a decimal integer (an optional sign, then digits).
+fn is_integer_text(text: &str) -> bool {
+    let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// Option fields are absent from the serialized TOML when None.

@@ -396,6 +396,10 @@ mod cli {
             (&["run", "--write-buffer", "6KiB"], "dram.write_buffer"),
             (&["run", "--time-limit", "0"], "sim.time_limit"),
             (&["run", "--gc", "windowed:0"], "ftl.gc_policy"),
+            (
+                &["run", "--seed", "18446744073709551615"],
+                "sim.seed: 18446744073709551615 is out of range",
+            ),
         ];
         for (args, needle) in cases {
             let (code, _, err) = ssdsim(args);
@@ -449,6 +453,18 @@ mod cli {
         assert!(err.contains("cannot write"), "{err}");
     }
 
+    /// A configuration the report could not echo (TOML integers are signed
+    /// 64-bit) is refused up front, naming the field.
+    #[test]
+    fn unwritable_config_values_are_refused_by_validate() {
+        let mut c = ssd_core::config::SsdConfig::default();
+        c.workload.number_ios = Some(u64::MAX);
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("workload.number_ios"), "{e}");
+        c.workload.number_ios = Some(i64::MAX as u64);
+        c.validate().unwrap();
+    }
+
     #[test]
     fn unknown_fio_option_is_named() {
         let dir = std::env::temp_dir().join(format!("ssdsim-fio-{}", std::process::id()));
@@ -477,6 +493,16 @@ mod cli {
                 && err.contains("ioengine, direct"),
             "{err}"
         );
+        // `runtime=` without `number_ios=` runs until the simulated time
+        // limit (it once panicked writing the report's configuration).
+        let rt = dir.join("runtime.fio");
+        std::fs::write(&rt, "[j]\nrw=randread\nsize=64m\nruntime=20ms\n").unwrap();
+        let (code, out, err) = ssdsim(&["run", "--fio", rt.to_str().unwrap(), "--format", "json"]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let t = v["host"]["sim_time_s"].as_f64().unwrap();
+        assert!((0.019..=0.0201).contains(&t), "sim_time_s {t}");
+        assert!(v["host"]["requests"].as_u64().unwrap() > 100, "{out}");
         let toml = dir.join("bad.toml");
         std::fs::write(&toml, "[nand]\npage_sise = \"4KiB\"\n").unwrap();
         let (code, _, err) = ssdsim(&["run", "--config", toml.to_str().unwrap()]);

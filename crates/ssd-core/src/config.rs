@@ -953,14 +953,58 @@ impl SsdConfig {
         })
     }
 
-    /// Serialize the fully resolved configuration to TOML.
+    /// Serialize the fully resolved configuration to TOML (`validate` has
+    /// checked that it can be).
     pub fn to_toml(&self) -> String {
         toml::to_string_pretty(self).expect("config serializes")
     }
 
     /// Check the configuration and derive the settings the engine runs on.
     pub fn validate(&self) -> Result<Settings, ConfigError> {
+        self.check_writable()?;
         Settings::from_config(self)
+    }
+
+    /// The report echoes the configuration as TOML, whose integers are signed
+    /// 64-bit: a value set from the library or a fio job beyond that range is
+    /// refused here, naming its field, rather than failing at report time.
+    pub fn check_writable(&self) -> Result<(), ConfigError> {
+        /// The dotted path of the first integer beyond `i64::MAX` in `v`.
+        fn too_big(v: &serde_json::Value, path: &mut Vec<String>) -> Option<(String, u64)> {
+            match v {
+                serde_json::Value::Number(n) => match n.as_u64() {
+                    Some(x) if x > i64::MAX as u64 => Some((path.join("."), x)),
+                    _ => None,
+                },
+                serde_json::Value::Object(m) => m.iter().find_map(|(k, v)| {
+                    path.push(k.clone());
+                    let r = too_big(v, path);
+                    path.pop();
+                    r
+                }),
+                serde_json::Value::Array(a) => a.iter().enumerate().find_map(|(i, v)| {
+                    path.push(i.to_string());
+                    let r = too_big(v, path);
+                    path.pop();
+                    r
+                }),
+                _ => None,
+            }
+        }
+        let v = serde_json::to_value(self).map_err(|e| invalid("config", e.to_string()))?;
+        if let Some((field, x)) = too_big(&v, &mut Vec::new()) {
+            return Err(invalid(
+                &field,
+                format!(
+                    "{x} is out of range: the configuration is written as TOML, \
+                     whose integers are at most {}",
+                    i64::MAX
+                ),
+            ));
+        }
+        // Anything else TOML cannot hold would fail here (a bug, not input).
+        toml::to_string(self).map_err(|e| invalid("config", e.to_string()))?;
+        Ok(())
     }
 }
 
