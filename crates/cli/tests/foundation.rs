@@ -291,6 +291,27 @@ mod completion {
         assert_eq!(out.sched.dispatched + out.sched.merged, 10_000);
     }
 
+    /// An open-loop request arriving beyond the simulated time range (where
+    /// event times would wrap) ends the run with an error, not a wrong report.
+    #[test]
+    fn an_arrival_beyond_the_time_range_is_an_error() {
+        let cfg = SsdConfig::default();
+        let s = cfg.validate().unwrap();
+        let req = |t: u64| HostRequest {
+            arrival: SimTime(t),
+            op: IoOp::Write,
+            lba: 0,
+            sectors: 8,
+            stream: 0,
+        };
+        let reqs = vec![req(0), req(SimTime::MAX_ARRIVAL.0 + 1)];
+        let src = VecSource::new(reqs, Timing::OpenLoop);
+        let ftl = ftl::build(&s).unwrap();
+        let mut sim = Simulation::new(s, ftl, src, Noop::new(1024, true), NullObserver);
+        let e = sim.run().unwrap_err().to_string();
+        assert!(e.contains("beyond the simulated time range"), "{e}");
+    }
+
     /// Idle-time GC runs on every die at once (one job per die in flight), so
     /// draining it takes about its flash time divided by the dies, not the
     /// sum; utilization covers the measured phase only, so it stays <= 1.

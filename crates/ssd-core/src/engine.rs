@@ -55,6 +55,11 @@ pub enum SimError {
     },
     #[error("configuration: {0}")]
     Config(String),
+    #[error(
+        "a request arrives at {:.3e} s, beyond the simulated time range (2^62 ns, about 146 years)",
+        arrival.0 as f64 / 1e9
+    )]
+    TimeRange { arrival: SimTime },
 }
 
 impl From<SourceError> for SimError {
@@ -1387,6 +1392,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
 
     fn pull_open(&mut self) {
         match self.next_from_source() {
+            Some(Ok(r)) if r.arrival > SimTime::MAX_ARRIVAL => {
+                self.error = Some(SimError::TimeRange { arrival: r.arrival });
+                self.source_done = true;
+            }
             Some(Ok(mut r)) => {
                 if r.arrival < self.now {
                     r.arrival = self.now;

@@ -19,6 +19,10 @@ pub struct Dur(pub u64);
 
 impl SimTime {
     pub const ZERO: SimTime = SimTime(0);
+    /// The latest arrival a run accepts: 2^62 ns, about 146 years. Later
+    /// instants come only from operations booked after an arrival, so event
+    /// times stay far from the end of `u64` and never wrap.
+    pub const MAX_ARRIVAL: SimTime = SimTime(1 << 62);
     #[inline]
     pub fn ns(self) -> u64 {
         self.0

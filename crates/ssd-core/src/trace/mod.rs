@@ -1133,8 +1133,25 @@ impl<R: BufRead> Replay<R> {
         let arrival = if self.opts.speed == 1.0 {
             rel
         } else {
-            (rel as f64 / self.opts.speed).round() as u64
+            (rel as f64 / self.opts.speed).round().min(u64::MAX as f64) as u64
         };
+        if arrival > SimTime::MAX_ARRIVAL.0 && self.opts.closed_loop_depth.is_none() {
+            self.stopped = true;
+            let sp = self.opts.speed;
+            let speed = if (1e-3..1e6).contains(&sp) {
+                format!("{sp}")
+            } else {
+                format!("{sp:e}")
+            };
+            let reason = format!(
+                "timestamp {:.6} s after the trace's first is {:.3e} s at speed {speed}: beyond \
+                 the simulated time range ({:.0} years; raise --speed or replay closed loop)",
+                rel as f64 / 1e9,
+                arrival as f64 / 1e9,
+                SimTime::MAX_ARRIVAL.0 as f64 / 1e9 / 86400.0 / 365.25
+            );
+            return Some(Err(self.rdr.err_at(line, reason)));
+        }
         let (lba, sectors) = match self.place(&rec) {
             Ok(x) => x,
             Err(reason) => {

@@ -207,6 +207,26 @@ fn timestamps_rebased_scaled_and_clamped() {
     );
 }
 
+/// A slowed-down replay whose arrivals would leave the simulated time range
+/// (where event times would wrap) is refused at the line that does so; closed
+/// loop, which ignores timestamps, still replays it.
+#[test]
+fn arrivals_beyond_the_time_range_are_refused_at_their_line() {
+    let text = "0,8,4096,R,10.0\n0,16,4096,R,10.5\n0,24,4096,W,20.0\n";
+    let opts = |closed| ReplayOptions {
+        speed: 1e-9,
+        closed_loop_depth: closed,
+        ..Default::default()
+    };
+    let e = drain(&mut replay(text, TraceFormat::Spc, opts(None))).unwrap_err();
+    assert!(
+        e.location.ends_with(":3") && e.reason.contains("beyond the simulated time range"),
+        "{e:?}"
+    );
+    let v = drain(&mut replay(text, TraceFormat::Spc, opts(Some(2)))).unwrap();
+    assert_eq!(v.len(), 3);
+}
+
 /// The reorder window sorts disorder up to its size (ties keep file order),
 /// clamps what lies beyond it, and an error found on a record read ahead
 /// names that record's own line.
