@@ -33,18 +33,23 @@ enum Format {
 enum TraceCmd {
     /// Requests, read/write mix, sizes, randomness, inter-arrival, span, duration
     Stats {
+        /// Trace file (.gz accepted)
         file: PathBuf,
+        /// Force the trace format instead of detecting it
         #[arg(long = "trace-format")]
         trace_format: Option<String>,
         /// blkparse action to count (Q or D)
         #[arg(long = "blkparse-action", default_value = "Q")]
         blkparse_action: String,
+        /// Output format
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
     },
     /// Convert between trace formats
     Convert {
+        /// Trace to read (.gz accepted)
         input: PathBuf,
+        /// File to write
         output: PathBuf,
         /// Output format (csv, spc, msr, disksim, mqsim, ...)
         #[arg(long)]
@@ -52,6 +57,7 @@ enum TraceCmd {
         /// Input format (detected when omitted)
         #[arg(long)]
         from: Option<String>,
+        /// Skip and count malformed lines instead of failing
         #[arg(long = "skip-bad-lines")]
         skip_bad_lines: bool,
     },
@@ -124,11 +130,13 @@ enum Cmd {
         /// Log area of the hybrid FTLs (fraction of capacity)
         #[arg(long = "log-area", default_value_t = 0.05)]
         log_area: f64,
+        /// Write the table as CSV
         #[arg(long)]
         csv: Option<PathBuf>,
         /// Plot table size against capacity (SVG)
         #[arg(long)]
         plot: Option<PathBuf>,
+        /// Output format
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
     },
@@ -140,17 +148,22 @@ enum Cmd {
         /// Shard files written with `sweep --jsonl`
         #[arg(required = true)]
         inputs: Vec<PathBuf>,
+        /// Write the merged rows as CSV
         #[arg(long)]
         csv: Option<PathBuf>,
+        /// Write the merged rows as JSON lines
         #[arg(long)]
         jsonl: Option<PathBuf>,
+        /// Write the merged table as Markdown
         #[arg(long)]
         md: Option<PathBuf>,
+        /// Write comparison charts (SVG) into this directory
         #[arg(long)]
         plot: Option<PathBuf>,
     },
     /// List the built-in presets with their parameters
     Presets {
+        /// Output format
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
     },
@@ -525,10 +538,13 @@ struct SweepArgs {
     /// Run only shard I of N (I in 0..N): points whose index mod N == I
     #[arg(long, value_name = "I/N")]
     shard: Option<String>,
+    /// Write one row per point as CSV
     #[arg(long)]
     csv: Option<PathBuf>,
+    /// Write one row per point as JSON lines (what `merge` joins)
     #[arg(long)]
     jsonl: Option<PathBuf>,
+    /// Write the table as Markdown
     #[arg(long)]
     md: Option<PathBuf>,
     /// Write comparison charts (SVG) into this directory
