@@ -641,6 +641,12 @@ fn sweep_cmd(a: SweepArgs) -> anyhow::Result<()> {
                 .filter(|s| !s.is_empty())
                 .collect()
         };
+        if values.is_empty() {
+            return Err(RunError::Input(format!(
+                "--{f}: no values in {v:?} (a sweep needs at least one)"
+            ))
+            .into());
+        }
         axes.retain(|x| x.key != *f);
         axes.push(sweep::Axis {
             key: f.to_string(),
@@ -661,10 +667,21 @@ fn sweep_cmd(a: SweepArgs) -> anyhow::Result<()> {
         || base.trace.is_some()
         || base.personality.is_some();
     if let Some(w) = &a.workload {
+        let values: Vec<String> = w
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
+        if values.is_empty() {
+            return Err(RunError::Input(format!(
+                "--workload: no values in {w:?} (a sweep needs at least one)"
+            ))
+            .into());
+        }
         axes.retain(|x| x.key != "workload");
         axes.push(sweep::Axis {
             key: "workload".into(),
-            values: w.split(',').map(|s| s.trim().to_string()).collect(),
+            values,
         });
     } else if !has_workload_flags && !axes.iter().any(|x| x.key == "workload") {
         axes.push(sweep::Axis {

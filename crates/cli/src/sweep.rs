@@ -127,6 +127,12 @@ impl GridFile {
                 if k.is_empty() {
                     return Err(format!("{}: [grid] has an empty key", path.display()));
                 }
+                if values.is_empty() {
+                    return Err(format!(
+                        "{}: [grid] {k:?} lists no values (a sweep needs at least one)",
+                        path.display()
+                    ));
+                }
                 Ok(Axis {
                     key: k.clone(),
                     values,

@@ -472,6 +472,19 @@ mod cli {
         let (code, _, err) = ssdsim(&["run", "--number_ios", "10", "--out", csv.to_str().unwrap()]);
         assert_ne!(code, 0);
         assert!(err.contains("cannot write"), "{err}");
+        // An axis with no values is refused (it once panicked), from a flag
+        // or a grid file.
+        let (code, _, err) = ssdsim(&["sweep", "--op", ","]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("--op: no values"), "{err}");
+        let (code, _, err) = ssdsim(&["sweep", "--workload", " , "]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("--workload: no values"), "{err}");
+        let grid = bad.with_extension("toml");
+        std::fs::write(&grid, "[grid]\n\"ftl.op\" = []\n").unwrap();
+        let (code, _, err) = ssdsim(&["sweep", "--grid", grid.to_str().unwrap()]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("\"ftl.op\" lists no values"), "{err}");
     }
 
     /// A configuration the report could not echo (TOML integers are signed
