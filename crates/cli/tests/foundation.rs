@@ -291,6 +291,29 @@ mod completion {
         assert_eq!(out.sched.dispatched + out.sched.merged, 10_000);
     }
 
+    /// A DRAM too small for the page map is simulated as configured and
+    /// said to be so; DFTL's cache fits, and so does the default.
+    #[test]
+    fn an_overcommitted_dram_is_noted() {
+        let note = |ftl: &str, dram: u64| {
+            let mut cfg = SsdConfig::default();
+            small(&mut cfg);
+            cfg.ftl.kind = ftl.into();
+            cfg.ftl.op = 0.15;
+            cfg.dram.capacity = ssd_core::units::Size(dram);
+            cfg.workload.number_ios = Some(100);
+            let r = run_checked(&cfg);
+            (
+                r.notes.get("dram_capacity_exceeded_bytes").copied(),
+                r.ftl.mapping_table_bytes,
+            )
+        };
+        let (n, table) = note("page", 1 << 10);
+        assert_eq!(n, Some(table - 1024));
+        assert_eq!(note("page", 64 << 20).0, None);
+        assert_eq!(note("dftl", 1 << 20).0, None);
+    }
+
     /// An open-loop request arriving beyond the simulated time range (where
     /// event times would wrap) ends the run with an error, not a wrong report.
     #[test]

@@ -2437,6 +2437,16 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         for (name, n) in self.src.notes() {
             r.notes.insert(name, n);
         }
+        // The mapping table (or DFTL's cache and directory) and the write
+        // buffer live in DRAM: a configuration whose DRAM cannot hold them is
+        // simulated as given, and said to be so.
+        let dram_need = self.ftl.mapping_table_bytes() + c.dram.write_buffer.0;
+        if dram_need > c.dram.capacity.0 {
+            r.notes.insert(
+                "dram_capacity_exceeded_bytes".to_string(),
+                dram_need - c.dram.capacity.0,
+            );
+        }
         r.config = serde_json::to_value(c).expect("config serializes");
         r
     }
