@@ -60,6 +60,9 @@ enum TraceCmd {
         /// Skip and count malformed lines instead of failing
         #[arg(long = "skip-bad-lines")]
         skip_bad_lines: bool,
+        /// blkparse action to keep (Q or D)
+        #[arg(long = "blkparse-action", default_value = "Q")]
+        blkparse_action: String,
     },
 }
 
@@ -800,6 +803,20 @@ fn trace_cmd(cmd: TraceCmd) -> anyhow::Result<()> {
             })
             .transpose()
     };
+    // `--blkparse-action`, checked as `replay.blkparse_action` is.
+    let parse_opts = |action: String| -> Result<ssd_core::trace::ParseOptions, RunError> {
+        let opts = ssd_core::trace::ReplayOptions {
+            blkparse_action: action,
+            ..Default::default()
+        };
+        opts.validate().map_err(|e| match e {
+            ssd_core::config::ConfigError::Invalid { reason, .. } => {
+                RunError::Input(format!("--blkparse-action: {reason}"))
+            }
+            other => RunError::Input(other.to_string()),
+        })?;
+        Ok(opts.parse_options())
+    };
     match cmd {
         TraceCmd::Stats {
             file,
@@ -807,11 +824,8 @@ fn trace_cmd(cmd: TraceCmd) -> anyhow::Result<()> {
             blkparse_action,
             format,
         } => {
-            let opts = ssd_core::trace::ReplayOptions {
-                blkparse_action,
-                ..Default::default()
-            };
-            let st = ssd_core::trace::stats_with(&file, fmt(&trace_format)?, &opts.parse_options())
+            let po = parse_opts(blkparse_action)?;
+            let st = ssd_core::trace::stats_with(&file, fmt(&trace_format)?, &po)
                 .map_err(|e| RunError::Input(e.to_string()))?;
             if format == Format::Json {
                 return write_out(None, &(serde_json::to_string_pretty(&st)? + "\n"));
@@ -845,12 +859,21 @@ fn trace_cmd(cmd: TraceCmd) -> anyhow::Result<()> {
             to,
             from,
             skip_bad_lines,
+            blkparse_action,
         } => {
             let to: TraceFormat = to
                 .parse()
                 .map_err(|e| RunError::Input(format!("--to: {e}")))?;
-            let r = ssd_core::trace::convert(&input, fmt(&from)?, &output, to, skip_bad_lines)
-                .map_err(|e| RunError::Input(e.to_string()))?;
+            let po = parse_opts(blkparse_action)?;
+            let r = ssd_core::trace::convert_with(
+                &input,
+                fmt(&from)?,
+                &output,
+                to,
+                skip_bad_lines,
+                &po,
+            )
+            .map_err(|e| RunError::Input(e.to_string()))?;
             eprintln!(
                 "{} records written to {} ({} bad lines skipped)",
                 r.records,

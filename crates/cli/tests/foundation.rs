@@ -522,6 +522,58 @@ mod cli {
         c.validate().unwrap();
     }
 
+    /// `trace stats` and `trace convert` both take the blkparse action a
+    /// capture without `Q` events needs (convert once could not), and check it.
+    #[test]
+    fn trace_tools_take_a_checked_blkparse_action() {
+        let dir = std::env::temp_dir().join(format!("ssdsim-blk-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("idc.blkparse");
+        std::fs::write(
+            &f,
+            "  8,16   3        4     0.000011950  3645  I   R 4938888 + 256 [java]\n\
+             \x20 8,16   3        5     0.000026421  3645  D   R 4938888 + 256 [java]\n",
+        )
+        .unwrap();
+        let out = dir.join("idc.csv");
+        let (fs, os) = (f.to_str().unwrap(), out.to_str().unwrap());
+        let (code, _, err) = ssdsim(&["trace", "convert", "--to", "csv", fs, os]);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains("`trace convert`: `--blkparse-action D`"),
+            "{err}"
+        );
+        let args = [
+            "trace",
+            "convert",
+            "--blkparse-action",
+            "D",
+            "--to",
+            "csv",
+            fs,
+            os,
+        ];
+        let (code, _, err) = ssdsim(&args);
+        assert_eq!(code, 0, "{err}");
+        assert!(err.contains("1 records written"), "{err}");
+        let stats = ["trace", "stats", "--blkparse-action", "DD", fs];
+        let convert = [
+            "trace",
+            "convert",
+            "--blkparse-action",
+            "",
+            "--to",
+            "csv",
+            fs,
+            os,
+        ];
+        for a in [&stats[..], &convert[..]] {
+            let (code, _, err) = ssdsim(a);
+            assert_eq!(code, 2, "{a:?}: {err}");
+            assert!(err.contains("--blkparse-action: must be one"), "{err}");
+        }
+    }
+
     #[test]
     fn unknown_fio_option_is_named() {
         let dir = std::env::temp_dir().join(format!("ssdsim-fio-{}", std::process::id()));

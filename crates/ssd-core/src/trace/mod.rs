@@ -681,8 +681,8 @@ impl<R: BufRead> TraceReader<R> {
                 let a = a as char;
                 format!(
                     "; replay another one with `--set replay.blkparse_action={a}` \
-                     (`trace stats`: `--blkparse-action {a}`; D is what was issued to the \
-                     device, Q what was queued)"
+                     (`trace stats` and `trace convert`: `--blkparse-action {a}`; D is what \
+                     was issued to the device, Q what was queued)"
                 )
             }
             None => String::new(),
@@ -1491,6 +1491,20 @@ pub fn convert(
     out_fmt: TraceFormat,
     skip_bad_lines: bool,
 ) -> Result<ConvertReport, TraceError> {
+    let po = ParseOptions::default();
+    convert_with(input, in_fmt, output, out_fmt, skip_bad_lines, &po)
+}
+
+/// [`convert`] with parse options (the blkparse action to keep, MSR streams).
+pub fn convert_with(
+    input: &Path,
+    in_fmt: Option<TraceFormat>,
+    output: &Path,
+    out_fmt: TraceFormat,
+    skip_bad_lines: bool,
+    po: &ParseOptions,
+) -> Result<ConvertReport, TraceError> {
+    let po = *po;
     let in_fmt = match in_fmt {
         Some(f) => f,
         None => detect_file(input)?,
@@ -1506,7 +1520,6 @@ pub fn convert(
     } else {
         Box::new(io::BufWriter::new(file))
     };
-    let po = ParseOptions::default();
     let rep = match open_input(input)? {
         Input::Plain(r) => convert_stream(
             TraceReader::new(r, in_fmt, &l, po).skip_bad_lines(skip_bad_lines),
