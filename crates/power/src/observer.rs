@@ -470,7 +470,7 @@ impl PowerObserver {
         if sample.0 == 0 {
             return Err(PowerError::Config {
                 field: "power sample interval".into(),
-                reason: "must be positive".into(),
+                reason: "must be at least 1 ns".into(),
             });
         }
         if max_samples < 2 {
