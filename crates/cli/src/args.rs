@@ -118,6 +118,9 @@ pub struct ConfigArgs {
     /// Stop the replay after this many requests
     #[arg(long = "max-requests")]
     pub max_requests: Option<String>,
+    /// Cap every gap between trace arrivals at this (e.g. 1s): compresses idle periods
+    #[arg(long = "max-gap")]
+    pub max_gap: Option<String>,
     /// Trace addresses beyond the device: wrap or reject
     #[arg(long = "out-of-range")]
     pub out_of_range: Option<String>,
@@ -150,8 +153,8 @@ impl ConfigArgs {
             number_ios => "number_ios", rate_iops => "rate_iops", rate_process => "rate_process",
             random_distribution => "random_distribution", size => "size", offset => "offset", randseed => "randseed",
             trace => "trace", trace_format => "trace-format", personality => "personality", speed => "speed",
-            closed_loop_depth => "closed-loop-depth", max_requests => "max-requests", out_of_range => "out-of-range",
-            reorder_window => "reorder-window",
+            closed_loop_depth => "closed-loop-depth", max_requests => "max-requests", max_gap => "max-gap",
+            out_of_range => "out-of-range", reorder_window => "reorder-window",
         );
         if self.skip_bad_lines {
             v.push(("skip-bad-lines", "true".to_string()));

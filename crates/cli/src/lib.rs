@@ -285,6 +285,7 @@ pub fn apply_flag(cfg: &mut SsdConfig, flag: &str, value: &str) -> Result<(), Co
         "speed" => "replay.speed",
         "closed-loop-depth" => "replay.closed_loop_depth",
         "max-requests" => "replay.max_requests",
+        "max-gap" => "replay.max_gap",
         "out-of-range" => "replay.out_of_range",
         "reorder-window" => "replay.reorder_window",
         "skip-bad-lines" => "replay.skip_bad_lines",
@@ -400,6 +401,7 @@ fn is_optional_field(field: &str) -> bool {
             | "replay.device"
             | "replay.max_requests"
             | "replay.max_time"
+            | "replay.max_gap"
     )
 }
 

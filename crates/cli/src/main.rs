@@ -845,6 +845,10 @@ fn trace_cmd(cmd: TraceCmd) -> anyhow::Result<()> {
                 "  mean inter-arrival  {:.6} s\n",
                 st.mean_interarrival_s
             ));
+            o.push_str(&format!(
+                "  longest gap         {:.6} s\n",
+                st.max_interarrival_s
+            ));
             o.push_str(&format!("  address span        {} bytes\n", st.span_bytes));
             o.push_str(&format!("  duration            {:.3} s\n", st.duration_s));
             o.push_str(&format!(

@@ -817,6 +817,26 @@ mod tools {
         let r: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert_eq!(r["host"]["requests"].as_u64().unwrap(), n);
         assert!(r["energy_j"]["total"].as_f64().unwrap() > 0.0);
+        // --max-gap caps the gaps `trace stats` reports as the longest.
+        let longest = st["max_interarrival_s"].as_f64().unwrap();
+        let cap = format!("{}ns", (longest * 1e9 / 2.0) as u64);
+        let (code, out, err) = ssdsim(&[
+            "run",
+            "--trace",
+            &t,
+            "--max-gap",
+            &cap,
+            "--no-power",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert!(
+            r["notes"]["trace_gaps_capped"].as_u64().unwrap() >= 1,
+            "{out}"
+        );
+        assert!(r["config"]["replay"]["max_gap"].is_string(), "{out}");
     }
 
     /// `--number_ios` ends a trace replay or a personality too (it used to be

@@ -827,9 +827,13 @@ pub struct ReplayOptions {
     pub wrap_align: Size,
     /// Stop after this many requests.
     pub max_requests: Option<u64>,
-    /// Stop at the first request whose rebased trace time (before `speed`)
-    /// exceeds this.
+    /// Stop at the first request whose rebased trace time (before `speed`,
+    /// after `max_gap`) exceeds this.
     pub max_time: Option<Dur>,
+    /// Cap every gap between consecutive arrivals (trace time, before
+    /// `speed`) at this: long idle periods, or a corrupt timestamp, are
+    /// compressed (and counted in the notes as `trace_gaps_capped`).
+    pub max_gap: Option<Dur>,
     /// Skip and count malformed lines instead of failing on the first.
     pub skip_bad_lines: bool,
     /// blkparse action to replay: "Q" (queued, per-request view) or "D" (issued).
@@ -865,6 +869,7 @@ impl Default for ReplayOptions {
             wrap_align: Size::kib(4),
             max_requests: None,
             max_time: None,
+            max_gap: None,
             skip_bad_lines: false,
             blkparse_action: "Q".to_string(),
             reorder_window: DEFAULT_REORDER_WINDOW,
@@ -963,6 +968,9 @@ pub struct Replay<R> {
     /// Records that came after a later-stamped one in the file and that the
     /// window put back in timestamp order (those it could not are `clamped`).
     reordered: u64,
+    /// Gaps longer than `opts.max_gap`, and the trace time they lost so far.
+    gaps_capped: u64,
+    gap_cut: u64,
 }
 
 /// A record read ahead, ordered by (timestamp, file order `seq`, which is
@@ -1016,6 +1024,8 @@ impl<R: BufRead> Replay<R> {
             read: 0,
             latest_read: 0,
             reordered: 0,
+            gaps_capped: 0,
+            gap_cut: 0,
         }
     }
     pub fn format(&self) -> TraceFormat {
@@ -1115,6 +1125,7 @@ impl<R: BufRead> Replay<R> {
             }
         };
         let mut t = rec.time_ns;
+        let first = self.base.is_none();
         let base = *self.base.get_or_insert(t);
         if t < self.last {
             self.clamped += 1;
@@ -1122,8 +1133,14 @@ impl<R: BufRead> Replay<R> {
         } else if late {
             self.reordered += 1;
         }
+        if let Some(g) = self.opts.max_gap {
+            if !first && t - self.last > g.0 {
+                self.gap_cut += t - self.last - g.0;
+                self.gaps_capped += 1;
+            }
+        }
         self.last = t;
-        let rel = t - base;
+        let rel = t - base - self.gap_cut;
         if let Some(mt) = self.opts.max_time {
             if rel > mt.0 {
                 self.stopped = true;
@@ -1179,6 +1196,7 @@ impl<R: BufRead> Replay<R> {
         add("trace_bad_lines_skipped", self.rdr.bad_lines);
         add("trace_timestamps_reordered", self.reordered);
         add("trace_timestamps_non_monotonic_clamped", self.clamped);
+        add("trace_gaps_capped", self.gaps_capped);
         add("trace_records_other_device_skipped", self.filtered);
         if self.opts.capacity_bytes.is_some() && self.opts.out_of_range == OutOfRange::Wrap {
             v.push(("trace_addresses_wrapped".to_string(), self.wrapped));

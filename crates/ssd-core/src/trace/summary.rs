@@ -30,6 +30,9 @@ pub struct TraceStats {
     pub randomness: f64,
     /// duration_s / (requests - 1).
     pub mean_interarrival_s: f64,
+    /// The longest gap between consecutive arrivals: an idle period, or a
+    /// corrupt timestamp (a replay can cap gaps with `replay.max_gap`).
+    pub max_interarrival_s: f64,
     /// max(offset + size) - min(offset), bytes.
     pub span_bytes: u64,
     /// Last arrival - first arrival (timestamps clamped to be non-decreasing).
@@ -69,6 +72,7 @@ pub fn stats_reader<R: BufRead>(mut rdr: TraceReader<R>) -> Result<TraceStats, T
     let mut prev_end: Option<u64> = None;
     let (mut lo, mut hi) = (u64::MAX, 0u64);
     let (mut first, mut last) = (None, 0u64);
+    let mut max_gap = 0u64;
     while let Some(r) = rdr.next_record() {
         let r = r?;
         n += 1;
@@ -93,6 +97,9 @@ pub fn stats_reader<R: BufRead>(mut rdr: TraceReader<R>) -> Result<TraceStats, T
         lo = lo.min(r.offset);
         hi = hi.max(r.offset + r.size);
         let t = r.time_ns.max(last);
+        if first.is_some() {
+            max_gap = max_gap.max(t - last);
+        }
         first.get_or_insert(t);
         last = t;
     }
@@ -120,6 +127,7 @@ pub fn stats_reader<R: BufRead>(mut rdr: TraceReader<R>) -> Result<TraceStats, T
         } else {
             0.0
         },
+        max_interarrival_s: max_gap as f64 * 1e-9,
         span_bytes: if n == 0 { 0 } else { hi - lo },
         duration_s,
     })

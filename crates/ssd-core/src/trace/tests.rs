@@ -207,6 +207,35 @@ fn timestamps_rebased_scaled_and_clamped() {
     );
 }
 
+/// `max_gap` compresses every longer gap between arrivals to its length
+/// (counted), shifting everything after it; shorter gaps keep theirs.
+#[test]
+fn long_gaps_are_capped_and_counted() {
+    // Gaps of 0.5 s, 1000 s (a corrupt timestamp, say) and 2 s; then a
+    // record stamped before the jump, clamped to it (no gap).
+    let text = "0,8,4096,R,10.0\n0,16,4096,R,10.5\n0,24,4096,W,1010.5\n0,32,4096,W,1012.5\n0,40,4096,W,11.0\n";
+    let mut r = replay(
+        text,
+        TraceFormat::Spc,
+        ReplayOptions {
+            max_gap: Some(Dur::from_ms(1000)),
+            reorder_window: 0,
+            speed: 2.0,
+            ..Default::default()
+        },
+    );
+    let v = drain(&mut r).unwrap();
+    let t: Vec<u64> = v.iter().map(|q| q.arrival.0 / 1_000_000).collect();
+    assert_eq!(t, vec![0, 250, 750, 1250, 1250]);
+    assert_eq!(
+        r.notes(),
+        vec![
+            ("trace_timestamps_non_monotonic_clamped".to_string(), 1),
+            ("trace_gaps_capped".to_string(), 2)
+        ]
+    );
+}
+
 /// A slowed-down replay whose arrivals would leave the simulated time range
 /// (where event times would wrap) is refused at the line that does so; closed
 /// loop, which ignores timestamps, still replays it.
@@ -568,14 +597,15 @@ fn convert_and_stats_on_files() {
 #[test]
 fn stats_columns() {
     // 4 requests: two sequential, one random; 3 reads
-    let text = "time_ns,op,offset_bytes,size_bytes\n0,R,0,4096\n1000000000,R,4096,4096\n2000000000,W,65536,512\n3000000000,R,1048576,1048576\n";
+    let text = "time_ns,op,offset_bytes,size_bytes\n0,R,0,4096\n1000000000,R,4096,4096\n2000000000,W,65536,512\n3500000000,R,1048576,1048576\n";
     let s = stats_reader(reader(text, TraceFormat::Csv)).unwrap();
     assert_eq!((s.requests, s.reads, s.writes), (4, 3, 1));
     assert_eq!(s.read_fraction, 0.75);
     assert!((s.randomness - 2.0 / 3.0).abs() < 1e-12);
     assert_eq!(s.span_bytes, 2 << 20);
-    assert_eq!(s.duration_s, 3.0);
-    assert_eq!(s.mean_interarrival_s, 1.0);
+    assert_eq!(s.duration_s, 3.5);
+    assert!((s.mean_interarrival_s - 3.5 / 3.0).abs() < 1e-12);
+    assert_eq!(s.max_interarrival_s, 1.5);
     assert_eq!(s.mean_size_bytes, (4096.0 * 2.0 + 512.0 + 1048576.0) / 4.0);
     let h: Vec<(u64, u64)> = s
         .size_histogram
@@ -585,7 +615,7 @@ fn stats_columns() {
     assert_eq!(h, vec![(512, 1), (4096, 2), (1 << 20, 1)]);
     let j = serde_json::to_value(&s).unwrap();
     let keys: Vec<&String> = j.as_object().unwrap().keys().collect();
-    assert_eq!(keys.len(), 10);
+    assert_eq!(keys.len(), 11);
     for k in [
         "requests",
         "reads",
@@ -595,6 +625,7 @@ fn stats_columns() {
         "size_histogram",
         "randomness",
         "mean_interarrival_s",
+        "max_interarrival_s",
         "span_bytes",
         "duration_s",
     ] {
