@@ -136,6 +136,8 @@ pub struct RunOptions {
     pub plot_power: Option<std::path::PathBuf>,
     /// Plot the energy breakdown (SVG) here.
     pub plot_breakdown: Option<std::path::PathBuf>,
+    /// Show preconditioning's progress on stderr when it is a terminal.
+    pub progress: bool,
 }
 
 impl Default for RunOptions {
@@ -147,6 +149,7 @@ impl Default for RunOptions {
             power_trace: None,
             plot_power: None,
             plot_breakdown: None,
+            progress: false,
         }
     }
 }
@@ -169,7 +172,12 @@ fn build<O: Observer>(cfg: &SsdConfig, settings: Settings, obs: O) -> Result<Sim
 }
 
 fn finish<O: Observer>(sim: &mut Sim<O>, opts: &RunOptions) -> Result<Report, RunError> {
-    sim.precondition();
+    use std::io::IsTerminal;
+    if opts.progress && std::io::stderr().is_terminal() {
+        precondition_with_bar(sim);
+    } else {
+        sim.precondition();
+    }
     let report = sim.run()?;
     if opts.check_invariants {
         use ssd_core::ftl::Ftl;
@@ -178,6 +186,42 @@ fn finish<O: Observer>(sim: &mut Sim<O>, opts: &RunOptions) -> Result<Report, Ru
             .map_err(|e| RunError::Input(format!("FTL invariant broken: {e}")))?;
     }
     Ok(report)
+}
+
+/// Precondition with a progress bar on stderr: a large or slow-to-converge
+/// drive (a hybrid FTL's merges) can take minutes before the measured phase.
+fn precondition_with_bar<O: Observer>(sim: &mut Sim<O>) {
+    use ssd_core::engine::PreconditionProgress as P;
+    let bar = indicatif::ProgressBar::new(0);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "precondition {prefix} [{bar:24}] {percent:>3}% {msg} ({elapsed})",
+        )
+        .expect("a valid template")
+        .progress_chars("=> "),
+    );
+    sim.precondition_with(|p| {
+        let (len, pos, prefix, msg) = match p {
+            P::Fill { done, total } => (total, done, "fill".to_string(), String::new()),
+            P::Steady {
+                round,
+                max_rounds,
+                done,
+                round_pages,
+                last_waf,
+            } => (
+                round_pages,
+                done,
+                format!("steady {round}/{max_rounds}"),
+                last_waf.map_or(String::new(), |w| format!("WAF {w:.3}")),
+            ),
+        };
+        bar.set_length(len);
+        bar.set_position(pos);
+        bar.set_prefix(prefix);
+        bar.set_message(msg);
+    });
+    bar.finish_and_clear();
 }
 
 /// Validate `cfg`, build everything, precondition, run, report.

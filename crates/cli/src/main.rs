@@ -321,6 +321,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                     power_trace,
                     plot_power,
                     plot_breakdown,
+                    progress: true,
                 },
             )?;
             let text = match format {

@@ -291,6 +291,64 @@ mod completion {
         assert_eq!(out.sched.dispatched + out.sched.merged, 10_000);
     }
 
+    /// Preconditioning reports its progress (the fill to its end, then each
+    /// steady-state round) without changing its outcome or the run after it.
+    #[test]
+    fn precondition_progress_is_reported_and_changes_nothing() {
+        use ssd_core::engine::PreconditionProgress as P;
+        let mut cfg = SsdConfig::default();
+        small(&mut cfg);
+        cfg.sim.precondition = Precondition::Steady;
+        cfg.workload.rw = RwMode::RandWrite;
+        cfg.workload.number_ios = Some(2000);
+        let make = || {
+            let s = cfg.validate().unwrap();
+            let ftl = ftl::build(&s).unwrap();
+            let src = ssd_core::workload::FioGen::new(&cfg.workload, s.logical_bytes(), 1);
+            Simulation::new(s, ftl, src, Noop::new(1024, true), NullObserver)
+        };
+        let (mut a, mut b) = (make(), make());
+        let oa = a.precondition();
+        let mut seen = Vec::new();
+        let ob = b.precondition_with(|p| seen.push(p));
+        let key = |o: &ssd_core::engine::PreconditionOutcome| {
+            (o.pages_written, o.random_pages, o.steady, o.final_waf)
+        };
+        assert_eq!(key(&oa), key(&ob));
+        let lp = ob.pages_written;
+        assert!(
+            seen.contains(&P::Fill {
+                done: lp,
+                total: lp
+            }),
+            "{seen:?}"
+        );
+        let ends: Vec<(u32, u64)> = seen
+            .iter()
+            .filter_map(|p| match *p {
+                P::Steady {
+                    round,
+                    done,
+                    round_pages,
+                    ..
+                } if done == round_pages => Some((round, round_pages)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            ends.iter().map(|e| e.0).collect::<Vec<_>>(),
+            (1..=ends.len() as u32).collect::<Vec<_>>()
+        );
+        assert_eq!(ends.iter().map(|e| e.1).sum::<u64>(), ob.random_pages);
+        let strip = |r: ssd_core::stats::Report| {
+            let mut v = serde_json::to_value(r).unwrap();
+            v["run"]["wall_s"] = 0.into();
+            v["run"]["precondition_wall_s"] = 0.into();
+            v
+        };
+        assert_eq!(strip(a.run().unwrap()), strip(b.run().unwrap()));
+    }
+
     /// A DRAM too small for the page map is simulated as configured and
     /// said to be so; DFTL's cache fits, and so does the default.
     #[test]

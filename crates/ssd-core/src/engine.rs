@@ -862,6 +862,23 @@ struct BusyTimes {
     link: u64,
 }
 
+/// Where preconditioning is, for progress displays
+/// ([`Simulation::precondition_with`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PreconditionProgress {
+    /// The sequential fill: `done` of `total` logical pages written.
+    Fill { done: u64, total: u64 },
+    /// Steady-state round `round` (from 1, of at most `max_rounds`): `done`
+    /// of its `round_pages` random page writes; the WAF of the round before.
+    Steady {
+        round: u32,
+        max_rounds: u32,
+        done: u64,
+        round_pages: u64,
+        last_waf: Option<f64>,
+    },
+}
+
 /// Result of preconditioning.
 #[derive(Clone, Debug, Default)]
 pub struct PreconditionOutcome {
@@ -1154,6 +1171,17 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     /// Precondition the drive as configured (`sim.precondition`), functionally:
     /// FTL and flash state change, no events are timed and no statistics kept.
     pub fn precondition(&mut self) -> PreconditionOutcome {
+        self.precondition_with(|_| {})
+    }
+
+    /// [`Simulation::precondition`], telling `progress` where it is about
+    /// every million page writes and at the end of every steady-state round
+    /// (for progress displays; it cannot change the outcome).
+    pub fn precondition_with(
+        &mut self,
+        mut progress: impl FnMut(PreconditionProgress),
+    ) -> PreconditionOutcome {
+        const EVERY: u64 = 1 << 20;
         let started = Instant::now();
         let mode = self.settings.config.sim.precondition;
         let mut out = PreconditionOutcome::default();
@@ -1169,6 +1197,12 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             self.ftl.write(Lpn(lpn), n, &mut self.cx);
             self.apply_functional();
             lpn += n as u64;
+            if lpn % EVERY < chunk || lpn == lp {
+                progress(PreconditionProgress::Fill {
+                    done: lpn,
+                    total: lp,
+                });
+            }
         }
         out.pages_written = lp;
         if mode == Precondition::Steady {
@@ -1177,15 +1211,24 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             // the least-squares slope over the window is within 1% of the mean.
             let mut rng = SimRng::from_seed_label(self.settings.config.sim.seed, "precondition");
             let round = (lp / 8).max(1);
-            let max_rounds = 8 * 20; // 20 full drive writes at most
+            let max_rounds: u32 = 8 * 20; // 20 full drive writes at most
             let mut hist: Vec<f64> = Vec::new();
-            for _ in 0..max_rounds {
+            for r in 0..max_rounds {
                 let mut programs = 0;
-                for _ in 0..round {
+                for i in 1..=round {
                     let l = rng.gen_range(0..lp);
                     self.cx.plan.clear();
                     self.ftl.write(Lpn(l), 1, &mut self.cx);
                     programs += self.apply_functional();
+                    if i % EVERY == 0 || i == round {
+                        progress(PreconditionProgress::Steady {
+                            round: r + 1,
+                            max_rounds,
+                            done: i,
+                            round_pages: round,
+                            last_waf: hist.last().copied(),
+                        });
+                    }
                 }
                 out.random_pages += round;
                 hist.push(programs as f64 / round as f64);
