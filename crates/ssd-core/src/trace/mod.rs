@@ -1150,7 +1150,7 @@ impl<R: BufRead> Replay<R> {
         let arrival = if self.opts.speed == 1.0 {
             rel
         } else {
-            (rel as f64 / self.opts.speed).round().min(u64::MAX as f64) as u64
+            (rel as f64 / self.opts.speed).round() as u64
         };
         if arrival > SimTime::MAX_ARRIVAL.0 && self.opts.closed_loop_depth.is_none() {
             self.stopped = true;
