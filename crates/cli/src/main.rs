@@ -623,8 +623,8 @@ fn sweep_cmd(a: SweepArgs) -> anyhow::Result<()> {
     let mut base = resolve_config(a.config.as_deref(), &[])?;
     if let Some(g) = &a.grid {
         let gf = sweep::GridFile::load(g).map_err(RunError::Input)?;
-        if let Some(b) = &gf.base {
-            let text = toml::to_string(b)?;
+        if let Some(b) = gf.base_nested() {
+            let text = toml::to_string(&b)?;
             base = ssd_core::config::SsdConfig::from_toml_over(
                 Some(base),
                 &text,

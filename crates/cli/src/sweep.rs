@@ -116,9 +116,59 @@ impl GridFile {
         toml::from_str(&text)
             .map_err(|e: toml::de::Error| format!("{}: {}", path.display(), e.message()))
     }
+    /// `[base]` as nested tables: a quoted dotted key (`"ftl.op" = 0.28`, as
+    /// `[grid]` spells its axes) is the same as `ftl.op = 0.28` or `[base.ftl]`.
+    pub fn base_nested(&self) -> Option<toml::Table> {
+        fn nest(t: &toml::Table) -> toml::Table {
+            let mut out = toml::Value::Table(toml::Table::new());
+            for (k, v) in t {
+                let v = match v {
+                    toml::Value::Table(inner) => toml::Value::Table(nest(inner)),
+                    other => other.clone(),
+                };
+                let mut over = v;
+                for part in k.split('.').rev() {
+                    let mut t = toml::Table::new();
+                    t.insert(part.to_string(), over);
+                    over = toml::Value::Table(t);
+                }
+                ssd_core::config::deep_merge(&mut out, over);
+            }
+            match out {
+                toml::Value::Table(t) => t,
+                _ => unreachable!("built as a table"),
+            }
+        }
+        self.base.as_ref().map(nest)
+    }
+
+    /// The axes of `[grid]`, keys flattened: an unquoted dotted key
+    /// (`ftl.op = [...]`, a nested table in TOML) is the axis `"ftl.op"`.
     pub fn axes(&self, path: &Path) -> Result<Vec<Axis>, String> {
-        self.grid
-            .iter()
+        fn flatten(
+            prefix: &str,
+            t: &BTreeMap<String, toml::Value>,
+            out: &mut Vec<(String, toml::Value)>,
+        ) {
+            for (k, v) in t {
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                match v {
+                    toml::Value::Table(inner) => {
+                        let inner: BTreeMap<String, toml::Value> =
+                            inner.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                        flatten(&key, &inner, out)
+                    }
+                    other => out.push((key, other.clone())),
+                }
+            }
+        }
+        let mut flat = Vec::new();
+        flatten("", &self.grid, &mut flat);
+        flat.iter()
             .map(|(k, v)| {
                 let values = match v {
                     toml::Value::Array(a) => a.iter().map(value_text).collect(),
@@ -681,4 +731,35 @@ pub fn plot(rows: &[Row], dir: &Path) -> Result<Vec<std::path::PathBuf>, String>
     drop(root);
     files.push(path);
     Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `[base]` and `[grid]` each take a setting both as a quoted dotted key
+    /// and as TOML's own dotted key or nested table, and mean the same by them.
+    #[test]
+    fn grid_files_take_dotted_keys_either_way() {
+        let quoted: GridFile = toml::from_str(
+            "[base]\n\"ftl.op\" = 0.28\n\"nand.blocks_per_plane\" = 64\n\
+             [grid]\n\"ftl.gc_policy\" = [\"greedy\", \"fifo\"]\n",
+        )
+        .unwrap();
+        let nested: GridFile = toml::from_str(
+            "[base]\nftl.op = 0.28\n[base.nand]\nblocks_per_plane = 64\n\
+             [grid]\nftl.gc_policy = [\"greedy\", \"fifo\"]\n",
+        )
+        .unwrap();
+        let p = Path::new("g.toml");
+        for g in [&quoted, &nested] {
+            let b = g.base_nested().unwrap();
+            assert_eq!(b["ftl"]["op"].as_float(), Some(0.28));
+            assert_eq!(b["nand"]["blocks_per_plane"].as_integer(), Some(64));
+            let axes = g.axes(p).unwrap();
+            assert_eq!(axes.len(), 1);
+            assert_eq!(axes[0].key, "ftl.gc_policy");
+            assert_eq!(axes[0].values, vec!["greedy", "fifo"]);
+        }
+    }
 }
