@@ -14,7 +14,7 @@
 //! it.
 //!
 //! * **Dies**: an activity is counted as soon as it is reported, and stays the
-//!   die's `last` (its [`DieLane`]) until the die's next report. When a cut point
+//!   die's `last` (its `DieLane`) until the die's next report. When a cut point
 //!   arrives, every die's last activity that ends after it is taken back and
 //!   counted again, split at the drain start or clipped at the window end
 //!   (`recount`): integer counts, so taking back is exact. Two cases wait

@@ -103,7 +103,7 @@ pub struct Counters {
     pub bytes_read: u64,
     pub bytes_written: u64,
     pub host_pages_written: u64,
-    /// [kind][purpose] flash operation counts (pages for read/program, blocks for erase).
+    /// `[kind][purpose]` flash operation counts (pages for read/program, blocks for erase).
     pub flash_ops: [[u64; 5]; 3],
     pub merged: u64,
     pub dispatched: u64,

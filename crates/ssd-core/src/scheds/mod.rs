@@ -1,10 +1,10 @@
-//! Concrete host I/O schedulers beyond [`Noop`](crate::sched::Noop), and
+//! Concrete host I/O schedulers beyond [`crate::sched::Noop`], and
 //! [`AnySched`], the enum that closes the runtime choice (`sched.kind`) so the
 //! engine's hot loop stays statically dispatched.
 //!
 //! | name            | model                                                        |
 //! |-----------------|--------------------------------------------------------------|
-//! | `noop`          | one FIFO, merges ([`Noop`](crate::sched::Noop))               |
+//! | `noop`          | one FIFO, merges ([`crate::sched::Noop`])                    |
 //! | `deadline`      | legacy Linux deadline ([`Deadline`])                          |
 //! | `mq-deadline`   | blk-mq mq-deadline ([`MqDeadline`])                           |
 //! | `cfq`           | per-process round robin with time slices ([`Cfq`])            |
