@@ -533,6 +533,10 @@ struct SweepArgs {
     /// Named workloads (seq-read, seq-write, rand-read, rand-write, mix-70-30, oltp, or [workloads] of the grid file)
     #[arg(long)]
     workload: Option<String>,
+    /// Write sweep.csv, sweep.jsonl, sweep.md and plots/*.svg here (the default,
+    /// sweep-results, when no other output is named and the sweep is not sharded)
+    #[arg(long = "out-dir")]
+    out_dir: Option<PathBuf>,
     /// Set a configuration field for every point: --set ftl.gc_threshold_blocks=4
     #[arg(long = "set", value_name = "FIELD=VALUE")]
     set: Vec<String>,
@@ -559,6 +563,9 @@ struct SweepArgs {
     dry_run: bool,
 }
 
+/// Where `sweep` writes its tables and plots when no output is named.
+const DEFAULT_SWEEP_DIR: &str = "sweep-results";
+
 fn write_outputs(
     rows: &[sweep::Row],
     csv: Option<&std::path::Path>,
@@ -575,6 +582,14 @@ fn write_outputs(
     if let Some(p) = md {
         std::fs::write(p, sweep::markdown(rows))
             .with_context(|| format!("writing {}", p.display()))?;
+    }
+    let tables: Vec<String> = [csv, jsonl, md]
+        .into_iter()
+        .flatten()
+        .map(|p| p.display().to_string())
+        .collect();
+    if !tables.is_empty() {
+        eprintln!("tables: {}", tables.join(", "));
     }
     if let Some(d) = plot {
         let files = sweep::plot(rows, d).map_err(RunError::Io)?;
@@ -604,7 +619,7 @@ const WORKLOAD_FLAGS: &[&str] = &[
     "randseed",
 ];
 
-fn sweep_cmd(a: SweepArgs) -> anyhow::Result<()> {
+fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
     use std::io::IsTerminal;
     let mut workloads: std::collections::BTreeMap<String, sweep::WorkloadDef> =
         sweep::standard_workloads()
@@ -734,6 +749,26 @@ fn sweep_cmd(a: SweepArgs) -> anyhow::Result<()> {
             ));
         }
         return write_out(None, &o);
+    }
+    // The tables and plots go to files as well as the table to stdout: into
+    // --out-dir, or sweep-results when no output was named at all (a shard
+    // names its own, --jsonl, for `merge`).
+    let named = a.csv.is_some() || a.jsonl.is_some() || a.md.is_some() || a.plot.is_some();
+    let out_dir = match (&a.out_dir, named || a.shard.is_some()) {
+        (Some(d), _) => Some(d.clone()),
+        (None, false) => Some(PathBuf::from(DEFAULT_SWEEP_DIR)),
+        (None, true) => None,
+    };
+    if let Some(d) = &out_dir {
+        std::fs::create_dir_all(d)
+            .map_err(|e| RunError::Io(format!("{}: cannot create: {e}", d.display())))?;
+        let or = |given: &mut Option<PathBuf>, name: &str| {
+            given.get_or_insert_with(|| d.join(name));
+        };
+        or(&mut a.csv, "sweep.csv");
+        or(&mut a.jsonl, "sweep.jsonl");
+        or(&mut a.md, "sweep.md");
+        or(&mut a.plot, "plots");
     }
     check_writable(&[a.csv.as_deref(), a.jsonl.as_deref(), a.md.as_deref()])?;
     if let Some(d) = &a.plot {

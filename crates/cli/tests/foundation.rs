@@ -26,8 +26,14 @@ fn run_checked(cfg: &SsdConfig) -> ssd_core::stats::Report {
 
 /// Run the `ssdsim` binary: (exit code, stdout, stderr).
 fn ssdsim(args: &[&str]) -> (i32, String, String) {
+    ssdsim_in(&std::env::current_dir().unwrap(), args)
+}
+
+/// [`ssdsim`] in working directory `dir` (for commands that write files there).
+fn ssdsim_in(dir: &std::path::Path, args: &[&str]) -> (i32, String, String) {
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_ssdsim"))
         .args(args)
+        .current_dir(dir)
         .output()
         .unwrap();
     (
@@ -481,7 +487,7 @@ mod completion {
 }
 
 mod cli {
-    use super::ssdsim;
+    use super::{ssdsim, ssdsim_in};
 
     #[test]
     fn bad_input_names_the_field_and_exits_2() {
@@ -514,9 +520,12 @@ mod cli {
     }
 
     /// A sweep runs every point, writes every row, and exits 2 if any failed;
-    /// an output it cannot write fails it before any point runs.
+    /// an output it cannot write fails it before any point runs. With no
+    /// output named, the tables and plots go to sweep-results.
     #[test]
     fn a_sweep_with_a_failed_point_exits_2() {
+        let cwd = std::env::temp_dir().join(format!("ssdsim-sweep-cwd-{}", std::process::id()));
+        std::fs::create_dir_all(&cwd).unwrap();
         let sweep = |nand: &str, extra: &[&str]| {
             let mut args = vec![
                 "sweep",
@@ -530,7 +539,7 @@ mod cli {
                 "rand-read",
             ];
             args.extend_from_slice(extra);
-            ssdsim(&args)
+            ssdsim_in(&cwd, &args)
         };
         let (code, out, err) = sweep("chip2,nosuch", &[]);
         assert_eq!(code, 2, "{err}");
@@ -539,8 +548,21 @@ mod cli {
             "{out}"
         );
         assert!(err.contains("1 of 2 configurations failed"), "{err}");
+        let res = cwd.join("sweep-results");
+        std::fs::remove_dir_all(&res).unwrap();
         let (code, _, err) = sweep("chip2", &[]);
         assert_eq!(code, 0, "{err}");
+        for f in ["sweep.csv", "sweep.jsonl", "sweep.md", "plots/iops.svg"] {
+            assert!(res.join(f).is_file(), "{f}: {err}");
+        }
+        let csv = std::fs::read_to_string(res.join("sweep.csv")).unwrap();
+        assert_eq!(csv.lines().count(), 2, "{csv}");
+        // A named output replaces the default directory.
+        std::fs::remove_dir_all(&res).unwrap();
+        let named = cwd.join("named.csv");
+        let (code, _, err) = sweep("chip2", &["--csv", named.to_str().unwrap()]);
+        assert_eq!(code, 0, "{err}");
+        assert!(named.is_file() && !res.exists());
         let bad = std::env::temp_dir().join(format!("ssdsim-no-such-dir-{}", std::process::id()));
         let csv = bad.join("out.csv");
         let (code, out, err) = sweep("chip2", &["--csv", csv.to_str().unwrap()]);
