@@ -563,6 +563,31 @@ struct SweepArgs {
     dry_run: bool,
 }
 
+/// The axis of sweep flag `--flag` from its comma list (empty items dropped
+/// unless `keep_empty`); an error if no value is left.
+fn flag_axis(flag: &str, text: &str, keep_empty: bool) -> Result<sweep::Axis, RunError> {
+    let values: Vec<String> = text
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| keep_empty || !s.is_empty())
+        .collect();
+    if values.is_empty() {
+        return Err(RunError::Input(format!(
+            "--{flag}: no values in {text:?} (a sweep needs at least one)"
+        )));
+    }
+    Ok(sweep::Axis {
+        key: flag.to_string(),
+        values,
+    })
+}
+
+/// Put `axis` in `axes`, replacing one with the same key.
+fn set_axis(axes: &mut Vec<sweep::Axis>, axis: sweep::Axis) {
+    axes.retain(|x| x.key != axis.key);
+    axes.push(axis);
+}
+
 /// Where `sweep` writes its tables and plots when no output is named.
 const DEFAULT_SWEEP_DIR: &str = "sweep-results";
 
@@ -652,25 +677,8 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
     }
     let pairs = a.cfg.pairs();
     for (f, v) in &pairs {
-        let values: Vec<String> = if *f == "random_distribution" {
-            v.split(',').map(|s| s.trim().to_string()).collect()
-        } else {
-            v.split(',')
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty())
-                .collect()
-        };
-        if values.is_empty() {
-            return Err(RunError::Input(format!(
-                "--{f}: no values in {v:?} (a sweep needs at least one)"
-            ))
-            .into());
-        }
-        axes.retain(|x| x.key != *f);
-        axes.push(sweep::Axis {
-            key: f.to_string(),
-            values,
-        });
+        let axis = flag_axis(f, v, *f == "random_distribution")?;
+        set_axis(&mut axes, axis);
     }
     let has_workload_flags = pairs
         .iter()
@@ -686,22 +694,8 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
         || base.trace.is_some()
         || base.personality.is_some();
     if let Some(w) = &a.workload {
-        let values: Vec<String> = w
-            .split(',')
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-            .collect();
-        if values.is_empty() {
-            return Err(RunError::Input(format!(
-                "--workload: no values in {w:?} (a sweep needs at least one)"
-            ))
-            .into());
-        }
-        axes.retain(|x| x.key != "workload");
-        axes.push(sweep::Axis {
-            key: "workload".into(),
-            values,
-        });
+        let axis = flag_axis("workload", w, false)?;
+        set_axis(&mut axes, axis);
     } else if !has_workload_flags && !axes.iter().any(|x| x.key == "workload") {
         axes.push(sweep::Axis {
             key: "workload".into(),

@@ -145,9 +145,9 @@ impl GridFile {
     /// The axes of `[grid]`, keys flattened: an unquoted dotted key
     /// (`ftl.op = [...]`, a nested table in TOML) is the axis `"ftl.op"`.
     pub fn axes(&self, path: &Path) -> Result<Vec<Axis>, String> {
-        fn flatten(
+        fn flatten<'a>(
             prefix: &str,
-            t: &BTreeMap<String, toml::Value>,
+            t: impl IntoIterator<Item = (&'a String, &'a toml::Value)>,
             out: &mut Vec<(String, toml::Value)>,
         ) {
             for (k, v) in t {
@@ -157,11 +157,7 @@ impl GridFile {
                     format!("{prefix}.{k}")
                 };
                 match v {
-                    toml::Value::Table(inner) => {
-                        let inner: BTreeMap<String, toml::Value> =
-                            inner.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-                        flatten(&key, &inner, out)
-                    }
+                    toml::Value::Table(inner) => flatten(&key, inner, out),
                     other => out.push((key, other.clone())),
                 }
             }
