@@ -73,6 +73,7 @@ impl PageFtl {
         }
     }
 
+    #[inline]
     fn alloc_page(&mut self, plane: PlaneId, host: bool, lpn: u32) -> Ppn {
         let slot = if host {
             &mut self.host_open[plane.0 as usize]

@@ -1755,7 +1755,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             let op = self.cx.plan.ops[i];
             let (b, page) = self.flash.split(op.ppn);
             let epoch = self.blk[b as usize].plan_epoch;
-            let wp = self.flash.written_pages(crate::addr::BlockId(b)) as u16;
+            // An erase notes the pages written before it (its trigger).
+            let pg = match op.kind {
+                OpKind::Erase => self.flash.written_pages(crate::addr::BlockId(b)) as u16,
+                _ => page as u16,
+            };
             self.flash.apply_at(&op, b, page);
             self.counters.flash(op.kind, op.purpose);
             if op.kind == OpKind::Erase {
@@ -1769,11 +1773,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             *slot += 1;
             self.txns[t] = Txn {
                 blk: b,
-                pg: if op.kind == OpKind::Erase {
-                    wp
-                } else {
-                    page as u16
-                },
+                pg,
                 plane: (pl - die * self.settings.geometry.planes) as u8,
                 kind: op.kind,
                 purpose: op.purpose,
