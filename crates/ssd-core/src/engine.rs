@@ -247,6 +247,12 @@ impl EventQueue {
         }
         self.fifo[k].push_back(e);
     }
+    /// The time of the least event, if any.
+    fn peek_time(&self) -> Option<SimTime> {
+        let h = self.sorted.get(self.head).copied().unwrap_or(u128::MAX);
+        let m = h.min(self.fifo_min);
+        (m != u128::MAX).then(|| unpack(m).0)
+    }
     #[inline]
     fn pop(&mut self) -> Option<(SimTime, Ev)> {
         let h = self.sorted.get(self.head).copied().unwrap_or(u128::MAX);
@@ -748,6 +754,14 @@ impl Chan {
     fn is_free(&self, now: SimTime) -> bool {
         !self.out && self.waiters.is_empty() && self.busy_until <= now
     }
+    /// The booked data-out time not begun by `now` (booked with its read).
+    #[inline]
+    fn unstarted_out(&self, now: SimTime) -> u64 {
+        match self.out && self.out_start > now {
+            true => self.out_end.0 - self.out_start.0,
+            false => 0,
+        }
+    }
 }
 
 /// LRU write buffer over logical pages (DRAM).
@@ -1134,7 +1148,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
 
     /// Replace the workload and reset the statistics, keeping the drive's state
     /// (FTL, flash, wear) and the clock: the next `run` measures a new phase on
-    /// the same drive. Used by benchmarks and multi-phase experiments.
+    /// the same drive. Used by benchmarks and multi-phase experiments. Host
+    /// requests a time limit left in flight finish in the next phase (and count
+    /// there); a closed loop counts them against its depth.
     pub fn restart(&mut self, src: S) {
         self.timing = src.timing();
         self.src = src;
@@ -1142,7 +1158,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         self.pending = None;
         self.ahead = Ahead::default();
         self.ahead_end = None;
-        self.outstanding = 0;
+        self.outstanding = self.hosts.live;
         self.counters = Counters::default();
         self.lat = Latencies::default();
         self.work = FtlWork::default();
@@ -1153,8 +1169,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         for d in &mut self.dies {
             d.busy_ns = 0;
         }
+        // A data-out booked with its read and not begun yet belongs to the
+        // new phase, as it would if booked when the read ends.
         for c in &mut self.chans {
-            c.busy_ns = 0;
+            c.busy_ns = c.unstarted_out(self.now);
         }
         self.draining = false;
         self.busy_at_drain = None;
@@ -1291,23 +1309,24 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         let limit = self.settings.config.sim.time_limit.map(|d| SimTime(d.0));
         match self.timing {
             Timing::ClosedLoop { depth } => {
-                for _ in 0..depth {
-                    if !self.issue_next_closed() {
-                        break;
-                    }
-                }
+                while self.outstanding < depth && self.issue_next_closed() {}
                 self.try_dispatch();
             }
             Timing::OpenLoop => self.pull_open(),
         }
         let mut events = 0u64;
-        while let Some((t, ev)) = self.q.pop() {
+        loop {
+            // An event past the time limit stays queued: a `restart`ed run
+            // (with a later limit) goes on from it.
             if let Some(l) = limit {
-                if t > l {
+                if self.q.peek_time().is_some_and(|t| t > l) {
                     self.now = l;
                     break;
                 }
             }
+            let Some((t, ev)) = self.q.pop() else {
+                break;
+            };
             if let Some(e) = self.error.take() {
                 return Err(e);
             }
@@ -1479,8 +1498,14 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     }
 
     fn on_arrival(&mut self) {
-        if let Some(r) = self.pending.take() {
-            self.submit(r);
+        // Only the pending request's own arrival submits it: one booked before
+        // a `restart` (the run was cut by its time limit) is stale.
+        match self.pending.take() {
+            Some(r) if r.arrival <= self.now => self.submit(r),
+            p => {
+                self.pending = p;
+                return;
+            }
         }
         self.pull_open();
         self.try_dispatch();
@@ -2528,10 +2553,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                     chans: self
                         .chans
                         .iter()
-                        .map(|c| match c.out && c.out_start > self.now {
-                            true => c.busy_ns - (c.out_end.0 - c.out_start.0),
-                            false => c.busy_ns,
-                        })
+                        .map(|c| c.busy_ns - c.unstarted_out(self.now))
                         .collect(),
                     cpu: self.cpu_ns,
                     link: self.link_ns,
