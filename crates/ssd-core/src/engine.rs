@@ -1891,8 +1891,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         if w == NONE {
             self.blk[b].parked_tail = NONE;
         }
-        // die_start pops `unparked`: oldest-parked first.
-        self.unparked[start..].reverse();
+        // die_start pops `unparked`: oldest-parked first (usually one woke).
+        if self.unparked.len() - start > 1 {
+            self.unparked[start..].reverse();
+        }
     }
 
     /// The block state (`trigger_key` of its epoch and write pointer) at which
