@@ -247,7 +247,7 @@ impl EventQueue {
         }
         self.fifo[k].push_back(e);
     }
-    /// The time of the least event, if any.
+    /// The time of the least event, if any (as `pop` finds it).
     fn peek_time(&self) -> Option<SimTime> {
         let h = self.sorted.get(self.head).copied().unwrap_or(u128::MAX);
         let m = h.min(self.fifo_min);
@@ -1500,13 +1500,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     fn on_arrival(&mut self) {
         // Only the pending request's own arrival submits it: one booked before
         // a `restart` (the run was cut by its time limit) is stale.
-        match self.pending.take() {
-            Some(r) if r.arrival <= self.now => self.submit(r),
-            p => {
-                self.pending = p;
-                return;
-            }
-        }
+        let Some(r) = self.pending.take_if(|r| r.arrival <= self.now) else {
+            return;
+        };
+        self.submit(r);
         self.pull_open();
         self.try_dispatch();
     }
