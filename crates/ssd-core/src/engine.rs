@@ -291,6 +291,154 @@ fn trigger_key(epoch: u32, wp: u16) -> u64 {
     (epoch as u64) << 16 | wp as u64
 }
 
+/// May `tx` start now, its block being in state `b`? Programs and erases of
+/// a block run in the order the FTL planned them; a read waits for the
+/// program of its page.
+#[inline(always)]
+fn can_start(b: &BlockExec, tx: &Txn) -> bool {
+    if b.exec_epoch != tx.epoch {
+        return false;
+    }
+    let page = tx.pg as u32;
+    match tx.kind {
+        OpKind::Read => b.exec_wp > page,
+        OpKind::Program | OpKind::Erase => b.exec_wp == page,
+    }
+}
+
+/// May transaction `t` start now (`can_start`)? On the fields it reads, so
+/// that a caller may hold a die while it asks.
+#[inline(always)]
+fn txn_ready(blk: &[BlockExec], txns: &Runs, t: u32) -> bool {
+    let tx = &txns[t];
+    can_start(&blk[tx.blk as usize], tx)
+}
+
+/// The block state at which `tx` may start (see [`Simulation::trigger`]).
+#[inline(always)]
+fn trigger_of(tx: &Txn) -> u64 {
+    let x = match tx.kind {
+        OpKind::Read => tx.pg + 1,
+        OpKind::Program | OpKind::Erase => tx.pg,
+    };
+    trigger_key(tx.epoch, x)
+}
+
+/// [`Simulation::trigger`] on the transactions alone.
+#[inline(always)]
+fn txn_trigger(txns: &Runs, t: u32) -> u64 {
+    trigger_of(&txns[t])
+}
+
+/// Transaction `t` starts: its block's state moves on, and the transactions
+/// parked on the block that may start now are added to `unparked` (the
+/// caller queues them on their die).
+#[inline(always)]
+fn txn_started(blk: &mut [BlockExec], txns: &mut Runs, unparked: &mut Vec<u32>, t: u32) {
+    let tx = &txns[t];
+    let b = tx.blk as usize;
+    let bx = &mut blk[b];
+    match tx.kind {
+        OpKind::Program => bx.exec_wp += 1,
+        OpKind::Erase => {
+            bx.exec_epoch += 1;
+            bx.exec_wp = 0;
+        }
+        OpKind::Read => return,
+    }
+    // Wake the transactions parked on this block that may now start: exactly
+    // those whose trigger is the block's new (epoch, write pointer). The
+    // list is sorted by trigger (stably: parking order among equal ones),
+    // and the block's state passes through every trigger in turn, so they
+    // are the ones at its head.
+    let mut w = bx.parked;
+    if w == NONE {
+        return;
+    }
+    let state = trigger_key(bx.exec_epoch, bx.exec_wp as u16);
+    debug_assert!(
+        txn_trigger(txns, w) >= state,
+        "a parked transaction was passed by on block {b}"
+    );
+    let start = unparked.len();
+    while w != NONE && txn_trigger(txns, w) == state {
+        let next = txns[w].next;
+        txns[w].next = NONE;
+        unparked.push(w);
+        w = next;
+    }
+    bx.parked = w;
+    if w == NONE {
+        bx.parked_tail = NONE;
+    }
+    // die_start pops `unparked`: oldest-parked first (usually one woke).
+    if unparked.len() - start > 1 {
+        unparked[start..].reverse();
+    }
+}
+
+/// Start the multi-plane partners of `h`, the transaction just popped from
+/// its die's queue `q`: among the first `PARTNER_WINDOW` queued, in queue
+/// order, those with `h`'s kind, purpose and page offset (any offset for an
+/// erase) that may start now, each on a plane not yet in the batch, up to
+/// `planes` transactions in all. Their jobs go to `jobs[1..]`. Returns the
+/// batch size and the partners' queue positions as a bit set (the caller
+/// removes them from `q`).
+#[inline(always)]
+fn start_partners(
+    q: &DieQueue,
+    txns: &mut Runs,
+    blk: &mut [BlockExec],
+    unparked: &mut Vec<u32>,
+    h: &Txn,
+    planes: usize,
+    jobs: &mut [u32; MAX_PLANES],
+) -> (usize, u32) {
+    let mut m = q.matches(queue_key(h.kind, h.purpose, h.pg));
+    if m == 0 {
+        return (1, 0);
+    }
+    // Queue keys may be equal where batch keys are not (large blocks).
+    let hkey = batch_key(h.kind, h.purpose, h.pg);
+    let (mut used, mut n, mut picks) = (1u32 << h.plane, 1usize, 0u32);
+    while m != 0 {
+        let i = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let t = q.get(i);
+        let tx = &txns[t];
+        if used & (1 << tx.plane) != 0
+            || batch_key(tx.kind, tx.purpose, tx.pg) != hkey
+            || !txn_ready(blk, txns, t)
+        {
+            continue;
+        }
+        used |= 1 << tx.plane;
+        jobs[n] = tx.job;
+        n += 1;
+        picks |= 1 << i;
+        txn_started(blk, txns, unparked, t);
+        if n >= planes {
+            break;
+        }
+    }
+    (n, picks)
+}
+
+/// Queue ready transaction `t` (`tx`) on `die`: host and translation reads
+/// ahead of everything else where reads are preferred.
+#[inline(always)]
+fn die_push(die: &mut Die, prio_reads: bool, tx: &Txn, t: u32) {
+    let key = queue_key(tx.kind, tx.purpose, tx.pg);
+    if prio_reads
+        && tx.kind == OpKind::Read
+        && matches!(tx.purpose, Purpose::Host | Purpose::Translation)
+    {
+        die.hi.push(t, key);
+    } else {
+        die.lo.push(t, key);
+    }
+}
+
 // ------------------------------------------------------------------ slab
 
 #[derive(Debug)]
@@ -582,24 +730,21 @@ const PARTNER_WINDOW: usize = 32;
 
 /// A die's queue of ready transactions, oldest first: a vector with a moving
 /// head (popped slots are reclaimed in bulk), with each transaction's
-/// `batch_key` and plane packed apart from its id, so that the partner search
-/// compares one contiguous run of keys (vectorised) without touching the
-/// transactions themselves. The keys are followed by `PARTNER_WINDOW` padding
-/// keys that match nothing, so the search always compares a full window.
+/// `queue_key` kept apart from its id, so that the partner search compares
+/// one contiguous run of 16-bit keys (vectorised) without touching the
+/// transactions themselves; only the few entries whose key matches are looked
+/// at. The keys are followed by `PARTNER_WINDOW` padding keys that match
+/// nothing, so the search always compares a full window.
 #[derive(Debug)]
 struct DieQueue {
-    /// `batch_key | plane << PLANE_SHIFT` per entry, then `PARTNER_WINDOW`
-    /// times `NO_KEY`.
-    keys: Vec<u32>,
+    /// `queue_key` per entry, then `PARTNER_WINDOW` times `NO_KEY`.
+    keys: Vec<u16>,
     txns: Vec<u32>,
     head: usize,
 }
 
-/// Where `DieQueue::keys` keeps the plane (a `batch_key` uses the bits below).
-const PLANE_SHIFT: u32 = 28;
-const KEY_MASK: u32 = (1 << PLANE_SHIFT) - 1;
-/// The padding key: no `batch_key` equals its masked value.
-const NO_KEY: u32 = u32::MAX;
+/// The padding key: no `queue_key` equals it (its kind bits would be 3).
+const NO_KEY: u16 = u16::MAX;
 
 impl Default for DieQueue {
     fn default() -> Self {
@@ -617,17 +762,17 @@ impl DieQueue {
         self.head == self.txns.len()
     }
     #[inline]
-    fn push(&mut self, t: u32, key: u32, plane: u8) {
-        debug_assert!(key < KEY_MASK && (plane as usize) < MAX_PLANES);
+    fn push(&mut self, t: u32, key: u16) {
+        debug_assert_ne!(key, NO_KEY);
         let n = self.txns.len();
-        self.keys[n] = key | (plane as u32) << PLANE_SHIFT;
+        self.keys[n] = key;
         self.keys.push(NO_KEY);
         self.txns.push(t);
     }
-    /// Entry `i` (0 = oldest): (transaction, packed key).
+    /// Entry `i`'s transaction (0 = oldest).
     #[inline]
-    fn get(&self, i: usize) -> (u32, u32) {
-        (self.txns[self.head + i], self.keys[self.head + i])
+    fn get(&self, i: usize) -> u32 {
+        self.txns[self.head + i]
     }
     /// Remove and return the oldest entry's transaction.
     #[inline]
@@ -668,49 +813,44 @@ impl DieQueue {
         self.head = 0;
     }
     /// Bit `i` set iff entry `i`, among the first `PARTNER_WINDOW`, has
-    /// batch key `key` (any plane).
+    /// queue key `key`.
     #[inline]
-    fn matches(&self, key: u32) -> u32 {
-        let w: &[u32; PARTNER_WINDOW] = self.keys[self.head..self.head + PARTNER_WINDOW]
+    fn matches(&self, key: u16) -> u32 {
+        let w: &[u16; PARTNER_WINDOW] = self.keys[self.head..self.head + PARTNER_WINDOW]
             .try_into()
             .expect("the keys are padded by a window");
         key_mask(w, key)
     }
 }
 
-/// Bit `i` set iff `ks[i] & KEY_MASK == key`: four keys per SSE2 compare on
-/// x86-64, the 32 results narrowed into two byte masks.
+/// Bit `i` set iff `ks[i] == key`: eight keys per SSE2 compare on x86-64,
+/// the 32 results narrowed into two byte masks.
 #[cfg(target_arch = "x86_64")]
 #[inline]
-fn key_mask(ks: &[u32; PARTNER_WINDOW], key: u32) -> u32 {
+fn key_mask(ks: &[u16; PARTNER_WINDOW], key: u16) -> u32 {
     use std::arch::x86_64::*;
     // SAFETY: SSE2 is part of the x86-64 baseline (the intrinsics need no
-    // feature the target lacks), and each unaligned load reads the four u32
-    // of chunk `c` (of eight) of `ks`.
+    // feature the target lacks), and each unaligned load reads the eight u16
+    // of chunk `c` (of four) of `ks`.
     unsafe {
-        let km = _mm_set1_epi32(KEY_MASK as i32);
-        let kv = _mm_set1_epi32(key as i32);
+        let kv = _mm_set1_epi16(key as i16);
         let p = ks.as_ptr() as *const __m128i;
         // All ones in the lanes of chunk `c` that match, zeros elsewhere.
-        let eq = |c: usize| _mm_cmpeq_epi32(_mm_and_si128(_mm_loadu_si128(p.add(c)), km), kv);
-        // Chunks `c..c + 4` narrowed to one byte per key (saturation keeps
-        // all ones and zeros), then one bit per byte, in key order.
-        let sixteen = |c: usize| {
-            let a = _mm_packs_epi32(eq(c), eq(c + 1));
-            let b = _mm_packs_epi32(eq(c + 2), eq(c + 3));
-            _mm_movemask_epi8(_mm_packs_epi16(a, b)) as u32
-        };
-        sixteen(0) | sixteen(4) << 16
+        let eq = |c: usize| _mm_cmpeq_epi16(_mm_loadu_si128(p.add(c)), kv);
+        // Chunks `c` and `c + 1` narrowed to one byte per key (saturation
+        // keeps all ones and zeros), then one bit per byte, in key order.
+        let sixteen = |c: usize| _mm_movemask_epi8(_mm_packs_epi16(eq(c), eq(c + 1))) as u32;
+        sixteen(0) | sixteen(2) << 16
     }
 }
 
-/// Bit `i` set iff `ks[i] & KEY_MASK == key`.
+/// Bit `i` set iff `ks[i] == key`.
 #[cfg(not(target_arch = "x86_64"))]
 #[inline]
-fn key_mask(ks: &[u32; PARTNER_WINDOW], key: u32) -> u32 {
+fn key_mask(ks: &[u16; PARTNER_WINDOW], key: u16) -> u32 {
     let mut m = 0u32;
     for (i, &k) in ks.iter().enumerate() {
-        m |= (((k & KEY_MASK) == key) as u32) << i;
+        m |= ((k == key) as u32) << i;
     }
     m
 }
@@ -722,6 +862,17 @@ fn key_mask(ks: &[u32; PARTNER_WINDOW], key: u32) -> u32 {
 fn batch_key(kind: OpKind, purpose: Purpose, pg: u16) -> u32 {
     let off = if kind == OpKind::Erase { 0 } else { pg as u32 };
     (kind as u32) | (purpose.index() as u32) << 4 | off << 8
+}
+
+/// `batch_key` in 16 bits, as the die queues keep it: equal batch keys give
+/// equal queue keys, and so do some unequal ones where a block has more
+/// than 2048 pages (the offset's higher bits are dropped), so the partner
+/// search checks `batch_key` on the entries it finds. The kind bits are
+/// never 3, so no queue key is `NO_KEY`.
+#[inline]
+fn queue_key(kind: OpKind, purpose: Purpose, pg: u16) -> u16 {
+    let off = if kind == OpKind::Erase { 0 } else { pg };
+    (kind as u16) | (purpose.index() as u16) << 2 | off << 5
 }
 
 /// A channel. A command or data-in transfer is booked busy-until (the die's
@@ -1773,34 +1924,43 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 run_len: n,
             });
         }
-        for i in 0..self.cx.plan.ops.len() {
-            let op = self.cx.plan.ops[i];
-            let (b, page) = self.flash.split(op.ppn);
-            let epoch = self.blk[b as usize].plan_epoch;
+        // Each table borrowed once, so that the loop keeps them in registers.
+        let (blk, fill, items) = (
+            &mut self.blk[..],
+            &mut self.plan_fill[..],
+            &mut self.txns.items[..],
+        );
+        let (flash, counters, plan_jobs) =
+            (&mut self.flash, &mut self.counters, &self.plan_jobs[..]);
+        let (div_bpp, div_planes) = (self.div_bpp, self.div_planes);
+        let planes = self.settings.geometry.planes;
+        for op in &self.cx.plan.ops {
+            let (b, page) = flash.split(op.ppn);
+            let epoch = blk[b as usize].plan_epoch;
             // An erase notes the pages written before it (its trigger).
             let pg = match op.kind {
-                OpKind::Erase => self.flash.written_pages(crate::addr::BlockId(b)) as u16,
+                OpKind::Erase => flash.written_pages(crate::addr::BlockId(b)) as u16,
                 _ => page as u16,
             };
-            self.flash.apply_at(&op, b, page);
-            self.counters.flash(op.kind, op.purpose);
+            flash.apply_at(op, b, page);
+            counters.flash(op.kind, op.purpose);
             if op.kind == OpKind::Erase {
-                self.blk[b as usize].plan_epoch += 1;
+                blk[b as usize].plan_epoch += 1;
             }
             let j = op.job as usize;
-            let pl = self.div_bpp.quot(b as u64) as u32;
-            let die = self.div_planes.quot(pl as u64) as u32;
-            let slot = &mut self.plan_fill[j * stages + op.stage as usize];
+            let pl = div_bpp.quot(b as u64) as u32;
+            let die = div_planes.quot(pl as u64) as u32;
+            let slot = &mut fill[j * stages + op.stage as usize];
             let t = *slot;
             *slot += 1;
-            self.txns[t] = Txn {
+            items[t as usize] = Txn {
                 blk: b,
                 pg,
-                plane: (pl - die * self.settings.geometry.planes) as u8,
+                plane: (pl - die * planes) as u8,
                 kind: op.kind,
                 purpose: op.purpose,
                 stage: op.stage,
-                job: self.plan_jobs[j],
+                job: plan_jobs[j],
                 next: NONE,
                 epoch,
             };
@@ -1835,75 +1995,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         self.cx.plan.clear();
     }
 
-    /// May transaction `t` start now? Programs and erases of a block run in the
-    /// order the FTL planned them; a read waits for the program of its page.
-    #[inline]
-    fn ready(&self, t: u32) -> bool {
-        let tx = &self.txns[t];
-        let b = tx.blk as usize;
-        if self.blk[b].exec_epoch != tx.epoch {
-            return false;
-        }
-        let page = tx.pg;
-        match tx.kind {
-            OpKind::Read => self.blk[b].exec_wp > page as u32,
-            OpKind::Program | OpKind::Erase => self.blk[b].exec_wp == page as u32,
-        }
-    }
-
-    #[inline(always)]
-    fn started(&mut self, t: u32) {
-        let tx = &self.txns[t];
-        let b = tx.blk as usize;
-        match tx.kind {
-            OpKind::Program => self.blk[b].exec_wp += 1,
-            OpKind::Erase => {
-                self.blk[b].exec_epoch += 1;
-                self.blk[b].exec_wp = 0;
-            }
-            OpKind::Read => return,
-        }
-        // Wake the transactions parked on this block that may now start: exactly
-        // those whose trigger is the block's new (epoch, write pointer). The
-        // list is sorted by trigger (stably: parking order among equal ones),
-        // and the block's state passes through every trigger in turn, so they
-        // are the ones at its head.
-        let mut w = self.blk[b].parked;
-        if w == NONE {
-            return;
-        }
-        let state = trigger_key(self.blk[b].exec_epoch, self.blk[b].exec_wp as u16);
-        debug_assert!(
-            self.trigger(w) >= state,
-            "a parked transaction was passed by on block {b}"
-        );
-        let start = self.unparked.len();
-        while w != NONE && self.trigger(w) == state {
-            let next = self.txns[w].next;
-            self.txns[w].next = NONE;
-            self.unparked.push(w);
-            w = next;
-        }
-        self.blk[b].parked = w;
-        if w == NONE {
-            self.blk[b].parked_tail = NONE;
-        }
-        // die_start pops `unparked`: oldest-parked first (usually one woke).
-        if self.unparked.len() - start > 1 {
-            self.unparked[start..].reverse();
-        }
-    }
-
     /// The block state (`trigger_key` of its epoch and write pointer) at which
     /// a parked transaction may start.
     #[inline]
     fn trigger(&self, t: u32) -> u64 {
-        let tx = &self.txns[t];
-        let x = match tx.kind {
-            OpKind::Read => tx.pg + 1,
-            OpKind::Program | OpKind::Erase => tx.pg,
-        };
-        trigger_key(tx.epoch, x)
+        txn_trigger(&self.txns, t)
     }
 
     fn on_cmd_ready(&mut self, c: u32) {
@@ -2027,9 +2123,12 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     #[inline]
     fn enqueue(&mut self, t: u32) {
         let tx = &self.txns[t];
-        let (d, b) = (self.div_bpd.quot(tx.blk as u64) as u32, tx.blk as usize);
-        self.cx.die_load[d as usize] += 1;
-        if !self.ready(t) {
+        let b = tx.blk as usize;
+        let d = self.div_bpd.quot(tx.blk as u64) as usize;
+        let bx = &self.blk[b];
+        let ready = can_start(bx, tx);
+        self.cx.die_load[d] += 1;
+        if !ready {
             // Its block's earlier program/erase has not started yet: park it
             // there, after every parked transaction with the same or an earlier
             // trigger (usually at the tail: a block's programs are planned in
@@ -2059,90 +2158,46 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             }
             return;
         }
-        self.push_die(d, t);
-        if self.dies[d as usize].phase == Phase::Idle {
-            self.die_start(d);
-        }
-    }
-
-    #[inline(always)]
-    fn push_die(&mut self, d: u32, t: u32) {
-        let tx = &self.txns[t];
-        let die = &mut self.dies[d as usize];
-        let key = batch_key(tx.kind, tx.purpose, tx.pg);
-        if self.prio_reads
-            && tx.kind == OpKind::Read
-            && matches!(tx.purpose, Purpose::Host | Purpose::Translation)
-        {
-            die.hi.push(t, key, tx.plane);
-        } else {
-            die.lo.push(t, key, tx.plane);
+        let die = &mut self.dies[d];
+        die_push(die, self.prio_reads, &self.txns[t], t);
+        if die.phase == Phase::Idle {
+            self.die_start(d as u32);
         }
     }
 
     fn die_start(&mut self, d: u32) {
-        if self.dies[d as usize].phase != Phase::Idle {
+        let die = &mut self.dies[d as usize];
+        if die.phase != Phase::Idle {
             return;
         }
         // Every queued transaction is ready (unready ones are parked on their block).
-        let hi = if !self.dies[d as usize].hi.is_empty() {
-            true
-        } else if !self.dies[d as usize].lo.is_empty() {
-            false
+        let q = if !die.hi.is_empty() {
+            &mut die.hi
+        } else if !die.lo.is_empty() {
+            &mut die.lo
         } else {
             return;
         };
-        fn q(die: &mut Die, hi: bool) -> &mut DieQueue {
-            if hi {
-                &mut die.hi
-            } else {
-                &mut die.lo
-            }
-        }
-        let head = q(&mut self.dies[d as usize], hi).pop_front();
-        self.started(head);
-        let h = self.txns[head];
-        self.dies[d as usize].batch_job[0] = h.job;
+        let (blk, txns, unparked) = (&mut self.blk, &mut self.txns, &mut self.unparked);
+        let head = q.pop_front();
+        txn_started(blk, txns, unparked, head);
+        let h = txns[head];
+        die.batch_job[0] = h.job;
         let mut n = 1usize;
-        if self.multiplane && (self.planes as usize) > 1 {
-            // Partners: the same kind, purpose and page offset (any offset for an
-            // erase) on another plane, among the first 32 queued, in queue order.
-            let hkey = batch_key(h.kind, h.purpose, h.pg);
-            let mut m = q(&mut self.dies[d as usize], hi).matches(hkey);
-            if m != 0 {
-                let mut used: u32 = 1 << h.plane;
-                // Queue positions of the partners taken.
-                let mut picks = 0u32;
-                let planes = self.planes as usize;
-                while m != 0 {
-                    let i = m.trailing_zeros() as usize;
-                    m &= m - 1;
-                    let (t, k) = q(&mut self.dies[d as usize], hi).get(i);
-                    let plane = k >> PLANE_SHIFT;
-                    if used & (1 << plane) != 0 || !self.ready(t) {
-                        continue;
-                    }
-                    used |= 1 << plane;
-                    self.dies[d as usize].batch_job[n] = self.txns[t].job;
-                    n += 1;
-                    picks |= 1 << i;
-                    self.started(t);
-                    if n >= planes {
-                        break;
-                    }
-                }
-                // Last first, so that the earlier positions stay valid.
-                while picks != 0 {
-                    let i = 31 - picks.leading_zeros();
-                    picks &= !(1 << i);
-                    q(&mut self.dies[d as usize], hi).remove(i as usize);
-                }
+        if self.multiplane {
+            let planes = self.planes as usize;
+            let mut picks;
+            (n, picks) = start_partners(q, txns, blk, unparked, &h, planes, &mut die.batch_job);
+            // Last first, so that the earlier positions stay valid.
+            while picks != 0 {
+                let i = 31 - picks.leading_zeros();
+                picks &= !(1 << i);
+                q.remove(i as usize);
             }
         }
-        while let Some(t) = self.unparked.pop() {
-            self.push_die(d, t);
+        while let Some(t) = unparked.pop() {
+            die_push(die, self.prio_reads, &txns[t], t);
         }
-        let die = &mut self.dies[d as usize];
         die.n = n as u8;
         die.kind = h.kind;
         die.purpose = h.purpose;
@@ -2671,14 +2726,14 @@ mod tests {
     }
 
     #[test]
-    fn key_mask_flags_equal_keys_of_any_plane() {
+    fn key_mask_flags_equal_keys() {
         for len in 0..=32usize {
             let mut ks = [NO_KEY; PARTNER_WINDOW];
             for (i, k) in ks[..len].iter_mut().enumerate() {
-                *k = (i as u32 % 3) | (i as u32 % 16) << PLANE_SHIFT;
+                *k = (i as u16 % 3) | (i as u16 % 2) << 8;
             }
             let want = (0..len)
-                .filter(|i| i % 3 == 1)
+                .filter(|i| i % 3 == 1 && i % 2 == 0)
                 .fold(0u32, |m, i| m | 1 << i);
             assert_eq!(key_mask(&ks, 1), want, "{len} keys");
         }
@@ -2695,7 +2750,7 @@ mod tests {
             // Grow and shrink in waves so that bulk reclaiming happens.
             let grow = (round / 300) % 2 == 0;
             for _ in 0..if grow { 2 } else { model.is_empty() as u32 } {
-                q.push(next, next % 7, (next % 4) as u8);
+                q.push(next, (next % 7) as u16);
                 model.push_back(next);
                 next += 1;
             }
@@ -2722,11 +2777,11 @@ mod tests {
                     .enumerate()
                     .filter(|(_, &t)| t % 7 == key)
                     .fold(0u32, |m, (i, _)| m | 1 << i);
-                assert_eq!(q.matches(key), want, "round {round}, key {key}");
+                assert_eq!(q.matches(key as u16), want, "round {round}, key {key}");
             }
             compacted |= q.head < head_before && !q.is_empty();
             for (i, &t) in model.iter().enumerate() {
-                assert_eq!(q.get(i), (t, (t % 7) | ((t % 4) << PLANE_SHIFT)));
+                assert_eq!(q.get(i), t);
             }
             let w = model.len().min(PARTNER_WINDOW);
             let want = (0..w)
@@ -2735,5 +2790,97 @@ mod tests {
             assert_eq!(q.matches(3), want);
         }
         assert!(compacted, "the popped slots were never reclaimed in bulk");
+    }
+
+    /// `start_partners` on a die whose queue holds `queued` (transactions
+    /// 1.. of `txns`, transaction 0 being the head), each block at write
+    /// pointer `wp[b]`: (batch size, picks, jobs of the partners).
+    fn partners(txns: &[Txn], wp: &[u32], planes: usize) -> (usize, u32, Vec<u32>) {
+        let mut runs = Runs {
+            items: txns.to_vec(),
+            ..Default::default()
+        };
+        let mut blk: Vec<BlockExec> = wp
+            .iter()
+            .map(|&w| BlockExec {
+                exec_wp: w,
+                ..Default::default()
+            })
+            .collect();
+        let mut q = DieQueue::default();
+        for (t, tx) in txns.iter().enumerate().skip(1) {
+            q.push(t as u32, queue_key(tx.kind, tx.purpose, tx.pg));
+        }
+        let (mut unparked, mut jobs) = (Vec::new(), [NONE; MAX_PLANES]);
+        let h = txns[0];
+        let (n, picks) = start_partners(
+            &q,
+            &mut runs,
+            &mut blk,
+            &mut unparked,
+            &h,
+            planes,
+            &mut jobs,
+        );
+        (n, picks, jobs[1..n].to_vec())
+    }
+
+    fn program(blk: u32, pg: u16, plane: u8, job: u32) -> Txn {
+        Txn {
+            blk,
+            pg,
+            plane,
+            job,
+            kind: OpKind::Program,
+            purpose: Purpose::Gc,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn partners_share_the_page_offset_even_where_queue_keys_collide() {
+        // Blocks of 4096 pages: offsets 5 and 2053 share a 16-bit queue key,
+        // so only the batch key tells them apart.
+        let (h, far, near) = (
+            program(0, 5, 0, 10),
+            program(1, 2053, 1, 11),
+            program(2, 5, 1, 12),
+        );
+        assert_eq!(
+            queue_key(far.kind, far.purpose, far.pg),
+            queue_key(h.kind, h.purpose, h.pg)
+        );
+        let (n, picks, jobs) = partners(&[h, far, near], &[5, 2053, 5], 2);
+        assert_eq!((n, picks, jobs), (2, 0b10, vec![12]));
+    }
+
+    #[test]
+    fn partners_are_ready_on_planes_of_their_own_up_to_the_plane_count() {
+        let txns = [
+            program(0, 7, 0, 10),
+            program(1, 7, 0, 11), // the head's plane
+            program(2, 7, 1, 12), // not ready: its block is at page 6
+            program(3, 8, 2, 13), // another offset
+            program(4, 7, 2, 14),
+            program(5, 7, 2, 15), // plane 2 is taken by now
+            program(6, 7, 3, 16),
+            program(7, 7, 1, 17), // plane 1, if transaction 2 did not take it
+        ];
+        let wp = [7, 7, 6, 8, 7, 7, 7, 7];
+        let (n, picks, jobs) = partners(&txns, &wp, 4);
+        // Queue positions are transaction numbers minus one.
+        assert_eq!(
+            (n, picks, jobs),
+            (4, 1 << 3 | 1 << 5 | 1 << 6, vec![14, 16, 17])
+        );
+        // With transaction 2 ready, the batch is full before transaction 7.
+        let (n, picks, jobs) = partners(&txns, &[7, 7, 7, 8, 7, 7, 7, 7], 4);
+        assert_eq!(
+            (n, picks, jobs),
+            (4, 1 << 1 | 1 << 3 | 1 << 5, vec![12, 14, 16])
+        );
+        // Two planes: one partner, the first that qualifies.
+        let (n, picks, jobs) = partners(&txns, &wp, 2);
+        assert_eq!((n, picks, jobs), (2, 1 << 3, vec![14]));
     }
 }
