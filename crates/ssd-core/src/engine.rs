@@ -612,16 +612,20 @@ impl Default for Txn {
 /// Execution state of one block, kept together: erases planned and erases
 /// executed (its "epoch"), pages programmed (executed), and the transactions
 /// parked on it waiting for their turn (linked through `Txn::next`,
-/// sorted by trigger) with the last of them.
+/// sorted by trigger) with the last of them; and where the block is (its
+/// die, and its plane in the die), which planning and queueing look up with
+/// the rest instead of dividing.
 #[derive(Clone, Copy, Debug)]
 struct BlockExec {
     plan_epoch: u32,
     exec_epoch: u32,
     parked: u32,
     parked_tail: u32,
-    /// Pages programmed; a u32 (the struct's padding) so that its increment
-    /// is a full-width store that later reads are forwarded from.
+    /// Pages programmed; a u32 so that its increment is a full-width store
+    /// that later reads are forwarded from.
     exec_wp: u32,
+    die: u32,
+    plane: u8,
 }
 
 impl Default for BlockExec {
@@ -632,6 +636,8 @@ impl Default for BlockExec {
             parked: NONE,
             parked_tail: NONE,
             exec_wp: 0,
+            die: 0,
+            plane: 0,
         }
     }
 }
@@ -1076,12 +1082,8 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
     t_bers: Dur,
     page: u64,
     planes: u32,
-    /// Page size, blocks per plane and planes per die, as dividers.
+    /// Page size, as a divider.
     div_page: FastDiv,
-    div_bpp: FastDiv,
-    div_planes: FastDiv,
-    /// Blocks per die, as a divider (a transaction's die).
-    div_bpd: FastDiv,
     multiplane: bool,
     prio_reads: bool,
     /// Every die has its channel to itself (one die per channel): a read's
@@ -1182,9 +1184,6 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             page: g.page_size as u64,
             planes: g.planes.min(MAX_PLANES as u32),
             div_page: FastDiv::new(g.page_size as u64),
-            div_bpp: FastDiv::new(g.blocks_per_plane as u64),
-            div_planes: FastDiv::new(g.planes as u64),
-            div_bpd: FastDiv::new(g.blocks_per_plane as u64 * g.planes as u64),
             multiplane: c.nand.multiplane && g.planes > 1,
             prio_reads: c.controller.prioritize_reads,
             exclusive: g.ways * g.dies == 1,
@@ -1237,7 +1236,16 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             draining: false,
             drain_ns: 0,
             busy_at_drain: None,
-            blk: vec![BlockExec::default(); g.total_blocks() as usize],
+            blk: (0..g.total_blocks())
+                .map(|b| {
+                    let pl = b / g.blocks_per_plane;
+                    BlockExec {
+                        die: pl / g.planes,
+                        plane: (pl % g.planes) as u8,
+                        ..Default::default()
+                    }
+                })
+                .collect(),
             plan_jobs: Vec::new(),
             plan_fill: Vec::new(),
             unparked: Vec::new(),
@@ -1932,11 +1940,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         );
         let (flash, counters, plan_jobs) =
             (&mut self.flash, &mut self.counters, &self.plan_jobs[..]);
-        let (div_bpp, div_planes) = (self.div_bpp, self.div_planes);
-        let planes = self.settings.geometry.planes;
         for op in &self.cx.plan.ops {
             let (b, page) = flash.split(op.ppn);
-            let epoch = blk[b as usize].plan_epoch;
+            let (epoch, plane) = (blk[b as usize].plan_epoch, blk[b as usize].plane);
             // An erase notes the pages written before it (its trigger).
             let pg = match op.kind {
                 OpKind::Erase => flash.written_pages(crate::addr::BlockId(b)) as u16,
@@ -1948,15 +1954,13 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 blk[b as usize].plan_epoch += 1;
             }
             let j = op.job as usize;
-            let pl = div_bpp.quot(b as u64) as u32;
-            let die = div_planes.quot(pl as u64) as u32;
             let slot = &mut fill[j * stages + op.stage as usize];
             let t = *slot;
             *slot += 1;
             items[t as usize] = Txn {
                 blk: b,
                 pg,
-                plane: (pl - die * planes) as u8,
+                plane,
                 kind: op.kind,
                 purpose: op.purpose,
                 stage: op.stage,
@@ -2124,8 +2128,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     fn enqueue(&mut self, t: u32) {
         let tx = &self.txns[t];
         let b = tx.blk as usize;
-        let d = self.div_bpd.quot(tx.blk as u64) as usize;
         let bx = &self.blk[b];
+        let d = bx.die as usize;
         let ready = can_start(bx, tx);
         self.cx.die_load[d] += 1;
         if !ready {
