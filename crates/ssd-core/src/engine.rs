@@ -394,7 +394,7 @@ fn start_partners(
     planes: usize,
     jobs: &mut [u32; MAX_PLANES],
 ) -> (usize, u32) {
-    let mut m = q.matches(queue_key(h.kind, h.purpose, h.pg));
+    let mut m = q.matches(h.qkey);
     if m == 0 {
         return (1, 0);
     }
@@ -428,7 +428,7 @@ fn start_partners(
 /// ahead of everything else where reads are preferred.
 #[inline(always)]
 fn die_push(die: &mut Die, prio_reads: bool, tx: &Txn, t: u32) {
-    let key = queue_key(tx.kind, tx.purpose, tx.pg);
+    let key = tx.qkey;
     if prio_reads
         && tx.kind == OpKind::Read
         && matches!(tx.purpose, Purpose::Host | Purpose::Translation)
@@ -590,6 +590,8 @@ struct Txn {
     stage: u8,
     /// Plane in its die.
     plane: u8,
+    /// `queue_key` (kept here: a transaction is queued once or twice).
+    qkey: u16,
 }
 
 impl Default for Txn {
@@ -605,6 +607,7 @@ impl Default for Txn {
             purpose: Purpose::Host,
             stage: 0,
             plane: 0,
+            qkey: queue_key(OpKind::Read, Purpose::Host, 0),
         }
     }
 }
@@ -1961,6 +1964,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 blk: b,
                 pg,
                 plane,
+                qkey: queue_key(op.kind, op.purpose, pg),
                 kind: op.kind,
                 purpose: op.purpose,
                 stage: op.stage,
@@ -2813,7 +2817,7 @@ mod tests {
             .collect();
         let mut q = DieQueue::default();
         for (t, tx) in txns.iter().enumerate().skip(1) {
-            q.push(t as u32, queue_key(tx.kind, tx.purpose, tx.pg));
+            q.push(t as u32, tx.qkey);
         }
         let (mut unparked, mut jobs) = (Vec::new(), [NONE; MAX_PLANES]);
         let h = txns[0];
@@ -2837,6 +2841,7 @@ mod tests {
             job,
             kind: OpKind::Program,
             purpose: Purpose::Gc,
+            qkey: queue_key(OpKind::Program, Purpose::Gc, pg),
             ..Default::default()
         }
     }
