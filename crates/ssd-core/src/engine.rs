@@ -309,8 +309,8 @@ fn can_start(b: &BlockExec, tx: &Txn) -> bool {
 /// May transaction `t` start now (`can_start`)? On the fields it reads, so
 /// that a caller may hold a die while it asks.
 #[inline(always)]
-fn txn_ready(blk: &[BlockExec], txns: &Runs, t: u32) -> bool {
-    let tx = &txns[t];
+fn txn_ready(blk: &[BlockExec], txns: &[Txn], t: u32) -> bool {
+    let tx = &txns[t as usize];
     can_start(&blk[tx.blk as usize], tx)
 }
 
@@ -326,16 +326,16 @@ fn trigger_of(tx: &Txn) -> u64 {
 
 /// [`Simulation::trigger`] on the transactions alone.
 #[inline(always)]
-fn txn_trigger(txns: &Runs, t: u32) -> u64 {
-    trigger_of(&txns[t])
+fn txn_trigger(txns: &[Txn], t: u32) -> u64 {
+    trigger_of(&txns[t as usize])
 }
 
 /// Transaction `t` starts: its block's state moves on, and the transactions
 /// parked on the block that may start now are added to `unparked` (the
 /// caller queues them on their die).
 #[inline(always)]
-fn txn_started(blk: &mut [BlockExec], txns: &mut Runs, unparked: &mut Vec<u32>, t: u32) {
-    let tx = &txns[t];
+fn txn_started(blk: &mut [BlockExec], txns: &mut [Txn], unparked: &mut Vec<u32>, t: u32) {
+    let tx = &txns[t as usize];
     let b = tx.blk as usize;
     let bx = &mut blk[b];
     match tx.kind {
@@ -362,8 +362,8 @@ fn txn_started(blk: &mut [BlockExec], txns: &mut Runs, unparked: &mut Vec<u32>, 
     );
     let start = unparked.len();
     while w != NONE && txn_trigger(txns, w) == state {
-        let next = txns[w].next;
-        txns[w].next = NONE;
+        let next = txns[w as usize].next;
+        txns[w as usize].next = NONE;
         unparked.push(w);
         w = next;
     }
@@ -387,7 +387,7 @@ fn txn_started(blk: &mut [BlockExec], txns: &mut Runs, unparked: &mut Vec<u32>, 
 #[inline(always)]
 fn start_partners(
     q: &DieQueue,
-    txns: &mut Runs,
+    txns: &mut [Txn],
     blk: &mut [BlockExec],
     unparked: &mut Vec<u32>,
     h: &Txn,
@@ -405,7 +405,7 @@ fn start_partners(
         let i = m.trailing_zeros() as usize;
         m &= m - 1;
         let t = q.get(i);
-        let tx = &txns[t];
+        let tx = &txns[t as usize];
         if used & (1 << tx.plane) != 0
             || batch_key(tx.kind, tx.purpose, tx.pg) != hkey
             || !txn_ready(blk, txns, t)
@@ -2007,7 +2007,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     /// a parked transaction may start.
     #[inline]
     fn trigger(&self, t: u32) -> u64 {
-        txn_trigger(&self.txns, t)
+        txn_trigger(&self.txns.items, t)
     }
 
     fn on_cmd_ready(&mut self, c: u32) {
@@ -2186,10 +2186,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         } else {
             return;
         };
-        let (blk, txns, unparked) = (&mut self.blk, &mut self.txns, &mut self.unparked);
+        let (blk, unparked) = (&mut self.blk[..], &mut self.unparked);
+        let txns = &mut self.txns.items[..];
         let head = q.pop_front();
         txn_started(blk, txns, unparked, head);
-        let h = txns[head];
+        let h = txns[head as usize];
         die.batch_job[0] = h.job;
         let mut n = 1usize;
         if self.multiplane {
@@ -2204,7 +2205,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             }
         }
         while let Some(t) = unparked.pop() {
-            die_push(die, self.prio_reads, &txns[t], t);
+            die_push(die, self.prio_reads, &txns[t as usize], t);
         }
         die.n = n as u8;
         die.kind = h.kind;
@@ -2804,10 +2805,7 @@ mod tests {
     /// 1.. of `txns`, transaction 0 being the head), each block at write
     /// pointer `wp[b]`: (batch size, picks, jobs of the partners).
     fn partners(txns: &[Txn], wp: &[u32], planes: usize) -> (usize, u32, Vec<u32>) {
-        let mut runs = Runs {
-            items: txns.to_vec(),
-            ..Default::default()
-        };
+        let mut runs = txns.to_vec();
         let mut blk: Vec<BlockExec> = wp
             .iter()
             .map(|&w| BlockExec {
