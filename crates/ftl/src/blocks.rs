@@ -352,7 +352,7 @@ impl Blocks {
     }
 
     /// Program the next page of an open block; returns its address.
-    #[inline]
+    #[inline(always)]
     pub fn program_next(&mut self, b: BlockId) -> Ppn {
         let bi = b.0 as usize;
         assert_eq!(

@@ -73,7 +73,7 @@ impl PageFtl {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn alloc_page(&mut self, plane: PlaneId, host: bool, lpn: u32) -> Ppn {
         let slot = if host {
             &mut self.host_open[plane.0 as usize]

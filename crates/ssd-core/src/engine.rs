@@ -2173,7 +2173,15 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         }
     }
 
+    /// Start die `d`'s next batch, if it is idle and has work queued.
+    #[inline(never)]
     fn die_start(&mut self, d: u32) {
+        self.die_start_inline(d)
+    }
+
+    /// `die_start`, inlined where a batch completes (most starts).
+    #[inline(always)]
+    fn die_start_inline(&mut self, d: u32) {
         let die = &mut self.dies[d as usize];
         if die.phase != Phase::Idle {
             return;
@@ -2469,7 +2477,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         for &j in &jobs[..n] {
             self.txn_done(j);
         }
-        self.die_start(d);
+        self.die_start_inline(d);
     }
 
     /// A transaction of job `j` is done.
