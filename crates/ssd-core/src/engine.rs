@@ -738,7 +738,7 @@ impl Ahead {
 const PARTNER_WINDOW: usize = 32;
 
 /// A die's queue of ready transactions, oldest first: a vector with a moving
-/// head (popped slots are reclaimed in bulk), with each transaction's
+/// head (popped slots are reclaimed in bulk when a push finds it full), with each transaction's
 /// `queue_key` kept apart from its id, so that the partner search compares
 /// one contiguous run of 16-bit keys (vectorised) without touching the
 /// transactions themselves; only the few entries whose key matches are looked
@@ -773,6 +773,10 @@ impl DieQueue {
     #[inline]
     fn push(&mut self, t: u32, key: u16) {
         debug_assert_ne!(key, NO_KEY);
+        // Full: drop the popped slots if they are half of it, else grow.
+        if self.txns.len() == self.txns.capacity() && self.head * 2 >= self.txns.len() {
+            self.compact();
+        }
         let n = self.txns.len();
         self.keys[n] = key;
         self.keys.push(NO_KEY);
@@ -783,12 +787,12 @@ impl DieQueue {
     fn get(&self, i: usize) -> u32 {
         self.txns[self.head + i]
     }
-    /// Remove and return the oldest entry's transaction.
+    /// Remove and return the oldest entry's transaction (its slot is
+    /// reclaimed by a later `push`).
     #[inline]
     fn pop_front(&mut self) -> u32 {
         let t = self.txns[self.head];
         self.head += 1;
-        self.reclaim();
         t
     }
     /// Remove entry `i` (0 = oldest) by shifting the older ones up one slot.
@@ -800,21 +804,8 @@ impl DieQueue {
             self.txns[j + 1] = self.txns[j];
         }
         self.head += 1;
-        self.reclaim();
     }
-    /// Give back the popped slots: all of them when the queue empties, or in
-    /// bulk once they outnumber the live entries.
-    #[inline]
-    fn reclaim(&mut self) {
-        if self.head == self.txns.len() {
-            self.txns.clear();
-            self.keys.truncate(PARTNER_WINDOW);
-            self.keys.fill(NO_KEY);
-            self.head = 0;
-        } else if self.head >= 256 && self.head * 2 >= self.txns.len() {
-            self.compact();
-        }
-    }
+    /// Give back the popped slots (the padding keys move with the rest).
     #[cold]
     fn compact(&mut self) {
         self.keys.drain(..self.head);
