@@ -216,12 +216,15 @@ impl EventQueue {
         }
         // Insertion from the end: move later events up one slot at a time for
         // a few slots, then bisect what is left and move the rest at once.
+        // The new event's sequence number is the largest pending, so it goes
+        // after every event of its time or earlier: times alone decide.
         v.push(e);
         let mut i = v.len() - 1;
         let mut moved = 0;
-        while i > self.head && v[i - 1] > e {
+        let later = |x: Entry| (x >> 64) as u64 > t.0;
+        while i > self.head && later(v[i - 1]) {
             if moved == 8 {
-                let at = self.head + v[self.head..i].partition_point(|&x| x < e);
+                let at = self.head + v[self.head..i].partition_point(|&x| !later(x));
                 v.copy_within(at..i, at + 1);
                 i = at;
                 break;
