@@ -741,12 +741,12 @@ impl Ahead {
 const PARTNER_WINDOW: usize = 32;
 
 /// A die's queue of ready transactions, oldest first: a vector with a moving
-/// head (popped slots are reclaimed in bulk when a push finds it full), with each transaction's
-/// `queue_key` kept apart from its id, so that the partner search compares
-/// one contiguous run of 16-bit keys (vectorised) without touching the
-/// transactions themselves; only the few entries whose key matches are looked
-/// at. The keys are followed by `PARTNER_WINDOW` padding keys that match
-/// nothing, so the search always compares a full window.
+/// head (popped slots are reclaimed in bulk when a push finds it full), with
+/// each transaction's `queue_key` kept apart from its id, so that the partner
+/// search compares one contiguous run of 16-bit keys (vectorised) without
+/// touching the transactions themselves; only the few entries whose key
+/// matches are looked at. The keys are followed by `PARTNER_WINDOW` padding
+/// keys that match nothing, so the search always compares a full window.
 #[derive(Debug)]
 struct DieQueue {
     /// `queue_key` per entry, then `PARTNER_WINDOW` times `NO_KEY`.
