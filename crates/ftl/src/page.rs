@@ -170,17 +170,19 @@ impl PageFtl {
         for c0 in (0..written).step_by(64) {
             let n = (written - c0).min(64);
             let mut live = 0u64;
+            let mut lpns = [0u32; 64];
             for k in 0..n {
                 let off = c0 + k;
                 let l = self.p2l.lpn(&view, off);
+                lpns[k as usize] = l;
                 let hit = self.l2p.get(l as usize) == Some(&(first + off));
                 live |= (hit as u64) << k;
             }
             while live != 0 {
-                let off = c0 + live.trailing_zeros();
+                let k = live.trailing_zeros();
                 live &= live - 1;
-                let src = first + off;
-                let l = self.p2l.lpn(&view, off);
+                let src = first + c0 + k;
+                let l = lpns[k as usize];
                 cx.read(job, 0, Ppn(src), purpose, l as u64);
                 let dst = self.alloc_page(plane, false, l);
                 self.l2p[l as usize] = dst.0;
