@@ -1941,11 +1941,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             let (b, page) = flash.split(op.ppn);
             let (epoch, plane) = (blk[b as usize].plan_epoch, blk[b as usize].plane);
             // An erase notes the pages written before it (its trigger).
-            let pg = match op.kind {
-                OpKind::Erase => flash.written_pages(crate::addr::BlockId(b)) as u16,
-                _ => page as u16,
-            };
-            flash.apply_at(op, b, page);
+            let pg = flash.apply_at(op, b, page) as u16;
             counters.flash(op.kind, op.purpose);
             if op.kind == OpKind::Erase {
                 blk[b as usize].plan_epoch += 1;

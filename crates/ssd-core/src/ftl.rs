@@ -313,8 +313,10 @@ impl FlashArray {
         self.apply_at(op, b, page);
     }
     /// [`FlashArray::apply`] with the op's block and page already split out.
+    /// Returns the op's page in its block, or for an erase the pages written
+    /// in the block before it.
     #[inline]
-    pub fn apply_at(&mut self, op: &FlashOp, b: u32, page: u32) {
+    pub fn apply_at(&mut self, op: &FlashOp, b: u32, page: u32) -> u32 {
         let b = b as usize;
         match op.kind {
             OpKind::Program => {
@@ -325,6 +327,7 @@ impl FlashArray {
                     op
                 );
                 self.write_ptr[b] += 1;
+                page
             }
             OpKind::Read => {
                 assert!(
@@ -333,11 +336,14 @@ impl FlashArray {
                     self.write_ptr[b],
                     op
                 );
+                page
             }
             OpKind::Erase => {
                 assert!(page == 0, "erase must name a block's first page: {:?}", op);
+                let written = self.write_ptr[b] as u32;
                 self.write_ptr[b] = 0;
                 self.erase_count[b] += 1;
+                written
             }
         }
     }
