@@ -338,6 +338,21 @@ fn txn_trigger(txns: &[Txn], t: u32) -> u64 {
 /// caller queues them on their die).
 #[inline(always)]
 fn txn_started(blk: &mut [BlockExec], txns: &mut [Txn], unparked: &mut Vec<u32>, t: u32) {
+    let w = txn_started_one(blk, txns, unparked, t);
+    if w != NONE {
+        unparked.push(w);
+    }
+}
+
+/// [`txn_started`], except that a lone woken transaction (the usual case) is
+/// returned instead of added to `unparked` (NONE if it woke none or several).
+#[inline(always)]
+fn txn_started_one(
+    blk: &mut [BlockExec],
+    txns: &mut [Txn],
+    unparked: &mut Vec<u32>,
+    t: u32,
+) -> u32 {
     let tx = &txns[t as usize];
     let b = tx.blk as usize;
     let bx = &mut blk[b];
@@ -347,37 +362,51 @@ fn txn_started(blk: &mut [BlockExec], txns: &mut [Txn], unparked: &mut Vec<u32>,
             bx.exec_epoch += 1;
             bx.exec_wp = 0;
         }
-        OpKind::Read => return,
+        OpKind::Read => return NONE,
     }
     // Wake the transactions parked on this block that may now start: exactly
     // those whose trigger is the block's new (epoch, write pointer). The
     // list is sorted by trigger (stably: parking order among equal ones),
     // and the block's state passes through every trigger in turn, so they
     // are the ones at its head.
-    let mut w = bx.parked;
+    let w = bx.parked;
     if w == NONE {
-        return;
+        return NONE;
     }
     let state = trigger_key(bx.exec_epoch, bx.exec_wp as u16);
     debug_assert!(
         txn_trigger(txns, w) >= state,
         "a parked transaction was passed by on block {b}"
     );
-    let start = unparked.len();
-    while w != NONE && txn_trigger(txns, w) == state {
-        let next = txns[w as usize].next;
-        txns[w as usize].next = NONE;
-        unparked.push(w);
-        w = next;
+    if txn_trigger(txns, w) != state {
+        return NONE;
     }
-    bx.parked = w;
-    if w == NONE {
+    let mut next = txns[w as usize].next;
+    txns[w as usize].next = NONE;
+    if next == NONE || txn_trigger(txns, next) != state {
+        // One woke.
+        bx.parked = next;
+        if next == NONE {
+            bx.parked_tail = NONE;
+        }
+        return w;
+    }
+    // Several woke: `die_start` pops `unparked`, so they go in newest
+    // first, for the oldest-parked to be queued first.
+    let start = unparked.len();
+    unparked.push(w);
+    while next != NONE && txn_trigger(txns, next) == state {
+        let n2 = txns[next as usize].next;
+        txns[next as usize].next = NONE;
+        unparked.push(next);
+        next = n2;
+    }
+    bx.parked = next;
+    if next == NONE {
         bx.parked_tail = NONE;
     }
-    // die_start pops `unparked`: oldest-parked first (usually one woke).
-    if unparked.len() - start > 1 {
-        unparked[start..].reverse();
-    }
+    unparked[start..].reverse();
+    NONE
 }
 
 /// Start the multi-plane partners of `h`, the transaction just popped from
@@ -749,7 +778,9 @@ const PARTNER_WINDOW: usize = 32;
 /// keys that match nothing, so the search always compares a full window.
 #[derive(Debug)]
 struct DieQueue {
-    /// `queue_key` per entry, then `PARTNER_WINDOW` times `NO_KEY`.
+    /// `queue_key` per entry, then `NO_KEY` in every slot up to the
+    /// capacity of `txns` plus `PARTNER_WINDOW` (so that a push writes one
+    /// key).
     keys: Vec<u16>,
     txns: Vec<u32>,
     head: usize,
@@ -776,14 +807,29 @@ impl DieQueue {
     #[inline]
     fn push(&mut self, t: u32, key: u16) {
         debug_assert_ne!(key, NO_KEY);
-        // Full: drop the popped slots if they are half of it, else grow.
-        if self.txns.len() == self.txns.capacity() && self.head * 2 >= self.txns.len() {
-            self.compact();
+        if self.txns.len() == self.txns.capacity() {
+            self.make_room();
         }
-        let n = self.txns.len();
-        self.keys[n] = key;
-        self.keys.push(NO_KEY);
+        self.keys[self.txns.len()] = key;
         self.txns.push(t);
+    }
+    /// `txns` is full: drop the popped slots if they are half of it, else
+    /// grow; the keys follow (padded to the new capacity).
+    #[cold]
+    #[inline(never)]
+    fn make_room(&mut self) {
+        if self.head * 2 >= self.txns.len() {
+            let (h, n) = (self.head, self.txns.len());
+            self.keys.copy_within(h..n, 0);
+            self.keys[n - h..n].fill(NO_KEY);
+            self.txns.drain(..h);
+            self.head = 0;
+        }
+        if self.txns.len() == self.txns.capacity() {
+            self.txns.reserve(self.txns.len().max(4));
+        }
+        self.keys
+            .resize(self.txns.capacity() + PARTNER_WINDOW, NO_KEY);
     }
     /// Entry `i`'s transaction (0 = oldest).
     #[inline]
@@ -807,13 +853,6 @@ impl DieQueue {
             self.txns[j + 1] = self.txns[j];
         }
         self.head += 1;
-    }
-    /// Give back the popped slots (the padding keys move with the rest).
-    #[cold]
-    fn compact(&mut self) {
-        self.keys.drain(..self.head);
-        self.txns.drain(..self.head);
-        self.head = 0;
     }
     /// Bit `i` set iff entry `i`, among the first `PARTNER_WINDOW`, has
     /// queue key `key`.
@@ -2187,7 +2226,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         let (blk, unparked) = (&mut self.blk[..], &mut self.unparked);
         let txns = &mut self.txns.items[..];
         let head = q.pop_front();
-        txn_started(blk, txns, unparked, head);
+        // The head's lone woken transaction is queued after the partners'
+        // (as if `unparked` held it under theirs).
+        let woke = txn_started_one(blk, txns, unparked, head);
         let h = txns[head as usize];
         die.batch_job[0] = h.job;
         let mut n = 1usize;
@@ -2204,6 +2245,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         }
         while let Some(t) = unparked.pop() {
             die_push(die, self.prio_reads, &txns[t as usize], t);
+        }
+        if woke != NONE {
+            die_push(die, self.prio_reads, &txns[woke as usize], woke);
         }
         die.n = n as u8;
         die.kind = h.kind;
@@ -2223,6 +2267,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     fn request_channel(&mut self, d: u32) {
         let ch = self.dies[d as usize].ch;
         let now = self.now;
+        if self.exclusive {
+            // The channel serves this die alone, which was busy until now.
+            debug_assert!(self.chans[ch as usize].is_free(now));
+            return self.grant(ch, d);
+        }
         let c = &mut self.chans[ch as usize];
         if !c.is_free(now) {
             c.waiters.push_back(d);
