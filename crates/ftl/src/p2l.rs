@@ -193,6 +193,27 @@ impl P2l {
         }
     }
 
+    /// Ask the CPU for block `b`'s header (a hint: nothing changes).
+    pub fn prefetch_meta(&self, b: BlockId) {
+        if let Some(m) = self.meta.get(b.0 as usize) {
+            ssd_core::ftl::prefetch_read(m);
+        }
+    }
+
+    /// Ask the CPU for block `b`'s entries (a hint: nothing changes).
+    pub fn prefetch_block(&self, b: BlockId) {
+        let Some(m) = self.meta.get(b.0 as usize) else {
+            return;
+        };
+        if m.n & DENSE == 0 {
+            return;
+        }
+        let chunk = m.a as usize..m.a as usize + self.ppb as usize;
+        for e in self.slab.get(chunk).unwrap_or_default().iter().step_by(16) {
+            ssd_core::ftl::prefetch_read(e);
+        }
+    }
+
     /// A snapshot of block `b`'s entries for a scan (one header load for the
     /// whole block); read them with [`P2l::lpn`].
     #[inline]

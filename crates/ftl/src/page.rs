@@ -164,6 +164,21 @@ impl PageFtl {
         let mut moved = 0;
         let view = self.p2l.view(victim);
         let written = view.written();
+        // Foreground GC collects victims in a row, and the validity scan
+        // below waits on one random L2P read per page. So while this victim
+        // is scanned and moved, the next one greedy selection will take
+        // (most often) is fetched: its P2L header during the scan, its P2L
+        // entries after it, then its pages' L2P entries two per move, so that
+        // the fetches overlap the moves (a hint only: nothing changes).
+        let next = match (self.policy, purpose) {
+            (GcPolicy::Greedy, Purpose::Gc) => self.blocks.greedy_next(plane, victim),
+            _ => None,
+        };
+        if let Some(b) = next {
+            self.p2l.prefetch_meta(b);
+        }
+        let mut next_view = None;
+        let mut fetched = 0;
         // A chunk of up to 64 pages at a time: first which are live (one
         // random L2P read each, independent and branch-free, so that their
         // cache misses overlap), then the moves.
@@ -178,6 +193,10 @@ impl PageFtl {
                 let hit = self.l2p.get(l as usize) == Some(&(first + off));
                 live |= (hit as u64) << k;
             }
+            if let (Some(b), None) = (next, &next_view) {
+                self.p2l.prefetch_block(b);
+                next_view = Some(self.p2l.view(b));
+            }
             while live != 0 {
                 let k = live.trailing_zeros();
                 live &= live - 1;
@@ -189,6 +208,19 @@ impl PageFtl {
                 cx.program(job, 1, dst, purpose, l as u64, Some(Ppn(src)));
                 cx.work.gc_pages += 1;
                 moved += 1;
+                if let Some(v) = &next_view {
+                    for _ in 0..2 {
+                        if fetched < v.written() {
+                            self.prefetch_map(v, fetched);
+                            fetched += 1;
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(v) = &next_view {
+            for k in fetched..v.written() {
+                self.prefetch_map(v, k);
             }
         }
         // Every moved page dies at once (one victim-index move, same end state).
@@ -197,6 +229,14 @@ impl PageFtl {
         self.p2l.erase(victim);
         cx.erase(job, 2, Ppn(first), purpose);
         moved
+    }
+
+    /// Prefetch the L2P entry of page `k` of the block `v` views.
+    #[inline(always)]
+    fn prefetch_map(&self, v: &crate::p2l::BlockView, k: u32) {
+        if let Some(e) = self.l2p.get(self.p2l.lpn(v, k) as usize) {
+            ssd_core::ftl::prefetch_read(e);
+        }
     }
 
     fn begin_call(&mut self) {
