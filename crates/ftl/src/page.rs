@@ -13,7 +13,7 @@
 //! costs what a plain table did plus those 12 bytes a block.
 
 use crate::blocks::{BlockState, Blocks};
-use crate::p2l::P2l;
+use crate::p2l::{BlockView, P2l};
 use crate::stripe::{HostFrontier, PlanePicker};
 use crate::wear::WearPolicy;
 use ssd_core::config::{GcPolicy, Settings};
@@ -209,12 +209,11 @@ impl PageFtl {
                 cx.work.gc_pages += 1;
                 moved += 1;
                 if let Some(v) = &next_view {
-                    for _ in 0..2 {
-                        if fetched < v.written() {
-                            self.prefetch_map(v, fetched);
-                            fetched += 1;
-                        }
+                    let end = (fetched + 2).min(v.written());
+                    for k in fetched..end {
+                        self.prefetch_map(v, k);
                     }
+                    fetched = end;
                 }
             }
         }
@@ -233,7 +232,7 @@ impl PageFtl {
 
     /// Prefetch the L2P entry of page `k` of the block `v` views.
     #[inline(always)]
-    fn prefetch_map(&self, v: &crate::p2l::BlockView, k: u32) {
+    fn prefetch_map(&self, v: &BlockView, k: u32) {
         if let Some(e) = self.l2p.get(self.p2l.lpn(v, k) as usize) {
             ssd_core::ftl::prefetch_read(e);
         }

@@ -383,30 +383,29 @@ fn txn_started_one(
     }
     let mut next = txns[w as usize].next;
     txns[w as usize].next = NONE;
-    if next == NONE || txn_trigger(txns, next) != state {
-        // One woke.
-        bx.parked = next;
-        if next == NONE {
-            bx.parked_tail = NONE;
+    let lone = next == NONE || txn_trigger(txns, next) != state;
+    if !lone {
+        // Several woke: `die_start` pops `unparked`, so they go in newest
+        // first, for the oldest-parked to be queued first.
+        let start = unparked.len();
+        unparked.push(w);
+        while next != NONE && txn_trigger(txns, next) == state {
+            let n2 = txns[next as usize].next;
+            txns[next as usize].next = NONE;
+            unparked.push(next);
+            next = n2;
         }
-        return w;
-    }
-    // Several woke: `die_start` pops `unparked`, so they go in newest
-    // first, for the oldest-parked to be queued first.
-    let start = unparked.len();
-    unparked.push(w);
-    while next != NONE && txn_trigger(txns, next) == state {
-        let n2 = txns[next as usize].next;
-        txns[next as usize].next = NONE;
-        unparked.push(next);
-        next = n2;
+        unparked[start..].reverse();
     }
     bx.parked = next;
     if next == NONE {
         bx.parked_tail = NONE;
     }
-    unparked[start..].reverse();
-    NONE
+    if lone {
+        w
+    } else {
+        NONE
+    }
 }
 
 /// Start the multi-plane partners of `h`, the transaction just popped from
