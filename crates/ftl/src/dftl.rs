@@ -101,6 +101,10 @@ pub struct DftlFtl {
     last_tprog: u8,
     tready_epoch: Vec<u32>,
     tready_stage: Vec<u8>,
+    /// Translation pages whose entries the current gating job knows
+    /// (`tread_epoch == hepoch`), from the stage in `tread_stage` on.
+    tread_epoch: Vec<u32>,
+    tread_stage: Vec<u8>,
     gc_pending: Vec<u32>,
     gc_flag: Vec<bool>,
     /// Translation blocks whose last valid page died (erased at the next safe point).
@@ -177,6 +181,8 @@ impl DftlFtl {
             last_tprog: 0,
             tready_epoch: vec![0; n_tp as usize],
             tready_stage: vec![0; n_tp as usize],
+            tread_epoch: vec![0; n_tp as usize],
+            tread_stage: vec![0; n_tp as usize],
             gc_pending: Vec::with_capacity(planes),
             gc_flag: vec![false; planes],
             dead: Vec::with_capacity(planes),
@@ -510,15 +516,11 @@ impl DftlFtl {
         // would otherwise eat into a plane's reserve (if none is left, the frontier
         // takes the reserve: the write-back cannot wait).
         self.ensure_trans_room(1, None, cx);
+        // Read-modify-write: the current version is read first, unless this
+        // job has read (or written) it already.
+        let s = self.load_tpage(t, cx);
         let j = self.hjob(cx);
-        let mut s = self.ready(t);
-        let old = self.gtd[t as usize];
-        if old != NONE {
-            cx.read(j, s, Ppn(old), Purpose::Translation, NO_LPN);
-            self.stats.translation_reads += 1;
-            s += 1;
-        }
-        let ps = s.max(self.last_tprog);
+        let ps = s.max(self.ready(t)).max(self.last_tprog);
         self.clean_tpage(t, cx);
         let pref = self.next_tplane();
         let p = self.alloc_tpage(pref);
@@ -528,6 +530,10 @@ impl DftlFtl {
         self.last_tprog = ps;
         self.tready_epoch[t as usize] = self.hepoch;
         self.tready_stage[t as usize] = ps + 1;
+        // The controller holds what it just wrote: later misses on `t` in
+        // this job need no read of it.
+        self.tread_epoch[t as usize] = self.hepoch;
+        self.tread_stage[t as usize] = s;
     }
 
     #[inline]
@@ -540,6 +546,28 @@ impl DftlFtl {
             self.dirty_next[si] = self.dirty_head[t];
             self.dirty_head[t] = s;
         }
+    }
+
+    /// Read translation page `t` in the current gating job, unless this job
+    /// has it already (read, or rewritten, in an earlier page of the call:
+    /// one host request reads each translation page it needs once). Returns
+    /// the first stage at which its entries are known.
+    fn load_tpage(&mut self, t: u32, cx: &mut FtlCtx) -> u8 {
+        let ti = t as usize;
+        if self.tread_epoch[ti] == self.hepoch {
+            return self.tread_stage[ti];
+        }
+        let tp = self.gtd[ti];
+        if tp == NONE {
+            return 0;
+        }
+        let j = self.hjob(cx);
+        let s = self.ready(t);
+        cx.read(j, s, Ppn(tp), Purpose::Translation, NO_LPN);
+        self.stats.translation_reads += 1;
+        self.tread_epoch[ti] = self.hepoch;
+        self.tread_stage[ti] = s + 1;
+        s + 1
     }
 
     /// Find (or load) the CMT entry of `lpn`. Returns its slot and the first stage
@@ -565,15 +593,7 @@ impl DftlFtl {
         }
         let t = self.tpage_of(lpn);
         cx.work.dram_accesses += 1; // GTD lookup
-        let mut after = 0;
-        let tp = self.gtd[t as usize];
-        if tp != NONE {
-            let j = self.hjob(cx);
-            let s = self.ready(t);
-            cx.read(j, s, Ppn(tp), Purpose::Translation, NO_LPN);
-            self.stats.translation_reads += 1;
-            after = s + 1;
-        }
+        let after = self.load_tpage(t, cx);
         let s = self.cmt.insert(lpn, self.fmap[lpn as usize], false);
         (s, after)
     }

@@ -305,7 +305,8 @@ fn can_start(b: &BlockExec, tx: &Txn) -> bool {
     let page = tx.pg as u32;
     match tx.kind {
         OpKind::Read => b.exec_wp > page,
-        OpKind::Program | OpKind::Erase => b.exec_wp == page,
+        OpKind::Program => b.exec_wp == page,
+        OpKind::Erase => b.exec_wp == page && b.reads[tx.epoch as usize & 1] == 0,
     }
 }
 
@@ -424,6 +425,7 @@ fn start_partners(
     h: &Txn,
     planes: usize,
     jobs: &mut [u32; MAX_PLANES],
+    txs: &mut [u32; MAX_PLANES],
 ) -> (usize, u32) {
     let mut m = q.matches(h.qkey);
     if m == 0 {
@@ -445,6 +447,7 @@ fn start_partners(
         }
         used |= 1 << tx.plane;
         jobs[n] = tx.job;
+        txs[n] = t;
         n += 1;
         picks |= 1 << i;
         txn_started(blk, txns, unparked, t);
@@ -658,8 +661,17 @@ struct BlockExec {
     /// Pages programmed; a u32 so that its increment is a full-width store
     /// that later reads are forwarded from.
     exec_wp: u32,
-    die: u32,
+    die: u16,
     plane: u8,
+    /// Epochs with reads in `Simulation::late_reads` (see `reads`).
+    late: u8,
+    /// Reads planned and not yet done, by erase epoch parity: an erase waits
+    /// until every read of its block planned before it is done (as MQSim's
+    /// GC waits for a victim's ongoing user reads), so a read never finds its
+    /// page erased under it. A read planned two or more erases ahead of the
+    /// executed epoch would share a count with an erase still to run: it is
+    /// counted in `Simulation::late_reads` until that erase has run.
+    reads: [u32; 2],
 }
 
 impl Default for BlockExec {
@@ -672,6 +684,8 @@ impl Default for BlockExec {
             exec_wp: 0,
             die: 0,
             plane: 0,
+            late: 0,
+            reads: [0; 2],
         }
     }
 }
@@ -694,6 +708,9 @@ struct Die {
     /// starts (its record is in cache then): completing the batch needs only
     /// these (a job's transactions are freed with its run).
     batch_job: [u32; MAX_PLANES],
+    /// The running batch's transactions (read back only when a batch of
+    /// translation reads completes: see `Simulation::tp_reads`).
+    batch_txn: [u32; MAX_PLANES],
     n: u8,
     hi: DieQueue,
     lo: DieQueue,
@@ -1182,7 +1199,23 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
     plan_jobs: Vec<u32>,
     plan_fill: Vec<u32>,
     unparked: Vec<u32>,
+    /// Translation-page reads queued or running, by (block, page): their
+    /// erase epoch and the transactions waiting for them (linked through
+    /// `Txn::next`). Looked up, never iterated, so its order decides nothing.
+    tp_reads: std::collections::HashMap<u64, TpRead>,
+    /// Scratch of `complete_tp_batch`.
+    tp_woken: Vec<u32>,
+    /// Reads planned while their block was two or more erases behind, by
+    /// (block, erase epoch): see `BlockExec::reads`.
+    late_reads: std::collections::HashMap<(u32, u32), u32>,
     start: SimTime,
+}
+
+/// A translation-page read in flight (see `Simulation::join_tp_read`).
+#[derive(Clone, Copy, Debug)]
+struct TpRead {
+    epoch: u32,
+    waiters: u32,
 }
 
 impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, O> {
@@ -1196,6 +1229,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 kind: OpKind::Read,
                 purpose: Purpose::Host,
                 batch_job: [NONE; MAX_PLANES],
+                batch_txn: [NONE; MAX_PLANES],
                 n: 0,
                 hi: DieQueue::default(),
                 lo: DieQueue::default(),
@@ -1275,7 +1309,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 .map(|b| {
                     let pl = b / g.blocks_per_plane;
                     BlockExec {
-                        die: pl / g.planes,
+                        die: (pl / g.planes) as u16,
                         plane: (pl % g.planes) as u8,
                         ..Default::default()
                     }
@@ -1284,6 +1318,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             plan_jobs: Vec::new(),
             plan_fill: Vec::new(),
             unparked: Vec::new(),
+            tp_reads: Default::default(),
+            tp_woken: Vec::new(),
+            late_reads: Default::default(),
             start: SimTime::ZERO,
             settings,
             ftl,
@@ -1977,7 +2014,16 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             (&mut self.flash, &mut self.counters, &self.plan_jobs[..]);
         for op in &self.cx.plan.ops {
             let (b, page) = flash.split(op.ppn);
-            let (epoch, plane) = (blk[b as usize].plan_epoch, blk[b as usize].plane);
+            let bx = &mut blk[b as usize];
+            let (epoch, plane) = (bx.plan_epoch, bx.plane);
+            if op.kind == OpKind::Read {
+                if epoch <= bx.exec_epoch + 1 {
+                    bx.reads[epoch as usize & 1] += 1;
+                } else {
+                    bx.late = 1;
+                    *self.late_reads.entry((b, epoch)).or_insert(0) += 1;
+                }
+            }
             // An erase notes the pages written before it (its trigger).
             let pg = flash.apply_at(op, b, page) as u16;
             counters.flash(op.kind, op.purpose);
@@ -2159,6 +2205,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     #[inline]
     fn enqueue(&mut self, t: u32) {
         let tx = &self.txns[t];
+        if tx.purpose == Purpose::Translation && tx.kind == OpKind::Read && self.join_tp_read(t) {
+            return;
+        }
+        let tx = &self.txns[t];
         let b = tx.blk as usize;
         let bx = &self.blk[b];
         let d = bx.die as usize;
@@ -2201,6 +2251,166 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         }
     }
 
+    /// A translation-page read `t` is released: if a read of the same page
+    /// (same block, page and erase epoch) is already queued or running, `t`
+    /// waits for it instead of reading the page again (returns true), as
+    /// MQSim's mapping unit does with the translation reads it has in flight;
+    /// otherwise `t` becomes that page's read in flight (returns false).
+    #[inline(never)]
+    fn join_tp_read(&mut self, t: u32) -> bool {
+        let tx = self.txns[t];
+        let key = (tx.blk as u64) << 16 | tx.pg as u64;
+        match self.tp_reads.entry(key) {
+            std::collections::hash_map::Entry::Occupied(mut e) => {
+                let r = e.get_mut();
+                if r.epoch != tx.epoch {
+                    // Another version of the page: read on its own.
+                    return false;
+                }
+                self.txns[t].next = r.waiters;
+                r.waiters = t;
+                // Counted as a flash read when planned; it is not one (a
+                // read planned before a restart was counted in that phase).
+                let k = &mut self.counters;
+                let c = &mut k.flash_ops[OpKind::Read as usize][Purpose::Translation.index()];
+                *c = c.saturating_sub(1);
+                k.joined_translation_reads += 1;
+                true
+            }
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(TpRead {
+                    epoch: tx.epoch,
+                    waiters: NONE,
+                });
+                false
+            }
+        }
+    }
+
+    /// A batch of translation reads on die `d` is done: each read's waiters
+    /// (see `join_tp_read`) are done with it.
+    #[inline(never)]
+    fn complete_tp_batch(&mut self, d: u32) {
+        let die = &self.dies[d as usize];
+        let n = die.n as usize;
+        let (txs, jobs) = (die.batch_txn, die.batch_job);
+        let mut woken = std::mem::take(&mut self.tp_woken);
+        woken.clear();
+        for &t in &txs[..n] {
+            self.read_done(t);
+            let tx = &self.txns[t];
+            let key = (tx.blk as u64) << 16 | tx.pg as u64;
+            if let std::collections::hash_map::Entry::Occupied(e) = self.tp_reads.entry(key) {
+                if e.get().epoch == tx.epoch {
+                    let mut w = e.remove().waiters;
+                    while w != NONE {
+                        woken.push(w);
+                        w = self.txns[w].next;
+                    }
+                }
+            }
+        }
+        let die = &mut self.dies[d as usize];
+        die.phase = Phase::Idle;
+        die.busy_ns += self.now.0 - die.batch_start.0;
+        self.cx.die_load[d as usize] -= n as u32;
+        for &w in &woken {
+            self.read_done(w);
+        }
+        // Jobs of the woken transactions, read before any job is done (a
+        // done job frees its transactions).
+        for w in woken.iter_mut() {
+            *w = self.txns[*w].job;
+        }
+        for &j in jobs[..n].iter().chain(&woken) {
+            self.txn_done(j);
+        }
+        self.tp_woken = woken;
+        self.die_start_inline(d);
+    }
+
+    /// Erase `t`, popped from die `d`'s queue, may not start yet (reads of
+    /// its block planned before it are still to run): park it on its block,
+    /// where the last of those reads wakes it (`read_done`), and start the
+    /// die's next batch instead.
+    #[cold]
+    #[inline(never)]
+    fn defer_erase(&mut self, d: u32, t: u32) {
+        let b = self.txns[t].blk as usize;
+        debug_assert!(
+            self.trigger(t) == trigger_key(self.blk[b].exec_epoch, self.blk[b].exec_wp as u16),
+            "a deferred erase is at its block's state"
+        );
+        // Its trigger is the block's state, the least any parked
+        // transaction has: it goes to the head.
+        let bx = &mut self.blk[b];
+        self.txns[t].next = bx.parked;
+        if bx.parked == NONE {
+            bx.parked_tail = t;
+        }
+        bx.parked = t;
+        self.cx.die_load[d as usize] -= 1;
+        self.die_start(d);
+    }
+
+    /// The erases of die `d`'s batch have started: each block's reads planned
+    /// while it was two erases behind now count in its `reads`.
+    #[cold]
+    #[inline(never)]
+    fn erases_started(&mut self, d: u32) {
+        let die = &self.dies[d as usize];
+        for &t in &die.batch_txn[..die.n as usize] {
+            let b = self.txns[t].blk;
+            let bx = &mut self.blk[b as usize];
+            if bx.late == 0 {
+                continue;
+            }
+            let e = bx.exec_epoch + 1;
+            if let Some(n) = self.late_reads.remove(&(b, e)) {
+                bx.reads[e as usize & 1] += n;
+            }
+            let later = (e + 1..=bx.plan_epoch).any(|x| self.late_reads.contains_key(&(b, x)));
+            bx.late = u8::from(later);
+        }
+    }
+
+    /// Read `t` is done: its block's count of reads goes down, and an erase
+    /// parked waiting for them wakes when it reaches zero.
+    #[inline(always)]
+    fn read_done(&mut self, t: u32) {
+        let tx = &self.txns[t];
+        let b = tx.blk as usize;
+        let bx = &mut self.blk[b];
+        let c = &mut bx.reads[tx.epoch as usize & 1];
+        *c -= 1;
+        if *c == 0 && bx.parked != NONE {
+            self.wake_erase(b);
+        }
+    }
+
+    /// If block `b`'s first parked transaction is an erase that may start
+    /// now, queue it on its die.
+    #[inline(never)]
+    fn wake_erase(&mut self, b: usize) {
+        let w = self.blk[b].parked;
+        if self.txns[w].kind != OpKind::Erase || !txn_ready(&self.blk, &self.txns.items, w) {
+            return;
+        }
+        let bx = &mut self.blk[b];
+        bx.parked = self.txns[w].next;
+        if bx.parked == NONE {
+            bx.parked_tail = NONE;
+        }
+        self.txns[w].next = NONE;
+        let d = bx.die as usize;
+        self.cx.die_load[d] += 1;
+        let die = &mut self.dies[d];
+        die_push(die, self.prio_reads, &self.txns[w], w);
+        if die.phase == Phase::Idle {
+            self.die_start(d as u32);
+        }
+    }
+
     /// Start die `d`'s next batch, if it is idle and has work queued.
     #[inline(never)]
     fn die_start(&mut self, d: u32) {
@@ -2225,16 +2435,31 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         let (blk, unparked) = (&mut self.blk[..], &mut self.unparked);
         let txns = &mut self.txns.items[..];
         let head = q.pop_front();
+        if txns[head as usize].kind == OpKind::Erase && !txn_ready(blk, txns, head) {
+            // Woken by its block's last program while reads planned before
+            // it are still to run: it waits for them, parked.
+            return self.defer_erase(d, head);
+        }
         // The head's lone woken transaction is queued after the partners'
         // (as if `unparked` held it under theirs).
         let woke = txn_started_one(blk, txns, unparked, head);
         let h = txns[head as usize];
         die.batch_job[0] = h.job;
+        die.batch_txn[0] = head;
         let mut n = 1usize;
         if self.multiplane {
             let planes = self.planes as usize;
             let mut picks;
-            (n, picks) = start_partners(q, txns, blk, unparked, &h, planes, &mut die.batch_job);
+            (n, picks) = start_partners(
+                q,
+                txns,
+                blk,
+                unparked,
+                &h,
+                planes,
+                &mut die.batch_job,
+                &mut die.batch_txn,
+            );
             // Last first, so that the earlier positions stay valid.
             while picks != 0 {
                 let i = 31 - picks.leading_zeros();
@@ -2252,6 +2477,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         die.kind = h.kind;
         die.purpose = h.purpose;
         die.batch_start = self.now;
+        if h.kind == OpKind::Erase {
+            self.erases_started(d);
+        }
+        let die = &mut self.dies[d as usize];
         if n > 1 {
             self.counters.multiplane_batches += 1;
         }
@@ -2507,6 +2736,16 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
 
     fn complete_batch(&mut self, d: u32) {
         let die = &mut self.dies[d as usize];
+        if die.kind == OpKind::Read {
+            if die.purpose == Purpose::Translation {
+                return self.complete_tp_batch(d);
+            }
+            let (n, txs) = (die.n as usize, die.batch_txn);
+            for &t in &txs[..n] {
+                self.read_done(t);
+            }
+        }
+        let die = &mut self.dies[d as usize];
         die.phase = Phase::Idle;
         die.busy_ns += self.now.0 - die.batch_start.0;
         let n = die.n as usize;
@@ -2604,8 +2843,14 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             erase_count_std: std,
             by_purpose: by,
             multiplane_batches: k.multiplane_batches,
+            joined_translation_reads: k.joined_translation_reads,
         };
-        let st = self.ftl.stats().minus(&self.ftl_before);
+        let mut st = self.ftl.stats().minus(&self.ftl_before);
+        // The FTL counts the translation reads it plans; those that joined a
+        // read in flight never reached the flash.
+        st.translation_reads = st
+            .translation_reads
+            .saturating_sub(k.joined_translation_reads);
         let w = &self.work;
         let cc = &c.controller;
         let ftl_cycles = w.map_lookups * cc.cycles_per_map_lookup
@@ -2863,7 +3108,8 @@ mod tests {
         for (t, tx) in txns.iter().enumerate().skip(1) {
             q.push(t as u32, tx.qkey);
         }
-        let (mut unparked, mut jobs) = (Vec::new(), [NONE; MAX_PLANES]);
+        let (mut unparked, mut jobs, mut txs) =
+            (Vec::new(), [NONE; MAX_PLANES], [NONE; MAX_PLANES]);
         let h = txns[0];
         let (n, picks) = start_partners(
             &q,
@@ -2873,7 +3119,14 @@ mod tests {
             &h,
             planes,
             &mut jobs,
+            &mut txs,
         );
+        for i in 1..n {
+            assert_eq!(
+                runs[txs[i] as usize].job, jobs[i],
+                "a partner's job and transaction agree"
+            );
+        }
         (n, picks, jobs[1..n].to_vec())
     }
 

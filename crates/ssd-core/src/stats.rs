@@ -117,6 +117,9 @@ pub struct Counters {
     pub wbuf_evictions: u64,
     pub read_buffer_hits: u64,
     pub multiplane_batches: u64,
+    /// Translation-page reads that waited for a read of the same page already
+    /// in flight instead of reading it again (not in `flash_ops`).
+    pub joined_translation_reads: u64,
     pub events: u64,
 }
 
@@ -196,6 +199,9 @@ pub struct FlashReport {
     /// Operation counts by purpose: {read, program, erase} x {host, gc, merge, translation, wear_level}.
     pub by_purpose: BTreeMap<String, BTreeMap<String, u64>>,
     pub multiplane_batches: u64,
+    /// Translation-page reads that waited for a read of the same page already
+    /// in flight instead of reading it again (not counted in `page_reads`).
+    pub joined_translation_reads: u64,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
