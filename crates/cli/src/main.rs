@@ -705,7 +705,9 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
                 .collect(),
         });
     }
-    // Steady-state by default (SNIA PTS): write results after a fill alone mislead.
+    // Steady-state by default (SNIA PTS): write results after a fill alone
+    // mislead. The standard workloads name their own PTS preconditioning,
+    // which replaces this one (an explicit --precondition replaces both).
     if !pairs.iter().any(|(f, _)| *f == "precondition") && a.config.is_none() && a.grid.is_none() {
         base.sim.precondition = ssd_core::config::Precondition::Steady;
     }

@@ -19,12 +19,18 @@ pub struct Axis {
     pub values: Vec<String>,
 }
 
-/// The built-in standard workloads (used when a sweep names none).
+/// The built-in standard workloads (used when a sweep names none), each with
+/// the preconditioning SNIA PTS prescribes for its test: a sequential fill
+/// (PTS-E/C throughput tests: 128 KiB sequential writes over the whole
+/// capacity) before the sequential rows, random-write steady state (PTS IOPS
+/// test) before the random rows. A `--precondition` given to the sweep
+/// overrides it for every row; each row reports what it got.
 pub fn standard_workloads() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
     vec![
         (
             "seq-read",
             vec![
+                ("precondition", "fill"),
                 ("rw", "read"),
                 ("bs", "128KiB"),
                 ("iodepth", "32"),
@@ -34,6 +40,7 @@ pub fn standard_workloads() -> Vec<(&'static str, Vec<(&'static str, &'static st
         (
             "seq-write",
             vec![
+                ("precondition", "fill"),
                 ("rw", "write"),
                 ("bs", "128KiB"),
                 ("iodepth", "32"),
@@ -43,6 +50,7 @@ pub fn standard_workloads() -> Vec<(&'static str, Vec<(&'static str, &'static st
         (
             "rand-read",
             vec![
+                ("precondition", "steady"),
                 ("rw", "randread"),
                 ("bs", "4KiB"),
                 ("iodepth", "32"),
@@ -52,6 +60,7 @@ pub fn standard_workloads() -> Vec<(&'static str, Vec<(&'static str, &'static st
         (
             "rand-write",
             vec![
+                ("precondition", "steady"),
                 ("rw", "randwrite"),
                 ("bs", "4KiB"),
                 ("iodepth", "32"),
@@ -61,6 +70,7 @@ pub fn standard_workloads() -> Vec<(&'static str, Vec<(&'static str, &'static st
         (
             "mix-70-30",
             vec![
+                ("precondition", "steady"),
                 ("rw", "randrw"),
                 ("rwmixread", "70"),
                 ("bs", "4KiB"),
@@ -72,6 +82,7 @@ pub fn standard_workloads() -> Vec<(&'static str, Vec<(&'static str, &'static st
         (
             "oltp",
             vec![
+                ("precondition", "steady"),
                 ("rw", "randrw"),
                 ("rwmixread", "70"),
                 ("bs", "8KiB"),
@@ -306,6 +317,9 @@ pub struct Row {
     pub params: Vec<(String, String)>,
     pub seed: u64,
     pub requests: u64,
+    /// The preconditioning the point ran after (none, fill or steady).
+    #[serde(default)]
+    pub precondition: String,
     pub iops: f64,
     pub mbps: f64,
     pub lat_mean_us: f64,
@@ -336,6 +350,7 @@ pub fn run_point(p: &Point, opts: &RunOptions) -> Row {
         params: p.params.clone(),
         seed: 0,
         requests: 0,
+        precondition: String::new(),
         iops: 0.0,
         mbps: 0.0,
         lat_mean_us: 0.0,
@@ -369,6 +384,7 @@ pub fn run_point(p: &Point, opts: &RunOptions) -> Row {
         Ok(Ok(out)) => {
             let r = &out.report;
             row.requests = r.host.requests;
+            row.precondition = r.run.precondition.clone();
             row.iops = r.host.iops;
             row.mbps = r.host.mbps;
             row.lat_mean_us = r.latency_us.all.mean;
@@ -430,6 +446,7 @@ pub fn run_points(
 // ------------------------------------------------------------------ output
 
 const METRICS: &[&str] = &[
+    "precondition",
     "iops",
     "mbps",
     "lat_mean_us",
@@ -471,6 +488,7 @@ fn metric(r: &Row, m: &str) -> String {
     };
     let o = |x: Option<f64>| x.map(f).unwrap_or_default();
     match m {
+        "precondition" => r.precondition.clone(),
         "iops" => f(r.iops),
         "mbps" => f(r.mbps),
         "lat_mean_us" => f(r.lat_mean_us),
@@ -569,7 +587,14 @@ pub fn markdown(rows: &[Row]) -> String {
 pub fn table(rows: &[Row]) -> String {
     let keys = param_keys(rows);
     let show: Vec<&str> = {
-        let mut v = vec!["iops", "lat_mean_us", "lat_p99_us", "waf", "erases"];
+        let mut v = vec![
+            "precondition",
+            "iops",
+            "lat_mean_us",
+            "lat_p99_us",
+            "waf",
+            "erases",
+        ];
         if rows.iter().any(|r| r.energy_j.is_some()) {
             v.extend(["energy_j", "mean_power_w", "ai"]);
         }

@@ -38,7 +38,7 @@ use crate::cmt::Cmt;
 use crate::page::entry_bytes;
 use crate::stripe::{HostFrontier, PlanePicker};
 use crate::wear::WearPolicy;
-use ssd_core::config::{invalid, ConfigError, GcPolicy, Settings};
+use ssd_core::config::{invalid, CmtGranularity, ConfigError, GcPolicy, Settings};
 use ssd_core::ftl::{Ftl, FtlCtx, FtlStats, JobId, Purpose, NO_LPN};
 use ssd_core::{BlockId, Geometry, Lpn, PlaneId, Ppn};
 
@@ -48,6 +48,11 @@ const STAGE_LIMIT: u8 = 200;
 /// Free blocks a plane keeps from the translation frontier: its own GC frontier
 /// may need one to copy a victim's valid pages before the victim is erased.
 const KEEP: u32 = 1;
+/// The least GC threshold DFTL runs with: a plane's host frontier must leave
+/// one block above [`KEEP`] for the translation frontiers, or a translation
+/// write could find no plane with a block to spare. A configured threshold
+/// below it is raised, and the report says so (`Ftl::notes`).
+const MIN_THRESHOLD: u32 = KEEP + 1;
 
 #[derive(Clone, Debug)]
 pub struct DftlFtl {
@@ -85,14 +90,19 @@ pub struct DftlFtl {
     pub blocks: Blocks,
     host_open: Vec<u32>,
     gc_open: Vec<u32>,
-    trans_open: u32,
+    /// Translation write frontier per plane.
+    trans_open: Vec<u32>,
     picker: PlanePicker,
-    tcursor: usize,
     policy: GcPolicy,
     threshold: u32,
+    /// `ftl.gc_threshold_blocks` as configured (`threshold` is at least [`MIN_THRESHOLD`]).
+    threshold_given: u32,
     bg_target: u32,
     bg_cursor: u32,
     cmt: Cmt,
+    /// `ftl.cmt_granularity = page`: the CMT loads and evicts whole
+    /// translation pages.
+    page_mode: bool,
     stats: FtlStats,
     // Planning state of the current call.
     hjob: JobId,
@@ -126,19 +136,32 @@ impl DftlFtl {
         let n_tp = logical.div_ceil(ept);
         let planes = g.total_planes() as usize;
         // Translation pages live in the over-provisioned space: beside what the GC
-        // threshold and the frontiers need, room for every translation page twice.
+        // threshold and the frontiers (host, GC, translation) need, room for
+        // every translation page twice.
         let spare = g.total_pages() - logical;
         let ppb = g.pages_per_block as u64;
-        let need = planes as u64 * (c.gc_threshold_blocks as u64 + 3) * ppb + 2 * n_tp;
+        let need = planes as u64 * (c.gc_threshold_blocks as u64 + 4) * ppb + 2 * n_tp;
         if spare < need {
             return Err(invalid(
                 "ftl.op",
                 format!(
-                    "DFTL needs {need} spare pages ({n_tp} translation pages twice plus gc_threshold_blocks + 3 blocks per plane) but over-provisioning leaves {spare}: raise op"
+                    "DFTL needs {need} spare pages ({n_tp} translation pages twice plus gc_threshold_blocks + 4 blocks per plane) but over-provisioning leaves {spare}: raise op"
                 ),
             ));
         }
         let cap = (c.cmt_size.0 / c.cmt_entry_bytes as u64).clamp(1, logical.max(1));
+        let page_mode = c.cmt_granularity == CmtGranularity::Page;
+        if page_mode && cap < ept.min(logical) {
+            return Err(invalid(
+                "ftl.cmt_size",
+                format!(
+                    "a page-granular CMT must hold one translation page ({} entries of {} bytes = {} bytes) but holds {cap} entries",
+                    ept,
+                    c.cmt_entry_bytes,
+                    ept * c.cmt_entry_bytes as u64
+                ),
+            ));
+        }
         let nb = g.total_blocks() as usize;
         let np = g.total_pages() as usize;
         let wear = WearPolicy::from_config(c);
@@ -166,14 +189,15 @@ impl DftlFtl {
             blocks,
             host_open: vec![NONE; planes],
             gc_open: vec![NONE; planes],
-            trans_open: NONE,
+            trans_open: vec![NONE; planes],
             picker: PlanePicker::new(&g, c.allocation),
-            tcursor: 0,
             policy: c.gc_policy,
-            threshold: c.gc_threshold_blocks,
+            threshold: c.gc_threshold_blocks.max(MIN_THRESHOLD),
+            threshold_given: c.gc_threshold_blocks,
             bg_target: c.background_gc_blocks,
             bg_cursor: 0,
             cmt: Cmt::new(cap as u32, logical, c.cmt_policy),
+            page_mode,
             stats: FtlStats::default(),
             hjob: 0,
             new_hjob: false,
@@ -359,46 +383,77 @@ impl DftlFtl {
         p
     }
 
-    /// Program the next page of the translation frontier. There is one translation
-    /// frontier for the whole drive (as in FlashSim's DFTL): translation pages are
-    /// few, and a frontier per plane would strand up to a block per plane. A new
-    /// translation block comes from the plane with the most free blocks above the
-    /// [`KEEP`] reserve (ties: the first at or after `pref`); callers make room first
-    /// ([`DftlFtl::ensure_trans_room`]), so the reserve is touched only as a last
-    /// resort when no translation garbage is left to collect.
-    fn alloc_tpage(&mut self, pref: PlaneId) -> Ppn {
-        if !self.open_ok(self.trans_open) {
-            let np = self.g.total_planes();
-            let mut best = (0, pref.0);
-            for k in 0..np {
-                let p = (pref.0 + k) % np;
-                let fc = self.blocks.free_count(PlaneId(p));
-                if fc > best.0 {
-                    best = (fc, p);
-                }
-            }
-            if best.0 == 0 {
+    /// The plane translation page `t` belongs on: the same allocation order
+    /// as data, by translation page number (MQSim places a mapping page by
+    /// its MVPN as it places data by LPA), so consecutive translation pages
+    /// land on consecutive channels.
+    #[inline]
+    fn home(&self, t: u32) -> PlaneId {
+        let o = &self.picker.order;
+        PlaneId(o[t as usize % o.len()])
+    }
+
+    /// Program the next page of a translation frontier for translation page
+    /// `t`: its home plane's (see [`DftlFtl::home`]), which takes a new block
+    /// while the plane has more than the [`KEEP`] reserve free. A home plane
+    /// at its reserve with its frontier full lends the page to another plane:
+    /// one whose frontier has room, else the one with the most free blocks
+    /// above the reserve. Callers make room first
+    /// ([`DftlFtl::ensure_trans_room`]), so the reserve itself is taken only as
+    /// a last resort, when no translation garbage is left to collect.
+    fn alloc_tpage(&mut self, t: u32) -> Ppn {
+        let home = self.home(t);
+        let plane = if self.open_ok(self.trans_open[home.0 as usize])
+            || self.blocks.free_count(home) > KEEP
+        {
+            home
+        } else {
+            self.lend_plane(home)
+        };
+        let pi = plane.0 as usize;
+        if !self.open_ok(self.trans_open[pi]) {
+            let b = self.blocks.alloc(plane).unwrap_or_else(|| {
                 panic!(
                     "no plane has a free block for a translation page: over-provisioning too small; {}",
                     self.space_summary()
-                );
-            }
-            let p = best.1;
-            let b = self.blocks.alloc(PlaneId(p)).expect("checked free block");
+                )
+            });
             self.is_trans[b.0 as usize] = true;
             self.tlist.push(b.0);
-            self.trans_open = b.0;
-            if !self.gc_flag[p as usize] {
-                self.gc_flag[p as usize] = true;
-                self.gc_pending.push(p);
+            self.trans_open[pi] = b.0;
+            if !self.gc_flag[pi] {
+                self.gc_flag[pi] = true;
+                self.gc_pending.push(plane.0);
             }
         }
-        let b = self.trans_open;
+        let b = self.trans_open[pi];
         let ppn = self.blocks.program_next(BlockId(b));
         if self.blocks.state(b as usize) == BlockState::Full {
-            self.trans_open = NONE;
+            self.trans_open[pi] = NONE;
         }
         ppn
+    }
+
+    /// The plane that takes a translation page whose home plane `home` has
+    /// no room above its reserve (see [`DftlFtl::alloc_tpage`]).
+    fn lend_plane(&self, home: PlaneId) -> PlaneId {
+        let np = self.g.total_planes();
+        let order = |k: u32| PlaneId((home.0 + k) % np);
+        if let Some(p) = (1..np)
+            .map(order)
+            .find(|&p| self.open_ok(self.trans_open[p.0 as usize]))
+        {
+            return p;
+        }
+        let mut best = (0, home);
+        for k in 0..np {
+            let p = order(k);
+            let fc = self.blocks.free_count(p);
+            if fc > best.0 {
+                best = (fc, p);
+            }
+        }
+        best.1
     }
 
     /// Translation pages that can be programmed without taking a plane below
@@ -407,11 +462,12 @@ impl DftlFtl {
     /// its free blocks first.
     fn trans_room(&self, uses: Option<PlaneId>) -> u64 {
         let ppb = self.g.pages_per_block as u64;
-        let mut room = if self.open_ok(self.trans_open) {
-            ppb - self.blocks.wp(self.trans_open as usize) as u64
-        } else {
-            0
-        };
+        let mut room = 0;
+        for &b in &self.trans_open {
+            if self.open_ok(b) {
+                room += ppb - self.blocks.wp(b as usize) as u64;
+            }
+        }
         for p in 0..self.g.total_planes() {
             let fc = self.blocks.free_count(PlaneId(p));
             let keep = KEEP + u32::from(uses == Some(PlaneId(p)));
@@ -459,14 +515,6 @@ impl DftlFtl {
             self.collect_trans(BlockId(v), cx);
         }
         true
-    }
-
-    /// Plane the next CMT write-back goes to (round robin in striping order).
-    fn next_tplane(&mut self) -> PlaneId {
-        let order = &self.picker.order;
-        let p = order[self.tcursor];
-        self.tcursor = (self.tcursor + 1) % order.len();
-        PlaneId(p)
     }
 
     /// Make translation page `t` live at `p` (the old version becomes invalid).
@@ -517,13 +565,17 @@ impl DftlFtl {
         // takes the reserve: the write-back cannot wait).
         self.ensure_trans_room(1, None, cx);
         // Read-modify-write: the current version is read first, unless this
-        // job has read (or written) it already.
-        let s = self.load_tpage(t, cx);
+        // job has read (or written) it already, or the CMT holds the whole
+        // page (page granularity).
+        let s = if self.page_mode {
+            0
+        } else {
+            self.load_tpage(t, cx)
+        };
         let j = self.hjob(cx);
         let ps = s.max(self.ready(t)).max(self.last_tprog);
         self.clean_tpage(t, cx);
-        let pref = self.next_tplane();
-        let p = self.alloc_tpage(pref);
+        let p = self.alloc_tpage(t);
         cx.program(j, ps, p, Purpose::Translation, NO_LPN, None);
         self.stats.translation_writes += 1;
         self.install_tpage(t, p);
@@ -580,6 +632,9 @@ impl DftlFtl {
             return (s, 0);
         }
         self.stats.cmt_misses += 1;
+        if self.page_mode {
+            return self.load_page_entries(lpn, cx);
+        }
         if self.cmt.is_full() {
             let v = self.cmt.victim().expect("full CMT has a victim");
             self.stats.cmt_evictions += 1;
@@ -596,6 +651,56 @@ impl DftlFtl {
         let after = self.load_tpage(t, cx);
         let s = self.cmt.insert(lpn, self.fmap[lpn as usize], false);
         (s, after)
+    }
+
+    /// Logical pages mapped by translation page `t`.
+    fn tpage_range(&self, t: u32) -> std::ops::Range<u64> {
+        let lo = t as u64 * self.ept;
+        lo..(lo + self.ept).min(self.logical)
+    }
+
+    /// A miss on `lpn` under page granularity: make room for its translation
+    /// page by evicting whole pages (least recently used first), read the
+    /// page and cache all its entries, `lpn`'s last (most recently used).
+    fn load_page_entries(&mut self, lpn: u64, cx: &mut FtlCtx) -> (u32, u8) {
+        let t = self.tpage_of(lpn);
+        let r = self.tpage_range(t);
+        loop {
+            let need = r.clone().filter(|&l| self.cmt.slot(l).is_none()).count() as u32;
+            if self.cmt.capacity() - self.cmt.len() >= need {
+                break;
+            }
+            let v = self.cmt.victim().expect("a CMT short of room has a victim");
+            let u = self.tpage_of(self.cmt.lpn[v as usize] as u64);
+            self.evict_page(u, cx);
+        }
+        // The GTD lookup, and the page's copy into the cache (one transfer).
+        cx.work.dram_accesses += 2;
+        let after = self.load_tpage(t, cx);
+        for l in r {
+            if l != lpn && self.cmt.slot(l).is_none() {
+                self.cmt.insert(l, self.fmap[l as usize], false);
+            }
+        }
+        let s = self.cmt.insert(lpn, self.fmap[lpn as usize], false);
+        (s, after)
+    }
+
+    /// Drop translation page `u`'s entries from a page-granular CMT, writing
+    /// the page back first if any of them is dirty. Counts one eviction (and
+    /// one dirty eviction) per page.
+    fn evict_page(&mut self, u: u32, cx: &mut FtlCtx) {
+        self.stats.cmt_evictions += 1;
+        if self.tp_dirty[u as usize] > 0 {
+            self.stats.cmt_dirty_evictions += 1;
+            self.writeback_host(u, cx);
+        }
+        cx.work.dram_accesses += 1;
+        for l in self.tpage_range(u) {
+            if let Some(s) = self.cmt.slot(l) {
+                self.cmt.remove(s);
+            }
+        }
     }
 
     // ------------------------------------------------------------ GC
@@ -697,7 +802,6 @@ impl DftlFtl {
     /// Copy the valid pages of translation block `victim` to the translation
     /// frontier and erase it, in a job of its own.
     fn collect_trans(&mut self, victim: BlockId, cx: &mut FtlCtx) {
-        let plane = self.g.plane_of_block(victim);
         let job = cx.new_job(false);
         self.new_hjob = true;
         let first = self.g.first_page(victim).0;
@@ -708,7 +812,7 @@ impl DftlFtl {
                 continue;
             }
             cx.read(job, 0, Ppn(src), Purpose::Gc, NO_LPN);
-            let dst = self.alloc_tpage(plane);
+            let dst = self.alloc_tpage(t);
             cx.program(job, 1, dst, Purpose::Gc, NO_LPN, Some(Ppn(src)));
             self.install_tpage(t, dst);
             cx.work.gc_pages += 1;
@@ -788,15 +892,10 @@ impl DftlFtl {
     /// Static wear levelling (as in the page FTL): past the threshold, move the
     /// plane's least-worn full data block to the GC frontier and erase it.
     fn static_wear_level(&mut self, plane: PlaneId, cx: &mut FtlCtx) {
-        let (h, gc, t, tr) = (
-            &self.host_open,
-            &self.gc_open,
-            self.trans_open,
-            &self.is_trans,
-        );
+        let (h, gc, tr) = (&self.host_open, &self.gc_open, &self.is_trans);
         let Some(v) = self.wear.static_victim(&self.blocks, plane, |i| {
             let b = i as u32;
-            !tr[i] && b != t && !h.contains(&b) && !gc.contains(&b)
+            !tr[i] && !h.contains(&b) && !gc.contains(&b)
         }) else {
             return;
         };
@@ -906,7 +1005,7 @@ impl DftlFtl {
                 cx.read(job, 0, Ppn(old), Purpose::Translation, NO_LPN);
                 self.stats.translation_reads += 1;
                 self.clean_tpage(t, cx);
-                let p = self.alloc_tpage(plane);
+                let p = self.alloc_tpage(t);
                 cx.program(job, 1, p, Purpose::Translation, NO_LPN, None);
                 self.stats.translation_writes += 1;
                 self.install_tpage(t, p);
@@ -1219,7 +1318,7 @@ impl Ftl for DftlFtl {
             for (b, trans) in [
                 (self.host_open[pl], false),
                 (self.gc_open[pl], false),
-                (if pl == 0 { self.trans_open } else { NONE }, true),
+                (self.trans_open[pl], true),
             ] {
                 if b != NONE
                     && (self.blocks.state(b as usize) != BlockState::Open
@@ -1235,6 +1334,13 @@ impl Ftl for DftlFtl {
     }
     fn stats(&self) -> FtlStats {
         self.stats.clone()
+    }
+    fn notes(&self) -> Vec<(&'static str, u64)> {
+        if self.threshold != self.threshold_given {
+            vec![("dftl_gc_threshold_blocks_raised_to", self.threshold as u64)]
+        } else {
+            vec![]
+        }
     }
     fn mapping_table_bytes(&self) -> u64 {
         self.n_tp as u64 * self.entry + self.cmt_bytes

@@ -50,6 +50,7 @@ macro_rules! any_ftl {
             fn lookup(&self, l: Lpn) -> Option<Ppn> { match self { $(AnyFtl::$variant(f) => f.lookup(l)),* } }
             fn check_invariants(&self) -> Result<(), String> { match self { $(AnyFtl::$variant(f) => f.check_invariants()),* } }
             fn stats(&self) -> FtlStats { match self { $(AnyFtl::$variant(f) => f.stats()),* } }
+            fn notes(&self) -> Vec<(&'static str, u64)> { match self { $(AnyFtl::$variant(f) => f.notes()),* } }
             fn mapping_table_bytes(&self) -> u64 { match self { $(AnyFtl::$variant(f) => f.mapping_table_bytes()),* } }
         }
     };

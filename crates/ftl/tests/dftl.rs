@@ -5,7 +5,7 @@
 use ftl::mapsize::{table_bytes, MapParams, Scheme};
 use ftl::{DftlFtl, PageFtl};
 use proptest::prelude::*;
-use ssd_core::config::{CmtPolicy, GcPolicy, Precondition, Settings, SsdConfig};
+use ssd_core::config::{CmtGranularity, CmtPolicy, GcPolicy, Precondition, Settings, SsdConfig};
 use ssd_core::ftl::{FlashArray, FlashOp, Ftl, FtlCtx, OpKind, Purpose, NO_PPN};
 use ssd_core::observer::NullObserver;
 use ssd_core::rng::{SimRng, SimRngExt};
@@ -20,7 +20,20 @@ use std::collections::BTreeMap;
 /// 2-byte entries -> 256 entries per translation page -> 12 translation pages.
 /// (Greedy also survives 25 % OP with a one-entry CMT; see `tight_drive_greedy`.)
 fn small(cmt_entries: u64, policy: CmtPolicy, gc: GcPolicy) -> Settings {
+    small_with(cmt_entries, policy, gc, CmtGranularity::Entry, 2)
+}
+
+/// [`small`] with a CMT granularity and a GC threshold.
+fn small_with(
+    cmt_entries: u64,
+    policy: CmtPolicy,
+    gc: GcPolicy,
+    granularity: CmtGranularity,
+    threshold: u32,
+) -> Settings {
     let mut c = SsdConfig::default();
+    c.ftl.cmt_granularity = granularity;
+    c.ftl.gc_threshold_blocks = threshold;
     c.layout.channels = 2;
     c.layout.ways = 1;
     c.nand.planes_per_die = 2;
@@ -253,12 +266,21 @@ proptest! {
     #[test]
     fn random_ops_keep_invariants(
         cmt in 1u64..40,
+        pages in 1u64..4,
+        page_granular in any::<bool>(),
+        threshold in 1u32..4,
         slru in any::<bool>(),
         gc in gc_strategy(),
         ops in prop::collection::vec(op_strategy(), 50..400),
     ) {
         let policy = if slru { CmtPolicy::Slru } else { CmtPolicy::Lru };
-        let s = small(cmt, policy, gc);
+        // Page granularity: room for 1-3 translation pages of 256 entries.
+        let (cmt, granularity) = if page_granular {
+            (pages * 256 + cmt, CmtGranularity::Page)
+        } else {
+            (cmt, CmtGranularity::Entry)
+        };
+        let s = small_with(cmt, policy, gc, granularity, threshold);
         let mut rig = Rig::new(&s, DftlFtl::new(&s).unwrap());
         rig.fill();
         for op in &ops {
@@ -467,8 +489,8 @@ fn dftl_refuses_too_little_spare_space() {
     let mut c = SsdConfig::default();
     c.ftl.kind = "dftl".into();
     c.nand.blocks_per_plane = 64;
-    // 4 spare blocks per plane pass the generic check; DFTL wants 5 plus its
-    // translation pages.
+    // 4 spare blocks per plane pass the generic check; DFTL wants
+    // gc_threshold_blocks + 4 (6) plus its translation pages.
     c.ftl.op = 0.07;
     let s = c.validate().unwrap();
     let e = ftl::build(&s).unwrap_err().to_string();
@@ -480,7 +502,7 @@ fn sim_run(rw: RwMode, dist: Distribution) -> (ssd_core::stats::Report, String) 
     c.layout.channels = 4;
     c.nand.blocks_per_plane = 32;
     c.ftl.kind = "dftl".into();
-    c.ftl.op = 0.2;
+    c.ftl.op = 0.25;
     c.sim.precondition = Precondition::Fill;
     c.workload = WorkloadConfig {
         rw,

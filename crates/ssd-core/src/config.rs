@@ -477,6 +477,28 @@ pub struct FtlConfig {
     pub cmt_entry_bytes: u32,
     /// DFTL: CMT replacement policy.
     pub cmt_policy: CmtPolicy,
+    /// DFTL: what a CMT miss loads and an eviction drops: the one entry
+    /// (Gupta et al.'s DFTL, the default) or its whole translation page
+    /// (page-level caches in the manner of TPFTL and CDFTL).
+    #[serde(default)]
+    pub cmt_granularity: CmtGranularity,
+}
+
+/// Unit of DFTL's Cached Mapping Table (`ftl.cmt_granularity`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CmtGranularity {
+    /// A miss reads the translation page and caches the entry it needs;
+    /// replacement evicts single entries (a dirty one writes back its page
+    /// with every dirty cached entry of that page).
+    #[default]
+    Entry,
+    /// A miss reads the translation page and caches all its entries;
+    /// replacement evicts whole pages (a dirty page is written back without
+    /// being read again, the controller holding all of it). Exploits spatial
+    /// locality; the cache holds `cmt_size / cmt_entry_bytes` entries, whole
+    /// pages of them.
+    Page,
 }
 
 /// Wear-levelling mode.
@@ -868,6 +890,7 @@ impl Default for SsdConfig {
                 cmt_size: Size::kib(32),
                 cmt_entry_bytes: 8,
                 cmt_policy: CmtPolicy::Slru,
+                cmt_granularity: CmtGranularity::Entry,
             },
             sched: SchedConfig::default(),
             power: PowerConfig::lee2011(),

@@ -2941,6 +2941,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         for (name, n) in self.src.notes() {
             r.notes.insert(name, n);
         }
+        for (name, n) in self.ftl.notes() {
+            r.notes.insert(name.to_string(), n);
+        }
         // The mapping table (or DFTL's cache and directory) and the write
         // buffer live in DRAM: a configuration whose DRAM cannot hold them is
         // simulated as given, and said to be so.

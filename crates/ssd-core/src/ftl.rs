@@ -275,6 +275,12 @@ pub trait Ftl {
     /// Check every invariant of spec/ftl.md; the property tests call it after each step.
     fn check_invariants(&self) -> Result<(), String>;
     fn stats(&self) -> FtlStats;
+    /// Things the report should say about how the FTL ran the configuration
+    /// it was given (a setting it had to raise, ...): (name, value) pairs
+    /// that go to the report's `notes`. Default none.
+    fn notes(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
     /// Bytes of mapping tables the FTL keeps in controller memory.
     fn mapping_table_bytes(&self) -> u64;
 }
