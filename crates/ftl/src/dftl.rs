@@ -818,6 +818,7 @@ impl DftlFtl {
             cx.work.gc_pages += 1;
             cx.work.dram_accesses += 1;
             self.stats.gc_page_copies += 1;
+            self.stats.translation_gc_copies += 1;
         }
         self.erase_block(victim);
         cx.erase(job, 2, Ppn(first), Purpose::Gc);

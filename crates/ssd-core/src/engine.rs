@@ -922,6 +922,11 @@ fn batch_key(kind: OpKind, purpose: Purpose, pg: u16) -> u32 {
     (kind as u32) | (purpose.index() as u32) << 4 | off << 8
 }
 
+/// The kind and purpose bits of a `queue_key`, and their value for a
+/// translation-page read.
+const KIND_PURPOSE_MASK: u16 = 0x1f;
+const TRANSLATION_READ: u16 = OpKind::Read as u16 | (Purpose::Translation as u16) << 2;
+
 /// `batch_key` in 16 bits, as the die queues keep it: equal batch keys give
 /// equal queue keys, and so do some unequal ones where a block has more
 /// than 2048 pages (the offset's higher bits are dropped), so the partner
@@ -1209,6 +1214,21 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
     /// (block, erase epoch): see `BlockExec::reads`.
     late_reads: std::collections::HashMap<(u32, u32), u32>,
     start: SimTime,
+}
+
+/// Count a read of block `b` (record `bx`) planned at erase epoch `epoch`,
+/// two or more erases ahead of what the block has executed (see
+/// `BlockExec::reads`).
+#[cold]
+#[inline(never)]
+fn count_late_read(
+    bx: &mut BlockExec,
+    late_reads: &mut std::collections::HashMap<(u32, u32), u32>,
+    b: u32,
+    epoch: u32,
+) {
+    bx.late = 1;
+    *late_reads.entry((b, epoch)).or_insert(0) += 1;
 }
 
 /// A translation-page read in flight (see `Simulation::join_tp_read`).
@@ -2010,8 +2030,12 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             &mut self.plan_fill[..],
             &mut self.txns.items[..],
         );
-        let (flash, counters, plan_jobs) =
-            (&mut self.flash, &mut self.counters, &self.plan_jobs[..]);
+        let (flash, counters, plan_jobs, late_reads) = (
+            &mut self.flash,
+            &mut self.counters,
+            &self.plan_jobs[..],
+            &mut self.late_reads,
+        );
         for op in &self.cx.plan.ops {
             let (b, page) = flash.split(op.ppn);
             let bx = &mut blk[b as usize];
@@ -2020,8 +2044,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 if epoch <= bx.exec_epoch + 1 {
                     bx.reads[epoch as usize & 1] += 1;
                 } else {
-                    bx.late = 1;
-                    *self.late_reads.entry((b, epoch)).or_insert(0) += 1;
+                    count_late_read(bx, late_reads, b, epoch);
                 }
             }
             // An erase notes the pages written before it (its trigger).
@@ -2205,7 +2228,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     #[inline]
     fn enqueue(&mut self, t: u32) {
         let tx = &self.txns[t];
-        if tx.purpose == Purpose::Translation && tx.kind == OpKind::Read && self.join_tp_read(t) {
+        if tx.qkey & KIND_PURPOSE_MASK == TRANSLATION_READ && self.join_tp_read(t) {
             return;
         }
         let tx = &self.txns[t];
@@ -2758,6 +2781,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     }
 
     /// A transaction of job `j` is done.
+    #[inline(always)]
     fn txn_done(&mut self, j: u32) {
         self.txns.live -= 1;
         let job = &mut self.jobs[j];

@@ -228,6 +228,9 @@ ftl_stats!(
     merge_erases,
     translation_reads,
     translation_writes,
+    /// Translation pages copied by GC out of translation blocks (DFTL; also
+    /// counted in `gc_page_copies`).
+    translation_gc_copies,
     cmt_hits,
     cmt_misses,
     cmt_evictions,
