@@ -4,7 +4,6 @@ mod args;
 
 use ssdsim::sweep;
 
-use anyhow::Context;
 use args::ConfigArgs;
 use clap::{Parser, Subcommand, ValueEnum};
 use ssdsim::{resolve_config, run_config, RunError, RunOptions};
@@ -173,6 +172,13 @@ enum Cmd {
 }
 
 fn main() -> ExitCode {
+    // A write past the file-size limit (ulimit -f) then fails with EFBIG and
+    // is reported like any other write error, instead of killing the process.
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to SIG_IGN installs no handler.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
     let cli = Cli::parse();
     match real_main(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -222,12 +228,55 @@ fn check_writable(files: &[Option<&std::path::Path>]) -> Result<(), RunError> {
     Ok(())
 }
 
+/// Write `bytes` to the file `p` through a temporary file renamed into place
+/// (`ssd_core::outfile::write_atomic`): a failed write is an error and leaves
+/// the old file, never a truncated one.
+fn write_file(p: &std::path::Path, bytes: &[u8]) -> Result<(), RunError> {
+    ssd_core::outfile::write_bytes_atomic(p, bytes)
+        .map_err(|e| RunError::Io(format!("{}: cannot write: {e}", p.display())))
+}
+
 fn write_out(out: Option<&PathBuf>, text: &str) -> anyhow::Result<()> {
     match out {
-        Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?,
+        Some(p) => write_file(p, text.as_bytes())?,
         None => {
             let mut so = std::io::stdout().lock();
-            so.write_all(text.as_bytes())?;
+            so.write_all(text.as_bytes())
+                .and_then(|()| so.flush())
+                .map_err(|e| RunError::Io(format!("writing to standard output: {e}")))?;
+        }
+    }
+    Ok(())
+}
+
+/// Refuse outputs that would replace an input (`run --trace F --out F`, a
+/// symbolic link or another spelling of it) or another output.
+fn refuse_overwrite(
+    inputs: &[(&str, Option<&std::path::Path>)],
+    outputs: &[(&str, Option<&std::path::Path>)],
+) -> Result<(), RunError> {
+    let outs: Vec<(&str, &std::path::Path)> = outputs
+        .iter()
+        .filter_map(|(n, p)| Some((*n, (*p)?)))
+        .collect();
+    for (i, (on, op)) in outs.iter().enumerate() {
+        for (inn, ip) in inputs.iter().filter_map(|(n, p)| Some((*n, (*p)?))) {
+            if ssd_core::outfile::same_file(ip, op) {
+                return Err(RunError::Input(format!(
+                    "{on} {}: is the input {inn} {}; refusing to overwrite an input",
+                    op.display(),
+                    ip.display()
+                )));
+            }
+        }
+        for (on2, op2) in &outs[..i] {
+            if ssd_core::outfile::same_file(op, op2) {
+                return Err(RunError::Input(format!(
+                    "{on} {} and {on2} {} name the same file",
+                    op.display(),
+                    op2.display()
+                )));
+            }
         }
     }
     Ok(())
@@ -262,6 +311,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             }
             flags.extend(split_set(&set)?);
             let mut c = resolve_config(config.as_deref(), &flags)?;
+            let fio_path = fio.clone();
             if let Some(path) = fio {
                 let (w, job) =
                     ssdsim::fio::parse_file(&path, &c.workload).map_err(RunError::from)?;
@@ -301,6 +351,20 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             }
             let power_sample = ssd_core::units::parse_dur(&power_sample)
                 .map_err(|e| RunError::Input(format!("--power-sample: {e}")))?;
+            let trace_path = c.trace.as_ref().map(|t| PathBuf::from(&t.path));
+            refuse_overwrite(
+                &[
+                    ("--trace", trace_path.as_deref()),
+                    ("--config", config.as_deref()),
+                    ("--fio", fio_path.as_deref()),
+                ],
+                &[
+                    ("--out", out.as_deref()),
+                    ("--power-trace", power_trace.as_deref()),
+                    ("--plot-power", plot_power.as_deref()),
+                    ("--plot-breakdown", plot_breakdown.as_deref()),
+                ],
+            )?;
             check_writable(&[
                 out.as_deref(),
                 power_trace.as_deref(),
@@ -368,7 +432,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                     t.push_str(&r.csv_line());
                     t.push('\n');
                 }
-                std::fs::write(p, t).with_context(|| format!("writing {}", p.display()))?;
+                write_file(p, t.as_bytes())?;
             }
             if let Some(p) = &plot {
                 mapsize_plot(&rows, p).map_err(RunError::Io)?;
@@ -401,6 +465,18 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             md,
             plot,
         } => {
+            let ins: Vec<(&str, Option<&std::path::Path>)> = inputs
+                .iter()
+                .map(|p| ("shard", Some(p.as_path())))
+                .collect();
+            refuse_overwrite(
+                &ins,
+                &[
+                    ("--csv", csv.as_deref()),
+                    ("--jsonl", jsonl.as_deref()),
+                    ("--md", md.as_deref()),
+                ],
+            )?;
             let mut rows = Vec::new();
             for p in &inputs {
                 rows.extend(sweep::read_jsonl(p).map_err(RunError::Input)?);
@@ -605,8 +681,7 @@ fn write_outputs(
         sweep::write_jsonl(rows, p).map_err(RunError::Io)?;
     }
     if let Some(p) = md {
-        std::fs::write(p, sweep::markdown(rows))
-            .with_context(|| format!("writing {}", p.display()))?;
+        write_file(p, sweep::markdown(rows).as_bytes())?;
     }
     let tables: Vec<String> = [csv, jsonl, md]
         .into_iter()
@@ -764,6 +839,19 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
         or(&mut a.md, "sweep.md");
         or(&mut a.plot, "plots");
     }
+    let base_trace = base.trace.as_ref().map(|t| PathBuf::from(&t.path));
+    refuse_overwrite(
+        &[
+            ("--config", a.config.as_deref()),
+            ("--grid", a.grid.as_deref()),
+            ("the trace", base_trace.as_deref()),
+        ],
+        &[
+            ("--csv", a.csv.as_deref()),
+            ("--jsonl", a.jsonl.as_deref()),
+            ("--md", a.md.as_deref()),
+        ],
+    )?;
     check_writable(&[a.csv.as_deref(), a.jsonl.as_deref(), a.md.as_deref()])?;
     if let Some(d) = &a.plot {
         std::fs::create_dir_all(d)
@@ -895,6 +983,14 @@ fn trace_cmd(cmd: TraceCmd) -> anyhow::Result<()> {
             skip_bad_lines,
             blkparse_action,
         } => {
+            if ssd_core::outfile::same_file(&input, &output) {
+                return Err(RunError::Input(format!(
+                    "{}: is the input {}; refusing to overwrite it (write elsewhere)",
+                    output.display(),
+                    input.display()
+                ))
+                .into());
+            }
             let to: TraceFormat = to
                 .parse()
                 .map_err(|e| RunError::Input(format!("--to: {e}")))?;
@@ -921,64 +1017,70 @@ fn trace_cmd(cmd: TraceCmd) -> anyhow::Result<()> {
 
 fn mapsize_plot(rows: &[ftl::mapsize::MapSizeRow], path: &std::path::Path) -> Result<(), String> {
     use plotters::prelude::*;
-    let root = SVGBackend::new(path, (900, 600)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| e.to_string())?;
-    let xmax = rows
-        .iter()
-        .map(|r| r.capacity_bytes as f64 / (1u64 << 30) as f64)
-        .fold(0.0f64, f64::max)
-        .max(1e-3);
-    let xmin = rows
-        .iter()
-        .map(|r| r.capacity_bytes as f64 / (1u64 << 30) as f64)
-        .fold(f64::MAX, f64::min)
-        .min(xmax / 2.0);
-    let ymax = rows.iter().map(|r| r.table_kib).fold(1.0f64, f64::max);
-    let ymin = rows
-        .iter()
-        .map(|r| r.table_kib)
-        .fold(f64::MAX, f64::min)
-        .clamp(1e-3, ymax / 2.0);
-    let mut chart = ChartBuilder::on(&root)
-        .caption("mapping-table memory", ("sans-serif", 18))
-        .margin(10)
-        .x_label_area_size(35)
-        .y_label_area_size(60)
-        .build_cartesian_2d(
-            (xmin..xmax * 1.1).log_scale(),
-            (ymin..ymax * 1.5).log_scale(),
-        )
-        .map_err(|e| e.to_string())?;
-    chart
-        .configure_mesh()
-        .x_desc("capacity (GiB)")
-        .y_desc("table (KiB)")
-        .draw()
-        .map_err(|e| e.to_string())?;
-    let mut schemes: Vec<&str> = rows.iter().map(|r| r.scheme).collect();
-    schemes.dedup();
-    for (i, s) in schemes.iter().enumerate() {
-        let pts: Vec<(f64, f64)> = rows
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (900, 600)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let xmax = rows
             .iter()
-            .filter(|r| r.scheme == *s)
-            .map(|r| {
-                (
-                    r.capacity_bytes as f64 / (1u64 << 30) as f64,
-                    r.table_kib.max(ymin),
-                )
-            })
-            .collect();
+            .map(|r| r.capacity_bytes as f64 / (1u64 << 30) as f64)
+            .fold(0.0f64, f64::max)
+            .max(1e-3);
+        let xmin = rows
+            .iter()
+            .map(|r| r.capacity_bytes as f64 / (1u64 << 30) as f64)
+            .fold(f64::MAX, f64::min)
+            .min(xmax / 2.0);
+        let ymax = rows.iter().map(|r| r.table_kib).fold(1.0f64, f64::max);
+        let ymin = rows
+            .iter()
+            .map(|r| r.table_kib)
+            .fold(f64::MAX, f64::min)
+            .clamp(1e-3, ymax / 2.0);
+        let mut chart = ChartBuilder::on(&root)
+            .caption("mapping-table memory", ("sans-serif", 18))
+            .margin(10)
+            .x_label_area_size(35)
+            .y_label_area_size(60)
+            .build_cartesian_2d(
+                (xmin..xmax * 1.1).log_scale(),
+                (ymin..ymax * 1.5).log_scale(),
+            )
+            .map_err(|e| e.to_string())?;
         chart
-            .draw_series(LineSeries::new(pts, Palette99::pick(i).stroke_width(2)))
-            .map_err(|e| e.to_string())?
-            .label(*s)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], Palette99::pick(i)));
+            .configure_mesh()
+            .x_desc("capacity (GiB)")
+            .y_desc("table (KiB)")
+            .draw()
+            .map_err(|e| e.to_string())?;
+        let mut schemes: Vec<&str> = rows.iter().map(|r| r.scheme).collect();
+        schemes.dedup();
+        for (i, s) in schemes.iter().enumerate() {
+            let pts: Vec<(f64, f64)> = rows
+                .iter()
+                .filter(|r| r.scheme == *s)
+                .map(|r| {
+                    (
+                        r.capacity_bytes as f64 / (1u64 << 30) as f64,
+                        r.table_kib.max(ymin),
+                    )
+                })
+                .collect();
+            chart
+                .draw_series(LineSeries::new(pts, Palette99::pick(i).stroke_width(2)))
+                .map_err(|e| e.to_string())?
+                .label(*s)
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 15, y)], Palette99::pick(i))
+                });
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()
+            .map_err(|e| e.to_string())?;
+        root.present().map_err(|e| e.to_string())?;
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|e| e.to_string())?;
-    root.present().map_err(|e| e.to_string())
+    write_file(path, svg.as_bytes()).map_err(|e| e.to_string())
 }

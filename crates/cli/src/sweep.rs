@@ -515,14 +515,21 @@ fn columns(rows: &[Row]) -> (Vec<String>, Vec<Vec<String>>) {
     (header, body)
 }
 
+/// Write `bytes` to `path` through a temporary file renamed into place.
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    ssd_core::outfile::write_bytes_atomic(path, bytes)
+        .map_err(|e| format!("{}: cannot write: {e}", path.display()))
+}
+
 pub fn write_csv(rows: &[Row], path: &Path) -> Result<(), String> {
     let (h, body) = columns(rows);
-    let mut w = csv::Writer::from_path(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(&h).map_err(|e| e.to_string())?;
     for r in body {
         w.write_record(&r).map_err(|e| e.to_string())?;
     }
-    w.flush().map_err(|e| e.to_string())
+    let bytes = w.into_inner().map_err(|e| e.to_string())?;
+    write_file(path, &bytes)
 }
 
 pub fn write_jsonl(rows: &[Row], path: &Path) -> Result<(), String> {
@@ -531,7 +538,7 @@ pub fn write_jsonl(rows: &[Row], path: &Path) -> Result<(), String> {
         s.push_str(&serde_json::to_string(r).map_err(|e| e.to_string())?);
         s.push('\n');
     }
-    std::fs::write(path, s).map_err(|e| format!("{}: {e}", path.display()))
+    write_file(path, s.as_bytes())
 }
 
 pub fn read_jsonl(path: &Path) -> Result<Vec<Row>, String> {
@@ -648,7 +655,8 @@ pub fn plot(rows: &[Row], dir: &Path) -> Result<Vec<std::path::PathBuf>, String>
     for (name, get) in &metrics {
         let path = dir.join(format!("{name}.svg"));
         let h = 120 + 22 * ok.len() as u32;
-        let root = SVGBackend::new(&path, (900, h)).into_drawing_area();
+        let mut svg = String::new();
+        let root = SVGBackend::with_string(&mut svg, (900, h)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         let max = ok.iter().map(|r| get(r)).fold(0.0f64, f64::max).max(1e-12) * 1.1;
         let n = ok.len().max(1);
@@ -684,11 +692,13 @@ pub fn plot(rows: &[Row], dir: &Path) -> Result<Vec<std::path::PathBuf>, String>
         root.present().map_err(|e| e.to_string())?;
         drop(chart);
         drop(root);
+        write_file(&path, svg.as_bytes())?;
         files.push(path);
     }
     // Latency CDFs.
     let path = dir.join("latency_cdf.svg");
-    let root = SVGBackend::new(&path, (900, 600)).into_drawing_area();
+    let mut svg = String::new();
+    let root = SVGBackend::with_string(&mut svg, (900, 600)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
     let xmax = ok
         .iter()
@@ -725,6 +735,7 @@ pub fn plot(rows: &[Row], dir: &Path) -> Result<Vec<std::path::PathBuf>, String>
     root.present().map_err(|e| e.to_string())?;
     drop(chart);
     drop(root);
+    write_file(&path, svg.as_bytes())?;
     files.push(path);
     Ok(files)
 }

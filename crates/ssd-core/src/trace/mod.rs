@@ -153,6 +153,13 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> TraceError + '_ {
     }
 }
 
+fn io_err_fn(path: &Path) -> impl Fn(io::Error) -> TraceError + '_ {
+    move |source| TraceError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
 // ------------------------------------------------------------------ records
 
 /// One trace record in the trace's own terms, converted to common units.
@@ -1527,34 +1534,46 @@ pub fn convert_with(
         Some(f) => f,
         None => detect_file(input)?,
     };
+    if crate::outfile::same_file(input, output) {
+        return Err(io_err(output)(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "is the input trace ({}); refusing to overwrite it",
+                input.display()
+            ),
+        )));
+    }
     let l = label(input);
-    let file = File::create(output).map_err(io_err(output))?;
+    let input = open_input(input)?;
     let gz = output.extension().is_some_and(|e| e == "gz");
-    let mut w: Box<dyn Write> = if gz {
-        Box::new(flate2::write::GzEncoder::new(
-            io::BufWriter::new(file),
-            flate2::Compression::default(),
-        ))
-    } else {
-        Box::new(io::BufWriter::new(file))
-    };
-    let rep = match open_input(input)? {
-        Input::Plain(r) => convert_stream(
-            TraceReader::new(r, in_fmt, &l, po).skip_bad_lines(skip_bad_lines),
-            &mut w,
-            out_fmt,
-            output,
-        ),
-        Input::Gzip(r) => convert_stream(
-            TraceReader::new(r, in_fmt, &l, po).skip_bad_lines(skip_bad_lines),
-            &mut w,
-            out_fmt,
-            output,
-        ),
-    }?;
-    w.flush().map_err(io_err(output))?;
-    drop(w);
-    Ok(rep)
+    // Written beside the output and renamed into place: a failed conversion
+    // leaves the old file (if any), never a truncated one.
+    crate::outfile::write_atomic_with(output, io_err_fn(output), |w| {
+        let finish = |mut w: &mut dyn Write| -> Result<ConvertReport, TraceError> {
+            match input {
+                Input::Plain(r) => convert_stream(
+                    TraceReader::new(r, in_fmt, &l, po).skip_bad_lines(skip_bad_lines),
+                    &mut w,
+                    out_fmt,
+                    output,
+                ),
+                Input::Gzip(r) => convert_stream(
+                    TraceReader::new(r, in_fmt, &l, po).skip_bad_lines(skip_bad_lines),
+                    &mut w,
+                    out_fmt,
+                    output,
+                ),
+            }
+        };
+        if gz {
+            let mut enc = flate2::write::GzEncoder::new(w, flate2::Compression::default());
+            let rep = finish(&mut enc)?;
+            enc.try_finish().map_err(io_err(output))?;
+            Ok(rep)
+        } else {
+            finish(w)
+        }
+    })
 }
 
 /// Convert records from a reader into `out_fmt` on `w` (times rebased to 0).

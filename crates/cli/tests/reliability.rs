@@ -1,0 +1,290 @@
+//! Reliability: no destroyed input, no half-written output reported as a
+//! success, no wrapped or nonsensical number taken silently, no lost sweep
+//! rows. Each test runs the `ssdsim` binary as a user would.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Run the `ssdsim` binary in `dir`: (exit code, stdout, stderr). A process
+/// killed by a signal has exit code -1.
+fn ssdsim_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_ssdsim"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into(),
+        String::from_utf8_lossy(&o.stderr).into(),
+    )
+}
+
+#[allow(dead_code)]
+fn ssdsim(args: &[&str]) -> (i32, String, String) {
+    ssdsim_in(&std::env::current_dir().unwrap(), args)
+}
+
+/// `ssdsim ARGS` under `sh -c 'ulimit -f BLOCKS; exec ...'` in `dir`.
+fn ssdsim_ulimit_f(dir: &Path, blocks: u32, args: &[&str]) -> (i32, String, String) {
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -f {blocks}; exec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_ssdsim"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into(),
+        String::from_utf8_lossy(&o.stderr).into(),
+    )
+}
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ssdsim-rel-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The names in `dir`, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// A small MSR trace in `dir` as t.csv (the repository's synth.msr).
+fn msr_trace(dir: &Path) -> PathBuf {
+    let t = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../traces/synth.msr");
+    let dst = dir.join("t.csv");
+    std::fs::copy(&t, &dst).unwrap();
+    let mut perm = std::fs::metadata(&dst).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    perm.set_readonly(false);
+    std::fs::set_permissions(&dst, perm).unwrap();
+    dst
+}
+
+mod files_never_destroyed {
+    use super::*;
+
+    /// `trace convert IN IN` in every spelling (same path, `./`, a symbolic
+    /// link, a hard link, `dir/../dir`) is refused and the input is intact.
+    #[test]
+    fn convert_refuses_its_own_input() {
+        let d = scratch("convert-self");
+        let t = msr_trace(&d);
+        let before = std::fs::read(&t).unwrap();
+        std::os::unix::fs::symlink("t.csv", d.join("link.csv")).unwrap();
+        std::fs::hard_link(&t, d.join("hard.csv")).unwrap();
+        let up = format!("../{}/t.csv", d.file_name().unwrap().to_string_lossy());
+        for out in ["t.csv", "./t.csv", "link.csv", "hard.csv", up.as_str()] {
+            let (code, _, err) = ssdsim_in(&d, &["trace", "convert", "t.csv", out, "--to", "spc"]);
+            assert_eq!(code, 2, "{out}: {err}");
+            assert!(err.contains("refusing to overwrite"), "{out}: {err}");
+            assert_eq!(
+                std::fs::read(&t).unwrap(),
+                before,
+                "{out} changed the input"
+            );
+        }
+        // Through the link as input, too.
+        let (code, _, err) = ssdsim_in(
+            &d,
+            &["trace", "convert", "link.csv", "t.csv", "--to", "spc"],
+        );
+        assert_eq!(code, 2, "{err}");
+        assert_eq!(std::fs::read(&t).unwrap(), before);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// `run --trace F --out F` and `--power-trace F` are refused before the run.
+    #[test]
+    fn run_refuses_outputs_onto_its_inputs() {
+        let d = scratch("run-self");
+        let t = msr_trace(&d);
+        let before = std::fs::read(&t).unwrap();
+        for (flag, out) in [
+            ("--out", "t.csv"),
+            ("--out", "./t.csv"),
+            ("--power-trace", "t.csv"),
+            ("--plot-power", "./t.csv"),
+        ] {
+            let (code, _, err) = ssdsim_in(
+                &d,
+                &["run", "--trace", "t.csv", "--max-requests", "50", flag, out],
+            );
+            assert_eq!(code, 2, "{flag} {out}: {err}");
+            assert!(err.contains("refusing to overwrite an input"), "{err}");
+            assert_eq!(std::fs::read(&t).unwrap(), before);
+        }
+        // Two outputs onto one file.
+        let (code, _, err) = ssdsim_in(
+            &d,
+            &[
+                "run",
+                "--number_ios",
+                "50",
+                "--out",
+                "a.txt",
+                "--power-trace",
+                "./a.txt",
+            ],
+        );
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("name the same file"), "{err}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// A full device is a clear error with a non-zero exit, for each kind of
+    /// output that can be pointed at it.
+    #[test]
+    fn a_full_disk_is_an_error() {
+        if !Path::new("/dev/full").exists() {
+            return;
+        }
+        let d = scratch("full");
+        msr_trace(&d);
+        let cases: Vec<Vec<&str>> = vec![
+            vec![
+                "run",
+                "--number_ios",
+                "50",
+                "--no-power",
+                "--out",
+                "/dev/full",
+            ],
+            vec!["run", "--number_ios", "50", "--power-trace", "/dev/full"],
+            vec!["run", "--number_ios", "50", "--plot-breakdown", "/dev/full"],
+            vec!["trace", "convert", "t.csv", "/dev/full", "--to", "spc"],
+            vec!["mapping-size", "--csv", "/dev/full"],
+            vec![
+                "sweep",
+                "--ftl",
+                "page",
+                "--number_ios",
+                "50",
+                "--rw",
+                "randread",
+                "--csv",
+                "/dev/full",
+            ],
+        ];
+        for args in cases {
+            let (code, _, err) = ssdsim_in(&d, &args);
+            assert!(code > 0, "{args:?}: exit {code}: {err}");
+            assert!(err.contains("No space left on device"), "{args:?}: {err}");
+        }
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// Past the file-size limit a write fails with EFBIG: an error and a
+    /// non-zero exit (not SIGXFSZ), and the old file is left as it was, with
+    /// no temporary file beside it.
+    #[test]
+    fn a_file_size_limit_is_an_error_and_keeps_the_old_file() {
+        let d = scratch("fsize");
+        msr_trace(&d);
+        std::fs::write(d.join("out.txt"), "old report\n").unwrap();
+        std::fs::write(d.join("out.spc"), "old trace\n").unwrap();
+        let (code, _, err) = ssdsim_ulimit_f(
+            &d,
+            1,
+            &[
+                "run",
+                "--number_ios",
+                "50",
+                "--format",
+                "json",
+                "--out",
+                "out.txt",
+            ],
+        );
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains("File too large"), "{err}");
+        let (code, _, err) = ssdsim_ulimit_f(
+            &d,
+            1,
+            &["trace", "convert", "t.csv", "out.spc", "--to", "spc"],
+        );
+        assert!(code > 0, "{err}");
+        assert!(err.contains("File too large"), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(d.join("out.txt")).unwrap(),
+            "old report\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(d.join("out.spc")).unwrap(),
+            "old trace\n"
+        );
+        assert_eq!(names(&d), vec!["out.spc", "out.txt", "t.csv"]);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// A reader that went away (EPIPE) is an error, not a success.
+    #[test]
+    fn a_closed_pipe_is_an_error() {
+        let mut ch = Command::new(env!("CARGO_BIN_EXE_ssdsim"))
+            .args(["run", "--number_ios", "200", "--format", "json"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(ch.stdout.take());
+        let o = ch.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(err.contains("standard output"), "{err}");
+    }
+
+    /// Every output replaces the old file whole (a rename), following a link.
+    #[test]
+    fn outputs_are_renamed_into_place() {
+        let d = scratch("rename");
+        std::fs::write(d.join("real.txt"), "x".repeat(100_000)).unwrap();
+        std::os::unix::fs::symlink("real.txt", d.join("link.txt")).unwrap();
+        let (code, _, err) = ssdsim_in(&d, &["run", "--number_ios", "50", "--out", "link.txt"]);
+        assert_eq!(code, 0, "{err}");
+        let text = std::fs::read_to_string(d.join("real.txt")).unwrap();
+        assert!(text.starts_with("ssdsim "), "{text}");
+        assert!(std::fs::symlink_metadata(d.join("link.txt"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(names(&d), vec!["link.txt", "real.txt"]);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// `merge` refuses to write its output over one of its shards.
+    #[test]
+    fn merge_refuses_to_overwrite_a_shard() {
+        let d = scratch("merge-self");
+        let (code, _, err) = ssdsim_in(
+            &d,
+            &[
+                "sweep",
+                "--ftl",
+                "page",
+                "--rw",
+                "randread",
+                "--number_ios",
+                "50",
+                "--jsonl",
+                "s.jsonl",
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        let before = std::fs::read(d.join("s.jsonl")).unwrap();
+        let (code, _, err) = ssdsim_in(&d, &["merge", "s.jsonl", "--jsonl", "./s.jsonl"]);
+        assert_eq!(code, 2, "{err}");
+        assert_eq!(std::fs::read(d.join("s.jsonl")).unwrap(), before);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}
