@@ -136,9 +136,22 @@ pub fn parse_str(
                 }
                 w.bs = size(v)?
             }
-            "rwmixread" => w.rwmixread = num(v)? as u32,
-            "rwmixwrite" => w.rwmixread = 100u64.saturating_sub(num(v)?) as u32,
-            "iodepth" => w.iodepth = num(v)? as u32,
+            "rwmixread" | "rwmixwrite" => {
+                let pct = num(v)?;
+                if pct > 100 {
+                    return Err(e(format!("{k}: must be 0..=100, got {pct}")));
+                }
+                let pct = pct as u32;
+                w.rwmixread = if k == "rwmixread" { pct } else { 100 - pct };
+            }
+            "iodepth" => {
+                let d = num(v)?;
+                let max = ssd_core::workload::MAX_IODEPTH;
+                if d == 0 || d > max as u64 {
+                    return Err(e(format!("{k}: must be in 1..={max}, got {d}")));
+                }
+                w.iodepth = d as u32
+            }
             "rate_iops" => w.rate_iops = Some(num(v)?),
             "rate_process" => {
                 w.rate_process = match v {
@@ -151,7 +164,15 @@ pub fn parse_str(
                     }
                 }
             }
-            "number_ios" => w.number_ios = Some(num(v)?),
+            "number_ios" => {
+                let n = num(v)?;
+                if n == 0 {
+                    return Err(e(format!(
+                        "{k}: must be at least 1 (0 would simulate nothing)"
+                    )));
+                }
+                w.number_ios = Some(n)
+            }
             "size" => {
                 if v.ends_with('%') {
                     return Err(e("size: percentages are not supported; give a size".into()));

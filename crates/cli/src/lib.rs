@@ -179,6 +179,20 @@ fn finish<O: Observer>(sim: &mut Sim<O>, opts: &RunOptions) -> Result<Report, Ru
         sim.precondition();
     }
     let report = sim.run()?;
+    if report.host.requests == 0 {
+        // Latencies, IOPS and energy per request of nothing: a report of
+        // zeros would read as a result.
+        let unfinished = report
+            .notes
+            .get("time_limit_requests_unfinished")
+            .map(|n| format!(" ({n} requests were still in flight at the time limit)"))
+            .unwrap_or_default();
+        return Err(RunError::Input(format!(
+            "the run completed no request in {:.9} s of simulated time{unfinished}: \
+             nothing to report (raise sim.time_limit, or check the workload)",
+            report.host.sim_time_s
+        )));
+    }
     if opts.check_invariants {
         use ssd_core::ftl::Ftl;
         sim.ftl

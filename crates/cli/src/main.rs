@@ -616,7 +616,7 @@ struct SweepArgs {
     /// Set a configuration field for every point: --set ftl.gc_threshold_blocks=4
     #[arg(long = "set", value_name = "FIELD=VALUE")]
     set: Vec<String>,
-    /// Worker threads (default: all cores); results do not depend on it
+    /// Worker threads, 0..=1024 (0, the default: one per core); results do not depend on it
     #[arg(long, default_value_t = 0)]
     threads: usize,
     /// Run only shard I of N (I in 0..N): points whose index mod N == I
@@ -785,6 +785,15 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
         base.sim.precondition = ssd_core::config::Precondition::Steady;
     }
     let common = split_set(&a.set)?;
+    if a.threads > sweep::MAX_THREADS {
+        return Err(RunError::Input(format!(
+            "--threads {}: at most {} (0 = one per core)",
+            a.threads,
+            sweep::MAX_THREADS
+        ))
+        .into());
+    }
+    sweep::grid_size(&axes).map_err(RunError::Input)?;
     let mut points = sweep::expand(&base, &axes, &common, &workloads);
     let total = points.len();
     if let Some(s) = &a.shard {
@@ -875,7 +884,8 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
         if let Some(b) = &bar {
             b.set_position(done as u64);
         }
-    });
+    })
+    .map_err(RunError::Io)?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }

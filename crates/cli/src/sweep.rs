@@ -402,20 +402,55 @@ pub fn shard(points: Vec<Point>, i: usize, n: usize) -> Vec<Point> {
     points.into_iter().filter(|p| p.index % n == i).collect()
 }
 
-/// Run points on `threads` threads (0 = all cores); rows come back in grid order.
+/// The most worker threads a sweep takes (`--threads`): far more than points
+/// run at once on any machine, and each simulation holds a whole drive.
+pub const MAX_THREADS: usize = 1024;
+
+/// The most points one sweep (before sharding) may have: each point holds its
+/// configuration from the start (a few KiB), and a grid beyond this is almost
+/// always a mistake in a value list.
+pub const MAX_POINTS: usize = 100_000;
+
+/// The number of points of `axes`, refused (naming the axes' sizes) beyond
+/// [`MAX_POINTS`], before anything is allocated.
+pub fn grid_size(axes: &[Axis]) -> Result<usize, String> {
+    let total = axes
+        .iter()
+        .try_fold(1usize, |n, a| n.checked_mul(a.values.len().max(1)));
+    match total {
+        Some(n) if n <= MAX_POINTS => Ok(n),
+        _ => Err(format!(
+            "the grid has {} points ({}); a sweep takes at most {MAX_POINTS}: \
+             split it into several sweeps or shorten a value list",
+            total.map_or_else(|| "more than 2^64".to_string(), |n| n.to_string()),
+            axes.iter()
+                .map(|a| format!("{} x{}", a.key, a.values.len()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+/// Run points on `threads` threads (0 = all cores, at most [`MAX_THREADS`]);
+/// rows come back in grid order. An error if the thread pool cannot be made.
 pub fn run_points(
     points: &[Point],
     threads: usize,
     opts: &RunOptions,
     progress: impl Fn(usize, usize) + Sync,
-) -> Vec<Row> {
+) -> Result<Vec<Row>, String> {
+    if threads > MAX_THREADS {
+        return Err(format!(
+            "--threads {threads}: at most {MAX_THREADS} (0 = one per core)"
+        ));
+    }
     let done = AtomicUsize::new(0);
     let total = points.len();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
-        .expect("thread pool");
-    pool.install(|| {
+        .map_err(|e| format!("cannot start {threads} worker threads: {e}"))?;
+    Ok(pool.install(|| {
         points
             .par_iter()
             .map(|p| {
@@ -424,7 +459,7 @@ pub fn run_points(
                 r
             })
             .collect()
-    })
+    }))
 }
 
 // ------------------------------------------------------------------ output

@@ -288,3 +288,158 @@ mod files_never_destroyed {
         std::fs::remove_dir_all(&d).unwrap();
     }
 }
+
+mod numeric_limits {
+    use super::*;
+
+    /// Run `args` and expect exit 2 with every one of `needles` in stderr.
+    fn refused(args: &[&str], needles: &[&str]) {
+        let (code, _, err) = ssdsim(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        for n in needles {
+            assert!(err.contains(n), "{args:?}: {n:?} not in {err}");
+        }
+    }
+
+    /// A fio job's integers are not truncated to 32 bits, and both mixes are
+    /// checked alike; the error names file:line and the option.
+    #[test]
+    fn fio_integers_are_not_truncated() {
+        let d = scratch("fio-ints");
+        for (line, needle) in [
+            ("iodepth=4294967304", "iodepth: must be in 1..=65536"),
+            ("rwmixread=4294967346", "rwmixread: must be 0..=100"),
+            ("rwmixwrite=150", "rwmixwrite: must be 0..=100"),
+            ("number_ios=0", "number_ios: must be at least 1"),
+        ] {
+            let f = d.join("j.fio");
+            std::fs::write(&f, format!("[job]\nrw=randrw\n{line}\n")).unwrap();
+            refused(&["run", "--fio", f.to_str().unwrap()], &["j.fio:3", needle]);
+        }
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// Zero requests are refused however they are asked for.
+    #[test]
+    fn zero_requests_are_refused() {
+        refused(&["run", "--number_ios", "0"], &["workload.number_ios"]);
+        refused(
+            &["run", "--set", "workload.number_ios=0"],
+            &["workload.number_ios"],
+        );
+        refused(
+            &["run", "--personality", "varmail", "--number_ios", "0"],
+            &["workload.number_ios"],
+        );
+        let t = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../traces/synth.msr");
+        refused(
+            &["run", "--trace", t.to_str().unwrap(), "--max-requests", "0"],
+            &["replay.max_requests"],
+        );
+        // A sweep reports the point as failed, says why in its row, exits 2.
+        let d = scratch("zero-sweep");
+        let (code, out, err) = ssdsim_in(
+            &d,
+            &[
+                "sweep",
+                "--number_ios",
+                "0",
+                "--rw",
+                "randread",
+                "--csv",
+                "s.csv",
+            ],
+        );
+        assert_eq!(code, 2, "{err}");
+        assert!(out.contains("workload.number_ios"), "{out}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// Durations and rates that would overflow or round to nothing are
+    /// refused with the field and the valid range.
+    #[test]
+    fn durations_and_rates_out_of_range_are_refused() {
+        for f in [
+            "nand.t_r",
+            "nand.t_prog",
+            "nand.t_bers",
+            "dram.access_latency",
+            "host.command_overhead",
+        ] {
+            refused(
+                &["run", "--set", &format!("{f}=99999999999999999999s")],
+                &[f, "out of range", "2^62 ns"],
+            );
+            refused(
+                &["run", "--set", &format!("{f}=5s")],
+                &[f, "out of range", "at most 1s"],
+            );
+        }
+        refused(
+            &["run", "--set", "host.link_mbps=1e-9"],
+            &["host.link_mbps", "0.001..="],
+        );
+        refused(
+            &["run", "--set", "nand.bus=\"0.0000001MB/s\""],
+            &["nand.bus", "out of range"],
+        );
+        refused(
+            &[
+                "run",
+                "--set",
+                "controller.cycles_per_command=18446744073709551",
+            ],
+            &["controller.cycles_per_command", "out of range"],
+        );
+        refused(
+            &["run", "--time-limit", "99999999999999999999s"],
+            &["out of range"],
+        );
+    }
+
+    /// A run that completes no request is an error, not a report of zeros.
+    #[test]
+    fn a_run_that_completes_nothing_is_an_error() {
+        refused(
+            &["run", "--time-limit", "1ns"],
+            &["completed no request", "still in flight at the time limit"],
+        );
+    }
+
+    /// `--threads` is bounded; huge grids are refused before allocating.
+    #[test]
+    fn threads_and_grid_size_are_bounded() {
+        refused(
+            &["sweep", "--threads", "100000", "--number_ios", "10"],
+            &["--threads 100000", "at most 1024"],
+        );
+        let many: Vec<String> = (1..=400).map(|i| i.to_string()).collect();
+        let list = many.join(",");
+        refused(
+            &[
+                "sweep",
+                "--seed",
+                &list,
+                "--randseed",
+                &list,
+                "--number_ios",
+                "10",
+            ],
+            &["160000 points", "at most 100000"],
+        );
+        // 2^64 and beyond: no overflow, the same refusal.
+        let d = scratch("grid-huge");
+        let g = d.join("g.toml");
+        let axis: Vec<String> = (0..70).map(|i| format!("{i}")).collect();
+        let mut text = String::from("[grid]\n");
+        for k in 0..12 {
+            text.push_str(&format!("\"sched.x{k}\" = [{}]\n", axis.join(",")));
+        }
+        std::fs::write(&g, text).unwrap();
+        refused(
+            &["sweep", "--grid", g.to_str().unwrap()],
+            &["more than 2^64", "at most 100000"],
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}

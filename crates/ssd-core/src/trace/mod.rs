@@ -894,8 +894,18 @@ impl ReplayOptions {
                 format!("must be a positive finite number, got {}", self.speed),
             ));
         }
-        if self.closed_loop_depth == Some(0) {
-            return Err(invalid("replay.closed_loop_depth", "must be at least 1"));
+        let max_depth = crate::workload::MAX_IODEPTH;
+        if let Some(d) = self.closed_loop_depth.filter(|&d| d == 0 || d > max_depth) {
+            return Err(invalid(
+                "replay.closed_loop_depth",
+                format!("must be in 1..={max_depth}, got {d}"),
+            ));
+        }
+        if self.max_requests == Some(0) {
+            return Err(invalid(
+                "replay.max_requests",
+                "must be at least 1 (0 would replay nothing; leave it out for the whole trace)",
+            ));
         }
         if self.reorder_window > MAX_REORDER_WINDOW {
             return Err(invalid(
