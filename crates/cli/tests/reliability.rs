@@ -443,3 +443,33 @@ mod numeric_limits {
         std::fs::remove_dir_all(&d).unwrap();
     }
 }
+
+mod fio_compatibility {
+    use super::*;
+
+    /// `bs=4kb` and `size=1gb` are 1024-based as in fio (`kb_base=1000`
+    /// makes them decimal), and a `[global]` after the job does not apply.
+    #[test]
+    fn fio_sizes_and_global_sections_follow_fio() {
+        let d = scratch("fio-compat");
+        let f = d.join("j.fio");
+        std::fs::write(
+            &f,
+            "[global]\nbs=8k\n[j]\nrw=randread\nbs=4kb\nsize=1gb\n[global]\niodepth=3\n",
+        )
+        .unwrap();
+        let (code, out, err) = ssdsim(&["run", "--fio", f.to_str().unwrap(), "--print-config"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("bs = \"4KiB\""), "{out}");
+        assert!(out.contains("size = \"1GiB\""), "{out}");
+        assert!(out.contains("iodepth = 32"), "{out}");
+        std::fs::write(&f, "[j]\nkb_base=1000\nbs=4096\nsize=1gb\n").unwrap();
+        let (code, out, err) = ssdsim(&["run", "--fio", f.to_str().unwrap(), "--print-config"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            out.contains("size = \"1000000000B\"") || out.contains("size = \"1GB\""),
+            "{out}"
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}
