@@ -33,7 +33,8 @@ use ssd_core::{SimError, Simulation};
 pub struct ReadmeDoctests;
 
 /// Errors of the application layer. `exit_code()` maps them to the CLI's codes:
-/// 2 for bad input (configuration, workload, trace), 1 for anything else.
+/// 2 for bad input (configuration, workload, trace), 130 for an interrupted
+/// sweep, 1 for anything else.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RunError {
@@ -47,12 +48,16 @@ pub enum RunError {
     Input(String),
     #[error("{0}")]
     Io(String),
+    /// Stopped by SIGINT or SIGTERM (exit code 130).
+    #[error("{0}")]
+    Interrupted(String),
 }
 
 impl RunError {
     pub fn exit_code(&self) -> i32 {
         match self {
             RunError::Io(_) => 1,
+            RunError::Interrupted(_) => 130,
             _ => 2,
         }
     }

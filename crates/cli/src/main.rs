@@ -162,6 +162,11 @@ enum Cmd {
         /// Write comparison charts (SVG) into this directory
         #[arg(long)]
         plot: Option<PathBuf>,
+        /// Merge even if points are missing, a shard is empty or a point is
+        /// given twice with the same result (warning loudly); shards of another
+        /// sweep are always refused
+        #[arg(long = "allow-partial")]
+        allow_partial: bool,
     },
     /// List the built-in presets with their parameters
     Presets {
@@ -281,6 +286,146 @@ fn refuse_overwrite(
     }
     Ok(())
 }
+
+/// Read and check sweep shards for `merge`: every row must belong to one
+/// sweep (the identity in each row), no file may be empty, no point may be
+/// missing or appear twice. With `allow_partial`, missing points, empty files
+/// and duplicates with the same result are merged anyway, with a warning;
+/// shards of another sweep and conflicting duplicates never are.
+fn merge_shards(inputs: &[PathBuf], allow_partial: bool) -> Result<Vec<sweep::Row>, RunError> {
+    let mut problems: Vec<String> = Vec::new();
+    // (row, file it came from)
+    let mut rows: Vec<(sweep::Row, usize)> = Vec::new();
+    let mut identity: Option<(String, usize, usize)> = None; // (sweep, points, file)
+    for (fi, p) in inputs.iter().enumerate() {
+        let file_rows = sweep::read_jsonl(p).map_err(RunError::Input)?;
+        if file_rows.is_empty() {
+            problems.push(format!("{}: no rows (an empty shard)", p.display()));
+        }
+        for r in file_rows {
+            if r.sweep.is_empty() || r.points == 0 {
+                return Err(RunError::Input(format!(
+                    "{}: point {} carries no sweep identity (written by an older ssdsim?): \
+                     rerun the shard to merge it",
+                    p.display(),
+                    r.index
+                )));
+            }
+            match &identity {
+                None => identity = Some((r.sweep.clone(), r.points, fi)),
+                Some((id, n, f0)) if *id != r.sweep || *n != r.points => {
+                    return Err(RunError::Input(format!(
+                        "{} is a shard of another sweep than {} (sweep {} of {} points against \
+                         {id} of {n}: the grid, base configuration, seed or ssdsim version differ)",
+                        p.display(),
+                        inputs[*f0].display(),
+                        r.sweep,
+                        r.points
+                    )));
+                }
+                Some(_) => {}
+            }
+            rows.push((r, fi));
+        }
+    }
+    rows.sort_by_key(|(r, _)| r.index);
+    // wall_s differs between machines; everything else must agree.
+    let same = |a: &sweep::Row, b: &sweep::Row| {
+        sweep::Row {
+            wall_s: 0.0,
+            ..a.clone()
+        } == sweep::Row {
+            wall_s: 0.0,
+            ..b.clone()
+        }
+    };
+    for w in rows.windows(2) {
+        let ((a, fa), (b, fb)) = (&w[0], &w[1]);
+        if a.index != b.index {
+            continue;
+        }
+        let (na, nb) = (inputs[*fa].display(), inputs[*fb].display());
+        if !same(a, b) {
+            return Err(RunError::Input(format!(
+                "point {} is in {na} and in {nb} with different results",
+                a.index
+            )));
+        }
+        problems.push(if fa == fb {
+            format!("point {} appears twice in {na}", a.index)
+        } else {
+            format!(
+                "point {} is in both {na} and {nb} (a shard given twice?)",
+                a.index
+            )
+        });
+    }
+    let mut rows: Vec<sweep::Row> = rows.into_iter().map(|(r, _)| r).collect();
+    rows.dedup_by_key(|r| r.index);
+    if let Some((_, n, _)) = identity {
+        let mut have = rows.iter().map(|r| r.index).peekable();
+        let mut missing = Vec::new();
+        for i in 0..n {
+            if have.peek() == Some(&i) {
+                have.next();
+            } else {
+                missing.push(i);
+            }
+        }
+        if !missing.is_empty() {
+            let shown: Vec<String> = missing.iter().take(20).map(|i| i.to_string()).collect();
+            problems.push(format!(
+                "{} of the sweep's {n} points are missing (indices {}{})",
+                missing.len(),
+                shown.join(", "),
+                if missing.len() > 20 { ", ..." } else { "" }
+            ));
+        }
+    }
+    if !problems.is_empty() {
+        if !allow_partial {
+            return Err(RunError::Input(format!(
+                "refusing to merge: {} (--allow-partial merges anyway)",
+                problems.join("; ")
+            )));
+        }
+        for p in &problems {
+            eprintln!("WARNING: {p}");
+        }
+        eprintln!(
+            "WARNING: --allow-partial: the merged tables are NOT the whole sweep ({} rows)",
+            rows.len()
+        );
+    }
+    Ok(rows)
+}
+
+/// SIGINT and SIGTERM: the first asks a running sweep to stop starting
+/// points (it then writes what finished and exits 130); a second one ends
+/// the process at once, as the default action does.
+#[cfg(unix)]
+fn install_stop_handler() {
+    extern "C" fn on_signal(sig: libc::c_int) {
+        if sweep::stop_requested() {
+            // SAFETY: signal and raise are async-signal-safe.
+            unsafe {
+                libc::signal(sig, libc::SIG_DFL);
+                libc::raise(sig);
+            }
+        }
+        sweep::request_stop();
+    }
+    // SAFETY: the handler only touches an atomic and calls async-signal-safe
+    // functions.
+    unsafe {
+        let h = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        libc::signal(libc::SIGINT, h);
+        libc::signal(libc::SIGTERM, h);
+    }
+}
+
+#[cfg(not(unix))]
+fn install_stop_handler() {}
 
 fn real_main(cli: Cli) -> anyhow::Result<()> {
     match cli.cmd {
@@ -464,6 +609,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             jsonl,
             md,
             plot,
+            allow_partial,
         } => {
             let ins: Vec<(&str, Option<&std::path::Path>)> = inputs
                 .iter()
@@ -477,31 +623,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                     ("--md", md.as_deref()),
                 ],
             )?;
-            let mut rows = Vec::new();
-            for p in &inputs {
-                rows.extend(sweep::read_jsonl(p).map_err(RunError::Input)?);
-            }
-            rows.sort_by_key(|r| r.index);
-            for w in rows.windows(2) {
-                // wall_s differs between machines; everything else must agree.
-                let same = |a: &sweep::Row, b: &sweep::Row| {
-                    sweep::Row {
-                        wall_s: 0.0,
-                        ..a.clone()
-                    } == sweep::Row {
-                        wall_s: 0.0,
-                        ..b.clone()
-                    }
-                };
-                if w[0].index == w[1].index && !same(&w[0], &w[1]) {
-                    return Err(RunError::Input(format!(
-                        "point {} appears in two shards with different results",
-                        w[0].index
-                    ))
-                    .into());
-                }
-            }
-            rows.dedup_by_key(|r| r.index);
+            let rows = merge_shards(&inputs, allow_partial)?;
             write_outputs(
                 &rows,
                 csv.as_deref(),
@@ -637,6 +759,10 @@ struct SweepArgs {
     /// List the points and exit
     #[arg(long)]
     dry_run: bool,
+    /// Skip the points already in the --jsonl output (of an interrupted run of
+    /// the same sweep) and run the rest; the outputs are then those of a whole run
+    #[arg(long)]
+    resume: bool,
 }
 
 /// The axis of sweep flag `--flag` from its comma list (empty items dropped
@@ -866,6 +992,72 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
         std::fs::create_dir_all(d)
             .map_err(|e| RunError::Io(format!("{}: cannot create: {e}", d.display())))?;
     }
+    // Rows already in the --jsonl output of an interrupted run of this sweep.
+    let mut rows: Vec<sweep::Row> = Vec::new();
+    if a.resume {
+        let Some(j) = a.jsonl.as_deref() else {
+            return Err(RunError::Input(
+                "--resume needs the --jsonl output (or --out-dir) of the interrupted sweep".into(),
+            )
+            .into());
+        };
+        if j.exists() {
+            let (old, dropped) = sweep::read_jsonl_partial(j).map_err(RunError::Input)?;
+            let id = points.first().map(|p| p.sweep.clone()).unwrap_or_default();
+            if let Some(r) = old.iter().find(|r| r.sweep != id) {
+                return Err(RunError::Input(format!(
+                    "{}: point {} is from another sweep (identity {:?}, this one {id:?}: the \
+                     grid, base configuration, seed or ssdsim version differ); refusing to resume",
+                    j.display(),
+                    r.index,
+                    r.sweep
+                ))
+                .into());
+            }
+            let wanted: std::collections::BTreeSet<usize> =
+                points.iter().map(|p| p.index).collect();
+            let mut seen = std::collections::BTreeSet::new();
+            rows = old
+                .into_iter()
+                .filter(|r| wanted.contains(&r.index) && seen.insert(r.index))
+                .collect();
+            points.retain(|p| !seen.contains(&p.index));
+            eprintln!(
+                "resuming: {} points already in {}{}, {} to run",
+                rows.len(),
+                j.display(),
+                if dropped {
+                    " (a last line cut short was dropped)"
+                } else {
+                    ""
+                },
+                points.len()
+            );
+        }
+    }
+    // Finished rows are appended to --jsonl as they come (a killed sweep keeps
+    // them); at the end the file is rewritten whole, in grid order.
+    let append = match a.jsonl.as_deref() {
+        Some(j) if std::fs::metadata(j).map_or(true, |m| m.is_file()) => {
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .write(true)
+                .truncate(true)
+                .open(j)
+                .map_err(|e| RunError::Io(format!("{}: cannot write: {e}", j.display())))?;
+            let mut text = String::new();
+            for r in &rows {
+                text.push_str(&serde_json::to_string(r)?);
+                text.push('\n');
+            }
+            f.write_all(text.as_bytes())
+                .map_err(|e| RunError::Io(format!("{}: cannot write: {e}", j.display())))?;
+            Some((j.to_path_buf(), std::sync::Mutex::new(f)))
+        }
+        _ => None,
+    };
+    let append_error = std::sync::Mutex::new(None::<String>);
+    install_stop_handler();
     let show = std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
     let bar = if show {
         let b = indicatif::ProgressBar::new(points.len() as u64);
@@ -880,16 +1072,63 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
         None
     };
     let started = std::time::Instant::now();
-    let rows = sweep::run_points(&points, a.threads, &RunOptions::default(), |done, _| {
-        if let Some(b) = &bar {
-            b.set_position(done as u64);
-        }
-    })
+    let new_rows = sweep::run_points(
+        &points,
+        a.threads,
+        &RunOptions::default(),
+        |done, _, row| {
+            if let Some((path, f)) = &append {
+                let line = serde_json::to_string(row).map(|l| l + "\n");
+                let res = match line {
+                    Ok(l) => f
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .write_all(l.as_bytes())
+                        .map_err(|e| e.to_string()),
+                    Err(e) => Err(e.to_string()),
+                };
+                if let Err(e) = res {
+                    append_error
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .get_or_insert_with(|| format!("{}: cannot write: {e}", path.display()));
+                }
+            }
+            if let Some(b) = &bar {
+                b.set_position(done as u64);
+            }
+        },
+    )
     .map_err(RunError::Io)?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    drop(append);
     let wall = started.elapsed().as_secs_f64();
+    let ran = new_rows.len();
+    rows.extend(new_rows);
+    rows.sort_by_key(|r| r.index);
+    if let Some(e) = append_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(RunError::Io(e).into());
+    }
+    if sweep::stop_requested() {
+        // Only the finished rows, in grid order; the other tables and the
+        // plots would look like the sweep's result.
+        if let Some(j) = a.jsonl.as_deref() {
+            sweep::write_jsonl(&rows, j).map_err(RunError::Io)?;
+        }
+        let shard_total = rows.len() + points.len() - ran;
+        return Err(RunError::Interrupted(format!(
+            "interrupted: {} of {shard_total} points finished{}; run the same command with \
+             --resume to finish the rest",
+            rows.len(),
+            a.jsonl
+                .as_deref()
+                .map(|j| format!(" and are in {}", j.display()))
+                .unwrap_or_else(|| " (none kept: name a --jsonl output to keep them)".into())
+        ))
+        .into());
+    }
     write_outputs(
         &rows,
         a.csv.as_deref(),

@@ -9,7 +9,7 @@ use ssd_core::config::SsdConfig;
 use ssd_core::rng::derive_seed;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// One axis of the grid: a flag name (`ftl`), a dotted config field
 /// (`sched.max_request`) or `workload`, and its values.
@@ -205,6 +205,44 @@ pub struct Point {
     pub index: usize,
     pub params: Vec<(String, String)>,
     pub cfg: Result<SsdConfig, String>,
+    /// The sweep's identity ([`identity`]), written in each row.
+    pub sweep: String,
+    /// The number of points of the whole sweep (before sharding).
+    pub points: usize,
+}
+
+/// A sweep's identity: a hash of the ssdsim version, the base configuration
+/// (with its master seed), the axes, the settings common to every point and
+/// the named workloads. Rows of one sweep (any shard, any thread count) carry
+/// the same identity; `merge` and `--resume` refuse rows of another.
+pub fn identity(
+    base: &SsdConfig,
+    axes: &[Axis],
+    common: &[(String, String)],
+    workloads: &BTreeMap<String, WorkloadDef>,
+) -> String {
+    let text = format!(
+        "ssdsim {}\n{}\naxes {:?}\ncommon {:?}\nworkloads {:?}\n",
+        env!("CARGO_PKG_VERSION"),
+        base.to_toml(),
+        axes.iter().map(|a| (&a.key, &a.values)).collect::<Vec<_>>(),
+        common,
+        workloads
+    );
+    ssd_core::stats::fnv1a(&text)
+}
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Ask [`run_points`] to start no further point (the points running finish
+/// and are reported). Async-signal-safe: a SIGINT handler may call it.
+pub fn request_stop() {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+/// Whether [`request_stop`] was called.
+pub fn stop_requested() -> bool {
+    STOP.load(Ordering::SeqCst)
 }
 
 /// Expand axes into points (first axis varies slowest). Each point's seed is
@@ -217,6 +255,7 @@ pub fn expand(
 ) -> Vec<Point> {
     let total: usize = axes.iter().map(|a| a.values.len().max(1)).product();
     let master = base.sim.seed;
+    let sweep = identity(base, axes, common, workloads);
     (0..total)
         .map(|index| {
             let mut rem = index;
@@ -227,7 +266,13 @@ pub fn expand(
                 rem /= n;
             }
             let cfg = build_point(base, &params, common, workloads, master);
-            Point { index, params, cfg }
+            Point {
+                index,
+                params,
+                cfg,
+                sweep: sweep.clone(),
+                points: total,
+            }
         })
         .collect()
 }
@@ -321,6 +366,12 @@ pub struct Row {
     pub sim_time_s: f64,
     pub wall_s: f64,
     pub error: Option<String>,
+    /// The identity of the sweep the row belongs to ([`identity`]).
+    #[serde(default)]
+    pub sweep: String,
+    /// The number of points of that sweep (before sharding).
+    #[serde(default)]
+    pub points: usize,
     /// Latency CDF points (us, fraction) for plots; not written to CSV/Markdown.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cdf: Vec<(f64, f64)>,
@@ -351,6 +402,8 @@ pub fn run_point(p: &Point, opts: &RunOptions) -> Row {
         sim_time_s: 0.0,
         wall_s: 0.0,
         error: None,
+        sweep: p.sweep.clone(),
+        points: p.points,
         cdf: vec![],
     };
     let cfg = match &p.cfg {
@@ -432,12 +485,15 @@ pub fn grid_size(axes: &[Axis]) -> Result<usize, String> {
 }
 
 /// Run points on `threads` threads (0 = all cores, at most [`MAX_THREADS`]);
-/// rows come back in grid order. An error if the thread pool cannot be made.
+/// rows come back in grid order. `on_row(done, total, row)` is called as each
+/// point finishes (from the worker thread). After [`request_stop`] no further
+/// point starts, and only the rows of finished points come back. An error if
+/// the thread pool cannot be made.
 pub fn run_points(
     points: &[Point],
     threads: usize,
     opts: &RunOptions,
-    progress: impl Fn(usize, usize) + Sync,
+    on_row: impl Fn(usize, usize, &Row) + Sync,
 ) -> Result<Vec<Row>, String> {
     if threads > MAX_THREADS {
         return Err(format!(
@@ -453,10 +509,13 @@ pub fn run_points(
     Ok(pool.install(|| {
         points
             .par_iter()
-            .map(|p| {
+            .filter_map(|p| {
+                if stop_requested() {
+                    return None;
+                }
                 let r = run_point(p, opts);
-                progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
-                r
+                on_row(done.fetch_add(1, Ordering::Relaxed) + 1, total, &r);
+                Some(r)
             })
             .collect()
     }))
@@ -574,6 +633,29 @@ pub fn write_jsonl(rows: &[Row], path: &Path) -> Result<(), String> {
         s.push('\n');
     }
     write_file(path, s.as_bytes())
+}
+
+/// The rows of a `--jsonl` file that a sweep was appending to when it was
+/// killed: a last line cut short is dropped (its point runs again); any
+/// other bad line is an error. Returns the rows and whether a line was dropped.
+pub fn read_jsonl_partial(path: &Path) -> Result<(Vec<Row>, bool), String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let mut rows = Vec::new();
+    let complete = text.ends_with('\n');
+    let lines: Vec<&str> = text.lines().collect();
+    let mut dropped = false;
+    for (i, l) in lines.iter().enumerate() {
+        if l.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Row>(l) {
+            Ok(r) => rows.push(r),
+            Err(_) if i + 1 == lines.len() && !complete => dropped = true,
+            Err(e) => return Err(format!("{}:{}: {e}", path.display(), i + 1)),
+        }
+    }
+    Ok((rows, dropped))
 }
 
 pub fn read_jsonl(path: &Path) -> Result<Vec<Row>, String> {

@@ -473,3 +473,258 @@ mod fio_compatibility {
         std::fs::remove_dir_all(&d).unwrap();
     }
 }
+
+mod sweeps_merge_and_resume {
+    use super::*;
+    use serde_json::Value;
+
+    /// The rows of a JSON-lines file, `wall_s` removed (it is the machine's).
+    fn rows(path: &Path) -> Vec<Value> {
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let mut v: Value = serde_json::from_str(l).unwrap();
+                v.as_object_mut().unwrap().remove("wall_s");
+                v
+            })
+            .collect()
+    }
+
+    const GRID: &[&str] = &[
+        "sweep",
+        "--seed",
+        "1,2,3,4,5,6",
+        "--rw",
+        "randread",
+        "--number_ios",
+        "400",
+    ];
+
+    fn sweep_in(dir: &Path, extra: &[&str]) -> (i32, String, String) {
+        let mut args: Vec<&str> = GRID.to_vec();
+        args.extend_from_slice(extra);
+        ssdsim_in(dir, &args)
+    }
+
+    /// Every row carries the sweep's identity and size; shards and thread
+    /// counts share it, another seed or grid does not.
+    #[test]
+    fn rows_carry_the_sweep_identity() {
+        let d = scratch("identity");
+        let (code, _, err) = sweep_in(&d, &["--jsonl", "a.jsonl", "--threads", "1"]);
+        assert_eq!(code, 0, "{err}");
+        let (code, _, err) = sweep_in(&d, &["--jsonl", "b.jsonl", "--shard", "1/2"]);
+        assert_eq!(code, 0, "{err}");
+        let (code, _, err) = ssdsim_in(
+            &d,
+            &[
+                "sweep",
+                "--seed",
+                "1,2,3,4,5,6",
+                "--rw",
+                "randread",
+                "--number_ios",
+                "401",
+                "--jsonl",
+                "c.jsonl",
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        let a = rows(&d.join("a.jsonl"));
+        let id = a[0]["sweep"].as_str().unwrap().to_string();
+        assert!(!id.is_empty());
+        for r in a.iter().chain(&rows(&d.join("b.jsonl"))) {
+            assert_eq!(r["sweep"].as_str(), Some(id.as_str()));
+            assert_eq!(r["points"].as_u64(), Some(6));
+        }
+        assert_ne!(
+            rows(&d.join("c.jsonl"))[0]["sweep"].as_str(),
+            Some(id.as_str())
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// `merge` refuses a missing shard, a shard given twice, a shard of
+    /// another sweep and an empty file, naming what is wrong;
+    /// `--allow-partial` merges a partial set with a warning.
+    #[test]
+    fn merge_refuses_missing_duplicated_foreign_and_empty_shards() {
+        let d = scratch("merge");
+        for i in 0..3 {
+            let (s, j) = (format!("{i}/3"), format!("s{i}.jsonl"));
+            let (code, _, err) = sweep_in(&d, &["--shard", &s, "--jsonl", &j]);
+            assert_eq!(code, 0, "{err}");
+        }
+        let (code, _, err) = ssdsim_in(
+            &d,
+            &[
+                "sweep",
+                "--seed",
+                "1,2,3,4,5,6",
+                "--rw",
+                "randread",
+                "--number_ios",
+                "400",
+                "--randseed",
+                "9",
+                "--shard",
+                "1/3",
+                "--jsonl",
+                "other.jsonl",
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        std::fs::write(d.join("empty.jsonl"), "").unwrap();
+        let (code, out, err) = ssdsim_in(
+            &d,
+            &[
+                "merge",
+                "s0.jsonl",
+                "s1.jsonl",
+                "s2.jsonl",
+                "--jsonl",
+                "all.jsonl",
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(rows(&d.join("all.jsonl")).len(), 6);
+        let whole = out;
+        for (args, needle) in [
+            (
+                vec!["s0.jsonl", "s1.jsonl"],
+                "2 of the sweep's 6 points are missing (indices 2, 5)",
+            ),
+            (
+                vec!["s0.jsonl", "s1.jsonl", "s1.jsonl", "s2.jsonl"],
+                "point 1 is in both s1.jsonl and s1.jsonl",
+            ),
+            (
+                vec!["s0.jsonl", "other.jsonl", "s2.jsonl"],
+                "other.jsonl is a shard of another sweep",
+            ),
+            (
+                vec!["s0.jsonl", "s1.jsonl", "s2.jsonl", "empty.jsonl"],
+                "empty.jsonl: no rows",
+            ),
+        ] {
+            let mut a = vec!["merge"];
+            a.extend(&args);
+            let (code, _, err) = ssdsim_in(&d, &a);
+            assert_eq!(code, 2, "{args:?}: {err}");
+            assert!(err.contains(needle), "{args:?}: {err}");
+        }
+        let (code, out, err) = ssdsim_in(&d, &["merge", "s0.jsonl", "s2.jsonl", "--allow-partial"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            err.contains("WARNING") && err.contains("NOT the whole sweep"),
+            "{err}"
+        );
+        assert!(out.lines().count() < whole.lines().count());
+        // Foreign shards are refused even then.
+        let (code, _, _) = ssdsim_in(&d, &["merge", "s0.jsonl", "other.jsonl", "--allow-partial"]);
+        assert_eq!(code, 2);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// `--resume` runs only the points missing from the --jsonl output (a
+    /// last line cut short runs again) and ends with the tables of a whole run.
+    #[test]
+    fn resume_gives_the_same_tables_as_a_whole_run() {
+        let d = scratch("resume");
+        let (code, whole, err) = sweep_in(&d, &["--jsonl", "whole.jsonl", "--threads", "2"]);
+        assert_eq!(code, 0, "{err}");
+        let text = std::fs::read_to_string(d.join("whole.jsonl")).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        // Rows 4 and 1 finished, row 2 was being written when the sweep died.
+        let partial = format!("{}\n{}\n{}", lines[4], lines[1], &lines[2][..40]);
+        std::fs::write(d.join("part.jsonl"), partial).unwrap();
+        let (code, resumed, err) =
+            sweep_in(&d, &["--jsonl", "part.jsonl", "--resume", "--threads", "1"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            err.contains("resuming: 2 points already in part.jsonl"),
+            "{err}"
+        );
+        assert!(err.contains("4 to run"), "{err}");
+        assert_eq!(resumed, whole);
+        assert_eq!(rows(&d.join("part.jsonl")), rows(&d.join("whole.jsonl")));
+        // A file of another sweep is not resumed from.
+        let (code, _, err) = ssdsim_in(
+            &d,
+            &[
+                "sweep",
+                "--seed",
+                "7,8",
+                "--rw",
+                "randread",
+                "--number_ios",
+                "400",
+                "--jsonl",
+                "part.jsonl",
+                "--resume",
+            ],
+        );
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("from another sweep"), "{err}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// SIGINT stops a sweep after its running points: the finished rows are
+    /// in --jsonl, the exit code is 130, and --resume finishes the sweep with
+    /// the tables of a whole run.
+    #[test]
+    fn sigint_keeps_finished_rows_and_resume_finishes() {
+        let d = scratch("sigint");
+        let args = [
+            "sweep",
+            "--seed",
+            "1,2,3,4,5,6,7,8",
+            "--rw",
+            "randread",
+            "--number_ios",
+            "6000",
+            "--threads",
+            "1",
+        ];
+        let (code, whole, err) = ssdsim_in(&d, &[&args[..], &["--jsonl", "whole.jsonl"]].concat());
+        assert_eq!(code, 0, "{err}");
+        let ch = Command::new(env!("CARGO_BIN_EXE_ssdsim"))
+            .args(args)
+            .args(["--jsonl", "part.jsonl"])
+            .current_dir(&d)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let part = d.join("part.jsonl");
+        let start = std::time::Instant::now();
+        while std::fs::read_to_string(&part).map_or(0, |t| t.lines().count()) < 1 {
+            assert!(start.elapsed().as_secs() < 120, "no row after 120 s");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let st = Command::new("kill")
+            .args(["-INT", &ch.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let o = ch.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(130), "{err}");
+        assert!(err.contains("--resume"), "{err}");
+        let kept = rows(&part);
+        assert!(
+            !kept.is_empty() && kept.len() < 8,
+            "{} rows kept",
+            kept.len()
+        );
+        let (code, resumed, err) = ssdsim_in(
+            &d,
+            &[&args[..], &["--jsonl", "part.jsonl", "--resume"]].concat(),
+        );
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(resumed, whole);
+        assert_eq!(rows(&part), rows(&d.join("whole.jsonl")));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}
