@@ -397,6 +397,30 @@ pub fn set_field(cfg: &mut SsdConfig, field: &str, value: &str) -> Result<(), Co
     // A value set earlier (by a fio job) that TOML cannot hold is named here,
     // not blamed on `field`.
     cfg.check_writable()?;
+    // The optional sections exist once a workload selects them: naming the
+    // personality's kind (or the trace's path) selects it.
+    let bare = value.trim().trim_matches('"');
+    match field {
+        "personality.kind" if cfg.personality.is_none() => {
+            return apply_flag(cfg, "personality", bare)
+        }
+        "trace.path" if cfg.trace.is_none() => return apply_flag(cfg, "trace", bare),
+        f if f.starts_with("personality.") && cfg.personality.is_none() => {
+            return Err(ssd_core::config::invalid(
+                field,
+                "no personality is selected: give --personality NAME (or \
+                 personality.kind=NAME) before setting its fields",
+            ))
+        }
+        f if f.starts_with("trace.") && cfg.trace.is_none() => {
+            return Err(ssd_core::config::invalid(
+                field,
+                "no trace is selected: give --trace FILE (or trace.path=FILE) before \
+                 setting its fields",
+            ))
+        }
+        _ => {}
+    }
     let mut root = toml::Value::try_from(&*cfg)
         .map_err(|e| ssd_core::config::invalid(field, e.to_string()))?;
     let parsed: toml::Value = match format!("v = {value}").parse::<toml::Table>() {

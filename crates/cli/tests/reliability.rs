@@ -728,3 +728,73 @@ mod sweeps_merge_and_resume {
         std::fs::remove_dir_all(&d).unwrap();
     }
 }
+
+mod lower {
+    use super::*;
+
+    /// A trace whose lines end in a lone CR (as some FIU files do) reads as
+    /// the same records as with LF, plain or gzip-compressed.
+    #[test]
+    fn cr_only_line_ends_are_lines() {
+        let d = scratch("cr");
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../traces/synth.fiu");
+        let text = std::fs::read(&src).unwrap();
+        let cr: Vec<u8> = text
+            .iter()
+            .map(|&b| if b == b'\n' { b'\r' } else { b })
+            .collect();
+        std::fs::write(d.join("cr.fiu"), &cr).unwrap();
+        let (code, lf_out, err) =
+            ssdsim(&["trace", "stats", src.to_str().unwrap(), "--format", "json"]);
+        assert_eq!(code, 0, "{err}");
+        let (code, cr_out, err) = ssdsim_in(&d, &["trace", "stats", "cr.fiu", "--format", "json"]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(cr_out, lf_out);
+        let v: serde_json::Value = serde_json::from_str(&cr_out).unwrap();
+        assert!(v["requests"].as_u64().unwrap() > 1);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// A parse error quotes at most ~200 bytes of a huge offending line.
+    #[test]
+    fn a_huge_bad_line_is_quoted_short() {
+        let d = scratch("longline");
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../traces/synth.msr");
+        let mut text = std::fs::read_to_string(src).unwrap();
+        text.push_str(&format!("1,x,{}\n", "9".repeat(4 << 20)));
+        std::fs::write(d.join("t.msr"), text).unwrap();
+        let (code, _, err) = ssdsim_in(&d, &["run", "--trace", "t.msr", "--trace-format", "msr"]);
+        assert_eq!(code, 2, "{}", &err[..err.len().min(500)]);
+        assert!(err.len() < 1000, "{} bytes of error", err.len());
+        assert!(
+            err.contains("t.msr:201") && err.contains("bytes in all"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// `--set personality.kind=NAME` selects a personality whose fields can
+    /// then be set; a personality field without one names what is missing.
+    #[test]
+    fn set_reaches_personality_fields() {
+        let (code, out, err) = ssdsim(&[
+            "run",
+            "--set",
+            "personality.kind=varmail",
+            "--set",
+            "personality.requests=321",
+            "--print-config",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            out.contains("kind = \"varmail\"") && out.contains("requests = 321"),
+            "{out}"
+        );
+        let (code, _, err) = ssdsim(&["run", "--set", "personality.requests=100"]);
+        assert_eq!(code, 2);
+        assert!(
+            err.contains("personality.requests: no personality is selected"),
+            "{err}"
+        );
+    }
+}

@@ -293,8 +293,20 @@ pub(crate) fn trim(mut f: &[u8]) -> &[u8] {
     f
 }
 
+/// The most bytes of a field or line an error message quotes.
+pub(crate) const SHOW_MAX: usize = 200;
+
+/// A field or line for an error message: at most [`SHOW_MAX`] bytes of it (a
+/// corrupt trace may have a line of megabytes), with its length when cut.
 pub(crate) fn show(f: &[u8]) -> String {
-    String::from_utf8_lossy(f).into_owned()
+    if f.len() <= SHOW_MAX {
+        return String::from_utf8_lossy(f).into_owned();
+    }
+    format!(
+        "{}... ({} bytes in all)",
+        String::from_utf8_lossy(&f[..SHOW_MAX]),
+        f.len()
+    )
 }
 
 /// A `type` field of 1 (read) or 0 (write), as MQSim and the MSR cuts spell it.
@@ -1240,8 +1252,38 @@ impl<R: BufRead> RequestSource for Replay<R> {
 
 // ------------------------------------------------------------------ inputs
 
-pub type PlainInput = BufReader<File>;
-pub type GzipInput = BufReader<MultiGzDecoder<BufReader<File>>>;
+pub type PlainInput = BufReader<CrLines<File>>;
+pub type GzipInput = BufReader<CrLines<MultiGzDecoder<BufReader<File>>>>;
+
+/// A reader that, for a file whose lines end in a lone CR (classic Mac
+/// line ends, as some FIU traces have), turns each CR into LF; otherwise it
+/// passes the bytes through untouched.
+pub struct CrLines<R> {
+    inner: R,
+    cr_only: bool,
+}
+
+impl<R: Read> Read for CrLines<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if self.cr_only {
+            for b in &mut buf[..n] {
+                if *b == b'\r' {
+                    *b = b'\n';
+                }
+            }
+        }
+        Ok(n)
+    }
+}
+
+/// Whether the first 64 KiB of `r` have a CR and no LF: lines end in CR alone.
+/// A read error ends the sample: the replay meets it again, at its line.
+fn cr_only(r: impl Read) -> bool {
+    let mut sample = Vec::with_capacity(1 << 16);
+    let _ = r.take(1 << 16).read_to_end(&mut sample);
+    sample.contains(&b'\r') && !sample.contains(&b'\n')
+}
 
 /// A trace file opened for replay: the input kind closed into an enum, so the
 /// replay loop is statically dispatched. (Built once per run; the gzip variant
@@ -1305,14 +1347,31 @@ pub(crate) enum Input {
 
 pub(crate) fn open_input(path: &Path) -> Result<Input, TraceError> {
     let gz = is_gzip(path)?;
-    let f = File::open(path).map_err(io_err(path))?;
+    let open = || File::open(path).map_err(io_err(path));
+    let unzip = |f: File| MultiGzDecoder::new(BufReader::new(f));
+    // A first look decides whether lines end in a lone CR; the input is then
+    // opened again from its start.
+    let cr_only = if gz {
+        cr_only(unzip(open()?))
+    } else {
+        cr_only(open()?)
+    };
     Ok(if gz {
         Input::Gzip(Box::new(BufReader::with_capacity(
             1 << 16,
-            MultiGzDecoder::new(BufReader::new(f)),
+            CrLines {
+                inner: unzip(open()?),
+                cr_only,
+            },
         )))
     } else {
-        Input::Plain(BufReader::with_capacity(1 << 16, f))
+        Input::Plain(BufReader::with_capacity(
+            1 << 16,
+            CrLines {
+                inner: open()?,
+                cr_only,
+            },
+        ))
     })
 }
 
