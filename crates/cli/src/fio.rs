@@ -126,6 +126,19 @@ pub fn fio_size(text: &str, kb_base: u64) -> Result<ssd_core::Size, String> {
     Ok(ssd_core::Size(v as u64))
 }
 
+/// At most 200 bytes of `s` (on a character boundary) for an error message.
+fn clip(s: &str) -> String {
+    const MAX: usize = 200;
+    if s.len() <= MAX {
+        return s.to_string();
+    }
+    let mut end = MAX;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} bytes in all)", &s[..end], s.len())
+}
+
 /// One `key=value` line of a job file.
 struct Opt<'a> {
     line: usize,
@@ -228,8 +241,13 @@ fn apply(
         let e = |reason: String| err(line, reason);
         let size = |v: &str| fio_size(v, kb_base).map_err(|x| e(format!("{k}: {x}")));
         let num = |v: &str| {
-            v.parse::<u64>()
-                .map_err(|_| e(format!("{k}: expected a whole number, got {v:?}")))
+            v.parse::<u64>().map_err(|_| {
+                e(format!(
+                    "{}: expected a whole number, got {:?}",
+                    clip(k),
+                    clip(v)
+                ))
+            })
         };
         match k {
             "rw" | "readwrite" => {
@@ -312,7 +330,8 @@ fn apply(
             k if HOST_ONLY.contains(&k) => job.ignored.push(k.to_string()),
             other => {
                 return Err(e(format!(
-                    "unsupported fio option {other:?} (supported: {}; accepted without effect: {})",
+                    "unsupported fio option {:?} (supported: {}; accepted without effect: {})",
+                    clip(other),
                     SUPPORTED.join(", "),
                     HOST_ONLY.join(", ")
                 )))
@@ -413,5 +432,18 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e.line, 4);
+    }
+    #[test]
+    fn a_huge_option_is_quoted_short() {
+        let text = format!(
+            "[j]\n{}=1\niodepth={}\n",
+            "x".repeat(1 << 20),
+            "9".repeat(10)
+        );
+        let e = parse_str(&text, "t.fio", &WorkloadConfig::default()).unwrap_err();
+        assert!(e.to_string().len() < 1000 && e.to_string().contains("bytes in all"));
+        let text = format!("[j]\niodepth={}\n", "z".repeat(1 << 20));
+        let e = parse_str(&text, "t.fio", &WorkloadConfig::default()).unwrap_err();
+        assert!(e.to_string().len() < 1000, "{}", e.to_string().len());
     }
 }
