@@ -44,7 +44,7 @@ fn bench(c: &mut Criterion) {
     g.sample_size(10).measurement_time(Duration::from_secs(20));
     for threads in [1usize, 2] {
         g.bench_function(format!("threads{threads}"), |b| {
-            b.iter(|| run_points(&pts, threads, &opts, |_, _| {}))
+            b.iter(|| run_points(&pts, threads, &opts, |_, _, _| {}).unwrap())
         });
     }
     g.finish();

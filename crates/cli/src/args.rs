@@ -52,7 +52,7 @@ pub struct ConfigArgs {
     /// Page size (e.g. 4096, 4KiB, 16k)
     #[arg(long = "page-size")]
     pub page_size: Option<String>,
-    /// Device queue depth
+    /// Device queue depth, 1..=65535
     #[arg(long = "queue-depth")]
     pub queue_depth: Option<String>,
     /// DRAM write buffer size (0 = off)
@@ -64,7 +64,7 @@ pub struct ConfigArgs {
     /// Master seed
     #[arg(long)]
     pub seed: Option<String>,
-    /// Stop at this simulated time (e.g. 2s)
+    /// Stop at this simulated time (e.g. 2s; at most 2^62 ns)
     #[arg(long = "time-limit")]
     pub time_limit: Option<String>,
     /// fio: read, write, randread, randwrite, rw, randrw, trim, randtrim
@@ -73,13 +73,13 @@ pub struct ConfigArgs {
     /// fio: block size
     #[arg(long)]
     pub bs: Option<String>,
-    /// fio: outstanding requests (closed loop)
+    /// fio: outstanding requests (closed loop), 1..=65536
     #[arg(long)]
     pub iodepth: Option<String>,
-    /// fio: percentage of reads in mixed workloads
+    /// fio: percentage of reads in mixed workloads, 0..=100
     #[arg(long)]
     pub rwmixread: Option<String>,
-    /// fio: number of requests
+    /// fio: number of requests (at least 1)
     #[arg(long = "number_ios", alias = "number-ios")]
     pub number_ios: Option<String>,
     /// fio: open loop at this rate
@@ -112,10 +112,10 @@ pub struct ConfigArgs {
     /// Trace replay speed-up (2 = twice as fast)
     #[arg(long)]
     pub speed: Option<String>,
-    /// Replay the trace closed loop at this queue depth (timestamps ignored)
+    /// Replay the trace closed loop at this queue depth, 1..=65536 (timestamps ignored)
     #[arg(long = "closed-loop-depth")]
     pub closed_loop_depth: Option<String>,
-    /// Stop the replay after this many requests
+    /// Stop the replay after this many requests (at least 1)
     #[arg(long = "max-requests")]
     pub max_requests: Option<String>,
     /// Cap every gap between trace arrivals at this (e.g. 1s): compresses idle periods

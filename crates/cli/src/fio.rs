@@ -1,10 +1,10 @@
-//! A subset of fio job files: `[global]` plus one job section, `key=value` lines,
+//! A subset of fio job files: `[global]` sections plus one job section, `key=value` lines,
 //! `;`/`#` comments. Options that shape the simulated workload are applied;
 //! options that only concern the host (ioengine, direct, filename, ...) are
 //! accepted and listed; anything else is an error that names the option, the
 //! file and the line.
 
-use ssd_core::units::{parse_dur, parse_size};
+use ssd_core::units::parse_dur;
 use ssd_core::workload::{Distribution, RateProcess, RwMode, WorkloadConfig};
 use std::path::Path;
 
@@ -63,6 +63,7 @@ pub const SUPPORTED: &[&str] = &[
     "randseed",
     "runtime",
     "numjobs",
+    "kb_base",
 ];
 
 pub fn parse_file(
@@ -77,22 +78,89 @@ pub fn parse_file(
     parse_str(&text, &path.display().to_string(), base)
 }
 
+/// A size as fio reads it (`parse.c`, `__get_mult_bytes`): the suffix is
+/// case-insensitive and an optional trailing `b` changes nothing, so `4k`,
+/// `4kb`, `4K` and `4KB` are all 4 * `kb_base` (1024 unless `kb_base=1000`);
+/// the IEC suffixes `kib`, `mib`, `gib`, `tib`, `pib` take the other base
+/// (1000 by default, as fio's compatibility mode has it). No suffix (or `b`)
+/// is bytes.
+pub fn fio_size(text: &str, kb_base: u64) -> Result<ssd_core::Size, String> {
+    let t = text.trim();
+    let end = t
+        .char_indices()
+        .find(|&(_, c)| !(c.is_ascii_digit() || c == '.'))
+        .map_or(t.len(), |(i, _)| i);
+    let n: f64 = t[..end]
+        .parse()
+        .map_err(|_| format!("{text:?}: expected a size such as 4k or 1g"))?;
+    let suffix = t[end..].trim().to_ascii_lowercase();
+    let other = if kb_base == 1000 { 1024 } else { 1000 };
+    let (pow, mult) = match suffix.as_str() {
+        "" | "b" => (0, 1),
+        "k" | "kb" => (1, kb_base),
+        "m" | "mb" => (2, kb_base),
+        "g" | "gb" => (3, kb_base),
+        "t" | "tb" => (4, kb_base),
+        "p" | "pb" => (5, kb_base),
+        "kib" => (1, other),
+        "mib" => (2, other),
+        "gib" => (3, other),
+        "tib" => (4, other),
+        "pib" => (5, other),
+        u => {
+            return Err(format!(
+                "{text:?}: unknown size suffix {u:?} (k, m, g, t, p with an optional b; kib, mib, gib, tib, pib)"
+            ))
+        }
+    };
+    let v = n * (mult as f64).powi(pow);
+    if v.fract() != 0.0 {
+        return Err(format!("{text:?}: not a whole number of bytes"));
+    }
+    if v >= 2f64.powi(63) {
+        return Err(format!(
+            "{text:?}: out of range: at most {} bytes",
+            i64::MAX
+        ));
+    }
+    Ok(ssd_core::Size(v as u64))
+}
+
+/// At most 200 bytes of `s` (on a character boundary) for an error message.
+fn clip(s: &str) -> String {
+    const MAX: usize = 200;
+    if s.len() <= MAX {
+        return s.to_string();
+    }
+    let mut end = MAX;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} bytes in all)", &s[..end], s.len())
+}
+
+/// One `key=value` line of a job file.
+struct Opt<'a> {
+    line: usize,
+    key: &'a str,
+    value: &'a str,
+}
+
+/// Parse a job file. As in fio, a `[global]` section sets defaults for the
+/// jobs that follow it, not for a job before it (whose options it is still
+/// checked against); `kb_base=` applies to every size of the job wherever it
+/// is given.
 pub fn parse_str(
     text: &str,
     file: &str,
     base: &WorkloadConfig,
 ) -> Result<(WorkloadConfig, FioJob), FioError> {
-    let mut w = base.clone();
-    let mut job = FioJob::default();
+    // Sections in file order: (name, options); lines before any section are
+    // global.
+    let mut sections: Vec<(String, usize, Vec<Opt>)> = vec![("global".into(), 0, vec![])];
     let mut jobs = 0;
-    let mut section = String::new();
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
-        let e = |reason: String| FioError {
-            file: file.to_string(),
-            line,
-            reason,
-        };
         let l = raw.trim();
         if l.is_empty() || l.starts_with(';') || l.starts_with('#') {
             continue;
@@ -106,22 +174,80 @@ pub fn parse_str(
             if name != "global" {
                 jobs += 1;
                 if jobs > 1 {
-                    return Err(e(format!("job [{name}]: only one job section is supported (simulate jobs separately or use a trace)")));
+                    return Err(FioError {
+                        file: file.to_string(),
+                        line,
+                        reason: format!("job [{name}]: only one job section is supported (simulate jobs separately or use a trace)"),
+                    });
                 }
-                job.name = name.clone();
             }
-            section = name;
+            sections.push((name, line, vec![]));
             continue;
         }
-        let _ = &section;
-        let (k, v) = match l.split_once('=') {
+        let (key, value) = match l.split_once('=') {
             Some((k, v)) => (k.trim(), v.trim()),
             None => (l, ""),
         };
-        let size = |v: &str| parse_size(v).map_err(|x| e(format!("{k}: {x}")));
+        sections
+            .last_mut()
+            .expect("starts with one")
+            .2
+            .push(Opt { line, key, value });
+    }
+    let job_at = sections.iter().position(|(n, _, _)| n != "global");
+    // The sections that shape the job: the globals before it and the job.
+    let split = job_at.map_or(sections.len(), |j| j + 1);
+    let mut job = FioJob::default();
+    if let Some(j) = job_at {
+        job.name = sections[j].0.clone();
+    }
+    let opts: Vec<&Opt> = sections[..split].iter().flat_map(|s| s.2.iter()).collect();
+    let (w, job) = apply(&opts, file, base, job)?;
+    // A [global] after the job does not change it, but its options must still
+    // be ones this subset knows.
+    let later: Vec<&Opt> = sections[split..].iter().flat_map(|s| s.2.iter()).collect();
+    apply(&later, file, base, FioJob::default())?;
+    Ok((w, job))
+}
+
+/// Apply options in order to `base`.
+fn apply(
+    opts: &[&Opt],
+    file: &str,
+    base: &WorkloadConfig,
+    mut job: FioJob,
+) -> Result<(WorkloadConfig, FioJob), FioError> {
+    let mut w = base.clone();
+    let err = |line: usize, reason: String| FioError {
+        file: file.to_string(),
+        line,
+        reason,
+    };
+    let mut kb_base = 1024;
+    for o in opts.iter().filter(|o| o.key == "kb_base") {
+        kb_base = match o.value {
+            "1024" => 1024,
+            "1000" => 1000,
+            v => {
+                return Err(err(
+                    o.line,
+                    format!("kb_base: must be 1024 or 1000, got {v:?}"),
+                ))
+            }
+        };
+    }
+    for o in opts {
+        let (line, k, v) = (o.line, o.key, o.value);
+        let e = |reason: String| err(line, reason);
+        let size = |v: &str| fio_size(v, kb_base).map_err(|x| e(format!("{k}: {x}")));
         let num = |v: &str| {
-            v.parse::<u64>()
-                .map_err(|_| e(format!("{k}: expected a whole number, got {v:?}")))
+            v.parse::<u64>().map_err(|_| {
+                e(format!(
+                    "{}: expected a whole number, got {:?}",
+                    clip(k),
+                    clip(v)
+                ))
+            })
         };
         match k {
             "rw" | "readwrite" => {
@@ -136,9 +262,22 @@ pub fn parse_str(
                 }
                 w.bs = size(v)?
             }
-            "rwmixread" => w.rwmixread = num(v)? as u32,
-            "rwmixwrite" => w.rwmixread = 100u64.saturating_sub(num(v)?) as u32,
-            "iodepth" => w.iodepth = num(v)? as u32,
+            "rwmixread" | "rwmixwrite" => {
+                let pct = num(v)?;
+                if pct > 100 {
+                    return Err(e(format!("{k}: must be 0..=100, got {pct}")));
+                }
+                let pct = pct as u32;
+                w.rwmixread = if k == "rwmixread" { pct } else { 100 - pct };
+            }
+            "iodepth" => {
+                let d = num(v)?;
+                let max = ssd_core::workload::MAX_IODEPTH;
+                if d == 0 || d > max as u64 {
+                    return Err(e(format!("{k}: must be in 1..={max}, got {d}")));
+                }
+                w.iodepth = d as u32
+            }
             "rate_iops" => w.rate_iops = Some(num(v)?),
             "rate_process" => {
                 w.rate_process = match v {
@@ -151,7 +290,15 @@ pub fn parse_str(
                     }
                 }
             }
-            "number_ios" => w.number_ios = Some(num(v)?),
+            "number_ios" => {
+                let n = num(v)?;
+                if n == 0 {
+                    return Err(e(format!(
+                        "{k}: must be at least 1 (0 would simulate nothing)"
+                    )));
+                }
+                w.number_ios = Some(n)
+            }
             "size" => {
                 if v.ends_with('%') {
                     return Err(e("size: percentages are not supported; give a size".into()));
@@ -172,6 +319,7 @@ pub fn parse_str(
                 };
                 job.runtime = Some(d.map_err(|x| e(format!("runtime: {x}")))?)
             }
+            "kb_base" => {}
             "numjobs" => {
                 if num(v)? != 1 {
                     return Err(e(
@@ -182,7 +330,8 @@ pub fn parse_str(
             k if HOST_ONLY.contains(&k) => job.ignored.push(k.to_string()),
             other => {
                 return Err(e(format!(
-                    "unsupported fio option {other:?} (supported: {}; accepted without effect: {})",
+                    "unsupported fio option {:?} (supported: {}; accepted without effect: {})",
+                    clip(other),
                     SUPPORTED.join(", "),
                     HOST_ONLY.join(", ")
                 )))
@@ -225,5 +374,76 @@ mod tests {
             e.to_string().contains("t.fio:3") && e.to_string().contains("verify"),
             "{e}"
         );
+    }
+    #[test]
+    fn sizes_follow_fio() {
+        let k = |t: &str| fio_size(t, 1024).unwrap().0;
+        for t in ["4k", "4K", "4kb", "4KB", "4Kb", "4096", "4096b"] {
+            assert_eq!(k(t), 4096, "{t}");
+        }
+        assert_eq!(k("1gb"), 1 << 30);
+        assert_eq!(k("1g"), 1 << 30);
+        assert_eq!(k("2m"), 2 << 20);
+        // fio's compatibility mode: IEC suffixes are decimal by default.
+        assert_eq!(k("4KiB"), 4000);
+        assert_eq!(k("1gib"), 1_000_000_000);
+        let d = |t: &str| fio_size(t, 1000).unwrap().0;
+        assert_eq!(d("4k"), 4000);
+        assert_eq!(d("4KiB"), 4096);
+        assert_eq!(d("1gb"), 1_000_000_000);
+        assert!(fio_size("4 furlongs", 1024).is_err());
+        assert!(fio_size("99999999999p", 1024).is_err());
+    }
+    #[test]
+    fn kb_base_and_sizes_in_a_job() {
+        let (w, _) = parse_str(
+            "[j]\nbs=4kb\nsize=1gb\n",
+            "t.fio",
+            &WorkloadConfig::default(),
+        )
+        .unwrap();
+        assert_eq!((w.bs.0, w.size.unwrap().0), (4096, 1 << 30));
+        // kb_base anywhere in the job applies to all its sizes.
+        let (w, _) = parse_str(
+            "[global]\nbs=8KiB\n[j]\nsize=1gb\nkb_base=1000\n",
+            "t.fio",
+            &WorkloadConfig::default(),
+        )
+        .unwrap();
+        assert_eq!((w.bs.0, w.size.unwrap().0), (8192, 1_000_000_000));
+        let e = parse_str("[j]\nkb_base=512\n", "t.fio", &WorkloadConfig::default()).unwrap_err();
+        assert!(e.to_string().contains("t.fio:2: kb_base"), "{e}");
+    }
+    #[test]
+    fn a_global_after_the_job_does_not_apply_to_it() {
+        let (w, _) = parse_str(
+            "[global]\nbs=8k\n[j]\nrw=randread\n[global]\nbs=64k\niodepth=4\n",
+            "t.fio",
+            &WorkloadConfig::default(),
+        )
+        .unwrap();
+        assert_eq!(w.bs.0, 8192);
+        assert_eq!(w.iodepth, WorkloadConfig::default().iodepth);
+        // ... but its options are still checked.
+        let e = parse_str(
+            "[j]\nrw=read\n[global]\nverify=crc32c\n",
+            "t.fio",
+            &WorkloadConfig::default(),
+        )
+        .unwrap_err();
+        assert_eq!(e.line, 4);
+    }
+    #[test]
+    fn a_huge_option_is_quoted_short() {
+        let text = format!(
+            "[j]\n{}=1\niodepth={}\n",
+            "x".repeat(1 << 20),
+            "9".repeat(10)
+        );
+        let e = parse_str(&text, "t.fio", &WorkloadConfig::default()).unwrap_err();
+        assert!(e.to_string().len() < 1000 && e.to_string().contains("bytes in all"));
+        let text = format!("[j]\niodepth={}\n", "z".repeat(1 << 20));
+        let e = parse_str(&text, "t.fio", &WorkloadConfig::default()).unwrap_err();
+        assert!(e.to_string().len() < 1000, "{}", e.to_string().len());
     }
 }

@@ -33,7 +33,8 @@ use ssd_core::{SimError, Simulation};
 pub struct ReadmeDoctests;
 
 /// Errors of the application layer. `exit_code()` maps them to the CLI's codes:
-/// 2 for bad input (configuration, workload, trace), 1 for anything else.
+/// 2 for bad input (configuration, workload, trace), 130 for an interrupted
+/// sweep, 1 for anything else.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RunError {
@@ -47,12 +48,16 @@ pub enum RunError {
     Input(String),
     #[error("{0}")]
     Io(String),
+    /// Stopped by SIGINT or SIGTERM (exit code 130).
+    #[error("{0}")]
+    Interrupted(String),
 }
 
 impl RunError {
     pub fn exit_code(&self) -> i32 {
         match self {
             RunError::Io(_) => 1,
+            RunError::Interrupted(_) => 130,
             _ => 2,
         }
     }
@@ -179,6 +184,20 @@ fn finish<O: Observer>(sim: &mut Sim<O>, opts: &RunOptions) -> Result<Report, Ru
         sim.precondition();
     }
     let report = sim.run()?;
+    if report.host.requests == 0 {
+        // Latencies, IOPS and energy per request of nothing: a report of
+        // zeros would read as a result.
+        let unfinished = report
+            .notes
+            .get("time_limit_requests_unfinished")
+            .map(|n| format!(" ({n} requests were still in flight at the time limit)"))
+            .unwrap_or_default();
+        return Err(RunError::Input(format!(
+            "the run completed no request in {:.9} s of simulated time{unfinished}: \
+             nothing to report (raise sim.time_limit, or check the workload)",
+            report.host.sim_time_s
+        )));
+    }
     if opts.check_invariants {
         use ssd_core::ftl::Ftl;
         sim.ftl
@@ -378,6 +397,30 @@ pub fn set_field(cfg: &mut SsdConfig, field: &str, value: &str) -> Result<(), Co
     // A value set earlier (by a fio job) that TOML cannot hold is named here,
     // not blamed on `field`.
     cfg.check_writable()?;
+    // The optional sections exist once a workload selects them: naming the
+    // personality's kind (or the trace's path) selects it.
+    let bare = value.trim().trim_matches('"');
+    match field {
+        "personality.kind" if cfg.personality.is_none() => {
+            return apply_flag(cfg, "personality", bare)
+        }
+        "trace.path" if cfg.trace.is_none() => return apply_flag(cfg, "trace", bare),
+        f if f.starts_with("personality.") && cfg.personality.is_none() => {
+            return Err(ssd_core::config::invalid(
+                field,
+                "no personality is selected: give --personality NAME (or \
+                 personality.kind=NAME) before setting its fields",
+            ))
+        }
+        f if f.starts_with("trace.") && cfg.trace.is_none() => {
+            return Err(ssd_core::config::invalid(
+                field,
+                "no trace is selected: give --trace FILE (or trace.path=FILE) before \
+                 setting its fields",
+            ))
+        }
+        _ => {}
+    }
     let mut root = toml::Value::try_from(&*cfg)
         .map_err(|e| ssd_core::config::invalid(field, e.to_string()))?;
     let parsed: toml::Value = match format!("v = {value}").parse::<toml::Table>() {

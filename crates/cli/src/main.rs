@@ -4,7 +4,6 @@ mod args;
 
 use ssdsim::sweep;
 
-use anyhow::Context;
 use args::ConfigArgs;
 use clap::{Parser, Subcommand, ValueEnum};
 use ssdsim::{resolve_config, run_config, RunError, RunOptions};
@@ -163,6 +162,11 @@ enum Cmd {
         /// Write comparison charts (SVG) into this directory
         #[arg(long)]
         plot: Option<PathBuf>,
+        /// Merge even if points are missing, a shard is empty or a point is
+        /// given twice with the same result (warning loudly); shards of another
+        /// sweep are always refused
+        #[arg(long = "allow-partial")]
+        allow_partial: bool,
     },
     /// List the built-in presets with their parameters
     Presets {
@@ -173,6 +177,13 @@ enum Cmd {
 }
 
 fn main() -> ExitCode {
+    // A write past the file-size limit (ulimit -f) then fails with EFBIG and
+    // is reported like any other write error, instead of killing the process.
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to SIG_IGN installs no handler.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
     let cli = Cli::parse();
     match real_main(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -222,16 +233,199 @@ fn check_writable(files: &[Option<&std::path::Path>]) -> Result<(), RunError> {
     Ok(())
 }
 
+/// Write `bytes` to the file `p` through a temporary file renamed into place
+/// (`ssd_core::outfile::write_atomic`): a failed write is an error and leaves
+/// the old file, never a truncated one.
+fn write_file(p: &std::path::Path, bytes: &[u8]) -> Result<(), RunError> {
+    ssd_core::outfile::write_bytes_atomic(p, bytes)
+        .map_err(|e| RunError::Io(format!("{}: cannot write: {e}", p.display())))
+}
+
 fn write_out(out: Option<&PathBuf>, text: &str) -> anyhow::Result<()> {
     match out {
-        Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?,
+        Some(p) => write_file(p, text.as_bytes())?,
         None => {
             let mut so = std::io::stdout().lock();
-            so.write_all(text.as_bytes())?;
+            so.write_all(text.as_bytes())
+                .and_then(|()| so.flush())
+                .map_err(|e| RunError::Io(format!("writing to standard output: {e}")))?;
         }
     }
     Ok(())
 }
+
+/// Refuse outputs that would replace an input (`run --trace F --out F`, a
+/// symbolic link or another spelling of it) or another output.
+fn refuse_overwrite(
+    inputs: &[(&str, Option<&std::path::Path>)],
+    outputs: &[(&str, Option<&std::path::Path>)],
+) -> Result<(), RunError> {
+    let outs: Vec<(&str, &std::path::Path)> = outputs
+        .iter()
+        .filter_map(|(n, p)| Some((*n, (*p)?)))
+        .collect();
+    for (i, (on, op)) in outs.iter().enumerate() {
+        for (inn, ip) in inputs.iter().filter_map(|(n, p)| Some((*n, (*p)?))) {
+            if ssd_core::outfile::same_file(ip, op) {
+                return Err(RunError::Input(format!(
+                    "{on} {}: is the input {inn} {}; refusing to overwrite an input",
+                    op.display(),
+                    ip.display()
+                )));
+            }
+        }
+        for (on2, op2) in &outs[..i] {
+            if ssd_core::outfile::same_file(op, op2) {
+                return Err(RunError::Input(format!(
+                    "{on} {} and {on2} {} name the same file",
+                    op.display(),
+                    op2.display()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Read and check sweep shards for `merge`: every row must belong to one
+/// sweep (the identity in each row), no file may be empty, no point may be
+/// missing or appear twice. With `allow_partial`, missing points, empty files
+/// and duplicates with the same result are merged anyway, with a warning;
+/// shards of another sweep and conflicting duplicates never are.
+fn merge_shards(inputs: &[PathBuf], allow_partial: bool) -> Result<Vec<sweep::Row>, RunError> {
+    let mut problems: Vec<String> = Vec::new();
+    // (row, file it came from)
+    let mut rows: Vec<(sweep::Row, usize)> = Vec::new();
+    let mut identity: Option<(String, usize, usize)> = None; // (sweep, points, file)
+    for (fi, p) in inputs.iter().enumerate() {
+        let file_rows = sweep::read_jsonl(p).map_err(RunError::Input)?;
+        if file_rows.is_empty() {
+            problems.push(format!("{}: no rows (an empty shard)", p.display()));
+        }
+        for r in file_rows {
+            if r.sweep.is_empty() || r.points == 0 {
+                return Err(RunError::Input(format!(
+                    "{}: point {} carries no sweep identity (written by an older ssdsim?): \
+                     rerun the shard to merge it",
+                    p.display(),
+                    r.index
+                )));
+            }
+            match &identity {
+                None => identity = Some((r.sweep.clone(), r.points, fi)),
+                Some((id, n, f0)) if *id != r.sweep || *n != r.points => {
+                    return Err(RunError::Input(format!(
+                        "{} is a shard of another sweep than {} (sweep {} of {} points against \
+                         {id} of {n}: the grid, base configuration, seed or ssdsim version differ)",
+                        p.display(),
+                        inputs[*f0].display(),
+                        r.sweep,
+                        r.points
+                    )));
+                }
+                Some(_) => {}
+            }
+            rows.push((r, fi));
+        }
+    }
+    rows.sort_by_key(|(r, _)| r.index);
+    // wall_s differs between machines; everything else must agree.
+    let same = |a: &sweep::Row, b: &sweep::Row| {
+        sweep::Row {
+            wall_s: 0.0,
+            ..a.clone()
+        } == sweep::Row {
+            wall_s: 0.0,
+            ..b.clone()
+        }
+    };
+    for w in rows.windows(2) {
+        let ((a, fa), (b, fb)) = (&w[0], &w[1]);
+        if a.index != b.index {
+            continue;
+        }
+        let (na, nb) = (inputs[*fa].display(), inputs[*fb].display());
+        if !same(a, b) {
+            return Err(RunError::Input(format!(
+                "point {} is in {na} and in {nb} with different results",
+                a.index
+            )));
+        }
+        problems.push(if fa == fb {
+            format!("point {} appears twice in {na}", a.index)
+        } else {
+            format!(
+                "point {} is in both {na} and {nb} (a shard given twice?)",
+                a.index
+            )
+        });
+    }
+    let mut rows: Vec<sweep::Row> = rows.into_iter().map(|(r, _)| r).collect();
+    rows.dedup_by_key(|r| r.index);
+    if let Some((_, n, _)) = identity {
+        let mut have = rows.iter().map(|r| r.index).peekable();
+        let mut missing = Vec::new();
+        for i in 0..n {
+            if have.peek() == Some(&i) {
+                have.next();
+            } else {
+                missing.push(i);
+            }
+        }
+        if !missing.is_empty() {
+            let shown: Vec<String> = missing.iter().take(20).map(|i| i.to_string()).collect();
+            problems.push(format!(
+                "{} of the sweep's {n} points are missing (indices {}{})",
+                missing.len(),
+                shown.join(", "),
+                if missing.len() > 20 { ", ..." } else { "" }
+            ));
+        }
+    }
+    if !problems.is_empty() {
+        if !allow_partial {
+            return Err(RunError::Input(format!(
+                "refusing to merge: {} (--allow-partial merges anyway)",
+                problems.join("; ")
+            )));
+        }
+        for p in &problems {
+            eprintln!("WARNING: {p}");
+        }
+        eprintln!(
+            "WARNING: --allow-partial: the merged tables are NOT the whole sweep ({} rows)",
+            rows.len()
+        );
+    }
+    Ok(rows)
+}
+
+/// SIGINT and SIGTERM: the first asks a running sweep to stop starting
+/// points (it then writes what finished and exits 130); a second one ends
+/// the process at once, as the default action does.
+#[cfg(unix)]
+fn install_stop_handler() {
+    extern "C" fn on_signal(sig: libc::c_int) {
+        if sweep::stop_requested() {
+            // SAFETY: signal and raise are async-signal-safe.
+            unsafe {
+                libc::signal(sig, libc::SIG_DFL);
+                libc::raise(sig);
+            }
+        }
+        sweep::request_stop();
+    }
+    // SAFETY: the handler only touches an atomic and calls async-signal-safe
+    // functions.
+    unsafe {
+        let h = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        libc::signal(libc::SIGINT, h);
+        libc::signal(libc::SIGTERM, h);
+    }
+}
+
+#[cfg(not(unix))]
+fn install_stop_handler() {}
 
 fn real_main(cli: Cli) -> anyhow::Result<()> {
     match cli.cmd {
@@ -262,6 +456,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             }
             flags.extend(split_set(&set)?);
             let mut c = resolve_config(config.as_deref(), &flags)?;
+            let fio_path = fio.clone();
             if let Some(path) = fio {
                 let (w, job) =
                     ssdsim::fio::parse_file(&path, &c.workload).map_err(RunError::from)?;
@@ -301,6 +496,20 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             }
             let power_sample = ssd_core::units::parse_dur(&power_sample)
                 .map_err(|e| RunError::Input(format!("--power-sample: {e}")))?;
+            let trace_path = c.trace.as_ref().map(|t| PathBuf::from(&t.path));
+            refuse_overwrite(
+                &[
+                    ("--trace", trace_path.as_deref()),
+                    ("--config", config.as_deref()),
+                    ("--fio", fio_path.as_deref()),
+                ],
+                &[
+                    ("--out", out.as_deref()),
+                    ("--power-trace", power_trace.as_deref()),
+                    ("--plot-power", plot_power.as_deref()),
+                    ("--plot-breakdown", plot_breakdown.as_deref()),
+                ],
+            )?;
             check_writable(&[
                 out.as_deref(),
                 power_trace.as_deref(),
@@ -368,7 +577,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                     t.push_str(&r.csv_line());
                     t.push('\n');
                 }
-                std::fs::write(p, t).with_context(|| format!("writing {}", p.display()))?;
+                write_file(p, t.as_bytes())?;
             }
             if let Some(p) = &plot {
                 mapsize_plot(&rows, p).map_err(RunError::Io)?;
@@ -400,32 +609,21 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             jsonl,
             md,
             plot,
+            allow_partial,
         } => {
-            let mut rows = Vec::new();
-            for p in &inputs {
-                rows.extend(sweep::read_jsonl(p).map_err(RunError::Input)?);
-            }
-            rows.sort_by_key(|r| r.index);
-            for w in rows.windows(2) {
-                // wall_s differs between machines; everything else must agree.
-                let same = |a: &sweep::Row, b: &sweep::Row| {
-                    sweep::Row {
-                        wall_s: 0.0,
-                        ..a.clone()
-                    } == sweep::Row {
-                        wall_s: 0.0,
-                        ..b.clone()
-                    }
-                };
-                if w[0].index == w[1].index && !same(&w[0], &w[1]) {
-                    return Err(RunError::Input(format!(
-                        "point {} appears in two shards with different results",
-                        w[0].index
-                    ))
-                    .into());
-                }
-            }
-            rows.dedup_by_key(|r| r.index);
+            let ins: Vec<(&str, Option<&std::path::Path>)> = inputs
+                .iter()
+                .map(|p| ("shard", Some(p.as_path())))
+                .collect();
+            refuse_overwrite(
+                &ins,
+                &[
+                    ("--csv", csv.as_deref()),
+                    ("--jsonl", jsonl.as_deref()),
+                    ("--md", md.as_deref()),
+                ],
+            )?;
+            let rows = merge_shards(&inputs, allow_partial)?;
             write_outputs(
                 &rows,
                 csv.as_deref(),
@@ -540,7 +738,7 @@ struct SweepArgs {
     /// Set a configuration field for every point: --set ftl.gc_threshold_blocks=4
     #[arg(long = "set", value_name = "FIELD=VALUE")]
     set: Vec<String>,
-    /// Worker threads (default: all cores); results do not depend on it
+    /// Worker threads, 0..=1024 (0, the default: one per core); results do not depend on it
     #[arg(long, default_value_t = 0)]
     threads: usize,
     /// Run only shard I of N (I in 0..N): points whose index mod N == I
@@ -561,6 +759,10 @@ struct SweepArgs {
     /// List the points and exit
     #[arg(long)]
     dry_run: bool,
+    /// Skip the points already in the --jsonl output (of an interrupted run of
+    /// the same sweep) and run the rest; the outputs are then those of a whole run
+    #[arg(long)]
+    resume: bool,
 }
 
 /// The axis of sweep flag `--flag` from its comma list (empty items dropped
@@ -605,8 +807,7 @@ fn write_outputs(
         sweep::write_jsonl(rows, p).map_err(RunError::Io)?;
     }
     if let Some(p) = md {
-        std::fs::write(p, sweep::markdown(rows))
-            .with_context(|| format!("writing {}", p.display()))?;
+        write_file(p, sweep::markdown(rows).as_bytes())?;
     }
     let tables: Vec<String> = [csv, jsonl, md]
         .into_iter()
@@ -712,6 +913,15 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
         base.sim.precondition = ssd_core::config::Precondition::Steady;
     }
     let common = split_set(&a.set)?;
+    if a.threads > sweep::MAX_THREADS {
+        return Err(RunError::Input(format!(
+            "--threads {}: at most {} (0 = one per core)",
+            a.threads,
+            sweep::MAX_THREADS
+        ))
+        .into());
+    }
+    sweep::grid_size(&axes).map_err(RunError::Input)?;
     let mut points = sweep::expand(&base, &axes, &common, &workloads);
     let total = points.len();
     if let Some(s) = &a.shard {
@@ -766,11 +976,90 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
         or(&mut a.md, "sweep.md");
         or(&mut a.plot, "plots");
     }
+    let base_trace = base.trace.as_ref().map(|t| PathBuf::from(&t.path));
+    refuse_overwrite(
+        &[
+            ("--config", a.config.as_deref()),
+            ("--grid", a.grid.as_deref()),
+            ("the trace", base_trace.as_deref()),
+        ],
+        &[
+            ("--csv", a.csv.as_deref()),
+            ("--jsonl", a.jsonl.as_deref()),
+            ("--md", a.md.as_deref()),
+        ],
+    )?;
     check_writable(&[a.csv.as_deref(), a.jsonl.as_deref(), a.md.as_deref()])?;
     if let Some(d) = &a.plot {
         std::fs::create_dir_all(d)
             .map_err(|e| RunError::Io(format!("{}: cannot create: {e}", d.display())))?;
     }
+    // Rows already in the --jsonl output of an interrupted run of this sweep.
+    let mut rows: Vec<sweep::Row> = Vec::new();
+    if a.resume {
+        let Some(j) = a.jsonl.as_deref() else {
+            return Err(RunError::Input(
+                "--resume needs the --jsonl output (or --out-dir) of the interrupted sweep".into(),
+            )
+            .into());
+        };
+        if j.exists() {
+            let (old, dropped) = sweep::read_jsonl_partial(j).map_err(RunError::Input)?;
+            let id = points.first().map(|p| p.sweep.clone()).unwrap_or_default();
+            if let Some(r) = old.iter().find(|r| r.sweep != id) {
+                return Err(RunError::Input(format!(
+                    "{}: point {} is from another sweep (identity {:?}, this one {id:?}: the \
+                     grid, base configuration, seed or ssdsim version differ); refusing to resume",
+                    j.display(),
+                    r.index,
+                    r.sweep
+                ))
+                .into());
+            }
+            let wanted: std::collections::BTreeSet<usize> =
+                points.iter().map(|p| p.index).collect();
+            let mut seen = std::collections::BTreeSet::new();
+            rows = old
+                .into_iter()
+                .filter(|r| wanted.contains(&r.index) && seen.insert(r.index))
+                .collect();
+            points.retain(|p| !seen.contains(&p.index));
+            eprintln!(
+                "resuming: {} points already in {}{}, {} to run",
+                rows.len(),
+                j.display(),
+                if dropped {
+                    " (a last line cut short was dropped)"
+                } else {
+                    ""
+                },
+                points.len()
+            );
+        }
+    }
+    // Finished rows are appended to --jsonl as they come (a killed sweep keeps
+    // them); at the end the file is rewritten whole, in grid order.
+    let append = match a.jsonl.as_deref() {
+        Some(j) if std::fs::metadata(j).map_or(true, |m| m.is_file()) => {
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .write(true)
+                .truncate(true)
+                .open(j)
+                .map_err(|e| RunError::Io(format!("{}: cannot write: {e}", j.display())))?;
+            let mut text = String::new();
+            for r in &rows {
+                text.push_str(&serde_json::to_string(r)?);
+                text.push('\n');
+            }
+            f.write_all(text.as_bytes())
+                .map_err(|e| RunError::Io(format!("{}: cannot write: {e}", j.display())))?;
+            Some((j.to_path_buf(), std::sync::Mutex::new(f)))
+        }
+        _ => None,
+    };
+    let append_error = std::sync::Mutex::new(None::<String>);
+    install_stop_handler();
     let show = std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
     let bar = if show {
         let b = indicatif::ProgressBar::new(points.len() as u64);
@@ -785,15 +1074,63 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
         None
     };
     let started = std::time::Instant::now();
-    let rows = sweep::run_points(&points, a.threads, &RunOptions::default(), |done, _| {
-        if let Some(b) = &bar {
-            b.set_position(done as u64);
-        }
-    });
+    let new_rows = sweep::run_points(
+        &points,
+        a.threads,
+        &RunOptions::default(),
+        |done, _, row| {
+            if let Some((path, f)) = &append {
+                let line = serde_json::to_string(row).map(|l| l + "\n");
+                let res = match line {
+                    Ok(l) => f
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .write_all(l.as_bytes())
+                        .map_err(|e| e.to_string()),
+                    Err(e) => Err(e.to_string()),
+                };
+                if let Err(e) = res {
+                    append_error
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .get_or_insert_with(|| format!("{}: cannot write: {e}", path.display()));
+                }
+            }
+            if let Some(b) = &bar {
+                b.set_position(done as u64);
+            }
+        },
+    )
+    .map_err(RunError::Io)?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    drop(append);
     let wall = started.elapsed().as_secs_f64();
+    let ran = new_rows.len();
+    rows.extend(new_rows);
+    rows.sort_by_key(|r| r.index);
+    if let Some(e) = append_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(RunError::Io(e).into());
+    }
+    if sweep::stop_requested() {
+        // Only the finished rows, in grid order; the other tables and the
+        // plots would look like the sweep's result.
+        if let Some(j) = a.jsonl.as_deref() {
+            sweep::write_jsonl(&rows, j).map_err(RunError::Io)?;
+        }
+        let shard_total = rows.len() + points.len() - ran;
+        return Err(RunError::Interrupted(format!(
+            "interrupted: {} of {shard_total} points finished{}; run the same command with \
+             --resume to finish the rest",
+            rows.len(),
+            a.jsonl
+                .as_deref()
+                .map(|j| format!(" and are in {}", j.display()))
+                .unwrap_or_else(|| " (none kept: name a --jsonl output to keep them)".into())
+        ))
+        .into());
+    }
     write_outputs(
         &rows,
         a.csv.as_deref(),
@@ -897,6 +1234,14 @@ fn trace_cmd(cmd: TraceCmd) -> anyhow::Result<()> {
             skip_bad_lines,
             blkparse_action,
         } => {
+            if ssd_core::outfile::same_file(&input, &output) {
+                return Err(RunError::Input(format!(
+                    "{}: is the input {}; refusing to overwrite it (write elsewhere)",
+                    output.display(),
+                    input.display()
+                ))
+                .into());
+            }
             let to: TraceFormat = to
                 .parse()
                 .map_err(|e| RunError::Input(format!("--to: {e}")))?;
@@ -923,64 +1268,70 @@ fn trace_cmd(cmd: TraceCmd) -> anyhow::Result<()> {
 
 fn mapsize_plot(rows: &[ftl::mapsize::MapSizeRow], path: &std::path::Path) -> Result<(), String> {
     use plotters::prelude::*;
-    let root = SVGBackend::new(path, (900, 600)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| e.to_string())?;
-    let xmax = rows
-        .iter()
-        .map(|r| r.capacity_bytes as f64 / (1u64 << 30) as f64)
-        .fold(0.0f64, f64::max)
-        .max(1e-3);
-    let xmin = rows
-        .iter()
-        .map(|r| r.capacity_bytes as f64 / (1u64 << 30) as f64)
-        .fold(f64::MAX, f64::min)
-        .min(xmax / 2.0);
-    let ymax = rows.iter().map(|r| r.table_kib).fold(1.0f64, f64::max);
-    let ymin = rows
-        .iter()
-        .map(|r| r.table_kib)
-        .fold(f64::MAX, f64::min)
-        .clamp(1e-3, ymax / 2.0);
-    let mut chart = ChartBuilder::on(&root)
-        .caption("mapping-table memory", ("sans-serif", 18))
-        .margin(10)
-        .x_label_area_size(35)
-        .y_label_area_size(60)
-        .build_cartesian_2d(
-            (xmin..xmax * 1.1).log_scale(),
-            (ymin..ymax * 1.5).log_scale(),
-        )
-        .map_err(|e| e.to_string())?;
-    chart
-        .configure_mesh()
-        .x_desc("capacity (GiB)")
-        .y_desc("table (KiB)")
-        .draw()
-        .map_err(|e| e.to_string())?;
-    let mut schemes: Vec<&str> = rows.iter().map(|r| r.scheme).collect();
-    schemes.dedup();
-    for (i, s) in schemes.iter().enumerate() {
-        let pts: Vec<(f64, f64)> = rows
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (900, 600)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let xmax = rows
             .iter()
-            .filter(|r| r.scheme == *s)
-            .map(|r| {
-                (
-                    r.capacity_bytes as f64 / (1u64 << 30) as f64,
-                    r.table_kib.max(ymin),
-                )
-            })
-            .collect();
+            .map(|r| r.capacity_bytes as f64 / (1u64 << 30) as f64)
+            .fold(0.0f64, f64::max)
+            .max(1e-3);
+        let xmin = rows
+            .iter()
+            .map(|r| r.capacity_bytes as f64 / (1u64 << 30) as f64)
+            .fold(f64::MAX, f64::min)
+            .min(xmax / 2.0);
+        let ymax = rows.iter().map(|r| r.table_kib).fold(1.0f64, f64::max);
+        let ymin = rows
+            .iter()
+            .map(|r| r.table_kib)
+            .fold(f64::MAX, f64::min)
+            .clamp(1e-3, ymax / 2.0);
+        let mut chart = ChartBuilder::on(&root)
+            .caption("mapping-table memory", ("sans-serif", 18))
+            .margin(10)
+            .x_label_area_size(35)
+            .y_label_area_size(60)
+            .build_cartesian_2d(
+                (xmin..xmax * 1.1).log_scale(),
+                (ymin..ymax * 1.5).log_scale(),
+            )
+            .map_err(|e| e.to_string())?;
         chart
-            .draw_series(LineSeries::new(pts, Palette99::pick(i).stroke_width(2)))
-            .map_err(|e| e.to_string())?
-            .label(*s)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], Palette99::pick(i)));
+            .configure_mesh()
+            .x_desc("capacity (GiB)")
+            .y_desc("table (KiB)")
+            .draw()
+            .map_err(|e| e.to_string())?;
+        let mut schemes: Vec<&str> = rows.iter().map(|r| r.scheme).collect();
+        schemes.dedup();
+        for (i, s) in schemes.iter().enumerate() {
+            let pts: Vec<(f64, f64)> = rows
+                .iter()
+                .filter(|r| r.scheme == *s)
+                .map(|r| {
+                    (
+                        r.capacity_bytes as f64 / (1u64 << 30) as f64,
+                        r.table_kib.max(ymin),
+                    )
+                })
+                .collect();
+            chart
+                .draw_series(LineSeries::new(pts, Palette99::pick(i).stroke_width(2)))
+                .map_err(|e| e.to_string())?
+                .label(*s)
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 15, y)], Palette99::pick(i))
+                });
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()
+            .map_err(|e| e.to_string())?;
+        root.present().map_err(|e| e.to_string())?;
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|e| e.to_string())?;
-    root.present().map_err(|e| e.to_string())
+    write_file(path, svg.as_bytes()).map_err(|e| e.to_string())
 }

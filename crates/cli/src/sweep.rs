@@ -9,7 +9,7 @@ use ssd_core::config::SsdConfig;
 use ssd_core::rng::derive_seed;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// One axis of the grid: a flag name (`ftl`), a dotted config field
 /// (`sched.max_request`) or `workload`, and its values.
@@ -216,6 +216,44 @@ pub struct Point {
     pub index: usize,
     pub params: Vec<(String, String)>,
     pub cfg: Result<SsdConfig, String>,
+    /// The sweep's identity ([`identity`]), written in each row.
+    pub sweep: String,
+    /// The number of points of the whole sweep (before sharding).
+    pub points: usize,
+}
+
+/// A sweep's identity: a hash of the ssdsim version, the base configuration
+/// (with its master seed), the axes, the settings common to every point and
+/// the named workloads. Rows of one sweep (any shard, any thread count) carry
+/// the same identity; `merge` and `--resume` refuse rows of another.
+pub fn identity(
+    base: &SsdConfig,
+    axes: &[Axis],
+    common: &[(String, String)],
+    workloads: &BTreeMap<String, WorkloadDef>,
+) -> String {
+    let text = format!(
+        "ssdsim {}\n{}\naxes {:?}\ncommon {:?}\nworkloads {:?}\n",
+        env!("CARGO_PKG_VERSION"),
+        base.to_toml(),
+        axes.iter().map(|a| (&a.key, &a.values)).collect::<Vec<_>>(),
+        common,
+        workloads
+    );
+    ssd_core::stats::fnv1a(&text)
+}
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Ask [`run_points`] to start no further point (the points running finish
+/// and are reported). Async-signal-safe: a SIGINT handler may call it.
+pub fn request_stop() {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+/// Whether [`request_stop`] was called.
+pub fn stop_requested() -> bool {
+    STOP.load(Ordering::SeqCst)
 }
 
 /// Expand axes into points (first axis varies slowest). Each point's seed is
@@ -228,6 +266,7 @@ pub fn expand(
 ) -> Vec<Point> {
     let total: usize = axes.iter().map(|a| a.values.len().max(1)).product();
     let master = base.sim.seed;
+    let sweep = identity(base, axes, common, workloads);
     (0..total)
         .map(|index| {
             let mut rem = index;
@@ -238,7 +277,13 @@ pub fn expand(
                 rem /= n;
             }
             let cfg = build_point(base, &params, common, workloads, master);
-            Point { index, params, cfg }
+            Point {
+                index,
+                params,
+                cfg,
+                sweep: sweep.clone(),
+                points: total,
+            }
         })
         .collect()
 }
@@ -335,6 +380,12 @@ pub struct Row {
     pub sim_time_s: f64,
     pub wall_s: f64,
     pub error: Option<String>,
+    /// The identity of the sweep the row belongs to ([`identity`]).
+    #[serde(default)]
+    pub sweep: String,
+    /// The number of points of that sweep (before sharding).
+    #[serde(default)]
+    pub points: usize,
     /// Latency CDF points (us, fraction) for plots; not written to CSV/Markdown.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cdf: Vec<(f64, f64)>,
@@ -366,6 +417,8 @@ pub fn run_point(p: &Point, opts: &RunOptions) -> Row {
         sim_time_s: 0.0,
         wall_s: 0.0,
         error: None,
+        sweep: p.sweep.clone(),
+        points: p.points,
         cdf: vec![],
     };
     let cfg = match &p.cfg {
@@ -418,29 +471,70 @@ pub fn shard(points: Vec<Point>, i: usize, n: usize) -> Vec<Point> {
     points.into_iter().filter(|p| p.index % n == i).collect()
 }
 
-/// Run points on `threads` threads (0 = all cores); rows come back in grid order.
+/// The most worker threads a sweep takes (`--threads`): far more than points
+/// run at once on any machine, and each simulation holds a whole drive.
+pub const MAX_THREADS: usize = 1024;
+
+/// The most points one sweep (before sharding) may have: each point holds its
+/// configuration from the start (a few KiB), and a grid beyond this is almost
+/// always a mistake in a value list.
+pub const MAX_POINTS: usize = 100_000;
+
+/// The number of points of `axes`, refused (naming the axes' sizes) beyond
+/// [`MAX_POINTS`], before anything is allocated.
+pub fn grid_size(axes: &[Axis]) -> Result<usize, String> {
+    let total = axes
+        .iter()
+        .try_fold(1usize, |n, a| n.checked_mul(a.values.len().max(1)));
+    match total {
+        Some(n) if n <= MAX_POINTS => Ok(n),
+        _ => Err(format!(
+            "the grid has {} points ({}); a sweep takes at most {MAX_POINTS}: \
+             split it into several sweeps or shorten a value list",
+            total.map_or_else(|| "more than 2^64".to_string(), |n| n.to_string()),
+            axes.iter()
+                .map(|a| format!("{} x{}", a.key, a.values.len()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+/// Run points on `threads` threads (0 = all cores, at most [`MAX_THREADS`]);
+/// rows come back in grid order. `on_row(done, total, row)` is called as each
+/// point finishes (from the worker thread). After [`request_stop`] no further
+/// point starts, and only the rows of finished points come back. An error if
+/// the thread pool cannot be made.
 pub fn run_points(
     points: &[Point],
     threads: usize,
     opts: &RunOptions,
-    progress: impl Fn(usize, usize) + Sync,
-) -> Vec<Row> {
+    on_row: impl Fn(usize, usize, &Row) + Sync,
+) -> Result<Vec<Row>, String> {
+    if threads > MAX_THREADS {
+        return Err(format!(
+            "--threads {threads}: at most {MAX_THREADS} (0 = one per core)"
+        ));
+    }
     let done = AtomicUsize::new(0);
     let total = points.len();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
-        .expect("thread pool");
-    pool.install(|| {
+        .map_err(|e| format!("cannot start {threads} worker threads: {e}"))?;
+    Ok(pool.install(|| {
         points
             .par_iter()
-            .map(|p| {
+            .filter_map(|p| {
+                if stop_requested() {
+                    return None;
+                }
                 let r = run_point(p, opts);
-                progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
-                r
+                on_row(done.fetch_add(1, Ordering::Relaxed) + 1, total, &r);
+                Some(r)
             })
             .collect()
-    })
+    }))
 }
 
 // ------------------------------------------------------------------ output
@@ -533,14 +627,21 @@ fn columns(rows: &[Row]) -> (Vec<String>, Vec<Vec<String>>) {
     (header, body)
 }
 
+/// Write `bytes` to `path` through a temporary file renamed into place.
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    ssd_core::outfile::write_bytes_atomic(path, bytes)
+        .map_err(|e| format!("{}: cannot write: {e}", path.display()))
+}
+
 pub fn write_csv(rows: &[Row], path: &Path) -> Result<(), String> {
     let (h, body) = columns(rows);
-    let mut w = csv::Writer::from_path(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(&h).map_err(|e| e.to_string())?;
     for r in body {
         w.write_record(&r).map_err(|e| e.to_string())?;
     }
-    w.flush().map_err(|e| e.to_string())
+    let bytes = w.into_inner().map_err(|e| e.to_string())?;
+    write_file(path, &bytes)
 }
 
 pub fn write_jsonl(rows: &[Row], path: &Path) -> Result<(), String> {
@@ -549,7 +650,30 @@ pub fn write_jsonl(rows: &[Row], path: &Path) -> Result<(), String> {
         s.push_str(&serde_json::to_string(r).map_err(|e| e.to_string())?);
         s.push('\n');
     }
-    std::fs::write(path, s).map_err(|e| format!("{}: {e}", path.display()))
+    write_file(path, s.as_bytes())
+}
+
+/// The rows of a `--jsonl` file that a sweep was appending to when it was
+/// killed: a last line cut short is dropped (its point runs again); any
+/// other bad line is an error. Returns the rows and whether a line was dropped.
+pub fn read_jsonl_partial(path: &Path) -> Result<(Vec<Row>, bool), String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let mut rows = Vec::new();
+    let complete = text.ends_with('\n');
+    let lines: Vec<&str> = text.lines().collect();
+    let mut dropped = false;
+    for (i, l) in lines.iter().enumerate() {
+        if l.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Row>(l) {
+            Ok(r) => rows.push(r),
+            Err(_) if i + 1 == lines.len() && !complete => dropped = true,
+            Err(e) => return Err(format!("{}:{}: {e}", path.display(), i + 1)),
+        }
+    }
+    Ok((rows, dropped))
 }
 
 pub fn read_jsonl(path: &Path) -> Result<Vec<Row>, String> {
@@ -673,7 +797,8 @@ pub fn plot(rows: &[Row], dir: &Path) -> Result<Vec<std::path::PathBuf>, String>
     for (name, get) in &metrics {
         let path = dir.join(format!("{name}.svg"));
         let h = 120 + 22 * ok.len() as u32;
-        let root = SVGBackend::new(&path, (900, h)).into_drawing_area();
+        let mut svg = String::new();
+        let root = SVGBackend::with_string(&mut svg, (900, h)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         let max = ok.iter().map(|r| get(r)).fold(0.0f64, f64::max).max(1e-12) * 1.1;
         let n = ok.len().max(1);
@@ -709,11 +834,13 @@ pub fn plot(rows: &[Row], dir: &Path) -> Result<Vec<std::path::PathBuf>, String>
         root.present().map_err(|e| e.to_string())?;
         drop(chart);
         drop(root);
+        write_file(&path, svg.as_bytes())?;
         files.push(path);
     }
     // Latency CDFs.
     let path = dir.join("latency_cdf.svg");
-    let root = SVGBackend::new(&path, (900, 600)).into_drawing_area();
+    let mut svg = String::new();
+    let root = SVGBackend::with_string(&mut svg, (900, 600)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
     let xmax = ok
         .iter()
@@ -750,6 +877,7 @@ pub fn plot(rows: &[Row], dir: &Path) -> Result<Vec<std::path::PathBuf>, String>
     root.present().map_err(|e| e.to_string())?;
     drop(chart);
     drop(root);
+    write_file(&path, svg.as_bytes())?;
     files.push(path);
     Ok(files)
 }

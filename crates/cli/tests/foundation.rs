@@ -1040,8 +1040,8 @@ mod sweeps {
         let points = grid();
         assert_eq!(points.len(), 12);
         let opts = RunOptions::default();
-        let serial = run_points(&points, 1, &opts, |_, _| {});
-        let parallel = run_points(&points, 2, &opts, |_, _| {});
+        let serial = run_points(&points, 1, &opts, |_, _, _| {}).unwrap();
+        let parallel = run_points(&points, 2, &opts, |_, _, _| {}).unwrap();
         assert_eq!(
             strip(&serial),
             strip(&parallel),
@@ -1060,12 +1060,7 @@ mod sweeps {
         // Shards: the union of 3 shards is the whole grid, byte for byte.
         let mut union = Vec::new();
         for i in 0..3 {
-            union.extend(run_points(
-                &shard(points.clone(), i, 3),
-                1,
-                &opts,
-                |_, _| {},
-            ));
+            union.extend(run_points(&shard(points.clone(), i, 3), 1, &opts, |_, _, _| {}).unwrap());
         }
         union.sort_by_key(|r| r.index);
         assert_eq!(strip(&union), strip(&serial));

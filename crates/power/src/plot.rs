@@ -3,7 +3,6 @@
 use crate::series::COMPONENTS;
 use crate::{PowerError, PowerObserver};
 use plotters::prelude::*;
-use std::io::Write;
 use std::path::Path;
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> PowerError + '_ {
@@ -37,9 +36,7 @@ impl PowerObserver {
         if !self.is_finished() {
             return Err(PowerError::NotFinished);
         }
-        let f = std::fs::File::create(path).map_err(io_err(path))?;
-        let mut w = std::io::BufWriter::new(f);
-        let mut write = || -> std::io::Result<()> {
+        ssd_core::outfile::write_atomic(path, |w| {
             writeln!(
                 w,
                 "time_s,total_w,flash_w,cpu_w,dram_w,bus_w,host_w,iops,mbps"
@@ -52,9 +49,9 @@ impl PowerObserver {
                     s.time_s, s.total_w, c[0], c[1], c[2], c[3], c[4], s.iops, s.mbps
                 )?;
             }
-            w.flush()
-        };
-        write().map_err(io_err(path))
+            Ok(())
+        })
+        .map_err(io_err(path))
     }
 
     /// SVG line chart of total and per-component power over time.
@@ -75,51 +72,56 @@ impl PowerObserver {
             .fold(0.0f64, f64::max)
             .max(1e-6)
             * 1.1;
-        let root = SVGBackend::new(path, (960, 540)).into_drawing_area();
-        root.fill(&WHITE).map_err(plot_err(path))?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption("SSD power over time", ("sans-serif", 22))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(60)
-            .build_cartesian_2d(0.0..t_end, 0.0..y_max)
-            .map_err(plot_err(path))?;
-        chart
-            .configure_mesh()
-            .x_desc("time (s)")
-            .y_desc("power (W)")
-            .draw()
-            .map_err(plot_err(path))?;
-        // Step lines: each sample holds its value over its bucket.
-        let steps = |f: &dyn Fn(&crate::Sample) -> f64| -> Vec<(f64, f64)> {
-            samples
-                .iter()
-                .flat_map(|s| [(s.time_s, f(s)), (s.time_s + s.len_s, f(s))])
-                .collect()
-        };
-        chart
-            .draw_series(LineSeries::new(
-                steps(&|s| s.total_w),
-                BLACK.stroke_width(2),
-            ))
-            .map_err(plot_err(path))?
-            .label("total")
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], BLACK));
-        for (c, name) in COMPONENTS.iter().enumerate() {
-            let color = COLORS[c];
+        // Drawn into memory, then written beside `path` and renamed into place.
+        let mut svg = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg, (960, 540)).into_drawing_area();
+            root.fill(&WHITE).map_err(plot_err(path))?;
+            let mut chart = ChartBuilder::on(&root)
+                .caption("SSD power over time", ("sans-serif", 22))
+                .margin(12)
+                .x_label_area_size(40)
+                .y_label_area_size(60)
+                .build_cartesian_2d(0.0..t_end, 0.0..y_max)
+                .map_err(plot_err(path))?;
             chart
-                .draw_series(LineSeries::new(steps(&|s| s.component_w[c]), color))
+                .configure_mesh()
+                .x_desc("time (s)")
+                .y_desc("power (W)")
+                .draw()
+                .map_err(plot_err(path))?;
+            // Step lines: each sample holds its value over its bucket.
+            let steps = |f: &dyn Fn(&crate::Sample) -> f64| -> Vec<(f64, f64)> {
+                samples
+                    .iter()
+                    .flat_map(|s| [(s.time_s, f(s)), (s.time_s + s.len_s, f(s))])
+                    .collect()
+            };
+            chart
+                .draw_series(LineSeries::new(
+                    steps(&|s| s.total_w),
+                    BLACK.stroke_width(2),
+                ))
                 .map_err(plot_err(path))?
-                .label(*name)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
+                .label("total")
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], BLACK));
+            for (c, name) in COMPONENTS.iter().enumerate() {
+                let color = COLORS[c];
+                chart
+                    .draw_series(LineSeries::new(steps(&|s| s.component_w[c]), color))
+                    .map_err(plot_err(path))?
+                    .label(*name)
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
+            }
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .draw()
+                .map_err(plot_err(path))?;
+            root.present().map_err(plot_err(path))?;
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()
-            .map_err(plot_err(path))?;
-        root.present().map_err(plot_err(path))
+        ssd_core::outfile::write_bytes_atomic(path, svg.as_bytes()).map_err(io_err(path))
     }
 
     /// SVG bar chart of the energy breakdown (J): flash read / program / erase /
@@ -140,39 +142,44 @@ impl PowerObserver {
         ];
         let y_max = bars.iter().map(|b| b.1).fold(0.0f64, f64::max).max(1e-12) * 1.15;
         let n = bars.len();
-        let root = SVGBackend::new(path, (960, 540)).into_drawing_area();
-        root.fill(&WHITE).map_err(plot_err(path))?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(
-                format!("Energy breakdown (total {:.4} J)", e.total),
-                ("sans-serif", 22),
-            )
-            .margin(12)
-            .x_label_area_size(60)
-            .y_label_area_size(70)
-            .build_cartesian_2d(0.0..n as f64, 0.0..y_max)
-            .map_err(plot_err(path))?;
-        let labels: Vec<String> = bars.iter().map(|b| b.0.to_string()).collect();
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(n * 2)
-            .x_label_formatter(&|x| {
-                let i = x.floor() as usize;
-                if (x - i as f64 - 0.5).abs() < 1e-6 && i < labels.len() {
-                    labels[i].clone()
-                } else {
-                    String::new()
-                }
-            })
-            .y_desc("energy (J)")
-            .draw()
-            .map_err(plot_err(path))?;
-        chart
-            .draw_series(bars.iter().enumerate().map(|(i, b)| {
-                Rectangle::new([(i as f64 + 0.1, 0.0), (i as f64 + 0.9, b.1)], b.2.filled())
-            }))
-            .map_err(plot_err(path))?;
-        root.present().map_err(plot_err(path))
+        // Drawn into memory, then written beside `path` and renamed into place.
+        let mut svg = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg, (960, 540)).into_drawing_area();
+            root.fill(&WHITE).map_err(plot_err(path))?;
+            let mut chart = ChartBuilder::on(&root)
+                .caption(
+                    format!("Energy breakdown (total {:.4} J)", e.total),
+                    ("sans-serif", 22),
+                )
+                .margin(12)
+                .x_label_area_size(60)
+                .y_label_area_size(70)
+                .build_cartesian_2d(0.0..n as f64, 0.0..y_max)
+                .map_err(plot_err(path))?;
+            let labels: Vec<String> = bars.iter().map(|b| b.0.to_string()).collect();
+            chart
+                .configure_mesh()
+                .disable_x_mesh()
+                .x_labels(n * 2)
+                .x_label_formatter(&|x| {
+                    let i = x.floor() as usize;
+                    if (x - i as f64 - 0.5).abs() < 1e-6 && i < labels.len() {
+                        labels[i].clone()
+                    } else {
+                        String::new()
+                    }
+                })
+                .y_desc("energy (J)")
+                .draw()
+                .map_err(plot_err(path))?;
+            chart
+                .draw_series(bars.iter().enumerate().map(|(i, b)| {
+                    Rectangle::new([(i as f64 + 0.1, 0.0), (i as f64 + 0.9, b.1)], b.2.filled())
+                }))
+                .map_err(plot_err(path))?;
+            root.present().map_err(plot_err(path))?;
+        }
+        ssd_core::outfile::write_bytes_atomic(path, svg.as_bytes()).map_err(io_err(path))
     }
 }

@@ -1046,6 +1046,16 @@ pub fn deep_merge(base: &mut toml::Value, over: toml::Value) {
     }
 }
 
+/// The longest single operation (flash read, program, erase, page transfer,
+/// DRAM access, command overhead, CPU wake-up) a configuration may give.
+pub const MAX_OP_TIME: Dur = Dur(1_000_000_000);
+/// The range of a transfer rate (host link, NAND bus) in MB/s: rates are kept
+/// in bytes per millisecond, so a slower one would round to zero.
+pub const MIN_RATE_MBPS: f64 = 0.001;
+pub const MAX_RATE_MBPS: f64 = 1e9;
+/// The most controller cycles one step of work may take.
+pub const MAX_CYCLES: u64 = 1_000_000_000;
+
 /// Validated, derived settings the engine and FTLs run on.
 #[derive(Clone, Debug)]
 pub struct Settings {
@@ -1100,14 +1110,73 @@ impl Settings {
                 "flash operation times must be non-zero",
             ));
         }
+        // Each operation time is booked on a busy-until clock: beyond a second
+        // it is no device that was meant, and far beyond it sums wrap.
+        for (f, d) in [
+            ("nand.t_r", n.t_r),
+            ("nand.t_prog", n.t_prog),
+            ("nand.t_bers", n.t_bers),
+            ("dram.access_latency", c.dram.access_latency),
+            ("host.command_overhead", c.host.command_overhead),
+            ("power.cpu_wakeup_latency", c.power.cpu_wakeup_latency),
+        ] {
+            if d > MAX_OP_TIME {
+                return Err(invalid(
+                    f,
+                    format!("{d} is out of range: an operation time is at most {MAX_OP_TIME}"),
+                ));
+            }
+        }
         match n.bus {
             BusSpeed::PageTime(t) if t.0 == 0 => {
                 return Err(invalid("nand.bus", "page transfer time must be non-zero"))
+            }
+            BusSpeed::PageTime(t) if t > MAX_OP_TIME => {
+                return Err(invalid(
+                    "nand.bus",
+                    format!("page transfer time {t} is out of range: at most {MAX_OP_TIME}"),
+                ))
             }
             BusSpeed::MegaBytes(x) | BusSpeed::MegaTransfers(x) if !(x > 0.0 && x.is_finite()) => {
                 return Err(invalid("nand.bus", "rate must be positive"))
             }
             _ => {}
+        }
+        let bus = n.bus_rate();
+        if !(MIN_RATE_MBPS..=MAX_RATE_MBPS).contains(&bus.mb_per_s()) {
+            return Err(invalid(
+                "nand.bus",
+                format!(
+                    "a rate of {} MB/s is out of range: {MIN_RATE_MBPS}..={MAX_RATE_MBPS} MB/s \
+                     (rates are kept to 0.001 MB/s: a slower one would be infinitely fast)",
+                    bus.mb_per_s()
+                ),
+            ));
+        }
+        for (f, v) in [
+            (
+                "controller.cycles_per_command",
+                c.controller.cycles_per_command,
+            ),
+            (
+                "controller.cycles_per_map_lookup",
+                c.controller.cycles_per_map_lookup,
+            ),
+            (
+                "controller.cycles_per_gc_candidate",
+                c.controller.cycles_per_gc_candidate,
+            ),
+            (
+                "controller.cycles_per_gc_page",
+                c.controller.cycles_per_gc_page,
+            ),
+        ] {
+            if v > MAX_CYCLES {
+                return Err(invalid(
+                    f,
+                    format!("{v} is out of range: at most {MAX_CYCLES} cycles"),
+                ));
+            }
         }
         let geometry = Geometry {
             channels: c.layout.channels,
@@ -1147,6 +1216,16 @@ impl Settings {
         }
         if !(c.host.link_mbps > 0.0 && c.host.link_mbps.is_finite()) {
             return Err(invalid("host.link_mbps", "must be positive"));
+        }
+        if !(MIN_RATE_MBPS..=MAX_RATE_MBPS).contains(&c.host.link_mbps) {
+            return Err(invalid(
+                "host.link_mbps",
+                format!(
+                    "{} is out of range: {MIN_RATE_MBPS}..={MAX_RATE_MBPS} MB/s \
+                     (rates are kept to 0.001 MB/s: a slower one would be infinitely fast)",
+                    c.host.link_mbps
+                ),
+            ));
         }
         let op = c.ftl.op;
         if !(op.is_finite() && op > 0.0) {

@@ -20,6 +20,7 @@ pub mod config;
 pub mod engine;
 pub mod ftl;
 pub mod observer;
+pub mod outfile;
 pub mod personality;
 pub mod rng;
 pub mod sched;

@@ -9,6 +9,7 @@
 
 use crate::units::SimTime;
 use crate::workload::IoOp;
+use std::collections::BTreeSet;
 
 /// A request as the scheduler sees it. `id` is the engine's handle of the first
 /// host request it stands for.
@@ -74,19 +75,98 @@ pub trait IoScheduler {
 }
 
 /// Linux noop / none: one FIFO, back and front merges with the queued requests.
+///
+/// A new read or write merges into the most recently queued request it is
+/// contiguous with (same direction, within `max_sectors`), found as Linux's
+/// elevator finds it: an index keyed by end sector for back merges (the
+/// `rqhash`) and one keyed by start sector for front merges, so an arrival
+/// costs O(log n) whatever the queue's length.
 #[derive(Debug)]
 pub struct Noop {
     q: std::collections::VecDeque<SchedReq>,
+    /// Sequence number of `q[0]`: the request at `q[i]` has number `head + i`.
+    head: u64,
+    /// (is write, end sector, sequence number) of every queued read and write.
+    by_end: BTreeSet<(bool, u64, u64)>,
+    /// (is write, start sector, sequence number) of every queued read and write.
+    by_lba: BTreeSet<(bool, u64, u64)>,
     max_sectors: u32,
     merge: bool,
+}
+
+/// The merge direction of a request (writes true), or None if it never merges.
+#[inline]
+fn merge_dir(op: IoOp) -> Option<bool> {
+    match op {
+        IoOp::Read => Some(false),
+        IoOp::Write => Some(true),
+        _ => None,
+    }
 }
 
 impl Noop {
     pub fn new(max_sectors: u32, merge: bool) -> Noop {
         Noop {
             q: Default::default(),
+            head: 0,
+            by_end: BTreeSet::new(),
+            by_lba: BTreeSet::new(),
             max_sectors,
             merge,
+        }
+    }
+
+    fn index(&mut self, r: &SchedReq, seq: u64) {
+        if let (true, Some(w)) = (self.merge, merge_dir(r.op)) {
+            self.by_end.insert((w, r.end(), seq));
+            self.by_lba.insert((w, r.lba, seq));
+        }
+    }
+
+    fn unindex(&mut self, r: &SchedReq, seq: u64) {
+        if let (true, Some(w)) = (self.merge, merge_dir(r.op)) {
+            let ok = self.by_end.remove(&(w, r.end(), seq)) & self.by_lba.remove(&(w, r.lba, seq));
+            assert!(ok, "noop: request {} missing from the merge index", r.id);
+        }
+    }
+
+    /// The queued request `r` merges into: the newest one that ends where
+    /// `r` starts or starts where `r` ends, in `r`'s direction, whose merge
+    /// stays within `max_sectors` (the first a scan from the back of the
+    /// queue would find).
+    fn merge_target(&self, r: &SchedReq) -> Option<u64> {
+        let w = merge_dir(r.op)?;
+        let mut back = self
+            .by_end
+            .range((w, r.lba, 0)..=(w, r.lba, u64::MAX))
+            .rev()
+            .map(|k| k.2)
+            .peekable();
+        let mut front = self
+            .by_lba
+            .range((w, r.end(), 0)..=(w, r.end(), u64::MAX))
+            .rev()
+            .map(|k| k.2)
+            .peekable();
+        loop {
+            let seq = match (back.peek(), front.peek()) {
+                (None, None) => return None,
+                (Some(&b), Some(&f)) => {
+                    if b >= f {
+                        back.next();
+                    }
+                    if f >= b {
+                        front.next();
+                    }
+                    b.max(f)
+                }
+                (Some(_), None) => back.next()?,
+                (None, Some(_)) => front.next()?,
+            };
+            let q = &self.q[(seq - self.head) as usize];
+            if q.sectors as u64 + r.sectors as u64 <= self.max_sectors as u64 {
+                return Some(seq);
+            }
         }
     }
 }
@@ -97,18 +177,33 @@ impl IoScheduler for Noop {
     }
     fn add(&mut self, r: SchedReq, _now: SimTime, merged: &mut Vec<(u32, u32)>) {
         if self.merge {
-            // Like the Linux plug/elevator merge hash, look for a contiguous queued request.
-            for q in self.q.iter_mut().rev() {
-                if try_merge(q, &r, self.max_sectors) {
-                    merged.push((q.id, r.id));
+            if let Some(seq) = self.merge_target(&r) {
+                let i = (seq - self.head) as usize;
+                let old = self.q[i];
+                let mut a = old;
+                let ok = try_merge(&mut a, &r, self.max_sectors);
+                debug_assert!(
+                    ok,
+                    "noop: the merge index named a request that cannot merge"
+                );
+                if ok {
+                    self.unindex(&old, seq);
+                    self.q[i] = a;
+                    self.index(&a, seq);
+                    merged.push((a.id, r.id));
                     return;
                 }
             }
         }
+        let seq = self.head + self.q.len() as u64;
+        self.index(&r, seq);
         self.q.push_back(r);
     }
     fn dispatch(&mut self, _now: SimTime) -> Option<SchedReq> {
-        self.q.pop_front()
+        let r = self.q.pop_front()?;
+        self.unindex(&r, self.head);
+        self.head += 1;
+        Some(r)
     }
     fn len(&self) -> usize {
         self.q.len()
@@ -141,5 +236,69 @@ mod tests {
             .map(|q| q.id)
             .collect();
         assert_eq!(ids, vec![1, 2, 4]);
+    }
+
+    /// The merge index picks exactly what a scan of the queue from the back
+    /// picks (the scheduler before the index), over random arrivals and
+    /// dispatches with many contiguous, overlapping and oversized requests.
+    #[test]
+    fn noop_index_matches_a_scan_from_the_back() {
+        struct Scan {
+            q: std::collections::VecDeque<SchedReq>,
+            max: u32,
+        }
+        impl Scan {
+            fn add(&mut self, r: SchedReq, merged: &mut Vec<(u32, u32)>) {
+                for q in self.q.iter_mut().rev() {
+                    if try_merge(q, &r, self.max) {
+                        merged.push((q.id, r.id));
+                        return;
+                    }
+                }
+                self.q.push_back(r);
+            }
+        }
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for round in 0..20 {
+            let max = [16, 64, 256][round % 3];
+            let mut a = Noop::new(max, true);
+            let mut b = Scan {
+                q: Default::default(),
+                max,
+            };
+            let (mut ma, mut mb) = (vec![], vec![]);
+            for id in 0..3000u32 {
+                if next(4) == 0 {
+                    assert_eq!(a.dispatch(SimTime(0)), b.q.pop_front());
+                    continue;
+                }
+                let op = match next(10) {
+                    0 => IoOp::Trim,
+                    1..=4 => IoOp::Read,
+                    _ => IoOp::Write,
+                };
+                let r = SchedReq {
+                    id,
+                    op,
+                    lba: next(40) * 8,
+                    sectors: 8 * (1 + next(3) as u32),
+                    arrival: SimTime(id as u64),
+                    stream: 0,
+                };
+                a.add(r, SimTime(0), &mut ma);
+                b.add(r, &mut mb);
+                assert_eq!(ma, mb, "round {round}, request {id}");
+                assert_eq!(a.len(), b.q.len());
+            }
+            let rest: Vec<SchedReq> = std::iter::from_fn(|| a.dispatch(SimTime(0))).collect();
+            assert_eq!(rest, Vec::from(b.q));
+            assert!(a.by_end.is_empty() && a.by_lba.is_empty());
+        }
     }
 }

@@ -39,6 +39,9 @@ impl SimTime {
 
 impl Dur {
     pub const ZERO: Dur = Dur(0);
+    /// The longest duration [`parse_dur`] accepts: 2^62 ns, about 146 years
+    /// (as [`SimTime::MAX_ARRIVAL`]), so that a sum of a few stays in `u64`.
+    pub const MAX: Dur = Dur(1 << 62);
     #[inline]
     pub const fn from_ns(ns: u64) -> Dur {
         Dur(ns)
@@ -216,6 +219,15 @@ pub fn parse_size(text: &str) -> Result<Size, UnitError> {
     if v.fract() != 0.0 {
         return Err(err(text, "a size", "not a whole number of bytes"));
     }
+    // Sizes are echoed as TOML integers (signed 64-bit); beyond that a cast
+    // would saturate without a word.
+    if v >= 2f64.powi(63) {
+        return Err(err(
+            text,
+            "a size",
+            format!("out of range: at most {} bytes (8 EiB)", i64::MAX),
+        ));
+    }
     Ok(Size(v as u64))
 }
 
@@ -238,7 +250,20 @@ pub fn parse_dur(text: &str) -> Result<Dur, UnitError> {
             ))
         }
     };
-    Ok(Dur((n * mult).round() as u64))
+    let ns = (n * mult).round();
+    // A cast would saturate: "99999999999999999999s" must not become a
+    // shorter or wrapped time.
+    if ns > Dur::MAX.0 as f64 {
+        return Err(err(
+            text,
+            "a duration",
+            format!(
+                "out of range: at most {} ns (2^62 ns, about 146 years)",
+                Dur::MAX.0
+            ),
+        ));
+    }
+    Ok(Dur(ns as u64))
 }
 
 /// Parse a quantity with an SI unit symbol (`V`, `A`, `W`, `J`) and an optional
@@ -416,6 +441,21 @@ pub fn fmt_si(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Values beyond the range are refused, not saturated into a wrong one.
+    #[test]
+    fn out_of_range_units_are_refused() {
+        let e = parse_dur("99999999999999999999s").unwrap_err();
+        assert!(e.to_string().contains("out of range"), "{e}");
+        assert!(parse_dur("146years").is_err());
+        assert_eq!(parse_dur("100min").unwrap(), Dur(6_000_000_000_000));
+        assert_eq!(parse_dur(&format!("{}", Dur::MAX.0)).unwrap(), Dur::MAX);
+        assert!(parse_dur(&format!("{}", Dur::MAX.0 + 2048)).is_err());
+        let e = parse_size("99999999999999999999TiB").unwrap_err();
+        assert!(e.to_string().contains("out of range"), "{e}");
+        assert!(parse_size("9000000TiB").is_err());
+        assert_eq!(parse_size("4TiB").unwrap(), Size(4 << 40));
+    }
     #[test]
     fn sizes() {
         assert_eq!(parse_size("4KiB").unwrap(), Size(4096));

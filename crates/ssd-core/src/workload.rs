@@ -213,6 +213,10 @@ impl Default for WorkloadConfig {
     }
 }
 
+/// The deepest closed loop a workload may keep (`workload.iodepth`,
+/// `replay.closed_loop_depth`): every outstanding request is held by the host.
+pub const MAX_IODEPTH: u32 = 65_536;
+
 impl WorkloadConfig {
     pub fn validate(&self, logical_bytes: u64) -> Result<(), ConfigError> {
         if self.bs.0 == 0 || !self.bs.0.is_multiple_of(SECTOR) {
@@ -233,8 +237,17 @@ impl WorkloadConfig {
                 format!("must be 0..=100, got {}", self.rwmixread),
             ));
         }
-        if self.iodepth == 0 {
-            return Err(invalid("workload.iodepth", "must be at least 1"));
+        if self.iodepth == 0 || self.iodepth > MAX_IODEPTH {
+            return Err(invalid(
+                "workload.iodepth",
+                format!("must be in 1..={MAX_IODEPTH}, got {}", self.iodepth),
+            ));
+        }
+        if self.number_ios == Some(0) {
+            return Err(invalid(
+                "workload.number_ios",
+                "must be at least 1 (0 would simulate nothing)",
+            ));
         }
         if self.rate_iops == Some(0) {
             return Err(invalid("workload.rate_iops", "must be positive"));

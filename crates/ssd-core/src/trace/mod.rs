@@ -153,6 +153,13 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> TraceError + '_ {
     }
 }
 
+fn io_err_fn(path: &Path) -> impl Fn(io::Error) -> TraceError + '_ {
+    move |source| TraceError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
 // ------------------------------------------------------------------ records
 
 /// One trace record in the trace's own terms, converted to common units.
@@ -286,8 +293,20 @@ pub(crate) fn trim(mut f: &[u8]) -> &[u8] {
     f
 }
 
+/// The most bytes of a field or line an error message quotes.
+pub(crate) const SHOW_MAX: usize = 200;
+
+/// A field or line for an error message: at most [`SHOW_MAX`] bytes of it (a
+/// corrupt trace may have a line of megabytes), with its length when cut.
 pub(crate) fn show(f: &[u8]) -> String {
-    String::from_utf8_lossy(f).into_owned()
+    if f.len() <= SHOW_MAX {
+        return String::from_utf8_lossy(f).into_owned();
+    }
+    format!(
+        "{}... ({} bytes in all)",
+        String::from_utf8_lossy(&f[..SHOW_MAX]),
+        f.len()
+    )
 }
 
 /// A `type` field of 1 (read) or 0 (write), as MQSim and the MSR cuts spell it.
@@ -887,8 +906,18 @@ impl ReplayOptions {
                 format!("must be a positive finite number, got {}", self.speed),
             ));
         }
-        if self.closed_loop_depth == Some(0) {
-            return Err(invalid("replay.closed_loop_depth", "must be at least 1"));
+        let max_depth = crate::workload::MAX_IODEPTH;
+        if let Some(d) = self.closed_loop_depth.filter(|&d| d == 0 || d > max_depth) {
+            return Err(invalid(
+                "replay.closed_loop_depth",
+                format!("must be in 1..={max_depth}, got {d}"),
+            ));
+        }
+        if self.max_requests == Some(0) {
+            return Err(invalid(
+                "replay.max_requests",
+                "must be at least 1 (0 would replay nothing; leave it out for the whole trace)",
+            ));
         }
         if self.reorder_window > MAX_REORDER_WINDOW {
             return Err(invalid(
@@ -1223,8 +1252,38 @@ impl<R: BufRead> RequestSource for Replay<R> {
 
 // ------------------------------------------------------------------ inputs
 
-pub type PlainInput = BufReader<File>;
-pub type GzipInput = BufReader<MultiGzDecoder<BufReader<File>>>;
+pub type PlainInput = BufReader<CrLines<File>>;
+pub type GzipInput = BufReader<CrLines<MultiGzDecoder<BufReader<File>>>>;
+
+/// A reader that, for a file whose lines end in a lone CR (classic Mac
+/// line ends, as some FIU traces have), turns each CR into LF; otherwise it
+/// passes the bytes through untouched.
+pub struct CrLines<R> {
+    inner: R,
+    cr_only: bool,
+}
+
+impl<R: Read> Read for CrLines<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if self.cr_only {
+            for b in &mut buf[..n] {
+                if *b == b'\r' {
+                    *b = b'\n';
+                }
+            }
+        }
+        Ok(n)
+    }
+}
+
+/// Whether the first 64 KiB of `r` have a CR and no LF: lines end in CR alone.
+/// A read error ends the sample: the replay meets it again, at its line.
+fn cr_only(r: impl Read) -> bool {
+    let mut sample = Vec::with_capacity(1 << 16);
+    let _ = r.take(1 << 16).read_to_end(&mut sample);
+    sample.contains(&b'\r') && !sample.contains(&b'\n')
+}
 
 /// A trace file opened for replay: the input kind closed into an enum, so the
 /// replay loop is statically dispatched. (Built once per run; the gzip variant
@@ -1288,14 +1347,31 @@ pub(crate) enum Input {
 
 pub(crate) fn open_input(path: &Path) -> Result<Input, TraceError> {
     let gz = is_gzip(path)?;
-    let f = File::open(path).map_err(io_err(path))?;
+    let open = || File::open(path).map_err(io_err(path));
+    let unzip = |f: File| MultiGzDecoder::new(BufReader::new(f));
+    // A first look decides whether lines end in a lone CR; the input is then
+    // opened again from its start.
+    let cr_only = if gz {
+        cr_only(unzip(open()?))
+    } else {
+        cr_only(open()?)
+    };
     Ok(if gz {
         Input::Gzip(Box::new(BufReader::with_capacity(
             1 << 16,
-            MultiGzDecoder::new(BufReader::new(f)),
+            CrLines {
+                inner: unzip(open()?),
+                cr_only,
+            },
         )))
     } else {
-        Input::Plain(BufReader::with_capacity(1 << 16, f))
+        Input::Plain(BufReader::with_capacity(
+            1 << 16,
+            CrLines {
+                inner: open()?,
+                cr_only,
+            },
+        ))
     })
 }
 
@@ -1527,34 +1603,46 @@ pub fn convert_with(
         Some(f) => f,
         None => detect_file(input)?,
     };
+    if crate::outfile::same_file(input, output) {
+        return Err(io_err(output)(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "is the input trace ({}); refusing to overwrite it",
+                input.display()
+            ),
+        )));
+    }
     let l = label(input);
-    let file = File::create(output).map_err(io_err(output))?;
+    let input = open_input(input)?;
     let gz = output.extension().is_some_and(|e| e == "gz");
-    let mut w: Box<dyn Write> = if gz {
-        Box::new(flate2::write::GzEncoder::new(
-            io::BufWriter::new(file),
-            flate2::Compression::default(),
-        ))
-    } else {
-        Box::new(io::BufWriter::new(file))
-    };
-    let rep = match open_input(input)? {
-        Input::Plain(r) => convert_stream(
-            TraceReader::new(r, in_fmt, &l, po).skip_bad_lines(skip_bad_lines),
-            &mut w,
-            out_fmt,
-            output,
-        ),
-        Input::Gzip(r) => convert_stream(
-            TraceReader::new(r, in_fmt, &l, po).skip_bad_lines(skip_bad_lines),
-            &mut w,
-            out_fmt,
-            output,
-        ),
-    }?;
-    w.flush().map_err(io_err(output))?;
-    drop(w);
-    Ok(rep)
+    // Written beside the output and renamed into place: a failed conversion
+    // leaves the old file (if any), never a truncated one.
+    crate::outfile::write_atomic_with(output, io_err_fn(output), |w| {
+        let finish = |mut w: &mut dyn Write| -> Result<ConvertReport, TraceError> {
+            match input {
+                Input::Plain(r) => convert_stream(
+                    TraceReader::new(r, in_fmt, &l, po).skip_bad_lines(skip_bad_lines),
+                    &mut w,
+                    out_fmt,
+                    output,
+                ),
+                Input::Gzip(r) => convert_stream(
+                    TraceReader::new(r, in_fmt, &l, po).skip_bad_lines(skip_bad_lines),
+                    &mut w,
+                    out_fmt,
+                    output,
+                ),
+            }
+        };
+        if gz {
+            let mut enc = flate2::write::GzEncoder::new(w, flate2::Compression::default());
+            let rep = finish(&mut enc)?;
+            enc.try_finish().map_err(io_err(output))?;
+            Ok(rep)
+        } else {
+            finish(w)
+        }
+    })
 }
 
 /// Convert records from a reader into `out_fmt` on `w` (times rebased to 0).

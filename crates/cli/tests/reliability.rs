@@ -1,0 +1,800 @@
+//! Reliability: no destroyed input, no half-written output reported as a
+//! success, no wrapped or nonsensical number taken silently, no lost sweep
+//! rows. Each test runs the `ssdsim` binary as a user would.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Run the `ssdsim` binary in `dir`: (exit code, stdout, stderr). A process
+/// killed by a signal has exit code -1.
+fn ssdsim_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_ssdsim"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into(),
+        String::from_utf8_lossy(&o.stderr).into(),
+    )
+}
+
+#[allow(dead_code)]
+fn ssdsim(args: &[&str]) -> (i32, String, String) {
+    ssdsim_in(&std::env::current_dir().unwrap(), args)
+}
+
+/// `ssdsim ARGS` under `sh -c 'ulimit -f BLOCKS; exec ...'` in `dir`.
+fn ssdsim_ulimit_f(dir: &Path, blocks: u32, args: &[&str]) -> (i32, String, String) {
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -f {blocks}; exec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_ssdsim"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into(),
+        String::from_utf8_lossy(&o.stderr).into(),
+    )
+}
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ssdsim-rel-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The names in `dir`, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// A small MSR trace in `dir` as t.csv (the repository's synth.msr).
+fn msr_trace(dir: &Path) -> PathBuf {
+    let t = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../traces/synth.msr");
+    let dst = dir.join("t.csv");
+    std::fs::copy(&t, &dst).unwrap();
+    let mut perm = std::fs::metadata(&dst).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    perm.set_readonly(false);
+    std::fs::set_permissions(&dst, perm).unwrap();
+    dst
+}
+
+mod files_never_destroyed {
+    use super::*;
+
+    /// `trace convert IN IN` in every spelling (same path, `./`, a symbolic
+    /// link, a hard link, `dir/../dir`) is refused and the input is intact.
+    #[test]
+    fn convert_refuses_its_own_input() {
+        let d = scratch("convert-self");
+        let t = msr_trace(&d);
+        let before = std::fs::read(&t).unwrap();
+        std::os::unix::fs::symlink("t.csv", d.join("link.csv")).unwrap();
+        std::fs::hard_link(&t, d.join("hard.csv")).unwrap();
+        let up = format!("../{}/t.csv", d.file_name().unwrap().to_string_lossy());
+        for out in ["t.csv", "./t.csv", "link.csv", "hard.csv", up.as_str()] {
+            let (code, _, err) = ssdsim_in(&d, &["trace", "convert", "t.csv", out, "--to", "spc"]);
+            assert_eq!(code, 2, "{out}: {err}");
+            assert!(err.contains("refusing to overwrite"), "{out}: {err}");
+            assert_eq!(
+                std::fs::read(&t).unwrap(),
+                before,
+                "{out} changed the input"
+            );
+        }
+        // Through the link as input, too.
+        let (code, _, err) = ssdsim_in(
+            &d,
+            &["trace", "convert", "link.csv", "t.csv", "--to", "spc"],
+        );
+        assert_eq!(code, 2, "{err}");
+        assert_eq!(std::fs::read(&t).unwrap(), before);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// `run --trace F --out F` and `--power-trace F` are refused before the run.
+    #[test]
+    fn run_refuses_outputs_onto_its_inputs() {
+        let d = scratch("run-self");
+        let t = msr_trace(&d);
+        let before = std::fs::read(&t).unwrap();
+        for (flag, out) in [
+            ("--out", "t.csv"),
+            ("--out", "./t.csv"),
+            ("--power-trace", "t.csv"),
+            ("--plot-power", "./t.csv"),
+        ] {
+            let (code, _, err) = ssdsim_in(
+                &d,
+                &["run", "--trace", "t.csv", "--max-requests", "50", flag, out],
+            );
+            assert_eq!(code, 2, "{flag} {out}: {err}");
+            assert!(err.contains("refusing to overwrite an input"), "{err}");
+            assert_eq!(std::fs::read(&t).unwrap(), before);
+        }
+        // Two outputs onto one file.
+        let (code, _, err) = ssdsim_in(
+            &d,
+            &[
+                "run",
+                "--number_ios",
+                "50",
+                "--out",
+                "a.txt",
+                "--power-trace",
+                "./a.txt",
+            ],
+        );
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("name the same file"), "{err}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// A full device is a clear error with a non-zero exit, for each kind of
+    /// output that can be pointed at it.
+    #[test]
+    fn a_full_disk_is_an_error() {
+        if !Path::new("/dev/full").exists() {
+            return;
+        }
+        let d = scratch("full");
+        msr_trace(&d);
+        let cases: Vec<Vec<&str>> = vec![
+            vec![
+                "run",
+                "--number_ios",
+                "50",
+                "--no-power",
+                "--out",
+                "/dev/full",
+            ],
+            vec!["run", "--number_ios", "50", "--power-trace", "/dev/full"],
+            vec!["run", "--number_ios", "50", "--plot-breakdown", "/dev/full"],
+            vec!["trace", "convert", "t.csv", "/dev/full", "--to", "spc"],
+            vec!["mapping-size", "--csv", "/dev/full"],
+            vec![
+                "sweep",
+                "--ftl",
+                "page",
+                "--number_ios",
+                "50",
+                "--rw",
+                "randread",
+                "--csv",
+                "/dev/full",
+            ],
+        ];
+        for args in cases {
+            let (code, _, err) = ssdsim_in(&d, &args);
+            assert!(code > 0, "{args:?}: exit {code}: {err}");
+            assert!(err.contains("No space left on device"), "{args:?}: {err}");
+        }
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// Past the file-size limit a write fails with EFBIG: an error and a
+    /// non-zero exit (not SIGXFSZ), and the old file is left as it was, with
+    /// no temporary file beside it.
+    #[test]
+    fn a_file_size_limit_is_an_error_and_keeps_the_old_file() {
+        let d = scratch("fsize");
+        msr_trace(&d);
+        std::fs::write(d.join("out.txt"), "old report\n").unwrap();
+        std::fs::write(d.join("out.spc"), "old trace\n").unwrap();
+        let (code, _, err) = ssdsim_ulimit_f(
+            &d,
+            1,
+            &[
+                "run",
+                "--number_ios",
+                "50",
+                "--format",
+                "json",
+                "--out",
+                "out.txt",
+            ],
+        );
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains("File too large"), "{err}");
+        let (code, _, err) = ssdsim_ulimit_f(
+            &d,
+            1,
+            &["trace", "convert", "t.csv", "out.spc", "--to", "spc"],
+        );
+        assert!(code > 0, "{err}");
+        assert!(err.contains("File too large"), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(d.join("out.txt")).unwrap(),
+            "old report\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(d.join("out.spc")).unwrap(),
+            "old trace\n"
+        );
+        assert_eq!(names(&d), vec!["out.spc", "out.txt", "t.csv"]);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// A reader that went away (EPIPE) is an error, not a success.
+    #[test]
+    fn a_closed_pipe_is_an_error() {
+        let mut ch = Command::new(env!("CARGO_BIN_EXE_ssdsim"))
+            .args(["run", "--number_ios", "200", "--format", "json"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(ch.stdout.take());
+        let o = ch.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(err.contains("standard output"), "{err}");
+    }
+
+    /// Every output replaces the old file whole (a rename), following a link.
+    #[test]
+    fn outputs_are_renamed_into_place() {
+        let d = scratch("rename");
+        std::fs::write(d.join("real.txt"), "x".repeat(100_000)).unwrap();
+        std::os::unix::fs::symlink("real.txt", d.join("link.txt")).unwrap();
+        let (code, _, err) = ssdsim_in(&d, &["run", "--number_ios", "50", "--out", "link.txt"]);
+        assert_eq!(code, 0, "{err}");
+        let text = std::fs::read_to_string(d.join("real.txt")).unwrap();
+        assert!(text.starts_with("ssdsim "), "{text}");
+        assert!(std::fs::symlink_metadata(d.join("link.txt"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(names(&d), vec!["link.txt", "real.txt"]);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// `merge` refuses to write its output over one of its shards.
+    #[test]
+    fn merge_refuses_to_overwrite_a_shard() {
+        let d = scratch("merge-self");
+        let (code, _, err) = ssdsim_in(
+            &d,
+            &[
+                "sweep",
+                "--ftl",
+                "page",
+                "--rw",
+                "randread",
+                "--number_ios",
+                "50",
+                "--jsonl",
+                "s.jsonl",
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        let before = std::fs::read(d.join("s.jsonl")).unwrap();
+        let (code, _, err) = ssdsim_in(&d, &["merge", "s.jsonl", "--jsonl", "./s.jsonl"]);
+        assert_eq!(code, 2, "{err}");
+        assert_eq!(std::fs::read(d.join("s.jsonl")).unwrap(), before);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}
+
+mod numeric_limits {
+    use super::*;
+
+    /// Run `args` and expect exit 2 with every one of `needles` in stderr.
+    fn refused(args: &[&str], needles: &[&str]) {
+        let (code, _, err) = ssdsim(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        for n in needles {
+            assert!(err.contains(n), "{args:?}: {n:?} not in {err}");
+        }
+    }
+
+    /// A fio job's integers are not truncated to 32 bits, and both mixes are
+    /// checked alike; the error names file:line and the option.
+    #[test]
+    fn fio_integers_are_not_truncated() {
+        let d = scratch("fio-ints");
+        for (line, needle) in [
+            ("iodepth=4294967304", "iodepth: must be in 1..=65536"),
+            ("rwmixread=4294967346", "rwmixread: must be 0..=100"),
+            ("rwmixwrite=150", "rwmixwrite: must be 0..=100"),
+            ("number_ios=0", "number_ios: must be at least 1"),
+        ] {
+            let f = d.join("j.fio");
+            std::fs::write(&f, format!("[job]\nrw=randrw\n{line}\n")).unwrap();
+            refused(&["run", "--fio", f.to_str().unwrap()], &["j.fio:3", needle]);
+        }
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// Zero requests are refused however they are asked for.
+    #[test]
+    fn zero_requests_are_refused() {
+        refused(&["run", "--number_ios", "0"], &["workload.number_ios"]);
+        refused(
+            &["run", "--set", "workload.number_ios=0"],
+            &["workload.number_ios"],
+        );
+        refused(
+            &["run", "--personality", "varmail", "--number_ios", "0"],
+            &["workload.number_ios"],
+        );
+        let t = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../traces/synth.msr");
+        refused(
+            &["run", "--trace", t.to_str().unwrap(), "--max-requests", "0"],
+            &["replay.max_requests"],
+        );
+        // A sweep reports the point as failed, says why in its row, exits 2.
+        let d = scratch("zero-sweep");
+        let (code, out, err) = ssdsim_in(
+            &d,
+            &[
+                "sweep",
+                "--number_ios",
+                "0",
+                "--rw",
+                "randread",
+                "--csv",
+                "s.csv",
+            ],
+        );
+        assert_eq!(code, 2, "{err}");
+        assert!(out.contains("workload.number_ios"), "{out}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// Durations and rates that would overflow or round to nothing are
+    /// refused with the field and the valid range.
+    #[test]
+    fn durations_and_rates_out_of_range_are_refused() {
+        for f in [
+            "nand.t_r",
+            "nand.t_prog",
+            "nand.t_bers",
+            "dram.access_latency",
+            "host.command_overhead",
+        ] {
+            refused(
+                &["run", "--set", &format!("{f}=99999999999999999999s")],
+                &[f, "out of range", "2^62 ns"],
+            );
+            refused(
+                &["run", "--set", &format!("{f}=5s")],
+                &[f, "out of range", "at most 1s"],
+            );
+        }
+        refused(
+            &["run", "--set", "host.link_mbps=1e-9"],
+            &["host.link_mbps", "0.001..="],
+        );
+        refused(
+            &["run", "--set", "nand.bus=\"0.0000001MB/s\""],
+            &["nand.bus", "out of range"],
+        );
+        refused(
+            &[
+                "run",
+                "--set",
+                "controller.cycles_per_command=18446744073709551",
+            ],
+            &["controller.cycles_per_command", "out of range"],
+        );
+        refused(
+            &["run", "--time-limit", "99999999999999999999s"],
+            &["out of range"],
+        );
+    }
+
+    /// A run that completes no request is an error, not a report of zeros.
+    #[test]
+    fn a_run_that_completes_nothing_is_an_error() {
+        refused(
+            &["run", "--time-limit", "1ns"],
+            &["completed no request", "still in flight at the time limit"],
+        );
+    }
+
+    /// `--threads` is bounded; huge grids are refused before allocating.
+    #[test]
+    fn threads_and_grid_size_are_bounded() {
+        refused(
+            &["sweep", "--threads", "100000", "--number_ios", "10"],
+            &["--threads 100000", "at most 1024"],
+        );
+        let many: Vec<String> = (1..=400).map(|i| i.to_string()).collect();
+        let list = many.join(",");
+        refused(
+            &[
+                "sweep",
+                "--seed",
+                &list,
+                "--randseed",
+                &list,
+                "--number_ios",
+                "10",
+            ],
+            &["160000 points", "at most 100000"],
+        );
+        // 2^64 and beyond: no overflow, the same refusal.
+        let d = scratch("grid-huge");
+        let g = d.join("g.toml");
+        let axis: Vec<String> = (0..70).map(|i| format!("{i}")).collect();
+        let mut text = String::from("[grid]\n");
+        for k in 0..12 {
+            text.push_str(&format!("\"sched.x{k}\" = [{}]\n", axis.join(",")));
+        }
+        std::fs::write(&g, text).unwrap();
+        refused(
+            &["sweep", "--grid", g.to_str().unwrap()],
+            &["more than 2^64", "at most 100000"],
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}
+
+mod fio_compatibility {
+    use super::*;
+
+    /// `bs=4kb` and `size=1gb` are 1024-based as in fio (`kb_base=1000`
+    /// makes them decimal), and a `[global]` after the job does not apply.
+    #[test]
+    fn fio_sizes_and_global_sections_follow_fio() {
+        let d = scratch("fio-compat");
+        let f = d.join("j.fio");
+        std::fs::write(
+            &f,
+            "[global]\nbs=8k\n[j]\nrw=randread\nbs=4kb\nsize=1gb\n[global]\niodepth=3\n",
+        )
+        .unwrap();
+        let (code, out, err) = ssdsim(&["run", "--fio", f.to_str().unwrap(), "--print-config"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("bs = \"4KiB\""), "{out}");
+        assert!(out.contains("size = \"1GiB\""), "{out}");
+        assert!(out.contains("iodepth = 32"), "{out}");
+        std::fs::write(&f, "[j]\nkb_base=1000\nbs=4096\nsize=1gb\n").unwrap();
+        let (code, out, err) = ssdsim(&["run", "--fio", f.to_str().unwrap(), "--print-config"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            out.contains("size = \"1000000000B\"") || out.contains("size = \"1GB\""),
+            "{out}"
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}
+
+mod sweeps_merge_and_resume {
+    use super::*;
+    use serde_json::Value;
+
+    /// The rows of a JSON-lines file, `wall_s` removed (it is the machine's).
+    fn rows(path: &Path) -> Vec<Value> {
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let mut v: Value = serde_json::from_str(l).unwrap();
+                v.as_object_mut().unwrap().remove("wall_s");
+                v
+            })
+            .collect()
+    }
+
+    const GRID: &[&str] = &[
+        "sweep",
+        "--seed",
+        "1,2,3,4,5,6",
+        "--rw",
+        "randread",
+        "--number_ios",
+        "400",
+    ];
+
+    fn sweep_in(dir: &Path, extra: &[&str]) -> (i32, String, String) {
+        let mut args: Vec<&str> = GRID.to_vec();
+        args.extend_from_slice(extra);
+        ssdsim_in(dir, &args)
+    }
+
+    /// Every row carries the sweep's identity and size; shards and thread
+    /// counts share it, another seed or grid does not.
+    #[test]
+    fn rows_carry_the_sweep_identity() {
+        let d = scratch("identity");
+        let (code, _, err) = sweep_in(&d, &["--jsonl", "a.jsonl", "--threads", "1"]);
+        assert_eq!(code, 0, "{err}");
+        let (code, _, err) = sweep_in(&d, &["--jsonl", "b.jsonl", "--shard", "1/2"]);
+        assert_eq!(code, 0, "{err}");
+        let (code, _, err) = ssdsim_in(
+            &d,
+            &[
+                "sweep",
+                "--seed",
+                "1,2,3,4,5,6",
+                "--rw",
+                "randread",
+                "--number_ios",
+                "401",
+                "--jsonl",
+                "c.jsonl",
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        let a = rows(&d.join("a.jsonl"));
+        let id = a[0]["sweep"].as_str().unwrap().to_string();
+        assert!(!id.is_empty());
+        for r in a.iter().chain(&rows(&d.join("b.jsonl"))) {
+            assert_eq!(r["sweep"].as_str(), Some(id.as_str()));
+            assert_eq!(r["points"].as_u64(), Some(6));
+        }
+        assert_ne!(
+            rows(&d.join("c.jsonl"))[0]["sweep"].as_str(),
+            Some(id.as_str())
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// `merge` refuses a missing shard, a shard given twice, a shard of
+    /// another sweep and an empty file, naming what is wrong;
+    /// `--allow-partial` merges a partial set with a warning.
+    #[test]
+    fn merge_refuses_missing_duplicated_foreign_and_empty_shards() {
+        let d = scratch("merge");
+        for i in 0..3 {
+            let (s, j) = (format!("{i}/3"), format!("s{i}.jsonl"));
+            let (code, _, err) = sweep_in(&d, &["--shard", &s, "--jsonl", &j]);
+            assert_eq!(code, 0, "{err}");
+        }
+        let (code, _, err) = ssdsim_in(
+            &d,
+            &[
+                "sweep",
+                "--seed",
+                "1,2,3,4,5,6",
+                "--rw",
+                "randread",
+                "--number_ios",
+                "400",
+                "--randseed",
+                "9",
+                "--shard",
+                "1/3",
+                "--jsonl",
+                "other.jsonl",
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        std::fs::write(d.join("empty.jsonl"), "").unwrap();
+        let (code, out, err) = ssdsim_in(
+            &d,
+            &[
+                "merge",
+                "s0.jsonl",
+                "s1.jsonl",
+                "s2.jsonl",
+                "--jsonl",
+                "all.jsonl",
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(rows(&d.join("all.jsonl")).len(), 6);
+        let whole = out;
+        for (args, needle) in [
+            (
+                vec!["s0.jsonl", "s1.jsonl"],
+                "2 of the sweep's 6 points are missing (indices 2, 5)",
+            ),
+            (
+                vec!["s0.jsonl", "s1.jsonl", "s1.jsonl", "s2.jsonl"],
+                "point 1 is in both s1.jsonl and s1.jsonl",
+            ),
+            (
+                vec!["s0.jsonl", "other.jsonl", "s2.jsonl"],
+                "other.jsonl is a shard of another sweep",
+            ),
+            (
+                vec!["s0.jsonl", "s1.jsonl", "s2.jsonl", "empty.jsonl"],
+                "empty.jsonl: no rows",
+            ),
+        ] {
+            let mut a = vec!["merge"];
+            a.extend(&args);
+            let (code, _, err) = ssdsim_in(&d, &a);
+            assert_eq!(code, 2, "{args:?}: {err}");
+            assert!(err.contains(needle), "{args:?}: {err}");
+        }
+        let (code, out, err) = ssdsim_in(&d, &["merge", "s0.jsonl", "s2.jsonl", "--allow-partial"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            err.contains("WARNING") && err.contains("NOT the whole sweep"),
+            "{err}"
+        );
+        assert!(out.lines().count() < whole.lines().count());
+        // Foreign shards are refused even then.
+        let (code, _, _) = ssdsim_in(&d, &["merge", "s0.jsonl", "other.jsonl", "--allow-partial"]);
+        assert_eq!(code, 2);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// `--resume` runs only the points missing from the --jsonl output (a
+    /// last line cut short runs again) and ends with the tables of a whole run.
+    #[test]
+    fn resume_gives_the_same_tables_as_a_whole_run() {
+        let d = scratch("resume");
+        let (code, whole, err) = sweep_in(&d, &["--jsonl", "whole.jsonl", "--threads", "2"]);
+        assert_eq!(code, 0, "{err}");
+        let text = std::fs::read_to_string(d.join("whole.jsonl")).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        // Rows 4 and 1 finished, row 2 was being written when the sweep died.
+        let partial = format!("{}\n{}\n{}", lines[4], lines[1], &lines[2][..40]);
+        std::fs::write(d.join("part.jsonl"), partial).unwrap();
+        let (code, resumed, err) =
+            sweep_in(&d, &["--jsonl", "part.jsonl", "--resume", "--threads", "1"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            err.contains("resuming: 2 points already in part.jsonl"),
+            "{err}"
+        );
+        assert!(err.contains("4 to run"), "{err}");
+        assert_eq!(resumed, whole);
+        assert_eq!(rows(&d.join("part.jsonl")), rows(&d.join("whole.jsonl")));
+        // A file of another sweep is not resumed from.
+        let (code, _, err) = ssdsim_in(
+            &d,
+            &[
+                "sweep",
+                "--seed",
+                "7,8",
+                "--rw",
+                "randread",
+                "--number_ios",
+                "400",
+                "--jsonl",
+                "part.jsonl",
+                "--resume",
+            ],
+        );
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("from another sweep"), "{err}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// SIGINT stops a sweep after its running points: the finished rows are
+    /// in --jsonl, the exit code is 130, and --resume finishes the sweep with
+    /// the tables of a whole run.
+    #[test]
+    fn sigint_keeps_finished_rows_and_resume_finishes() {
+        let d = scratch("sigint");
+        let args = [
+            "sweep",
+            "--seed",
+            "1,2,3,4,5,6,7,8",
+            "--rw",
+            "randread",
+            "--number_ios",
+            "6000",
+            "--threads",
+            "1",
+        ];
+        let (code, whole, err) = ssdsim_in(&d, &[&args[..], &["--jsonl", "whole.jsonl"]].concat());
+        assert_eq!(code, 0, "{err}");
+        let ch = Command::new(env!("CARGO_BIN_EXE_ssdsim"))
+            .args(args)
+            .args(["--jsonl", "part.jsonl"])
+            .current_dir(&d)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let part = d.join("part.jsonl");
+        let start = std::time::Instant::now();
+        while std::fs::read_to_string(&part).map_or(0, |t| t.lines().count()) < 1 {
+            assert!(start.elapsed().as_secs() < 120, "no row after 120 s");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let st = Command::new("kill")
+            .args(["-INT", &ch.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let o = ch.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(130), "{err}");
+        assert!(err.contains("--resume"), "{err}");
+        let kept = rows(&part);
+        assert!(
+            !kept.is_empty() && kept.len() < 8,
+            "{} rows kept",
+            kept.len()
+        );
+        let (code, resumed, err) = ssdsim_in(
+            &d,
+            &[&args[..], &["--jsonl", "part.jsonl", "--resume"]].concat(),
+        );
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(resumed, whole);
+        assert_eq!(rows(&part), rows(&d.join("whole.jsonl")));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}
+
+mod lower {
+    use super::*;
+
+    /// A trace whose lines end in a lone CR (as some FIU files do) reads as
+    /// the same records as with LF, plain or gzip-compressed.
+    #[test]
+    fn cr_only_line_ends_are_lines() {
+        let d = scratch("cr");
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../traces/synth.fiu");
+        let text = std::fs::read(&src).unwrap();
+        let cr: Vec<u8> = text
+            .iter()
+            .map(|&b| if b == b'\n' { b'\r' } else { b })
+            .collect();
+        std::fs::write(d.join("cr.fiu"), &cr).unwrap();
+        let (code, lf_out, err) =
+            ssdsim(&["trace", "stats", src.to_str().unwrap(), "--format", "json"]);
+        assert_eq!(code, 0, "{err}");
+        let (code, cr_out, err) = ssdsim_in(&d, &["trace", "stats", "cr.fiu", "--format", "json"]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(cr_out, lf_out);
+        let v: serde_json::Value = serde_json::from_str(&cr_out).unwrap();
+        assert!(v["requests"].as_u64().unwrap() > 1);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// A parse error quotes at most ~200 bytes of a huge offending line.
+    #[test]
+    fn a_huge_bad_line_is_quoted_short() {
+        let d = scratch("longline");
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../traces/synth.msr");
+        let mut text = std::fs::read_to_string(src).unwrap();
+        text.push_str(&format!("1,x,{}\n", "9".repeat(4 << 20)));
+        std::fs::write(d.join("t.msr"), text).unwrap();
+        let (code, _, err) = ssdsim_in(&d, &["run", "--trace", "t.msr", "--trace-format", "msr"]);
+        assert_eq!(code, 2, "{}", &err[..err.len().min(500)]);
+        assert!(err.len() < 1000, "{} bytes of error", err.len());
+        assert!(
+            err.contains("t.msr:201") && err.contains("bytes in all"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// `--set personality.kind=NAME` selects a personality whose fields can
+    /// then be set; a personality field without one names what is missing.
+    #[test]
+    fn set_reaches_personality_fields() {
+        let (code, out, err) = ssdsim(&[
+            "run",
+            "--set",
+            "personality.kind=varmail",
+            "--set",
+            "personality.requests=321",
+            "--print-config",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            out.contains("kind = \"varmail\"") && out.contains("requests = 321"),
+            "{out}"
+        );
+        let (code, _, err) = ssdsim(&["run", "--set", "personality.requests=100"]);
+        assert_eq!(code, 2);
+        assert!(
+            err.contains("personality.requests: no personality is selected"),
+            "{err}"
+        );
+    }
+}
