@@ -1622,6 +1622,12 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             // Cut by the time limit: say how many requests it left unfinished
             // (they are in no statistic).
             *self.notes_mut("time_limit_requests_unfinished") += self.hosts.live as u64;
+            // Utilization covers the measured phase: what is booked past the
+            // cut (a host-link transfer, CPU work, a die's running operation)
+            // counts up to the cut only.
+            if self.busy_at_drain.is_none() {
+                self.busy_at_drain = Some(self.busy_until_cut(self.now));
+            }
             self.now
         } else {
             self.last_done
