@@ -1612,6 +1612,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         if let Some(e) = self.error.take() {
             return Err(e);
         }
+        debug_assert!(
+            self.txns.live > 0 || self.cx.die_load.iter().all(|&l| l == 0),
+            "no transaction is alive but die loads are {:?}",
+            self.cx.die_load
+        );
         if limit.is_none() && (self.hosts.live > 0 || self.pending.is_some()) {
             panic!(
                 "engine stalled at {} ns with {} host requests outstanding, {} commands in the device, {} transactions alive (a scheduling deadlock: please report with this configuration)",
@@ -2378,7 +2383,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             bx.parked_tail = t;
         }
         bx.parked = t;
-        self.cx.die_load[d as usize] -= 1;
+        // Still counted in its die's load, as every parked transaction is.
         self.die_start(d);
     }
 
@@ -2431,8 +2436,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             bx.parked_tail = NONE;
         }
         self.txns[w].next = NONE;
+        // Parked, it was counted in its die's load already.
         let d = bx.die as usize;
-        self.cx.die_load[d] += 1;
         let die = &mut self.dies[d];
         die_push(die, self.prio_reads, &self.txns[w], w);
         if die.phase == Phase::Idle {
