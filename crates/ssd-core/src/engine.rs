@@ -1208,7 +1208,7 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
     /// erase epoch and the transactions waiting for them (linked through
     /// `Txn::next`). Looked up, never iterated, so its order decides nothing.
     tp_reads: std::collections::HashMap<u64, TpRead>,
-    /// Scratch of `complete_tp_batch`.
+    /// Scratch of `take_tp_waiters` and `finish_tp_waiters`.
     tp_woken: Vec<u32>,
     /// Reads planned while their block was two or more erases behind, by
     /// (block, erase epoch): see `BlockExec::reads`.
@@ -2321,33 +2321,31 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         }
     }
 
-    /// A batch of translation reads on die `d` is done: each read's waiters
-    /// (see `join_tp_read`) are done with it.
+    /// The translation reads `txs` are done: their entries leave the
+    /// in-flight map, and the transactions that waited for them (see
+    /// `join_tp_read`) go to `tp_woken`, to be done after the batch's own.
     #[inline(never)]
-    fn complete_tp_batch(&mut self, d: u32) {
-        let die = &self.dies[d as usize];
-        let n = die.n as usize;
-        let (txs, jobs) = (die.batch_txn, die.batch_job);
-        let mut woken = std::mem::take(&mut self.tp_woken);
-        woken.clear();
-        for &t in &txs[..n] {
-            self.read_done(t);
+    fn take_tp_waiters(&mut self, txs: &[u32]) {
+        debug_assert!(self.tp_woken.is_empty());
+        for &t in txs {
             let tx = &self.txns[t];
             let key = (tx.blk as u64) << 16 | tx.pg as u64;
             if let std::collections::hash_map::Entry::Occupied(e) = self.tp_reads.entry(key) {
                 if e.get().epoch == tx.epoch {
                     let mut w = e.remove().waiters;
                     while w != NONE {
-                        woken.push(w);
+                        self.tp_woken.push(w);
                         w = self.txns[w].next;
                     }
                 }
             }
         }
-        let die = &mut self.dies[d as usize];
-        die.phase = Phase::Idle;
-        die.busy_ns += self.now.0 - die.batch_start.0;
-        self.cx.die_load[d as usize] -= n as u32;
+    }
+
+    /// Complete the waiters `take_tp_waiters` found.
+    #[inline(never)]
+    fn finish_tp_waiters(&mut self) {
+        let mut woken = std::mem::take(&mut self.tp_woken);
         for &w in &woken {
             self.read_done(w);
         }
@@ -2356,11 +2354,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         for w in woken.iter_mut() {
             *w = self.txns[*w].job;
         }
-        for &j in jobs[..n].iter().chain(&woken) {
+        for &j in &woken {
             self.txn_done(j);
         }
+        woken.clear();
         self.tp_woken = woken;
-        self.die_start_inline(d);
     }
 
     /// Erase `t`, popped from die `d`'s queue, may not start yet (reads of
@@ -2770,13 +2768,15 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
 
     fn complete_batch(&mut self, d: u32) {
         let die = &mut self.dies[d as usize];
+        let mut waiters = false;
         if die.kind == OpKind::Read {
-            if die.purpose == Purpose::Translation {
-                return self.complete_tp_batch(d);
-            }
             let (n, txs) = (die.n as usize, die.batch_txn);
+            waiters = die.purpose == Purpose::Translation;
             for &t in &txs[..n] {
                 self.read_done(t);
+            }
+            if waiters {
+                self.take_tp_waiters(&txs[..n]);
             }
         }
         let die = &mut self.dies[d as usize];
@@ -2787,6 +2787,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         self.cx.die_load[d as usize] -= n as u32;
         for &j in &jobs[..n] {
             self.txn_done(j);
+        }
+        if waiters {
+            self.finish_tp_waiters();
         }
         self.die_start_inline(d);
     }
