@@ -10,7 +10,10 @@
 //!   unmapped entries, so a miss on it costs no flash read.
 //! * Evicting a dirty entry rewrites its translation page (read-modify-write: read
 //!   the current version, program a new one, invalidate the old) and writes back
-//!   every dirty cached entry of that page at once (they become clean).
+//!   every dirty cached entry of that page at once (they become clean). The
+//!   write-back is a job of its own that the host request does not wait for, as
+//!   in MQSim (`generate_flash_writeback_request_for_mapping_data`); a flush's
+//!   write-backs are part of the flush.
 //! * Translation pages live in their own blocks with their own write frontier (one
 //!   for the drive; dead translation blocks are erased without copies). GC picks a victim among all full blocks of a plane (Gupta et al. section
 //!   3.4.3: the victim is a translation block or a data block) with the configured
@@ -18,7 +21,9 @@
 //!   data victim's pages are copied and their mappings updated: entries in the CMT
 //!   in place (they become dirty), the others batched per translation page, one
 //!   translation-page rewrite per touched page (which also writes back that page's
-//!   dirty cached entries).
+//!   dirty cached entries). That batch update is a job of its own: the victim's
+//!   erase waits for its copies only (MQSim's erase waits for the page movements;
+//!   its mapping updates go through the CMT).
 //! * Data placement, host and GC frontiers and GC triggering mirror [`PageFtl`]
 //!   exactly, so with a CMT that holds the whole map DFTL issues the page FTL's data
 //!   operations and no translation traffic.
@@ -558,7 +563,8 @@ impl DftlFtl {
         self.tp_dirty[t as usize] = 0;
     }
 
-    /// Rewrite translation page `t` inside the current gating job (CMT write-back).
+    /// Rewrite translation page `t` inside the current gating job: the
+    /// write-back a flush must wait for.
     fn writeback_host(&mut self, t: u32, cx: &mut FtlCtx) {
         // Translation garbage is collected here, between jobs, when the write-back
         // would otherwise eat into a plane's reserve (if none is left, the frontier
@@ -586,6 +592,41 @@ impl DftlFtl {
         // this job need no read of it.
         self.tread_epoch[t as usize] = self.hepoch;
         self.tread_stage[t as usize] = s;
+    }
+
+    /// Write translation page `t` back for a CMT eviction, in a job of its
+    /// own that the host request does not wait for. MQSim does the same
+    /// (`generate_flash_writeback_request_for_mapping_data`: the mapping
+    /// read and write carry no user request): the evicted entries are
+    /// written into the flash image at once and the page's new version is
+    /// programmed in the background. The read of the read-modify-write is
+    /// the job's first stage (it joins a read of the same version in
+    /// flight, such as the host request's own miss); it is skipped when the
+    /// controller already holds the page: under page granularity, or when
+    /// this host job wrote `t` back already. Until the next gating job, the
+    /// page's entries are served from controller memory (MQSim's
+    /// `DepartingMappingEntries`).
+    fn writeback_evicted(&mut self, t: u32, cx: &mut FtlCtx) {
+        self.ensure_trans_room(1, None, cx);
+        let ti = t as usize;
+        let held =
+            self.page_mode || (self.tread_epoch[ti] == self.hepoch && self.tread_stage[ti] == 0);
+        let j = cx.new_job(false);
+        let old = self.gtd[ti];
+        let ps = if held || old == NONE {
+            0
+        } else {
+            cx.read(j, 0, Ppn(old), Purpose::Translation, NO_LPN);
+            self.stats.translation_reads += 1;
+            1
+        };
+        self.clean_tpage(t, cx);
+        let p = self.alloc_tpage(t);
+        cx.program(j, ps, p, Purpose::Translation, NO_LPN, None);
+        self.stats.translation_writes += 1;
+        self.install_tpage(t, p);
+        self.tread_epoch[ti] = self.hepoch;
+        self.tread_stage[ti] = 0;
     }
 
     #[inline]
@@ -642,7 +683,7 @@ impl DftlFtl {
             if self.cmt.dirty[v as usize] {
                 self.stats.cmt_dirty_evictions += 1;
                 let t = self.tpage_of(self.cmt.lpn[v as usize] as u64);
-                self.writeback_host(t, cx);
+                self.writeback_evicted(t, cx);
             }
             self.cmt.remove(v);
         }
@@ -693,7 +734,7 @@ impl DftlFtl {
         self.stats.cmt_evictions += 1;
         if self.tp_dirty[u as usize] > 0 {
             self.stats.cmt_dirty_evictions += 1;
-            self.writeback_host(u, cx);
+            self.writeback_evicted(u, cx);
         }
         cx.work.dram_accesses += 1;
         for l in self.tpage_range(u) {
@@ -996,6 +1037,15 @@ impl DftlFtl {
             self.blocks.invalidate_n(victim, moved);
             self.scratch.sort_unstable();
             self.scratch.dedup();
+            // The batch update of the moved pages' translation pages is a job
+            // of its own: the victim's erase waits for its copies only, as in
+            // MQSim, whose erase waits for the page movements and whose mapping
+            // updates go through the CMT's write-back.
+            let tjob = if self.scratch.is_empty() {
+                job
+            } else {
+                cx.new_job(false)
+            };
             for i in 0..self.scratch.len() {
                 let t = self.scratch[i];
                 let old = self.gtd[t as usize];
@@ -1003,11 +1053,11 @@ impl DftlFtl {
                     old != NONE,
                     "GC moved a page mapped through translation page {t}, which was never written"
                 );
-                cx.read(job, 0, Ppn(old), Purpose::Translation, NO_LPN);
+                cx.read(tjob, 0, Ppn(old), Purpose::Translation, NO_LPN);
                 self.stats.translation_reads += 1;
                 self.clean_tpage(t, cx);
                 let p = self.alloc_tpage(t);
-                cx.program(job, 1, p, Purpose::Translation, NO_LPN, None);
+                cx.program(tjob, 1, p, Purpose::Translation, NO_LPN, None);
                 self.stats.translation_writes += 1;
                 self.install_tpage(t, p);
             }
