@@ -558,6 +558,19 @@ pub struct SchedConfig {
     pub max_request: Size,
     /// Merge contiguous requests.
     pub merge: bool,
+    /// Requests the block layer may hold for the device at once: queued in the
+    /// elevator, held in a plug or in the device (Linux's
+    /// `/sys/block/*/queue/nr_requests`, 128 in the single-queue block layer).
+    /// A submitter that finds them all taken sleeps until a request completes;
+    /// its latency counts the wait.
+    pub nr_requests: u32,
+    /// Plug per submitter (Linux's `blk_start_plug`): the requests one stream
+    /// submits at the same instant of an open-loop workload are held, sorted by
+    /// sector and inserted into the elevator together at the end of that
+    /// instant (or once 16 are held, `BLK_MAX_REQUEST_COUNT`), so it can merge
+    /// and order the whole burst. A closed-loop workload submits one request at
+    /// a time, as fio does with its default `iodepth_batch_submit=1`.
+    pub plug: bool,
     /// deadline / mq-deadline / anticipatory / pardispatcher: read FIFO expiry.
     pub read_expire: Dur,
     /// ... and write FIFO expiry.
@@ -598,6 +611,8 @@ impl Default for SchedConfig {
             kind: "noop".into(),
             max_request: Size::kib(512),
             merge: true,
+            nr_requests: 128,
+            plug: true,
             read_expire: Dur::from_ms(500),
             write_expire: Dur::from_ms(5000),
             fifo_batch: 16,
@@ -648,6 +663,12 @@ impl SchedConfig {
         pos(self.read_expire.0, "sched.read_expire")?;
         pos(self.write_expire.0, "sched.write_expire")?;
         pos(self.fifo_batch as u64, "sched.fifo_batch")?;
+        if self.nr_requests == 0 || self.nr_requests > 1_000_000 {
+            return Err(invalid(
+                "sched.nr_requests",
+                format!("must be in 1..=1000000, got {}", self.nr_requests),
+            ));
+        }
         pos(self.slice_sync.0, "sched.slice_sync")?;
         pos(self.slice_async.0, "sched.slice_async")?;
         pos(self.read_batch as u64, "sched.read_batch")?;

@@ -38,6 +38,20 @@ use std::time::Instant;
 
 const NONE: u32 = u32::MAX;
 const MAX_PLANES: usize = 16;
+/// Requests a submitter's plug holds before it is flushed (Linux's
+/// `BLK_MAX_REQUEST_COUNT`).
+const PLUG_MAX: usize = 16;
+
+/// Bucket of the elevator queue-length distribution: 0, 1, 2-3, 4-7, ...,
+/// 256 and more.
+#[inline]
+fn qd_bucket(len: u64) -> usize {
+    if len == 0 {
+        0
+    } else {
+        (64 - len.leading_zeros() as usize).min(QD_BUCKETS - 1)
+    }
+}
 
 /// Errors a run can end with (bad input discovered while running).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -79,6 +93,8 @@ enum Ev {
     DieDone(u32),
     CmdComplete(u32),
     SchedWake,
+    /// End of an instant at which open-loop requests were plugged.
+    PlugFlush,
 }
 
 impl Ev {
@@ -93,6 +109,7 @@ impl Ev {
             Ev::DieDone(d) => (4, d),
             Ev::CmdComplete(c) => (5, c),
             Ev::SchedWake => (6, 0),
+            Ev::PlugFlush => (7, 0),
         };
         assert!(
             i < 1 << 29,
@@ -110,7 +127,8 @@ impl Ev {
             3 => Ev::ChanFree(i),
             4 => Ev::DieDone(i),
             5 => Ev::CmdComplete(i),
-            _ => Ev::SchedWake,
+            6 => Ev::SchedWake,
+            _ => Ev::PlugFlush,
         }
     }
 }
@@ -1164,6 +1182,18 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
     /// or failed (`Some(Some(error))`).
     ahead_end: Option<Option<SourceError>>,
     merged: Vec<(u32, u32)>,
+    /// Block layer: requests it may hold at once (`sched.nr_requests`), the
+    /// submitters asleep until one frees (host request ids, in arrival
+    /// order), whether open-loop bursts are plugged, the requests plugged
+    /// now, and whether a `PlugFlush` is booked.
+    nr_requests: u32,
+    blocked: VecDeque<u32>,
+    plug_on: bool,
+    plugged: Vec<u32>,
+    plug_booked: bool,
+    /// Start of the current stretch of the elevator's queue length (its
+    /// time-weighted distribution is in `counters`).
+    qd_since: SimTime,
     link_free: SimTime,
     /// Last (bytes, time) asked of the host link (its time is a 128-bit division).
     link_memo: [(u64, Dur); 2],
@@ -1291,6 +1321,12 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             ahead: Ahead::default(),
             ahead_end: None,
             merged: Vec::new(),
+            nr_requests: c.sched.nr_requests,
+            blocked: VecDeque::new(),
+            plug_on: c.sched.plug && matches!(timing, Timing::OpenLoop),
+            plugged: Vec::new(),
+            plug_booked: false,
+            qd_since: SimTime::ZERO,
             link_free: SimTime::ZERO,
             link_memo: [(u64::MAX, Dur::ZERO); 2],
             cpu_free: SimTime::ZERO,
@@ -1417,6 +1453,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         self.link_ns = 0;
         self.start = self.now;
         self.last_done = self.now;
+        self.qd_since = self.now;
+        self.plug_on = self.settings.config.sched.plug && matches!(self.timing, Timing::OpenLoop);
         for d in &mut self.dies {
             d.busy_ns = 0;
         }
@@ -1595,6 +1633,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                     self.wake_pending = None;
                     self.try_dispatch();
                 }
+                Ev::PlugFlush => self.on_plug_flush(),
             }
             if self.source_done && self.hosts.live == 0 && self.pending.is_none() {
                 if !self.settings.config.sim.drain {
@@ -1786,6 +1825,93 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             arrival: r.arrival,
             next: NONE,
         });
+        // A request is allocated before it is plugged or queued; with
+        // `nr_requests` taken, the submitter sleeps (Linux's get_request).
+        if !self.blocked.is_empty() || self.allocated() >= self.nr_requests {
+            self.blocked.push_back(id);
+            return;
+        }
+        if self.plug_on {
+            self.plug(id);
+        } else {
+            self.elevator_add(id);
+        }
+    }
+
+    /// Requests the block layer holds: plugged, queued in the elevator
+    /// (after merging) and in the device.
+    #[inline]
+    fn allocated(&self) -> u32 {
+        (self.plugged.len() + self.sched.len()) as u32 + self.dev_inflight
+    }
+
+    /// Hold `id` in its submitter's plug until the end of this instant (or
+    /// until the stream has `PLUG_MAX` plugged).
+    fn plug(&mut self, id: u32) {
+        self.counters.plugged += 1;
+        self.plugged.push(id);
+        let stream = self.hosts[id].req.stream;
+        let n = self
+            .plugged
+            .iter()
+            .filter(|&&h| self.hosts[h].req.stream == stream)
+            .count();
+        if n >= PLUG_MAX {
+            self.flush_plugs(Some(stream));
+        } else if !self.plug_booked {
+            self.plug_booked = true;
+            self.q.push(self.now, Ev::PlugFlush);
+        }
+    }
+
+    /// The end of an instant with plugged requests: if the next arrival is
+    /// at this same instant, it goes first (it may join a plug).
+    fn on_plug_flush(&mut self) {
+        self.plug_booked = false;
+        if self.plugged.is_empty() {
+            return;
+        }
+        if self.pending.is_some_and(|r| r.arrival <= self.now) {
+            self.plug_booked = true;
+            self.q.push(self.now, Ev::PlugFlush);
+            return;
+        }
+        self.flush_plugs(None);
+        self.try_dispatch();
+    }
+
+    /// Insert the plugged requests of `stream` (all streams: None) into the
+    /// elevator, by stream and then by sector, as Linux's flush_plug_list
+    /// sorts a plug list before it inserts it.
+    fn flush_plugs(&mut self, stream: Option<u32>) {
+        let mut list = std::mem::take(&mut self.plugged);
+        let hosts = &self.hosts;
+        let key = |h: &u32| {
+            let r = &hosts[*h].req;
+            (r.stream, r.lba)
+        };
+        list.sort_by_key(key);
+        let mut keep = Vec::new();
+        let mut flushed = false;
+        for &h in &list {
+            if stream.is_some_and(|s| self.hosts[h].req.stream != s) {
+                keep.push(h);
+            } else {
+                flushed = true;
+                self.elevator_add(h);
+            }
+        }
+        if flushed {
+            self.counters.plug_flushes += 1;
+        }
+        keep.sort_unstable_by_key(|&h| self.hosts[h].arrival);
+        self.plugged = keep;
+    }
+
+    /// Hand host request `id` to the elevator (which may merge it).
+    fn elevator_add(&mut self, id: u32) {
+        self.note_queue_len();
+        let r = self.hosts[id].req;
         let sr = SchedReq {
             id,
             op: r.op,
@@ -1796,6 +1922,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         };
         self.merged.clear();
         self.sched.add(sr, self.now, &mut self.merged);
+        let len = self.sched.len() as u64;
+        if len > self.counters.qd_max {
+            self.counters.qd_max = len;
+        }
         for i in 0..self.merged.len() {
             let (kept, absorbed) = self.merged[i];
             let kn = self.hosts[kept].next;
@@ -1805,12 +1935,58 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         }
     }
 
+    /// Submitters asleep on `nr_requests` get their requests as completions
+    /// free them, in the order they fell asleep.
+    fn wake_blocked(&mut self) {
+        while let Some(&id) = self.blocked.front() {
+            if self.allocated() >= self.nr_requests {
+                break;
+            }
+            self.blocked.pop_front();
+            let waited = self.now.0 - self.hosts[id].arrival.0;
+            let k = &mut self.counters;
+            k.blocked += 1;
+            k.blocked_ns += waited as u128;
+            k.max_blocked_ns = k.max_blocked_ns.max(waited);
+            self.elevator_add(id);
+        }
+    }
+
+    /// The elevator's queue length is about to change: book the stretch it
+    /// had since the last change (time at length 0 is what the others leave
+    /// of the measured phase).
+    #[inline]
+    fn note_queue_len(&mut self) {
+        let len = self.sched.len() as u64;
+        if len != 0 {
+            let dt = self.now.0.saturating_sub(self.qd_since.0);
+            if dt != 0 {
+                let k = &mut self.counters;
+                k.qd_area += len as u128 * dt as u128;
+                k.qd_hist[qd_bucket(len)] += dt;
+            }
+        }
+        self.qd_since = self.now;
+    }
+
     fn try_dispatch(&mut self) {
+        let mut n = 0u64;
         while self.dev_inflight < self.qd {
+            if n == 0 {
+                self.note_queue_len();
+            }
             match self.sched.dispatch(self.now) {
-                Some(r) => self.start_cmd(r),
+                Some(r) => {
+                    n += 1;
+                    self.start_cmd(r)
+                }
                 None => break,
             }
+        }
+        if n > 0 {
+            let k = &mut self.counters;
+            k.dispatch_batches += 1;
+            k.max_batch = k.max_batch.max(n);
         }
         if !self.sched.is_empty() && self.dev_inflight < self.qd {
             if let Some(t) = self.sched.wake_at() {
@@ -2183,6 +2359,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         self.last_done = now;
         self.sched.completed(&r, now);
         self.dev_inflight -= 1;
+        if !self.blocked.is_empty() {
+            self.wake_blocked();
+        }
         if self.dev_inflight == 0 {
             self.obs.io_active(self.active_since, now);
             self.idle_since = now;
@@ -2925,6 +3104,34 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 k.queue_time_dir_ns[1],
                 k.max_queue_time_dir_ns[1],
             ),
+            blocked: {
+                let q = QueueTimeSummary::new(k.blocked, k.blocked_ns, k.max_blocked_ns);
+                SleepSummary {
+                    count: q.dispatched,
+                    mean_us: q.mean,
+                    max_us: q.max,
+                }
+            },
+            plugged: k.plugged,
+            plug_flushes: k.plug_flushes,
+            dispatch_batches: k.dispatch_batches,
+            requests_per_batch_mean: if k.dispatch_batches > 0 {
+                k.dispatched as f64 / k.dispatch_batches as f64
+            } else {
+                0.0
+            },
+            requests_per_batch_max: k.max_batch,
+            queue_depth: {
+                // The stretch since the last change, up to the end.
+                let len = self.sched.len() as u64;
+                let dt = end.0.saturating_sub(self.qd_since.0);
+                let span = end.0.saturating_sub(self.start.0);
+                let mut hist = k.qd_hist;
+                hist[qd_bucket(len)] += dt;
+                let busy: u64 = hist[1..].iter().sum();
+                hist[0] = span.saturating_sub(busy);
+                QueueDepthSummary::new(k.qd_area + len as u128 * dt as u128, &hist, k.qd_max, span)
+            },
         };
         let frac = |ns: u64| {
             if span.0 > 0 {

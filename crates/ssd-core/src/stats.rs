@@ -121,7 +121,27 @@ pub struct Counters {
     /// in flight instead of reading it again (not in `flash_ops`).
     pub joined_translation_reads: u64,
     pub events: u64,
+    /// Block layer: requests whose submitter slept on `sched.nr_requests`,
+    /// their total and longest sleep.
+    pub blocked: u64,
+    pub blocked_ns: u128,
+    pub max_blocked_ns: u64,
+    /// Requests that went through a plug, and plug flushes.
+    pub plugged: u64,
+    pub plug_flushes: u64,
+    /// Rounds in which the elevator handed the device at least one request,
+    /// and the most it handed in one round.
+    pub dispatch_batches: u64,
+    pub max_batch: u64,
+    /// Elevator queue length over time: its integral (requests x ns), the
+    /// time spent in each bucket (0, 1, 2-3, 4-7, ..., 256+) and its maximum.
+    pub qd_area: u128,
+    pub qd_hist: [u64; QD_BUCKETS],
+    pub qd_max: u64,
 }
+
+/// Buckets of the elevator queue-length distribution (see `Counters::qd_hist`).
+pub const QD_BUCKETS: usize = 10;
 
 impl Counters {
     #[inline]
@@ -225,6 +245,70 @@ pub struct SchedReport {
     /// (a merged command counts from its earliest request's arrival).
     pub read_queue_time_us: QueueTimeSummary,
     pub write_queue_time_us: QueueTimeSummary,
+    /// Requests whose submitter slept because the block layer held
+    /// `sched.nr_requests` requests, and how long they slept.
+    pub blocked: SleepSummary,
+    /// Requests that went through a submitter's plug, and plug flushes.
+    pub plugged: u64,
+    pub plug_flushes: u64,
+    /// Rounds in which the elevator handed the device requests, and the
+    /// requests per round (mean, max).
+    pub dispatch_batches: u64,
+    pub requests_per_batch_mean: f64,
+    pub requests_per_batch_max: u64,
+    /// Requests queued in the elevator (after merging) over the measured
+    /// phase, weighted by time.
+    pub queue_depth: QueueDepthSummary,
+}
+
+/// Submitters that slept on `sched.nr_requests`: how many, and their sleep
+/// in microseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct SleepSummary {
+    pub count: u64,
+    pub mean_us: f64,
+    pub max_us: f64,
+}
+
+/// Time-weighted distribution of the elevator's queue length.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct QueueDepthSummary {
+    pub mean: f64,
+    pub max: u64,
+    /// Share of the measured phase at each queue length ("0", "1", "2-3",
+    /// "4-7", ..., "256+"); buckets never reached are left out.
+    pub time_share: BTreeMap<String, f64>,
+}
+
+impl QueueDepthSummary {
+    /// From the integral (requests x ns), the time per bucket and the
+    /// maximum, over `span_ns`.
+    pub fn new(area: u128, hist: &[u64; QD_BUCKETS], max: u64, span_ns: u64) -> Self {
+        let mut time_share = BTreeMap::new();
+        if span_ns > 0 {
+            for (i, &t) in hist.iter().enumerate() {
+                if t == 0 {
+                    continue;
+                }
+                let name = match i {
+                    0 => "0".to_string(),
+                    1 => "1".to_string(),
+                    _ if i == QD_BUCKETS - 1 => format!("{}+", 1u64 << (i - 1)),
+                    _ => format!("{}-{}", 1u64 << (i - 1), (1u64 << i) - 1),
+                };
+                time_share.insert(name, t as f64 / span_ns as f64);
+            }
+        }
+        QueueDepthSummary {
+            mean: if span_ns > 0 {
+                area as f64 / span_ns as f64
+            } else {
+                0.0
+            },
+            max,
+            time_share,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
