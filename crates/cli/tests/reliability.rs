@@ -848,4 +848,31 @@ mod time_limit {
             }
         }
     }
+
+    /// The power summary keeps min <= mean <= max where the power is flat:
+    /// a run cut by its time limit inside the first sample reported its mean
+    /// one rounding step above its max, and a run shorter than one sample its
+    /// mean below its min.
+    #[test]
+    fn power_summaries_keep_the_mean_between_min_and_max() {
+        for args in [
+            &["--number_ios", "2000", "--time-limit", "1ms"][..],
+            &["--rw", "write", "--number_ios", "3", "--power-sample", "1s"][..],
+        ] {
+            let mut a = vec!["run", "--format", "json"];
+            a.extend_from_slice(args);
+            let (code, out, err) = ssdsim(&a);
+            assert_eq!(code, 0, "{err}");
+            let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+            let p = &r["power_w"];
+            let f = |k: &str| p[k].as_f64().unwrap();
+            assert!(
+                f("min") <= f("mean") && f("mean") <= f("max"),
+                "{args:?}: {p}"
+            );
+            if p["samples"] == 1 {
+                assert_eq!((f("min"), f("max")), (f("mean"), f("mean")), "{p}");
+            }
+        }
+    }
 }
