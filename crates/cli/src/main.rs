@@ -65,6 +65,30 @@ enum TraceCmd {
     },
 }
 
+/// Progress bars: on stderr when it is an interactive terminal, unless turned off.
+#[derive(clap::Args, Clone, Copy)]
+struct ProgressArgs {
+    /// Draw no progress bar on stderr (drawn only when stderr is an interactive terminal)
+    #[arg(long = "no-progress")]
+    no_progress: bool,
+    /// Draw the progress bars into nothing, whatever stderr is (for tests: the
+    /// progress code runs and changes nothing)
+    #[arg(long = "progress-sink", hide = true)]
+    progress_sink: bool,
+}
+
+impl ProgressArgs {
+    fn mode(self) -> ssdsim::Progress {
+        if self.no_progress {
+            ssdsim::Progress::Off
+        } else if self.progress_sink {
+            ssdsim::Progress::Sink
+        } else {
+            ssdsim::Progress::Terminal
+        }
+    }
+}
+
 #[derive(Subcommand)]
 #[allow(clippy::large_enum_variant)] // parsed once
 enum Cmd {
@@ -108,6 +132,8 @@ enum Cmd {
         /// Plot the energy breakdown (SVG)
         #[arg(long = "plot-breakdown")]
         plot_breakdown: Option<PathBuf>,
+        #[command(flatten)]
+        progress: ProgressArgs,
     },
     /// Trace tools: statistics and format conversion
     Trace {
@@ -445,6 +471,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             power_trace,
             plot_power,
             plot_breakdown,
+            progress,
         } => {
             let mut flags: Vec<(String, String)> = Vec::new();
             for (f, v) in cfg.pairs() {
@@ -532,7 +559,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                     power_trace,
                     plot_power,
                     plot_breakdown,
-                    progress: true,
+                    progress: progress.mode(),
                 },
             )?;
             let text = match format {
@@ -765,6 +792,8 @@ struct SweepArgs {
     /// the same sweep) and run the rest; the outputs are then those of a whole run
     #[arg(long)]
     resume: bool,
+    #[command(flatten)]
+    progress: ProgressArgs,
 }
 
 /// The axis of sweep flag `--flag` from its comma list (empty items dropped
@@ -893,7 +922,6 @@ fn list_points(grid: &sweep::Grid, shard: (usize, usize), threads: usize) -> any
 }
 
 fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
-    use std::io::IsTerminal;
     let mut workloads: std::collections::BTreeMap<String, sweep::WorkloadDef> =
         sweep::standard_workloads()
             .into_iter()
@@ -1097,19 +1125,11 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
     };
     let append_error = std::sync::Mutex::new(None::<String>);
     install_stop_handler();
-    let show = std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
-    let bar = if show {
-        let b = indicatif::ProgressBar::new(to_run as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} configs  elapsed {elapsed_precise}  eta {eta_precise}",
-            )
-            .expect("template"),
-        );
-        Some(b)
-    } else {
-        None
-    };
+    let bar = ssdsim::progress::bar(
+        a.progress.mode(),
+        to_run as u64,
+        "sweep [{bar:30}] {pos}/{len} points ({elapsed}, eta {eta})",
+    );
     let started = std::time::Instant::now();
     let new_rows = sweep::run_grid(
         &grid,
