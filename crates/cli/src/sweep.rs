@@ -601,9 +601,10 @@ pub fn check_shard_size(axes: &[Axis], total: usize, i: usize, n: usize) -> Resu
     Err(if n == 1 {
         format!(
             "the grid has {total} points ({}); one sweep runs at most {MAX_POINTS}: run it \
-             as {least} or more shards (--shard I/{least}, I = 0..{least}, then `merge`) or \
-             shorten a value list",
-            axes_label(axes)
+             as {least} or more shards (--shard I/{least} for I from 0 to {}, then `merge`) \
+             or shorten a value list",
+            axes_label(axes),
+            least - 1
         )
     } else {
         format!(
