@@ -16,12 +16,15 @@
 
 pub mod fio;
 pub mod output;
+pub mod progress;
 pub mod sweep;
+
+pub use progress::Progress;
 
 use ssd_core::config::{
     ConfigError, HostConfig, Interface, NandConfig, PowerConfig, Settings, SsdConfig,
 };
-use ssd_core::observer::{NullObserver, Observer};
+use ssd_core::observer::{NullObserver, Observer, Tee};
 use ssd_core::stats::Report;
 use ssd_core::workload::{FioGen, RequestSource, SourceError, Timing};
 use ssd_core::{SimError, Simulation};
@@ -141,8 +144,10 @@ pub struct RunOptions {
     pub plot_power: Option<std::path::PathBuf>,
     /// Plot the energy breakdown (SVG) here.
     pub plot_breakdown: Option<std::path::PathBuf>,
-    /// Show preconditioning's progress on stderr when it is a terminal.
-    pub progress: bool,
+    /// Progress bars (preconditioning, then the measured phase): none, on
+    /// stderr when it is an interactive terminal, or into a sink (tests).
+    /// They change no result.
+    pub progress: Progress,
 }
 
 impl Default for RunOptions {
@@ -154,7 +159,7 @@ impl Default for RunOptions {
             power_trace: None,
             plot_power: None,
             plot_breakdown: None,
-            progress: false,
+            progress: Progress::Off,
         }
     }
 }
@@ -166,24 +171,45 @@ pub struct RunOutput {
     pub cdf: Vec<(f64, f64)>,
 }
 
-type Sim<O> = Simulation<ftl::AnyFtl, AnySource, ssd_core::scheds::AnySched, O>;
+/// A simulation of the CLI's choices; beside its observer `O`, the progress
+/// meter of the measured phase (empty unless a bar is drawn).
+type Sim<O> =
+    Simulation<ftl::AnyFtl, AnySource, ssd_core::scheds::AnySched, Tee<O, progress::RunMeter>>;
 
 fn build<O: Observer>(cfg: &SsdConfig, settings: Settings, obs: O) -> Result<Sim<O>, RunError> {
     let ftl = ftl::build(&settings)?;
     let sched =
         ssd_core::scheds::build_sched(&settings.config.sched, settings.logical_bytes() / 512)?;
     let src = build_source(cfg, &settings)?;
+    let obs = Tee(obs, progress::RunMeter::off());
     Ok(Simulation::new(settings, ftl, src, sched, obs))
 }
 
-fn finish<O: Observer>(sim: &mut Sim<O>, opts: &RunOptions) -> Result<Report, RunError> {
-    use std::io::IsTerminal;
-    if opts.progress && std::io::stderr().is_terminal() {
-        precondition_with_bar(sim);
-    } else {
-        sim.precondition();
+fn finish<O: Observer>(
+    cfg: &SsdConfig,
+    sim: &mut Sim<O>,
+    opts: &RunOptions,
+) -> Result<Report, RunError> {
+    match progress::bar(
+        opts.progress,
+        0,
+        "precondition {prefix} [{bar:24}] {percent:>3}% {msg} ({elapsed})",
+    ) {
+        Some(bar) => precondition_with_bar(sim, bar),
+        None => {
+            sim.precondition();
+        }
     }
-    let report = sim.run()?;
+    // The measured phase's bar, from here (the preconditioning bar is gone).
+    let trace = match &sim.src {
+        AnySource::Trace(t) => t.file_handle().ok(),
+        _ => None,
+    };
+    let logical = sim.settings.logical_bytes();
+    sim.obs.1 = progress::RunMeter::new(opts.progress, cfg, logical, trace);
+    let report = sim.run();
+    sim.obs.1 = progress::RunMeter::off();
+    let report = report?;
     if report.host.requests == 0 {
         // Latencies, IOPS and energy per request of nothing: a report of
         // zeros would read as a result.
@@ -209,16 +235,8 @@ fn finish<O: Observer>(sim: &mut Sim<O>, opts: &RunOptions) -> Result<Report, Ru
 
 /// Precondition with a progress bar on stderr: a large or slow-to-converge
 /// drive (a hybrid FTL's merges) can take minutes before the measured phase.
-fn precondition_with_bar<O: Observer>(sim: &mut Sim<O>) {
+fn precondition_with_bar<O: Observer>(sim: &mut Sim<O>, bar: indicatif::ProgressBar) {
     use ssd_core::engine::PreconditionProgress as P;
-    let bar = indicatif::ProgressBar::new(0);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "precondition {prefix} [{bar:24}] {percent:>3}% {msg} ({elapsed})",
-        )
-        .expect("a valid template")
-        .progress_chars("=> "),
-    );
     sim.precondition_with(|p| {
         let (len, pos, prefix, msg) = match p {
             P::Fill { done, total } => (total, done, "fill".to_string(), String::new()),
@@ -250,24 +268,28 @@ pub fn run_config(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, RunEr
         let obs = power::PowerObserver::new(&settings, opts.power_sample)
             .map_err(|e| RunError::Input(e.to_string()))?;
         let mut sim = build(cfg, settings, obs)?;
-        let mut report = finish(&mut sim, opts)?;
+        let mut report = finish(cfg, &mut sim, opts)?;
         let extra = sim
             .obs
+            .0
             .finish_report(&report)
             .map_err(|e| RunError::Input(e.to_string()))?;
         report.extra.extend(extra);
         if let Some(p) = &opts.power_trace {
             sim.obs
+                .0
                 .write_csv(p)
                 .map_err(|e| RunError::Io(e.to_string()))?;
         }
         if let Some(p) = &opts.plot_power {
             sim.obs
+                .0
                 .plot_power(p)
                 .map_err(|e| RunError::Io(e.to_string()))?;
         }
         if let Some(p) = &opts.plot_breakdown {
             sim.obs
+                .0
                 .plot_breakdown(p)
                 .map_err(|e| RunError::Io(e.to_string()))?;
         }
@@ -275,7 +297,7 @@ pub fn run_config(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, RunEr
         Ok(RunOutput { report, cdf })
     } else {
         let mut sim = build(cfg, settings, NullObserver)?;
-        let report = finish(&mut sim, opts)?;
+        let report = finish(cfg, &mut sim, opts)?;
         let cdf = sim.lat.all().cdf(100);
         Ok(RunOutput { report, cdf })
     }

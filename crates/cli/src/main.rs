@@ -65,6 +65,30 @@ enum TraceCmd {
     },
 }
 
+/// Progress bars: on stderr when it is an interactive terminal, unless turned off.
+#[derive(clap::Args, Clone, Copy)]
+struct ProgressArgs {
+    /// Draw no progress bar on stderr (drawn only when stderr is an interactive terminal)
+    #[arg(long = "no-progress")]
+    no_progress: bool,
+    /// Draw the progress bars into nothing, whatever stderr is (for tests: the
+    /// progress code runs and changes nothing)
+    #[arg(long = "progress-sink", hide = true)]
+    progress_sink: bool,
+}
+
+impl ProgressArgs {
+    fn mode(self) -> ssdsim::Progress {
+        if self.no_progress {
+            ssdsim::Progress::Off
+        } else if self.progress_sink {
+            ssdsim::Progress::Sink
+        } else {
+            ssdsim::Progress::Terminal
+        }
+    }
+}
+
 #[derive(Subcommand)]
 #[allow(clippy::large_enum_variant)] // parsed once
 enum Cmd {
@@ -108,6 +132,8 @@ enum Cmd {
         /// Plot the energy breakdown (SVG)
         #[arg(long = "plot-breakdown")]
         plot_breakdown: Option<PathBuf>,
+        #[command(flatten)]
+        progress: ProgressArgs,
     },
     /// Trace tools: statistics and format conversion
     Trace {
@@ -363,22 +389,24 @@ fn merge_shards(inputs: &[PathBuf], allow_partial: bool) -> Result<Vec<sweep::Ro
     let mut rows: Vec<sweep::Row> = rows.into_iter().map(|(r, _)| r).collect();
     rows.dedup_by_key(|r| r.index);
     if let Some((_, n, _)) = identity {
+        // Counted, the first 20 named: a grid has up to a million points.
         let mut have = rows.iter().map(|r| r.index).peekable();
-        let mut missing = Vec::new();
+        let (mut missing, mut shown) = (0usize, Vec::new());
         for i in 0..n {
             if have.peek() == Some(&i) {
                 have.next();
             } else {
-                missing.push(i);
+                missing += 1;
+                if shown.len() < 20 {
+                    shown.push(i.to_string());
+                }
             }
         }
-        if !missing.is_empty() {
-            let shown: Vec<String> = missing.iter().take(20).map(|i| i.to_string()).collect();
+        if missing > 0 {
             problems.push(format!(
-                "{} of the sweep's {n} points are missing (indices {}{})",
-                missing.len(),
+                "{missing} of the sweep's {n} points are missing (indices {}{})",
                 shown.join(", "),
-                if missing.len() > 20 { ", ..." } else { "" }
+                if missing > 20 { ", ..." } else { "" }
             ));
         }
     }
@@ -443,6 +471,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             power_trace,
             plot_power,
             plot_breakdown,
+            progress,
         } => {
             let mut flags: Vec<(String, String)> = Vec::new();
             for (f, v) in cfg.pairs() {
@@ -530,7 +559,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                     power_trace,
                     plot_power,
                     plot_breakdown,
-                    progress: true,
+                    progress: progress.mode(),
                 },
             )?;
             let text = match format {
@@ -763,6 +792,8 @@ struct SweepArgs {
     /// the same sweep) and run the rest; the outputs are then those of a whole run
     #[arg(long)]
     resume: bool,
+    #[command(flatten)]
+    progress: ProgressArgs,
 }
 
 /// The axis of sweep flag `--flag` from its comma list (empty items dropped
@@ -845,8 +876,52 @@ const WORKLOAD_FLAGS: &[&str] = &[
     "randseed",
 ];
 
+/// `sweep --dry-run`: list the points of `shard` (I, N) with their
+/// configuration's verdict, in grid order, building them in parallel a chunk
+/// at a time and writing each chunk as it is done (memory stays that of a
+/// chunk, whatever the grid's size).
+fn list_points(grid: &sweep::Grid, shard: (usize, usize), threads: usize) -> anyhow::Result<()> {
+    use rayon::prelude::*;
+    const CHUNK: usize = 1024;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| RunError::Io(format!("cannot start {threads} worker threads: {e}")))?;
+    let mut indices: Vec<usize> = Vec::with_capacity(CHUNK);
+    let mut it = grid.shard_indices(shard.0, shard.1).peekable();
+    let mut so = std::io::stdout().lock();
+    while it.peek().is_some() {
+        indices.clear();
+        indices.extend(it.by_ref().take(CHUNK));
+        let lines: Vec<String> = pool.install(|| {
+            indices
+                .par_iter()
+                .map(|&i| {
+                    let p = grid.point(i);
+                    let label: Vec<String> =
+                        p.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                    format!(
+                        "{:>5}  {}{}\n",
+                        p.index,
+                        label.join("  "),
+                        p.cfg
+                            .as_ref()
+                            .err()
+                            .map(|e| format!("  INVALID: {e}"))
+                            .unwrap_or_default()
+                    )
+                })
+                .collect()
+        });
+        so.write_all(lines.concat().as_bytes())
+            .map_err(|e| RunError::Io(format!("writing to standard output: {e}")))?;
+    }
+    so.flush()
+        .map_err(|e| RunError::Io(format!("writing to standard output: {e}")))?;
+    Ok(())
+}
+
 fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
-    use std::io::IsTerminal;
     let mut workloads: std::collections::BTreeMap<String, sweep::WorkloadDef> =
         sweep::standard_workloads()
             .into_iter()
@@ -922,8 +997,10 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
         .into());
     }
     sweep::grid_size(&axes).map_err(RunError::Input)?;
-    let mut points = sweep::expand(&base, &axes, &common, &workloads);
-    let total = points.len();
+    // Points are built as they run (or are listed), never all at once.
+    let grid = sweep::Grid::new(&base, &axes, &common, &workloads);
+    let total = grid.len();
+    let mut shard = (0, 1);
     if let Some(s) = &a.shard {
         let (i, n) = s
             .split_once('/')
@@ -937,25 +1014,13 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
             .ok_or_else(|| {
                 RunError::Input(format!("--shard {s:?}: expected I/N with 0 <= I < N"))
             })?;
-        points = sweep::shard(points, i, n);
+        shard = (i, n);
     }
     if a.dry_run {
-        let mut o = String::new();
-        for p in &points {
-            let label: Vec<String> = p.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            o.push_str(&format!(
-                "{:>5}  {}{}\n",
-                p.index,
-                label.join("  "),
-                p.cfg
-                    .as_ref()
-                    .err()
-                    .map(|e| format!("  INVALID: {e}"))
-                    .unwrap_or_default()
-            ));
-        }
-        return write_out(None, &o);
+        // A listing holds no rows: any grid within MAX_GRID_POINTS.
+        return list_points(&grid, shard, a.threads);
     }
+    sweep::check_shard_size(&axes, total, shard.0, shard.1).map_err(RunError::Input)?;
     // The tables and plots go to files as well as the table to stdout: into
     // --out-dir, or sweep-results when no output was named at all (a shard
     // names its own, --jsonl, for `merge`).
@@ -994,8 +1059,10 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
         std::fs::create_dir_all(d)
             .map_err(|e| RunError::Io(format!("{}: cannot create: {e}", d.display())))?;
     }
-    // Rows already in the --jsonl output of an interrupted run of this sweep.
+    // Rows already in the --jsonl output of an interrupted run of this sweep,
+    // and their indices.
     let mut rows: Vec<sweep::Row> = Vec::new();
+    let mut done = std::collections::BTreeSet::new();
     if a.resume {
         let Some(j) = a.jsonl.as_deref() else {
             return Err(RunError::Input(
@@ -1005,7 +1072,7 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
         };
         if j.exists() {
             let (old, dropped) = sweep::read_jsonl_partial(j).map_err(RunError::Input)?;
-            let id = points.first().map(|p| p.sweep.clone()).unwrap_or_default();
+            let id = grid.identity();
             if let Some(r) = old.iter().find(|r| r.sweep != id) {
                 return Err(RunError::Input(format!(
                     "{}: point {} is from another sweep (identity {:?}, this one {id:?}: the \
@@ -1016,14 +1083,11 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
                 ))
                 .into());
             }
-            let wanted: std::collections::BTreeSet<usize> =
-                points.iter().map(|p| p.index).collect();
-            let mut seen = std::collections::BTreeSet::new();
+            let (i, n) = shard;
             rows = old
                 .into_iter()
-                .filter(|r| wanted.contains(&r.index) && seen.insert(r.index))
+                .filter(|r| r.index < total && r.index % n == i && done.insert(r.index))
                 .collect();
-            points.retain(|p| !seen.contains(&p.index));
             eprintln!(
                 "resuming: {} points already in {}{}, {} to run",
                 rows.len(),
@@ -1033,10 +1097,11 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
                 } else {
                     ""
                 },
-                points.len()
+                grid.shard_len(shard.0, shard.1) - done.len()
             );
         }
     }
+    let to_run = grid.shard_len(shard.0, shard.1) - done.len();
     // Finished rows are appended to --jsonl as they come (a killed sweep keeps
     // them); at the end the file is rewritten whole, in grid order.
     let append = match a.jsonl.as_deref() {
@@ -1060,22 +1125,16 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
     };
     let append_error = std::sync::Mutex::new(None::<String>);
     install_stop_handler();
-    let show = std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
-    let bar = if show {
-        let b = indicatif::ProgressBar::new(points.len() as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} configs  elapsed {elapsed_precise}  eta {eta_precise}",
-            )
-            .expect("template"),
-        );
-        Some(b)
-    } else {
-        None
-    };
+    let bar = ssdsim::progress::bar(
+        a.progress.mode(),
+        to_run as u64,
+        "sweep [{bar:30}] {pos}/{len} points ({elapsed}, eta {eta})",
+    );
     let started = std::time::Instant::now();
-    let new_rows = sweep::run_points(
-        &points,
+    let new_rows = sweep::run_grid(
+        &grid,
+        shard,
+        &done,
         a.threads,
         &RunOptions::default(),
         |done, _, row| {
@@ -1119,7 +1178,7 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
         if let Some(j) = a.jsonl.as_deref() {
             sweep::write_jsonl(&rows, j).map_err(RunError::Io)?;
         }
-        let shard_total = rows.len() + points.len() - ran;
+        let shard_total = rows.len() + to_run - ran;
         return Err(RunError::Interrupted(format!(
             "interrupted: {} of {shard_total} points finished{}; run the same command with \
              --resume to finish the rest",

@@ -7,6 +7,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use ssd_core::config::SsdConfig;
 use ssd_core::rng::derive_seed;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -256,36 +257,112 @@ pub fn stop_requested() -> bool {
     STOP.load(Ordering::SeqCst)
 }
 
+/// A sweep's grid, expanded lazily: point `index` is computed when it is
+/// asked for (a mixed-radix counter over the axes, the first axis varying
+/// slowest), so a grid costs the memory of its axes whatever its size, and
+/// a point's configuration is built (and validated) only by the worker that
+/// runs it. [`Grid::point`] gives the same point [`expand`] does.
+#[derive(Clone, Debug)]
+pub struct Grid {
+    base: SsdConfig,
+    axes: Vec<Axis>,
+    common: Vec<(String, String)>,
+    workloads: BTreeMap<String, WorkloadDef>,
+    sweep: String,
+    total: usize,
+}
+
+impl Grid {
+    /// The grid of `axes` over `base`. Its size saturates at `usize::MAX`
+    /// (check it with [`grid_size`] first).
+    pub fn new(
+        base: &SsdConfig,
+        axes: &[Axis],
+        common: &[(String, String)],
+        workloads: &BTreeMap<String, WorkloadDef>,
+    ) -> Grid {
+        let total = axes
+            .iter()
+            .fold(1usize, |n, a| n.saturating_mul(a.values.len().max(1)));
+        Grid {
+            base: base.clone(),
+            axes: axes.to_vec(),
+            common: common.to_vec(),
+            workloads: workloads.clone(),
+            sweep: identity(base, axes, common, workloads),
+            total,
+        }
+    }
+
+    /// The number of points.
+    pub fn len(&self) -> usize {
+        self.total
+    }
+
+    /// Whether the grid has no point (never: an empty product is one point).
+    pub fn is_empty(&self) -> bool {
+        self.total == 0
+    }
+
+    /// The sweep's identity ([`identity`]), written in each row.
+    pub fn identity(&self) -> &str {
+        &self.sweep
+    }
+
+    /// The (axis, value) pairs of point `index` (`< len()`), in axis order.
+    pub fn params(&self, index: usize) -> Vec<(String, String)> {
+        let mut rem = index;
+        let mut params = vec![(String::new(), String::new()); self.axes.len()];
+        for (ai, a) in self.axes.iter().enumerate().rev() {
+            let n = a.values.len().max(1);
+            params[ai] = (a.key.clone(), a.values[rem % n].clone());
+            rem /= n;
+        }
+        params
+    }
+
+    /// Point `index` (`< len()`), its configuration built and validated.
+    pub fn point(&self, index: usize) -> Point {
+        let params = self.params(index);
+        let cfg = build_point(
+            &self.base,
+            &params,
+            &self.common,
+            &self.workloads,
+            self.base.sim.seed,
+        );
+        Point {
+            index,
+            params,
+            cfg,
+            sweep: self.sweep.clone(),
+            points: self.total,
+        }
+    }
+
+    /// The indices of shard `i` of `n` (`index mod n == i`), in grid order.
+    pub fn shard_indices(&self, i: usize, n: usize) -> impl Iterator<Item = usize> {
+        (i.min(self.total)..self.total).step_by(n.max(1))
+    }
+
+    /// How many points shard `i` of `n` has.
+    pub fn shard_len(&self, i: usize, n: usize) -> usize {
+        self.total.saturating_sub(i).div_ceil(n.max(1))
+    }
+}
+
 /// Expand axes into points (first axis varies slowest). Each point's seed is
 /// derived from the master seed and the point's parameters, never its position.
+/// Every point is built at once: a sweep uses [`Grid`], which builds them as
+/// they run.
 pub fn expand(
     base: &SsdConfig,
     axes: &[Axis],
     common: &[(String, String)],
     workloads: &BTreeMap<String, WorkloadDef>,
 ) -> Vec<Point> {
-    let total: usize = axes.iter().map(|a| a.values.len().max(1)).product();
-    let master = base.sim.seed;
-    let sweep = identity(base, axes, common, workloads);
-    (0..total)
-        .map(|index| {
-            let mut rem = index;
-            let mut params = vec![(String::new(), String::new()); axes.len()];
-            for (ai, a) in axes.iter().enumerate().rev() {
-                let n = a.values.len().max(1);
-                params[ai] = (a.key.clone(), a.values[rem % n].clone());
-                rem /= n;
-            }
-            let cfg = build_point(base, &params, common, workloads, master);
-            Point {
-                index,
-                params,
-                cfg,
-                sweep: sweep.clone(),
-                points: total,
-            }
-        })
-        .collect()
+    let g = Grid::new(base, axes, common, workloads);
+    (0..g.len()).map(|i| g.point(i)).collect()
 }
 
 fn build_point(
@@ -475,29 +552,67 @@ pub fn shard(points: Vec<Point>, i: usize, n: usize) -> Vec<Point> {
 /// run at once on any machine, and each simulation holds a whole drive.
 pub const MAX_THREADS: usize = 1024;
 
-/// The most points one sweep (before sharding) may have: each point holds its
-/// configuration from the start (a few KiB), and a grid beyond this is almost
-/// always a mistake in a value list.
+/// The most points one sweep process runs (its shard, or the whole grid when
+/// not sharded): each becomes a row held until the tables are written, about
+/// 4.5 KiB of memory a row when they are (measured on `merge`: 456 MB for
+/// 100,000 rows).
 pub const MAX_POINTS: usize = 100_000;
 
+/// The most points a grid may have, run as shards of at most [`MAX_POINTS`]
+/// each. A grid costs the memory of its axes whatever its size (points are
+/// built as they run), so the bound is `merge`'s, which holds every row:
+/// 1,000,000 rows took 4.5 GB and 53 s to merge; ten times that would not fit
+/// a 24 GB machine. Beyond it a value list is almost always a mistake.
+pub const MAX_GRID_POINTS: usize = 1_000_000;
+
+fn axes_label(axes: &[Axis]) -> String {
+    axes.iter()
+        .map(|a| format!("{} x{}", a.key, a.values.len()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The number of points of `axes`, refused (naming the axes' sizes) beyond
-/// [`MAX_POINTS`], before anything is allocated.
+/// [`MAX_GRID_POINTS`], before anything is built.
 pub fn grid_size(axes: &[Axis]) -> Result<usize, String> {
     let total = axes
         .iter()
         .try_fold(1usize, |n, a| n.checked_mul(a.values.len().max(1)));
     match total {
-        Some(n) if n <= MAX_POINTS => Ok(n),
+        Some(n) if n <= MAX_GRID_POINTS => Ok(n),
         _ => Err(format!(
-            "the grid has {} points ({}); a sweep takes at most {MAX_POINTS}: \
-             split it into several sweeps or shorten a value list",
+            "the grid has {} points ({}); a grid takes at most {MAX_GRID_POINTS}, run as \
+             shards (--shard I/N) of at most {MAX_POINTS}: split it into several sweeps or \
+             shorten a value list",
             total.map_or_else(|| "more than 2^64".to_string(), |n| n.to_string()),
-            axes.iter()
-                .map(|a| format!("{} x{}", a.key, a.values.len()))
-                .collect::<Vec<_>>()
-                .join(", ")
+            axes_label(axes)
         )),
     }
+}
+
+/// Refuse shard `i` of `n` of the grid of `axes` (`total` points) if it has
+/// more than [`MAX_POINTS`] points to run in one process.
+pub fn check_shard_size(axes: &[Axis], total: usize, i: usize, n: usize) -> Result<(), String> {
+    let count = total.saturating_sub(i).div_ceil(n.max(1));
+    if count <= MAX_POINTS {
+        return Ok(());
+    }
+    let least = total.div_ceil(MAX_POINTS);
+    Err(if n == 1 {
+        format!(
+            "the grid has {total} points ({}); one sweep runs at most {MAX_POINTS}: run it \
+             as {least} or more shards (--shard I/{least} for I from 0 to {}, then `merge`) \
+             or shorten a value list",
+            axes_label(axes),
+            least - 1
+        )
+    } else {
+        format!(
+            "--shard {i}/{n}: the shard has {count} of the grid's {total} points ({}); one \
+             sweep runs at most {MAX_POINTS}: use {least} or more shards",
+            axes_label(axes)
+        )
+    })
 }
 
 /// Run points on `threads` threads (0 = all cores, at most [`MAX_THREADS`]);
@@ -511,26 +626,73 @@ pub fn run_points(
     opts: &RunOptions,
     on_row: impl Fn(usize, usize, &Row) + Sync,
 ) -> Result<Vec<Row>, String> {
+    run_each(
+        points.len(),
+        |k| Some(Cow::Borrowed(&points[k])),
+        threads,
+        opts,
+        on_row,
+    )
+}
+
+/// [`run_points`] over shard `shard.0` of `shard.1` of a lazily expanded
+/// grid, less the indices in `skip` (points already done): each point is
+/// built by the worker that runs it, so memory grows with the rows produced,
+/// not with the grid. The same rows as `run_points` over the same points.
+pub fn run_grid(
+    grid: &Grid,
+    shard: (usize, usize),
+    skip: &std::collections::BTreeSet<usize>,
+    threads: usize,
+    opts: &RunOptions,
+    on_row: impl Fn(usize, usize, &Row) + Sync,
+) -> Result<Vec<Row>, String> {
+    let (i, n) = (shard.0, shard.1.max(1));
+    let count = grid.shard_len(i, n);
+    let skipped = skip
+        .iter()
+        .filter(|&&x| x < grid.len() && x % n == i)
+        .count();
+    run_each(
+        count,
+        |k| {
+            let index = i + k * n;
+            (!skip.contains(&index)).then(|| Cow::Owned(grid.point(index)))
+        },
+        threads,
+        opts,
+        |done, _, row| on_row(done, count - skipped, row),
+    )
+}
+
+/// Run `point(k)` for `k` in `0..count` (`None`: nothing to run) on the pool.
+fn run_each<'a>(
+    count: usize,
+    point: impl Fn(usize) -> Option<Cow<'a, Point>> + Sync,
+    threads: usize,
+    opts: &RunOptions,
+    on_row: impl Fn(usize, usize, &Row) + Sync,
+) -> Result<Vec<Row>, String> {
     if threads > MAX_THREADS {
         return Err(format!(
             "--threads {threads}: at most {MAX_THREADS} (0 = one per core)"
         ));
     }
     let done = AtomicUsize::new(0);
-    let total = points.len();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .map_err(|e| format!("cannot start {threads} worker threads: {e}"))?;
     Ok(pool.install(|| {
-        points
-            .par_iter()
-            .filter_map(|p| {
+        (0..count)
+            .into_par_iter()
+            .filter_map(|k| {
                 if stop_requested() {
                     return None;
                 }
-                let r = run_point(p, opts);
-                on_row(done.fetch_add(1, Ordering::Relaxed) + 1, total, &r);
+                let p = point(k)?;
+                let r = run_point(&p, opts);
+                on_row(done.fetch_add(1, Ordering::Relaxed) + 1, count, &r);
                 Some(r)
             })
             .collect()
@@ -910,5 +1072,84 @@ mod tests {
             assert_eq!(axes[0].key, "ftl.gc_policy");
             assert_eq!(axes[0].values, vec!["greedy", "fifo"]);
         }
+    }
+
+    fn axes(sizes: &[usize]) -> Vec<Axis> {
+        let keys = ["seed", "randseed", "ftl", "op", "number_ios"];
+        sizes
+            .iter()
+            .enumerate()
+            .map(|(k, &n)| Axis {
+                key: keys[k].to_string(),
+                values: (0..n)
+                    .map(|v| match keys[k] {
+                        "ftl" => ["page", "dftl", "nosuch"][v % 3].to_string(),
+                        "op" => format!("0.{}", 10 + v),
+                        _ => (v + 1).to_string(),
+                    })
+                    .collect(),
+            })
+            .collect()
+    }
+
+    /// The lazy grid gives, point by point, what expanding it whole gives
+    /// (parameters, configuration or its error, identity, size), and its
+    /// shards are those of the expanded points.
+    #[test]
+    fn the_lazy_grid_is_the_expanded_grid() {
+        let base = SsdConfig::default();
+        let common = vec![("number_ios".to_string(), "10".to_string())];
+        for sizes in [&[][..], &[1], &[3], &[2, 3], &[3, 1, 2], &[2, 2, 3, 2]] {
+            let ax = axes(sizes);
+            let all = expand(&base, &ax, &common, &BTreeMap::new());
+            let g = Grid::new(&base, &ax, &common, &BTreeMap::new());
+            assert_eq!(g.len(), all.len());
+            assert_eq!(g.len(), grid_size(&ax).unwrap());
+            for p in &all {
+                let q = g.point(p.index);
+                assert_eq!(q.params, p.params);
+                assert_eq!((&q.sweep, q.points), (&p.sweep, p.points));
+                assert_eq!(g.identity(), p.sweep);
+                match (&q.cfg, &p.cfg) {
+                    (Ok(a), Ok(b)) => assert_eq!(a.to_toml(), b.to_toml()),
+                    (Err(a), Err(b)) => assert_eq!(a, b),
+                    (a, b) => panic!("{:?} vs {:?}", a.is_ok(), b.is_ok()),
+                }
+            }
+            for n in 1..=all.len() + 2 {
+                for i in 0..n {
+                    let want: Vec<usize> =
+                        shard(all.clone(), i, n).iter().map(|p| p.index).collect();
+                    let got: Vec<usize> = g.shard_indices(i, n).collect();
+                    assert_eq!(got, want, "shard {i}/{n} of {sizes:?}");
+                    assert_eq!(g.shard_len(i, n), want.len());
+                }
+            }
+        }
+    }
+
+    /// A grid is bounded as a whole (it may be sharded) and each process's
+    /// share of it on its own; neither overflows.
+    #[test]
+    fn grid_and_shard_sizes_are_bounded() {
+        let ax = axes(&[1000, 1000]);
+        assert_eq!(grid_size(&ax), Ok(1_000_000));
+        assert!(grid_size(&axes(&[1000, 1001])).is_err());
+        let e = grid_size(&axes(&[1 << 20, 1 << 20, 1 << 20, 1 << 20])).unwrap_err();
+        assert!(e.contains("more than 2^64"), "{e}");
+        let e = check_shard_size(&ax, 1_000_000, 0, 1).unwrap_err();
+        assert!(e.contains("10 or more shards"), "{e}");
+        let e = check_shard_size(&ax, 1_000_000, 3, 9).unwrap_err();
+        assert!(e.contains("--shard 3/9") && e.contains("111111"), "{e}");
+        assert!(check_shard_size(&ax, 1_000_000, 9, 10).is_ok());
+        assert!(check_shard_size(&ax, 100_000, 0, 1).is_ok());
+        assert!(check_shard_size(&ax, 100_001, 0, 1).is_err());
+        let g = Grid::new(&SsdConfig::default(), &ax, &[], &BTreeMap::new());
+        assert_eq!(g.shard_len(7, 10), 100_000);
+        assert_eq!(g.point(999_999).params[0].1, "1000");
+        assert_eq!(
+            g.shard_indices(999_999, 1_000_000).collect::<Vec<_>>(),
+            vec![999_999]
+        );
     }
 }

@@ -848,4 +848,103 @@ mod time_limit {
             }
         }
     }
+
+    /// The power summary keeps min <= mean <= max where the power is flat:
+    /// a run cut by its time limit inside the first sample reported its mean
+    /// one rounding step above its max, and a run shorter than one sample its
+    /// mean below its min.
+    #[test]
+    fn power_summaries_keep_the_mean_between_min_and_max() {
+        for args in [
+            &["--number_ios", "2000", "--time-limit", "1ms"][..],
+            &["--rw", "write", "--number_ios", "3", "--power-sample", "1s"][..],
+        ] {
+            let mut a = vec!["run", "--format", "json"];
+            a.extend_from_slice(args);
+            let (code, out, err) = ssdsim(&a);
+            assert_eq!(code, 0, "{err}");
+            let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+            let p = &r["power_w"];
+            let f = |k: &str| p[k].as_f64().unwrap();
+            assert!(
+                f("min") <= f("mean") && f("mean") <= f("max"),
+                "{args:?}: {p}"
+            );
+            if p["samples"] == 1 {
+                assert_eq!((f("min"), f("max")), (f("mean"), f("mean")), "{p}");
+            }
+        }
+    }
+}
+
+mod big_grids {
+    use super::*;
+
+    /// A million-point grid costs nothing up front: a shard of it runs its
+    /// few points at once (each built as it runs), lists them, and resumes;
+    /// the whole grid in one process is refused (at most 100,000 points a
+    /// process), naming how many shards it needs.
+    #[test]
+    fn a_million_point_grid_runs_shard_by_shard() {
+        let d = scratch("million");
+        let list: Vec<String> = (1..=1000).map(|i| i.to_string()).collect();
+        let list = list.join(",");
+        let grid = [
+            "sweep",
+            "--seed",
+            &list,
+            "--randseed",
+            &list,
+            "--number_ios",
+            "10",
+            "--precondition",
+            "none",
+        ];
+        let with = |extra: &[&str]| {
+            let mut a = grid.to_vec();
+            a.extend_from_slice(extra);
+            ssdsim_in(&d, &a)
+        };
+        let started = std::time::Instant::now();
+        let (code, out, err) = with(&["--shard", "12345/250000", "--dry-run"]);
+        assert_eq!(code, 0, "{err}");
+        let listed: Vec<&str> = out.lines().collect();
+        assert_eq!(listed.len(), 4, "{out}");
+        assert!(
+            listed[3] == "762345  precondition=none  seed=763  number_ios=10  randseed=346",
+            "{out}"
+        );
+        let (code, _, err) = with(&["--shard", "12345/250000", "--jsonl", "s.jsonl"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            err.contains("4 of 1000000 configurations (0 failed)"),
+            "{err}"
+        );
+        let text = std::fs::read_to_string(d.join("s.jsonl")).unwrap();
+        let rows: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let idx: Vec<u64> = rows.iter().map(|r| r["index"].as_u64().unwrap()).collect();
+        assert_eq!(idx, vec![12345, 262345, 512345, 762345]);
+        assert!(rows.iter().all(|r| r["points"] == 1_000_000));
+        // Resuming a finished shard runs nothing and rewrites the same rows.
+        let (code, _, err) = with(&["--shard", "12345/250000", "--jsonl", "s.jsonl", "--resume"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(err.contains("4 points already in"), "{err}");
+        assert!(err.contains(", 0 to run"), "{err}");
+        assert_eq!(std::fs::read_to_string(d.join("s.jsonl")).unwrap(), text);
+        // Before, the grid was built whole first: minutes, and 2 GB.
+        assert!(started.elapsed().as_secs() < 120, "{:?}", started.elapsed());
+        let (code, _, err) = with(&["--jsonl", "all.jsonl"]);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains("1000000 points") && err.contains("10 or more shards"),
+            "{err}"
+        );
+        let (code, _, err) = with(&["--shard", "0/9", "--jsonl", "all.jsonl"]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("--shard 0/9: the shard has 111112"), "{err}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
 }

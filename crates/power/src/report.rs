@@ -349,6 +349,19 @@ impl PowerObserver {
     }
 
     /// Mean / min / max / std of the power over a finished run.
+    ///
+    /// The mean is the energy report's (total energy over the window, the
+    /// figure AI divides by); min and max are the samples'. The samples cover
+    /// the window and hold all of its energy, so the mean is their
+    /// time-weighted average and lies between them, but the two sides are
+    /// computed apart (the accumulators against per-bucket sums of each
+    /// component's watts) and differ in the last bits: where the power is
+    /// flat (an idle window, a window shorter than one sample, a run cut by
+    /// its time limit inside the first sample) the mean came out one rounding
+    /// step above the max or below the min. The extremes are therefore widened
+    /// to take in the mean, a change within rounding (larger ones are a
+    /// bookkeeping error, caught in debug builds), and a single sample, which
+    /// covers the whole window, is the mean.
     pub fn power_stats(&self) -> Result<PowerStats, PowerError> {
         let e = self.energy()?;
         let samples = self.samples();
@@ -360,9 +373,17 @@ impl PowerObserver {
             mx = mx.max(s.total_w);
             var += s.len_s * (s.total_w - mean).powi(2);
         }
-        if samples.is_empty() {
-            (mn, mx) = (0.0, 0.0);
+        match samples.len() {
+            0 => (mn, mx) = (0.0, 0.0),
+            1 => (mn, mx, var) = (mean, mean, 0.0),
+            _ => {}
         }
+        debug_assert!(
+            samples.is_empty()
+                || (mn - mean).max(mean - mx) <= 1e-9 * mean.abs().max(mx.abs()).max(1e-300),
+            "the mean power {mean} W lies outside the samples' [{mn}, {mx}] W by more than rounding"
+        );
+        let (mn, mx) = (mn.min(mean), mx.max(mean));
         Ok(PowerStats {
             mean,
             min: mn,

@@ -188,13 +188,16 @@ impl Observer for BusyObserver {
     }
 }
 
-/// Forward every call to two observers.
+/// Forward every call to two observers (inlined: an observer beside another,
+/// say a progress meter that only counts completions, costs nothing more).
 pub struct Tee<A, B>(pub A, pub B);
 impl<A: Observer, B: Observer> Observer for Tee<A, B> {
+    #[inline]
     fn flash_op(&mut self, d: DieId, k: OpKind, p: Purpose, n: u32, s: SimTime, e: SimTime) {
         self.0.flash_op(d, k, p, n, s, e);
         self.1.flash_op(d, k, p, n, s, e);
     }
+    #[inline]
     fn bus_xfer(
         &mut self,
         c: ChannelId,
@@ -208,6 +211,7 @@ impl<A: Observer, B: Observer> Observer for Tee<A, B> {
         self.0.bus_xfer(c, d, k, p, b, s, e);
         self.1.bus_xfer(c, d, k, p, b, s, e);
     }
+    #[inline]
     fn xfer_then_op(
         &mut self,
         c: ChannelId,
@@ -224,6 +228,7 @@ impl<A: Observer, B: Observer> Observer for Tee<A, B> {
         self.0.xfer_then_op(c, d, x, b, xs, k, p, n, s, e);
         self.1.xfer_then_op(c, d, x, b, xs, k, p, n, s, e);
     }
+    #[inline]
     fn read_then_out(
         &mut self,
         c: ChannelId,
@@ -240,34 +245,42 @@ impl<A: Observer, B: Observer> Observer for Tee<A, B> {
         self.0.read_then_out(c, d, b, xs, p, n, s, e, ob, oe);
         self.1.read_then_out(c, d, b, xs, p, n, s, e, ob, oe);
     }
+    #[inline]
     fn cpu_busy(&mut self, s: SimTime, e: SimTime) {
         self.0.cpu_busy(s, e);
         self.1.cpu_busy(s, e);
     }
+    #[inline]
     fn cpu_wakeup(&mut self, s: SimTime, e: SimTime) {
         self.0.cpu_wakeup(s, e);
         self.1.cpu_wakeup(s, e);
     }
+    #[inline]
     fn dram_access(&mut self, n: u64, s: SimTime, e: SimTime) {
         self.0.dram_access(n, s, e);
         self.1.dram_access(n, s, e);
     }
+    #[inline]
     fn link_xfer(&mut self, b: u64, s: SimTime, e: SimTime) {
         self.0.link_xfer(b, s, e);
         self.1.link_xfer(b, s, e);
     }
+    #[inline]
     fn io_active(&mut self, s: SimTime, e: SimTime) {
         self.0.io_active(s, e);
         self.1.io_active(s, e);
     }
+    #[inline]
     fn request_done(&mut self, op: IoOp, b: u64, a: SimTime, d: SimTime) {
         self.0.request_done(op, b, a, d);
         self.1.request_done(op, b, a, d);
     }
+    #[inline]
     fn drain_start(&mut self, t: SimTime) {
         self.0.drain_start(t);
         self.1.drain_start(t);
     }
+    #[inline]
     fn finish(&mut self, e: SimTime) {
         self.0.finish(e);
         self.1.finish(e);

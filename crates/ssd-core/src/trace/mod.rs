@@ -1301,6 +1301,17 @@ impl TraceSource {
             TraceSource::Gzip(r) => r.format(),
         }
     }
+
+    /// A second handle on the trace file that shares the replay's position
+    /// in it (a duplicated descriptor): its `stream_position()` is how far
+    /// the replay has read (in compressed bytes for gzip), for a progress
+    /// display, which cannot reach the source while the simulation runs.
+    pub fn file_handle(&self) -> io::Result<File> {
+        match self {
+            TraceSource::Plain(r) => r.rdr.input.get_ref().inner.try_clone(),
+            TraceSource::Gzip(r) => r.rdr.input.get_ref().inner.get_ref().get_ref().try_clone(),
+        }
+    }
 }
 
 impl RequestSource for TraceSource {
