@@ -327,6 +327,16 @@ fn apply(
                     ));
                 }
             }
+            "ramp_time" => {
+                // Without effect, but a value fio would refuse is refused.
+                let d = if v.chars().all(|c| c.is_ascii_digit()) {
+                    parse_dur(&format!("{v}s"))
+                } else {
+                    parse_dur(v)
+                };
+                d.map_err(|x| e(format!("ramp_time: {x}")))?;
+                job.ignored.push(k.to_string())
+            }
             k if HOST_ONLY.contains(&k) => job.ignored.push(k.to_string()),
             other => {
                 return Err(e(format!(
@@ -360,6 +370,22 @@ mod tests {
         assert_eq!(w.iodepth, 16);
         assert_eq!(w.number_ios, Some(1000));
         assert_eq!(j.ignored, vec!["ioengine", "direct"]);
+    }
+    #[test]
+    fn ramp_time_values_are_checked() {
+        for ok in ["5", "1s", "250ms"] {
+            let text = format!("[j]\nrw=read\nramp_time={ok}\n");
+            let (_, j) = parse_str(&text, "t.fio", &WorkloadConfig::default()).unwrap();
+            assert_eq!(j.ignored, vec!["ramp_time"]);
+        }
+        for bad in ["x", "-1", "10x"] {
+            let text = format!("[j]\nrw=read\nramp_time={bad}\n");
+            let e = parse_str(&text, "t.fio", &WorkloadConfig::default()).unwrap_err();
+            assert!(
+                e.to_string().contains("t.fio:3") && e.to_string().contains("ramp_time"),
+                "{e}"
+            );
+        }
     }
     #[test]
     fn names_unsupported_option_and_line() {
