@@ -64,11 +64,14 @@ pub fn line_count(text: &[u8]) -> u64 {
 /// and a reason of bounded length (a corrupt line is quoted in part).
 pub fn check_error(fmt: TraceFormat, text: &[u8], loc: &str, reason: &str) {
     assert!(!reason.is_empty(), "empty error reason at {loc}");
+    // A field or line is quoted up to SHOW_MAX (200) bytes, which escaping
+    // may widen (`\u{12}` is six characters): bounded, whatever the line's
+    // length.
     assert!(
-        reason.len() <= 1000,
+        reason.len() <= 3000,
         "{fmt}: an error quotes {} bytes: {loc}: {}...",
         reason.len(),
-        &reason[..200.min(reason.len())]
+        reason.chars().take(200).collect::<String>()
     );
     if loc == "fuzz.trace" {
         // The one error of the whole file: a blkparse trace without the

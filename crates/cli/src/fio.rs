@@ -4,7 +4,7 @@
 //! accepted and listed; anything else is an error that names the option, the
 //! file and the line.
 
-use ssd_core::units::parse_dur;
+use ssd_core::units::{clip, parse_dur};
 use ssd_core::workload::{Distribution, RateProcess, RwMode, WorkloadConfig};
 use std::path::Path;
 
@@ -127,19 +127,6 @@ pub fn fio_size(text: &str, kb_base: u64) -> Result<ssd_core::Size, String> {
     Ok(ssd_core::Size(v as u64))
 }
 
-/// At most 200 bytes of `s` (on a character boundary) for an error message.
-fn clip(s: &str) -> String {
-    const MAX: usize = 200;
-    if s.len() <= MAX {
-        return s.to_string();
-    }
-    let mut end = MAX;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}... ({} bytes in all)", &s[..end], s.len())
-}
-
 /// One `key=value` line of a job file.
 struct Opt<'a> {
     line: usize,
@@ -178,7 +165,7 @@ pub fn parse_str(
                     return Err(FioError {
                         file: file.to_string(),
                         line,
-                        reason: format!("job [{name}]: only one job section is supported (simulate jobs separately or use a trace)"),
+                        reason: format!("job [{}]: only one job section is supported (simulate jobs separately or use a trace)", clip(&name)),
                     });
                 }
             }
@@ -232,7 +219,7 @@ fn apply(
             v => {
                 return Err(err(
                     o.line,
-                    format!("kb_base: must be 1024 or 1000, got {v:?}"),
+                    format!("kb_base: must be 1024 or 1000, got {:?}", clip(v)),
                 ))
             }
         };
@@ -263,7 +250,8 @@ fn apply(
             "bs" | "blocksize" => {
                 if v.contains(',') {
                     return Err(e(format!(
-                        "{k}: separate read/write block sizes ({v}) are not supported"
+                        "{k}: separate read/write block sizes ({}) are not supported",
+                        clip(v)
                     )));
                 }
                 let b = size(v)?;
@@ -307,7 +295,8 @@ fn apply(
                     "poisson" => RateProcess::Poisson,
                     _ => {
                         return Err(e(format!(
-                            "rate_process: unknown value {v:?} (linear, poisson)"
+                            "rate_process: unknown value {:?} (linear, poisson)",
+                            clip(v)
                         )))
                     }
                 }
@@ -519,5 +508,26 @@ mod tests {
         let text = format!("[j]\niodepth={}\n", "z".repeat(1 << 20));
         let e = parse_str(&text, "t.fio", &WorkloadConfig::default()).unwrap_err();
         assert!(e.to_string().len() < 1000, "{}", e.to_string().len());
+        // Found by fuzzing (fio_job): values of the other options were quoted
+        // whole (a runtime's unit error quoted it twice).
+        let long = "\u{1f}".repeat(1 << 16);
+        for opt in [
+            "runtime=1",
+            "bs=4",
+            "bs=4,",
+            "rw=",
+            "rate_process=",
+            "kb_base=",
+            "random_distribution=",
+            "random_distribution=zipf:",
+        ] {
+            let text = format!("[j]\n{opt}{long}\n");
+            let e = parse_str(&text, "t.fio", &WorkloadConfig::default()).unwrap_err();
+            // 200 bytes quoted (escaping widens them), never the whole value.
+            assert!(e.to_string().len() < 3000, "{opt}: {}", e.to_string().len());
+        }
+        let text = format!("[a]\n[b{long}]\n");
+        let e = parse_str(&text, "t.fio", &WorkloadConfig::default()).unwrap_err();
+        assert!(e.to_string().len() < 2000, "{}", e.to_string().len());
     }
 }

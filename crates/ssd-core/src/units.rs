@@ -162,7 +162,8 @@ impl Rate {
     }
 }
 
-/// A unit-parsing error: the text and what was wrong with it.
+/// A unit-parsing error: the text (at most 200 bytes of it) and what was
+/// wrong with it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("cannot parse {text:?} as {what}: {reason}")]
 pub struct UnitError {
@@ -250,9 +251,24 @@ impl Decimal {
     }
 }
 
+/// At most 200 bytes of `s` (cut on a character boundary, its length said),
+/// for a message: a value of megabytes is not echoed whole.
+pub fn clip(s: &str) -> String {
+    const MAX: usize = 200;
+    if s.len() <= MAX {
+        return s.to_string();
+    }
+    let mut end = MAX;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} bytes in all)", &s[..end], s.len())
+}
+
+/// An error about `text` (kept at most 200 bytes of it, see [`clip`]).
 fn err(text: &str, what: &'static str, reason: impl Into<String>) -> UnitError {
     UnitError {
-        text: text.to_string(),
+        text: clip(text),
         what,
         reason: reason.into(),
     }
@@ -278,7 +294,10 @@ pub fn parse_size(text: &str) -> Result<Size, UnitError> {
             return Err(err(
                 text,
                 "a size",
-                format!("unknown unit {u:?} (use B, KiB, MiB, GiB, TiB, KB, MB, GB)"),
+                format!(
+                    "unknown unit {:?} (use B, KiB, MiB, GiB, TiB, KB, MB, GB)",
+                    clip(u)
+                ),
             ))
         }
     };
@@ -314,7 +333,7 @@ pub fn parse_dur(text: &str) -> Result<Dur, UnitError> {
             return Err(err(
                 text,
                 "a duration",
-                format!("unknown unit {u:?} (use ns, us, ms, s)"),
+                format!("unknown unit {:?} (use ns, us, ms, s)", clip(u)),
             ))
         }
     };
@@ -348,7 +367,7 @@ pub fn parse_si(text: &str, symbol: char, what: &'static str) -> Result<f64, Uni
         "m" => (1.0, 1e3),
         "u" | "µ" => (1.0, 1e6),
         "n" => (1.0, 1e9),
-        p => return Err(err(text, what, format!("unknown prefix {p:?}"))),
+        p => return Err(err(text, what, format!("unknown prefix {:?}", clip(p)))),
     };
     let v = n * mult / div;
     // Hundreds of digits read as infinity in f64: refused, not taken as such.
@@ -611,6 +630,20 @@ mod tests {
             parse_si(&format!("{}V", fmt_si(big)), 'V', "volts").unwrap(),
             big
         );
+    }
+    /// Found by fuzzing (fio_job): an error quoted the whole text (twice,
+    /// with its unit), however long.
+    #[test]
+    fn errors_quote_a_long_text_briefly() {
+        let long = format!("1{}", "\u{1f}".repeat(1 << 16));
+        for e in [
+            parse_size(&long).unwrap_err(),
+            parse_dur(&long).unwrap_err(),
+            parse_si(&long, 'V', "volts").unwrap_err(),
+        ] {
+            let m = e.to_string();
+            assert!(m.len() < 3000 && m.contains("bytes in all"), "{}", m.len());
+        }
     }
     #[test]
     fn rate_exact() {
