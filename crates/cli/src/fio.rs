@@ -4,7 +4,7 @@
 //! accepted and listed; anything else is an error that names the option, the
 //! file and the line.
 
-use ssd_core::units::parse_dur;
+use ssd_core::units::{clip, parse_dur};
 use ssd_core::workload::{Distribution, RateProcess, RwMode, WorkloadConfig};
 use std::path::Path;
 
@@ -86,14 +86,11 @@ pub fn parse_file(
 /// is bytes.
 pub fn fio_size(text: &str, kb_base: u64) -> Result<ssd_core::Size, String> {
     let t = text.trim();
-    let end = t
-        .char_indices()
-        .find(|&(_, c)| !(c.is_ascii_digit() || c == '.'))
-        .map_or(t.len(), |(i, _)| i);
-    let n: f64 = t[..end]
-        .parse()
-        .map_err(|_| format!("{text:?}: expected a size such as 4k or 1g"))?;
-    let suffix = t[end..].trim().to_ascii_lowercase();
+    let (n, suffix) = ssd_core::units::Decimal::split(t, false).map_err(|why| match why {
+        "expected a number" => format!("{:?}: expected a size such as 4k or 1g", clip(text)),
+        other => format!("{:?}: {other}", clip(text)),
+    })?;
+    let suffix = suffix.trim().to_ascii_lowercase();
     let other = if kb_base == 1000 { 1024 } else { 1000 };
     let (pow, mult) = match suffix.as_str() {
         "" | "b" => (0, 1),
@@ -109,34 +106,25 @@ pub fn fio_size(text: &str, kb_base: u64) -> Result<ssd_core::Size, String> {
         "pib" => (5, other),
         u => {
             return Err(format!(
-                "{text:?}: unknown size suffix {u:?} (k, m, g, t, p with an optional b; kib, mib, gib, tib, pib)"
+                "{:?}: unknown size suffix {:?} (k, m, g, t, p with an optional b; kib, mib, gib, tib, pib)",
+                clip(text),
+                clip(u)
             ))
         }
     };
-    let v = n * (mult as f64).powi(pow);
-    if v.fract() != 0.0 {
-        return Err(format!("{text:?}: not a whole number of bytes"));
+    // Exact: `1.1k` with kb_base=1000 is 1100 bytes (in f64 it is not whole).
+    let (v, rem, _) = n.scaled(mult.pow(pow), 1);
+    if rem != 0 {
+        return Err(format!("{:?}: not a whole number of bytes", clip(text)));
     }
-    if v >= 2f64.powi(63) {
+    if v > i64::MAX as u128 {
         return Err(format!(
-            "{text:?}: out of range: at most {} bytes",
+            "{:?}: out of range: at most {} bytes",
+            clip(text),
             i64::MAX
         ));
     }
     Ok(ssd_core::Size(v as u64))
-}
-
-/// At most 200 bytes of `s` (on a character boundary) for an error message.
-fn clip(s: &str) -> String {
-    const MAX: usize = 200;
-    if s.len() <= MAX {
-        return s.to_string();
-    }
-    let mut end = MAX;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}... ({} bytes in all)", &s[..end], s.len())
 }
 
 /// One `key=value` line of a job file.
@@ -177,7 +165,7 @@ pub fn parse_str(
                     return Err(FioError {
                         file: file.to_string(),
                         line,
-                        reason: format!("job [{name}]: only one job section is supported (simulate jobs separately or use a trace)"),
+                        reason: format!("job [{}]: only one job section is supported (simulate jobs separately or use a trace)", clip(&name)),
                     });
                 }
             }
@@ -231,7 +219,7 @@ fn apply(
             v => {
                 return Err(err(
                     o.line,
-                    format!("kb_base: must be 1024 or 1000, got {v:?}"),
+                    format!("kb_base: must be 1024 or 1000, got {:?}", clip(v)),
                 ))
             }
         };
@@ -240,14 +228,19 @@ fn apply(
         let (line, k, v) = (o.line, o.key, o.value);
         let e = |reason: String| err(line, reason);
         let size = |v: &str| fio_size(v, kb_base).map_err(|x| e(format!("{k}: {x}")));
+        // The configuration is echoed as TOML, whose integers are signed 64-bit.
         let num = |v: &str| {
-            v.parse::<u64>().map_err(|_| {
-                e(format!(
-                    "{}: expected a whole number, got {:?}",
-                    clip(k),
-                    clip(v)
-                ))
-            })
+            v.parse::<u64>()
+                .ok()
+                .filter(|&n| n <= i64::MAX as u64)
+                .ok_or_else(|| {
+                    e(format!(
+                        "{}: expected a whole number from 0 to {}, got {:?}",
+                        clip(k),
+                        i64::MAX,
+                        clip(v)
+                    ))
+                })
         };
         match k {
             "rw" | "readwrite" => {
@@ -257,10 +250,21 @@ fn apply(
             "bs" | "blocksize" => {
                 if v.contains(',') {
                     return Err(e(format!(
-                        "{k}: separate read/write block sizes ({v}) are not supported"
+                        "{k}: separate read/write block sizes ({}) are not supported",
+                        clip(v)
                     )));
                 }
-                w.bs = size(v)?
+                let b = size(v)?;
+                if b.0 == 0 || !b.0.is_multiple_of(512) {
+                    return Err(e(format!(
+                        "{k}: must be a positive multiple of 512 bytes, got {}",
+                        b.0
+                    )));
+                }
+                if b.0 > u32::MAX as u64 * 512 / 2 {
+                    return Err(e(format!("{k}: {} bytes is too large", b.0)));
+                }
+                w.bs = b
             }
             "rwmixread" | "rwmixwrite" => {
                 let pct = num(v)?;
@@ -278,14 +282,21 @@ fn apply(
                 }
                 w.iodepth = d as u32
             }
-            "rate_iops" => w.rate_iops = Some(num(v)?),
+            "rate_iops" => {
+                let n = num(v)?;
+                if n == 0 {
+                    return Err(e(format!("{k}: must be positive")));
+                }
+                w.rate_iops = Some(n)
+            }
             "rate_process" => {
                 w.rate_process = match v {
                     "linear" => RateProcess::Linear,
                     "poisson" => RateProcess::Poisson,
                     _ => {
                         return Err(e(format!(
-                            "rate_process: unknown value {v:?} (linear, poisson)"
+                            "rate_process: unknown value {:?} (linear, poisson)",
+                            clip(v)
                         )))
                     }
                 }
@@ -303,9 +314,22 @@ fn apply(
                 if v.ends_with('%') {
                     return Err(e("size: percentages are not supported; give a size".into()));
                 }
-                w.size = Some(size(v)?)
+                let n = size(v)?;
+                if n.0 == 0 {
+                    return Err(e("size: must be positive".into()));
+                }
+                w.size = Some(n)
             }
-            "offset" => w.offset = size(v)?,
+            "offset" => {
+                let n = size(v)?;
+                if !n.0.is_multiple_of(512) {
+                    return Err(e(format!(
+                        "offset: must be a multiple of 512 bytes, got {}",
+                        n.0
+                    )));
+                }
+                w.offset = n
+            }
             "random_distribution" => {
                 w.random_distribution =
                     Distribution::parse(v).map_err(|m| e(format!("{k}: {m}")))?
@@ -317,7 +341,11 @@ fn apply(
                 } else {
                     parse_dur(v)
                 };
-                job.runtime = Some(d.map_err(|x| e(format!("runtime: {x}")))?)
+                let d = d.map_err(|x| e(format!("runtime: {x}")))?;
+                if d.0 == 0 {
+                    return Err(e("runtime: must be positive".into()));
+                }
+                job.runtime = Some(d)
             }
             "kb_base" => {}
             "numjobs" => {
@@ -420,6 +448,41 @@ mod tests {
         assert!(fio_size("4 furlongs", 1024).is_err());
         assert!(fio_size("99999999999p", 1024).is_err());
     }
+    /// Found by fuzzing (fio_job): options the configuration refuses later
+    /// (without the file and line) are refused by the parser, at their line.
+    #[test]
+    fn values_the_config_refuses_are_refused_at_their_line() {
+        for (opt, what) in [
+            ("bs=4", "multiple of 512"),
+            ("bs=0", "multiple of 512"),
+            ("blocksize=4t", "too large"),
+            ("rate_iops=0", "positive"),
+            (
+                "rate_iops=9223372036854775808",
+                "from 0 to 9223372036854775807",
+            ),
+            ("randseed=18446744073709551615", "from 0 to"),
+            ("offset=100", "multiple of 512"),
+            ("size=0", "positive"),
+            ("runtime=0", "positive"),
+            ("runtime=0ms", "positive"),
+        ] {
+            let e = parse_str(
+                &format!("[j]\nrw=read\n{opt}\n"),
+                "t.fio",
+                &WorkloadConfig::default(),
+            )
+            .unwrap_err();
+            assert_eq!(e.line, 3, "{opt}: {e}");
+            assert!(e.reason.contains(what), "{opt}: {e}");
+        }
+        // Sizes are exact, not rounded through f64.
+        assert_eq!(fio_size("1.1k", 1000).unwrap().0, 1100);
+        assert_eq!(
+            fio_size("9223372036854775807", 1024).unwrap().0,
+            i64::MAX as u64
+        );
+    }
     #[test]
     fn kb_base_and_sizes_in_a_job() {
         let (w, _) = parse_str(
@@ -471,5 +534,26 @@ mod tests {
         let text = format!("[j]\niodepth={}\n", "z".repeat(1 << 20));
         let e = parse_str(&text, "t.fio", &WorkloadConfig::default()).unwrap_err();
         assert!(e.to_string().len() < 1000, "{}", e.to_string().len());
+        // Found by fuzzing (fio_job): values of the other options were quoted
+        // whole (a runtime's unit error quoted it twice).
+        let long = "\u{1f}".repeat(1 << 16);
+        for opt in [
+            "runtime=1",
+            "bs=4",
+            "bs=4,",
+            "rw=",
+            "rate_process=",
+            "kb_base=",
+            "random_distribution=",
+            "random_distribution=zipf:",
+        ] {
+            let text = format!("[j]\n{opt}{long}\n");
+            let e = parse_str(&text, "t.fio", &WorkloadConfig::default()).unwrap_err();
+            // 200 bytes quoted (escaping widens them), never the whole value.
+            assert!(e.to_string().len() < 3000, "{opt}: {}", e.to_string().len());
+        }
+        let text = format!("[a]\n[b{long}]\n");
+        let e = parse_str(&text, "t.fio", &WorkloadConfig::default()).unwrap_err();
+        assert!(e.to_string().len() < 2000, "{}", e.to_string().len());
     }
 }

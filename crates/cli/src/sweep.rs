@@ -125,8 +125,11 @@ impl GridFile {
     pub fn load(path: &Path) -> Result<GridFile, String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-        toml::from_str(&text)
-            .map_err(|e: toml::de::Error| format!("{}: {}", path.display(), e.message()))
+        GridFile::parse_str(&text, &path.display().to_string())
+    }
+    /// Parse grid-file text; `source_name` (a path) prefixes every message.
+    pub fn parse_str(text: &str, source_name: &str) -> Result<GridFile, String> {
+        toml::from_str(text).map_err(|e: toml::de::Error| format!("{source_name}: {}", e.message()))
     }
     /// `[base]` as nested tables: a quoted dotted key (`"ftl.op" = 0.28`, as
     /// `[grid]` spells its axes) is the same as `ftl.op = 0.28` or `[base.ftl]`.

@@ -731,6 +731,51 @@ pub struct PowerConfig {
 }
 
 impl PowerConfig {
+    /// Every voltage, current, power and energy is finite and not negative
+    /// (TOML takes `nan`, `inf` and `-3.3` as floats): errors name the field
+    /// (`power.NAME`).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let opt = |v: Option<f64>| v.unwrap_or(0.0);
+        for (f, v) in [
+            ("power.voltage", self.voltage.0),
+            ("power.flash_read_current", self.flash_read_current.0),
+            ("power.flash_program_current", self.flash_program_current.0),
+            ("power.flash_erase_current", self.flash_erase_current.0),
+            ("power.flash_idle_current", self.flash_idle_current.0),
+            ("power.flash_bus_current", self.flash_bus_current.0),
+            (
+                "power.flash_transfer_current",
+                opt(self.flash_transfer_current.map(|a| a.0)),
+            ),
+            (
+                "power.flash_read_energy",
+                opt(self.flash_read_energy.map(|j| j.0)),
+            ),
+            (
+                "power.flash_program_energy",
+                opt(self.flash_program_energy.map(|j| j.0)),
+            ),
+            (
+                "power.flash_erase_energy",
+                opt(self.flash_erase_energy.map(|j| j.0)),
+            ),
+            ("power.dram_standby_power", self.dram_standby_power.0),
+            ("power.dram_active_power", self.dram_active_power.0),
+            ("power.cpu_normal_power", self.cpu_normal_power.0),
+            ("power.cpu_idle_power", self.cpu_idle_power.0),
+            ("power.cpu_slow_power", self.cpu_slow_power.0),
+            ("power.link_active_power", self.link_active_power.0),
+            ("power.link_idle_power", self.link_idle_power.0),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(invalid(
+                    f,
+                    format!("must be a finite number, not negative, got {v}"),
+                ));
+            }
+        }
+        Ok(())
+    }
     /// Lee & Won table 1. DRAM: the table prints "idle 878 mW, active 80 mW", which
     /// looks swapped; in every run the paper reports, DRAM energy = 80 mW x elapsed
     /// time, so standby is 80 mW here (and active 80 mW: the paper's accesses add
@@ -1322,6 +1367,7 @@ impl Settings {
             ));
         }
         c.sched.validate()?;
+        c.power.validate()?;
         if c.dram.write_buffer.0 > c.dram.capacity.0 {
             return Err(invalid("dram.write_buffer", "larger than dram.capacity"));
         }
@@ -1408,6 +1454,32 @@ mod tests {
         c.nand.planes_per_die = 16;
         c.nand.blocks_per_plane = 64;
         c.validate().unwrap();
+    }
+    /// Found with the config_toml fuzz target's echo property: TOML reads
+    /// `nan`, `inf` and negative floats for power values, which validated and
+    /// were echoed as text that does not read back ("NaNnV", "infW", "-3.3V")
+    /// and would give NaN or negative energies. They are refused, by field.
+    #[test]
+    fn power_values_are_finite_and_not_negative() {
+        for (text, field) in [
+            ("[power]\nvoltage = nan\n", "power.voltage"),
+            ("[power]\nvoltage = -3.3\n", "power.voltage"),
+            (
+                "[power]\ndram_active_power = inf\n",
+                "power.dram_active_power",
+            ),
+            (
+                "[power]\nflash_read_energy = -1e-6\n",
+                "power.flash_read_energy",
+            ),
+        ] {
+            let c = SsdConfig::from_toml_over(None, text, "p.toml").unwrap();
+            let e = c.validate().unwrap_err().to_string();
+            assert!(e.starts_with(field) && e.contains("finite"), "{text}: {e}");
+        }
+        for p in PowerConfig::presets() {
+            p.validate().unwrap();
+        }
     }
     #[test]
     fn every_chip_preset_is_2gib_for_lee_won() {

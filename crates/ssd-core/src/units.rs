@@ -162,7 +162,8 @@ impl Rate {
     }
 }
 
-/// A unit-parsing error: the text and what was wrong with it.
+/// A unit-parsing error: the text (at most 200 bytes of it) and what was
+/// wrong with it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("cannot parse {text:?} as {what}: {reason}")]
 pub struct UnitError {
@@ -185,43 +186,127 @@ fn split_num(s: &str) -> Option<(f64, &str)> {
     Some((num, s[end..].trim()))
 }
 
+/// The most significant digits (leading and trailing zeros aside) a size or
+/// duration may have: enough for any 64-bit value, few enough that
+/// [`Decimal::scaled`] computes in `u128` without overflow. (The message of
+/// [`Decimal::split`] says 20.)
+pub const MAX_DIGITS: u32 = 20;
+
+/// A non-negative decimal number held exactly: `digits / 10^scale`. Sizes and
+/// durations are computed from it in integers, never through `f64`, which
+/// holds neither `1.1` nor integers beyond 2^53 exactly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Decimal {
+    pub digits: u128,
+    pub scale: u32,
+}
+
+impl Decimal {
+    /// Read the number at the start of `s`: digits with at most one `.` (and,
+    /// where `underscores`, `_` separators), at least one digit. Returns the
+    /// number and the rest of `s`; `Err` says what is wrong with the number.
+    pub fn split(s: &str, underscores: bool) -> Result<(Decimal, &str), &'static str> {
+        let end = s
+            .char_indices()
+            .find(|&(_, c)| !(c.is_ascii_digit() || c == '.' || (underscores && c == '_')))
+            .map_or(s.len(), |(i, _)| i);
+        let num = &s[..end];
+        let mut parts = num.split('.');
+        let int = parts.next().unwrap_or("");
+        let frac = parts.next().unwrap_or("");
+        let has_digit = |p: &str| p.bytes().any(|b| b.is_ascii_digit());
+        if parts.next().is_some() || !(has_digit(int) || has_digit(frac)) {
+            return Err("expected a number");
+        }
+        let digits_of = |p: &str| p.bytes().filter(u8::is_ascii_digit).collect::<Vec<u8>>();
+        let int = digits_of(int);
+        let mut frac = digits_of(frac);
+        while frac.last() == Some(&b'0') {
+            frac.pop();
+        }
+        let lead = int.iter().take_while(|&&b| b == b'0').count();
+        if (int.len() - lead + frac.len()) as u32 > MAX_DIGITS {
+            return Err("too many digits (at most 20 significant digits)");
+        }
+        let digits = int[lead..]
+            .iter()
+            .chain(&frac)
+            .fold(0u128, |v, &b| v * 10 + (b - b'0') as u128);
+        Ok((
+            Decimal {
+                digits,
+                scale: frac.len() as u32,
+            },
+            &s[end..],
+        ))
+    }
+
+    /// `self * num / den` exactly, as (whole part, remainder, divisor): the
+    /// value is `whole + remainder / divisor`. `num` and `den` are at most
+    /// 2^60 and 1000 (no overflow below [`MAX_DIGITS`] digits).
+    pub fn scaled(self, num: u64, den: u64) -> (u128, u128, u128) {
+        let top = self.digits * num as u128;
+        let bottom = 10u128.pow(self.scale) * den as u128;
+        (top / bottom, top % bottom, bottom)
+    }
+}
+
+/// At most 200 bytes of `s` (cut on a character boundary, its length said),
+/// for a message: a value of megabytes is not echoed whole.
+pub fn clip(s: &str) -> String {
+    const MAX: usize = 200;
+    if s.len() <= MAX {
+        return s.to_string();
+    }
+    let mut end = MAX;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} bytes in all)", &s[..end], s.len())
+}
+
+/// An error about `text` (kept at most 200 bytes of it, see [`clip`]).
 fn err(text: &str, what: &'static str, reason: impl Into<String>) -> UnitError {
     UnitError {
-        text: text.to_string(),
+        text: clip(text),
         what,
         reason: reason.into(),
     }
 }
 
 /// Parse a size: `4096`, `4KiB`, `4K` (binary, as fio does), `2MB` (decimal), `1GiB`, `1.5TiB`.
+/// The value is exact: `1.1KB` is 1100 bytes, `9223372036854775807` that many.
 pub fn parse_size(text: &str) -> Result<Size, UnitError> {
-    let (n, unit) = split_num(text).ok_or_else(|| err(text, "a size", "expected a number"))?;
-    let mult: f64 = match unit.to_ascii_lowercase().as_str() {
-        "" | "b" => 1.0,
-        "k" | "kib" | "ki" => 1024.0,
-        "m" | "mib" | "mi" => 1024.0 * 1024.0,
-        "g" | "gib" | "gi" => 1024.0f64.powi(3),
-        "t" | "tib" | "ti" => 1024.0f64.powi(4),
-        "kb" => 1e3,
-        "mb" => 1e6,
-        "gb" => 1e9,
-        "tb" => 1e12,
-        "s" | "sector" | "sectors" => 512.0,
+    let (n, unit) =
+        Decimal::split(text.trim(), true).map_err(|reason| err(text, "a size", reason))?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kib" | "ki" => 1 << 10,
+        "m" | "mib" | "mi" => 1 << 20,
+        "g" | "gib" | "gi" => 1 << 30,
+        "t" | "tib" | "ti" => 1 << 40,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        "tb" => 1_000_000_000_000,
+        "s" | "sector" | "sectors" => 512,
         u => {
             return Err(err(
                 text,
                 "a size",
-                format!("unknown unit {u:?} (use B, KiB, MiB, GiB, TiB, KB, MB, GB)"),
+                format!(
+                    "unknown unit {:?} (use B, KiB, MiB, GiB, TiB, KB, MB, GB)",
+                    clip(u)
+                ),
             ))
         }
     };
-    let v = n * mult;
-    if v.fract() != 0.0 {
+    let (v, rem, _) = n.scaled(mult, 1);
+    if rem != 0 {
         return Err(err(text, "a size", "not a whole number of bytes"));
     }
-    // Sizes are echoed as TOML integers (signed 64-bit); beyond that a cast
-    // would saturate without a word.
-    if v >= 2f64.powi(63) {
+    // Sizes are echoed as TOML integers (signed 64-bit).
+    if v > i64::MAX as u128 {
         return Err(err(
             text,
             "a size",
@@ -232,28 +317,30 @@ pub fn parse_size(text: &str) -> Result<Size, UnitError> {
 }
 
 /// Parse a duration: `25us`, `1.5ms`, `100ns`, `2s`, `0.5min`. A bare number is nanoseconds.
+/// The value is exact, rounded to the nearest nanosecond (halves up).
 pub fn parse_dur(text: &str) -> Result<Dur, UnitError> {
-    let (n, unit) = split_num(text).ok_or_else(|| err(text, "a duration", "expected a number"))?;
-    let mult: f64 = match unit {
-        "" | "ns" => 1.0,
-        "ps" => 1e-3,
-        "us" | "µs" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
-        "min" => 60e9,
-        "h" => 3600e9,
+    let (n, unit) =
+        Decimal::split(text.trim(), true).map_err(|reason| err(text, "a duration", reason))?;
+    let (num, den): (u64, u64) = match unit.trim() {
+        "" | "ns" => (1, 1),
+        "ps" => (1, 1_000),
+        "us" | "µs" => (1_000, 1),
+        "ms" => (1_000_000, 1),
+        "s" => (1_000_000_000, 1),
+        "min" => (60_000_000_000, 1),
+        "h" => (3_600_000_000_000, 1),
         u => {
             return Err(err(
                 text,
                 "a duration",
-                format!("unknown unit {u:?} (use ns, us, ms, s)"),
+                format!("unknown unit {:?} (use ns, us, ms, s)", clip(u)),
             ))
         }
     };
-    let ns = (n * mult).round();
-    // A cast would saturate: "99999999999999999999s" must not become a
-    // shorter or wrapped time.
-    if ns > Dur::MAX.0 as f64 {
+    let (whole, rem, div) = n.scaled(num, den);
+    let ns = whole + u128::from(2 * rem >= div);
+    // "99999999999999999999s" must not become a shorter or wrapped time.
+    if ns > Dur::MAX.0 as u128 {
         return Err(err(
             text,
             "a duration",
@@ -280,9 +367,14 @@ pub fn parse_si(text: &str, symbol: char, what: &'static str) -> Result<f64, Uni
         "m" => (1.0, 1e3),
         "u" | "µ" => (1.0, 1e6),
         "n" => (1.0, 1e9),
-        p => return Err(err(text, what, format!("unknown prefix {p:?}"))),
+        p => return Err(err(text, what, format!("unknown prefix {:?}", clip(p)))),
     };
-    Ok(n * mult / div)
+    let v = n * mult / div;
+    // Hundreds of digits read as infinity in f64: refused, not taken as such.
+    if !v.is_finite() {
+        return Err(err(text, what, "out of range"));
+    }
+    Ok(v)
 }
 
 /// Format a size the way the parser reads it back ("4KiB", "2GiB", "1000B").
@@ -433,8 +525,13 @@ pub fn fmt_si(v: f64) -> String {
         (1e9, "n")
     };
     let x = v * m;
-    // Round away binary noise (0.015 * 1e3 = 15.000000000000002).
-    let r = (x * 1e9).round() / 1e9;
+    // Round away binary noise (0.015 * 1e3 = 15.000000000000002); a value
+    // this large has no fraction to round (and x * 1e9 could overflow).
+    let r = if x.abs() >= 1e15 {
+        x
+    } else {
+        (x * 1e9).round() / 1e9
+    };
     format!("{r}{p}")
 }
 
@@ -455,6 +552,46 @@ mod tests {
         assert!(e.to_string().contains("out of range"), "{e}");
         assert!(parse_size("9000000TiB").is_err());
         assert_eq!(parse_size("4TiB").unwrap(), Size(4 << 40));
+    }
+    /// Found by fuzzing (units): sizes and durations went through `f64`,
+    /// which rounded integers beyond 2^53 (`i64::MAX` bytes read as 2^63, out
+    /// of range) and decimals it cannot hold (`1.1KB` was "not a whole number
+    /// of bytes"). They are exact now.
+    #[test]
+    fn units_are_exact_not_rounded_through_floats() {
+        assert_eq!(
+            parse_size("9223372036854775807B").unwrap(),
+            Size(i64::MAX as u64)
+        );
+        assert!(parse_size("9223372036854775808B").is_err());
+        assert_eq!(
+            parse_size("9007199254740993").unwrap(),
+            Size(9_007_199_254_740_993)
+        );
+        assert_eq!(parse_size("1.1KB").unwrap(), Size(1100));
+        assert_eq!(parse_size("0.3MB").unwrap(), Size(300_000));
+        assert_eq!(parse_size("1_000.5KiB").unwrap(), Size(1_024_512));
+        assert_eq!(
+            parse_size("00000000000000000000000004KiB").unwrap(),
+            Size(4096)
+        );
+        assert_eq!(
+            parse_size("1.00000000000000000000000KiB").unwrap(),
+            Size(1024)
+        );
+        assert!(parse_size("1.0000000000000000000001KiB").is_err());
+        assert!(parse_size("1.2.3").is_err() && parse_size(".").is_err());
+        assert_eq!(parse_size(".5KiB").unwrap(), Size(512));
+        assert_eq!(parse_size("2.KiB").unwrap(), Size(2048));
+        let d = Dur::MAX.0 - 1;
+        assert_eq!(parse_dur(&d.to_string()).unwrap(), Dur(d));
+        assert_eq!(parse_dur(&fmt_dur(Dur(d))).unwrap(), Dur(d));
+        assert_eq!(parse_dur("0.1s").unwrap(), Dur(100_000_000));
+        assert_eq!(parse_dur("1500ps").unwrap(), Dur(2)); // 1.5 ns: halves up
+        assert_eq!(parse_dur("1499ps").unwrap(), Dur(1));
+        assert_eq!(parse_dur("0.0000000001h").unwrap(), Dur(360));
+        let e = parse_dur("123456789012345678901ns").unwrap_err();
+        assert!(e.to_string().contains("too many digits"), "{e}");
     }
     #[test]
     fn sizes() {
@@ -481,6 +618,32 @@ mod tests {
         assert!((parse_si("4.72uJ", 'J', "joules").unwrap() - 4.72e-6).abs() < 1e-15);
         assert_eq!(fmt_si(0.015), "15m");
         assert!(parse_si("15mV", 'A', "amps").is_err());
+    }
+    /// Found by fuzzing (units): a number of hundreds of digits read as an
+    /// infinite voltage; a huge finite one was echoed as "inf".
+    #[test]
+    fn si_values_are_finite_and_echo_back() {
+        let e = parse_si(&format!("{}V", "9".repeat(400)), 'V', "volts").unwrap_err();
+        assert!(e.to_string().contains("out of range"), "{e}");
+        let big = parse_si(&format!("{}V", "9".repeat(300)), 'V', "volts").unwrap();
+        assert_eq!(
+            parse_si(&format!("{}V", fmt_si(big)), 'V', "volts").unwrap(),
+            big
+        );
+    }
+    /// Found by fuzzing (fio_job): an error quoted the whole text (twice,
+    /// with its unit), however long.
+    #[test]
+    fn errors_quote_a_long_text_briefly() {
+        let long = format!("1{}", "\u{1f}".repeat(1 << 16));
+        for e in [
+            parse_size(&long).unwrap_err(),
+            parse_dur(&long).unwrap_err(),
+            parse_si(&long, 'V', "volts").unwrap_err(),
+        ] {
+            let m = e.to_string();
+            assert!(m.len() < 3000 && m.contains("bytes in all"), "{}", m.len());
+        }
     }
     #[test]
     fn rate_exact() {

@@ -98,7 +98,7 @@ impl RwMode {
             "randrw" => RwMode::RandRw,
             "trim" => RwMode::Trim,
             "randtrim" => RwMode::RandTrim,
-            _ => return Err(format!("unknown rw mode {s:?} (read, write, randread, randwrite, rw, randrw, trim, randtrim)")),
+            _ => return Err(format!("unknown rw mode {:?} (read, write, randread, randwrite, rw, randrw, trim, randtrim)", crate::units::clip(s))),
         })
     }
     pub fn is_random(self) -> bool {
@@ -123,12 +123,16 @@ impl Distribution {
         if s == "random" || s == "uniform" {
             return Ok(Distribution::Uniform);
         }
+        let q = || crate::units::clip(s);
         let (name, arg) = s.split_once(':').ok_or_else(|| {
-            format!("unknown random_distribution {s:?} (uniform, zipf:THETA, pareto:H)")
+            format!(
+                "unknown random_distribution {:?} (uniform, zipf:THETA, pareto:H)",
+                q()
+            )
         })?;
         let v: f64 = arg
             .parse()
-            .map_err(|_| format!("bad parameter in random_distribution {s:?}"))?;
+            .map_err(|_| format!("bad parameter in random_distribution {:?}", q()))?;
         match name {
             "zipf" if v > 0.0 && v != 1.0 && v.is_finite() => Ok(Distribution::Zipf(v)),
             "zipf" => Err(format!(
@@ -137,7 +141,8 @@ impl Distribution {
             "pareto" if v > 0.0 && v < 1.0 => Ok(Distribution::Pareto(v)),
             "pareto" => Err(format!("pareto h must be in (0, 1), got {v}")),
             _ => Err(format!(
-                "unknown random_distribution {s:?} (uniform, zipf:THETA, pareto:H)"
+                "unknown random_distribution {:?} (uniform, zipf:THETA, pareto:H)",
+                q()
             )),
         }
     }

@@ -117,7 +117,7 @@ pub(super) fn write(w: &mut impl Write, r: &Record, seq: u64) -> Result<(), Writ
             }
         }
     };
-    let (lba, n) = sector_span(r);
+    let (lba, n) = sector_span(r)?;
     writeln!(
         w,
         "{:>3},0    0 {:>8} {:>5}.{:09} {:>5}  Q {:>3} {} + {} [ssdsim]",

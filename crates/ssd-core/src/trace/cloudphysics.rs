@@ -57,7 +57,7 @@ pub(super) fn header(w: &mut impl Write) -> std::io::Result<()> {
 /// Times are truncated to whole seconds, as in the original.
 pub(super) fn write(w: &mut impl Write, r: &Record) -> Result<(), WriteError> {
     let read = op_rw(r, "cloudphysics")?;
-    let (lba, n) = sector_span(r);
+    let (lba, n) = sector_span(r)?;
     writeln!(
         w,
         "1,{},{},{},{}",

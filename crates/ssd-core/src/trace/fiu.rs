@@ -39,7 +39,7 @@ pub(super) fn parse(line: &[u8], rec: &mut Record) -> Result<bool, String> {
 /// not simulated).
 pub(super) fn write(w: &mut impl Write, r: &Record) -> Result<(), WriteError> {
     let read = op_rw(r, "FIU")?;
-    let (lba, n) = sector_span(r);
+    let (lba, n) = sector_span(r)?;
     writeln!(
         w,
         "{} {} ssdsim {} {} {} {} 0 -",

@@ -1500,7 +1500,14 @@ pub fn detect(sample: &[u8]) -> Result<TraceFormat, String> {
             first_errors.push(format!("{fmt}: no records in the first lines"));
             continue;
         }
-        if fmt == TraceFormat::Disksim && all_512 {
+        // Byte units only if the lines read as msr-cut too: its type field
+        // is 0 or 1, where DiskSim's flags may be any number.
+        if fmt == TraceFormat::Disksim
+            && all_512
+            && lines
+                .iter()
+                .all(|l| msrcut::parse(l, &mut Record::default()).is_ok())
+        {
             return Ok(TraceFormat::MsrCut);
         }
         return Ok(fmt);
@@ -1572,9 +1579,20 @@ pub(crate) fn op_rw(r: &Record, fmt: &str) -> Result<bool, WriteError> {
     }
 }
 
-pub(crate) fn sector_span(r: &Record) -> (u64, u64) {
+/// The record's range widened to whole sectors: (first sector, sectors). A
+/// range ending in the last sector of the 2^64-byte space cannot be widened
+/// (its end, in bytes, would not fit), nor read back: it is refused.
+pub(crate) fn sector_span(r: &Record) -> Result<(u64, u64), WriteError> {
     let lba = r.offset / SECTOR;
-    (lba, (r.offset + r.size).div_ceil(SECTOR) - lba)
+    let end = (r.offset + r.size).div_ceil(SECTOR);
+    if end.checked_mul(SECTOR).is_none() {
+        return Err(WriteError::Unrepresentable(format!(
+            "a range of whole sectors for bytes {}..{} (its end passes 2^64 bytes)",
+            r.offset,
+            r.offset as u128 + r.size as u128
+        )));
+    }
+    Ok((lba, end - lba))
 }
 
 /// Summary of a conversion.

@@ -25,7 +25,7 @@ pub(super) fn parse(line: &[u8], rec: &mut Record) -> Result<bool, String> {
 
 pub(super) fn write(w: &mut impl Write, r: &Record) -> Result<(), WriteError> {
     let read = op_rw(r, "MQSim")?;
-    let (lba, n) = sector_span(r);
+    let (lba, n) = sector_span(r)?;
     writeln!(w, "{} {} {} {} {}", r.time_ns, r.device, lba, n, read as u8)?;
     Ok(())
 }

@@ -35,7 +35,7 @@ pub(super) fn parse(line: &[u8], rec: &mut Record) -> Result<bool, String> {
 
 pub(super) fn write(w: &mut impl Write, r: &Record) -> Result<(), WriteError> {
     let read = op_rw(r, "SPC")?;
-    let (lba, sectors) = sector_span(r);
+    let (lba, sectors) = sector_span(r)?;
     let us = r.time_ns / 1_000;
     writeln!(
         w,
