@@ -336,12 +336,7 @@ fn apply(
             }
             "randseed" => w.randseed = Some(num(v)?),
             "runtime" => {
-                let d = if v.chars().all(|c| c.is_ascii_digit()) {
-                    parse_dur(&format!("{v}s"))
-                } else {
-                    parse_dur(v)
-                };
-                let d = d.map_err(|x| e(format!("runtime: {x}")))?;
+                let d = fio_dur(v).map_err(|x| e(format!("runtime: {x}")))?;
                 if d.0 == 0 {
                     return Err(e("runtime: must be positive".into()));
                 }
@@ -357,12 +352,7 @@ fn apply(
             }
             "ramp_time" => {
                 // Without effect, but a value fio would refuse is refused.
-                let d = if v.chars().all(|c| c.is_ascii_digit()) {
-                    parse_dur(&format!("{v}s"))
-                } else {
-                    parse_dur(v)
-                };
-                d.map_err(|x| e(format!("ramp_time: {x}")))?;
+                fio_dur(v).map_err(|x| e(format!("ramp_time: {x}")))?;
                 job.ignored.push(k.to_string())
             }
             k if HOST_ONLY.contains(&k) => job.ignored.push(k.to_string()),
@@ -383,6 +373,16 @@ fn apply(
         w.number_ios = Some(i64::MAX as u64);
     }
     Ok((w, job))
+}
+
+/// A fio time: a bare number is seconds (fio's default unit for runtime
+/// and ramp_time), otherwise a duration with its unit.
+fn fio_dur(v: &str) -> Result<ssd_core::units::Dur, ssd_core::units::UnitError> {
+    if v.chars().all(|c| c.is_ascii_digit()) {
+        parse_dur(&format!("{v}s"))
+    } else {
+        parse_dur(v)
+    }
 }
 
 #[cfg(test)]
