@@ -734,11 +734,14 @@ impl<R: BufRead> TraceReader<R> {
 
 /// For a blkparse event line, its action's bit (see `TraceReader::actions_seen`).
 #[cold]
-fn blkparse_action_bit(fmt: TraceFormat, line: &[u8]) -> u32 {
+fn blkparse_action_bit(fmt: TraceFormat, raw: &[u8]) -> u32 {
     if fmt != TraceFormat::Blkparse {
         return 0;
     }
-    match blkparse::action_of(line) {
+    // Trimmed as `classify_line` trims: a line gathered across the buffer's
+    // end keeps its `\n`, and a CRLF line its `\r`, which would glue onto a
+    // last field (`Q\n`) and hide the action.
+    match blkparse::action_of(trim_line(raw)) {
         Some(a @ b'A'..=b'Z') => 1 << (a - b'A'),
         _ => 0,
     }
@@ -754,9 +757,10 @@ enum Line {
     Bad(String),
 }
 
-/// Trim a raw line (its `\n` included or not) and parse it into `rec`.
+/// A raw line (its `\n` included or not) without its line end and the spaces
+/// and tabs around it.
 #[inline]
-fn classify_line(fmt: TraceFormat, raw: &[u8], po: &ParseOptions, rec: &mut Record) -> Line {
+fn trim_line(raw: &[u8]) -> &[u8] {
     let mut l = raw;
     while let [rest @ .., b'\n' | b'\r' | b' ' | b'\t'] = l {
         l = rest;
@@ -764,6 +768,13 @@ fn classify_line(fmt: TraceFormat, raw: &[u8], po: &ParseOptions, rec: &mut Reco
     while let [b' ' | b'\t', rest @ ..] = l {
         l = rest;
     }
+    l
+}
+
+/// Trim a raw line (its `\n` included or not) and parse it into `rec`.
+#[inline]
+fn classify_line(fmt: TraceFormat, raw: &[u8], po: &ParseOptions, rec: &mut Record) -> Line {
+    let l = trim_line(raw);
     if l.is_empty() || l[0] == b'#' {
         return Line::Blank;
     }

@@ -124,6 +124,30 @@ fn a_range_that_cannot_be_widened_to_sectors_is_refused() {
     );
 }
 
+/// Found by fuzzing (trace_parse): the actions a blkparse trace without the
+/// replayed one has were gathered from untrimmed lines, so a last field
+/// `Q\r` (CRLF) or `Q\n` (a line across the buffer's end) hid the action,
+/// and whether the trace was refused depended on the buffer size.
+#[test]
+fn blkparse_actions_are_seen_whatever_the_line_end_and_buffer() {
+    for text in [
+        "  8,0 0 1 0.1 5 Q\n",
+        "  8,0 0 1 0.1 5 Q\r\n",
+        "  8,0 0 1 0.1 5 Q",
+    ] {
+        for cap in [1, 7, 64, 1 << 16] {
+            let po = ParseOptions {
+                blkparse_action: b'D',
+                ..ParseOptions::default()
+            };
+            let input = io::BufReader::with_capacity(cap, Cursor::new(text.as_bytes().to_vec()));
+            let mut r = TraceReader::new(input, TraceFormat::Blkparse, "t.trace", po);
+            let e = r.next_record().unwrap().unwrap_err();
+            assert!(e.reason.contains("actions Q"), "{text:?} cap {cap}: {e}");
+        }
+    }
+}
+
 #[test]
 fn errors_name_file_line_and_field() {
     let cases: &[(TraceFormat, &str, &str)] = &[
