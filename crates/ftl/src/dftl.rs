@@ -278,7 +278,16 @@ impl DftlFtl {
 
     // ------------------------------------------------------------ call state
 
-    fn begin_call(&mut self) {
+    /// Start a call. One that adds to a plan already holding operations (the
+    /// engine plans each write-buffer eviction of a command, and a flush's
+    /// drain, as calls of their own) goes on in that plan's gating job and
+    /// stages: restarted, it read at stage 0 a translation page an earlier
+    /// call of the same job rewrote at a later stage, and the command never
+    /// completed.
+    fn begin_call(&mut self, cx: &FtlCtx) {
+        if !cx.plan.ops.is_empty() {
+            return;
+        }
         self.hjob = 0;
         self.new_hjob = false;
         self.hepoch = self.hepoch.wrapping_add(1);
@@ -1053,7 +1062,7 @@ impl Ftl for DftlFtl {
         self.logical
     }
     fn read(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
-        self.begin_call();
+        self.begin_call(cx);
         for l in lpn.0..lpn.0 + n as u64 {
             self.page_start();
             let (s, after) = self.lookup_entry(l, cx);
@@ -1066,7 +1075,7 @@ impl Ftl for DftlFtl {
         }
     }
     fn write(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
-        self.begin_call();
+        self.begin_call(cx);
         for l in lpn.0..lpn.0 + n as u64 {
             self.page_start();
             self.blocks.clock += 1;
@@ -1095,7 +1104,7 @@ impl Ftl for DftlFtl {
         }
     }
     fn trim(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
-        self.begin_call();
+        self.begin_call(cx);
         for l in lpn.0..lpn.0 + n as u64 {
             self.page_start();
             let (s, _) = self.lookup_entry(l, cx);
@@ -1110,7 +1119,7 @@ impl Ftl for DftlFtl {
         }
     }
     fn flush(&mut self, cx: &mut FtlCtx) {
-        self.begin_call();
+        self.begin_call(cx);
         let mut ts = std::mem::take(&mut self.scratch);
         ts.clear();
         for (t, &d) in self.tp_dirty.iter().enumerate() {
@@ -1126,7 +1135,7 @@ impl Ftl for DftlFtl {
         self.run_pending_gc(cx);
     }
     fn background(&mut self, cx: &mut FtlCtx) -> bool {
-        self.begin_call();
+        self.begin_call(cx);
         // Planes in striping order (channel first), so that successive
         // background jobs land on different dies.
         let np = self.g.total_planes();
