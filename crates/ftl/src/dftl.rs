@@ -1040,6 +1040,9 @@ impl HostFrontier for DftlFtl {
     fn next_plane(&mut self, cx: &FtlCtx) -> PlaneId {
         DftlFtl::next_plane(self, cx)
     }
+    fn fallback_plane(&mut self, tried: PlaneId, cx: &FtlCtx) -> PlaneId {
+        self.picker.after(tried, &cx.die_load)
+    }
     fn host_needs_block(&self, plane: PlaneId) -> bool {
         DftlFtl::host_needs_block(self, plane)
     }

@@ -247,6 +247,9 @@ impl HostFrontier for PageFtl {
     fn next_plane(&mut self, cx: &FtlCtx) -> PlaneId {
         self.picker.next(&cx.die_load)
     }
+    fn fallback_plane(&mut self, tried: PlaneId, cx: &FtlCtx) -> PlaneId {
+        self.picker.after(tried, &cx.die_load)
+    }
     fn host_needs_block(&self, plane: PlaneId) -> bool {
         let b = self.host_open[plane.0 as usize];
         b == NONE || self.blocks.state(b as usize) != BlockState::Open

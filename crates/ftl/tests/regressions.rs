@@ -2,7 +2,7 @@
 //! combinations property test (`tests/combos.rs`) found; the exact failing
 //! runs are replayed there.
 
-use ssd_core::config::{Settings, SsdConfig};
+use ssd_core::config::{Allocation, Settings, SsdConfig};
 use ssd_core::ftl::{FlashArray, FlashOp, Ftl, FtlCtx, OpKind};
 use ssd_core::rng::{SimRng, SimRngExt};
 use ssd_core::{Lpn, Size};
@@ -115,6 +115,34 @@ fn calls_that_share_a_plan_keep_its_stage_order() {
         }
         let ops = r.apply();
         check_stage_order(&ops, &s.geometry).unwrap_or_else(|e| panic!("{kind}: {e}"));
+        r.f.check_invariants()
+            .unwrap_or_else(|e| panic!("{kind}: {e}"));
+    }
+}
+
+/// Least-busy allocation follows the dies' loads, which do not change while
+/// one call plans: its choice of a plane that could not be cleaned named the
+/// same plane again on every retry, so the page took that plane's GC reserve
+/// and GC then found no block to copy into ("plane 0 has no free block").
+/// The retries now walk the planes.
+#[test]
+fn least_busy_hands_pages_on_from_a_full_plane() {
+    for kind in ["page", "dftl"] {
+        let mut c = config(kind, 2, 4, 0.1);
+        c.nand.blocks_per_plane = 128;
+        c.ftl.allocation = Allocation::LeastBusy;
+        let s = settings(&c);
+        let mut r = Rig::new(&s);
+        // Die 1 always looks busy: plane 0 takes every page it can.
+        r.cx.die_load[1] = 1_000;
+        r.fill();
+        let lp = r.f.logical_pages();
+        let mut rng = SimRng::from_seed_label(3, "test");
+        for _ in 0..4 * lp {
+            use rand::Rng;
+            r.write(rng.gen_range(0..lp), 1);
+            r.apply();
+        }
         r.f.check_invariants()
             .unwrap_or_else(|e| panic!("{kind}: {e}"));
     }
