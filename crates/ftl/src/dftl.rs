@@ -872,7 +872,8 @@ impl DftlFtl {
             }
         }
         let vi = victim.0 as usize;
-        if self.blocks.valid(vi) as u32 == ppb && self.policy != GcPolicy::Fifo {
+        // As in the page FTL: idle-time GC never moves a fully valid block.
+        if self.blocks.valid(vi) as u32 == ppb && (self.policy != GcPolicy::Fifo || background) {
             return false;
         }
         if self.is_trans[vi] {

@@ -117,7 +117,11 @@ impl PageFtl {
                 victim = v;
             }
         }
-        if full(&self.blocks, victim) && self.policy != GcPolicy::Fifo {
+        // FIFO moves a fully valid oldest block on in the foreground (the
+        // cleaning order goes on); in idle time that frees nothing, and a
+        // background target above what the plane can free would collect
+        // forever (with sim.drain the run never ended).
+        if full(&self.blocks, victim) && (self.policy != GcPolicy::Fifo || background) {
             return false;
         }
         self.stats.gc_runs += 1;
