@@ -470,6 +470,13 @@ impl DftlFtl {
     /// blocks above the reserve. `uses`: a plane whose GC frontier may take one of
     /// its free blocks first.
     fn trans_room(&self, uses: Option<PlaneId>) -> u64 {
+        self.trans_room_lending(uses, None)
+    }
+
+    /// [`DftlFtl::trans_room`] when `frees` gets a block back once the
+    /// planned work is done (a GC victim's erase): its reserve block may be
+    /// lent meanwhile.
+    fn trans_room_lending(&self, uses: Option<PlaneId>, frees: Option<PlaneId>) -> u64 {
         let ppb = self.g.pages_per_block as u64;
         let mut room = 0;
         for &b in &self.trans_open {
@@ -479,7 +486,8 @@ impl DftlFtl {
         }
         for p in 0..self.g.total_planes() {
             let fc = self.blocks.free_count(PlaneId(p));
-            let keep = KEEP + u32::from(uses == Some(PlaneId(p)));
+            let keep = (KEEP + u32::from(uses == Some(PlaneId(p))))
+                .saturating_sub(u32::from(frees == Some(PlaneId(p))));
             room += fc.saturating_sub(keep) as u64 * ppb;
         }
         room
@@ -955,7 +963,22 @@ impl DftlFtl {
         let copies = self.blocks.valid(vi) as u32;
         let takes_block =
             !self.open_ok(gc_b) || ppb - (self.blocks.wp(gc_b as usize) as u32) < copies;
-        if !self.ensure_trans_room(need, takes_block.then_some(plane), cx) {
+        // The victim's erase gives the plane a block back once its pages are
+        // copied, so their translation writes may use the plane's reserve
+        // meanwhile. Without it GC at the threshold, with the translation
+        // frontier nearly full and no translation garbage to collect, never
+        // ran; write-backs then took the reserve, and the next translation
+        // page found no block.
+        let uses = takes_block.then_some(plane);
+        if !self.ensure_trans_room(need, uses, cx)
+            && self.trans_room_lending(uses, Some(plane)) < need
+        {
+            return false;
+        }
+        // The copies need a new GC frontier block and the plane has none left
+        // (making translation room can take it): no move now. Static wear
+        // levelling after a GC moves a whole block, and found none.
+        if takes_block && self.blocks.free_count(plane) == 0 {
             return false;
         }
         if purpose == Purpose::Gc {

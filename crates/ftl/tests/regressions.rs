@@ -2,10 +2,15 @@
 //! combinations property test (`tests/combos.rs`) found; the exact failing
 //! runs are replayed there.
 
-use ssd_core::config::{Allocation, GcPolicy, Settings, SsdConfig};
+use ssd_core::config::{
+    Allocation, CmtGranularity, GcPolicy, Precondition, Settings, SsdConfig, WearLeveling,
+};
 use ssd_core::ftl::{FlashArray, FlashOp, Ftl, FtlCtx, OpKind};
+use ssd_core::observer::NullObserver;
 use ssd_core::rng::{SimRng, SimRngExt};
-use ssd_core::{Lpn, Size};
+use ssd_core::sched::Noop;
+use ssd_core::workload::{Timing, VecSource};
+use ssd_core::{Lpn, Simulation, Size};
 
 /// A drive of `planes` planes (one per die) of blocks of `ppb` 4 KiB pages.
 fn config(kind: &str, planes: u32, ppb: u32, op: f64) -> SsdConfig {
@@ -171,5 +176,44 @@ fn idle_time_fifo_gc_moves_no_fully_valid_block() {
         if kind == "page" {
             assert_eq!(runs, 0, "a filled drive has nothing to collect");
         }
+    }
+}
+
+/// DFTL at 3 % over-provisioning on small blocks, under steady-state
+/// preconditioning (random single-page overwrites): GC at its threshold with
+/// the translation frontier nearly full and no translation garbage could not
+/// make translation room above the reserve, so it never ran, write-backs took
+/// the reserve, and the next translation page found no block; and static wear
+/// levelling after a GC, moving a whole block, found no block for its copies.
+#[test]
+fn dftl_at_three_percent_op_survives_steady_state() {
+    // (channels, pages per block, op, wear levelling, GC policy, CMT pages:
+    // none is one entry, else whole translation pages of 1024 entries).
+    for (channels, ppb, op, wear, policy, cmt_pages) in [
+        (1, 4, 0.03, WearLeveling::None, GcPolicy::Greedy, 0),
+        (1, 4, 0.03, WearLeveling::Static, GcPolicy::Greedy, 0),
+        (2, 16, 0.04, WearLeveling::Static, GcPolicy::Fifo, 1),
+    ] {
+        let mut c = config("dftl", channels, ppb, op);
+        c.nand.page_size = Size::kib(2);
+        c.nand.blocks_per_plane = if ppb == 4 { 567 } else { 147 };
+        c.ftl.cmt_size = Size(8);
+        if cmt_pages > 0 {
+            c.ftl.cmt_granularity = CmtGranularity::Page;
+            c.ftl.cmt_size = Size::kib(8 * cmt_pages);
+        }
+        c.ftl.gc_threshold_blocks = 1;
+        c.ftl.wear_leveling = wear;
+        c.ftl.static_wl_threshold = 4;
+        c.ftl.gc_policy = policy;
+        c.sim.precondition = Precondition::Steady;
+        let s = settings(&c);
+        let f = ftl::build(&s).unwrap();
+        let src = VecSource::new(Vec::new(), Timing::ClosedLoop { depth: 1 });
+        let mut sim = Simulation::new(s, f, src, Noop::new(1024, true), NullObserver);
+        sim.precondition();
+        sim.ftl
+            .check_invariants()
+            .unwrap_or_else(|e| panic!("{channels} x {ppb} {wear:?} {policy:?}: {e}"));
     }
 }
