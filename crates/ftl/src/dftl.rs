@@ -880,8 +880,12 @@ impl DftlFtl {
             }
         }
         let vi = victim.0 as usize;
-        // As in the page FTL: idle-time GC never moves a fully valid block.
-        if self.blocks.valid(vi) as u32 == ppb && (self.policy != GcPolicy::Fifo || background) {
+        // As in the page FTL: idle-time GC never moves a fully valid block,
+        // nor does FIFO in a plane without garbage (here each such move also
+        // rewrites the translation pages of its data).
+        if self.blocks.valid(vi) as u32 == ppb
+            && (self.policy != GcPolicy::Fifo || background || !self.blocks.reclaimable(plane))
+        {
             return false;
         }
         if self.is_trans[vi] {

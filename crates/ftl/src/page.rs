@@ -118,10 +118,15 @@ impl PageFtl {
             }
         }
         // FIFO moves a fully valid oldest block on in the foreground (the
-        // cleaning order goes on); in idle time that frees nothing, and a
-        // background target above what the plane can free would collect
-        // forever (with sim.drain the run never ended).
-        if full(&self.blocks, victim) && (self.policy != GcPolicy::Fifo || background) {
+        // cleaning order goes on to the garbage behind it); in idle time that
+        // frees nothing, and a background target above what the plane can
+        // free would collect forever (with sim.drain the run never ended).
+        // Nor is there anything to go on to in a plane without garbage:
+        // every host page that found such a plane rotated all of it (up to
+        // the GC guard) before moving on to the next plane.
+        if full(&self.blocks, victim)
+            && (self.policy != GcPolicy::Fifo || background || !self.blocks.reclaimable(plane))
+        {
             return false;
         }
         self.stats.gc_runs += 1;
