@@ -470,13 +470,12 @@ impl DftlFtl {
     /// blocks above the reserve. `uses`: a plane whose GC frontier may take one of
     /// its free blocks first.
     fn trans_room(&self, uses: Option<PlaneId>) -> u64 {
-        self.trans_room_lending(uses, None)
+        self.trans_room_keeping(uses, KEEP)
     }
 
-    /// [`DftlFtl::trans_room`] when `frees` gets a block back once the
-    /// planned work is done (a GC victim's erase): its reserve block may be
-    /// lent meanwhile.
-    fn trans_room_lending(&self, uses: Option<PlaneId>, frees: Option<PlaneId>) -> u64 {
+    /// [`DftlFtl::trans_room`] with `keep` free blocks kept on each plane
+    /// (plus the one `uses` takes).
+    fn trans_room_keeping(&self, uses: Option<PlaneId>, keep: u32) -> u64 {
         let ppb = self.g.pages_per_block as u64;
         let mut room = 0;
         for &b in &self.trans_open {
@@ -486,8 +485,7 @@ impl DftlFtl {
         }
         for p in 0..self.g.total_planes() {
             let fc = self.blocks.free_count(PlaneId(p));
-            let keep = (KEEP + u32::from(uses == Some(PlaneId(p))))
-                .saturating_sub(u32::from(frees == Some(PlaneId(p))));
+            let keep = keep + u32::from(uses == Some(PlaneId(p)));
             room += fc.saturating_sub(keep) as u64 * ppb;
         }
         room
@@ -967,15 +965,17 @@ impl DftlFtl {
         let copies = self.blocks.valid(vi) as u32;
         let takes_block =
             !self.open_ok(gc_b) || ppb - (self.blocks.wp(gc_b as usize) as u32) < copies;
-        // The victim's erase gives the plane a block back once its pages are
-        // copied, so their translation writes may use the plane's reserve
-        // meanwhile. Without it GC at the threshold, with the translation
-        // frontier nearly full and no translation garbage to collect, never
-        // ran; write-backs then took the reserve, and the next translation
-        // page found no block.
+        // A victim with garbage gives its plane a block back once its pages
+        // are copied, so their translation writes may use the reserves
+        // meanwhile: those are kept for write-backs, which cannot wait, and
+        // only such a GC refills them. Without it GC at the threshold, with
+        // the translation frontiers nearly full and their garbage not yet
+        // collectable, never ran; write-backs then took the reserves, and
+        // the next translation page found no block. (A move that frees
+        // nothing, such as static wear levelling's, keeps them.)
         let uses = takes_block.then_some(plane);
         if !self.ensure_trans_room(need, uses, cx)
-            && self.trans_room_lending(uses, Some(plane)) < need
+            && (copies == ppb || self.trans_room_keeping(uses, 0) < need)
         {
             return false;
         }

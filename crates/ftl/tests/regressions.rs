@@ -216,28 +216,56 @@ fn fifo_gc_leaves_a_plane_without_garbage_alone() {
     }
 }
 
-/// DFTL at 3 % over-provisioning on small blocks, under steady-state
+/// DFTL at 3-4 % over-provisioning on small blocks, under steady-state
 /// preconditioning (random single-page overwrites): GC at its threshold with
-/// the translation frontier nearly full and no translation garbage could not
-/// make translation room above the reserve, so it never ran, write-backs took
-/// the reserve, and the next translation page found no block; and static wear
-/// levelling after a GC, moving a whole block, found no block for its copies.
+/// the translation frontiers nearly full and their garbage not collectable
+/// yet could not make translation room above the reserves, so it never ran,
+/// write-backs took the reserves, and the next translation page found no
+/// block; and static wear levelling after a GC, moving a whole block, found
+/// no block for its copies.
 #[test]
 fn dftl_at_three_percent_op_survives_steady_state() {
-    // (channels, pages per block, op, wear levelling, GC policy, CMT pages:
-    // none is one entry, else whole translation pages of 1024 entries).
-    for (channels, ppb, op, wear, policy, cmt_pages) in [
-        (1, 4, 0.03, WearLeveling::None, GcPolicy::Greedy, 0),
-        (1, 4, 0.03, WearLeveling::Static, GcPolicy::Greedy, 0),
-        (2, 16, 0.04, WearLeveling::Static, GcPolicy::Fifo, 1),
+    // (channels, pages per block, blocks per plane, op, wear levelling, GC
+    // policy, CMT: entries, or whole translation pages of 1024 entries).
+    for (channels, ppb, bpp, op, wear, policy, cmt) in [
+        (1, 4, 567, 0.03, WearLeveling::None, GcPolicy::Greedy, Ok(1)),
+        (
+            1,
+            4,
+            567,
+            0.03,
+            WearLeveling::Static,
+            GcPolicy::Greedy,
+            Ok(1),
+        ),
+        (
+            2,
+            16,
+            147,
+            0.04,
+            WearLeveling::Static,
+            GcPolicy::Fifo,
+            Err(1),
+        ),
+        (
+            2,
+            16,
+            184,
+            0.03,
+            WearLeveling::Static,
+            GcPolicy::Greedy,
+            Ok(64),
+        ),
     ] {
         let mut c = config("dftl", channels, ppb, op);
         c.nand.page_size = Size::kib(2);
-        c.nand.blocks_per_plane = if ppb == 4 { 567 } else { 147 };
-        c.ftl.cmt_size = Size(8);
-        if cmt_pages > 0 {
-            c.ftl.cmt_granularity = CmtGranularity::Page;
-            c.ftl.cmt_size = Size::kib(8 * cmt_pages);
+        c.nand.blocks_per_plane = bpp;
+        match cmt {
+            Ok(entries) => c.ftl.cmt_size = Size(8 * entries),
+            Err(pages) => {
+                c.ftl.cmt_granularity = CmtGranularity::Page;
+                c.ftl.cmt_size = Size::kib(8 * pages);
+            }
         }
         c.ftl.gc_threshold_blocks = 1;
         c.ftl.wear_leveling = wear;
@@ -251,6 +279,6 @@ fn dftl_at_three_percent_op_survives_steady_state() {
         sim.precondition();
         sim.ftl
             .check_invariants()
-            .unwrap_or_else(|e| panic!("{channels} x {ppb} {wear:?} {policy:?}: {e}"));
+            .unwrap_or_else(|e| panic!("{channels} x {ppb} x {bpp} {wear:?} {policy:?}: {e}"));
     }
 }
