@@ -904,7 +904,28 @@ impl DftlFtl {
             return true;
         }
         if !self.relocate_data(victim, plane, Purpose::Gc, background, cx) {
-            return false;
+            // FIFO's fully valid oldest block could not move now (its
+            // translation writes found no room outside the reserves, which
+            // only a move that frees space may use): collect the plane's
+            // emptiest data block instead, or FIFO spent the room on moves
+            // that free nothing until a write-back found no block.
+            if self.blocks.valid(vi) as u32 != ppb {
+                return false;
+            }
+            let Some((v, ex)) =
+                self.blocks
+                    .select_victim(plane, GcPolicy::Greedy, &mut cx.rng, &mut cx.work)
+            else {
+                return false;
+            };
+            self.stats.gc_victims_examined += ex;
+            let v_i = v.0 as usize;
+            if self.is_trans[v_i]
+                || self.blocks.valid(v_i) as u32 == ppb
+                || !self.relocate_data(v, plane, Purpose::Gc, background, cx)
+            {
+                return false;
+            }
         }
         self.static_wear_level(plane, cx);
         true

@@ -1270,3 +1270,26 @@ fn regression_fifo_gc_leaves_a_plane_without_garbage() {
     let o = run_bounded(&c).unwrap_or_else(|e| panic!("{e}\n{c:?}"));
     assert!(o.sim_s < 1000.0, "{} s of simulated time", o.sim_s);
 }
+
+/// DFTL under FIFO GC at 3 % on one plane of 16-page blocks: FIFO's moves of
+/// fully valid blocks used up the translation room outside the reserve, the
+/// moves then failed, GC stopped, and a write-back found no block.
+#[test]
+fn regression_dftl_fifo_gc_falls_back_to_a_victim_with_garbage() {
+    replay(Case {
+        ftl: "dftl",
+        src: Source::Fio {
+            rw: RwMode::Read,
+            bs: 512,
+            iodepth: 1,
+            ios: 10,
+            rate: None,
+            dist: Distribution::Uniform,
+            span: None,
+        },
+        pre: Precondition::Steady,
+        gc_policy: GcPolicy::Fifo,
+        geometry: (1, 1, 1, 1, 16, 2, 8),
+        ..regression_base()
+    });
+}

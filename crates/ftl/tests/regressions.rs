@@ -221,42 +221,22 @@ fn fifo_gc_leaves_a_plane_without_garbage_alone() {
 /// the translation frontiers nearly full and their garbage not collectable
 /// yet could not make translation room above the reserves, so it never ran,
 /// write-backs took the reserves, and the next translation page found no
-/// block; and static wear levelling after a GC, moving a whole block, found
-/// no block for its copies.
+/// block; static wear levelling after a GC, moving a whole block, found no
+/// block for its copies; and FIFO GC spent the translation room on moves of
+/// fully valid blocks until a write-back found no block.
 #[test]
 fn dftl_at_three_percent_op_survives_steady_state() {
     // (channels, pages per block, blocks per plane, op, wear levelling, GC
     // policy, CMT: entries, or whole translation pages of 1024 entries).
-    for (channels, ppb, bpp, op, wear, policy, cmt) in [
+    #[rustfmt::skip]
+    let drives = [
         (1, 4, 567, 0.03, WearLeveling::None, GcPolicy::Greedy, Ok(1)),
-        (
-            1,
-            4,
-            567,
-            0.03,
-            WearLeveling::Static,
-            GcPolicy::Greedy,
-            Ok(1),
-        ),
-        (
-            2,
-            16,
-            147,
-            0.04,
-            WearLeveling::Static,
-            GcPolicy::Fifo,
-            Err(1),
-        ),
-        (
-            2,
-            16,
-            184,
-            0.03,
-            WearLeveling::Static,
-            GcPolicy::Greedy,
-            Ok(64),
-        ),
-    ] {
+        (1, 4, 567, 0.03, WearLeveling::Static, GcPolicy::Greedy, Ok(1)),
+        (2, 16, 147, 0.04, WearLeveling::Static, GcPolicy::Fifo, Err(1)),
+        (2, 16, 184, 0.03, WearLeveling::Static, GcPolicy::Greedy, Ok(64)),
+        (1, 16, 184, 0.03, WearLeveling::None, GcPolicy::Fifo, Ok(1)),
+    ];
+    for (channels, ppb, bpp, op, wear, policy, cmt) in drives {
         let mut c = config("dftl", channels, ppb, op);
         c.nand.page_size = Size::kib(2);
         c.nand.blocks_per_plane = bpp;
