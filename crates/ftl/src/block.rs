@@ -53,7 +53,7 @@ impl Ftl for BlockFtl {
         "block"
     }
     fn write(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
-        self.core.begin(0);
+        self.core.begin(0, cx);
         let ppb = self.core.ppb as u64;
         let end = lpn.0 + n as u64;
         let mut l = lpn.0;

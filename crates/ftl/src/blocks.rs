@@ -491,6 +491,14 @@ impl Blocks {
         self.free[self.g.plane_of_block(b).0 as usize].push_back(b.0);
     }
 
+    /// Whether a full block of `plane` holds an invalid page: something GC
+    /// can reclaim (the plane's least valid full block is not all valid).
+    pub fn reclaimable(&self, plane: PlaneId) -> bool {
+        self.vix
+            .least(plane.0 as usize)
+            .is_some_and(|(_, valid)| valid < self.g.pages_per_block as usize)
+    }
+
     /// The block greedy selection would take on `plane` after `victim` (a
     /// full block of it) is collected, as the index stands: the next full
     /// block in (valid pages, id) order. For a prefetch only.

@@ -283,7 +283,16 @@ impl DftlFtl {
 
     // ------------------------------------------------------------ call state
 
-    fn begin_call(&mut self) {
+    /// Start a call. One that adds to a plan already holding operations (the
+    /// engine plans each write-buffer eviction of a command, and a flush's
+    /// drain, as calls of their own) goes on in that plan's gating job and
+    /// stages: restarted, it read at stage 0 a translation page an earlier
+    /// call of the same job rewrote at a later stage, and the command never
+    /// completed.
+    fn begin_call(&mut self, cx: &FtlCtx) {
+        if !cx.plan.ops.is_empty() {
+            return;
+        }
         self.hjob = 0;
         self.new_hjob = false;
         self.hepoch = self.hepoch.wrapping_add(1);
@@ -466,6 +475,12 @@ impl DftlFtl {
     /// blocks above the reserve. `uses`: a plane whose GC frontier may take one of
     /// its free blocks first.
     fn trans_room(&self, uses: Option<PlaneId>) -> u64 {
+        self.trans_room_keeping(uses, KEEP)
+    }
+
+    /// [`DftlFtl::trans_room`] with `keep` free blocks kept on each plane
+    /// (plus the one `uses` takes).
+    fn trans_room_keeping(&self, uses: Option<PlaneId>, keep: u32) -> u64 {
         let ppb = self.g.pages_per_block as u64;
         let mut room = 0;
         for &b in &self.trans_open {
@@ -475,7 +490,7 @@ impl DftlFtl {
         }
         for p in 0..self.g.total_planes() {
             let fc = self.blocks.free_count(PlaneId(p));
-            let keep = KEEP + u32::from(uses == Some(PlaneId(p)));
+            let keep = keep + u32::from(uses == Some(PlaneId(p)));
             room += fc.saturating_sub(keep) as u64 * ppb;
         }
         room
@@ -904,7 +919,12 @@ impl DftlFtl {
             }
         }
         let vi = victim.0 as usize;
-        if self.blocks.valid(vi) as u32 == ppb && self.policy != GcPolicy::Fifo {
+        // As in the page FTL: idle-time GC never moves a fully valid block,
+        // nor does FIFO in a plane without garbage (here each such move also
+        // rewrites the translation pages of its data).
+        if self.blocks.valid(vi) as u32 == ppb
+            && (self.policy != GcPolicy::Fifo || background || !self.blocks.reclaimable(plane))
+        {
             return false;
         }
         if self.is_trans[vi] {
@@ -925,7 +945,28 @@ impl DftlFtl {
             return true;
         }
         if !self.relocate_data(victim, plane, Purpose::Gc, background, cx) {
-            return false;
+            // FIFO's fully valid oldest block could not move now (its
+            // translation writes found no room outside the reserves, which
+            // only a move that frees space may use): collect the plane's
+            // emptiest data block instead, or FIFO spent the room on moves
+            // that free nothing until a write-back found no block.
+            if self.blocks.valid(vi) as u32 != ppb {
+                return false;
+            }
+            let Some((v, ex)) =
+                self.blocks
+                    .select_victim(plane, GcPolicy::Greedy, &mut cx.rng, &mut cx.work)
+            else {
+                return false;
+            };
+            self.stats.gc_victims_examined += ex;
+            let v_i = v.0 as usize;
+            if self.is_trans[v_i]
+                || self.blocks.valid(v_i) as u32 == ppb
+                || !self.relocate_data(v, plane, Purpose::Gc, background, cx)
+            {
+                return false;
+            }
         }
         self.static_wear_level(plane, cx);
         true
@@ -986,7 +1027,24 @@ impl DftlFtl {
         let copies = self.blocks.valid(vi) as u32;
         let takes_block =
             !self.open_ok(gc_b) || ppb - (self.blocks.wp(gc_b as usize) as u32) < copies;
-        if !self.ensure_trans_room(need, takes_block.then_some(plane), cx) {
+        // A victim with garbage gives its plane a block back once its pages
+        // are copied, so their translation writes may use the reserves
+        // meanwhile: those are kept for write-backs, which cannot wait, and
+        // only such a GC refills them. Without it GC at the threshold, with
+        // the translation frontiers nearly full and their garbage not yet
+        // collectable, never ran; write-backs then took the reserves, and
+        // the next translation page found no block. (A move that frees
+        // nothing, such as static wear levelling's, keeps them.)
+        let uses = takes_block.then_some(plane);
+        if !self.ensure_trans_room(need, uses, cx)
+            && (copies == ppb || self.trans_room_keeping(uses, 0) < need)
+        {
+            return false;
+        }
+        // The copies need a new GC frontier block and the plane has none left
+        // (making translation room can take it): no move now. Static wear
+        // levelling after a GC moves a whole block, and found none.
+        if takes_block && self.blocks.free_count(plane) == 0 {
             return false;
         }
         if purpose == Purpose::Gc {
@@ -1081,6 +1139,9 @@ impl HostFrontier for DftlFtl {
     fn next_plane(&mut self, cx: &FtlCtx) -> PlaneId {
         DftlFtl::next_plane(self, cx)
     }
+    fn fallback_plane(&mut self, tried: PlaneId, cx: &FtlCtx) -> PlaneId {
+        self.picker.after(tried, &cx.die_load)
+    }
     fn host_needs_block(&self, plane: PlaneId) -> bool {
         DftlFtl::host_needs_block(self, plane)
     }
@@ -1103,7 +1164,7 @@ impl Ftl for DftlFtl {
         self.logical
     }
     fn read(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
-        self.begin_call();
+        self.begin_call(cx);
         for l in lpn.0..lpn.0 + n as u64 {
             self.page_start();
             let (s, after) = self.lookup_entry(l, cx);
@@ -1116,7 +1177,7 @@ impl Ftl for DftlFtl {
         }
     }
     fn write(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
-        self.begin_call();
+        self.begin_call(cx);
         for l in lpn.0..lpn.0 + n as u64 {
             self.page_start();
             self.blocks.clock += 1;
@@ -1145,7 +1206,7 @@ impl Ftl for DftlFtl {
         }
     }
     fn trim(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
-        self.begin_call();
+        self.begin_call(cx);
         for l in lpn.0..lpn.0 + n as u64 {
             self.page_start();
             let (s, _) = self.lookup_entry(l, cx);
@@ -1160,7 +1221,7 @@ impl Ftl for DftlFtl {
         }
     }
     fn flush(&mut self, cx: &mut FtlCtx) {
-        self.begin_call();
+        self.begin_call(cx);
         let mut ts = std::mem::take(&mut self.scratch);
         ts.clear();
         for (t, &d) in self.tp_dirty.iter().enumerate() {
@@ -1176,7 +1237,7 @@ impl Ftl for DftlFtl {
         self.run_pending_gc(cx);
     }
     fn background(&mut self, cx: &mut FtlCtx) -> bool {
-        self.begin_call();
+        self.begin_call(cx);
         // Planes in striping order (channel first), so that successive
         // background jobs land on different dies.
         let np = self.g.total_planes();

@@ -37,7 +37,7 @@ macro_rules! hybrid_core_methods {
     (write_page) => {
         hybrid_core_methods!();
         fn write(&mut self, lpn: ssd_core::Lpn, n: u32, cx: &mut ssd_core::ftl::FtlCtx) {
-            self.core.begin(0);
+            self.core.begin(0, cx);
             for l in lpn.0..lpn.0 + n as u64 {
                 cx.work.map_lookups += 1;
                 self.core.blocks.clock += 1;
@@ -51,7 +51,7 @@ macro_rules! hybrid_core_methods {
             self.core.logical
         }
         fn read(&mut self, lpn: ssd_core::Lpn, n: u32, cx: &mut ssd_core::ftl::FtlCtx) {
-            self.core.begin(0);
+            self.core.begin(0, cx);
             self.core.read_host(lpn, n, cx);
         }
         fn trim(&mut self, lpn: ssd_core::Lpn, n: u32, cx: &mut ssd_core::ftl::FtlCtx) {
@@ -201,9 +201,18 @@ impl Core {
         })
     }
 
-    /// Start planning a call into `job`.
-    pub fn begin(&mut self, job: JobId) {
-        self.seq.begin(job);
+    /// Start planning a call into `job`. A call that adds to a plan already
+    /// holding operations of `job` keeps the stages that plan gave each block:
+    /// the engine plans several calls into one command (a write that evicts
+    /// buffered pages writes each of them; a flush drains the buffer), and a
+    /// tracker restarted per call let a later call read, at stage 0, a page an
+    /// earlier call of the same job programs at stage 1 (a merge of a block
+    /// merged a moment before): the read waited for the program and the
+    /// program for the read's stage, so the command never completed.
+    pub fn begin(&mut self, job: JobId, cx: &FtlCtx) {
+        if cx.plan.ops.is_empty() || job != self.seq.job {
+            self.seq.begin(job);
+        }
         self.blocks.begin_call();
         self.last_erased = None;
     }
@@ -211,7 +220,7 @@ impl Core {
     /// Start an idle-time merge: its operations go to a fresh non-gating job.
     pub fn begin_background(&mut self, cx: &mut FtlCtx) {
         let job = cx.new_job(false);
-        self.begin(job);
+        self.begin(job, cx);
     }
 
     /// Allocate a fresh log block, preferably in plane `pref`.

@@ -201,7 +201,7 @@ impl Ftl for Last {
         "last"
     }
     fn write(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
-        self.core.begin(0);
+        self.core.begin(0, cx);
         let sequential = n as u64 > self.seq_pages;
         for l in lpn.0..lpn.0 + n as u64 {
             cx.work.map_lookups += 1;

@@ -117,7 +117,16 @@ impl PageFtl {
                 victim = v;
             }
         }
-        if full(&self.blocks, victim) && self.policy != GcPolicy::Fifo {
+        // FIFO moves a fully valid oldest block on in the foreground (the
+        // cleaning order goes on to the garbage behind it); in idle time that
+        // frees nothing, and a background target above what the plane can
+        // free would collect forever (with sim.drain the run never ended).
+        // Nor is there anything to go on to in a plane without garbage:
+        // every host page that found such a plane rotated all of it (up to
+        // the GC guard) before moving on to the next plane.
+        if full(&self.blocks, victim)
+            && (self.policy != GcPolicy::Fifo || background || !self.blocks.reclaimable(plane))
+        {
             return false;
         }
         self.stats.gc_runs += 1;
@@ -246,6 +255,9 @@ impl PageFtl {
 impl HostFrontier for PageFtl {
     fn next_plane(&mut self, cx: &FtlCtx) -> PlaneId {
         self.picker.next(&cx.die_load)
+    }
+    fn fallback_plane(&mut self, tried: PlaneId, cx: &FtlCtx) -> PlaneId {
+        self.picker.after(tried, &cx.die_load)
     }
     fn host_needs_block(&self, plane: PlaneId) -> bool {
         let b = self.host_open[plane.0 as usize];

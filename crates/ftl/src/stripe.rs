@@ -87,6 +87,20 @@ impl PlanePicker {
             }
         }
     }
+
+    /// The plane to offer a page that `tried` cannot take (it is at its GC
+    /// threshold with nothing worth collecting). Static striping goes on in
+    /// its order, as [`PlanePicker::next`]; least-busy takes the plane after
+    /// `tried` in plane order: its load-driven choice can name `tried` again
+    /// and again (the loads do not change while one call plans), so the page
+    /// would take the GC reserve of a full plane, and GC then find no block
+    /// to copy into.
+    pub fn after(&mut self, tried: PlaneId, die_load: &[u32]) -> PlaneId {
+        match self.alloc {
+            Allocation::LeastBusy => PlaneId((tried.0 + 1) % self.order.len() as u32),
+            _ => self.next(die_load),
+        }
+    }
 }
 
 /// The host write frontier of a page-mapped FTL (page mapping, DFTL): what
@@ -94,6 +108,9 @@ impl PlanePicker {
 pub trait HostFrontier {
     /// The next plane in allocation order.
     fn next_plane(&mut self, cx: &FtlCtx) -> PlaneId;
+    /// The plane to try when `tried` cannot take the page
+    /// ([`PlanePicker::after`]); `total_planes` calls in a row visit every plane.
+    fn fallback_plane(&mut self, tried: PlaneId, cx: &FtlCtx) -> PlaneId;
     /// The host frontier of `plane` has no open block.
     fn host_needs_block(&self, plane: PlaneId) -> bool;
     /// Foreground GC before the host frontier of `plane` takes a new block:
@@ -114,7 +131,7 @@ pub trait HostFrontier {
             self.gc_for_host(plane, cx);
             let mut tries = self.total_planes();
             while self.host_needs_block(plane) && self.at_threshold(plane) && tries > 0 {
-                plane = self.next_plane(cx);
+                plane = self.fallback_plane(plane, cx);
                 if self.host_needs_block(plane) {
                     self.gc_for_host(plane, cx);
                 }
