@@ -1,8 +1,10 @@
 //! A subset of fio job files: `[global]` sections plus one job section, `key=value` lines,
 //! `;`/`#` comments. Options that shape the simulated workload are applied;
-//! options that only concern the host (ioengine, direct, filename, ...) are
-//! accepted and listed; anything else is an error that names the option, the
-//! file and the line.
+//! options that only concern the host (ioengine, filename, ...) are accepted
+//! and listed; anything else is an error that names the option, the file and
+//! the line. As in fio, a job is buffered unless it says `direct=1`: it then
+//! runs through the page cache (`[page_cache]`) with `sync`, `fsync` and
+//! `end_fsync` as fio has them.
 
 use ssd_core::units::{clip, parse_dur};
 use ssd_core::workload::{Distribution, RateProcess, RwMode, WorkloadConfig};
@@ -29,11 +31,9 @@ pub struct FioJob {
 /// Options accepted without effect on the simulation (they concern the host OS).
 const HOST_ONLY: &[&str] = &[
     "ioengine",
-    "direct",
     "filename",
     "group_reporting",
     "thread",
-    "buffered",
     "time_based",
     "name",
     "description",
@@ -64,6 +64,11 @@ pub const SUPPORTED: &[&str] = &[
     "runtime",
     "numjobs",
     "kb_base",
+    "direct",
+    "buffered",
+    "sync",
+    "fsync",
+    "end_fsync",
 ];
 
 pub fn parse_file(
@@ -206,6 +211,8 @@ fn apply(
     mut job: FioJob,
 ) -> Result<(WorkloadConfig, FioJob), FioError> {
     let mut w = base.clone();
+    // fio's default is buffered I/O (direct=0): through the page cache.
+    w.direct = false;
     let err = |line: usize, reason: String| FioError {
         file: file.to_string(),
         line,
@@ -343,6 +350,22 @@ fn apply(
                 job.runtime = Some(d)
             }
             "kb_base" => {}
+            "direct" => w.direct = fio_bool(v).map_err(|m| e(format!("direct: {m}")))?,
+            "buffered" => w.direct = !fio_bool(v).map_err(|m| e(format!("buffered: {m}")))?,
+            "sync" => {
+                w.sync = match v {
+                    "" | "1" | "sync" | "dsync" => true,
+                    "0" | "none" => false,
+                    _ => {
+                        return Err(e(format!(
+                            "sync: expected 0, 1, none, sync or dsync, got {:?}",
+                            clip(v)
+                        )))
+                    }
+                }
+            }
+            "fsync" => w.fsync = num(v)?,
+            "end_fsync" => w.end_fsync = fio_bool(v).map_err(|m| e(format!("end_fsync: {m}")))?,
             "numjobs" => {
                 if num(v)? != 1 {
                     return Err(e(
@@ -375,6 +398,15 @@ fn apply(
     Ok((w, job))
 }
 
+/// A fio boolean: 1 or 0 (a bare option is 1).
+fn fio_bool(v: &str) -> Result<bool, String> {
+    match v {
+        "" | "1" => Ok(true),
+        "0" => Ok(false),
+        _ => Err(format!("expected 0 or 1, got {:?}", clip(v))),
+    }
+}
+
 /// A fio time: a bare number is seconds (fio's default unit for runtime
 /// and ramp_time), otherwise a duration with its unit.
 fn fio_dur(v: &str) -> Result<ssd_core::units::Dur, ssd_core::units::UnitError> {
@@ -397,7 +429,38 @@ mod tests {
         assert_eq!(w.bs.0, 8192);
         assert_eq!(w.iodepth, 16);
         assert_eq!(w.number_ios, Some(1000));
-        assert_eq!(j.ignored, vec!["ioengine", "direct"]);
+        assert_eq!(j.ignored, vec!["ioengine"]);
+        assert!(w.direct);
+    }
+    #[test]
+    fn buffered_unless_direct_as_fio() {
+        let p = |t: &str| parse_str(t, "t.fio", &WorkloadConfig::default());
+        let (w, _) = p("[j]
+rw=write
+").unwrap();
+        assert!(!w.direct, "fio's default is direct=0");
+        let (w, _) = p("[j]
+rw=write
+buffered=0
+").unwrap();
+        assert!(w.direct);
+        let (w, _) = p("[j]
+rw=write
+sync=dsync
+fsync=32
+end_fsync=1
+").unwrap();
+        assert!(w.sync && w.fsync == 32 && w.end_fsync && !w.direct);
+        let e = p("[j]
+rw=write
+direct=yes
+").unwrap_err();
+        assert!(e.to_string().contains("t.fio:3") && e.to_string().contains("direct"), "{e}");
+        let e = p("[j]
+rw=write
+sync=maybe
+").unwrap_err();
+        assert!(e.to_string().contains("sync"), "{e}");
     }
     #[test]
     fn ramp_time_values_are_checked() {

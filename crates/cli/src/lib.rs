@@ -71,6 +71,8 @@ pub enum AnySource {
     Fio(FioGen),
     Trace(ssd_core::trace::TraceSource),
     Personality(ssd_core::personality::Personality),
+    /// An application workload through the page cache (buffered I/O).
+    Buffered(Box<ssd_core::pagecache::PageCache<AnySource>>),
 }
 
 impl RequestSource for AnySource {
@@ -79,6 +81,7 @@ impl RequestSource for AnySource {
             AnySource::Fio(s) => s.timing(),
             AnySource::Trace(s) => s.timing(),
             AnySource::Personality(s) => s.timing(),
+            AnySource::Buffered(s) => s.timing(),
         }
     }
     #[inline]
@@ -87,6 +90,7 @@ impl RequestSource for AnySource {
             AnySource::Fio(s) => s.next_request(),
             AnySource::Trace(s) => s.next_request(),
             AnySource::Personality(s) => s.next_request(),
+            AnySource::Buffered(s) => s.next_request(),
         }
     }
     fn notes(&self) -> Vec<(String, u64)> {
@@ -94,6 +98,39 @@ impl RequestSource for AnySource {
             AnySource::Fio(s) => s.notes(),
             AnySource::Trace(s) => s.notes(),
             AnySource::Personality(s) => s.notes(),
+            AnySource::Buffered(s) => s.notes(),
+        }
+    }
+    fn poll(
+        &mut self,
+        now: ssd_core::SimTime,
+    ) -> Option<Result<ssd_core::workload::HostRequest, SourceError>> {
+        match self {
+            AnySource::Buffered(s) => s.poll(now),
+            _ => None,
+        }
+    }
+    fn event(&mut self, ev: ssd_core::workload::HostEvent, now: ssd_core::SimTime) {
+        if let AnySource::Buffered(s) = self {
+            s.event(ev, now)
+        }
+    }
+    fn wake_at(&self) -> Option<ssd_core::SimTime> {
+        match self {
+            AnySource::Buffered(s) => s.wake_at(),
+            _ => None,
+        }
+    }
+    fn finished(&self) -> bool {
+        match self {
+            AnySource::Buffered(s) => s.finished(),
+            _ => true,
+        }
+    }
+    fn report_sections(&self, end: ssd_core::SimTime) -> Vec<(String, serde_json::Value)> {
+        match self {
+            AnySource::Buffered(s) => s.report_sections(end),
+            _ => Vec::new(),
         }
     }
 }
@@ -114,16 +151,39 @@ pub fn build_source(cfg: &SsdConfig, settings: &Settings) -> Result<AnySource, R
             .map_err(|e| RunError::Input(e.to_string()))?;
         return Ok(AnySource::Trace(src));
     }
-    if let Some(p) = &cfg.personality {
-        return Ok(AnySource::Personality(
-            ssd_core::personality::Personality::new(p, settings.logical_bytes(), cfg.sim.seed)?,
-        ));
+    let app = if let Some(p) = &cfg.personality {
+        AnySource::Personality(ssd_core::personality::Personality::new(
+            p,
+            settings.logical_bytes(),
+            cfg.sim.seed,
+        )?)
+    } else {
+        AnySource::Fio(FioGen::new(
+            &cfg.workload,
+            settings.logical_bytes(),
+            cfg.sim.seed,
+        ))
+    };
+    if !cfg.buffered() {
+        return Ok(app);
     }
-    Ok(AnySource::Fio(FioGen::new(
-        &cfg.workload,
+    let io = match &cfg.personality {
+        // A personality's fsyncs are its own Flush calls.
+        Some(_) => ssd_core::pagecache::AppIo::default(),
+        None => ssd_core::pagecache::AppIo {
+            sync: cfg.workload.sync,
+            fsync: cfg.workload.fsync,
+            end_fsync: cfg.workload.end_fsync,
+        },
+    };
+    let cache = ssd_core::pagecache::PageCache::new(
+        app,
+        &cfg.page_cache,
+        io,
         settings.logical_bytes(),
-        cfg.sim.seed,
-    )))
+        cfg.sched.max_request.0,
+    )?;
+    Ok(AnySource::Buffered(Box::new(cache)))
 }
 
 /// Scheduler names accepted by `--sched`.

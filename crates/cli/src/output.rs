@@ -107,8 +107,11 @@ pub fn text(r: &Report) -> String {
             let _ = writeln!(o, "         drain {}", compact(d));
         }
     }
+    if let Some(a) = r.extra.get("app") {
+        app_lines(&mut o, a, r.extra.get("page_cache"));
+    }
     for (k, v) in &r.extra {
-        if k == "energy_j" {
+        if k == "energy_j" || k == "app" || k == "page_cache" {
             continue;
         }
         let _ = writeln!(o, "{k:<8} {}", compact(v));
@@ -144,6 +147,73 @@ pub fn text(r: &Report) -> String {
         r.run.precondition_wall_s
     );
     o
+}
+
+/// The application's calls and the page cache (buffered runs).
+fn app_lines(o: &mut String, a: &serde_json::Value, pc: Option<&serde_json::Value>) {
+    let n = |v: &serde_json::Value, path: &[&str]| {
+        path.iter()
+            .try_fold(v, |v, k| v.get(k))
+            .and_then(|x| x.as_f64())
+            .unwrap_or(0.0)
+    };
+    let _ = writeln!(
+        o,
+        "app      {} calls ({} reads, {} writes, {} fsyncs, {} trims) in {:.6} s: {:.0} IOPS, {:.2} MB/s",
+        n(a, &["calls"]),
+        n(a, &["reads"]),
+        n(a, &["writes"]),
+        n(a, &["fsyncs"]),
+        n(a, &["trims"]),
+        n(a, &["time_s"]),
+        n(a, &["iops"]),
+        n(a, &["mbps"]),
+    );
+    for k in ["read", "write", "trim", "fsync"] {
+        if let Some(l) = a
+            .get("latency_us")
+            .and_then(|x| x.get(k))
+            .and_then(|x| serde_json::from_value::<LatencySummary>(x.clone()).ok())
+        {
+            lat_line(o, k, &l);
+        }
+    }
+    let Some(p) = pc else { return };
+    let _ = writeln!(
+        o,
+        "cache    {} hits, {} misses (hit ratio {:.4}); {} read requests for {} pages ({} readahead); {} evictions",
+        n(p, &["hits"]),
+        n(p, &["misses"]),
+        n(p, &["hit_ratio"]),
+        n(p, &["read_requests"]),
+        n(p, &["read_pages"]),
+        n(p, &["readahead_pages"]),
+        n(p, &["evictions"]),
+    );
+    let w = |k: &str| n(p, &["writeback", "pages_by_reason", k]);
+    let _ = writeln!(
+        o,
+        "         writeback {} pages in {} requests ({:.1} pages each): background {}, periodic {}, fsync {}, O_SYNC {}; {} flushes",
+        n(p, &["writeback", "pages"]),
+        n(p, &["writeback", "requests"]),
+        n(p, &["writeback", "pages_per_request"]),
+        w("background"),
+        w("periodic"),
+        w("fsync"),
+        w("sync_write"),
+        n(p, &["flushes"]),
+    );
+    let _ = writeln!(
+        o,
+        "         dirty max {} pages (background {} / throttle {}); throttled {} times, {:.6} s (max {:.1} us); left dirty at the end {} bytes",
+        n(p, &["dirty_max_pages"]),
+        n(p, &["background_thresh_pages"]),
+        n(p, &["dirty_thresh_pages"]),
+        n(p, &["throttled", "count"]),
+        n(p, &["throttled", "total_s"]),
+        n(p, &["throttled", "max_us"]),
+        n(p, &["dirty_at_end_bytes"]),
+    );
 }
 
 fn compact(v: &serde_json::Value) -> String {

@@ -59,6 +59,7 @@ mod analytic {
                 lba: 0,
                 sectors: 8,
                 stream: 0,
+                tag: 0,
             },
             HostRequest {
                 arrival: SimTime(0),
@@ -66,6 +67,7 @@ mod analytic {
                 lba: 0,
                 sectors: 8,
                 stream: 0,
+                tag: 0,
             },
         ];
         let src = VecSource::new(reqs, Timing::ClosedLoop { depth: 1 });
@@ -390,6 +392,7 @@ mod completion {
             lba: 0,
             sectors: 8,
             stream: 0,
+            tag: 0,
         };
         let reqs = vec![req(0), req(SimTime::MAX_ARRIVAL.0 + 1)];
         let src = VecSource::new(reqs, Timing::OpenLoop);
@@ -902,7 +905,8 @@ mod cli {
         assert!(
             err.contains("ok.fio")
                 && err.contains("without effect")
-                && err.contains("ioengine, direct"),
+                && err.contains("ioengine")
+                && !err.contains("direct"),
             "{err}"
         );
         // `runtime=` without `number_ios=` runs until the simulated time

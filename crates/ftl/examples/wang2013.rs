@@ -128,6 +128,7 @@ impl RequestSource for Personality {
             lba: p.next,
             sectors: CHUNK,
             stream: s as u32,
+            tag: 0,
         };
         p.next += CHUNK as u64;
         p.left -= 1;

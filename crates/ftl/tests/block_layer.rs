@@ -38,6 +38,7 @@ fn req(t: u64, op: IoOp, lba: u64, sectors: u32, stream: u32) -> HostRequest {
         lba,
         sectors,
         stream,
+        tag: 0,
     }
 }
 

@@ -572,6 +572,7 @@ fn build_source(c: &Case, cfg: &SsdConfig, set: &Settings) -> Src {
                         lba: if flush { 0 } else { lba },
                         sectors: if flush { 0 } else { sectors as u32 },
                         stream,
+                        tag: 0,
                     }
                 })
                 .collect();
@@ -589,8 +590,11 @@ struct Ledger {
     open_loop: bool,
     /// What the source yielded, in order.
     emitted: Vec<HostRequest>,
-    /// How many of them the engine has handed to the scheduler.
+    /// How many of them the engine has handed to the scheduler...
     added: usize,
+    /// ... which ones, and the first one not handed yet.
+    matched: Vec<bool>,
+    first: usize,
     /// Engine handle -> index in `emitted`, while the request is alive.
     live: BTreeMap<u32, usize>,
     /// Queued or dispatched request (by the handle of its first host
@@ -614,28 +618,41 @@ impl Ledger {
     }
 
     fn on_add(&mut self, r: &SchedReq) {
-        let i = self.added;
+        let n = self.added;
         self.added += 1;
-        let Some(&want) = self.emitted.get(i) else {
+        self.matched.resize(self.emitted.len(), false);
+        self.done.resize(self.emitted.len(), 0);
+        while self.first < self.emitted.len() && self.matched[self.first] {
+            self.first += 1;
+        }
+        let Some(&head) = self.emitted.get(self.first) else {
             return self.err(format!(
-                "request {r:?} added but the source yielded only {i}"
+                "request {r:?} added but the source yielded only {n}"
             ));
         };
-        let same = want.op == r.op
-            && want.lba == r.lba
-            && want.sectors == r.sectors
-            && want.stream == r.stream
-            && (!self.open_loop || want.arrival <= r.arrival);
-        if !same {
-            self.err(format!(
-                "the scheduler got {r:?} as request {i}; the source yielded {want:?}"
+        let same = |want: &HostRequest| {
+            want.op == r.op
+                && want.lba == r.lba
+                && want.sectors == r.sectors
+                && want.stream == r.stream
+                && (!self.open_loop || want.arrival <= r.arrival)
+        };
+        // Requests are added in the order the source yielded them, except
+        // that plugs reorder the requests of one open-loop instant (sorted
+        // by stream, then sector).
+        let i = (self.first..self.emitted.len())
+            .take_while(|&j| j == self.first || self.open_loop && self.emitted[j].arrival == head.arrival)
+            .find(|&j| !self.matched[j] && same(&self.emitted[j]));
+        let Some(i) = i else {
+            return self.err(format!(
+                "the scheduler got {r:?} as request {n}; the source yielded {head:?} next"
             ));
-        }
+        };
+        self.matched[i] = true;
         if self.live.insert(r.id, i).is_some() {
             self.err(format!("handle {} given to two live requests", r.id));
         }
         self.groups.insert(r.id, vec![(r.id, i, r.arrival)]);
-        self.done.push(0);
     }
 
     fn on_merge(&mut self, kept: u32, absorbed: u32, new: u32) {

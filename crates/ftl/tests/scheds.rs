@@ -118,6 +118,7 @@ proptest! {
                     lba: if op == IoOp::Flush { 0 } else { s.lba },
                     sectors: if op == IoOp::Flush { 0 } else { s.sectors },
                     stream: s.stream,
+                    tag: 0,
                 }
             })
             .collect();

@@ -166,7 +166,9 @@ pub struct PowerStats {
 /// `efficiency`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Efficiency {
-    /// Aggregative indicator (Sun et al.): host IOPS / mean power (W).
+    /// Aggregative indicator (Sun et al.): IOPS / mean power (W), with the
+    /// application's IOPS when the workload goes through the page cache
+    /// (the `app` section), the host's otherwise.
     pub ai: f64,
     /// Same quantity under its plain name.
     pub iops_per_watt: f64,
@@ -403,7 +405,14 @@ impl PowerObserver {
     pub fn power_report(&self, report: &Report) -> Result<PowerReport, PowerError> {
         let energy_j = self.energy()?;
         let power_w = self.power_stats()?;
-        let iops = report.host.iops;
+        // What the application sees: its calls per second through the page
+        // cache (Sun et al. divide Filebench's IOPS), else the host's.
+        let iops = report
+            .extra
+            .get("app")
+            .and_then(|a| a.get("iops"))
+            .and_then(|x| x.as_f64())
+            .unwrap_or(report.host.iops);
         let ai = if power_w.mean > 0.0 {
             iops / power_w.mean
         } else {

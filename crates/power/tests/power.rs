@@ -522,6 +522,7 @@ mod slow_mode {
             lba,
             sectors: 8,
             stream: 0,
+            tag: 0,
         };
         let src = VecSource::new(vec![req(0, 0), req(5_000_000, 64)], Timing::OpenLoop);
         let obs = Tee(

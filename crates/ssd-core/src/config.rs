@@ -906,6 +906,23 @@ pub struct SsdConfig {
     /// Use a workload personality instead of the fio-style generator (`[personality]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub personality: Option<crate::personality::PersonalityConfig>,
+    /// The host's page cache and writeback, used by buffered workloads
+    /// (`workload.direct = false`, `personality.direct = false`).
+    #[serde(default)]
+    pub page_cache: crate::pagecache::PageCacheConfig,
+}
+
+impl SsdConfig {
+    /// Does the workload go through the page cache?
+    pub fn buffered(&self) -> bool {
+        if self.trace.is_some() {
+            return false;
+        }
+        match &self.personality {
+            Some(p) => !p.direct,
+            None => !self.workload.direct,
+        }
+    }
 }
 
 /// A trace to replay: its path and, optionally, its format (detected otherwise).
@@ -970,6 +987,7 @@ impl Default for SsdConfig {
             trace: None,
             replay: crate::trace::ReplayOptions::default(),
             personality: None,
+            page_cache: Default::default(),
         }
     }
 }
@@ -1405,6 +1423,31 @@ impl Settings {
                 "personality",
                 "a run replays a trace or runs a personality, not both",
             ));
+        }
+        let w = &c.workload;
+        if c.personality.is_none() && c.trace.is_none() {
+            if w.direct && (w.sync || w.fsync > 0 || w.end_fsync) {
+                let f = if w.sync {
+                    "workload.sync"
+                } else if w.fsync > 0 {
+                    "workload.fsync"
+                } else {
+                    "workload.end_fsync"
+                };
+                return Err(invalid(
+                    f,
+                    "acts on the page cache: it needs buffered I/O (workload.direct = false)",
+                ));
+            }
+            if !w.direct && w.rate_iops.is_some() {
+                return Err(invalid(
+                    "workload.direct",
+                    "buffered I/O is made by application threads (closed loop); rate_iops needs direct = true",
+                ));
+            }
+        }
+        if c.buffered() {
+            c.page_cache.validate()?;
         }
         Ok(Settings {
             geometry,

@@ -31,7 +31,7 @@ use crate::rng::{SimRng, SimRngExt};
 use crate::sched::{IoScheduler, SchedReq};
 use crate::stats::*;
 use crate::units::{Dur, SimTime};
-use crate::workload::{HostRequest, IoOp, RequestSource, SourceError, Timing, SECTOR};
+use crate::workload::{HostEvent, HostRequest, IoOp, RequestSource, SourceError, Timing, SECTOR};
 use rand::Rng;
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -95,6 +95,8 @@ enum Ev {
     SchedWake,
     /// End of an instant at which open-loop requests were plugged.
     PlugFlush,
+    /// A reactive source's timer (`RequestSource::wake_at`).
+    HostWake,
 }
 
 impl Ev {
@@ -103,6 +105,7 @@ impl Ev {
     fn code(self) -> u32 {
         let (k, i) = match self {
             Ev::Arrival => (0, 0),
+            Ev::HostWake => (0, 1),
             Ev::CmdReady(c) => (1, c),
             Ev::ChanDone(c) => (2, c),
             Ev::ChanFree(c) => (3, c),
@@ -121,7 +124,8 @@ impl Ev {
     fn from_code(x: u32) -> Ev {
         let i = x >> 3;
         match x & 7 {
-            0 => Ev::Arrival,
+            0 if i == 0 => Ev::Arrival,
+            0 => Ev::HostWake,
             1 => Ev::CmdReady(i),
             2 => Ev::ChanDone(i),
             3 => Ev::ChanFree(i),
@@ -769,6 +773,7 @@ impl Default for Ahead {
             lba: 0,
             sectors: 0,
             stream: 0,
+            tag: 0,
         };
         Ahead {
             buf: [none; AHEAD],
@@ -1201,6 +1206,8 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
     active_since: SimTime,
     idle_since: SimTime,
     wake_pending: Option<SimTime>,
+    /// A reactive source's booked timer.
+    host_wake: Option<SimTime>,
     error: Option<SimError>,
     // flash side
     txns: Runs,
@@ -1323,7 +1330,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             merged: Vec::new(),
             nr_requests: c.sched.nr_requests,
             blocked: VecDeque::new(),
-            plug_on: c.sched.plug && matches!(timing, Timing::OpenLoop),
+            plug_on: c.sched.plug && !matches!(timing, Timing::ClosedLoop { .. }),
             plugged: Vec::new(),
             plug_booked: false,
             qd_since: SimTime::ZERO,
@@ -1333,6 +1340,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             active_since: SimTime::ZERO,
             idle_since: SimTime::ZERO,
             wake_pending: None,
+            host_wake: None,
             error: None,
             txns: Runs::default(),
             jobs: Slab::default(),
@@ -1454,7 +1462,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         self.start = self.now;
         self.last_done = self.now;
         self.qd_since = self.now;
-        self.plug_on = self.settings.config.sched.plug && matches!(self.timing, Timing::OpenLoop);
+        self.plug_on =
+            self.settings.config.sched.plug && !matches!(self.timing, Timing::ClosedLoop { .. });
+        self.host_wake = None;
         for d in &mut self.dies {
             d.busy_ns = 0;
         }
@@ -1602,6 +1612,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 self.try_dispatch();
             }
             Timing::OpenLoop => self.pull_open(),
+            Timing::Reactive => self.pump_host(),
         }
         let mut events = 0u64;
         loop {
@@ -1619,6 +1630,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             if self.error.is_some() {
                 break;
             }
+            if ev == Ev::HostWake && (self.source_done || self.host_wake != Some(t)) {
+                // A timer of a host that has finished, or one re-booked
+                // earlier: not an instant of the run.
+                continue;
+            }
             debug_assert!(t >= self.now, "time went backwards");
             self.now = t;
             events += 1;
@@ -1634,6 +1650,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                     self.try_dispatch();
                 }
                 Ev::PlugFlush => self.on_plug_flush(),
+                Ev::HostWake => {
+                    self.host_wake = None;
+                    self.pump_host();
+                }
             }
             if self.source_done && self.hosts.live == 0 && self.pending.is_none() {
                 if !self.settings.config.sim.drain {
@@ -1656,7 +1676,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             "no transaction is alive but die loads are {:?}",
             self.cx.die_load
         );
-        if limit.is_none() && (self.hosts.live > 0 || self.pending.is_some()) {
+        let host_stuck = self.timing == Timing::Reactive && !self.source_done;
+        if limit.is_none() && (self.hosts.live > 0 || self.pending.is_some() || host_stuck) {
             panic!(
                 "engine stalled at {} ns with {} host requests outstanding, {} commands in the device, {} transactions alive (a scheduling deadlock: please report with this configuration)",
                 self.now.0, self.hosts.live, self.cmds.live, self.txns.live
@@ -1809,7 +1830,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         self.try_dispatch();
     }
 
-    fn submit(&mut self, r: HostRequest) {
+    /// Hand host request `r` to the block layer. True if its submitter
+    /// sleeps on `nr_requests` (it is queued in `blocked`).
+    fn submit(&mut self, r: HostRequest) -> bool {
         let end = r.lba + r.sectors as u64;
         if end > self.max_lba || (r.sectors == 0 && r.op != IoOp::Flush) {
             self.error = Some(SimError::OutOfRange {
@@ -1818,7 +1841,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 capacity_sectors: self.max_lba,
             });
             self.source_done = true;
-            return;
+            return false;
         }
         let id = self.hosts.insert(HostSlot {
             req: r,
@@ -1829,13 +1852,52 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         // `nr_requests` taken, the submitter sleeps (Linux's get_request).
         if !self.blocked.is_empty() || self.allocated() >= self.nr_requests {
             self.blocked.push_back(id);
-            return;
+            return true;
         }
         if self.plug_on {
             self.plug(id);
         } else {
             self.elevator_add(id);
         }
+        false
+    }
+
+    /// A reactive source (the page cache): submit what it has for this
+    /// instant, telling it which submitters sleep on `nr_requests`, and book
+    /// its timer.
+    fn pump_host(&mut self) {
+        if self.source_done {
+            return;
+        }
+        loop {
+            match self.src.poll(self.now) {
+                Some(Ok(mut r)) => {
+                    r.arrival = self.now;
+                    if self.submit(r) {
+                        self.src.event(HostEvent::Blocked(r.tag), self.now);
+                    }
+                    if self.error.is_some() {
+                        return;
+                    }
+                }
+                Some(Err(e)) => {
+                    self.error = Some(e.into());
+                    self.source_done = true;
+                    return;
+                }
+                None => break,
+            }
+        }
+        if self.src.finished() {
+            self.source_done = true;
+        } else if let Some(t) = self.src.wake_at() {
+            let t = t.max(self.now);
+            if self.host_wake.is_none_or(|w| w > t) {
+                self.host_wake = Some(t);
+                self.q.push(t, Ev::HostWake);
+            }
+        }
+        self.try_dispatch();
     }
 
     /// Requests the block layer holds: plugged, queued in the elevator
@@ -1943,6 +2005,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 break;
             }
             self.blocked.pop_front();
+            if self.timing == Timing::Reactive {
+                self.src
+                    .event(HostEvent::Admitted(self.hosts[id].req.tag), self.now);
+            }
             let waited = self.now.0 - self.hosts[id].arrival.0;
             let k = &mut self.counters;
             k.blocked += 1;
@@ -2352,8 +2418,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 .request_done(req.op, req.bytes(), slot.arrival, now);
             self.hosts.remove(h);
             h = slot.next;
-            if let Timing::ClosedLoop { .. } = self.timing {
-                self.outstanding -= 1;
+            match self.timing {
+                Timing::ClosedLoop { .. } => self.outstanding -= 1,
+                Timing::Reactive => self.src.event(HostEvent::Completed(req.tag), now),
+                Timing::OpenLoop => {}
             }
         }
         self.last_done = now;
@@ -2366,8 +2434,12 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             self.obs.io_active(self.active_since, now);
             self.idle_since = now;
         }
-        if let Timing::ClosedLoop { depth } = self.timing {
-            while self.outstanding < depth && self.issue_next_closed() {}
+        match self.timing {
+            Timing::ClosedLoop { depth } => {
+                while self.outstanding < depth && self.issue_next_closed() {}
+            }
+            Timing::Reactive => self.pump_host(),
+            Timing::OpenLoop => {}
         }
         self.try_dispatch();
         self.maybe_background();
@@ -3185,6 +3257,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         }
         for (name, n) in self.src.notes() {
             r.notes.insert(name, n);
+        }
+        for (name, v) in self.src.report_sections(end) {
+            r.extra.insert(name, v);
         }
         for (name, n) in self.ftl.notes() {
             r.notes.insert(name.to_string(), n);

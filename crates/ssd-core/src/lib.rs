@@ -21,6 +21,7 @@ pub mod engine;
 pub mod ftl;
 pub mod observer;
 pub mod outfile;
+pub mod pagecache;
 pub mod personality;
 pub mod rng;
 pub mod sched;

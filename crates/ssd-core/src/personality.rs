@@ -105,6 +105,12 @@ pub struct PersonalityConfig {
     /// Seed of the personality's stream; default derived from sim.seed.
     #[serde(default)]
     pub seed: Option<u64>,
+    /// Filebench's `directio`: bypass the page cache. True by default while
+    /// the personalities are block-level; false runs them through
+    /// `[page_cache]` (each thread a synchronous application thread, its
+    /// Flush an fsync).
+    #[serde(default = "yes")]
+    pub direct: bool,
 }
 
 fn one() -> u32 {
@@ -135,6 +141,7 @@ impl PersonalityConfig {
             fsync: None,
             prealloc: true,
             seed: None,
+            direct: true,
         }
     }
 
@@ -343,6 +350,7 @@ impl Personality {
             lba: at / SECTOR,
             sectors: (bytes / SECTOR) as u32,
             stream,
+            tag: 0,
         }
     }
 
@@ -470,6 +478,7 @@ impl Personality {
                     lba: 0,
                     sectors: 0,
                     stream: th,
+                    tag: 0,
                 });
             }
             return None;

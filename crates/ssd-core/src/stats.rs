@@ -81,7 +81,7 @@ impl LatencyHist {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct LatencySummary {
     pub count: u64,
     pub mean: f64,

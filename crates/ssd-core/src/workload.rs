@@ -36,6 +36,9 @@ pub struct HostRequest {
     pub sectors: u32,
     /// Stream / process id (used by CFQ-like schedulers).
     pub stream: u32,
+    /// The source's own name for the request, handed back with its events
+    /// (a [`Timing::Reactive`] source); 0 where unused.
+    pub tag: u32,
 }
 
 impl HostRequest {
@@ -51,6 +54,23 @@ pub enum Timing {
     ClosedLoop { depth: u32 },
     /// Requests arrive at their `arrival` timestamps (non-decreasing).
     OpenLoop,
+    /// The source is a host model that reacts to the block layer (the page
+    /// cache): the engine asks it for the requests to submit now
+    /// ([`RequestSource::poll`]) whenever something happens to one of its
+    /// requests ([`RequestSource::event`]) and at the time it asks to be woken
+    /// ([`RequestSource::wake_at`]).
+    Reactive,
+}
+
+/// What happened to a request of a [`Timing::Reactive`] source (by its tag).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostEvent {
+    /// All `nr_requests` were taken: the submitter sleeps until it is admitted.
+    Blocked(u32),
+    /// A request that was blocked got its slot in the block layer.
+    Admitted(u32),
+    /// The device completed the request.
+    Completed(u32),
 }
 
 /// An error from a workload source (a bad trace line, say).
@@ -68,6 +88,28 @@ pub trait RequestSource {
     fn next_request(&mut self) -> Option<Result<HostRequest, SourceError>>;
     /// Requests or lines the source skipped or changed, with reasons (reported).
     fn notes(&self) -> Vec<(String, u64)> {
+        Vec::new()
+    }
+    /// [`Timing::Reactive`]: the next request to submit at `now`, if any
+    /// (its `arrival` is set to `now`). Called until it returns None.
+    fn poll(&mut self, _now: SimTime) -> Option<Result<HostRequest, SourceError>> {
+        None
+    }
+    /// [`Timing::Reactive`]: an event of one of the source's requests.
+    fn event(&mut self, _ev: HostEvent, _now: SimTime) {}
+    /// [`Timing::Reactive`]: when the source wants to be polled again
+    /// without an event (a timer: periodic writeback, a memory copy ending).
+    fn wake_at(&self) -> Option<SimTime> {
+        None
+    }
+    /// [`Timing::Reactive`]: nothing more will be submitted (every
+    /// application thread is done).
+    fn finished(&self) -> bool {
+        true
+    }
+    /// Report sections of the source's own (name -> value), added to the
+    /// report's top level: the page cache's and the application's statistics.
+    fn report_sections(&self, _end: SimTime) -> Vec<(String, serde_json::Value)> {
         Vec::new()
     }
 }
@@ -198,6 +240,27 @@ pub struct WorkloadConfig {
     pub random_distribution: Distribution,
     /// Seed of the address/mix generator; default derived from sim.seed.
     pub randseed: Option<u64>,
+    /// fio's `direct`: bypass the page cache (O_DIRECT). True by default in
+    /// ssdsim's `[workload]` (block-level runs); a fio job file follows fio,
+    /// whose default is buffered (`direct=0`). False runs the workload
+    /// through `[page_cache]` as one application thread making
+    /// synchronous calls.
+    #[serde(default = "yes")]
+    pub direct: bool,
+    /// fio's `sync`: buffered writes are O_SYNC (each waits for its pages
+    /// and a cache flush).
+    #[serde(default)]
+    pub sync: bool,
+    /// fio's `fsync`: fsync after every this many writes (0: never).
+    #[serde(default)]
+    pub fsync: u64,
+    /// fio's `end_fsync`: fsync once the last call is done.
+    #[serde(default)]
+    pub end_fsync: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Default for WorkloadConfig {
@@ -214,6 +277,10 @@ impl Default for WorkloadConfig {
             offset: Size(0),
             random_distribution: Distribution::Uniform,
             randseed: None,
+            direct: true,
+            sync: false,
+            fsync: 0,
+            end_fsync: false,
         }
     }
 }
@@ -464,6 +531,7 @@ impl RequestSource for FioGen {
             lba: self.base_sector + block * self.bs_sectors as u64,
             sectors: self.bs_sectors,
             stream: 0,
+            tag: 0,
         }))
     }
 }

@@ -1223,6 +1223,7 @@ impl<R: BufRead> Replay<R> {
             lba,
             sectors,
             stream: if self.opts.streams { rec.stream } else { 0 },
+            tag: 0,
         }))
     }
 

@@ -1,0 +1,1527 @@
+//! The Linux page cache and writeback between an application and the block
+//! layer, in simulated time (`[page_cache]`; buffered I/O, `direct = false`).
+//!
+//! An application workload (the fio-style generator or a personality) is a
+//! closed-loop source of application calls; each of its streams is one
+//! application thread making synchronous calls (`read`, `write`, `fsync`,
+//! `BLKDISCARD`). A buffered fio job is one thread whatever its `iodepth`, as
+//! in Linux, where `io_submit` of buffered I/O returns only after the copy.
+//! The cache turns the calls into block requests the way Linux's mm/ does,
+//! and hands them to the engine's block layer as a reactive source
+//! ([`Timing::Reactive`]), with their submitter as the request's stream:
+//!
+//! * **Pages** of 4 KiB, kept in one LRU list. A page is up to date, dirty,
+//!   under writeback (both, when redirtied during its writeback) or locked
+//!   (being read). Reclaim evicts the least recently used clean idle page and
+//!   rotates dirty, writeback and locked pages to the head, as
+//!   `shrink_page_list` does; a thread that finds nothing to evict waits for
+//!   the next completion.
+//! * **Reads** copy from the cache (`copy_mbps`); a miss is read from the
+//!   device with Linux's on-demand readahead (mm/readahead.c,
+//!   `ondemand_readahead`): the initial window is `get_init_ra_size` of the
+//!   request, a sequential stream ramps it by `get_next_ra_size` up to
+//!   `read_ahead_kb`, a hit on the `PG_readahead` page starts the next window
+//!   asynchronously, and a small random read reads just its pages.
+//! * **Writes** copy into the cache and dirty its pages (a partial page not
+//!   in the cache is read first). Then `balance_dirty_pages`: above the
+//!   background threshold the flusher is started; above the dirty threshold
+//!   the writer sleeps until dirty plus writeback pages fall below it again
+//!   (the time is reported as throttling). Thresholds follow
+//!   `dirty_background_ratio`/`dirty_ratio` of the cache size (Linux's
+//!   "available memory"), or `dirty_background_bytes`/`dirty_bytes`; a
+//!   background threshold at or above the dirty threshold is halved, as
+//!   `domain_dirty_limits` does.
+//! * **The flusher** (one per device, its own stream: CFQ and BFQ give it an
+//!   async queue of its own) writes back in background mode while dirty
+//!   pages exceed the background threshold, and every
+//!   `dirty_writeback_centisecs` (kupdate) writes the inode whose dirty data
+//!   is older than `dirty_expire_centisecs`. It writes an inode in chunks of
+//!   `MAX_WRITEBACK_PAGES` (1,024 pages) from a cyclic cursor (the mapping's
+//!   `writeback_index`), skipping pages already under writeback, as
+//!   contiguous runs split at `sched.max_request` (max_sectors_kb), all
+//!   submitted in one instant (one plug). Like any submitter it sleeps when
+//!   `nr_requests` are taken.
+//! * **fsync** (a workload's Flush, fio's `fsync=N` and `end_fsync`) writes
+//!   the inode's dirty pages from the calling thread, waits for them and for
+//!   every page already under writeback (a page redirtied while under
+//!   writeback is written again after it), then issues a cache flush to the
+//!   device and waits for it. **O_SYNC** writes (`sync`) do the same for the
+//!   pages they wrote. A discard drops the range's pages (waiting for their
+//!   I/O) and sends the trim.
+//!
+//! A block-level workload writes one file: the block device, whose inode is
+//! the device (fsync writes back every dirty page, as `blkdev_fsync` does).
+//! What is dirty when the application's last call returns stays in the cache
+//! (`dirty_at_end_bytes`): the run ends there, unless `end_fsync` writes it.
+
+use crate::config::{invalid, ConfigError};
+use crate::stats::{LatencyHist, LatencySummary};
+use crate::units::{Dur, SimTime, Size};
+use crate::workload::{HostEvent, HostRequest, IoOp, RequestSource, SourceError, Timing};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeSet, HashMap, VecDeque};
+
+/// The cache's page size (x86's).
+pub const PAGE: u64 = 4096;
+const SPP: u64 = PAGE / 512;
+/// Pages the flusher writes of one inode per pass (Linux's
+/// `MAX_WRITEBACK_PAGES`, the floor of `writeback_chunk_size`).
+pub const MAX_WRITEBACK_PAGES: usize = 1024;
+/// The flusher's stream (process) id.
+pub const FLUSHER_STREAM: u32 = u32::MAX;
+const NONE: u32 = u32::MAX;
+
+const UPTODATE: u8 = 1;
+const DIRTY: u8 = 2;
+const WRITEBACK: u8 = 4;
+const LOCKED: u8 = 8;
+/// `PG_readahead`: a hit here starts the next readahead window.
+const RA_MARK: u8 = 16;
+
+/// The page cache's size and Linux's writeback and readahead knobs, with
+/// their sysctl names and defaults.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PageCacheConfig {
+    /// Memory the page cache may use; also the "available memory" the dirty
+    /// ratios are taken of. Default 2 GiB, the memory of Sun et al.'s host.
+    pub size: Size,
+    /// `vm.dirty_background_ratio`: percent of `size` dirty at which the
+    /// flusher starts background writeback.
+    pub dirty_background_ratio: u32,
+    /// `vm.dirty_ratio`: percent of `size` dirty (plus under writeback) at
+    /// which writers are throttled.
+    pub dirty_ratio: u32,
+    /// `vm.dirty_background_bytes`: overrides the ratio when non-zero.
+    pub dirty_background_bytes: Size,
+    /// `vm.dirty_bytes`: overrides the ratio when non-zero.
+    pub dirty_bytes: Size,
+    /// `vm.dirty_expire_centisecs`: dirty data older than this is written by
+    /// the periodic (kupdate) writeback.
+    pub dirty_expire_centisecs: u32,
+    /// `vm.dirty_writeback_centisecs`: the flusher's period (0: no periodic
+    /// writeback).
+    pub dirty_writeback_centisecs: u32,
+    /// `/sys/block/*/queue/read_ahead_kb` (0: no readahead).
+    pub read_ahead_kb: u32,
+    /// Memory copy bandwidth between the application and the cache, MB/s
+    /// (`copy_to_user`/`copy_from_user` on one core).
+    pub copy_mbps: f64,
+}
+
+impl Default for PageCacheConfig {
+    fn default() -> Self {
+        PageCacheConfig {
+            size: Size::gib(2),
+            dirty_background_ratio: 10,
+            dirty_ratio: 20,
+            dirty_background_bytes: Size(0),
+            dirty_bytes: Size(0),
+            dirty_expire_centisecs: 3000,
+            dirty_writeback_centisecs: 500,
+            read_ahead_kb: 128,
+            copy_mbps: 4000.0,
+        }
+    }
+}
+
+impl PageCacheConfig {
+    /// Refuse what Linux refuses or what cannot run.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let min = 16 * 1024 * 1024;
+        if self.size.0 < min {
+            return Err(invalid(
+                "page_cache.size",
+                format!(
+                    "{} bytes is too small: at least 16 MiB (readahead windows and dirty pages must fit)",
+                    self.size.0
+                ),
+            ));
+        }
+        if self.size.0 > 1 << 44 {
+            return Err(invalid("page_cache.size", "more than 16 TiB"));
+        }
+        for (f, v) in [
+            ("page_cache.dirty_background_ratio", self.dirty_background_ratio),
+            ("page_cache.dirty_ratio", self.dirty_ratio),
+        ] {
+            if v > 100 {
+                return Err(invalid(f, format!("{v} is not a percentage (0..=100)")));
+            }
+        }
+        if self.dirty_bytes.0 == 0 && self.dirty_ratio == 0 {
+            return Err(invalid(
+                "page_cache.dirty_ratio",
+                "0 with dirty_bytes 0 leaves no room for a dirty page (Linux refuses it too)",
+            ));
+        }
+        for (f, v) in [
+            ("page_cache.dirty_bytes", self.dirty_bytes.0),
+            ("page_cache.dirty_background_bytes", self.dirty_background_bytes.0),
+        ] {
+            if v > self.size.0 {
+                return Err(invalid(
+                    f,
+                    format!("{v} bytes is more than the cache ({} bytes)", self.size.0),
+                ));
+            }
+            if v != 0 && v < 2 * PAGE {
+                return Err(invalid(
+                    f,
+                    format!("{v} bytes is less than two pages (Linux's minimum is 2 pages)"),
+                ));
+            }
+        }
+        if self.read_ahead_kb as u64 * 1024 * 4 > self.size.0 {
+            return Err(invalid(
+                "page_cache.read_ahead_kb",
+                format!(
+                    "{} KiB is more than a quarter of the cache",
+                    self.read_ahead_kb
+                ),
+            ));
+        }
+        if !(self.copy_mbps.is_finite() && self.copy_mbps > 0.0) {
+            return Err(invalid(
+                "page_cache.copy_mbps",
+                format!("{} is not a positive bandwidth", self.copy_mbps),
+            ));
+        }
+        if self.dirty_expire_centisecs as u64 * 10_000_000 > Dur::MAX.0
+            || self.dirty_writeback_centisecs as u64 * 10_000_000 > Dur::MAX.0
+        {
+            return Err(invalid("page_cache.dirty_expire_centisecs", "too long"));
+        }
+        Ok(())
+    }
+
+    /// (background, dirty) thresholds in pages.
+    pub fn thresholds(&self) -> (u64, u64) {
+        let pages = self.size.0 / PAGE;
+        let dirty = if self.dirty_bytes.0 > 0 {
+            self.dirty_bytes.0.div_ceil(PAGE)
+        } else {
+            pages * self.dirty_ratio as u64 / 100
+        }
+        .max(1);
+        let mut bg = if self.dirty_background_bytes.0 > 0 {
+            self.dirty_background_bytes.0.div_ceil(PAGE)
+        } else {
+            pages * self.dirty_background_ratio as u64 / 100
+        };
+        if bg >= dirty {
+            bg = dirty / 2;
+        }
+        (bg, dirty)
+    }
+}
+
+/// How the application calls: fio's `sync`, `fsync` and `end_fsync`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AppIo {
+    /// O_SYNC writes.
+    pub sync: bool,
+    /// fsync after every this many writes of a thread (0: never).
+    pub fsync: u64,
+    /// fsync when a thread's last call is done.
+    pub end_fsync: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Page {
+    lpn: u64,
+    flags: u8,
+    /// The I/O in flight on the page (its tag), NONE if idle.
+    io: u32,
+    prev: u32,
+    next: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum IoKind {
+    Read,
+    Write,
+    Flush,
+    Trim,
+}
+
+#[derive(Debug)]
+struct Io {
+    kind: IoKind,
+    lpn: u64,
+    n: u32,
+    submitter: u32,
+    waiters: Vec<u32>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    Idle,
+    ReadStart,
+    ReadCopy,
+    WriteStart,
+    WriteDirty,
+    WriteCopied,
+    Throttle,
+    SyncStart,
+    SyncWait,
+    SyncFlushed,
+    TrimStart,
+    TrimDrop,
+    Complete,
+    Done,
+}
+
+/// Linux's `struct file_ra_state`, per thread (per open file).
+#[derive(Clone, Copy, Debug, Default)]
+struct Ra {
+    start: u64,
+    size: u64,
+    async_size: u64,
+    /// Last page read + 1 (`prev_pos`), 0 for none.
+    prev: u64,
+}
+
+#[derive(Debug)]
+struct Thread {
+    stream: u32,
+    queue: VecDeque<HostRequest>,
+    op: Option<HostRequest>,
+    /// The call is an fsync the thread makes on its own (fio's fsync=N or
+    /// end_fsync), after `op`.
+    own_fsync: bool,
+    stage: Stage,
+    waits: u32,
+    until: SimTime,
+    started: SimTime,
+    throttled_since: SimTime,
+    /// fsync / O_SYNC: pages to write again once their writeback ends.
+    deferred: Vec<u64>,
+    ra: Ra,
+    writes: u64,
+    ended: bool,
+}
+
+/// Statistics of the page cache and of the application's calls.
+#[derive(Clone, Debug, Default)]
+struct Stats {
+    hits: u64,
+    misses: u64,
+    readahead_pages: u64,
+    read_requests: u64,
+    read_pages: u64,
+    evictions: u64,
+    rmw_reads: u64,
+    wb_pages: [u64; 4],
+    wb_requests: [u64; 4],
+    flushes: u64,
+    trims: u64,
+    throttled: u64,
+    throttle_ns: u128,
+    throttle_max_ns: u64,
+    dirty_max: u64,
+    reclaim_waits: u64,
+    lat: [LatencyHist; 4],
+    bytes_read: u64,
+    bytes_written: u64,
+    last_end: SimTime,
+}
+
+/// Why pages were written back.
+const WB_BACKGROUND: usize = 0;
+const WB_PERIODIC: usize = 1;
+const WB_FSYNC: usize = 2;
+const WB_SYNC_WRITE: usize = 3;
+
+/// The page cache in front of an application source (see the module docs).
+pub struct PageCache<S: RequestSource> {
+    app: S,
+    app_done: bool,
+    /// Calls the application may have outstanding (its closed-loop depth).
+    depth: u32,
+    outstanding: u32,
+    io: AppIo,
+    cfg: PageCacheConfig,
+    cap: u64,
+    bg_thresh: u64,
+    dirty_thresh: u64,
+    copy_ns_per_kib: f64,
+    max_req_pages: u64,
+    dev_pages: u64,
+    ra_max: u64,
+    pages: Vec<Page>,
+    free: Vec<u32>,
+    map: HashMap<u64, u32>,
+    lru_head: u32,
+    lru_tail: u32,
+    dirty: BTreeSet<u64>,
+    nr_wb: u64,
+    dirtied_when: Option<SimTime>,
+    cursor: u64,
+    ios: HashMap<u32, Io>,
+    next_tag: u32,
+    threads: Vec<Thread>,
+    by_stream: HashMap<u32, usize>,
+    /// Per submitter (thread index; the flusher is the last), requests to
+    /// submit and whether it sleeps on `nr_requests`.
+    outbox: Vec<VecDeque<HostRequest>>,
+    asleep: Vec<bool>,
+    flusher_bg: bool,
+    kupdate: bool,
+    /// The flusher found nothing it may write (all under writeback) and
+    /// waits for a completion.
+    flusher_stalled: bool,
+    /// Threads waiting for any completion to reclaim a page.
+    reclaim_waiters: Vec<u32>,
+    next_periodic: Option<SimTime>,
+    now: SimTime,
+    start: Option<SimTime>,
+    stats: Stats,
+}
+
+impl<S: RequestSource> PageCache<S> {
+    /// A cache of `cfg` in front of `app` (a closed-loop source) on a device
+    /// of `dev_bytes`, whose block layer splits requests at `max_request`
+    /// bytes.
+    pub fn new(
+        app: S,
+        cfg: &PageCacheConfig,
+        io: AppIo,
+        dev_bytes: u64,
+        max_request: u64,
+    ) -> Result<Self, ConfigError> {
+        cfg.validate()?;
+        let depth = match app.timing() {
+            Timing::ClosedLoop { depth } => depth.max(1),
+            _ => {
+                return Err(invalid(
+                    "page_cache",
+                    "buffered I/O needs an application workload (the fio-style generator or a personality); a block trace was recorded below the page cache and replays direct",
+                ))
+            }
+        };
+        let (bg, dirty) = cfg.thresholds();
+        let flusher = Thread::new(FLUSHER_STREAM);
+        Ok(PageCache {
+            app,
+            app_done: false,
+            depth,
+            outstanding: 0,
+            io,
+            cap: cfg.size.0 / PAGE,
+            bg_thresh: bg,
+            dirty_thresh: dirty,
+            copy_ns_per_kib: 1024.0 * 1000.0 / cfg.copy_mbps,
+            max_req_pages: (max_request / PAGE).max(1),
+            dev_pages: dev_bytes / PAGE,
+            ra_max: cfg.read_ahead_kb as u64 / 4,
+            cfg: cfg.clone(),
+            pages: Vec::new(),
+            free: Vec::new(),
+            map: HashMap::new(),
+            lru_head: NONE,
+            lru_tail: NONE,
+            dirty: BTreeSet::new(),
+            nr_wb: 0,
+            dirtied_when: None,
+            cursor: 0,
+            ios: HashMap::new(),
+            next_tag: 0,
+            threads: vec![flusher],
+            by_stream: HashMap::new(),
+            outbox: vec![VecDeque::new()],
+            asleep: vec![false],
+            flusher_bg: false,
+            kupdate: false,
+            flusher_stalled: false,
+            reclaim_waiters: Vec::new(),
+            next_periodic: None,
+            now: SimTime::ZERO,
+            start: None,
+            stats: Stats::default(),
+        })
+    }
+
+    /// Dirty pages now.
+    pub fn nr_dirty(&self) -> u64 {
+        self.dirty.len() as u64
+    }
+    /// Pages under writeback now.
+    pub fn nr_writeback(&self) -> u64 {
+        self.nr_wb
+    }
+    /// (background, dirty) thresholds in pages.
+    pub fn thresholds(&self) -> (u64, u64) {
+        (self.bg_thresh, self.dirty_thresh)
+    }
+    /// Pages resident now.
+    pub fn resident(&self) -> u64 {
+        self.map.len() as u64
+    }
+
+    // ------------------------------------------------------------ pages
+
+    fn lru_unlink(&mut self, i: u32) {
+        let (p, n) = (self.pages[i as usize].prev, self.pages[i as usize].next);
+        if p == NONE {
+            self.lru_head = n;
+        } else {
+            self.pages[p as usize].next = n;
+        }
+        if n == NONE {
+            self.lru_tail = p;
+        } else {
+            self.pages[n as usize].prev = p;
+        }
+    }
+    fn lru_push_head(&mut self, i: u32) {
+        let h = self.lru_head;
+        self.pages[i as usize].prev = NONE;
+        self.pages[i as usize].next = h;
+        if h == NONE {
+            self.lru_tail = i;
+        } else {
+            self.pages[h as usize].prev = i;
+        }
+        self.lru_head = i;
+    }
+    fn touch(&mut self, i: u32) {
+        if self.lru_head != i {
+            self.lru_unlink(i);
+            self.lru_push_head(i);
+        }
+    }
+
+    /// Evict the least recently used clean idle page; pages that cannot go
+    /// are rotated to the head. False if a whole pass found none.
+    fn evict_one(&mut self) -> bool {
+        let mut left = self.map.len();
+        while left > 0 {
+            let i = self.lru_tail;
+            let p = self.pages[i as usize];
+            if p.flags & (DIRTY | WRITEBACK | LOCKED) == 0 && p.io == NONE {
+                self.lru_unlink(i);
+                self.map.remove(&p.lpn);
+                self.free.push(i);
+                self.stats.evictions += 1;
+                return true;
+            }
+            self.touch(i);
+            left -= 1;
+        }
+        false
+    }
+
+    /// The page of `lpn`, inserted (empty) if absent; None if the cache is
+    /// full of pages that cannot be evicted.
+    fn get_or_insert(&mut self, lpn: u64) -> Option<u32> {
+        if let Some(&i) = self.map.get(&lpn) {
+            return Some(i);
+        }
+        if self.map.len() as u64 >= self.cap && !self.evict_one() {
+            return None;
+        }
+        let page = Page {
+            lpn,
+            flags: 0,
+            io: NONE,
+            prev: NONE,
+            next: NONE,
+        };
+        let i = match self.free.pop() {
+            Some(i) => {
+                self.pages[i as usize] = page;
+                i
+            }
+            None => {
+                self.pages.push(page);
+                (self.pages.len() - 1) as u32
+            }
+        };
+        self.map.insert(lpn, i);
+        self.lru_push_head(i);
+        Some(i)
+    }
+
+    fn set_dirty(&mut self, i: u32) {
+        let p = &mut self.pages[i as usize];
+        if p.flags & DIRTY == 0 {
+            p.flags |= DIRTY;
+            let lpn = p.lpn;
+            if self.dirty.is_empty() {
+                self.dirtied_when = Some(self.now);
+                if self.next_periodic.is_none() && self.cfg.dirty_writeback_centisecs > 0 {
+                    self.next_periodic = Some(self.now + self.period());
+                }
+            }
+            self.dirty.insert(lpn);
+            self.stats.dirty_max = self.stats.dirty_max.max(self.dirty.len() as u64);
+        }
+    }
+    fn clear_dirty(&mut self, i: u32) {
+        let p = &mut self.pages[i as usize];
+        if p.flags & DIRTY != 0 {
+            p.flags &= !DIRTY;
+            let lpn = p.lpn;
+            self.dirty.remove(&lpn);
+            if self.dirty.is_empty() {
+                self.dirtied_when = None;
+            }
+        }
+    }
+
+    fn period(&self) -> Dur {
+        Dur(self.cfg.dirty_writeback_centisecs as u64 * 10_000_000)
+    }
+    fn expire(&self) -> Dur {
+        Dur(self.cfg.dirty_expire_centisecs as u64 * 10_000_000)
+    }
+    fn copy_time(&self, bytes: u64) -> Dur {
+        Dur((bytes as f64 / 1024.0 * self.copy_ns_per_kib).round() as u64)
+    }
+
+    // ------------------------------------------------------------ I/O
+
+    fn new_tag(&mut self) -> u32 {
+        loop {
+            let t = self.next_tag;
+            self.next_tag = self.next_tag.wrapping_add(1);
+            if !self.ios.contains_key(&t) {
+                return t;
+            }
+        }
+    }
+
+    /// Queue a request of submitter `sub` (thread index) over `n` pages from
+    /// `lpn`; `waiter` waits for it.
+    fn submit(&mut self, sub: usize, kind: IoKind, lpn: u64, n: u32, waiter: Option<usize>) -> u32 {
+        let tag = self.new_tag();
+        let (op, lba, sectors) = match kind {
+            IoKind::Read => (IoOp::Read, lpn * SPP, n as u64 * SPP),
+            IoKind::Write => (IoOp::Write, lpn * SPP, n as u64 * SPP),
+            IoKind::Trim => (IoOp::Trim, lpn * SPP, n as u64 * SPP),
+            IoKind::Flush => (IoOp::Flush, 0, 0),
+        };
+        for k in 0..n as u64 {
+            if let Some(&i) = self.map.get(&(lpn + k)) {
+                match kind {
+                    IoKind::Read => {
+                        let p = &mut self.pages[i as usize];
+                        p.flags |= LOCKED;
+                        p.io = tag;
+                    }
+                    IoKind::Write => {
+                        self.clear_dirty(i);
+                        let p = &mut self.pages[i as usize];
+                        p.flags |= WRITEBACK;
+                        p.io = tag;
+                        self.nr_wb += 1;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let mut waiters = Vec::new();
+        if let Some(w) = waiter {
+            waiters.push(w as u32);
+            self.threads[w].waits += 1;
+        }
+        self.ios.insert(
+            tag,
+            Io {
+                kind,
+                lpn,
+                n,
+                submitter: sub as u32,
+                waiters,
+            },
+        );
+        self.outbox[sub].push_back(HostRequest {
+            arrival: self.now,
+            op,
+            lba,
+            sectors: sectors as u32,
+            stream: self.threads[sub].stream,
+            tag,
+        });
+        tag
+    }
+
+    /// Submit the pages of `lpns` (sorted) as writes in contiguous runs of
+    /// at most `max_req_pages`; returns the pages submitted.
+    fn write_runs(&mut self, sub: usize, lpns: &[u64], reason: usize, waiter: Option<usize>) -> u64 {
+        let mut k = 0;
+        let mut total = 0;
+        while k < lpns.len() {
+            let s = lpns[k];
+            let mut e = k + 1;
+            while e < lpns.len() && lpns[e] == lpns[e - 1] + 1 && (e - k) as u64 <= self.max_req_pages - 1 {
+                e += 1;
+            }
+            let n = (e - k) as u32;
+            self.submit(sub, IoKind::Write, s, n, waiter);
+            self.stats.wb_pages[reason] += n as u64;
+            self.stats.wb_requests[reason] += 1;
+            total += n as u64;
+            k = e;
+        }
+        total
+    }
+
+    /// Submit reads of the pages in [from, from+n) that are not in the
+    /// cache (contiguous runs), marking `mark` as `PG_readahead`; the pages
+    /// of the caller's request are waited for by the caller separately.
+    fn read_missing(&mut self, sub: usize, from: u64, n: u64, mark: Option<u64>) -> bool {
+        let end = (from + n).min(self.dev_pages);
+        let mut run: Option<(u64, u32)> = None;
+        let mut ok = true;
+        let mut lpn = from;
+        while lpn < end {
+            let absent = !self.map.contains_key(&lpn);
+            if absent {
+                if self.get_or_insert(lpn).is_none() {
+                    ok = false;
+                    break;
+                }
+                if mark == Some(lpn) {
+                    let i = self.map[&lpn];
+                    self.pages[i as usize].flags |= RA_MARK;
+                }
+                match &mut run {
+                    Some((_, c)) if (*c as u64) < self.max_req_pages => *c += 1,
+                    _ => {
+                        if let Some((s, c)) = run.take() {
+                            self.submit(sub, IoKind::Read, s, c, None);
+                            self.stats.read_requests += 1;
+                            self.stats.read_pages += c as u64;
+                        }
+                        run = Some((lpn, 1));
+                    }
+                }
+            } else if let Some((s, c)) = run.take() {
+                self.submit(sub, IoKind::Read, s, c, None);
+                self.stats.read_requests += 1;
+                self.stats.read_pages += c as u64;
+            }
+            lpn += 1;
+        }
+        if let Some((s, c)) = run.take() {
+            self.submit(sub, IoKind::Read, s, c, None);
+            self.stats.read_requests += 1;
+            self.stats.read_pages += c as u64;
+        }
+        ok
+    }
+
+    /// Readahead window `[ra.start, ra.start + ra.size)` with the marker at
+    /// `size - async_size` (mm/readahead.c, `ra_submit`).
+    fn ra_submit(&mut self, t: usize, req_lo: u64, req_hi: u64) -> bool {
+        let ra = self.threads[t].ra;
+        let mark = ra.start + ra.size - ra.async_size;
+        let before = self.stats.read_pages;
+        let ok = self.read_missing(t, ra.start, ra.size, Some(mark));
+        // Pages read beyond the request are readahead.
+        let read = self.stats.read_pages - before;
+        let in_req = (req_hi.min(ra.start + ra.size)).saturating_sub(req_lo.max(ra.start));
+        self.stats.readahead_pages += read.saturating_sub(in_req);
+        ok
+    }
+
+    fn next_ra_size(cur: u64, max: u64) -> u64 {
+        if cur < max / 16 {
+            4 * cur
+        } else if cur <= max / 2 {
+            2 * cur
+        } else {
+            max
+        }
+    }
+    fn init_ra_size(size: u64, max: u64) -> u64 {
+        let n = size.next_power_of_two();
+        if n <= max / 32 {
+            n * 4
+        } else if n <= max / 4 {
+            n * 2
+        } else {
+            max
+        }
+    }
+
+    /// `ondemand_readahead` for a miss (`hit_marker` false) or a hit on the
+    /// readahead marker at page `index`, with `req` pages of the call left.
+    fn ondemand(&mut self, t: usize, index: u64, req: u64, hit_marker: bool, req_lo: u64, req_hi: u64) -> bool {
+        let max = self.ra_max.max(req.min(self.max_req_pages));
+        let mut ra = self.threads[t].ra;
+        let initial = |ra: &mut Ra| {
+            ra.start = index;
+            ra.size = Self::init_ra_size(req, max);
+            ra.async_size = if ra.size > req { ra.size - req } else { ra.size };
+        };
+        if index == 0 {
+            initial(&mut ra);
+        } else if ra.size > 0
+            && (index == ra.start + ra.size - ra.async_size || index == ra.start + ra.size)
+        {
+            ra.start += ra.size;
+            ra.size = Self::next_ra_size(ra.size, max);
+            ra.async_size = ra.size;
+        } else if hit_marker {
+            // The next page not in the cache after `index`.
+            let mut start = index + 1;
+            while start < index + max && self.map.contains_key(&start) {
+                start += 1;
+            }
+            if start - index > max {
+                self.threads[t].ra = ra;
+                return true;
+            }
+            ra.start = start;
+            ra.size = start - index + req;
+            ra.size = Self::next_ra_size(ra.size, max);
+            ra.async_size = ra.size;
+        } else if req > max || ra.prev > 0 && index >= ra.prev - 1 && index - (ra.prev - 1) <= 1 {
+            initial(&mut ra);
+        } else {
+            // A small random read: just its pages.
+            self.threads[t].ra = ra;
+            return self.read_missing(t, index, req, None);
+        }
+        if !hit_marker && index == ra.start && ra.size == ra.async_size {
+            let add = Self::next_ra_size(ra.size, max);
+            if ra.size + add <= max {
+                ra.async_size = add;
+                ra.size += add;
+            } else {
+                ra.size = max;
+                ra.async_size = max >> 1;
+            }
+        }
+        self.threads[t].ra = ra;
+        self.ra_submit(t, req_lo, req_hi)
+    }
+
+    // ------------------------------------------------------------ threads
+
+    fn thread_for(&mut self, stream: u32) -> usize {
+        if let Some(&t) = self.by_stream.get(&stream) {
+            return t;
+        }
+        let t = self.threads.len();
+        self.threads.push(Thread::new(stream));
+        self.outbox.push(VecDeque::new());
+        self.asleep.push(false);
+        self.by_stream.insert(stream, t);
+        t
+    }
+
+    /// Fetch application calls while fewer than `depth` are outstanding.
+    fn fetch(&mut self) -> Result<(), SourceError> {
+        while !self.app_done && self.outstanding < self.depth {
+            match self.app.next_request() {
+                Some(Ok(mut r)) => {
+                    if r.stream == FLUSHER_STREAM {
+                        r.stream = FLUSHER_STREAM - 1;
+                    }
+                    let t = self.thread_for(r.stream);
+                    self.threads[t].queue.push_back(r);
+                    self.outstanding += 1;
+                }
+                Some(Err(e)) => return Err(e),
+                None => self.app_done = true,
+            }
+        }
+        Ok(())
+    }
+
+    fn runnable(&self, t: usize) -> bool {
+        let th = &self.threads[t];
+        th.waits == 0
+            && th.until <= self.now
+            && match th.stage {
+                Stage::Done => false,
+                Stage::Throttle => self.nr_dirty() + self.nr_wb <= self.dirty_thresh,
+                _ => true,
+            }
+    }
+
+    /// Pages of a request: [lo, hi).
+    fn span(r: &HostRequest) -> (u64, u64) {
+        let lo = r.lba / SPP;
+        let hi = (r.lba + r.sectors as u64).div_ceil(SPP);
+        (lo, hi)
+    }
+
+    /// Make the thread wait for the I/O on page `lpn`, if any.
+    fn wait_page_io(&mut self, t: usize, lpn: u64) {
+        if let Some(&i) = self.map.get(&lpn) {
+            let tag = self.pages[i as usize].io;
+            if tag != NONE {
+                if let Some(io) = self.ios.get_mut(&tag) {
+                    if !io.waiters.contains(&(t as u32)) {
+                        io.waiters.push(t as u32);
+                        self.threads[t].waits += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Advance thread `t` as far as it goes now.
+    fn run_thread(&mut self, t: usize) {
+        while self.runnable(t) {
+            let stage = self.threads[t].stage;
+            match stage {
+                Stage::Idle => {
+                    let th = &mut self.threads[t];
+                    match th.queue.pop_front() {
+                        Some(r) => {
+                            th.op = Some(r);
+                            th.own_fsync = false;
+                            th.started = self.now;
+                            th.deferred.clear();
+                            th.stage = match r.op {
+                                IoOp::Read => Stage::ReadStart,
+                                IoOp::Write => Stage::WriteStart,
+                                IoOp::Flush => Stage::SyncStart,
+                                IoOp::Trim => Stage::TrimStart,
+                            };
+                        }
+                        None => {
+                            // The source is exhausted: no call will come.
+                            if !self.app_done {
+                                return;
+                            }
+                            if self.io.end_fsync && !th.ended && th.writes > 0 {
+                                th.ended = true;
+                                th.own_fsync = true;
+                                th.op = None;
+                                th.started = self.now;
+                                th.stage = Stage::SyncStart;
+                            } else {
+                                th.stage = Stage::Done;
+                                return;
+                            }
+                        }
+                    }
+                }
+                Stage::ReadStart => {
+                    let r = self.threads[t].op.unwrap();
+                    let (lo, hi) = Self::span(&r);
+                    let mut lpn = lo;
+                    let mut ok = true;
+                    while lpn < hi {
+                        match self.map.get(&lpn).copied() {
+                            Some(i) if self.pages[i as usize].flags & (UPTODATE | LOCKED) != 0 => {
+                                let f = self.pages[i as usize].flags;
+                                if f & RA_MARK != 0 && self.ra_max > 0 {
+                                    self.pages[i as usize].flags &= !RA_MARK;
+                                    ok &= self.ondemand(t, lpn, hi - lpn, true, lo, hi);
+                                }
+                                self.stats.hits += (f & UPTODATE != 0) as u64;
+                                self.stats.misses += (f & UPTODATE == 0) as u64;
+                            }
+                            _ => {
+                                self.stats.misses += 1;
+                                ok &= if self.ra_max > 0 {
+                                    self.ondemand(t, lpn, hi - lpn, false, lo, hi)
+                                } else {
+                                    self.read_missing(t, lpn, hi - lpn, None)
+                                };
+                            }
+                        }
+                        if !ok {
+                            break;
+                        }
+                        lpn += 1;
+                    }
+                    self.threads[t].ra.prev = hi;
+                    for lpn in lo..hi {
+                        self.wait_page_io(t, lpn);
+                    }
+                    if !ok {
+                        // Reclaim found nothing to evict: wait for I/O to end.
+                        self.stats.reclaim_waits += 1;
+                        if self.threads[t].waits == 0 {
+                            self.wait_any(t);
+                        }
+                        return;
+                    }
+                    self.threads[t].stage = Stage::ReadCopy;
+                }
+                Stage::ReadCopy => {
+                    let r = self.threads[t].op.unwrap();
+                    let (lo, hi) = Self::span(&r);
+                    let mut missing = false;
+                    for lpn in lo..hi {
+                        match self.map.get(&lpn).copied() {
+                            Some(i) if self.pages[i as usize].flags & UPTODATE != 0 => self.touch(i),
+                            _ => missing = true,
+                        }
+                    }
+                    if missing {
+                        // Evicted before the thread ran again: read it anew.
+                        self.threads[t].stage = Stage::ReadStart;
+                        continue;
+                    }
+                    self.stats.bytes_read += r.bytes();
+                    self.threads[t].until = self.now + self.copy_time(r.bytes());
+                    self.threads[t].stage = Stage::Complete;
+                }
+                Stage::WriteStart => {
+                    let r = self.threads[t].op.unwrap();
+                    let (lo, hi) = Self::span(&r);
+                    // A partial first or last page not in the cache is read
+                    // first (write_begin).
+                    let mut edges = vec![];
+                    if r.lba % SPP != 0 {
+                        edges.push(lo);
+                    }
+                    if (r.lba + r.sectors as u64) % SPP != 0 && (edges.is_empty() || hi - 1 != lo) {
+                        edges.push(hi - 1);
+                    }
+                    let mut ok = true;
+                    for lpn in edges {
+                        let up = self
+                            .map
+                            .get(&lpn)
+                            .is_some_and(|&i| self.pages[i as usize].flags & (UPTODATE | LOCKED) != 0);
+                        if !up {
+                            ok &= self.read_missing(t, lpn, 1, None);
+                            self.stats.rmw_reads += 1;
+                        }
+                        self.wait_page_io_read(t, lpn);
+                    }
+                    if !ok {
+                        self.stats.reclaim_waits += 1;
+                        if self.threads[t].waits == 0 {
+                            self.wait_any(t);
+                        }
+                        return;
+                    }
+                    self.threads[t].stage = Stage::WriteDirty;
+                }
+                Stage::WriteDirty => {
+                    let r = self.threads[t].op.unwrap();
+                    let (lo, hi) = Self::span(&r);
+                    for lpn in lo..hi {
+                        let Some(i) = self.get_or_insert(lpn) else {
+                            self.stats.reclaim_waits += 1;
+                            self.wait_any(t);
+                            return;
+                        };
+                        if self.pages[i as usize].flags & LOCKED != 0 {
+                            // A read of the page is in flight: wait for it.
+                            self.wait_page_io(t, lpn);
+                            return;
+                        }
+                        self.pages[i as usize].flags |= UPTODATE;
+                        self.touch(i);
+                        self.set_dirty(i);
+                    }
+                    self.stats.bytes_written += r.bytes();
+                    self.threads[t].until = self.now + self.copy_time(r.bytes());
+                    self.threads[t].stage = Stage::WriteCopied;
+                }
+                Stage::WriteCopied => {
+                    // balance_dirty_pages
+                    if self.nr_dirty() > self.bg_thresh {
+                        self.flusher_bg = true;
+                    }
+                    if self.nr_dirty() + self.nr_wb > self.dirty_thresh {
+                        self.flusher_bg = true;
+                        let th = &mut self.threads[t];
+                        th.stage = Stage::Throttle;
+                        th.throttled_since = self.now;
+                        continue;
+                    }
+                    let th = &mut self.threads[t];
+                    th.writes += 1;
+                    th.stage = if self.io.sync {
+                        Stage::SyncStart
+                    } else {
+                        Stage::Complete
+                    };
+                }
+                Stage::Throttle => {
+                    let th = &mut self.threads[t];
+                    let w = self.now.0 - th.throttled_since.0;
+                    self.stats.throttled += 1;
+                    self.stats.throttle_ns += w as u128;
+                    self.stats.throttle_max_ns = self.stats.throttle_max_ns.max(w);
+                    // The thread's stall counts in the call's latency.
+                    th.stage = Stage::WriteCopied;
+                }
+                Stage::SyncStart => {
+                    // fsync of the inode (a Flush call, fsync=N, end_fsync)
+                    // or O_SYNC of the pages just written.
+                    let th = &self.threads[t];
+                    let whole = th.own_fsync || th.op.is_none_or(|r| r.op == IoOp::Flush);
+                    let reason = if whole { WB_FSYNC } else { WB_SYNC_WRITE };
+                    let candidates: Vec<u64> = if whole {
+                        self.dirty.iter().copied().collect()
+                    } else {
+                        let (lo, hi) = Self::span(&th.op.unwrap());
+                        (lo..hi).collect()
+                    };
+                    let mut now_w = Vec::new();
+                    let mut deferred = Vec::new();
+                    for &lpn in &candidates {
+                        if let Some(&i) = self.map.get(&lpn) {
+                            let f = self.pages[i as usize].flags;
+                            if f & DIRTY != 0 && f & WRITEBACK == 0 {
+                                now_w.push(lpn);
+                            } else if f & DIRTY != 0 {
+                                deferred.push(lpn);
+                            }
+                        }
+                    }
+                    // Wait for every page under writeback (of the inode, or
+                    // of the range).
+                    if whole {
+                        let mut n = 0;
+                        for io in self.ios.values_mut() {
+                            if io.kind == IoKind::Write && !io.waiters.contains(&(t as u32)) {
+                                io.waiters.push(t as u32);
+                                n += 1;
+                            }
+                        }
+                        self.threads[t].waits += n;
+                    } else {
+                        for &lpn in &candidates {
+                            self.wait_page_io_write(t, lpn);
+                        }
+                    }
+                    self.write_runs(t, &now_w, reason, Some(t));
+                    self.threads[t].deferred = deferred;
+                    self.threads[t].stage = Stage::SyncWait;
+                }
+                Stage::SyncWait => {
+                    let deferred = std::mem::take(&mut self.threads[t].deferred);
+                    if deferred.is_empty() {
+                        self.submit(t, IoKind::Flush, 0, 0, Some(t));
+                        self.stats.flushes += 1;
+                        self.threads[t].stage = Stage::SyncFlushed;
+                        continue;
+                    }
+                    let th = &self.threads[t];
+                    let whole = th.own_fsync || th.op.is_none_or(|r| r.op == IoOp::Flush);
+                    let reason = if whole { WB_FSYNC } else { WB_SYNC_WRITE };
+                    let mut now_w = Vec::new();
+                    let mut again = Vec::new();
+                    for lpn in deferred {
+                        if let Some(&i) = self.map.get(&lpn) {
+                            let f = self.pages[i as usize].flags;
+                            if f & DIRTY != 0 && f & WRITEBACK == 0 {
+                                now_w.push(lpn);
+                            } else if f & DIRTY != 0 {
+                                again.push(lpn);
+                                self.wait_page_io_write(t, lpn);
+                            }
+                        }
+                    }
+                    self.write_runs(t, &now_w, reason, Some(t));
+                    self.threads[t].deferred = again;
+                }
+                Stage::SyncFlushed => self.threads[t].stage = Stage::Complete,
+                Stage::TrimStart => {
+                    let r = self.threads[t].op.unwrap();
+                    let (lo, hi) = Self::span(&r);
+                    for lpn in lo..hi {
+                        self.wait_page_io(t, lpn);
+                    }
+                    self.threads[t].stage = Stage::TrimDrop;
+                }
+                Stage::TrimDrop => {
+                    let r = self.threads[t].op.unwrap();
+                    let (lo, hi) = Self::span(&r);
+                    if self.pages_busy(lo, hi) {
+                        for lpn in lo..hi {
+                            self.wait_page_io(t, lpn);
+                        }
+                        continue;
+                    }
+                    // Whole pages only leave the cache; partial ones keep
+                    // their (stale) data, as truncate_inode_pages_range zeroes
+                    // them.
+                    let (flo, fhi) = (r.lba.div_ceil(SPP), (r.lba + r.sectors as u64) / SPP);
+                    for lpn in flo..fhi {
+                        if let Some(i) = self.map.remove(&lpn) {
+                            self.clear_dirty(i);
+                            self.lru_unlink(i);
+                            self.free.push(i);
+                        }
+                    }
+                    // The trim itself, sector-exact, as the call gave it.
+                    let tag = self.new_tag();
+                    self.ios.insert(
+                        tag,
+                        Io {
+                            kind: IoKind::Trim,
+                            lpn: lo,
+                            n: 0,
+                            submitter: t as u32,
+                            waiters: vec![t as u32],
+                        },
+                    );
+                    self.threads[t].waits += 1;
+                    let stream = self.threads[t].stream;
+                    self.outbox[t].push_back(HostRequest { arrival: self.now, tag, stream, ..r });
+                    self.stats.trims += 1;
+                    self.threads[t].stage = Stage::Complete;
+                }
+                Stage::Complete => {
+                    let th = &mut self.threads[t];
+                    let lat = self.now.0 - th.started.0;
+                    let kind = match th.op {
+                        Some(r) => match r.op {
+                            IoOp::Read => 0,
+                            IoOp::Write => 1,
+                            IoOp::Trim => 2,
+                            IoOp::Flush => 3,
+                        },
+                        // fio's fsync=N or end_fsync: a call of the thread's own.
+                        None => 3,
+                    };
+                    self.stats.lat[kind].record(lat);
+                    if th.op.is_some() {
+                        self.outstanding -= 1;
+                    }
+                    self.stats.last_end = self.now;
+                    let fsync_due =
+                        kind == 1 && self.io.fsync > 0 && !self.io.sync && th.writes % self.io.fsync == 0;
+                    th.op = None;
+                    th.own_fsync = fsync_due;
+                    if fsync_due {
+                        th.started = self.now;
+                        th.deferred.clear();
+                        th.stage = Stage::SyncStart;
+                    } else {
+                        th.stage = Stage::Idle;
+                    }
+                }
+                Stage::Done => return,
+            }
+        }
+    }
+
+    fn pages_busy(&self, lo: u64, hi: u64) -> bool {
+        (lo..hi).any(|lpn| {
+            self.map
+                .get(&lpn)
+                .is_some_and(|&i| self.pages[i as usize].io != NONE)
+        })
+    }
+
+    /// Wait for a read in flight on `lpn` (not for a writeback).
+    fn wait_page_io_read(&mut self, t: usize, lpn: u64) {
+        if let Some(&i) = self.map.get(&lpn) {
+            if self.pages[i as usize].flags & LOCKED != 0 {
+                self.wait_page_io(t, lpn);
+            }
+        }
+    }
+    /// Wait for a writeback in flight on `lpn`.
+    fn wait_page_io_write(&mut self, t: usize, lpn: u64) {
+        if let Some(&i) = self.map.get(&lpn) {
+            if self.pages[i as usize].flags & WRITEBACK != 0 {
+                self.wait_page_io(t, lpn);
+            }
+        }
+    }
+    /// Wait for the next completion (reclaim found nothing to evict); the
+    /// flusher writes meanwhile, so that dirty pages become evictable.
+    fn wait_any(&mut self, t: usize) {
+        self.reclaim_waiters.push(t as u32);
+        self.threads[t].waits += 1;
+        self.flusher_bg = true;
+    }
+
+    // ------------------------------------------------------------ flusher
+
+    /// The flusher's next chunk, if it is awake, has nothing queued and has
+    /// work.
+    fn flusher_step(&mut self) {
+        // The periodic wakeup is taken when due, busy or not (a busy
+        // flusher does the kupdate pass after its current work).
+        if let Some(t) = self.next_periodic {
+            if t <= self.now {
+                self.kupdate = true;
+                self.next_periodic = if self.dirty.is_empty() {
+                    None
+                } else {
+                    Some(self.now + self.period())
+                };
+            }
+        }
+        if self.asleep[0] || !self.outbox[0].is_empty() || self.flusher_stalled {
+            return;
+        }
+        if self.app_finished() {
+            return;
+        }
+        let reclaim = !self.reclaim_waiters.is_empty() && !self.dirty.is_empty();
+        let reason = if self.flusher_bg && (self.nr_dirty() > self.bg_thresh || reclaim) {
+            WB_BACKGROUND
+        } else {
+            self.flusher_bg = false;
+            let expired = self
+                .dirtied_when
+                .is_some_and(|w| w + self.expire() <= self.now);
+            if self.kupdate && expired {
+                WB_PERIODIC
+            } else {
+                self.kupdate = false;
+                return;
+            }
+        };
+        // A chunk from the cursor, wrapping, skipping pages under writeback.
+        let mut chunk = Vec::with_capacity(MAX_WRITEBACK_PAGES);
+        let from = self.cursor;
+        for &lpn in self.dirty.range(from..).chain(self.dirty.range(..from)) {
+            if chunk.len() >= MAX_WRITEBACK_PAGES {
+                break;
+            }
+            let i = self.map[&lpn];
+            if self.pages[i as usize].flags & WRITEBACK == 0 {
+                chunk.push(lpn);
+            }
+        }
+        if chunk.is_empty() {
+            self.flusher_stalled = true;
+            return;
+        }
+        // Write in ascending order from the cursor: the part before the
+        // wrap, then the part after it.
+        let last = *chunk.last().unwrap();
+        let split = chunk.iter().position(|&l| l < from).unwrap_or(chunk.len());
+        let (a, b) = chunk.split_at(split);
+        self.write_runs(0, a, reason, None);
+        self.write_runs(0, b, reason, None);
+        self.cursor = last + 1;
+    }
+
+    fn app_finished(&self) -> bool {
+        self.app_done && self.outstanding == 0 && self.threads[1..].iter().all(|t| t.stage == Stage::Done)
+    }
+
+    /// Run every thread and the flusher until nothing moves.
+    fn step(&mut self) -> Result<(), SourceError> {
+        if self.start.is_none() {
+            self.start = Some(self.now);
+        }
+        loop {
+            self.fetch()?;
+            let before = self.progress_mark();
+            for t in 1..self.threads.len() {
+                self.run_thread(t);
+            }
+            self.flusher_step();
+            if self.progress_mark() == before {
+                return Ok(());
+            }
+        }
+    }
+
+    /// A fingerprint that changes whenever a step made progress.
+    fn progress_mark(&self) -> (usize, u32, u64, u64, usize) {
+        let stages: u64 = self
+            .threads
+            .iter()
+            .map(|t| t.stage as u64 + t.until.0.wrapping_mul(31))
+            .fold(0, |a, b| a.wrapping_mul(1_000_003).wrapping_add(b));
+        let queued: usize = self.outbox.iter().map(|o| o.len()).sum();
+        (queued, self.outstanding, stages, self.stats.last_end.0, self.ios.len())
+    }
+
+    /// The report's `page_cache` and `app` sections.
+    fn sections(&self, end: SimTime) -> Vec<(String, serde_json::Value)> {
+        let s = &self.stats;
+        let start = self.start.unwrap_or(SimTime::ZERO);
+        let app_end = s.last_end.max(start);
+        let secs = app_end.since(start).secs_f64();
+        let lat: Vec<LatencySummary> = s.lat.iter().map(|h| h.summary()).collect();
+        let calls: u64 = lat.iter().map(|l| l.count).sum();
+        let per_s = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
+        let reasons = |a: &[u64; 4]| {
+            serde_json::json!({
+                "background": a[WB_BACKGROUND],
+                "periodic": a[WB_PERIODIC],
+                "fsync": a[WB_FSYNC],
+                "sync_write": a[WB_SYNC_WRITE],
+            })
+        };
+        let wb_pages: u64 = s.wb_pages.iter().sum();
+        let wb_reqs: u64 = s.wb_requests.iter().sum();
+        let looked = s.hits + s.misses;
+        let _ = end;
+        vec![
+            (
+                "app".to_string(),
+                serde_json::json!({
+                    "calls": calls,
+                    "reads": lat[0].count,
+                    "writes": lat[1].count,
+                    "trims": lat[2].count,
+                    "fsyncs": lat[3].count,
+                    "bytes_read": s.bytes_read,
+                    "bytes_written": s.bytes_written,
+                    "time_s": secs,
+                    "iops": per_s(calls - lat[3].count),
+                    "mbps": if secs > 0.0 { (s.bytes_read + s.bytes_written) as f64 / secs / 1e6 } else { 0.0 },
+                    "latency_us": {
+                        "read": lat[0],
+                        "write": lat[1],
+                        "trim": lat[2],
+                        "fsync": lat[3],
+                    },
+                }),
+            ),
+            (
+                "page_cache".to_string(),
+                serde_json::json!({
+                    "size_bytes": self.cfg.size.0,
+                    "background_thresh_pages": self.bg_thresh,
+                    "dirty_thresh_pages": self.dirty_thresh,
+                    "hits": s.hits,
+                    "misses": s.misses,
+                    "hit_ratio": if looked > 0 { s.hits as f64 / looked as f64 } else { 0.0 },
+                    "read_requests": s.read_requests,
+                    "read_pages": s.read_pages,
+                    "readahead_pages": s.readahead_pages,
+                    "rmw_reads": s.rmw_reads,
+                    "evictions": s.evictions,
+                    "dirty_max_pages": s.dirty_max,
+                    "writeback": {
+                        "pages": wb_pages,
+                        "requests": wb_reqs,
+                        "pages_per_request": if wb_reqs > 0 { wb_pages as f64 / wb_reqs as f64 } else { 0.0 },
+                        "pages_by_reason": reasons(&s.wb_pages),
+                        "requests_by_reason": reasons(&s.wb_requests),
+                    },
+                    "flushes": s.flushes,
+                    "trims": s.trims,
+                    "throttled": {
+                        "count": s.throttled,
+                        "total_s": s.throttle_ns as f64 * 1e-9,
+                        "mean_us": if s.throttled > 0 { s.throttle_ns as f64 / s.throttled as f64 / 1e3 } else { 0.0 },
+                        "max_us": s.throttle_max_ns as f64 / 1e3,
+                    },
+                    "reclaim_waits": s.reclaim_waits,
+                    "dirty_at_end_bytes": self.nr_dirty() * PAGE,
+                    "writeback_at_end_bytes": self.nr_wb * PAGE,
+                }),
+            ),
+        ]
+    }
+}
+
+impl Thread {
+    fn new(stream: u32) -> Thread {
+        Thread {
+            stream,
+            queue: VecDeque::new(),
+            op: None,
+            own_fsync: false,
+            stage: Stage::Idle,
+            waits: 0,
+            until: SimTime::ZERO,
+            started: SimTime::ZERO,
+            throttled_since: SimTime::ZERO,
+            deferred: Vec::new(),
+            ra: Ra::default(),
+            writes: 0,
+            ended: false,
+        }
+    }
+}
+
+impl<S: RequestSource> RequestSource for PageCache<S> {
+    fn timing(&self) -> Timing {
+        Timing::Reactive
+    }
+    fn next_request(&mut self) -> Option<Result<HostRequest, SourceError>> {
+        None
+    }
+    fn notes(&self) -> Vec<(String, u64)> {
+        let mut n = self.app.notes();
+        if self.app_done && !self.dirty.is_empty() {
+            n.push(("page_cache_dirty_pages_left_at_end".into(), self.nr_dirty()));
+        }
+        n
+    }
+    fn poll(&mut self, now: SimTime) -> Option<Result<HostRequest, SourceError>> {
+        self.now = now;
+        if let Err(e) = self.step() {
+            return Some(Err(e));
+        }
+        for (k, q) in self.outbox.iter_mut().enumerate() {
+            if !self.asleep[k] {
+                if let Some(r) = q.pop_front() {
+                    return Some(Ok(r));
+                }
+            }
+        }
+        None
+    }
+    fn event(&mut self, ev: HostEvent, now: SimTime) {
+        self.now = now;
+        match ev {
+            HostEvent::Blocked(tag) => {
+                if let Some(io) = self.ios.get(&tag) {
+                    self.asleep[io.submitter as usize] = true;
+                }
+            }
+            HostEvent::Admitted(tag) => {
+                if let Some(io) = self.ios.get(&tag) {
+                    self.asleep[io.submitter as usize] = false;
+                }
+            }
+            HostEvent::Completed(tag) => {
+                let Some(io) = self.ios.remove(&tag) else {
+                    return;
+                };
+                self.flusher_stalled = false;
+                for k in 0..io.n as u64 {
+                    if let Some(&i) = self.map.get(&(io.lpn + k)) {
+                        let p = &mut self.pages[i as usize];
+                        if p.io != tag {
+                            continue;
+                        }
+                        p.io = NONE;
+                        match io.kind {
+                            IoKind::Read => {
+                                p.flags = (p.flags & !LOCKED) | UPTODATE;
+                            }
+                            IoKind::Write => {
+                                p.flags &= !WRITEBACK;
+                                self.nr_wb -= 1;
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                for w in io.waiters.into_iter().chain(self.reclaim_waiters.drain(..)) {
+                    self.threads[w as usize].waits -= 1;
+                }
+            }
+        }
+    }
+    fn wake_at(&self) -> Option<SimTime> {
+        let threads = self.threads[1..]
+            .iter()
+            .filter(|t| t.waits == 0 && t.until > self.now)
+            .map(|t| t.until)
+            .min();
+        let periodic = if self.app_finished() { None } else { self.next_periodic };
+        match (threads, periodic) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+    fn finished(&self) -> bool {
+        self.app_finished() && self.outbox.iter().all(|q| q.is_empty())
+    }
+    fn report_sections(&self, end: SimTime) -> Vec<(String, serde_json::Value)> {
+        self.sections(end)
+    }
+}
