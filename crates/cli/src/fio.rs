@@ -437,29 +437,37 @@ mod tests {
         let p = |t: &str| parse_str(t, "t.fio", &WorkloadConfig::default());
         let (w, _) = p("[j]
 rw=write
-").unwrap();
+")
+        .unwrap();
         assert!(!w.direct, "fio's default is direct=0");
         let (w, _) = p("[j]
 rw=write
 buffered=0
-").unwrap();
+")
+        .unwrap();
         assert!(w.direct);
         let (w, _) = p("[j]
 rw=write
 sync=dsync
 fsync=32
 end_fsync=1
-").unwrap();
+")
+        .unwrap();
         assert!(w.sync && w.fsync == 32 && w.end_fsync && !w.direct);
         let e = p("[j]
 rw=write
 direct=yes
-").unwrap_err();
-        assert!(e.to_string().contains("t.fio:3") && e.to_string().contains("direct"), "{e}");
+")
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("t.fio:3") && e.to_string().contains("direct"),
+            "{e}"
+        );
         let e = p("[j]
 rw=write
 sync=maybe
-").unwrap_err();
+")
+        .unwrap_err();
         assert!(e.to_string().contains("sync"), "{e}");
     }
     #[test]

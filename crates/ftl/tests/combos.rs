@@ -641,7 +641,9 @@ impl Ledger {
         // that plugs reorder the requests of one open-loop instant (sorted
         // by stream, then sector).
         let i = (self.first..self.emitted.len())
-            .take_while(|&j| j == self.first || self.open_loop && self.emitted[j].arrival == head.arrival)
+            .take_while(|&j| {
+                j == self.first || self.open_loop && self.emitted[j].arrival == head.arrival
+            })
             .find(|&j| !self.matched[j] && same(&self.emitted[j]));
         let Some(i) = i else {
             return self.err(format!(

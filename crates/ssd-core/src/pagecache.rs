@@ -142,7 +142,10 @@ impl PageCacheConfig {
             return Err(invalid("page_cache.size", "more than 16 TiB"));
         }
         for (f, v) in [
-            ("page_cache.dirty_background_ratio", self.dirty_background_ratio),
+            (
+                "page_cache.dirty_background_ratio",
+                self.dirty_background_ratio,
+            ),
             ("page_cache.dirty_ratio", self.dirty_ratio),
         ] {
             if v > 100 {
@@ -157,7 +160,10 @@ impl PageCacheConfig {
         }
         for (f, v) in [
             ("page_cache.dirty_bytes", self.dirty_bytes.0),
-            ("page_cache.dirty_background_bytes", self.dirty_background_bytes.0),
+            (
+                "page_cache.dirty_background_bytes",
+                self.dirty_background_bytes.0,
+            ),
         ] {
             if v > self.size.0 {
                 return Err(invalid(
@@ -649,13 +655,22 @@ impl<S: RequestSource> PageCache<S> {
 
     /// Submit the pages of `lpns` (sorted) as writes in contiguous runs of
     /// at most `max_req_pages`; returns the pages submitted.
-    fn write_runs(&mut self, sub: usize, lpns: &[u64], reason: usize, waiter: Option<usize>) -> u64 {
+    fn write_runs(
+        &mut self,
+        sub: usize,
+        lpns: &[u64],
+        reason: usize,
+        waiter: Option<usize>,
+    ) -> u64 {
         let mut k = 0;
         let mut total = 0;
         while k < lpns.len() {
             let s = lpns[k];
             let mut e = k + 1;
-            while e < lpns.len() && lpns[e] == lpns[e - 1] + 1 && (e - k) as u64 <= self.max_req_pages - 1 {
+            while e < lpns.len()
+                && lpns[e] == lpns[e - 1] + 1
+                && ((e - k) as u64) < self.max_req_pages
+            {
                 e += 1;
             }
             let n = (e - k) as u32;
@@ -749,13 +764,25 @@ impl<S: RequestSource> PageCache<S> {
 
     /// `ondemand_readahead` for a miss (`hit_marker` false) or a hit on the
     /// readahead marker at page `index`, with `req` pages of the call left.
-    fn ondemand(&mut self, t: usize, index: u64, req: u64, hit_marker: bool, req_lo: u64, req_hi: u64) -> bool {
+    fn ondemand(
+        &mut self,
+        t: usize,
+        index: u64,
+        req: u64,
+        hit_marker: bool,
+        req_lo: u64,
+        req_hi: u64,
+    ) -> bool {
         let max = self.ra_max.max(req.min(self.max_req_pages));
         let mut ra = self.threads[t].ra;
         let initial = |ra: &mut Ra| {
             ra.start = index;
             ra.size = Self::init_ra_size(req, max);
-            ra.async_size = if ra.size > req { ra.size - req } else { ra.size };
+            ra.async_size = if ra.size > req {
+                ra.size - req
+            } else {
+                ra.size
+            };
         };
         if index == 0 {
             initial(&mut ra);
@@ -954,7 +981,9 @@ impl<S: RequestSource> PageCache<S> {
                     let mut missing = false;
                     for lpn in lo..hi {
                         match self.map.get(&lpn).copied() {
-                            Some(i) if self.pages[i as usize].flags & UPTODATE != 0 => self.touch(i),
+                            Some(i) if self.pages[i as usize].flags & UPTODATE != 0 => {
+                                self.touch(i)
+                            }
                             _ => missing = true,
                         }
                     }
@@ -973,18 +1002,19 @@ impl<S: RequestSource> PageCache<S> {
                     // A partial first or last page not in the cache is read
                     // first (write_begin).
                     let mut edges = vec![];
-                    if r.lba % SPP != 0 {
+                    if !r.lba.is_multiple_of(SPP) {
                         edges.push(lo);
                     }
-                    if (r.lba + r.sectors as u64) % SPP != 0 && (edges.is_empty() || hi - 1 != lo) {
+                    if !(r.lba + r.sectors as u64).is_multiple_of(SPP)
+                        && (edges.is_empty() || hi - 1 != lo)
+                    {
                         edges.push(hi - 1);
                     }
                     let mut ok = true;
                     for lpn in edges {
-                        let up = self
-                            .map
-                            .get(&lpn)
-                            .is_some_and(|&i| self.pages[i as usize].flags & (UPTODATE | LOCKED) != 0);
+                        let up = self.map.get(&lpn).is_some_and(|&i| {
+                            self.pages[i as usize].flags & (UPTODATE | LOCKED) != 0
+                        });
                         if !up {
                             ok &= self.read_missing(t, lpn, 1, None);
                             self.stats.rmw_reads += 1;
@@ -1165,7 +1195,12 @@ impl<S: RequestSource> PageCache<S> {
                     );
                     self.threads[t].waits += 1;
                     let stream = self.threads[t].stream;
-                    self.outbox[t].push_back(HostRequest { arrival: self.now, tag, stream, ..r });
+                    self.outbox[t].push_back(HostRequest {
+                        arrival: self.now,
+                        tag,
+                        stream,
+                        ..r
+                    });
                     self.stats.trims += 1;
                     self.threads[t].stage = Stage::Complete;
                 }
@@ -1187,8 +1222,10 @@ impl<S: RequestSource> PageCache<S> {
                         self.outstanding -= 1;
                     }
                     self.stats.last_end = self.now;
-                    let fsync_due =
-                        kind == 1 && self.io.fsync > 0 && !self.io.sync && th.writes % self.io.fsync == 0;
+                    let fsync_due = kind == 1
+                        && self.io.fsync > 0
+                        && !self.io.sync
+                        && th.writes.is_multiple_of(self.io.fsync);
                     th.op = None;
                     th.own_fsync = fsync_due;
                     if fsync_due {
@@ -1301,7 +1338,9 @@ impl<S: RequestSource> PageCache<S> {
     }
 
     fn app_finished(&self) -> bool {
-        self.app_done && self.outstanding == 0 && self.threads[1..].iter().all(|t| t.stage == Stage::Done)
+        self.app_done
+            && self.outstanding == 0
+            && self.threads[1..].iter().all(|t| t.stage == Stage::Done)
     }
 
     /// Run every thread and the flusher until nothing moves.
@@ -1330,7 +1369,13 @@ impl<S: RequestSource> PageCache<S> {
             .map(|t| t.stage as u64 + t.until.0.wrapping_mul(31))
             .fold(0, |a, b| a.wrapping_mul(1_000_003).wrapping_add(b));
         let queued: usize = self.outbox.iter().map(|o| o.len()).sum();
-        (queued, self.outstanding, stages, self.stats.last_end.0, self.ios.len())
+        (
+            queued,
+            self.outstanding,
+            stages,
+            self.stats.last_end.0,
+            self.ios.len(),
+        )
     }
 
     /// The report's `page_cache` and `app` sections.
@@ -1512,7 +1557,11 @@ impl<S: RequestSource> RequestSource for PageCache<S> {
             .filter(|t| t.waits == 0 && t.until > self.now)
             .map(|t| t.until)
             .min();
-        let periodic = if self.app_finished() { None } else { self.next_periodic };
+        let periodic = if self.app_finished() {
+            None
+        } else {
+            self.next_periodic
+        };
         match (threads, periodic) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),

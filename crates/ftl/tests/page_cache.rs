@@ -1,0 +1,328 @@
+//! The page cache and writeback on the real engine, checked by what the
+//! device sees: writeback waits for its thresholds and for expiry, writers
+//! are throttled to the device's pace, fsync and O_SYNC write and flush
+//! before they return, readahead turns a sequential stream of small reads
+//! into few large ones (and leaves random reads alone), and every
+//! application call completes exactly once.
+
+use serde_json::Value;
+use ssd_core::config::SsdConfig;
+use ssd_core::observer::Observer;
+use ssd_core::pagecache::{AppIo, PageCache, PageCacheConfig, PAGE};
+use ssd_core::scheds::build_sched;
+use ssd_core::stats::Report;
+use ssd_core::units::{SimTime, Size};
+use ssd_core::workload::{FioGen, IoOp, RwMode, WorkloadConfig};
+use ssd_core::Simulation;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// Block requests the device completed: (op, bytes, arrival, done).
+type Log = Rc<RefCell<Vec<(IoOp, u64, SimTime, SimTime)>>>;
+
+struct Record(Log);
+impl Observer for Record {
+    fn request_done(&mut self, op: IoOp, bytes: u64, arrival: SimTime, done: SimTime) {
+        self.0.borrow_mut().push((op, bytes, arrival, done));
+    }
+}
+
+fn device() -> SsdConfig {
+    let mut c = SsdConfig::default();
+    c.nand.blocks_per_plane = 256;
+    c
+}
+
+fn cache(size_mib: u64) -> PageCacheConfig {
+    PageCacheConfig {
+        size: Size::mib(size_mib),
+        ..Default::default()
+    }
+}
+
+fn workload(rw: RwMode, bs: u64, n: u64) -> WorkloadConfig {
+    WorkloadConfig {
+        rw,
+        bs: Size(bs),
+        number_ios: Some(n),
+        iodepth: 1,
+        direct: false,
+        ..Default::default()
+    }
+}
+
+fn run(
+    c: &SsdConfig,
+    w: &WorkloadConfig,
+    pc: &PageCacheConfig,
+    io: AppIo,
+) -> (Report, Vec<(IoOp, u64, SimTime, SimTime)>) {
+    let s = c.validate().unwrap();
+    let ftl = ftl::build(&s).unwrap();
+    let sched = build_sched(&c.sched, s.logical_bytes() / 512).unwrap();
+    let app = FioGen::new(w, s.logical_bytes(), 7);
+    let src = PageCache::new(app, pc, io, s.logical_bytes(), c.sched.max_request.0).unwrap();
+    let log: Log = Rc::default();
+    let mut sim = Simulation::new(s, ftl, src, sched, Record(log.clone()));
+    let r = sim.run().unwrap();
+    let l = log.borrow().clone();
+    (r, l)
+}
+
+fn get(r: &Report, path: &[&str]) -> f64 {
+    let mut v: &Value = &r.extra[path[0]];
+    for k in &path[1..] {
+        v = &v[*k];
+    }
+    v.as_f64()
+        .unwrap_or_else(|| panic!("{path:?} missing in {:?}", r.extra))
+}
+
+/// Writes that dirty less than the background threshold leave nothing for
+/// background writeback; the dirty data stays in the cache while it is
+/// younger than dirty_expire_centisecs. Above the threshold, background
+/// writeback starts, and dirty data never exceeds the dirty threshold.
+#[test]
+fn writeback_waits_for_its_thresholds() {
+    let c = device();
+    let pc = cache(64); // background 1,638 pages, dirty 3,276
+    let (bg, dirty) = pc.thresholds();
+    assert_eq!((bg, dirty), (16384 * 10 / 100, 16384 * 20 / 100));
+    // 1,000 pages: under the background threshold, all done in well under
+    // the 30 s expiry.
+    let (r, log) = run(
+        &c,
+        &workload(RwMode::Write, PAGE, 1000),
+        &pc,
+        AppIo::default(),
+    );
+    assert_eq!(get(&r, &["app", "writes"]), 1000.0);
+    assert!(log.is_empty(), "no block I/O expected: {log:?}");
+    assert_eq!(
+        get(&r, &["page_cache", "dirty_at_end_bytes"]),
+        1000.0 * PAGE as f64
+    );
+    // 20,000 pages: background writeback, from the background threshold on.
+    let (r, log) = run(
+        &c,
+        &workload(RwMode::Write, PAGE, 20_000),
+        &pc,
+        AppIo::default(),
+    );
+    assert_eq!(get(&r, &["app", "writes"]), 20_000.0);
+    let bgp = get(
+        &r,
+        &["page_cache", "writeback", "pages_by_reason", "background"],
+    );
+    assert!(bgp > 0.0);
+    let written: u64 = log.iter().map(|e| e.1).sum();
+    assert_eq!(written as f64, bgp * PAGE as f64);
+    assert!(get(&r, &["page_cache", "dirty_max_pages"]) <= dirty as f64);
+    // The first writeback is submitted once the background threshold is
+    // crossed: at the copy of page bg + 1 (1.024 us per 4 KiB at 4 GB/s).
+    let first = log.iter().map(|e| e.2).min().unwrap();
+    let copy_ns = (PAGE as f64 / 4000e6 * 1e9).round() as u64;
+    assert_eq!(first.0, (bg + 1) * copy_ns, "first writeback at {first:?}");
+    // Writeback is sorted and merged into max_sectors_kb requests.
+    let max = c.sched.max_request.0;
+    assert!(log.iter().all(|e| e.1 <= max));
+    assert!(log.iter().filter(|e| e.1 == max).count() * 2 > log.len());
+}
+
+/// Dirty data older than dirty_expire_centisecs is written by the periodic
+/// flusher, and not before.
+#[test]
+fn dirty_data_expires() {
+    let c = device();
+    let mut pc = cache(64);
+    pc.dirty_expire_centisecs = 5; // 50 ms
+    pc.dirty_writeback_centisecs = 1; // the flusher wakes every 10 ms
+                                      // Mixed reads and writes over 1 GiB: slow enough (reads miss and go
+                                      // to flash) to last longer than the expiry, with few dirty pages.
+    let mut w = workload(RwMode::RandRw, PAGE, 40_000);
+    w.size = Some(Size::gib(1));
+    w.rwmixread = 99;
+    let (r, log) = run(&c, &w, &pc, AppIo::default());
+    let t = get(&r, &["app", "time_s"]);
+    assert!(t > 0.2, "the run must outlast the expiry: {t} s");
+    let periodic = get(
+        &r,
+        &["page_cache", "writeback", "pages_by_reason", "periodic"],
+    );
+    assert!(periodic > 0.0);
+    assert_eq!(
+        get(
+            &r,
+            &["page_cache", "writeback", "pages_by_reason", "background"]
+        ),
+        0.0
+    );
+    // The first write reaches the device no earlier than 50 ms after the
+    // first dirtying (which is at most a few ms into the run) and no later
+    // than one flusher period after it expired.
+    let first = log
+        .iter()
+        .filter(|e| e.0 == IoOp::Write)
+        .map(|e| e.2)
+        .min()
+        .unwrap();
+    assert!(
+        (50_000_000..=80_000_000).contains(&first.0),
+        "first writeback at {first:?}"
+    );
+}
+
+/// A writer that outruns the device is throttled at dirty_ratio: over a
+/// long sequential write, the application writes at the device's write
+/// bandwidth, not at memory speed.
+#[test]
+fn writers_are_throttled_to_the_device() {
+    let c = device();
+    let pc = cache(64);
+    let n = 60_000u64;
+    let (r, log) = run(&c, &workload(RwMode::Write, PAGE, n), &pc, AppIo::default());
+    assert!(get(&r, &["page_cache", "throttled", "count"]) > 0.0);
+    let app_mbps = get(&r, &["app", "mbps"]);
+    let dev_bytes: u64 = log.iter().map(|e| e.1).sum();
+    let span = log.iter().map(|e| e.3).max().unwrap().0 as f64 * 1e-9;
+    let dev_mbps = dev_bytes as f64 / span / 1e6;
+    assert!(
+        app_mbps < 1.25 * dev_mbps && app_mbps > 0.75 * dev_mbps,
+        "application {app_mbps} MB/s, device {dev_mbps} MB/s"
+    );
+    // Memory speed would be 4,000 MB/s.
+    assert!(app_mbps < 1000.0, "{app_mbps}");
+}
+
+/// fsync=1: every write is written back and flushed before the next call;
+/// O_SYNC the same, inside the write.
+#[test]
+fn fsync_and_o_sync_write_and_flush() {
+    let c = device();
+    let pc = cache(64);
+    let w = workload(RwMode::RandWrite, PAGE, 500);
+    for io in [
+        AppIo {
+            fsync: 1,
+            ..Default::default()
+        },
+        AppIo {
+            sync: true,
+            ..Default::default()
+        },
+    ] {
+        let (r, log) = run(&c, &w, &pc, io);
+        let writes = log.iter().filter(|e| e.0 == IoOp::Write).count();
+        let flushes = log.iter().filter(|e| e.0 == IoOp::Flush).count();
+        assert_eq!((writes, flushes), (500, 500), "{io:?}");
+        assert_eq!(get(&r, &["page_cache", "dirty_at_end_bytes"]), 0.0);
+        // Each call waited for its write and flush: the device never had
+        // two requests at once.
+        let mut ev: Vec<(u64, i32)> = log
+            .iter()
+            .flat_map(|e| [(e.2 .0, 1), (e.3 .0, -1)])
+            .collect();
+        ev.sort_by_key(|&(t, d)| (t, d));
+        let mut depth = 0;
+        for (_, d) in ev {
+            depth += d;
+            assert!(depth <= 1, "{io:?}: overlapping requests");
+        }
+        if io.fsync > 0 {
+            assert_eq!(get(&r, &["app", "fsyncs"]), 500.0);
+            // The write itself is a memory copy.
+            assert!(get(&r, &["app", "latency_us", "write", "max"]) < 5.0);
+        } else {
+            assert!(get(&r, &["app", "latency_us", "write", "mean"]) > 10.0);
+        }
+    }
+}
+
+/// Sequential 4 KiB reads leave as read_ahead_kb requests (the window
+/// ramps 16, 32 pages; later windows are 128 KiB); random 4 KiB reads are
+/// read as they are.
+#[test]
+fn readahead_follows_sequential_reads_only() {
+    let c = device();
+    let pc = cache(64);
+    let n = 4096u64; // 16 MiB
+    let (r, log) = run(&c, &workload(RwMode::Read, PAGE, n), &pc, AppIo::default());
+    assert_eq!(get(&r, &["app", "reads"]), n as f64);
+    let bytes: u64 = log.iter().map(|e| e.1).sum();
+    assert!(
+        bytes >= n * PAGE && bytes <= n * PAGE + 2 * 128 * 1024,
+        "{bytes}"
+    );
+    let big = log.iter().filter(|e| e.1 == 128 * 1024).count();
+    assert!(
+        big * 10 >= log.len() * 9,
+        "{} of {} requests are 128 KiB",
+        big,
+        log.len()
+    );
+    assert!(get(&r, &["page_cache", "hit_ratio"]) > 0.95);
+
+    let mut w = workload(RwMode::RandRead, PAGE, 2000);
+    w.size = Some(Size::gib(1));
+    let (r, log) = run(&c, &w, &pc, AppIo::default());
+    assert!(log.iter().all(|e| e.1 == PAGE), "random reads read no more");
+    assert_eq!(get(&r, &["page_cache", "readahead_pages"]), 0.0);
+    assert_eq!(
+        log.len() as f64,
+        get(&r, &["page_cache", "misses"]),
+        "one block read per miss"
+    );
+}
+
+/// With read_ahead_kb = 0 a sequential read is read page by page.
+#[test]
+fn no_readahead_reads_what_is_asked() {
+    let c = device();
+    let mut pc = cache(64);
+    pc.read_ahead_kb = 0;
+    let (_, log) = run(
+        &c,
+        &workload(RwMode::Read, PAGE, 500),
+        &pc,
+        AppIo::default(),
+    );
+    assert_eq!(log.len(), 500);
+}
+
+/// Every call of a mixed workload through a small cache completes exactly
+/// once, whatever the scheduler, and what the flusher and fsyncs wrote plus
+/// what is left dirty accounts for every page the application dirtied at
+/// least once.
+#[test]
+fn every_call_completes_through_every_scheduler() {
+    for sched in ssd_core::scheds::SCHED_NAMES {
+        let mut c = device();
+        c.sched.kind = sched.to_string();
+        let mut pc = cache(16);
+        pc.dirty_expire_centisecs = 2;
+        pc.dirty_writeback_centisecs = 1;
+        let mut w = workload(RwMode::RandRw, 16 * 1024, 3000);
+        w.size = Some(Size::mib(64));
+        let io = AppIo {
+            fsync: 37,
+            end_fsync: true,
+            ..Default::default()
+        };
+        let (r, log) = run(&c, &w, &pc, io);
+        assert_eq!(
+            get(&r, &["app", "reads"]) + get(&r, &["app", "writes"]),
+            3000.0,
+            "{sched}"
+        );
+        // end_fsync leaves nothing dirty.
+        assert_eq!(
+            get(&r, &["page_cache", "dirty_at_end_bytes"]),
+            0.0,
+            "{sched}"
+        );
+        let wb = get(&r, &["page_cache", "writeback", "pages"]);
+        let written: u64 = log.iter().filter(|e| e.0 == IoOp::Write).map(|e| e.1).sum();
+        assert_eq!(written as f64, wb * PAGE as f64, "{sched}");
+        assert_eq!(r.host.requests as usize, log.len(), "{sched}");
+    }
+}
