@@ -326,3 +326,56 @@ fn every_call_completes_through_every_scheduler() {
         assert_eq!(r.host.requests as usize, log.len(), "{sched}");
     }
 }
+
+/// fsync writes back its own file: thread 0 dirties 100 pages of file 1
+/// while thread 1 writes 200 pages of file 2 and then fsyncs it. The fsync
+/// writes 200 pages; file 1 stays dirty. On the block device (every call
+/// on file 0) the same fsync writes all 300 pages.
+#[test]
+fn fsync_writes_back_one_file() {
+    use ssd_core::workload::{HostRequest, Timing, VecSource};
+    let c = device();
+    let s = c.validate().unwrap();
+    let call = |op, lba: u64, stream, tag| HostRequest {
+        arrival: SimTime::ZERO,
+        op,
+        lba,
+        sectors: if op == IoOp::Flush { 0 } else { 8 },
+        stream,
+        tag,
+    };
+    for (files, fsynced, left) in [(true, 200.0, 100.0), (false, 300.0, 0.0)] {
+        let ino = |f: u32| if files { f } else { 0 };
+        let mut calls: Vec<HostRequest> =
+            (0..100).map(|k| call(IoOp::Write, k * 8, 0, ino(1))).collect();
+        // Both threads start at once; thread 1's fsync comes after thread
+        // 0's last write (each write is a 1 us copy).
+        calls.extend((0..200).map(|k| call(IoOp::Write, (1 << 20) + k * 8, 1, ino(2))));
+        calls.push(call(IoOp::Flush, 0, 1, ino(2)));
+        let app = VecSource::new(calls, Timing::ClosedLoop { depth: 400 });
+        let src = PageCache::new(
+            app,
+            &cache(64),
+            AppIo::default(),
+            s.logical_bytes(),
+            c.sched.max_request.0,
+        )
+        .unwrap();
+        let ftl = ftl::build(&s).unwrap();
+        let sched = build_sched(&c.sched, s.logical_bytes() / 512).unwrap();
+        let log: Log = Rc::default();
+        let mut sim = Simulation::new(s.clone(), ftl, src, sched, Record(log.clone()));
+        let r = sim.run().unwrap();
+        assert_eq!(get(&r, &["app", "fsyncs"]), 1.0);
+        assert_eq!(
+            get(&r, &["page_cache", "writeback", "pages_by_reason", "fsync"]),
+            fsynced,
+            "files {files}"
+        );
+        assert_eq!(
+            get(&r, &["page_cache", "dirty_at_end_bytes"]),
+            left * PAGE as f64,
+            "files {files}"
+        );
+    }
+}

@@ -59,7 +59,7 @@ use crate::stats::{LatencyHist, LatencySummary};
 use crate::units::{Dur, SimTime, Size};
 use crate::workload::{HostEvent, HostRequest, IoOp, RequestSource, SourceError, Timing};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 /// The cache's page size (x86's).
 pub const PAGE: u64 = 4096;
@@ -236,11 +236,23 @@ pub struct AppIo {
 #[derive(Clone, Copy, Debug)]
 struct Page {
     lpn: u64,
+    /// The file (inode) the page belongs to.
+    ino: u32,
     flags: u8,
     /// The I/O in flight on the page (its tag), NONE if idle.
     io: u32,
     prev: u32,
     next: u32,
+}
+
+/// A file's dirty state: its dirty pages, when it was dirtied (from
+/// clean), and where its next writeback starts (the mapping's
+/// `writeback_index`).
+#[derive(Debug, Default)]
+struct Inode {
+    dirty: BTreeSet<u64>,
+    dirtied_when: SimTime,
+    cursor: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -254,6 +266,7 @@ enum IoKind {
 #[derive(Debug)]
 struct Io {
     kind: IoKind,
+    ino: u32,
     lpn: u64,
     n: u32,
     submitter: u32,
@@ -306,6 +319,9 @@ struct Thread {
     ra: Ra,
     writes: u64,
     ended: bool,
+    /// The file of the current (or last) call: the inode an fsync of the
+    /// thread's own writes back.
+    ino: u32,
 }
 
 /// Statistics of the page cache and of the application's calls.
@@ -360,10 +376,12 @@ pub struct PageCache<S: RequestSource> {
     map: HashMap<u64, u32>,
     lru_head: u32,
     lru_tail: u32,
-    dirty: BTreeSet<u64>,
+    /// Files with dirty pages, and their dirtying order (Linux's `b_dirty`:
+    /// by `dirtied_when`, then inode number).
+    inodes: BTreeMap<u32, Inode>,
+    b_dirty: BTreeSet<(SimTime, u32)>,
+    nr_dirty: u64,
     nr_wb: u64,
-    dirtied_when: Option<SimTime>,
-    cursor: u64,
     ios: HashMap<u32, Io>,
     next_tag: u32,
     threads: Vec<Thread>,
@@ -427,10 +445,10 @@ impl<S: RequestSource> PageCache<S> {
             map: HashMap::new(),
             lru_head: NONE,
             lru_tail: NONE,
-            dirty: BTreeSet::new(),
+            inodes: BTreeMap::new(),
+            b_dirty: BTreeSet::new(),
+            nr_dirty: 0,
             nr_wb: 0,
-            dirtied_when: None,
-            cursor: 0,
             ios: HashMap::new(),
             next_tag: 0,
             threads: vec![flusher],
@@ -450,7 +468,7 @@ impl<S: RequestSource> PageCache<S> {
 
     /// Dirty pages now.
     pub fn nr_dirty(&self) -> u64 {
-        self.dirty.len() as u64
+        self.nr_dirty
     }
     /// Pages under writeback now.
     pub fn nr_writeback(&self) -> u64 {
@@ -520,7 +538,7 @@ impl<S: RequestSource> PageCache<S> {
 
     /// The page of `lpn`, inserted (empty) if absent; None if the cache is
     /// full of pages that cannot be evicted.
-    fn get_or_insert(&mut self, lpn: u64) -> Option<u32> {
+    fn get_or_insert(&mut self, lpn: u64, ino: u32) -> Option<u32> {
         if let Some(&i) = self.map.get(&lpn) {
             return Some(i);
         }
@@ -529,6 +547,7 @@ impl<S: RequestSource> PageCache<S> {
         }
         let page = Page {
             lpn,
+            ino,
             flags: 0,
             io: NONE,
             prev: NONE,
@@ -549,30 +568,52 @@ impl<S: RequestSource> PageCache<S> {
         Some(i)
     }
 
-    fn set_dirty(&mut self, i: u32) {
+    /// Dirty page `i` for file `ino` (`__mark_inode_dirty`: a file that was
+    /// clean is queued on `b_dirty` now, and the flusher's periodic wakeup
+    /// is armed if it was not).
+    fn set_dirty(&mut self, i: u32, ino: u32) {
         let p = &mut self.pages[i as usize];
-        if p.flags & DIRTY == 0 {
-            p.flags |= DIRTY;
-            let lpn = p.lpn;
-            if self.dirty.is_empty() {
-                self.dirtied_when = Some(self.now);
-                if self.next_periodic.is_none() && self.cfg.dirty_writeback_centisecs > 0 {
-                    self.next_periodic = Some(self.now + self.period());
-                }
-            }
-            self.dirty.insert(lpn);
-            self.stats.dirty_max = self.stats.dirty_max.max(self.dirty.len() as u64);
+        if p.flags & DIRTY != 0 && p.ino == ino {
+            return;
         }
+        if p.flags & DIRTY != 0 {
+            // Another file's dirty page (a slot reused after a delete whose
+            // trim did not cover it): it changes hands.
+            self.clear_dirty(i);
+        }
+        let p = &mut self.pages[i as usize];
+        p.flags |= DIRTY;
+        p.ino = ino;
+        let lpn = p.lpn;
+        let now = self.now;
+        let period = self.period();
+        let node = self.inodes.entry(ino).or_default();
+        if node.dirty.is_empty() {
+            node.dirtied_when = now;
+            self.b_dirty.insert((now, ino));
+            if self.next_periodic.is_none() && self.cfg.dirty_writeback_centisecs > 0 {
+                self.next_periodic = Some(now + period);
+            }
+        }
+        node.dirty.insert(lpn);
+        self.nr_dirty += 1;
+        self.stats.dirty_max = self.stats.dirty_max.max(self.nr_dirty);
     }
     fn clear_dirty(&mut self, i: u32) {
         let p = &mut self.pages[i as usize];
-        if p.flags & DIRTY != 0 {
-            p.flags &= !DIRTY;
-            let lpn = p.lpn;
-            self.dirty.remove(&lpn);
-            if self.dirty.is_empty() {
-                self.dirtied_when = None;
-            }
+        if p.flags & DIRTY == 0 {
+            return;
+        }
+        p.flags &= !DIRTY;
+        let (lpn, ino) = (p.lpn, p.ino);
+        self.nr_dirty -= 1;
+        let node = self
+            .inodes
+            .get_mut(&ino)
+            .expect("a dirty page's file is known");
+        node.dirty.remove(&lpn);
+        if node.dirty.is_empty() {
+            self.b_dirty.remove(&(node.dirtied_when, ino));
         }
     }
 
@@ -600,7 +641,16 @@ impl<S: RequestSource> PageCache<S> {
 
     /// Queue a request of submitter `sub` (thread index) over `n` pages from
     /// `lpn`; `waiter` waits for it.
-    fn submit(&mut self, sub: usize, kind: IoKind, lpn: u64, n: u32, waiter: Option<usize>) -> u32 {
+    #[allow(clippy::too_many_arguments)]
+    fn submit(
+        &mut self,
+        sub: usize,
+        kind: IoKind,
+        ino: u32,
+        lpn: u64,
+        n: u32,
+        waiter: Option<usize>,
+    ) -> u32 {
         let tag = self.new_tag();
         let (op, lba, sectors) = match kind {
             IoKind::Read => (IoOp::Read, lpn * SPP, n as u64 * SPP),
@@ -636,6 +686,7 @@ impl<S: RequestSource> PageCache<S> {
             tag,
             Io {
                 kind,
+                ino,
                 lpn,
                 n,
                 submitter: sub as u32,
@@ -658,6 +709,7 @@ impl<S: RequestSource> PageCache<S> {
     fn write_runs(
         &mut self,
         sub: usize,
+        ino: u32,
         lpns: &[u64],
         reason: usize,
         waiter: Option<usize>,
@@ -674,7 +726,7 @@ impl<S: RequestSource> PageCache<S> {
                 e += 1;
             }
             let n = (e - k) as u32;
-            self.submit(sub, IoKind::Write, s, n, waiter);
+            self.submit(sub, IoKind::Write, ino, s, n, waiter);
             self.stats.wb_pages[reason] += n as u64;
             self.stats.wb_requests[reason] += 1;
             total += n as u64;
@@ -687,6 +739,7 @@ impl<S: RequestSource> PageCache<S> {
     /// cache (contiguous runs), marking `mark` as `PG_readahead`; the pages
     /// of the caller's request are waited for by the caller separately.
     fn read_missing(&mut self, sub: usize, from: u64, n: u64, mark: Option<u64>) -> bool {
+        let ino = self.threads[sub].ino;
         let end = (from + n).min(self.dev_pages);
         let mut run: Option<(u64, u32)> = None;
         let mut ok = true;
@@ -694,7 +747,7 @@ impl<S: RequestSource> PageCache<S> {
         while lpn < end {
             let absent = !self.map.contains_key(&lpn);
             if absent {
-                if self.get_or_insert(lpn).is_none() {
+                if self.get_or_insert(lpn, ino).is_none() {
                     ok = false;
                     break;
                 }
@@ -706,7 +759,7 @@ impl<S: RequestSource> PageCache<S> {
                     Some((_, c)) if (*c as u64) < self.max_req_pages => *c += 1,
                     _ => {
                         if let Some((s, c)) = run.take() {
-                            self.submit(sub, IoKind::Read, s, c, None);
+                            self.submit(sub, IoKind::Read, ino, s, c, None);
                             self.stats.read_requests += 1;
                             self.stats.read_pages += c as u64;
                         }
@@ -714,14 +767,14 @@ impl<S: RequestSource> PageCache<S> {
                     }
                 }
             } else if let Some((s, c)) = run.take() {
-                self.submit(sub, IoKind::Read, s, c, None);
+                self.submit(sub, IoKind::Read, ino, s, c, None);
                 self.stats.read_requests += 1;
                 self.stats.read_pages += c as u64;
             }
             lpn += 1;
         }
         if let Some((s, c)) = run.take() {
-            self.submit(sub, IoKind::Read, s, c, None);
+            self.submit(sub, IoKind::Read, ino, s, c, None);
             self.stats.read_requests += 1;
             self.stats.read_pages += c as u64;
         }
@@ -903,6 +956,7 @@ impl<S: RequestSource> PageCache<S> {
                     match th.queue.pop_front() {
                         Some(r) => {
                             th.op = Some(r);
+                            th.ino = r.tag;
                             th.own_fsync = false;
                             th.started = self.now;
                             th.deferred.clear();
@@ -1034,7 +1088,8 @@ impl<S: RequestSource> PageCache<S> {
                     let r = self.threads[t].op.unwrap();
                     let (lo, hi) = Self::span(&r);
                     for lpn in lo..hi {
-                        let Some(i) = self.get_or_insert(lpn) else {
+                        let ino = self.threads[t].ino;
+                        let Some(i) = self.get_or_insert(lpn, ino) else {
                             self.stats.reclaim_waits += 1;
                             self.wait_any(t);
                             return;
@@ -1046,7 +1101,7 @@ impl<S: RequestSource> PageCache<S> {
                         }
                         self.pages[i as usize].flags |= UPTODATE;
                         self.touch(i);
-                        self.set_dirty(i);
+                        self.set_dirty(i, ino);
                     }
                     self.stats.bytes_written += r.bytes();
                     self.threads[t].until = self.now + self.copy_time(r.bytes());
@@ -1085,10 +1140,14 @@ impl<S: RequestSource> PageCache<S> {
                     // fsync of the inode (a Flush call, fsync=N, end_fsync)
                     // or O_SYNC of the pages just written.
                     let th = &self.threads[t];
+                    let ino = th.ino;
                     let whole = th.own_fsync || th.op.is_none_or(|r| r.op == IoOp::Flush);
                     let reason = if whole { WB_FSYNC } else { WB_SYNC_WRITE };
                     let candidates: Vec<u64> = if whole {
-                        self.dirty.iter().copied().collect()
+                        self.inodes
+                            .get(&ino)
+                            .map(|n| n.dirty.iter().copied().collect())
+                            .unwrap_or_default()
                     } else {
                         let (lo, hi) = Self::span(&th.op.unwrap());
                         (lo..hi).collect()
@@ -1110,7 +1169,10 @@ impl<S: RequestSource> PageCache<S> {
                     if whole {
                         let mut n = 0;
                         for io in self.ios.values_mut() {
-                            if io.kind == IoKind::Write && !io.waiters.contains(&(t as u32)) {
+                            if io.kind == IoKind::Write
+                                && io.ino == ino
+                                && !io.waiters.contains(&(t as u32))
+                            {
                                 io.waiters.push(t as u32);
                                 n += 1;
                             }
@@ -1121,14 +1183,15 @@ impl<S: RequestSource> PageCache<S> {
                             self.wait_page_io_write(t, lpn);
                         }
                     }
-                    self.write_runs(t, &now_w, reason, Some(t));
+                    self.write_runs(t, ino, &now_w, reason, Some(t));
                     self.threads[t].deferred = deferred;
                     self.threads[t].stage = Stage::SyncWait;
                 }
                 Stage::SyncWait => {
                     let deferred = std::mem::take(&mut self.threads[t].deferred);
                     if deferred.is_empty() {
-                        self.submit(t, IoKind::Flush, 0, 0, Some(t));
+                        let ino = self.threads[t].ino;
+                        self.submit(t, IoKind::Flush, ino, 0, 0, Some(t));
                         self.stats.flushes += 1;
                         self.threads[t].stage = Stage::SyncFlushed;
                         continue;
@@ -1149,7 +1212,8 @@ impl<S: RequestSource> PageCache<S> {
                             }
                         }
                     }
-                    self.write_runs(t, &now_w, reason, Some(t));
+                    let ino = self.threads[t].ino;
+                    self.write_runs(t, ino, &now_w, reason, Some(t));
                     self.threads[t].deferred = again;
                 }
                 Stage::SyncFlushed => self.threads[t].stage = Stage::Complete,
@@ -1187,6 +1251,7 @@ impl<S: RequestSource> PageCache<S> {
                         tag,
                         Io {
                             kind: IoKind::Trim,
+                            ino: r.tag,
                             lpn: lo,
                             n: 0,
                             submitter: t as u32,
@@ -1283,7 +1348,7 @@ impl<S: RequestSource> PageCache<S> {
         if let Some(t) = self.next_periodic {
             if t <= self.now {
                 self.kupdate = true;
-                self.next_periodic = if self.dirty.is_empty() {
+                self.next_periodic = if self.nr_dirty == 0 {
                     None
                 } else {
                     Some(self.now + self.period())
@@ -1296,14 +1361,16 @@ impl<S: RequestSource> PageCache<S> {
         if self.app_finished() {
             return;
         }
-        let reclaim = !self.reclaim_waiters.is_empty() && !self.dirty.is_empty();
-        let reason = if self.flusher_bg && (self.nr_dirty() > self.bg_thresh || reclaim) {
+        let reclaim = !self.reclaim_waiters.is_empty() && self.nr_dirty > 0;
+        let expire = self.expire();
+        let reason = if self.flusher_bg && (self.nr_dirty > self.bg_thresh || reclaim) {
             WB_BACKGROUND
         } else {
             self.flusher_bg = false;
             let expired = self
-                .dirtied_when
-                .is_some_and(|w| w + self.expire() <= self.now);
+                .b_dirty
+                .first()
+                .is_some_and(|&(w, _)| w + expire <= self.now);
             if self.kupdate && expired {
                 WB_PERIODIC
             } else {
@@ -1311,30 +1378,56 @@ impl<S: RequestSource> PageCache<S> {
                 return;
             }
         };
-        // A chunk from the cursor, wrapping, skipping pages under writeback.
-        let mut chunk = Vec::with_capacity(MAX_WRITEBACK_PAGES);
-        let from = self.cursor;
-        for &lpn in self.dirty.range(from..).chain(self.dirty.range(..from)) {
-            if chunk.len() >= MAX_WRITEBACK_PAGES {
+        // One pass (one plug): files oldest-dirtied first, up to
+        // MAX_WRITEBACK_PAGES of each from its cursor (wrapping, skipping
+        // pages under writeback), until MAX_WRITEBACK_PAGES are written; a
+        // kupdate pass takes expired files only. A file left dirty keeps its
+        // place (its dirtied_when).
+        let files: Vec<(SimTime, u32)> = self
+            .b_dirty
+            .iter()
+            .take(MAX_WRITEBACK_PAGES)
+            .copied()
+            .collect();
+        let mut total = 0;
+        for (w, ino) in files {
+            if reason == WB_PERIODIC && w + expire > self.now {
                 break;
             }
-            let i = self.map[&lpn];
-            if self.pages[i as usize].flags & WRITEBACK == 0 {
-                chunk.push(lpn);
+            let node = &self.inodes[&ino];
+            let from = node.cursor;
+            let room = MAX_WRITEBACK_PAGES - total;
+            let mut chunk = Vec::new();
+            for &lpn in node.dirty.range(from..).chain(node.dirty.range(..from)) {
+                if chunk.len() >= room {
+                    break;
+                }
+                let i = self.map[&lpn];
+                if self.pages[i as usize].flags & WRITEBACK == 0 {
+                    chunk.push(lpn);
+                }
+            }
+            if chunk.is_empty() {
+                continue;
+            }
+            // Ascending from the cursor: the part before the wrap, then
+            // the part after it.
+            let last = *chunk.last().unwrap();
+            let split = chunk.iter().position(|&l| l < from).unwrap_or(chunk.len());
+            let (a, b) = chunk.split_at(split);
+            self.write_runs(0, ino, a, reason, None);
+            self.write_runs(0, ino, b, reason, None);
+            if let Some(n) = self.inodes.get_mut(&ino) {
+                n.cursor = last + 1;
+            }
+            total += chunk.len();
+            if total >= MAX_WRITEBACK_PAGES {
+                break;
             }
         }
-        if chunk.is_empty() {
+        if total == 0 {
             self.flusher_stalled = true;
-            return;
         }
-        // Write in ascending order from the cursor: the part before the
-        // wrap, then the part after it.
-        let last = *chunk.last().unwrap();
-        let split = chunk.iter().position(|&l| l < from).unwrap_or(chunk.len());
-        let (a, b) = chunk.split_at(split);
-        self.write_runs(0, a, reason, None);
-        self.write_runs(0, b, reason, None);
-        self.cursor = last + 1;
     }
 
     fn app_finished(&self) -> bool {
@@ -1476,6 +1569,7 @@ impl Thread {
             ra: Ra::default(),
             writes: 0,
             ended: false,
+            ino: 0,
         }
     }
 }
@@ -1489,7 +1583,7 @@ impl<S: RequestSource> RequestSource for PageCache<S> {
     }
     fn notes(&self) -> Vec<(String, u64)> {
         let mut n = self.app.notes();
-        if self.app_done && !self.dirty.is_empty() {
+        if self.app_done && self.nr_dirty > 0 {
             n.push(("page_cache_dirty_pages_left_at_end".into(), self.nr_dirty()));
         }
         n

@@ -288,6 +288,8 @@ struct Flow {
     chunk: u64,
     /// Flush to issue after the last chunk.
     then_flush: bool,
+    /// The file (its inode number, see [`Personality::ino`]).
+    ino: u32,
 }
 
 /// The personality as a closed-loop [`RequestSource`].
@@ -343,15 +345,23 @@ impl Personality {
         self.p.offset + f * self.p.slot()
     }
 
-    fn req(op: IoOp, at: u64, bytes: u64, stream: u32) -> HostRequest {
+    /// The request's `tag` names the file it is a call on (its inode
+    /// number): file `i` is `i + 1`, the webserver log `files + 1`, the oltp
+    /// table space 1; the page cache writes back and fsyncs per file.
+    fn req(op: IoOp, at: u64, bytes: u64, stream: u32, ino: u32) -> HostRequest {
         HostRequest {
             arrival: SimTime::ZERO,
             op,
             lba: at / SECTOR,
             sectors: (bytes / SECTOR) as u32,
             stream,
-            tag: 0,
+            tag: ino,
         }
+    }
+
+    /// The inode number of file `f`.
+    fn ino(f: u64) -> u32 {
+        (f + 1).min(u32::MAX as u64 - 1) as u32
     }
 
     /// Preallocation: the file set written file by file in `read_size`
@@ -367,7 +377,13 @@ impl Personality {
         }
         let n = self.pre_left.min(self.p.read_size);
         let stream = ((self.prealloc_file - 1) % self.p.threads as u64) as u32;
-        let r = Self::req(IoOp::Write, self.pre_at, n, stream);
+        let r = Self::req(
+            IoOp::Write,
+            self.pre_at,
+            n,
+            stream,
+            Self::ino(self.prealloc_file - 1),
+        );
         self.pre_at += n;
         self.pre_left -= n;
         Some(r)
@@ -398,7 +414,7 @@ impl Personality {
                 self.rng.gen_range(hot..blocks)
             };
             let op = if read { IoOp::Read } else { IoOp::Write };
-            return Some(Self::req(op, p.offset + b * p.io_size, p.io_size, th));
+            return Some(Self::req(op, p.offset + b * p.io_size, p.io_size, th, 1));
         }
         let file = self.rng.gen_range(0..p.files);
         let start = self.file_start(file);
@@ -413,6 +429,7 @@ impl Personality {
                 left: self.len[file as usize].max(SECTOR),
                 chunk: read_size,
                 then_flush: false,
+                ino: Self::ino(file),
             };
         } else {
             match kind {
@@ -430,6 +447,7 @@ impl Personality {
                         left: n,
                         chunk: read_size,
                         then_flush: false,
+                        ino: Self::ino(self.p.files),
                     };
                 }
                 Varmail | Fileserver => {
@@ -446,8 +464,9 @@ impl Personality {
                             left: file_size,
                             chunk: read_size,
                             then_flush: fsync,
+                            ino: Self::ino(file),
                         };
-                        return Some(Self::req(IoOp::Trim, start, slot, th));
+                        return Some(Self::req(IoOp::Trim, start, slot, th, Self::ino(file)));
                     }
                     self.len[file as usize] = cur + n;
                     flow = Flow {
@@ -456,6 +475,7 @@ impl Personality {
                         left: n,
                         chunk: read_size,
                         then_flush: fsync,
+                        ino: Self::ino(file),
                     };
                 }
                 Oltp => unreachable!(),
@@ -478,13 +498,13 @@ impl Personality {
                     lba: 0,
                     sectors: 0,
                     stream: th,
-                    tag: 0,
+                    tag: f.ino,
                 });
             }
             return None;
         }
         let n = f.left.min(f.chunk);
-        let r = Self::req(op, f.at, n, th);
+        let r = Self::req(op, f.at, n, th, f.ino);
         f.at += n;
         f.left -= n;
         Some(r)
