@@ -270,7 +270,15 @@ fn finish<O: Observer>(
     let report = sim.run();
     sim.obs.1 = progress::RunMeter::off();
     let report = report?;
-    if report.host.requests == 0 {
+    let app_calls = report
+        .extra
+        .get("app")
+        .and_then(|a| a.get("calls"))
+        .and_then(|c| c.as_u64())
+        .unwrap_or(0);
+    // A buffered run whose calls all hit the cache is a result (the device
+    // saw nothing); a run that completed nothing at all is not.
+    if report.host.requests == 0 && app_calls == 0 {
         // Latencies, IOPS and energy per request of nothing: a report of
         // zeros would read as a result.
         let unfinished = report

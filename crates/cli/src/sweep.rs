@@ -457,6 +457,10 @@ pub struct Row {
     pub energy_j: Option<f64>,
     pub mean_power_w: Option<f64>,
     pub ai: Option<f64>,
+    /// Buffered runs: the application's calls per second (`app.iops`);
+    /// `iops` is the block requests the device served.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_iops: Option<f64>,
     pub sim_time_s: f64,
     pub wall_s: f64,
     pub error: Option<String>,
@@ -494,6 +498,7 @@ pub fn run_point(p: &Point, opts: &RunOptions) -> Row {
         energy_j: None,
         mean_power_w: None,
         ai: None,
+        app_iops: None,
         sim_time_s: 0.0,
         wall_s: 0.0,
         error: None,
@@ -530,6 +535,7 @@ pub fn run_point(p: &Point, opts: &RunOptions) -> Row {
             row.energy_j = extra_f64(r, "energy_j", "total");
             row.mean_power_w = extra_f64(r, "power_w", "mean");
             row.ai = extra_f64(r, "efficiency", "ai");
+            row.app_iops = extra_f64(r, "app", "iops");
             row.sim_time_s = r.host.sim_time_s;
             row.cdf = out.cdf.clone();
         }
@@ -718,10 +724,21 @@ const METRICS: &[&str] = &[
     "energy_j",
     "mean_power_w",
     "ai",
+    "app_iops",
     "sim_time_s",
     "seed",
     "error",
 ];
+
+/// The metrics of `rows`: `app_iops` only where a run was buffered.
+fn metrics(rows: &[Row]) -> Vec<&'static str> {
+    let app = rows.iter().any(|r| r.app_iops.is_some());
+    METRICS
+        .iter()
+        .copied()
+        .filter(|&m| app || m != "app_iops")
+        .collect()
+}
 
 fn param_keys(rows: &[Row]) -> Vec<String> {
     let mut keys: Vec<String> = Vec::new();
@@ -760,6 +777,7 @@ fn metric(r: &Row, m: &str) -> String {
         "energy_j" => o(r.energy_j),
         "mean_power_w" => o(r.mean_power_w),
         "ai" => o(r.ai),
+        "app_iops" => o(r.app_iops),
         "sim_time_s" => f(r.sim_time_s),
         "seed" => r.seed.to_string(),
         "error" => r.error.clone().unwrap_or_default(),
@@ -779,13 +797,14 @@ fn columns(rows: &[Row]) -> (Vec<String>, Vec<Vec<String>>) {
     let keys = param_keys(rows);
     let mut header: Vec<String> = vec!["index".into()];
     header.extend(keys.iter().cloned());
-    header.extend(METRICS.iter().map(|s| s.to_string()));
+    let ms = metrics(rows);
+    header.extend(ms.iter().map(|s| s.to_string()));
     let body = rows
         .iter()
         .map(|r| {
             let mut v = vec![r.index.to_string()];
             v.extend(keys.iter().map(|k| param(r, k)));
-            v.extend(METRICS.iter().map(|m| metric(r, m)));
+            v.extend(ms.iter().map(|m| metric(r, m)));
             v
         })
         .collect();
@@ -886,6 +905,9 @@ pub fn table(rows: &[Row]) -> String {
         ];
         if rows.iter().any(|r| r.energy_j.is_some()) {
             v.extend(["energy_j", "mean_power_w", "ai"]);
+        }
+        if rows.iter().any(|r| r.app_iops.is_some()) {
+            v.push("app_iops");
         }
         v
     };

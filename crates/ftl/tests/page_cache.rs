@@ -346,8 +346,9 @@ fn fsync_writes_back_one_file() {
     };
     for (files, fsynced, left) in [(true, 200.0, 100.0), (false, 300.0, 0.0)] {
         let ino = |f: u32| if files { f } else { 0 };
-        let mut calls: Vec<HostRequest> =
-            (0..100).map(|k| call(IoOp::Write, k * 8, 0, ino(1))).collect();
+        let mut calls: Vec<HostRequest> = (0..100)
+            .map(|k| call(IoOp::Write, k * 8, 0, ino(1)))
+            .collect();
         // Both threads start at once; thread 1's fsync comes after thread
         // 0's last write (each write is a 1 us copy).
         calls.extend((0..200).map(|k| call(IoOp::Write, (1 << 20) + k * 8, 1, ino(2))));
@@ -376,6 +377,42 @@ fn fsync_writes_back_one_file() {
             get(&r, &["page_cache", "dirty_at_end_bytes"]),
             left * PAGE as f64,
             "files {files}"
+        );
+    }
+}
+
+/// Copies share the host's cores: four threads writing 1,000 cached pages
+/// each take 4,000 copy times on one core, 2,000 on two, 1,000 on four.
+#[test]
+fn copies_share_the_host_cores() {
+    use ssd_core::workload::{HostRequest, Timing, VecSource};
+    let c = device();
+    let s = c.validate().unwrap();
+    let copy_ns = (PAGE as f64 / 4000e6 * 1e9).round();
+    for cpus in [1u32, 2, 4] {
+        let calls: Vec<HostRequest> = (0..4000u64)
+            .map(|k| HostRequest {
+                arrival: SimTime::ZERO,
+                op: IoOp::Write,
+                lba: k * 8,
+                sectors: 8,
+                stream: (k % 4) as u32,
+                tag: 0,
+            })
+            .collect();
+        let app = VecSource::new(calls, Timing::ClosedLoop { depth: 8 });
+        // 16 MiB written: under the background threshold of 256 MiB.
+        let pc = PageCacheConfig { cpus, ..cache(256) };
+        let src = PageCache::new(app, &pc, AppIo::default(), s.logical_bytes(), 1 << 19).unwrap();
+        let ftl = ftl::build(&s).unwrap();
+        let sched = build_sched(&c.sched, s.logical_bytes() / 512).unwrap();
+        let mut sim = Simulation::new(s.clone(), ftl, src, sched, Record(Rc::default()));
+        let r = sim.run().unwrap();
+        let t = get(&r, &["app", "time_s"]) * 1e9;
+        let want = 4000.0 / cpus as f64 * copy_ns;
+        assert!(
+            (t - want).abs() <= copy_ns,
+            "{cpus} cores: {t} ns, want {want}"
         );
     }
 }

@@ -1206,8 +1206,9 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
     active_since: SimTime,
     idle_since: SimTime,
     wake_pending: Option<SimTime>,
-    /// A reactive source's booked timer.
+    /// A reactive source's booked timer, and when it finished.
     host_wake: Option<SimTime>,
+    host_end: SimTime,
     error: Option<SimError>,
     // flash side
     txns: Runs,
@@ -1341,6 +1342,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             idle_since: SimTime::ZERO,
             wake_pending: None,
             host_wake: None,
+            host_end: SimTime::ZERO,
             error: None,
             txns: Runs::default(),
             jobs: Slab::default(),
@@ -1465,6 +1467,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         self.plug_on =
             self.settings.config.sched.plug && !matches!(self.timing, Timing::ClosedLoop { .. });
         self.host_wake = None;
+        self.host_end = self.now;
         for d in &mut self.dies {
             d.busy_ns = 0;
         }
@@ -1695,7 +1698,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             }
             self.now
         } else {
-            self.last_done
+            self.last_done.max(self.host_end)
         };
         if self.dev_inflight > 0 {
             self.obs
@@ -1890,6 +1893,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         }
         if self.src.finished() {
             self.source_done = true;
+            // The application's last call returned now: the measured phase
+            // lasts at least until then (its calls may all have hit the
+            // cache).
+            self.host_end = self.now;
         } else if let Some(t) = self.src.wake_at() {
             let t = t.max(self.now);
             if self.host_wake.is_none_or(|w| w > t) {

@@ -107,6 +107,9 @@ pub struct PageCacheConfig {
     /// Memory copy bandwidth between the application and the cache, MB/s
     /// (`copy_to_user`/`copy_from_user` on one core).
     pub copy_mbps: f64,
+    /// Host CPU cores the application's threads copy on: a copy waits for
+    /// a free core. Default 2, the dual-core host of Sun et al.
+    pub cpus: u32,
 }
 
 impl Default for PageCacheConfig {
@@ -121,6 +124,7 @@ impl Default for PageCacheConfig {
             dirty_writeback_centisecs: 500,
             read_ahead_kb: 128,
             copy_mbps: 4000.0,
+            cpus: 2,
         }
     }
 }
@@ -185,6 +189,12 @@ impl PageCacheConfig {
                     "{} KiB is more than a quarter of the cache",
                     self.read_ahead_kb
                 ),
+            ));
+        }
+        if self.cpus == 0 || self.cpus > 4096 {
+            return Err(invalid(
+                "page_cache.cpus",
+                format!("{} is not a core count (1..=4096)", self.cpus),
             ));
         }
         if !(self.copy_mbps.is_finite() && self.copy_mbps > 0.0) {
@@ -368,6 +378,8 @@ pub struct PageCache<S: RequestSource> {
     bg_thresh: u64,
     dirty_thresh: u64,
     copy_ns_per_kib: f64,
+    /// When each host core is free of the copies booked on it.
+    cores: Vec<SimTime>,
     max_req_pages: u64,
     dev_pages: u64,
     ra_max: u64,
@@ -436,6 +448,7 @@ impl<S: RequestSource> PageCache<S> {
             bg_thresh: bg,
             dirty_thresh: dirty,
             copy_ns_per_kib: 1024.0 * 1000.0 / cfg.copy_mbps,
+            cores: vec![SimTime::ZERO; cfg.cpus as usize],
             max_req_pages: (max_request / PAGE).max(1),
             dev_pages: dev_bytes / PAGE,
             ra_max: cfg.read_ahead_kb as u64 / 4,
@@ -625,6 +638,20 @@ impl<S: RequestSource> PageCache<S> {
     }
     fn copy_time(&self, bytes: u64) -> Dur {
         Dur((bytes as f64 / 1024.0 * self.copy_ns_per_kib).round() as u64)
+    }
+    /// A copy of `bytes` starting now on the first core free (lowest
+    /// number on a tie): when it ends.
+    fn copy(&mut self, bytes: u64) -> SimTime {
+        let d = self.copy_time(bytes);
+        let (k, &free) = self
+            .cores
+            .iter()
+            .enumerate()
+            .min_by_key(|&(k, &f)| (f.max(self.now), k))
+            .expect("at least one core");
+        let end = free.max(self.now) + d;
+        self.cores[k] = end;
+        end
     }
 
     // ------------------------------------------------------------ I/O
@@ -1047,7 +1074,7 @@ impl<S: RequestSource> PageCache<S> {
                         continue;
                     }
                     self.stats.bytes_read += r.bytes();
-                    self.threads[t].until = self.now + self.copy_time(r.bytes());
+                    self.threads[t].until = self.copy(r.bytes());
                     self.threads[t].stage = Stage::Complete;
                 }
                 Stage::WriteStart => {
@@ -1104,7 +1131,7 @@ impl<S: RequestSource> PageCache<S> {
                         self.set_dirty(i, ino);
                     }
                     self.stats.bytes_written += r.bytes();
-                    self.threads[t].until = self.now + self.copy_time(r.bytes());
+                    self.threads[t].until = self.copy(r.bytes());
                     self.threads[t].stage = Stage::WriteCopied;
                 }
                 Stage::WriteCopied => {
