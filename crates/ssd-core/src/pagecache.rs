@@ -411,6 +411,9 @@ pub struct PageCache<S: RequestSource> {
     reclaim_waiters: Vec<u32>,
     next_periodic: Option<SimTime>,
     now: SimTime,
+    /// The instant of the last step, and whether an event came since.
+    stepped: Option<SimTime>,
+    changed: bool,
     start: Option<SimTime>,
     stats: Stats,
 }
@@ -474,6 +477,8 @@ impl<S: RequestSource> PageCache<S> {
             reclaim_waiters: Vec::new(),
             next_periodic: None,
             now: SimTime::ZERO,
+            stepped: None,
+            changed: false,
             start: None,
             stats: Stats::default(),
         })
@@ -921,9 +926,12 @@ impl<S: RequestSource> PageCache<S> {
         t
     }
 
-    /// Fetch application calls while fewer than `depth` are outstanding.
-    fn fetch(&mut self) -> Result<(), SourceError> {
+    /// Fetch application calls while fewer than `depth` are outstanding;
+    /// true if any came (or the source ended).
+    fn fetch(&mut self) -> Result<bool, SourceError> {
+        let mut got = false;
         while !self.app_done && self.outstanding < self.depth {
+            got = true;
             match self.app.next_request() {
                 Some(Ok(mut r)) => {
                     if r.stream == FLUSHER_STREAM {
@@ -937,7 +945,7 @@ impl<S: RequestSource> PageCache<S> {
                 None => self.app_done = true,
             }
         }
-        Ok(())
+        Ok(got)
     }
 
     fn runnable(&self, t: usize) -> bool {
@@ -1469,33 +1477,24 @@ impl<S: RequestSource> PageCache<S> {
             self.start = Some(self.now);
         }
         loop {
-            self.fetch()?;
-            let before = self.progress_mark();
+            let mut moved = self.fetch()?;
             for t in 1..self.threads.len() {
+                if !self.runnable(t) {
+                    continue;
+                }
+                let th = &self.threads[t];
+                let before = (th.stage, th.until, th.waits, th.queue.len());
                 self.run_thread(t);
+                let th = &self.threads[t];
+                moved |= before != (th.stage, th.until, th.waits, th.queue.len());
             }
+            let queued = self.outbox[0].len();
             self.flusher_step();
-            if self.progress_mark() == before {
+            moved |= self.outbox[0].len() != queued;
+            if !moved {
                 return Ok(());
             }
         }
-    }
-
-    /// A fingerprint that changes whenever a step made progress.
-    fn progress_mark(&self) -> (usize, u32, u64, u64, usize) {
-        let stages: u64 = self
-            .threads
-            .iter()
-            .map(|t| t.stage as u64 + t.until.0.wrapping_mul(31))
-            .fold(0, |a, b| a.wrapping_mul(1_000_003).wrapping_add(b));
-        let queued: usize = self.outbox.iter().map(|o| o.len()).sum();
-        (
-            queued,
-            self.outstanding,
-            stages,
-            self.stats.last_end.0,
-            self.ios.len(),
-        )
     }
 
     /// The report's `page_cache` and `app` sections.
@@ -1617,8 +1616,14 @@ impl<S: RequestSource> RequestSource for PageCache<S> {
     }
     fn poll(&mut self, now: SimTime) -> Option<Result<HostRequest, SourceError>> {
         self.now = now;
-        if let Err(e) = self.step() {
-            return Some(Err(e));
+        // Nothing has happened since the last step at this instant: handing
+        // out what is queued changes no thread.
+        if self.changed || self.stepped != Some(now) {
+            self.changed = false;
+            self.stepped = Some(now);
+            if let Err(e) = self.step() {
+                return Some(Err(e));
+            }
         }
         for (k, q) in self.outbox.iter_mut().enumerate() {
             if !self.asleep[k] {
@@ -1631,6 +1636,7 @@ impl<S: RequestSource> RequestSource for PageCache<S> {
     }
     fn event(&mut self, ev: HostEvent, now: SimTime) {
         self.now = now;
+        self.changed = true;
         match ev {
             HostEvent::Blocked(tag) => {
                 if let Some(io) = self.ios.get(&tag) {
