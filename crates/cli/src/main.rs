@@ -339,6 +339,16 @@ fn merge_shards(inputs: &[PathBuf], allow_partial: bool) -> Result<Vec<sweep::Ro
             }
             match &identity {
                 None => identity = Some((r.sweep.clone(), r.points, fi)),
+                Some((id, n, f0)) if *f0 == fi && (*id != r.sweep || *n != r.points) => {
+                    return Err(RunError::Input(format!(
+                        "{}: point {} belongs to another sweep than the file's first row \
+                         (sweep {} of {} points against {id} of {n}): a damaged or mixed shard",
+                        p.display(),
+                        r.index,
+                        r.sweep,
+                        r.points
+                    )));
+                }
                 Some((id, n, f0)) if *id != r.sweep || *n != r.points => {
                     return Err(RunError::Input(format!(
                         "{} is a shard of another sweep than {} (sweep {} of {} points against \
@@ -350,6 +360,16 @@ fn merge_shards(inputs: &[PathBuf], allow_partial: bool) -> Result<Vec<sweep::Ro
                     )));
                 }
                 Some(_) => {}
+            }
+            if r.index >= r.points {
+                // Never merged, not even partially: no point of the sweep
+                // has this index.
+                return Err(RunError::Input(format!(
+                    "{}: point {} is outside the sweep's {} points (a damaged row)",
+                    p.display(),
+                    r.index,
+                    r.points
+                )));
             }
             rows.push((r, fi));
         }
@@ -388,10 +408,11 @@ fn merge_shards(inputs: &[PathBuf], allow_partial: bool) -> Result<Vec<sweep::Ro
     }
     let mut rows: Vec<sweep::Row> = rows.into_iter().map(|(r, _)| r).collect();
     rows.dedup_by_key(|r| r.index);
+    let mut missing = 0usize;
     if let Some((_, n, _)) = identity {
         // Counted, the first 20 named: a grid has up to a million points.
         let mut have = rows.iter().map(|r| r.index).peekable();
-        let (mut missing, mut shown) = (0usize, Vec::new());
+        let mut shown = Vec::new();
         for i in 0..n {
             if have.peek() == Some(&i) {
                 have.next();
@@ -420,10 +441,17 @@ fn merge_shards(inputs: &[PathBuf], allow_partial: bool) -> Result<Vec<sweep::Ro
         for p in &problems {
             eprintln!("WARNING: {p}");
         }
-        eprintln!(
-            "WARNING: --allow-partial: the merged tables are NOT the whole sweep ({} rows)",
-            rows.len()
-        );
+        if missing > 0 {
+            eprintln!(
+                "WARNING: --allow-partial: the merged tables are NOT the whole sweep ({} rows)",
+                rows.len()
+            );
+        } else {
+            eprintln!(
+                "note: every point of the sweep is there ({} rows; duplicates merged once)",
+                rows.len()
+            );
+        }
     }
     Ok(rows)
 }
@@ -1084,6 +1112,18 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
                 .into());
             }
             let (i, n) = shard;
+            if let Some(r) = old.iter().find(|r| r.index >= total || r.index % n != i) {
+                // Resuming rewrites the file with this shard's rows only:
+                // another shard's rows would be lost.
+                return Err(RunError::Input(format!(
+                    "{}: point {} is not a point of shard {i}/{n} of this sweep ({total} points): \
+                     the file holds another shard's rows; give each shard its own --jsonl; \
+                     refusing to resume",
+                    j.display(),
+                    r.index
+                ))
+                .into());
+            }
             rows = old
                 .into_iter()
                 .filter(|r| r.index < total && r.index % n == i && done.insert(r.index))

@@ -624,6 +624,37 @@ mod sweeps_merge_and_resume {
         // Foreign shards are refused even then.
         let (code, _, _) = ssdsim_in(&d, &["merge", "s0.jsonl", "other.jsonl", "--allow-partial"]);
         assert_eq!(code, 2);
+        // A duplicate merged with --allow-partial is the whole sweep: no
+        // warning that it is not.
+        let (code, _, err) = ssdsim_in(
+            &d,
+            &[
+                "merge",
+                "s0.jsonl",
+                "s1.jsonl",
+                "s1.jsonl",
+                "s2.jsonl",
+                "--allow-partial",
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        assert!(!err.contains("NOT the whole sweep"), "{err}");
+        // A row whose index is outside the sweep is a damaged row: never
+        // merged, not even partially (it was merged as point 99 of 6).
+        let text = std::fs::read_to_string(d.join("s0.jsonl")).unwrap();
+        let damaged = text.replacen("\"index\":0,", "\"index\":99,", 1);
+        assert_ne!(damaged, text, "the row starts with its index");
+        std::fs::write(d.join("damaged.jsonl"), damaged).unwrap();
+        for extra in [None, Some("--allow-partial")] {
+            let mut a = vec!["merge", "damaged.jsonl", "s1.jsonl", "s2.jsonl"];
+            a.extend(extra);
+            let (code, _, err) = ssdsim_in(&d, &a);
+            assert_eq!(code, 2, "{err}");
+            assert!(
+                err.contains("damaged.jsonl: point 99 is outside the sweep's 6 points"),
+                "{err}"
+            );
+        }
         std::fs::remove_dir_all(&d).unwrap();
     }
 
@@ -667,6 +698,19 @@ mod sweeps_merge_and_resume {
         );
         assert_eq!(code, 2, "{err}");
         assert!(err.contains("from another sweep"), "{err}");
+        // Nor a file that holds another shard's rows: resuming rewrites the
+        // file with this shard's rows, and the others were silently lost.
+        let before = std::fs::read_to_string(d.join("whole.jsonl")).unwrap();
+        let (code, _, err) = sweep_in(
+            &d,
+            &["--jsonl", "whole.jsonl", "--resume", "--shard", "0/2"],
+        );
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("is not a point of shard 0/2"), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(d.join("whole.jsonl")).unwrap(),
+            before
+        );
         std::fs::remove_dir_all(&d).unwrap();
     }
 
