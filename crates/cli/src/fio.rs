@@ -389,6 +389,30 @@ fn apply(
             }
         }
     }
+    // What the page cache model cannot run, named where the job says it.
+    let last = |keys: &[&str]| {
+        opts.iter()
+            .rev()
+            .find(|o| keys.contains(&o.key))
+            .map(|o| o.line)
+    };
+    if !w.direct && w.rate_iops.is_some() {
+        return Err(err(
+            last(&["rate_iops"]).unwrap_or(0),
+            "rate_iops: a buffered job (fio's default direct=0) is made by a thread's \
+             synchronous calls; ssdsim rates direct I/O only: add direct=1"
+                .into(),
+        ));
+    }
+    if w.direct && (w.sync || w.fsync > 0 || w.end_fsync) {
+        let line = last(&["sync", "fsync", "end_fsync"]).unwrap_or(0);
+        return Err(err(
+            line,
+            "sync, fsync and end_fsync act on the page cache: ssdsim runs them on buffered \
+             jobs only (direct=0)"
+                .into(),
+        ));
+    }
     if w.number_ios.is_some() && base.number_ios == w.number_ios && job.runtime.is_some() {
         // runtime without number_ios: run until the time limit. 2^63 - 1
         // requests is as good as unbounded, and (unlike u64::MAX) the
@@ -435,40 +459,31 @@ mod tests {
     #[test]
     fn buffered_unless_direct_as_fio() {
         let p = |t: &str| parse_str(t, "t.fio", &WorkloadConfig::default());
-        let (w, _) = p("[j]
-rw=write
-")
-        .unwrap();
+        let (w, _) = p("[j]\nrw=write\n").unwrap();
         assert!(!w.direct, "fio's default is direct=0");
-        let (w, _) = p("[j]
-rw=write
-buffered=0
-")
-        .unwrap();
+        let (w, _) = p("[j]\nrw=write\nbuffered=0\n").unwrap();
         assert!(w.direct);
-        let (w, _) = p("[j]
-rw=write
-sync=dsync
-fsync=32
-end_fsync=1
-")
-        .unwrap();
+        let (w, _) = p("[j]\nrw=write\nsync=dsync\nfsync=32\nend_fsync=1\n").unwrap();
         assert!(w.sync && w.fsync == 32 && w.end_fsync && !w.direct);
-        let e = p("[j]
-rw=write
-direct=yes
-")
-        .unwrap_err();
+        let e = p("[j]\nrw=write\ndirect=yes\n").unwrap_err();
         assert!(
             e.to_string().contains("t.fio:3") && e.to_string().contains("direct"),
             "{e}"
         );
-        let e = p("[j]
-rw=write
-sync=maybe
-")
-        .unwrap_err();
+        let e = p("[j]\nrw=write\nsync=maybe\n").unwrap_err();
         assert!(e.to_string().contains("sync"), "{e}");
+        // What only one of the two paths runs is refused at its line.
+        let e = p("[j]\nrw=write\nrate_iops=100\n").unwrap_err();
+        assert!(
+            e.to_string().contains("t.fio:3") && e.to_string().contains("direct=1"),
+            "{e}"
+        );
+        let e = p("[j]\ndirect=1\nrw=write\nfsync=8\n").unwrap_err();
+        assert!(
+            e.to_string().contains("t.fio:4") && e.to_string().contains("buffered"),
+            "{e}"
+        );
+        assert!(p("[j]\ndirect=1\nrate_iops=100\nfsync=0\n").is_ok());
     }
     #[test]
     fn ramp_time_values_are_checked() {

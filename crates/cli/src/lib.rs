@@ -528,19 +528,19 @@ pub fn set_field(cfg: &mut SsdConfig, field: &str, value: &str) -> Result<(), Co
             .and_then(|v| v.as_table_mut())
             .ok_or_else(|| ssd_core::config::invalid(field, format!("unknown section {p:?}")))?;
     }
-    if !cur.contains_key(*last) && !is_optional_field(field) {
-        return Err(ssd_core::config::invalid(
-            field,
-            "unknown configuration field",
-        ));
-    }
+    // A field absent from the echo is an unset optional one (None is not
+    // written) or not a field at all: every section refuses unknown fields,
+    // so reading the configuration back tells which.
+    let known = cur.contains_key(*last);
     cur.insert(last.to_string(), parsed);
     let text =
         toml::to_string(&root).map_err(|e| ssd_core::config::invalid(field, e.to_string()))?;
     *cfg = toml::from_str(&text).map_err(|e: toml::de::Error| {
         // All digits but beyond TOML's signed 64-bit integers: it was kept as
         // text, and "invalid type: string" would not say why.
-        let m = if is_integer_text(value) && value.parse::<i64>().is_err() {
+        let m = if !known && e.message().starts_with("unknown field") {
+            "unknown configuration field".to_string()
+        } else if is_integer_text(value) && value.parse::<i64>().is_err() {
             format!(
                 "{value} is out of range: configuration integers are TOML's, from {} to {}",
                 i64::MIN,
@@ -558,28 +558,6 @@ pub fn set_field(cfg: &mut SsdConfig, field: &str, value: &str) -> Result<(), Co
 fn is_integer_text(text: &str) -> bool {
     let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
     !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
-}
-
-/// Option fields are absent from the serialized TOML when None.
-fn is_optional_field(field: &str) -> bool {
-    matches!(
-        field,
-        "workload.rate_iops"
-            | "workload.number_ios"
-            | "workload.size"
-            | "workload.randseed"
-            | "sim.time_limit"
-            | "power.flash_read_energy"
-            | "power.flash_program_energy"
-            | "power.flash_erase_energy"
-            | "power.cpu_slow_after"
-            | "power.flash_transfer_current"
-            | "replay.closed_loop_depth"
-            | "replay.device"
-            | "replay.max_requests"
-            | "replay.max_time"
-            | "replay.max_gap"
-    )
 }
 
 /// Build a configuration: preset flags, then the TOML file, then the other flags

@@ -827,12 +827,27 @@ mod lower {
             "personality.kind=varmail",
             "--set",
             "personality.requests=321",
+            "--set",
+            "personality.seed=5",
+            "--set",
+            "personality.threads=8",
             "--print-config",
         ]);
         assert_eq!(code, 0, "{err}");
+        // Unset optional fields (seed, threads) are fields too: they were
+        // refused as unknown.
         assert!(
-            out.contains("kind = \"varmail\"") && out.contains("requests = 321"),
+            out.contains("kind = \"varmail\"")
+                && out.contains("requests = 321")
+                && out.contains("seed = 5")
+                && out.contains("threads = 8"),
             "{out}"
+        );
+        let (code, _, err) = ssdsim(&["run", "--set", "workload.bogus=1"]);
+        assert_eq!(code, 2);
+        assert!(
+            err.contains("workload.bogus: unknown configuration field"),
+            "{err}"
         );
         let (code, _, err) = ssdsim(&["run", "--set", "personality.requests=100"]);
         assert_eq!(code, 2);
