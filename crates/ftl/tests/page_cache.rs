@@ -416,3 +416,269 @@ fn copies_share_the_host_cores() {
         );
     }
 }
+
+mod property {
+    //! Any cache, writeback knobs, scheduler, block-layer limits and
+    //! buffered workload (every fio mode, partial pages, O_SYNC, fsync=N,
+    //! end_fsync; personalities): the run ends (the engine panics on a
+    //! stall), every application call completes once, every block write is
+    //! writeback the cache counted, and end_fsync leaves nothing dirty.
+    use super::*;
+    use proptest::prelude::*;
+    use ssd_core::personality::{Personality, PersonalityConfig, PersonalityKind};
+    use ssd_core::workload::RequestSource;
+
+    fn cases() -> ProptestConfig {
+        let n = std::env::var("PROPTEST_CASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(48);
+        ProptestConfig::with_cases(n)
+    }
+
+    #[derive(Debug, Clone)]
+    struct Case {
+        size_mib: u64,
+        bg: u32,
+        dirty: u32,
+        expire: u32,
+        interval: u32,
+        ra_kb: u32,
+        cpus: u32,
+        sched: usize,
+        nr_requests: u32,
+        plug: bool,
+        max_kib: u64,
+        app: App,
+        io: (bool, u64, bool),
+    }
+
+    #[derive(Debug, Clone)]
+    enum App {
+        Fio {
+            rw: usize,
+            bs: u64,
+            n: u64,
+            span_mib: u64,
+            depth: u32,
+        },
+        Personality {
+            kind: usize,
+            files: u64,
+            threads: u32,
+            n: u64,
+        },
+    }
+
+    fn app() -> impl Strategy<Value = App> {
+        prop_oneof![
+            (
+                0usize..8,
+                prop_oneof![
+                    Just(512u64),
+                    Just(4096),
+                    Just(6144),
+                    Just(16384),
+                    Just(65536)
+                ],
+                20u64..400,
+                1u64..64,
+                1u32..6,
+            )
+                .prop_map(|(rw, bs, n, span_mib, depth)| App::Fio {
+                    rw,
+                    bs,
+                    n,
+                    span_mib,
+                    depth
+                }),
+            (0usize..3, 1u64..40, 1u32..8, 20u64..400).prop_map(|(kind, files, threads, n)| {
+                App::Personality {
+                    kind,
+                    files,
+                    threads,
+                    n,
+                }
+            }),
+        ]
+    }
+
+    fn case() -> impl Strategy<Value = Case> {
+        (
+            (16u64..48, 0u32..40, 1u32..60, 0u32..20, 0u32..10),
+            (prop_oneof![Just(0u32), Just(16), Just(128)], 1u32..4),
+            (
+                0usize..8,
+                prop_oneof![Just(4u32), Just(16), Just(128)],
+                any::<bool>(),
+                prop_oneof![Just(4u64), Just(64), Just(512)],
+            ),
+            app(),
+            (
+                any::<bool>(),
+                prop_oneof![Just(0u64), Just(1), Just(7)],
+                any::<bool>(),
+            ),
+        )
+            .prop_map(
+                |(
+                    (size_mib, bg, dirty, expire, interval),
+                    (ra_kb, cpus),
+                    (sched, nr_requests, plug, max_kib),
+                    app,
+                    io,
+                )| Case {
+                    size_mib,
+                    bg,
+                    dirty,
+                    expire,
+                    interval,
+                    ra_kb,
+                    cpus,
+                    sched,
+                    nr_requests,
+                    plug,
+                    max_kib,
+                    app,
+                    io,
+                },
+            )
+    }
+
+    const MODES: [RwMode; 8] = [
+        RwMode::Read,
+        RwMode::Write,
+        RwMode::RandRead,
+        RwMode::RandWrite,
+        RwMode::Rw,
+        RwMode::RandRw,
+        RwMode::Trim,
+        RwMode::RandTrim,
+    ];
+
+    /// A source that counts the calls it hands out.
+    struct Counting(Box<dyn RequestSource>, Rc<RefCell<u64>>);
+    impl RequestSource for Counting {
+        fn timing(&self) -> ssd_core::workload::Timing {
+            self.0.timing()
+        }
+        fn next_request(
+            &mut self,
+        ) -> Option<Result<ssd_core::workload::HostRequest, ssd_core::workload::SourceError>>
+        {
+            let r = self.0.next_request();
+            if matches!(r, Some(Ok(_))) {
+                *self.1.borrow_mut() += 1;
+            }
+            r
+        }
+    }
+
+    fn run_case(c: &Case) -> Result<(), TestCaseError> {
+        let mut d = device();
+        d.nand.blocks_per_plane = 64;
+        d.sched.kind = ssd_core::scheds::SCHED_NAMES[c.sched].into();
+        d.sched.nr_requests = c.nr_requests;
+        d.sched.plug = c.plug;
+        d.sched.max_request = Size::kib(c.max_kib);
+        let s = d.validate().unwrap();
+        let pc = PageCacheConfig {
+            size: Size::mib(c.size_mib),
+            dirty_background_ratio: c.bg,
+            dirty_ratio: c.dirty,
+            dirty_expire_centisecs: c.expire,
+            dirty_writeback_centisecs: c.interval,
+            read_ahead_kb: c.ra_kb,
+            cpus: c.cpus,
+            ..Default::default()
+        };
+        let calls = Rc::new(RefCell::new(0u64));
+        let (app, io): (Box<dyn RequestSource>, AppIo) = match &c.app {
+            App::Fio {
+                rw,
+                bs,
+                n,
+                span_mib,
+                depth,
+            } => {
+                let w = WorkloadConfig {
+                    rw: MODES[*rw],
+                    bs: Size(*bs),
+                    number_ios: Some(*n),
+                    size: Some(Size::mib(*span_mib)),
+                    iodepth: *depth,
+                    direct: false,
+                    ..Default::default()
+                };
+                let io = AppIo {
+                    sync: c.io.0,
+                    fsync: c.io.1,
+                    end_fsync: c.io.2,
+                };
+                (Box::new(FioGen::new(&w, s.logical_bytes(), 5)), io)
+            }
+            App::Personality {
+                kind,
+                files,
+                threads,
+                n,
+            } => {
+                let k = [
+                    PersonalityKind::Varmail,
+                    PersonalityKind::Fileserver,
+                    PersonalityKind::Webserver,
+                ][*kind];
+                let p = PersonalityConfig {
+                    files: Some(*files),
+                    threads: Some(*threads),
+                    file_size: Some(Size::kib(16)),
+                    requests: *n,
+                    direct: false,
+                    ..PersonalityConfig::new(k)
+                };
+                (
+                    Box::new(Personality::new(&p, s.logical_bytes(), 5).unwrap()),
+                    AppIo::default(),
+                )
+            }
+        };
+        let app = Counting(app, calls.clone());
+        let src = PageCache::new(app, &pc, io, s.logical_bytes(), d.sched.max_request.0).unwrap();
+        let ftl = ftl::build(&s).unwrap();
+        let sched = build_sched(&d.sched, s.logical_bytes() / 512).unwrap();
+        let log: Log = Rc::default();
+        let mut sim = Simulation::new(s, ftl, src, sched, Record(log.clone()));
+        let r = sim.run().map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let n = *calls.borrow() as f64;
+        let done =
+            get(&r, &["app", "reads"]) + get(&r, &["app", "writes"]) + get(&r, &["app", "trims"]);
+        let fsyncs = get(&r, &["app", "fsyncs"]);
+        let own = if matches!(c.app, App::Fio { .. }) {
+            fsyncs
+        } else {
+            0.0
+        };
+        // Calls the source gave (a personality's Flush is an fsync call).
+        prop_assert_eq!(done + fsyncs - own, n, "calls completed vs given");
+        let log = log.borrow();
+        let written: u64 = log.iter().filter(|e| e.0 == IoOp::Write).map(|e| e.1).sum();
+        prop_assert_eq!(
+            written as f64,
+            get(&r, &["page_cache", "writeback", "pages"]) * PAGE as f64
+        );
+        prop_assert_eq!(r.host.requests as usize, log.len());
+        if io.end_fsync && matches!(c.app, App::Fio { .. }) {
+            prop_assert_eq!(get(&r, &["page_cache", "dirty_at_end_bytes"]), 0.0);
+        }
+        prop_assert_eq!(get(&r, &["page_cache", "writeback_at_end_bytes"]), 0.0);
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(cases())]
+        #[test]
+        fn any_buffered_run_ends_with_every_call_done(c in case()) {
+            run_case(&c)?;
+        }
+    }
+}
