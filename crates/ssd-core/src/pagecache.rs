@@ -1055,12 +1055,7 @@ impl<S: RequestSource> PageCache<S> {
                         self.wait_page_io(t, lpn);
                     }
                     if !ok {
-                        // Reclaim found nothing to evict: wait for I/O to end.
-                        self.stats.reclaim_waits += 1;
-                        if self.threads[t].waits == 0 {
-                            self.wait_any(t);
-                        }
-                        return;
+                        return self.reclaim_stall(t);
                     }
                     self.threads[t].stage = Stage::ReadCopy;
                 }
@@ -1111,11 +1106,7 @@ impl<S: RequestSource> PageCache<S> {
                         self.wait_page_io_read(t, lpn);
                     }
                     if !ok {
-                        self.stats.reclaim_waits += 1;
-                        if self.threads[t].waits == 0 {
-                            self.wait_any(t);
-                        }
-                        return;
+                        return self.reclaim_stall(t);
                     }
                     self.threads[t].stage = Stage::WriteDirty;
                 }
@@ -1125,9 +1116,7 @@ impl<S: RequestSource> PageCache<S> {
                     for lpn in lo..hi {
                         let ino = self.threads[t].ino;
                         let Some(i) = self.get_or_insert(lpn, ino) else {
-                            self.stats.reclaim_waits += 1;
-                            self.wait_any(t);
-                            return;
+                            return self.reclaim_stall(t);
                         };
                         if self.pages[i as usize].flags & LOCKED != 0 {
                             // A read of the page is in flight: wait for it.
@@ -1365,6 +1354,15 @@ impl<S: RequestSource> PageCache<S> {
             }
         }
     }
+    /// Reclaim found nothing to evict: the thread waits for its I/O, or for
+    /// the next completion if it has none in flight.
+    fn reclaim_stall(&mut self, t: usize) {
+        self.stats.reclaim_waits += 1;
+        if self.threads[t].waits == 0 {
+            self.wait_any(t);
+        }
+    }
+
     /// Wait for the next completion (reclaim found nothing to evict); the
     /// flusher writes meanwhile, so that dirty pages become evictable.
     fn wait_any(&mut self, t: usize) {
