@@ -71,6 +71,8 @@ pub enum AnySource {
     Fio(FioGen),
     Trace(ssd_core::trace::TraceSource),
     Personality(ssd_core::personality::Personality),
+    /// A file-level Filebench personality (through the page cache).
+    FileBench(ssd_core::filebench::FileBench),
     /// An application workload through the page cache (buffered I/O).
     Buffered(Box<ssd_core::pagecache::PageCache<AnySource>>),
 }
@@ -81,6 +83,7 @@ impl RequestSource for AnySource {
             AnySource::Fio(s) => s.timing(),
             AnySource::Trace(s) => s.timing(),
             AnySource::Personality(s) => s.timing(),
+            AnySource::FileBench(s) => s.timing(),
             AnySource::Buffered(s) => s.timing(),
         }
     }
@@ -90,6 +93,7 @@ impl RequestSource for AnySource {
             AnySource::Fio(s) => s.next_request(),
             AnySource::Trace(s) => s.next_request(),
             AnySource::Personality(s) => s.next_request(),
+            AnySource::FileBench(s) => s.next_request(),
             AnySource::Buffered(s) => s.next_request(),
         }
     }
@@ -98,6 +102,7 @@ impl RequestSource for AnySource {
             AnySource::Fio(s) => s.notes(),
             AnySource::Trace(s) => s.notes(),
             AnySource::Personality(s) => s.notes(),
+            AnySource::FileBench(s) => s.notes(),
             AnySource::Buffered(s) => s.notes(),
         }
     }
@@ -152,11 +157,19 @@ pub fn build_source(cfg: &SsdConfig, settings: &Settings) -> Result<AnySource, R
         return Ok(AnySource::Trace(src));
     }
     let app = if let Some(p) = &cfg.personality {
-        AnySource::Personality(ssd_core::personality::Personality::new(
-            p,
-            settings.logical_bytes(),
-            cfg.sim.seed,
-        )?)
+        if p.level == ssd_core::personality::PersonalityLevel::File {
+            AnySource::FileBench(ssd_core::filebench::FileBench::new(
+                p,
+                settings.logical_bytes(),
+                cfg.sim.seed,
+            )?)
+        } else {
+            AnySource::Personality(ssd_core::personality::Personality::new(
+                p,
+                settings.logical_bytes(),
+                cfg.sim.seed,
+            )?)
+        }
     } else {
         AnySource::Fio(FioGen::new(
             &cfg.workload,

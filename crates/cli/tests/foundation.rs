@@ -268,7 +268,7 @@ mod determinism {
         cfg.sched.kind = "cfq".into();
         cfg.personality = Some(ssd_core::personality::PersonalityConfig {
             requests: 3000,
-            direct: false,
+            direct: Some(false),
             ..ssd_core::personality::PersonalityConfig::new(
                 ssd_core::personality::PersonalityKind::Varmail,
             )

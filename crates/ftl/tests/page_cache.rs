@@ -467,6 +467,7 @@ mod property {
             files: u64,
             threads: u32,
             n: u64,
+            file_level: bool,
         },
     }
 
@@ -492,14 +493,15 @@ mod property {
                     span_mib,
                     depth
                 }),
-            (0usize..3, 1u64..40, 1u32..8, 20u64..400).prop_map(|(kind, files, threads, n)| {
-                App::Personality {
+            (0usize..3, 1u64..40, 1u32..8, 20u64..400, any::<bool>()).prop_map(
+                |(kind, files, threads, n, file_level)| App::Personality {
                     kind,
                     files,
                     threads,
                     n,
+                    file_level,
                 }
-            }),
+            ),
         ]
     }
 
@@ -567,7 +569,8 @@ mod property {
         ) -> Option<Result<ssd_core::workload::HostRequest, ssd_core::workload::SourceError>>
         {
             let r = self.0.next_request();
-            if matches!(r, Some(Ok(_))) {
+            // A file system's metadata updates are not application calls.
+            if matches!(r, Some(Ok(q)) if q.tag != ssd_core::pagecache::METADATA_INO) {
                 *self.1.borrow_mut() += 1;
             }
             r
@@ -622,6 +625,7 @@ mod property {
                 files,
                 threads,
                 n,
+                file_level,
             } => {
                 let k = [
                     PersonalityKind::Varmail,
@@ -633,13 +637,19 @@ mod property {
                     threads: Some(*threads),
                     file_size: Some(Size::kib(16)),
                     requests: *n,
-                    direct: false,
+                    direct: Some(false),
                     ..PersonalityConfig::new(k)
                 };
-                (
-                    Box::new(Personality::new(&p, s.logical_bytes(), 5).unwrap()),
-                    AppIo::default(),
-                )
+                let src: Box<dyn RequestSource> = if *file_level {
+                    let p = PersonalityConfig {
+                        level: ssd_core::personality::PersonalityLevel::File,
+                        ..p
+                    };
+                    Box::new(ssd_core::filebench::FileBench::new(&p, s.logical_bytes(), 5).unwrap())
+                } else {
+                    Box::new(Personality::new(&p, s.logical_bytes(), 5).unwrap())
+                };
+                (src, AppIo::default())
             }
         };
         let app = Counting(app, calls.clone());

@@ -919,7 +919,7 @@ impl SsdConfig {
             return false;
         }
         match &self.personality {
-            Some(p) => !p.direct,
+            Some(p) => !p.is_direct(),
             None => !self.workload.direct,
         }
     }
@@ -1416,6 +1416,17 @@ impl Settings {
             }
             if t.path.is_empty() {
                 return Err(invalid("trace.path", "empty path"));
+            }
+        }
+        if let Some(p) = &c.personality {
+            if p.level == crate::personality::PersonalityLevel::File {
+                if p.is_direct() {
+                    return Err(invalid(
+                        "personality.direct",
+                        "a file-level personality runs buffered: its data and its metadata go through the page cache (Filebench's default directio=0)",
+                    ));
+                }
+                crate::filebench::FileParams::from_config(p)?;
             }
         }
         if c.trace.is_some() && c.personality.is_some() {

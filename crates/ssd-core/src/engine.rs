@@ -1686,10 +1686,16 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 self.now.0, self.hosts.live, self.cmds.live, self.txns.live
             );
         }
-        let end = if limit.is_some() && self.hosts.live > 0 {
+        // A reactive source's application still running at the limit: the
+        // measured phase is the whole time, whether or not the device was
+        // busy at the cut.
+        let app_cut = self.timing == Timing::Reactive && !self.source_done;
+        let end = if limit.is_some() && (self.hosts.live > 0 || app_cut) {
             // Cut by the time limit: say how many requests it left unfinished
             // (they are in no statistic).
-            *self.notes_mut("time_limit_requests_unfinished") += self.hosts.live as u64;
+            if self.hosts.live > 0 {
+                *self.notes_mut("time_limit_requests_unfinished") += self.hosts.live as u64;
+            }
             // Utilization covers the measured phase: what is booked past the
             // cut (a host-link transfer, CPU work, a die's running operation)
             // counts up to the cut only.

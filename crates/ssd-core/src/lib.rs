@@ -18,6 +18,7 @@
 pub mod addr;
 pub mod config;
 pub mod engine;
+pub mod filebench;
 pub mod ftl;
 pub mod observer;
 pub mod outfile;

@@ -69,6 +69,10 @@ const SPP: u64 = PAGE / 512;
 pub const MAX_WRITEBACK_PAGES: usize = 1024;
 /// The flusher's stream (process) id.
 pub const FLUSHER_STREAM: u32 = u32::MAX;
+/// The inode of a file system's metadata (inode tables, directories,
+/// bitmaps): a write call on it dirties its pages without a copy and is not
+/// an application call (`page_cache.metadata_pages`).
+pub const METADATA_INO: u32 = u32::MAX - 1;
 const NONE: u32 = u32::MAX;
 
 const UPTODATE: u8 = 1;
@@ -353,6 +357,7 @@ struct Stats {
     throttle_max_ns: u64,
     dirty_max: u64,
     reclaim_waits: u64,
+    metadata_pages: u64,
     lat: [LatencyHist; 4],
     bytes_read: u64,
     bytes_written: u64,
@@ -398,6 +403,14 @@ pub struct PageCache<S: RequestSource> {
     next_tag: u32,
     threads: Vec<Thread>,
     by_stream: HashMap<u32, usize>,
+    /// Writers of a file in the order their calls came (the file's lock,
+    /// `i_rwsem`, taken in that order): the source computed each write's
+    /// place (an append's end of file) in that order, so they run in it.
+    /// The block device and the metadata are not locked.
+    writers: HashMap<u32, VecDeque<u32>>,
+    /// Per device page, the file whose data it last held (empty until a
+    /// file is written).
+    owners: Vec<u32>,
     /// Per submitter (thread index; the flusher is the last), requests to
     /// submit and whether it sleeps on `nr_requests`.
     outbox: Vec<VecDeque<HostRequest>>,
@@ -469,6 +482,8 @@ impl<S: RequestSource> PageCache<S> {
             next_tag: 0,
             threads: vec![flusher],
             by_stream: HashMap::new(),
+            writers: HashMap::new(),
+            owners: Vec::new(),
             outbox: vec![VecDeque::new()],
             asleep: vec![false],
             flusher_bg: false,
@@ -928,9 +943,22 @@ impl<S: RequestSource> PageCache<S> {
 
     /// Fetch application calls while fewer than `depth` are outstanding;
     /// true if any came (or the source ended).
+    ///
+    /// A source hands its calls out in its own order (a personality: one
+    /// per thread, round robin), not in the order its threads finish: a
+    /// thread that is idle with nothing queued lets the cache read further
+    /// ahead (up to four times the depth), so that no thread waits for its
+    /// turn in the source's rotation.
     fn fetch(&mut self) -> Result<bool, SourceError> {
         let mut got = false;
-        while !self.app_done && self.outstanding < self.depth {
+        let cap = self.depth.saturating_mul(4).saturating_add(64);
+        while !self.app_done
+            && (self.outstanding < self.depth
+                || self.outstanding < cap
+                    && self.threads[1..]
+                        .iter()
+                        .any(|t| t.stage == Stage::Idle && t.queue.is_empty()))
+        {
             got = true;
             match self.app.next_request() {
                 Some(Ok(mut r)) => {
@@ -938,6 +966,9 @@ impl<S: RequestSource> PageCache<S> {
                         r.stream = FLUSHER_STREAM - 1;
                     }
                     let t = self.thread_for(r.stream);
+                    if Self::locked_write(&r) {
+                        self.writers.entry(r.tag).or_default().push_back(t as u32);
+                    }
                     self.threads[t].queue.push_back(r);
                     self.outstanding += 1;
                 }
@@ -955,8 +986,43 @@ impl<S: RequestSource> PageCache<S> {
             && match th.stage {
                 Stage::Done => false,
                 Stage::Throttle => self.nr_dirty() + self.nr_wb <= self.dirty_thresh,
+                Stage::WriteStart => th.op.is_none_or(|r| {
+                    !Self::locked_write(&r)
+                        || self.writers.get(&r.tag).and_then(|q| q.front()) == Some(&(t as u32))
+                }),
                 _ => true,
             }
+    }
+
+    /// A write on a file (not the block device, not metadata): it holds the
+    /// file's lock from its start to the end of its copy.
+    fn locked_write(r: &HostRequest) -> bool {
+        r.op == IoOp::Write && r.tag != 0 && r.tag != METADATA_INO
+    }
+
+    /// The file whose data device page `lpn` last held (0: none known).
+    fn owner(&self, lpn: u64) -> u32 {
+        self.owners.get(lpn as usize).copied().unwrap_or(0)
+    }
+    fn set_owner(&mut self, lpn: u64, ino: u32) {
+        if self.owners.is_empty() {
+            // Allocated on the first file write: block-level runs never do.
+            self.owners = vec![0; self.dev_pages as usize];
+        }
+        if let Some(o) = self.owners.get_mut(lpn as usize) {
+            *o = ino;
+        }
+    }
+
+    /// Thread `t` is done with its write on `ino`: the next writer goes.
+    fn unlock(&mut self, ino: u32, t: usize) {
+        if let Some(q) = self.writers.get_mut(&ino) {
+            debug_assert_eq!(q.front(), Some(&(t as u32)));
+            q.pop_front();
+            if q.is_empty() {
+                self.writers.remove(&ino);
+            }
+        }
     }
 
     /// Pages of a request: [lo, hi).
@@ -1095,11 +1161,17 @@ impl<S: RequestSource> PageCache<S> {
                         edges.push(hi - 1);
                     }
                     let mut ok = true;
+                    let ino = r.tag;
                     for lpn in edges {
                         let up = self.map.get(&lpn).is_some_and(|&i| {
                             self.pages[i as usize].flags & (UPTODATE | LOCKED) != 0
                         });
-                        if !up {
+                        // A file's page that holds none of its data (a block
+                        // just allocated to it) is zero-filled, not read
+                        // (`block_write_begin`); the block device's pages
+                        // always hold data.
+                        let holds_data = ino == 0 || self.owner(lpn) == ino;
+                        if !up && holds_data {
                             ok &= self.read_missing(t, lpn, 1, None);
                             self.stats.rmw_reads += 1;
                         }
@@ -1126,6 +1198,20 @@ impl<S: RequestSource> PageCache<S> {
                         self.pages[i as usize].flags |= UPTODATE;
                         self.touch(i);
                         self.set_dirty(i, ino);
+                        if ino != 0 && ino != METADATA_INO {
+                            self.set_owner(lpn, ino);
+                        }
+                    }
+                    if r.tag == METADATA_INO {
+                        // A file system's metadata update: dirtied in
+                        // memory by the call that made it, at no cost to
+                        // the thread, and not an application call.
+                        self.stats.metadata_pages += hi - lo;
+                        self.outstanding -= 1;
+                        let th = &mut self.threads[t];
+                        th.op = None;
+                        th.stage = Stage::Idle;
+                        continue;
                     }
                     self.stats.bytes_written += r.bytes();
                     self.threads[t].until = self.copy(r.bytes());
@@ -1142,6 +1228,9 @@ impl<S: RequestSource> PageCache<S> {
                         th.stage = Stage::Throttle;
                         th.throttled_since = self.now;
                         continue;
+                    }
+                    if let Some(r) = self.threads[t].op.filter(Self::locked_write) {
+                        self.unlock(r.tag, t);
                     }
                     let th = &mut self.threads[t];
                     th.writes += 1;
@@ -1569,6 +1658,7 @@ impl<S: RequestSource> PageCache<S> {
                         "max_us": s.throttle_max_ns as f64 / 1e3,
                     },
                     "reclaim_waits": s.reclaim_waits,
+                    "metadata_pages_dirtied": s.metadata_pages,
                     "dirty_at_end_bytes": self.nr_dirty() * PAGE,
                     "writeback_at_end_bytes": self.nr_wb * PAGE,
                 }),

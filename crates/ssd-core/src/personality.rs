@@ -105,12 +105,38 @@ pub struct PersonalityConfig {
     /// Seed of the personality's stream; default derived from sim.seed.
     #[serde(default)]
     pub seed: Option<u64>,
-    /// Filebench's `directio`: bypass the page cache. True by default while
-    /// the personalities are block-level; false runs them through
-    /// `[page_cache]` (each thread a synchronous application thread, its
-    /// Flush an fsync).
-    #[serde(default = "yes")]
-    pub direct: bool,
+    /// Filebench's `directio`: bypass the page cache. Default: true at
+    /// block level, false (Filebench's default) at file level. False runs
+    /// the personality through `[page_cache]` (each thread a synchronous
+    /// application thread, its Flush an fsync).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direct: Option<bool>,
+    /// `block`: the block-level flows of this module; `file`: Filebench's
+    /// own flowops on files (`crate::filebench`), buffered.
+    #[serde(default)]
+    pub level: PersonalityLevel,
+    /// File level: percent of the file set that exists at the start
+    /// (Filebench's `prealloc`; default 80, webserver 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prealloc_percent: Option<u32>,
+}
+
+/// How a personality is modelled.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PersonalityLevel {
+    /// Block-level flows on a fixed per-file layout.
+    #[default]
+    Block,
+    /// Filebench's flowops on files, on an extent allocator.
+    File,
+}
+
+impl PersonalityConfig {
+    /// Does the personality bypass the page cache?
+    pub fn is_direct(&self) -> bool {
+        self.direct.unwrap_or(self.level == PersonalityLevel::Block)
+    }
 }
 
 fn one() -> u32 {
@@ -141,7 +167,9 @@ impl PersonalityConfig {
             fsync: None,
             prealloc: true,
             seed: None,
-            direct: true,
+            direct: None,
+            level: PersonalityLevel::Block,
+            prealloc_percent: None,
         }
     }
 
