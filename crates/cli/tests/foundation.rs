@@ -734,6 +734,55 @@ mod reads_alone {
 mod cli {
     use super::{ssdsim, ssdsim_in};
 
+    /// `personality.level=file` runs Filebench's flowops through the page
+    /// cache from the CLI: the report has the application's calls, the
+    /// flowop counts and metadata pages; what it cannot run is refused
+    /// before the run, naming the field.
+    #[test]
+    fn file_level_personalities_run_buffered() {
+        let (code, out, err) = ssdsim(&[
+            "run",
+            "--personality",
+            "varmail",
+            "--set",
+            "personality.level=file",
+            "--set",
+            "personality.requests=3000",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert!(v["app"]["fsyncs"].as_u64().unwrap() > 100, "{}", v["app"]);
+        assert!(v["notes"]["filebench_creates"].as_u64().unwrap() > 50);
+        assert!(v["page_cache"]["metadata_pages_dirtied"].as_u64().unwrap() > 0);
+        // Every fsync reached the device as a flush.
+        assert_eq!(v["app"]["fsyncs"], v["page_cache"]["flushes"]);
+        for (args, field) in [
+            (
+                vec!["--personality", "oltp", "--set", "personality.level=file"],
+                "personality.level",
+            ),
+            (
+                vec![
+                    "--personality",
+                    "varmail",
+                    "--set",
+                    "personality.level=file",
+                    "--set",
+                    "personality.direct=true",
+                ],
+                "personality.direct",
+            ),
+        ] {
+            let mut a = vec!["run"];
+            a.extend(args);
+            let (code, _, err) = ssdsim(&a);
+            assert_eq!(code, 2, "{err}");
+            assert!(err.contains(field), "{err}");
+        }
+    }
+
     #[test]
     fn bad_input_names_the_field_and_exits_2() {
         let cases: &[(&[&str], &str)] = &[
