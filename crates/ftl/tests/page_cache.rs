@@ -692,3 +692,36 @@ mod property {
         }
     }
 }
+
+/// File-level webserver: 100 threads append to one log. The appends run in
+/// the order their places were computed (the file's writer order), and a
+/// log page that holds none of the file's data is zero-filled: no append
+/// reads from the device (without both, most of them did).
+#[test]
+fn appends_to_a_shared_log_read_nothing() {
+    use ssd_core::filebench::FileBench;
+    use ssd_core::personality::{PersonalityConfig, PersonalityKind, PersonalityLevel};
+    let c = device();
+    let s = c.validate().unwrap();
+    let p = PersonalityConfig {
+        requests: 20_000,
+        files: Some(200),
+        level: PersonalityLevel::File,
+        ..PersonalityConfig::new(PersonalityKind::Webserver)
+    };
+    let app = FileBench::new(&p, s.logical_bytes(), 4).unwrap();
+    let src = PageCache::new(
+        app,
+        &cache(64),
+        AppIo::default(),
+        s.logical_bytes(),
+        1 << 19,
+    )
+    .unwrap();
+    let ftl = ftl::build(&s).unwrap();
+    let sched = build_sched(&c.sched, s.logical_bytes() / 512).unwrap();
+    let mut sim = Simulation::new(s, ftl, src, sched, Record(Rc::default()));
+    let r = sim.run().unwrap();
+    assert!(r.notes["filebench_appends"] > 1000, "{:?}", r.notes);
+    assert_eq!(get(&r, &["page_cache", "rmw_reads"]), 0.0);
+}
