@@ -13,7 +13,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use ssd_core::SsdConfig;
-use ssdsim::sweep::{expand, grid_size, standard_workloads, GridFile, WorkloadDef};
+use ssdsim::sweep::{expand, grid_size, standard_workload_defs, GridFile, WorkloadDef};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -41,17 +41,7 @@ fuzz_target!(|data: &[u8]| {
             }
         };
     }
-    let mut workloads: BTreeMap<String, WorkloadDef> = standard_workloads()
-        .into_iter()
-        .map(|(n, d)| {
-            (
-                n.to_string(),
-                d.into_iter()
-                    .map(|(k, v)| (k.to_string(), v.to_string()))
-                    .collect(),
-            )
-        })
-        .collect();
+    let mut workloads: BTreeMap<String, WorkloadDef> = standard_workload_defs();
     workloads.extend(g.workload_defs());
     let axes = match g.axes(Path::new("grid.toml")) {
         Ok(a) => a,

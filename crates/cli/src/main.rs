@@ -951,17 +951,7 @@ fn list_points(grid: &sweep::Grid, shard: (usize, usize), threads: usize) -> any
 
 fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
     let mut workloads: std::collections::BTreeMap<String, sweep::WorkloadDef> =
-        sweep::standard_workloads()
-            .into_iter()
-            .map(|(n, d)| {
-                (
-                    n.to_string(),
-                    d.into_iter()
-                        .map(|(k, v)| (k.to_string(), v.to_string()))
-                        .collect(),
-                )
-            })
-            .collect();
+        sweep::standard_workload_defs();
     let mut axes: Vec<sweep::Axis> = Vec::new();
     // Base configuration: the file, with the grid file's [base] over it.
     let mut base = resolve_config(a.config.as_deref(), &[])?;

@@ -98,6 +98,22 @@ pub fn standard_workloads() -> Vec<(&'static str, Vec<(&'static str, &'static st
 /// A named workload: a list of (flag, value) settings.
 pub type WorkloadDef = Vec<(String, String)>;
 
+/// [`standard_workloads`] as named workload definitions (what `build_point`
+/// and a grid's `workload` axis look names up in).
+pub fn standard_workload_defs() -> std::collections::BTreeMap<String, WorkloadDef> {
+    standard_workloads()
+        .into_iter()
+        .map(|(n, d)| {
+            (
+                n.to_string(),
+                d.into_iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
 /// A grid file: `[base]` (config overrides, TOML over the preset), `[grid]`
 /// (axis -> list of values) and optional `[workloads.NAME]` definitions.
 #[derive(Debug, Default, Deserialize)]

@@ -1054,7 +1054,9 @@ mod cli {
 
 mod sweeps {
     use ssd_core::config::SsdConfig;
-    use ssdsim::sweep::{expand, run_points, shard, standard_workloads, Axis, Row, WorkloadDef};
+    use ssdsim::sweep::{
+        expand, run_points, shard, standard_workload_defs, Axis, Row, WorkloadDef,
+    };
     use ssdsim::RunOptions;
     use std::collections::BTreeMap;
 
@@ -1076,17 +1078,7 @@ mod sweeps {
                 values: vec!["rand-write".into(), "oltp".into()],
             },
         ];
-        let workloads: BTreeMap<String, WorkloadDef> = standard_workloads()
-            .into_iter()
-            .map(|(n, d)| {
-                (
-                    n.to_string(),
-                    d.into_iter()
-                        .map(|(k, v)| (k.to_string(), v.to_string()))
-                        .collect(),
-                )
-            })
-            .collect();
+        let workloads: BTreeMap<String, WorkloadDef> = standard_workload_defs();
         let common = vec![
             ("number_ios".to_string(), "1500".to_string()),
             ("op".to_string(), "0.25".to_string()),

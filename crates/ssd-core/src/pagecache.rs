@@ -298,7 +298,6 @@ enum Stage {
     Throttle,
     SyncStart,
     SyncWait,
-    SyncFlushed,
     TrimStart,
     TrimDrop,
     Complete,
@@ -688,7 +687,6 @@ impl<S: RequestSource> PageCache<S> {
 
     /// Queue a request of submitter `sub` (thread index) over `n` pages from
     /// `lpn`; `waiter` waits for it.
-    #[allow(clippy::too_many_arguments)]
     fn submit(
         &mut self,
         sub: usize,
@@ -1306,7 +1304,7 @@ impl<S: RequestSource> PageCache<S> {
                         let ino = self.threads[t].ino;
                         self.submit(t, IoKind::Flush, ino, 0, 0, Some(t));
                         self.stats.flushes += 1;
-                        self.threads[t].stage = Stage::SyncFlushed;
+                        self.threads[t].stage = Stage::Complete;
                         continue;
                     }
                     let th = &self.threads[t];
@@ -1329,7 +1327,6 @@ impl<S: RequestSource> PageCache<S> {
                     self.write_runs(t, ino, &now_w, reason, Some(t));
                     self.threads[t].deferred = again;
                 }
-                Stage::SyncFlushed => self.threads[t].stage = Stage::Complete,
                 Stage::TrimStart => {
                     let r = self.threads[t].op.unwrap();
                     let (lo, hi) = Self::span(&r);
@@ -1585,7 +1582,7 @@ impl<S: RequestSource> PageCache<S> {
     }
 
     /// The report's `page_cache` and `app` sections.
-    fn sections(&self, end: SimTime) -> Vec<(String, serde_json::Value)> {
+    fn sections(&self) -> Vec<(String, serde_json::Value)> {
         let s = &self.stats;
         let start = self.start.unwrap_or(SimTime::ZERO);
         let app_end = s.last_end.max(start);
@@ -1604,7 +1601,6 @@ impl<S: RequestSource> PageCache<S> {
         let wb_pages: u64 = s.wb_pages.iter().sum();
         let wb_reqs: u64 = s.wb_requests.iter().sum();
         let looked = s.hits + s.misses;
-        let _ = end;
         vec![
             (
                 "app".to_string(),
@@ -1785,7 +1781,7 @@ impl<S: RequestSource> RequestSource for PageCache<S> {
     fn finished(&self) -> bool {
         self.app_finished() && self.outbox.iter().all(|q| q.is_empty())
     }
-    fn report_sections(&self, end: SimTime) -> Vec<(String, serde_json::Value)> {
-        self.sections(end)
+    fn report_sections(&self, _end: SimTime) -> Vec<(String, serde_json::Value)> {
+        self.sections()
     }
 }
