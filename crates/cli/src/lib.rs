@@ -75,6 +75,8 @@ pub enum AnySource {
     FileBench(ssd_core::filebench::FileBench),
     /// An application workload through the page cache (buffered I/O).
     Buffered(Box<ssd_core::pagecache::PageCache<AnySource>>),
+    /// Several flows (tenants) at once, each one of the above.
+    Flows(Box<ssd_core::flows::Flows<AnySource>>),
 }
 
 impl RequestSource for AnySource {
@@ -85,6 +87,7 @@ impl RequestSource for AnySource {
             AnySource::Personality(s) => s.timing(),
             AnySource::FileBench(s) => s.timing(),
             AnySource::Buffered(s) => s.timing(),
+            AnySource::Flows(s) => s.timing(),
         }
     }
     #[inline]
@@ -95,6 +98,7 @@ impl RequestSource for AnySource {
             AnySource::Personality(s) => s.next_request(),
             AnySource::FileBench(s) => s.next_request(),
             AnySource::Buffered(s) => s.next_request(),
+            AnySource::Flows(s) => s.next_request(),
         }
     }
     fn notes(&self) -> Vec<(String, u64)> {
@@ -104,6 +108,7 @@ impl RequestSource for AnySource {
             AnySource::Personality(s) => s.notes(),
             AnySource::FileBench(s) => s.notes(),
             AnySource::Buffered(s) => s.notes(),
+            AnySource::Flows(s) => s.notes(),
         }
     }
     fn poll(
@@ -112,38 +117,122 @@ impl RequestSource for AnySource {
     ) -> Option<Result<ssd_core::workload::HostRequest, SourceError>> {
         match self {
             AnySource::Buffered(s) => s.poll(now),
+            AnySource::Flows(s) => s.poll(now),
             _ => None,
         }
     }
     fn event(&mut self, ev: ssd_core::workload::HostEvent, now: ssd_core::SimTime) {
-        if let AnySource::Buffered(s) = self {
-            s.event(ev, now)
+        match self {
+            AnySource::Buffered(s) => s.event(ev, now),
+            AnySource::Flows(s) => s.event(ev, now),
+            _ => {}
         }
     }
     fn wake_at(&self) -> Option<ssd_core::SimTime> {
         match self {
             AnySource::Buffered(s) => s.wake_at(),
+            AnySource::Flows(s) => s.wake_at(),
             _ => None,
         }
     }
     fn finished(&self) -> bool {
         match self {
             AnySource::Buffered(s) => s.finished(),
+            AnySource::Flows(s) => s.finished(),
             _ => true,
         }
     }
     fn report_sections(&self, end: ssd_core::SimTime) -> Vec<(String, serde_json::Value)> {
         match self {
             AnySource::Buffered(s) => s.report_sections(end),
+            AnySource::Flows(s) => s.report_sections(end),
             _ => Vec::new(),
         }
     }
 }
 
-/// Build the workload source a configuration names: `[trace]`, `[personality]`
-/// or the fio-style `[workload]`.
+/// Build the workload source a configuration names: its `[[flow]]`s, or
+/// `[trace]`, `[personality]` or the fio-style `[workload]`.
 pub fn build_source(cfg: &SsdConfig, settings: &Settings) -> Result<AnySource, RunError> {
-    if let Some(t) = &cfg.trace {
+    if !cfg.flows.is_empty() {
+        return build_flows(cfg, settings, None);
+    }
+    build_one(
+        cfg,
+        &cfg.workload,
+        cfg.personality.as_ref(),
+        cfg.trace.as_ref(),
+        settings.logical_bytes(),
+        cfg.sim.seed,
+    )
+}
+
+/// The flows of `cfg` as one source; `only`: just that flow (by slot), in
+/// its own range and queue, as a baseline run alone.
+pub fn build_flows(
+    cfg: &SsdConfig,
+    settings: &Settings,
+    only: Option<usize>,
+) -> Result<AnySource, RunError> {
+    use ssd_core::flows::{flow_range, Flow, Flows};
+    let n = cfg.flows.len();
+    let mut flows = Vec::new();
+    for (i, f) in cfg.flows.iter().enumerate() {
+        if only.is_some_and(|o| o != i) {
+            continue;
+        }
+        let range = flow_range(
+            cfg.sim.flow_space,
+            i,
+            n,
+            settings.logical_bytes(),
+            cfg.nand.page_size.0,
+        );
+        let w = f.workload.clone().unwrap_or_default();
+        // Each flow draws from its own generator (one flow's seed, whether
+        // it runs with the others or alone).
+        let seed = cfg
+            .sim
+            .seed
+            .wrapping_add((i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let src = build_one(
+            cfg,
+            &w,
+            f.personality.as_ref(),
+            f.trace.as_ref(),
+            (range.1 - range.0) * ssd_core::workload::SECTOR,
+            seed,
+        )
+        .map_err(|e| match e {
+            RunError::Input(m) => RunError::Input(format!("flow {}: {m}", f.name)),
+            e => e,
+        })?;
+        flows.push(Flow {
+            slot: i,
+            name: f.name.clone(),
+            priority: f.priority,
+            range,
+            depth: if cfg.host.interface.is_nvme() {
+                cfg.host.sq_depth
+            } else {
+                u32::MAX
+            },
+            src,
+        });
+    }
+    Ok(AnySource::Flows(Box::new(Flows::new(flows))))
+}
+
+/// One workload source on a drive (or flow range) of `logical` bytes.
+fn build_one(
+    cfg: &SsdConfig,
+    w: &ssd_core::workload::WorkloadConfig,
+    personality: Option<&ssd_core::personality::PersonalityConfig>,
+    trace: Option<&ssd_core::config::TraceSpec>,
+    logical: u64,
+    seed: u64,
+) -> Result<AnySource, RunError> {
+    if let Some(t) = trace {
         let fmt = match &t.format {
             Some(f) => Some(
                 f.parse::<ssd_core::trace::TraceFormat>()
@@ -151,49 +240,41 @@ pub fn build_source(cfg: &SsdConfig, settings: &Settings) -> Result<AnySource, R
             ),
             None => None,
         };
-        let opts = cfg.replay.clone().with_capacity(settings.logical_bytes());
+        let opts = cfg.replay.clone().with_capacity(logical);
         let src = ssd_core::trace::open_trace(std::path::Path::new(&t.path), fmt, &opts)
             .map_err(|e| RunError::Input(e.to_string()))?;
         return Ok(AnySource::Trace(src));
     }
-    let app = if let Some(p) = &cfg.personality {
+    let app = if let Some(p) = personality {
         if p.level == ssd_core::personality::PersonalityLevel::File {
-            AnySource::FileBench(ssd_core::filebench::FileBench::new(
-                p,
-                settings.logical_bytes(),
-                cfg.sim.seed,
-            )?)
+            AnySource::FileBench(ssd_core::filebench::FileBench::new(p, logical, seed)?)
         } else {
-            AnySource::Personality(ssd_core::personality::Personality::new(
-                p,
-                settings.logical_bytes(),
-                cfg.sim.seed,
-            )?)
+            AnySource::Personality(ssd_core::personality::Personality::new(p, logical, seed)?)
         }
     } else {
-        AnySource::Fio(FioGen::new(
-            &cfg.workload,
-            settings.logical_bytes(),
-            cfg.sim.seed,
-        ))
+        AnySource::Fio(FioGen::new(w, logical, seed))
     };
-    if !cfg.buffered() {
+    let buffered = match personality {
+        Some(p) => !p.is_direct(),
+        None => !w.direct,
+    };
+    if !buffered {
         return Ok(app);
     }
-    let io = match &cfg.personality {
+    let io = match personality {
         // A personality's fsyncs are its own Flush calls.
         Some(_) => ssd_core::pagecache::AppIo::default(),
         None => ssd_core::pagecache::AppIo {
-            sync: cfg.workload.sync,
-            fsync: cfg.workload.fsync,
-            end_fsync: cfg.workload.end_fsync,
+            sync: w.sync,
+            fsync: w.fsync,
+            end_fsync: w.end_fsync,
         },
     };
     let cache = ssd_core::pagecache::PageCache::new(
         app,
         &cfg.page_cache,
         io,
-        settings.logical_bytes(),
+        logical,
         cfg.sched.max_request.0,
     )?;
     Ok(AnySource::Buffered(Box::new(cache)))
@@ -249,11 +330,19 @@ pub struct RunOutput {
 type Sim<O> =
     Simulation<ftl::AnyFtl, AnySource, ssd_core::scheds::AnySched, Tee<O, progress::RunMeter>>;
 
-fn build<O: Observer>(cfg: &SsdConfig, settings: Settings, obs: O) -> Result<Sim<O>, RunError> {
+fn build<O: Observer>(
+    cfg: &SsdConfig,
+    settings: Settings,
+    obs: O,
+    only: Option<usize>,
+) -> Result<Sim<O>, RunError> {
     let ftl = ftl::build(&settings)?;
     let sched =
-        ssd_core::scheds::build_sched(&settings.config.sched, settings.logical_bytes() / 512)?;
-    let src = build_source(cfg, &settings)?;
+        ssd_core::scheds::build_host_queues(&settings.config, settings.logical_bytes() / 512)?;
+    let src = match only {
+        Some(_) => build_flows(cfg, &settings, only)?,
+        None => build_source(cfg, &settings)?,
+    };
     let obs = Tee(obs, progress::RunMeter::off());
     Ok(Simulation::new(settings, ftl, src, sched, obs))
 }
@@ -342,13 +431,97 @@ fn precondition_with_bar<O: Observer>(sim: &mut Sim<O>, bar: indicatif::Progress
     bar.finish_and_clear();
 }
 
-/// Validate `cfg`, build everything, precondition, run, report.
+/// Validate `cfg`, build everything, precondition, run, report. With two
+/// or more flows and `sim.alone_runs`, each flow is also run alone to report
+/// its slowdown and the run's fairness.
 pub fn run_config(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, RunError> {
+    let mut out = run_shared(cfg, opts)?;
+    if cfg.flows.len() >= 2 && cfg.sim.alone_runs {
+        add_slowdowns(cfg, opts, &mut out.report)?;
+    }
+    Ok(out)
+}
+
+/// Run flow `slot` of `cfg` alone (its range, queue, priority and seed as in
+/// the shared run; the other flows idle) and return its `flows` entry.
+pub fn run_flow_alone(
+    cfg: &SsdConfig,
+    slot: usize,
+    opts: &RunOptions,
+) -> Result<serde_json::Value, RunError> {
+    let settings = cfg.validate()?;
+    let mut sim = build(cfg, settings, NullObserver, Some(slot))?;
+    let quiet = RunOptions {
+        check_invariants: false,
+        power: false,
+        power_trace: None,
+        plot_power: None,
+        plot_breakdown: None,
+        progress: Progress::Off,
+        ..opts.clone()
+    };
+    let report = finish(cfg, &mut sim, &quiet)?;
+    report
+        .extra
+        .get("flows")
+        .and_then(|f| f.get(0))
+        .cloned()
+        .ok_or_else(|| RunError::Input(format!("flow {slot} alone reported no flow")))
+}
+
+/// MQSim's slowdown (a flow's mean end-to-end latency with the others over
+/// alone) per flow, and fairness (the smallest slowdown over the largest).
+fn add_slowdowns(cfg: &SsdConfig, opts: &RunOptions, report: &mut Report) -> Result<(), RunError> {
+    let mean = |v: &serde_json::Value| v["latency_us"]["mean"].as_f64().unwrap_or(0.0);
+    let mut slow = Vec::new();
+    for i in 0..cfg.flows.len() {
+        let alone = run_flow_alone(cfg, i, opts)?;
+        let Some(shared) = report.extra.get_mut("flows").and_then(|f| f.get_mut(i)) else {
+            return Err(RunError::Input("the shared run reported no flows".into()));
+        };
+        let s = if mean(&alone) > 0.0 && mean(shared) > 0.0 {
+            Some(mean(shared) / mean(&alone))
+        } else {
+            None
+        };
+        shared["alone"] = serde_json::json!({
+            "requests": alone["requests"],
+            "iops": alone["iops"],
+            "bandwidth_mbps": alone["bandwidth_mbps"],
+            "latency_us": alone["latency_us"],
+            "device_response_us": alone["device_response_us"],
+        });
+        shared["slowdown"] = serde_json::json!(s);
+        slow.extend(s);
+    }
+    if slow.len() == cfg.flows.len() {
+        let lo = slow.iter().cloned().fold(f64::INFINITY, f64::min);
+        let hi = slow.iter().cloned().fold(0.0, f64::max);
+        report.extra.insert(
+            "fairness".to_string(),
+            serde_json::json!({
+                "fairness": lo / hi,
+                "slowdown_min": lo,
+                "slowdown_max": hi,
+            }),
+        );
+    } else {
+        // A flow that completed nothing, with the others or alone, has no
+        // slowdown: the fairness of the run is not defined.
+        report.notes.insert(
+            "fairness_undefined_flows_without_latency".to_string(),
+            (cfg.flows.len() - slow.len()) as u64,
+        );
+    }
+    Ok(())
+}
+
+fn run_shared(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, RunError> {
     let settings = cfg.validate()?;
     if opts.power {
         let obs = power::PowerObserver::new(&settings, opts.power_sample)
             .map_err(|e| RunError::Input(e.to_string()))?;
-        let mut sim = build(cfg, settings, obs)?;
+        let mut sim = build(cfg, settings, obs, None)?;
         let mut report = finish(cfg, &mut sim, opts)?;
         let extra = sim
             .obs
@@ -377,7 +550,7 @@ pub fn run_config(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, RunEr
         let cdf = sim.lat.all().cdf(100);
         Ok(RunOutput { report, cdf })
     } else {
-        let mut sim = build(cfg, settings, NullObserver)?;
+        let mut sim = build(cfg, settings, NullObserver, None)?;
         let report = finish(cfg, &mut sim, opts)?;
         let cdf = sim.lat.all().cdf(100);
         Ok(RunOutput { report, cdf })
@@ -534,13 +707,20 @@ pub fn set_field(cfg: &mut SsdConfig, field: &str, value: &str) -> Result<(), Co
     };
     let parts: Vec<&str> = field.split('.').collect();
     let (last, sections) = parts.split_last().expect("split yields one part");
-    let mut cur = root.as_table_mut().expect("config is a table");
+    // Sections by name; the entries of an array of tables (`flow.1.priority`)
+    // by index.
+    let mut at = &mut root;
     for p in sections {
-        cur = cur
-            .get_mut(*p)
-            .and_then(|v| v.as_table_mut())
-            .ok_or_else(|| ssd_core::config::invalid(field, format!("unknown section {p:?}")))?;
+        at = match at {
+            toml::Value::Table(t) => t.get_mut(*p),
+            toml::Value::Array(a) => p.parse::<usize>().ok().and_then(|i| a.get_mut(i)),
+            _ => None,
+        }
+        .ok_or_else(|| ssd_core::config::invalid(field, format!("unknown section {p:?}")))?;
     }
+    let cur = at
+        .as_table_mut()
+        .ok_or_else(|| ssd_core::config::invalid(field, "not a section"))?;
     // A field absent from the echo is an unset optional one (None is not
     // written) or not a field at all: every section refuses unknown fields,
     // so reading the configuration back tells which.
@@ -601,10 +781,53 @@ pub fn resolve_config(
     for (f, v) in flags.iter().filter(|(f, _)| !is_preset(f)) {
         apply_flag(&mut cfg, f, v)?;
     }
+    check_flow_keys(&cfg, flags.iter().map(|(f, _)| f.as_str()))?;
     if flags.iter().any(|(f, _)| f == "number_ios") {
         number_ios_to_source(&mut cfg, flags.iter().any(|(f, _)| f == "max-requests"));
     }
     Ok(cfg)
+}
+
+/// The flags (and sweep keys) that set the one top-level workload.
+pub const WORKLOAD_FLAGS: &[&str] = &[
+    "rw",
+    "bs",
+    "iodepth",
+    "rwmixread",
+    "number_ios",
+    "rate_iops",
+    "rate_process",
+    "random_distribution",
+    "size",
+    "offset",
+    "randseed",
+];
+
+/// With `[[flow]]`s the top-level workload is not run: a key that sets it
+/// (a workload flag, `workload`, `workload.*`, `personality*`, `trace*`) is
+/// refused rather than dropped.
+pub fn check_flow_keys<'a>(
+    cfg: &SsdConfig,
+    keys: impl IntoIterator<Item = &'a str>,
+) -> Result<(), RunError> {
+    if cfg.flows.is_empty() {
+        return Ok(());
+    }
+    for k in keys {
+        let top = WORKLOAD_FLAGS.contains(&k)
+            || matches!(k, "workload" | "personality" | "trace" | "max-requests")
+            || ["workload.", "personality.", "trace.", "replay."]
+                .iter()
+                .any(|p| k.starts_with(p));
+        if top {
+            return Err(RunError::Input(format!(
+                "{k}: the configuration has [[flow]]s, each with its own workload; \
+                 the top-level workload is not run (set flow.N.workload.*, e.g. \
+                 --set flow.0.workload.iodepth=8)"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// An explicit `number_ios` (fio: end after that many requests) applied to a

@@ -890,19 +890,7 @@ fn write_outputs(
     Ok(())
 }
 
-const WORKLOAD_FLAGS: &[&str] = &[
-    "rw",
-    "bs",
-    "iodepth",
-    "rwmixread",
-    "number_ios",
-    "rate_iops",
-    "rate_process",
-    "random_distribution",
-    "size",
-    "offset",
-    "randseed",
-];
+use ssdsim::WORKLOAD_FLAGS;
 
 /// `sweep --dry-run`: list the points of `shard` (I, N) with their
 /// configuration's verdict, in grid order, building them in parallel a chunk
@@ -986,7 +974,8 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
                 || x.key.starts_with("trace.")
         })
         || base.trace.is_some()
-        || base.personality.is_some();
+        || base.personality.is_some()
+        || !base.flows.is_empty();
     if let Some(w) = &a.workload {
         let axis = flag_axis("workload", w, false)?;
         set_axis(&mut axes, axis);

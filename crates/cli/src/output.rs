@@ -110,8 +110,14 @@ pub fn text(r: &Report) -> String {
     if let Some(a) = r.extra.get("app") {
         app_lines(&mut o, a, r.extra.get("page_cache"));
     }
+    if let Some(f) = r.extra.get("flows").and_then(|f| f.as_array()) {
+        flow_lines(&mut o, f, r.extra.get("fairness"));
+    }
     for (k, v) in &r.extra {
-        if k == "energy_j" || k == "app" || k == "page_cache" {
+        if matches!(
+            k.as_str(),
+            "energy_j" | "app" | "page_cache" | "flows" | "fairness"
+        ) {
             continue;
         }
         let _ = writeln!(o, "{k:<8} {}", compact(v));
@@ -147,6 +153,48 @@ pub fn text(r: &Report) -> String {
         r.run.precondition_wall_s
     );
     o
+}
+
+/// One line per flow (tenant), and the run's fairness.
+fn flow_lines(o: &mut String, flows: &[serde_json::Value], fairness: Option<&serde_json::Value>) {
+    let n = |v: &serde_json::Value, path: &[&str]| {
+        path.iter()
+            .try_fold(v, |v, k| v.get(k))
+            .and_then(|x| x.as_f64())
+            .unwrap_or(0.0)
+    };
+    let _ = writeln!(
+        o,
+        "flows    {:<12} {:<7} {:>9} {:>10} {:>9} {:>11} {:>11} {:>9}",
+        "name", "class", "requests", "IOPS", "MB/s", "mean (us)", "p99 (us)", "slowdown"
+    );
+    for f in flows {
+        let slow = f
+            .get("slowdown")
+            .and_then(|s| s.as_f64())
+            .map_or("-".to_string(), |s| format!("{s:.3}"));
+        let _ = writeln!(
+            o,
+            "         {:<12} {:<7} {:>9} {:>10.0} {:>9.2} {:>11.1} {:>11.1} {:>9}",
+            f["name"].as_str().unwrap_or("?"),
+            f["priority"].as_str().unwrap_or("?"),
+            n(f, &["requests"]),
+            n(f, &["iops"]),
+            n(f, &["bandwidth_mbps"]),
+            n(f, &["latency_us", "mean"]),
+            n(f, &["latency_us", "p99"]),
+            slow,
+        );
+    }
+    if let Some(x) = fairness {
+        let _ = writeln!(
+            o,
+            "fairness {:.4} (slowdown min {:.3}, max {:.3}; each flow also run alone)",
+            n(x, &["fairness"]),
+            n(x, &["slowdown_min"]),
+            n(x, &["slowdown_max"]),
+        );
+    }
 }
 
 /// The application's calls and the page cache (buffered runs).

@@ -424,6 +424,8 @@ fn build_point(
     for (k, v) in common {
         apply_key(&mut c, k, v)?;
     }
+    crate::check_flow_keys(&c, params.iter().chain(common).map(|(k, _)| k.as_str()))
+        .map_err(|e| e.to_string())?;
     // An explicit number_ios (an axis or a flag, not a named workload's own)
     // also ends a personality or a trace, as in `run`.
     let given = |key: &str| {
@@ -477,6 +479,9 @@ pub struct Row {
     /// `iops` is the block requests the device served.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app_iops: Option<f64>,
+    /// Runs of two or more flows: MQSim's fairness (min over max slowdown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fairness: Option<f64>,
     pub sim_time_s: f64,
     pub wall_s: f64,
     pub error: Option<String>,
@@ -515,6 +520,7 @@ pub fn run_point(p: &Point, opts: &RunOptions) -> Row {
         mean_power_w: None,
         ai: None,
         app_iops: None,
+        fairness: None,
         sim_time_s: 0.0,
         wall_s: 0.0,
         error: None,
@@ -552,6 +558,7 @@ pub fn run_point(p: &Point, opts: &RunOptions) -> Row {
             row.mean_power_w = extra_f64(r, "power_w", "mean");
             row.ai = extra_f64(r, "efficiency", "ai");
             row.app_iops = extra_f64(r, "app", "iops");
+            row.fairness = extra_f64(r, "fairness", "fairness");
             row.sim_time_s = r.host.sim_time_s;
             row.cdf = out.cdf.clone();
         }
@@ -741,18 +748,21 @@ const METRICS: &[&str] = &[
     "mean_power_w",
     "ai",
     "app_iops",
+    "fairness",
     "sim_time_s",
     "seed",
     "error",
 ];
 
-/// The metrics of `rows`: `app_iops` only where a run was buffered.
+/// The metrics of `rows`: `app_iops` only where a run was buffered,
+/// `fairness` only where one had flows.
 fn metrics(rows: &[Row]) -> Vec<&'static str> {
     let app = rows.iter().any(|r| r.app_iops.is_some());
+    let fair = rows.iter().any(|r| r.fairness.is_some());
     METRICS
         .iter()
         .copied()
-        .filter(|&m| app || m != "app_iops")
+        .filter(|&m| (app || m != "app_iops") && (fair || m != "fairness"))
         .collect()
 }
 
@@ -794,6 +804,7 @@ fn metric(r: &Row, m: &str) -> String {
         "mean_power_w" => o(r.mean_power_w),
         "ai" => o(r.ai),
         "app_iops" => o(r.app_iops),
+        "fairness" => o(r.fairness),
         "sim_time_s" => f(r.sim_time_s),
         "seed" => r.seed.to_string(),
         "error" => r.error.clone().unwrap_or_default(),
@@ -924,6 +935,9 @@ pub fn table(rows: &[Row]) -> String {
         }
         if rows.iter().any(|r| r.app_iops.is_some()) {
             v.push("app_iops");
+        }
+        if rows.iter().any(|r| r.fairness.is_some()) {
+            v.push("fairness");
         }
         v
     };

@@ -343,6 +343,41 @@ pub struct HostConfig {
     pub link_mbps: f64,
     /// Per-command protocol overhead on the link (command, setup and status frames).
     pub command_overhead: Dur,
+    /// NVMe with several flows (`[[flow]]`): how the controller picks the
+    /// submission queue it fetches the next command from (`rr`, or `wrr`:
+    /// weighted round robin with urgent priority class).
+    #[serde(default)]
+    pub arbitration: crate::scheds::Arbitration,
+    /// NVMe: commands fetched from one submission queue per turn (the
+    /// Arbitration Burst).
+    #[serde(default = "one_u32")]
+    pub arbitration_burst: u32,
+    /// NVMe `wrr`: commands per round of the high, medium and low priority
+    /// classes (MQSim's 4, 2, 1).
+    #[serde(default = "default_wrr_weights")]
+    pub wrr_weights: [u32; 3],
+    /// NVMe with flows: entries of each flow's submission queue (Linux's
+    /// `nvme.io_queue_depth`, 1024): a flow holds at most this many requests
+    /// in the block layer and the device.
+    #[serde(default = "default_sq_depth")]
+    pub sq_depth: u32,
+}
+
+fn one_u32() -> u32 {
+    1
+}
+fn default_wrr_weights() -> [u32; 3] {
+    [4, 2, 1]
+}
+fn default_sq_depth() -> u32 {
+    1024
+}
+
+impl Interface {
+    /// An NVMe link (several submission queues) rather than SATA (one NCQ queue).
+    pub fn is_nvme(self) -> bool {
+        matches!(self, Interface::NvmeGen3x4 | Interface::NvmeGen4x4)
+    }
 }
 
 impl HostConfig {
@@ -361,25 +396,42 @@ impl HostConfig {
                 queue_depth: 32,
                 link_mbps: 300.0,
                 command_overhead: Dur(267),
+                ..HostConfig::queues()
             },
             Interface::Sata6g => HostConfig {
                 interface,
                 queue_depth: 32,
                 link_mbps: 600.0,
                 command_overhead: Dur(134),
+                ..HostConfig::queues()
             },
             Interface::NvmeGen3x4 => HostConfig {
                 interface,
                 queue_depth: 1024,
                 link_mbps: 3938.0,
                 command_overhead: Dur(1000),
+                ..HostConfig::queues()
             },
             Interface::NvmeGen4x4 => HostConfig {
                 interface,
                 queue_depth: 1024,
                 link_mbps: 7877.0,
                 command_overhead: Dur(1000),
+                ..HostConfig::queues()
             },
+        }
+    }
+    /// The multi-queue defaults every preset shares (filled in by `preset`).
+    fn queues() -> HostConfig {
+        HostConfig {
+            interface: Interface::Sata6g,
+            queue_depth: 0,
+            link_mbps: 0.0,
+            command_overhead: Dur(0),
+            arbitration: Default::default(),
+            arbitration_burst: one_u32(),
+            wrr_weights: default_wrr_weights(),
+            sq_depth: default_sq_depth(),
         }
     }
     pub fn link_rate(&self) -> Rate {
@@ -881,6 +933,18 @@ pub struct SimConfig {
     /// After the last request, keep simulating until in-flight and idle-time GC is
     /// done; that tail is reported separately (run.drain_s, and by the power model).
     pub drain: bool,
+    /// With `[[flow]]`s: how the flows divide the logical space.
+    #[serde(default)]
+    pub flow_space: crate::flows::FlowSpace,
+    /// With two or more flows: also run each flow alone (same drive, same
+    /// preconditioning, same seed) to report its slowdown and the run's
+    /// fairness.
+    #[serde(default = "yes")]
+    pub alone_runs: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// The whole simulated system and its workload: what `ssdsim run` resolves.
@@ -910,6 +974,11 @@ pub struct SsdConfig {
     /// (`workload.direct = false`, `personality.direct = false`).
     #[serde(default)]
     pub page_cache: crate::pagecache::PageCacheConfig,
+    /// Tenants (`[[flow]]`): several workloads at once, each with its own
+    /// queue and statistics (see [`crate::flows`]). Empty: the one workload
+    /// above.
+    #[serde(default, rename = "flow", skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<crate::flows::FlowConfig>,
 }
 
 impl SsdConfig {
@@ -983,11 +1052,14 @@ impl Default for SsdConfig {
                 precondition: Precondition::None,
                 time_limit: None,
                 drain: false,
+                flow_space: Default::default(),
+                alone_runs: true,
             },
             trace: None,
             replay: crate::trace::ReplayOptions::default(),
             personality: None,
             page_cache: Default::default(),
+            flows: Vec::new(),
         }
     }
 }
@@ -1047,6 +1119,18 @@ impl SsdConfig {
         }
         let mut merged = toml::Value::try_from(&base).map_err(|e| perr(e.to_string()))?;
         deep_merge(&mut merged, toml::Value::Table(file));
+        // A flow's workload defaults field by field, as `[workload]` does.
+        if let Some(toml::Value::Array(flows)) = merged.get_mut("flow") {
+            let w = toml::Value::try_from(crate::workload::WorkloadConfig::default())
+                .map_err(|e| perr(e.to_string()))?;
+            for f in flows {
+                if let Some(fw) = f.get_mut("workload").filter(|v| v.is_table()) {
+                    let mut full = w.clone();
+                    deep_merge(&mut full, fw.clone());
+                    *fw = full;
+                }
+            }
+        }
         // The merged value has no place in the file, so an error names the
         // field it is in (`nand.t_r: ...`) instead.
         serde_path_to_error::deserialize::<_, SsdConfig>(merged).map_err(|e| {
@@ -1407,58 +1491,22 @@ impl Settings {
                 "must be positive (leave it out for no limit)",
             ));
         }
-        c.workload.validate(logical_pages * n.page_size.0)?;
         c.replay.validate()?;
-        if let Some(t) = &c.trace {
-            if let Some(f) = &t.format {
-                f.parse::<crate::trace::TraceFormat>()
-                    .map_err(|e| invalid("trace.format", e.to_string()))?;
+        let logical = logical_pages * n.page_size.0;
+        if c.flows.is_empty() {
+            check_source(
+                "",
+                &c.workload,
+                c.personality.as_ref(),
+                c.trace.as_ref(),
+                logical,
+            )?;
+            if c.buffered() {
+                c.page_cache.validate()?;
             }
-            if t.path.is_empty() {
-                return Err(invalid("trace.path", "empty path"));
-            }
-        }
-        if let Some(p) = &c.personality {
-            if p.level == crate::personality::PersonalityLevel::File {
-                if p.is_direct() {
-                    return Err(invalid(
-                        "personality.direct",
-                        "a file-level personality runs buffered: its data and its metadata go through the page cache (Filebench's default directio=0)",
-                    ));
-                }
-                crate::filebench::FileParams::from_config(p)?;
-            }
-        }
-        if c.trace.is_some() && c.personality.is_some() {
-            return Err(invalid(
-                "personality",
-                "a run replays a trace or runs a personality, not both",
-            ));
-        }
-        let w = &c.workload;
-        if c.personality.is_none() && c.trace.is_none() {
-            if w.direct && (w.sync || w.fsync > 0 || w.end_fsync) {
-                let f = if w.sync {
-                    "workload.sync"
-                } else if w.fsync > 0 {
-                    "workload.fsync"
-                } else {
-                    "workload.end_fsync"
-                };
-                return Err(invalid(
-                    f,
-                    "acts on the page cache: it needs buffered I/O (workload.direct = false)",
-                ));
-            }
-            if !w.direct && w.rate_iops.is_some() {
-                return Err(invalid(
-                    "workload.direct",
-                    "buffered I/O is made by application threads (closed loop); rate_iops needs direct = true",
-                ));
-            }
-        }
-        if c.buffered() {
-            c.page_cache.validate()?;
+        } else {
+            c.workload.validate(logical)?;
+            check_flows(c, logical)?;
         }
         Ok(Settings {
             geometry,
@@ -1483,6 +1531,160 @@ impl Settings {
         // ns = cycles * 1000 / MHz, rounded up.
         Dur((cycles * 1000).div_ceil(self.config.controller.cpu_mhz as u64))
     }
+}
+
+/// Check one workload source: the fio-style `w` (used when neither a
+/// personality nor a trace is given), `p` or `t`. `prefix` is prepended to
+/// the field names of errors (`""` at the top level, `"flow.1."` in a flow).
+fn check_source(
+    prefix: &str,
+    w: &crate::workload::WorkloadConfig,
+    p: Option<&crate::personality::PersonalityConfig>,
+    t: Option<&TraceSpec>,
+    logical_bytes: u64,
+) -> Result<(), ConfigError> {
+    let f = |x: &str| format!("{prefix}{x}");
+    w.validate(logical_bytes).map_err(|e| match e {
+        ConfigError::Invalid { field, reason } if !prefix.is_empty() => ConfigError::Invalid {
+            field: f(&field),
+            reason,
+        },
+        e => e,
+    })?;
+    if let Some(t) = t {
+        if let Some(fmt) = &t.format {
+            fmt.parse::<crate::trace::TraceFormat>()
+                .map_err(|e| invalid(&f("trace.format"), e.to_string()))?;
+        }
+        if t.path.is_empty() {
+            return Err(invalid(&f("trace.path"), "empty path"));
+        }
+    }
+    if let Some(p) = p {
+        if p.level == crate::personality::PersonalityLevel::File {
+            if p.is_direct() {
+                return Err(invalid(
+                    &f("personality.direct"),
+                    "a file-level personality runs buffered: its data and its metadata go through the page cache (Filebench's default directio=0)",
+                ));
+            }
+            crate::filebench::FileParams::from_config(p)?;
+        }
+    }
+    if t.is_some() && p.is_some() {
+        return Err(invalid(
+            &f("personality"),
+            "a run replays a trace or runs a personality, not both",
+        ));
+    }
+    if p.is_none() && t.is_none() {
+        if w.direct && (w.sync || w.fsync > 0 || w.end_fsync) {
+            let x = if w.sync {
+                "workload.sync"
+            } else if w.fsync > 0 {
+                "workload.fsync"
+            } else {
+                "workload.end_fsync"
+            };
+            return Err(invalid(
+                &f(x),
+                format!(
+                    "acts on the page cache: it needs buffered I/O ({} = false)",
+                    f("workload.direct")
+                ),
+            ));
+        }
+        if !w.direct && w.rate_iops.is_some() {
+            return Err(invalid(
+                &f("workload.direct"),
+                "buffered I/O is made by application threads (closed loop); rate_iops needs direct = true",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Check the `[[flow]]`s of `c` and the multi-queue settings they use.
+fn check_flows(c: &SsdConfig, logical_bytes: u64) -> Result<(), ConfigError> {
+    use crate::flows::{flow_range, MAX_FLOWS};
+    let n = c.flows.len();
+    if n > MAX_FLOWS {
+        return Err(invalid(
+            "flow",
+            format!("at most {MAX_FLOWS} flows, got {n}"),
+        ));
+    }
+    if c.trace.is_some() || c.personality.is_some() {
+        return Err(invalid(
+            if c.trace.is_some() {
+                "trace"
+            } else {
+                "personality"
+            },
+            "with [[flow]]s each flow names its own workload: move it into a flow",
+        ));
+    }
+    let h = &c.host;
+    if h.arbitration_burst == 0 || h.arbitration_burst > 65_536 {
+        return Err(invalid(
+            "host.arbitration_burst",
+            format!("must be in 1..=65536, got {}", h.arbitration_burst),
+        ));
+    }
+    if let Some(w) = h.wrr_weights.iter().find(|&&w| w == 0 || w > 256) {
+        return Err(invalid(
+            "host.wrr_weights",
+            format!("each weight is 1..=256 commands per round (NVMe's HPW, MPW, LPW plus one), got {w}"),
+        ));
+    }
+    if h.sq_depth < 2 || h.sq_depth > 65_536 {
+        return Err(invalid(
+            "host.sq_depth",
+            format!(
+                "must be in 2..=65536 (NVMe's queue sizes), got {}",
+                h.sq_depth
+            ),
+        ));
+    }
+    if h.interface.is_nvme() && c.sched.kind != "noop" {
+        return Err(invalid(
+            "sched.kind",
+            format!(
+                "{:?}: with [[flow]]s on NVMe each flow has its own submission queue, which Linux runs without an elevator (`none`): use sched.kind = \"noop\" (its merging), or a SATA interface for one shared queue behind an elevator",
+                c.sched.kind
+            ),
+        ));
+    }
+    let page = c.nand.page_size.0;
+    for (i, fl) in c.flows.iter().enumerate() {
+        let field = format!("flow.{i}");
+        fl.validate(&field)?;
+        if let Some(j) = c.flows[..i].iter().position(|g| g.name == fl.name) {
+            return Err(invalid(
+                &format!("{field}.name"),
+                format!("{:?} is also the name of flow.{j}", fl.name),
+            ));
+        }
+        let (s, e) = flow_range(c.sim.flow_space, i, n, logical_bytes, page);
+        if e <= s {
+            return Err(invalid(
+                &field,
+                format!("the drive is too small to give {n} flows a page each"),
+            ));
+        }
+        let w = fl.workload.clone().unwrap_or_default();
+        check_source(
+            &format!("{field}."),
+            &w,
+            fl.personality.as_ref(),
+            fl.trace.as_ref(),
+            (e - s) * crate::workload::SECTOR,
+        )?;
+    }
+    if c.flows.iter().any(|f| f.buffered()) {
+        c.page_cache.validate()?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

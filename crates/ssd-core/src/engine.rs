@@ -1252,6 +1252,117 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
     /// (block, erase epoch): see `BlockExec::reads`.
     late_reads: std::collections::HashMap<(u32, u32), u32>,
     start: SimTime,
+    /// With flows: who owns each logical page's data, and what each flow
+    /// cost the flash ([`FlowFlash`]). Empty without flows.
+    flow_flash: FlowFlash,
+}
+
+/// Flash programs by flow (tenant), for per-flow write amplification. Each
+/// logical page belongs to the flow that last wrote it (in split space, to
+/// the flow whose range holds it, from the start: the preconditioning's
+/// data too); a program of the page's data, the host's own or a copy by GC,
+/// a merge or wear levelling, counts against its owner. Translation pages
+/// belong to no flow.
+#[derive(Default)]
+struct FlowFlash {
+    /// Per logical page: its owner's slot plus one (0: no flow).
+    owner: Vec<u8>,
+    /// Per flow slot: host pages written, programs of its data by the host
+    /// path, programs that relocated its data.
+    host_pages: Vec<u64>,
+    programs: Vec<u64>,
+    relocations: Vec<u64>,
+    /// Relocations of data no flow owns.
+    unowned_relocations: u64,
+}
+
+impl FlowFlash {
+    fn new(c: &crate::config::SsdConfig, logical_pages: u64, page: u64) -> FlowFlash {
+        let n = c.flows.len();
+        if n == 0 {
+            return FlowFlash::default();
+        }
+        let mut owner = vec![0u8; logical_pages as usize];
+        if c.sim.flow_space == crate::flows::FlowSpace::Split {
+            let logical = logical_pages * page;
+            for i in 0..n {
+                let (s, e) = crate::flows::flow_range(c.sim.flow_space, i, n, logical, page);
+                let per = page / SECTOR;
+                owner[(s / per) as usize..(e / per) as usize].fill(i as u8 + 1);
+            }
+        }
+        FlowFlash {
+            owner,
+            host_pages: vec![0; n],
+            programs: vec![0; n],
+            relocations: vec![0; n],
+            unowned_relocations: 0,
+        }
+    }
+
+    /// A host write of `n` pages from `first` by the flow of `stream`.
+    #[cold]
+    #[inline(never)]
+    fn written(&mut self, first: u64, n: u32, stream: u32) {
+        let f = crate::flows::flow_of(stream).min(self.host_pages.len() - 1);
+        self.host_pages[f] += n as u64;
+        let end = (first + n as u64).min(self.owner.len() as u64);
+        if first < end {
+            self.owner[first as usize..end as usize].fill(f as u8 + 1);
+        }
+    }
+
+    /// The programs of a plan, against their data's owners.
+    #[cold]
+    #[inline(never)]
+    fn count(&mut self, ops: &[crate::ftl::FlashOp]) {
+        for op in ops {
+            if op.kind != OpKind::Program || op.lpn == crate::ftl::NO_LPN {
+                continue;
+            }
+            let o = self.owner.get(op.lpn as usize).copied().unwrap_or(0);
+            match (o, op.purpose) {
+                (0, Purpose::Host) => {}
+                (0, _) => self.unowned_relocations += 1,
+                (o, Purpose::Host) => self.programs[o as usize - 1] += 1,
+                (o, _) => self.relocations[o as usize - 1] += 1,
+            }
+        }
+    }
+
+    /// Add each flow's flash figures to its entry of the `flows` section.
+    fn report(
+        &self,
+        extra: &mut std::collections::BTreeMap<String, serde_json::Value>,
+        notes: &mut std::collections::BTreeMap<String, u64>,
+    ) {
+        let Some(serde_json::Value::Array(flows)) = extra.get_mut("flows") else {
+            return;
+        };
+        for f in flows {
+            let Some(i) = f["slot"].as_u64().map(|i| i as usize) else {
+                continue;
+            };
+            if i >= self.host_pages.len() {
+                continue;
+            }
+            let (h, p, r) = (self.host_pages[i], self.programs[i], self.relocations[i]);
+            f["host_pages_written"] = h.into();
+            f["flash_programs"] = p.into();
+            f["relocations"] = r.into();
+            f["waf"] = if h > 0 {
+                ((p + r) as f64 / h as f64).into()
+            } else {
+                0.0.into()
+            };
+        }
+        if self.unowned_relocations > 0 {
+            notes.insert(
+                "flow_relocations_of_unowned_data".to_string(),
+                self.unowned_relocations,
+            );
+        }
+    }
 }
 
 /// Count a read of block `b` (record `bx`) planned at erase epoch `epoch`,
@@ -1329,7 +1440,14 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             ahead: Ahead::default(),
             ahead_end: None,
             merged: Vec::new(),
-            nr_requests: c.sched.nr_requests,
+            // Flows on NVMe: each flow's submission queue bounds what it
+            // holds (`host.sq_depth`, kept by the flows' source), as blk-mq
+            // gives each hardware queue its own tags.
+            nr_requests: if !c.flows.is_empty() && c.host.interface.is_nvme() {
+                u32::MAX
+            } else {
+                c.sched.nr_requests
+            },
             blocked: VecDeque::new(),
             plug_on: c.sched.plug && !matches!(timing, Timing::ClosedLoop { .. }),
             plugged: Vec::new(),
@@ -1388,6 +1506,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             tp_woken: Vec::new(),
             late_reads: Default::default(),
             start: SimTime::ZERO,
+            flow_flash: FlowFlash::new(c, settings.logical_pages, g.page_size as u64),
             settings,
             ftl,
             src,
@@ -2145,6 +2264,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             }
             IoOp::Write => {
                 self.counters.host_pages_written += n as u64;
+                if !self.flow_flash.owner.is_empty() {
+                    self.flow_flash.written(first, n, r.stream);
+                }
                 match (self.wbuf.as_mut(), self.settings.config.dram.flush) {
                     (Some(wb), FlushPolicy::EvictLru) => {
                         for i in 0..n as u64 {
@@ -2247,6 +2369,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     /// Turn the plan in `cx` into jobs and transactions owned by command `c`
     /// (NONE: background work, released at once).
     fn commit_plan(&mut self, c: u32) {
+        if !self.flow_flash.owner.is_empty() {
+            self.flow_flash.count(&self.cx.plan.ops);
+        }
         // Apply every op to the flash array in the FTL's order (its state order),
         // recording each op's block epoch so that the dies execute programs and
         // erases of a block in that same order, and make it a transaction of its
@@ -3274,6 +3399,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         for (name, v) in self.src.report_sections(end) {
             r.extra.insert(name, v);
         }
+        self.flow_flash.report(&mut r.extra, &mut r.notes);
         for (name, n) in self.ftl.notes() {
             r.notes.insert(name.to_string(), n);
         }

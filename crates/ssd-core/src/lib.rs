@@ -19,6 +19,7 @@ pub mod addr;
 pub mod config;
 pub mod engine;
 pub mod filebench;
+pub mod flows;
 pub mod ftl;
 pub mod observer;
 pub mod outfile;

@@ -13,6 +13,10 @@
 //! | `kyber`         | token-based latency targets ([`Kyber`])                       |
 //! | `bfq`           | budget fair queueing, B-WF2Q+ ([`Bfq`])                       |
 //!
+//! With several flows on an NVMe interface the host runs no elevator: each
+//! flow has its own submission queue and the controller arbitrates among
+//! them ([`NvmeQueues`], built by [`build_host_queues`]).
+//!
 //! **Invariant (determinism):** no decision depends on hash order: every index
 //! is a `BTreeSet`/`BTreeMap` or a `Vec` indexed by the engine's request id.
 //!
@@ -32,6 +36,7 @@ mod cfq;
 mod deadline;
 mod kyber;
 mod mq_deadline;
+mod nvme;
 mod pardispatcher;
 
 pub use anticipatory::Anticipatory;
@@ -40,6 +45,7 @@ pub use cfq::Cfq;
 pub use deadline::Deadline;
 pub use kyber::Kyber;
 pub use mq_deadline::MqDeadline;
+pub use nvme::{Arbitration, NvmeQueues};
 pub use pardispatcher::ParDispatcher;
 
 use crate::config::{ConfigError, SchedConfig};
@@ -87,6 +93,7 @@ any_sched!(
     ParDispatcher(ParDispatcher),
     Kyber(Kyber),
     Bfq(Bfq),
+    Nvme(NvmeQueues),
 );
 
 /// Build the scheduler named in `cfg.kind` for a device of `capacity_sectors`
@@ -105,6 +112,28 @@ pub fn build_sched(cfg: &SchedConfig, capacity_sectors: u64) -> Result<AnySched,
         "bfq" => AnySched::Bfq(Bfq::new(cfg)),
         other => unreachable!("validate() accepted unknown scheduler {other:?}"),
     })
+}
+
+/// The host queueing of a configuration: with `[[flow]]`s on an NVMe
+/// interface, a submission queue per flow and the controller's arbitration
+/// ([`NvmeQueues`]); otherwise the elevator `sched.kind` ([`build_sched`]).
+pub fn build_host_queues(
+    c: &crate::config::SsdConfig,
+    capacity_sectors: u64,
+) -> Result<AnySched, ConfigError> {
+    if c.flows.is_empty() || !c.host.interface.is_nvme() {
+        return build_sched(&c.sched, capacity_sectors);
+    }
+    c.sched.validate()?;
+    let classes: Vec<_> = c.flows.iter().map(|f| f.priority).collect();
+    Ok(AnySched::Nvme(NvmeQueues::new(
+        &classes,
+        c.host.arbitration,
+        c.host.arbitration_burst,
+        c.host.wrr_weights,
+        max_sectors(&c.sched),
+        c.sched.merge,
+    )))
 }
 
 // ------------------------------------------------------------ shared parts

@@ -1,0 +1,568 @@
+//! Tenants: several flows sharing one drive, MQSim's multi-flow setup.
+//!
+//! Each `[[flow]]` is a workload of its own (a fio-style `workload`, a
+//! `personality` or a `trace`), with a name and an NVMe priority class. The
+//! flows run at once on one device: [`Flows`] multiplexes them into one
+//! [`RequestSource`] that answers the block layer (a
+//! [`Timing::Reactive`] source), so that every flow keeps its own timing (a
+//! closed loop at its `iodepth`, a trace's arrival times, a page cache's
+//! writeback) and its own queue.
+//!
+//! **Address space.** As MQSim does, each flow gets an equal, disjoint share
+//! of the logical space by default (`sim.flow_space = "split"`; flow `i` of
+//! `n` owns sectors `[i L / n, (i + 1) L / n)`, aligned down to pages) and
+//! sees it as a drive of that size; `"shared"` lets every flow address the
+//! whole drive.
+//!
+//! **Queues.** On an NVMe interface each flow has its own submission queue
+//! of `host.sq_depth` entries (a flow holds at most that many requests in the
+//! block layer and the device; more wait in the flow, and their wait counts in
+//! the flow's end-to-end latency) and the controller arbitrates among the
+//! queues ([`crate::scheds::NvmeQueues`]). On SATA the flows share the one
+//! NCQ queue behind the elevator (`sched.kind`), each flow's threads as
+//! processes of their own.
+//!
+//! **Statistics** (report section `flows`): per flow, requests, IOPS and
+//! bandwidth, the end-to-end latency (from the request's arrival at the
+//! flow's queue: MQSim's end-to-end request delay) with percentiles, and the
+//! mean device response time (from submission to the block layer to
+//! completion). The application layer adds each flow's slowdown against a run
+//! of that flow alone and the run's fairness (MQSim: slowdown = shared over
+//! alone mean response time; fairness = min over max slowdown).
+
+use crate::config::{invalid, ConfigError, TraceSpec};
+use crate::personality::PersonalityConfig;
+use crate::stats::LatencyHist;
+use crate::units::SimTime;
+use crate::workload::{
+    HostEvent, HostRequest, IoOp, RequestSource, SourceError, Timing, WorkloadConfig,
+};
+use serde::{Deserialize, Serialize};
+
+/// A request's flow is in its stream's high bits: flow `i`'s streams are
+/// `i << FLOW_SHIFT | thread`, so every flow's threads stay distinct
+/// processes to the elevator and the plug.
+pub const FLOW_SHIFT: u32 = 24;
+/// The most flows a run may have.
+pub const MAX_FLOWS: usize = 64;
+
+/// The flow slot of a request's stream.
+#[inline]
+pub fn flow_of(stream: u32) -> usize {
+    (stream >> FLOW_SHIFT) as usize
+}
+
+/// The stream a flow's request carries: the flow's slot and the low bits of
+/// the stream its own source gave (a page cache's flusher, `u32::MAX`, stays
+/// the flow's highest stream).
+#[inline]
+pub fn flow_stream(slot: usize, stream: u32) -> u32 {
+    ((slot as u32) << FLOW_SHIFT) | (stream & ((1 << FLOW_SHIFT) - 1))
+}
+
+/// NVMe priority class of a flow's submission queue (used by
+/// `host.arbitration = "wrr"`; MQSim's IO_Flow_Priority_Class).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FlowPriority {
+    Urgent = 0,
+    High = 1,
+    #[default]
+    Medium = 2,
+    Low = 3,
+}
+
+/// How the flows divide the logical space.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FlowSpace {
+    /// Equal disjoint shares (MQSim).
+    #[default]
+    Split,
+    /// Every flow addresses the whole drive.
+    Shared,
+}
+
+/// One tenant: a name, a priority class and exactly one workload.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowConfig {
+    /// Letters, digits, `-` and `_`; unique among the flows.
+    pub name: String,
+    #[serde(default)]
+    pub priority: FlowPriority,
+    /// A fio-style workload (fields default as `[workload]`'s do).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<WorkloadConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub personality: Option<PersonalityConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceSpec>,
+}
+
+impl FlowConfig {
+    /// A flow running a fio-style workload.
+    pub fn workload(name: &str, w: WorkloadConfig) -> FlowConfig {
+        FlowConfig {
+            name: name.to_string(),
+            priority: FlowPriority::Medium,
+            workload: Some(w),
+            personality: None,
+            trace: None,
+        }
+    }
+
+    /// Check the flow's own fields (`field` is its path, `flow.N`).
+    pub fn validate(&self, field: &str) -> Result<(), ConfigError> {
+        if self.name.is_empty()
+            || !self
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(invalid(
+                &format!("{field}.name"),
+                format!(
+                    "{:?}: a flow name is letters, digits, '-' and '_'",
+                    crate::units::clip(&self.name)
+                ),
+            ));
+        }
+        let n = self.workload.is_some() as u32
+            + self.personality.is_some() as u32
+            + self.trace.is_some() as u32;
+        if n != 1 {
+            return Err(invalid(
+                field,
+                format!(
+                    "flow {:?} needs exactly one of workload, personality or trace ({n} given)",
+                    self.name
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Does the flow go through a page cache of its own?
+    pub fn buffered(&self) -> bool {
+        if self.trace.is_some() {
+            return false;
+        }
+        match (&self.personality, &self.workload) {
+            (Some(p), _) => !p.is_direct(),
+            (None, Some(w)) => !w.direct,
+            _ => false,
+        }
+    }
+}
+
+/// The sector range `[start, end)` of flow `slot` among `n` on a drive of
+/// `logical_bytes`, `page` bytes per page.
+pub fn flow_range(
+    space: FlowSpace,
+    slot: usize,
+    n: usize,
+    logical_bytes: u64,
+    page: u64,
+) -> (u64, u64) {
+    let sectors = logical_bytes / crate::workload::SECTOR;
+    match space {
+        FlowSpace::Shared => (0, sectors),
+        FlowSpace::Split => {
+            let per_page = (page / crate::workload::SECTOR).max(1);
+            let pages = sectors / per_page;
+            let start = pages * slot as u64 / n as u64 * per_page;
+            let end = pages * (slot as u64 + 1) / n as u64 * per_page;
+            (start, end)
+        }
+    }
+}
+
+/// One flow in a run: its source and where its requests go.
+pub struct Flow<S> {
+    /// The flow's slot among the configuration's `[[flow]]`s (a run of one
+    /// flow alone keeps its slot, so its queue and range are the same).
+    pub slot: usize,
+    pub name: String,
+    pub priority: FlowPriority,
+    /// First sector of the flow's range (added to every request) and its end.
+    pub range: (u64, u64),
+    /// The most requests it may hold in the block layer and the device (its
+    /// SQ's depth; unbounded on a shared SATA queue).
+    pub depth: u32,
+    pub src: S,
+}
+
+struct FlowState<S> {
+    f: Flow<S>,
+    timing: Timing,
+    outstanding: u32,
+    /// A submitter of the flow sleeps on `nr_requests`.
+    blocked: bool,
+    /// An open-loop source's next request, not yet due or not yet admitted.
+    peeked: Option<HostRequest>,
+    exhausted: bool,
+    stats: FlowStats,
+}
+
+#[derive(Default)]
+struct FlowStats {
+    reads: u64,
+    writes: u64,
+    other: u64,
+    bytes_read: u64,
+    bytes_written: u64,
+    e2e: LatencyHist,
+    device_ns: u128,
+    waited: u64,
+    /// The flow's last completion.
+    last_done: SimTime,
+}
+
+impl<S: RequestSource> FlowState<S> {
+    /// Nothing more to submit and nothing in flight.
+    fn done(&self) -> bool {
+        self.outstanding == 0
+            && match self.timing {
+                Timing::Reactive => self.f.src.finished(),
+                _ => self.exhausted && self.peeked.is_none(),
+            }
+    }
+}
+
+/// A request of some flow in flight: its flow, its own source's tag, when it
+/// arrived at the flow and when it was submitted.
+#[derive(Clone, Copy)]
+struct InFlight {
+    flow: u32,
+    tag: u32,
+    op: IoOp,
+    bytes: u64,
+    arrived: SimTime,
+    submitted: SimTime,
+}
+
+/// The flows of a run as one reactive source.
+pub struct Flows<S> {
+    flows: Vec<FlowState<S>>,
+    tags: Vec<Option<InFlight>>,
+    free: Vec<u32>,
+    /// The flow to ask first at the next poll (flows take turns at an instant).
+    turn: usize,
+    start: Option<SimTime>,
+    last_done: SimTime,
+}
+
+impl<S: RequestSource> Flows<S> {
+    pub fn new(flows: Vec<Flow<S>>) -> Flows<S> {
+        Flows {
+            flows: flows
+                .into_iter()
+                .map(|f| FlowState {
+                    timing: f.src.timing(),
+                    f,
+                    outstanding: 0,
+                    blocked: false,
+                    peeked: None,
+                    exhausted: false,
+                    stats: FlowStats::default(),
+                })
+                .collect(),
+            tags: Vec::new(),
+            free: Vec::new(),
+            turn: 0,
+            start: None,
+            last_done: SimTime::ZERO,
+        }
+    }
+
+    /// The flows' sources (their own statistics).
+    pub fn sources(&self) -> impl Iterator<Item = &Flow<S>> {
+        self.flows.iter().map(|s| &s.f)
+    }
+
+    fn tag(&mut self, x: InFlight) -> u32 {
+        match self.free.pop() {
+            Some(t) => {
+                self.tags[t as usize] = Some(x);
+                t
+            }
+            None => {
+                self.tags.push(Some(x));
+                (self.tags.len() - 1) as u32
+            }
+        }
+    }
+
+    /// The next request of flow `i` due at `now`, if it may submit one.
+    fn next_of(&mut self, i: usize, now: SimTime) -> Option<Result<HostRequest, SourceError>> {
+        let st = &mut self.flows[i];
+        if st.blocked || st.outstanding >= st.f.depth {
+            return None;
+        }
+        let got = match st.timing {
+            Timing::Reactive => st.f.src.poll(now),
+            Timing::ClosedLoop { depth } => {
+                if st.exhausted || st.outstanding >= depth {
+                    return None;
+                }
+                match st.f.src.next_request() {
+                    Some(Ok(r)) => Some(Ok(HostRequest { arrival: now, ..r })),
+                    Some(Err(e)) => Some(Err(e)),
+                    None => {
+                        st.exhausted = true;
+                        None
+                    }
+                }
+            }
+            Timing::OpenLoop => {
+                if st.peeked.is_none() && !st.exhausted {
+                    match st.f.src.next_request() {
+                        Some(Ok(r)) => st.peeked = Some(r),
+                        Some(Err(e)) => return Some(Err(e)),
+                        None => st.exhausted = true,
+                    }
+                }
+                match st.peeked {
+                    Some(r) if r.arrival <= now => {
+                        st.peeked = None;
+                        Some(Ok(r))
+                    }
+                    _ => None,
+                }
+            }
+        };
+        let r = match got {
+            None => return None,
+            Some(Err(mut e)) => {
+                e.location = format!("flow {}: {}", st.f.name, e.location);
+                return Some(Err(e));
+            }
+            Some(Ok(r)) => r,
+        };
+        let (base, end) = st.f.range;
+        if r.lba + r.sectors as u64 > end - base {
+            return Some(Err(SourceError {
+                location: format!("flow {}", st.f.name),
+                reason: format!(
+                    "request at sector {} of {} sectors is beyond the flow's {} sectors",
+                    r.lba,
+                    r.sectors,
+                    end - base
+                ),
+            }));
+        }
+        st.outstanding += 1;
+        if r.arrival < now {
+            st.stats.waited += 1;
+        }
+        let slot = st.f.slot;
+        let x = InFlight {
+            flow: i as u32,
+            tag: r.tag,
+            op: r.op,
+            bytes: r.bytes(),
+            arrived: r.arrival.min(now),
+            submitted: now,
+        };
+        let tag = self.tag(x);
+        Some(Ok(HostRequest {
+            arrival: now,
+            lba: r.lba + base,
+            stream: flow_stream(slot, r.stream),
+            tag,
+            ..r
+        }))
+    }
+
+    fn sections_of(&self, st: &FlowState<S>, start: SimTime, end: SimTime) -> serde_json::Value {
+        let s = &st.stats;
+        let n = s.reads + s.writes + s.other;
+        // The flow's own span: from the start of the measured phase to its
+        // last completion (to the end of the run if it was cut short).
+        let until = if st.done() { s.last_done.min(end) } else { end };
+        let secs = until.max(start).since(start).secs_f64();
+        let per_s = |x: u64| if secs > 0.0 { x as f64 / secs } else { 0.0 };
+        let mut v = serde_json::json!({
+            "name": st.f.name,
+            "slot": st.f.slot,
+            "priority": st.f.priority,
+            "first_sector": st.f.range.0,
+            "sectors": st.f.range.1 - st.f.range.0,
+            "queue_depth": st.f.depth,
+            "time_s": secs,
+            "requests": n,
+            "reads": s.reads,
+            "writes": s.writes,
+            "bytes_read": s.bytes_read,
+            "bytes_written": s.bytes_written,
+            "iops": per_s(n),
+            "read_iops": per_s(s.reads),
+            "write_iops": per_s(s.writes),
+            "bandwidth_mbps": if secs > 0.0 { (s.bytes_read + s.bytes_written) as f64 / secs / 1e6 } else { 0.0 },
+            "latency_us": s.e2e.summary(),
+            "device_response_us": if n > 0 { s.device_ns as f64 / n as f64 / 1e3 } else { 0.0 },
+            "waited_in_flow": s.waited,
+        });
+        for (name, sec) in st.f.src.report_sections(self.last_done) {
+            v[name] = sec;
+        }
+        v
+    }
+}
+
+impl<S: RequestSource> RequestSource for Flows<S> {
+    fn timing(&self) -> Timing {
+        Timing::Reactive
+    }
+
+    fn next_request(&mut self) -> Option<Result<HostRequest, SourceError>> {
+        None
+    }
+
+    fn poll(&mut self, now: SimTime) -> Option<Result<HostRequest, SourceError>> {
+        self.start.get_or_insert(now);
+        let n = self.flows.len();
+        for k in 0..n {
+            let i = (self.turn + k) % n;
+            if let Some(r) = self.next_of(i, now) {
+                self.turn = (i + 1) % n;
+                return Some(r);
+            }
+        }
+        None
+    }
+
+    fn event(&mut self, ev: HostEvent, now: SimTime) {
+        let (HostEvent::Blocked(t) | HostEvent::Admitted(t) | HostEvent::Completed(t)) = ev;
+        let Some(x) = self.tags.get(t as usize).copied().flatten() else {
+            debug_assert!(false, "event of an unknown tag {t}");
+            return;
+        };
+        let st = &mut self.flows[x.flow as usize];
+        match ev {
+            HostEvent::Blocked(_) => st.blocked = true,
+            HostEvent::Admitted(_) => st.blocked = false,
+            HostEvent::Completed(_) => {
+                st.outstanding -= 1;
+                let s = &mut st.stats;
+                match x.op {
+                    IoOp::Read => {
+                        s.reads += 1;
+                        s.bytes_read += x.bytes;
+                    }
+                    IoOp::Write => {
+                        s.writes += 1;
+                        s.bytes_written += x.bytes;
+                    }
+                    _ => s.other += 1,
+                }
+                s.e2e.record(now.since(x.arrived).0);
+                s.device_ns += now.since(x.submitted).0 as u128;
+                s.last_done = s.last_done.max(now);
+                self.tags[t as usize] = None;
+                self.free.push(t);
+                self.last_done = self.last_done.max(now);
+            }
+        }
+        if st.timing == Timing::Reactive {
+            let inner = match ev {
+                HostEvent::Blocked(_) => HostEvent::Blocked(x.tag),
+                HostEvent::Admitted(_) => HostEvent::Admitted(x.tag),
+                HostEvent::Completed(_) => HostEvent::Completed(x.tag),
+            };
+            st.f.src.event(inner, now);
+        }
+    }
+
+    fn wake_at(&self) -> Option<SimTime> {
+        self.flows
+            .iter()
+            .filter_map(|st| match st.timing {
+                Timing::Reactive => st.f.src.wake_at(),
+                Timing::OpenLoop if !st.blocked && st.outstanding < st.f.depth => {
+                    st.peeked.map(|r| r.arrival)
+                }
+                _ => None,
+            })
+            .min()
+    }
+
+    fn finished(&self) -> bool {
+        self.flows.iter().all(|st| match st.timing {
+            Timing::Reactive => st.f.src.finished(),
+            _ => st.exhausted && st.peeked.is_none(),
+        })
+    }
+
+    fn notes(&self) -> Vec<(String, u64)> {
+        self.flows
+            .iter()
+            .flat_map(|st| {
+                st.f.src
+                    .notes()
+                    .into_iter()
+                    .map(move |(k, v)| (format!("flow_{}_{k}", st.f.name), v))
+            })
+            .collect()
+    }
+
+    fn report_sections(&self, end: SimTime) -> Vec<(String, serde_json::Value)> {
+        let start = self.start.unwrap_or(SimTime::ZERO);
+        let flows: Vec<serde_json::Value> = self
+            .flows
+            .iter()
+            .map(|st| self.sections_of(st, start, end))
+            .collect();
+        vec![("flows".to_string(), serde_json::Value::Array(flows))]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn streams_carry_the_flow() {
+        assert_eq!(flow_of(flow_stream(5, 7)), 5);
+        assert_eq!(flow_of(flow_stream(63, u32::MAX)), 63);
+        assert_eq!(flow_stream(2, u32::MAX) & 0xFF_FFFF, 0xFF_FFFF);
+    }
+
+    #[test]
+    fn split_ranges_tile_the_drive_on_page_boundaries() {
+        let logical = 1000 * 4096 + 512;
+        let mut at = 0;
+        for i in 0..3 {
+            let (s, e) = flow_range(FlowSpace::Split, i, 3, logical, 4096);
+            assert_eq!(s, at);
+            assert_eq!(s % 8, 0);
+            assert_eq!(e % 8, 0);
+            at = e;
+        }
+        assert_eq!(at, 1000 * 8);
+        assert_eq!(
+            flow_range(FlowSpace::Shared, 2, 3, logical, 4096),
+            (0, logical / 512)
+        );
+    }
+
+    #[test]
+    fn names_and_workloads_are_checked() {
+        let mut f = FlowConfig::workload("db-1", WorkloadConfig::default());
+        f.validate("flow.0").unwrap();
+        f.name = "a b".into();
+        assert!(f
+            .validate("flow.0")
+            .unwrap_err()
+            .to_string()
+            .starts_with("flow.0.name"));
+        f.name = "x".into();
+        f.workload = None;
+        assert!(f
+            .validate("flow.0")
+            .unwrap_err()
+            .to_string()
+            .contains("exactly one"));
+    }
+}
