@@ -855,8 +855,10 @@ struct SweepArgs {
     /// Worker threads, 0..=1024 (0, the default: one per core); results do not depend on it
     #[arg(long, default_value_t = 0)]
     threads: usize,
-    /// Run only shard I of N (I in 0..N): points whose index mod N == I
-    #[arg(long, value_name = "I/N")]
+    /// Run only shard I of N (I in 0..N): points whose index mod N == I; `auto`
+    /// reads I and N from a Slurm array (SLURM_ARRAY_TASK_ID/COUNT or MIN/MAX)
+    /// or a Kubernetes indexed Job (JOB_COMPLETION_INDEX, SSDSIM_SHARD_COUNT)
+    #[arg(long, value_name = "I/N|auto")]
     shard: Option<String>,
     /// Write one row per point as CSV
     #[arg(long)]
@@ -1076,7 +1078,12 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
     let grid = sweep::Grid::new(&base, &axes, &common, &workloads);
     let total = grid.len();
     let mut shard = (0, 1);
-    if let Some(s) = &a.shard {
+    if let Some(s) = a.shard.as_deref().filter(|s| s.trim() == "auto") {
+        let (i, n, from) = sweep::shard_from_env(|k| std::env::var(k).ok())
+            .map_err(|e| RunError::Input(format!("--shard {s}: {e}")))?;
+        eprintln!("--shard auto: shard {i}/{n} (from {from})");
+        shard = (i, n);
+    } else if let Some(s) = &a.shard {
         let (i, n) = s
             .split_once('/')
             .and_then(|(i, n)| {
