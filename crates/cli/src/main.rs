@@ -1,6 +1,7 @@
 //! `ssdsim`: simulate flash SSDs. A thin shell over the `ssdsim` library crate.
 
 mod args;
+mod mqsim;
 
 use ssdsim::sweep;
 
@@ -62,6 +63,19 @@ enum TraceCmd {
         /// blkparse action to keep (Q or D)
         #[arg(long = "blkparse-action", default_value = "Q")]
         blkparse_action: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum ImportCmd {
+    /// MQSim's device configuration (ssdconfig.xml) -> ssdsim TOML; what ssdsim
+    /// approximates or cannot represent is listed at the top and printed as warnings
+    Mqsim {
+        /// MQSim device configuration (Execution_Parameter_Set XML)
+        file: PathBuf,
+        /// Write the TOML here instead of stdout
+        #[arg(short = 'o', long = "out")]
+        out: Option<PathBuf>,
     },
 }
 
@@ -193,6 +207,11 @@ enum Cmd {
         /// sweep are always refused
         #[arg(long = "allow-partial")]
         allow_partial: bool,
+    },
+    /// Import a drive configuration from another simulator as ssdsim TOML
+    Import {
+        #[command(subcommand)]
+        cmd: ImportCmd,
     },
     /// List the built-in presets with their parameters
     Presets {
@@ -691,6 +710,44 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             eprintln!("merged {} rows from {} files", rows.len(), inputs.len());
             write_out(None, &sweep::table(&rows))
         }
+        Cmd::Import {
+            cmd: ImportCmd::Mqsim { file, out },
+        } => {
+            refuse_overwrite(&[("input", Some(&file))], &[("-o", out.as_deref())])?;
+            let bytes = std::fs::read(&file)
+                .map_err(|e| RunError::Input(format!("{}: cannot read: {e}", file.display())))?;
+            let text = String::from_utf8(bytes).map_err(|e| {
+                RunError::Input(format!(
+                    "{}: not UTF-8 (or ASCII) text: invalid byte at offset {}",
+                    file.display(),
+                    e.utf8_error().valid_up_to()
+                ))
+            })?;
+            let imp = mqsim::import(&text, &file.display().to_string()).map_err(RunError::Input)?;
+            for w in &imp.warnings {
+                eprintln!("warning: {w}");
+            }
+            write_out(out.as_ref(), &imp.toml)?;
+            // import() has validated it.
+            let s = imp.config.validate().map_err(RunError::from)?;
+            eprintln!(
+                "{}: {} channels x {} chips x {} dies x {} planes, {:.1} GiB ({} B) logical, ftl {}; {} warnings{}",
+                file.display(),
+                s.geometry.channels,
+                s.geometry.ways,
+                s.geometry.dies,
+                s.geometry.planes,
+                s.logical_bytes() as f64 / (1u64 << 30) as f64,
+                s.logical_bytes(),
+                imp.config.ftl.kind,
+                imp.warnings.len(),
+                match &out {
+                    Some(o) => format!("; run it with: ssdsim run --config {}", o.display()),
+                    None => String::new(),
+                }
+            );
+            Ok(())
+        }
         Cmd::Presets { format } => {
             let nands = ssdsim::nand_presets();
             if format == Format::Json {
@@ -798,8 +855,10 @@ struct SweepArgs {
     /// Worker threads, 0..=1024 (0, the default: one per core); results do not depend on it
     #[arg(long, default_value_t = 0)]
     threads: usize,
-    /// Run only shard I of N (I in 0..N): points whose index mod N == I
-    #[arg(long, value_name = "I/N")]
+    /// Run only shard I of N (I in 0..N): points whose index mod N == I; `auto`
+    /// reads I and N from a Slurm array (SLURM_ARRAY_TASK_ID/COUNT or MIN/MAX)
+    /// or a Kubernetes indexed Job (JOB_COMPLETION_INDEX, SSDSIM_SHARD_COUNT)
+    #[arg(long, value_name = "I/N|auto")]
     shard: Option<String>,
     /// Write one row per point as CSV
     #[arg(long)]
@@ -1008,7 +1067,12 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
     let grid = sweep::Grid::new(&base, &axes, &common, &workloads);
     let total = grid.len();
     let mut shard = (0, 1);
-    if let Some(s) = &a.shard {
+    if let Some(s) = a.shard.as_deref().filter(|s| s.trim() == "auto") {
+        let (i, n, from) = sweep::shard_from_env(|k| std::env::var(k).ok())
+            .map_err(|e| RunError::Input(format!("--shard {s}: {e}")))?;
+        eprintln!("--shard auto: shard {i}/{n} (from {from})");
+        shard = (i, n);
+    } else if let Some(s) = &a.shard {
         let (i, n) = s
             .split_once('/')
             .and_then(|(i, n)| {

@@ -580,6 +580,128 @@ pub fn shard(points: Vec<Point>, i: usize, n: usize) -> Vec<Point> {
     points.into_iter().filter(|p| p.index % n == i).collect()
 }
 
+/// The variable that gives `--shard auto` the number of shards of a
+/// Kubernetes indexed Job (its `.spec.completions`, which Kubernetes does not
+/// put in the pods' environment).
+pub const SHARD_COUNT_VAR: &str = "SSDSIM_SHARD_COUNT";
+
+/// `--shard auto`: this process's shard (I, N) and where it came from, read
+/// through `env` (a variable's value, `None` when unset) from a Slurm job
+/// array (`SLURM_ARRAY_TASK_ID` with `SLURM_ARRAY_TASK_COUNT`, or with
+/// `SLURM_ARRAY_TASK_MIN`/`MAX`: I = ID - MIN) or a Kubernetes indexed Job
+/// (`JOB_COMPLETION_INDEX` with [`SHARD_COUNT_VAR`]). Refused, saying why:
+/// none set, both set, a value that is not a number, an array that is not
+/// one contiguous range (a step, a list), an index outside it.
+pub fn shard_from_env(
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<(usize, usize, String), String> {
+    let num = |k: &str| -> Result<Option<usize>, String> {
+        match env(k) {
+            None => Ok(None),
+            Some(v) => v
+                .trim()
+                .parse::<usize>()
+                .map(Some)
+                .map_err(|_| format!("{k}={v:?} is not a non-negative integer")),
+        }
+    };
+    let id = num("SLURM_ARRAY_TASK_ID")?;
+    let k8s = num("JOB_COMPLETION_INDEX")?;
+    let pass = "pass --shard I/N instead";
+    match (id, k8s) {
+        (None, None) => Err(format!(
+            "no array task in the environment: neither SLURM_ARRAY_TASK_ID (a Slurm job \
+             array, sbatch --array) nor JOB_COMPLETION_INDEX (a Kubernetes indexed Job) is \
+             set; {pass}"
+        )),
+        (Some(i), Some(k)) => Err(format!(
+            "both SLURM_ARRAY_TASK_ID={i} and JOB_COMPLETION_INDEX={k} are set: which one \
+             numbers the shards is ambiguous; {pass}"
+        )),
+        (Some(id), None) => {
+            let count = num("SLURM_ARRAY_TASK_COUNT")?;
+            let min = num("SLURM_ARRAY_TASK_MIN")?;
+            let max = num("SLURM_ARRAY_TASK_MAX")?;
+            if let Some(step) = num("SLURM_ARRAY_TASK_STEP")? {
+                if step != 1 {
+                    return Err(format!(
+                        "SLURM_ARRAY_TASK_STEP={step}: the array's task ids are not one \
+                         contiguous range, so ID - MIN does not number the shards; submit \
+                         --array=0-(N-1) or {pass}"
+                    ));
+                }
+            }
+            if let (Some(lo), Some(hi)) = (min, max) {
+                if lo > hi {
+                    return Err(format!(
+                        "SLURM_ARRAY_TASK_MIN={lo} is above SLURM_ARRAY_TASK_MAX={hi}"
+                    ));
+                }
+                if !(lo..=hi).contains(&id) {
+                    return Err(format!(
+                        "SLURM_ARRAY_TASK_ID={id} is outside SLURM_ARRAY_TASK_MIN..MAX = {lo}..{hi}"
+                    ));
+                }
+                if let Some(c) = count {
+                    if c != hi - lo + 1 {
+                        return Err(format!(
+                            "SLURM_ARRAY_TASK_COUNT={c} but MIN..MAX = {lo}..{hi} spans {} ids: \
+                             the array is not one contiguous range (a list or a step), so \
+                             ID - MIN does not number the shards; {pass}",
+                            hi - lo + 1
+                        ));
+                    }
+                }
+            }
+            let (i, n, from) = match (count, min, max) {
+                (Some(c), lo, _) => {
+                    let lo = lo.unwrap_or(0);
+                    if id < lo {
+                        return Err(format!(
+                            "SLURM_ARRAY_TASK_ID={id} is below SLURM_ARRAY_TASK_MIN={lo}"
+                        ));
+                    }
+                    (id - lo, c, "SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT")
+                }
+                (None, Some(lo), Some(hi)) => (
+                    id - lo,
+                    hi - lo + 1,
+                    "SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_MIN/MAX",
+                ),
+                _ => {
+                    return Err(format!(
+                        "SLURM_ARRAY_TASK_ID={id} is set but neither SLURM_ARRAY_TASK_COUNT nor \
+                         SLURM_ARRAY_TASK_MIN and SLURM_ARRAY_TASK_MAX: the number of shards is \
+                         unknown; {pass}"
+                    ))
+                }
+            };
+            if n == 0 || i >= n {
+                return Err(format!(
+                    "SLURM_ARRAY_TASK_ID={id} gives shard {i} of {n} ({from}): not a shard; {pass}"
+                ));
+            }
+            Ok((i, n, from.to_string()))
+        }
+        (None, Some(k)) => {
+            let Some(n) = num(SHARD_COUNT_VAR)? else {
+                return Err(format!(
+                    "JOB_COMPLETION_INDEX={k} is set, but Kubernetes does not put the Job's \
+                     number of completions in the environment: set {SHARD_COUNT_VAR} to the \
+                     Job's .spec.completions, or pass --shard {k}/N"
+                ));
+            };
+            if n == 0 || k >= n {
+                return Err(format!(
+                    "JOB_COMPLETION_INDEX={k} is not below {SHARD_COUNT_VAR}={n}: not a shard \
+                     (is {SHARD_COUNT_VAR} the Job's .spec.completions?)"
+                ));
+            }
+            Ok((k, n, format!("JOB_COMPLETION_INDEX, {SHARD_COUNT_VAR}")))
+        }
+    }
+}
+
 /// The most worker threads a sweep takes (`--threads`): far more than points
 /// run at once on any machine, and each simulation holds a whole drive.
 pub const MAX_THREADS: usize = 1024;
@@ -1206,5 +1328,174 @@ mod tests {
             g.shard_indices(999_999, 1_000_000).collect::<Vec<_>>(),
             vec![999_999]
         );
+    }
+
+    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |k| {
+            vars.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn shard_auto_reads_slurm_arrays() {
+        let got = |v: &[(&str, &str)]| shard_from_env(env(v)).map(|(i, n, _)| (i, n));
+        // --array=0-3: ID with COUNT (and MIN/MAX, consistent).
+        assert_eq!(
+            got(&[
+                ("SLURM_ARRAY_TASK_ID", "2"),
+                ("SLURM_ARRAY_TASK_COUNT", "4")
+            ]),
+            Ok((2, 4))
+        );
+        assert_eq!(
+            got(&[
+                ("SLURM_ARRAY_TASK_ID", "3"),
+                ("SLURM_ARRAY_TASK_COUNT", "4"),
+                ("SLURM_ARRAY_TASK_MIN", "0"),
+                ("SLURM_ARRAY_TASK_MAX", "3"),
+                ("SLURM_ARRAY_TASK_STEP", "1"),
+            ]),
+            Ok((3, 4))
+        );
+        // --array=1-4: index = ID - MIN, with or without COUNT.
+        assert_eq!(
+            got(&[
+                ("SLURM_ARRAY_TASK_ID", "1"),
+                ("SLURM_ARRAY_TASK_COUNT", "4"),
+                ("SLURM_ARRAY_TASK_MIN", "1"),
+                ("SLURM_ARRAY_TASK_MAX", "4"),
+            ]),
+            Ok((0, 4))
+        );
+        assert_eq!(
+            got(&[
+                ("SLURM_ARRAY_TASK_ID", "7"),
+                ("SLURM_ARRAY_TASK_MIN", "5"),
+                ("SLURM_ARRAY_TASK_MAX", "8"),
+            ]),
+            Ok((2, 4))
+        );
+        let (_, _, from) = shard_from_env(env(&[
+            ("SLURM_ARRAY_TASK_ID", "0"),
+            ("SLURM_ARRAY_TASK_COUNT", "1"),
+        ]))
+        .unwrap();
+        assert!(from.contains("SLURM_ARRAY_TASK_COUNT"));
+    }
+
+    #[test]
+    fn shard_auto_reads_kubernetes_indexed_jobs() {
+        let got = |v: &[(&str, &str)]| shard_from_env(env(v)).map(|(i, n, _)| (i, n));
+        assert_eq!(
+            got(&[("JOB_COMPLETION_INDEX", "5"), (SHARD_COUNT_VAR, "8")]),
+            Ok((5, 8))
+        );
+        let e = got(&[("JOB_COMPLETION_INDEX", "5")]).unwrap_err();
+        assert!(
+            e.contains(SHARD_COUNT_VAR)
+                && e.contains(".spec.completions")
+                && e.contains("--shard 5/N"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn shard_auto_refuses_what_it_cannot_number() {
+        let e = |v: &[(&str, &str)]| shard_from_env(env(v)).unwrap_err();
+        let cases: Vec<(Vec<(&str, &str)>, &str)> = vec![
+            (vec![], "no array task in the environment"),
+            (
+                vec![("SLURM_ARRAY_TASK_ID", "1")],
+                "the number of shards is unknown",
+            ),
+            (
+                vec![
+                    ("SLURM_ARRAY_TASK_ID", "x"),
+                    ("SLURM_ARRAY_TASK_COUNT", "4"),
+                ],
+                "SLURM_ARRAY_TASK_ID=\"x\" is not a non-negative integer",
+            ),
+            (
+                vec![
+                    ("SLURM_ARRAY_TASK_ID", "4"),
+                    ("SLURM_ARRAY_TASK_COUNT", "4"),
+                ],
+                "not a shard",
+            ),
+            (
+                vec![
+                    ("SLURM_ARRAY_TASK_ID", "0"),
+                    ("SLURM_ARRAY_TASK_COUNT", "0"),
+                ],
+                "not a shard",
+            ),
+            // --array=0-6:2: ids 0, 2, 4, 6.
+            (
+                vec![
+                    ("SLURM_ARRAY_TASK_ID", "2"),
+                    ("SLURM_ARRAY_TASK_COUNT", "4"),
+                    ("SLURM_ARRAY_TASK_MIN", "0"),
+                    ("SLURM_ARRAY_TASK_MAX", "6"),
+                    ("SLURM_ARRAY_TASK_STEP", "2"),
+                ],
+                "SLURM_ARRAY_TASK_STEP=2",
+            ),
+            // --array=1,5,9: COUNT disagrees with MIN..MAX.
+            (
+                vec![
+                    ("SLURM_ARRAY_TASK_ID", "5"),
+                    ("SLURM_ARRAY_TASK_COUNT", "3"),
+                    ("SLURM_ARRAY_TASK_MIN", "1"),
+                    ("SLURM_ARRAY_TASK_MAX", "9"),
+                ],
+                "not one contiguous range",
+            ),
+            (
+                vec![
+                    ("SLURM_ARRAY_TASK_ID", "9"),
+                    ("SLURM_ARRAY_TASK_MIN", "1"),
+                    ("SLURM_ARRAY_TASK_MAX", "4"),
+                ],
+                "outside SLURM_ARRAY_TASK_MIN..MAX",
+            ),
+            (
+                vec![
+                    ("SLURM_ARRAY_TASK_ID", "1"),
+                    ("SLURM_ARRAY_TASK_MIN", "4"),
+                    ("SLURM_ARRAY_TASK_MAX", "1"),
+                ],
+                "above SLURM_ARRAY_TASK_MAX",
+            ),
+            (
+                vec![
+                    ("SLURM_ARRAY_TASK_ID", "0"),
+                    ("SLURM_ARRAY_TASK_COUNT", "4"),
+                    ("SLURM_ARRAY_TASK_MIN", "2"),
+                ],
+                "below SLURM_ARRAY_TASK_MIN",
+            ),
+            (
+                vec![("JOB_COMPLETION_INDEX", "8"), (SHARD_COUNT_VAR, "8")],
+                "not below SSDSIM_SHARD_COUNT=8",
+            ),
+            (
+                vec![("JOB_COMPLETION_INDEX", "1"), (SHARD_COUNT_VAR, "many")],
+                "SSDSIM_SHARD_COUNT=\"many\"",
+            ),
+            (
+                vec![
+                    ("JOB_COMPLETION_INDEX", "1"),
+                    ("SLURM_ARRAY_TASK_ID", "1"),
+                    ("SLURM_ARRAY_TASK_COUNT", "4"),
+                ],
+                "ambiguous",
+            ),
+        ];
+        for (v, want) in cases {
+            let got = e(&v);
+            assert!(got.contains(want), "{v:?}: {want:?} not in {got:?}");
+        }
     }
 }
