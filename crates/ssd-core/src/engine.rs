@@ -1252,6 +1252,9 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
     /// (block, erase epoch): see `BlockExec::reads`.
     late_reads: std::collections::HashMap<(u32, u32), u32>,
     start: SimTime,
+    /// When the ramp (`sim.ramp_time`) ends and the statistics start; MAX
+    /// when there is none or it is over.
+    ramp_end: SimTime,
 }
 
 /// Count a read of block `b` (record `bx`) planned at erase epoch `epoch`,
@@ -1388,6 +1391,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             tp_woken: Vec::new(),
             late_reads: Default::default(),
             start: SimTime::ZERO,
+            ramp_end: settings
+                .config
+                .sim
+                .ramp_time
+                .map_or(SimTime(u64::MAX), |r| SimTime(r.0)),
             settings,
             ftl,
             src,
@@ -1456,18 +1464,27 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         self.ahead = Ahead::default();
         self.ahead_end = None;
         self.outstanding = self.hosts.live;
+        self.reset_stats(self.now);
+        self.plug_on =
+            self.settings.config.sched.plug && !matches!(self.timing, Timing::ClosedLoop { .. });
+        self.host_wake = None;
+        self.draining = false;
+        self.busy_at_drain = None;
+    }
+
+    /// Start the statistics of the measured phase again at `at` (now, or
+    /// the end of the ramp when the first event after it comes: nothing
+    /// happened in between).
+    fn reset_stats(&mut self, at: SimTime) {
         self.counters = Counters::default();
         self.lat = Latencies::default();
         self.work = FtlWork::default();
         self.cpu_ns = 0;
         self.link_ns = 0;
-        self.start = self.now;
-        self.last_done = self.now;
-        self.qd_since = self.now;
-        self.plug_on =
-            self.settings.config.sched.plug && !matches!(self.timing, Timing::ClosedLoop { .. });
-        self.host_wake = None;
-        self.host_end = self.now;
+        self.start = at;
+        self.last_done = at;
+        self.qd_since = at;
+        self.host_end = at;
         for d in &mut self.dies {
             d.busy_ns = 0;
         }
@@ -1476,8 +1493,27 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         for c in &mut self.chans {
             c.busy_ns = c.unstarted_out(self.now);
         }
-        self.draining = false;
-        self.busy_at_drain = None;
+    }
+
+    /// The ramp (`sim.ramp_time`) is over: what happened before now is in no
+    /// statistic (the requests in flight count when they complete), and the
+    /// source's own statistics and request count start again.
+    #[cold]
+    fn end_ramp(&mut self) {
+        let at = self.ramp_end;
+        self.ramp_end = SimTime(u64::MAX);
+        self.reset_stats(at);
+        self.ftl_before = self.ftl.stats();
+        // What the source has handed over and is not done: in flight, read
+        // ahead, or waiting for its arrival time.
+        let handed = self.hosts.live as u64 + self.ahead.len as u64 + self.pending.is_some() as u64;
+        self.src.ramp_over(at, handed);
+    }
+
+    /// Whether a ramp (`sim.ramp_time`) was configured and the run has not
+    /// reached its end: the statistics then still hold the ramp.
+    pub fn in_ramp(&self) -> bool {
+        self.ramp_end != SimTime(u64::MAX)
     }
 
     // -------------------------------------------------------- preconditioning
@@ -1640,6 +1676,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             }
             debug_assert!(t >= self.now, "time went backwards");
             self.now = t;
+            if t >= self.ramp_end {
+                self.end_ramp();
+            }
             events += 1;
             match ev {
                 Ev::Arrival => self.on_arrival(),
