@@ -11,10 +11,19 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// `ssdsim --version`: the package version and the git commit it was built
+/// from ("unknown" outside a git checkout; see build.rs).
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("SSDSIM_GIT_COMMIT"),
+    ")"
+);
+
 #[derive(Parser)]
 #[command(
     name = "ssdsim",
-    version,
+    version = VERSION,
     about = "Cycle-approximate flash SSD simulator: timing, FTLs, host schedulers, energy"
 )]
 struct Cli {
@@ -217,6 +226,22 @@ enum Cmd {
         /// Output format
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
+    },
+    /// Shell completions for ssdsim, generated from its flags (to stdout, or a file in --out)
+    Completions {
+        /// The shell
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+        /// Write the completion file (named as the shell expects) into this directory
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// The manual page, generated from ssdsim's flags (ssdsim.1 to stdout, or every
+    /// page, ssdsim.1 and ssdsim-SUBCOMMAND.1, into --out)
+    Man {
+        /// Write the pages into this directory
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
 }
 
@@ -643,6 +668,42 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             write_out(out.as_ref(), &text)
         }
         Cmd::Sweep(a) => sweep_cmd(a),
+        Cmd::Completions { shell, out } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            match out {
+                Some(dir) => {
+                    let p = clap_complete::generate_to(shell, &mut cmd, "ssdsim", &dir).map_err(
+                        |e| RunError::Io(format!("{}: cannot write: {e}", dir.display())),
+                    )?;
+                    eprintln!("wrote {}", p.display());
+                    Ok(())
+                }
+                None => {
+                    let mut buf = Vec::new();
+                    clap_complete::generate(shell, &mut cmd, "ssdsim", &mut buf);
+                    write_out(None, &String::from_utf8_lossy(&buf))
+                }
+            }
+        }
+        Cmd::Man { out } => {
+            let cmd = <Cli as clap::CommandFactory>::command();
+            match out {
+                Some(dir) => {
+                    clap_mangen::generate_to(cmd, &dir).map_err(|e| {
+                        RunError::Io(format!("{}: cannot write: {e}", dir.display()))
+                    })?;
+                    eprintln!("wrote the manual pages into {}", dir.display());
+                    Ok(())
+                }
+                None => {
+                    let mut buf = Vec::new();
+                    clap_mangen::Man::new(cmd)
+                        .render(&mut buf)
+                        .map_err(|e| RunError::Io(format!("rendering the manual page: {e}")))?;
+                    write_out(None, &String::from_utf8_lossy(&buf))
+                }
+            }
+        }
         Cmd::Trace { cmd } => trace_cmd(cmd),
         Cmd::MappingSize {
             capacity,
