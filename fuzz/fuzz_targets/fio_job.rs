@@ -52,8 +52,9 @@ fuzz_target!(|data: &[u8]| {
         workload: w,
         ..SsdConfig::default()
     };
-    if let Some(rt) = job.runtime {
-        cfg.sim.time_limit = Some(rt);
+    cfg.sim.ramp_time = job.ramp_time;
+    if let Some(t) = job.time_limit() {
+        cfg.sim.time_limit = Some(t);
     }
     if let Err(e) = cfg.validate() {
         let capacity = matches!(

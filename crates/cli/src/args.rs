@@ -22,7 +22,7 @@ pub struct ConfigArgs {
     /// Power preset (lee2011, park-slc)
     #[arg(long)]
     pub power: Option<String>,
-    /// Over-provisioning (physical - logical) / logical
+    /// Over-provisioning, a fraction: (physical - logical) / logical (e.g. 0.07)
     #[arg(long)]
     pub op: Option<String>,
     /// GC victim policy (greedy, fifo, random, cost-benefit, windowed:F)
@@ -49,13 +49,13 @@ pub struct ConfigArgs {
     /// Pages per block
     #[arg(long = "pages-per-block")]
     pub pages_per_block: Option<String>,
-    /// Page size (e.g. 4096, 4KiB, 16k)
+    /// Page size: bytes, or with a unit (4096, 4KiB, 16k; KB and MB are 1000-based)
     #[arg(long = "page-size")]
     pub page_size: Option<String>,
     /// Device queue depth, 1..=65535
     #[arg(long = "queue-depth")]
     pub queue_depth: Option<String>,
-    /// DRAM write buffer size (0 = off)
+    /// DRAM write buffer size: bytes, or with a unit (0 = off; 1MiB, 512k)
     #[arg(long = "write-buffer")]
     pub write_buffer: Option<String>,
     /// Preconditioning: none, fill, steady
@@ -64,13 +64,18 @@ pub struct ConfigArgs {
     /// Master seed
     #[arg(long)]
     pub seed: Option<String>,
-    /// Stop at this simulated time (e.g. 2s; at most 2^62 ns)
+    /// Stop at this simulated time, ramp included; the unit is required: ns, us, ms,
+    /// s, min, h (e.g. 2s, 500ms; at most 2^62 ns)
     #[arg(long = "time-limit")]
     pub time_limit: Option<String>,
+    /// fio's runtime: stop after this much simulated time once the ramp (sim.ramp_time)
+    /// is over; as in fio, a bare number is seconds, or give us, ms, s, m, h, d (60, 1m, 2h)
+    #[arg(long, conflicts_with = "time_limit")]
+    pub runtime: Option<String>,
     /// fio: read, write, randread, randwrite, rw, randrw, trim, randtrim
     #[arg(long)]
     pub rw: Option<String>,
-    /// fio: block size
+    /// fio: block size: bytes, or with a unit (4096, 4k, 4KiB; KB and MB are 1000-based)
     #[arg(long)]
     pub bs: Option<String>,
     /// fio: outstanding requests (closed loop), 1..=65536
@@ -82,7 +87,7 @@ pub struct ConfigArgs {
     /// fio: number of requests (at least 1)
     #[arg(long = "number_ios", alias = "number-ios")]
     pub number_ios: Option<String>,
-    /// fio: open loop at this rate
+    /// fio: open loop at this rate, in requests per second
     #[arg(long = "rate_iops", alias = "rate-iops")]
     pub rate_iops: Option<String>,
     /// fio: linear or poisson arrivals
@@ -91,10 +96,10 @@ pub struct ConfigArgs {
     /// fio: uniform (random), zipf:THETA, pareto:H
     #[arg(long = "random_distribution", alias = "random-distribution")]
     pub random_distribution: Option<String>,
-    /// fio: address span
+    /// fio: address span: bytes, or with a unit (1GiB, 64m; default the whole device)
     #[arg(long)]
     pub size: Option<String>,
-    /// fio: start of the address span
+    /// fio: start of the address span: bytes, or with a unit (0, 1GiB, 64m)
     #[arg(long)]
     pub offset: Option<String>,
     /// fio: seed of the address generator
@@ -109,7 +114,7 @@ pub struct ConfigArgs {
     /// Workload personality: varmail, fileserver, webserver, oltp
     #[arg(long)]
     pub personality: Option<String>,
-    /// Trace replay speed-up (2 = twice as fast)
+    /// Trace replay speed-up, a factor (2 = twice as fast)
     #[arg(long)]
     pub speed: Option<String>,
     /// Replay the trace closed loop at this queue depth, 1..=65536 (timestamps ignored)
@@ -118,7 +123,8 @@ pub struct ConfigArgs {
     /// Stop the replay after this many requests (at least 1)
     #[arg(long = "max-requests")]
     pub max_requests: Option<String>,
-    /// Cap every gap between trace arrivals at this (e.g. 1s): compresses idle periods
+    /// Cap every gap between trace arrivals at this; the unit is required: ns, us, ms,
+    /// s, min, h (e.g. 1s): compresses idle periods
     #[arg(long = "max-gap")]
     pub max_gap: Option<String>,
     /// Trace addresses beyond the device: wrap or reject
@@ -149,7 +155,7 @@ impl ConfigArgs {
             allocation => "allocation", channels => "channels", ways => "ways", dies => "dies", planes => "planes",
             blocks_per_plane => "blocks-per-plane", pages_per_block => "pages-per-block", page_size => "page-size",
             queue_depth => "queue-depth", write_buffer => "write-buffer", precondition => "precondition", seed => "seed",
-            time_limit => "time-limit", rw => "rw", bs => "bs", iodepth => "iodepth", rwmixread => "rwmixread",
+            time_limit => "time-limit", runtime => "runtime", rw => "rw", bs => "bs", iodepth => "iodepth", rwmixread => "rwmixread",
             number_ios => "number_ios", rate_iops => "rate_iops", rate_process => "rate_process",
             random_distribution => "random_distribution", size => "size", offset => "offset", randseed => "randseed",
             trace => "trace", trace_format => "trace-format", personality => "personality", speed => "speed",

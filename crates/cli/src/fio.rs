@@ -22,10 +22,46 @@ pub struct FioError {
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct FioJob {
     pub name: String,
-    /// `runtime=` (with or without time_based): a simulated time limit.
+    /// `runtime=` (`timeout=`): the job ends after this much time once the
+    /// ramp is over, or when its `size=` is done, whichever comes first
+    /// (with `time_based`, only at this time).
     pub runtime: Option<ssd_core::Dur>,
+    /// `ramp_time=`: I/O before this instant is run but left out of every
+    /// statistic (`sim.ramp_time`).
+    pub ramp_time: Option<ssd_core::Dur>,
+    /// `time_based`: run until `runtime`, going over `size` again as often
+    /// as it takes.
+    pub time_based: bool,
     /// Host-only options that were accepted without effect.
     pub ignored: Vec<String>,
+}
+
+impl FioJob {
+    /// The simulated time at which the job ends, if it has a runtime: fio's
+    /// ramp is lead-in time, so the runtime counts from its end.
+    pub fn time_limit(&self) -> Option<ssd_core::Dur> {
+        self.runtime
+            .map(|r| r + self.ramp_time.unwrap_or(ssd_core::Dur::ZERO))
+    }
+
+    /// When the job ends, as fio ends it (`backend.c`, `keep_running` and
+    /// `io_bytes_exceeded`): with `time_based`, only at the runtime (the
+    /// job goes over its size as often as it takes); otherwise once `size`
+    /// bytes are done (the whole device from `offset` when no size is
+    /// given), or after `number_ios` requests if that comes first, or at
+    /// the runtime. Call it once the workload flags given beside the job
+    /// file are applied to `w`, with the device's logical capacity.
+    pub fn resolve_end(&self, w: &mut WorkloadConfig, logical_bytes: u64) {
+        if self.time_based {
+            // 2^63 - 1 requests is as good as unbounded, and (unlike
+            // u64::MAX) the report's TOML echo of the configuration can
+            // hold it.
+            w.number_ios = Some(i64::MAX as u64);
+            return;
+        }
+        let pass = (w.span(logical_bytes) / w.bs.0.max(1)).max(1);
+        w.number_ios = Some(w.number_ios.map_or(pass, |n| n.min(pass)));
+    }
 }
 
 /// Options accepted without effect on the simulation (they concern the host OS).
@@ -34,7 +70,6 @@ const HOST_ONLY: &[&str] = &[
     "filename",
     "group_reporting",
     "thread",
-    "time_based",
     "name",
     "description",
     "invalidate",
@@ -42,7 +77,6 @@ const HOST_ONLY: &[&str] = &[
     "randrepeat",
     "stonewall",
     "new_group",
-    "ramp_time",
 ];
 
 /// Options this subset supports (applied to the workload).
@@ -62,6 +96,9 @@ pub const SUPPORTED: &[&str] = &[
     "random_distribution",
     "randseed",
     "runtime",
+    "timeout",
+    "time_based",
+    "ramp_time",
     "numjobs",
     "kb_base",
     "direct",
@@ -213,6 +250,9 @@ fn apply(
     let mut w = base.clone();
     // fio's default is buffered I/O (direct=0): through the page cache.
     w.direct = false;
+    // The job's own end conditions (size, number_ios, runtime) decide when
+    // it ends, as in fio; the base's request count does not.
+    w.number_ios = None;
     let err = |line: usize, reason: String| FioError {
         file: file.to_string(),
         line,
@@ -342,12 +382,15 @@ fn apply(
                     Distribution::parse(v).map_err(|m| e(format!("{k}: {m}")))?
             }
             "randseed" => w.randseed = Some(num(v)?),
-            "runtime" => {
-                let d = fio_dur(v).map_err(|x| e(format!("runtime: {x}")))?;
+            "runtime" | "timeout" => {
+                let d = fio_dur(v).map_err(|x| e(format!("{k}: {x}")))?;
                 if d.0 == 0 {
-                    return Err(e("runtime: must be positive".into()));
+                    return Err(e(format!("{k}: must be positive")));
                 }
                 job.runtime = Some(d)
+            }
+            "time_based" => {
+                job.time_based = fio_bool(v).map_err(|m| e(format!("time_based: {m}")))?
             }
             "kb_base" => {}
             "direct" => w.direct = fio_bool(v).map_err(|m| e(format!("direct: {m}")))?,
@@ -374,9 +417,8 @@ fn apply(
                 }
             }
             "ramp_time" => {
-                // Without effect, but a value fio would refuse is refused.
-                fio_dur(v).map_err(|x| e(format!("ramp_time: {x}")))?;
-                job.ignored.push(k.to_string())
+                let d = fio_dur(v).map_err(|x| e(format!("ramp_time: {x}")))?;
+                job.ramp_time = (d.0 > 0).then_some(d)
             }
             k if HOST_ONLY.contains(&k) => job.ignored.push(k.to_string()),
             other => {
@@ -413,11 +455,25 @@ fn apply(
                 .into(),
         ));
     }
-    if w.number_ios.is_some() && base.number_ios == w.number_ios && job.runtime.is_some() {
-        // runtime without number_ios: run until the time limit. 2^63 - 1
-        // requests is as good as unbounded, and (unlike u64::MAX) the
-        // report's TOML echo of the configuration can hold it.
-        w.number_ios = Some(i64::MAX as u64);
+    if job.time_based && job.runtime.is_none() {
+        return Err(err(
+            last(&["time_based"]).unwrap_or(0),
+            "time_based: needs runtime= (fio ignores time_based without it); give the time \
+             the job runs"
+                .into(),
+        ));
+    }
+    if let (Some(r), Some(t)) = (job.runtime, job.ramp_time) {
+        // Both at most 2^62 ns: the sum must stay a valid duration.
+        if r.0 + t.0 > ssd_core::Dur::MAX.0 {
+            return Err(err(
+                last(&["runtime", "timeout", "ramp_time"]).unwrap_or(0),
+                format!(
+                    "runtime + ramp_time: at most {} ns (2^62 ns, about 146 years)",
+                    ssd_core::Dur::MAX.0
+                ),
+            ));
+        }
     }
     Ok((w, job))
 }
@@ -431,14 +487,52 @@ fn fio_bool(v: &str) -> Result<bool, String> {
     }
 }
 
-/// A fio time: a bare number is seconds (fio's default unit for runtime
-/// and ramp_time), otherwise a duration with its unit.
-fn fio_dur(v: &str) -> Result<ssd_core::units::Dur, ssd_core::units::UnitError> {
-    if v.chars().all(|c| c.is_ascii_digit()) {
-        parse_dur(&format!("{v}s"))
-    } else {
-        parse_dur(v)
-    }
+/// A fio time (`parse.c`, `get_mult_time` for `is_seconds` options such as
+/// `runtime` and `ramp_time`): a bare number is seconds; the suffixes are
+/// `us`/`usec`, `ms`/`msec`, `s`, `m` (minutes), `h` and `d`, in any case.
+/// Unlike fio, which reads an unknown suffix as microseconds, an unknown
+/// suffix is refused.
+pub fn fio_dur(v: &str) -> Result<ssd_core::units::Dur, ssd_core::units::UnitError> {
+    let t = v.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let unit = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "s" => "s",
+        "us" | "usec" => "us",
+        "ms" | "msec" => "ms",
+        "m" => "min",
+        "h" => "h",
+        "d" => {
+            // parse_dur has no days: 24 h, within the same range.
+            let h = parse_dur(&format!("{num}h"))?;
+            return h
+                .0
+                .checked_mul(24)
+                .filter(|&ns| ns <= ssd_core::Dur::MAX.0)
+                .map(ssd_core::Dur)
+                .ok_or_else(|| ssd_core::units::UnitError {
+                    text: clip(v),
+                    what: "a fio time",
+                    reason: format!(
+                        "out of range: at most {} ns (2^62 ns, about 146 years)",
+                        ssd_core::Dur::MAX.0
+                    ),
+                });
+        }
+        u => {
+            return Err(ssd_core::units::UnitError {
+                text: clip(v),
+                what: "a fio time",
+                reason: format!(
+                    "unknown unit {:?} (a bare number is seconds; or us, ms, s, m, h, d)",
+                    clip(u)
+                ),
+            })
+        }
+    };
+    parse_dur(&format!("{num}{unit}"))
 }
 
 #[cfg(test)]
@@ -487,10 +581,15 @@ mod tests {
     }
     #[test]
     fn ramp_time_values_are_checked() {
-        for ok in ["5", "1s", "250ms"] {
+        for (ok, ns) in [
+            ("5", 5_000_000_000),
+            ("1s", 1_000_000_000),
+            ("250ms", 250_000_000),
+        ] {
             let text = format!("[j]\nrw=read\nramp_time={ok}\n");
             let (_, j) = parse_str(&text, "t.fio", &WorkloadConfig::default()).unwrap();
-            assert_eq!(j.ignored, vec!["ramp_time"]);
+            assert!(j.ignored.is_empty(), "{:?}", j.ignored);
+            assert_eq!(j.ramp_time, Some(ssd_core::Dur(ns)));
         }
         for bad in ["x", "-1", "10x"] {
             let text = format!("[j]\nrw=read\nramp_time={bad}\n");
@@ -501,6 +600,83 @@ mod tests {
             );
         }
     }
+    /// fio's time units (`get_mult_time`): bare seconds, us, ms, s, m, h, d.
+    #[test]
+    fn fio_times_follow_fio() {
+        let s = |t: &str| fio_dur(t).unwrap().0;
+        assert_eq!(s("60"), 60_000_000_000);
+        assert_eq!(s("1m"), 60_000_000_000);
+        assert_eq!(s("1M"), 60_000_000_000);
+        assert_eq!(s("2h"), 7_200_000_000_000);
+        assert_eq!(s("1d"), 86_400_000_000_000);
+        assert_eq!(s("1.5s"), 1_500_000_000);
+        assert_eq!(s("250ms"), 250_000_000);
+        assert_eq!(s("10msec"), 10_000_000);
+        assert_eq!(s("100us"), 100_000);
+        assert_eq!(s("100usec"), 100_000);
+        for bad in ["1x", "1 furlong", "m", "", "1ns", "99999999999d"] {
+            assert!(fio_dur(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    /// When a job ends, as fio ends it: after `size` bytes (or `number_ios`,
+    /// whichever is first) or at `runtime`; with `time_based`, only at
+    /// `runtime`; ramp_time is lead-in time before the runtime.
+    #[test]
+    fn a_job_ends_as_fio_ends_it() {
+        // A job as ssdsim runs it on a device of `cap` bytes.
+        let end = |t: &str, cap: u64| {
+            let (mut w, j) = parse_str(t, "t.fio", &WorkloadConfig::default()).unwrap();
+            j.resolve_end(&mut w, cap);
+            (w, j)
+        };
+        let p = |t: &str| parse_str(t, "t.fio", &WorkloadConfig::default()).unwrap();
+        let (w, j) = end("[j]\nrw=randwrite\nbs=4k\nsize=1G\nruntime=60\n", 1 << 34);
+        assert_eq!(w.number_ios, Some(1 << 18), "1 GiB of 4 KiB requests");
+        assert_eq!(j.time_limit(), Some(ssd_core::Dur(60_000_000_000)));
+        let (w, j) = end(
+            "[j]\nrw=randwrite\nbs=4k\nsize=1G\nruntime=60\ntime_based\n",
+            1 << 34,
+        );
+        assert_eq!(w.number_ios, Some(i64::MAX as u64), "loops until runtime");
+        assert!(j.time_based);
+        assert_eq!(j.time_limit(), Some(ssd_core::Dur(60_000_000_000)));
+        let (w, _) = end("[j]\nbs=4k\nsize=1M\nnumber_ios=10\n", 1 << 34);
+        assert_eq!(w.number_ios, Some(10), "number_ios ends it first");
+        let (w, _) = end("[j]\nbs=4k\nsize=1M\nnumber_ios=1000\n", 1 << 34);
+        assert_eq!(w.number_ios, Some(256), "size ends it first");
+        // No size: one pass over the device from the offset (or number_ios,
+        // if fewer).
+        let (w, _) = end("[j]\nbs=4k\noffset=512k\n", 1 << 20);
+        assert_eq!(w.number_ios, Some(128));
+        let (w, _) = end("[j]\nbs=4k\nnumber_ios=1000000\n", 1 << 20);
+        assert_eq!(w.number_ios, Some(256));
+        // The base's request count is not the job's.
+        let base = WorkloadConfig {
+            number_ios: Some(7),
+            ..Default::default()
+        };
+        let (mut w, j) = parse_str("[j]\nbs=4k\nsize=64k\n", "t.fio", &base).unwrap();
+        j.resolve_end(&mut w, 1 << 30);
+        assert_eq!(w.number_ios, Some(16));
+        // Ramp: lead-in time.
+        let (_, j) = p("[j]\nruntime=1m\nramp_time=10s\ntime_based=1\n");
+        assert_eq!(j.time_limit(), Some(ssd_core::Dur(70_000_000_000)));
+        let (_, j) = p("[j]\ntimeout=2h\n");
+        assert_eq!(j.runtime, Some(ssd_core::Dur(7_200_000_000_000)));
+        // time_based without a runtime means nothing: refused at its line.
+        let e = parse_str(
+            "[j]\nrw=read\ntime_based\n",
+            "t.fio",
+            &WorkloadConfig::default(),
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("t.fio:3: time_based") && e.reason.contains("runtime"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn names_unsupported_option_and_line() {
         let e = parse_str(

@@ -15,6 +15,7 @@
 //! ```
 
 pub mod fio;
+pub mod fio_json;
 pub mod output;
 pub mod progress;
 pub mod sweep;
@@ -147,6 +148,16 @@ impl RequestSource for AnySource {
             AnySource::Buffered(s) => s.report_sections(end),
             AnySource::Flows(s) => s.report_sections(end),
             _ => Vec::new(),
+        }
+    }
+    fn ramp_over(&mut self, now: ssd_core::SimTime, in_flight: u64) {
+        match self {
+            AnySource::Fio(s) => s.ramp_over(now, in_flight),
+            AnySource::Trace(s) => s.ramp_over(now, in_flight),
+            AnySource::Personality(s) => s.ramp_over(now, in_flight),
+            AnySource::FileBench(s) => s.ramp_over(now, in_flight),
+            AnySource::Buffered(s) => s.ramp_over(now, in_flight),
+            AnySource::Flows(s) => s.ramp_over(now, in_flight),
         }
     }
 }
@@ -323,6 +334,46 @@ pub struct RunOutput {
     pub report: Report,
     /// Latency CDF of all requests: (microseconds, cumulative fraction), 100 points.
     pub cdf: Vec<(f64, f64)>,
+    /// The latency histograms the report summarises, for outputs that need
+    /// more of them (fio's JSON percentiles).
+    pub latency: RunLatencies,
+}
+
+/// The latency histograms of the measured phase, by direction: the
+/// application's calls in a buffered run (the report's `app.latency_us`),
+/// else the block requests (`latency_us`).
+#[derive(Clone, Debug, Default)]
+pub struct RunLatencies {
+    pub read: ssd_core::stats::LatencyHist,
+    pub write: ssd_core::stats::LatencyHist,
+    /// Trims (at the block level, flushes too).
+    pub trim: ssd_core::stats::LatencyHist,
+    /// fsync calls (buffered runs only).
+    pub sync: ssd_core::stats::LatencyHist,
+    /// Application calls (a buffered run), not block requests.
+    pub app: bool,
+}
+
+fn latencies<O: Observer>(sim: &Sim<O>) -> RunLatencies {
+    match &sim.src {
+        AnySource::Buffered(pc) => {
+            let [read, write, trim, sync] = pc.app_latencies().clone();
+            RunLatencies {
+                read,
+                write,
+                trim,
+                sync,
+                app: true,
+            }
+        }
+        _ => RunLatencies {
+            read: sim.lat.read.clone(),
+            write: sim.lat.write.clone(),
+            trim: sim.lat.other.clone(),
+            sync: Default::default(),
+            app: false,
+        },
+    }
 }
 
 /// A simulation of the CLI's choices; beside its observer `O`, the progress
@@ -372,6 +423,15 @@ fn finish<O: Observer>(
     let report = sim.run();
     sim.obs.1 = progress::RunMeter::off();
     let report = report?;
+    if sim.in_ramp() {
+        let ramp = cfg.sim.ramp_time.unwrap_or_default();
+        return Err(RunError::Input(format!(
+            "the run ended at {:.9} s of simulated time, before the end of the ramp \
+             (sim.ramp_time {ramp}): nothing was measured (shorten the ramp, or give the \
+             workload more requests or time)",
+            sim.now().secs_f64()
+        )));
+    }
     let app_calls = report
         .extra
         .get("app")
@@ -548,12 +608,22 @@ fn run_shared(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, RunError>
                 .map_err(|e| RunError::Io(e.to_string()))?;
         }
         let cdf = sim.lat.all().cdf(100);
-        Ok(RunOutput { report, cdf })
+        let latency = latencies(&sim);
+        Ok(RunOutput {
+            report,
+            cdf,
+            latency,
+        })
     } else {
         let mut sim = build(cfg, settings, NullObserver, None)?;
         let report = finish(cfg, &mut sim, opts)?;
         let cdf = sim.lat.all().cdf(100);
-        Ok(RunOutput { report, cdf })
+        let latency = latencies(&sim);
+        Ok(RunOutput {
+            report,
+            cdf,
+            latency,
+        })
     }
 }
 
@@ -624,10 +694,37 @@ pub fn apply_flag(cfg: &mut SsdConfig, flag: &str, value: &str) -> Result<(), Co
         "speed" => "replay.speed",
         "closed-loop-depth" => "replay.closed_loop_depth",
         "max-requests" => "replay.max_requests",
-        "max-gap" => "replay.max_gap",
         "out-of-range" => "replay.out_of_range",
         "reorder-window" => "replay.reorder_window",
         "skip-bad-lines" => "replay.skip_bad_lines",
+        "runtime" => {
+            let d = fio::fio_dur(v)
+                .map_err(|e| ssd_core::config::invalid("--runtime", e.to_string()))?;
+            if d.0 == 0 {
+                return Err(ssd_core::config::invalid("--runtime", "must be positive"));
+            }
+            // fio's runtime counts from the end of the ramp.
+            let limit = d.0 + cfg.sim.ramp_time.map_or(0, |r| r.0);
+            if limit > ssd_core::Dur::MAX.0 {
+                return Err(ssd_core::config::invalid(
+                    "--runtime",
+                    format!(
+                        "with sim.ramp_time, at most {} ns in all (2^62 ns)",
+                        ssd_core::Dur::MAX.0
+                    ),
+                ));
+            }
+            cfg.sim.time_limit = Some(ssd_core::Dur(limit));
+            return Ok(());
+        }
+        "time-limit" | "max-gap" => {
+            require_unit(flag, v)?;
+            if flag == "time-limit" {
+                "sim.time_limit"
+            } else {
+                "replay.max_gap"
+            }
+        }
         "drain" => "sim.drain",
         "ftl" => "ftl.kind",
         "sched" => "sched.kind",
@@ -650,7 +747,6 @@ pub fn apply_flag(cfg: &mut SsdConfig, flag: &str, value: &str) -> Result<(), Co
         "write-buffer" => "dram.write_buffer",
         "precondition" => "sim.precondition",
         "seed" => "sim.seed",
-        "time-limit" => "sim.time_limit",
         "rw" => "workload.rw",
         "bs" => "workload.bs",
         "iodepth" => "workload.iodepth",
@@ -665,6 +761,28 @@ pub fn apply_flag(cfg: &mut SsdConfig, flag: &str, value: &str) -> Result<(), Co
         other => other,
     };
     set_field(cfg, field, v)
+}
+
+/// A duration flag's value must say its unit: a bare number would be read as
+/// nanoseconds (the configuration's unit), which no one means by
+/// `--time-limit 1`.
+pub fn require_unit(flag: &str, value: &str) -> Result<(), ConfigError> {
+    let v = value.trim();
+    if !v.is_empty()
+        && v.bytes()
+            .all(|b| b.is_ascii_digit() || b == b'.' || b == b'_')
+    {
+        return Err(ssd_core::config::invalid(
+            &format!("--{flag}"),
+            format!(
+                "{:?} has no unit: give one of ns, us, ms, s, min, h (e.g. {}s or {}ms)",
+                ssd_core::units::clip(v),
+                ssd_core::units::clip(v),
+                ssd_core::units::clip(v)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Set a dotted config field (`ftl.op`, `nand.t_r`, ...) from text. The value is
@@ -779,6 +897,10 @@ pub fn resolve_config(
         cfg = SsdConfig::from_toml_over(Some(cfg), &text, &path.display().to_string())?;
     }
     for (f, v) in flags.iter().filter(|(f, _)| !is_preset(f)) {
+        apply_flag(&mut cfg, f, v)?;
+    }
+    // --runtime counts from the end of the ramp, wherever the ramp was set.
+    for (f, v) in flags.iter().filter(|(f, _)| f == "runtime") {
         apply_flag(&mut cfg, f, v)?;
     }
     check_flow_keys(&cfg, flags.iter().map(|(f, _)| f.as_str()))?;

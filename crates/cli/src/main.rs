@@ -12,10 +12,19 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// `ssdsim --version`: the package version and the git commit it was built
+/// from ("unknown" outside a git checkout; see build.rs).
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("SSDSIM_GIT_COMMIT"),
+    ")"
+);
+
 #[derive(Parser)]
 #[command(
     name = "ssdsim",
-    version,
+    version = VERSION,
     about = "Cycle-approximate flash SSD simulator: timing, FTLs, host schedulers, energy"
 )]
 struct Cli {
@@ -26,6 +35,16 @@ struct Cli {
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
 enum Format {
     Text,
+    Json,
+}
+
+/// fio's `--output-format` values ssdsim writes.
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum FioFormat {
+    /// The text report (as --format text)
+    Normal,
+    /// fio's JSON schema: "fio version", jobs[].read/write/trim.{io_bytes, bw, iops,
+    /// runtime, total_ios, clat_ns, lat_ns}
     Json,
 }
 
@@ -119,9 +138,13 @@ enum Cmd {
         /// Set any configuration field: --set ftl.gc_threshold_blocks=4 (repeatable)
         #[arg(long = "set", value_name = "FIELD=VALUE")]
         set: Vec<String>,
-        /// Output format
+        /// Output format: ssdsim's report as text or JSON
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
+        /// fio's output format: json writes fio's JSON schema (for tools that read fio's
+        /// output), normal the text report
+        #[arg(long = "output-format", value_enum, conflicts_with = "format")]
+        output_format: Option<FioFormat>,
         /// Write the report here instead of stdout
         #[arg(long)]
         out: Option<PathBuf>,
@@ -134,7 +157,8 @@ enum Cmd {
         /// Do not attach the power model
         #[arg(long)]
         no_power: bool,
-        /// Power time-series sampling interval
+        /// Power time-series sampling interval; the unit is required: ns, us, ms, s
+        /// (e.g. 1ms, 100us)
         #[arg(long = "power-sample", default_value = "1ms")]
         power_sample: String,
         /// Write the power time series (time, total and per-component W, IOPS, MB/s) as CSV
@@ -156,11 +180,14 @@ enum Cmd {
     },
     /// Mapping-table memory per FTL against capacity (Park et al. section 3.3)
     MappingSize {
-        /// Capacities (comma list)
+        /// Capacities: a comma list of sizes, bytes or with a unit (512MiB, 1GiB; KB, MB
+        /// and GB are 1000-based)
         #[arg(long, default_value = "512MiB,1GiB,2GiB,4GiB,8GiB,16GiB,32GiB")]
         capacity: String,
+        /// Flash page size: bytes, or with a unit (2KiB, 4096)
         #[arg(long = "page-size", default_value = "2KiB")]
         page_size: String,
+        /// Pages per block (a count)
         #[arg(long = "pages-per-block", default_value_t = 64)]
         pages_per_block: u32,
         /// page, block, bast, fast, last, dftl or all (comma list)
@@ -169,7 +196,7 @@ enum Cmd {
         /// Entry size: byte (ceil(log2 N / 8) bytes) or 32bit
         #[arg(long, default_value = "byte")]
         entry: String,
-        /// Log area of the hybrid FTLs (fraction of capacity)
+        /// Log area of the hybrid FTLs, a fraction of the capacity (0.05 = 5 %)
         #[arg(long = "log-area", default_value_t = 0.05)]
         log_area: f64,
         /// Write the table as CSV
@@ -218,6 +245,22 @@ enum Cmd {
         /// Output format
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
+    },
+    /// Shell completions for ssdsim, generated from its flags (to stdout, or a file in --out)
+    Completions {
+        /// The shell
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+        /// Write the completion file (named as the shell expects) into this directory
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// The manual page, generated from ssdsim's flags (ssdsim.1 to stdout, or every
+    /// page, ssdsim.1 and ssdsim-SUBCOMMAND.1, into --out)
+    Man {
+        /// Write the pages into this directory
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
 }
 
@@ -510,6 +553,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             fio,
             set,
             format,
+            output_format,
             out,
             print_config,
             check,
@@ -533,10 +577,12 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             flags.extend(split_set(&set)?);
             let mut c = resolve_config(config.as_deref(), &flags)?;
             let fio_path = fio.clone();
+            let mut jobname = "ssdsim".to_string();
             if let Some(path) = fio {
                 let (w, job) =
                     ssdsim::fio::parse_file(&path, &c.workload).map_err(RunError::from)?;
                 c.workload = w;
+                jobname = job.name.clone();
                 if !job.ignored.is_empty() {
                     eprintln!(
                         "{}: accepted without effect on the simulation (host-side fio options): {}",
@@ -544,10 +590,15 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                         job.ignored.join(", ")
                     );
                 }
-                if let Some(rt) = job.runtime {
-                    c.sim.time_limit = Some(rt);
+                if job.ramp_time.is_some() {
+                    c.sim.ramp_time = job.ramp_time;
                 }
-                // Workload flags given on the command line still win over the job file.
+                if let Some(t) = job.time_limit() {
+                    c.sim.time_limit = Some(t);
+                }
+                // Workload and time flags given on the command line still win
+                // over the job file.
+                let mut number_ios_flag = false;
                 for (f, v) in cfg.pairs() {
                     if matches!(
                         f,
@@ -561,15 +612,25 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                             | "size"
                             | "offset"
                             | "randseed"
+                            | "time-limit"
+                            | "runtime"
                     ) {
                         ssdsim::apply_flag(&mut c, f, &v).map_err(RunError::from)?;
+                        number_ios_flag |= f == "number_ios";
                     }
+                }
+                // The job ends as fio ends it (size, number_ios, runtime,
+                // time_based); a --number_ios flag says it outright.
+                if !number_ios_flag {
+                    let logical = c.validate().map_err(RunError::from)?.logical_bytes();
+                    job.resolve_end(&mut c.workload, logical);
                 }
             }
             c.validate().map_err(RunError::from)?;
             if print_config {
                 return write_out(out.as_ref(), &c.to_toml());
             }
+            ssdsim::require_unit("power-sample", &power_sample).map_err(RunError::from)?;
             let power_sample = ssd_core::units::parse_dur(&power_sample)
                 .map_err(|e| RunError::Input(format!("--power-sample: {e}")))?;
             let trace_path = c.trace.as_ref().map(|t| PathBuf::from(&t.path));
@@ -609,13 +670,59 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                     progress: progress.mode(),
                 },
             )?;
-            let text = match format {
-                Format::Json => serde_json::to_string_pretty(&res.report)? + "\n",
-                Format::Text => ssdsim::output::text(&res.report),
+            let text = match (output_format, format) {
+                (Some(FioFormat::Json), _) => {
+                    // Every request of the fio-style workload is `bs` bytes.
+                    let trim_bs =
+                        (c.trace.is_none() && c.personality.is_none()).then_some(c.workload.bs.0);
+                    let v =
+                        ssdsim::fio_json::fio_json(&jobname, &res.report, &res.latency, trim_bs);
+                    serde_json::to_string_pretty(&v)? + "\n"
+                }
+                (Some(FioFormat::Normal), _) | (None, Format::Text) => {
+                    ssdsim::output::text(&res.report)
+                }
+                (None, Format::Json) => serde_json::to_string_pretty(&res.report)? + "\n",
             };
             write_out(out.as_ref(), &text)
         }
         Cmd::Sweep(a) => sweep_cmd(a),
+        Cmd::Completions { shell, out } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            match out {
+                Some(dir) => {
+                    let p = clap_complete::generate_to(shell, &mut cmd, "ssdsim", &dir).map_err(
+                        |e| RunError::Io(format!("{}: cannot write: {e}", dir.display())),
+                    )?;
+                    eprintln!("wrote {}", p.display());
+                    Ok(())
+                }
+                None => {
+                    let mut buf = Vec::new();
+                    clap_complete::generate(shell, &mut cmd, "ssdsim", &mut buf);
+                    write_out(None, &String::from_utf8_lossy(&buf))
+                }
+            }
+        }
+        Cmd::Man { out } => {
+            let cmd = <Cli as clap::CommandFactory>::command();
+            match out {
+                Some(dir) => {
+                    clap_mangen::generate_to(cmd, &dir).map_err(|e| {
+                        RunError::Io(format!("{}: cannot write: {e}", dir.display()))
+                    })?;
+                    eprintln!("wrote the manual pages into {}", dir.display());
+                    Ok(())
+                }
+                None => {
+                    let mut buf = Vec::new();
+                    clap_mangen::Man::new(cmd)
+                        .render(&mut buf)
+                        .map_err(|e| RunError::Io(format!("rendering the manual page: {e}")))?;
+                    write_out(None, &String::from_utf8_lossy(&buf))
+                }
+            }
+        }
         Cmd::Trace { cmd } => trace_cmd(cmd),
         Cmd::MappingSize {
             capacity,

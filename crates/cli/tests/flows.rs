@@ -388,3 +388,25 @@ fn per_flow_programs_add_up_to_the_drives() {
     let (rnd, seq) = (n(&f[0], "relocations"), n(&f[1], "relocations"));
     assert!(rnd > seq, "random {rnd} vs sequential {seq} relocations");
 }
+
+#[test]
+fn a_ramp_restarts_every_flows_statistics() {
+    let mut c = drive(64);
+    c.flows = vec![
+        flow("a", RwMode::RandRead, 8, 1_000_000, FlowPriority::Medium),
+        flow("b", RwMode::RandWrite, 8, 1_000_000, FlowPriority::Medium),
+    ];
+    c.sim.alone_runs = false;
+    c.sim.time_limit = Some(Dur::from_ms(40));
+    c.sim.ramp_time = Some(Dur::from_ms(10));
+    let r = run_config(&c, &opts()).unwrap().report;
+    let f = flows(&r);
+    let total: f64 = f.iter().map(|x| n(x, "requests")).sum();
+    assert_eq!(total, r.host.requests as f64);
+    let pages: f64 = f.iter().map(|x| n(x, "host_pages_written")).sum();
+    assert_eq!(pages, r.host.bytes_written as f64 / 4096.0);
+    for x in &f {
+        // The span is the 30 ms after the ramp.
+        assert!((n(x, "time_s") - 0.030).abs() < 1e-9, "{x}");
+    }
+}

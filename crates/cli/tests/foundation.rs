@@ -796,7 +796,11 @@ mod cli {
             (&["run", "--set", "nand.t_rr=5us"], "nand.t_rr"),
             (&["run", "--blocks-per-plane", "100000000"], "geometry"),
             (&["run", "--write-buffer", "6KiB"], "dram.write_buffer"),
-            (&["run", "--time-limit", "0"], "sim.time_limit"),
+            (&["run", "--time-limit", "0s"], "sim.time_limit"),
+            (
+                &["run", "--time-limit", "1"],
+                "--time-limit: \"1\" has no unit",
+            ),
             (&["run", "--gc", "windowed:0"], "ftl.gc_policy"),
             (
                 &["run", "--seed", "18446744073709551615"],

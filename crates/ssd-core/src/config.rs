@@ -930,6 +930,14 @@ pub struct SimConfig {
     pub precondition: Precondition,
     /// Stop the measured phase at this simulated time (None = when the workload ends).
     pub time_limit: Option<Dur>,
+    /// fio's `ramp_time`: the workload runs from time 0, but every statistic
+    /// of the report (host, latency, flash, FTL, scheduler, utilization,
+    /// page cache, application) starts at this simulated time; requests in
+    /// flight then count when they complete. A fio-style workload's
+    /// `number_ios` (its `size`) counts from here, as fio's does. The power
+    /// model's energy and power still cover the whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramp_time: Option<Dur>,
     /// After the last request, keep simulating until in-flight and idle-time GC is
     /// done; that tail is reported separately (run.drain_s, and by the power model).
     pub drain: bool,
@@ -1051,6 +1059,7 @@ impl Default for SsdConfig {
                 seed: 1,
                 precondition: Precondition::None,
                 time_limit: None,
+                ramp_time: None,
                 drain: false,
                 flow_space: Default::default(),
                 alone_runs: true,
@@ -1490,6 +1499,23 @@ impl Settings {
                 "sim.time_limit",
                 "must be positive (leave it out for no limit)",
             ));
+        }
+        if let Some(r) = c.sim.ramp_time {
+            if r.0 == 0 {
+                return Err(invalid(
+                    "sim.ramp_time",
+                    "must be positive (leave it out for no ramp)",
+                ));
+            }
+            if let Some(t) = c.sim.time_limit.filter(|t| *t <= r) {
+                return Err(invalid(
+                    "sim.ramp_time",
+                    format!(
+                        "{r} is not before sim.time_limit {t}: nothing would be measured \
+                         (the time limit counts from the start of the run, ramp included)"
+                    ),
+                ));
+            }
         }
         c.replay.validate()?;
         let logical = logical_pages * n.page_size.0;

@@ -1255,6 +1255,9 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
     /// With flows: who owns each logical page's data, and what each flow
     /// cost the flash ([`FlowFlash`]). Empty without flows.
     flow_flash: FlowFlash,
+    /// When the ramp (`sim.ramp_time`) ends and the statistics start; MAX
+    /// when there is none or it is over.
+    ramp_end: SimTime,
 }
 
 /// Flash programs by flow (tenant), for per-flow write amplification. Each
@@ -1298,6 +1301,18 @@ impl FlowFlash {
             relocations: vec![0; n],
             unowned_relocations: 0,
         }
+    }
+
+    /// The counts start again (the ramp is over); the owners stay.
+    fn restart(&mut self) {
+        for v in [
+            &mut self.host_pages,
+            &mut self.programs,
+            &mut self.relocations,
+        ] {
+            v.fill(0);
+        }
+        self.unowned_relocations = 0;
     }
 
     /// A host write of `n` pages from `first` by the flow of `stream`.
@@ -1507,6 +1522,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             late_reads: Default::default(),
             start: SimTime::ZERO,
             flow_flash: FlowFlash::new(c, settings.logical_pages, g.page_size as u64),
+            ramp_end: settings
+                .config
+                .sim
+                .ramp_time
+                .map_or(SimTime(u64::MAX), |r| SimTime(r.0)),
             settings,
             ftl,
             src,
@@ -1575,18 +1595,28 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         self.ahead = Ahead::default();
         self.ahead_end = None;
         self.outstanding = self.hosts.live;
+        self.reset_stats(self.now);
+        self.plug_on =
+            self.settings.config.sched.plug && !matches!(self.timing, Timing::ClosedLoop { .. });
+        self.host_wake = None;
+        self.draining = false;
+        self.busy_at_drain = None;
+    }
+
+    /// Start the statistics of the measured phase again at `at` (now, or
+    /// the end of the ramp when the first event after it comes: nothing
+    /// happened in between).
+    fn reset_stats(&mut self, at: SimTime) {
         self.counters = Counters::default();
+        self.flow_flash.restart();
         self.lat = Latencies::default();
         self.work = FtlWork::default();
         self.cpu_ns = 0;
         self.link_ns = 0;
-        self.start = self.now;
-        self.last_done = self.now;
-        self.qd_since = self.now;
-        self.plug_on =
-            self.settings.config.sched.plug && !matches!(self.timing, Timing::ClosedLoop { .. });
-        self.host_wake = None;
-        self.host_end = self.now;
+        self.start = at;
+        self.last_done = at;
+        self.qd_since = at;
+        self.host_end = at;
         for d in &mut self.dies {
             d.busy_ns = 0;
         }
@@ -1595,8 +1625,27 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         for c in &mut self.chans {
             c.busy_ns = c.unstarted_out(self.now);
         }
-        self.draining = false;
-        self.busy_at_drain = None;
+    }
+
+    /// The ramp (`sim.ramp_time`) is over: what happened before now is in no
+    /// statistic (the requests in flight count when they complete), and the
+    /// source's own statistics and request count start again.
+    #[cold]
+    fn end_ramp(&mut self) {
+        let at = self.ramp_end;
+        self.ramp_end = SimTime(u64::MAX);
+        self.reset_stats(at);
+        self.ftl_before = self.ftl.stats();
+        // What the source has handed over and is not done: in flight, read
+        // ahead, or waiting for its arrival time.
+        let handed = self.hosts.live as u64 + self.ahead.len as u64 + self.pending.is_some() as u64;
+        self.src.ramp_over(at, handed);
+    }
+
+    /// Whether a ramp (`sim.ramp_time`) was configured and the run has not
+    /// reached its end: the statistics then still hold the ramp.
+    pub fn in_ramp(&self) -> bool {
+        self.ramp_end != SimTime(u64::MAX)
     }
 
     // -------------------------------------------------------- preconditioning
@@ -1759,6 +1808,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             }
             debug_assert!(t >= self.now, "time went backwards");
             self.now = t;
+            if t >= self.ramp_end {
+                self.end_ramp();
+            }
             events += 1;
             match ev {
                 Ev::Arrival => self.on_arrival(),

@@ -507,6 +507,20 @@ impl<S: RequestSource> RequestSource for Flows<S> {
             .collect()
     }
 
+    fn ramp_over(&mut self, now: SimTime, _in_flight: u64) {
+        // Each flow's statistics start again; its own source restarts its
+        // counts with what it has handed over and not finished.
+        self.start = Some(now);
+        for st in &mut self.flows {
+            st.stats = FlowStats {
+                last_done: now,
+                ..FlowStats::default()
+            };
+            let handed = st.outstanding as u64 + st.peeked.is_some() as u64;
+            st.f.src.ramp_over(now, handed);
+        }
+    }
+
     fn report_sections(&self, end: SimTime) -> Vec<(String, serde_json::Value)> {
         let start = self.start.unwrap_or(SimTime::ZERO);
         let flows: Vec<serde_json::Value> = self

@@ -1581,6 +1581,12 @@ impl<S: RequestSource> PageCache<S> {
         }
     }
 
+    /// The application's call latencies of the measured phase: read,
+    /// write, trim, fsync (what the report's `app.latency_us` summarises).
+    pub fn app_latencies(&self) -> &[LatencyHist; 4] {
+        &self.stats.lat
+    }
+
     /// The report's `page_cache` and `app` sections.
     fn sections(&self) -> Vec<(String, serde_json::Value)> {
         let s = &self.stats;
@@ -1783,5 +1789,16 @@ impl<S: RequestSource> RequestSource for PageCache<S> {
     }
     fn report_sections(&self, _end: SimTime) -> Vec<(String, serde_json::Value)> {
         self.sections()
+    }
+    fn ramp_over(&mut self, now: SimTime, _in_flight: u64) {
+        // The cache's and the application's statistics start again; the
+        // calls in flight count when they return.
+        self.stats = Stats {
+            dirty_max: self.nr_dirty,
+            last_end: now,
+            ..Stats::default()
+        };
+        self.start = Some(now);
+        self.app.ramp_over(now, self.outstanding as u64);
     }
 }

@@ -67,6 +67,37 @@ impl LatencyHist {
         self.sum += o.sum;
         self.max = self.max.max(o.max);
     }
+    /// The latency at quantile `q` (0..=1) in nanoseconds, from the
+    /// histogram (3 significant digits); 0 when empty.
+    pub fn quantile_ns(&self, q: f64) -> u64 {
+        if self.h.is_empty() {
+            return 0;
+        }
+        self.h.value_at_quantile(q)
+    }
+    /// The least latency in nanoseconds, from the histogram (3 significant
+    /// digits); 0 when empty.
+    pub fn min_ns(&self) -> u64 {
+        if self.h.is_empty() {
+            return 0;
+        }
+        self.h.min()
+    }
+    /// Exact mean in nanoseconds; 0 when empty.
+    pub fn mean_ns(&self) -> f64 {
+        match self.h.len() {
+            0 => 0.0,
+            n => self.sum as f64 / n as f64,
+        }
+    }
+    /// Standard deviation in nanoseconds, from the histogram (3
+    /// significant digits); 0 when empty.
+    pub fn stddev_ns(&self) -> f64 {
+        if self.h.is_empty() {
+            return 0.0;
+        }
+        self.h.stdev()
+    }
     /// (latency_us, cumulative fraction) points for a CDF plot.
     pub fn cdf(&self, points: usize) -> Vec<(f64, f64)> {
         if self.h.is_empty() {

@@ -112,6 +112,13 @@ pub trait RequestSource {
     fn report_sections(&self, _end: SimTime) -> Vec<(String, serde_json::Value)> {
         Vec::new()
     }
+    /// The ramp (`sim.ramp_time`) ended at `now` with `in_flight` of the
+    /// source's requests handed over and not completed (in the device, the
+    /// block layer or read ahead): statistics the source keeps start again
+    /// here, and a request count that ends the workload (fio's
+    /// `number_ios`, `size`) counts from here, those requests included
+    /// (they complete after the ramp and are counted then).
+    fn ramp_over(&mut self, _now: SimTime, _in_flight: u64) {}
 }
 
 /// fio's `rw=`.
@@ -384,6 +391,8 @@ pub struct FioGen {
     blocks: u64,
     next_seq: u64,
     remaining: u64,
+    /// The request count the workload ends at (`remaining` at the start).
+    count: u64,
     rng: SimRng,
     dist: DistSampler,
     timing: Timing,
@@ -435,6 +444,7 @@ impl FioGen {
             blocks,
             next_seq: 0,
             remaining,
+            count: remaining,
             rng,
             dist,
             timing: cfg.timing(),
@@ -486,6 +496,11 @@ fn coprime_multiplier(n: u64) -> u64 {
 impl RequestSource for FioGen {
     fn timing(&self) -> Timing {
         self.timing
+    }
+    fn ramp_over(&mut self, _now: SimTime, in_flight: u64) {
+        // fio resets its byte and request counts when the ramp ends: the
+        // job then does its whole size (the requests in flight included).
+        self.remaining = self.count.saturating_sub(in_flight);
     }
     #[inline]
     fn next_request(&mut self) -> Option<Result<HostRequest, SourceError>> {

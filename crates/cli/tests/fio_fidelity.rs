@@ -1,0 +1,378 @@
+//! fio fidelity: a pasted fio job ends, ramps and reports as fio's does
+//! (`size=`, `time_based`, `runtime=`, `ramp_time=`, `--runtime`,
+//! `--output-format json`), and duration flags say their unit. Each test runs
+//! the `ssdsim` binary as a user would.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Run `ssdsim ARGS`: (exit code, stdout, stderr).
+fn ssdsim(args: &[&str]) -> (i32, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_ssdsim"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into(),
+        String::from_utf8_lossy(&o.stderr).into(),
+    )
+}
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ssdsim-fio-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Write the job `text` to `dir/name` and return its path.
+fn job(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+/// `ssdsim run ARGS --format json --no-power`, which must succeed: the report.
+fn report(args: &[&str]) -> Value {
+    let mut a = vec!["run"];
+    a.extend_from_slice(args);
+    a.extend_from_slice(&["--format", "json", "--no-power"]);
+    let (code, out, err) = ssdsim(&a);
+    assert_eq!(code, 0, "{a:?}: {err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap()
+}
+fn n(v: &Value) -> u64 {
+    v.as_u64().unwrap()
+}
+
+/// `size=` ends the job once that many bytes are done (before the runtime);
+/// with `time_based` the job goes over its size again until the runtime.
+#[test]
+fn size_ends_the_job_unless_time_based() {
+    let d = scratch("size");
+    // 1 MiB of 4 KiB random writes takes far less than the 60 s runtime.
+    let a = job(
+        &d,
+        "a.fio",
+        "[j]\nrw=randwrite\nbs=4k\nsize=1M\ndirect=1\nruntime=60\n",
+    );
+    let r = report(&["--fio", &a]);
+    assert_eq!(n(&r["host"]["bytes_written"]), 1 << 20, "{}", r["host"]);
+    assert_eq!(n(&r["host"]["requests"]), 256);
+    assert!(f(&r["host"]["sim_time_s"]) < 1.0);
+    // time_based: runs the whole runtime, over the 1 MiB many times.
+    let b = job(
+        &d,
+        "b.fio",
+        "[j]\nrw=randwrite\nbs=4k\nsize=1M\ndirect=1\nruntime=30ms\ntime_based\n",
+    );
+    let r = report(&["--fio", &b]);
+    assert!(
+        (f(&r["host"]["sim_time_s"]) - 0.03).abs() < 1e-9,
+        "{}",
+        r["host"]
+    );
+    assert!(n(&r["host"]["bytes_written"]) > 2 << 20, "{}", r["host"]);
+    // A buffered job (fio's default) ends after its size too: the calls.
+    let c = job(&d, "c.fio", "[j]\nrw=write\nbs=4k\nsize=1M\n");
+    let r = report(&["--fio", &c]);
+    assert_eq!(n(&r["app"]["bytes_written"]), 1 << 20, "{}", r["app"]);
+    // number_ios ends it first when it is smaller; a --number_ios flag wins.
+    let e = job(
+        &d,
+        "e.fio",
+        "[j]\nrw=randread\nbs=4k\nsize=1M\nnumber_ios=10\ndirect=1\n",
+    );
+    assert_eq!(n(&report(&["--fio", &e])["host"]["requests"]), 10);
+    assert_eq!(
+        n(&report(&["--fio", &e, "--number_ios", "20"])["host"]["requests"]),
+        20
+    );
+    // time_based without a runtime is refused at its line.
+    let t = job(&d, "t.fio", "[j]\nrw=read\ntime_based\n");
+    let (code, _, err) = ssdsim(&["run", "--fio", &t]);
+    assert_eq!(code, 2);
+    assert!(err.contains("t.fio:3: time_based"), "{err}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// fio's time units (`1m`, `2h`, bare seconds) in a job file and in
+/// `--runtime`; `--time-limit`, `--max-gap` and `--power-sample` refuse a
+/// number without a unit, naming the flag and the units.
+#[test]
+fn times_take_fio_units_and_flags_need_units() {
+    let d = scratch("units");
+    for (rt, limit) in [("1m", "60s"), ("2h", "7200s"), ("90", "90s")] {
+        let p = job(&d, "r.fio", &format!("[j]\nrw=read\nruntime={rt}\n"));
+        let (code, out, err) = ssdsim(&["run", "--fio", &p, "--print-config"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            out.contains(&format!("time_limit = \"{limit}\"")),
+            "{rt}: {out}"
+        );
+    }
+    let (code, out, err) = ssdsim(&["run", "--runtime", "1m", "--print-config"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("time_limit = \"60s\""), "{out}");
+    // --runtime is the time limit: a run cut at 20 ms.
+    let r = report(&[
+        "--rw",
+        "randread",
+        "--runtime",
+        "20ms",
+        "--number_ios",
+        "100000000",
+    ]);
+    assert!((f(&r["host"]["sim_time_s"]) - 0.02).abs() < 1e-9);
+    // ... and counts from the end of the ramp.
+    let (_, out, _) = ssdsim(&[
+        "run",
+        "--runtime",
+        "1m",
+        "--set",
+        "sim.ramp_time=10s",
+        "--print-config",
+    ]);
+    assert!(out.contains("time_limit = \"70s\""), "{out}");
+    for (flag, val) in [
+        ("--time-limit", "1"),
+        ("--max-gap", "5"),
+        ("--power-sample", "2"),
+        ("--time-limit", "0.5"),
+    ] {
+        let (code, _, err) = ssdsim(&["run", flag, val]);
+        assert_eq!(code, 2, "{flag} {val}: {err}");
+        assert!(
+            err.contains(flag) && err.contains("no unit") && err.contains("ms"),
+            "{flag} {val}: {err}"
+        );
+    }
+    let (code, _, err) = ssdsim(&["run", "--runtime", "1x"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--runtime") && err.contains("unknown unit"),
+        "{err}"
+    );
+    let (code, _, err) = ssdsim(&["run", "--runtime", "1s", "--time-limit", "1s"]);
+    assert_eq!(code, 2, "{err}");
+    // Every duration and size flag names its unit in --help.
+    let (_, help, _) = ssdsim(&["run", "--help"]);
+    for flag in [
+        "--time-limit",
+        "--runtime",
+        "--max-gap",
+        "--power-sample",
+        "--bs",
+        "--size",
+        "--offset",
+        "--page-size",
+        "--write-buffer",
+    ] {
+        let at = help
+            .find(&format!("{flag} <"))
+            .unwrap_or_else(|| panic!("{flag}"));
+        let text = &help[at..help[at..].find("\n\n").map_or(help.len(), |e| at + e)];
+        assert!(
+            ["unit", "bytes", "seconds"]
+                .iter()
+                .any(|w| text.contains(w)),
+            "{flag}: {text}"
+        );
+    }
+    let (_, help, _) = ssdsim(&["mapping-size", "--help"]);
+    for flag in ["--capacity", "--page-size"] {
+        let at = help.find(&format!("{flag} <")).unwrap();
+        assert!(help[at..at + 200].contains("unit"), "{flag}: {help}");
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// `ramp_time=`: the I/O of the ramp is in no statistic. The requests a
+/// ramped run reports are those that complete after the ramp: the
+/// difference of two unramped runs cut at the end and at the ramp (give or
+/// take the iodepth in flight at the cut).
+#[test]
+fn ramp_time_is_left_out_of_the_statistics() {
+    let d = scratch("ramp");
+    let base = "[j]\nrw=randread\nbs=4k\niodepth=8\ndirect=1\ntime_based\n";
+    let ramped = job(
+        &d,
+        "r.fio",
+        &format!("{base}ramp_time=10ms\nruntime=30ms\n"),
+    );
+    let r = report(&["--fio", &ramped]);
+    let upto = |t: &str| {
+        let p = job(&d, "u.fio", &format!("{base}runtime={t}\n"));
+        n(&report(&["--fio", &p])["host"]["requests"])
+    };
+    let (all, ramp) = (upto("40ms"), upto("10ms"));
+    let got = n(&r["host"]["requests"]);
+    assert!(
+        got + 8 >= all - ramp && got <= all - ramp + 8,
+        "{got} requests after the ramp; {all} in 40 ms, {ramp} in the first 10 ms"
+    );
+    // IOPS and latency over the measured 30 ms only.
+    assert!(
+        (f(&r["host"]["sim_time_s"]) - 0.03).abs() < 1e-9,
+        "{}",
+        r["host"]
+    );
+    assert_eq!(n(&r["latency_us"]["all"]["count"]), got);
+    assert!((f(&r["host"]["iops"]) - got as f64 / 0.03).abs() < 1e-6);
+    assert!(
+        r["config"]["sim"]["ramp_time"] == "10ms",
+        "{}",
+        r["config"]["sim"]
+    );
+    // As in fio, the size counts from the end of the ramp.
+    let s = job(
+        &d,
+        "s.fio",
+        "[j]\nrw=randwrite\nbs=4k\nsize=4M\ndirect=1\nramp_time=5ms\n",
+    );
+    let r = report(&["--fio", &s]);
+    assert_eq!(n(&r["host"]["bytes_written"]), 4 << 20, "{}", r["host"]);
+    // A job over before its ramp is: an error that says so.
+    let short = job(
+        &d,
+        "x.fio",
+        "[j]\nrw=read\nsize=64k\ndirect=1\nramp_time=1s\n",
+    );
+    let (code, _, err) = ssdsim(&["run", "--fio", &short]);
+    assert_eq!(code, 2);
+    assert!(err.contains("before the end of the ramp"), "{err}");
+    // A ramp not before the time limit is refused, naming the field.
+    let (code, _, err) = ssdsim(&["run", "--time-limit", "1s", "--set", "sim.ramp_time=2s"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("sim.ramp_time"), "{err}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// fio's percentile keys (`%f` of each percentile).
+fn pct<'a>(lat: &'a Value, p: &str) -> &'a Value {
+    &lat["percentile"][p]
+}
+
+/// `--output-format json` writes fio's JSON schema, with the report's
+/// numbers: a direct job (block requests) and a buffered one (calls).
+#[test]
+fn output_format_json_is_fios_schema_with_the_reports_numbers() {
+    let d = scratch("json");
+    let p = job(
+        &d,
+        "mix.fio",
+        "[global]\ndirect=1\n[mixed]\nrw=randrw\nrwmixread=70\nbs=8k\nsize=8M\n",
+    );
+    let rep = report(&["--fio", &p]);
+    let (code, out, err) = ssdsim(&["run", "--fio", &p, "--output-format", "json", "--no-power"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert!(v["fio version"].as_str().unwrap().starts_with("ssdsim-"));
+    assert!(v["timestamp"].is_u64());
+    let j = &v["jobs"][0];
+    assert_eq!(j["jobname"], "mixed");
+    let secs = f(&rep["host"]["sim_time_s"]);
+    for (dir, count, bytes) in [
+        ("read", "reads", "bytes_read"),
+        ("write", "writes", "bytes_written"),
+    ] {
+        let o = &j[dir];
+        let ios = n(&rep["host"][count]);
+        let b = n(&rep["host"][bytes]);
+        assert!(ios > 0, "{dir}");
+        assert_eq!(n(&o["total_ios"]), ios, "{dir}");
+        assert_eq!(n(&o["io_bytes"]), b);
+        assert_eq!(n(&o["io_kbytes"]), b >> 10);
+        assert_eq!(n(&o["bw_bytes"]), (b as f64 / secs).floor() as u64);
+        assert_eq!(n(&o["bw"]), n(&o["bw_bytes"]) / 1024, "KiB/s");
+        assert!((f(&o["iops"]) - ios as f64 / secs).abs() < 1e-6);
+        assert_eq!(n(&o["runtime"]), (secs * 1e3).round() as u64, "ms");
+        let lat = &rep["latency_us"][dir];
+        for key in ["clat_ns", "lat_ns"] {
+            let c = &o[key];
+            assert_eq!(n(&c["N"]), ios);
+            let us = |x: &Value| x.as_u64().unwrap() as f64 / 1e3;
+            let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.max(1.0);
+            assert!(close(us(&c["max"]), f(&lat["max"])), "{key} max");
+            assert!(close(f(&c["mean"]) / 1e3, f(&lat["mean"])), "{key} mean");
+            assert!(close(us(pct(c, "50.000000")), f(&lat["p50"])), "{key} p50");
+            assert!(close(us(pct(c, "90.000000")), f(&lat["p90"])), "{key} p90");
+            assert!(close(us(pct(c, "99.000000")), f(&lat["p99"])), "{key} p99");
+            assert!(
+                close(us(pct(c, "99.900000")), f(&lat["p999"])),
+                "{key} p99.9"
+            );
+            // fio's whole default list, in order.
+            let keys: Vec<&String> = c["percentile"].as_object().unwrap().keys().collect();
+            for k in [
+                "1.000000",
+                "5.000000",
+                "95.000000",
+                "99.500000",
+                "99.950000",
+                "99.990000",
+            ] {
+                assert!(keys.iter().any(|x| *x == k), "{k}: {keys:?}");
+            }
+            let mut last = 0;
+            for k in ssdsim::fio_json::PERCENTILES
+                .iter()
+                .map(|p| format!("{p:.6}"))
+            {
+                let x = n(pct(c, &k));
+                assert!(x >= last, "percentiles decrease at {k}");
+                last = x;
+            }
+            assert!(n(&c["min"]) <= n(pct(c, "1.000000")) && f(&c["stddev"]) >= 0.0);
+        }
+        assert_eq!(
+            n(&o["slat_ns"]["N"]),
+            0,
+            "submission latency is not timed apart"
+        );
+    }
+    assert_eq!(n(&j["trim"]["total_ios"]), 0);
+    // A buffered job: the application's calls, as fio times the syscalls.
+    let b = job(&d, "buf.fio", "[buffered]\nrw=write\nbs=4k\nsize=2M\n");
+    let rep = report(&["--fio", &b]);
+    let (code, out, err) = ssdsim(&["run", "--fio", &b, "--output-format", "json", "--no-power"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let w = &v["jobs"][0]["write"];
+    assert_eq!(n(&w["total_ios"]), n(&rep["app"]["writes"]));
+    assert_eq!(n(&w["io_bytes"]), 2 << 20);
+    let p99 = n(pct(&w["clat_ns"], "99.000000")) as f64 / 1e3;
+    let want = f(&rep["app"]["latency_us"]["write"]["p99"]);
+    assert!((p99 - want).abs() <= 1e-9 * want, "{p99} vs {want}");
+    // --output-format and --format are one choice.
+    let (code, _, err) = ssdsim(&["run", "--output-format", "json", "--format", "json"]);
+    assert_eq!(code, 2, "{err}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Several jobs in one file are still refused, with a message that says
+/// so (multi-job runs are not simulated yet).
+#[test]
+fn several_jobs_are_refused_clearly() {
+    let d = scratch("jobs");
+    for (text, line, what) in [
+        ("[a]\nrw=read\n[b]\nrw=write\n", 3, "only one job section"),
+        ("[a]\nrw=read\nnumjobs=4\n", 3, "numjobs=1"),
+    ] {
+        let p = job(&d, "m.fio", text);
+        let (code, _, err) = ssdsim(&["run", "--fio", &p]);
+        assert_eq!(code, 2);
+        assert!(
+            err.contains(&format!("m.fio:{line}")) && err.contains(what),
+            "{err}"
+        );
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}

@@ -1,0 +1,111 @@
+//! The product surface a new user meets first: `--version` with the git
+//! commit, shell completions and the manual page generated from the flags.
+
+use std::process::Command;
+
+fn ssdsim(args: &[&str]) -> (i32, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_ssdsim"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into(),
+        String::from_utf8_lossy(&o.stderr).into(),
+    )
+}
+
+/// `ssdsim --version`: the version and the commit the binary was built from
+/// (that of this checkout, when the tests run in one).
+#[test]
+fn version_names_the_commit() {
+    let (code, out, err) = ssdsim(&["--version"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with(&format!("ssdsim {} (commit ", env!("CARGO_PKG_VERSION"))),
+        "{out}"
+    );
+    let head = Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    let commit = out
+        .trim()
+        .rsplit("(commit ")
+        .next()
+        .unwrap()
+        .trim_end_matches(')');
+    match head {
+        // Built from this checkout (a commit made after the build would
+        // rebuild: build.rs watches HEAD).
+        Some(h) if std::env::var("SSDSIM_GIT_COMMIT").is_err() => assert_eq!(commit, h),
+        _ => assert!(!commit.is_empty()),
+    }
+}
+
+/// Completions for each shell name the subcommands and flags.
+#[test]
+fn completions_cover_the_subcommands() {
+    let (code, out, err) = ssdsim(&["completions", "bash"]);
+    assert_eq!(code, 0, "{err}");
+    for w in [
+        "run",
+        "sweep",
+        "merge",
+        "trace",
+        "mapping-size",
+        "presets",
+        "completions",
+        "man",
+        "--output-format",
+        "--runtime",
+    ] {
+        assert!(out.contains(w), "bash completion lacks {w}");
+    }
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let (code, out, err) = ssdsim(&["completions", shell]);
+        assert_eq!(code, 0, "{shell}: {err}");
+        assert!(out.contains("mapping-size"), "{shell}");
+    }
+    let (code, _, err) = ssdsim(&["completions", "tcsh"]);
+    assert_eq!(code, 2, "{err}");
+    // --out DIR writes the file a shell loads.
+    let d = std::env::temp_dir().join(format!("ssdsim-compl-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    let (code, _, err) = ssdsim(&["completions", "bash", "--out", d.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(std::fs::read_to_string(d.join("ssdsim.bash"))
+        .unwrap()
+        .contains("mapping-size"));
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// The manual page: roff with NAME, SYNOPSIS and the subcommands; --out
+/// writes one page per subcommand too.
+#[test]
+fn man_page_has_its_sections() {
+    let (code, out, err) = ssdsim(&["man"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(".TH ssdsim 1"), "{out}");
+    for s in [".SH NAME", ".SH SYNOPSIS", ".SH SUBCOMMANDS", ".SH VERSION"] {
+        assert!(out.contains(s), "no {s}");
+    }
+    assert!(
+        out.contains("ssdsim\\-run") || out.contains("ssdsim-run"),
+        "{out}"
+    );
+    let d = std::env::temp_dir().join(format!("ssdsim-man-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    let (code, _, err) = ssdsim(&["man", "--out", d.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let run = std::fs::read_to_string(d.join("ssdsim-run.1")).unwrap();
+    assert!(
+        run.contains(".SH NAME") && run.contains("time\\-limit"),
+        "{run}"
+    );
+    assert!(d.join("ssdsim.1").exists());
+    std::fs::remove_dir_all(&d).unwrap();
+}
