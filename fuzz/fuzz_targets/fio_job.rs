@@ -31,7 +31,7 @@ fuzz_target!(|data: &[u8]| {
             "CRLF line ends change the result"
         );
     }
-    let (w, job) = match res {
+    let (mut w, job) = match res {
         Ok(x) => x,
         Err(e) => {
             assert_eq!(e.file, "job.fio");
@@ -48,6 +48,13 @@ fuzz_target!(|data: &[u8]| {
             return;
         }
     };
+    // The job ends as `ssdsim run --fio` ends it (its size, number_ios or
+    // runtime on the default drive).
+    let logical = SsdConfig::default()
+        .validate()
+        .expect("the default drive")
+        .logical_bytes();
+    job.resolve_end(&mut w, logical);
     let mut cfg = SsdConfig {
         workload: w,
         ..SsdConfig::default()

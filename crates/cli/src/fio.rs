@@ -1,4 +1,4 @@
-//! A subset of fio job files: `[global]` sections plus one job section, `key=value` lines,
+//! A subset of fio job files: `[global]` sections and job sections, `key=value` lines,
 //! `;`/`#` comments. Options that shape the simulated workload are applied;
 //! options that only concern the host (ioengine, filename, ...) are accepted
 //! and listed; anything else is an error that names the option, the file and
@@ -34,6 +34,13 @@ pub struct FioJob {
     pub time_based: bool,
     /// Host-only options that were accepted without effect.
     pub ignored: Vec<String>,
+    /// `numjobs=`: clones of this job running at once (and its line).
+    pub numjobs: u32,
+    pub numjobs_line: usize,
+    /// `stonewall` / `new_group` in this job (and the line it is on).
+    pub stonewall: Option<usize>,
+    /// The line of the job's section header (0 for a file of globals only).
+    pub line: usize,
 }
 
 impl FioJob {
@@ -75,8 +82,6 @@ const HOST_ONLY: &[&str] = &[
     "invalidate",
     "norandommap",
     "randrepeat",
-    "stonewall",
-    "new_group",
 ];
 
 /// Options this subset supports (applied to the workload).
@@ -100,6 +105,8 @@ pub const SUPPORTED: &[&str] = &[
     "time_based",
     "ramp_time",
     "numjobs",
+    "stonewall",
+    "new_group",
     "kb_base",
     "direct",
     "buffered",
@@ -176,19 +183,38 @@ struct Opt<'a> {
     value: &'a str,
 }
 
-/// Parse a job file. As in fio, a `[global]` section sets defaults for the
-/// jobs that follow it, not for a job before it (whose options it is still
-/// checked against); `kb_base=` applies to every size of the job wherever it
-/// is given.
+/// Parse a job file of one job (with `numjobs=1`); a file of several is an
+/// error at its second job ([`parse_jobs_str`] reads those).
 pub fn parse_str(
     text: &str,
     file: &str,
     base: &WorkloadConfig,
 ) -> Result<(WorkloadConfig, FioJob), FioError> {
-    // Sections in file order: (name, options); lines before any section are
-    // global.
+    let mut jobs = parse_jobs_str(text, file, base)?;
+    if jobs.len() > 1 || jobs[0].1.numjobs > 1 {
+        let line = jobs.get(1).map_or(jobs[0].1.numjobs_line, |j| j.1.line);
+        return Err(FioError {
+            file: file.to_string(),
+            line,
+            reason: "one job is expected here; `ssdsim run --fio` runs several at once".into(),
+        });
+    }
+    Ok(jobs.remove(0))
+}
+
+/// Parse a job file into its jobs, in file order. As in fio, a `[global]`
+/// section sets defaults for the jobs that follow it, not for a job before
+/// it (whose options it is still checked against); `kb_base=` applies to
+/// every size of the job wherever it is given. A file of globals only is
+/// one job.
+pub fn parse_jobs_str(
+    text: &str,
+    file: &str,
+    base: &WorkloadConfig,
+) -> Result<Vec<(WorkloadConfig, FioJob)>, FioError> {
+    // Sections in file order: (name, line, options); lines before any
+    // section are global.
     let mut sections: Vec<(String, usize, Vec<Opt>)> = vec![("global".into(), 0, vec![])];
-    let mut jobs = 0;
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         let l = raw.trim();
@@ -201,16 +227,6 @@ pub fn parse_str(
                 .trim_end_matches(']')
                 .trim()
                 .to_string();
-            if name != "global" {
-                jobs += 1;
-                if jobs > 1 {
-                    return Err(FioError {
-                        file: file.to_string(),
-                        line,
-                        reason: format!("job [{}]: only one job section is supported (simulate jobs separately or use a trace)", clip(&name)),
-                    });
-                }
-            }
             sections.push((name, line, vec![]));
             continue;
         }
@@ -224,20 +240,50 @@ pub fn parse_str(
             .2
             .push(Opt { line, key, value });
     }
-    let job_at = sections.iter().position(|(n, _, _)| n != "global");
-    // The sections that shape the job: the globals before it and the job.
-    let split = job_at.map_or(sections.len(), |j| j + 1);
-    let mut job = FioJob::default();
-    if let Some(j) = job_at {
-        job.name = sections[j].0.clone();
+    let mut globals: Vec<&Opt> = Vec::new();
+    // The globals after the last job (they apply to no job).
+    let mut trailing: Vec<&Opt> = Vec::new();
+    let mut jobs = Vec::new();
+    for (name, line, opts) in &sections {
+        if name == "global" {
+            globals.extend(opts.iter());
+            trailing.extend(opts.iter());
+            continue;
+        }
+        trailing.clear();
+        let all: Vec<&Opt> = globals.iter().copied().chain(opts.iter()).collect();
+        let job = FioJob {
+            name: name.clone(),
+            line: *line,
+            ..FioJob::default()
+        };
+        let (w, mut job) = apply(&all, file, base, job)?;
+        job.numjobs = job.numjobs.max(1);
+        jobs.push((w, job));
     }
-    let opts: Vec<&Opt> = sections[..split].iter().flat_map(|s| s.2.iter()).collect();
-    let (w, job) = apply(&opts, file, base, job)?;
-    // A [global] after the job does not change it, but its options must still
-    // be ones this subset knows.
-    let later: Vec<&Opt> = sections[split..].iter().flat_map(|s| s.2.iter()).collect();
-    apply(&later, file, base, FioJob::default())?;
-    Ok((w, job))
+    // A [global] after the last job changes no job, but its options must
+    // still be ones this subset knows (and a file of globals is one job).
+    if jobs.is_empty() {
+        let (w, mut job) = apply(&globals, file, base, FioJob::default())?;
+        job.numjobs = job.numjobs.max(1);
+        jobs.push((w, job));
+    } else {
+        apply(&trailing, file, base, FioJob::default())?;
+    }
+    Ok(jobs)
+}
+
+/// Read and parse a job file of one or several jobs.
+pub fn parse_jobs_file(
+    path: &Path,
+    base: &WorkloadConfig,
+) -> Result<Vec<(WorkloadConfig, FioJob)>, FioError> {
+    let text = std::fs::read_to_string(path).map_err(|e| FioError {
+        file: path.display().to_string(),
+        line: 0,
+        reason: format!("cannot read: {e}"),
+    })?;
+    parse_jobs_str(&text, &path.display().to_string(), base)
 }
 
 /// Apply options in order to `base`.
@@ -410,12 +456,17 @@ fn apply(
             "fsync" => w.fsync = num(v)?,
             "end_fsync" => w.end_fsync = fio_bool(v).map_err(|m| e(format!("end_fsync: {m}")))?,
             "numjobs" => {
-                if num(v)? != 1 {
-                    return Err(e(
-                        "numjobs: only numjobs=1 is supported (raise iodepth instead)".into(),
-                    ));
+                let n = num(v)?;
+                if n == 0 || n > ssd_core::flows::MAX_FLOWS as u64 {
+                    return Err(e(format!(
+                        "numjobs: must be in 1..={} (each clone is a flow of the run)",
+                        ssd_core::flows::MAX_FLOWS
+                    )));
                 }
+                job.numjobs = n as u32;
+                job.numjobs_line = o.line;
             }
+            "stonewall" | "new_group" => job.stonewall = Some(o.line),
             "ramp_time" => {
                 let d = fio_dur(v).map_err(|x| e(format!("ramp_time: {x}")))?;
                 job.ramp_time = (d.0 > 0).then_some(d)
@@ -533,6 +584,102 @@ pub fn fio_dur(v: &str) -> Result<ssd_core::units::Dur, ssd_core::units::UnitErr
         }
     };
     parse_dur(&format!("{num}{unit}"))
+}
+
+/// Several jobs of one file as flows of one run (`numjobs` clones each),
+/// all at once and over the whole device, as fio runs a file's jobs
+/// against one target. They must share one time frame (ramp, runtime,
+/// `time_based`), since the run has one; a `stonewall` (jobs that wait for
+/// the ones before) is refused.
+pub fn jobs_to_flows(
+    c: &mut ssd_core::config::SsdConfig,
+    jobs: Vec<(WorkloadConfig, FioJob)>,
+    file: &str,
+) -> Result<(), FioError> {
+    let err = |line: usize, reason: String| FioError {
+        file: file.to_string(),
+        line,
+        reason,
+    };
+    let first = jobs[0].1.clone();
+    for (_, j) in &jobs[1..] {
+        if let Some(l) = j.stonewall {
+            return Err(err(
+                l,
+                format!(
+                    "job [{}]: stonewall/new_group makes a job wait for the ones before; ssdsim runs a file's jobs at once (put each group in its own file)",
+                    clip(&j.name)
+                ),
+            ));
+        }
+        if (j.runtime, j.ramp_time, j.time_based)
+            != (first.runtime, first.ramp_time, first.time_based)
+        {
+            return Err(err(
+                j.line,
+                format!(
+                    "job [{}]: its runtime, ramp_time or time_based differs from job [{}]'s; the jobs of a file run in one time frame here (give them the same ones, in [global])",
+                    clip(&j.name),
+                    clip(&first.name)
+                ),
+            ));
+        }
+    }
+    c.sim.ramp_time = first.ramp_time;
+    if let Some(t) = first.time_limit() {
+        c.sim.time_limit = Some(t);
+    }
+    let logical = c
+        .validate()
+        .map_err(|e| err(0, e.to_string()))?
+        .logical_bytes();
+    let mut flows: Vec<ssd_core::flows::FlowConfig> = Vec::new();
+    for (w, j) in jobs {
+        let mut w = w;
+        j.resolve_end(&mut w, logical);
+        let base: String = j
+            .name
+            .chars()
+            .map(|ch| {
+                if ch.is_ascii_alphanumeric() || ch == '-' || ch == '_' {
+                    ch
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let base = if base.is_empty() {
+            "job".to_string()
+        } else {
+            base
+        };
+        for k in 0..j.numjobs {
+            let mut name = if j.numjobs > 1 {
+                format!("{base}-{k}")
+            } else {
+                base.clone()
+            };
+            if flows.iter().any(|f| f.name == name) {
+                name = format!("{name}-{}", flows.len());
+            }
+            flows.push(ssd_core::flows::FlowConfig::workload(&name, w.clone()));
+        }
+    }
+    if flows.len() > ssd_core::flows::MAX_FLOWS {
+        return Err(err(
+            0,
+            format!(
+                "{} jobs (numjobs included): at most {}",
+                flows.len(),
+                ssd_core::flows::MAX_FLOWS
+            ),
+        ));
+    }
+    c.flows = flows;
+    // fio's jobs address the same target, and fio runs nothing alone.
+    c.sim.flow_space = ssd_core::flows::FlowSpace::Shared;
+    c.sim.alone_runs = false;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -360,19 +360,58 @@ fn output_format_json_is_fios_schema_with_the_reports_numbers() {
 /// Several jobs in one file are still refused, with a message that says
 /// so (multi-job runs are not simulated yet).
 #[test]
-fn several_jobs_are_refused_clearly() {
+fn several_jobs_run_at_once_as_flows() {
     let d = scratch("jobs");
+    let text = "[global]\ndirect=1\nbs=4k\nruntime=50ms\ntime_based\n\
+                [readers]\nrw=randread\niodepth=8\nnumjobs=2\n\
+                [writer]\nrw=randwrite\niodepth=4\n";
+    let p = job(&d, "m.fio", text);
+    let r = report(&["--fio", &p, "--precondition", "fill"]);
+    let flows = r["flows"].as_array().unwrap();
+    let names: Vec<&str> = flows.iter().map(|f| f["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["readers-0", "readers-1", "writer"]);
+    // Every job runs the whole 50 ms over the whole device, at once.
+    let sectors = r["ftl"]["logical_pages"].as_u64().unwrap() * 8;
+    let mut total = 0;
+    for f in flows {
+        assert_eq!(f["first_sector"].as_u64(), Some(0));
+        assert_eq!(f["sectors"].as_u64(), Some(sectors));
+        assert!((f["time_s"].as_f64().unwrap() - 0.05).abs() < 1e-9, "{f}");
+        total += f["requests"].as_u64().unwrap();
+    }
+    assert_eq!(total, r["host"]["requests"].as_u64().unwrap());
+    assert_eq!(flows[2]["reads"].as_u64(), Some(0));
+    assert!(flows[2]["writes"].as_u64().unwrap() > 0);
+    // The clones draw different addresses: not the same run twice.
+    assert_ne!(flows[0]["latency_us"], flows[1]["latency_us"]);
+    // No slowdown runs: fio runs nothing alone.
+    assert!(r.get("fairness").is_none());
+
     for (text, line, what) in [
-        ("[a]\nrw=read\n[b]\nrw=write\n", 3, "only one job section"),
-        ("[a]\nrw=read\nnumjobs=4\n", 3, "numjobs=1"),
+        (
+            "[a]\nrw=read\nruntime=1s\n[b]\nrw=write\nruntime=2s\n",
+            4,
+            "same ones",
+        ),
+        ("[a]\nrw=read\n[b]\nstonewall\nrw=write\n", 4, "stonewall"),
+        ("[a]\nrw=read\nnumjobs=65\n", 3, "numjobs"),
     ] {
-        let p = job(&d, "m.fio", text);
+        let p = job(&d, "bad.fio", text);
         let (code, _, err) = ssdsim(&["run", "--fio", &p]);
         assert_eq!(code, 2);
         assert!(
-            err.contains(&format!("m.fio:{line}")) && err.contains(what),
+            err.contains(&format!("bad.fio:{line}")) && err.contains(what),
             "{err}"
         );
     }
+    let (code, _, err) = ssdsim(&["run", "--fio", &p, "--rw", "write"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--rw") && err.contains("several jobs"),
+        "{err}"
+    );
+    let (code, _, err) = ssdsim(&["run", "--fio", &p, "--output-format", "json"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("several jobs"), "{err}");
     std::fs::remove_dir_all(&d).unwrap();
 }
