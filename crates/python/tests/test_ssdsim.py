@@ -299,7 +299,7 @@ def test_gil_released_during_a_run():
     result = {}
 
     def work():
-        result["r"] = ssdsim.run(set={"number_ios": 60_000, "rw": "randwrite"})
+        result["r"] = ssdsim.run(set={"number_ios": 300_000, "rw": "randwrite"})
         done.set()
 
     t = threading.Thread(target=work)
@@ -309,7 +309,7 @@ def test_gil_released_during_a_run():
         ticks += 1
         done.wait(0.001)
     t.join()
-    assert result["r"]["host"]["requests"] == 60_000
+    assert result["r"]["host"]["requests"] == 300_000
     # The main thread kept running Python while the simulation ran.
     assert ticks > 20
 
