@@ -877,24 +877,41 @@ pub fn resolve_config(
     file: Option<&std::path::Path>,
     flags: &[(String, String)],
 ) -> Result<SsdConfig, RunError> {
+    let text = match file {
+        Some(path) => Some(
+            std::fs::read_to_string(path)
+                .map_err(|e| RunError::Input(format!("{}: cannot read: {e}", path.display())))?,
+        ),
+        None => None,
+    };
+    let name = file.map(|p| p.display().to_string()).unwrap_or_default();
+    resolve_config_text(text.as_deref(), &name, flags)
+}
+
+/// [`resolve_config`] over configuration text instead of a file (`source_name`,
+/// such as a path, prefixes its parse errors): what the Python bindings and
+/// other embedders use to resolve a configuration exactly as the CLI does.
+pub fn resolve_config_text(
+    text: Option<&str>,
+    source_name: &str,
+    flags: &[(String, String)],
+) -> Result<SsdConfig, RunError> {
     let mut cfg = SsdConfig::default();
     let is_preset = |f: &str| matches!(f, "nand" | "interface" | "power");
     for (f, v) in flags.iter().filter(|(f, _)| is_preset(f)) {
         apply_flag(&mut cfg, f, v)?;
     }
-    if let Some(path) = file {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| RunError::Input(format!("{}: cannot read: {e}", path.display())))?;
-        let mut text = text;
+    if let Some(text) = text {
+        let mut text = std::borrow::Cow::Borrowed(text);
         if flags.iter().any(|(f, _)| f == "nand") {
             // The --nand flag wins over the file's nand_preset.
             let mut t: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-                RunError::Input(format!("{}: {}", path.display(), e.message()))
+                RunError::Input(format!("{source_name}: {}", e.message()))
             })?;
             t.remove("nand_preset");
-            text = toml::to_string(&t).expect("table serializes");
+            text = std::borrow::Cow::Owned(toml::to_string(&t).expect("table serializes"));
         }
-        cfg = SsdConfig::from_toml_over(Some(cfg), &text, &path.display().to_string())?;
+        cfg = SsdConfig::from_toml_over(Some(cfg), &text, source_name)?;
     }
     for (f, v) in flags.iter().filter(|(f, _)| !is_preset(f)) {
         apply_flag(&mut cfg, f, v)?;
@@ -969,3 +986,33 @@ pub fn number_ios_to_source(cfg: &mut SsdConfig, max_requests_given: bool) {
 pub fn nand_presets() -> Vec<NandConfig> {
     NandConfig::presets()
 }
+
+/// The host interface names `--interface` accepts.
+pub const INTERFACE_NAMES: &[&str] = &["sata3g", "sata6g", "nvme-gen3x4", "nvme-gen4x4"];
+
+/// The host interface presets, in [`INTERFACE_NAMES`] order.
+pub fn interface_presets() -> Vec<HostConfig> {
+    INTERFACE_NAMES
+        .iter()
+        .map(|n| {
+            let i: Interface = serde_json::from_value(serde_json::Value::String(n.to_string()))
+                .expect("a known interface name");
+            HostConfig::preset(i)
+        })
+        .collect()
+}
+
+/// Every built-in preset (`ssdsim presets --format json`): NAND, power and
+/// host interface presets, and the FTL and scheduler names.
+pub fn presets_json() -> serde_json::Value {
+    serde_json::json!({
+        "nand": nand_presets(),
+        "power": PowerConfig::presets(),
+        "interface": interface_presets(),
+        "ftl": ftl::FTL_NAMES,
+        "sched": SCHED_NAMES,
+    })
+}
+
+/// The version of ssdsim (written in every sweep's identity).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

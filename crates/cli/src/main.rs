@@ -900,22 +900,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
         Cmd::Presets { format } => {
             let nands = ssdsim::nand_presets();
             if format == Format::Json {
-                let ifaces: Vec<_> = ["sata3g", "sata6g", "nvme-gen3x4", "nvme-gen4x4"]
-                    .iter()
-                    .map(|n| {
-                        let i: ssd_core::config::Interface =
-                            serde_json::from_value(serde_json::Value::String(n.to_string()))
-                                .expect("known");
-                        ssd_core::config::HostConfig::preset(i)
-                    })
-                    .collect();
-                let v = serde_json::json!({
-                    "nand": nands,
-                    "power": ssd_core::config::PowerConfig::presets(),
-                    "interface": ifaces,
-                    "ftl": ftl::FTL_NAMES,
-                    "sched": ssdsim::SCHED_NAMES,
-                });
+                let v = ssdsim::presets_json();
                 return write_out(None, &(serde_json::to_string_pretty(&v)? + "\n"));
             }
             let mut o = String::new();
@@ -1032,31 +1017,6 @@ struct SweepArgs {
     progress: ProgressArgs,
 }
 
-/// The axis of sweep flag `--flag` from its comma list (empty items dropped
-/// unless `keep_empty`); an error if no value is left.
-fn flag_axis(flag: &str, text: &str, keep_empty: bool) -> Result<sweep::Axis, RunError> {
-    let values: Vec<String> = text
-        .split(',')
-        .map(|s| s.trim().to_string())
-        .filter(|s| keep_empty || !s.is_empty())
-        .collect();
-    if values.is_empty() {
-        return Err(RunError::Input(format!(
-            "--{flag}: no values in {text:?} (a sweep needs at least one)"
-        )));
-    }
-    Ok(sweep::Axis {
-        key: flag.to_string(),
-        values,
-    })
-}
-
-/// Put `axis` in `axes`, replacing one with the same key.
-fn set_axis(axes: &mut Vec<sweep::Axis>, axis: sweep::Axis) {
-    axes.retain(|x| x.key != axis.key);
-    axes.push(axis);
-}
-
 /// Where `sweep` writes its tables and plots when no output is named.
 const DEFAULT_SWEEP_DIR: &str = "sweep-results";
 
@@ -1097,8 +1057,6 @@ fn write_outputs(
     }
     Ok(())
 }
-
-use ssdsim::WORKLOAD_FLAGS;
 
 /// `sweep --dry-run`: list the points of `shard` (I, N) with their
 /// configuration's verdict, in grid order, building them in parallel a chunk
@@ -1146,63 +1104,29 @@ fn list_points(grid: &sweep::Grid, shard: (usize, usize), threads: usize) -> any
 }
 
 fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
-    let mut workloads: std::collections::BTreeMap<String, sweep::WorkloadDef> =
-        sweep::standard_workload_defs();
-    let mut axes: Vec<sweep::Axis> = Vec::new();
     // Base configuration: the file, with the grid file's [base] over it.
-    let mut base = resolve_config(a.config.as_deref(), &[])?;
-    if let Some(g) = &a.grid {
-        let gf = sweep::GridFile::load(g).map_err(RunError::Input)?;
-        if let Some(b) = gf.base_nested() {
-            let text = toml::to_string(&b)?;
-            base = ssd_core::config::SsdConfig::from_toml_over(
-                Some(base),
-                &text,
-                &g.display().to_string(),
-            )
-            .map_err(RunError::from)?;
-        }
-        workloads.extend(gf.workload_defs());
-        axes.extend(gf.axes(g).map_err(RunError::Input)?);
-    }
-    let pairs = a.cfg.pairs();
-    for (f, v) in &pairs {
-        let axis = flag_axis(f, v, *f == "random_distribution")?;
-        set_axis(&mut axes, axis);
-    }
-    let has_workload_flags = pairs
-        .iter()
-        .any(|(f, _)| WORKLOAD_FLAGS.contains(f) || matches!(*f, "trace" | "personality"))
-        || axes.iter().any(|x| {
-            WORKLOAD_FLAGS.contains(&x.key.as_str())
-                || x.key == "personality"
-                || x.key == "trace"
-                || x.key.starts_with("workload.")
-                || x.key.starts_with("personality.")
-                || x.key.starts_with("trace.")
-        })
-        || base.trace.is_some()
-        || base.personality.is_some()
-        || !base.flows.is_empty();
-    if let Some(w) = &a.workload {
-        let axis = flag_axis("workload", w, false)?;
-        set_axis(&mut axes, axis);
-    } else if !has_workload_flags && !axes.iter().any(|x| x.key == "workload") {
-        axes.push(sweep::Axis {
-            key: "workload".into(),
-            values: sweep::standard_workloads()
-                .iter()
-                .map(|(n, _)| n.to_string())
-                .collect(),
-        });
-    }
-    // Steady-state by default (SNIA PTS): write results after a fill alone
-    // mislead. The standard workloads name their own PTS preconditioning,
-    // which replaces this one (an explicit --precondition replaces both).
-    if !pairs.iter().any(|(f, _)| *f == "precondition") && a.config.is_none() && a.grid.is_none() {
-        base.sim.precondition = ssd_core::config::Precondition::Steady;
-    }
-    let common = split_set(&a.set)?;
+    let base = resolve_config(a.config.as_deref(), &[])?;
+    let grid_file = match &a.grid {
+        Some(g) => Some((
+            sweep::GridFile::load(g).map_err(RunError::Input)?,
+            g.display().to_string(),
+        )),
+        None => None,
+    };
+    let plan = sweep::plan(sweep::SweepSpec {
+        base,
+        base_given: a.config.is_some(),
+        grid: grid_file,
+        flags: a
+            .cfg
+            .pairs()
+            .into_iter()
+            .map(|(f, v)| (f.to_string(), v))
+            .collect(),
+        workload: a.workload.clone(),
+        set: split_set(&a.set)?,
+    })?;
+    let (base, axes) = (&plan.base, &plan.axes);
     if a.threads > sweep::MAX_THREADS {
         return Err(RunError::Input(format!(
             "--threads {}: at most {} (0 = one per core)",
@@ -1211,9 +1135,8 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
         ))
         .into());
     }
-    sweep::grid_size(&axes).map_err(RunError::Input)?;
     // Points are built as they run (or are listed), never all at once.
-    let grid = sweep::Grid::new(&base, &axes, &common, &workloads);
+    let grid = plan.grid();
     let total = grid.len();
     let mut shard = (0, 1);
     if let Some(s) = a.shard.as_deref().filter(|s| s.trim() == "auto") {
@@ -1240,7 +1163,7 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
         // A listing holds no rows: any grid within MAX_GRID_POINTS.
         return list_points(&grid, shard, a.threads);
     }
-    sweep::check_shard_size(&axes, total, shard.0, shard.1).map_err(RunError::Input)?;
+    sweep::check_shard_size(axes, total, shard.0, shard.1).map_err(RunError::Input)?;
     // The tables and plots go to files as well as the table to stdout: into
     // --out-dir, or sweep-results when no output was named at all (a shard
     // names its own, --jsonl, for `merge`).

@@ -116,7 +116,7 @@ pub fn standard_workload_defs() -> std::collections::BTreeMap<String, WorkloadDe
 
 /// A grid file: `[base]` (config overrides, TOML over the preset), `[grid]`
 /// (axis -> list of values) and optional `[workloads.NAME]` definitions.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GridFile {
     #[serde(default)]
@@ -230,6 +230,134 @@ impl GridFile {
     }
 }
 
+/// What a sweep is asked to run, as `ssdsim sweep` takes it: the base
+/// configuration, a grid file, flags with comma lists of values, named
+/// workloads and `--set` fields common to every point.
+#[derive(Clone, Debug, Default)]
+pub struct SweepSpec {
+    /// The base configuration: `--config`'s, or the defaults.
+    pub base: SsdConfig,
+    /// Whether `base` came from a configuration (`--config`): then it keeps
+    /// its own preconditioning.
+    pub base_given: bool,
+    /// A grid file and its name (a path, prefixing its messages).
+    pub grid: Option<(GridFile, String)>,
+    /// Flags, each with a comma list of values (`("ftl", "page,dftl")`),
+    /// each an axis replacing the grid file's of the same key.
+    pub flags: Vec<(String, String)>,
+    /// `--workload`: a comma list of named workloads.
+    pub workload: Option<String>,
+    /// `--set FIELD=VALUE`: settings common to every point.
+    pub set: Vec<(String, String)>,
+}
+
+/// A sweep's base configuration, axes, common settings and named workloads,
+/// resolved from a [`SweepSpec`] as `ssdsim sweep` does.
+#[derive(Clone, Debug)]
+pub struct SweepPlan {
+    pub base: SsdConfig,
+    pub axes: Vec<Axis>,
+    pub common: Vec<(String, String)>,
+    pub workloads: BTreeMap<String, WorkloadDef>,
+}
+
+impl SweepPlan {
+    /// The plan's grid (points built as they run).
+    pub fn grid(&self) -> Grid {
+        Grid::new(&self.base, &self.axes, &self.common, &self.workloads)
+    }
+}
+
+/// The axis of a flag given a comma list of values (`--ftl page,dftl`);
+/// `keep_empty`: an empty item is a value (`random_distribution`'s
+/// default), not dropped.
+pub fn flag_axis(flag: &str, text: &str, keep_empty: bool) -> Result<Axis, crate::RunError> {
+    let values: Vec<String> = text
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| keep_empty || !s.is_empty())
+        .collect();
+    if values.is_empty() {
+        return Err(crate::RunError::Input(format!(
+            "--{flag}: no values in {text:?} (a sweep needs at least one)"
+        )));
+    }
+    Ok(Axis {
+        key: flag.to_string(),
+        values,
+    })
+}
+
+/// Put `axis` in `axes`, replacing one with the same key.
+pub fn set_axis(axes: &mut Vec<Axis>, axis: Axis) {
+    axes.retain(|x| x.key != axis.key);
+    axes.push(axis);
+}
+
+/// Resolve a sweep: the grid file's `[base]` over the base configuration,
+/// its axes and named workloads, the flags' axes over them; the standard
+/// workload set when nothing names a workload, and steady-state
+/// preconditioning (SNIA PTS) unless a configuration, a grid file or
+/// `precondition` says otherwise. The grid's size is checked
+/// ([`grid_size`]).
+pub fn plan(spec: SweepSpec) -> Result<SweepPlan, crate::RunError> {
+    use crate::{RunError, WORKLOAD_FLAGS};
+    let mut workloads: BTreeMap<String, WorkloadDef> = standard_workload_defs();
+    let mut axes: Vec<Axis> = Vec::new();
+    let mut base = spec.base;
+    if let Some((gf, name)) = &spec.grid {
+        if let Some(b) = gf.base_nested() {
+            let text =
+                toml::to_string(&b).map_err(|e| RunError::Input(format!("{name}: [base]: {e}")))?;
+            base = SsdConfig::from_toml_over(Some(base), &text, name)?;
+        }
+        workloads.extend(gf.workload_defs());
+        axes.extend(gf.axes(Path::new(name)).map_err(RunError::Input)?);
+    }
+    for (f, v) in &spec.flags {
+        set_axis(&mut axes, flag_axis(f, v, f == "random_distribution")?);
+    }
+    let has_workload_flags = spec.flags.iter().any(|(f, _)| {
+        WORKLOAD_FLAGS.contains(&f.as_str()) || matches!(f.as_str(), "trace" | "personality")
+    }) || axes.iter().any(|x| {
+        WORKLOAD_FLAGS.contains(&x.key.as_str())
+            || x.key == "personality"
+            || x.key == "trace"
+            || x.key.starts_with("workload.")
+            || x.key.starts_with("personality.")
+            || x.key.starts_with("trace.")
+    }) || base.trace.is_some()
+        || base.personality.is_some()
+        || !base.flows.is_empty();
+    if let Some(w) = &spec.workload {
+        set_axis(&mut axes, flag_axis("workload", w, false)?);
+    } else if !has_workload_flags && !axes.iter().any(|x| x.key == "workload") {
+        axes.push(Axis {
+            key: "workload".into(),
+            values: standard_workloads()
+                .iter()
+                .map(|(n, _)| n.to_string())
+                .collect(),
+        });
+    }
+    // Steady-state by default (SNIA PTS): write results after a fill alone
+    // mislead. The standard workloads name their own PTS preconditioning,
+    // which replaces this one (an explicit --precondition replaces both).
+    if !spec.flags.iter().any(|(f, _)| f == "precondition")
+        && !spec.base_given
+        && spec.grid.is_none()
+    {
+        base.sim.precondition = ssd_core::config::Precondition::Steady;
+    }
+    grid_size(&axes).map_err(RunError::Input)?;
+    Ok(SweepPlan {
+        base,
+        axes,
+        common: spec.set,
+        workloads,
+    })
+}
+
 /// One configuration of the grid.
 #[derive(Clone, Debug)]
 pub struct Point {
@@ -274,6 +402,13 @@ pub fn request_stop() {
 /// Whether [`request_stop`] was called.
 pub fn stop_requested() -> bool {
     STOP.load(Ordering::SeqCst)
+}
+
+/// Undo [`request_stop`], so that a later sweep in the same process (an
+/// embedder's, such as the Python bindings after a KeyboardInterrupt) runs
+/// its points.
+pub fn clear_stop() {
+    STOP.store(false, Ordering::SeqCst);
 }
 
 /// A sweep's grid, expanded lazily: point `index` is computed when it is
@@ -1224,6 +1359,55 @@ pub fn plot(rows: &[Row], dir: &Path) -> Result<Vec<std::path::PathBuf>, String>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `plan` resolves a sweep as `ssdsim sweep` does: the standard workload
+    /// set and steady-state preconditioning when nothing names them, a flag's
+    /// axis over the grid file's, and a grid file keeps its base's
+    /// preconditioning.
+    #[test]
+    fn plan_resolves_as_the_sweep_command() {
+        let p = plan(SweepSpec {
+            flags: vec![("ftl".into(), "page,dftl".into())],
+            ..SweepSpec::default()
+        })
+        .unwrap();
+        assert_eq!(p.axes[0].values, ["page", "dftl"]);
+        assert_eq!(p.axes[1].key, "workload");
+        assert_eq!(p.axes[1].values.len(), standard_workloads().len());
+        assert_eq!(
+            p.base.sim.precondition,
+            ssd_core::config::Precondition::Steady
+        );
+        assert_eq!(p.grid().len(), 2 * standard_workloads().len());
+
+        let gf = GridFile::parse_str(
+            "[base]\nworkload.number_ios = 10\n[grid]\nftl = [\"page\", \"fast\"]\nrw = [\"randread\"]\n",
+            "g.toml",
+        )
+        .unwrap();
+        let p = plan(SweepSpec {
+            grid: Some((gf, "g.toml".into())),
+            flags: vec![("ftl".into(), "dftl".into())],
+            set: vec![("ftl.op".into(), "0.2".into())],
+            ..SweepSpec::default()
+        })
+        .unwrap();
+        let keys: Vec<&str> = p.axes.iter().map(|a| a.key.as_str()).collect();
+        assert_eq!(keys, ["rw", "ftl"]);
+        assert_eq!(p.axes[1].values, ["dftl"]);
+        assert_eq!(p.base.workload.number_ios, Some(10));
+        assert_eq!(
+            p.base.sim.precondition,
+            SsdConfig::default().sim.precondition
+        );
+        let point = p.grid().point(0);
+        assert_eq!(point.cfg.unwrap().ftl.op, 0.2);
+        assert!(plan(SweepSpec {
+            flags: vec![("ftl".into(), " , ".into())],
+            ..SweepSpec::default()
+        })
+        .is_err());
+    }
 
     /// `[base]` and `[grid]` each take a setting both as a quoted dotted key
     /// and as TOML's own dotted key or nested table, and mean the same by them.
