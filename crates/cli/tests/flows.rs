@@ -270,6 +270,14 @@ fn flows_share_one_elevator_on_sata() {
     let r = run_config(&c, &opts()).unwrap().report;
     assert_eq!(r.sched.kind, "cfq");
     assert_eq!(r.host.requests, 4000);
+    // Fewer block-layer requests than the flows keep outstanding: their
+    // submitters sleep, and every request still completes once.
+    c.sched.nr_requests = 8;
+    let r = run_config(&c, &opts()).unwrap().report;
+    assert!(r.sched.blocked.count > 0);
+    assert_eq!(r.host.requests, 4000);
+    let f = flows(&r);
+    assert_eq!(n(&f[0], "reads") + n(&f[1], "writes"), 4000.0);
     // On NVMe the same flows are refused under an elevator.
     c.host = ssd_core::config::HostConfig::preset(Interface::NvmeGen3x4);
     let e = c.validate().unwrap_err().to_string();

@@ -197,8 +197,6 @@ struct FlowState<S> {
     f: Flow<S>,
     timing: Timing,
     outstanding: u32,
-    /// A submitter of the flow sleeps on `nr_requests`.
-    blocked: bool,
     /// An open-loop source's next request, not yet due or not yet admitted.
     peeked: Option<HostRequest>,
     exhausted: bool,
@@ -262,7 +260,6 @@ impl<S: RequestSource> Flows<S> {
                     timing: f.src.timing(),
                     f,
                     outstanding: 0,
-                    blocked: false,
                     peeked: None,
                     exhausted: false,
                     stats: FlowStats::default(),
@@ -297,7 +294,7 @@ impl<S: RequestSource> Flows<S> {
     /// The next request of flow `i` due at `now`, if it may submit one.
     fn next_of(&mut self, i: usize, now: SimTime) -> Option<Result<HostRequest, SourceError>> {
         let st = &mut self.flows[i];
-        if st.blocked || st.outstanding >= st.f.depth {
+        if st.outstanding >= st.f.depth {
             return None;
         }
         let got = match st.timing {
@@ -441,8 +438,11 @@ impl<S: RequestSource> RequestSource for Flows<S> {
         };
         let st = &mut self.flows[x.flow as usize];
         match ev {
-            HostEvent::Blocked(_) => st.blocked = true,
-            HostEvent::Admitted(_) => st.blocked = false,
+            // A request whose submitter sleeps on `nr_requests` stays
+            // outstanding until it completes, as with one source: the flow's
+            // depth bounds what it submits meanwhile (a page cache keeps its
+            // own threads asleep).
+            HostEvent::Blocked(_) | HostEvent::Admitted(_) => {}
             HostEvent::Completed(_) => {
                 st.outstanding -= 1;
                 let s = &mut st.stats;
@@ -480,9 +480,7 @@ impl<S: RequestSource> RequestSource for Flows<S> {
             .iter()
             .filter_map(|st| match st.timing {
                 Timing::Reactive => st.f.src.wake_at(),
-                Timing::OpenLoop if !st.blocked && st.outstanding < st.f.depth => {
-                    st.peeked.map(|r| r.arrival)
-                }
+                Timing::OpenLoop if st.outstanding < st.f.depth => st.peeked.map(|r| r.arrival),
                 _ => None,
             })
             .min()
