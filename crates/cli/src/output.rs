@@ -155,14 +155,17 @@ pub fn text(r: &Report) -> String {
     o
 }
 
+/// The number at `path` in `v` (0 where there is none).
+fn num_at(v: &serde_json::Value, path: &[&str]) -> f64 {
+    path.iter()
+        .try_fold(v, |v, k| v.get(k))
+        .and_then(|x| x.as_f64())
+        .unwrap_or(0.0)
+}
+
 /// One line per flow (tenant), and the run's fairness.
 fn flow_lines(o: &mut String, flows: &[serde_json::Value], fairness: Option<&serde_json::Value>) {
-    let n = |v: &serde_json::Value, path: &[&str]| {
-        path.iter()
-            .try_fold(v, |v, k| v.get(k))
-            .and_then(|x| x.as_f64())
-            .unwrap_or(0.0)
-    };
+    let n = num_at;
     let _ = writeln!(
         o,
         "flows    {:<12} {:<7} {:>9} {:>10} {:>9} {:>11} {:>11} {:>9}",
@@ -199,12 +202,7 @@ fn flow_lines(o: &mut String, flows: &[serde_json::Value], fairness: Option<&ser
 
 /// The application's calls and the page cache (buffered runs).
 fn app_lines(o: &mut String, a: &serde_json::Value, pc: Option<&serde_json::Value>) {
-    let n = |v: &serde_json::Value, path: &[&str]| {
-        path.iter()
-            .try_fold(v, |v, k| v.get(k))
-            .and_then(|x| x.as_f64())
-            .unwrap_or(0.0)
-    };
+    let n = num_at;
     let _ = writeln!(
         o,
         "app      {} calls ({} reads, {} writes, {} fsyncs, {} trims) in {:.6} s: {:.0} IOPS, {:.2} MB/s",

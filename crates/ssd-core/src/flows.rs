@@ -273,11 +273,6 @@ impl<S: RequestSource> Flows<S> {
         }
     }
 
-    /// The flows' sources (their own statistics).
-    pub fn sources(&self) -> impl Iterator<Item = &Flow<S>> {
-        self.flows.iter().map(|s| &s.f)
-    }
-
     fn tag(&mut self, x: InFlight) -> u32 {
         match self.free.pop() {
             Some(t) => {

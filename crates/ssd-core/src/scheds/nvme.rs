@@ -103,11 +103,6 @@ impl NvmeQueues {
         &self.fetched
     }
 
-    /// Commands waiting in each SQ (by flow slot).
-    pub fn waiting(&self) -> Vec<usize> {
-        self.sqs.iter().map(|q| q.len()).collect()
-    }
-
     /// Round robin among the SQs of class `c`, each turn at most `burst`.
     fn take_rr(&mut self, c: usize, now: SimTime) -> Option<SchedReq> {
         let m = self.members[c].len();
@@ -146,8 +141,10 @@ impl IoScheduler for NvmeQueues {
         let s = flow_of(r.stream);
         debug_assert!(s < self.sqs.len(), "request of flow {s} without an SQ");
         let s = s.min(self.sqs.len() - 1);
+        let before = self.sqs[s].len();
         self.sqs[s].add(r, now, merged);
-        self.n = self.sqs.iter().map(|q| q.len()).sum();
+        // A merge leaves the queue's length as it was.
+        self.n += self.sqs[s].len() - before;
     }
 
     fn dispatch(&mut self, now: SimTime) -> Option<SchedReq> {
