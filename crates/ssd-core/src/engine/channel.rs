@@ -1,0 +1,180 @@
+//! The channel bus: command/data-in and data-out transfers, arbitration.
+
+use super::*;
+
+impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, O> {
+    #[inline(always)]
+    pub(super) fn request_channel(&mut self, d: u32) {
+        let ch = self.dies[d as usize].ch;
+        let now = self.now;
+        if self.exclusive {
+            // The channel serves this die alone, which was busy until now.
+            debug_assert!(self.chans[ch as usize].is_free(now));
+            return self.grant(ch, d);
+        }
+        let c = &mut self.chans[ch as usize];
+        if !c.is_free(now) {
+            c.waiters.push_back(d);
+            if !c.out && !c.wake {
+                c.wake = true;
+                let t = c.busy_until;
+                self.q.push(t, Ev::ChanFree(ch));
+            }
+        } else {
+            self.grant(ch, d);
+        }
+    }
+
+    /// Give channel `ch` (free now) to die `d` for its pending transfer.
+    #[inline(always)]
+    pub(super) fn grant(&mut self, ch: u32, d: u32) {
+        if self.exclusive && self.dies[d as usize].kind == OpKind::Read {
+            return self.grant_read_alone(ch, d);
+        }
+        let now = self.now;
+        let die = &mut self.dies[d as usize];
+        let n = die.n as u64;
+        let (dur, kind, bytes) = match die.phase {
+            Phase::Cmd => (
+                self.cmd_t,
+                XferKind::Command,
+                self.settings.config.nand.cmd_addr_bytes as u64,
+            ),
+            Phase::DataIn => (
+                self.cmd_t + Dur(self.xfer_t.0 * n),
+                XferKind::DataIn,
+                n * self.page,
+            ),
+            Phase::DataOut => return self.grant_data_out(ch, d),
+            p => unreachable!("die {d} asked for the channel in phase {p:?}"),
+        };
+        let end = now + dur;
+        let c = &mut self.chans[ch as usize];
+        c.busy_ns += dur.0;
+        // Command (and data-in) cycles end at `end`; the array operation follows.
+        c.busy_until = end;
+        if !c.waiters.is_empty() && !c.wake {
+            c.wake = true;
+            self.q.push(end, Ev::ChanFree(ch));
+        }
+        let t = match die.kind {
+            OpKind::Read => self.t_r,
+            OpKind::Program => self.t_prog,
+            OpKind::Erase => self.t_bers,
+        };
+        die.phase = Phase::Array;
+        // Reported to the observer when the operation ends (`report_array_op`).
+        die.xfer = (kind, bytes, now);
+        die.array_start = end;
+        die.array_end = end + t;
+        die.unreported = XFER | OP;
+        self.q.push(end + t, Ev::DieDone(d));
+    }
+
+    /// `grant` for a read on a channel that serves no other die: nobody can
+    /// take the channel between the command and the data-out, so the data-out
+    /// follows the array operation at once and is booked now with the command;
+    /// its `ChanDone` completes the batch (one event for the whole read, where
+    /// a shared channel needs a `DieDone` and then a `ChanDone`). The observer
+    /// hears of the command, the read and the data-out at once, now (as of
+    /// any booking, before they run), so nothing of the read is left to report
+    /// at a cut.
+    #[inline(never)]
+    pub(super) fn grant_read_alone(&mut self, ch: u32, d: u32) {
+        let now = self.now;
+        let die = &mut self.dies[d as usize];
+        debug_assert!(
+            die.phase == Phase::Cmd,
+            "die {d}: a read starts with its command"
+        );
+        let n = die.n as u64;
+        let (start, purpose) = (now + self.cmd_t, die.purpose);
+        let end = start + self.t_r;
+        let out = Dur(self.xfer_t.0 * n);
+        let out_end = end + out;
+        die.phase = Phase::Array;
+        die.array_start = start;
+        die.array_end = end;
+        die.unreported = 0;
+        let c = &mut self.chans[ch as usize];
+        debug_assert!(
+            c.waiters.is_empty() && !c.out,
+            "channel {ch} serves die {d} alone"
+        );
+        c.busy_ns += self.cmd_t.0 + out.0;
+        c.busy_until = start;
+        c.out = true;
+        c.out_start = end;
+        c.out_end = out_end;
+        c.owner = d;
+        self.q.push(out_end, Ev::ChanDone(ch));
+        let bytes = self.settings.config.nand.cmd_addr_bytes as u64;
+        self.obs.read_then_out(
+            ChannelId(ch),
+            DieId(d),
+            bytes,
+            now,
+            purpose,
+            n as u32,
+            start,
+            end,
+            n * self.page,
+            out_end,
+        );
+    }
+
+    /// `grant` for a read's data-out transfer (reported to the observer now;
+    /// it ends with `ChanDone`).
+    #[inline(never)]
+    pub(super) fn grant_data_out(&mut self, ch: u32, d: u32) {
+        let (bytes, end) = self.book_data_out(ch, d);
+        let (now, purpose) = (self.now, self.dies[d as usize].purpose);
+        self.obs.bus_xfer(
+            ChannelId(ch),
+            DieId(d),
+            XferKind::DataOut,
+            purpose,
+            bytes,
+            now,
+            end,
+        );
+    }
+
+    /// Book free channel `ch` for die `d`'s data-out from now on, ending with
+    /// a `ChanDone`; returns its bytes and end.
+    #[inline]
+    pub(super) fn book_data_out(&mut self, ch: u32, d: u32) -> (u64, SimTime) {
+        let n = self.dies[d as usize].n as u64;
+        let dur = Dur(self.xfer_t.0 * n);
+        let end = self.now + dur;
+        let c = &mut self.chans[ch as usize];
+        c.busy_ns += dur.0;
+        c.out = true;
+        c.out_start = self.now;
+        c.out_end = end;
+        c.owner = d;
+        self.q.push(end, Ev::ChanDone(ch));
+        (n * self.page, end)
+    }
+
+    /// The command/data-in transfer booked on `ch` has ended: the next waiter
+    /// gets the channel.
+    pub(super) fn on_chan_free(&mut self, ch: u32) {
+        let c = &mut self.chans[ch as usize];
+        c.wake = false;
+        if let Some(w) = c.waiters.pop_front() {
+            self.grant(ch, w);
+        }
+    }
+
+    /// A data-out transfer has ended: the die's batch is complete.
+    pub(super) fn on_chan_done(&mut self, ch: u32) {
+        let c = &mut self.chans[ch as usize];
+        let d = c.owner;
+        c.out = false;
+        if let Some(w) = c.waiters.pop_front() {
+            self.grant(ch, w);
+        }
+        self.complete_batch(d);
+    }
+}

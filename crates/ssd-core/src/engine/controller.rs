@@ -1,0 +1,331 @@
+//! The controller: a command's host-link transfer, the DRAM write buffer,
+//! the FTL call and the CPU/DRAM booking of its work.
+
+use super::*;
+
+/// LRU write buffer over logical pages (DRAM).
+#[derive(Debug)]
+pub(super) struct WriteBuffer {
+    pub(super) cap: usize,
+    pub(super) map: std::collections::HashMap<u64, u32>,
+    // intrusive doubly linked list: node i = (lpn, prev, next)
+    pub(super) nodes: Vec<(u64, u32, u32)>,
+    pub(super) free: Vec<u32>,
+    pub(super) head: u32, // most recent
+    pub(super) tail: u32, // least recent
+}
+impl WriteBuffer {
+    pub(super) fn new(cap: usize) -> WriteBuffer {
+        WriteBuffer {
+            cap,
+            map: Default::default(),
+            nodes: Vec::new(),
+            free: Vec::new(),
+            head: NONE,
+            tail: NONE,
+        }
+    }
+    pub(super) fn unlink(&mut self, i: u32) {
+        let (_, p, n) = self.nodes[i as usize];
+        if p != NONE {
+            self.nodes[p as usize].2 = n;
+        } else {
+            self.head = n;
+        }
+        if n != NONE {
+            self.nodes[n as usize].1 = p;
+        } else {
+            self.tail = p;
+        }
+    }
+    pub(super) fn push_front(&mut self, i: u32) {
+        self.nodes[i as usize].1 = NONE;
+        self.nodes[i as usize].2 = self.head;
+        if self.head != NONE {
+            self.nodes[self.head as usize].1 = i;
+        }
+        self.head = i;
+        if self.tail == NONE {
+            self.tail = i;
+        }
+    }
+    pub(super) fn contains_touch(&mut self, lpn: u64) -> bool {
+        if let Some(&i) = self.map.get(&lpn) {
+            self.unlink(i);
+            self.push_front(i);
+            true
+        } else {
+            false
+        }
+    }
+    /// Insert (or touch) `lpn`; returns the evicted least-recently-used page, if any.
+    pub(super) fn insert(&mut self, lpn: u64) -> Option<u64> {
+        if self.contains_touch(lpn) {
+            return None;
+        }
+        let mut evicted = None;
+        if self.map.len() >= self.cap {
+            let t = self.tail;
+            let victim = self.nodes[t as usize].0;
+            self.unlink(t);
+            self.map.remove(&victim);
+            self.free.push(t);
+            evicted = Some(victim);
+        }
+        let i = if let Some(i) = self.free.pop() {
+            self.nodes[i as usize] = (lpn, NONE, NONE);
+            i
+        } else {
+            self.nodes.push((lpn, NONE, NONE));
+            (self.nodes.len() - 1) as u32
+        };
+        self.map.insert(lpn, i);
+        self.push_front(i);
+        evicted
+    }
+    pub(super) fn remove(&mut self, lpn: u64) -> bool {
+        if let Some(i) = self.map.remove(&lpn) {
+            self.unlink(i);
+            self.free.push(i);
+            true
+        } else {
+            false
+        }
+    }
+    pub(super) fn drain_all(&mut self) -> Vec<u64> {
+        let mut out = Vec::with_capacity(self.map.len());
+        let mut i = self.tail;
+        while i != NONE {
+            out.push(self.nodes[i as usize].0);
+            i = self.nodes[i as usize].1;
+        }
+        self.map.clear();
+        self.nodes.clear();
+        self.free.clear();
+        self.head = NONE;
+        self.tail = NONE;
+        out
+    }
+}
+
+impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, O> {
+    pub(super) fn start_cmd(&mut self, r: SchedReq) {
+        let now = self.now;
+        self.counters.dispatched += 1;
+        let qt = now.0 - r.arrival.0;
+        self.counters.queue_time_ns += qt as u128;
+        self.counters.max_queue_time_ns = self.counters.max_queue_time_ns.max(qt);
+        if let Some(d) = match r.op {
+            IoOp::Read => Some(0),
+            IoOp::Write => Some(1),
+            _ => None,
+        } {
+            let k = &mut self.counters;
+            k.dispatched_dir[d] += 1;
+            k.queue_time_dir_ns[d] += qt as u128;
+            k.max_queue_time_dir_ns[d] = k.max_queue_time_dir_ns[d].max(qt);
+        }
+        if self.dev_inflight == 0 {
+            self.active_since = now;
+        }
+        self.dev_inflight += 1;
+        let bytes = r.sectors as u64 * SECTOR;
+        // Host link: command (and write data) host -> device.
+        let hc = &self.settings.config.host;
+        let data_in = if r.op == IoOp::Write { bytes } else { 0 };
+        let lstart = self.link_free.max(now);
+        let lend = lstart + hc.command_overhead + self.link_time(0, data_in);
+        self.link_free = lend;
+        self.link_ns += lend.0 - lstart.0;
+        self.obs.link_xfer(data_in, lstart, lend);
+        // Controller: FTL work planned now (functional), timed on the CPU.
+        self.cx.plan.clear();
+        self.cx.work = FtlWork::default();
+        self.cx.now = now;
+        let first = self.div_page.quot(r.lba * SECTOR);
+        let n = if r.sectors == 0 {
+            0
+        } else {
+            (self.div_page.quot(r.lba * SECTOR + bytes - 1) - first + 1) as u32
+        };
+        let mut dram = 0u64;
+        match r.op {
+            IoOp::Read => {
+                if let Some(wb) = self.wbuf.as_mut() {
+                    let mut i = 0;
+                    while i < n {
+                        let l = first + i as u64;
+                        dram += 1;
+                        if wb.contains_touch(l) {
+                            self.counters.read_buffer_hits += 1;
+                            i += 1;
+                        } else {
+                            let mut j = i + 1;
+                            while j < n && !wb.map.contains_key(&(first + j as u64)) {
+                                j += 1;
+                            }
+                            self.ftl.read(Lpn(l), j - i, &mut self.cx);
+                            i = j;
+                        }
+                    }
+                } else if n > 0 {
+                    self.ftl.read(Lpn(first), n, &mut self.cx);
+                }
+            }
+            IoOp::Write => {
+                self.counters.host_pages_written += n as u64;
+                if !self.flow_flash.owner.is_empty() {
+                    self.flow_flash.written(first, n, r.stream);
+                }
+                match (self.wbuf.as_mut(), self.settings.config.dram.flush) {
+                    (Some(wb), FlushPolicy::EvictLru) => {
+                        for i in 0..n as u64 {
+                            dram += 1;
+                            if wb.contains_touch(first + i) {
+                                self.counters.wbuf_hits += 1;
+                            } else if let Some(v) = wb.insert(first + i) {
+                                self.counters.wbuf_evictions += 1;
+                                self.ftl.write(Lpn(v), 1, &mut self.cx);
+                            }
+                        }
+                    }
+                    (Some(wb), FlushPolicy::WriteThrough) => {
+                        for i in 0..n as u64 {
+                            dram += 1;
+                            wb.insert(first + i);
+                        }
+                        self.ftl.write(Lpn(first), n, &mut self.cx);
+                    }
+                    (None, _) => self.ftl.write(Lpn(first), n, &mut self.cx),
+                }
+            }
+            IoOp::Trim => {
+                if let Some(wb) = self.wbuf.as_mut() {
+                    for i in 0..n as u64 {
+                        wb.remove(first + i);
+                    }
+                }
+                self.ftl.trim(Lpn(first), n, &mut self.cx);
+            }
+            IoOp::Flush => {
+                if let (Some(wb), FlushPolicy::EvictLru) =
+                    (self.wbuf.as_mut(), self.settings.config.dram.flush)
+                {
+                    for l in wb.drain_all() {
+                        self.counters.wbuf_evictions += 1;
+                        self.ftl.write(Lpn(l), 1, &mut self.cx);
+                    }
+                }
+                self.ftl.flush(&mut self.cx);
+            }
+        }
+        let cpu_end = self.book_cpu(lend, dram);
+        let c = self.cmds.insert(Cmd {
+            sreq: r,
+            pending: 1,
+            jobs: NONE,
+        });
+        self.commit_plan(c);
+        self.q.push_fifo(0, cpu_end, Ev::CmdReady(c));
+    }
+
+    /// Host link time for `bytes`, memoised per call site `k`.
+    #[inline]
+    pub(super) fn link_time(&mut self, k: usize, bytes: u64) -> Dur {
+        let m = &mut self.link_memo[k];
+        if m.0 != bytes {
+            *m = (bytes, self.settings.link.time_for(bytes));
+        }
+        m.1
+    }
+
+    /// Book the CPU for one command's firmware path plus the FTL work in `cx.work`.
+    pub(super) fn book_cpu(&mut self, ready: SimTime, extra_dram: u64) -> SimTime {
+        let cc = &self.settings.config.controller;
+        let w = self.cx.work;
+        self.work.add(&w);
+        let cycles = cc.cycles_per_command
+            + w.map_lookups * cc.cycles_per_map_lookup
+            + w.gc_candidates * cc.cycles_per_gc_candidate
+            + w.gc_pages * cc.cycles_per_gc_page;
+        let dram_n = w.map_lookups + w.dram_accesses + extra_dram;
+        self.work.dram_accesses += extra_dram;
+        let mut start = self.cpu_free.max(ready);
+        let pc = &self.settings.config.power;
+        if let Some(to) = pc.cpu_slow_after {
+            // Slow mode is entered `to` after the CPU last had work (the end of the
+            // last busy period or of background firmware work, whichever is later).
+            if self.dev_inflight == 1
+                && ready.0 >= self.idle_since.max(self.cpu_free).0 + to.0
+                && pc.cpu_wakeup_latency.0 > 0
+            {
+                let wend = start + pc.cpu_wakeup_latency;
+                self.obs.cpu_wakeup(start, wend);
+                start = wend;
+            }
+        }
+        let cpu_t = self.settings.cycles(cycles);
+        let dram_t = Dur(dram_n * self.settings.config.dram.access_latency.0);
+        let end = start + cpu_t + dram_t;
+        self.obs.cpu_busy(start, start + cpu_t);
+        if dram_n > 0 {
+            self.obs.dram_access(dram_n, start + cpu_t, end);
+        }
+        self.cpu_ns += end.0 - start.0;
+        self.cpu_free = end;
+        end
+    }
+
+    pub(super) fn on_cmd_ready(&mut self, c: u32) {
+        let mut j = self.cmds[c].jobs;
+        while j != NONE {
+            let next = self.jobs[j].next_release;
+            self.release_stage(j);
+            j = next;
+        }
+        self.cmds[c].jobs = NONE;
+        self.cmd_job_done(c);
+    }
+
+    pub(super) fn cmd_job_done(&mut self, c: u32) {
+        let cmd = &mut self.cmds[c];
+        cmd.pending -= 1;
+        if cmd.pending == 0 {
+            let r = cmd.sreq;
+            if r.op == IoOp::Read {
+                let bytes = r.sectors as u64 * SECTOR;
+                let s = self.link_free.max(self.now);
+                let e = s + self.link_time(1, bytes);
+                self.link_free = e;
+                self.link_ns += e.0 - s.0;
+                self.obs.link_xfer(bytes, s, e);
+                self.q.push_fifo(1, e, Ev::CmdComplete(c));
+            } else {
+                self.complete_cmd(c);
+            }
+        }
+    }
+
+    /// Idle-time GC: while the device is idle, top the GC (non-gating) jobs in
+    /// flight up to one per die (the FTL picks the planes; page mapping and
+    /// DFTL take them in striping order, so successive jobs land on different
+    /// dies), as firmware collects on all dies at once, not one block at a time.
+    pub(super) fn maybe_background(&mut self) {
+        if !self.bg_enabled || self.dev_inflight > 0 || !self.sched.is_empty() {
+            return;
+        }
+        while self.bg_jobs < self.dies.len() as u32 {
+            self.cx.plan.clear();
+            self.cx.work = FtlWork::default();
+            self.cx.now = self.now;
+            if !self.ftl.background(&mut self.cx) {
+                self.cx.plan.clear();
+                return;
+            }
+            self.book_cpu(self.now, 0);
+            self.commit_plan(NONE);
+        }
+    }
+
+    // -------------------------------------------------------- flash scheduling
+}

@@ -1,0 +1,181 @@
+//! Die execution: starting a batch, the array operation's end, completion.
+
+use super::*;
+
+impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, O> {
+    /// Start die `d`'s next batch, if it is idle and has work queued.
+    #[inline(never)]
+    pub(super) fn die_start(&mut self, d: u32) {
+        self.die_start_inline(d)
+    }
+
+    /// `die_start`, inlined where a batch completes (most starts).
+    #[inline(always)]
+    pub(super) fn die_start_inline(&mut self, d: u32) {
+        let die = &mut self.dies[d as usize];
+        if die.phase != Phase::Idle {
+            return;
+        }
+        // Every queued transaction is ready (unready ones are parked on their block).
+        let q = if !die.hi.is_empty() {
+            &mut die.hi
+        } else if !die.lo.is_empty() {
+            &mut die.lo
+        } else {
+            return;
+        };
+        let (blk, unparked) = (&mut self.blk[..], &mut self.unparked);
+        let txns = &mut self.txns.items[..];
+        let head = q.pop_front();
+        if txns[head as usize].kind == OpKind::Erase && !txn_ready(blk, txns, head) {
+            // Woken by its block's last program while reads planned before
+            // it are still to run: it waits for them, parked.
+            return self.defer_erase(d, head);
+        }
+        // The head's lone woken transaction is queued after the partners'
+        // (as if `unparked` held it under theirs).
+        let woke = txn_started_one(blk, txns, unparked, head);
+        let h = txns[head as usize];
+        die.batch_job[0] = h.job;
+        die.batch_txn[0] = head;
+        let mut n = 1usize;
+        if self.multiplane {
+            let planes = self.planes as usize;
+            let mut picks;
+            (n, picks) = start_partners(
+                q,
+                txns,
+                blk,
+                unparked,
+                &h,
+                planes,
+                &mut die.batch_job,
+                &mut die.batch_txn,
+            );
+            // Last first, so that the earlier positions stay valid.
+            while picks != 0 {
+                let i = 31 - picks.leading_zeros();
+                picks &= !(1 << i);
+                q.remove(i as usize);
+            }
+        }
+        while let Some(t) = unparked.pop() {
+            die_push(die, self.prio_reads, &txns[t as usize], t);
+        }
+        if woke != NONE {
+            die_push(die, self.prio_reads, &txns[woke as usize], woke);
+        }
+        die.n = n as u8;
+        die.kind = h.kind;
+        die.purpose = h.purpose;
+        die.batch_start = self.now;
+        if h.kind == OpKind::Erase {
+            self.erases_started(d);
+        }
+        let die = &mut self.dies[d as usize];
+        if n > 1 {
+            self.counters.multiplane_batches += 1;
+        }
+        die.phase = match h.kind {
+            OpKind::Program => Phase::DataIn,
+            _ => Phase::Cmd,
+        };
+        self.request_channel(d);
+    }
+
+    /// Report die `d`'s command/data-in transfer and array operation to the
+    /// observer (each once). They are reported when the operation ends, or at a
+    /// cut point (drain start, end of run) as far as they began by then, so that
+    /// the observer sees each die's activities in order and, at a cut, every
+    /// activity that began before it.
+    #[inline(always)]
+    pub(super) fn report_array_op(&mut self, d: u32) {
+        let die = &mut self.dies[d as usize];
+        let (k, p, n) = (die.kind, die.purpose, die.n as u32);
+        let (s, e) = (die.array_start, die.array_end);
+        let (xk, xb, xs) = die.xfer;
+        match std::mem::replace(&mut die.unreported, 0) {
+            0 => {}
+            OP => self.obs.flash_op(DieId(d), k, p, n, s, e),
+            _ => {
+                let ch = ChannelId(die.ch);
+                self.obs
+                    .xfer_then_op(ch, DieId(d), xk, xb, xs, k, p, n, s, e)
+            }
+        }
+    }
+
+    /// Before a cut point: report what dies in their array phase have begun
+    /// by now (see `report_array_op`): the transfer, and the operation if it
+    /// has started.
+    pub(super) fn report_started_ops(&mut self) {
+        for d in 0..self.dies.len() {
+            let die = &mut self.dies[d];
+            if die.phase != Phase::Array || die.unreported == 0 {
+                continue;
+            }
+            if die.array_start <= self.now {
+                self.report_array_op(d as u32);
+            } else if die.unreported & XFER != 0 {
+                die.unreported = OP;
+                let (xk, xb, xs) = die.xfer;
+                let (ch, p, s) = (ChannelId(die.ch), die.purpose, die.array_start);
+                self.obs.bus_xfer(ch, DieId(d as u32), xk, p, xb, xs, s);
+            }
+        }
+    }
+
+    pub(super) fn on_die_done(&mut self, d: u32) {
+        let die = &self.dies[d as usize];
+        if die.kind != OpKind::Read {
+            self.report_array_op(d);
+            self.complete_batch(d);
+            return;
+        }
+        if die.unreported == XFER | OP && self.chans[die.ch as usize].is_free(self.now) {
+            // The channel is free: the data-out starts now, and the observer
+            // hears of the command, the read and the data-out at once.
+            let die = &mut self.dies[d as usize];
+            die.unreported = 0;
+            die.phase = Phase::DataOut;
+            let (ch, n, purpose) = (die.ch, die.n as u32, die.purpose);
+            let (s, e, (_, xb, xs)) = (die.array_start, die.array_end, die.xfer);
+            let (bytes, end) = self.book_data_out(ch, d);
+            let (ch, id) = (ChannelId(ch), DieId(d));
+            self.obs
+                .read_then_out(ch, id, xb, xs, purpose, n, s, e, bytes, end);
+            return;
+        }
+        self.report_array_op(d);
+        self.dies[d as usize].phase = Phase::DataOut;
+        self.request_channel(d);
+    }
+
+    pub(super) fn complete_batch(&mut self, d: u32) {
+        let die = &mut self.dies[d as usize];
+        let mut waiters = false;
+        if die.kind == OpKind::Read {
+            let (n, txs) = (die.n as usize, die.batch_txn);
+            waiters = die.purpose == Purpose::Translation;
+            for &t in &txs[..n] {
+                self.read_done(t);
+            }
+            if waiters {
+                self.take_tp_waiters(&txs[..n]);
+            }
+        }
+        let die = &mut self.dies[d as usize];
+        die.phase = Phase::Idle;
+        die.busy_ns += self.now.0 - die.batch_start.0;
+        let n = die.n as usize;
+        let jobs = die.batch_job;
+        self.cx.die_load[d as usize] -= n as u32;
+        for &j in &jobs[..n] {
+            self.txn_done(j);
+        }
+        if waiters {
+            self.finish_tp_waiters();
+        }
+        self.die_start_inline(d);
+    }
+}

@@ -1,0 +1,560 @@
+//! The discrete-event engine: one simulation, one thread, one event queue.
+//!
+//! # Event queue contract
+//! Events are ordered by `(time, insertion sequence)`: two events at the same
+//! nanosecond run in the order they were scheduled. Nothing else (no hash order,
+//! no wall clock) decides anything, so a run is a pure function of
+//! (config, workload, seed).
+//!
+//! # Timing styles
+//! * Dies and channels: a die's batch goes command/data-in on the channel ->
+//!   array operation (tR/tPROG/tBERS) -> data-out on the channel. The command
+//!   and data-in transfers are booked busy-until on the channel when it is
+//!   granted, and the array operation's end is scheduled at once (one event,
+//!   `DieDone`); a channel that frees while dies wait for it gets a `ChanFree`
+//!   event. The data-out transfer ends with `ChanDone`, which completes the batch.
+//! * Controller CPU and host link: **busy-until booking**. Work is booked at
+//!   `max(now, free_at)` and the resulting completion is sent through the queue.
+//!
+//! # The life of a request
+//! workload source -> I/O scheduler -> (device queue slot) -> host link
+//! (command, write data) -> CPU (command + FTL work, DRAM accesses) -> FTL plan
+//! (functional state changes happen here, at once) -> per-die queues -> channel
+//! and die phases -> last gating operation done -> host link (read data) ->
+//! completion of every host request merged into the command.
+
+use crate::addr::{ChannelId, DieId, FastDiv, Lpn};
+use crate::config::{FlushPolicy, Precondition, Settings};
+use crate::ftl::{FlashArray, Ftl, FtlCtx, FtlStats, FtlWork, OpKind, Purpose};
+use crate::observer::{Observer, XferKind};
+use crate::rng::{SimRng, SimRngExt};
+use crate::sched::{IoScheduler, SchedReq};
+use crate::stats::*;
+use crate::units::{Dur, SimTime};
+use crate::workload::{HostEvent, HostRequest, IoOp, RequestSource, SourceError, Timing, SECTOR};
+use rand::Rng;
+use std::collections::VecDeque;
+use std::time::Instant;
+
+mod channel;
+mod controller;
+mod die;
+mod flash;
+mod host;
+mod plan;
+mod precondition;
+mod queue;
+mod report;
+
+use controller::*;
+use flash::*;
+use host::*;
+pub use precondition::{PreconditionOutcome, PreconditionProgress};
+use queue::*;
+use report::*;
+
+const NONE: u32 = u32::MAX;
+const MAX_PLANES: usize = 16;
+/// Requests a submitter's plug holds before it is flushed (Linux's
+/// `BLK_MAX_REQUEST_COUNT`).
+const PLUG_MAX: usize = 16;
+
+/// Bucket of the elevator queue-length distribution: 0, 1, 2-3, 4-7, ...,
+/// 256 and more.
+#[inline]
+fn qd_bucket(len: u64) -> usize {
+    if len == 0 {
+        0
+    } else {
+        (64 - len.leading_zeros() as usize).min(QD_BUCKETS - 1)
+    }
+}
+
+/// Errors a run can end with (bad input discovered while running).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SimError {
+    /// Its message already names the file and line (or option), so it is not
+    /// also a `source()`: an error chain would print it twice.
+    #[error("workload: {0}")]
+    Source(SourceError),
+    #[error("request at sector {lba} (+{sectors}) is beyond the logical capacity of {capacity_sectors} sectors")]
+    OutOfRange {
+        lba: u64,
+        sectors: u32,
+        capacity_sectors: u64,
+    },
+    #[error("configuration: {0}")]
+    Config(String),
+    #[error(
+        "a request arrives at {:.3e} s, beyond the simulated time range (2^62 ns, about 146 years)",
+        arrival.0 as f64 / 1e9
+    )]
+    TimeRange { arrival: SimTime },
+}
+
+impl From<SourceError> for SimError {
+    fn from(e: SourceError) -> Self {
+        SimError::Source(e)
+    }
+}
+
+// ------------------------------------------------------------------ events
+
+/// One simulation: an FTL, a request source, a host scheduler and an observer
+/// over the hardware described by `Settings`. Generic, so the hot loop is
+/// statically dispatched; applications close the choices with enums.
+pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
+    pub settings: Settings,
+    pub ftl: F,
+    pub src: S,
+    pub sched: Q,
+    pub obs: O,
+    pub flash: FlashArray,
+    q: EventQueue,
+    now: SimTime,
+    // constants
+    cmd_t: Dur,
+    xfer_t: Dur,
+    t_r: Dur,
+    t_prog: Dur,
+    t_bers: Dur,
+    page: u64,
+    planes: u32,
+    /// Page size, as a divider.
+    div_page: FastDiv,
+    multiplane: bool,
+    prio_reads: bool,
+    /// Every die has its channel to itself (one die per channel): a read's
+    /// data-out never waits, so it is booked with the command (see `grant`).
+    exclusive: bool,
+    max_lba: u64,
+    // host side
+    hosts: Slab<HostSlot>,
+    cmds: Slab<Cmd>,
+    dev_inflight: u32,
+    qd: u32,
+    timing: Timing,
+    outstanding: u32,
+    source_done: bool,
+    pending: Option<HostRequest>,
+    /// The source's next `AHEAD` requests, fetched ahead so that the FTL can
+    /// prefetch, in steps, what each will touch (not with a time limit: the
+    /// source must not run ahead of what the run consumes)...
+    ahead: Ahead,
+    /// ... and what the source gave after them, once it ended (`Some(None)`)
+    /// or failed (`Some(Some(error))`).
+    ahead_end: Option<Option<SourceError>>,
+    merged: Vec<(u32, u32)>,
+    /// Block layer: requests it may hold at once (`sched.nr_requests`), the
+    /// submitters asleep until one frees (host request ids, in arrival
+    /// order), whether open-loop bursts are plugged, the requests plugged
+    /// now, and whether a `PlugFlush` is booked.
+    nr_requests: u32,
+    blocked: VecDeque<u32>,
+    plug_on: bool,
+    plugged: Vec<u32>,
+    plug_booked: bool,
+    /// Start of the current stretch of the elevator's queue length (its
+    /// time-weighted distribution is in `counters`).
+    qd_since: SimTime,
+    link_free: SimTime,
+    /// Last (bytes, time) asked of the host link (its time is a 128-bit division).
+    link_memo: [(u64, Dur); 2],
+    cpu_free: SimTime,
+    active_since: SimTime,
+    idle_since: SimTime,
+    wake_pending: Option<SimTime>,
+    /// A reactive source's booked timer, and when it finished.
+    host_wake: Option<SimTime>,
+    host_end: SimTime,
+    error: Option<SimError>,
+    // flash side
+    txns: Runs,
+    jobs: Slab<Job>,
+    dies: Vec<Die>,
+    chans: Vec<Chan>,
+    cx: FtlCtx,
+    wbuf: Option<WriteBuffer>,
+    bg_jobs: u32,
+    bg_enabled: bool,
+    // stats
+    pub counters: Counters,
+    pub lat: Latencies,
+    ftl_before: FtlStats,
+    work: FtlWork,
+    cpu_ns: u64,
+    link_ns: u64,
+    last_done: SimTime,
+    pre: PreconditionOutcome,
+    notes: std::collections::BTreeMap<&'static str, u64>,
+    draining: bool,
+    drain_ns: u64,
+    /// Busy time of dies, channels, CPU and host link up to the drain start
+    /// (the measured phase's end): utilization covers the measured phase only.
+    busy_at_drain: Option<BusyTimes>,
+    /// Per block: the order its programs and erases execute in, and the
+    /// transactions parked on it (one record: one memory access per block).
+    blk: Vec<BlockExec>,
+    /// Scratch of `commit_plan`: per job of a plan, its `Job`; per (job,
+    /// stage), its transaction count, then the next slot of its run to fill.
+    plan_jobs: Vec<u32>,
+    plan_fill: Vec<u32>,
+    unparked: Vec<u32>,
+    /// Translation-page reads queued or running, by (block, page): their
+    /// erase epoch and the transactions waiting for them (linked through
+    /// `Txn::next`). Looked up, never iterated, so its order decides nothing.
+    tp_reads: std::collections::HashMap<u64, TpRead>,
+    /// Scratch of `take_tp_waiters` and `finish_tp_waiters`.
+    tp_woken: Vec<u32>,
+    /// Reads planned while their block was two or more erases behind, by
+    /// (block, erase epoch): see `BlockExec::reads`.
+    late_reads: std::collections::HashMap<(u32, u32), u32>,
+    start: SimTime,
+    /// With flows: who owns each logical page's data, and what each flow
+    /// cost the flash ([`FlowFlash`]). Empty without flows.
+    flow_flash: FlowFlash,
+    /// When the ramp (`sim.ramp_time`) ends and the statistics start; MAX
+    /// when there is none or it is over.
+    ramp_end: SimTime,
+}
+
+impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, O> {
+    pub fn new(settings: Settings, ftl: F, src: S, sched: Q, obs: O) -> Self {
+        let g = settings.geometry;
+        let c = &settings.config;
+        let dies = (0..g.total_dies())
+            .map(|d| Die {
+                ch: g.channel_of_die(DieId(d)).0,
+                phase: Phase::Idle,
+                kind: OpKind::Read,
+                purpose: Purpose::Host,
+                batch_job: [NONE; MAX_PLANES],
+                batch_txn: [NONE; MAX_PLANES],
+                n: 0,
+                hi: DieQueue::default(),
+                lo: DieQueue::default(),
+                batch_start: SimTime::ZERO,
+                xfer: (XferKind::Command, 0, SimTime::ZERO),
+                array_start: SimTime::ZERO,
+                array_end: SimTime::ZERO,
+                unreported: 0,
+                busy_ns: 0,
+            })
+            .collect();
+        let chans = (0..g.channels).map(|_| Chan::default()).collect();
+        let wb_pages = (c.dram.write_buffer.0 / g.page_size as u64) as usize;
+        let timing = src.timing();
+        Simulation {
+            cmd_t: settings.cmd_time(),
+            xfer_t: settings.page_xfer_time(),
+            t_r: c.nand.t_r,
+            t_prog: c.nand.t_prog,
+            t_bers: c.nand.t_bers,
+            page: g.page_size as u64,
+            planes: g.planes.min(MAX_PLANES as u32),
+            div_page: FastDiv::new(g.page_size as u64),
+            multiplane: c.nand.multiplane && g.planes > 1,
+            prio_reads: c.controller.prioritize_reads,
+            exclusive: g.ways * g.dies == 1,
+            max_lba: settings.logical_bytes() / SECTOR,
+            flash: FlashArray::new(g),
+            q: EventQueue::default(),
+            now: SimTime::ZERO,
+            hosts: Slab::default(),
+            cmds: Slab::default(),
+            dev_inflight: 0,
+            qd: c.host.queue_depth,
+            timing,
+            outstanding: 0,
+            source_done: false,
+            pending: None,
+            ahead: Ahead::default(),
+            ahead_end: None,
+            merged: Vec::new(),
+            // Flows on NVMe: each flow's submission queue bounds what it
+            // holds (`host.sq_depth`, kept by the flows' source), as blk-mq
+            // gives each hardware queue its own tags.
+            nr_requests: if !c.flows.is_empty() && c.host.interface.is_nvme() {
+                u32::MAX
+            } else {
+                c.sched.nr_requests
+            },
+            blocked: VecDeque::new(),
+            plug_on: c.sched.plug && !matches!(timing, Timing::ClosedLoop { .. }),
+            plugged: Vec::new(),
+            plug_booked: false,
+            qd_since: SimTime::ZERO,
+            link_free: SimTime::ZERO,
+            link_memo: [(u64::MAX, Dur::ZERO); 2],
+            cpu_free: SimTime::ZERO,
+            active_since: SimTime::ZERO,
+            idle_since: SimTime::ZERO,
+            wake_pending: None,
+            host_wake: None,
+            host_end: SimTime::ZERO,
+            error: None,
+            txns: Runs::default(),
+            jobs: Slab::default(),
+            dies,
+            chans,
+            cx: FtlCtx::new(
+                SimRng::from_seed_label(c.sim.seed, "ftl"),
+                g.total_dies() as usize,
+            ),
+            wbuf: if wb_pages > 0 {
+                Some(WriteBuffer::new(wb_pages))
+            } else {
+                None
+            },
+            bg_jobs: 0,
+            bg_enabled: c.ftl.background_gc_blocks > 0,
+            counters: Counters::default(),
+            lat: Latencies::default(),
+            ftl_before: FtlStats::default(),
+            work: FtlWork::default(),
+            cpu_ns: 0,
+            link_ns: 0,
+            last_done: SimTime::ZERO,
+            pre: PreconditionOutcome::default(),
+            notes: Default::default(),
+            draining: false,
+            drain_ns: 0,
+            busy_at_drain: None,
+            blk: (0..g.total_blocks())
+                .map(|b| {
+                    let pl = b / g.blocks_per_plane;
+                    BlockExec {
+                        die: (pl / g.planes) as u16,
+                        plane: (pl % g.planes) as u8,
+                        ..Default::default()
+                    }
+                })
+                .collect(),
+            plan_jobs: Vec::new(),
+            plan_fill: Vec::new(),
+            unparked: Vec::new(),
+            tp_reads: Default::default(),
+            tp_woken: Vec::new(),
+            late_reads: Default::default(),
+            start: SimTime::ZERO,
+            flow_flash: FlowFlash::new(c, settings.logical_pages, g.page_size as u64),
+            ramp_end: settings
+                .config
+                .sim
+                .ramp_time
+                .map_or(SimTime(u64::MAX), |r| SimTime(r.0)),
+            settings,
+            ftl,
+            src,
+            sched,
+            obs,
+        }
+    }
+
+    /// Book every read the general way (a `DieDone` at the end of its array
+    /// operation, then its data-out), also where a die has its channel to
+    /// itself and the engine otherwise books the whole read at once. Only for
+    /// tests that check the two give the same run.
+    #[doc(hidden)]
+    pub fn book_reads_in_two_steps(&mut self) {
+        self.exclusive = false;
+    }
+
+    /// Current simulated time.
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+
+    /// Replace the workload and reset the statistics, keeping the drive's state
+    /// (FTL, flash, wear) and the clock: the next `run` measures a new phase on
+    /// the same drive. Used by benchmarks and multi-phase experiments. Host
+    /// requests a time limit left in flight finish in the next phase (and count
+    /// there); a closed loop counts them against its depth.
+    pub fn restart(&mut self, src: S) {
+        self.timing = src.timing();
+        self.src = src;
+        self.source_done = false;
+        self.pending = None;
+        self.ahead = Ahead::default();
+        self.ahead_end = None;
+        self.outstanding = self.hosts.live;
+        self.reset_stats(self.now);
+        self.plug_on =
+            self.settings.config.sched.plug && !matches!(self.timing, Timing::ClosedLoop { .. });
+        self.host_wake = None;
+        self.draining = false;
+        self.busy_at_drain = None;
+    }
+
+    /// Start the statistics of the measured phase again at `at` (now, or
+    /// the end of the ramp when the first event after it comes: nothing
+    /// happened in between).
+    fn reset_stats(&mut self, at: SimTime) {
+        self.counters = Counters::default();
+        self.flow_flash.restart();
+        self.lat = Latencies::default();
+        self.work = FtlWork::default();
+        self.cpu_ns = 0;
+        self.link_ns = 0;
+        self.start = at;
+        self.last_done = at;
+        self.qd_since = at;
+        self.host_end = at;
+        for d in &mut self.dies {
+            d.busy_ns = 0;
+        }
+        // A data-out booked with its read and not begun yet belongs to the
+        // new phase, as it would if booked when the read ends.
+        for c in &mut self.chans {
+            c.busy_ns = c.unstarted_out(self.now);
+        }
+    }
+
+    /// The ramp (`sim.ramp_time`) is over: what happened before now is in no
+    /// statistic (the requests in flight count when they complete), and the
+    /// source's own statistics and request count start again.
+    #[cold]
+    fn end_ramp(&mut self) {
+        let at = self.ramp_end;
+        self.ramp_end = SimTime(u64::MAX);
+        self.reset_stats(at);
+        self.ftl_before = self.ftl.stats();
+        // What the source has handed over and is not done: in flight, read
+        // ahead, or waiting for its arrival time.
+        let handed = self.hosts.live as u64 + self.ahead.len as u64 + self.pending.is_some() as u64;
+        self.src.ramp_over(at, handed);
+    }
+
+    /// Whether a ramp (`sim.ramp_time`) was configured and the run has not
+    /// reached its end: the statistics then still hold the ramp.
+    pub fn in_ramp(&self) -> bool {
+        self.ramp_end != SimTime(u64::MAX)
+    }
+
+    // -------------------------------------------------------- preconditioning
+
+    /// Run the measured phase (after `precondition`) and build the report.
+    pub fn run(&mut self) -> Result<Report, SimError> {
+        let started = Instant::now();
+        self.ftl_before = self.ftl.stats();
+        let limit = self.settings.config.sim.time_limit.map(|d| SimTime(d.0));
+        match self.timing {
+            Timing::ClosedLoop { depth } => {
+                while self.outstanding < depth && self.issue_next_closed() {}
+                self.try_dispatch();
+            }
+            Timing::OpenLoop => self.pull_open(),
+            Timing::Reactive => self.pump_host(),
+        }
+        let mut events = 0u64;
+        loop {
+            // An event past the time limit stays queued: a `restart`ed run
+            // (with a later limit) goes on from it.
+            if let Some(l) = limit {
+                if self.q.peek_time().is_some_and(|t| t > l) {
+                    self.now = l;
+                    break;
+                }
+            }
+            let Some((t, ev)) = self.q.pop() else {
+                break;
+            };
+            if self.error.is_some() {
+                break;
+            }
+            if ev == Ev::HostWake && (self.source_done || self.host_wake != Some(t)) {
+                // A timer of a host that has finished, or one re-booked
+                // earlier: not an instant of the run.
+                continue;
+            }
+            debug_assert!(t >= self.now, "time went backwards");
+            self.now = t;
+            if t >= self.ramp_end {
+                self.end_ramp();
+            }
+            events += 1;
+            match ev {
+                Ev::Arrival => self.on_arrival(),
+                Ev::CmdReady(c) => self.on_cmd_ready(c),
+                Ev::ChanDone(ch) => self.on_chan_done(ch),
+                Ev::ChanFree(ch) => self.on_chan_free(ch),
+                Ev::DieDone(d) => self.on_die_done(d),
+                Ev::CmdComplete(c) => self.complete_cmd(c),
+                Ev::SchedWake => {
+                    self.wake_pending = None;
+                    self.try_dispatch();
+                }
+                Ev::PlugFlush => self.on_plug_flush(),
+                Ev::HostWake => {
+                    self.host_wake = None;
+                    self.pump_host();
+                }
+            }
+            if self.source_done && self.hosts.live == 0 && self.pending.is_none() {
+                if !self.settings.config.sim.drain {
+                    break;
+                }
+                if !self.draining {
+                    self.draining = true;
+                    self.busy_at_drain = Some(self.busy_until_cut(self.last_done));
+                    self.report_started_ops();
+                    self.obs.drain_start(self.last_done);
+                    self.maybe_background();
+                }
+            }
+        }
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        debug_assert!(
+            self.txns.live > 0 || self.cx.die_load.iter().all(|&l| l == 0),
+            "no transaction is alive but die loads are {:?}",
+            self.cx.die_load
+        );
+        let host_stuck = self.timing == Timing::Reactive && !self.source_done;
+        if limit.is_none() && (self.hosts.live > 0 || self.pending.is_some() || host_stuck) {
+            panic!(
+                "engine stalled at {} ns with {} host requests outstanding, {} commands in the device, {} transactions alive (a scheduling deadlock: please report with this configuration)",
+                self.now.0, self.hosts.live, self.cmds.live, self.txns.live
+            );
+        }
+        // A reactive source's application still running at the limit: the
+        // measured phase is the whole time, whether or not the device was
+        // busy at the cut.
+        let app_cut = self.timing == Timing::Reactive && !self.source_done;
+        let end = if limit.is_some() && (self.hosts.live > 0 || app_cut) {
+            // Cut by the time limit: say how many requests it left unfinished
+            // (they are in no statistic).
+            if self.hosts.live > 0 {
+                *self.notes_mut("time_limit_requests_unfinished") += self.hosts.live as u64;
+            }
+            // Utilization covers the measured phase: what is booked past the
+            // cut (a host-link transfer, CPU work, a die's running operation)
+            // counts up to the cut only.
+            if self.busy_at_drain.is_none() {
+                self.busy_at_drain = Some(self.busy_until_cut(self.now));
+            }
+            self.now
+        } else {
+            self.last_done.max(self.host_end)
+        };
+        if self.dev_inflight > 0 {
+            self.obs
+                .io_active(self.active_since, end.max(self.active_since));
+        }
+        // With sim.drain the simulation went on until in-flight and idle-time GC
+        // finished; the measured phase still ends at the last completion.
+        let sim_end = if self.draining {
+            self.now.max(end)
+        } else {
+            end
+        };
+        self.drain_ns = sim_end.0 - end.0;
+        self.report_started_ops();
+        self.obs.finish(sim_end);
+        self.counters.events = events;
+        let wall = started.elapsed().as_secs_f64();
+        Ok(self.report(end, wall))
+    }
+}

@@ -1,0 +1,154 @@
+//! Preconditioning: fill or steady state before the measured run.
+
+use super::*;
+
+/// Where preconditioning is, for progress displays
+/// ([`Simulation::precondition_with`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PreconditionProgress {
+    /// The sequential fill: `done` of `total` logical pages written.
+    Fill { done: u64, total: u64 },
+    /// Steady-state round `round` (from 1, of at most `max_rounds`): `done`
+    /// of its `round_pages` random page writes; the WAF of the round before.
+    Steady {
+        round: u32,
+        max_rounds: u32,
+        done: u64,
+        round_pages: u64,
+        last_waf: Option<f64>,
+    },
+}
+
+/// Result of preconditioning.
+#[derive(Clone, Debug, Default)]
+pub struct PreconditionOutcome {
+    pub pages_written: u64,
+    pub random_pages: u64,
+    pub final_waf: f64,
+    pub steady: bool,
+    pub wall_s: f64,
+}
+
+impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, O> {
+    /// Apply the FTL's plan functionally (flash state and counts, no timing).
+    #[inline]
+    pub(super) fn apply_functional(&mut self) -> u64 {
+        let mut programs = 0;
+        for op in &self.cx.plan.ops {
+            let (b, page) = self.flash.split(op.ppn);
+            self.flash.apply_at(op, b, page);
+            let b = b as usize;
+            match op.kind {
+                OpKind::Program => {
+                    programs += 1;
+                    self.blk[b].exec_wp += 1;
+                }
+                OpKind::Erase => {
+                    self.blk[b].plan_epoch += 1;
+                    self.blk[b].exec_epoch += 1;
+                    self.blk[b].exec_wp = 0;
+                }
+                OpKind::Read => {}
+            }
+        }
+        self.cx.plan.clear();
+        programs
+    }
+
+    /// Precondition the drive as configured (`sim.precondition`), functionally:
+    /// FTL and flash state change, no events are timed and no statistics kept.
+    pub fn precondition(&mut self) -> PreconditionOutcome {
+        self.precondition_with(|_| {})
+    }
+
+    /// [`Simulation::precondition`], telling `progress` where it is about
+    /// every million page writes and at the end of every steady-state round
+    /// (for progress displays; it cannot change the outcome).
+    pub fn precondition_with(
+        &mut self,
+        mut progress: impl FnMut(PreconditionProgress),
+    ) -> PreconditionOutcome {
+        const EVERY: u64 = 1 << 20;
+        let started = Instant::now();
+        let mode = self.settings.config.sim.precondition;
+        let mut out = PreconditionOutcome::default();
+        if mode == Precondition::None {
+            return out;
+        }
+        let lp = self.ftl.logical_pages();
+        let chunk = 64u64;
+        let mut lpn = 0;
+        while lpn < lp {
+            let n = chunk.min(lp - lpn) as u32;
+            self.cx.plan.clear();
+            self.ftl.write(Lpn(lpn), n, &mut self.cx);
+            self.apply_functional();
+            lpn += n as u64;
+            if lpn % EVERY < chunk || lpn == lp {
+                progress(PreconditionProgress::Fill {
+                    done: lpn,
+                    total: lp,
+                });
+            }
+        }
+        out.pages_written = lp;
+        if mode == Precondition::Steady {
+            // SNIA PTS-style steady state: rounds of lp/8 random page writes; steady when
+            // the last 5 rounds' WAF lie within 2% of their mean (data excursion) and
+            // the least-squares slope over the window is within 1% of the mean.
+            let mut rng = SimRng::from_seed_label(self.settings.config.sim.seed, "precondition");
+            let round = (lp / 8).max(1);
+            let max_rounds: u32 = 8 * 20; // 20 full drive writes at most
+            let mut hist: Vec<f64> = Vec::new();
+            for r in 0..max_rounds {
+                let mut programs = 0;
+                for i in 1..=round {
+                    let l = rng.gen_range(0..lp);
+                    self.cx.plan.clear();
+                    self.ftl.write(Lpn(l), 1, &mut self.cx);
+                    programs += self.apply_functional();
+                    if i % EVERY == 0 || i == round {
+                        progress(PreconditionProgress::Steady {
+                            round: r + 1,
+                            max_rounds,
+                            done: i,
+                            round_pages: round,
+                            last_waf: hist.last().copied(),
+                        });
+                    }
+                }
+                out.random_pages += round;
+                hist.push(programs as f64 / round as f64);
+                if hist.len() >= 5 {
+                    let w = &hist[hist.len() - 5..];
+                    let mean = w.iter().sum::<f64>() / 5.0;
+                    let (mn, mx) = w
+                        .iter()
+                        .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+                    let slope = (0..5)
+                        .map(|i| (i as f64 - 2.0) * (w[i] - mean))
+                        .sum::<f64>()
+                        / 10.0;
+                    if mx - mn <= 0.02 * mean && (slope * 4.0).abs() <= 0.01 * mean {
+                        out.steady = true;
+                        break;
+                    }
+                }
+            }
+            out.final_waf = *hist.last().unwrap_or(&0.0);
+            if !out.steady {
+                // The measured phase starts from a drive that is not yet at
+                // steady state: say so next to the results, not only in
+                // `run.precondition_steady`.
+                *self.notes_mut("precondition_steady_state_not_reached") = 1;
+            }
+        }
+        self.cx.work = FtlWork::default();
+        self.ftl_before = self.ftl.stats();
+        out.wall_s = started.elapsed().as_secs_f64();
+        self.pre = out.clone();
+        out
+    }
+
+    // -------------------------------------------------------- main loop
+}

@@ -1,0 +1,373 @@
+//! Report assembly: busy times at a cut point, per-flow flash accounting,
+//! the final `Report`.
+
+use super::*;
+
+/// Busy nanoseconds per die and channel, of the CPU and of the host link.
+#[derive(Debug)]
+pub(super) struct BusyTimes {
+    pub(super) dies: Vec<u64>,
+    pub(super) chans: Vec<u64>,
+    pub(super) cpu: u64,
+    pub(super) link: u64,
+}
+
+/// Flash programs by flow (tenant), for per-flow write amplification. Each
+/// logical page belongs to the flow that last wrote it (in split space, to
+/// the flow whose range holds it, from the start: the preconditioning's
+/// data too); a program of the page's data, the host's own or a copy by GC,
+/// a merge or wear levelling, counts against its owner. Translation pages
+/// belong to no flow.
+#[derive(Default)]
+pub(super) struct FlowFlash {
+    /// Per logical page: its owner's slot plus one (0: no flow).
+    pub(super) owner: Vec<u8>,
+    /// Per flow slot: host pages written, programs of its data by the host
+    /// path, programs that relocated its data.
+    pub(super) host_pages: Vec<u64>,
+    pub(super) programs: Vec<u64>,
+    pub(super) relocations: Vec<u64>,
+    /// Relocations of data no flow owns.
+    pub(super) unowned_relocations: u64,
+}
+
+impl FlowFlash {
+    pub(super) fn new(c: &crate::config::SsdConfig, logical_pages: u64, page: u64) -> FlowFlash {
+        let n = c.flows.len();
+        if n == 0 {
+            return FlowFlash::default();
+        }
+        let mut owner = vec![0u8; logical_pages as usize];
+        if c.sim.flow_space == crate::flows::FlowSpace::Split {
+            let logical = logical_pages * page;
+            for i in 0..n {
+                let (s, e) = crate::flows::flow_range(c.sim.flow_space, i, n, logical, page);
+                let per = page / SECTOR;
+                owner[(s / per) as usize..(e / per) as usize].fill(i as u8 + 1);
+            }
+        }
+        FlowFlash {
+            owner,
+            host_pages: vec![0; n],
+            programs: vec![0; n],
+            relocations: vec![0; n],
+            unowned_relocations: 0,
+        }
+    }
+
+    /// The counts start again (the ramp is over); the owners stay.
+    pub(super) fn restart(&mut self) {
+        for v in [
+            &mut self.host_pages,
+            &mut self.programs,
+            &mut self.relocations,
+        ] {
+            v.fill(0);
+        }
+        self.unowned_relocations = 0;
+    }
+
+    /// A host write of `n` pages from `first` by the flow of `stream`.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn written(&mut self, first: u64, n: u32, stream: u32) {
+        let f = crate::flows::flow_of(stream).min(self.host_pages.len() - 1);
+        self.host_pages[f] += n as u64;
+        let end = (first + n as u64).min(self.owner.len() as u64);
+        if first < end {
+            self.owner[first as usize..end as usize].fill(f as u8 + 1);
+        }
+    }
+
+    /// The programs of a plan, against their data's owners.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn count(&mut self, ops: &[crate::ftl::FlashOp]) {
+        for op in ops {
+            if op.kind != OpKind::Program || op.lpn == crate::ftl::NO_LPN {
+                continue;
+            }
+            let o = self.owner.get(op.lpn as usize).copied().unwrap_or(0);
+            match (o, op.purpose) {
+                (0, Purpose::Host) => {}
+                (0, _) => self.unowned_relocations += 1,
+                (o, Purpose::Host) => self.programs[o as usize - 1] += 1,
+                (o, _) => self.relocations[o as usize - 1] += 1,
+            }
+        }
+    }
+
+    /// Add each flow's flash figures to its entry of the `flows` section.
+    pub(super) fn report(
+        &self,
+        extra: &mut std::collections::BTreeMap<String, serde_json::Value>,
+        notes: &mut std::collections::BTreeMap<String, u64>,
+    ) {
+        let Some(serde_json::Value::Array(flows)) = extra.get_mut("flows") else {
+            return;
+        };
+        for f in flows {
+            let Some(i) = f["slot"].as_u64().map(|i| i as usize) else {
+                continue;
+            };
+            if i >= self.host_pages.len() {
+                continue;
+            }
+            let (h, p, r) = (self.host_pages[i], self.programs[i], self.relocations[i]);
+            f["host_pages_written"] = h.into();
+            f["flash_programs"] = p.into();
+            f["relocations"] = r.into();
+            f["waf"] = if h > 0 {
+                ((p + r) as f64 / h as f64).into()
+            } else {
+                0.0.into()
+            };
+        }
+        if self.unowned_relocations > 0 {
+            notes.insert(
+                "flow_relocations_of_unowned_data".to_string(),
+                self.unowned_relocations,
+            );
+        }
+    }
+}
+
+impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, O> {
+    /// Busy time of every die, channel, the CPU and the host link up to
+    /// `cut` (not after `now`): what is booked or running past it is left out.
+    pub(super) fn busy_until_cut(&self, cut: SimTime) -> BusyTimes {
+        let past = |t: SimTime| t.0.saturating_sub(cut.0);
+        BusyTimes {
+            dies: self
+                .dies
+                .iter()
+                .map(|d| match d.phase {
+                    // A batch adds its whole time when it completes.
+                    Phase::Idle => d.busy_ns,
+                    _ => d.busy_ns + cut.0.saturating_sub(d.batch_start.0),
+                })
+                .collect(),
+            chans: self
+                .chans
+                .iter()
+                .map(|c| {
+                    // Transfers add their whole time when they are booked.
+                    let out = if c.out {
+                        past(c.out_end) - past(c.out_start)
+                    } else {
+                        0
+                    };
+                    c.busy_ns.saturating_sub(past(c.busy_until) + out)
+                })
+                .collect(),
+            // Saturating: `restart` zeroes the counters, not what is booked.
+            cpu: self.cpu_ns.saturating_sub(past(self.cpu_free)),
+            link: self.link_ns.saturating_sub(past(self.link_free)),
+        }
+    }
+
+    #[allow(clippy::field_reassign_with_default)]
+    pub(super) fn report(&self, end: SimTime, wall: f64) -> Report {
+        let g = self.settings.geometry;
+        let c = &self.settings.config;
+        let k = &self.counters;
+        let span = end.since(self.start);
+        let secs = span.secs_f64();
+        let mut r = Report::default();
+        r.host = HostReport {
+            requests: k.requests,
+            reads: k.reads,
+            writes: k.writes,
+            trims: k.trims,
+            bytes_read: k.bytes_read,
+            bytes_written: k.bytes_written,
+            sim_time_s: secs,
+            iops: if secs > 0.0 {
+                k.requests as f64 / secs
+            } else {
+                0.0
+            },
+            mbps: if secs > 0.0 {
+                (k.bytes_read + k.bytes_written) as f64 / secs / 1e6
+            } else {
+                0.0
+            },
+        };
+        r.latency_us = LatencyReport {
+            all: self.lat.all().summary(),
+            read: self.lat.read.summary(),
+            write: self.lat.write.summary(),
+        };
+        let (mn, mx, mean, std) = erase_stats(self.flash.erase_counts());
+        let mut by = std::collections::BTreeMap::new();
+        for (ki, kname) in ["read", "program", "erase"].iter().enumerate() {
+            let mut m = std::collections::BTreeMap::new();
+            for p in Purpose::ALL {
+                m.insert(p.name().to_string(), k.flash_ops[ki][p.index()]);
+            }
+            by.insert(kname.to_string(), m);
+        }
+        let programs = k.flash_total(OpKind::Program);
+        r.flash = FlashReport {
+            page_reads: k.flash_total(OpKind::Read),
+            page_programs: programs,
+            block_erases: k.flash_total(OpKind::Erase),
+            gc_page_copies: k.flash_ops[OpKind::Program as usize][Purpose::Gc.index()],
+            waf: if k.host_pages_written > 0 {
+                programs as f64 / k.host_pages_written as f64
+            } else {
+                0.0
+            },
+            erase_count_min: mn,
+            erase_count_max: mx,
+            erase_count_mean: mean,
+            erase_count_std: std,
+            by_purpose: by,
+            multiplane_batches: k.multiplane_batches,
+            joined_translation_reads: k.joined_translation_reads,
+        };
+        let mut st = self.ftl.stats().minus(&self.ftl_before);
+        // The FTL counts the translation reads it plans; those that joined a
+        // read in flight never reached the flash.
+        st.translation_reads = st
+            .translation_reads
+            .saturating_sub(k.joined_translation_reads);
+        let w = &self.work;
+        let cc = &c.controller;
+        let ftl_cycles = w.map_lookups * cc.cycles_per_map_lookup
+            + w.gc_candidates * cc.cycles_per_gc_candidate
+            + w.gc_pages * cc.cycles_per_gc_page;
+        r.ftl = FtlReport {
+            kind: self.ftl.name().to_string(),
+            mapping_table_bytes: self.ftl.mapping_table_bytes(),
+            logical_pages: self.ftl.logical_pages(),
+            stats: st,
+            cpu_s: self.settings.cycles(ftl_cycles).secs_f64(),
+            dram_accesses: w.map_lookups + w.dram_accesses,
+            write_buffer_hits: k.wbuf_hits,
+            write_buffer_evictions: k.wbuf_evictions,
+            read_buffer_hits: k.read_buffer_hits,
+        };
+        r.sched = SchedReport {
+            kind: self.sched.name().to_string(),
+            merged: k.merged,
+            dispatched: k.dispatched,
+            mean_queue_time_us: if k.dispatched > 0 {
+                k.queue_time_ns as f64 / k.dispatched as f64 / 1e3
+            } else {
+                0.0
+            },
+            max_queue_time_us: k.max_queue_time_ns as f64 / 1e3,
+            read_queue_time_us: QueueTimeSummary::new(
+                k.dispatched_dir[0],
+                k.queue_time_dir_ns[0],
+                k.max_queue_time_dir_ns[0],
+            ),
+            write_queue_time_us: QueueTimeSummary::new(
+                k.dispatched_dir[1],
+                k.queue_time_dir_ns[1],
+                k.max_queue_time_dir_ns[1],
+            ),
+            blocked: {
+                let q = QueueTimeSummary::new(k.blocked, k.blocked_ns, k.max_blocked_ns);
+                SleepSummary {
+                    count: q.dispatched,
+                    mean_us: q.mean,
+                    max_us: q.max,
+                }
+            },
+            plugged: k.plugged,
+            plug_flushes: k.plug_flushes,
+            dispatch_batches: k.dispatch_batches,
+            requests_per_batch_mean: if k.dispatch_batches > 0 {
+                k.dispatched as f64 / k.dispatch_batches as f64
+            } else {
+                0.0
+            },
+            requests_per_batch_max: k.max_batch,
+            queue_depth: {
+                // The stretch since the last change, up to the end.
+                let len = self.sched.len() as u64;
+                let dt = end.0.saturating_sub(self.qd_since.0);
+                let span = end.0.saturating_sub(self.start.0);
+                let mut hist = k.qd_hist;
+                hist[qd_bucket(len)] += dt;
+                let busy: u64 = hist[1..].iter().sum();
+                hist[0] = span.saturating_sub(busy);
+                QueueDepthSummary::new(k.qd_area + len as u128 * dt as u128, &hist, k.qd_max, span)
+            },
+        };
+        let frac = |ns: u64| {
+            if span.0 > 0 {
+                ns as f64 / span.0 as f64
+            } else {
+                0.0
+            }
+        };
+        let totals;
+        let busy = match &self.busy_at_drain {
+            Some(b) => b,
+            None => {
+                totals = BusyTimes {
+                    dies: self.dies.iter().map(|d| d.busy_ns).collect(),
+                    // A data-out booked with its read (a channel to one die)
+                    // counts once it has begun, as one booked when the read
+                    // ends would.
+                    chans: self
+                        .chans
+                        .iter()
+                        .map(|c| c.busy_ns - c.unstarted_out(self.now))
+                        .collect(),
+                    cpu: self.cpu_ns,
+                    link: self.link_ns,
+                };
+                &totals
+            }
+        };
+        r.utilization = UtilizationReport {
+            channels: busy.chans.iter().map(|&ns| frac(ns)).sum::<f64>() / g.channels as f64,
+            dies: busy.dies.iter().map(|&ns| frac(ns)).sum::<f64>() / g.total_dies() as f64,
+            cpu: frac(busy.cpu),
+            host_link: frac(busy.link),
+        };
+        let toml = c.to_toml();
+        r.run = RunReport {
+            events: k.events,
+            wall_s: wall,
+            precondition_wall_s: self.pre.wall_s,
+            precondition: format!("{:?}", c.sim.precondition).to_lowercase(),
+            precondition_pages: self.pre.random_pages,
+            precondition_waf: self.pre.final_waf,
+            precondition_steady: self.pre.steady,
+            seed: c.sim.seed,
+            config_hash: fnv1a(&toml),
+            drain_s: Dur(self.drain_ns).secs_f64(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        };
+        for (name, n) in &self.notes {
+            r.notes.insert(name.to_string(), *n);
+        }
+        for (name, n) in self.src.notes() {
+            r.notes.insert(name, n);
+        }
+        for (name, v) in self.src.report_sections(end) {
+            r.extra.insert(name, v);
+        }
+        self.flow_flash.report(&mut r.extra, &mut r.notes);
+        for (name, n) in self.ftl.notes() {
+            r.notes.insert(name.to_string(), n);
+        }
+        // The mapping table (or DFTL's cache and directory) and the write
+        // buffer live in DRAM: a configuration whose DRAM cannot hold them is
+        // simulated as given, and said to be so.
+        let dram_need = self.ftl.mapping_table_bytes() + c.dram.write_buffer.0;
+        if dram_need > c.dram.capacity.0 {
+            r.notes.insert(
+                "dram_capacity_exceeded_bytes".to_string(),
+                dram_need - c.dram.capacity.0,
+            );
+        }
+        r.config = serde_json::to_value(c).expect("config serializes");
+        r
+    }
+}
