@@ -40,7 +40,7 @@
 //! The counts are reported (`notes`). There is no journal: the layouts of
 //! ext3/ext4, XFS, NILFS2 and F2FS will replace this allocator.
 
-use crate::config::{invalid, ConfigError};
+use crate::error::{invalid, ConfigError};
 use crate::pagecache::METADATA_INO;
 use crate::personality::{PersonalityConfig, PersonalityKind};
 use crate::rng::{SimRng, SimRngExt};

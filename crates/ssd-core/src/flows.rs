@@ -30,9 +30,10 @@
 //! of that flow alone and the run's fairness (MQSim: slowdown = shared over
 //! alone mean response time; fairness = min over max slowdown).
 
-use crate::config::{invalid, ConfigError, TraceSpec};
+use crate::error::{invalid, ConfigError};
 use crate::personality::PersonalityConfig;
 use crate::stats::LatencyHist;
+use crate::trace::TraceSpec;
 use crate::units::SimTime;
 use crate::workload::{
     HostEvent, HostRequest, IoOp, RequestSource, SourceError, Timing, WorkloadConfig,

@@ -18,6 +18,7 @@
 pub mod addr;
 pub mod config;
 pub mod engine;
+pub mod error;
 pub mod filebench;
 pub mod flows;
 pub mod ftl;

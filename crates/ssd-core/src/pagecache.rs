@@ -54,7 +54,7 @@
 //! What is dirty when the application's last call returns stays in the cache
 //! (`dirty_at_end_bytes`): the run ends there, unless `end_fsync` writes it.
 
-use crate::config::{invalid, ConfigError};
+use crate::error::{invalid, ConfigError};
 use crate::stats::{LatencyHist, LatencySummary};
 use crate::units::{Dur, SimTime, Size};
 use crate::workload::{HostEvent, HostRequest, IoOp, RequestSource, SourceError, Timing};

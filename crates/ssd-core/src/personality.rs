@@ -26,7 +26,7 @@
 //! file set (filebench preallocates its file set too), so later reads hit
 //! written flash; they count as requests of the run.
 
-use crate::config::{invalid, ConfigError};
+use crate::error::{invalid, ConfigError};
 use crate::rng::{SimRng, SimRngExt};
 use crate::units::{SimTime, Size};
 use crate::workload::{HostRequest, IoOp, RequestSource, SourceError, Timing, SECTOR};

@@ -5,7 +5,7 @@
 //! `random_distribution`, `randseed`. Sources are iterators: nothing is
 //! materialised up front, so a billion-request run uses constant memory.
 
-use crate::config::{invalid, ConfigError};
+use crate::error::{invalid, ConfigError};
 use crate::rng::{SimRng, SimRngExt};
 use crate::units::{Dur, SimTime, Size};
 use rand::Rng;

@@ -16,7 +16,7 @@
 
 use super::deadline::{DeadlineCore, NextMode};
 use super::dir_of;
-use crate::config::SchedConfig;
+use crate::sched::SchedConfig;
 use crate::sched::{IoScheduler, SchedReq};
 use crate::units::{Dur, SimTime};
 use crate::workload::IoOp;

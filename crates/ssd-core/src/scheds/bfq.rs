@@ -26,7 +26,7 @@
 //! real-time processes, cgroups, I/O priority classes, the async charge factor.
 
 use super::{max_sectors, Added, DirQueue, Slots};
-use crate::config::SchedConfig;
+use crate::sched::SchedConfig;
 use crate::sched::{IoScheduler, SchedReq};
 use crate::units::{Dur, SimTime};
 use crate::workload::IoOp;

@@ -19,7 +19,7 @@
 //! cgroups, `cfq_quantum` (in-flight limit per queue), back-seek penalties.
 
 use super::{dir_of, max_sectors, Added, DirQueue, Slots};
-use crate::config::SchedConfig;
+use crate::sched::SchedConfig;
 use crate::sched::{IoScheduler, SchedReq};
 use crate::units::{Dur, SimTime};
 use crate::workload::IoOp;

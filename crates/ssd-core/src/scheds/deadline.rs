@@ -10,7 +10,7 @@
 //! of the sorted tree), else at the next request in sector order.
 
 use super::{dir_of, max_sectors, DirQueue, Slots};
-use crate::config::SchedConfig;
+use crate::sched::SchedConfig;
 use crate::sched::{IoScheduler, SchedReq};
 use crate::units::{Dur, SimTime};
 use crate::workload::IoOp;

@@ -48,7 +48,8 @@ pub use mq_deadline::MqDeadline;
 pub use nvme::{Arbitration, NvmeQueues};
 pub use pardispatcher::ParDispatcher;
 
-use crate::config::{ConfigError, SchedConfig};
+use crate::error::ConfigError;
+use crate::sched::SchedConfig;
 use crate::sched::{try_merge, IoScheduler, Noop, SchedReq};
 use crate::units::SimTime;
 use crate::workload::IoOp;

@@ -18,7 +18,8 @@
 //! starts at it (continuing upward in address order, then from the lowest).
 
 use super::{dir_of, max_sectors, Added, DirQueue, Slots};
-use crate::config::{invalid, ConfigError, SchedConfig};
+use crate::error::{invalid, ConfigError};
+use crate::sched::SchedConfig;
 use crate::sched::{IoScheduler, SchedReq};
 use crate::units::{Dur, SimTime};
 use crate::workload::{IoOp, SECTOR};

@@ -34,7 +34,7 @@ pub mod synth;
 
 pub use summary::{stats, stats_reader, stats_with, SizeBucket, TraceStats};
 
-use crate::config::{invalid, ConfigError};
+use crate::error::{invalid, ConfigError};
 use crate::units::{Dur, SimTime, Size};
 use crate::workload::{HostRequest, IoOp, RequestSource, SourceError, Timing, SECTOR};
 use flate2::read::MultiGzDecoder;
@@ -1755,3 +1755,12 @@ pub fn shared_traces_dir(manifest_dir: &str) -> Option<PathBuf> {
 
 #[cfg(test)]
 mod tests;
+
+/// A trace to replay: its path and, optionally, its format (detected otherwise).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceSpec {
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
+}
