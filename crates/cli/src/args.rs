@@ -7,7 +7,7 @@ use clap::Args;
 /// Flags that select or change the simulated system and workload.
 #[derive(Args, Debug, Clone, Default)]
 pub struct ConfigArgs {
-    /// NAND preset (chip1, chip2, chip3, park-slc, mlc-mqsim, tlc-64l, qlc-96l)
+    /// NAND preset (chip1, chip2, chip3, park-slc, mlc-mqsim, tlc-64l, qlc-96l, tlc-multipass, tlc-multipass-worn, qlc-96l-oneshot; `ssdsim presets` lists them)
     #[arg(long)]
     pub nand: Option<String>,
     /// FTL (page, ...; see `ssdsim presets`)

@@ -906,7 +906,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             let mut o = String::new();
             o.push_str("NAND presets\n");
             o.push_str(&format!(
-                "  {:<10} {:<4} {:>6} {:>6} {:>7} {:>6} {:>5} {:>7} {:>8} {:>8} {:>12} {:>9}\n",
+                "  {:<18} {:<4} {:>6} {:>6} {:>7} {:>6} {:>5} {:>8} {:>9} {:>8} {:>12} {:>9}\n",
                 "name",
                 "cell",
                 "page",
@@ -922,7 +922,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             ));
             for n in &nands {
                 o.push_str(&format!(
-                    "  {:<10} {:<4} {:>6} {:>6} {:>7} {:>6} {:>5} {:>7} {:>8} {:>8} {:>12} {:>9}\n",
+                    "  {:<18} {:<4} {:>6} {:>6} {:>7} {:>6} {:>5} {:>8} {:>9} {:>8} {:>12} {:>9}\n",
                     n.name,
                     n.cell,
                     n.page_size.to_string(),
@@ -930,12 +930,49 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                     n.blocks_per_plane,
                     n.planes_per_die,
                     n.dies_per_chip,
-                    n.t_r.to_string(),
-                    n.t_prog.to_string(),
-                    n.t_bers.to_string(),
+                    short_us(n.t_r),
+                    short_us(n.t_prog),
+                    short_us(n.t_bers),
                     format!("{:.1}MB/s", n.bus_rate().mb_per_s()),
                     ssd_core::units::fmt_size(ssd_core::Size(n.chip_bytes())),
                 ));
+                if let Some(p) = &n.page_types {
+                    let list = |v: &[ssd_core::Dur]| {
+                        v.iter().map(|d| short_us(*d)).collect::<Vec<_>>().join("/")
+                    };
+                    o.push_str(&format!(
+                        "  {:<18} page types: tR {}, tPROG {}, {}{}, page map {} (tR/tPROG above: means over a block)\n",
+                        "",
+                        list(&p.t_r),
+                        list(&p.t_prog),
+                        match p.program {
+                            ssd_core::hw::nand::ProgramScheme::MultiPass => "multi-pass".to_string(),
+                            ssd_core::hw::nand::ProgramScheme::OneShot => "one-shot".to_string(),
+                        },
+                        match p.program {
+                            ssd_core::hw::nand::ProgramScheme::OneShot =>
+                                format!(" (pages before a word line's last load in {})", short_us(p.t_load)),
+                            _ => String::new(),
+                        },
+                        match p.map {
+                            ssd_core::hw::nand::PageMap::Wordline => "wordline",
+                            ssd_core::hw::nand::PageMap::SharedWl => "shared-wl",
+                        },
+                    ));
+                }
+                if let Some(r) = &n.retry {
+                    o.push_str(&format!(
+                        "  {:<18} read retry: {} + {}/1000 P/E + {}/decade of hours retention steps, at most {}, {} each besides tR; {} P/E before the run, data {:.0}h old\n",
+                        "",
+                        r.base_steps,
+                        r.steps_per_kpe,
+                        r.steps_per_decade,
+                        r.max_steps,
+                        short_us(r.t_step),
+                        r.pe_offset,
+                        r.data_age.0 as f64 / 3.6e12,
+                    ));
+                }
             }
             o.push_str("\nPower presets\n");
             for p in ssd_core::config::PowerConfig::presets() {
@@ -1548,4 +1585,14 @@ fn mapsize_plot(rows: &[ftl::mapsize::MapSizeRow], path: &std::path::Path) -> Re
         root.present().map_err(|e| e.to_string())?;
     }
     write_file(path, svg.as_bytes()).map_err(|e| e.to_string())
+}
+
+/// A duration for the presets table: whole microseconds as `ssd_core` writes
+/// them, others in microseconds to 0.1.
+fn short_us(d: ssd_core::Dur) -> String {
+    if d.0.is_multiple_of(1000) {
+        d.to_string()
+    } else {
+        format!("{:.1}us", d.0 as f64 / 1e3)
+    }
 }

@@ -98,6 +98,14 @@ pub struct NandConfig {
     pub cmd_addr_bytes: u32,
     /// Run the same operation on one page offset of several planes of a die at once.
     pub multiplane: bool,
+    /// Per-page-type latencies (MLC/TLC/QLC): see [`crate::hw::nand::PageTypeConfig`].
+    /// Absent: every page reads in `t_r` and programs in `t_prog`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_types: Option<crate::hw::nand::PageTypeConfig>,
+    /// Read retry: see [`crate::hw::nand::RetryConfig`]. Absent: every read
+    /// decodes at its first sensing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<crate::hw::nand::RetryConfig>,
 }
 
 /// The preset called `name` among `presets`, or an error naming the known ones.
@@ -153,11 +161,21 @@ impl NandConfig {
             // ONFI: 1 command cycle, 5 address cycles, 1 confirm cycle.
             cmd_addr_bytes: 7,
             multiplane: true,
+            page_types: None,
+            retry: None,
         }
     }
 
     /// All NAND presets, in the order `ssdsim presets` lists them.
+    /// The built-in chips (`--nand NAME`).
     pub fn presets() -> Vec<NandConfig> {
+        let mut v = Self::single_type_presets();
+        v.extend(Self::page_type_presets());
+        v
+    }
+
+    /// The chips described by one latency per operation.
+    fn single_type_presets() -> Vec<NandConfig> {
         vec![
             Self::lee_won("chip1", 2, 4096, 50),
             Self::lee_won("chip2", 4, 2048, 100),
@@ -182,6 +200,8 @@ impl NandConfig {
                 bus_width_bits: 8,
                 cmd_addr_bytes: 0,
                 multiplane: false,
+                page_types: None,
+                retry: None,
             },
             // Modern MLC: the default device of MQSim (Tavakkol et al., FAST 2018),
             // ssdconfig.xml: 8 KiB page, 256 pages/block, 2048 blocks/plane, 2 planes,
@@ -201,6 +221,8 @@ impl NandConfig {
                 bus_width_bits: 8,
                 cmd_addr_bytes: 7,
                 multiplane: true,
+                page_types: None,
+                retry: None,
             },
             // Modern TLC: 64-layer 512 Gb 3b/cell 3D V-NAND (Kim et al., "A 512Gb 3b/cell
             // 64-stacked WL 3D V-NAND flash memory", ISSCC 2017, paper 11.1; JSSC 53(1)
@@ -222,6 +244,8 @@ impl NandConfig {
                 bus_width_bits: 8,
                 cmd_addr_bytes: 7,
                 multiplane: true,
+                page_types: None,
+                retry: None,
             },
             // Modern QLC: 1 Tb 4b/cell 96-layer 3D NAND (Lee et al., ISSCC 2020, paper
             // 13.2): 30 MB/s program throughput over 4 planes of 16 KiB pages gives
@@ -242,8 +266,108 @@ impl NandConfig {
                 bus_width_bits: 8,
                 cmd_addr_bytes: 7,
                 multiplane: true,
+                page_types: None,
+                retry: None,
             },
         ]
+    }
+
+    /// The chips with a latency per page type (`[nand.page_types]`).
+    fn page_type_presets() -> Vec<NandConfig> {
+        vec![
+            NandConfig::tlc_multipass("tlc-multipass", None),
+            // The same part at the end of its life: 3000 P/E cycles and data
+            // kept a year, with read retry (illustrative parameters of the
+            // model in `hw::nand::RetryConfig`, not a datasheet's).
+            NandConfig::tlc_multipass(
+                "tlc-multipass-worn",
+                Some(crate::hw::nand::RetryConfig {
+                    max_steps: 7,
+                    t_step: Dur::from_us(5),
+                    base_steps: 0.0,
+                    steps_per_kpe: 1.0,
+                    steps_per_decade: 0.5,
+                    pe_offset: 3000,
+                    data_age: Dur::from_ms(8760 * 3_600_000),
+                }),
+            ),
+            // qlc-96l programmed one shot: a word line's four pages are loaded
+            // into the latches (5 us each, a representative tCBSY) and programmed
+            // together. The paper's 30 MB/s over 4 planes x 4 pages of 16 KiB
+            // gives the word line's tPROG: 256 KiB / 30 MB/s = 8.738 ms (so a
+            // page's mean, 2.188 ms, is qlc-96l's). The paper gives no read time
+            // per page type: all four read in qlc-96l's 150 us.
+            {
+                let mut n = NandConfig::preset_with_types(
+                    NandConfig {
+                        name: "qlc-96l-oneshot".into(),
+                        ..NandConfig::presets_base("qlc-96l")
+                    },
+                    crate::hw::nand::PageTypeConfig {
+                        t_r: vec![Dur::from_us(150); 4],
+                        t_prog: vec![Dur::from_us(8738)],
+                        program: crate::hw::nand::ProgramScheme::OneShot,
+                        t_load: Dur::from_us(5),
+                        map: crate::hw::nand::PageMap::Wordline,
+                    },
+                );
+                n.retry = None;
+                n
+            },
+        ]
+    }
+
+    /// A 2D TLC part programmed in passes, with SimpleSSD's `LatencyTLC`
+    /// table (tR 58/78/107 us, tPROG 558/2201/5001 us for LSB/CSB/MSB pages,
+    /// tBERS 2274 us) and its shared-word-line page order. Geometry and bus
+    /// (16 KiB pages, 384 pages per block, 2 planes, 400 MT/s) are typical of
+    /// such parts, not SimpleSSD's.
+    fn tlc_multipass(name: &str, retry: Option<crate::hw::nand::RetryConfig>) -> NandConfig {
+        let mut n = NandConfig::preset_with_types(
+            NandConfig {
+                name: name.into(),
+                cell: "TLC".into(),
+                page_size: Size::kib(16),
+                pages_per_block: 384,
+                blocks_per_plane: 1024,
+                planes_per_die: 2,
+                dies_per_chip: 1,
+                t_r: Dur::ZERO,
+                t_prog: Dur::ZERO,
+                t_bers: Dur::from_us(2274),
+                bus: BusSpeed::MegaTransfers(400.0),
+                bus_width_bits: 8,
+                cmd_addr_bytes: 7,
+                multiplane: true,
+                page_types: None,
+                retry: None,
+            },
+            crate::hw::nand::PageTypeConfig {
+                t_r: vec![Dur::from_us(58), Dur::from_us(78), Dur::from_us(107)],
+                t_prog: vec![Dur::from_us(558), Dur::from_us(2201), Dur::from_us(5001)],
+                program: crate::hw::nand::ProgramScheme::MultiPass,
+                t_load: Dur::ZERO,
+                map: crate::hw::nand::PageMap::SharedWl,
+            },
+        );
+        n.retry = retry;
+        n
+    }
+
+    /// `n` with page types `p`; its `t_r`/`t_prog` become their means.
+    fn preset_with_types(mut n: NandConfig, p: crate::hw::nand::PageTypeConfig) -> NandConfig {
+        (n.t_r, n.t_prog) = p.means(n.pages_per_block);
+        n.page_types = Some(p);
+        n
+    }
+
+    /// One of the presets defined before this point, by name (for presets
+    /// that vary one).
+    fn presets_base(name: &str) -> NandConfig {
+        Self::single_type_presets()
+            .into_iter()
+            .find(|p| p.name == name)
+            .expect("base preset exists")
     }
 
     pub fn preset(name: &str) -> Result<NandConfig, ConfigError> {
@@ -1099,6 +1223,12 @@ impl Settings {
         }
         if n.pages_per_block > 65_535 {
             return Err(invalid("nand.pages_per_block", "at most 65535"));
+        }
+        if let Some(p) = &n.page_types {
+            p.check(n)?;
+        }
+        if let Some(r) = &n.retry {
+            r.check()?;
         }
         if n.t_r.0 == 0 || n.t_prog.0 == 0 || n.t_bers.0 == 0 {
             return Err(invalid(

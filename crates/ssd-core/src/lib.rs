@@ -22,6 +22,7 @@ pub mod error;
 pub mod filebench;
 pub mod flows;
 pub mod ftl;
+pub mod hw;
 pub mod observer;
 pub mod outfile;
 pub mod pagecache;

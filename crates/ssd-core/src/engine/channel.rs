@@ -2,7 +2,7 @@
 
 use super::*;
 
-impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, O> {
+impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulation<F, S, Q, O, H> {
     #[inline(always)]
     pub(super) fn request_channel(&mut self, d: u32) {
         let ch = self.dies[d as usize].ch;
@@ -57,10 +57,16 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             c.wake = true;
             self.q.push(end, Ev::ChanFree(ch));
         }
-        let t = match die.kind {
-            OpKind::Read => self.t_r,
-            OpKind::Program => self.t_prog,
-            OpKind::Erase => self.t_bers,
+        let t = match self.fixed_t {
+            Some(t) => t[die.kind as usize],
+            None => array_time(
+                &mut self.hw.nand,
+                &self.flash,
+                &self.txns.items,
+                die,
+                d,
+                end,
+            ),
         };
         die.phase = Phase::Array;
         // Reported to the observer when the operation ends (`report_array_op`).
@@ -89,7 +95,18 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         );
         let n = die.n as u64;
         let (start, purpose) = (now + self.cmd_t, die.purpose);
-        let end = start + self.t_r;
+        let end = start
+            + match self.fixed_t {
+                Some(t) => t[OpKind::Read as usize],
+                None => array_time(
+                    &mut self.hw.nand,
+                    &self.flash,
+                    &self.txns.items,
+                    die,
+                    d,
+                    start,
+                ),
+            };
         let out = Dur(self.xfer_t.0 * n);
         let out_end = end + out;
         die.phase = Phase::Array;

@@ -108,7 +108,7 @@ impl WriteBuffer {
     }
 }
 
-impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, O> {
+impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulation<F, S, Q, O, H> {
     pub(super) fn start_cmd(&mut self, r: SchedReq) {
         let now = self.now;
         self.counters.dispatched += 1;
@@ -131,10 +131,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         self.dev_inflight += 1;
         let bytes = r.sectors as u64 * SECTOR;
         // Host link: command (and write data) host -> device.
-        let hc = &self.settings.config.host;
         let data_in = if r.op == IoOp::Write { bytes } else { 0 };
         let lstart = self.link_free.max(now);
-        let lend = lstart + hc.command_overhead + self.link_time(0, data_in);
+        let lend = lstart + self.hw.link.command_time(data_in);
         self.link_free = lend;
         self.link_ns += lend.0 - lstart.0;
         self.obs.link_xfer(data_in, lstart, lend);
@@ -229,43 +228,29 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         self.q.push_fifo(0, cpu_end, Ev::CmdReady(c));
     }
 
-    /// Host link time for `bytes`, memoised per call site `k`.
-    #[inline]
-    pub(super) fn link_time(&mut self, k: usize, bytes: u64) -> Dur {
-        let m = &mut self.link_memo[k];
-        if m.0 != bytes {
-            *m = (bytes, self.settings.link.time_for(bytes));
-        }
-        m.1
-    }
-
     /// Book the CPU for one command's firmware path plus the FTL work in `cx.work`.
     pub(super) fn book_cpu(&mut self, ready: SimTime, extra_dram: u64) -> SimTime {
-        let cc = &self.settings.config.controller;
         let w = self.cx.work;
         self.work.add(&w);
-        let cycles = cc.cycles_per_command
-            + w.map_lookups * cc.cycles_per_map_lookup
-            + w.gc_candidates * cc.cycles_per_gc_candidate
-            + w.gc_pages * cc.cycles_per_gc_page;
+        let cycles = self.hw.ctrl.cycles(&w, true);
         let dram_n = w.map_lookups + w.dram_accesses + extra_dram;
         self.work.dram_accesses += extra_dram;
         let mut start = self.cpu_free.max(ready);
-        let pc = &self.settings.config.power;
-        if let Some(to) = pc.cpu_slow_after {
-            // Slow mode is entered `to` after the CPU last had work (the end of the
-            // last busy period or of background firmware work, whichever is later).
-            if self.dev_inflight == 1
-                && ready.0 >= self.idle_since.max(self.cpu_free).0 + to.0
-                && pc.cpu_wakeup_latency.0 > 0
+        // The CPU last had work at the end of the last busy period or of
+        // background firmware work, whichever is later.
+        if self.dev_inflight == 1 {
+            if let Some(wake) = self
+                .hw
+                .ctrl
+                .wakeup(ready, self.idle_since.max(self.cpu_free))
             {
-                let wend = start + pc.cpu_wakeup_latency;
+                let wend = start + wake;
                 self.obs.cpu_wakeup(start, wend);
                 start = wend;
             }
         }
-        let cpu_t = self.settings.cycles(cycles);
-        let dram_t = Dur(dram_n * self.settings.config.dram.access_latency.0);
+        let cpu_t = self.hw.ctrl.cycle_time(cycles);
+        let dram_t = self.hw.dram.access_time(dram_n);
         let end = start + cpu_t + dram_t;
         self.obs.cpu_busy(start, start + cpu_t);
         if dram_n > 0 {
@@ -295,7 +280,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             if r.op == IoOp::Read {
                 let bytes = r.sectors as u64 * SECTOR;
                 let s = self.link_free.max(self.now);
-                let e = s + self.link_time(1, bytes);
+                let e = s + self.hw.link.read_data_time(bytes);
                 self.link_free = e;
                 self.link_ns += e.0 - s.0;
                 self.obs.link_xfer(bytes, s, e);

@@ -2,7 +2,7 @@
 
 use super::*;
 
-impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, O> {
+impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulation<F, S, Q, O, H> {
     /// Start die `d`'s next batch, if it is idle and has work queued.
     #[inline(never)]
     pub(super) fn die_start(&mut self, d: u32) {
@@ -67,6 +67,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         }
         die.n = n as u8;
         die.kind = h.kind;
+        die.blk = h.blk;
+        die.pg = h.pg;
         die.purpose = h.purpose;
         die.batch_start = self.now;
         if h.kind == OpKind::Erase {

@@ -430,6 +430,46 @@ pub(super) struct Die {
     pub(super) busy_ns: u64,
     /// The channel the die is on.
     pub(super) ch: u32,
+    /// The running batch's first transaction's flat block and page (for
+    /// an erase: the pages written in the block when it was planned).
+    pub(super) blk: u32,
+    pub(super) pg: u16,
+}
+
+/// How long die `d`'s batch, whose array phase starts at `start`, keeps it
+/// busy: the NAND model's answer (told first of the blocks a program or
+/// erase touches, if it tracks them).
+#[inline(never)]
+pub(super) fn array_time<N: Nand>(
+    nand: &mut N,
+    flash: &FlashArray,
+    txns: &[Txn],
+    die: &Die,
+    d: u32,
+    start: SimTime,
+) -> Dur {
+    if nand.tracks_blocks() && die.kind != OpKind::Read {
+        for &t in &die.batch_txn[..die.n as usize] {
+            let b = txns[t as usize].blk;
+            match die.kind {
+                OpKind::Program => nand.programmed(b, start),
+                _ => nand.erased(b, start),
+            }
+        }
+    }
+    let op = ArrayOp {
+        kind: die.kind,
+        purpose: die.purpose,
+        die: d,
+        block: die.blk,
+        page: die.pg,
+        planes: die.n,
+    };
+    let cx = NandCtx {
+        now: start,
+        erase_counts: flash.erase_counts(),
+    };
+    nand.array_time(&op, &cx)
 }
 
 /// How many queued transactions the multi-plane partner search looks at.

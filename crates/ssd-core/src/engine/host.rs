@@ -75,7 +75,7 @@ impl Ahead {
     }
 }
 
-impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, O> {
+impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulation<F, S, Q, O, H> {
     pub(super) fn issue_next_closed(&mut self) -> bool {
         if self.source_done {
             return false;

@@ -26,6 +26,7 @@
 use crate::addr::{ChannelId, DieId, FastDiv, Lpn};
 use crate::config::{FlushPolicy, Precondition, Settings};
 use crate::ftl::{FlashArray, Ftl, FtlCtx, FtlStats, FtlWork, OpKind, Purpose};
+use crate::hw::{ArrayOp, Controller, Dram, Hardware, HostLink, Nand, NandCtx, Parts, StdHw};
 use crate::observer::{Observer, XferKind};
 use crate::rng::{SimRng, SimRngExt};
 use crate::sched::{IoScheduler, SchedReq};
@@ -104,7 +105,7 @@ impl From<SourceError> for SimError {
 /// One simulation: an FTL, a request source, a host scheduler and an observer
 /// over the hardware described by `Settings`. Generic, so the hot loop is
 /// statically dispatched; applications close the choices with enums.
-pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
+pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware = StdHw> {
     pub settings: Settings,
     pub ftl: F,
     pub src: S,
@@ -116,9 +117,10 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
     // constants
     cmd_t: Dur,
     xfer_t: Dur,
-    t_r: Dur,
-    t_prog: Dur,
-    t_bers: Dur,
+    /// The hardware models (`crate::hw`).
+    hw: Parts<H>,
+    /// The NAND model's `fixed_times`, if it has them (then it is not asked).
+    fixed_t: Option<[Dur; 3]>,
     page: u64,
     planes: u32,
     /// Page size, as a divider.
@@ -159,8 +161,6 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
     /// time-weighted distribution is in `counters`).
     qd_since: SimTime,
     link_free: SimTime,
-    /// Last (bytes, time) asked of the host link (its time is a 128-bit division).
-    link_memo: [(u64, Dur); 2],
     cpu_free: SimTime,
     active_since: SimTime,
     idle_since: SimTime,
@@ -219,13 +219,34 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> {
     ramp_end: SimTime,
 }
 
-impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, O> {
+impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, O, StdHw> {
+    /// A simulation on the built-in hardware models the settings name.
     pub fn new(settings: Settings, ftl: F, src: S, sched: Q, obs: O) -> Self {
+        let hw = Parts::from_settings(&settings)
+            .expect("validated settings describe built-in hardware models");
+        Self::with_hardware(settings, hw, ftl, src, sched, obs)
+    }
+}
+
+impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulation<F, S, Q, O, H> {
+    /// A simulation on hardware models of the caller's choice (see
+    /// [`crate::hw`]); `settings` still give the geometry, the bus, the host
+    /// link and everything the models do not.
+    pub fn with_hardware(
+        settings: Settings,
+        hw: Parts<H>,
+        ftl: F,
+        src: S,
+        sched: Q,
+        obs: O,
+    ) -> Self {
         let g = settings.geometry;
         let c = &settings.config;
         let dies = (0..g.total_dies())
             .map(|d| Die {
                 ch: g.channel_of_die(DieId(d)).0,
+                blk: 0,
+                pg: 0,
                 phase: Phase::Idle,
                 kind: OpKind::Read,
                 purpose: Purpose::Host,
@@ -248,9 +269,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
         Simulation {
             cmd_t: settings.cmd_time(),
             xfer_t: settings.page_xfer_time(),
-            t_r: c.nand.t_r,
-            t_prog: c.nand.t_prog,
-            t_bers: c.nand.t_bers,
+            fixed_t: hw.nand.fixed_times(),
+            hw,
             page: g.page_size as u64,
             planes: g.planes.min(MAX_PLANES as u32),
             div_page: FastDiv::new(g.page_size as u64),
@@ -286,7 +306,6 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             plug_booked: false,
             qd_since: SimTime::ZERO,
             link_free: SimTime::ZERO,
-            link_memo: [(u64::MAX, Dur::ZERO); 2],
             cpu_free: SimTime::ZERO,
             active_since: SimTime::ZERO,
             idle_since: SimTime::ZERO,
@@ -393,6 +412,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
     fn reset_stats(&mut self, at: SimTime) {
         self.counters = Counters::default();
         self.flow_flash.restart();
+        self.hw.nand.restart_stats();
         self.lat = Latencies::default();
         self.work = FtlWork::default();
         self.cpu_ns = 0;

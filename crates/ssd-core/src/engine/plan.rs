@@ -3,7 +3,7 @@
 
 use super::*;
 
-impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, O> {
+impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulation<F, S, Q, O, H> {
     /// Turn the plan in `cx` into jobs and transactions owned by command `c`
     /// (NONE: background work, released at once).
     pub(super) fn commit_plan(&mut self, c: u32) {

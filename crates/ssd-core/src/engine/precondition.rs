@@ -29,7 +29,7 @@ pub struct PreconditionOutcome {
     pub wall_s: f64,
 }
 
-impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, O> {
+impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulation<F, S, Q, O, H> {
     /// Apply the FTL's plan functionally (flash state and counts, no timing).
     #[inline]
     pub(super) fn apply_functional(&mut self) -> u64 {

@@ -132,7 +132,7 @@ impl FlowFlash {
     }
 }
 
-impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, O> {
+impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulation<F, S, Q, O, H> {
     /// Busy time of every die, channel, the CPU and the host link up to
     /// `cut` (not after `now`): what is booked or running past it is left out.
     pub(super) fn busy_until_cut(&self, cut: SimTime) -> BusyTimes {
@@ -233,16 +233,13 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
             .translation_reads
             .saturating_sub(k.joined_translation_reads);
         let w = &self.work;
-        let cc = &c.controller;
-        let ftl_cycles = w.map_lookups * cc.cycles_per_map_lookup
-            + w.gc_candidates * cc.cycles_per_gc_candidate
-            + w.gc_pages * cc.cycles_per_gc_page;
+        let ftl_cycles = self.hw.ctrl.cycles(w, false);
         r.ftl = FtlReport {
             kind: self.ftl.name().to_string(),
             mapping_table_bytes: self.ftl.mapping_table_bytes(),
             logical_pages: self.ftl.logical_pages(),
             stats: st,
-            cpu_s: self.settings.cycles(ftl_cycles).secs_f64(),
+            cpu_s: self.hw.ctrl.cycle_time(ftl_cycles).secs_f64(),
             dram_accesses: w.map_lookups + w.dram_accesses,
             write_buffer_hits: k.wbuf_hits,
             write_buffer_evictions: k.wbuf_evictions,
@@ -366,6 +363,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, 
                 "dram_capacity_exceeded_bytes".to_string(),
                 dram_need - c.dram.capacity.0,
             );
+        }
+        if let Some(v) = self.hw.nand.report() {
+            r.extra
+                .insert("hardware".into(), serde_json::json!({ "nand": v }));
         }
         r.config = serde_json::to_value(c).expect("config serializes");
         r

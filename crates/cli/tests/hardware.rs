@@ -1,0 +1,257 @@
+//! The hardware models behind `ssd_core::hw`: each against its closed form.
+//!
+//! The drives here have one die with one plane, so a sequential QD1 stream
+//! writes page 0, 1, 2, ... of one block and every request runs alone: a
+//! request's latency is the fixed path (link, CPU, DRAM, command and page
+//! transfer) plus the array time the model gives for its page.
+
+use ssd_core::config::{Precondition, SsdConfig};
+use ssd_core::hw::nand::{PageMap, ProgramScheme, RetryConfig};
+use ssd_core::observer::NullObserver;
+use ssd_core::sched::Noop;
+use ssd_core::workload::{HostRequest, IoOp, Timing, VecSource};
+use ssd_core::{Dur, SimTime, Simulation};
+use ssdsim::{run_config, RunOptions};
+
+/// `preset` on one channel, one die, one plane, 64 blocks.
+fn one_die(preset: &str) -> SsdConfig {
+    let mut cfg = SsdConfig {
+        nand: ssd_core::config::NandConfig::preset(preset).unwrap(),
+        ..SsdConfig::default()
+    };
+    cfg.layout.channels = 1;
+    cfg.layout.ways = 1;
+    cfg.nand.dies_per_chip = 1;
+    cfg.nand.planes_per_die = 1;
+    cfg.nand.blocks_per_plane = 64;
+    cfg
+}
+
+/// QD1 page-sized requests on pages `0..n` in order: `op` only, or writes
+/// then reads of the same pages. Returns (write mean, write max, read mean,
+/// read max) in ns.
+fn sequential(cfg: &SsdConfig, n: u64, reads: bool, precondition: bool) -> (f64, u64, f64, u64) {
+    let s = cfg.validate().unwrap();
+    let sectors = s.geometry.page_size / 512;
+    let mut reqs = Vec::new();
+    let req = |op, i: u64| HostRequest {
+        arrival: SimTime(0),
+        op,
+        lba: i * sectors as u64,
+        sectors,
+        stream: 0,
+        tag: 0,
+    };
+    if !precondition {
+        reqs.extend((0..n).map(|i| req(IoOp::Write, i)));
+    }
+    if reads {
+        reqs.extend((0..n).map(|i| req(IoOp::Read, i)));
+    }
+    let src = VecSource::new(reqs, Timing::ClosedLoop { depth: 1 });
+    let ftl = ftl::build(&s).unwrap();
+    let mut sim = Simulation::new(s, ftl, src, Noop::new(1024, true), NullObserver);
+    if precondition {
+        sim.settings.config.sim.precondition = Precondition::Fill;
+        sim.precondition();
+    }
+    sim.run().unwrap();
+    (
+        sim.lat.write.mean_ns(),
+        sim.lat.write.max_ns(),
+        sim.lat.read.mean_ns(),
+        sim.lat.read.max_ns(),
+    )
+}
+
+/// SimpleSSD's TLC page order (`LatencyTLC::GetPageType`), written out.
+fn simplessd_tlc_type(p: u64) -> usize {
+    if p <= 5 {
+        0
+    } else if p <= 7 {
+        1
+    } else {
+        (((p - 8) >> 1) % 3) as usize
+    }
+}
+
+/// Multi-pass TLC: a page programs and reads in its type's time, types in
+/// SimpleSSD's shared-word-line order; the mean is the table's mean over the
+/// pages written, the slowest is the MSB program.
+#[test]
+fn tlc_multipass_latency_per_page_type() {
+    let cfg = one_die("tlc-multipass");
+    let pt = cfg.nand.page_types.clone().unwrap();
+    assert_eq!(pt.program, ProgramScheme::MultiPass);
+    assert_eq!(pt.map, PageMap::SharedWl);
+    let us = |v: u64| v as f64 * 1e3;
+    let (t_r, t_prog) = ([58, 78, 107], [558, 2201, 5001]);
+    // The fixed path, from the same drive with one latency per operation.
+    let mut fixed = cfg.clone();
+    fixed.nand.page_types = None;
+    let n = 2 * cfg.nand.pages_per_block as u64 + 17;
+    let (fw, fw_max, fr, _) = sequential(&fixed, n, true, false);
+    assert_eq!(fw, fw_max as f64, "fixed: every write alike");
+    let base_w = fw - cfg.nand.t_prog.0 as f64;
+    let base_r = fr - cfg.nand.t_r.0 as f64;
+    let (w, w_max, r, r_max) = sequential(&cfg, n, true, false);
+    let pages = (0..n).map(|i| simplessd_tlc_type(i % cfg.nand.pages_per_block as u64));
+    let mean = |tab: [u64; 3]| pages.clone().map(|t| us(tab[t])).sum::<f64>() / n as f64;
+    assert!((w - (base_w + mean(t_prog))).abs() < 1e-6, "write mean {w}");
+    assert!((r - (base_r + mean(t_r))).abs() < 1e-6, "read mean {r}");
+    assert_eq!(w_max as f64, base_w + us(5001), "MSB program");
+    assert_eq!(r_max as f64, base_r + us(107), "MSB read");
+    // Over whole blocks the per-type model and the fixed one at its mean agree.
+    let m = cfg.nand.pages_per_block as u64;
+    let (w_blk, _, _, _) = sequential(&cfg, m, false, false);
+    let (f_blk, _, _, _) = sequential(&fixed, m, false, false);
+    assert!((w_blk - f_blk).abs() <= 1.0, "{w_blk} vs {f_blk}");
+}
+
+/// One-shot QLC: three pages of a word line load in `t_load`, the fourth
+/// programs the word line; reads are 150 us whatever the type.
+#[test]
+fn qlc_oneshot_programs_a_word_line_at_its_last_page() {
+    let cfg = one_die("qlc-96l-oneshot");
+    let pt = cfg.nand.page_types.clone().unwrap();
+    assert_eq!(pt.program, ProgramScheme::OneShot);
+    let mut fixed = cfg.clone();
+    fixed.nand.page_types = None;
+    let n = 64;
+    let (fw, _, _, _) = sequential(&fixed, n, false, false);
+    let base_w = fw - cfg.nand.t_prog.0 as f64;
+    let (w, w_max, _, _) = sequential(&cfg, n, false, false);
+    let want = base_w + (3.0 * 5_000.0 + 8_738_000.0) / 4.0;
+    assert!((w - want).abs() < 1e-6, "write mean {w} vs {want}");
+    assert_eq!(w_max as f64, base_w + 8_738_000.0);
+    // The scalar is the mean a page programs in.
+    assert_eq!(cfg.nand.t_prog, Dur(2_188_250));
+}
+
+fn retry(steps_per_kpe: f64, pe_offset: u32, steps_per_decade: f64, age: Dur) -> RetryConfig {
+    RetryConfig {
+        max_steps: 7,
+        t_step: Dur::from_us(5),
+        base_steps: 0.0,
+        steps_per_kpe,
+        steps_per_decade,
+        pe_offset,
+        data_age: age,
+    }
+}
+
+/// Read retry on a fixed-latency chip (chip2, tR 25 us): with `mu` extra
+/// steps a read takes `mu * (tR + t_step)` more, exactly when `mu` is whole
+/// and on average when it is not.
+#[test]
+fn read_retry_adds_steps_from_wear_and_retention() {
+    let plain = one_die("chip2");
+    let n = 3000;
+    let (_, _, r0, r0_max) = sequential(&plain, n, true, false);
+    assert_eq!(r0, r0_max as f64);
+    let step = 30_000.0; // tR 25 us + t_step 5 us
+    let with = |r: RetryConfig| {
+        let mut c = plain.clone();
+        c.nand.retry = Some(r);
+        c
+    };
+    // 2000 P/E cycles at 1 step per 1000: two steps on every read.
+    let (_, _, r, r_max) = sequential(&with(retry(1.0, 2000, 0.0, Dur::ZERO)), n, true, false);
+    assert_eq!(r, r0 + 2.0 * step);
+    assert_eq!(r_max as f64, r0 + 2.0 * step);
+    // 1.5 steps: one or two, half the time each (binomial: sd 15 us per
+    // read, 0.27 us over 3000 reads).
+    let (_, _, r, r_max) = sequential(&with(retry(1.0, 1500, 0.0, Dur::ZERO)), n, true, false);
+    assert!(
+        (r - (r0 + 1.5 * step)).abs() < 1_500.0,
+        "mean {r} vs {}",
+        r0 + 1.5 * step
+    );
+    assert_eq!(r_max as f64, r0 + 2.0 * step);
+    // The step cap.
+    let (_, _, r, _) = sequential(&with(retry(1.0, 20_000, 0.0, Dur::ZERO)), n, true, false);
+    assert_eq!(r, r0 + 7.0 * step);
+    // Retention: data written before the run is 9 hours old at time 0, one
+    // step per decade of hours: log10(1 + 9) = 1 step. Data the run writes
+    // is fresh and reads at once.
+    let aged = with(retry(0.0, 0, 1.0, Dur::from_ms(9 * 3_600_000)));
+    let (_, _, r_old, _) = sequential(&aged, 500, true, true);
+    let (_, _, r_old0, _) = sequential(&plain, 500, true, true);
+    assert!(
+        (r_old - (r_old0 + step)).abs() < 1.0,
+        "{r_old} vs {}",
+        r_old0 + step
+    );
+    let (_, _, r_new, _) = sequential(&aged, 500, true, false);
+    assert!((r_new - r0).abs() < 1.0, "{r_new} vs {r0}");
+}
+
+/// Read retry shows in the tail and in the energy of a random-read run: the
+/// worn preset's reads take several steps, and the flash array is busy (and
+/// drawing its read current) that much longer.
+#[test]
+fn read_retry_costs_tail_latency_and_energy() {
+    let run = |preset: &str| {
+        let mut cfg = one_die(preset);
+        cfg.sim.precondition = Precondition::Fill;
+        cfg.power = ssd_core::config::PowerConfig::preset("lee2011").unwrap();
+        cfg.workload.rw = ssd_core::workload::RwMode::RandRead;
+        cfg.workload.bs = cfg.nand.page_size;
+        cfg.workload.iodepth = 4;
+        cfg.workload.number_ios = Some(2000);
+        run_config(&cfg, &RunOptions::default()).unwrap().report
+    };
+    let fresh = run("tlc-multipass");
+    let worn = run("tlc-multipass-worn");
+    let p99 = |r: &ssd_core::stats::Report| r.latency_us.read.p99;
+    assert!(
+        p99(&worn) > 3.0 * p99(&fresh),
+        "{} vs {}",
+        p99(&worn),
+        p99(&fresh)
+    );
+    let e = |r: &ssd_core::stats::Report| r.extra["energy_j"]["total"].as_f64().unwrap();
+    assert!(e(&worn) > e(&fresh), "{} vs {}", e(&worn), e(&fresh));
+    // The report counts the reads and their steps: at 3000 P/E and a year's
+    // retention the mean is 3 + 0.5 * log10(1 + 8760) = 4.97 steps.
+    assert!(!fresh.extra.contains_key("hardware"));
+    let nand = &worn.extra["hardware"]["nand"];
+    // One plane: every array read is one page.
+    assert_eq!(nand["array_reads"].as_u64(), Some(worn.flash.page_reads));
+    let mean = nand["mean_retry_steps"].as_f64().unwrap();
+    assert!((mean - 4.97).abs() < 0.05, "{mean}");
+}
+
+/// Page types and retry are checked before the run, naming the field.
+#[test]
+fn bad_page_types_are_refused_naming_the_field() {
+    let err = |f: &dyn Fn(&mut SsdConfig)| {
+        let mut c = one_die("tlc-multipass");
+        f(&mut c);
+        c.validate().unwrap_err().to_string()
+    };
+    let e = err(&|c| c.nand.t_r = Dur::from_us(60));
+    assert!(
+        e.starts_with("nand.t_r:") && e.contains("set it to 80489ns"),
+        "{e}"
+    );
+    let e = err(&|c| {
+        c.nand
+            .page_types
+            .as_mut()
+            .unwrap()
+            .t_prog
+            .pop()
+            .map(|_| ())
+            .unwrap()
+    });
+    assert!(e.starts_with("nand.page_types.t_prog:"), "{e}");
+    let e = err(&|c| c.nand.pages_per_block = 100);
+    assert!(e.starts_with("nand.pages_per_block:"), "{e}");
+    let e = err(&|c| {
+        c.nand.page_types.as_mut().unwrap().t_r = vec![Dur::from_us(50); 5];
+    });
+    assert!(e.starts_with("nand.page_types.t_r:"), "{e}");
+    let e = err(&|c| c.nand.retry = Some(retry(-1.0, 0, 0.0, Dur::ZERO)));
+    assert!(e.starts_with("nand.retry.steps_per_kpe:"), "{e}");
+}

@@ -1,0 +1,163 @@
+//! The controller's firmware CPU, its DRAM and the host link: the models the
+//! engine asks once per host command (and per background GC pass).
+//!
+//! # Contract
+//! * [`Controller`]: the cycles a firmware pass costs for the FTL work it
+//!   did, their time, and whether work arriving after an idle spell first
+//!   waits for the CPU to wake. The engine books the CPU busy-until (work
+//!   starts at `max(ready, cpu free)`) and tells the observer.
+//! * [`Dram`]: the time of `n` accesses, which follow the CPU's work.
+//! * [`HostLink`]: the time a command (with its write data) and a read's
+//!   data take on the link; the engine books the link busy-until.
+//!
+//! The defaults reproduce the simulator's published behaviour:
+//! [`CycleCpu`] (cycles per command, per map lookup, per GC candidate, per
+//! GC page; optional slow mode after `power.cpu_slow_after`),
+//! [`FixedDram`] (`dram.access_latency` per access), [`SerialLink`]
+//! (`host.command_overhead` plus bytes at the interface's rate).
+
+use crate::config::Settings;
+use crate::ftl::FtlWork;
+use crate::units::{Dur, Rate, SimTime};
+
+/// The firmware CPU.
+pub trait Controller {
+    /// Cycles of one firmware pass: the command path (when `per_command`)
+    /// plus the FTL work `w`. The report's FTL CPU time uses it too
+    /// (`per_command` false).
+    fn cycles(&self, w: &FtlWork, per_command: bool) -> u64;
+    /// How long `cycles` take.
+    fn cycle_time(&self, cycles: u64) -> Dur;
+    /// Work ready at `ready`, the CPU's last work having ended at
+    /// `last_work`: the wake-up it waits for first, if the CPU had dropped
+    /// into a low-power mode (the engine asks only when the device was idle).
+    fn wakeup(&self, _ready: SimTime, _last_work: SimTime) -> Option<Dur> {
+        None
+    }
+}
+
+/// Cycles per action at `controller.cpu_mhz`, with the slow mode of
+/// `power.cpu_slow_after` / `power.cpu_wakeup_latency`.
+#[derive(Clone, Copy, Debug)]
+pub struct CycleCpu {
+    mhz: u64,
+    per_command: u64,
+    per_map_lookup: u64,
+    per_gc_candidate: u64,
+    per_gc_page: u64,
+    slow_after: Option<Dur>,
+    wakeup: Dur,
+}
+
+impl CycleCpu {
+    pub fn from_settings(s: &Settings) -> CycleCpu {
+        let c = &s.config.controller;
+        let p = &s.config.power;
+        CycleCpu {
+            mhz: c.cpu_mhz as u64,
+            per_command: c.cycles_per_command,
+            per_map_lookup: c.cycles_per_map_lookup,
+            per_gc_candidate: c.cycles_per_gc_candidate,
+            per_gc_page: c.cycles_per_gc_page,
+            slow_after: p.cpu_slow_after,
+            wakeup: p.cpu_wakeup_latency,
+        }
+    }
+}
+
+impl Controller for CycleCpu {
+    #[inline]
+    fn cycles(&self, w: &FtlWork, per_command: bool) -> u64 {
+        let cmd = if per_command { self.per_command } else { 0 };
+        cmd + w.map_lookups * self.per_map_lookup
+            + w.gc_candidates * self.per_gc_candidate
+            + w.gc_pages * self.per_gc_page
+    }
+    #[inline]
+    fn cycle_time(&self, cycles: u64) -> Dur {
+        // ns = cycles * 1000 / MHz, rounded up.
+        Dur((cycles * 1000).div_ceil(self.mhz))
+    }
+    #[inline]
+    fn wakeup(&self, ready: SimTime, last_work: SimTime) -> Option<Dur> {
+        // Slow mode is entered `slow_after` after the CPU last had work.
+        let to = self.slow_after?;
+        (ready.0 >= last_work.0 + to.0 && self.wakeup.0 > 0).then_some(self.wakeup)
+    }
+}
+
+/// The controller's DRAM.
+pub trait Dram {
+    /// How long `n` accesses take (they follow the CPU's work).
+    fn access_time(&self, n: u64) -> Dur;
+}
+
+/// `dram.access_latency` per access.
+#[derive(Clone, Copy, Debug)]
+pub struct FixedDram {
+    latency: Dur,
+}
+
+impl FixedDram {
+    pub fn from_settings(s: &Settings) -> FixedDram {
+        FixedDram {
+            latency: s.config.dram.access_latency,
+        }
+    }
+}
+
+impl Dram for FixedDram {
+    #[inline]
+    fn access_time(&self, n: u64) -> Dur {
+        Dur(n * self.latency.0)
+    }
+}
+
+/// The host link (SATA or NVMe over PCIe).
+pub trait HostLink {
+    /// A command host -> device, with `data` bytes of write data (0 for
+    /// others).
+    fn command_time(&mut self, data: u64) -> Dur;
+    /// A read's `bytes` of data device -> host.
+    fn read_data_time(&mut self, bytes: u64) -> Dur;
+}
+
+/// `host.command_overhead` per command plus the bytes at the interface's
+/// rate, one direction at a time (the engine books it busy-until).
+#[derive(Clone, Copy, Debug)]
+pub struct SerialLink {
+    overhead: Dur,
+    rate: Rate,
+    /// The last size and its time, per direction (requests mostly repeat
+    /// their size).
+    memo: [(u64, Dur); 2],
+}
+
+impl SerialLink {
+    pub fn from_settings(s: &Settings) -> SerialLink {
+        SerialLink {
+            overhead: s.config.host.command_overhead,
+            rate: s.link,
+            memo: [(u64::MAX, Dur::ZERO); 2],
+        }
+    }
+    #[inline]
+    fn time(&mut self, k: usize, bytes: u64) -> Dur {
+        let m = &mut self.memo[k];
+        if m.0 != bytes {
+            *m = (bytes, self.rate.time_for(bytes));
+        }
+        m.1
+    }
+}
+
+impl HostLink for SerialLink {
+    #[inline]
+    fn command_time(&mut self, data: u64) -> Dur {
+        self.overhead + self.time(0, data)
+    }
+    #[inline]
+    fn read_data_time(&mut self, bytes: u64) -> Dur {
+        self.time(1, bytes)
+    }
+}

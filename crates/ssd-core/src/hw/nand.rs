@@ -1,0 +1,620 @@
+//! The NAND array model: how long an array operation keeps a die busy.
+//!
+//! # Contract
+//! The engine calls [`Nand::array_time`] once per batch (one operation on one
+//! page offset of one or more planes of a die), when the batch's command and
+//! data-in transfer end and its array phase begins; the die is busy for the
+//! returned time, and the observer is told of the operation over exactly that
+//! interval (so a state-current power model charges it in full). A model that
+//! wants to know which blocks a program batch wrote, or which block an erase
+//! cleared, says so with [`Nand::tracks_blocks`] and gets
+//! [`Nand::programmed`] / [`Nand::erased`] for every block of the batch
+//! first.
+//!
+//! The built-in models:
+//! * [`FixedNand`]: one tR, tPROG and tBERS (`nand.t_r`, `nand.t_prog`,
+//!   `nand.t_bers`), whatever the page.
+//! * [`PageTypeNand`]: MLC/TLC/QLC with a read and program latency per page
+//!   type (LSB, CSB, MSB, TSB), multi-pass or one-shot programming
+//!   (`[nand.page_types]`).
+//! * [`ReadRetry`]: wraps any model; a read takes extra sensing steps whose
+//!   number grows with the block's P/E cycles and its data's retention age
+//!   (`[nand.retry]`).
+//!
+//! [`AnyNand`] closes them over an enum for run-time choice.
+
+use crate::config::{NandConfig, Settings};
+use crate::error::{invalid, ConfigError};
+use crate::ftl::{OpKind, Purpose};
+use crate::rng::{SimRng, SimRngExt};
+use crate::units::{Dur, SimTime};
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+/// One array operation: a batch of `planes` operations of one kind on one
+/// page offset of a die.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArrayOp {
+    pub kind: OpKind,
+    pub purpose: Purpose,
+    pub die: u32,
+    /// The flat block of the batch's first operation (`BlockId`'s index).
+    pub block: u32,
+    /// Read or program: the page in the block. Erase: 0.
+    pub page: u16,
+    /// Planes the batch runs on (1 without multi-plane operation).
+    pub planes: u8,
+}
+
+/// What the engine knows that a model may read.
+pub struct NandCtx<'a> {
+    /// When the array operation starts.
+    pub now: SimTime,
+    /// Erases each flat block has had (the functional state: it counts the
+    /// erases the FTL has planned, including ones still queued).
+    pub erase_counts: &'a [u32],
+}
+
+/// A NAND array timing model. See the module docs for the contract.
+pub trait Nand {
+    /// Short name (reports, errors).
+    fn name(&self) -> &'static str;
+    /// How long the array operation `op`, starting at `cx.now`, keeps its die
+    /// busy. Called once per batch, in event order.
+    fn array_time(&mut self, op: &ArrayOp, cx: &NandCtx<'_>) -> Dur;
+    /// Whether the model wants [`Nand::programmed`] and [`Nand::erased`]
+    /// (the engine then walks the batch's blocks; others pay nothing).
+    #[inline]
+    fn tracks_blocks(&self) -> bool {
+        false
+    }
+    /// Block `block` is programmed at `now` (each block of a program batch,
+    /// before `array_time`).
+    #[inline]
+    fn programmed(&mut self, _block: u32, _now: SimTime) {}
+    /// Block `block` is erased at `now` (each block of an erase batch, before
+    /// `array_time`).
+    #[inline]
+    fn erased(&mut self, _block: u32, _now: SimTime) {}
+    /// `Some([tR, tPROG, tBERS])` if the model's answer depends on the
+    /// operation's kind alone, and it keeps no state: the engine then reads
+    /// the time from the table on its hot path and never calls the model.
+    #[inline]
+    fn fixed_times(&self) -> Option<[Dur; 3]> {
+        None
+    }
+    /// The model's statistics for the report (`hardware.nand`), if it keeps
+    /// any.
+    fn report(&self) -> Option<serde_json::Value> {
+        None
+    }
+    /// Start the statistics again (the measured phase begins).
+    fn restart_stats(&mut self) {}
+}
+
+// ------------------------------------------------------------------ fixed
+
+/// One latency per operation kind, whatever the page: SLC, or any cell type
+/// described by its mean latencies.
+#[derive(Clone, Copy, Debug)]
+pub struct FixedNand {
+    /// tR, tPROG, tBERS, indexed by `OpKind as usize`.
+    t: [Dur; 3],
+}
+
+impl FixedNand {
+    pub fn new(t_r: Dur, t_prog: Dur, t_bers: Dur) -> FixedNand {
+        FixedNand {
+            t: [t_r, t_prog, t_bers],
+        }
+    }
+    /// `nand.t_r`, `nand.t_prog`, `nand.t_bers`.
+    pub fn from_config(n: &NandConfig) -> FixedNand {
+        FixedNand::new(n.t_r, n.t_prog, n.t_bers)
+    }
+}
+
+impl Nand for FixedNand {
+    fn name(&self) -> &'static str {
+        "fixed"
+    }
+    #[inline(always)]
+    fn array_time(&mut self, op: &ArrayOp, _cx: &NandCtx<'_>) -> Dur {
+        self.t[op.kind as usize]
+    }
+    fn fixed_times(&self) -> Option<[Dur; 3]> {
+        Some(self.t)
+    }
+}
+
+// -------------------------------------------------------------- page type
+
+/// How a multi-bit cell's pages are programmed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProgramScheme {
+    /// Each page of a word line is programmed on its own, in passes (2D MLC
+    /// and TLC): a page's program time is its type's (`t_prog[type]`).
+    #[default]
+    MultiPass,
+    /// A word line's pages are loaded into the page latches one by one
+    /// (`t_load` each) and programmed together when its last page arrives
+    /// (`t_prog[0]`, the word line's program): 3D TLC and QLC.
+    OneShot,
+}
+
+/// Which page type each page offset of a block has.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PageMap {
+    /// Page `p` is type `p % bits` (a word line's pages are consecutive:
+    /// one-shot 3D NAND).
+    #[default]
+    Wordline,
+    /// The 2D shared-word-line program order of SimpleSSD's `LatencyMLC` /
+    /// `LatencyTLC` (`GetPageType`): MLC `p % 2`; TLC pages 0-5 LSB, 6-7
+    /// CSB, then `((p - 8) >> 1) % 3`.
+    SharedWl,
+}
+
+/// `[nand.page_types]`: latencies per page type, LSB first (2 types for MLC,
+/// 3 for TLC, 4 for QLC). With it, `nand.t_r` and `nand.t_prog` must be the
+/// mean over a block's pages (what tools that know one latency per
+/// operation read); the per-type values are what the simulation uses.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PageTypeConfig {
+    /// Array read time of each page type.
+    pub t_r: Vec<Dur>,
+    /// Multi-pass: program time of each page type. One-shot: one value, the
+    /// word line's program time.
+    pub t_prog: Vec<Dur>,
+    #[serde(default)]
+    pub program: ProgramScheme,
+    /// One-shot: array busy time of loading a page that is not its word
+    /// line's last into the latches (tCBSY-like).
+    #[serde(default)]
+    pub t_load: Dur,
+    #[serde(default)]
+    pub map: PageMap,
+}
+
+impl PageTypeConfig {
+    /// Page types per word line (bits per cell).
+    pub fn bits(&self) -> usize {
+        self.t_r.len()
+    }
+
+    /// Mean read and program time over a block's pages.
+    pub fn means(&self, pages_per_block: u32) -> (Dur, Dur) {
+        let m = PageTypeNand::new(self, Dur::ZERO);
+        let (mut r, mut p) = (0u128, 0u128);
+        for pg in 0..pages_per_block {
+            let t = m.page_type(pg as u16);
+            r += m.t_r[t].0 as u128;
+            p += m.prog_time(t).0 as u128;
+        }
+        let n = pages_per_block.max(1) as u128;
+        (Dur((r / n) as u64), Dur((p / n) as u64))
+    }
+
+    /// Check against the chip it describes; errors name the field.
+    pub fn check(&self, n: &NandConfig) -> Result<(), ConfigError> {
+        let bits = self.bits();
+        if !(2..=4).contains(&bits) {
+            return Err(invalid(
+                "nand.page_types.t_r",
+                format!("give one read time per page type, 2 (MLC) to 4 (QLC); got {bits}"),
+            ));
+        }
+        if self.t_r.iter().any(|t| t.0 == 0) {
+            return Err(invalid("nand.page_types.t_r", "must be positive"));
+        }
+        let want = match self.program {
+            ProgramScheme::MultiPass => bits,
+            ProgramScheme::OneShot => 1,
+        };
+        if self.t_prog.len() != want {
+            return Err(invalid(
+                "nand.page_types.t_prog",
+                match self.program {
+                    ProgramScheme::MultiPass => format!(
+                        "multi-pass programming takes one program time per page type ({bits}), got {}",
+                        self.t_prog.len()
+                    ),
+                    ProgramScheme::OneShot => format!(
+                        "one-shot programming takes one program time, the word line's; got {}",
+                        self.t_prog.len()
+                    ),
+                },
+            ));
+        }
+        if self.t_prog.iter().any(|t| t.0 == 0) {
+            return Err(invalid("nand.page_types.t_prog", "must be positive"));
+        }
+        if self.program == ProgramScheme::MultiPass && self.t_load.0 != 0 {
+            return Err(invalid(
+                "nand.page_types.t_load",
+                "only one-shot programming loads pages (program = \"one-shot\")",
+            ));
+        }
+        if self.map == PageMap::SharedWl && bits == 4 {
+            return Err(invalid(
+                "nand.page_types.map",
+                "shared-wl is defined for MLC and TLC; QLC takes `wordline`",
+            ));
+        }
+        if !n.pages_per_block.is_multiple_of(bits as u32) {
+            return Err(invalid(
+                "nand.pages_per_block",
+                format!(
+                    "{} is not a whole number of {bits}-page word lines (nand.page_types)",
+                    n.pages_per_block
+                ),
+            ));
+        }
+        let (r, p) = self.means(n.pages_per_block);
+        for (field, scalar, mean) in [("nand.t_r", n.t_r, r), ("nand.t_prog", n.t_prog, p)] {
+            if scalar.0.abs_diff(mean.0) > 1 {
+                return Err(invalid(
+                    field,
+                    format!(
+                        "{scalar} is not the mean over a block's pages of nand.page_types ({mean}); \
+                         set it to {mean} (it is what tools that know one latency per operation read)"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Read and program latency per page type (see [`PageTypeConfig`]).
+#[derive(Clone, Debug)]
+pub struct PageTypeNand {
+    t_r: Vec<Dur>,
+    t_prog: Vec<Dur>,
+    t_load: Dur,
+    t_bers: Dur,
+    one_shot: bool,
+    map: PageMap,
+    bits: u16,
+}
+
+impl PageTypeNand {
+    pub fn new(c: &PageTypeConfig, t_bers: Dur) -> PageTypeNand {
+        PageTypeNand {
+            t_r: c.t_r.clone(),
+            t_prog: c.t_prog.clone(),
+            t_load: c.t_load,
+            t_bers,
+            one_shot: c.program == ProgramScheme::OneShot,
+            map: c.map,
+            bits: c.bits() as u16,
+        }
+    }
+
+    /// The type (0 = LSB) of page `pg` of a block.
+    #[inline]
+    pub fn page_type(&self, pg: u16) -> usize {
+        match (self.map, self.bits) {
+            (PageMap::SharedWl, 3) => match pg {
+                0..=5 => 0,
+                6..=7 => 1,
+                _ => (((pg - 8) >> 1) % 3) as usize,
+            },
+            _ => (pg % self.bits) as usize,
+        }
+    }
+
+    #[inline]
+    fn prog_time(&self, t: usize) -> Dur {
+        if !self.one_shot {
+            self.t_prog[t]
+        } else if t + 1 == self.bits as usize {
+            self.t_prog[0]
+        } else {
+            self.t_load
+        }
+    }
+}
+
+impl Nand for PageTypeNand {
+    fn name(&self) -> &'static str {
+        "page-type"
+    }
+    #[inline]
+    fn array_time(&mut self, op: &ArrayOp, _cx: &NandCtx<'_>) -> Dur {
+        match op.kind {
+            OpKind::Read => self.t_r[self.page_type(op.page)],
+            OpKind::Program => self.prog_time(self.page_type(op.page)),
+            OpKind::Erase => self.t_bers,
+        }
+    }
+}
+
+// ------------------------------------------------------------- read retry
+
+/// `[nand.retry]`: read retry. A read whose first sensing fails ECC is
+/// sensed again with shifted read reference voltages, step by step through
+/// the chip's retry table, until it decodes. The expected number of extra
+/// steps grows with wear and with retention age (Cai et al., "Error patterns
+/// in MLC NAND flash memory", DATE 2012, and "Data retention in MLC NAND
+/// flash memory", HPCA 2015: the raw bit error rate rises with P/E cycles,
+/// and with retention time roughly in its logarithm). The model is that
+/// first-order form:
+///
+/// `mu = base_steps + steps_per_kpe * (pe + pe_offset) / 1000
+///       + steps_per_decade * log10(1 + age / 1 h)`
+///
+/// where `pe` is the block's erase count and `age` the time since the run
+/// first programmed the block after its last erase, or, for data written
+/// before the run (preconditioning included), `data_age` plus the time
+/// since the run began. A read takes `k = floor(mu)` steps, plus
+/// one with probability `mu - floor(mu)` (so the mean is `mu` exactly), at
+/// most `max_steps`; each step is another sensing at the page type's read
+/// time plus `t_step` (the SET FEATURE that shifts the levels and the ECC
+/// decode of the failed attempt): `busy = t_r * (1 + k) + t_step * k`. The
+/// defaults of the presets that use it are illustrative, not a chip's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetryConfig {
+    /// Entries of the chip's retry table: a read gives up (and decodes with
+    /// the last) after this many extra steps.
+    pub max_steps: u32,
+    /// Extra time of each step besides its sensing.
+    pub t_step: Dur,
+    #[serde(default)]
+    pub base_steps: f64,
+    /// Expected extra steps per 1000 P/E cycles.
+    #[serde(default)]
+    pub steps_per_kpe: f64,
+    /// Expected extra steps per decade of retention age in hours.
+    #[serde(default)]
+    pub steps_per_decade: f64,
+    /// P/E cycles every block had before the run (the drive's age).
+    #[serde(default)]
+    pub pe_offset: u32,
+    /// Retention age, at time 0, of the data written before the run.
+    #[serde(default)]
+    pub data_age: Dur,
+}
+
+impl RetryConfig {
+    pub fn check(&self) -> Result<(), ConfigError> {
+        for (f, v) in [
+            ("nand.retry.base_steps", self.base_steps),
+            ("nand.retry.steps_per_kpe", self.steps_per_kpe),
+            ("nand.retry.steps_per_decade", self.steps_per_decade),
+        ] {
+            if !v.is_finite() || v < 0.0 {
+                return Err(invalid(f, format!("must be a finite number >= 0, got {v}")));
+            }
+        }
+        if self.max_steps > 255 {
+            return Err(invalid(
+                "nand.retry.max_steps",
+                format!("at most 255 steps, got {}", self.max_steps),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The expected extra steps of a read of a block with `pe` erases (the
+    /// offset not included) whose data is `age` old (before `max_steps`).
+    pub fn mean_steps(&self, pe: u32, age: Dur) -> f64 {
+        let hours = age.0 as f64 / 3.6e12;
+        self.base_steps
+            + self.steps_per_kpe * (pe as f64 + self.pe_offset as f64) / 1000.0
+            + self.steps_per_decade * (1.0 + hours).log10()
+    }
+}
+
+/// Not programmed in the run since its last erase (see `ReadRetry::born`).
+const UNWRITTEN: u64 = u64::MAX;
+
+/// Read retry over any model `N` (see [`RetryConfig`]).
+#[derive(Clone, Debug)]
+pub struct ReadRetry<N: Nand> {
+    inner: N,
+    cfg: RetryConfig,
+    rng: SimRng,
+    /// Per flat block: when the run first programmed it since its last
+    /// erase, on the age clock (simulated time + `data_age`); `UNWRITTEN`
+    /// if it has not, so its data (if any) is from before the run: age clock
+    /// 0. A block's age is its oldest data's (the conservative choice for a
+    /// block the run fills over time).
+    born: Vec<u64>,
+    /// Array reads (a multi-plane read is one) and the extra steps they took.
+    pub reads: u64,
+    pub steps: u64,
+}
+
+impl<N: Nand> ReadRetry<N> {
+    pub fn new(inner: N, cfg: RetryConfig, blocks: usize, seed: u64) -> ReadRetry<N> {
+        ReadRetry {
+            inner,
+            rng: SimRng::from_seed_label(seed, "nand.retry"),
+            born: vec![UNWRITTEN; blocks],
+            cfg,
+            reads: 0,
+            steps: 0,
+        }
+    }
+
+    #[inline]
+    fn clock(&self, now: SimTime) -> u64 {
+        now.0.saturating_add(self.cfg.data_age.0)
+    }
+
+    /// The extra steps of one read of `block`.
+    fn draw(&mut self, block: u32, cx: &NandCtx<'_>) -> u32 {
+        let b = block as usize;
+        let pe = cx.erase_counts.get(b).copied().unwrap_or(0);
+        // Not programmed in the run since its last erase: its data is from
+        // before the run (preconditioning), born at 0 on the age clock.
+        let born = match self.born.get(b).copied().unwrap_or(UNWRITTEN) {
+            UNWRITTEN => 0,
+            t => t,
+        };
+        let age = Dur(self.clock(cx.now).saturating_sub(born));
+        let mu = self.cfg.mean_steps(pe, age);
+        let whole = mu.floor();
+        let mut k = whole as u64;
+        if self.rng.gen::<f64>() < mu - whole {
+            k += 1;
+        }
+        k.min(self.cfg.max_steps as u64) as u32
+    }
+}
+
+impl<N: Nand> Nand for ReadRetry<N> {
+    fn name(&self) -> &'static str {
+        "read-retry"
+    }
+    #[inline]
+    fn array_time(&mut self, op: &ArrayOp, cx: &NandCtx<'_>) -> Dur {
+        let t = self.inner.array_time(op, cx);
+        if op.kind != OpKind::Read {
+            return t;
+        }
+        let k = self.draw(op.block, cx) as u64;
+        self.reads += 1;
+        self.steps += k;
+        Dur(t.0 * (1 + k) + self.cfg.t_step.0 * k)
+    }
+    fn tracks_blocks(&self) -> bool {
+        true
+    }
+    fn programmed(&mut self, block: u32, now: SimTime) {
+        let c = self.clock(now);
+        if let Some(b) = self.born.get_mut(block as usize) {
+            if *b == UNWRITTEN {
+                *b = c;
+            }
+        }
+        self.inner.programmed(block, now);
+    }
+    fn erased(&mut self, block: u32, now: SimTime) {
+        if let Some(b) = self.born.get_mut(block as usize) {
+            *b = UNWRITTEN;
+        }
+        self.inner.erased(block, now);
+    }
+    fn report(&self) -> Option<serde_json::Value> {
+        let mean = if self.reads == 0 {
+            0.0
+        } else {
+            self.steps as f64 / self.reads as f64
+        };
+        Some(serde_json::json!({
+            "model": format!("read-retry over {}", self.inner.name()),
+            "array_reads": self.reads,
+            "retry_steps": self.steps,
+            "mean_retry_steps": mean,
+        }))
+    }
+    fn restart_stats(&mut self) {
+        self.reads = 0;
+        self.steps = 0;
+        self.inner.restart_stats();
+    }
+}
+
+// -------------------------------------------------------------------- any
+
+/// The built-in NAND models, chosen from the configuration:
+/// `[nand.page_types]` picks [`PageTypeNand`] over [`FixedNand`], and
+/// `[nand.retry]` wraps either in [`ReadRetry`].
+#[derive(Clone, Debug)]
+pub enum AnyNand {
+    Fixed(FixedNand),
+    PageType(PageTypeNand),
+    FixedRetry(ReadRetry<FixedNand>),
+    PageTypeRetry(ReadRetry<PageTypeNand>),
+}
+
+macro_rules! any_nand {
+    ($self:expr, $m:ident => $e:expr) => {
+        match $self {
+            AnyNand::Fixed($m) => $e,
+            AnyNand::PageType($m) => $e,
+            AnyNand::FixedRetry($m) => $e,
+            AnyNand::PageTypeRetry($m) => $e,
+        }
+    };
+}
+
+impl AnyNand {
+    /// The model a validated configuration describes.
+    pub fn from_settings(s: &Settings) -> Result<AnyNand, ConfigError> {
+        let n = &s.config.nand;
+        if let Some(p) = &n.page_types {
+            p.check(n)?;
+        }
+        if let Some(r) = &n.retry {
+            r.check()?;
+        }
+        let blocks = s.geometry.total_blocks() as usize;
+        let seed = s.config.sim.seed;
+        Ok(match (&n.page_types, &n.retry) {
+            (None, None) => AnyNand::Fixed(FixedNand::from_config(n)),
+            (Some(p), None) => AnyNand::PageType(PageTypeNand::new(p, n.t_bers)),
+            (None, Some(r)) => AnyNand::FixedRetry(ReadRetry::new(
+                FixedNand::from_config(n),
+                r.clone(),
+                blocks,
+                seed,
+            )),
+            (Some(p), Some(r)) => AnyNand::PageTypeRetry(ReadRetry::new(
+                PageTypeNand::new(p, n.t_bers),
+                r.clone(),
+                blocks,
+                seed,
+            )),
+        })
+    }
+
+    /// Reads and the extra retry steps they took (`None` without retry).
+    pub fn retry_steps(&self) -> Option<(u64, u64)> {
+        match self {
+            AnyNand::FixedRetry(r) => Some((r.reads, r.steps)),
+            AnyNand::PageTypeRetry(r) => Some((r.reads, r.steps)),
+            _ => None,
+        }
+    }
+}
+
+impl Nand for AnyNand {
+    fn name(&self) -> &'static str {
+        any_nand!(self, m => m.name())
+    }
+    #[inline(always)]
+    fn array_time(&mut self, op: &ArrayOp, cx: &NandCtx<'_>) -> Dur {
+        match self {
+            AnyNand::Fixed(m) => m.array_time(op, cx),
+            AnyNand::PageType(m) => m.array_time(op, cx),
+            AnyNand::FixedRetry(m) => m.array_time(op, cx),
+            AnyNand::PageTypeRetry(m) => m.array_time(op, cx),
+        }
+    }
+    #[inline(always)]
+    fn tracks_blocks(&self) -> bool {
+        matches!(self, AnyNand::FixedRetry(_) | AnyNand::PageTypeRetry(_))
+    }
+    fn programmed(&mut self, block: u32, now: SimTime) {
+        any_nand!(self, m => m.programmed(block, now))
+    }
+    fn erased(&mut self, block: u32, now: SimTime) {
+        any_nand!(self, m => m.erased(block, now))
+    }
+    fn fixed_times(&self) -> Option<[Dur; 3]> {
+        any_nand!(self, m => m.fixed_times())
+    }
+    fn report(&self) -> Option<serde_json::Value> {
+        any_nand!(self, m => m.report())
+    }
+    fn restart_stats(&mut self) {
+        any_nand!(self, m => m.restart_stats())
+    }
+}
