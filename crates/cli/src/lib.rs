@@ -13,6 +13,21 @@
 //! let out = run_config(&cfg, &RunOptions::default()).unwrap();
 //! assert_eq!(out.report.host.requests, 2_000);
 //! ```
+//!
+//! ## Features
+//!
+//! - `cli` (default): the `ssdsim` binary (clap, its completions and man
+//!   page, MQSim's XML import), with `progress` and `plots`.
+//! - `progress`: progress bars on stderr (indicatif). Without it
+//!   [`RunOptions::progress`] is still there and every [`Progress`] mode
+//!   draws nothing.
+//! - `plots`: SVG plots (plotters): `sweep::plot` and
+//!   [`RunOptions::plot_power`] / [`RunOptions::plot_breakdown`] (without
+//!   it a run that asks for one is refused before it starts).
+//!
+//! With `default-features = false` the library keeps [`run_config`],
+//! config resolution, sweeps (on rayon, written as CSV: both small), fio
+//! job files and the presets, without clap, indicatif or plotters.
 
 pub mod fio;
 pub mod fio_json;
@@ -305,13 +320,17 @@ pub struct RunOptions {
     pub power_sample: ssd_core::Dur,
     /// Write the power time series as CSV here.
     pub power_trace: Option<std::path::PathBuf>,
-    /// Plot power over time (SVG) here.
+    /// Plot power over time (SVG) here. Needs the `plots` feature: without
+    /// it [`run_config`] refuses a run that asks for a plot, before
+    /// simulating.
     pub plot_power: Option<std::path::PathBuf>,
-    /// Plot the energy breakdown (SVG) here.
+    /// Plot the energy breakdown (SVG) here (the `plots` feature, as
+    /// `plot_power`).
     pub plot_breakdown: Option<std::path::PathBuf>,
     /// Progress bars (preconditioning, then the measured phase): none, on
     /// stderr when it is an interactive terminal, or into a sink (tests).
-    /// They change no result.
+    /// They change no result. Without the `progress` feature the field is
+    /// still here and every mode draws nothing.
     pub progress: Progress,
 }
 
@@ -403,6 +422,7 @@ fn finish<O: Observer>(
     sim: &mut Sim<O>,
     opts: &RunOptions,
 ) -> Result<Report, RunError> {
+    #[cfg(feature = "progress")]
     match progress::bar(
         opts.progress,
         0,
@@ -413,6 +433,8 @@ fn finish<O: Observer>(
             sim.precondition();
         }
     }
+    #[cfg(not(feature = "progress"))]
+    sim.precondition();
     // The measured phase's bar, from here (the preconditioning bar is gone).
     let trace = match &sim.src {
         AnySource::Trace(t) => t.file_handle().ok(),
@@ -465,6 +487,7 @@ fn finish<O: Observer>(
 
 /// Precondition with a progress bar on stderr: a large or slow-to-converge
 /// drive (a hybrid FTL's merges) can take minutes before the measured phase.
+#[cfg(feature = "progress")]
 fn precondition_with_bar<O: Observer>(sim: &mut Sim<O>, bar: indicatif::ProgressBar) {
     use ssd_core::engine::PreconditionProgress as P;
     sim.precondition_with(|p| {
@@ -495,11 +518,27 @@ fn precondition_with_bar<O: Observer>(sim: &mut Sim<O>, bar: indicatif::Progress
 /// or more flows and `sim.alone_runs`, each flow is also run alone to report
 /// its slowdown and the run's fairness.
 pub fn run_config(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, RunError> {
+    check_options(opts)?;
     let mut out = run_shared(cfg, opts)?;
     if cfg.flows.len() >= 2 && cfg.sim.alone_runs {
         add_slowdowns(cfg, opts, &mut out.report)?;
     }
     Ok(out)
+}
+
+/// Options this build cannot honour: a plot without the `plots` feature.
+fn check_options(opts: &RunOptions) -> Result<(), RunError> {
+    #[cfg(not(feature = "plots"))]
+    if opts.plot_power.is_some() || opts.plot_breakdown.is_some() {
+        return Err(RunError::Input(
+            "plot_power/plot_breakdown: this build of the ssdsim library has no plots \
+             (its `plots` feature is off)"
+                .into(),
+        ));
+    }
+    #[cfg(feature = "plots")]
+    let _ = opts;
+    Ok(())
 }
 
 /// Run flow `slot` of `cfg` alone (its range, queue, priority and seed as in
@@ -595,12 +634,14 @@ fn run_shared(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, RunError>
                 .write_csv(p)
                 .map_err(|e| RunError::Io(e.to_string()))?;
         }
+        #[cfg(feature = "plots")]
         if let Some(p) = &opts.plot_power {
             sim.obs
                 .0
                 .plot_power(p)
                 .map_err(|e| RunError::Io(e.to_string()))?;
         }
+        #[cfg(feature = "plots")]
         if let Some(p) = &opts.plot_breakdown {
             sim.obs
                 .0
