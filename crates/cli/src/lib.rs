@@ -3,7 +3,38 @@
 //! Turns CLI flags and TOML files into a validated [`SsdConfig`], closes the
 //! runtime choices (FTL, scheduler, workload source, observer) into enums and
 //! runs simulations. The binary (`main.rs`) is a thin shell over this crate, and
-//! other tools can call [`run_config`] directly.
+//! other tools use it as a library: [`Ssd::builder`] sets a drive up in code
+//! with the CLI's names and resolves it as the CLI resolves its flags, so
+//! that its report is the one `ssdsim run --format json` prints for the same
+//! settings.
+//!
+//! ```
+//! use ssdsim::Ssd;
+//!
+//! let ssd = Ssd::builder()
+//!     .nand("chip2")                  // --nand chip2
+//!     .interface("nvme-gen3x4")       // --interface nvme-gen3x4
+//!     .ftl("dftl")                    // --ftl dftl
+//!     .sched("deadline")              // --sched deadline
+//!     .set("ftl.op", "0.1")           // --set ftl.op=0.1 (any field)
+//!     .set("rw", "randwrite")         // --rw randwrite (fio's names)
+//!     .set("bs", "4KiB")
+//!     .set("iodepth", 32)
+//!     .number_ios(3_000)              // --number_ios 3000
+//!     .seed(42)                       // --seed 42
+//!     .build()?;                      // resolve and validate
+//! assert_eq!(ssd.config().workload.iodepth, 32);
+//! let out = ssd.run()?;               // precondition, simulate, report
+//! assert_eq!(out.report.host.requests, 3_000);
+//! assert!(out.report.flash.waf >= 1.0);
+//!
+//! // A bad setting is refused at build(), the field named as by the CLI.
+//! let err = Ssd::builder().ftl("nope").build().unwrap_err();
+//! assert!(err.to_string().starts_with("ftl.kind: "));
+//! # Ok::<(), ssdsim::RunError>(())
+//! ```
+//!
+//! A configuration made by hand runs through [`run_config`]:
 //!
 //! ```
 //! use ssdsim::{run_config, RunOptions};
@@ -25,17 +56,19 @@
 //!   [`RunOptions::plot_power`] / [`RunOptions::plot_breakdown`] (without
 //!   it a run that asks for one is refused before it starts).
 //!
-//! With `default-features = false` the library keeps [`run_config`],
-//! config resolution, sweeps (on rayon, written as CSV: both small), fio
-//! job files and the presets, without clap, indicatif or plotters.
+//! With `default-features = false` the library keeps the builder,
+//! [`run_config`], config resolution, sweeps (on rayon, written as CSV: both
+//! small), fio job files and the presets, without clap, indicatif or plotters.
 
 pub mod fio;
 pub mod fio_json;
 pub mod output;
 pub mod progress;
+mod ssd;
 pub mod sweep;
 
 pub use progress::Progress;
+pub use ssd::{Ssd, SsdBuilder};
 
 use ssd_core::config::{
     ConfigError, HostConfig, Interface, NandConfig, PowerConfig, Settings, SsdConfig,
@@ -541,6 +574,22 @@ fn check_options(opts: &RunOptions) -> Result<(), RunError> {
     Ok(())
 }
 
+/// What [`run_config`] checks before it simulates: the options, the
+/// configuration's validation, the power model's parameters, and the
+/// construction of the FTL, the host queues and the workload source (a
+/// trace file is opened), all dropped unused. [`SsdBuilder::build`] refuses
+/// with these errors.
+pub(crate) fn check_runnable(cfg: &SsdConfig, opts: &RunOptions) -> Result<(), RunError> {
+    check_options(opts)?;
+    let settings = cfg.validate()?;
+    if opts.power {
+        power::PowerObserver::new(&settings, opts.power_sample)
+            .map_err(|e| RunError::Input(e.to_string()))?;
+    }
+    build(cfg, settings, NullObserver, None)?;
+    Ok(())
+}
+
 /// Run flow `slot` of `cfg` alone (its range, queue, priority and seed as in
 /// the shared run; the other flows idle) and return its `flows` entry.
 pub fn run_flow_alone(
@@ -937,14 +986,62 @@ pub fn resolve_config_text(
     source_name: &str,
     flags: &[(String, String)],
 ) -> Result<SsdConfig, RunError> {
-    let mut cfg = SsdConfig::default();
-    let is_preset = |f: &str| matches!(f, "nand" | "interface" | "power");
-    for (f, v) in flags.iter().filter(|(f, _)| is_preset(f)) {
-        apply_flag(&mut cfg, f, v)?;
+    let settings: Vec<Setting> = flags
+        .iter()
+        .map(|(f, v)| Setting::Flag(f.clone(), v.clone()))
+        .collect();
+    resolve_settings(SsdConfig::default(), text, source_name, &settings)
+}
+
+/// One setting of a configuration's resolution: a flag as [`apply_flag`]
+/// takes it (the CLI's flags and `--set`), or a whole section (`nand`,
+/// `workload`, ...) as inline TOML, set by [`set_field`] in the flags' turn.
+#[derive(Clone, Debug)]
+pub(crate) enum Setting {
+    Flag(String, String),
+    Section(&'static str, String),
+}
+
+impl Setting {
+    /// The flag's name, or the section's.
+    fn key(&self) -> &str {
+        match self {
+            Setting::Flag(f, _) => f,
+            Setting::Section(s, _) => s,
+        }
+    }
+
+    /// The flag of this name (a section is no flag).
+    fn flag(&self, name: &str) -> bool {
+        matches!(self, Setting::Flag(f, _) if f == name)
+    }
+
+    fn apply(&self, cfg: &mut SsdConfig) -> Result<(), ConfigError> {
+        match self {
+            Setting::Flag(f, v) => apply_flag(cfg, f, v),
+            Setting::Section(s, v) => set_field(cfg, s, v),
+        }
+    }
+}
+
+/// [`resolve_config_text`] from `base` instead of the defaults, over
+/// `settings` (what [`Ssd::builder`] resolves; the CLI's flags are all
+/// [`Setting::Flag`]s): the preset flags, then the text, then the other
+/// settings in order.
+pub(crate) fn resolve_settings(
+    base: SsdConfig,
+    text: Option<&str>,
+    source_name: &str,
+    settings: &[Setting],
+) -> Result<SsdConfig, RunError> {
+    let mut cfg = base;
+    let is_preset = |s: &Setting| s.flag("nand") || s.flag("interface") || s.flag("power");
+    for s in settings.iter().filter(|s| is_preset(s)) {
+        s.apply(&mut cfg)?;
     }
     if let Some(text) = text {
         let mut text = std::borrow::Cow::Borrowed(text);
-        if flags.iter().any(|(f, _)| f == "nand") {
+        if settings.iter().any(|s| s.flag("nand")) {
             // The --nand flag wins over the file's nand_preset.
             let mut t: toml::Table = text.parse().map_err(|e: toml::de::Error| {
                 RunError::Input(format!("{source_name}: {}", e.message()))
@@ -954,16 +1051,16 @@ pub fn resolve_config_text(
         }
         cfg = SsdConfig::from_toml_over(Some(cfg), &text, source_name)?;
     }
-    for (f, v) in flags.iter().filter(|(f, _)| !is_preset(f)) {
-        apply_flag(&mut cfg, f, v)?;
+    for s in settings.iter().filter(|s| !is_preset(s)) {
+        s.apply(&mut cfg)?;
     }
     // --runtime counts from the end of the ramp, wherever the ramp was set.
-    for (f, v) in flags.iter().filter(|(f, _)| f == "runtime") {
-        apply_flag(&mut cfg, f, v)?;
+    for s in settings.iter().filter(|s| s.flag("runtime")) {
+        s.apply(&mut cfg)?;
     }
-    check_flow_keys(&cfg, flags.iter().map(|(f, _)| f.as_str()))?;
-    if flags.iter().any(|(f, _)| f == "number_ios") {
-        number_ios_to_source(&mut cfg, flags.iter().any(|(f, _)| f == "max-requests"));
+    check_flow_keys(&cfg, settings.iter().map(Setting::key))?;
+    if settings.iter().any(|s| s.flag("number_ios")) {
+        number_ios_to_source(&mut cfg, settings.iter().any(|s| s.flag("max-requests")));
     }
     Ok(cfg)
 }
