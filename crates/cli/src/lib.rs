@@ -1120,6 +1120,89 @@ pub fn number_ios_to_source(cfg: &mut SsdConfig, max_requests_given: bool) {
     }
 }
 
+/// Apply the jobs of a fio job file to `c` as `ssdsim run --fio` does
+/// (`source` names the file in messages). One job becomes the workload: its
+/// ramp and runtime become the run's, the workload and time flags among
+/// `flags` (the CLI's flags, not `--set`) still win over the file, then the
+/// job ends as fio ends it (size, `number_ios`, runtime, `time_based`)
+/// unless `number_ios` was among them. Several jobs (or `numjobs`) become
+/// flows ([`fio::jobs_to_flows`]); a workload flag beside them is refused,
+/// and so is `fio_output` (fio's own output asked for, which is written for
+/// one job only). `warn` gets a line for each job's host-side options
+/// accepted without effect. Returns the (first) job's name.
+pub fn apply_fio_jobs(
+    c: &mut SsdConfig,
+    jobs: Vec<(ssd_core::workload::WorkloadConfig, fio::FioJob)>,
+    source: &str,
+    flags: &[(&str, String)],
+    fio_output: bool,
+    warn: &mut dyn FnMut(String),
+) -> Result<String, RunError> {
+    let several = jobs.len() > 1 || jobs.first().is_some_and(|j| j.1.numjobs > 1);
+    if several {
+        if let Some((f, _)) = flags
+            .iter()
+            .find(|(f, _)| WORKLOAD_FLAGS.contains(f) || matches!(*f, "trace" | "personality"))
+        {
+            return Err(RunError::Input(format!(
+                "--{f}: {source} has several jobs, each its own workload (set flow.N.workload.* with --set)"
+            )));
+        }
+        for (_, j) in &jobs {
+            if !j.ignored.is_empty() {
+                warn(format!(
+                    "{source}: job [{}]: accepted without effect on the simulation (host-side fio options): {}",
+                    j.name,
+                    j.ignored.join(", ")
+                ));
+            }
+        }
+        if fio_output {
+            return Err(RunError::Input(format!(
+                "--output-format json: {source} has several jobs; fio's JSON for several jobs is not written (use --format json: its `flows` section has each job)"
+            )));
+        }
+        let jobname = jobs[0].1.name.clone();
+        fio::jobs_to_flows(c, jobs, source)?;
+        for (f, v) in flags {
+            if matches!(*f, "time-limit" | "runtime") {
+                apply_flag(c, f, v)?;
+            }
+        }
+        return Ok(jobname);
+    }
+    let (w, job) = jobs.into_iter().next().expect("one job");
+    c.workload = w;
+    if !job.ignored.is_empty() {
+        warn(format!(
+            "{source}: accepted without effect on the simulation (host-side fio options): {}",
+            job.ignored.join(", ")
+        ));
+    }
+    if job.ramp_time.is_some() {
+        c.sim.ramp_time = job.ramp_time;
+    }
+    if let Some(t) = job.time_limit() {
+        c.sim.time_limit = Some(t);
+    }
+    // Workload and time flags given on the command line still win over the
+    // job file.
+    let mut number_ios_flag = false;
+    for (f, v) in flags {
+        if WORKLOAD_FLAGS.contains(f) || matches!(*f, "time-limit" | "runtime") {
+            apply_flag(c, f, v)?;
+            number_ios_flag |= *f == "number_ios";
+        }
+    }
+    // The job ends as fio ends it (size, number_ios, runtime, time_based); a
+    // --number_ios flag says it outright.
+    if !number_ios_flag {
+        let logical = c.validate()?.logical_bytes();
+        job.resolve_end(&mut c.workload, logical);
+    }
+    Ok(job.name)
+}
+
 /// All NAND presets with their derived figures (for `ssdsim presets`).
 pub fn nand_presets() -> Vec<NandConfig> {
     NandConfig::presets()

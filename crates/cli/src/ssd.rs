@@ -9,8 +9,8 @@
 //! same report, as the same flags on the command line.
 
 use crate::{
-    check_runnable, resolve_settings, run_config, Progress, RunError, RunOptions, RunOutput,
-    Setting,
+    apply_fio_jobs, check_runnable, fio, resolve_settings, run_config, Progress, RunError,
+    RunOptions, RunOutput, Setting,
 };
 use ssd_core::config::{ConfigError, NandConfig, SsdConfig};
 use ssd_core::workload::WorkloadConfig;
@@ -35,6 +35,7 @@ use std::path::PathBuf;
 pub struct Ssd {
     config: SsdConfig,
     options: RunOptions,
+    warnings: Vec<String>,
 }
 
 impl Ssd {
@@ -54,6 +55,12 @@ impl Ssd {
         &self.options
     }
 
+    /// What the CLI would say on stderr while resolving the same settings:
+    /// a fio job's host-side options accepted without effect.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
     /// Precondition, simulate and report: [`run_config`] of the
     /// configuration. Runs are deterministic: the same `Ssd` gives the same
     /// report every time, but for the wall-clock fields `run.wall_s` and
@@ -63,7 +70,8 @@ impl Ssd {
     }
 }
 
-/// Where the configuration text comes from, as the CLI's `--config`.
+/// Where configuration or job text comes from, as the CLI's `--config` or
+/// `--fio`.
 #[derive(Clone, Debug)]
 enum Source {
     File(PathBuf),
@@ -80,13 +88,18 @@ enum Source {
 /// [`interface`](SsdBuilder::interface), [`power`](SsdBuilder::power)),
 /// then the TOML ([`toml`](SsdBuilder::toml) or
 /// [`config_file`](SsdBuilder::config_file), as `--config`), then every
-/// other setting in call order (a later one wins).
+/// other setting in call order (a later one wins), and last a fio job
+/// ([`fio`](SsdBuilder::fio), as `--fio`).
 #[derive(Clone, Debug, Default)]
 #[must_use = "a builder does nothing until `build()`"]
 pub struct SsdBuilder {
     base: Option<SsdConfig>,
     source: Option<Source>,
     settings: Vec<Setting>,
+    /// The settings made by name (not [`set`](SsdBuilder::set)): the CLI's
+    /// flags, which a fio job's workload does not override.
+    flags: Vec<(&'static str, String)>,
+    fio: Option<Source>,
     /// A section that could not be written as TOML, reported by `build()`.
     error: Option<ConfigError>,
     options: RunOptions,
@@ -115,10 +128,10 @@ impl SsdBuilder {
         self
     }
 
-    fn flag(mut self, flag: &str, value: impl ToString) -> Self {
-        self.settings
-            .push(Setting::Flag(flag.to_string(), value.to_string()));
-        self
+    /// A setting made by name, as the CLI's flag `--FLAG`.
+    fn flag(mut self, flag: &'static str, value: impl ToString) -> Self {
+        self.flags.push((flag, value.to_string()));
+        self.set(flag, value)
     }
 
     /// A NAND preset (`chip1`, `chip2`, `chip3`, `park-slc`, ...; see
@@ -191,8 +204,29 @@ impl SsdBuilder {
     /// (`ftl.op`, `nand.t_r`, `flow.0.workload.iodepth`) or a flag's name
     /// (`rw`, `bs`, `iodepth`, `op`, `channels`, `trace`, `personality`,
     /// ...). The value is text as on the command line.
-    pub fn set(self, key: &str, value: impl ToString) -> Self {
-        self.flag(key, value)
+    pub fn set(mut self, key: &str, value: impl ToString) -> Self {
+        self.settings
+            .push(Setting::Flag(key.to_string(), value.to_string()));
+        self
+    }
+
+    /// A fio job file's text (`[global]`, `[job]` sections, `key=value`
+    /// lines; see [`crate::fio`]), applied after every other setting as
+    /// `ssdsim run --fio` applies its file: one job is the workload (its
+    /// `size`, `runtime`, `ramp_time`, `time_based` end it as fio does; the
+    /// [`number_ios`](SsdBuilder::number_ios) and
+    /// [`time_limit`](SsdBuilder::time_limit) setters still win), several
+    /// jobs run at once as flows. Host-side options (`ioengine`, ...) are
+    /// accepted and listed in [`Ssd::warnings`].
+    pub fn fio(mut self, job: impl Into<String>) -> Self {
+        self.fio = Some(Source::Text(job.into()));
+        self
+    }
+
+    /// A fio job file, read at [`build`](SsdBuilder::build), as `--fio FILE`.
+    pub fn fio_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.fio = Some(Source::File(path.into()));
+        self
     }
 
     fn section(mut self, name: &'static str, value: &impl serde::Serialize) -> Self {
@@ -246,16 +280,32 @@ impl SsdBuilder {
                 path.display().to_string(),
             ),
         };
-        let config = resolve_settings(
+        let mut config = resolve_settings(
             self.base.unwrap_or_default(),
             text.as_deref(),
             &name,
             &self.settings,
         )?;
+        let mut warnings = Vec::new();
+        if let Some(job) = &self.fio {
+            let (jobs, name) = match job {
+                Source::Text(t) => (
+                    fio::parse_jobs_str(t, "<fio>", &config.workload)?,
+                    "<fio>".to_string(),
+                ),
+                Source::File(path) => (
+                    fio::parse_jobs_file(path, &config.workload)?,
+                    path.display().to_string(),
+                ),
+            };
+            let mut warn = |w| warnings.push(w);
+            apply_fio_jobs(&mut config, jobs, &name, &self.flags, false, &mut warn)?;
+        }
         check_runnable(&config, &self.options)?;
         Ok(Ssd {
             config,
             options: self.options,
+            warnings,
         })
     }
 }
