@@ -3,7 +3,38 @@
 //! Turns CLI flags and TOML files into a validated [`SsdConfig`], closes the
 //! runtime choices (FTL, scheduler, workload source, observer) into enums and
 //! runs simulations. The binary (`main.rs`) is a thin shell over this crate, and
-//! other tools can call [`run_config`] directly.
+//! other tools use it as a library: [`Ssd::builder`] sets a drive up in code
+//! with the CLI's names and resolves it as the CLI resolves its flags, so
+//! that its report is the one `ssdsim run --format json` prints for the same
+//! settings.
+//!
+//! ```
+//! use ssdsim::Ssd;
+//!
+//! let ssd = Ssd::builder()
+//!     .nand("chip2")                  // --nand chip2
+//!     .interface("nvme-gen3x4")       // --interface nvme-gen3x4
+//!     .ftl("dftl")                    // --ftl dftl
+//!     .sched("deadline")              // --sched deadline
+//!     .set("ftl.op", "0.1")           // --set ftl.op=0.1 (any field)
+//!     .set("rw", "randwrite")         // --rw randwrite (fio's names)
+//!     .set("bs", "4KiB")
+//!     .set("iodepth", 32)
+//!     .number_ios(3_000)              // --number_ios 3000
+//!     .seed(42)                       // --seed 42
+//!     .build()?;                      // resolve and validate
+//! assert_eq!(ssd.config().workload.iodepth, 32);
+//! let out = ssd.run()?;               // precondition, simulate, report
+//! assert_eq!(out.report.host.requests, 3_000);
+//! assert!(out.report.flash.waf >= 1.0);
+//!
+//! // A bad setting is refused at build(), the field named as by the CLI.
+//! let err = Ssd::builder().ftl("nope").build().unwrap_err();
+//! assert!(err.to_string().starts_with("ftl.kind: "));
+//! # Ok::<(), ssdsim::RunError>(())
+//! ```
+//!
+//! A configuration made by hand runs through [`run_config`]:
 //!
 //! ```
 //! use ssdsim::{run_config, RunOptions};
@@ -13,14 +44,31 @@
 //! let out = run_config(&cfg, &RunOptions::default()).unwrap();
 //! assert_eq!(out.report.host.requests, 2_000);
 //! ```
+//!
+//! ## Features
+//!
+//! - `cli` (default): the `ssdsim` binary (clap, its completions and man
+//!   page, MQSim's XML import), with `progress` and `plots`.
+//! - `progress`: progress bars on stderr (indicatif). Without it
+//!   [`RunOptions::progress`] is still there and every [`Progress`] mode
+//!   draws nothing.
+//! - `plots`: SVG plots (plotters): `sweep::plot` and
+//!   [`RunOptions::plot_power`] / [`RunOptions::plot_breakdown`] (without
+//!   it a run that asks for one is refused before it starts).
+//!
+//! With `default-features = false` the library keeps the builder,
+//! [`run_config`], config resolution, sweeps (on rayon, written as CSV: both
+//! small), fio job files and the presets, without clap, indicatif or plotters.
 
 pub mod fio;
 pub mod fio_json;
 pub mod output;
 pub mod progress;
+mod ssd;
 pub mod sweep;
 
 pub use progress::Progress;
+pub use ssd::{Ssd, SsdBuilder};
 
 use ssd_core::config::{
     ConfigError, HostConfig, Interface, NandConfig, PowerConfig, Settings, SsdConfig,
@@ -305,13 +353,17 @@ pub struct RunOptions {
     pub power_sample: ssd_core::Dur,
     /// Write the power time series as CSV here.
     pub power_trace: Option<std::path::PathBuf>,
-    /// Plot power over time (SVG) here.
+    /// Plot power over time (SVG) here. Needs the `plots` feature: without
+    /// it [`run_config`] refuses a run that asks for a plot, before
+    /// simulating.
     pub plot_power: Option<std::path::PathBuf>,
-    /// Plot the energy breakdown (SVG) here.
+    /// Plot the energy breakdown (SVG) here (the `plots` feature, as
+    /// `plot_power`).
     pub plot_breakdown: Option<std::path::PathBuf>,
     /// Progress bars (preconditioning, then the measured phase): none, on
     /// stderr when it is an interactive terminal, or into a sink (tests).
-    /// They change no result.
+    /// They change no result. Without the `progress` feature the field is
+    /// still here and every mode draws nothing.
     pub progress: Progress,
 }
 
@@ -403,6 +455,7 @@ fn finish<O: Observer>(
     sim: &mut Sim<O>,
     opts: &RunOptions,
 ) -> Result<Report, RunError> {
+    #[cfg(feature = "progress")]
     match progress::bar(
         opts.progress,
         0,
@@ -413,6 +466,8 @@ fn finish<O: Observer>(
             sim.precondition();
         }
     }
+    #[cfg(not(feature = "progress"))]
+    sim.precondition();
     // The measured phase's bar, from here (the preconditioning bar is gone).
     let trace = match &sim.src {
         AnySource::Trace(t) => t.file_handle().ok(),
@@ -465,6 +520,7 @@ fn finish<O: Observer>(
 
 /// Precondition with a progress bar on stderr: a large or slow-to-converge
 /// drive (a hybrid FTL's merges) can take minutes before the measured phase.
+#[cfg(feature = "progress")]
 fn precondition_with_bar<O: Observer>(sim: &mut Sim<O>, bar: indicatif::ProgressBar) {
     use ssd_core::engine::PreconditionProgress as P;
     sim.precondition_with(|p| {
@@ -495,11 +551,43 @@ fn precondition_with_bar<O: Observer>(sim: &mut Sim<O>, bar: indicatif::Progress
 /// or more flows and `sim.alone_runs`, each flow is also run alone to report
 /// its slowdown and the run's fairness.
 pub fn run_config(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, RunError> {
+    check_options(opts)?;
     let mut out = run_shared(cfg, opts)?;
     if cfg.flows.len() >= 2 && cfg.sim.alone_runs {
         add_slowdowns(cfg, opts, &mut out.report)?;
     }
     Ok(out)
+}
+
+/// Options this build cannot honour: a plot without the `plots` feature.
+fn check_options(opts: &RunOptions) -> Result<(), RunError> {
+    #[cfg(not(feature = "plots"))]
+    if opts.plot_power.is_some() || opts.plot_breakdown.is_some() {
+        return Err(RunError::Input(
+            "plot_power/plot_breakdown: this build of the ssdsim library has no plots \
+             (its `plots` feature is off)"
+                .into(),
+        ));
+    }
+    #[cfg(feature = "plots")]
+    let _ = opts;
+    Ok(())
+}
+
+/// What [`run_config`] checks before it simulates: the options, the
+/// configuration's validation, the power model's parameters, and the
+/// construction of the FTL, the host queues and the workload source (a
+/// trace file is opened), all dropped unused. [`SsdBuilder::build`] refuses
+/// with these errors.
+pub(crate) fn check_runnable(cfg: &SsdConfig, opts: &RunOptions) -> Result<(), RunError> {
+    check_options(opts)?;
+    let settings = cfg.validate()?;
+    if opts.power {
+        power::PowerObserver::new(&settings, opts.power_sample)
+            .map_err(|e| RunError::Input(e.to_string()))?;
+    }
+    build(cfg, settings, NullObserver, None)?;
+    Ok(())
 }
 
 /// Run flow `slot` of `cfg` alone (its range, queue, priority and seed as in
@@ -595,12 +683,14 @@ fn run_shared(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, RunError>
                 .write_csv(p)
                 .map_err(|e| RunError::Io(e.to_string()))?;
         }
+        #[cfg(feature = "plots")]
         if let Some(p) = &opts.plot_power {
             sim.obs
                 .0
                 .plot_power(p)
                 .map_err(|e| RunError::Io(e.to_string()))?;
         }
+        #[cfg(feature = "plots")]
         if let Some(p) = &opts.plot_breakdown {
             sim.obs
                 .0
@@ -896,14 +986,62 @@ pub fn resolve_config_text(
     source_name: &str,
     flags: &[(String, String)],
 ) -> Result<SsdConfig, RunError> {
-    let mut cfg = SsdConfig::default();
-    let is_preset = |f: &str| matches!(f, "nand" | "interface" | "power");
-    for (f, v) in flags.iter().filter(|(f, _)| is_preset(f)) {
-        apply_flag(&mut cfg, f, v)?;
+    let settings: Vec<Setting> = flags
+        .iter()
+        .map(|(f, v)| Setting::Flag(f.clone(), v.clone()))
+        .collect();
+    resolve_settings(SsdConfig::default(), text, source_name, &settings)
+}
+
+/// One setting of a configuration's resolution: a flag as [`apply_flag`]
+/// takes it (the CLI's flags and `--set`), or a whole section (`nand`,
+/// `workload`, ...) as inline TOML, set by [`set_field`] in the flags' turn.
+#[derive(Clone, Debug)]
+pub(crate) enum Setting {
+    Flag(String, String),
+    Section(&'static str, String),
+}
+
+impl Setting {
+    /// The flag's name, or the section's.
+    fn key(&self) -> &str {
+        match self {
+            Setting::Flag(f, _) => f,
+            Setting::Section(s, _) => s,
+        }
+    }
+
+    /// The flag of this name (a section is no flag).
+    fn flag(&self, name: &str) -> bool {
+        matches!(self, Setting::Flag(f, _) if f == name)
+    }
+
+    fn apply(&self, cfg: &mut SsdConfig) -> Result<(), ConfigError> {
+        match self {
+            Setting::Flag(f, v) => apply_flag(cfg, f, v),
+            Setting::Section(s, v) => set_field(cfg, s, v),
+        }
+    }
+}
+
+/// [`resolve_config_text`] from `base` instead of the defaults, over
+/// `settings` (what [`Ssd::builder`] resolves; the CLI's flags are all
+/// [`Setting::Flag`]s): the preset flags, then the text, then the other
+/// settings in order.
+pub(crate) fn resolve_settings(
+    base: SsdConfig,
+    text: Option<&str>,
+    source_name: &str,
+    settings: &[Setting],
+) -> Result<SsdConfig, RunError> {
+    let mut cfg = base;
+    let is_preset = |s: &Setting| s.flag("nand") || s.flag("interface") || s.flag("power");
+    for s in settings.iter().filter(|s| is_preset(s)) {
+        s.apply(&mut cfg)?;
     }
     if let Some(text) = text {
         let mut text = std::borrow::Cow::Borrowed(text);
-        if flags.iter().any(|(f, _)| f == "nand") {
+        if settings.iter().any(|s| s.flag("nand")) {
             // The --nand flag wins over the file's nand_preset.
             let mut t: toml::Table = text.parse().map_err(|e: toml::de::Error| {
                 RunError::Input(format!("{source_name}: {}", e.message()))
@@ -913,16 +1051,16 @@ pub fn resolve_config_text(
         }
         cfg = SsdConfig::from_toml_over(Some(cfg), &text, source_name)?;
     }
-    for (f, v) in flags.iter().filter(|(f, _)| !is_preset(f)) {
-        apply_flag(&mut cfg, f, v)?;
+    for s in settings.iter().filter(|s| !is_preset(s)) {
+        s.apply(&mut cfg)?;
     }
     // --runtime counts from the end of the ramp, wherever the ramp was set.
-    for (f, v) in flags.iter().filter(|(f, _)| f == "runtime") {
-        apply_flag(&mut cfg, f, v)?;
+    for s in settings.iter().filter(|s| s.flag("runtime")) {
+        s.apply(&mut cfg)?;
     }
-    check_flow_keys(&cfg, flags.iter().map(|(f, _)| f.as_str()))?;
-    if flags.iter().any(|(f, _)| f == "number_ios") {
-        number_ios_to_source(&mut cfg, flags.iter().any(|(f, _)| f == "max-requests"));
+    check_flow_keys(&cfg, settings.iter().map(Setting::key))?;
+    if settings.iter().any(|s| s.flag("number_ios")) {
+        number_ios_to_source(&mut cfg, settings.iter().any(|s| s.flag("max-requests")));
     }
     Ok(cfg)
 }
@@ -980,6 +1118,89 @@ pub fn number_ios_to_source(cfg: &mut SsdConfig, max_requests_given: bool) {
     } else if cfg.trace.is_some() && !max_requests_given {
         cfg.replay.max_requests = n;
     }
+}
+
+/// Apply the jobs of a fio job file to `c` as `ssdsim run --fio` does
+/// (`source` names the file in messages). One job becomes the workload: its
+/// ramp and runtime become the run's, the workload and time flags among
+/// `flags` (the CLI's flags, not `--set`) still win over the file, then the
+/// job ends as fio ends it (size, `number_ios`, runtime, `time_based`)
+/// unless `number_ios` was among them. Several jobs (or `numjobs`) become
+/// flows ([`fio::jobs_to_flows`]); a workload flag beside them is refused,
+/// and so is `fio_output` (fio's own output asked for, which is written for
+/// one job only). `warn` gets a line for each job's host-side options
+/// accepted without effect. Returns the (first) job's name.
+pub fn apply_fio_jobs(
+    c: &mut SsdConfig,
+    jobs: Vec<(ssd_core::workload::WorkloadConfig, fio::FioJob)>,
+    source: &str,
+    flags: &[(&str, String)],
+    fio_output: bool,
+    warn: &mut dyn FnMut(String),
+) -> Result<String, RunError> {
+    let several = jobs.len() > 1 || jobs.first().is_some_and(|j| j.1.numjobs > 1);
+    if several {
+        if let Some((f, _)) = flags
+            .iter()
+            .find(|(f, _)| WORKLOAD_FLAGS.contains(f) || matches!(*f, "trace" | "personality"))
+        {
+            return Err(RunError::Input(format!(
+                "--{f}: {source} has several jobs, each its own workload (set flow.N.workload.* with --set)"
+            )));
+        }
+        for (_, j) in &jobs {
+            if !j.ignored.is_empty() {
+                warn(format!(
+                    "{source}: job [{}]: accepted without effect on the simulation (host-side fio options): {}",
+                    j.name,
+                    j.ignored.join(", ")
+                ));
+            }
+        }
+        if fio_output {
+            return Err(RunError::Input(format!(
+                "--output-format json: {source} has several jobs; fio's JSON for several jobs is not written (use --format json: its `flows` section has each job)"
+            )));
+        }
+        let jobname = jobs[0].1.name.clone();
+        fio::jobs_to_flows(c, jobs, source)?;
+        for (f, v) in flags {
+            if matches!(*f, "time-limit" | "runtime") {
+                apply_flag(c, f, v)?;
+            }
+        }
+        return Ok(jobname);
+    }
+    let (w, job) = jobs.into_iter().next().expect("one job");
+    c.workload = w;
+    if !job.ignored.is_empty() {
+        warn(format!(
+            "{source}: accepted without effect on the simulation (host-side fio options): {}",
+            job.ignored.join(", ")
+        ));
+    }
+    if job.ramp_time.is_some() {
+        c.sim.ramp_time = job.ramp_time;
+    }
+    if let Some(t) = job.time_limit() {
+        c.sim.time_limit = Some(t);
+    }
+    // Workload and time flags given on the command line still win over the
+    // job file.
+    let mut number_ios_flag = false;
+    for (f, v) in flags {
+        if WORKLOAD_FLAGS.contains(f) || matches!(*f, "time-limit" | "runtime") {
+            apply_flag(c, f, v)?;
+            number_ios_flag |= *f == "number_ios";
+        }
+    }
+    // The job ends as fio ends it (size, number_ios, runtime, time_based); a
+    // --number_ios flag says it outright.
+    if !number_ios_flag {
+        let logical = c.validate()?.logical_bytes();
+        job.resolve_end(&mut c.workload, logical);
+    }
+    Ok(job.name)
 }
 
 /// All NAND presets with their derived figures (for `ssdsim presets`).

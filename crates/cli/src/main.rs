@@ -578,95 +578,17 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             let mut c = resolve_config(config.as_deref(), &flags)?;
             let fio_path = fio.clone();
             let mut jobname = "ssdsim".to_string();
-            let fio_jobs = match &fio {
-                Some(path) => {
-                    ssdsim::fio::parse_jobs_file(path, &c.workload).map_err(RunError::from)?
-                }
-                None => Vec::new(),
-            };
-            let several = fio_jobs.len() > 1 || fio_jobs.first().is_some_and(|j| j.1.numjobs > 1);
-            if several {
-                let path = fio.as_ref().expect("jobs come from a file");
-                if let Some((f, _)) = cfg.pairs().into_iter().find(|(f, _)| {
-                    ssdsim::WORKLOAD_FLAGS.contains(f) || matches!(*f, "trace" | "personality")
-                }) {
-                    return Err(RunError::Input(format!(
-                        "--{f}: {} has several jobs, each its own workload (set flow.N.workload.* with --set)",
-                        path.display()
-                    ))
-                    .into());
-                }
-                for (_, j) in &fio_jobs {
-                    if !j.ignored.is_empty() {
-                        eprintln!(
-                            "{}: job [{}]: accepted without effect on the simulation (host-side fio options): {}",
-                            path.display(),
-                            j.name,
-                            j.ignored.join(", ")
-                        );
-                    }
-                }
-                if output_format.is_some() {
-                    return Err(RunError::Input(format!(
-                        "--output-format json: {} has several jobs; fio's JSON for several jobs is not written (use --format json: its `flows` section has each job)",
-                        path.display()
-                    ))
-                    .into());
-                }
-                jobname = fio_jobs[0].1.name.clone();
-                ssdsim::fio::jobs_to_flows(&mut c, fio_jobs, &path.display().to_string())
-                    .map_err(RunError::from)?;
-                for (f, v) in cfg.pairs() {
-                    if matches!(f, "time-limit" | "runtime") {
-                        ssdsim::apply_flag(&mut c, f, &v).map_err(RunError::from)?;
-                    }
-                }
-            } else if let Some(path) = fio {
-                let (w, job) = fio_jobs.into_iter().next().expect("one job");
-                c.workload = w;
-                jobname = job.name.clone();
-                if !job.ignored.is_empty() {
-                    eprintln!(
-                        "{}: accepted without effect on the simulation (host-side fio options): {}",
-                        path.display(),
-                        job.ignored.join(", ")
-                    );
-                }
-                if job.ramp_time.is_some() {
-                    c.sim.ramp_time = job.ramp_time;
-                }
-                if let Some(t) = job.time_limit() {
-                    c.sim.time_limit = Some(t);
-                }
-                // Workload and time flags given on the command line still win
-                // over the job file.
-                let mut number_ios_flag = false;
-                for (f, v) in cfg.pairs() {
-                    if matches!(
-                        f,
-                        "rw" | "bs"
-                            | "iodepth"
-                            | "rwmixread"
-                            | "number_ios"
-                            | "rate_iops"
-                            | "rate_process"
-                            | "random_distribution"
-                            | "size"
-                            | "offset"
-                            | "randseed"
-                            | "time-limit"
-                            | "runtime"
-                    ) {
-                        ssdsim::apply_flag(&mut c, f, &v).map_err(RunError::from)?;
-                        number_ios_flag |= f == "number_ios";
-                    }
-                }
-                // The job ends as fio ends it (size, number_ios, runtime,
-                // time_based); a --number_ios flag says it outright.
-                if !number_ios_flag {
-                    let logical = c.validate().map_err(RunError::from)?.logical_bytes();
-                    job.resolve_end(&mut c.workload, logical);
-                }
+            if let Some(path) = &fio {
+                let jobs =
+                    ssdsim::fio::parse_jobs_file(path, &c.workload).map_err(RunError::from)?;
+                jobname = ssdsim::apply_fio_jobs(
+                    &mut c,
+                    jobs,
+                    &path.display().to_string(),
+                    &cfg.pairs(),
+                    output_format.is_some(),
+                    &mut |w| eprintln!("{w}"),
+                )?;
             }
             c.validate().map_err(RunError::from)?;
             if print_config {

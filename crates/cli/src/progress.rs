@@ -10,17 +10,28 @@
 //! ([`RunMeter`]), drawing a few times a second; it cannot change a result
 //! (it reads the simulation, never steers it) and costs one predictable
 //! branch per request when off.
+//!
+//! The bars are drawn by indicatif, with the `progress` feature (on by
+//! default, through `cli`). Without it this module keeps its types, so that
+//! [`crate::RunOptions`] is the same with and without the feature, and every
+//! [`Progress`] mode draws nothing (and [`sink_bytes`] stays 0); `bar` is
+//! the only item that needs the feature.
 
+#[cfg(feature = "progress")]
 use indicatif::{HumanBytes, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use ssd_core::config::SsdConfig;
 use ssd_core::observer::Observer;
 use ssd_core::units::SimTime;
 use ssd_core::workload::IoOp;
-use std::io::{IsTerminal, Seek};
+use std::io::IsTerminal;
+#[cfg(feature = "progress")]
+use std::io::Seek;
 use std::sync::atomic::{AtomicU64, Ordering};
+#[cfg(feature = "progress")]
 use std::time::{Duration, Instant};
 
-/// Where progress goes.
+/// Where progress goes. Without the `progress` feature every mode draws
+/// nothing.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Progress {
     /// Nowhere (the library's default).
@@ -42,20 +53,24 @@ pub fn stderr_is_interactive() -> bool {
 }
 
 /// How often a terminal bar is redrawn at most (per second).
+#[cfg(feature = "progress")]
 const HZ: u8 = 4;
 
 /// Bytes written into the sink of [`Progress::Sink`] so far (tests check
 /// that the path drew).
 static SINK_BYTES: AtomicU64 = AtomicU64::new(0);
 
-/// How many bytes [`Progress::Sink`] bars have drawn so far, process-wide.
+/// How many bytes [`Progress::Sink`] bars have drawn so far, process-wide
+/// (always 0 without the `progress` feature).
 pub fn sink_bytes() -> u64 {
     SINK_BYTES.load(Ordering::Relaxed)
 }
 
+#[cfg(feature = "progress")]
 #[derive(Debug)]
 struct Sink;
 
+#[cfg(feature = "progress")]
 impl indicatif::TermLike for Sink {
     fn width(&self) -> u16 {
         100
@@ -90,6 +105,7 @@ impl indicatif::TermLike for Sink {
 
 /// A bar of `len` steps with `template`, where `mode` says, or `None`
 /// (nothing to draw: off, or stderr is not an interactive terminal).
+#[cfg(feature = "progress")]
 pub fn bar(mode: Progress, len: u64, template: &str) -> Option<ProgressBar> {
     let target = match mode {
         Progress::Off => return None,
@@ -105,17 +121,22 @@ pub fn bar(mode: Progress, len: u64, template: &str) -> Option<ProgressBar> {
 
 /// The measured phase's bar, as an observer of completed requests: put it
 /// beside the run's observer ([`ssd_core::observer::Tee`]). Empty (`None`
-/// inside) when there is nothing to draw.
-pub struct RunMeter(Option<Box<Meter>>);
+/// inside) when there is nothing to draw, and always without the `progress`
+/// feature.
+pub struct RunMeter(#[cfg(feature = "progress")] Option<Box<Meter>>);
 
 /// Steps of the run's bar (its position is a fraction of this).
+#[cfg(feature = "progress")]
 const STEPS: u64 = 10_000;
 
 /// The clock is read at most once per this many completions at first; the
 /// stride then adapts so that it is read about every `CHECK` of wall time.
+#[cfg(feature = "progress")]
 const FIRST_STRIDE: u64 = 64;
+#[cfg(feature = "progress")]
 const CHECK: Duration = Duration::from_millis(50);
 
+#[cfg(feature = "progress")]
 struct Meter {
     bar: ProgressBar,
     /// Requests completed, and the count at which to look at the clock next.
@@ -136,11 +157,27 @@ struct Meter {
 impl RunMeter {
     /// No bar.
     pub fn off() -> RunMeter {
-        RunMeter(None)
+        RunMeter(
+            #[cfg(feature = "progress")]
+            None,
+        )
     }
 
     /// The bar of a run of `cfg` where `mode` says; `trace` is the replayed
     /// trace file's handle ([`ssd_core::trace::TraceSource::file_handle`]).
+    #[cfg(not(feature = "progress"))]
+    pub fn new(
+        _mode: Progress,
+        _cfg: &SsdConfig,
+        _logical_bytes: u64,
+        _trace: Option<std::fs::File>,
+    ) -> RunMeter {
+        RunMeter::off()
+    }
+
+    /// The bar of a run of `cfg` where `mode` says; `trace` is the replayed
+    /// trace file's handle ([`ssd_core::trace::TraceSource::file_handle`]).
+    #[cfg(feature = "progress")]
     pub fn new(
         mode: Progress,
         cfg: &SsdConfig,
@@ -191,6 +228,7 @@ impl RunMeter {
     }
 }
 
+#[cfg(feature = "progress")]
 impl Meter {
     /// Look at the clock; redraw if it is time.
     #[cold]
@@ -243,6 +281,7 @@ impl Meter {
     }
 }
 
+#[cfg(feature = "progress")]
 impl Drop for Meter {
     fn drop(&mut self) {
         self.bar.finish_and_clear();
@@ -251,7 +290,9 @@ impl Drop for Meter {
 
 impl Observer for RunMeter {
     #[inline(always)]
+    #[cfg_attr(not(feature = "progress"), allow(unused_variables))]
     fn request_done(&mut self, _op: IoOp, _bytes: u64, _arrival: SimTime, done: SimTime) {
+        #[cfg(feature = "progress")]
         if let Some(m) = &mut self.0 {
             m.done += 1;
             if m.done >= m.next_check {
@@ -261,6 +302,9 @@ impl Observer for RunMeter {
     }
     fn finish(&mut self, _end: SimTime) {
         // The report follows: clear the bar now.
-        self.0 = None;
+        #[cfg(feature = "progress")]
+        {
+            self.0 = None;
+        }
     }
 }

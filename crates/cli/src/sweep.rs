@@ -1243,9 +1243,12 @@ pub fn table(rows: &[Row]) -> String {
     s
 }
 
+#[cfg(feature = "plots")]
 type MetricFn = Box<dyn Fn(&Row) -> f64>;
 
-/// Bar charts per metric and a latency CDF per configuration, as SVG files in `dir`.
+/// Bar charts per metric and a latency CDF per configuration, as SVG files in
+/// `dir` (the `plots` feature).
+#[cfg(feature = "plots")]
 pub fn plot(rows: &[Row], dir: &Path) -> Result<Vec<std::path::PathBuf>, String> {
     use plotters::prelude::*;
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;

@@ -1,7 +1,10 @@
-//! Outputs of the time series and breakdown: CSV and SVG plots (plotters).
+//! Outputs of the time series and breakdown: CSV, and SVG plots (plotters,
+//! with the `plot` feature, a default one).
 
+#[cfg(feature = "plot")]
 use crate::series::COMPONENTS;
 use crate::{PowerError, PowerObserver};
+#[cfg(feature = "plot")]
 use plotters::prelude::*;
 use std::path::Path;
 
@@ -12,6 +15,7 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> PowerError + '_ {
     }
 }
 
+#[cfg(feature = "plot")]
 fn plot_err<E: std::fmt::Display>(path: &Path) -> impl Fn(E) -> PowerError + '_ {
     move |e| PowerError::Plot {
         path: path.display().to_string(),
@@ -19,6 +23,7 @@ fn plot_err<E: std::fmt::Display>(path: &Path) -> impl Fn(E) -> PowerError + '_ 
     }
 }
 
+#[cfg(feature = "plot")]
 const COLORS: [RGBColor; 5] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
@@ -53,7 +58,10 @@ impl PowerObserver {
         })
         .map_err(io_err(path))
     }
+}
 
+#[cfg(feature = "plot")]
+impl PowerObserver {
     /// SVG line chart of total and per-component power over time.
     pub fn plot_power(&self, path: impl AsRef<Path>) -> Result<(), PowerError> {
         let path = path.as_ref();

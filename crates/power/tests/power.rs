@@ -470,6 +470,7 @@ mod end_to_end {
             "time_s,total_w,flash_w,cpu_w,dram_w,bus_w,host_w,iops,mbps"
         );
         assert_eq!(lines.count(), o.samples().len());
+        #[cfg(feature = "plot")]
         for f in ["power.svg", "breakdown.svg"] {
             let p = dir.join(f);
             if f == "power.svg" {

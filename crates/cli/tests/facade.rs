@@ -1,0 +1,368 @@
+//! The facade's builder: `Ssd::builder()` resolves settings as the CLI
+//! resolves its flags, so that the same settings give the same report, byte
+//! for byte but for the wall-clock fields, as `run_config` over
+//! `resolve_config_text` and as the `ssdsim` binary itself; bad settings are
+//! refused at `build()` with the field named.
+
+use ssd_core::config::{NandConfig, SsdConfig};
+use ssdsim::{resolve_config_text, run_config, RunOptions, Ssd, SsdBuilder};
+
+/// A report as `ssdsim run --format json` prints it, with the wall-clock
+/// fields (`run.wall_s`, `run.precondition_wall_s`) set to 0.
+fn normalized(json: &str) -> String {
+    json.lines()
+        .map(|l| {
+            let key = l.trim_start();
+            if key.starts_with("\"wall_s\":") || key.starts_with("\"precondition_wall_s\":") {
+                let (k, _) = l.split_once(':').unwrap();
+                let comma = if l.ends_with(',') { "," } else { "" };
+                format!("{k}: 0{comma}")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn report_json(ssd: &Ssd) -> String {
+    let out = ssd.run().unwrap();
+    normalized(&(serde_json::to_string_pretty(&out.report).unwrap() + "\n"))
+}
+
+/// The settings of the comparisons: the builder's calls and the same as
+/// CLI flags.
+fn builder() -> SsdBuilder {
+    Ssd::builder()
+        .nand("chip2")
+        .ftl("dftl")
+        .sched("deadline")
+        .set("ftl.op", "0.1")
+        .set("rw", "randrw")
+        .set("bs", "8KiB")
+        .set("nand.blocks_per_plane", 256)
+        .precondition("fill")
+        .number_ios(3_000)
+        .seed(7)
+}
+
+fn flags() -> Vec<(String, String)> {
+    [
+        ("nand", "chip2"),
+        ("ftl", "dftl"),
+        ("sched", "deadline"),
+        ("precondition", "fill"),
+        ("seed", "7"),
+        ("rw", "randrw"),
+        ("bs", "8KiB"),
+        ("number_ios", "3000"),
+        ("ftl.op", "0.1"),
+        ("nand.blocks_per_plane", "256"),
+    ]
+    .iter()
+    .map(|(f, v)| (f.to_string(), v.to_string()))
+    .collect()
+}
+
+#[test]
+fn the_builder_reports_as_run_config_over_the_cli_resolution() {
+    let ssd = builder().build().unwrap();
+    let cfg = resolve_config_text(None, "", &flags()).unwrap();
+    assert_eq!(ssd.config(), &cfg);
+    assert_eq!(ssd.config().to_toml(), cfg.to_toml());
+    let direct = run_config(&cfg, &RunOptions::default()).unwrap();
+    let direct = normalized(&(serde_json::to_string_pretty(&direct.report).unwrap() + "\n"));
+    assert_eq!(report_json(&ssd), direct);
+    // Deterministic: the same Ssd runs to the same report.
+    assert_eq!(report_json(&ssd), direct);
+}
+
+#[cfg(feature = "cli")]
+#[test]
+fn the_builder_reports_as_the_binary_does() {
+    let mut args = vec!["run".to_string(), "--format".into(), "json".into()];
+    args.push("--no-progress".into());
+    for (f, v) in flags() {
+        if f.contains('.') {
+            args.extend(["--set".to_string(), format!("{f}={v}")]);
+        } else {
+            args.extend([format!("--{f}"), v]);
+        }
+    }
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ssdsim"))
+        .args(&args)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let cli = normalized(&String::from_utf8(o.stdout).unwrap());
+    assert!(cli.contains("\"wall_s\": 0,"), "{cli}");
+    assert_eq!(report_json(&builder().build().unwrap()), cli);
+    // And `--print-config` is `config().to_toml()`.
+    args.retain(|a| a != "--format" && a != "json" && a != "--no-progress");
+    args.push("--print-config".into());
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ssdsim"))
+        .args(&args)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        String::from_utf8(o.stdout).unwrap(),
+        builder().build().unwrap().config().to_toml()
+    );
+}
+
+/// One job (host-side options listed), and two jobs (flows), for `--fio`.
+const ONE_JOB: &str = "[global]\nioengine=libaio\nbs=4k\n[w]\nrw=randwrite\niodepth=8\nsize=16m\n";
+const TWO_JOBS: &str =
+    "[global]\nbs=4k\nsize=8m\n[r]\nrw=randread\nfilename=/dev/x\n[w]\nrw=randwrite\n";
+
+#[cfg(feature = "cli")]
+#[test]
+fn a_fio_job_runs_as_with_the_binarys_fio_flag() {
+    let dir = std::env::temp_dir().join(format!("ssdsim-facade-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (i, (job, extra)) in [
+        (ONE_JOB, vec![]),
+        (ONE_JOB, vec!["--number_ios", "1500"]),
+        (TWO_JOBS, vec!["--time-limit", "2ms"]),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let file = dir.join(format!("job{i}.fio"));
+        std::fs::write(&file, job).unwrap();
+        let mut args = vec!["run", "--format", "json", "--no-progress", "--ftl", "dftl"];
+        args.extend(["--set", "nand.blocks_per_plane=256", "--fio"]);
+        args.push(file.to_str().unwrap());
+        args.extend(extra.iter().copied());
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_ssdsim"))
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        // The extra flags as setters.
+        let with_extra = |mut b: SsdBuilder| {
+            for kv in extra.chunks(2) {
+                b = match kv[0] {
+                    "--number_ios" => b.number_ios(kv[1].parse().unwrap()),
+                    _ => b.time_limit(kv[1]),
+                };
+            }
+            b
+        };
+        let base = Ssd::builder().ftl("dftl").set("nand.blocks_per_plane", 256);
+        let ssd = with_extra(base.clone().fio_file(&file)).build().unwrap();
+        let cli = normalized(&String::from_utf8(o.stdout).unwrap());
+        assert_eq!(report_json(&ssd), cli, "{job} {extra:?}");
+        // The binary's warnings are the Ssd's.
+        let stderr = String::from_utf8(o.stderr).unwrap();
+        assert_eq!(stderr.lines().collect::<Vec<_>>(), ssd.warnings(), "{job}");
+        assert!(!ssd.warnings().is_empty());
+        // Job text in place of the file: the same run, named "<fio>".
+        let text = with_extra(base.fio(job)).build().unwrap();
+        assert_eq!(text.config(), ssd.config());
+        assert!(
+            text.warnings()[0].starts_with("<fio>: "),
+            "{:?}",
+            text.warnings()
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_fio_job_ends_as_fio_ends_it_unless_number_ios_is_set() {
+    let ssd = Ssd::builder().fio(ONE_JOB).build().unwrap();
+    assert_eq!(ssd.config().workload.number_ios, Some(4096)); // 16m of 4k
+    assert_eq!(ssd.config().workload.iodepth, 8);
+    assert_eq!(
+        ssd.warnings(),
+        ["<fio>: accepted without effect on the simulation (host-side fio options): ioengine"]
+    );
+    let ssd = Ssd::builder().fio(ONE_JOB).number_ios(100).build().unwrap();
+    assert_eq!(ssd.config().workload.number_ios, Some(100));
+    // Several jobs are flows; a workload setting beside them is refused.
+    let ssd = Ssd::builder().fio(TWO_JOBS).build().unwrap();
+    assert_eq!(ssd.config().flows.len(), 2);
+    let e = Ssd::builder()
+        .fio(TWO_JOBS)
+        .number_ios(100)
+        .build()
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("--number_ios: <fio> has several jobs"),
+        "{e}"
+    );
+    // A bad option names its line.
+    let e = Ssd::builder()
+        .fio("[j]\nrw=sideways\n")
+        .build()
+        .unwrap_err();
+    assert!(e.to_string().starts_with("<fio>:2: "), "{e}");
+}
+
+#[test]
+fn bad_settings_are_refused_at_build_with_the_field_named() {
+    let err = |b: SsdBuilder| b.build().unwrap_err().to_string();
+    let e = err(Ssd::builder().ftl("nope"));
+    assert!(e.starts_with("ftl.kind: "), "{e}");
+    let e = err(Ssd::builder().sched("nope"));
+    assert!(e.starts_with("sched.kind: "), "{e}");
+    let e = err(Ssd::builder().set("ftl.op", "-1"));
+    assert!(e.starts_with("ftl.op: "), "{e}");
+    let e = err(Ssd::builder().set("ftl.no_such_field", "1"));
+    assert_eq!(e, "ftl.no_such_field: unknown configuration field");
+    let e = err(Ssd::builder().nand("chip9"));
+    assert!(e.contains("unknown nand preset \"chip9\""), "{e}");
+    let e = err(Ssd::builder().time_limit("10"));
+    assert!(e.starts_with("--time-limit: \"10\" has no unit"), "{e}");
+    let e = err(Ssd::builder().interface("usb"));
+    assert!(e.starts_with("host.interface: "), "{e}");
+    // Each error is the one the CLI's resolution gives for the same flag.
+    let cli = |f: &str, v: &str| {
+        let flags = [(f.to_string(), v.to_string())];
+        match resolve_config_text(None, "", &flags) {
+            Ok(c) => run_config(&c, &RunOptions::default())
+                .err()
+                .expect("refused")
+                .to_string(),
+            Err(e) => e.to_string(),
+        }
+    };
+    assert_eq!(err(Ssd::builder().set("ftl.op", "-1")), cli("ftl.op", "-1"));
+    assert_eq!(err(Ssd::builder().ftl("nope")), cli("ftl", "nope"));
+    // What only building the FTL or opening the trace finds is found at
+    // build() too, as run_config finds it before simulating.
+    let e = err(Ssd::builder().set("trace", "/no/such/ssdsim.trace"));
+    assert_eq!(e, cli("trace", "/no/such/ssdsim.trace"));
+    let e = err(Ssd::builder().ftl("dftl").set("nand.blocks_per_plane", 64));
+    assert!(e.starts_with("ftl.op: DFTL needs"), "{e}");
+    // A configuration that parses but cannot be simulated: validation's error.
+    let mut c = SsdConfig::default();
+    c.nand.pages_per_block = 0;
+    let e = err(Ssd::builder().config(c.clone()));
+    assert_eq!(e, c.validate().unwrap_err().to_string());
+    assert!(e.starts_with("nand.pages_per_block"), "{e}");
+    // TOML text: its errors are prefixed as a file's are.
+    let e = err(Ssd::builder().toml("[ftl]\nkind = 3\n"));
+    assert!(e.starts_with("<toml>: "), "{e}");
+    let e = err(Ssd::builder().config_file("/no/such/ssdsim.toml"));
+    assert!(e.starts_with("/no/such/ssdsim.toml: cannot read"), "{e}");
+}
+
+#[test]
+fn settings_apply_in_the_clis_order() {
+    // Presets first, then the TOML, then the other settings in call order.
+    let ssd = Ssd::builder()
+        .toml("[ftl]\nkind = \"fast\"\nop = 0.2\n")
+        .ftl("dftl")
+        .nand("chip3")
+        .build()
+        .unwrap();
+    assert_eq!(ssd.config().ftl.kind, "dftl");
+    assert_eq!(ssd.config().ftl.op, 0.2);
+    assert_eq!(ssd.config().nand.name, "chip3");
+    // A later setting wins over an earlier one.
+    let ssd = Ssd::builder().ftl("fast").ftl("page").build().unwrap();
+    assert_eq!(ssd.config().ftl.kind, "page");
+    // A base configuration is where the presets start from.
+    let mut base = SsdConfig::default();
+    base.ftl.kind = "bast".into();
+    base.layout.channels = 2;
+    let ssd = Ssd::builder().config(base).nand("chip1").build().unwrap();
+    assert_eq!(ssd.config().ftl.kind, "bast");
+    assert_eq!(ssd.config().layout.channels, 2);
+    assert_eq!(ssd.config().nand, NandConfig::preset("chip1").unwrap());
+    // A file's nand_preset loses to the nand setting, as to --nand.
+    let ssd = Ssd::builder()
+        .toml("nand_preset = \"chip3\"\n")
+        .nand("chip1")
+        .build()
+        .unwrap();
+    assert_eq!(ssd.config().nand.name, "chip1");
+}
+
+#[test]
+fn whole_sections_equal_their_fields_set_one_by_one() {
+    let mut nand = NandConfig::preset("chip3").unwrap();
+    nand.blocks_per_plane = 128;
+    let w = ssd_core::workload::WorkloadConfig {
+        rw: ssd_core::workload::RwMode::RandWrite,
+        iodepth: 4,
+        number_ios: Some(1_000),
+        ..Default::default()
+    };
+    let typed = Ssd::builder()
+        .nand_config(nand.clone())
+        .workload(w.clone())
+        .build()
+        .unwrap();
+    let by_text = Ssd::builder()
+        .nand("chip3")
+        .set("nand.blocks_per_plane", 128)
+        .set("rw", "randwrite")
+        .set("iodepth", 4)
+        .number_ios(1_000)
+        .build()
+        .unwrap();
+    assert_eq!(typed.config().nand, nand);
+    assert_eq!(typed.config().workload, w);
+    assert_eq!(typed.config().nand, by_text.config().nand);
+    assert_eq!(typed.config().workload, by_text.config().workload);
+    // A section replaces the whole of it: a field set before is gone.
+    let ssd = Ssd::builder()
+        .set("iodepth", 9)
+        .workload(w.clone())
+        .build()
+        .unwrap();
+    assert_eq!(ssd.config().workload.iodepth, 4);
+    // A section that cannot be simulated is refused with its field.
+    let mut bad = nand;
+    bad.dies_per_chip = 0;
+    let e = Ssd::builder().nand_config(bad).build().unwrap_err();
+    assert!(e.to_string().starts_with("nand.dies_per_chip"), "{e}");
+}
+
+#[test]
+fn run_options_are_the_ssds() {
+    let ssd = Ssd::builder()
+        .number_ios(500)
+        .power_model(false)
+        .build()
+        .unwrap();
+    assert!(!ssd.options().power);
+    let r = ssd.run().unwrap().report;
+    assert_eq!(r.host.requests, 500);
+    assert!(!r.extra.contains_key("energy_j"));
+    let r = Ssd::builder()
+        .number_ios(500)
+        .build()
+        .unwrap()
+        .run()
+        .unwrap()
+        .report;
+    assert!(r.extra.contains_key("energy_j"));
+}
+
+/// Without the `plots` feature a plot is refused before anything runs: by
+/// `build()`, and by `run_config`.
+#[cfg(not(feature = "plots"))]
+#[test]
+fn a_plot_without_the_plots_feature_is_refused() {
+    let opts = RunOptions {
+        plot_power: Some(std::env::temp_dir().join("ssdsim-no-plots.svg")),
+        ..RunOptions::default()
+    };
+    let ssd = Ssd::builder().number_ios(100).options(opts.clone()).build();
+    let e = ssd.expect_err("refused").to_string();
+    assert!(e.contains("`plots` feature"), "{e}");
+    let cfg = Ssd::builder()
+        .number_ios(100)
+        .build()
+        .unwrap()
+        .config()
+        .clone();
+    let e = run_config(&cfg, &opts).err().expect("refused").to_string();
+    assert!(e.contains("`plots` feature"), "{e}");
+}

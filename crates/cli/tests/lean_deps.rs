@@ -1,0 +1,80 @@
+//! The facade without its default features (`ssdsim = { default-features =
+//! false }`) pulls none of the command line's dependencies: `cargo tree`
+//! of the package, offline and from the lock file (no download), has no
+//! clap, indicatif or plotters, while the default build has them all.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+/// The command line's own dependencies, which a library user does not need.
+const CLI_ONLY: &[&str] = &[
+    "clap",
+    "clap_complete",
+    "clap_mangen",
+    "indicatif",
+    "plotters",
+    "roxmltree",
+    "anyhow",
+];
+
+/// The packages of `ssdsim`'s normal dependency tree (build and dev
+/// dependencies left out) with `features` (cargo flags).
+fn tree(features: &[&str]) -> BTreeSet<String> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.toml");
+    let o = Command::new(cargo)
+        .args(["tree", "-p", "ssdsim", "-e", "normal", "--prefix", "none"])
+        .args(["--offline", "--locked", "--color", "never"])
+        .arg("--manifest-path")
+        .arg(&manifest)
+        .args(features)
+        .output()
+        .expect("cargo runs");
+    assert!(
+        o.status.success(),
+        "cargo tree {features:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn the_library_alone_pulls_no_cli_dependency() {
+    let lean = tree(&["--no-default-features"]);
+    // The tree is there (not an empty answer), with what a run needs.
+    for p in [
+        "ssdsim",
+        "ssd-core",
+        "ssdsim-ftl",
+        "ssdsim-power",
+        "serde",
+        "toml",
+    ] {
+        assert!(lean.contains(p), "{p} missing from {lean:?}");
+    }
+    let found: Vec<&&str> = CLI_ONLY.iter().filter(|p| lean.contains(**p)).collect();
+    assert!(
+        found.is_empty(),
+        "pulled without the cli feature: {found:?}"
+    );
+    // The default build (the binary's) has every one of them: the names
+    // above are the real ones.
+    let full = tree(&[]);
+    for p in CLI_ONLY {
+        assert!(full.contains(*p), "{p} missing from the default tree");
+    }
+    // The `progress` and `plots` features bring their crate and nothing of
+    // the command line's.
+    let progress = tree(&["--no-default-features", "--features", "progress"]);
+    assert!(progress.contains("indicatif") && !progress.contains("plotters"));
+    assert!(!progress.contains("clap"));
+    let plots = tree(&["--no-default-features", "--features", "plots"]);
+    assert!(plots.contains("plotters") && !plots.contains("indicatif"));
+    assert!(!plots.contains("clap"));
+}
