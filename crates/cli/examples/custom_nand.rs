@@ -119,3 +119,9 @@ fn main() {
     assert!((r - (read_path + mean_read)).abs() < 1e-6, "read mean");
     println!("  both match");
 }
+
+/// `cargo test` runs the example (`test = true` in Cargo.toml).
+#[test]
+fn the_model_matches_its_closed_form() {
+    main();
+}

@@ -255,3 +255,179 @@ fn bad_page_types_are_refused_naming_the_field() {
     let e = err(&|c| c.nand.retry = Some(retry(-1.0, 0, 0.0, Dur::ZERO)));
     assert!(e.starts_with("nand.retry.steps_per_kpe:"), "{e}");
 }
+
+fn suspend_cfg(t_suspend: u64, t_resume: u64) -> ssd_core::hw::nand::SuspendConfig {
+    ssd_core::hw::nand::SuspendConfig {
+        t_suspend: Dur::from_us(t_suspend),
+        t_resume: Dur::from_us(t_resume),
+        min_remaining: Dur::ZERO,
+        programs: true,
+        erases: true,
+        max_per_op: 1,
+    }
+}
+
+/// Open-loop `reqs` on a preconditioned `cfg`: (write latencies, read
+/// latencies) as (max, mean) in ns, and the report.
+fn open_loop(
+    cfg: &SsdConfig,
+    reqs: Vec<HostRequest>,
+) -> ((u64, f64), (u64, f64), ssd_core::stats::Report) {
+    let mut cfg = cfg.clone();
+    cfg.sim.precondition = Precondition::Fill;
+    let s = cfg.validate().unwrap();
+    let src = VecSource::new(reqs, Timing::OpenLoop);
+    let ftl = ftl::build(&s).unwrap();
+    let mut sim = Simulation::new(s, ftl, src, Noop::new(1024, true), NullObserver);
+    sim.precondition();
+    let r = sim.run().unwrap();
+    (
+        (sim.lat.write.max_ns(), sim.lat.write.mean_ns()),
+        (sim.lat.read.max_ns(), sim.lat.read.mean_ns()),
+        r,
+    )
+}
+
+fn page_req(op: IoOp, at_us: u64, page: u64) -> HostRequest {
+    HostRequest {
+        arrival: SimTime(at_us * 1000),
+        op,
+        lba: page * 8,
+        sectors: 8,
+        stream: 0,
+        tag: 0,
+    }
+}
+
+/// Wu & He's suspension, against its closed form: a read that reaches a die
+/// in the middle of a program waits `t_suspend`, not the program's rest;
+/// the program ends `t_suspend` + the read's die time + `t_resume` later.
+#[test]
+fn program_suspension_for_a_read_closed_form() {
+    let plain = one_die("chip2");
+    let mut susp = plain.clone();
+    susp.nand.suspend = Some(suspend_cfg(20, 10));
+    // Alone: a write at 0 and a read at 0 on an idle drive.
+    let ((w_alone, _), _, _) = open_loop(&plain, vec![page_req(IoOp::Write, 0, 0)]);
+    let (_, (r_alone, _), _) = open_loop(&plain, vec![page_req(IoOp::Read, 0, 100)]);
+    // Together: the read comes 150 us into the write, while its 200 us
+    // program runs (it starts at about 113 us).
+    let both = vec![page_req(IoOp::Write, 0, 0), page_req(IoOp::Read, 150, 100)];
+    let ((w, _), (r, _), rep) = open_loop(&susp, both.clone());
+    let s = susp.validate().unwrap();
+    let read_die = (s.cmd_time() + susp.nand.t_r + s.page_xfer_time()).0;
+    assert_eq!(
+        r,
+        r_alone + 20_000,
+        "the read waits for the suspension only"
+    );
+    assert_eq!(
+        w,
+        w_alone + 20_000 + read_die + 10_000,
+        "the program resumes after the read"
+    );
+    assert_eq!(rep.extra["hardware"]["nand"]["suspensions"], 1);
+    // Without suspension the read waits for the program's end.
+    let ((w0, _), (r0, _), _) = open_loop(&plain, both);
+    assert_eq!(w0, w_alone);
+    assert!(r0 > r_alone + 100_000, "{r0} vs {r_alone}");
+}
+
+/// Under a mixed load, suspension cuts the read tail and costs the writes;
+/// it is refused where the power model would count a suspended operation
+/// twice, or reads are not served first.
+#[test]
+fn suspension_cuts_the_read_tail_under_mixed_load() {
+    let run = |suspend: bool| {
+        // Spare blocks enough that the run needs no GC: the reads wait for
+        // host programs only (MSB pages take 5 ms).
+        let mut cfg = one_die("tlc-multipass");
+        cfg.nand.blocks_per_plane = 256;
+        cfg.ftl.op = 0.25;
+        cfg.sim.precondition = Precondition::Fill;
+        if suspend {
+            cfg.nand.suspend = Some(ssd_core::hw::nand::SuspendConfig {
+                min_remaining: Dur::from_us(100),
+                max_per_op: 8,
+                ..suspend_cfg(20, 20)
+            });
+        }
+        cfg.workload.rw = ssd_core::workload::RwMode::RandRw;
+        cfg.workload.rwmixread = 70;
+        cfg.workload.bs = cfg.nand.page_size;
+        cfg.workload.iodepth = 4;
+        cfg.workload.number_ios = Some(3000);
+        run_config(&cfg, &RunOptions::default()).unwrap().report
+    };
+    let (off, on) = (run(false), run(true));
+    let (r_off, r_on) = (&off.latency_us.read, &on.latency_us.read);
+    assert!(
+        r_on.p99 < 0.5 * r_off.p99,
+        "read p99 {} vs {}",
+        r_on.p99,
+        r_off.p99
+    );
+    assert!(r_on.mean < r_off.mean);
+    assert!(on.latency_us.write.mean > off.latency_us.write.mean);
+    assert_eq!(on.flash.gc_page_copies, 0);
+    assert!(
+        on.extra["hardware"]["nand"]["suspensions"]
+            .as_u64()
+            .unwrap()
+            > 100
+    );
+    let mut bad = one_die("park-slc");
+    bad.power = ssd_core::config::PowerConfig::preset("park-slc").unwrap();
+    bad.nand.suspend = Some(suspend_cfg(20, 10));
+    let e = bad.validate().unwrap_err().to_string();
+    assert!(
+        e.starts_with("nand.suspend:") && e.contains("per operation"),
+        "{e}"
+    );
+    let mut bad = one_die("chip2");
+    bad.controller.prioritize_reads = false;
+    bad.nand.suspend = Some(suspend_cfg(20, 10));
+    let e = bad.validate().unwrap_err().to_string();
+    assert!(e.contains("prioritize_reads"), "{e}");
+}
+
+/// Suspension under garbage collection on a multi-plane, multi-die drive
+/// with the power model: erases and GC programs are suspended too, the FTL
+/// invariants hold, every request completes and a rerun gives the same
+/// report.
+#[test]
+fn suspension_under_gc_keeps_every_invariant() {
+    let run = || {
+        let mut cfg = one_die("tlc-multipass");
+        cfg.nand.planes_per_die = 2;
+        cfg.nand.dies_per_chip = 2;
+        cfg.nand.blocks_per_plane = 64;
+        cfg.power = ssd_core::config::PowerConfig::preset("lee2011").unwrap();
+        cfg.sim.precondition = Precondition::Fill;
+        cfg.nand.suspend = Some(ssd_core::hw::nand::SuspendConfig {
+            max_per_op: 4,
+            ..suspend_cfg(20, 20)
+        });
+        cfg.workload.rw = ssd_core::workload::RwMode::RandRw;
+        cfg.workload.rwmixread = 50;
+        cfg.workload.bs = cfg.nand.page_size;
+        cfg.workload.iodepth = 16;
+        cfg.workload.number_ios = Some(16000);
+        let opts = RunOptions {
+            check_invariants: true,
+            ..Default::default()
+        };
+        run_config(&cfg, &opts).unwrap().report
+    };
+    let r = run();
+    assert_eq!(r.host.requests, 16000);
+    assert!(r.flash.block_erases > 0 && r.flash.gc_page_copies > 0);
+    assert!(r.extra["hardware"]["nand"]["suspensions"].as_u64().unwrap() > 0);
+    let mut again = run();
+    again.run.wall_s = r.run.wall_s;
+    again.run.precondition_wall_s = r.run.precondition_wall_s;
+    assert_eq!(
+        serde_json::to_string(&r).unwrap(),
+        serde_json::to_string(&again).unwrap()
+    );
+}

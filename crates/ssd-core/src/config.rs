@@ -106,6 +106,11 @@ pub struct NandConfig {
     /// decodes at its first sensing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry: Option<crate::hw::nand::RetryConfig>,
+    /// Program/erase suspension for reads: see
+    /// [`crate::hw::nand::SuspendConfig`]. Absent: a read waits for the
+    /// die's running operation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suspend: Option<crate::hw::nand::SuspendConfig>,
 }
 
 /// The preset called `name` among `presets`, or an error naming the known ones.
@@ -163,6 +168,7 @@ impl NandConfig {
             multiplane: true,
             page_types: None,
             retry: None,
+            suspend: None,
         }
     }
 
@@ -202,6 +208,7 @@ impl NandConfig {
                 multiplane: false,
                 page_types: None,
                 retry: None,
+                suspend: None,
             },
             // Modern MLC: the default device of MQSim (Tavakkol et al., FAST 2018),
             // ssdconfig.xml: 8 KiB page, 256 pages/block, 2048 blocks/plane, 2 planes,
@@ -223,6 +230,7 @@ impl NandConfig {
                 multiplane: true,
                 page_types: None,
                 retry: None,
+                suspend: None,
             },
             // Modern TLC: 64-layer 512 Gb 3b/cell 3D V-NAND (Kim et al., "A 512Gb 3b/cell
             // 64-stacked WL 3D V-NAND flash memory", ISSCC 2017, paper 11.1; JSSC 53(1)
@@ -246,6 +254,7 @@ impl NandConfig {
                 multiplane: true,
                 page_types: None,
                 retry: None,
+                suspend: None,
             },
             // Modern QLC: 1 Tb 4b/cell 96-layer 3D NAND (Lee et al., ISSCC 2020, paper
             // 13.2): 30 MB/s program throughput over 4 planes of 16 KiB pages gives
@@ -268,6 +277,7 @@ impl NandConfig {
                 multiplane: true,
                 page_types: None,
                 retry: None,
+                suspend: None,
             },
         ]
     }
@@ -341,6 +351,7 @@ impl NandConfig {
                 multiplane: true,
                 page_types: None,
                 retry: None,
+                suspend: None,
             },
             crate::hw::nand::PageTypeConfig {
                 t_r: vec![Dur::from_us(58), Dur::from_us(78), Dur::from_us(107)],
@@ -1229,6 +1240,26 @@ impl Settings {
         }
         if let Some(r) = &n.retry {
             r.check()?;
+        }
+        if let Some(p) = &n.suspend {
+            p.check()?;
+            if !c.controller.prioritize_reads {
+                return Err(invalid(
+                    "nand.suspend",
+                    "suspension serves reads first; it needs controller.prioritize_reads = true",
+                ));
+            }
+            if c.power.flash_program_energy.is_some() || c.power.flash_erase_energy.is_some() {
+                return Err(invalid(
+                    "nand.suspend",
+                    format!(
+                        "the power preset {:?} charges programs and erases per operation \
+                         (power.flash_program_energy/flash_erase_energy), which would count a \
+                         suspended operation's two pieces twice: use a current-based power preset",
+                        c.power.name
+                    ),
+                ));
+            }
         }
         if n.t_r.0 == 0 || n.t_prog.0 == 0 || n.t_bers.0 == 0 {
             return Err(invalid(

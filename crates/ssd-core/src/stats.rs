@@ -137,6 +137,8 @@ pub struct Counters {
     /// `[kind][purpose]` flash operation counts (pages for read/program, blocks for erase).
     pub flash_ops: [[u64; 5]; 3],
     pub merged: u64,
+    /// Programs/erases suspended for reads (`nand.suspend`).
+    pub suspensions: u64,
     pub dispatched: u64,
     pub queue_time_ns: u128,
     pub max_queue_time_ns: u64,

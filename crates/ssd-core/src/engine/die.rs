@@ -12,6 +12,31 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// `die_start`, inlined where a batch completes (most starts).
     #[inline(always)]
     pub(super) fn die_start_inline(&mut self, d: u32) {
+        if self.suspend_on && self.susp[d as usize].is_suspended() {
+            return self.die_start_suspended(d);
+        }
+        self.die_start_batch::<true>(d)
+    }
+
+    /// `die_start` on a die with an operation suspended: its reads one
+    /// batch at a time (no partners: each is checked against the suspended
+    /// operation as a batch head), or the operation's resumption.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn die_start_suspended(&mut self, d: u32) {
+        if self.dies[d as usize].phase != Phase::Idle {
+            return;
+        }
+        if self.must_resume(d) {
+            return self.resume(d);
+        }
+        self.die_start_batch::<false>(d)
+    }
+
+    /// Start die `d`'s next batch from its queues (with multi-plane
+    /// partners if `PARTNERS`).
+    #[inline(always)]
+    pub(super) fn die_start_batch<const PARTNERS: bool>(&mut self, d: u32) {
         let die = &mut self.dies[d as usize];
         if die.phase != Phase::Idle {
             return;
@@ -39,7 +64,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         die.batch_job[0] = h.job;
         die.batch_txn[0] = head;
         let mut n = 1usize;
-        if self.multiplane {
+        if PARTNERS && self.multiplane {
             let planes = self.planes as usize;
             let mut picks;
             (n, picks) = start_partners(
@@ -128,6 +153,17 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     }
 
     pub(super) fn on_die_done(&mut self, d: u32) {
+        if self.suspend_on {
+            if self.stale_die_done(d) {
+                return;
+            }
+            if self.dies[d as usize].phase == Phase::Suspending {
+                return self.suspended_now(d);
+            }
+            if self.dies[d as usize].kind != OpKind::Read {
+                self.operation_done(d);
+            }
+        }
         let die = &self.dies[d as usize];
         if die.kind != OpKind::Read {
             self.report_array_op(d);

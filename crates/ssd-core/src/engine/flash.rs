@@ -179,15 +179,19 @@ pub(super) fn start_partners(
     (n, picks)
 }
 
+/// A read the die serves first (a host or mapping read), with
+/// `controller.prioritize_reads`.
+#[inline(always)]
+pub(super) fn is_high_priority(tx: &Txn) -> bool {
+    tx.kind == OpKind::Read && matches!(tx.purpose, Purpose::Host | Purpose::Translation)
+}
+
 /// Queue ready transaction `t` (`tx`) on `die`: host and translation reads
 /// ahead of everything else where reads are preferred.
 #[inline(always)]
 pub(super) fn die_push(die: &mut Die, prio_reads: bool, tx: &Txn, t: u32) {
     let key = tx.qkey;
-    if prio_reads
-        && tx.kind == OpKind::Read
-        && matches!(tx.purpose, Purpose::Host | Purpose::Translation)
-    {
+    if prio_reads && is_high_priority(tx) {
         die.hi.push(t, key);
     } else {
         die.lo.push(t, key);
@@ -401,6 +405,8 @@ pub(super) enum Phase {
     DataIn,
     Array,
     DataOut,
+    /// A program or erase is being suspended for reads (see `suspend.rs`).
+    Suspending,
 }
 
 #[derive(Debug)]

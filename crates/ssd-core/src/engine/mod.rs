@@ -46,6 +46,7 @@ mod plan;
 mod precondition;
 mod queue;
 mod report;
+mod suspend;
 
 use controller::*;
 use flash::*;
@@ -121,6 +122,11 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: 
     hw: Parts<H>,
     /// The NAND model's `fixed_times`, if it has them (then it is not asked).
     fixed_t: Option<[Dur; 3]>,
+    /// The NAND model may suspend programs/erases for reads
+    /// (`Nand::can_suspend`); the per-die state of `suspend.rs` is kept
+    /// only then.
+    suspend_on: bool,
+    susp: Vec<suspend::DieSuspension>,
     page: u64,
     planes: u32,
     /// Page size, as a divider.
@@ -270,6 +276,14 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             cmd_t: settings.cmd_time(),
             xfer_t: settings.page_xfer_time(),
             fixed_t: hw.nand.fixed_times(),
+            suspend_on: hw.nand.can_suspend(),
+            susp: if hw.nand.can_suspend() {
+                (0..g.total_dies())
+                    .map(|_| suspend::DieSuspension::default())
+                    .collect()
+            } else {
+                Vec::new()
+            },
             hw,
             page: g.page_size as u64,
             planes: g.planes.min(MAX_PLANES as u32),

@@ -201,6 +201,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         die_push(die, self.prio_reads, &self.txns[t], t);
         if die.phase == Phase::Idle {
             self.die_start(d as u32);
+        } else if self.suspend_on && is_high_priority(&self.txns[t]) {
+            self.maybe_suspend(d as u32);
         }
     }
 
@@ -359,6 +361,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         die_push(die, self.prio_reads, &self.txns[w], w);
         if die.phase == Phase::Idle {
             self.die_start(d as u32);
+        } else if self.suspend_on && is_high_priority(&self.txns[w]) {
+            self.maybe_suspend(d as u32);
         }
     }
 

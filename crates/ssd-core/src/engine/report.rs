@@ -364,7 +364,12 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 dram_need - c.dram.capacity.0,
             );
         }
-        if let Some(v) = self.hw.nand.report() {
+        let mut nand = self.hw.nand.report();
+        if self.suspend_on {
+            let v = nand.get_or_insert_with(|| serde_json::json!({}));
+            v["suspensions"] = serde_json::json!(self.counters.suspensions);
+        }
+        if let Some(v) = nand {
             r.extra
                 .insert("hardware".into(), serde_json::json!({ "nand": v }));
         }

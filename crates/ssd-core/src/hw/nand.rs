@@ -90,6 +90,104 @@ pub trait Nand {
     }
     /// Start the statistics again (the measured phase begins).
     fn restart_stats(&mut self) {}
+    /// Whether the part ever suspends a program or erase for reads (the
+    /// engine then asks [`Nand::suspend`] when a read arrives at a busy die;
+    /// otherwise it never does).
+    #[inline]
+    fn can_suspend(&self) -> bool {
+        false
+    }
+    /// A read arrives at a die whose `running` program or erase has
+    /// `remaining` to go and has been suspended `times` times already:
+    /// suspend it, and at what cost? The engine then reports the operation's
+    /// first piece up to the suspension's end, serves the die's reads and
+    /// resumes it (`resume` + `remaining`) when none is left.
+    fn suspend(&self, _running: OpKind, _remaining: Dur, _times: u32) -> Option<SuspendCost> {
+        None
+    }
+}
+
+/// What suspending and resuming an operation cost the die.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SuspendCost {
+    /// From the suspend command until the die takes a read (the array
+    /// finishes its current pulse).
+    pub suspend: Dur,
+    /// From the resume command until the operation goes on.
+    pub resume: Dur,
+}
+
+/// `[nand.suspend]`: program/erase suspension for reads (Wu & He, "Reducing
+/// SSD read latency via NAND flash program and erase suspension", FAST
+/// 2012; MQSim's `Suspend_Program_Time`/`Suspend_Erase_Time` and its
+/// reasonable-suspension thresholds). A high-priority read (a host or
+/// mapping read; `controller.prioritize_reads`) that arrives at a die in
+/// the middle of a program or erase suspends it if at least
+/// `min_remaining` of it is left and it has been suspended fewer than
+/// `max_per_op` times; the die serves its queued reads and resumes the
+/// operation when none is left. The operation's remaining time is
+/// unchanged by the suspension (the pulse finished during `t_suspend` is
+/// not counted as progress), so it ends `t_suspend` + the reads +
+/// `t_resume` later.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuspendConfig {
+    pub t_suspend: Dur,
+    pub t_resume: Dur,
+    /// Suspend only operations with at least this much left.
+    #[serde(default)]
+    pub min_remaining: Dur,
+    /// Suspend programs.
+    #[serde(default = "yes")]
+    pub programs: bool,
+    /// Suspend erases.
+    #[serde(default = "yes")]
+    pub erases: bool,
+    /// Times one operation may be suspended (bounds how long reads can hold
+    /// a program or erase off).
+    #[serde(default = "one")]
+    pub max_per_op: u32,
+}
+
+fn yes() -> bool {
+    true
+}
+fn one() -> u32 {
+    1
+}
+
+impl SuspendConfig {
+    pub fn check(&self) -> Result<(), ConfigError> {
+        if !self.programs && !self.erases {
+            return Err(invalid(
+                "nand.suspend",
+                "suspends neither programs nor erases (programs = false, erases = false): remove the table",
+            ));
+        }
+        if self.max_per_op == 0 || self.max_per_op > 255 {
+            return Err(invalid(
+                "nand.suspend.max_per_op",
+                format!("1..=255, got {}", self.max_per_op),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The rule: suspend `running` with `remaining` left, suspended `times`
+    /// already?
+    #[inline]
+    pub fn decide(&self, running: OpKind, remaining: Dur, times: u32) -> Option<SuspendCost> {
+        let kind_ok = match running {
+            OpKind::Program => self.programs,
+            OpKind::Erase => self.erases,
+            OpKind::Read => false,
+        };
+        (kind_ok && remaining >= self.min_remaining && remaining.0 > 0 && times < self.max_per_op)
+            .then_some(SuspendCost {
+                suspend: self.t_suspend,
+                resume: self.t_resume,
+            })
+    }
 }
 
 // ------------------------------------------------------------------ fixed
@@ -524,10 +622,17 @@ impl<N: Nand> Nand for ReadRetry<N> {
 // -------------------------------------------------------------------- any
 
 /// The built-in NAND models, chosen from the configuration:
-/// `[nand.page_types]` picks [`PageTypeNand`] over [`FixedNand`], and
-/// `[nand.retry]` wraps either in [`ReadRetry`].
+/// `[nand.page_types]` picks [`PageTypeNand`] over [`FixedNand`],
+/// `[nand.retry]` wraps either in [`ReadRetry`], and `[nand.suspend]` adds
+/// program/erase suspension ([`SuspendConfig`]) to any of them.
 #[derive(Clone, Debug)]
-pub enum AnyNand {
+pub struct AnyNand {
+    model: StdModel,
+    suspend: Option<SuspendConfig>,
+}
+
+#[derive(Clone, Debug)]
+enum StdModel {
     Fixed(FixedNand),
     PageType(PageTypeNand),
     FixedRetry(ReadRetry<FixedNand>),
@@ -537,10 +642,10 @@ pub enum AnyNand {
 macro_rules! any_nand {
     ($self:expr, $m:ident => $e:expr) => {
         match $self {
-            AnyNand::Fixed($m) => $e,
-            AnyNand::PageType($m) => $e,
-            AnyNand::FixedRetry($m) => $e,
-            AnyNand::PageTypeRetry($m) => $e,
+            StdModel::Fixed($m) => $e,
+            StdModel::PageType($m) => $e,
+            StdModel::FixedRetry($m) => $e,
+            StdModel::PageTypeRetry($m) => $e,
         }
     };
 }
@@ -555,31 +660,38 @@ impl AnyNand {
         if let Some(r) = &n.retry {
             r.check()?;
         }
+        if let Some(p) = &n.suspend {
+            p.check()?;
+        }
         let blocks = s.geometry.total_blocks() as usize;
         let seed = s.config.sim.seed;
-        Ok(match (&n.page_types, &n.retry) {
-            (None, None) => AnyNand::Fixed(FixedNand::from_config(n)),
-            (Some(p), None) => AnyNand::PageType(PageTypeNand::new(p, n.t_bers)),
-            (None, Some(r)) => AnyNand::FixedRetry(ReadRetry::new(
+        let model = match (&n.page_types, &n.retry) {
+            (None, None) => StdModel::Fixed(FixedNand::from_config(n)),
+            (Some(p), None) => StdModel::PageType(PageTypeNand::new(p, n.t_bers)),
+            (None, Some(r)) => StdModel::FixedRetry(ReadRetry::new(
                 FixedNand::from_config(n),
                 r.clone(),
                 blocks,
                 seed,
             )),
-            (Some(p), Some(r)) => AnyNand::PageTypeRetry(ReadRetry::new(
+            (Some(p), Some(r)) => StdModel::PageTypeRetry(ReadRetry::new(
                 PageTypeNand::new(p, n.t_bers),
                 r.clone(),
                 blocks,
                 seed,
             )),
+        };
+        Ok(AnyNand {
+            model,
+            suspend: n.suspend.clone(),
         })
     }
 
     /// Reads and the extra retry steps they took (`None` without retry).
     pub fn retry_steps(&self) -> Option<(u64, u64)> {
-        match self {
-            AnyNand::FixedRetry(r) => Some((r.reads, r.steps)),
-            AnyNand::PageTypeRetry(r) => Some((r.reads, r.steps)),
+        match &self.model {
+            StdModel::FixedRetry(r) => Some((r.reads, r.steps)),
+            StdModel::PageTypeRetry(r) => Some((r.reads, r.steps)),
             _ => None,
         }
     }
@@ -587,34 +699,38 @@ impl AnyNand {
 
 impl Nand for AnyNand {
     fn name(&self) -> &'static str {
-        any_nand!(self, m => m.name())
+        any_nand!(&self.model, m => m.name())
     }
     #[inline(always)]
     fn array_time(&mut self, op: &ArrayOp, cx: &NandCtx<'_>) -> Dur {
-        match self {
-            AnyNand::Fixed(m) => m.array_time(op, cx),
-            AnyNand::PageType(m) => m.array_time(op, cx),
-            AnyNand::FixedRetry(m) => m.array_time(op, cx),
-            AnyNand::PageTypeRetry(m) => m.array_time(op, cx),
-        }
+        any_nand!(&mut self.model, m => m.array_time(op, cx))
     }
     #[inline(always)]
     fn tracks_blocks(&self) -> bool {
-        matches!(self, AnyNand::FixedRetry(_) | AnyNand::PageTypeRetry(_))
+        matches!(
+            self.model,
+            StdModel::FixedRetry(_) | StdModel::PageTypeRetry(_)
+        )
     }
     fn programmed(&mut self, block: u32, now: SimTime) {
-        any_nand!(self, m => m.programmed(block, now))
+        any_nand!(&mut self.model, m => m.programmed(block, now))
     }
     fn erased(&mut self, block: u32, now: SimTime) {
-        any_nand!(self, m => m.erased(block, now))
+        any_nand!(&mut self.model, m => m.erased(block, now))
     }
     fn fixed_times(&self) -> Option<[Dur; 3]> {
-        any_nand!(self, m => m.fixed_times())
+        any_nand!(&self.model, m => m.fixed_times())
     }
     fn report(&self) -> Option<serde_json::Value> {
-        any_nand!(self, m => m.report())
+        any_nand!(&self.model, m => m.report())
     }
     fn restart_stats(&mut self) {
-        any_nand!(self, m => m.restart_stats())
+        any_nand!(&mut self.model, m => m.restart_stats())
+    }
+    fn can_suspend(&self) -> bool {
+        self.suspend.is_some()
+    }
+    fn suspend(&self, running: OpKind, remaining: Dur, times: u32) -> Option<SuspendCost> {
+        self.suspend.as_ref()?.decide(running, remaining, times)
     }
 }
