@@ -431,3 +431,60 @@ fn suspension_under_gc_keeps_every_invariant() {
         serde_json::to_string(&again).unwrap()
     );
 }
+
+/// A bundle of one's own: a channel whose command phase is slower than the
+/// default's and whose pages cost a fixed setup each, behind the fixed NAND;
+/// an isolated read and write take exactly what the models say.
+#[test]
+fn a_hardware_bundle_of_ones_own() {
+    use ssd_core::ftl::OpKind;
+    use ssd_core::hw::{Channel, CycleCpu, FixedDram, FixedNand, Hardware, Parts, SerialLink};
+    struct SlowBus;
+    impl Channel for SlowBus {
+        fn command_time(&self, kind: OpKind, _planes: u32) -> Dur {
+            Dur::from_us(if kind == OpKind::Read { 3 } else { 5 })
+        }
+        fn data_time(&self, pages: u32) -> Dur {
+            Dur::from_us(7 + 50 * pages as u64)
+        }
+    }
+    struct MyHw;
+    impl Hardware for MyHw {
+        type Nand = FixedNand;
+        type Channel = SlowBus;
+        type Controller = CycleCpu;
+        type Dram = FixedDram;
+        type Link = SerialLink;
+    }
+    let cfg = one_die("chip2");
+    let s = cfg.validate().unwrap();
+    let run = |op: IoOp| {
+        let hw: Parts<MyHw> = Parts {
+            nand: FixedNand::from_config(&cfg.nand),
+            chan: SlowBus,
+            ctrl: CycleCpu::from_settings(&s),
+            dram: FixedDram::from_settings(&s),
+            link: SerialLink::from_settings(&s),
+        };
+        let mut reqs = vec![page_req(IoOp::Write, 0, 0)];
+        if op == IoOp::Read {
+            reqs.push(page_req(IoOp::Read, 10_000, 0));
+        }
+        let src = VecSource::new(reqs, Timing::OpenLoop);
+        let ftl = ftl::build(&s).unwrap();
+        let mut sim =
+            Simulation::with_hardware(s.clone(), hw, ftl, src, Noop::new(1024, true), NullObserver);
+        sim.run().unwrap();
+        (sim.lat.write.max_ns(), sim.lat.read.max_ns())
+    };
+    let c = &cfg;
+    let cpu = s.cycles(c.controller.cycles_per_command + c.controller.cycles_per_map_lookup);
+    let path = c.host.command_overhead + cpu + c.dram.access_latency + s.link.time_for(4096);
+    let (w, _) = run(IoOp::Write);
+    assert_eq!(Dur(w), path + Dur::from_us(5 + 7 + 50) + c.nand.t_prog);
+    let (_, r) = run(IoOp::Read);
+    assert_eq!(
+        Dur(r),
+        path + Dur::from_us(3) + c.nand.t_r + Dur::from_us(7 + 50)
+    );
+}

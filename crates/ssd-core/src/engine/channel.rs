@@ -36,12 +36,13 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         let n = die.n as u64;
         let (dur, kind, bytes) = match die.phase {
             Phase::Cmd => (
-                self.cmd_t,
+                bus_cmd(self.bus_t, &self.hw.chan, die.kind, n),
                 XferKind::Command,
                 self.settings.config.nand.cmd_addr_bytes as u64,
             ),
             Phase::DataIn => (
-                self.cmd_t + Dur(self.xfer_t.0 * n),
+                bus_cmd(self.bus_t, &self.hw.chan, die.kind, n)
+                    + bus_data(self.bus_t, &self.hw.chan, n),
                 XferKind::DataIn,
                 n * self.page,
             ),
@@ -94,7 +95,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             "die {d}: a read starts with its command"
         );
         let n = die.n as u64;
-        let (start, purpose) = (now + self.cmd_t, die.purpose);
+        let cmd = bus_cmd(self.bus_t, &self.hw.chan, OpKind::Read, n);
+        let (start, purpose) = (now + cmd, die.purpose);
         let end = start
             + match self.fixed_t {
                 Some(t) => t[OpKind::Read as usize],
@@ -107,7 +109,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                     start,
                 ),
             };
-        let out = Dur(self.xfer_t.0 * n);
+        let out = bus_data(self.bus_t, &self.hw.chan, n);
         let out_end = end + out;
         die.phase = Phase::Array;
         die.array_start = start;
@@ -118,7 +120,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             c.waiters.is_empty() && !c.out,
             "channel {ch} serves die {d} alone"
         );
-        c.busy_ns += self.cmd_t.0 + out.0;
+        c.busy_ns += cmd.0 + out.0;
         c.busy_until = start;
         c.out = true;
         c.out_start = end;
@@ -162,7 +164,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     #[inline]
     pub(super) fn book_data_out(&mut self, ch: u32, d: u32) -> (u64, SimTime) {
         let n = self.dies[d as usize].n as u64;
-        let dur = Dur(self.xfer_t.0 * n);
+        let dur = bus_data(self.bus_t, &self.hw.chan, n);
         let end = self.now + dur;
         let c = &mut self.chans[ch as usize];
         c.busy_ns += dur.0;
@@ -193,5 +195,23 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             self.grant(ch, w);
         }
         self.complete_batch(d);
+    }
+}
+
+/// A batch's command time: the table's if the channel model has one.
+#[inline(always)]
+fn bus_cmd<C: Channel>(fixed: Option<(Dur, Dur)>, chan: &C, kind: OpKind, planes: u64) -> Dur {
+    match fixed {
+        Some((cmd, _)) => cmd,
+        None => chan.command_time(kind, planes as u32),
+    }
+}
+
+/// `pages` pages over the bus: the table's if the channel model has one.
+#[inline(always)]
+fn bus_data<C: Channel>(fixed: Option<(Dur, Dur)>, chan: &C, pages: u64) -> Dur {
+    match fixed {
+        Some((_, page)) => Dur(page.0 * pages),
+        None => chan.data_time(pages as u32),
     }
 }

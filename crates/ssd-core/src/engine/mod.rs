@@ -26,7 +26,9 @@
 use crate::addr::{ChannelId, DieId, FastDiv, Lpn};
 use crate::config::{FlushPolicy, Precondition, Settings};
 use crate::ftl::{FlashArray, Ftl, FtlCtx, FtlStats, FtlWork, OpKind, Purpose};
-use crate::hw::{ArrayOp, Controller, Dram, Hardware, HostLink, Nand, NandCtx, Parts, StdHw};
+use crate::hw::{
+    ArrayOp, Channel, Controller, Dram, Hardware, HostLink, Nand, NandCtx, Parts, StdHw,
+};
 use crate::observer::{Observer, XferKind};
 use crate::rng::{SimRng, SimRngExt};
 use crate::sched::{IoScheduler, SchedReq};
@@ -116,8 +118,9 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: 
     q: EventQueue,
     now: SimTime,
     // constants
-    cmd_t: Dur,
-    xfer_t: Dur,
+    /// The channel model's `fixed_times` (command, one page), if it has
+    /// them (then it is not asked).
+    bus_t: Option<(Dur, Dur)>,
     /// The hardware models (`crate::hw`).
     hw: Parts<H>,
     /// The NAND model's `fixed_times`, if it has them (then it is not asked).
@@ -273,8 +276,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         let wb_pages = (c.dram.write_buffer.0 / g.page_size as u64) as usize;
         let timing = src.timing();
         Simulation {
-            cmd_t: settings.cmd_time(),
-            xfer_t: settings.page_xfer_time(),
+            bus_t: hw.chan.fixed_times(),
             fixed_t: hw.nand.fixed_times(),
             suspend_on: hw.nand.can_suspend(),
             susp: if hw.nand.can_suspend() {

@@ -22,9 +22,11 @@
 //! with a model of their own writes a bundle naming it and calls
 //! [`crate::Simulation::with_hardware`].
 
+pub mod channel;
 pub mod controller;
 pub mod nand;
 
+pub use channel::{Channel, OnfiChannel};
 pub use controller::{Controller, CycleCpu, Dram, FixedDram, HostLink, SerialLink};
 pub use nand::{AnyNand, ArrayOp, FixedNand, Nand, NandCtx, PageTypeNand, ReadRetry};
 
@@ -36,6 +38,8 @@ use crate::error::ConfigError;
 pub trait Hardware {
     /// The NAND array: how long each array operation keeps a die busy.
     type Nand: Nand;
+    /// The NAND bus: command and page transfer times.
+    type Channel: Channel;
     /// The firmware CPU: cycles of the FTL's work, their time, wake-up.
     type Controller: Controller;
     /// The controller's DRAM: access time.
@@ -47,6 +51,7 @@ pub trait Hardware {
 /// The values of a [`Hardware`] bundle's models.
 pub struct Parts<H: Hardware> {
     pub nand: H::Nand,
+    pub chan: H::Channel,
     pub ctrl: H::Controller,
     pub dram: H::Dram,
     pub link: H::Link,
@@ -57,6 +62,7 @@ pub struct StdHw;
 
 impl Hardware for StdHw {
     type Nand = AnyNand;
+    type Channel = OnfiChannel;
     type Controller = CycleCpu;
     type Dram = FixedDram;
     type Link = SerialLink;
@@ -68,6 +74,7 @@ impl Parts<StdHw> {
     pub fn from_settings(s: &Settings) -> Result<Parts<StdHw>, ConfigError> {
         Ok(Parts {
             nand: AnyNand::from_settings(s)?,
+            chan: OnfiChannel::from_settings(s),
             ctrl: CycleCpu::from_settings(s),
             dram: FixedDram::from_settings(s),
             link: SerialLink::from_settings(s),
@@ -76,11 +83,13 @@ impl Parts<StdHw> {
 }
 
 /// The built-in models with a NAND model of the caller's own: the bundle for
-/// a library user who brings a [`Nand`] and keeps the rest.
+/// a library user who brings a [`Nand`] and keeps the rest (a user with
+/// other models of their own writes a bundle like it).
 pub struct WithNand<N: Nand>(std::marker::PhantomData<N>);
 
 impl<N: Nand> Hardware for WithNand<N> {
     type Nand = N;
+    type Channel = OnfiChannel;
     type Controller = CycleCpu;
     type Dram = FixedDram;
     type Link = SerialLink;
@@ -91,6 +100,7 @@ impl<N: Nand> Parts<WithNand<N>> {
     pub fn with_nand(s: &Settings, nand: N) -> Parts<WithNand<N>> {
         Parts {
             nand,
+            chan: OnfiChannel::from_settings(s),
             ctrl: CycleCpu::from_settings(s),
             dram: FixedDram::from_settings(s),
             link: SerialLink::from_settings(s),

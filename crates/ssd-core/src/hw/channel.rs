@@ -1,0 +1,63 @@
+//! The channel (the NAND bus between the controller and its dies): how long
+//! a batch's command and address cycles and its page transfers take.
+//!
+//! # Contract
+//! The engine keeps the channel's state machine (one transfer at a time,
+//! waiting dies served first come first served, busy-until booking); the
+//! model gives the durations. A batch's command phase is
+//! `command_time(kind, planes)`; a program's data-in is `command_time` plus
+//! `data_time(planes)`; a read's data-out is `data_time(planes)`. A model
+//! whose times are the same for every batch says so with
+//! [`Channel::fixed_times`], and the engine then reads them from a table.
+
+use crate::config::Settings;
+use crate::ftl::OpKind;
+use crate::units::Dur;
+
+/// The NAND bus's timing.
+pub trait Channel {
+    /// Command, address and confirm cycles of a batch of `planes`
+    /// operations of `kind`.
+    fn command_time(&self, kind: OpKind, planes: u32) -> Dur;
+    /// Moving `pages` pages over the bus (data-in or data-out).
+    fn data_time(&self, pages: u32) -> Dur;
+    /// `Some((command, one page))` if every batch's command takes the same
+    /// time and pages move at a fixed time each.
+    #[inline]
+    fn fixed_times(&self) -> Option<(Dur, Dur)> {
+        None
+    }
+}
+
+/// `nand.cmd_addr_bytes` clocked at the bus rate, and pages at the bus
+/// rate (`nand.bus`, `nand.bus_width_bits`): an ONFI/Toggle bus whose
+/// multi-plane commands cost no more than single-plane ones.
+#[derive(Clone, Copy, Debug)]
+pub struct OnfiChannel {
+    cmd: Dur,
+    page: Dur,
+}
+
+impl OnfiChannel {
+    pub fn from_settings(s: &Settings) -> OnfiChannel {
+        OnfiChannel {
+            cmd: s.cmd_time(),
+            page: s.page_xfer_time(),
+        }
+    }
+}
+
+impl Channel for OnfiChannel {
+    #[inline]
+    fn command_time(&self, _kind: OpKind, _planes: u32) -> Dur {
+        self.cmd
+    }
+    #[inline]
+    fn data_time(&self, pages: u32) -> Dur {
+        Dur(self.page.0 * pages as u64)
+    }
+    #[inline]
+    fn fixed_times(&self) -> Option<(Dur, Dur)> {
+        Some((self.cmd, self.page))
+    }
+}
