@@ -477,7 +477,25 @@ fn finish<O: Observer>(
     sim.obs.1 = progress::RunMeter::new(opts.progress, cfg, logical, trace);
     let report = sim.run();
     sim.obs.1 = progress::RunMeter::off();
-    let report = report?;
+    let mut report = report?;
+    if let AnySource::Trace(t) = &sim.src {
+        // Which format the replay read, and whether it was detected.
+        report.extra.insert(
+            "trace".into(),
+            serde_json::json!({
+                "path": cfg.trace.as_ref().map(|t| t.path.clone()).unwrap_or_default(),
+                "format": t.format().name(),
+                "detected": !matches!(&cfg.trace, Some(t) if t.format.is_some()),
+            }),
+        );
+    }
+    if report.run.precondition == "none" && report.host.reads > 0 && report.flash.page_reads == 0 {
+        // Reads of pages never written cost no flash read: a newcomer's
+        // first run on defaults measures an empty drive.
+        report
+            .notes
+            .insert("empty_drive_reads".into(), report.host.reads);
+    }
     if sim.in_ramp() {
         let ramp = cfg.sim.ramp_time.unwrap_or_default();
         return Err(RunError::Input(format!(

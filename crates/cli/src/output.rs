@@ -45,11 +45,29 @@ pub fn text(r: &Report) -> String {
     lat_line(&mut o, "all", &r.latency_us.all);
     lat_line(&mut o, "read", &r.latency_us.read);
     lat_line(&mut o, "write", &r.latency_us.write);
+    if let Some(t) = r.extra.get("trace") {
+        let _ = writeln!(
+            o,
+            "trace    {} ({} format, {})",
+            t["path"].as_str().unwrap_or(""),
+            t["format"].as_str().unwrap_or("?"),
+            if t["detected"].as_bool().unwrap_or(false) {
+                "detected"
+            } else {
+                "as given"
+            }
+        );
+    }
     let f = &r.flash;
+    let waf = if h.bytes_written == 0 {
+        "n/a (no host writes)".to_string()
+    } else {
+        format!("{:.3}", f.waf)
+    };
     let _ = writeln!(
         o,
-        "flash    {} page reads, {} page programs, {} block erases, {} GC copies, WAF {:.3}",
-        f.page_reads, f.page_programs, f.block_erases, f.gc_page_copies, f.waf
+        "flash    {} page reads, {} page programs, {} block erases, {} GC copies, WAF {waf}",
+        f.page_reads, f.page_programs, f.block_erases, f.gc_page_copies
     );
     let _ = writeln!(
         o,
@@ -103,7 +121,8 @@ pub fn text(r: &Report) -> String {
         if let Some(by) = e.get("by_purpose") {
             let _ = writeln!(o, "         by purpose {}", compact(by));
         }
-        if let Some(d) = e.get("drain") {
+        // Only a run that drained (`--drain`) has anything to say here.
+        if let Some(d) = e.get("drain").filter(|d| !d["start_s"].is_null()) {
             let _ = writeln!(o, "         drain {}", compact(d));
         }
     }
@@ -116,13 +135,22 @@ pub fn text(r: &Report) -> String {
     for (k, v) in &r.extra {
         if matches!(
             k.as_str(),
-            "energy_j" | "app" | "page_cache" | "flows" | "fairness"
+            "energy_j" | "app" | "page_cache" | "flows" | "fairness" | "trace"
         ) {
             continue;
         }
         let _ = writeln!(o, "{k:<8} {}", compact(v));
     }
     for (k, v) in &r.notes {
+        if k == "empty_drive_reads" {
+            let _ = writeln!(
+                o,
+                "note     the drive was empty (no preconditioning): none of the {v} reads reached \
+                 the flash (a page never written is read from nowhere); precondition it with \
+                 --precondition fill (or steady) to measure reads"
+            );
+            continue;
+        }
         let _ = writeln!(o, "note     {k}: {v}");
     }
     let steady = if r.run.precondition == "steady" {
