@@ -477,7 +477,7 @@ impl Grid {
 
     /// Point `index` (`< len()`), its configuration built and validated.
     pub fn point(&self, index: usize) -> Point {
-        let params = self.params(index);
+        let mut params = self.params(index);
         let cfg = build_point(
             &self.base,
             &params,
@@ -485,6 +485,7 @@ impl Grid {
             &self.workloads,
             self.base.sim.seed,
         );
+        label_overrides(&mut params, &self.common, &self.workloads);
         Point {
             index,
             params,
@@ -517,6 +518,39 @@ pub fn expand(
 ) -> Vec<Point> {
     let g = Grid::new(base, axes, common, workloads);
     (0..g.len()).map(|i| g.point(i)).collect()
+}
+
+/// A named workload whose own settings other axes or flags override is
+/// labelled with the overrides (`seq-read (rw=randwrite)`), so that no row
+/// calls a random-write run `seq-read` (a shorter or longer run, `number_ios`,
+/// keeps its name). The seed was derived from the plain label.
+fn label_overrides(
+    params: &mut [(String, String)],
+    common: &[(String, String)],
+    workloads: &BTreeMap<String, WorkloadDef>,
+) {
+    let Some(i) = params.iter().position(|(k, _)| k == "workload") else {
+        return;
+    };
+    let Some(def) = workloads.get(&params[i].1) else {
+        return;
+    };
+    // How many requests it runs does not change what the workload is.
+    let over: Vec<String> = def
+        .iter()
+        .filter(|(wk, _)| wk != "number_ios")
+        .filter_map(|(wk, wv)| {
+            params
+                .iter()
+                .chain(common)
+                .rfind(|(k, _)| k == wk || k.strip_prefix("workload.") == Some(wk.as_str()))
+                .filter(|(_, v)| v != wv)
+                .map(|(k, v)| format!("{k}={v}"))
+        })
+        .collect();
+    if !over.is_empty() {
+        params[i].1 = format!("{} ({})", params[i].1, over.join(", "));
+    }
 }
 
 fn build_point(

@@ -152,3 +152,32 @@ fn text_report_explains_itself() {
     assert_eq!(rc, 0, "{err}");
     assert!(out.contains("(msr format, detected)"), "{out}");
 }
+
+/// A named workload that a flag overrides says so in its label; one only
+/// shortened by `--number_ios` keeps its name.
+#[test]
+fn sweep_labels_overridden_workloads() {
+    let dir = std::env::temp_dir().join(format!("ssdsim-sweep-label-{}", std::process::id()));
+    let jsonl = dir.join("rows.jsonl");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (rc, _, err) = ssdsim(&[
+        "sweep",
+        "--workload",
+        "seq-read,rand-write",
+        "--rw",
+        "randwrite",
+        "--number_ios",
+        "100",
+        "--no-progress",
+        "--jsonl",
+        jsonl.to_str().unwrap(),
+    ]);
+    let rows = std::fs::read_to_string(&jsonl).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(rc, 0, "{err}");
+    assert!(
+        rows.contains(r#"["workload","seq-read (rw=randwrite)"]"#),
+        "{rows}"
+    );
+    assert!(rows.contains(r#"["workload","rand-write"]"#), "{rows}");
+}
