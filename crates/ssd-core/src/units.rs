@@ -458,13 +458,47 @@ impl<'de> Deserialize<'de> for Size {
         ))
     }
 }
+/// A duration in a configuration names its unit: a bare number (`25`, or
+/// `"25"`) would silently mean nanoseconds whatever was meant, so only 0
+/// may go without one.
+fn parse_dur_with_unit(text: &str) -> Result<Dur, UnitError> {
+    let t = text.trim();
+    if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        let d = parse_dur(t)?;
+        if d.0 != 0 {
+            return Err(err(
+                text,
+                "a duration",
+                format!("a bare number has no unit: write \"{t}ns\", \"{t}us\", \"{t}ms\" or \"{t}s\""),
+            ));
+        }
+        return Ok(d);
+    }
+    parse_dur(t)
+}
+
 impl<'de> Deserialize<'de> for Dur {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(UnitVisitor(
-            parse_dur,
-            Dur,
-            "a duration such as \"25us\" or a number of nanoseconds",
-        ))
+        struct V;
+        impl de::Visitor<'_> for V {
+            type Value = Dur;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a duration with its unit, such as \"25us\" (or 0)")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Dur, E> {
+                parse_dur_with_unit(v).map_err(E::custom)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Dur, E> {
+                self.visit_str(&v.to_string())
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Dur, E> {
+                if v < 0 {
+                    return Err(E::custom(format!("a duration must not be negative, got {v}")));
+                }
+                self.visit_str(&v.to_string())
+            }
+        }
+        d.deserialize_any(V)
     }
 }
 
