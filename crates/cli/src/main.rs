@@ -631,6 +631,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                     power_trace,
                     plot_power,
                     plot_breakdown,
+                    keep_power_series: false,
                     progress: progress.mode(),
                 },
             )?;
