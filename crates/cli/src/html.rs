@@ -1086,8 +1086,9 @@ pub fn run_page(out: &RunOutput, info: &PageInfo) -> String {
     );
 
     energy_section(&mut o, out);
+    flows_section(&mut o, r);
 
-    let shown = ["energy_j", "power_w", "efficiency"];
+    let shown = ["energy_j", "power_w", "efficiency", "flows", "fairness"];
     let others: Vec<(&String, &Value)> = r
         .extra
         .iter()
@@ -1147,6 +1148,68 @@ pub fn run_page(out: &RunOutput, info: &PageInfo) -> String {
     );
     page_close(&mut o);
     o
+}
+
+/// The flows (tenants) of a run with `[[flow]]`s, a row each, and the run's
+/// fairness; every field of each in a collapsed block.
+fn flows_section(o: &mut String, r: &ssd_core::stats::Report) {
+    let Some(flows) = r.extra.get("flows").and_then(|f| f.as_array()) else {
+        return;
+    };
+    o.push_str("<h2>Flows</h2>\n");
+    let head: Vec<String> = [
+        "flow",
+        "priority",
+        "requests",
+        "IOPS (requests/s)",
+        "MB/s",
+        "mean latency (µs)",
+        "p99 latency (µs)",
+        "WAF",
+        "slowdown",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let cell = |f: &Value, p: &[&str]| {
+        p.iter()
+            .try_fold(f, |v, k| v.get(k))
+            .map(num)
+            .unwrap_or_else(|| "-".into())
+    };
+    let body: Vec<Vec<String>> = flows
+        .iter()
+        .map(|f| {
+            vec![
+                cell(f, &["name"]),
+                cell(f, &["priority"]),
+                cell(f, &["requests"]),
+                cell(f, &["iops"]),
+                cell(f, &["bandwidth_mbps"]),
+                cell(f, &["latency_us", "mean"]),
+                cell(f, &["latency_us", "p99"]),
+                cell(f, &["waf"]),
+                cell(f, &["slowdown"]),
+            ]
+        })
+        .collect();
+    grid_table(o, "grid", &head, &body);
+    if let Some(x) = r.extra.get("fairness") {
+        let xg = |k: &str| x.get(k).map(num).unwrap_or_else(|| "-".into());
+        kv_table(
+            o,
+            &[
+                ("fairness (least slowdown / greatest)", xg("fairness")),
+                (
+                    "slowdown min / max",
+                    format!("{} / {}", xg("slowdown_min"), xg("slowdown_max")),
+                ),
+            ],
+        );
+    }
+    o.push_str("<details><summary>Every field of each flow</summary>");
+    json_html(o, &Value::Array(flows.clone()), 0);
+    o.push_str("</details>\n");
 }
 
 fn latency_cdf(o: &mut String, out: &RunOutput) {
@@ -1830,6 +1893,30 @@ mod tests {
         let page = run_page(&out, &PageInfo::default());
         assert!(page.contains("power time series was not kept"));
         assert_eq!(charts(&page).len(), 2);
+    }
+
+    #[test]
+    fn flows_get_a_table_of_their_own() {
+        let mut out = sample_output(false);
+        out.report.extra.insert(
+            "flows".into(),
+            serde_json::json!([
+                {"name": "reader", "priority": "urgent", "requests": 10, "iops": 1.5,
+                 "latency_us": {"mean": 3.0, "p99": 4.0}, "slowdown": 1.25},
+                {"name": "w<r>", "priority": "low", "requests": 5}
+            ]),
+        );
+        out.report.extra.insert(
+            "fairness".into(),
+            serde_json::json!({"fairness": 0.8, "slowdown_min": 1.0, "slowdown_max": 1.25}),
+        );
+        let page = run_page(&out, &PageInfo::default());
+        assert!(page.contains("<h2>Flows</h2>"));
+        assert!(page.contains("<td>reader</td><td>urgent</td><td>10</td><td>1.5000</td>"));
+        assert!(page.contains("<td>w&lt;r&gt;</td>") && page.contains("<td>-</td>"));
+        assert!(page.contains("1.0000 / 1.2500"));
+        // Not again among the other sections.
+        assert!(!page.contains("<h3>flows</h3>") && !page.contains("<h3>fairness</h3>"));
     }
 
     fn row(i: usize, ftl: &str, op: &str, error: bool) -> Row {
