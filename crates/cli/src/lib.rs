@@ -58,10 +58,12 @@
 //!
 //! With `default-features = false` the library keeps the builder,
 //! [`run_config`], config resolution, sweeps (on rayon, written as CSV: both
-//! small), fio job files and the presets, without clap, indicatif or plotters.
+//! small), fio job files, the presets and the HTML reports ([`html`], whose
+//! charts are SVG written by hand), without clap, indicatif or plotters.
 
 pub mod fio;
 pub mod fio_json;
+pub mod html;
 pub mod output;
 pub mod progress;
 mod ssd;
@@ -360,6 +362,11 @@ pub struct RunOptions {
     /// Plot the energy breakdown (SVG) here (the `plots` feature, as
     /// `plot_power`).
     pub plot_breakdown: Option<std::path::PathBuf>,
+    /// Keep the power model's time series in [`RunOutput::power_series`]
+    /// (what [`html::run_page`] draws as power over time). Off by default:
+    /// the series is sampled whenever the power model runs, but a long run
+    /// has up to 262,144 samples, which most callers do not want copied.
+    pub keep_power_series: bool,
     /// Progress bars (preconditioning, then the measured phase): none, on
     /// stderr when it is an interactive terminal, or into a sink (tests).
     /// They change no result. Without the `progress` feature the field is
@@ -376,6 +383,7 @@ impl Default for RunOptions {
             power_trace: None,
             plot_power: None,
             plot_breakdown: None,
+            keep_power_series: false,
             progress: Progress::Off,
         }
     }
@@ -389,6 +397,10 @@ pub struct RunOutput {
     /// The latency histograms the report summarises, for outputs that need
     /// more of them (fio's JSON percentiles).
     pub latency: RunLatencies,
+    /// The power model's time series (watts per component, IOPS, MB/s per
+    /// sample) with [`RunOptions::keep_power_series`] and the power model;
+    /// empty otherwise.
+    pub power_series: Vec<power::Sample>,
 }
 
 /// The latency histograms of the measured phase, by direction: the
@@ -623,6 +635,7 @@ pub fn run_flow_alone(
         power_trace: None,
         plot_power: None,
         plot_breakdown: None,
+        keep_power_series: false,
         progress: Progress::Off,
         ..opts.clone()
     };
@@ -717,10 +730,16 @@ fn run_shared(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, RunError>
         }
         let cdf = sim.lat.all().cdf(100);
         let latency = latencies(&sim);
+        let power_series = if opts.keep_power_series {
+            sim.obs.0.samples()
+        } else {
+            Vec::new()
+        };
         Ok(RunOutput {
             report,
             cdf,
             latency,
+            power_series,
         })
     } else {
         let mut sim = build(cfg, settings, NullObserver, None)?;
@@ -731,6 +750,7 @@ fn run_shared(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, RunError>
             report,
             cdf,
             latency,
+            power_series: Vec::new(),
         })
     }
 }

@@ -170,6 +170,10 @@ enum Cmd {
         /// Plot the energy breakdown (SVG)
         #[arg(long = "plot-breakdown")]
         plot_breakdown: Option<PathBuf>,
+        /// Write a single-file HTML report (tables, latency CDF, power over time,
+        /// energy breakdown, configuration; readable offline)
+        #[arg(long)]
+        html: Option<PathBuf>,
         #[command(flatten)]
         progress: ProgressArgs,
     },
@@ -229,6 +233,9 @@ enum Cmd {
         /// Write comparison charts (SVG) into this directory
         #[arg(long)]
         plot: Option<PathBuf>,
+        /// Write a single-file HTML report of the merged sweep (table and charts)
+        #[arg(long)]
+        html: Option<PathBuf>,
         /// Merge even if points are missing, a shard is empty or a point is
         /// given twice with the same result (warning loudly); shards of another
         /// sweep are always refused
@@ -562,6 +569,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             power_trace,
             plot_power,
             plot_breakdown,
+            html,
             progress,
         } => {
             let mut flags: Vec<(String, String)> = Vec::new();
@@ -609,6 +617,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                     ("--power-trace", power_trace.as_deref()),
                     ("--plot-power", plot_power.as_deref()),
                     ("--plot-breakdown", plot_breakdown.as_deref()),
+                    ("--html", html.as_deref()),
                 ],
             )?;
             check_writable(&[
@@ -616,6 +625,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                 power_trace.as_deref(),
                 plot_power.as_deref(),
                 plot_breakdown.as_deref(),
+                html.as_deref(),
             ])?;
             if no_power
                 && (power_trace.is_some() || plot_power.is_some() || plot_breakdown.is_some())
@@ -631,9 +641,14 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                     power_trace,
                     plot_power,
                     plot_breakdown,
+                    // The HTML report draws power over time.
+                    keep_power_series: html.is_some(),
                     progress: progress.mode(),
                 },
             )?;
+            if let Some(p) = &html {
+                write_file(p, ssdsim::html::run_page(&res, &page_info(None)).as_bytes())?;
+            }
             let text = match (output_format, format) {
                 (Some(FioFormat::Json), _) => {
                     // Every request of the fio-style workload is `bs` bytes.
@@ -756,6 +771,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             jsonl,
             md,
             plot,
+            html,
             allow_partial,
         } => {
             let ins: Vec<(&str, Option<&std::path::Path>)> = inputs
@@ -768,15 +784,20 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                     ("--csv", csv.as_deref()),
                     ("--jsonl", jsonl.as_deref()),
                     ("--md", md.as_deref()),
+                    ("--html", html.as_deref()),
                 ],
             )?;
             let rows = merge_shards(&inputs, allow_partial)?;
             write_outputs(
                 &rows,
-                csv.as_deref(),
-                jsonl.as_deref(),
-                md.as_deref(),
-                plot.as_deref(),
+                &Outputs {
+                    csv: csv.as_deref(),
+                    jsonl: jsonl.as_deref(),
+                    md: md.as_deref(),
+                    plot: plot.as_deref(),
+                    html: html.as_deref(),
+                },
+                &page_info(None),
             )?;
             eprintln!("merged {} rows from {} files", rows.len(), inputs.len());
             write_out(None, &sweep::table(&rows))
@@ -938,8 +959,8 @@ struct SweepArgs {
     /// Named workloads (seq-read, seq-write, rand-read, rand-write, mix-70-30, oltp, or [workloads] of the grid file)
     #[arg(long)]
     workload: Option<String>,
-    /// Write sweep.csv, sweep.jsonl, sweep.md and plots/*.svg here (the default,
-    /// sweep-results, when no other output is named and the sweep is not sharded)
+    /// Write sweep.csv, sweep.jsonl, sweep.md, sweep.html and plots/*.svg here (the
+    /// default, sweep-results, when no other output is named and the sweep is not sharded)
     #[arg(long = "out-dir")]
     out_dir: Option<PathBuf>,
     /// Set a configuration field for every point: --set ftl.gc_threshold_blocks=4
@@ -965,6 +986,9 @@ struct SweepArgs {
     /// Write comparison charts (SVG) into this directory
     #[arg(long)]
     plot: Option<PathBuf>,
+    /// Write a single-file HTML report (the table and the charts; readable offline)
+    #[arg(long)]
+    html: Option<PathBuf>,
     /// List the points and exit
     #[arg(long)]
     dry_run: bool,
@@ -979,13 +1003,39 @@ struct SweepArgs {
 /// Where `sweep` writes its tables and plots when no output is named.
 const DEFAULT_SWEEP_DIR: &str = "sweep-results";
 
+/// The files a sweep (or `merge`) writes its rows to.
+struct Outputs<'a> {
+    csv: Option<&'a std::path::Path>,
+    jsonl: Option<&'a std::path::Path>,
+    md: Option<&'a std::path::Path>,
+    plot: Option<&'a std::path::Path>,
+    html: Option<&'a std::path::Path>,
+}
+
+/// What an HTML report says about where it came from: this program's
+/// version and command line, and `config` (TOML) if given.
+fn page_info(config: Option<String>) -> ssdsim::html::PageInfo {
+    ssdsim::html::PageInfo {
+        command: ssdsim::html::shell_join(
+            std::env::args_os().map(|a| a.to_string_lossy().into_owned()),
+        ),
+        version: VERSION.to_string(),
+        config_toml: config,
+    }
+}
+
 fn write_outputs(
     rows: &[sweep::Row],
-    csv: Option<&std::path::Path>,
-    jsonl: Option<&std::path::Path>,
-    md: Option<&std::path::Path>,
-    plot: Option<&std::path::Path>,
+    out: &Outputs,
+    info: &ssdsim::html::PageInfo,
 ) -> anyhow::Result<()> {
+    let Outputs {
+        csv,
+        jsonl,
+        md,
+        plot,
+        html,
+    } = *out;
     if let Some(p) = csv {
         sweep::write_csv(rows, p).map_err(RunError::Io)?;
     }
@@ -995,7 +1045,10 @@ fn write_outputs(
     if let Some(p) = md {
         write_file(p, sweep::markdown(rows).as_bytes())?;
     }
-    let tables: Vec<String> = [csv, jsonl, md]
+    if let Some(p) = html {
+        write_file(p, ssdsim::html::sweep_page(rows, info).as_bytes())?;
+    }
+    let tables: Vec<String> = [csv, jsonl, md, html]
         .into_iter()
         .flatten()
         .map(|p| p.display().to_string())
@@ -1126,7 +1179,11 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
     // The tables and plots go to files as well as the table to stdout: into
     // --out-dir, or sweep-results when no output was named at all (a shard
     // names its own, --jsonl, for `merge`).
-    let named = a.csv.is_some() || a.jsonl.is_some() || a.md.is_some() || a.plot.is_some();
+    let named = a.csv.is_some()
+        || a.jsonl.is_some()
+        || a.md.is_some()
+        || a.plot.is_some()
+        || a.html.is_some();
     let out_dir = match (&a.out_dir, named || a.shard.is_some()) {
         (Some(d), _) => Some(d.clone()),
         (None, false) => Some(PathBuf::from(DEFAULT_SWEEP_DIR)),
@@ -1141,6 +1198,7 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
         or(&mut a.csv, "sweep.csv");
         or(&mut a.jsonl, "sweep.jsonl");
         or(&mut a.md, "sweep.md");
+        or(&mut a.html, "sweep.html");
         or(&mut a.plot, "plots");
     }
     let base_trace = base.trace.as_ref().map(|t| PathBuf::from(&t.path));
@@ -1154,9 +1212,15 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
             ("--csv", a.csv.as_deref()),
             ("--jsonl", a.jsonl.as_deref()),
             ("--md", a.md.as_deref()),
+            ("--html", a.html.as_deref()),
         ],
     )?;
-    check_writable(&[a.csv.as_deref(), a.jsonl.as_deref(), a.md.as_deref()])?;
+    check_writable(&[
+        a.csv.as_deref(),
+        a.jsonl.as_deref(),
+        a.md.as_deref(),
+        a.html.as_deref(),
+    ])?;
     if let Some(d) = &a.plot {
         std::fs::create_dir_all(d)
             .map_err(|e| RunError::Io(format!("{}: cannot create: {e}", d.display())))?;
@@ -1306,10 +1370,14 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
     }
     write_outputs(
         &rows,
-        a.csv.as_deref(),
-        a.jsonl.as_deref(),
-        a.md.as_deref(),
-        a.plot.as_deref(),
+        &Outputs {
+            csv: a.csv.as_deref(),
+            jsonl: a.jsonl.as_deref(),
+            md: a.md.as_deref(),
+            plot: a.plot.as_deref(),
+            html: a.html.as_deref(),
+        },
+        &page_info(Some(base.to_toml())),
     )?;
     write_out(None, &sweep::table(&rows))?;
     let reqs: u64 = rows.iter().map(|r| r.requests).sum();

@@ -1111,7 +1111,27 @@ fn param(r: &Row, k: &str) -> String {
         .unwrap_or_default()
 }
 
-fn columns(rows: &[Row]) -> (Vec<String>, Vec<Vec<String>>) {
+/// The unit of a column of the sweep tables (a metric),
+/// where it has one.
+pub fn column_unit(column: &str) -> Option<&'static str> {
+    Some(match column {
+        "iops" => "requests/s",
+        "app_iops" => "calls/s",
+        "mbps" => "MB/s",
+        "lat_mean_us" | "lat_p99_us" | "read_p99_us" | "write_p99_us" => "µs",
+        "erases" => "blocks",
+        "gc_copies" => "pages",
+        "energy_j" => "J",
+        "mean_power_w" => "W",
+        "ai" => "IOPS/W",
+        "sim_time_s" => "s",
+        _ => return None,
+    })
+}
+
+/// The tables' columns (the index, the parameters, the metrics) and one
+/// line of cells per row, as the CSV and Markdown tables have them.
+pub(crate) fn columns(rows: &[Row]) -> (Vec<String>, Vec<Vec<String>>) {
     let keys = param_keys(rows);
     let mut header: Vec<String> = vec!["index".into()];
     header.extend(keys.iter().cloned());
@@ -1277,35 +1297,69 @@ pub fn table(rows: &[Row]) -> String {
     s
 }
 
-#[cfg(feature = "plots")]
-type MetricFn = Box<dyn Fn(&Row) -> f64>;
+/// A point's label in the charts (`sweep::plot`'s SVG files and the HTML
+/// report): its parameter values in axis order, joined by `/` (so that the
+/// points of one value of the first axis, which varies slowest, sit together).
+pub fn point_label(r: &Row) -> String {
+    r.params
+        .iter()
+        .map(|(_, v)| v.as_str())
+        .collect::<Vec<_>>()
+        .join("/")
+}
 
-/// Bar charts per metric and a latency CDF per configuration, as SVG files in
+/// A metric charted per point: its column name, what it is, its unit and
+/// its value in a row.
+#[derive(Clone, Copy)]
+pub struct ChartMetric {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub unit: &'static str,
+    pub get: fn(&Row) -> f64,
+}
+
+/// The metrics charted per point (one chart each) for the rows `ok` (those
+/// without an error): IOPS, p99 latency, WAF and erases, and with the power
+/// model energy, mean power and AI.
+pub fn chart_metrics(ok: &[&Row]) -> Vec<ChartMetric> {
+    let m = |name, title, unit, get| ChartMetric {
+        name,
+        title,
+        unit,
+        get,
+    };
+    let mut v = vec![
+        m("iops", "IOPS", "requests/s", |r: &Row| r.iops),
+        m("lat_p99_us", "p99 latency", "µs", |r: &Row| r.lat_p99_us),
+        m("waf", "WAF", "flash programs / host pages", |r: &Row| r.waf),
+        m("erases", "block erases", "blocks", |r: &Row| {
+            r.erases as f64
+        }),
+    ];
+    if ok.iter().any(|r| r.energy_j.is_some()) {
+        v.push(m("energy_j", "energy", "J", |r: &Row| {
+            r.energy_j.unwrap_or(0.0)
+        }));
+        v.push(m("mean_power_w", "mean power", "W", |r: &Row| {
+            r.mean_power_w.unwrap_or(0.0)
+        }));
+        v.push(m("ai", "AI", "IOPS/W", |r: &Row| r.ai.unwrap_or(0.0)));
+    }
+    v
+}
+
+/// Bar charts per metric ([`chart_metrics`], one bar per point labelled by
+/// [`point_label`]) and a latency CDF per configuration, as SVG files in
 /// `dir` (the `plots` feature).
 #[cfg(feature = "plots")]
 pub fn plot(rows: &[Row], dir: &Path) -> Result<Vec<std::path::PathBuf>, String> {
     use plotters::prelude::*;
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let ok: Vec<&Row> = rows.iter().filter(|r| r.error.is_none()).collect();
-    let label = |r: &Row| {
-        r.params
-            .iter()
-            .map(|(_, v)| v.as_str())
-            .collect::<Vec<_>>()
-            .join("/")
-    };
+    let label = |r: &Row| point_label(r);
     let mut files = vec![];
-    let mut metrics: Vec<(&str, MetricFn)> = vec![
-        ("iops", Box::new(|r: &Row| r.iops)),
-        ("lat_p99_us", Box::new(|r: &Row| r.lat_p99_us)),
-        ("waf", Box::new(|r: &Row| r.waf)),
-        ("erases", Box::new(|r: &Row| r.erases as f64)),
-    ];
-    if ok.iter().any(|r| r.energy_j.is_some()) {
-        metrics.push(("energy_j", Box::new(|r: &Row| r.energy_j.unwrap_or(0.0))));
-        metrics.push(("ai", Box::new(|r: &Row| r.ai.unwrap_or(0.0))));
-    }
-    for (name, get) in &metrics {
+    let metrics = chart_metrics(&ok);
+    for ChartMetric { name, get, .. } in &metrics {
         let path = dir.join(format!("{name}.svg"));
         let h = 120 + 22 * ok.len() as u32;
         let mut svg = String::new();
