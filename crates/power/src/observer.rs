@@ -73,6 +73,9 @@
 //! * Bus (flash channels): `flash_bus_current x V` while transferring, nothing idle
 //!   (Lee & Won's internal bus term E_b = C_b V_b T_op).
 //! * DRAM: standby power for the whole window plus active power while accessed.
+//!   Standby is `power.dram_standby_power`, or scales with the capacity
+//!   (`Settings::dram_standby_power`: per GiB, or per device of
+//!   `dram.device_size` as in Micron's DDR power calculator).
 //! * Host link: active power while transferring, idle power otherwise.
 //!
 //! # Window
@@ -115,7 +118,9 @@ pub(crate) struct Params {
 }
 
 impl Params {
-    pub fn new(c: &PowerConfig) -> Result<Params, PowerError> {
+    /// `dram_standby`: the DRAM's standby power (W), fixed or scaled with
+    /// its capacity ([`Settings::dram_standby_power`]).
+    pub fn new(c: &PowerConfig, dram_standby: f64) -> Result<Params, PowerError> {
         let bad = |field: &str, reason: String| PowerError::Config {
             field: format!("power.{field}"),
             reason,
@@ -155,7 +160,7 @@ impl Params {
                 nonneg("cpu_idle_power", c.cpu_idle_power.0)?,
                 nonneg("cpu_slow_power", c.cpu_slow_power.0)?,
             ],
-            p_dram_standby: nonneg("dram_standby_power", c.dram_standby_power.0)?,
+            p_dram_standby: nonneg("dram_standby_power", dram_standby)?,
             p_dram_active: nonneg("dram_active_power", c.dram_active_power.0)?,
             p_link_active: nonneg("link_active_power", c.link_active_power.0)?,
             p_link_idle: nonneg("link_idle_power", c.link_idle_power.0)?,
@@ -445,7 +450,16 @@ impl PowerObserver {
         sample: Dur,
         max_samples: usize,
     ) -> Result<PowerObserver, PowerError> {
-        let p = Params::new(&settings.config.power)?;
+        let standby = settings.dram_standby_power().map_err(|e| match e {
+            ssd_core::config::ConfigError::Invalid { field, reason } => {
+                PowerError::Config { field, reason }
+            }
+            e => PowerError::Config {
+                field: "power".into(),
+                reason: e.to_string(),
+            },
+        })?;
+        let p = Params::new(&settings.config.power, standby)?;
         let xfer_w = [0, 1, 2].map(|k| match p.e_op[k] {
             Some(_) => 0.0,
             None => p.p_xfer.unwrap_or(p.p_op[k]),

@@ -358,11 +358,16 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         // buffer live in DRAM: a configuration whose DRAM cannot hold them is
         // simulated as given, and said to be so.
         let dram_need = self.ftl.mapping_table_bytes() + c.dram.write_buffer.0;
-        if dram_need > c.dram.capacity.0 {
+        let dram_cap = self.settings.dram_bytes().unwrap_or(dram_need);
+        if dram_need > dram_cap {
             r.notes.insert(
                 "dram_capacity_exceeded_bytes".to_string(),
-                dram_need - c.dram.capacity.0,
+                dram_need - dram_cap,
             );
+        }
+        if c.dram.capacity == crate::config::DramCapacity::Fit {
+            r.notes
+                .insert("dram_capacity_fit_bytes".to_string(), dram_cap);
         }
         if let Some(v) = self.hw.nand.report() {
             r.extra
