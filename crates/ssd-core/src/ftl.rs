@@ -111,10 +111,14 @@ impl Plan {
 pub struct FtlWork {
     /// Mapping-table lookups/updates (each is a DRAM access too).
     pub map_lookups: u64,
-    /// Candidate blocks examined during victim search (each a table search).
+    /// Candidate blocks examined during victim search (each a table search,
+    /// and a DRAM access too: the candidate's valid-page count is read).
     pub gc_candidates: u64,
     /// Pages moved by GC, merges or wear levelling (bookkeeping per page).
     pub gc_pages: u64,
+    /// Pages of GC victims whose validity was checked before the moves
+    /// (each a DRAM read of the page's state, live or not).
+    pub gc_page_checks: u64,
     /// Other DRAM accesses (cache management, directory lookups).
     pub dram_accesses: u64,
 }
@@ -124,7 +128,14 @@ impl FtlWork {
         self.map_lookups += o.map_lookups;
         self.gc_candidates += o.gc_candidates;
         self.gc_pages += o.gc_pages;
+        self.gc_page_checks += o.gc_page_checks;
         self.dram_accesses += o.dram_accesses;
+    }
+    /// DRAM accesses of this work: map lookups, GC candidates (each reads
+    /// the candidate's valid-page count), victim pages checked and the others.
+    #[inline]
+    pub fn dram_total(&self) -> u64 {
+        self.map_lookups + self.gc_candidates + self.gc_page_checks + self.dram_accesses
     }
 }
 

@@ -233,7 +233,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         let w = self.cx.work;
         self.work.add(&w);
         let cycles = self.hw.ctrl.cycles(&w, true);
-        let dram_n = w.map_lookups + w.dram_accesses + extra_dram;
+        let dram_n = w.dram_total() + extra_dram;
         self.work.dram_accesses += extra_dram;
         let mut start = self.cpu_free.max(ready);
         // The CPU last had work at the end of the last busy period or of

@@ -240,7 +240,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             logical_pages: self.ftl.logical_pages(),
             stats: st,
             cpu_s: self.hw.ctrl.cycle_time(ftl_cycles).secs_f64(),
-            dram_accesses: w.map_lookups + w.dram_accesses,
+            dram_accesses: w.dram_total(),
             write_buffer_hits: k.wbuf_hits,
             write_buffer_evictions: k.wbuf_evictions,
             read_buffer_hits: k.read_buffer_hits,

@@ -6,7 +6,10 @@
 //!   did, their time, and whether work arriving after an idle spell first
 //!   waits for the CPU to wake. The engine books the CPU busy-until (work
 //!   starts at `max(ready, cpu free)`) and tells the observer.
-//! * [`Dram`]: the time of `n` accesses, which follow the CPU's work.
+//! * [`Dram`]: the time of `n` accesses, which follow the CPU's work: the
+//!   FTL's map lookups, one per GC candidate examined (its valid-page
+//!   count), its other accesses ([`FtlWork::dram_total`]) and the write
+//!   buffer's.
 //! * [`HostLink`]: the time a command (with its write data) and a read's
 //!   data take on the link; the engine books the link busy-until.
 //!
