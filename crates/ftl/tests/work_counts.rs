@@ -145,4 +145,5 @@ fn the_dram_accesses_follow_the_work() {
         dram_accesses: 13,
     };
     assert_eq!(w.dram_total(), 3 + 5 + 11 + 13);
+    assert_eq!(w.dram_by_activity(2), [2, 3, 5, 11, 13]);
 }
