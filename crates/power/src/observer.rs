@@ -390,7 +390,7 @@ fn proportional_ends(s: u64, e: u64, w: &[u64; Activity::COUNT]) -> [u64; Activi
         // Most passes have one or two activities: no division for the last.
         *end = if prefix == total {
             e
-        } else if x == 0 && prefix == 0 {
+        } else if prefix == 0 {
             s
         } else {
             s + (len * prefix / total) as u64
@@ -1718,5 +1718,30 @@ impl Observer for PowerObserver {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::proportional_ends;
+
+    #[test]
+    fn proportional_parts_tile_the_interval() {
+        // Exact shares, an empty activity, a remainder, nothing at all.
+        assert_eq!(
+            proportional_ends(10, 60, &[1, 0, 3, 1, 0]),
+            [20, 20, 50, 60, 60]
+        );
+        assert_eq!(
+            proportional_ends(0, 10, &[0, 1, 1, 1, 0]),
+            [0, 3, 6, 10, 10]
+        );
+        assert_eq!(proportional_ends(5, 9, &[0; 5]), [5; 5]);
+        // Weights whose product with the length would overflow u64.
+        let big = u64::MAX / 2;
+        assert_eq!(
+            proportional_ends(0, 1000, &[big, big, 0, 0, 0]),
+            [500, 1000, 1000, 1000, 1000]
+        );
     }
 }
