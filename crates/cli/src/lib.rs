@@ -445,13 +445,17 @@ fn latencies<O: Observer>(sim: &Sim<O>) -> RunLatencies {
 type Sim<O> =
     Simulation<ftl::AnyFtl, AnySource, ssd_core::scheds::AnySched, Tee<O, progress::RunMeter>>;
 
+/// The simulation of `cfg`; its observer is made by `obs` from the settings
+/// once the FTL is built (`dram.capacity = "fit"` is resolved by then).
 fn build<O: Observer>(
     cfg: &SsdConfig,
-    settings: Settings,
-    obs: O,
+    mut settings: Settings,
+    obs: impl FnOnce(&Settings) -> Result<O, RunError>,
     only: Option<usize>,
 ) -> Result<Sim<O>, RunError> {
     let ftl = ftl::build(&settings)?;
+    settings.fit_dram(ssd_core::ftl::Ftl::mapping_table_bytes(&ftl));
+    let obs = obs(&settings)?;
     let sched =
         ssd_core::scheds::build_host_queues(&settings.config, settings.logical_bytes() / 512)?;
     let src = match only {
@@ -613,10 +617,10 @@ pub(crate) fn check_runnable(cfg: &SsdConfig, opts: &RunOptions) -> Result<(), R
     check_options(opts)?;
     let settings = cfg.validate()?;
     if opts.power {
-        power::PowerObserver::new(&settings, opts.power_sample)
-            .map_err(|e| RunError::Input(e.to_string()))?;
+        build(cfg, settings, power_observer(opts), None)?;
+    } else {
+        build(cfg, settings, no_observer, None)?;
     }
-    build(cfg, settings, NullObserver, None)?;
     Ok(())
 }
 
@@ -628,7 +632,7 @@ pub fn run_flow_alone(
     opts: &RunOptions,
 ) -> Result<serde_json::Value, RunError> {
     let settings = cfg.validate()?;
-    let mut sim = build(cfg, settings, NullObserver, Some(slot))?;
+    let mut sim = build(cfg, settings, no_observer, Some(slot))?;
     let quiet = RunOptions {
         check_invariants: false,
         power: false,
@@ -695,12 +699,22 @@ fn add_slowdowns(cfg: &SsdConfig, opts: &RunOptions, report: &mut Report) -> Res
     Ok(())
 }
 
+/// No observer (for [`build`]).
+fn no_observer(_: &Settings) -> Result<NullObserver, RunError> {
+    Ok(NullObserver)
+}
+
+/// The power model of `opts` (for [`build`]).
+fn power_observer(
+    opts: &RunOptions,
+) -> impl FnOnce(&Settings) -> Result<power::PowerObserver, RunError> + '_ {
+    |s| power::PowerObserver::new(s, opts.power_sample).map_err(|e| RunError::Input(e.to_string()))
+}
+
 fn run_shared(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, RunError> {
     let settings = cfg.validate()?;
     if opts.power {
-        let obs = power::PowerObserver::new(&settings, opts.power_sample)
-            .map_err(|e| RunError::Input(e.to_string()))?;
-        let mut sim = build(cfg, settings, obs, None)?;
+        let mut sim = build(cfg, settings, power_observer(opts), None)?;
         let mut report = finish(cfg, &mut sim, opts)?;
         let extra = sim
             .obs
@@ -742,7 +756,7 @@ fn run_shared(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, RunError>
             power_series,
         })
     } else {
-        let mut sim = build(cfg, settings, NullObserver, None)?;
+        let mut sim = build(cfg, settings, no_observer, None)?;
         let report = finish(cfg, &mut sim, opts)?;
         let cdf = sim.lat.all().cdf(100);
         let latency = latencies(&sim);

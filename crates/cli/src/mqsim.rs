@@ -443,11 +443,11 @@ fn import_inner(text: &str, source: &str) -> Result<Imported, String> {
     } else {
         s.logical_pages * entry
     };
-    config.dram.capacity = Size(config.dram.write_buffer.0 + table);
+    let dram = config.dram.write_buffer.0 + table;
+    config.dram.capacity = Size(dram).into();
     notes.mapped.push(format!(
-        "(no field) dram.capacity = {} B: the write buffer and ssdsim's mapping table \
-         (MQSim does not size the DRAM)",
-        config.dram.capacity.0
+        "(no field) dram.capacity = {dram} B: the write buffer and ssdsim's mapping table \
+         (MQSim does not size the DRAM)"
     ));
     config.validate().map_err(invalid)?;
     warnings.extend(
@@ -1069,7 +1069,7 @@ fn map(host: &Section, dev: &Section, flash: &Section) -> Result<(SsdConfig, Not
     let wb = cap / page * page;
     c.dram.write_buffer = Size(wb);
     // Provisional: import() sizes it once the mapping table is known.
-    c.dram.capacity = Size(wb + cmt);
+    c.dram.capacity = Size(wb + cmt).into();
     c.dram.flush = ssd_core::config::FlushPolicy::EvictLru;
     n.mapped.push(format!(
         "{}, {} -> dram.write_buffer = {wb} B (writes complete in DRAM; LRU pages go to flash \

@@ -121,9 +121,25 @@ pub fn text(r: &Report) -> String {
         if let Some(by) = e.get("by_purpose") {
             let _ = writeln!(o, "         by purpose {}", compact(by));
         }
+        if let Some(by) = e.get("by_activity").and_then(|b| b.as_object()) {
+            let parts: Vec<String> = by
+                .iter()
+                .map(|(k, a)| format!("{k} {:.6}", a["total"].as_f64().unwrap_or(0.0)))
+                .collect();
+            let _ = writeln!(
+                o,
+                "         firmware by activity (cpu busy + dram active, J): {}",
+                parts.join(", ")
+            );
+        }
         // Only a run that drained (`--drain`) has anything to say here.
         if let Some(d) = e.get("drain").filter(|d| !d["start_s"].is_null()) {
-            let _ = writeln!(o, "         drain {}", compact(d));
+            // Its activities' split is in the JSON report.
+            let mut d = d.clone();
+            if let Some(m) = d.as_object_mut() {
+                m.remove("by_activity");
+            }
+            let _ = writeln!(o, "         drain {}", compact(&d));
         }
     }
     if let Some(a) = r.extra.get("app") {

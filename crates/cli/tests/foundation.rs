@@ -385,7 +385,7 @@ mod completion {
             small(&mut cfg);
             cfg.ftl.kind = ftl.into();
             cfg.ftl.op = 0.15;
-            cfg.dram.capacity = ssd_core::units::Size(dram);
+            cfg.dram.capacity = ssd_core::units::Size(dram).into();
             cfg.workload.number_ios = Some(100);
             let r = run_checked(&cfg);
             (

@@ -886,6 +886,69 @@ mod tests {
         scan.check().unwrap();
     }
 
+    /// A victim search counts every candidate it examines: a window F over
+    /// n full blocks examines round(F x n) (at least one), all of them at
+    /// F = 1; random and FIFO one; over a list, greedy and cost-benefit all.
+    #[test]
+    fn a_search_counts_the_candidates_it_examines() {
+        let g = Geometry {
+            channels: 1,
+            ways: 1,
+            dies: 1,
+            planes: 1,
+            blocks_per_plane: 40,
+            pages_per_block: 4,
+            page_size: 4096,
+        };
+        let mut b = Blocks::new(g);
+        b.track_policy(GcPolicy::CostBenefit);
+        let mut rng = SimRng::from_seed_label(3, "test");
+        let mut full = Vec::new();
+        for k in 0..30u16 {
+            let x = b.alloc(PlaneId(0)).unwrap();
+            for _ in 0..4 {
+                b.program_next(x);
+            }
+            b.invalidate_n(x, k % 4);
+            full.push(x.0);
+        }
+        let n = full.len() as u64;
+        let searches = 7;
+        for (policy, each) in [
+            (GcPolicy::Windowed(0.1), 3),
+            (GcPolicy::Windowed(0.25), 8),
+            (GcPolicy::Windowed(0.5), 15),
+            (GcPolicy::Windowed(1.0), n),
+            (GcPolicy::Windowed(0.001), 1),
+            (GcPolicy::Random, 1),
+            (GcPolicy::Fifo, 1),
+        ] {
+            let mut work = FtlWork::default();
+            for _ in 0..searches {
+                let (_, ex) = b
+                    .select_victim(PlaneId(0), policy, &mut rng, &mut work)
+                    .unwrap();
+                assert_eq!(ex, each, "{policy:?}");
+            }
+            assert_eq!(work.gc_candidates, searches * each, "{policy:?}");
+            let mut work = FtlWork::default();
+            let among = match policy {
+                GcPolicy::Windowed(_) | GcPolicy::Random | GcPolicy::Fifo => each,
+                _ => n,
+            };
+            for _ in 0..searches {
+                let (_, ex) = b.select_among(&full, policy, &mut rng, &mut work).unwrap();
+                assert_eq!(ex, among, "{policy:?} among");
+            }
+            assert_eq!(work.gc_candidates, searches * among, "{policy:?} among");
+        }
+        for policy in [GcPolicy::Greedy, GcPolicy::CostBenefit] {
+            let mut work = FtlWork::default();
+            let (_, ex) = b.select_among(&full, policy, &mut rng, &mut work).unwrap();
+            assert_eq!((ex, work.gc_candidates), (n, n), "{policy:?} among");
+        }
+    }
+
     #[test]
     fn greedy_next_is_the_victim_after_the_victim() {
         // Full blocks with random valid counts (ties included, in buckets

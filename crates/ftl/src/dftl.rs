@@ -861,6 +861,8 @@ impl DftlFtl {
         let job = cx.new_job(false);
         self.new_hjob = true;
         let first = self.g.first_page(victim).0;
+        // Every page's state is read (its reverse-map entry), live or not.
+        cx.work.gc_page_checks += self.g.pages_per_block as u64;
         for off in 0..self.g.pages_per_block {
             let src = first + off;
             let t = self.p2l[src as usize];
@@ -1055,6 +1057,8 @@ impl DftlFtl {
         }
         let job = cx.new_job(false);
         self.new_hjob = true;
+        // Every page's state is read (its reverse-map entry), live or not.
+        cx.work.gc_page_checks += ppb as u64;
         {
             self.scratch.clear();
             let mut moved = 0u16;

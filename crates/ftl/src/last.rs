@@ -91,13 +91,16 @@ impl Last {
         if all.is_empty() {
             return false;
         }
-        // Dead-block scan over the whole random area.
-        cx.work.gc_candidates += all.len() as u64;
-        self.core.stats.gc_victims_examined += all.len() as u64;
-        let dead = all
+        // Dead-block scan over the random area: it stops at the first block
+        // with no valid page; every block looked at until then is a candidate
+        // examined (its valid count read).
+        let pos = all
             .iter()
-            .copied()
-            .find(|&b| self.core.blocks.valid(b as usize) == 0);
+            .position(|&b| self.core.blocks.valid(b as usize) == 0);
+        let scanned = pos.map_or(all.len(), |i| i + 1) as u64;
+        cx.work.gc_candidates += scanned;
+        self.core.stats.gc_victims_examined += scanned;
+        let dead = pos.map(|i| all[i]);
         let v = match dead {
             Some(b) => b,
             None => {

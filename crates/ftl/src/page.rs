@@ -173,6 +173,9 @@ impl PageFtl {
         let mut moved = 0;
         let view = self.p2l.view(victim);
         let written = view.written();
+        // The validity scan below reads every written page's state (its L2P
+        // entry, through the P2L), live or not.
+        cx.work.gc_page_checks += written as u64;
         // Foreground GC collects victims in a row, and the validity scan
         // below waits on one random L2P read per page. So while this victim
         // is scanned and moved, the next one greedy selection will take

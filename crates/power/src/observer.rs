@@ -73,6 +73,9 @@
 //! * Bus (flash channels): `flash_bus_current x V` while transferring, nothing idle
 //!   (Lee & Won's internal bus term E_b = C_b V_b T_op).
 //! * DRAM: standby power for the whole window plus active power while accessed.
+//!   Standby is `power.dram_standby_power`, or scales with the capacity
+//!   (`Settings::dram_standby_power`: per GiB, or per device of
+//!   `dram.device_size` as in Micron's DDR power calculator).
 //! * Host link: active power while transferring, idle power otherwise.
 //!
 //! # Window
@@ -85,7 +88,7 @@ use crate::series::{ns_f64, Counters, Rates, Series, BUS, CPU, DRAM, FLASH, HOST
 use crate::PowerError;
 use ssd_core::addr::{ChannelId, DieId};
 use ssd_core::config::{PowerConfig, Settings};
-use ssd_core::ftl::{OpKind, Purpose};
+use ssd_core::ftl::{Activity, OpKind, Purpose};
 use ssd_core::observer::{Observer, XferKind};
 use ssd_core::units::{Dur, SimTime};
 use ssd_core::workload::IoOp;
@@ -115,7 +118,9 @@ pub(crate) struct Params {
 }
 
 impl Params {
-    pub fn new(c: &PowerConfig) -> Result<Params, PowerError> {
+    /// `dram_standby`: the DRAM's standby power (W), fixed or scaled with
+    /// its capacity ([`Settings::dram_standby_power`]).
+    pub fn new(c: &PowerConfig, dram_standby: f64) -> Result<Params, PowerError> {
         let bad = |field: &str, reason: String| PowerError::Config {
             field: format!("power.{field}"),
             reason,
@@ -155,7 +160,7 @@ impl Params {
                 nonneg("cpu_idle_power", c.cpu_idle_power.0)?,
                 nonneg("cpu_slow_power", c.cpu_slow_power.0)?,
             ],
-            p_dram_standby: nonneg("dram_standby_power", c.dram_standby_power.0)?,
+            p_dram_standby: nonneg("dram_standby_power", dram_standby)?,
             p_dram_active: nonneg("dram_active_power", c.dram_active_power.0)?,
             p_link_active: nonneg("link_active_power", c.link_active_power.0)?,
             p_link_idle: nonneg("link_idle_power", c.link_idle_power.0)?,
@@ -190,6 +195,20 @@ pub(crate) struct Acc {
     pub link_active_ns: u64,
     /// Die-nanoseconds by rate index (see [`RATE_SLOT`]; [`Acc::die_ns`] by state).
     pub rate_ns: [u64; 8],
+    /// CPU busy and DRAM active nanoseconds by firmware [`Activity`] (each
+    /// firmware pass's times divided in proportion to its cycles and
+    /// accesses), and the cycles and accesses of the passes counted (whole
+    /// passes that began in the part).
+    pub act: ActivityAcc,
+}
+
+/// Firmware work by [`Activity`] (see [`Acc::act`]).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ActivityAcc {
+    pub cpu_ns: [u64; Activity::COUNT],
+    pub dram_ns: [u64; Activity::COUNT],
+    pub cycles: [u64; Activity::COUNT],
+    pub accesses: [u64; Activity::COUNT],
 }
 
 /// Energies (J) of an [`Acc`].
@@ -342,6 +361,44 @@ struct Span {
     e: u64,
 }
 
+/// A firmware pass waiting to be divided among activities (see
+/// `Observer::firmware_work`): CPU `[s, c)`, DRAM `[c, e)`.
+#[derive(Clone, Copy, Debug)]
+struct WorkSpan {
+    s: u64,
+    c: u64,
+    e: u64,
+    cycles: [u64; Activity::COUNT],
+    dram: [u64; Activity::COUNT],
+}
+
+/// `[s, e)` divided in proportion to `w`: the end of each part (part `k` is
+/// `[ends[k - 1], ends[k])`, the first starts at `s`; the last non-empty one
+/// ends at `e`; all are empty when `w` sums to zero). Exact integers: the
+/// parts tile the interval.
+#[inline]
+fn proportional_ends(s: u64, e: u64, w: &[u64; Activity::COUNT]) -> [u64; Activity::COUNT] {
+    let total: u128 = w.iter().map(|&x| x as u128).sum();
+    let mut ends = [s; Activity::COUNT];
+    if total == 0 {
+        return ends;
+    }
+    let len = (e - s) as u128;
+    let mut prefix = 0u128;
+    for (end, &x) in ends.iter_mut().zip(w) {
+        prefix += x as u128;
+        // Most passes have one or two activities: no division for the last.
+        *end = if prefix == total {
+            e
+        } else if prefix == 0 {
+            s
+        } else {
+            s + (len * prefix / total) as u64
+        };
+    }
+    ends
+}
+
 /// One die's counts and its last activity, which alone may still straddle a
 /// cut point (see the module docs).
 #[derive(Clone, Debug, Default)]
@@ -406,6 +463,7 @@ pub struct PowerObserver {
     aside: Vec<(u32, Item)>,
     dram_lane: VecDeque<Span>,
     link_lane: VecDeque<Span>,
+    work_lane: VecDeque<WorkSpan>,
     /// Joules per unit by rate index (see [`RATE_SLOT`]): per plane-ns of an
     /// array operation (per plane-op under the per-operation form), per ns of a
     /// transfer by the kind of op served (0 when that op is charged per operation).
@@ -445,7 +503,16 @@ impl PowerObserver {
         sample: Dur,
         max_samples: usize,
     ) -> Result<PowerObserver, PowerError> {
-        let p = Params::new(&settings.config.power)?;
+        let standby = settings.dram_standby_power().map_err(|e| match e {
+            ssd_core::config::ConfigError::Invalid { field, reason } => {
+                PowerError::Config { field, reason }
+            }
+            e => PowerError::Config {
+                field: "power".into(),
+                reason: e.to_string(),
+            },
+        })?;
+        let p = Params::new(&settings.config.power, standby)?;
         let xfer_w = [0, 1, 2].map(|k| match p.e_op[k] {
             Some(_) => 0.0,
             None => p.p_xfer.unwrap_or(p.p_op[k]),
@@ -491,6 +558,7 @@ impl PowerObserver {
             aside: Vec::new(),
             dram_lane: VecDeque::new(),
             link_lane: VecDeque::new(),
+            work_lane: VecDeque::new(),
             unit_j,
             op_per_op,
             rates,
@@ -1152,6 +1220,78 @@ impl PowerObserver {
         }
     }
 
+    // ------------------------------------------------------------ firmware work
+
+    #[inline]
+    fn push_work(&mut self, it: WorkSpan) {
+        let lb = self.now_lb;
+        while self.work_lane.front().is_some_and(|f| f.e <= lb) {
+            let f = self.work_lane.pop_front().expect("front");
+            self.commit_work(f);
+        }
+        self.work_lane.push_back(it);
+    }
+
+    /// Divide a firmware pass's CPU and DRAM times among its activities,
+    /// clipped at the window end and split at the drain start.
+    #[inline]
+    fn commit_work(&mut self, it: WorkSpan) {
+        let a = &mut self.all.act;
+        for k in 0..Activity::COUNT {
+            a.cycles[k] += it.cycles[k];
+            a.accesses[k] += it.dram[k];
+        }
+        if !self.cut {
+            // No cut point known: the whole pass, in the run's counts only.
+            for (s, e, w, acc) in [
+                (it.s, it.c, &it.cycles, &mut a.cpu_ns),
+                (it.c, it.e, &it.dram, &mut a.dram_ns),
+            ] {
+                let mut prev = s;
+                for (k, end) in proportional_ends(s, e, w).into_iter().enumerate() {
+                    acc[k] += end - prev;
+                    prev = end;
+                }
+            }
+            return;
+        }
+        self.commit_work_cut(it);
+    }
+
+    /// `commit_work` once the window end or the drain start is known.
+    #[cold]
+    #[inline(never)]
+    fn commit_work_cut(&mut self, it: WorkSpan) {
+        if self.drain_at.is_some_and(|d| it.s >= d) {
+            let a = &mut self.drain.act;
+            for k in 0..Activity::COUNT {
+                a.cycles[k] += it.cycles[k];
+                a.accesses[k] += it.dram[k];
+            }
+        }
+        let cpu = proportional_ends(it.s, it.c, &it.cycles);
+        let dram = proportional_ends(it.c, it.e, &it.dram);
+        for (start, ends, is_cpu) in [(it.s, cpu, true), (it.c, dram, false)] {
+            let mut s = start;
+            for (k, &e) in ends.iter().enumerate() {
+                for (ps, pe, dr) in self.pieces(s, e) {
+                    let ns = pe.saturating_sub(ps);
+                    for (a, in_part) in [(&mut self.all.act, true), (&mut self.drain.act, dr)] {
+                        if in_part {
+                            let v = if is_cpu {
+                                &mut a.cpu_ns
+                            } else {
+                                &mut a.dram_ns
+                            };
+                            v[k] += ns;
+                        }
+                    }
+                }
+                s = e;
+            }
+        }
+    }
+
     // ------------------------------------------------------------ CPU
 
     fn cpu_charge(&mut self, mode: CpuMode, s: u64, e: u64) {
@@ -1432,6 +1572,24 @@ impl Observer for PowerObserver {
     }
 
     #[inline]
+    fn firmware_work(
+        &mut self,
+        start: SimTime,
+        cpu_end: SimTime,
+        end: SimTime,
+        cycles: &[u64; Activity::COUNT],
+        dram: &[u64; Activity::COUNT],
+    ) {
+        self.push_work(WorkSpan {
+            s: start.0,
+            c: cpu_end.0,
+            e: end.0,
+            cycles: *cycles,
+            dram: *dram,
+        });
+    }
+
+    #[inline]
     fn link_xfer(&mut self, _bytes: u64, start: SimTime, end: SimTime) {
         self.push_other(
             false,
@@ -1540,6 +1698,9 @@ impl Observer for PowerObserver {
         while let Some(it) = self.link_lane.pop_front() {
             self.commit_other(false, it);
         }
+        while let Some(it) = self.work_lane.pop_front() {
+            self.commit_work(it);
+        }
         self.flush_cpu(w);
         // Baselines drawn the whole window: die idle, DRAM standby, CPU idle, link idle.
         let base = self.n_dies as f64 * self.p.p_die_idle;
@@ -1557,5 +1718,30 @@ impl Observer for PowerObserver {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::proportional_ends;
+
+    #[test]
+    fn proportional_parts_tile_the_interval() {
+        // Exact shares, an empty activity, a remainder, nothing at all.
+        assert_eq!(
+            proportional_ends(10, 60, &[1, 0, 3, 1, 0]),
+            [20, 20, 50, 60, 60]
+        );
+        assert_eq!(
+            proportional_ends(0, 10, &[0, 1, 1, 1, 0]),
+            [0, 3, 6, 10, 10]
+        );
+        assert_eq!(proportional_ends(5, 9, &[0; 5]), [5; 5]);
+        // Weights whose product with the length would overflow u64.
+        let big = u64::MAX / 2;
+        assert_eq!(
+            proportional_ends(0, 1000, &[big, big, 0, 0, 0]),
+            [500, 1000, 1000, 1000, 1000]
+        );
     }
 }

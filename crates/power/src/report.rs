@@ -3,11 +3,11 @@
 //! The CLI inserts them into `Report.extra` under `energy_j`, `power_w` and
 //! `efficiency` (see [`PowerObserver::finish_report`]).
 
-use crate::observer::{Acc, CpuMode, PowerObserver, RATE_SLOT};
+use crate::observer::{Acc, ActivityAcc, CpuMode, Params, PowerObserver, RATE_SLOT};
 use crate::series::Sample;
 use crate::PowerError;
 use serde::Serialize;
-use ssd_core::ftl::Purpose;
+use ssd_core::ftl::{Activity, Purpose};
 use ssd_core::stats::Report;
 use std::collections::BTreeMap;
 
@@ -61,6 +61,27 @@ pub struct LinkEnergy {
     pub idle: f64,
 }
 
+/// The firmware's CPU and DRAM energy for one FTL activity (`by_activity`):
+/// the CPU's busy time (at normal-mode power) and the DRAM's active time (at
+/// active power, above standby) of each firmware pass, divided among its
+/// activities in proportion to their cycles and DRAM accesses.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ActivityEnergy {
+    /// cpu + dram (J).
+    pub total: f64,
+    /// CPU busy energy (J): part of `cpu_modes.normal`.
+    pub cpu: f64,
+    /// DRAM active energy (J): part of `dram_modes.active`.
+    pub dram: f64,
+    /// CPU busy and DRAM active time (s).
+    pub cpu_s: f64,
+    pub dram_s: f64,
+    /// CPU cycles and DRAM accesses of the firmware passes that began in the
+    /// window (for the drain: after its start).
+    pub cycles: u64,
+    pub dram_accesses: u64,
+}
+
 /// Energy spent after the workload's last request (sim.drain): idle-time GC and
 /// in-flight work, which Park et al. count in the workload's energy. Included in
 /// the totals above too.
@@ -77,6 +98,8 @@ pub struct DrainEnergy {
     pub host: f64,
     /// Flash energy (array + chip transfer) by purpose during the drain.
     pub by_purpose: BTreeMap<String, f64>,
+    /// Firmware CPU and DRAM energy by FTL activity during the drain.
+    pub by_activity: BTreeMap<String, ActivityEnergy>,
 }
 
 /// Time in each state (s). Every group sums to `window_s` (times the number of
@@ -143,6 +166,12 @@ pub struct EnergyReport {
     /// Flash energy (array + chip transfer; idle excluded) by purpose: host, gc,
     /// merge, translation, wear_level.
     pub by_purpose: BTreeMap<String, f64>,
+    /// Firmware CPU and DRAM energy by FTL activity: command, map_lookup,
+    /// gc_search, gc_move, other (see [`ActivityEnergy`]). The CPU parts sum
+    /// to the CPU's busy time at normal power, within `cpu_modes.normal`
+    /// (which also holds the time a request is in the SSD while the CPU has
+    /// no work); the DRAM parts sum to `dram_modes.active`.
+    pub by_activity: BTreeMap<String, ActivityEnergy>,
     pub drain: DrainEnergy,
     pub state_s: Residency,
 }
@@ -184,6 +213,31 @@ pub struct PowerReport {
     pub energy_j: EnergyReport,
     pub power_w: PowerStats,
     pub efficiency: Efficiency,
+}
+
+/// `by_activity` of `a`, priced at the CPU's normal-mode and the DRAM's
+/// active power.
+fn activities(a: &ActivityAcc, p: &Params) -> BTreeMap<String, ActivityEnergy> {
+    Activity::ALL
+        .iter()
+        .map(|&k| {
+            let i = k.index();
+            let cpu_s = a.cpu_ns[i] as f64 * NS;
+            let dram_s = a.dram_ns[i] as f64 * NS;
+            let cpu = p.p_cpu[CpuMode::Normal as usize] * cpu_s;
+            let dram = p.p_dram_active * dram_s;
+            let e = ActivityEnergy {
+                total: cpu + dram,
+                cpu,
+                dram,
+                cpu_s,
+                dram_s,
+                cycles: a.cycles[i],
+                dram_accesses: a.accesses[i],
+            };
+            (k.name().to_string(), e)
+        })
+        .collect()
 }
 
 fn purposes(j: &[f64]) -> BTreeMap<String, f64> {
@@ -289,10 +343,12 @@ impl PowerObserver {
                     bus: d.bus_j,
                     host: h,
                     by_purpose: purposes(&d.purpose_j),
+                    by_activity: activities(&dacc.act, p),
                 }
             }
             None => DrainEnergy {
                 by_purpose: purposes(&[0.0; 5]),
+                by_activity: activities(&ActivityAcc::default(), p),
                 ..Default::default()
             },
         };
@@ -340,6 +396,7 @@ impl PowerObserver {
             dram_modes,
             host_modes,
             by_purpose: purposes(&a.purpose_j),
+            by_activity: activities(&acc.act, p),
             drain,
             state_s,
         })

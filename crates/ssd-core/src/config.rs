@@ -424,10 +424,72 @@ pub enum FlushPolicy {
     WriteThrough,
 }
 
+/// `dram.capacity`: a size, or `"fit"`: what the FTL needs (see
+/// [`Settings::fit_dram`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DramCapacity {
+    Bytes(Size),
+    /// The FTL's mapping-table bytes plus the write buffer, rounded up to a
+    /// whole number of `dram.device_size` devices.
+    Fit,
+}
+
+impl DramCapacity {
+    /// The bytes of a fixed capacity (None for `"fit"`, known once the FTL is
+    /// built: [`Settings::dram_bytes`]).
+    pub fn bytes(self) -> Option<u64> {
+        match self {
+            DramCapacity::Bytes(s) => Some(s.0),
+            DramCapacity::Fit => None,
+        }
+    }
+}
+
+impl From<Size> for DramCapacity {
+    fn from(s: Size) -> DramCapacity {
+        DramCapacity::Bytes(s)
+    }
+}
+
+impl Serialize for DramCapacity {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            DramCapacity::Bytes(b) => b.serialize(s),
+            DramCapacity::Fit => s.serialize_str("fit"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for DramCapacity {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Text(String),
+            Bytes(u64),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Bytes(b) => Ok(DramCapacity::Bytes(Size(b))),
+            Raw::Text(t) if t.trim().eq_ignore_ascii_case("fit") => Ok(DramCapacity::Fit),
+            Raw::Text(t) => crate::units::parse_size(&t)
+                .map(DramCapacity::Bytes)
+                .map_err(|e| {
+                    serde::de::Error::custom(format!("{e} (a size such as \"64MiB\", or \"fit\")"))
+                }),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DramConfig {
-    pub capacity: Size,
+    /// A size, or `"fit"`: the FTL's mapping-table bytes plus the write
+    /// buffer, rounded up to whole `device_size` devices.
+    pub capacity: DramCapacity,
+    /// Bytes of one DRAM device (a 4 Gb part: "512MiB"): `"fit"` rounds up to
+    /// whole devices, and `power.dram_device_standby_power` is per device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_size: Option<Size>,
     /// Latency of one DRAM access (a mapping-table lookup, a buffer hit).
     pub access_latency: Dur,
     /// Write buffer size; 0 disables it.
@@ -732,7 +794,18 @@ pub struct PowerConfig {
     pub flash_read_energy: Option<Joules>,
     pub flash_program_energy: Option<Joules>,
     pub flash_erase_energy: Option<Joules>,
+    /// DRAM background (standby) power, fixed. Replaced by a figure that
+    /// scales with `dram.capacity` when one of the two below is set.
     pub dram_standby_power: Watts,
+    /// DRAM standby power per GiB of `dram.capacity` (a device's background
+    /// power over its density): standby = this x capacity / 2^30.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dram_standby_power_per_gib: Option<Watts>,
+    /// DRAM standby power per device of `dram.device_size` (Micron's DDR power
+    /// calculator: background power per device): standby = this x
+    /// ceil(capacity / device_size).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dram_device_standby_power: Option<Watts>,
     pub dram_active_power: Watts,
     pub cpu_normal_power: Watts,
     pub cpu_idle_power: Watts,
@@ -775,6 +848,14 @@ impl PowerConfig {
                 opt(self.flash_erase_energy.map(|j| j.0)),
             ),
             ("power.dram_standby_power", self.dram_standby_power.0),
+            (
+                "power.dram_standby_power_per_gib",
+                opt(self.dram_standby_power_per_gib.map(|w| w.0)),
+            ),
+            (
+                "power.dram_device_standby_power",
+                opt(self.dram_device_standby_power.map(|w| w.0)),
+            ),
             ("power.dram_active_power", self.dram_active_power.0),
             ("power.cpu_normal_power", self.cpu_normal_power.0),
             ("power.cpu_idle_power", self.cpu_idle_power.0),
@@ -788,6 +869,13 @@ impl PowerConfig {
                     format!("must be a finite number, not negative, got {v}"),
                 ));
             }
+        }
+        if self.dram_standby_power_per_gib.is_some() && self.dram_device_standby_power.is_some() {
+            return Err(invalid(
+                "power.dram_device_standby_power",
+                "give the DRAM's standby power per GiB or per device, not both \
+                 (power.dram_standby_power_per_gib is set too)",
+            ));
         }
         Ok(())
     }
@@ -809,6 +897,8 @@ impl PowerConfig {
             flash_program_energy: None,
             flash_erase_energy: None,
             dram_standby_power: Watts(0.080),
+            dram_standby_power_per_gib: None,
+            dram_device_standby_power: None,
             dram_active_power: Watts(0.080),
             cpu_normal_power: Watts(0.259),
             cpu_idle_power: Watts(0.124),
@@ -984,7 +1074,8 @@ impl Default for SsdConfig {
                 prioritize_reads: true,
             },
             dram: DramConfig {
-                capacity: Size::mib(64),
+                capacity: DramCapacity::Bytes(Size::mib(64)),
+                device_size: None,
                 access_latency: Dur(50),
                 write_buffer: Size(0),
                 flush: FlushPolicy::EvictLru,
@@ -1195,6 +1286,8 @@ pub struct Settings {
     pub bus: Rate,
     pub link: Rate,
     pub config: SsdConfig,
+    /// `dram.capacity` in bytes; for `"fit"`, None until [`Settings::fit_dram`].
+    dram_bytes: Option<u64>,
 }
 
 impl Settings {
@@ -1459,8 +1552,26 @@ impl Settings {
         }
         c.sched.validate()?;
         c.power.validate()?;
-        if c.dram.write_buffer.0 > c.dram.capacity.0 {
-            return Err(invalid("dram.write_buffer", "larger than dram.capacity"));
+        if c.dram.device_size.is_some_and(|d| d.0 == 0) {
+            return Err(invalid("dram.device_size", "must be at least 1 byte"));
+        }
+        if c.dram.capacity == DramCapacity::Fit && c.dram.device_size.is_none() {
+            return Err(invalid(
+                "dram.capacity",
+                "\"fit\" rounds the FTL's need up to whole DRAM devices: \
+                 set dram.device_size (the bytes of one device, e.g. \"512MiB\" for a 4 Gb part)",
+            ));
+        }
+        if c.power.dram_device_standby_power.is_some() && c.dram.device_size.is_none() {
+            return Err(invalid(
+                "power.dram_device_standby_power",
+                "is per DRAM device: set dram.device_size (the bytes of one device)",
+            ));
+        }
+        if let Some(cap) = c.dram.capacity.bytes() {
+            if c.dram.write_buffer.0 > cap {
+                return Err(invalid("dram.write_buffer", "larger than dram.capacity"));
+            }
         }
         // The buffer holds whole logical pages: a size that is not a multiple
         // of the page would be rounded down without a word (to nothing, below
@@ -1520,7 +1631,62 @@ impl Settings {
             bus: n.bus_rate(),
             link: c.host.link_rate(),
             config: c.clone(),
+            dram_bytes: c.dram.capacity.bytes(),
         })
+    }
+
+    /// The DRAM's capacity in bytes: `dram.capacity`, or for `"fit"` what
+    /// [`Settings::fit_dram`] resolved (None before).
+    pub fn dram_bytes(&self) -> Option<u64> {
+        self.dram_bytes
+    }
+
+    /// Resolve `dram.capacity = "fit"` once the FTL is built: the FTL's
+    /// mapping tables (`Ftl::mapping_table_bytes`) plus the write buffer,
+    /// rounded up to a whole number of `dram.device_size` devices (at least
+    /// one). A fixed capacity stays as it is; calling it again changes nothing.
+    pub fn fit_dram(&mut self, mapping_table_bytes: u64) {
+        let d = &self.config.dram;
+        if d.capacity != DramCapacity::Fit || self.dram_bytes.is_some() {
+            return;
+        }
+        let dev = d.device_size.map_or(1, |s| s.0.max(1));
+        let need = mapping_table_bytes.saturating_add(d.write_buffer.0);
+        let devices = need.div_ceil(dev).max(1);
+        self.dram_bytes = Some(devices.saturating_mul(dev));
+    }
+
+    /// DRAM devices: the capacity over `dram.device_size`, rounded up (None
+    /// without a device size or before `"fit"` is resolved).
+    pub fn dram_devices(&self) -> Option<u64> {
+        let dev = self.config.dram.device_size?.0.max(1);
+        Some(self.dram_bytes?.div_ceil(dev))
+    }
+
+    /// The DRAM's standby (background) power in watts: per GiB or per device
+    /// of the capacity when the power configuration gives one of those, else
+    /// the fixed `power.dram_standby_power`. An error naming `dram.capacity`
+    /// when it scales with a `"fit"` capacity not resolved yet.
+    pub fn dram_standby_power(&self) -> Result<f64, ConfigError> {
+        let p = &self.config.power;
+        if p.dram_standby_power_per_gib.is_none() && p.dram_device_standby_power.is_none() {
+            return Ok(p.dram_standby_power.0);
+        }
+        let unresolved = || {
+            invalid(
+                "dram.capacity",
+                "\"fit\" is known once the FTL is built (Settings::fit_dram): \
+                 the DRAM's standby power scales with it",
+            )
+        };
+        let bytes = self.dram_bytes.ok_or_else(unresolved)?;
+        Ok(
+            match (p.dram_standby_power_per_gib, p.dram_device_standby_power) {
+                (Some(w), _) => w.0 * bytes as f64 / (1u64 << 30) as f64,
+                (None, Some(w)) => w.0 * self.dram_devices().ok_or_else(unresolved)? as f64,
+                (None, None) => unreachable!("checked above"),
+            },
+        )
     }
 
     pub fn logical_bytes(&self) -> u64 {

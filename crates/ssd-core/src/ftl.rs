@@ -111,10 +111,14 @@ impl Plan {
 pub struct FtlWork {
     /// Mapping-table lookups/updates (each is a DRAM access too).
     pub map_lookups: u64,
-    /// Candidate blocks examined during victim search (each a table search).
+    /// Candidate blocks examined during victim search (each a table search,
+    /// and a DRAM access too: the candidate's valid-page count is read).
     pub gc_candidates: u64,
     /// Pages moved by GC, merges or wear levelling (bookkeeping per page).
     pub gc_pages: u64,
+    /// Pages of GC victims whose validity was checked before the moves
+    /// (each a DRAM read of the page's state, live or not).
+    pub gc_page_checks: u64,
     /// Other DRAM accesses (cache management, directory lookups).
     pub dram_accesses: u64,
 }
@@ -124,7 +128,72 @@ impl FtlWork {
         self.map_lookups += o.map_lookups;
         self.gc_candidates += o.gc_candidates;
         self.gc_pages += o.gc_pages;
+        self.gc_page_checks += o.gc_page_checks;
         self.dram_accesses += o.dram_accesses;
+    }
+    /// DRAM accesses of this work: map lookups, GC candidates (each reads
+    /// the candidate's valid-page count), victim pages checked and the others.
+    #[inline]
+    pub fn dram_total(&self) -> u64 {
+        self.map_lookups + self.gc_candidates + self.gc_page_checks + self.dram_accesses
+    }
+    /// [`FtlWork::dram_total`] plus `buffer` accesses of the command path
+    /// (the write buffer), by [`Activity`].
+    #[inline]
+    pub fn dram_by_activity(&self, buffer: u64) -> [u64; Activity::COUNT] {
+        [
+            buffer,
+            self.map_lookups,
+            self.gc_candidates,
+            self.gc_page_checks,
+            self.dram_accesses,
+        ]
+    }
+}
+
+/// What firmware work CPU cycles and DRAM accesses are for: the power
+/// report's `by_activity` divides the CPU's busy time and the DRAM's active
+/// time among them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Activity {
+    /// The command path: decoding and setting up a host command
+    /// (`controller.cycles_per_command`), and its write-buffer accesses.
+    Command = 0,
+    /// Mapping-table lookups and updates ([`FtlWork::map_lookups`]),
+    /// whatever asked for them (host pages, GC and merge copies).
+    MapLookup = 1,
+    /// GC victim search: the candidates examined ([`FtlWork::gc_candidates`]).
+    GcSearch = 2,
+    /// Bookkeeping per page moved by GC, a merge or wear levelling
+    /// ([`FtlWork::gc_pages`]), and the validity checks of a victim's pages
+    /// ([`FtlWork::gc_page_checks`], DRAM).
+    GcMove = 3,
+    /// Other DRAM accesses ([`FtlWork::dram_accesses`]: cache management,
+    /// directory lookups), and the cycles of a CPU model that are no
+    /// activity's own.
+    Other = 4,
+}
+
+impl Activity {
+    pub const COUNT: usize = 5;
+    pub const ALL: [Activity; Activity::COUNT] = [
+        Activity::Command,
+        Activity::MapLookup,
+        Activity::GcSearch,
+        Activity::GcMove,
+        Activity::Other,
+    ];
+    pub fn index(self) -> usize {
+        self as usize
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Activity::Command => "command",
+            Activity::MapLookup => "map_lookup",
+            Activity::GcSearch => "gc_search",
+            Activity::GcMove => "gc_move",
+            Activity::Other => "other",
+        }
     }
 }
 

@@ -12,7 +12,7 @@
 //! observer; ssd-core does not depend on it.
 
 use crate::addr::{ChannelId, DieId};
-use crate::ftl::{OpKind, Purpose};
+use crate::ftl::{Activity, OpKind, Purpose};
 use crate::units::SimTime;
 use crate::workload::IoOp;
 
@@ -120,6 +120,21 @@ pub trait Observer {
     /// `count` DRAM accesses took `[start, end)`.
     #[inline]
     fn dram_access(&mut self, _count: u64, _start: SimTime, _end: SimTime) {}
+    /// What one firmware pass was for: its CPU time `[start, cpu_end)` (the
+    /// `cpu_busy` just reported) took `cycles` by [`Activity`], and the DRAM
+    /// accesses after it, `[cpu_end, end)` (the `dram_access` just reported,
+    /// if any), were `dram` by activity. An observer that divides the times
+    /// among activities does so in proportion to these counts.
+    #[inline]
+    fn firmware_work(
+        &mut self,
+        _start: SimTime,
+        _cpu_end: SimTime,
+        _end: SimTime,
+        _cycles: &[u64; Activity::COUNT],
+        _dram: &[u64; Activity::COUNT],
+    ) {
+    }
     /// The host link transferred `bytes` (commands and data).
     #[inline]
     fn link_xfer(&mut self, _bytes: u64, _start: SimTime, _end: SimTime) {}
@@ -259,6 +274,18 @@ impl<A: Observer, B: Observer> Observer for Tee<A, B> {
     fn dram_access(&mut self, n: u64, s: SimTime, e: SimTime) {
         self.0.dram_access(n, s, e);
         self.1.dram_access(n, s, e);
+    }
+    #[inline]
+    fn firmware_work(
+        &mut self,
+        s: SimTime,
+        c: SimTime,
+        e: SimTime,
+        cycles: &[u64; Activity::COUNT],
+        dram: &[u64; Activity::COUNT],
+    ) {
+        self.0.firmware_work(s, c, e, cycles, dram);
+        self.1.firmware_work(s, c, e, cycles, dram);
     }
     #[inline]
     fn link_xfer(&mut self, b: u64, s: SimTime, e: SimTime) {

@@ -392,6 +392,8 @@ pub struct FtlReport {
     pub stats: FtlStats,
     /// CPU time spent on FTL work (map lookups, victim search, GC bookkeeping), seconds.
     pub cpu_s: f64,
+    /// DRAM accesses: map lookups, one per GC candidate examined (its
+    /// valid-page count), the FTL's others and the write buffer's.
     pub dram_accesses: u64,
     pub write_buffer_hits: u64,
     pub write_buffer_evictions: u64,

@@ -469,7 +469,9 @@ fn parse_dur_with_unit(text: &str) -> Result<Dur, UnitError> {
             return Err(err(
                 text,
                 "a duration",
-                format!("a bare number has no unit: write \"{t}ns\", \"{t}us\", \"{t}ms\" or \"{t}s\""),
+                format!(
+                    "a bare number has no unit: write \"{t}ns\", \"{t}us\", \"{t}ms\" or \"{t}s\""
+                ),
             ));
         }
         return Ok(d);
@@ -493,7 +495,9 @@ impl<'de> Deserialize<'de> for Dur {
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Dur, E> {
                 if v < 0 {
-                    return Err(E::custom(format!("a duration must not be negative, got {v}")));
+                    return Err(E::custom(format!(
+                        "a duration must not be negative, got {v}"
+                    )));
                 }
                 self.visit_str(&v.to_string())
             }

@@ -228,12 +228,15 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         self.q.push_fifo(0, cpu_end, Ev::CmdReady(c));
     }
 
-    /// Book the CPU for one command's firmware path plus the FTL work in `cx.work`.
+    /// Book the CPU for one command's firmware path plus the FTL work in
+    /// `cx.work`, then the DRAM for its accesses (`FtlWork::dram_total`, one
+    /// per GC candidate examined included, plus `extra_dram` write-buffer
+    /// accesses), and tell the observer what the pass was for.
     pub(super) fn book_cpu(&mut self, ready: SimTime, extra_dram: u64) -> SimTime {
         let w = self.cx.work;
         self.work.add(&w);
         let cycles = self.hw.ctrl.cycles(&w, true);
-        let dram_n = w.map_lookups + w.dram_accesses + extra_dram;
+        let dram_n = w.dram_total() + extra_dram;
         self.work.dram_accesses += extra_dram;
         let mut start = self.cpu_free.max(ready);
         // The CPU last had work at the end of the last busy period or of
@@ -256,6 +259,13 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         if dram_n > 0 {
             self.obs.dram_access(dram_n, start + cpu_t, end);
         }
+        self.obs.firmware_work(
+            start,
+            start + cpu_t,
+            end,
+            &self.hw.ctrl.cycles_by_activity(&w, true),
+            &w.dram_by_activity(extra_dram),
+        );
         self.cpu_ns += end.0 - start.0;
         self.cpu_free = end;
         end

@@ -242,13 +242,15 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// [`crate::hw`]); `settings` still give the geometry, the bus, the host
     /// link and everything the models do not.
     pub fn with_hardware(
-        settings: Settings,
+        mut settings: Settings,
         hw: Parts<H>,
         ftl: F,
         src: S,
         sched: Q,
         obs: O,
     ) -> Self {
+        // `dram.capacity = "fit"` follows this FTL's tables.
+        settings.fit_dram(ftl.mapping_table_bytes());
         let g = settings.geometry;
         let c = &settings.config;
         let dies = (0..g.total_dies())

@@ -240,7 +240,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             logical_pages: self.ftl.logical_pages(),
             stats: st,
             cpu_s: self.hw.ctrl.cycle_time(ftl_cycles).secs_f64(),
-            dram_accesses: w.map_lookups + w.dram_accesses,
+            dram_accesses: w.dram_total(),
             write_buffer_hits: k.wbuf_hits,
             write_buffer_evictions: k.wbuf_evictions,
             read_buffer_hits: k.read_buffer_hits,
@@ -358,11 +358,16 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         // buffer live in DRAM: a configuration whose DRAM cannot hold them is
         // simulated as given, and said to be so.
         let dram_need = self.ftl.mapping_table_bytes() + c.dram.write_buffer.0;
-        if dram_need > c.dram.capacity.0 {
+        let dram_cap = self.settings.dram_bytes().unwrap_or(dram_need);
+        if dram_need > dram_cap {
             r.notes.insert(
                 "dram_capacity_exceeded_bytes".to_string(),
-                dram_need - c.dram.capacity.0,
+                dram_need - dram_cap,
             );
+        }
+        if c.dram.capacity == crate::config::DramCapacity::Fit {
+            r.notes
+                .insert("dram_capacity_fit_bytes".to_string(), dram_cap);
         }
         let mut nand = self.hw.nand.report();
         if self.suspend_on {

@@ -6,7 +6,10 @@
 //!   did, their time, and whether work arriving after an idle spell first
 //!   waits for the CPU to wake. The engine books the CPU busy-until (work
 //!   starts at `max(ready, cpu free)`) and tells the observer.
-//! * [`Dram`]: the time of `n` accesses, which follow the CPU's work.
+//! * [`Dram`]: the time of `n` accesses, which follow the CPU's work: the
+//!   FTL's map lookups, one per GC candidate examined (its valid-page
+//!   count), its other accesses ([`FtlWork::dram_total`]) and the write
+//!   buffer's.
 //! * [`HostLink`]: the time a command (with its write data) and a read's
 //!   data take on the link; the engine books the link busy-until.
 //!
@@ -17,7 +20,7 @@
 //! (`host.command_overhead` plus bytes at the interface's rate).
 
 use crate::config::Settings;
-use crate::ftl::FtlWork;
+use crate::ftl::{Activity, FtlWork};
 use crate::units::{Dur, Rate, SimTime};
 
 /// The firmware CPU.
@@ -26,6 +29,35 @@ pub trait Controller {
     /// plus the FTL work `w`. The report's FTL CPU time uses it too
     /// (`per_command` false).
     fn cycles(&self, w: &FtlWork, per_command: bool) -> u64;
+    /// [`Controller::cycles`] by [`Activity`] (the power report's
+    /// `by_activity` divides the CPU's busy time in proportion to them). The
+    /// default asks `cycles` for the command path and for each counter of
+    /// `w` alone, which is exact for a model linear in the counters, and
+    /// books what the whole costs beyond their sum as [`Activity::Other`].
+    fn cycles_by_activity(&self, w: &FtlWork, per_command: bool) -> [u64; Activity::COUNT] {
+        let z = FtlWork::default();
+        let base = self.cycles(&z, false);
+        let alone = |f: FtlWork| self.cycles(&f, false).saturating_sub(base);
+        let mut a = [0; Activity::COUNT];
+        if per_command {
+            a[Activity::Command as usize] = self.cycles(&z, true).saturating_sub(base);
+        }
+        a[Activity::MapLookup as usize] = alone(FtlWork {
+            map_lookups: w.map_lookups,
+            ..z
+        });
+        a[Activity::GcSearch as usize] = alone(FtlWork {
+            gc_candidates: w.gc_candidates,
+            ..z
+        });
+        a[Activity::GcMove as usize] = alone(FtlWork {
+            gc_pages: w.gc_pages,
+            ..z
+        });
+        let sum: u64 = a.iter().sum();
+        a[Activity::Other as usize] = self.cycles(w, per_command).saturating_sub(sum);
+        a
+    }
     /// How long `cycles` take.
     fn cycle_time(&self, cycles: u64) -> Dur;
     /// Work ready at `ready`, the CPU's last work having ended at
@@ -72,6 +104,16 @@ impl Controller for CycleCpu {
         cmd + w.map_lookups * self.per_map_lookup
             + w.gc_candidates * self.per_gc_candidate
             + w.gc_pages * self.per_gc_page
+    }
+    #[inline]
+    fn cycles_by_activity(&self, w: &FtlWork, per_command: bool) -> [u64; Activity::COUNT] {
+        [
+            if per_command { self.per_command } else { 0 },
+            w.map_lookups * self.per_map_lookup,
+            w.gc_candidates * self.per_gc_candidate,
+            w.gc_pages * self.per_gc_page,
+            0,
+        ]
     }
     #[inline]
     fn cycle_time(&self, cycles: u64) -> Dur {
