@@ -1545,8 +1545,14 @@ fn mapsize_plot(rows: &[ftl::mapsize::MapSizeRow], path: &std::path::Path) -> Re
             .y_desc("table (KiB)")
             .draw()
             .map_err(|e| e.to_string())?;
-        let mut schemes: Vec<&str> = rows.iter().map(|r| r.scheme).collect();
-        schemes.dedup();
+        // One series per scheme, in order of first appearance (the rows go
+        // capacity by capacity, so the schemes repeat).
+        let mut schemes: Vec<&str> = Vec::new();
+        for r in rows.iter() {
+            if !schemes.contains(&r.scheme) {
+                schemes.push(r.scheme);
+            }
+        }
         for (i, s) in schemes.iter().enumerate() {
             let pts: Vec<(f64, f64)> = rows
                 .iter()

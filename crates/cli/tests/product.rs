@@ -181,3 +181,70 @@ fn sweep_labels_overridden_workloads() {
     );
     assert!(rows.contains(r#"["workload","rand-write"]"#), "{rows}");
 }
+
+/// The energy breakdown's bars carry their names and values; a power plot
+/// of many samples stays small (merged into time-weighted means, said in its
+/// title).
+#[test]
+fn power_plots_are_labelled_and_thinned() {
+    let dir = std::env::temp_dir().join(format!("ssdsim-plots-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (bd, pw) = (dir.join("breakdown.svg"), dir.join("power.svg"));
+    let (rc, _, err) = ssdsim(&[
+        "run",
+        "--rw",
+        "randwrite",
+        "--number_ios",
+        "20000",
+        "--power-sample",
+        "1us",
+        "--plot-breakdown",
+        bd.to_str().unwrap(),
+        "--plot-power",
+        pw.to_str().unwrap(),
+    ]);
+    let (b, p) = (
+        std::fs::read_to_string(&bd).unwrap_or_default(),
+        std::fs::read_to_string(&pw).unwrap_or_default(),
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(rc, 0, "{err}");
+    for label in [
+        "flash program",
+        "cpu",
+        "dram",
+        "host link",
+        "component",
+        "energy (J)",
+    ] {
+        assert!(b.contains(label), "breakdown lacks {label:?}");
+    }
+    assert!(
+        b.matches(" J\n</text>").count() >= 9,
+        "a value over every bar"
+    );
+    assert!(
+        p.contains("time-weighted means"),
+        "the title says the samples were merged"
+    );
+    assert!(p.len() < 2_000_000, "power plot of {} bytes", p.len());
+}
+
+/// The mapping-size plot has one series (and legend entry) per scheme.
+#[test]
+fn mapping_size_plot_has_one_legend_entry_per_scheme() {
+    let dir = std::env::temp_dir().join(format!("ssdsim-mapsize-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let svg = dir.join("m.svg");
+    let (rc, _, err) = ssdsim(&["mapping-size", "--plot", svg.to_str().unwrap()]);
+    let s = std::fs::read_to_string(&svg).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(rc, 0, "{err}");
+    for scheme in ["page", "block", "bast", "fast", "last", "dftl"] {
+        assert_eq!(
+            s.matches(&format!("\n{scheme}\n</text>")).count(),
+            1,
+            "{scheme}"
+        );
+    }
+}

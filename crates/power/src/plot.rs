@@ -6,6 +6,8 @@ use crate::series::COMPONENTS;
 use crate::{PowerError, PowerObserver};
 #[cfg(feature = "plot")]
 use plotters::prelude::*;
+#[cfg(feature = "plot")]
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::Path;
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> PowerError + '_ {
@@ -80,13 +82,25 @@ impl PowerObserver {
             .fold(0.0f64, f64::max)
             .max(1e-6)
             * 1.1;
+        let merged = merge_samples(&samples, MAX_STEPS);
         // Drawn into memory, then written beside `path` and renamed into place.
         let mut svg = String::new();
         {
             let root = SVGBackend::with_string(&mut svg, (960, 540)).into_drawing_area();
             root.fill(&WHITE).map_err(plot_err(path))?;
             let mut chart = ChartBuilder::on(&root)
-                .caption("SSD power over time", ("sans-serif", 22))
+                .caption(
+                    if merged.len() < samples.len() {
+                        format!(
+                            "SSD power over time ({} samples merged into {} time-weighted means)",
+                            samples.len(),
+                            merged.len()
+                        )
+                    } else {
+                        "SSD power over time".to_string()
+                    },
+                    ("sans-serif", 22),
+                )
                 .margin(12)
                 .x_label_area_size(40)
                 .y_label_area_size(60)
@@ -98,9 +112,11 @@ impl PowerObserver {
                 .y_desc("power (W)")
                 .draw()
                 .map_err(plot_err(path))?;
-            // Step lines: each sample holds its value over its bucket.
+            // Step lines: each sample holds its value over its bucket. A long
+            // run's samples are merged into at most `MAX_STEPS` time-weighted
+            // means (energy kept), so the file stays small.
             let steps = |f: &dyn Fn(&crate::Sample) -> f64| -> Vec<(f64, f64)> {
-                samples
+                merged
                     .iter()
                     .flat_map(|s| [(s.time_s, f(s)), (s.time_s + s.len_s, f(s))])
                     .collect()
@@ -163,31 +179,121 @@ impl PowerObserver {
                 .margin(12)
                 .x_label_area_size(60)
                 .y_label_area_size(70)
-                .build_cartesian_2d(0.0..n as f64, 0.0..y_max)
+                .build_cartesian_2d((0..n).into_segmented(), 0.0..y_max)
                 .map_err(plot_err(path))?;
             let labels: Vec<String> = bars.iter().map(|b| b.0.to_string()).collect();
             chart
                 .configure_mesh()
                 .disable_x_mesh()
-                .x_labels(n * 2)
-                .x_label_formatter(&|x| {
-                    let i = x.floor() as usize;
-                    if (x - i as f64 - 0.5).abs() < 1e-6 && i < labels.len() {
-                        labels[i].clone()
-                    } else {
-                        String::new()
-                    }
+                .x_labels(n)
+                .x_label_formatter(&|v| match v {
+                    SegmentValue::CenterOf(i) if *i < labels.len() => labels[*i].clone(),
+                    _ => String::new(),
                 })
+                .x_desc("component")
                 .y_desc("energy (J)")
                 .draw()
                 .map_err(plot_err(path))?;
             chart
                 .draw_series(bars.iter().enumerate().map(|(i, b)| {
-                    Rectangle::new([(i as f64 + 0.1, 0.0), (i as f64 + 0.9, b.1)], b.2.filled())
+                    let mut r = Rectangle::new(
+                        [
+                            (SegmentValue::Exact(i), 0.0),
+                            (SegmentValue::Exact(i + 1), b.1),
+                        ],
+                        b.2.filled(),
+                    );
+                    r.set_margin(0, 0, 8, 8);
+                    r
+                }))
+                .map_err(plot_err(path))?;
+            // Each bar's value above it.
+            chart
+                .draw_series(bars.iter().enumerate().map(|(i, b)| {
+                    Text::new(
+                        format!("{:.4} J", b.1),
+                        (SegmentValue::CenterOf(i), b.1 + y_max * 0.015),
+                        ("sans-serif", 13)
+                            .into_font()
+                            .color(&BLACK)
+                            .pos(Pos::new(HPos::Center, VPos::Bottom)),
+                    )
                 }))
                 .map_err(plot_err(path))?;
             root.present().map_err(plot_err(path))?;
         }
         ssd_core::outfile::write_bytes_atomic(path, svg.as_bytes()).map_err(io_err(path))
+    }
+}
+
+/// Most steps a power plot draws per series.
+#[cfg(feature = "plot")]
+const MAX_STEPS: usize = 2000;
+
+/// `samples` merged into at most `max` buckets of consecutive samples, each
+/// the time-weighted mean of its samples (so the energy under each line is
+/// kept); unchanged if there are no more than `max`.
+#[cfg(feature = "plot")]
+fn merge_samples(samples: &[crate::Sample], max: usize) -> Vec<crate::Sample> {
+    if samples.len() <= max || max == 0 {
+        return samples.to_vec();
+    }
+    let per = samples.len().div_ceil(max);
+    samples
+        .chunks(per)
+        .map(|c| {
+            let len: f64 = c.iter().map(|s| s.len_s).sum();
+            let w = |f: &dyn Fn(&crate::Sample) -> f64| {
+                if len > 0.0 {
+                    c.iter().map(|s| f(s) * s.len_s).sum::<f64>() / len
+                } else {
+                    f(&c[0])
+                }
+            };
+            let mut m = c[0];
+            m.len_s = len;
+            m.total_w = w(&|s| s.total_w);
+            for k in 0..m.component_w.len() {
+                m.component_w[k] = w(&|s| s.component_w[k]);
+            }
+            m.iops = w(&|s| s.iops);
+            m.mbps = w(&|s| s.mbps);
+            m
+        })
+        .collect()
+}
+
+#[cfg(all(test, feature = "plot"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merging_keeps_energy_and_caps_the_steps() {
+        let samples: Vec<crate::Sample> = (0..10_001)
+            .map(|i| crate::Sample {
+                time_s: i as f64 * 1e-3,
+                len_s: 1e-3,
+                total_w: (i % 7) as f64,
+                component_w: [(i % 3) as f64, 1.0, 0.0, 0.5, (i % 5) as f64],
+                iops: i as f64,
+                mbps: 0.0,
+            })
+            .collect();
+        let m = merge_samples(&samples, 2000);
+        assert!(m.len() <= 2000, "{}", m.len());
+        let energy = |v: &[crate::Sample], f: &dyn Fn(&crate::Sample) -> f64| {
+            v.iter().map(|s| f(s) * s.len_s).sum::<f64>()
+        };
+        for f in [
+            &(|s: &crate::Sample| s.total_w) as &dyn Fn(&crate::Sample) -> f64,
+            &|s| s.component_w[4],
+        ] {
+            let (a, b) = (energy(&samples, f), energy(&m, f));
+            assert!((a - b).abs() < 1e-9 * a.max(1.0), "{a} vs {b}");
+        }
+        assert_eq!(m[0].time_s, 0.0);
+        let end = |v: &[crate::Sample]| v.last().map(|s| s.time_s + s.len_s).unwrap();
+        assert!((end(&m) - end(&samples)).abs() < 1e-12);
+        assert_eq!(merge_samples(&samples[..10], 2000).len(), 10);
     }
 }
