@@ -1328,14 +1328,8 @@ impl Settings {
         if n.pages_per_block > 65_535 {
             return Err(invalid("nand.pages_per_block", "at most 65535"));
         }
-        if let Some(p) = &n.page_types {
-            p.check(n)?;
-        }
-        if let Some(r) = &n.retry {
-            r.check()?;
-        }
-        if let Some(p) = &n.suspend {
-            p.check()?;
+        crate::hw::nand::check_models(n)?;
+        if n.suspend.is_some() {
             if !c.controller.prioritize_reads {
                 return Err(invalid(
                     "nand.suspend",

@@ -650,19 +650,26 @@ macro_rules! any_nand {
     };
 }
 
+/// Check the NAND model sections of a chip (`[nand.page_types]`,
+/// `[nand.retry]`, `[nand.suspend]`); errors name the field.
+pub fn check_models(n: &NandConfig) -> Result<(), ConfigError> {
+    if let Some(p) = &n.page_types {
+        p.check(n)?;
+    }
+    if let Some(r) = &n.retry {
+        r.check()?;
+    }
+    if let Some(p) = &n.suspend {
+        p.check()?;
+    }
+    Ok(())
+}
+
 impl AnyNand {
     /// The model a validated configuration describes.
     pub fn from_settings(s: &Settings) -> Result<AnyNand, ConfigError> {
         let n = &s.config.nand;
-        if let Some(p) = &n.page_types {
-            p.check(n)?;
-        }
-        if let Some(r) = &n.retry {
-            r.check()?;
-        }
-        if let Some(p) = &n.suspend {
-            p.check()?;
-        }
+        check_models(n)?;
         let blocks = s.geometry.total_blocks() as usize;
         let seed = s.config.sim.seed;
         let model = match (&n.page_types, &n.retry) {
