@@ -693,15 +693,6 @@ impl AnyNand {
             suspend: n.suspend.clone(),
         })
     }
-
-    /// Reads and the extra retry steps they took (`None` without retry).
-    pub fn retry_steps(&self) -> Option<(u64, u64)> {
-        match &self.model {
-            StdModel::FixedRetry(r) => Some((r.reads, r.steps)),
-            StdModel::PageTypeRetry(r) => Some((r.reads, r.steps)),
-            _ => None,
-        }
-    }
 }
 
 impl Nand for AnyNand {
