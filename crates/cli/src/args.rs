@@ -84,6 +84,10 @@ pub struct ConfigArgs {
     /// fio: percentage of reads in mixed workloads, 0..=100
     #[arg(long)]
     pub rwmixread: Option<String>,
+    /// fio: of a random workload's requests, the percentage that go to a random block
+    /// (the rest continue sequentially), 0..=100
+    #[arg(long = "percentage_random", alias = "percentage-random")]
+    pub percentage_random: Option<String>,
     /// fio: number of requests (at least 1)
     #[arg(long = "number_ios", alias = "number-ios")]
     pub number_ios: Option<String>,
@@ -157,7 +161,7 @@ impl ConfigArgs {
             queue_depth => "queue-depth", write_buffer => "write-buffer", precondition => "precondition", seed => "seed",
             time_limit => "time-limit", runtime => "runtime", rw => "rw", bs => "bs", iodepth => "iodepth", rwmixread => "rwmixread",
             number_ios => "number_ios", rate_iops => "rate_iops", rate_process => "rate_process",
-            random_distribution => "random_distribution", size => "size", offset => "offset", randseed => "randseed",
+            random_distribution => "random_distribution", percentage_random => "percentage_random", size => "size", offset => "offset", randseed => "randseed",
             trace => "trace", trace_format => "trace-format", personality => "personality", speed => "speed",
             closed_loop_depth => "closed-loop-depth", max_requests => "max-requests", max_gap => "max-gap",
             out_of_range => "out-of-range", reorder_window => "reorder-window",

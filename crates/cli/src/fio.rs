@@ -99,6 +99,8 @@ pub const SUPPORTED: &[&str] = &[
     "size",
     "offset",
     "random_distribution",
+    "percentage_random",
+    "percentage_sequential",
     "randseed",
     "runtime",
     "timeout",
@@ -358,6 +360,23 @@ fn apply(
                     return Err(e(format!("{k}: {} bytes is too large", b.0)));
                 }
                 w.bs = b
+            }
+            "percentage_random" | "percentage_sequential" => {
+                if v.contains(',') {
+                    return Err(e(format!(
+                        "{k}: separate read/write/trim percentages ({v}) are not supported"
+                    )));
+                }
+                let pct = num(v)?;
+                if pct > 100 {
+                    return Err(e(format!("{k}: must be 0..=100, got {pct}")));
+                }
+                let pct = pct as u32;
+                w.percentage_random = if k == "percentage_random" {
+                    pct
+                } else {
+                    100 - pct
+                };
             }
             "rwmixread" | "rwmixwrite" => {
                 let pct = num(v)?;

@@ -66,6 +66,7 @@ pub mod fio_json;
 pub mod html;
 pub mod output;
 pub mod progress;
+pub mod reproduce;
 mod ssd;
 pub mod sweep;
 
@@ -897,6 +898,7 @@ pub fn apply_flag(cfg: &mut SsdConfig, flag: &str, value: &str) -> Result<(), Co
         "rate_iops" => "workload.rate_iops",
         "rate_process" => "workload.rate_process",
         "random_distribution" => "workload.random_distribution",
+        "percentage_random" => "workload.percentage_random",
         "size" => "workload.size",
         "offset" => "workload.offset",
         "randseed" => "workload.randseed",
@@ -1127,6 +1129,7 @@ pub const WORKLOAD_FLAGS: &[&str] = &[
     "rate_iops",
     "rate_process",
     "random_distribution",
+    "percentage_random",
     "size",
     "offset",
     "randseed",

@@ -242,6 +242,26 @@ enum Cmd {
         #[arg(long = "allow-partial")]
         allow_partial: bool,
     },
+    /// Reproduce a published study from its experiment files: the paper's figures as
+    /// tables, and for each its value or trend next to ssdsim's and whether the
+    /// conclusion holds (a report directory with README.md, CSV, JSON lines and HTML)
+    Reproduce {
+        /// The study (lee-won, park2011, wang2013, sun2014), or all
+        #[arg(required_unless_present = "list")]
+        study: Option<String>,
+        /// List the studies and their experiment files
+        #[arg(long)]
+        list: bool,
+        /// Run each experiment file's quick form (minutes on two cores), not the paper's scale
+        #[arg(long)]
+        quick: bool,
+        /// Write the report directories here, one per study
+        #[arg(long, default_value = "reproduce")]
+        out: PathBuf,
+        /// Worker threads, 0..=1024 (0, the default: one per core); results do not depend on it
+        #[arg(long, default_value_t = 0)]
+        threads: usize,
+    },
     /// Import a drive configuration from another simulator as ssdsim TOML
     Import {
         #[command(subcommand)]
@@ -703,6 +723,13 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Cmd::Trace { cmd } => trace_cmd(cmd),
+        Cmd::Reproduce {
+            study,
+            list,
+            quick,
+            out,
+            threads,
+        } => reproduce_cmd(study.as_deref(), list, quick, &out, threads),
         Cmd::MappingSize {
             capacity,
             page_size,
@@ -956,6 +983,10 @@ struct SweepArgs {
     /// Grid file: [base] overrides, [grid] "key" = [values], [workloads.NAME] tables
     #[arg(long)]
     grid: Option<PathBuf>,
+    /// Run the grid file's quick form (its [quick] section: the same grid at a scale
+    /// that finishes in minutes)
+    #[arg(long, requires = "grid")]
+    quick: bool,
     /// Named workloads (seq-read, seq-write, rand-read, rand-write, mix-70-30, oltp, or [workloads] of the grid file)
     #[arg(long)]
     workload: Option<String>,
@@ -1119,10 +1150,15 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
     // Base configuration: the file, with the grid file's [base] over it.
     let base = resolve_config(a.config.as_deref(), &[])?;
     let grid_file = match &a.grid {
-        Some(g) => Some((
-            sweep::GridFile::load(g).map_err(RunError::Input)?,
-            g.display().to_string(),
-        )),
+        Some(g) => {
+            let mut gf = sweep::GridFile::load(g).map_err(RunError::Input)?;
+            if a.quick {
+                gf = gf
+                    .quick_form(&g.display().to_string())
+                    .map_err(RunError::Input)?;
+            }
+            Some((gf, g.display().to_string()))
+        }
         None => None,
     };
     let plan = sweep::plan(sweep::SweepSpec {
@@ -1591,4 +1627,97 @@ fn short_us(d: ssd_core::Dur) -> String {
     } else {
         format!("{:.1}us", d.0 as f64 / 1e3)
     }
+}
+
+fn reproduce_cmd(
+    study: Option<&str>,
+    list: bool,
+    quick: bool,
+    out: &std::path::Path,
+    threads: usize,
+) -> anyhow::Result<()> {
+    use ssdsim::reproduce;
+    if list {
+        for s in reproduce::studies() {
+            println!("{:<10} {}", s.name, s.paper);
+            println!("{:<10} {}", "", s.about);
+            for e in s.files() {
+                let n = reproduce::points(e, false).map(|p| p.len()).unwrap_or(0);
+                let q = reproduce::points(e, true).map(|p| p.len()).unwrap_or(0);
+                println!(
+                    "{:<10}   experiments/{}.toml: {n} points ({q} in --quick)",
+                    "", e.name
+                );
+            }
+        }
+        return Ok(());
+    }
+    if threads > sweep::MAX_THREADS {
+        return Err(RunError::Input(format!(
+            "--threads {threads}: at most {} (0 = one per core)",
+            sweep::MAX_THREADS
+        ))
+        .into());
+    }
+    let name = study.unwrap_or("all");
+    let chosen: Vec<&reproduce::Study> = if name == "all" {
+        reproduce::studies().iter().collect()
+    } else {
+        vec![reproduce::find(name).ok_or_else(|| {
+            RunError::Input(format!(
+                "unknown study {name:?} ({}, or all; --list shows them)",
+                reproduce::studies()
+                    .iter()
+                    .map(|s| s.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })?]
+    };
+    let opts = ssdsim::RunOptions::default();
+    let mut failed = 0usize;
+    for s in chosen {
+        let started = std::time::Instant::now();
+        let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+        let outcome = reproduce::run_study(s, quick, threads, &opts, |done, total| {
+            if tty {
+                eprint!("\r{}: {done}/{total} points", s.name);
+            }
+        })?;
+        if tty {
+            eprintln!();
+        }
+        let sections = s.analyse(&outcome);
+        let dir = out.join(s.name);
+        let written = reproduce::write_dir(s, &outcome, &sections, &dir)?;
+        let fails = reproduce::failures(&outcome);
+        failed += fails.len();
+        for f in &fails {
+            eprintln!("failed: {f}");
+        }
+        let checks: Vec<&reproduce::Check> = sections.iter().flat_map(|x| &x.checks).collect();
+        let holds = checks
+            .iter()
+            .filter(|c| c.verdict == reproduce::Verdict::Holds)
+            .count();
+        let not = checks
+            .iter()
+            .filter(|c| c.verdict == reproduce::Verdict::DoesNotHold)
+            .count();
+        println!(
+            "{}: {} points in {:.1} s; {holds} conclusions hold, {not} do not; {}",
+            s.name,
+            outcome
+                .experiments
+                .iter()
+                .map(|e| e.points.len())
+                .sum::<usize>(),
+            started.elapsed().as_secs_f64(),
+            written[0].display()
+        );
+    }
+    if failed > 0 {
+        anyhow::bail!("{failed} points failed (listed above)");
+    }
+    Ok(())
 }

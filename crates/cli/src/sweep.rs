@@ -128,6 +128,56 @@ pub struct GridFile {
     /// Free text describing the experiment.
     #[serde(default)]
     pub description: Option<String>,
+    /// The experiment's quick form (`sweep --quick`, `reproduce --quick`):
+    /// the same grid at a scale that finishes in minutes.
+    #[serde(default)]
+    pub quick: Option<QuickForm>,
+}
+
+/// `[grid]` with every key flattened (`ftl.kind = [...]`, a nested table in
+/// TOML, becomes the key `"ftl.kind"`).
+fn flat_grid(grid: &BTreeMap<String, toml::Value>) -> BTreeMap<String, toml::Value> {
+    fn walk(
+        prefix: &str,
+        t: &BTreeMap<String, toml::Value>,
+        out: &mut BTreeMap<String, toml::Value>,
+    ) {
+        for (k, v) in t {
+            let key = if prefix.is_empty() {
+                k.clone()
+            } else {
+                format!("{prefix}.{k}")
+            };
+            match v {
+                toml::Value::Table(inner) => {
+                    let inner: BTreeMap<String, toml::Value> =
+                        inner.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                    walk(&key, &inner, out)
+                }
+                other => {
+                    out.insert(key, other.clone());
+                }
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk("", grid, &mut out);
+    out
+}
+
+/// `[quick]` of a grid file: what its quick form changes. `[quick.base]`
+/// is merged over `[base]`, each axis of `[quick.grid]` replaces the axis
+/// of that key (or adds one), and each key of `[quick.workloads.NAME]`
+/// replaces that key of the named workload.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QuickForm {
+    #[serde(default)]
+    pub base: Option<toml::Table>,
+    #[serde(default)]
+    pub grid: BTreeMap<String, toml::Value>,
+    #[serde(default)]
+    pub workloads: BTreeMap<String, BTreeMap<String, toml::Value>>,
 }
 
 fn value_text(v: &toml::Value) -> String {
@@ -146,6 +196,45 @@ impl GridFile {
     /// Parse grid-file text; `source_name` (a path) prefixes every message.
     pub fn parse_str(text: &str, source_name: &str) -> Result<GridFile, String> {
         toml::from_str(text).map_err(|e: toml::de::Error| format!("{source_name}: {}", e.message()))
+    }
+    /// The file's quick form: `[quick]` applied to it (an error naming the
+    /// file if it has none, or if `[quick.workloads]` names a workload the
+    /// file does not define).
+    pub fn quick_form(&self, source_name: &str) -> Result<GridFile, String> {
+        let q = self.quick.as_ref().ok_or_else(|| {
+            format!("{source_name}: no [quick] section: this experiment has no quick form")
+        })?;
+        let mut out = self.clone();
+        out.quick = None;
+        if let Some(b) = &q.base {
+            let mut merged = toml::Value::Table(out.base_nested().unwrap_or_default());
+            let over = GridFile {
+                base: Some(b.clone()),
+                ..GridFile::default()
+            };
+            ssd_core::config::deep_merge(
+                &mut merged,
+                toml::Value::Table(over.base_nested().unwrap_or_default()),
+            );
+            out.base = match merged {
+                toml::Value::Table(t) => Some(t),
+                _ => unreachable!("merged into a table"),
+            };
+        }
+        let mut grid = flat_grid(&out.grid);
+        grid.extend(flat_grid(&q.grid));
+        out.grid = grid;
+        for (name, keys) in &q.workloads {
+            let w = out.workloads.get_mut(name).ok_or_else(|| {
+                format!(
+                    "{source_name}: [quick.workloads.{name}]: no workload {name:?} in [workloads]"
+                )
+            })?;
+            for (k, v) in keys {
+                w.insert(k.clone(), v.clone());
+            }
+        }
+        Ok(out)
     }
     /// `[base]` as nested tables: a quoted dotted key (`"ftl.op" = 0.28`, as
     /// `[grid]` spells its axes) is the same as `ftl.op = 0.28` or `[base.ftl]`.
@@ -349,6 +438,19 @@ pub fn plan(spec: SweepSpec) -> Result<SweepPlan, crate::RunError> {
     {
         base.sim.precondition = ssd_core::config::Precondition::Steady;
     }
+    // A setting common to every point would overwrite an axis of the same
+    // key after the axis was applied: every point would run the --set value
+    // under its axis label.
+    if let Some((k, _)) = spec
+        .set
+        .iter()
+        .find(|(k, _)| axes.iter().any(|x| same_key(&x.key, k)))
+    {
+        return Err(RunError::Input(format!(
+            "--set {k}: {k} is an axis of this sweep; give its values as the axis \
+             (--{k} or [grid]) instead"
+        )));
+    }
     grid_size(&axes).map_err(RunError::Input)?;
     Ok(SweepPlan {
         base,
@@ -356,6 +458,19 @@ pub fn plan(spec: SweepSpec) -> Result<SweepPlan, crate::RunError> {
         common: spec.set,
         workloads,
     })
+}
+
+/// Whether an axis key and a `--set` field name the same setting (an axis
+/// may be a flag's name, `ftl`, where `--set` names the field, `ftl.kind`).
+fn same_key(axis: &str, field: &str) -> bool {
+    let norm = |k: &str| -> String {
+        let k = k.trim().replace('-', "_");
+        match k.as_str() {
+            "ftl" | "sched" | "personality" => format!("{k}.kind"),
+            _ => k.strip_prefix("workload.").map(str::to_string).unwrap_or(k),
+        }
+    };
+    norm(axis) == norm(field)
 }
 
 /// One configuration of the grid.
@@ -670,6 +785,12 @@ fn extra_f64(r: &ssd_core::stats::Report, section: &str, key: &str) -> Option<f6
 }
 
 pub fn run_point(p: &Point, opts: &RunOptions) -> Row {
+    run_point_full(p, opts).0
+}
+
+/// [`run_point`], keeping the run's whole output (`None` when the point
+/// failed: its row says why).
+pub fn run_point_full(p: &Point, opts: &RunOptions) -> (Row, Option<crate::RunOutput>) {
     let mut row = Row {
         index: p.index,
         params: p.params.clone(),
@@ -701,7 +822,7 @@ pub fn run_point(p: &Point, opts: &RunOptions) -> Row {
         Ok(c) => c,
         Err(e) => {
             row.error = Some(e.clone());
-            return row;
+            return (row, None);
         }
     };
     row.seed = cfg.sim.seed;
@@ -730,6 +851,7 @@ pub fn run_point(p: &Point, opts: &RunOptions) -> Row {
             row.fairness = extra_f64(r, "fairness", "fairness");
             row.sim_time_s = r.host.sim_time_s;
             row.cdf = out.cdf.clone();
+            return (row, Some(out));
         }
         Ok(Err(e)) => row.error = Some(e.to_string()),
         Err(panic) => {
@@ -741,7 +863,7 @@ pub fn run_point(p: &Point, opts: &RunOptions) -> Row {
             row.error = Some(format!("simulation panicked: {msg}"));
         }
     }
-    row
+    (row, None)
 }
 
 /// Keep the points of shard `i` of `n` (index mod n == i).

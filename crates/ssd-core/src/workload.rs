@@ -245,6 +245,12 @@ pub struct WorkloadConfig {
     pub size: Option<Size>,
     pub offset: Size,
     pub random_distribution: Distribution,
+    /// fio's `percentage_random`: of a random workload's requests, this
+    /// percentage go to a random block and the rest continue sequentially
+    /// from where the last request of the same direction ended (100, the
+    /// default: all random; 0: all sequential). Ignored by sequential modes.
+    #[serde(default = "hundred")]
+    pub percentage_random: u32,
     /// Seed of the address/mix generator; default derived from sim.seed.
     pub randseed: Option<u64>,
     /// fio's `direct`: bypass the page cache (O_DIRECT). True by default in
@@ -270,6 +276,10 @@ fn yes() -> bool {
     true
 }
 
+fn hundred() -> u32 {
+    100
+}
+
 impl Default for WorkloadConfig {
     fn default() -> Self {
         WorkloadConfig {
@@ -283,6 +293,7 @@ impl Default for WorkloadConfig {
             size: None,
             offset: Size(0),
             random_distribution: Distribution::Uniform,
+            percentage_random: 100,
             randseed: None,
             direct: true,
             sync: false,
@@ -309,6 +320,12 @@ impl WorkloadConfig {
         }
         if self.bs.0 > u32::MAX as u64 * SECTOR / 2 {
             return Err(invalid("workload.bs", "too large"));
+        }
+        if self.percentage_random > 100 {
+            return Err(invalid(
+                "workload.percentage_random",
+                format!("must be 0..=100, got {}", self.percentage_random),
+            ));
         }
         if self.rwmixread > 100 {
             return Err(invalid(
@@ -399,6 +416,11 @@ pub struct FioGen {
     interarrival_ns: f64,
     poisson: bool,
     t: f64,
+    /// `percentage_random` (100: every random-mode request is random).
+    perc_random: u32,
+    /// The block after the last request of each direction (read, write,
+    /// trim): where a sequential request of a partly random workload goes.
+    next_by_dir: [u64; 3],
 }
 
 enum DistSampler {
@@ -451,6 +473,8 @@ impl FioGen {
             interarrival_ns,
             poisson,
             t: 0.0,
+            perc_random: cfg.percentage_random,
+            next_by_dir: [0; 3],
         }
     }
 
@@ -521,7 +545,24 @@ impl RequestSource for FioGen {
             }
         };
         let block = if self.rw.is_random() {
-            self.random_block()
+            if self.perc_random >= 100 {
+                self.random_block()
+            } else {
+                // fio's should_do_random: a draw in 1..=100 against the
+                // percentage; otherwise continue the direction's last run.
+                let dir = match op {
+                    IoOp::Read => 0,
+                    IoOp::Write => 1,
+                    _ => 2,
+                };
+                let b = if self.rng.gen_range(1..=100u32) <= self.perc_random {
+                    self.random_block()
+                } else {
+                    self.next_by_dir[dir]
+                };
+                self.next_by_dir[dir] = (b + 1) % self.blocks;
+                b
+            }
         } else {
             let b = self.next_seq;
             self.next_seq = (self.next_seq + 1) % self.blocks;
@@ -588,6 +629,51 @@ mod tests {
     fn collect(cfg: &WorkloadConfig, n: usize) -> Vec<HostRequest> {
         let mut g = FioGen::new(cfg, 1 << 30, 7);
         (0..n).map(|_| g.next_request().unwrap().unwrap()).collect()
+    }
+
+    /// fio's percentage_random: of a random job's requests, that share go to
+    /// a random block; the others continue where the last request of their
+    /// direction ended. With 1 GiB of 4 KiB blocks a random block follows
+    /// its direction's last one by chance 1/262,144, so the share of
+    /// requests that continue a run is (100 - p) % within sampling error.
+    #[test]
+    fn percentage_random_splits_random_and_sequential_requests() {
+        for (p, rw) in [
+            (100u32, RwMode::RandWrite),
+            (70, RwMode::RandWrite),
+            (20, RwMode::RandRw),
+            (0, RwMode::RandRead),
+        ] {
+            let cfg = WorkloadConfig {
+                rw,
+                percentage_random: p,
+                number_ios: Some(20_000),
+                ..Default::default()
+            };
+            let reqs = collect(&cfg, 20_000);
+            let mut last: [Option<u64>; 2] = [None, None];
+            let mut continued = 0usize;
+            for r in &reqs {
+                let d = (r.op == IoOp::Write) as usize;
+                if last[d] == Some(r.lba) {
+                    continued += 1;
+                }
+                last[d] = Some(r.lba + r.sectors as u64);
+            }
+            let share = continued as f64 / reqs.len() as f64;
+            let want = (100 - p) as f64 / 100.0;
+            // Binomial sd at n = 20,000 is at most 0.0036: 5 sd.
+            assert!(
+                (share - want).abs() < 0.018,
+                "p={p}: {share} continued, want {want}"
+            );
+        }
+        let bad = WorkloadConfig {
+            percentage_random: 101,
+            ..Default::default()
+        };
+        let err = bad.validate(1 << 30).unwrap_err().to_string();
+        assert!(err.contains("workload.percentage_random"), "{err}");
     }
     #[test]
     fn sequential_wraps_in_span() {
