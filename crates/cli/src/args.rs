@@ -7,6 +7,10 @@ use clap::Args;
 /// Flags that select or change the simulated system and workload.
 #[derive(Args, Debug, Clone, Default)]
 pub struct ConfigArgs {
+    /// Device preset: a whole drive of a published study (park-old, park-mlc, park-mtron,
+    /// park-tgn; `ssdsim presets` lists them), applied before every other flag
+    #[arg(long)]
+    pub device: Option<String>,
     /// NAND preset (chip1, chip2, chip3, park-slc, mlc-mqsim, tlc-64l, qlc-96l, tlc-multipass, tlc-multipass-worn, qlc-96l-oneshot; `ssdsim presets` lists them)
     #[arg(long)]
     pub nand: Option<String>,
@@ -155,7 +159,7 @@ impl ConfigArgs {
             };
         }
         f!(
-            nand => "nand", interface => "interface", power => "power", ftl => "ftl", sched => "sched", op => "op", gc => "gc",
+            device => "device", nand => "nand", interface => "interface", power => "power", ftl => "ftl", sched => "sched", op => "op", gc => "gc",
             allocation => "allocation", channels => "channels", ways => "ways", dies => "dies", planes => "planes",
             blocks_per_plane => "blocks-per-plane", pages_per_block => "pages-per-block", page_size => "page-size",
             queue_depth => "queue-depth", write_buffer => "write-buffer", precondition => "precondition", seed => "seed",

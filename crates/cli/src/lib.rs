@@ -787,6 +787,10 @@ pub fn apply_flag(cfg: &mut SsdConfig, flag: &str, value: &str) -> Result<(), Co
             }
             return Ok(());
         }
+        "device" => {
+            *cfg = cfg.clone().with_device(v)?;
+            return Ok(());
+        }
         "interface" => {
             let i: Interface = serde_json::from_value(serde_json::Value::String(v.to_string()))
                 .map_err(|_| {
@@ -1285,6 +1289,10 @@ pub fn presets_json() -> serde_json::Value {
         "nand": nand_presets(),
         "power": PowerConfig::presets(),
         "interface": interface_presets(),
+        "device": ssd_core::devices::DEVICE_PRESETS
+            .iter()
+            .map(|d| serde_json::json!({"name": d.name, "about": d.about, "toml": d.toml}))
+            .collect::<Vec<_>>(),
         "ftl": ftl::FTL_NAMES,
         "sched": SCHED_NAMES,
     })

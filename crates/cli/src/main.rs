@@ -962,6 +962,10 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                     n, h.link_mbps, h.queue_depth, h.command_overhead
                 ));
             }
+            o.push_str("\nDevice presets (whole drives; --device NAME, device = \"NAME\")\n");
+            for d in ssd_core::devices::DEVICE_PRESETS {
+                o.push_str(&format!("  {:<12} {}\n", d.name, d.about));
+            }
             o.push_str(&format!(
                 "\nFTLs: {}\nSchedulers: {}\n",
                 ftl::FTL_NAMES.join(", "),

@@ -211,3 +211,31 @@ fn sweep_quick_and_set_on_an_axis() {
     assert!(err.contains("--set ftl.kind: ftl.kind is an axis"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Device presets: listed by `presets`, applied before every other flag
+/// (a flag given with one still wins), refused by name when unknown.
+#[test]
+fn device_presets_are_listed_applied_first_and_checked() {
+    let (code, out, err) = ssdsim(&["presets"]);
+    assert_eq!(code, 0, "{err}");
+    for d in ssd_core::devices::DEVICE_PRESETS {
+        assert!(out.contains(d.name), "{out}");
+    }
+    let (code, out, err) = ssdsim(&[
+        "run",
+        "--ftl",
+        "dftl",
+        "--device",
+        "park-mtron",
+        "--print-config",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let cfg: toml::Table = out.parse().unwrap();
+    assert_eq!(cfg["ftl"]["kind"].as_str(), Some("dftl"), "the flag wins");
+    assert_eq!(cfg["dram"]["write_buffer"].as_str(), Some("16MiB"));
+    assert_eq!(cfg["layout"]["channels"].as_integer(), Some(4));
+    assert_eq!(cfg["power"]["name"].as_str(), Some("park-mtron"));
+    let (code, _, err) = ssdsim(&["run", "--device", "nope"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("unknown device preset \"nope\""), "{err}");
+}

@@ -1132,6 +1132,13 @@ impl SsdConfig {
         Ok(c)
     }
 
+    /// This configuration with device preset `name` applied over it
+    /// ([`crate::devices`]): the fields the preset sets replace these.
+    pub fn with_device(self, name: &str) -> Result<SsdConfig, ConfigError> {
+        let d = crate::devices::device_preset(name)?;
+        SsdConfig::from_toml_over(Some(self), d.toml, &format!("device preset {name}"))
+    }
+
     /// Parse TOML text and merge it over the preset it names (`nand_preset = "..."`
     /// at top level, default chip2) or over `base`. Unknown fields are errors that
     /// name the field; `source_name` (a path) prefixes every message.
@@ -1148,6 +1155,13 @@ impl SsdConfig {
             .parse::<toml::Table>()
             .map_err(|e| perr(e.to_string()))?;
         let mut base = base.unwrap_or_default();
+        // A device preset first: everything else the text says goes over it.
+        if let Some(v) = file.remove("device") {
+            let name = v
+                .as_str()
+                .ok_or_else(|| perr("device: expected a string".into()))?;
+            base = base.with_device(name)?;
+        }
         if let Some(v) = file.remove("nand_preset") {
             let name = v
                 .as_str()

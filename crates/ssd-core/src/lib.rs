@@ -17,6 +17,7 @@
 
 pub mod addr;
 pub mod config;
+pub mod devices;
 pub mod engine;
 pub mod error;
 pub mod filebench;

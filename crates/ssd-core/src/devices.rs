@@ -1,0 +1,235 @@
+//! Device presets: whole drives of the published studies (`device = "NAME"`
+//! in a configuration, `--device NAME`, a sweep axis `device`).
+//!
+//! A device preset is a configuration fragment (TOML, as a user would
+//! write it) applied before everything else a configuration or the flags
+//! say, so any of its fields can still be changed. Each preset states what
+//! comes from a datasheet or the paper and what is fitted, and how:
+//!
+//! - **Capacity, cell type, vendor read/write throughput, idle power** are
+//!   the paper's (Park et al. 2011, Tables 3 and 4).
+//! - **NAND timings** are datasheet-typical for the cell type and year
+//!   (Samsung large-block parts of the time: SLC tR 25 us, tPROG 200 us,
+//!   tBERS 1.5 ms; MLC tR 60 us, tPROG 800 us, tBERS 1.5 ms; two planes
+//!   with multi-plane commands; an asynchronous 8-bit bus at 40 MB/s). The
+//!   drives' own parts are not published.
+//! - **Chips** are the capacity divided by the chip size of the time (2 GiB;
+//!   4 GiB for the 2010 drive).
+//! - **Channels** are fitted: of the channel counts that divide the chips,
+//!   the one whose closed-form sequential ceilings, `min(link, channels x
+//!   min(bus, ways x planes x page / (tR + planes x transfer)))` for reads and
+//!   the same with `planes x transfer + tPROG` for writes, come closest to
+//!   the vendor's read and write figures (least sum of squared log ratios).
+//!   `ssdsim reproduce park2011` sets the simulated throughput next to the
+//!   vendor's.
+//! - **Idle power** is fitted: the controller CPU's idle power is Table 4's
+//!   idle power less the DRAM's standby and the chips' idle power (the
+//!   lee2011 figures); its active power keeps lee2011's active-over-idle
+//!   margin (135 mW).
+//! - **FTL**: Park found the SLC drive to run a page-mapping variant with a
+//!   16 MB write buffer and the MLC drive a hybrid FTL with almost no write
+//!   buffer; the FTLs of OLD (2006) and TGN are not published: BAST and FAST,
+//!   the hybrid FTLs of their years, are this file's assumption.
+
+use crate::config::ConfigError;
+
+/// A whole drive as a configuration fragment.
+#[derive(Clone, Copy, Debug)]
+pub struct DevicePreset {
+    /// The name `device = "..."` and `--device` take.
+    pub name: &'static str,
+    /// The drive it models and where its figures come from.
+    pub about: &'static str,
+    /// The configuration fragment (TOML).
+    pub toml: &'static str,
+}
+
+/// The built-in drives, in the order `ssdsim presets` lists them.
+pub const DEVICE_PRESETS: &[DevicePreset] = &[
+    DevicePreset {
+        name: "park-old",
+        about: "Park et al. 2011 OLD: Super Talent FSD32GB25M (2006), SLC, 32 GB, vendor 60/45 MB/s read/write, idle 1.075 W; 16 chips, 1 channel fitted (closed form 40/40 MB/s), BAST assumed",
+        toml: r#"
+interface = "sata3g"
+[nand]
+name = "slc-2006"
+cell = "SLC"
+page_size = "2KiB"
+pages_per_block = 64
+blocks_per_plane = 8192
+planes_per_die = 2
+dies_per_chip = 1
+t_r = "25us"
+t_prog = "200us"
+t_bers = "1500us"
+bus = "40MB/s"
+multiplane = true
+[layout]
+channels = 1
+ways = 16
+[ftl]
+kind = "bast"
+[power]
+name = "park-old"
+cpu_idle_power = "942.2mW"
+cpu_normal_power = "1077.2mW"
+"#,
+    },
+    DevicePreset {
+        name: "park-mlc",
+        about: "Park et al. 2011 MLC: OCZ 1C32G (2008), MLC, 32 GB, vendor 143/93 MB/s, idle 0.519 W, hybrid FTL, no write buffer; 16 chips, 4 channels fitted (closed form 160/72.6 MB/s), FAST",
+        toml: r#"
+interface = "sata3g"
+[nand]
+name = "mlc-2008"
+cell = "MLC"
+page_size = "2KiB"
+pages_per_block = 128
+blocks_per_plane = 4096
+planes_per_die = 2
+dies_per_chip = 1
+t_r = "60us"
+t_prog = "800us"
+t_bers = "1500us"
+bus = "40MB/s"
+multiplane = true
+[layout]
+channels = 4
+ways = 4
+[ftl]
+kind = "fast"
+[power]
+name = "park-mlc"
+cpu_idle_power = "386.2mW"
+cpu_normal_power = "521.2mW"
+"#,
+    },
+    DevicePreset {
+        name: "park-mtron",
+        about: "Park et al. 2011 SLC: MTron MSP7000 (2008), SLC, 16 GB, vendor 120/90 MB/s, idle 0.937 W, page-mapping FTL with a 16 MB write buffer; 8 chips, 4 channels fitted (closed form 160/108 MB/s)",
+        toml: r#"
+interface = "sata3g"
+[nand]
+name = "slc-2008"
+cell = "SLC"
+page_size = "2KiB"
+pages_per_block = 64
+blocks_per_plane = 8192
+planes_per_die = 2
+dies_per_chip = 1
+t_r = "25us"
+t_prog = "200us"
+t_bers = "1500us"
+bus = "40MB/s"
+multiplane = true
+[layout]
+channels = 4
+ways = 2
+[ftl]
+kind = "page"
+[dram]
+write_buffer = "16MiB"
+[power]
+name = "park-mtron"
+cpu_idle_power = "830.6mW"
+cpu_normal_power = "965.6mW"
+"#,
+    },
+    DevicePreset {
+        name: "park-tgn",
+        about: "Park et al. 2011 TGN: Samsung MMCRE28G5 (2010), MLC, 128 GB, vendor 220/200 MB/s, idle 0.210 W; 32 chips of 4 GiB, 4 channels fitted (closed form 160/160 MB/s), FAST assumed",
+        toml: r#"
+interface = "sata3g"
+[nand]
+name = "mlc-2010"
+cell = "MLC"
+page_size = "4KiB"
+pages_per_block = 128
+blocks_per_plane = 4096
+planes_per_die = 2
+dies_per_chip = 1
+t_r = "60us"
+t_prog = "800us"
+t_bers = "1500us"
+bus = "40MB/s"
+multiplane = true
+[layout]
+channels = 4
+ways = 8
+[ftl]
+kind = "fast"
+[power]
+name = "park-tgn"
+cpu_idle_power = "24.4mW"
+cpu_normal_power = "159.4mW"
+"#,
+    },
+];
+
+/// The device preset named `name`; an error listing the known ones.
+pub fn device_preset(name: &str) -> Result<&'static DevicePreset, ConfigError> {
+    DEVICE_PRESETS
+        .iter()
+        .find(|d| d.name == name)
+        .ok_or_else(|| {
+            crate::config::invalid(
+                "device",
+                format!(
+                    "unknown device preset {name:?} (known: {})",
+                    DEVICE_PRESETS
+                        .iter()
+                        .map(|d| d.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::SsdConfig;
+
+    /// Every preset resolves to a valid configuration with the paper's
+    /// capacity (within the GB-versus-GiB and over-provisioning margin) and
+    /// its fitted idle power adding up to Table 4's.
+    #[test]
+    fn every_device_resolves_with_its_capacity_and_idle_power() {
+        let table4 = [
+            ("park-old", 32.0, 1.075),
+            ("park-mlc", 32.0, 0.519),
+            ("park-mtron", 16.0, 0.937),
+            ("park-tgn", 128.0, 0.210),
+        ];
+        for (name, gb, idle) in table4 {
+            let c = SsdConfig::from_toml_over(None, &format!("device = \"{name}\""), "t")
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            c.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
+            let n = &c.nand;
+            let chip = n.page_size.0
+                * n.pages_per_block as u64
+                * n.blocks_per_plane as u64
+                * n.planes_per_die as u64
+                * n.dies_per_chip as u64;
+            let raw = chip * (c.layout.channels * c.layout.ways) as u64;
+            let ratio = raw as f64 / (gb * 1e9);
+            assert!((1.0..1.2).contains(&ratio), "{name}: raw {raw} for {gb} GB");
+            let chips = (c.layout.channels * c.layout.ways) as f64;
+            let p = &c.power;
+            let sum = p.cpu_idle_power.0
+                + p.dram_standby_power.0
+                + chips * p.flash_idle_current.0 * p.voltage.0
+                + p.link_idle_power.0;
+            assert!(
+                (sum - idle).abs() < 1e-3,
+                "{name}: idle {sum} W, Table 4 {idle} W"
+            );
+        }
+        let err = device_preset("nope").unwrap_err().to_string();
+        assert!(
+            err.contains("device: unknown device preset \"nope\""),
+            "{err}"
+        );
+    }
+}
