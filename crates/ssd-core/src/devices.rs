@@ -26,6 +26,13 @@
 //!   idle power less the DRAM's standby and the chips' idle power (the
 //!   lee2011 figures); its active power keeps lee2011's active-over-idle
 //!   margin (135 mW).
+//! - **Sun et al. 2014's drives** (Table 2: capacity, DRAM, vendor
+//!   throughput, work and idle power) the same way, with 34 nm MLC
+//!   (4 KiB pages, tR 50 us, tPROG 900 us, tBERS 2 ms). SSD-I's 10 channels
+//!   are Intel's published design, so its bus rate is what is fitted (20
+//!   MB/s); the controller's active power is fitted as its idle power plus
+//!   Table 2's work-minus-idle difference. Their FTLs are not published
+//!   (Intel's is known to map pages): page mapping for all three.
 //! - **FTL**: Park found the SLC drive to run a page-mapping variant with a
 //!   16 MB write buffer and the MLC drive a hybrid FTL with almost no write
 //!   buffer; the FTLs of OLD (2006) and TGN are not published: BAST and FAST,
@@ -164,6 +171,99 @@ cpu_idle_power = "24.4mW"
 cpu_normal_power = "159.4mW"
 "#,
     },
+    DevicePreset {
+        name: "sun-ssd-i",
+        about: "Sun et al. 2014 SSD-I: Intel X25-M G2 80 GB, MLC, 16 MB DRAM, vendor 201.3/73.8 MB/s, work/idle 2.6/0.15 W; Intel's 10 channels x 2 chips, bus fitted (20 MB/s: closed form 200/74 MB/s), page mapping",
+        toml: r#"
+interface = "sata3g"
+[nand]
+name = "mlc-34nm"
+cell = "MLC"
+page_size = "4KiB"
+pages_per_block = 128
+blocks_per_plane = 8192
+planes_per_die = 1
+dies_per_chip = 1
+t_r = "50us"
+t_prog = "900us"
+t_bers = "2ms"
+bus = "20MB/s"
+multiplane = false
+[layout]
+channels = 10
+ways = 2
+[ftl]
+kind = "page"
+[dram]
+capacity = "16MiB"
+[power]
+name = "sun-ssd-i"
+cpu_idle_power = "4mW"
+cpu_normal_power = "2454mW"
+"#,
+    },
+    DevicePreset {
+        name: "sun-ssd-s",
+        about: "Sun et al. 2014 SSD-S: SoliWare 64 GB (FPGA controller), MLC, 128 MB DRAM, vendor 98.8/103.6 MB/s, work/idle 4.1/1.5 W; 16 chips, 2 channels fitted (closed form 80/80 MB/s), page mapping assumed",
+        toml: r#"
+interface = "sata3g"
+[nand]
+name = "mlc-34nm-2p"
+cell = "MLC"
+page_size = "4KiB"
+pages_per_block = 128
+blocks_per_plane = 4096
+planes_per_die = 2
+dies_per_chip = 1
+t_r = "50us"
+t_prog = "900us"
+t_bers = "2ms"
+bus = "40MB/s"
+multiplane = true
+[layout]
+channels = 2
+ways = 8
+[ftl]
+kind = "page"
+[dram]
+capacity = "128MiB"
+[power]
+name = "sun-ssd-s"
+cpu_idle_power = "1367.2mW"
+cpu_normal_power = "3967.2mW"
+"#,
+    },
+    DevicePreset {
+        name: "sun-ssd-k",
+        about: "Sun et al. 2014 SSD-K: Kingston 64 GB (Toshiba T6UG1XBG), MLC, 128 MB DRAM, vendor 220/140 MB/s, work/idle 5.9/3.3 W; 16 chips, 8 channels fitted (closed form 300/119 MB/s), page mapping assumed",
+        toml: r#"
+interface = "sata3g"
+[nand]
+name = "mlc-34nm-2p"
+cell = "MLC"
+page_size = "4KiB"
+pages_per_block = 128
+blocks_per_plane = 4096
+planes_per_die = 2
+dies_per_chip = 1
+t_r = "50us"
+t_prog = "900us"
+t_bers = "2ms"
+bus = "40MB/s"
+multiplane = true
+[layout]
+channels = 8
+ways = 2
+[ftl]
+kind = "page"
+[dram]
+capacity = "128MiB"
+[power]
+name = "sun-ssd-k"
+cpu_idle_power = "3167.2mW"
+cpu_normal_power = "5767.2mW"
+"#,
+    },
 ];
 
 /// The device preset named `name`; an error listing the known ones.
@@ -201,6 +301,9 @@ mod tests {
             ("park-mlc", 32.0, 0.519),
             ("park-mtron", 16.0, 0.937),
             ("park-tgn", 128.0, 0.210),
+            ("sun-ssd-i", 80.0, 0.15),
+            ("sun-ssd-s", 64.0, 1.5),
+            ("sun-ssd-k", 64.0, 3.3),
         ];
         for (name, gb, idle) in table4 {
             let c = SsdConfig::from_toml_over(None, &format!("device = \"{name}\""), "t")
