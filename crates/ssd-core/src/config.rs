@@ -111,6 +111,11 @@ pub struct NandConfig {
     /// die's running operation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suspend: Option<crate::hw::nand::SuspendConfig>,
+    /// The part's multi-plane rule: see [`crate::hw::nand::MultiplaneConfig`].
+    /// Absent: partners share the page offset, a batch may span every plane,
+    /// no per-plane gap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multiplane_rule: Option<crate::hw::nand::MultiplaneConfig>,
 }
 
 /// The preset called `name` among `presets`, or an error naming the known ones.
@@ -169,6 +174,7 @@ impl NandConfig {
             page_types: None,
             retry: None,
             suspend: None,
+            multiplane_rule: None,
         }
     }
 
@@ -209,6 +215,7 @@ impl NandConfig {
                 page_types: None,
                 retry: None,
                 suspend: None,
+                multiplane_rule: None,
             },
             // Modern MLC: the default device of MQSim (Tavakkol et al., FAST 2018),
             // ssdconfig.xml: 8 KiB page, 256 pages/block, 2048 blocks/plane, 2 planes,
@@ -231,6 +238,7 @@ impl NandConfig {
                 page_types: None,
                 retry: None,
                 suspend: None,
+                multiplane_rule: None,
             },
             // Modern TLC: 64-layer 512 Gb 3b/cell 3D V-NAND (Kim et al., "A 512Gb 3b/cell
             // 64-stacked WL 3D V-NAND flash memory", ISSCC 2017, paper 11.1; JSSC 53(1)
@@ -255,6 +263,7 @@ impl NandConfig {
                 page_types: None,
                 retry: None,
                 suspend: None,
+                multiplane_rule: None,
             },
             // Modern QLC: 1 Tb 4b/cell 96-layer 3D NAND (Lee et al., ISSCC 2020, paper
             // 13.2): 30 MB/s program throughput over 4 planes of 16 KiB pages gives
@@ -278,6 +287,7 @@ impl NandConfig {
                 page_types: None,
                 retry: None,
                 suspend: None,
+                multiplane_rule: None,
             },
         ]
     }
@@ -352,6 +362,7 @@ impl NandConfig {
                 page_types: None,
                 retry: None,
                 suspend: None,
+                multiplane_rule: None,
             },
             crate::hw::nand::PageTypeConfig {
                 t_r: vec![Dur::from_us(58), Dur::from_us(78), Dur::from_us(107)],

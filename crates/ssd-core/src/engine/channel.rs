@@ -68,7 +68,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 d,
                 end,
             ),
-        };
+        } + Dur(self.plane_gap.0 * (n - 1));
         die.phase = Phase::Array;
         // Reported to the observer when the operation ends (`report_array_op`).
         die.xfer = (kind, bytes, now);
@@ -108,7 +108,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                     d,
                     start,
                 ),
-            };
+            }
+            + Dur(self.plane_gap.0 * (n - 1));
         let out = bus_data(self.bus_t, &self.hw.chan, n);
         let out_end = end + out;
         die.phase = Phase::Array;

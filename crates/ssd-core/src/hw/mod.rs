@@ -28,7 +28,10 @@ pub mod nand;
 
 pub use channel::{Channel, OnfiChannel};
 pub use controller::{Controller, CycleCpu, Dram, FixedDram, HostLink, SerialLink};
-pub use nand::{AnyNand, ArrayOp, FixedNand, Nand, NandCtx, PageTypeNand, ReadRetry};
+pub use nand::{
+    AnyNand, ArrayOp, FixedNand, MultiplaneConfig, MultiplaneRule, Nand, NandCtx, PageTypeNand,
+    ReadRetry,
+};
 
 use crate::config::Settings;
 use crate::error::ConfigError;
