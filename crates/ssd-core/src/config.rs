@@ -96,6 +96,10 @@ pub struct NandConfig {
     pub bus_width_bits: u32,
     /// Command + address + confirm cycles per operation, clocked at the bus rate.
     pub cmd_addr_bytes: u32,
+    /// Which waiting die a channel serves next: `"fifo"` (the default) or
+    /// `"reads-first"` (see [`crate::hw::BusArbitration`]).
+    #[serde(default, skip_serializing_if = "crate::hw::BusArbitration::is_fifo")]
+    pub bus_arbitration: crate::hw::BusArbitration,
     /// Run the same operation on one page offset of several planes of a die at once.
     pub multiplane: bool,
     /// Per-page-type latencies (MLC/TLC/QLC): see [`crate::hw::nand::PageTypeConfig`].
@@ -175,6 +179,7 @@ impl NandConfig {
             retry: None,
             suspend: None,
             multiplane_rule: None,
+            bus_arbitration: Default::default(),
         }
     }
 
@@ -216,6 +221,7 @@ impl NandConfig {
                 retry: None,
                 suspend: None,
                 multiplane_rule: None,
+                bus_arbitration: Default::default(),
             },
             // Modern MLC: the default device of MQSim (Tavakkol et al., FAST 2018),
             // ssdconfig.xml: 8 KiB page, 256 pages/block, 2048 blocks/plane, 2 planes,
@@ -239,6 +245,7 @@ impl NandConfig {
                 retry: None,
                 suspend: None,
                 multiplane_rule: None,
+                bus_arbitration: Default::default(),
             },
             // Modern TLC: 64-layer 512 Gb 3b/cell 3D V-NAND (Kim et al., "A 512Gb 3b/cell
             // 64-stacked WL 3D V-NAND flash memory", ISSCC 2017, paper 11.1; JSSC 53(1)
@@ -264,6 +271,7 @@ impl NandConfig {
                 retry: None,
                 suspend: None,
                 multiplane_rule: None,
+                bus_arbitration: Default::default(),
             },
             // Modern QLC: 1 Tb 4b/cell 96-layer 3D NAND (Lee et al., ISSCC 2020, paper
             // 13.2): 30 MB/s program throughput over 4 planes of 16 KiB pages gives
@@ -288,6 +296,7 @@ impl NandConfig {
                 retry: None,
                 suspend: None,
                 multiplane_rule: None,
+                bus_arbitration: Default::default(),
             },
         ]
     }
@@ -363,6 +372,7 @@ impl NandConfig {
                 retry: None,
                 suspend: None,
                 multiplane_rule: None,
+                bus_arbitration: Default::default(),
             },
             crate::hw::nand::PageTypeConfig {
                 t_r: vec![Dur::from_us(58), Dur::from_us(78), Dur::from_us(107)],

@@ -137,6 +137,9 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: 
     /// Page size, as a divider.
     div_page: FastDiv,
     multiplane: bool,
+    /// A freed channel serves host and mapping reads first
+    /// (`Channel::arbitration`); otherwise its waiters in arrival order.
+    reads_first: bool,
     /// What of a page offset partners must share (`queue_key`/`batch_key`
     /// see `pg & page_mask`): all of it, or nothing where the multi-plane
     /// rule lets partners be at other offsets.
@@ -286,6 +289,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         let wb_pages = (c.dram.write_buffer.0 / g.page_size as u64) as usize;
         let timing = src.timing();
         let rule = hw.nand.multiplane();
+        let reads_first = hw.chan.arbitration() == crate::hw::BusArbitration::ReadsFirst;
         let planes = g.planes.min(MAX_PLANES as u32).min(rule.max_planes.max(1));
         Simulation {
             bus_t: hw.chan.fixed_times(),
@@ -304,6 +308,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             div_page: FastDiv::new(g.page_size as u64),
             multiplane: c.nand.multiplane && planes > 1,
             page_mask: if rule.same_page { u16::MAX } else { 0 },
+            reads_first,
             plane_gap: rule.plane_gap,
             prio_reads: c.controller.prioritize_reads,
             exclusive: g.ways * g.dies == 1,

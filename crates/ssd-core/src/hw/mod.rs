@@ -26,7 +26,7 @@ pub mod channel;
 pub mod controller;
 pub mod nand;
 
-pub use channel::{Channel, OnfiChannel};
+pub use channel::{BusArbitration, Channel, OnfiChannel};
 pub use controller::{Controller, CycleCpu, Dram, FixedDram, HostLink, SerialLink};
 pub use nand::{
     AnyNand, ArrayOp, FixedNand, MultiplaneConfig, MultiplaneRule, Nand, NandCtx, PageTypeNand,
