@@ -731,6 +731,101 @@ fn bad_multiplane_rules_are_refused_naming_the_field() {
     assert!(e.contains("plane_gp"), "{e}");
 }
 
+// ------------------------------------------------------------ DRAM refresh
+
+fn refresh(t_refi_ns: u64, t_rfc_ns: u64, watts: f64) -> ssd_core::hw::RefreshConfig {
+    ssd_core::hw::RefreshConfig {
+        t_refi: Dur(t_refi_ns),
+        t_rfc: Dur(t_rfc_ns),
+        power: ssd_core::units::Watts(watts),
+    }
+}
+
+/// DRAM refresh (DDR4: tREFI 7.8 us, tRFC 350 ns) stretches a firmware
+/// pass's `n` accesses of `L` each to `ceil(n * L * tREFI / (tREFI -
+/// tRFC))`; every QD1 request's latency grows by exactly that less `n * L`.
+#[test]
+fn dram_refresh_stretches_accesses_by_the_refresh_share() {
+    let base = one_die("chip2");
+    let with_latency = |ns: u64| {
+        let mut c = base.clone();
+        c.dram.access_latency = Dur(ns);
+        c
+    };
+    let n = 300;
+    // The accesses per request, from two latencies without refresh.
+    let (w2, _, r2, _) = sequential(&with_latency(2_000), n, true, false);
+    let (w4, _, r4, _) = sequential(&with_latency(4_000), n, true, false);
+    let (acc_w, acc_r) = ((w4 - w2) / 2_000.0, (r4 - r2) / 2_000.0);
+    assert!(
+        acc_w >= 1.0 && acc_w.fract() == 0.0,
+        "{acc_w} accesses per write"
+    );
+    assert!(
+        acc_r >= 1.0 && acc_r.fract() == 0.0,
+        "{acc_r} accesses per read"
+    );
+    let mut c = with_latency(4_000);
+    c.dram.refresh = Some(refresh(7_800, 350, 0.0));
+    let (w, _, r, _) = sequential(&c, n, true, false);
+    let extra = |acc: f64| {
+        let busy = acc as u64 * 4_000;
+        ((busy * 7_800).div_ceil(7_800 - 350) - busy) as f64
+    };
+    assert_eq!(w - w4, extra(acc_w));
+    assert_eq!(r - r4, extra(acc_r));
+    assert!(extra(acc_r) > 0.0);
+}
+
+/// Refresh power: the DRAM's background power grows by `power * tRFC /
+/// tREFI`, so over a window cut by a time limit its standby energy grows by
+/// exactly that times the window.
+#[test]
+fn dram_refresh_power_adds_its_mean_to_standby() {
+    let run = |r: Option<ssd_core::hw::RefreshConfig>| {
+        let mut cfg = one_die("chip2");
+        cfg.dram.refresh = r;
+        cfg.power = ssd_core::config::PowerConfig::preset("lee2011").unwrap();
+        cfg.sim.precondition = Precondition::Fill;
+        cfg.sim.time_limit = Some(Dur::from_ms(20));
+        cfg.workload.rw = ssd_core::workload::RwMode::RandRead;
+        cfg.workload.bs = cfg.nand.page_size;
+        cfg.workload.iodepth = 4;
+        let rep = run_config(&cfg, &RunOptions::default()).unwrap().report;
+        rep.extra["energy_j"]["dram_modes"]["standby"]
+            .as_f64()
+            .unwrap()
+    };
+    let (plain, refreshed) = (run(None), run(Some(refresh(7_800, 350, 0.2))));
+    let want = 0.2 * 350.0 / 7_800.0 * 0.020;
+    assert!(
+        ((refreshed - plain) - want).abs() < 1e-12,
+        "{} vs {want}",
+        refreshed - plain
+    );
+    // Without power it changes the timing only.
+    assert_eq!(run(Some(refresh(7_800, 350, 0.0))), plain);
+}
+
+#[test]
+fn bad_dram_refresh_is_refused_naming_the_field() {
+    let err = |r| {
+        let mut c = one_die("chip2");
+        c.dram.refresh = Some(r);
+        c.validate().map(|_| ()).map_err(|e| e.to_string())
+    };
+    let e = err(refresh(350, 350, 0.0)).unwrap_err();
+    assert!(e.starts_with("dram.refresh.t_rfc:"), "{e}");
+    let e = err(refresh(0, 0, 0.0)).unwrap_err();
+    assert!(e.starts_with("dram.refresh.t_refi:"), "{e}");
+    let e = err(refresh(7_800, 350, -1.0)).unwrap_err();
+    assert!(e.starts_with("dram.refresh.power:"), "{e}");
+    assert_eq!(err(refresh(7_800, 350, 0.1)), Ok(()));
+    let toml = "[dram.refresh]\nt_refi = \"7.8us\"\nt_rfc = \"350ns\"\n";
+    let c = SsdConfig::from_toml_over(None, toml, "t.toml").unwrap();
+    assert_eq!(c.dram.refresh, Some(refresh(7_800, 350, 0.0)));
+}
+
 // ------------------------------------------------------ channel arbitration
 
 /// Reads-first bus arbitration on a channel shared by eight dies that it

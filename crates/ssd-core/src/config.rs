@@ -516,6 +516,10 @@ pub struct DramConfig {
     /// Write buffer size; 0 disables it.
     pub write_buffer: Size,
     pub flush: FlushPolicy,
+    /// Refresh: see [`crate::hw::RefreshConfig`]. Absent: accesses take
+    /// `access_latency` each.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh: Option<crate::hw::RefreshConfig>,
 }
 
 /// Host link kind.
@@ -1100,6 +1104,7 @@ impl Default for SsdConfig {
                 access_latency: Dur(50),
                 write_buffer: Size(0),
                 flush: FlushPolicy::EvictLru,
+                refresh: None,
             },
             host: HostConfig::preset(Interface::Sata6g),
             ftl: FtlConfig {
@@ -1350,6 +1355,9 @@ impl Settings {
             return Err(invalid("nand.pages_per_block", "at most 65535"));
         }
         crate::hw::nand::check_models(n)?;
+        if let Some(r) = &c.dram.refresh {
+            r.check()?;
+        }
         if n.suspend.is_some() {
             if !c.controller.prioritize_reads {
                 return Err(invalid(
@@ -1680,9 +1688,20 @@ impl Settings {
 
     /// The DRAM's standby (background) power in watts: per GiB or per device
     /// of the capacity when the power configuration gives one of those, else
-    /// the fixed `power.dram_standby_power`. An error naming `dram.capacity`
-    /// when it scales with a `"fit"` capacity not resolved yet.
+    /// the fixed `power.dram_standby_power`; plus, with `[dram.refresh]`,
+    /// the mean refresh power `dram.refresh.power * t_rfc / t_refi`. An
+    /// error naming `dram.capacity` when it scales with a `"fit"` capacity
+    /// not resolved yet.
     pub fn dram_standby_power(&self) -> Result<f64, ConfigError> {
+        let alone = self.dram_standby_power_alone()?;
+        Ok(match &self.config.dram.refresh {
+            None => alone,
+            Some(r) => alone + r.power.0 * r.busy_fraction(),
+        })
+    }
+
+    /// [`Settings::dram_standby_power`] without refresh.
+    fn dram_standby_power_alone(&self) -> Result<f64, ConfigError> {
         let p = &self.config.power;
         if p.dram_standby_power_per_gib.is_none() && p.dram_device_standby_power.is_none() {
             return Ok(p.dram_standby_power.0);
