@@ -880,3 +880,22 @@ fn reads_first_bus_arbitration_favours_reads_under_mixed_load() {
         "{e}"
     );
 }
+
+/// `examples/hardware-rules.toml` resolves, validates and runs.
+#[test]
+fn the_hardware_rules_example_runs() {
+    let text = include_str!("../../../examples/hardware-rules.toml");
+    let mut cfg = SsdConfig::from_toml_over(None, text, "hardware-rules.toml").unwrap();
+    let rule = cfg.nand.multiplane_rule.clone().unwrap();
+    assert_eq!((rule.same_page, rule.max_planes), (false, Some(2)));
+    assert!(cfg.dram.refresh.is_some());
+    cfg.nand.blocks_per_plane = 64;
+    cfg.sim.precondition = Precondition::Fill;
+    cfg.workload.rw = ssd_core::workload::RwMode::RandRw;
+    cfg.workload.bs = cfg.nand.page_size;
+    cfg.workload.iodepth = 32;
+    cfg.workload.number_ios = Some(4000);
+    let r = run_config(&cfg, &RunOptions::default()).unwrap().report;
+    assert_eq!(r.host.requests, 4000);
+    assert!(r.flash.multiplane_batches > 0);
+}
