@@ -142,7 +142,8 @@ impl MultiplaneRule {
 /// `[nand.multiplane_rule]`: what a part allows in one multi-plane operation
 /// (with `nand.multiplane = true`; moot without it). Absent: partners share
 /// the page offset, a batch may span every plane of the die, and planes cost
-/// nothing extra.
+/// nothing extra. The built-in models ([`AnyNand`]) read it; a model of
+/// one's own gives its rule with [`Nand::multiplane`].
 ///
 /// * `same_page = false`: partners may be at any page offset of their
 ///   blocks (independent multi-plane reads and programs, as on parts with
