@@ -488,3 +488,414 @@ fn a_hardware_bundle_of_ones_own() {
         path + Dur::from_us(3) + c.nand.t_r + Dur::from_us(7 + 50)
     );
 }
+
+// ------------------------------------------------------- multi-plane rule
+
+/// chip2 on one channel with `dies` dies of four planes, a 10 us page
+/// transfer (so that the array, not the bus, bounds one die), NVMe and no
+/// write buffer.
+fn four_planes(dies: u32) -> SsdConfig {
+    let mut cfg = one_die("chip2");
+    cfg.nand.planes_per_die = 4;
+    cfg.nand.dies_per_chip = dies;
+    cfg.nand.bus = ssd_core::config::BusSpeed::PageTime(Dur::from_us(10));
+    cfg.host = ssd_core::config::HostConfig::preset(ssd_core::config::Interface::NvmeGen4x4);
+    cfg.dram.write_buffer = ssd_core::Size(0);
+    cfg
+}
+
+fn with_rule(cfg: &SsdConfig, max_planes: u32, gap_ns: u64) -> SsdConfig {
+    let mut c = cfg.clone();
+    c.nand.multiplane_rule = Some(ssd_core::hw::MultiplaneConfig {
+        same_page: true,
+        max_planes: Some(max_planes),
+        plane_gap: Dur(gap_ns),
+    });
+    c
+}
+
+/// `n` page-sized sequential writes at QD `qd` on an empty drive, then (if
+/// `reads`) `n` sequential reads of the same pages at QD `qd`: the report
+/// of the last phase.
+fn seq_phases(cfg: &SsdConfig, n: u64, qd: u32, reads: bool) -> ssd_core::stats::Report {
+    let s = cfg.validate().unwrap();
+    let sectors = s.geometry.page_size / 512;
+    let reqs = |op| {
+        (0..n)
+            .map(|i| HostRequest {
+                arrival: SimTime(0),
+                op,
+                lba: i * sectors as u64,
+                sectors,
+                stream: 0,
+                tag: 0,
+            })
+            .collect::<Vec<_>>()
+    };
+    let src = VecSource::new(reqs(IoOp::Write), Timing::ClosedLoop { depth: qd });
+    let ftl = ftl::build(&s).unwrap();
+    let mut sim = Simulation::new(s, ftl, src, Noop::new(1024, false), NullObserver);
+    let r = sim.run().unwrap();
+    if !reads {
+        return r;
+    }
+    sim.restart(VecSource::new(
+        reqs(IoOp::Read),
+        Timing::ClosedLoop { depth: qd },
+    ));
+    sim.run().unwrap()
+}
+
+/// Two host writes of four pages, the second arriving while the first's
+/// programs run: its pages land on the four planes of the die at one page
+/// offset and are all queued when the die frees, so they run as one batch
+/// of four, two of two or four of one by `max_planes`, and each plane
+/// beyond a batch's first adds `plane_gap`. The second write completes
+/// exactly its batches' time after the first: `b * (cmd + tPROG) + 4 * xfer
+/// + (4 - b) * plane_gap` for `b` batches.
+#[test]
+fn multiplane_rule_max_planes_and_plane_gap_closed_form() {
+    let cfg = four_planes(1);
+    let s = cfg.validate().unwrap();
+    let (c, x, t) = (s.cmd_time().0, s.page_xfer_time().0, cfg.nand.t_prog.0);
+    // (completion of the second write - completion of the first, multi-plane batches)
+    let gap_between = |cfg: &SsdConfig| {
+        let s = cfg.validate().unwrap();
+        let w = |at: u64, page: u64| HostRequest {
+            arrival: SimTime(at),
+            op: IoOp::Write,
+            lba: page * 8,
+            sectors: 4 * s.geometry.page_size / 512,
+            stream: 0,
+            tag: 0,
+        };
+        let src = VecSource::new(vec![w(0, 0), w(1_000, 4)], Timing::OpenLoop);
+        let ftl = ftl::build(&s).unwrap();
+        let mut sim = Simulation::new(s, ftl, src, Noop::new(1024, false), NullObserver);
+        let r = sim.run().unwrap();
+        let (max, sum) = (sim.lat.write.max_ns(), 2.0 * sim.lat.write.mean_ns());
+        let first = sum as u64 - max;
+        (max + 1_000 - first, r.flash.multiplane_batches)
+    };
+    let batches = |b: u64, gap: u64| b * (c + t) + 4 * x + (4 - b) * gap;
+    for gap in [0, 3_000] {
+        let (four, _) = gap_between(&with_rule(&cfg, 4, gap));
+        let (two, _) = gap_between(&with_rule(&cfg, 2, gap));
+        let (one, b1) = gap_between(&with_rule(&cfg, 1, gap));
+        assert_eq!(four, batches(1, gap), "max_planes 4, gap {gap}");
+        assert_eq!(two, batches(2, gap), "max_planes 2, gap {gap}");
+        assert_eq!(one, batches(4, gap), "max_planes 1, gap {gap}");
+        assert_eq!(b1, 0);
+    }
+    // The rule's defaults are today's: every plane, no gap; max_planes = 1
+    // is single-plane operation.
+    assert_eq!(gap_between(&cfg), gap_between(&with_rule(&cfg, 4, 0)));
+    let mut off = cfg.clone();
+    off.nand.multiplane = false;
+    assert_eq!(gap_between(&off), gap_between(&with_rule(&cfg, 1, 0)));
+}
+
+/// Sequential reads and writes at a depth that keeps a die's queue full:
+/// a batch of `k` planes reads in `cmd + tR + k * xfer` and programs in
+/// `cmd + k * xfer + tPROG` (plus `(k - 1) * plane_gap`), so one die's
+/// throughput is `k` pages per that.
+#[test]
+fn multiplane_throughput_scales_with_planes_per_op() {
+    let cfg = four_planes(1);
+    let s = cfg.validate().unwrap();
+    let (c, x) = (s.cmd_time().0 as f64, s.page_xfer_time().0 as f64);
+    let (t_r, t_prog) = (cfg.nand.t_r.0 as f64, cfg.nand.t_prog.0 as f64);
+    let n = 4000;
+    let close = |got: f64, want: f64, what: &str| {
+        assert!(
+            (got / want - 1.0).abs() < 0.01,
+            "{what}: {got:.0} IOPS vs {want:.0}"
+        );
+    };
+    for (k, gap) in [(1u32, 0u64), (2, 0), (4, 0), (4, 2_000), (2, 2_000)] {
+        let rule = with_rule(&cfg, k, gap);
+        let (kf, g) = (k as f64, (k as f64 - 1.0) * gap as f64);
+        let r = seq_phases(&rule, n, 32, true);
+        close(
+            r.host.iops,
+            kf * 1e9 / (c + t_r + kf * x + g),
+            &format!("read k={k} gap={gap}"),
+        );
+        let w = seq_phases(&rule, n, 32, false);
+        close(
+            w.host.iops,
+            kf * 1e9 / (c + kf * x + t_prog + g),
+            &format!("write k={k} gap={gap}"),
+        );
+    }
+    // Eight dies on the channel: programs scale with the planes per
+    // operation until the channel is the limit, `k` pages per its data-in
+    // `cmd + k * xfer`.
+    let eight = four_planes(8);
+    for k in [1u32, 2, 4] {
+        let w = seq_phases(&with_rule(&eight, k, 0), 8 * n, 256, false);
+        let kf = k as f64;
+        let die_bound = 8.0 * kf * 1e9 / (c + kf * x + t_prog);
+        let bus_bound = kf * 1e9 / (c + kf * x);
+        assert_eq!(bus_bound < die_bound, k == 4);
+        close(
+            w.host.iops,
+            die_bound.min(bus_bound),
+            &format!("eight dies, writes k={k}"),
+        );
+    }
+}
+
+/// Independent multi-plane reads (`same_page = false`): random reads find
+/// partners on every plane whatever their offsets, so a die reads four
+/// pages per `cmd + tR + 4 * xfer`, where partners at one offset are rare.
+#[test]
+fn multiplane_without_same_page_batches_random_reads() {
+    let cfg = four_planes(1);
+    let s = cfg.validate().unwrap();
+    let (c, x, t_r) = (
+        s.cmd_time().0 as f64,
+        s.page_xfer_time().0 as f64,
+        cfg.nand.t_r.0 as f64,
+    );
+    let run = |same_page: bool| {
+        let mut c = cfg.clone();
+        c.nand.multiplane_rule = Some(ssd_core::hw::MultiplaneConfig {
+            same_page,
+            max_planes: None,
+            plane_gap: Dur::ZERO,
+        });
+        c.sim.precondition = Precondition::Fill;
+        c.workload.rw = ssd_core::workload::RwMode::RandRead;
+        c.workload.bs = c.nand.page_size;
+        c.workload.iodepth = 64;
+        c.workload.number_ios = Some(8000);
+        run_config(&c, &RunOptions::default()).unwrap().report
+    };
+    let (same, any) = (run(true), run(false));
+    let want = 4.0 * 1e9 / (c + t_r + 4.0 * x);
+    assert!(
+        (any.host.iops / want - 1.0).abs() < 0.03,
+        "{} IOPS vs {want:.0}",
+        any.host.iops
+    );
+    assert!(
+        any.flash.multiplane_batches > 1900,
+        "{}",
+        any.flash.multiplane_batches
+    );
+    assert!(
+        same.host.iops < 0.7 * any.host.iops,
+        "{} vs {}",
+        same.host.iops,
+        any.host.iops
+    );
+}
+
+/// The rule is checked before the run, naming the field.
+#[test]
+fn bad_multiplane_rules_are_refused_naming_the_field() {
+    let err = |planes: Option<u32>, same_page: bool, gap: Dur, preset: &str| {
+        let mut c = one_die(preset);
+        c.nand.planes_per_die = 2;
+        c.nand.multiplane_rule = Some(ssd_core::hw::MultiplaneConfig {
+            same_page,
+            max_planes: planes,
+            plane_gap: gap,
+        });
+        c.validate().map(|_| ()).map_err(|e| e.to_string())
+    };
+    let e = err(Some(3), true, Dur::ZERO, "chip2").unwrap_err();
+    assert!(
+        e.starts_with("nand.multiplane_rule.max_planes:") && e.contains("1..=2"),
+        "{e}"
+    );
+    let e = err(Some(0), true, Dur::ZERO, "chip2").unwrap_err();
+    assert!(e.starts_with("nand.multiplane_rule.max_planes:"), "{e}");
+    let e = err(None, true, Dur::from_ms(2000), "chip2").unwrap_err();
+    assert!(e.starts_with("nand.multiplane_rule.plane_gap:"), "{e}");
+    let e = err(None, false, Dur::ZERO, "tlc-multipass").unwrap_err();
+    assert!(e.starts_with("nand.multiplane_rule.same_page:"), "{e}");
+    assert_eq!(err(Some(2), false, Dur::from_us(1), "chip2"), Ok(()));
+    // From TOML: the table parses, and an unknown key is refused by name.
+    let toml = "[nand.multiplane_rule]\nmax_planes = 2\nplane_gap = \"1us\"\n";
+    let c = SsdConfig::from_toml_over(None, toml, "t.toml").unwrap();
+    let rule = c.nand.multiplane_rule.unwrap();
+    assert_eq!(
+        (rule.same_page, rule.max_planes, rule.plane_gap),
+        (true, Some(2), Dur::from_us(1))
+    );
+    let e = SsdConfig::from_toml_over(None, "[nand.multiplane_rule]\nplane_gp = 1\n", "t.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("plane_gp"), "{e}");
+}
+
+// ------------------------------------------------------------ DRAM refresh
+
+fn refresh(t_refi_ns: u64, t_rfc_ns: u64, watts: f64) -> ssd_core::hw::RefreshConfig {
+    ssd_core::hw::RefreshConfig {
+        t_refi: Dur(t_refi_ns),
+        t_rfc: Dur(t_rfc_ns),
+        power: ssd_core::units::Watts(watts),
+    }
+}
+
+/// DRAM refresh (DDR4: tREFI 7.8 us, tRFC 350 ns) stretches a firmware
+/// pass's `n` accesses of `L` each to `ceil(n * L * tREFI / (tREFI -
+/// tRFC))`; every QD1 request's latency grows by exactly that less `n * L`.
+#[test]
+fn dram_refresh_stretches_accesses_by_the_refresh_share() {
+    let base = one_die("chip2");
+    let with_latency = |ns: u64| {
+        let mut c = base.clone();
+        c.dram.access_latency = Dur(ns);
+        c
+    };
+    let n = 300;
+    // The accesses per request, from two latencies without refresh.
+    let (w2, _, r2, _) = sequential(&with_latency(2_000), n, true, false);
+    let (w4, _, r4, _) = sequential(&with_latency(4_000), n, true, false);
+    let (acc_w, acc_r) = ((w4 - w2) / 2_000.0, (r4 - r2) / 2_000.0);
+    assert!(
+        acc_w >= 1.0 && acc_w.fract() == 0.0,
+        "{acc_w} accesses per write"
+    );
+    assert!(
+        acc_r >= 1.0 && acc_r.fract() == 0.0,
+        "{acc_r} accesses per read"
+    );
+    let mut c = with_latency(4_000);
+    c.dram.refresh = Some(refresh(7_800, 350, 0.0));
+    let (w, _, r, _) = sequential(&c, n, true, false);
+    let extra = |acc: f64| {
+        let busy = acc as u64 * 4_000;
+        ((busy * 7_800).div_ceil(7_800 - 350) - busy) as f64
+    };
+    assert_eq!(w - w4, extra(acc_w));
+    assert_eq!(r - r4, extra(acc_r));
+    assert!(extra(acc_r) > 0.0);
+}
+
+/// Refresh power: the DRAM's background power grows by `power * tRFC /
+/// tREFI`, so over a window cut by a time limit its standby energy grows by
+/// exactly that times the window.
+#[test]
+fn dram_refresh_power_adds_its_mean_to_standby() {
+    let run = |r: Option<ssd_core::hw::RefreshConfig>| {
+        let mut cfg = one_die("chip2");
+        cfg.dram.refresh = r;
+        cfg.power = ssd_core::config::PowerConfig::preset("lee2011").unwrap();
+        cfg.sim.precondition = Precondition::Fill;
+        cfg.sim.time_limit = Some(Dur::from_ms(20));
+        cfg.workload.rw = ssd_core::workload::RwMode::RandRead;
+        cfg.workload.bs = cfg.nand.page_size;
+        cfg.workload.iodepth = 4;
+        let rep = run_config(&cfg, &RunOptions::default()).unwrap().report;
+        rep.extra["energy_j"]["dram_modes"]["standby"]
+            .as_f64()
+            .unwrap()
+    };
+    let (plain, refreshed) = (run(None), run(Some(refresh(7_800, 350, 0.2))));
+    let want = 0.2 * 350.0 / 7_800.0 * 0.020;
+    assert!(
+        ((refreshed - plain) - want).abs() < 1e-12,
+        "{} vs {want}",
+        refreshed - plain
+    );
+    // Without power it changes the timing only.
+    assert_eq!(run(Some(refresh(7_800, 350, 0.0))), plain);
+}
+
+#[test]
+fn bad_dram_refresh_is_refused_naming_the_field() {
+    let err = |r| {
+        let mut c = one_die("chip2");
+        c.dram.refresh = Some(r);
+        c.validate().map(|_| ()).map_err(|e| e.to_string())
+    };
+    let e = err(refresh(350, 350, 0.0)).unwrap_err();
+    assert!(e.starts_with("dram.refresh.t_rfc:"), "{e}");
+    let e = err(refresh(0, 0, 0.0)).unwrap_err();
+    assert!(e.starts_with("dram.refresh.t_refi:"), "{e}");
+    let e = err(refresh(7_800, 350, -1.0)).unwrap_err();
+    assert!(e.starts_with("dram.refresh.power:"), "{e}");
+    assert_eq!(err(refresh(7_800, 350, 0.1)), Ok(()));
+    let toml = "[dram.refresh]\nt_refi = \"7.8us\"\nt_rfc = \"350ns\"\n";
+    let c = SsdConfig::from_toml_over(None, toml, "t.toml").unwrap();
+    assert_eq!(c.dram.refresh, Some(refresh(7_800, 350, 0.0)));
+}
+
+// ------------------------------------------------------ channel arbitration
+
+/// Reads-first bus arbitration on a channel shared by eight dies that it
+/// cannot keep up with (a page takes 100 us on the bus, 25 us to read):
+/// a read's command and data-out no longer wait behind the programs' data-in
+/// queued before them, so reads finish sooner, at the mean and more so in
+/// the tail, and writes later; every request completes.
+#[test]
+fn reads_first_bus_arbitration_favours_reads_under_mixed_load() {
+    let run = |arb: ssd_core::hw::BusArbitration| {
+        let mut cfg = one_die("chip2");
+        cfg.nand.dies_per_chip = 8;
+        cfg.nand.blocks_per_plane = 256;
+        cfg.nand.bus_arbitration = arb;
+        cfg.sim.precondition = Precondition::Fill;
+        cfg.workload.rw = ssd_core::workload::RwMode::RandRw;
+        cfg.workload.rwmixread = 70;
+        cfg.workload.bs = cfg.nand.page_size;
+        cfg.workload.iodepth = 16;
+        cfg.workload.number_ios = Some(10_000);
+        run_config(&cfg, &RunOptions::default()).unwrap().report
+    };
+    use ssd_core::hw::BusArbitration::{Fifo, ReadsFirst};
+    let (fifo, rf) = (run(Fifo), run(ReadsFirst));
+    assert_eq!(rf.host.requests, 10_000);
+    assert!(
+        fifo.utilization.channels > 0.95,
+        "the bus is the bottleneck"
+    );
+    let (r0, r1) = (&fifo.latency_us.read, &rf.latency_us.read);
+    assert!(
+        r1.mean < 0.95 * r0.mean,
+        "read mean {} vs {}",
+        r1.mean,
+        r0.mean
+    );
+    assert!(r1.p99 < 0.85 * r0.p99, "read p99 {} vs {}", r1.p99, r0.p99);
+    assert!(
+        rf.latency_us.write.mean > fifo.latency_us.write.mean,
+        "write mean {} vs {}",
+        rf.latency_us.write.mean,
+        fifo.latency_us.write.mean
+    );
+    // The default is FIFO and is left out of the echoed configuration.
+    assert!(fifo.config["nand"].get("bus_arbitration").is_none());
+    assert_eq!(rf.config["nand"]["bus_arbitration"], "reads-first");
+    let e = SsdConfig::from_toml_over(None, "[nand]\nbus_arbitration = \"lifo\"\n", "t.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("bus_arbitration") && e.contains("reads-first"),
+        "{e}"
+    );
+}
+
+/// `examples/hardware-rules.toml` resolves, validates and runs.
+#[test]
+fn the_hardware_rules_example_runs() {
+    let text = include_str!("../../../examples/hardware-rules.toml");
+    let mut cfg = SsdConfig::from_toml_over(None, text, "hardware-rules.toml").unwrap();
+    let rule = cfg.nand.multiplane_rule.clone().unwrap();
+    assert_eq!((rule.same_page, rule.max_planes), (false, Some(2)));
+    assert!(cfg.dram.refresh.is_some());
+    cfg.nand.blocks_per_plane = 64;
+    cfg.sim.precondition = Precondition::Fill;
+    cfg.workload.rw = ssd_core::workload::RwMode::RandRw;
+    cfg.workload.bs = cfg.nand.page_size;
+    cfg.workload.iodepth = 32;
+    cfg.workload.number_ios = Some(4000);
+    let r = run_config(&cfg, &RunOptions::default()).unwrap().report;
+    assert_eq!(r.host.requests, 4000);
+    assert!(r.flash.multiplane_batches > 0);
+}

@@ -96,6 +96,10 @@ pub struct NandConfig {
     pub bus_width_bits: u32,
     /// Command + address + confirm cycles per operation, clocked at the bus rate.
     pub cmd_addr_bytes: u32,
+    /// Which waiting die a channel serves next: `"fifo"` (the default) or
+    /// `"reads-first"` (see [`crate::hw::BusArbitration`]).
+    #[serde(default, skip_serializing_if = "crate::hw::BusArbitration::is_fifo")]
+    pub bus_arbitration: crate::hw::BusArbitration,
     /// Run the same operation on one page offset of several planes of a die at once.
     pub multiplane: bool,
     /// Per-page-type latencies (MLC/TLC/QLC): see [`crate::hw::nand::PageTypeConfig`].
@@ -111,6 +115,11 @@ pub struct NandConfig {
     /// die's running operation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suspend: Option<crate::hw::nand::SuspendConfig>,
+    /// The part's multi-plane rule: see [`crate::hw::nand::MultiplaneConfig`].
+    /// Absent: partners share the page offset, a batch may span every plane,
+    /// no per-plane gap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multiplane_rule: Option<crate::hw::nand::MultiplaneConfig>,
 }
 
 /// The preset called `name` among `presets`, or an error naming the known ones.
@@ -169,6 +178,8 @@ impl NandConfig {
             page_types: None,
             retry: None,
             suspend: None,
+            multiplane_rule: None,
+            bus_arbitration: Default::default(),
         }
     }
 
@@ -209,6 +220,8 @@ impl NandConfig {
                 page_types: None,
                 retry: None,
                 suspend: None,
+                multiplane_rule: None,
+                bus_arbitration: Default::default(),
             },
             // Modern MLC: the default device of MQSim (Tavakkol et al., FAST 2018),
             // ssdconfig.xml: 8 KiB page, 256 pages/block, 2048 blocks/plane, 2 planes,
@@ -231,6 +244,8 @@ impl NandConfig {
                 page_types: None,
                 retry: None,
                 suspend: None,
+                multiplane_rule: None,
+                bus_arbitration: Default::default(),
             },
             // Modern TLC: 64-layer 512 Gb 3b/cell 3D V-NAND (Kim et al., "A 512Gb 3b/cell
             // 64-stacked WL 3D V-NAND flash memory", ISSCC 2017, paper 11.1; JSSC 53(1)
@@ -255,6 +270,8 @@ impl NandConfig {
                 page_types: None,
                 retry: None,
                 suspend: None,
+                multiplane_rule: None,
+                bus_arbitration: Default::default(),
             },
             // Modern QLC: 1 Tb 4b/cell 96-layer 3D NAND (Lee et al., ISSCC 2020, paper
             // 13.2): 30 MB/s program throughput over 4 planes of 16 KiB pages gives
@@ -278,6 +295,8 @@ impl NandConfig {
                 page_types: None,
                 retry: None,
                 suspend: None,
+                multiplane_rule: None,
+                bus_arbitration: Default::default(),
             },
         ]
     }
@@ -352,6 +371,8 @@ impl NandConfig {
                 page_types: None,
                 retry: None,
                 suspend: None,
+                multiplane_rule: None,
+                bus_arbitration: Default::default(),
             },
             crate::hw::nand::PageTypeConfig {
                 t_r: vec![Dur::from_us(58), Dur::from_us(78), Dur::from_us(107)],
@@ -495,6 +516,10 @@ pub struct DramConfig {
     /// Write buffer size; 0 disables it.
     pub write_buffer: Size,
     pub flush: FlushPolicy,
+    /// Refresh: see [`crate::hw::RefreshConfig`]. Absent: accesses take
+    /// `access_latency` each.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh: Option<crate::hw::RefreshConfig>,
 }
 
 /// Host link kind.
@@ -1079,6 +1104,7 @@ impl Default for SsdConfig {
                 access_latency: Dur(50),
                 write_buffer: Size(0),
                 flush: FlushPolicy::EvictLru,
+                refresh: None,
             },
             host: HostConfig::preset(Interface::Sata6g),
             ftl: FtlConfig {
@@ -1343,6 +1369,9 @@ impl Settings {
             return Err(invalid("nand.pages_per_block", "at most 65535"));
         }
         crate::hw::nand::check_models(n)?;
+        if let Some(r) = &c.dram.refresh {
+            r.check()?;
+        }
         if n.suspend.is_some() {
             if !c.controller.prioritize_reads {
                 return Err(invalid(
@@ -1673,9 +1702,20 @@ impl Settings {
 
     /// The DRAM's standby (background) power in watts: per GiB or per device
     /// of the capacity when the power configuration gives one of those, else
-    /// the fixed `power.dram_standby_power`. An error naming `dram.capacity`
-    /// when it scales with a `"fit"` capacity not resolved yet.
+    /// the fixed `power.dram_standby_power`; plus, with `[dram.refresh]`,
+    /// the mean refresh power `dram.refresh.power * t_rfc / t_refi`. An
+    /// error naming `dram.capacity` when it scales with a `"fit"` capacity
+    /// not resolved yet.
     pub fn dram_standby_power(&self) -> Result<f64, ConfigError> {
+        let alone = self.dram_standby_power_alone()?;
+        Ok(match &self.config.dram.refresh {
+            None => alone,
+            Some(r) => alone + r.power.0 * r.busy_fraction(),
+        })
+    }
+
+    /// [`Settings::dram_standby_power`] without refresh.
+    fn dram_standby_power_alone(&self) -> Result<f64, ConfigError> {
         let p = &self.config.power;
         if p.dram_standby_power_per_gib.is_none() && p.dram_device_standby_power.is_none() {
             return Ok(p.dram_standby_power.0);

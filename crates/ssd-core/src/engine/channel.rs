@@ -68,7 +68,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 d,
                 end,
             ),
-        };
+        } + Dur(self.plane_gap.0 * (n - 1));
         die.phase = Phase::Array;
         // Reported to the observer when the operation ends (`report_array_op`).
         die.xfer = (kind, bytes, now);
@@ -108,7 +108,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                     d,
                     start,
                 ),
-            };
+            }
+            + Dur(self.plane_gap.0 * (n - 1));
         let out = bus_data(self.bus_t, &self.hw.chan, n);
         let out_end = end + out;
         die.phase = Phase::Array;
@@ -181,7 +182,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     pub(super) fn on_chan_free(&mut self, ch: u32) {
         let c = &mut self.chans[ch as usize];
         c.wake = false;
-        if let Some(w) = c.waiters.pop_front() {
+        let w = match self.reads_first {
+            false => c.waiters.pop_front(),
+            true => pop_reads_first(&mut c.waiters, &self.dies),
+        };
+        if let Some(w) = w {
             self.grant(ch, w);
         }
     }
@@ -191,11 +196,31 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         let c = &mut self.chans[ch as usize];
         let d = c.owner;
         c.out = false;
-        if let Some(w) = c.waiters.pop_front() {
+        let w = match self.reads_first {
+            false => c.waiters.pop_front(),
+            true => pop_reads_first(&mut c.waiters, &self.dies),
+        };
+        if let Some(w) = w {
             self.grant(ch, w);
         }
         self.complete_batch(d);
     }
+}
+
+/// The waiter a reads-first channel serves next (`BusArbitration::ReadsFirst`):
+/// the longest-waiting die whose batch is a host or mapping read, else the
+/// longest-waiting one.
+#[cold]
+#[inline(never)]
+pub(super) fn pop_reads_first(waiters: &mut VecDeque<u32>, dies: &[Die]) -> Option<u32> {
+    let i = waiters
+        .iter()
+        .position(|&d| {
+            let die = &dies[d as usize];
+            die.kind == OpKind::Read && matches!(die.purpose, Purpose::Host | Purpose::Translation)
+        })
+        .unwrap_or(0);
+    waiters.remove(i)
 }
 
 /// A batch's command time: the table's if the channel model has one.
@@ -213,5 +238,60 @@ fn bus_data<C: Channel>(fixed: Option<(Dur, Dur)>, chan: &C, pages: u64) -> Dur 
     match fixed {
         Some((_, page)) => Dur(page.0 * pages),
         None => chan.data_time(pages as u32),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn die(kind: OpKind, purpose: Purpose) -> Die {
+        Die {
+            phase: Phase::Cmd,
+            kind,
+            purpose,
+            batch_job: [NONE; MAX_PLANES],
+            batch_txn: [NONE; MAX_PLANES],
+            n: 1,
+            hi: DieQueue::default(),
+            lo: DieQueue::default(),
+            batch_start: SimTime::ZERO,
+            xfer: (XferKind::Command, 0, SimTime::ZERO),
+            array_start: SimTime::ZERO,
+            array_end: SimTime::ZERO,
+            unreported: 0,
+            busy_ns: 0,
+            ch: 0,
+            blk: 0,
+            pg: 0,
+        }
+    }
+
+    /// Reads-first serves the waiting host and mapping reads in their
+    /// arrival order, then the rest (programs, erases, GC reads) in theirs.
+    #[test]
+    fn reads_first_serves_host_and_mapping_reads_then_the_rest_in_order() {
+        let dies = [
+            die(OpKind::Program, Purpose::Host),
+            die(OpKind::Erase, Purpose::Gc),
+            die(OpKind::Read, Purpose::Gc),
+            die(OpKind::Read, Purpose::Host),
+            die(OpKind::Program, Purpose::Gc),
+            die(OpKind::Read, Purpose::Translation),
+            die(OpKind::Read, Purpose::Host),
+        ];
+        let mut w: VecDeque<u32> = [0, 1, 2, 3, 4, 5, 6].into();
+        let mut order = Vec::new();
+        while let Some(d) = pop_reads_first(&mut w, &dies) {
+            order.push(d);
+        }
+        assert_eq!(order, [3, 5, 6, 0, 1, 2, 4]);
+        // A read that arrives later still goes before the others waiting.
+        let mut w: VecDeque<u32> = [0, 1].into();
+        assert_eq!(pop_reads_first(&mut w, &dies), Some(0));
+        w.push_back(3);
+        assert_eq!(pop_reads_first(&mut w, &dies), Some(3));
+        assert_eq!(pop_reads_first(&mut w, &dies), Some(1));
+        assert_eq!(pop_reads_first(&mut w, &dies), None);
     }
 }

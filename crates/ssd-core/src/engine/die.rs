@@ -74,6 +74,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 unparked,
                 &h,
                 planes,
+                self.page_mask,
                 &mut die.batch_job,
                 &mut die.batch_txn,
             );

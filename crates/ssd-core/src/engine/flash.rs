@@ -135,8 +135,10 @@ pub(super) fn txn_started_one(
 /// Start the multi-plane partners of `h`, the transaction just popped from
 /// its die's queue `q`: among the first `PARTNER_WINDOW` queued, in queue
 /// order, those with `h`'s kind, purpose and page offset (any offset for an
-/// erase) that may start now, each on a plane not yet in the batch, up to
-/// `planes` transactions in all. Their jobs go to `jobs[1..]`. Returns the
+/// erase; of the offset, the bits of `page_mask`: all of them, or none where
+/// the multi-plane rule lets partners be at other offsets) that may start
+/// now, each on a plane not yet in the batch, up to `planes` transactions in
+/// all. Their jobs go to `jobs[1..]`. Returns the
 /// batch size and the partners' queue positions as a bit set (the caller
 /// removes them from `q`).
 #[inline(always)]
@@ -147,6 +149,7 @@ pub(super) fn start_partners(
     unparked: &mut Vec<u32>,
     h: &Txn,
     planes: usize,
+    page_mask: u16,
     jobs: &mut [u32; MAX_PLANES],
     txs: &mut [u32; MAX_PLANES],
 ) -> (usize, u32) {
@@ -155,7 +158,7 @@ pub(super) fn start_partners(
         return (1, 0);
     }
     // Queue keys may be equal where batch keys are not (large blocks).
-    let hkey = batch_key(h.kind, h.purpose, h.pg);
+    let hkey = batch_key(h.kind, h.purpose, h.pg & page_mask);
     let (mut used, mut n, mut picks) = (1u32 << h.plane, 1usize, 0u32);
     while m != 0 {
         let i = m.trailing_zeros() as usize;
@@ -163,7 +166,7 @@ pub(super) fn start_partners(
         let t = q.get(i);
         let tx = &txns[t as usize];
         if used & (1 << tx.plane) != 0
-            || batch_key(tx.kind, tx.purpose, tx.pg) != hkey
+            || batch_key(tx.kind, tx.purpose, tx.pg & page_mask) != hkey
             || !txn_ready(blk, txns, t)
         {
             continue;
@@ -773,6 +776,16 @@ mod tests {
     /// 1.. of `txns`, transaction 0 being the head), each block at write
     /// pointer `wp[b]`: (batch size, picks, jobs of the partners).
     fn partners(txns: &[Txn], wp: &[u32], planes: usize) -> (usize, u32, Vec<u32>) {
+        partners_masked(txns, wp, planes, u16::MAX)
+    }
+
+    /// `partners` with the page-offset bits partners must share.
+    fn partners_masked(
+        txns: &[Txn],
+        wp: &[u32],
+        planes: usize,
+        page_mask: u16,
+    ) -> (usize, u32, Vec<u32>) {
         let mut runs = txns.to_vec();
         let mut blk: Vec<BlockExec> = wp
             .iter()
@@ -795,6 +808,7 @@ mod tests {
             &mut unparked,
             &h,
             planes,
+            page_mask,
             &mut jobs,
             &mut txs,
         );
@@ -808,6 +822,11 @@ mod tests {
     }
 
     fn program(blk: u32, pg: u16, plane: u8, job: u32) -> Txn {
+        program_masked(blk, pg, plane, job, u16::MAX)
+    }
+
+    /// A program whose queue key sees the offset bits of `page_mask`.
+    fn program_masked(blk: u32, pg: u16, plane: u8, job: u32, page_mask: u16) -> Txn {
         Txn {
             blk,
             pg,
@@ -815,7 +834,7 @@ mod tests {
             job,
             kind: OpKind::Program,
             purpose: Purpose::Gc,
-            qkey: queue_key(OpKind::Program, Purpose::Gc, pg),
+            qkey: queue_key(OpKind::Program, Purpose::Gc, pg & page_mask),
             ..Default::default()
         }
     }
@@ -865,5 +884,33 @@ mod tests {
         // Two planes: one partner, the first that qualifies.
         let (n, picks, jobs) = partners(&txns, &wp, 2);
         assert_eq!((n, picks, jobs), (2, 1 << 3, vec![14]));
+    }
+
+    /// The multi-plane rule: without `same_page`, ready programs at any
+    /// offset join (one per plane); the plane cap bounds the batch.
+    #[test]
+    fn partners_follow_the_multiplane_rule() {
+        let txns = |mask| {
+            [
+                program_masked(0, 7, 0, 10, mask),
+                program_masked(1, 3, 1, 11, mask), // another offset
+                program_masked(2, 9, 2, 12, mask), // another offset
+                program_masked(3, 7, 3, 13, mask), // same offset
+                program_masked(4, 20, 1, 14, mask), // plane 1 again
+            ]
+        };
+        let wp = [7, 3, 9, 7, 20];
+        // Same page: only transaction 3.
+        let same = txns(u16::MAX);
+        assert_eq!(partners(&same, &wp, 4), (2, 1 << 2, vec![13]));
+        // Any page: every plane, in queue order; transaction 4's plane is
+        // taken by transaction 1.
+        let any = txns(0);
+        assert_eq!(
+            partners_masked(&any, &wp, 4, 0),
+            (4, 0b111, vec![11, 12, 13])
+        );
+        // At most two planes: the first that qualifies.
+        assert_eq!(partners_masked(&any, &wp, 2, 0), (2, 0b1, vec![11]));
     }
 }

@@ -131,10 +131,21 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: 
     suspend_on: bool,
     susp: Vec<suspend::DieSuspension>,
     page: u64,
+    /// Most planes one batch spans: the die's, or fewer by the NAND
+    /// model's multi-plane rule.
     planes: u32,
     /// Page size, as a divider.
     div_page: FastDiv,
     multiplane: bool,
+    /// A freed channel serves host and mapping reads first
+    /// (`Channel::arbitration`); otherwise its waiters in arrival order.
+    reads_first: bool,
+    /// What of a page offset partners must share (`queue_key`/`batch_key`
+    /// see `pg & page_mask`): all of it, or nothing where the multi-plane
+    /// rule lets partners be at other offsets.
+    page_mask: u16,
+    /// The multi-plane rule's extra array time per plane beyond the first.
+    plane_gap: Dur,
     prio_reads: bool,
     /// Every die has its channel to itself (one die per channel): a read's
     /// data-out never waits, so it is booked with the command (see `grant`).
@@ -277,6 +288,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         let chans = (0..g.channels).map(|_| Chan::default()).collect();
         let wb_pages = (c.dram.write_buffer.0 / g.page_size as u64) as usize;
         let timing = src.timing();
+        let rule = hw.nand.multiplane();
+        let reads_first = hw.chan.arbitration() == crate::hw::BusArbitration::ReadsFirst;
+        let planes = g.planes.min(MAX_PLANES as u32).min(rule.max_planes.max(1));
         Simulation {
             bus_t: hw.chan.fixed_times(),
             fixed_t: hw.nand.fixed_times(),
@@ -290,9 +304,12 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             },
             hw,
             page: g.page_size as u64,
-            planes: g.planes.min(MAX_PLANES as u32),
+            planes,
             div_page: FastDiv::new(g.page_size as u64),
-            multiplane: c.nand.multiplane && g.planes > 1,
+            multiplane: c.nand.multiplane && planes > 1,
+            page_mask: if rule.same_page { u16::MAX } else { 0 },
+            reads_first,
+            plane_gap: rule.plane_gap,
             prio_reads: c.controller.prioritize_reads,
             exclusive: g.ways * g.dies == 1,
             max_lba: settings.logical_bytes() / SECTOR,

@@ -59,11 +59,12 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             &mut self.plan_fill[..],
             &mut self.txns.items[..],
         );
-        let (flash, counters, plan_jobs, late_reads) = (
+        let (flash, counters, plan_jobs, late_reads, page_mask) = (
             &mut self.flash,
             &mut self.counters,
             &self.plan_jobs[..],
             &mut self.late_reads,
+            self.page_mask,
         );
         for op in &self.cx.plan.ops {
             let (b, page) = flash.split(op.ppn);
@@ -90,7 +91,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 blk: b,
                 pg,
                 plane,
-                qkey: queue_key(op.kind, op.purpose, pg),
+                qkey: queue_key(op.kind, op.purpose, pg & page_mask),
                 kind: op.kind,
                 purpose: op.purpose,
                 stage: op.stage,

@@ -9,10 +9,37 @@
 //! `data_time(planes)`; a read's data-out is `data_time(planes)`. A model
 //! whose times are the same for every batch says so with
 //! [`Channel::fixed_times`], and the engine then reads them from a table.
+//! [`Channel::arbitration`] says which waiting die the channel serves next
+//! when it frees (first come first served unless the model says otherwise).
 
 use crate::config::Settings;
 use crate::ftl::OpKind;
 use crate::units::Dur;
+use serde::{Deserialize, Serialize};
+
+/// Which of the dies waiting for a channel it serves next when it frees
+/// (`nand.bus_arbitration`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BusArbitration {
+    /// First come, first served.
+    #[default]
+    Fifo,
+    /// The longest-waiting die whose transfer belongs to a host or mapping
+    /// read (its command or its data-out: the reads a die serves first with
+    /// `controller.prioritize_reads`) goes before programs' data-in, erases'
+    /// commands and GC reads; first come first served within each class. A
+    /// read then waits for at most the transfer under way and the reads
+    /// ahead of it, not for every page of data-in queued before it.
+    ReadsFirst,
+}
+
+impl BusArbitration {
+    /// The default (what `skip_serializing_if` leaves out of a report).
+    pub fn is_fifo(&self) -> bool {
+        *self == BusArbitration::Fifo
+    }
+}
 
 /// The NAND bus's timing.
 pub trait Channel {
@@ -27,15 +54,23 @@ pub trait Channel {
     fn fixed_times(&self) -> Option<(Dur, Dur)> {
         None
     }
+    /// Which waiting die the channel serves next (asked once, when the
+    /// simulation is built).
+    #[inline]
+    fn arbitration(&self) -> BusArbitration {
+        BusArbitration::Fifo
+    }
 }
 
 /// `nand.cmd_addr_bytes` clocked at the bus rate, and pages at the bus
 /// rate (`nand.bus`, `nand.bus_width_bits`): an ONFI/Toggle bus whose
-/// multi-plane commands cost no more than single-plane ones.
+/// multi-plane commands cost no more than single-plane ones, arbitrated by
+/// `nand.bus_arbitration`.
 #[derive(Clone, Copy, Debug)]
 pub struct OnfiChannel {
     cmd: Dur,
     page: Dur,
+    arbitration: BusArbitration,
 }
 
 impl OnfiChannel {
@@ -43,6 +78,7 @@ impl OnfiChannel {
         OnfiChannel {
             cmd: s.cmd_time(),
             page: s.page_xfer_time(),
+            arbitration: s.config.nand.bus_arbitration,
         }
     }
 }
@@ -59,5 +95,8 @@ impl Channel for OnfiChannel {
     #[inline]
     fn fixed_times(&self) -> Option<(Dur, Dur)> {
         Some((self.cmd, self.page))
+    }
+    fn arbitration(&self) -> BusArbitration {
+        self.arbitration
     }
 }

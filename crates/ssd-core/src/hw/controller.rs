@@ -16,12 +16,15 @@
 //! The defaults reproduce the simulator's published behaviour:
 //! [`CycleCpu`] (cycles per command, per map lookup, per GC candidate, per
 //! GC page; optional slow mode after `power.cpu_slow_after`),
-//! [`FixedDram`] (`dram.access_latency` per access), [`SerialLink`]
+//! [`FixedDram`] (`dram.access_latency` per access; [`RefreshDram`]
+//! stretches it by refresh, `[dram.refresh]`), [`SerialLink`]
 //! (`host.command_overhead` plus bytes at the interface's rate).
 
 use crate::config::Settings;
+use crate::error::{invalid, ConfigError};
 use crate::ftl::{Activity, FtlWork};
 use crate::units::{Dur, Rate, SimTime};
+use serde::{Deserialize, Serialize};
 
 /// The firmware CPU.
 pub trait Controller {
@@ -134,7 +137,8 @@ pub trait Dram {
     fn access_time(&self, n: u64) -> Dur;
 }
 
-/// `dram.access_latency` per access.
+/// `dram.access_latency` per access (no refresh: a DRAM whose refresh is
+/// folded into its latency, or ignored).
 #[derive(Clone, Copy, Debug)]
 pub struct FixedDram {
     latency: Dur,
@@ -152,6 +156,127 @@ impl Dram for FixedDram {
     #[inline]
     fn access_time(&self, n: u64) -> Dur {
         Dur(n * self.latency.0)
+    }
+}
+
+/// `[dram.refresh]`: a DRAM that refreshes its rows, one refresh command
+/// every `t_refi` (the refresh interval: 7.8 us for DDR3/DDR4 below 85 C)
+/// holding the device for `t_rfc` (the refresh cycle time: 350 ns for an
+/// 8 Gb DDR4 device), during which accesses wait.
+///
+/// Timing: the accesses of a firmware pass are stretched by the mean
+/// fraction of time the DRAM is available, `n * access_latency / (1 -
+/// t_rfc / t_refi)`, rounded up to the nanosecond: deterministic, exact on
+/// average over many passes (a pass is far shorter than no refresh window
+/// and far longer than none), and independent of the pass's phase against
+/// the refresh clock, which the engine does not model.
+///
+/// Power: `power` is what the DRAM draws beyond standby while refreshing
+/// (`(IDD5B - IDD2N) * VDD` per device, times the devices): the power model
+/// adds its mean, `power * t_rfc / t_refi`, to the DRAM's background power.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RefreshConfig {
+    pub t_refi: Dur,
+    pub t_rfc: Dur,
+    #[serde(default)]
+    pub power: crate::units::Watts,
+}
+
+impl RefreshConfig {
+    /// Errors name the field.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        if self.t_refi.0 == 0 || self.t_refi > crate::config::MAX_OP_TIME {
+            return Err(invalid(
+                "dram.refresh.t_refi",
+                format!(
+                    "must be in 1ns..={}, got {}",
+                    crate::config::MAX_OP_TIME,
+                    self.t_refi
+                ),
+            ));
+        }
+        if self.t_rfc >= self.t_refi {
+            return Err(invalid(
+                "dram.refresh.t_rfc",
+                format!(
+                    "{} leaves no time between refreshes: it must be shorter than \
+                     dram.refresh.t_refi ({})",
+                    self.t_rfc, self.t_refi
+                ),
+            ));
+        }
+        let w = self.power.0;
+        if !w.is_finite() || w < 0.0 {
+            return Err(invalid(
+                "dram.refresh.power",
+                format!("must be a finite power >= 0, got {w}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The fraction of time the DRAM is refreshing, `t_rfc / t_refi`.
+    pub fn busy_fraction(&self) -> f64 {
+        self.t_rfc.0 as f64 / self.t_refi.0 as f64
+    }
+}
+
+/// `dram.access_latency` per access, stretched by refresh (see
+/// [`RefreshConfig`]).
+#[derive(Clone, Copy, Debug)]
+pub struct RefreshDram {
+    latency: u64,
+    t_refi: u64,
+    /// `t_refi - t_rfc`: the time the DRAM is available per refresh interval.
+    avail: u64,
+}
+
+impl RefreshDram {
+    pub fn new(latency: Dur, r: &RefreshConfig) -> RefreshDram {
+        RefreshDram {
+            latency: latency.0,
+            t_refi: r.t_refi.0,
+            avail: r.t_refi.0 - r.t_rfc.0,
+        }
+    }
+}
+
+impl Dram for RefreshDram {
+    // Out of line: its 128-bit division would weigh on the inlining of the
+    // engine's CPU booking, which the default model must not change.
+    #[inline(never)]
+    fn access_time(&self, n: u64) -> Dur {
+        let busy = n as u128 * self.latency as u128;
+        Dur((busy * self.t_refi as u128).div_ceil(self.avail as u128) as u64)
+    }
+}
+
+/// The built-in DRAM models, chosen from the configuration: [`FixedDram`],
+/// or [`RefreshDram`] with `[dram.refresh]`.
+#[derive(Clone, Copy, Debug)]
+pub enum AnyDram {
+    Fixed(FixedDram),
+    Refresh(RefreshDram),
+}
+
+impl AnyDram {
+    pub fn from_settings(s: &Settings) -> AnyDram {
+        let d = &s.config.dram;
+        match &d.refresh {
+            None => AnyDram::Fixed(FixedDram::from_settings(s)),
+            Some(r) => AnyDram::Refresh(RefreshDram::new(d.access_latency, r)),
+        }
+    }
+}
+
+impl Dram for AnyDram {
+    #[inline(always)]
+    fn access_time(&self, n: u64) -> Dur {
+        match self {
+            AnyDram::Fixed(m) => m.access_time(n),
+            AnyDram::Refresh(m) => m.access_time(n),
+        }
     }
 }
 

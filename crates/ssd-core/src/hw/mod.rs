@@ -26,9 +26,15 @@ pub mod channel;
 pub mod controller;
 pub mod nand;
 
-pub use channel::{Channel, OnfiChannel};
-pub use controller::{Controller, CycleCpu, Dram, FixedDram, HostLink, SerialLink};
-pub use nand::{AnyNand, ArrayOp, FixedNand, Nand, NandCtx, PageTypeNand, ReadRetry};
+pub use channel::{BusArbitration, Channel, OnfiChannel};
+pub use controller::{
+    AnyDram, Controller, CycleCpu, Dram, FixedDram, HostLink, RefreshConfig, RefreshDram,
+    SerialLink,
+};
+pub use nand::{
+    AnyNand, ArrayOp, FixedNand, MultiplaneConfig, MultiplaneRule, Nand, NandCtx, PageTypeNand,
+    ReadRetry,
+};
 
 use crate::config::Settings;
 use crate::error::ConfigError;
@@ -64,7 +70,7 @@ impl Hardware for StdHw {
     type Nand = AnyNand;
     type Channel = OnfiChannel;
     type Controller = CycleCpu;
-    type Dram = FixedDram;
+    type Dram = AnyDram;
     type Link = SerialLink;
 }
 
@@ -76,7 +82,7 @@ impl Parts<StdHw> {
             nand: AnyNand::from_settings(s)?,
             chan: OnfiChannel::from_settings(s),
             ctrl: CycleCpu::from_settings(s),
-            dram: FixedDram::from_settings(s),
+            dram: AnyDram::from_settings(s),
             link: SerialLink::from_settings(s),
         })
     }
@@ -91,7 +97,7 @@ impl<N: Nand> Hardware for WithNand<N> {
     type Nand = N;
     type Channel = OnfiChannel;
     type Controller = CycleCpu;
-    type Dram = FixedDram;
+    type Dram = AnyDram;
     type Link = SerialLink;
 }
 
@@ -102,7 +108,7 @@ impl<N: Nand> Parts<WithNand<N>> {
             nand,
             chan: OnfiChannel::from_settings(s),
             ctrl: CycleCpu::from_settings(s),
-            dram: FixedDram::from_settings(s),
+            dram: AnyDram::from_settings(s),
             link: SerialLink::from_settings(s),
         }
     }

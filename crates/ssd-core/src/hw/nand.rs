@@ -40,7 +40,8 @@ pub struct ArrayOp {
     pub die: u32,
     /// The flat block of the batch's first operation (`BlockId`'s index).
     pub block: u32,
-    /// Read or program: the page in the block. Erase: 0.
+    /// Read or program: the page in the block (the first operation's, if
+    /// the multi-plane rule lets partners be at other offsets). Erase: 0.
     pub page: u16,
     /// Planes the batch runs on (1 without multi-plane operation).
     pub planes: u8,
@@ -104,6 +105,110 @@ pub trait Nand {
     /// resumes it (`resume` + `remaining`) when none is left.
     fn suspend(&self, _running: OpKind, _remaining: Dur, _times: u32) -> Option<SuspendCost> {
         None
+    }
+    /// Which queued operations may join a multi-plane batch, and what each
+    /// plane beyond the first adds to the array time (asked once, when the
+    /// simulation is built; `nand.multiplane` still turns multi-plane
+    /// operation on or off).
+    #[inline]
+    fn multiplane(&self) -> MultiplaneRule {
+        MultiplaneRule::ANY_PLANES
+    }
+}
+
+/// The rule a part imposes on multi-plane operations (see
+/// [`MultiplaneConfig`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MultiplaneRule {
+    /// Partners must be at the batch head's page offset (programs, reads).
+    pub same_page: bool,
+    /// Most planes one batch spans (the engine also caps it at the die's
+    /// planes).
+    pub max_planes: u32,
+    /// Added to the batch's array time for each plane beyond the first.
+    pub plane_gap: Dur,
+}
+
+impl MultiplaneRule {
+    /// Same page offset, any number of planes, no gap: the rule of a part
+    /// described by `nand.multiplane` alone.
+    pub const ANY_PLANES: MultiplaneRule = MultiplaneRule {
+        same_page: true,
+        max_planes: u32::MAX,
+        plane_gap: Dur::ZERO,
+    };
+}
+
+/// `[nand.multiplane_rule]`: what a part allows in one multi-plane operation
+/// (with `nand.multiplane = true`; moot without it). Absent: partners share
+/// the page offset, a batch may span every plane of the die, and planes cost
+/// nothing extra. The built-in models ([`AnyNand`]) read it; a model of
+/// one's own gives its rule with [`Nand::multiplane`].
+///
+/// * `same_page = false`: partners may be at any page offset of their
+///   blocks (independent multi-plane reads and programs, as on parts with
+///   asynchronous plane addressing); an erase never has one. The batch's
+///   array time is asked for its first operation's page, so this needs a
+///   model whose time does not depend on the page (no `[nand.page_types]`).
+/// * `max_planes`: the most planes one batch spans, `1..=planes_per_die`
+///   (MQSim's and FEMU's parts pair planes: 2).
+/// * `plane_gap`: array busy time each plane beyond the first adds (the
+///   plane-to-plane busy time of a multi-plane command sequence, FEMU's
+///   tPLxBSY): a batch of `n` planes keeps its die busy `(n - 1) *
+///   plane_gap` longer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MultiplaneConfig {
+    #[serde(default = "yes")]
+    pub same_page: bool,
+    /// Absent: every plane of the die.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_planes: Option<u32>,
+    #[serde(default)]
+    pub plane_gap: Dur,
+}
+
+impl MultiplaneConfig {
+    /// Check against the chip it describes; errors name the field.
+    pub fn check(&self, n: &NandConfig) -> Result<(), ConfigError> {
+        if let Some(m) = self.max_planes {
+            if m == 0 || m > n.planes_per_die {
+                return Err(invalid(
+                    "nand.multiplane_rule.max_planes",
+                    format!(
+                        "must be in 1..={} (nand.planes_per_die), got {m}",
+                        n.planes_per_die
+                    ),
+                ));
+            }
+        }
+        if self.plane_gap > crate::config::MAX_OP_TIME {
+            return Err(invalid(
+                "nand.multiplane_rule.plane_gap",
+                format!(
+                    "{} is out of range: an operation time is at most {}",
+                    self.plane_gap,
+                    crate::config::MAX_OP_TIME
+                ),
+            ));
+        }
+        if !self.same_page && n.page_types.is_some() {
+            return Err(invalid(
+                "nand.multiplane_rule.same_page",
+                "partners at other page offsets would have other page types, and a batch's \
+                 array time is its first page's: with nand.page_types keep same_page = true",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The rule it describes.
+    pub fn rule(&self) -> MultiplaneRule {
+        MultiplaneRule {
+            same_page: self.same_page,
+            max_planes: self.max_planes.unwrap_or(u32::MAX),
+            plane_gap: self.plane_gap,
+        }
     }
 }
 
@@ -623,12 +728,15 @@ impl<N: Nand> Nand for ReadRetry<N> {
 
 /// The built-in NAND models, chosen from the configuration:
 /// `[nand.page_types]` picks [`PageTypeNand`] over [`FixedNand`],
-/// `[nand.retry]` wraps either in [`ReadRetry`], and `[nand.suspend]` adds
-/// program/erase suspension ([`SuspendConfig`]) to any of them.
+/// `[nand.retry]` wraps either in [`ReadRetry`], `[nand.suspend]` adds
+/// program/erase suspension ([`SuspendConfig`]) to any of them and
+/// `[nand.multiplane_rule]` the part's multi-plane rule
+/// ([`MultiplaneConfig`]).
 #[derive(Clone, Debug)]
 pub struct AnyNand {
     model: StdModel,
     suspend: Option<SuspendConfig>,
+    multiplane: MultiplaneRule,
 }
 
 #[derive(Clone, Debug)]
@@ -651,7 +759,8 @@ macro_rules! any_nand {
 }
 
 /// Check the NAND model sections of a chip (`[nand.page_types]`,
-/// `[nand.retry]`, `[nand.suspend]`); errors name the field.
+/// `[nand.retry]`, `[nand.suspend]`, `[nand.multiplane_rule]`); errors
+/// name the field.
 pub fn check_models(n: &NandConfig) -> Result<(), ConfigError> {
     if let Some(p) = &n.page_types {
         p.check(n)?;
@@ -661,6 +770,9 @@ pub fn check_models(n: &NandConfig) -> Result<(), ConfigError> {
     }
     if let Some(p) = &n.suspend {
         p.check()?;
+    }
+    if let Some(m) = &n.multiplane_rule {
+        m.check(n)?;
     }
     Ok(())
 }
@@ -691,6 +803,10 @@ impl AnyNand {
         Ok(AnyNand {
             model,
             suspend: n.suspend.clone(),
+            multiplane: n
+                .multiplane_rule
+                .as_ref()
+                .map_or(MultiplaneRule::ANY_PLANES, MultiplaneConfig::rule),
         })
     }
 }
@@ -730,5 +846,8 @@ impl Nand for AnyNand {
     }
     fn suspend(&self, running: OpKind, remaining: Dur, times: u32) -> Option<SuspendCost> {
         self.suspend.as_ref()?.decide(running, remaining, times)
+    }
+    fn multiplane(&self) -> MultiplaneRule {
+        self.multiplane
     }
 }
