@@ -974,11 +974,22 @@ pub fn set_field(cfg: &mut SsdConfig, field: &str, value: &str) -> Result<(), Co
     let parts: Vec<&str> = field.split('.').collect();
     let (last, sections) = parts.split_last().expect("split yields one part");
     // Sections by name; the entries of an array of tables (`flow.1.priority`)
-    // by index.
+    // by index. A section absent from the echo is an optional one not set
+    // (`nand.retry`): it is created, and reading the configuration back
+    // tells whether it is one (and which of its fields are still missing).
     let mut at = &mut root;
+    let mut created: Option<&str> = None;
     for p in sections {
         at = match at {
-            toml::Value::Table(t) => t.get_mut(*p),
+            toml::Value::Table(t) => {
+                if !t.contains_key(*p) && created.is_none() {
+                    created = Some(p);
+                }
+                Some(
+                    t.entry(p.to_string())
+                        .or_insert_with(|| toml::Value::Table(toml::Table::new())),
+                )
+            }
             toml::Value::Array(a) => p.parse::<usize>().ok().and_then(|i| a.get_mut(i)),
             _ => None,
         }
@@ -997,7 +1008,9 @@ pub fn set_field(cfg: &mut SsdConfig, field: &str, value: &str) -> Result<(), Co
     *cfg = toml::from_str(&text).map_err(|e: toml::de::Error| {
         // All digits but beyond TOML's signed 64-bit integers: it was kept as
         // text, and "invalid type: string" would not say why.
-        let m = if !known && e.message().starts_with("unknown field") {
+        let m = if let Some(p) = created.filter(|_| e.message().starts_with("unknown field")) {
+            format!("unknown section {p:?}")
+        } else if !known && e.message().starts_with("unknown field") {
             "unknown configuration field".to_string()
         } else if is_integer_text(value) && value.parse::<i64>().is_err() {
             format!(

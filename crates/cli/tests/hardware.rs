@@ -899,3 +899,34 @@ fn the_hardware_rules_example_runs() {
     assert_eq!(r.host.requests, 4000);
     assert!(r.flash.multiplane_batches > 0);
 }
+
+/// `--set` reaches the optional model sections a configuration has not
+/// set yet (`[nand.retry]`, `[nand.multiplane_rule]`, `[dram.refresh]`):
+/// the section is created, a field it still needs is named, and a section
+/// that is not one is refused by name.
+#[test]
+fn set_creates_an_optional_model_section() {
+    let mut c = SsdConfig::default();
+    ssdsim::set_field(&mut c, "nand.multiplane_rule.max_planes", "2").unwrap();
+    assert_eq!(
+        c.nand.multiplane_rule.as_ref().and_then(|r| r.max_planes),
+        Some(2)
+    );
+    let mut c = SsdConfig::default();
+    let err = ssdsim::set_field(&mut c, "dram.refresh.t_refi", "\"7.8us\"")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("dram.refresh.t_refi: ") && err.contains("t_rfc"),
+        "{err}"
+    );
+    assert_eq!(
+        c,
+        SsdConfig::default(),
+        "a refused --set leaves the configuration"
+    );
+    let err = ssdsim::set_field(&mut c, "nand.nope.x", "1")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(err, "nand.nope.x: unknown section \"nope\"");
+}
