@@ -1430,9 +1430,12 @@ fn wang(out: &Outcome) -> Vec<Section> {
                 .iter()
                 .map(|s| (s.to_string(), thr(s)))
                 .collect();
+            // "Outperforms": by more than 1 % (a tie is not a win).
             let pd = thr("pardispatcher");
-            let pd_best = t.iter().all(|(s, x)| s == "pardispatcher" || pd >= *x);
-            let noop_best4 = t[..4].iter().all(|(_, x)| t[0].1 >= *x);
+            let pd_best = t
+                .iter()
+                .all(|(s, x)| s == "pardispatcher" || pd > *x * 1.01);
+            let noop_best4 = t[1..4].iter().all(|(_, x)| t[0].1 > *x * 1.01);
             let listing = t
                 .iter()
                 .map(|(s, x)| format!("{s} {}", f(*x, 0)))
