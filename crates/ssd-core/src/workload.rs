@@ -478,6 +478,29 @@ impl FioGen {
         }
     }
 
+    /// A block of a partly random workload (`percentage_random` < 100),
+    /// kept out of line so the common fully random path stays small: fio's
+    /// should_do_random, a draw in 1..=100 against the percentage, else the
+    /// block after the direction's last one.
+    #[inline(never)]
+    fn partly_random_block(&mut self, op: IoOp) -> u64 {
+        let dir = match op {
+            IoOp::Read => 0,
+            IoOp::Write => 1,
+            _ => 2,
+        };
+        let b = if self.rng.gen_range(1..=100u32) <= self.perc_random {
+            self.random_block()
+        } else {
+            self.next_by_dir[dir]
+        };
+        self.next_by_dir[dir] = (b + 1) % self.blocks;
+        b
+    }
+
+    // Always inlined: with two callers the compiler would otherwise keep it
+    // out of line, which costs the fully random path a call per request.
+    #[inline(always)]
     fn random_block(&mut self) -> u64 {
         match &self.dist {
             DistSampler::Uniform => self.rng.gen_range(0..self.blocks),
@@ -548,20 +571,7 @@ impl RequestSource for FioGen {
             if self.perc_random >= 100 {
                 self.random_block()
             } else {
-                // fio's should_do_random: a draw in 1..=100 against the
-                // percentage; otherwise continue the direction's last run.
-                let dir = match op {
-                    IoOp::Read => 0,
-                    IoOp::Write => 1,
-                    _ => 2,
-                };
-                let b = if self.rng.gen_range(1..=100u32) <= self.perc_random {
-                    self.random_block()
-                } else {
-                    self.next_by_dir[dir]
-                };
-                self.next_by_dir[dir] = (b + 1) % self.blocks;
-                b
+                self.partly_random_block(op)
             }
         } else {
             let b = self.next_seq;
