@@ -946,7 +946,15 @@ pub fn run_page(out: &RunOutput, info: &PageInfo) -> String {
             ("page programs", f.page_programs.to_string()),
             ("block erases", f.block_erases.to_string()),
             ("GC page copies", f.gc_page_copies.to_string()),
-            ("write amplification (WAF)", format!("{:.4}", f.waf)),
+            (
+                "write amplification (WAF)",
+                // As the text report: no host writes, no ratio.
+                if r.host.bytes_written == 0 {
+                    "n/a (no host writes)".to_string()
+                } else {
+                    format!("{:.4}", f.waf)
+                },
+            ),
             (
                 "erase count min / max / mean / std",
                 format!(
@@ -1880,6 +1888,16 @@ mod tests {
         assert!(page.contains("a&lt;b&gt;&amp;c"));
         assert!(page.contains("&lt;/td&gt;") && !page.contains("</td>\""));
         assert!(page.contains("<details class=\"config\">"));
+        // A read-only run has no write amplification (as the text report).
+        assert!(
+            page.contains("n/a (no host writes)"),
+            "WAF of a read-only run"
+        );
+        let mut written = sample_output(true);
+        written.report.host.bytes_written = 4096;
+        written.report.flash.waf = 1.25;
+        let page_w = run_page(&written, &info);
+        assert!(page_w.contains("1.2500") && !page_w.contains("no host writes"));
         // Nothing from outside the file.
         for bad in ["http:", "https:", " src=", "href=", "@import", "url("] {
             assert!(!page.contains(bad), "{bad}");
