@@ -1001,17 +1001,17 @@ fn park(out: &Outcome) -> Vec<Section> {
 }
 
 /// A drive of a paper as a device preset: (preset, the paper's name, vendor
-/// read and write MB/s, the fit's closed-form read and write, idle W).
-type DeviceRow = (&'static str, &'static str, f64, f64, f64, f64, f64);
+/// read and write MB/s, idle W).
+type DeviceRow = (&'static str, &'static str, f64, f64, f64);
 
 /// Park's Table 3 (vendor throughput) and Table 4 (idle power) against the
 /// device presets.
 fn park_devices(out: &Outcome) -> Section {
     const TABLE: &[DeviceRow] = &[
-        ("park-old", "OLD", 60.0, 45.0, 40.0, 40.0, 1.075),
-        ("park-mlc", "MLC", 143.0, 93.0, 160.0, 72.6, 0.519),
-        ("park-mtron", "SLC", 120.0, 90.0, 160.0, 108.4, 0.937),
-        ("park-tgn", "TGN", 220.0, 200.0, 160.0, 160.0, 0.210),
+        ("park-old", "OLD", 60.0, 45.0, 1.075),
+        ("park-mlc", "MLC", 143.0, 93.0, 0.519),
+        ("park-mtron", "SLC", 120.0, 90.0, 0.937),
+        ("park-tgn", "TGN", 220.0, 200.0, 0.210),
     ];
     let Some(e) = out.exp("park-devices") else {
         return missing("park-devices");
@@ -1045,7 +1045,11 @@ fn devices_section(
     let mut rows = Vec::new();
     let mut checks = Vec::new();
     let mut idles = Vec::new();
-    for &(dev, paper_name, vr, vw, cr, cw, idle) in table {
+    for &(dev, paper_name, vr, vw, idle) in table {
+        let (cr, cw) = SsdConfig::default()
+            .with_device(dev)
+            .map(|c| ssd_core::devices::sequential_ceilings(&c))
+            .unwrap_or((f64::NAN, f64::NAN));
         let get = |w: &str, path: &str| {
             e.at(&[("device", dev), ("workload", w)])
                 .map(|p| p.num(path))
@@ -1580,9 +1584,9 @@ fn sun(out: &Outcome) -> Vec<Section> {
         checks,
     }];
     const TABLE: &[DeviceRow] = &[
-        ("sun-ssd-i", "SSD-I", 201.3, 73.8, 200.0, 74.0, 0.15),
-        ("sun-ssd-s", "SSD-S", 98.8, 103.6, 80.0, 80.0, 1.5),
-        ("sun-ssd-k", "SSD-K", 220.0, 140.0, 300.0, 118.6, 3.3),
+        ("sun-ssd-i", "SSD-I", 201.3, 73.8, 0.15),
+        ("sun-ssd-s", "SSD-S", 98.8, 103.6, 1.5),
+        ("sun-ssd-k", "SSD-K", 220.0, 140.0, 3.3),
     ];
     match out.exp("sun-devices") {
         None => secs.push(missing("sun-devices")),

@@ -134,13 +134,15 @@ pub struct GridFile {
     pub quick: Option<QuickForm>,
 }
 
-/// `[grid]` with every key flattened (`ftl.kind = [...]`, a nested table in
-/// TOML, becomes the key `"ftl.kind"`).
-fn flat_grid(grid: &BTreeMap<String, toml::Value>) -> BTreeMap<String, toml::Value> {
-    fn walk(
+/// `[grid]`'s entries with every key flattened, in the file's order (a
+/// nested table, `ftl.kind = [...]` unquoted, gives the key `"ftl.kind"`).
+fn flat_grid<'a>(
+    grid: impl IntoIterator<Item = (&'a String, &'a toml::Value)>,
+) -> Vec<(String, toml::Value)> {
+    fn walk<'a>(
         prefix: &str,
-        t: &BTreeMap<String, toml::Value>,
-        out: &mut BTreeMap<String, toml::Value>,
+        t: impl IntoIterator<Item = (&'a String, &'a toml::Value)>,
+        out: &mut Vec<(String, toml::Value)>,
     ) {
         for (k, v) in t {
             let key = if prefix.is_empty() {
@@ -149,18 +151,12 @@ fn flat_grid(grid: &BTreeMap<String, toml::Value>) -> BTreeMap<String, toml::Val
                 format!("{prefix}.{k}")
             };
             match v {
-                toml::Value::Table(inner) => {
-                    let inner: BTreeMap<String, toml::Value> =
-                        inner.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-                    walk(&key, &inner, out)
-                }
-                other => {
-                    out.insert(key, other.clone());
-                }
+                toml::Value::Table(inner) => walk(&key, inner, out),
+                other => out.push((key, other.clone())),
             }
         }
     }
-    let mut out = BTreeMap::new();
+    let mut out = Vec::new();
     walk("", grid, &mut out);
     out
 }
@@ -221,7 +217,7 @@ impl GridFile {
                 _ => unreachable!("merged into a table"),
             };
         }
-        let mut grid = flat_grid(&out.grid);
+        let mut grid: BTreeMap<String, toml::Value> = flat_grid(&out.grid).into_iter().collect();
         grid.extend(flat_grid(&q.grid));
         out.grid = grid;
         for (name, keys) in &q.workloads {
@@ -265,25 +261,7 @@ impl GridFile {
     /// The axes of `[grid]`, keys flattened: an unquoted dotted key
     /// (`ftl.op = [...]`, a nested table in TOML) is the axis `"ftl.op"`.
     pub fn axes(&self, path: &Path) -> Result<Vec<Axis>, String> {
-        fn flatten<'a>(
-            prefix: &str,
-            t: impl IntoIterator<Item = (&'a String, &'a toml::Value)>,
-            out: &mut Vec<(String, toml::Value)>,
-        ) {
-            for (k, v) in t {
-                let key = if prefix.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{prefix}.{k}")
-                };
-                match v {
-                    toml::Value::Table(inner) => flatten(&key, inner, out),
-                    other => out.push((key, other.clone())),
-                }
-            }
-        }
-        let mut flat = Vec::new();
-        flatten("", &self.grid, &mut flat);
+        let flat = flat_grid(&self.grid);
         flat.iter()
             .map(|(k, v)| {
                 let values = match v {

@@ -266,6 +266,29 @@ cpu_normal_power = "5767.2mW"
     },
 ];
 
+/// The closed-form sequential ceilings, (read, write) in MB/s, a preset's
+/// channel count (or bus rate) was fitted by: `min(link, channels x min(bus,
+/// ways x planes x page / (tR + planes x transfer)))` for reads, the same
+/// with `planes x transfer + tPROG` for writes; `planes` is the die's planes
+/// when multi-plane commands are on, else 1.
+pub fn sequential_ceilings(c: &crate::config::SsdConfig) -> (f64, f64) {
+    let n = &c.nand;
+    let planes = if n.multiplane { n.planes_per_die } else { 1 } as f64;
+    let page = n.page_size.0 as f64;
+    let bus = n.bus.rate(n.page_size, n.bus_width_bits).mb_per_s();
+    let xfer_us = page / bus;
+    let ways = (c.layout.ways * n.dies_per_chip) as f64;
+    let channels = c.layout.channels as f64;
+    let ceiling = |busy_us: f64| {
+        let per_channel = bus.min(ways * planes * page / busy_us);
+        (channels * per_channel).min(c.host.link_mbps)
+    };
+    (
+        ceiling(n.t_r.0 as f64 / 1e3 + planes * xfer_us),
+        ceiling(planes * xfer_us + n.t_prog.0 as f64 / 1e3),
+    )
+}
+
 /// The device preset named `name`; an error listing the known ones.
 pub fn device_preset(name: &str) -> Result<&'static DevicePreset, ConfigError> {
     DEVICE_PRESETS
@@ -327,6 +350,23 @@ mod tests {
             assert!(
                 (sum - idle).abs() < 1e-3,
                 "{name}: idle {sum} W, Table 4 {idle} W"
+            );
+        }
+        // The closed forms each preset's `about` quotes.
+        for (name, r, w) in [
+            ("park-old", 40.0, 40.0),
+            ("park-mlc", 160.0, 72.6),
+            ("park-mtron", 160.0, 108.4),
+            ("park-tgn", 160.0, 160.0),
+            ("sun-ssd-i", 200.0, 74.1),
+            ("sun-ssd-s", 80.0, 80.0),
+            ("sun-ssd-k", 300.0, 118.6),
+        ] {
+            let c = SsdConfig::default().with_device(name).unwrap();
+            let (cr, cw) = sequential_ceilings(&c);
+            assert!(
+                (cr - r).abs() < 0.1 && (cw - w).abs() < 0.1,
+                "{name}: {cr} / {cw}"
             );
         }
         let err = device_preset("nope").unwrap_err().to_string();
