@@ -20,6 +20,9 @@ pub struct ConfigArgs {
     /// Host I/O scheduler
     #[arg(long)]
     pub sched: Option<String>,
+    /// File system of a file-level personality (ext2, ext3, ext4, raw)
+    #[arg(long)]
+    pub fs: Option<String>,
     /// Host interface preset (sata3g, sata6g, nvme-gen3x4, nvme-gen4x4)
     #[arg(long)]
     pub interface: Option<String>,
@@ -159,7 +162,7 @@ impl ConfigArgs {
             };
         }
         f!(
-            device => "device", nand => "nand", interface => "interface", power => "power", ftl => "ftl", sched => "sched", op => "op", gc => "gc",
+            device => "device", nand => "nand", interface => "interface", power => "power", ftl => "ftl", sched => "sched", fs => "fs", op => "op", gc => "gc",
             allocation => "allocation", channels => "channels", ways => "ways", dies => "dies", planes => "planes",
             blocks_per_plane => "blocks-per-plane", pages_per_block => "pages-per-block", page_size => "page-size",
             queue_depth => "queue-depth", write_buffer => "write-buffer", precondition => "precondition", seed => "seed",

@@ -198,7 +198,19 @@ impl RequestSource for AnySource {
         match self {
             AnySource::Buffered(s) => s.report_sections(end),
             AnySource::Flows(s) => s.report_sections(end),
+            AnySource::FileBench(s) => s.report_sections(end),
             _ => Vec::new(),
+        }
+    }
+    fn clock(&mut self, now: ssd_core::SimTime) {
+        if let AnySource::FileBench(s) = self {
+            s.clock(now)
+        }
+    }
+    fn fsync_io(&mut self, ino: u32, now: ssd_core::SimTime) -> ssd_core::fs::FsyncIo {
+        match self {
+            AnySource::FileBench(s) => s.fsync_io(ino, now),
+            _ => ssd_core::fs::FsyncIo::default(),
         }
     }
     fn ramp_over(&mut self, now: ssd_core::SimTime, in_flight: u64) {
@@ -309,7 +321,9 @@ fn build_one(
     }
     let app = if let Some(p) = personality {
         if p.level == ssd_core::personality::PersonalityLevel::File {
-            AnySource::FileBench(ssd_core::filebench::FileBench::new(p, logical, seed)?)
+            AnySource::FileBench(ssd_core::filebench::FileBench::new(
+                p, &cfg.fs, logical, seed,
+            )?)
         } else {
             AnySource::Personality(ssd_core::personality::Personality::new(p, logical, seed)?)
         }
@@ -875,6 +889,7 @@ pub fn apply_flag(cfg: &mut SsdConfig, flag: &str, value: &str) -> Result<(), Co
         "drain" => "sim.drain",
         "ftl" => "ftl.kind",
         "sched" => "sched.kind",
+        "fs" => "fs.kind",
         "op" => "ftl.op",
         "gc" => {
             let p = ssd_core::config::GcPolicy::parse(v)

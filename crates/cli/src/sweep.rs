@@ -444,7 +444,7 @@ fn same_key(axis: &str, field: &str) -> bool {
     let norm = |k: &str| -> String {
         let k = k.trim().replace('-', "_");
         match k.as_str() {
-            "ftl" | "sched" | "personality" => format!("{k}.kind"),
+            "ftl" | "sched" | "personality" | "fs" => format!("{k}.kind"),
             _ => k.strip_prefix("workload.").map(str::to_string).unwrap_or(k),
         }
     };

@@ -569,11 +569,20 @@ mod property {
         ) -> Option<Result<ssd_core::workload::HostRequest, ssd_core::workload::SourceError>>
         {
             let r = self.0.next_request();
-            // A file system's metadata updates are not application calls.
-            if matches!(r, Some(Ok(q)) if q.tag != ssd_core::pagecache::METADATA_INO) {
+            // A file system's metadata updates and own I/O are not
+            // application calls.
+            if matches!(r, Some(Ok(q)) if q.tag != ssd_core::pagecache::METADATA_INO
+                && q.tag != ssd_core::pagecache::FS_INO)
+            {
                 *self.1.borrow_mut() += 1;
             }
             r
+        }
+        fn clock(&mut self, now: ssd_core::SimTime) {
+            self.0.clock(now)
+        }
+        fn fsync_io(&mut self, ino: u32, now: ssd_core::SimTime) -> ssd_core::fs::FsyncIo {
+            self.0.fsync_io(ino, now)
         }
     }
 
@@ -645,7 +654,15 @@ mod property {
                         level: ssd_core::personality::PersonalityLevel::File,
                         ..p
                     };
-                    Box::new(ssd_core::filebench::FileBench::new(&p, s.logical_bytes(), 5).unwrap())
+                    Box::new(
+                        ssd_core::filebench::FileBench::new(
+                            &p,
+                            &ssd_core::fs::FsConfig::default(),
+                            s.logical_bytes(),
+                            5,
+                        )
+                        .unwrap(),
+                    )
                 } else {
                     Box::new(Personality::new(&p, s.logical_bytes(), 5).unwrap())
                 };
@@ -672,9 +689,12 @@ mod property {
         prop_assert_eq!(done + fsyncs - own, n, "calls completed vs given");
         let log = log.borrow();
         let written: u64 = log.iter().filter(|e| e.0 == IoOp::Write).map(|e| e.1).sum();
+        // Pages written back, plus a file system's own writes (journal).
         prop_assert_eq!(
             written as f64,
-            get(&r, &["page_cache", "writeback", "pages"]) * PAGE as f64
+            (get(&r, &["page_cache", "writeback", "pages"])
+                + get(&r, &["page_cache", "fs_direct_pages_written"]))
+                * PAGE as f64
         );
         prop_assert_eq!(r.host.requests as usize, log.len());
         if io.end_fsync && matches!(c.app, App::Fio { .. }) {
@@ -709,7 +729,7 @@ fn appends_to_a_shared_log_read_nothing() {
         level: PersonalityLevel::File,
         ..PersonalityConfig::new(PersonalityKind::Webserver)
     };
-    let app = FileBench::new(&p, s.logical_bytes(), 4).unwrap();
+    let app = FileBench::new(&p, &ssd_core::fs::FsConfig::default(), s.logical_bytes(), 4).unwrap();
     let src = PageCache::new(
         app,
         &cache(64),

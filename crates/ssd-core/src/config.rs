@@ -1060,6 +1060,9 @@ pub struct SsdConfig {
     /// (`workload.direct = false`, `personality.direct = false`).
     #[serde(default)]
     pub page_cache: crate::pagecache::PageCacheConfig,
+    /// The file system of file-level personalities (`[fs]`, `--fs`).
+    #[serde(default)]
+    pub fs: crate::fs::FsConfig,
     /// Tenants (`[[flow]]`): several workloads at once, each with its own
     /// queue and statistics (see [`crate::flows`]). Empty: the one workload
     /// above.
@@ -1139,6 +1142,7 @@ impl Default for SsdConfig {
             replay: crate::trace::ReplayOptions::default(),
             personality: None,
             page_cache: Default::default(),
+            fs: Default::default(),
             flows: Vec::new(),
         }
     }
@@ -1646,6 +1650,18 @@ impl Settings {
             }
         }
         c.replay.validate()?;
+        c.fs.validate()?;
+        let file_level = |p: Option<&crate::personality::PersonalityConfig>| {
+            p.is_some_and(|p| p.level == crate::personality::PersonalityLevel::File)
+        };
+        let any_file_level = file_level(c.personality.as_ref()) && c.trace.is_none()
+            || c.flows.iter().any(|f| file_level(f.personality.as_ref()));
+        if !any_file_level && c.fs != crate::fs::FsConfig::default() {
+            return Err(invalid(
+                "fs",
+                "a file system is laid out by file-level personalities (personality.level = \"file\"); this workload addresses the block device",
+            ));
+        }
         let logical = logical_pages * n.page_size.0;
         if c.flows.is_empty() {
             check_source(

@@ -26,39 +26,35 @@
 //! picks an entry that does not exist, deletefile and openfile one that
 //! does (a flowop with no such entry is skipped and counted).
 //!
-//! **The extent allocator**: the device after `offset` is a metadata area
-//! (inode table, one directory, the block bitmap) and a data area of 4 KiB
-//! blocks. A file's blocks are allocated as it grows, contiguous after its
-//! last block when that block is free (the allocation goal, as ext2's),
-//! else at the next free run from a rotating cursor (next fit); a deleted
-//! file's blocks are freed (no discard, as a file system mounted without
-//! `discard`). Each create, delete and size change dirties the file's
-//! inode-table block; create and delete dirty its directory block;
-//! allocation and freeing dirty the bitmap blocks they touch. These are
-//! metadata writes: calls on [`crate::pagecache::METADATA_INO`] that the page
-//! cache dirties at no cost to the thread and writes back like any file.
-//! The counts are reported (`notes`). There is no journal: the layouts of
-//! ext3/ext4, XFS, NILFS2 and F2FS will replace this allocator.
+//! **The file system** (`[fs]`, [`crate::fs`]) places the files and adds
+//! its metadata, journal or log traffic: the flowops call its `create`,
+//! `unlink`, `write`, `read` and `fsync`, and its calls become the
+//! personality's: data calls on the file's inode, metadata calls on
+//! [`crate::pagecache::METADATA_INO`] (dirtied in the buffer cache at no cost
+//! to the thread, written back like any page), and the file system's own
+//! direct I/O on [`crate::pagecache::FS_INO`]. What the file system does in
+//! the background (a journal's commit interval) runs as one more thread,
+//! the file system's, told the time by the page cache
+//! ([`RequestSource::clock`]); an fsync's journal commit is asked for by the
+//! page cache once the file's data is written ([`RequestSource::fsync_io`]).
+//! Metadata and file-system calls are not application calls: they do not
+//! count against `calls`. The counts are reported (`notes`) and the file
+//! system's own statistics in the report's `file_system` section.
 
 use crate::error::{invalid, ConfigError};
-use crate::pagecache::METADATA_INO;
+use crate::fs::{AnyFs, FileSystem, FsCall, FsConfig, FsyncIo};
+use crate::pagecache::{FS_INO, METADATA_INO};
 use crate::personality::{PersonalityConfig, PersonalityKind};
 use crate::rng::{SimRng, SimRngExt};
 use crate::units::SimTime;
 use crate::workload::{HostRequest, IoOp, RequestSource, SourceError, Timing, SECTOR};
 use rand::Rng;
 use rand_distr::{Distribution, Gamma};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
-const BLOCK: u64 = 4096;
+const BLOCK: u64 = crate::fs::BLOCK;
 /// Filebench's `cvar-gamma` shape (its default `gamma:1.5`).
 const GAMMA_SHAPE: f64 = 1.5;
-/// Inodes per inode-table block (256-byte inodes).
-const INODES_PER_BLOCK: u64 = 16;
-/// Directory entries per directory block.
-const DIRENTS_PER_BLOCK: u64 = 128;
-/// Blocks one bitmap block covers.
-const BITS_PER_BLOCK: u64 = BLOCK * 8;
 
 /// A file-level personality's parameters (Filebench's defaults, which are
 /// the ones of Sun et al.'s Table 1, unless the config overrides them).
@@ -141,24 +137,11 @@ impl FileParams {
     }
 }
 
-/// Where one file's bytes are: extents of (first block, blocks), in file
-/// order.
+/// An entry of the file set: the size it is created with (drawn once, as
+/// Filebench's). Where its bytes are is the file system's.
 #[derive(Clone, Debug, Default)]
 struct File {
-    exists: bool,
-    /// Size the entry is created with (drawn once, as Filebench's).
     nominal: u64,
-    size: u64,
-    extents: Vec<(u64, u64)>,
-}
-
-impl File {
-    fn blocks(&self) -> u64 {
-        self.extents.iter().map(|e| e.1).sum()
-    }
-    fn last_block(&self) -> Option<u64> {
-        self.extents.last().map(|&(s, n)| s + n - 1)
-    }
 }
 
 /// A step of a thread's flow, expanded into calls as it runs.
@@ -220,61 +203,60 @@ pub struct FileStats {
     pub skipped: u64,
     pub metadata_writes: u64,
     pub prealloc_calls: u64,
+    /// Direct calls of the file system (journal commits, log writes).
+    pub fs_calls: u64,
 }
 
 /// A file-level Filebench personality as a closed-loop source of
-/// application calls (each tagged with its file's inode number).
+/// application calls (each tagged with its file's inode number), on a
+/// file system.
 pub struct FileBench {
     p: FileParams,
     rng: SimRng,
     files: Vec<File>,
+    fs: AnyFs,
     existing: Vec<u64>,
     free_entries: Vec<u64>,
     /// Position of each entry in `existing` or `free_entries`.
     slot: Vec<usize>,
-    /// Free data blocks: start -> length.
-    free: BTreeMap<u64, u64>,
-    cursor: u64,
-    data_start: u64,
-    data_blocks: u64,
-    inode_start: u64,
-    dir_start: u64,
-    bitmap_start: u64,
+    /// The file system's first block on the device.
+    base: u64,
     log: u64,
     threads: Vec<Thread>,
     next_thread: usize,
     /// Pre-allocation calls, then the flows'.
     pre: VecDeque<HostRequest>,
+    /// The file system's thread's calls (its background work).
+    daemon: VecDeque<HostRequest>,
+    now: SimTime,
     issued: u64,
+    calls: Vec<FsCall>,
     pub stats: FileStats,
 }
 
 impl FileBench {
+    /// The personality `cfg` on the file system `fs` made (mkfs) on the
+    /// device's `logical_bytes` after `personality.offset`.
     pub fn new(
         cfg: &PersonalityConfig,
+        fs: &FsConfig,
         logical_bytes: u64,
         seed: u64,
     ) -> Result<FileBench, ConfigError> {
         let p = FileParams::from_config(cfg)?;
         let mut rng = SimRng::from_seed_label(cfg.seed.unwrap_or(seed), "filebench");
         let entries = p.files + u64::from(p.kind == PersonalityKind::Webserver);
-        let inode_blocks = entries.div_ceil(INODES_PER_BLOCK);
-        let dir_blocks = entries.div_ceil(DIRENTS_PER_BLOCK);
         let dev_blocks = logical_bytes.saturating_sub(p.offset) / BLOCK;
-        let bitmap_blocks = dev_blocks.div_ceil(BITS_PER_BLOCK);
-        let meta = inode_blocks + dir_blocks + bitmap_blocks;
-        let start = p.offset / BLOCK;
         let gamma = Gamma::new(GAMMA_SHAPE, p.mean_size as f64 / GAMMA_SHAPE)
             .map_err(|e| invalid("personality.file_size", e.to_string()))?;
         let mut files: Vec<File> = (0..entries)
             .map(|_| File {
                 nominal: (gamma.sample(&mut rng).round() as u64).max(1),
-                ..Default::default()
             })
             .collect();
         let log = p.files;
         if p.kind == PersonalityKind::Webserver {
-            // The log file set: one entry, created empty... grown by appends.
+            // The log file set: one entry, created empty, grown by appends.
             files[log as usize].nominal = 0;
         }
         let existing_n = p.files * p.prealloc as u64 / 100;
@@ -282,37 +264,39 @@ impl FileBench {
         let need: u64 = files[..existing_n as usize]
             .iter()
             .map(|f| f.nominal.div_ceil(BLOCK))
-            .sum::<u64>()
-            + meta;
-        if dev_blocks <= meta || need.saturating_mul(2) > dev_blocks {
+            .sum::<u64>();
+        if need.saturating_mul(2) > dev_blocks {
             return Err(invalid(
                 "personality.files",
                 format!(
-                    "the file set ({} files of mean {} bytes, {}% pre-allocated: {} blocks with metadata) needs twice that room on the device ({} blocks after the offset)",
+                    "the file set ({} files of mean {} bytes, {}% pre-allocated: {} blocks) needs twice that room on the device ({} blocks after the offset)",
                     p.files, p.mean_size, p.prealloc, need, dev_blocks
                 ),
             ));
         }
-        let data_start = start + meta;
-        let data_blocks = dev_blocks - meta;
+        // Filebench's `meandirwidth`: varmail keeps its files in one
+        // directory, fileserver and webserver in directories of 20.
+        let dirwidth = match p.kind {
+            PersonalityKind::Varmail => 1_000_000,
+            _ => 20,
+        };
+        let fsys = fs.build(dev_blocks, entries, dirwidth)?;
         let mut fb = FileBench {
             rng,
             files,
+            fs: fsys,
             existing: Vec::new(),
             free_entries: Vec::new(),
             slot: vec![0; entries as usize],
-            free: BTreeMap::from([(data_start, data_blocks)]),
-            cursor: data_start,
-            data_start,
-            data_blocks,
-            inode_start: start,
-            dir_start: start + inode_blocks,
-            bitmap_start: start + inode_blocks + dir_blocks,
+            base: p.offset / BLOCK,
             log,
             threads: vec![Thread::default(); p.threads as usize],
             next_thread: 0,
             pre: VecDeque::new(),
+            daemon: VecDeque::new(),
+            now: SimTime::ZERO,
             issued: 0,
+            calls: Vec::new(),
             stats: FileStats::default(),
             p,
         };
@@ -325,12 +309,17 @@ impl FileBench {
         // apart as `prealloc_calls`).
         let mut pre = VecDeque::new();
         for f in 0..existing_n {
-            fb.create(f, &mut pre, 0);
+            if !fb.create(f, &mut pre, 0) {
+                return Err(invalid(
+                    "personality.files",
+                    "the file set does not fit the file system",
+                ));
+            }
             let n = fb.files[f as usize].nominal;
             fb.write_at_end(f, n, &mut pre, 0);
         }
-        if fb.p.kind == PersonalityKind::Webserver {
-            fb.files[log as usize].exists = true;
+        if fb.p.kind == PersonalityKind::Webserver && !fb.create_quiet(log, &mut pre) {
+            return Err(invalid("personality.files", "no room for the log file"));
         }
         fb.stats.prealloc_calls = pre.len() as u64;
         fb.pre = pre;
@@ -341,35 +330,81 @@ impl FileBench {
         &self.p
     }
 
+    /// The file system.
+    pub fn fs(&self) -> &AnyFs {
+        &self.fs
+    }
+
     fn ino(f: u64) -> u32 {
         (f + 1) as u32
     }
 
-    fn call(op: IoOp, block: u64, bytes: u64, stream: u32, ino: u32) -> HostRequest {
-        HostRequest {
-            arrival: SimTime::ZERO,
-            op,
-            lba: block * (BLOCK / SECTOR),
-            sectors: bytes.div_ceil(SECTOR) as u32,
-            stream,
-            tag: ino,
+    /// The file system's calls of this operation (in `self.calls`) as
+    /// requests of `stream` for file `f`.
+    fn emit(&mut self, f: u64, out: &mut VecDeque<HostRequest>, stream: u32) {
+        let base = self.base;
+        for c in self.calls.drain(..) {
+            let r = match c {
+                FsCall::Data { op, at, bytes } => HostRequest {
+                    arrival: SimTime::ZERO,
+                    op,
+                    lba: base * (BLOCK / SECTOR) + at / SECTOR,
+                    sectors: (bytes / SECTOR) as u32,
+                    stream,
+                    tag: Self::ino(f),
+                },
+                FsCall::Meta { block } => {
+                    self.stats.metadata_writes += 1;
+                    HostRequest {
+                        arrival: SimTime::ZERO,
+                        op: IoOp::Write,
+                        lba: (base + block) * (BLOCK / SECTOR),
+                        sectors: (BLOCK / SECTOR) as u32,
+                        stream,
+                        tag: METADATA_INO,
+                    }
+                }
+                FsCall::Direct { op, block, blocks } => {
+                    self.stats.fs_calls += 1;
+                    HostRequest {
+                        arrival: SimTime::ZERO,
+                        op,
+                        lba: (base + block) * (BLOCK / SECTOR),
+                        sectors: blocks * (BLOCK / SECTOR) as u32,
+                        stream,
+                        tag: FS_INO,
+                    }
+                }
+                FsCall::Flush => {
+                    self.stats.fs_calls += 1;
+                    HostRequest {
+                        arrival: SimTime::ZERO,
+                        op: IoOp::Flush,
+                        lba: 0,
+                        sectors: 0,
+                        stream,
+                        tag: FS_INO,
+                    }
+                }
+            };
+            out.push_back(r);
         }
     }
 
-    /// Dirty a metadata block (a 4 KiB write on the metadata inode).
-    fn meta(&mut self, block: u64, out: &mut VecDeque<HostRequest>, stream: u32) {
-        self.stats.metadata_writes += 1;
-        out.push_back(Self::call(IoOp::Write, block, BLOCK, stream, METADATA_INO));
-    }
-    fn meta_inode(&mut self, f: u64, out: &mut VecDeque<HostRequest>, stream: u32) {
-        self.meta(self.inode_start + f / INODES_PER_BLOCK, out, stream);
-    }
-    fn meta_bitmap(&mut self, block: u64, out: &mut VecDeque<HostRequest>, stream: u32) {
-        let b = (block - self.data_start) / BITS_PER_BLOCK;
-        self.meta(self.bitmap_start + b, out, stream);
+    fn create_quiet(&mut self, f: u64, out: &mut VecDeque<HostRequest>) -> bool {
+        let now = self.now;
+        let ok = self.fs.create(f as u32, now, &mut self.calls).is_ok();
+        self.emit(f, out, 0);
+        ok
     }
 
-    fn create(&mut self, f: u64, out: &mut VecDeque<HostRequest>, stream: u32) {
+    fn create(&mut self, f: u64, out: &mut VecDeque<HostRequest>, stream: u32) -> bool {
+        let now = self.now;
+        if self.fs.create(f as u32, now, &mut self.calls).is_err() {
+            self.calls.clear();
+            return false;
+        }
+        self.emit(f, out, stream);
         // Entry f moves from free to existing.
         let i = self.slot[f as usize];
         self.free_entries.swap_remove(i);
@@ -378,11 +413,7 @@ impl FileBench {
         }
         self.slot[f as usize] = self.existing.len();
         self.existing.push(f);
-        let file = &mut self.files[f as usize];
-        file.exists = true;
-        file.size = 0;
-        self.meta_inode(f, out, stream);
-        self.meta(self.dir_start + f / DIRENTS_PER_BLOCK, out, stream);
+        true
     }
 
     fn delete(&mut self, f: u64, out: &mut VecDeque<HostRequest>, stream: u32) {
@@ -393,153 +424,47 @@ impl FileBench {
         }
         self.slot[f as usize] = self.free_entries.len();
         self.free_entries.push(f);
-        let extents = std::mem::take(&mut self.files[f as usize].extents);
-        let file = &mut self.files[f as usize];
-        file.exists = false;
-        file.size = 0;
-        for (s, n) in extents {
-            self.free_run(s, n);
-            self.meta_bitmap(s, out, stream);
-        }
-        self.meta_inode(f, out, stream);
-        self.meta(self.dir_start + f / DIRENTS_PER_BLOCK, out, stream);
+        let now = self.now;
+        self.fs.unlink(f as u32, now, &mut self.calls);
+        self.emit(f, out, stream);
     }
 
-    fn free_run(&mut self, s: u64, n: u64) {
-        let (mut s, mut n) = (s, n);
-        if let Some((&ps, &pn)) = self.free.range(..s).next_back() {
-            if ps + pn == s {
-                self.free.remove(&ps);
-                s = ps;
-                n += pn;
-            }
-        }
-        if let Some(&nn) = self.free.get(&(s + n)) {
-            self.free.remove(&(s + n));
-            n += nn;
-        }
-        self.free.insert(s, n);
-    }
-
-    /// Take up to `want` blocks at `at` (which must start a free run or lie
-    /// in one).
-    fn take(&mut self, at: u64, want: u64) -> Option<(u64, u64)> {
-        let (&s, &n) = self.free.range(..=at).next_back()?;
-        if at >= s + n {
-            return None;
-        }
-        let got = want.min(s + n - at);
-        self.free.remove(&s);
-        if at > s {
-            self.free.insert(s, at - s);
-        }
-        if at + got < s + n {
-            self.free.insert(at + got, s + n - at - got);
-        }
-        Some((at, got))
-    }
-
-    /// Allocate `want` blocks for file `f`: after its last block if free
-    /// (the goal), else from the next-fit cursor. None if the device is full.
-    fn alloc(
-        &mut self,
-        f: u64,
-        mut want: u64,
-        out: &mut VecDeque<HostRequest>,
-        stream: u32,
-    ) -> bool {
-        while want > 0 {
-            let goal = self.files[f as usize].last_block().map(|b| b + 1);
-            let run = goal.and_then(|g| self.take(g, want)).or_else(|| {
-                let s = self
-                    .free
-                    .range(self.cursor..)
-                    .next()
-                    .or_else(|| self.free.iter().next())
-                    .map(|(&s, _)| s)?;
-                self.take(s, want)
-            });
-            let Some((s, n)) = run else {
-                return false;
-            };
-            self.cursor = s + n;
-            let ext = &mut self.files[f as usize].extents;
-            match ext.last_mut() {
-                Some(e) if e.0 + e.1 == s => e.1 += n,
-                _ => ext.push((s, n)),
-            }
-            self.meta_bitmap(s, out, stream);
-            want -= n;
-        }
-        true
-    }
-
-    /// The device runs of file `f`'s bytes [from, from + len), in order.
-    fn runs(&self, f: u64, from: u64, len: u64) -> Vec<(u64, u64)> {
-        let mut v = Vec::new();
-        let (mut off, end) = (from, from + len);
-        let mut base = 0;
-        for &(s, n) in &self.files[f as usize].extents {
-            let (lo, hi) = (base * BLOCK, (base + n) * BLOCK);
-            if off < hi && off < end {
-                let a = off.max(lo);
-                let b = end.min(hi);
-                v.push((s * BLOCK + (a - lo), b - a));
-                off = b;
-            }
-            base += n;
-        }
-        v
-    }
-
-    /// Write `bytes` at the end of file `f`, in calls of at most `iosize`
-    /// that do not cross an extent.
+    /// Write `bytes` at the end of file `f`, in application calls of at
+    /// most `iosize`.
     fn write_at_end(&mut self, f: u64, bytes: u64, out: &mut VecDeque<HostRequest>, stream: u32) {
-        if bytes == 0 {
-            return;
-        }
-        let size = self.files[f as usize].size;
-        let need = (size + bytes)
-            .div_ceil(BLOCK)
-            .saturating_sub(self.files[f as usize].blocks());
-        if !self.alloc(f, need, out, stream) {
-            self.stats.skipped += 1;
-            return;
-        }
-        self.files[f as usize].size = size + bytes;
-        self.meta_inode(f, out, stream);
-        self.move_bytes(IoOp::Write, f, size, bytes, out, stream);
-    }
-
-    fn move_bytes(
-        &mut self,
-        op: IoOp,
-        f: u64,
-        from: u64,
-        bytes: u64,
-        out: &mut VecDeque<HostRequest>,
-        stream: u32,
-    ) {
-        let mut off = from;
-        let end = from + bytes;
+        let mut off = self.fs.size(f as u32);
+        let end = off + bytes;
         while off < end {
             let n = (end - off).min(self.p.iosize);
-            for (at, len) in self.runs(f, off, n) {
-                // Sector-aligned calls covering the bytes (the cache reads
-                // and writes whole pages).
-                let lo = at / SECTOR * SECTOR;
-                let hi = (at + len).div_ceil(SECTOR) * SECTOR;
-                out.push_back(HostRequest {
-                    arrival: SimTime::ZERO,
-                    op,
-                    lba: lo / SECTOR,
-                    sectors: ((hi - lo) / SECTOR) as u32,
-                    stream,
-                    tag: Self::ino(f),
-                });
+            let now = self.now;
+            if self
+                .fs
+                .write(f as u32, off, n, now, &mut self.calls)
+                .is_err()
+            {
+                self.calls.clear();
+                self.stats.skipped += 1;
+                return;
             }
+            self.emit(f, out, stream);
             off += n;
         }
+    }
+
+    fn read_whole(&mut self, f: u64, out: &mut VecDeque<HostRequest>, stream: u32) {
+        let size = self.fs.size(f as u32);
+        let mut off = 0;
+        while off < size {
+            let n = (size - off).min(self.p.iosize);
+            let now = self.now;
+            self.fs.read(f as u32, off, n, now, &mut self.calls);
+            self.emit(f, out, stream);
+            off += n;
+        }
+    }
+
+    fn exists(&self, f: u64) -> bool {
+        self.fs.exists(f as u32)
     }
 
     fn pick(&mut self, existing: bool) -> Option<u64> {
@@ -575,6 +500,7 @@ impl FileBench {
                 (s, 22)
             }
         };
+        let open = self.threads[t].fd.filter(|&f| self.exists(f));
         match step {
             Step::Delete => match self.pick(true) {
                 Some(f) => {
@@ -584,23 +510,26 @@ impl FileBench {
                 None => self.stats.skipped += 1,
             },
             Step::Create => match self.pick(false) {
-                Some(f) => {
+                Some(f) if self.create(f, &mut out, stream) => {
                     self.stats.creates += 1;
-                    self.create(f, &mut out, stream);
                     self.threads[t].fd = Some(f);
                 }
-                None => {
+                _ => {
                     self.stats.skipped += 1;
                     self.threads[t].fd = None;
                 }
             },
-            Step::Open => self.threads[t].fd = self.pick(true),
+            Step::Open => {
+                self.threads[t].fd = self.pick(true);
+                if let Some(f) = self.threads[t].fd {
+                    let now = self.now;
+                    self.fs.stat(f as u32, now, &mut self.calls);
+                    self.emit(f, &mut out, stream);
+                }
+            }
             Step::OpenLog => self.threads[t].fd = Some(self.log),
             Step::Append => {
-                if let Some(f) = self.threads[t]
-                    .fd
-                    .filter(|&f| self.files[f as usize].exists)
-                {
+                if let Some(f) = open {
                     let n = self.rng.gen_range(0..self.p.append);
                     if n > 0 {
                         self.stats.appends += 1;
@@ -614,10 +543,7 @@ impl FileBench {
                 }
             }
             Step::WriteWhole => {
-                if let Some(f) = self.threads[t]
-                    .fd
-                    .filter(|&f| self.files[f as usize].exists)
-                {
+                if let Some(f) = open {
                     self.stats.whole_writes += 1;
                     let n = self.files[f as usize].nominal;
                     self.write_at_end(f, n, &mut out, stream);
@@ -626,22 +552,15 @@ impl FileBench {
                 }
             }
             Step::ReadWhole => {
-                if let Some(f) = self.threads[t]
-                    .fd
-                    .filter(|&f| self.files[f as usize].exists)
-                {
+                if let Some(f) = open {
                     self.stats.whole_reads += 1;
-                    let n = self.files[f as usize].size;
-                    self.move_bytes(IoOp::Read, f, 0, n, &mut out, stream);
+                    self.read_whole(f, &mut out, stream);
                 } else {
                     self.stats.skipped += 1;
                 }
             }
             Step::Fsync => {
-                if let Some(f) = self.threads[t]
-                    .fd
-                    .filter(|&f| self.files[f as usize].exists)
-                {
+                if let Some(f) = open {
                     self.stats.fsyncs += 1;
                     out.push_back(HostRequest {
                         arrival: SimTime::ZERO,
@@ -655,67 +574,56 @@ impl FileBench {
                     self.stats.skipped += 1;
                 }
             }
-            Step::Stat => self.stats.stats += 1,
+            Step::Stat => {
+                self.stats.stats += 1;
+                if let Some(f) = self.pick(true) {
+                    let now = self.now;
+                    self.fs.stat(f as u32, now, &mut self.calls);
+                    self.emit(f, &mut out, stream);
+                }
+            }
         }
         let th = &mut self.threads[t];
         th.pc = (th.pc + 1) % len;
         th.pending = out;
     }
 
-    /// Blocks of the data area in use.
+    /// Blocks of the file system in use.
     pub fn used_blocks(&self) -> u64 {
-        self.data_blocks - self.free.values().sum::<u64>()
+        self.fs.stats().used_blocks
     }
-    /// Every existing file's extents are disjoint, inside the data area,
-    /// and cover its size; free runs do not overlap them.
+    /// The file system's consistency check (fsck).
     pub fn check(&self) -> Result<(), String> {
-        let mut owned: Vec<(u64, u64)> = Vec::new();
-        for (i, f) in self.files.iter().enumerate() {
-            if !f.exists && !f.extents.is_empty() {
-                return Err(format!("deleted file {i} keeps extents"));
-            }
-            if f.blocks() * BLOCK < f.size {
-                return Err(format!(
-                    "file {i}: {} bytes in {} blocks",
-                    f.size,
-                    f.blocks()
-                ));
-            }
-            owned.extend(f.extents.iter().copied());
-        }
-        owned.extend(self.free.iter().map(|(&s, &n)| (s, n)));
-        owned.sort();
-        let mut end = self.data_start;
-        for (s, n) in owned {
-            if s < end {
-                return Err(format!("run at block {s} overlaps the previous one"));
-            }
-            end = s + n;
-        }
-        if end > self.data_start + self.data_blocks {
-            return Err("a run beyond the data area".into());
-        }
-        Ok(())
+        self.fs.check()
+    }
+
+    /// The file system's thread's stream.
+    fn daemon_stream(&self) -> u32 {
+        self.p.threads
     }
 }
 
 impl RequestSource for FileBench {
     fn timing(&self) -> Timing {
+        // The file system's thread, if it has background work, is one more.
         Timing::ClosedLoop {
-            depth: self.p.threads,
+            depth: self.p.threads + u32::from(self.fs.next_tick().is_some()),
         }
     }
     fn next_request(&mut self) -> Option<Result<HostRequest, SourceError>> {
         if let Some(r) = self.pre.pop_front() {
             return Some(Ok(r));
         }
-        // Metadata calls are not application calls: they do not count
-        // against `calls`.
+        if let Some(r) = self.daemon.pop_front() {
+            return Some(Ok(r));
+        }
+        // Metadata and file-system calls are not application calls: they
+        // do not count against `calls`.
         let mut quiet = 0u32;
         loop {
             let t = self.next_thread;
             if let Some(r) = self.threads[t].pending.pop_front() {
-                if r.tag != METADATA_INO {
+                if r.tag != METADATA_INO && r.tag != FS_INO {
                     if self.issued >= self.p.calls {
                         self.threads[t].pending.push_front(r);
                         return None;
@@ -756,14 +664,91 @@ impl RequestSource for FileBench {
             ("filebench_flowops_skipped".into(), s.skipped),
             ("filebench_metadata_writes".into(), s.metadata_writes),
             ("filebench_prealloc_calls".into(), s.prealloc_calls),
+            ("filebench_fs_calls".into(), s.fs_calls),
         ]
+    }
+    fn clock(&mut self, now: SimTime) {
+        self.now = now;
+        if self.fs.next_tick().is_some_and(|t| t <= now) {
+            self.fs.tick(now, &mut self.calls);
+            let mut out = VecDeque::new();
+            let stream = self.daemon_stream();
+            // The calls are the file system's, on no file.
+            let base = self.base;
+            for c in self.calls.drain(..) {
+                let r = match c {
+                    FsCall::Direct { op, block, blocks } => HostRequest {
+                        arrival: SimTime::ZERO,
+                        op,
+                        lba: (base + block) * (BLOCK / SECTOR),
+                        sectors: blocks * (BLOCK / SECTOR) as u32,
+                        stream,
+                        tag: FS_INO,
+                    },
+                    FsCall::Flush => HostRequest {
+                        arrival: SimTime::ZERO,
+                        op: IoOp::Flush,
+                        lba: 0,
+                        sectors: 0,
+                        stream,
+                        tag: FS_INO,
+                    },
+                    FsCall::Meta { block } => HostRequest {
+                        arrival: SimTime::ZERO,
+                        op: IoOp::Write,
+                        lba: (base + block) * (BLOCK / SECTOR),
+                        sectors: (BLOCK / SECTOR) as u32,
+                        stream,
+                        tag: METADATA_INO,
+                    },
+                    FsCall::Data { .. } => unreachable!("background work moves no file data here"),
+                };
+                self.stats.fs_calls += u64::from(r.tag == FS_INO);
+                out.push_back(r);
+            }
+            self.daemon.extend(out);
+        }
+    }
+    fn fsync_io(&mut self, ino: u32, now: SimTime) -> FsyncIo {
+        if ino == 0 || ino > self.files.len() as u32 {
+            return FsyncIo::default();
+        }
+        let pages = BLOCK / crate::pagecache::PAGE;
+        let base = self.base * pages;
+        let mut io = self.fs.fsync(ino - 1, now);
+        for f in &mut io.ordered {
+            *f = Self::ino(*f as u64);
+        }
+        for b in &mut io.metadata {
+            *b = base + *b * pages;
+        }
+        for r in &mut io.direct {
+            r.0 = base + r.0 * pages;
+            r.1 *= pages as u32;
+        }
+        io
+    }
+    fn report_sections(&self, _end: SimTime) -> Vec<(String, serde_json::Value)> {
+        vec![(
+            "file_system".into(),
+            serde_json::to_value(self.fs.stats()).unwrap_or_default(),
+        )]
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fs::FsKind;
     use crate::personality::PersonalityLevel;
+    use std::collections::BTreeMap;
+
+    fn fsc(kind: FsKind) -> FsConfig {
+        FsConfig {
+            kind,
+            ..FsConfig::default()
+        }
+    }
 
     const CAP: u64 = 8 << 30;
 
@@ -787,7 +772,13 @@ mod tests {
     /// the gamma's mean, and the extents never overlap.
     #[test]
     fn the_file_set_is_filebenchs() {
-        let mut fb = FileBench::new(&cfg(PersonalityKind::Fileserver, 0), CAP, 1).unwrap();
+        let mut fb = FileBench::new(
+            &cfg(PersonalityKind::Fileserver, 0),
+            &fsc(FsKind::Raw),
+            CAP,
+            1,
+        )
+        .unwrap();
         assert_eq!(fb.existing.len(), 8_000);
         let mean = fb.files.iter().map(|f| f.nominal as f64).sum::<f64>() / 10_000.0;
         assert!(
@@ -800,7 +791,7 @@ mod tests {
             .filter(|r| r.tag != METADATA_INO)
             .map(|r| r.bytes())
             .sum();
-        let sizes: u64 = fb.existing.iter().map(|&f| fb.files[f as usize].size).sum();
+        let sizes: u64 = fb.existing.iter().map(|&f| fb.fs.size(f as u32)).sum();
         assert!(
             data >= sizes && data < sizes + 8_000 * 512,
             "{data} bytes for {sizes}"
@@ -808,10 +799,7 @@ mod tests {
         fb.check().unwrap();
         // Pre-allocated files are written from one allocation cursor: each
         // is one extent.
-        assert!(fb
-            .existing
-            .iter()
-            .all(|&f| fb.files[f as usize].extents.len() == 1));
+        assert_eq!(fb.fs.stats().extents, 8_000);
     }
 
     /// Varmail's flow, counted over many loops: per loop one delete, one
@@ -819,7 +807,13 @@ mod tests {
     /// whole-file reads; every fsync names the file just appended.
     #[test]
     fn varmail_runs_filebenchs_flowops() {
-        let mut fb = FileBench::new(&cfg(PersonalityKind::Varmail, 20_000), CAP, 3).unwrap();
+        let mut fb = FileBench::new(
+            &cfg(PersonalityKind::Varmail, 20_000),
+            &fsc(FsKind::Ext2),
+            CAP,
+            3,
+        )
+        .unwrap();
         let calls = drain(&mut fb);
         let s = &fb.stats;
         assert!(
@@ -855,8 +849,22 @@ mod tests {
 
     #[test]
     fn same_seed_same_calls_and_oltp_is_refused() {
-        let a = drain(&mut FileBench::new(&cfg(PersonalityKind::Webserver, 3000), CAP, 9).unwrap());
-        let mut fb = FileBench::new(&cfg(PersonalityKind::Webserver, 3000), CAP, 9).unwrap();
+        let a = drain(
+            &mut FileBench::new(
+                &cfg(PersonalityKind::Webserver, 3000),
+                &fsc(FsKind::Ext4),
+                CAP,
+                9,
+            )
+            .unwrap(),
+        );
+        let mut fb = FileBench::new(
+            &cfg(PersonalityKind::Webserver, 3000),
+            &fsc(FsKind::Ext4),
+            CAP,
+            9,
+        )
+        .unwrap();
         let b = drain(&mut fb);
         assert_eq!(a, b);
         // Ten whole-file reads per log append.
@@ -865,13 +873,69 @@ mod tests {
             s.appends > 0 && s.whole_reads.abs_diff(10 * s.appends) <= 10 * 100 + 16,
             "{s:?}"
         );
-        let e = FileBench::new(&cfg(PersonalityKind::Oltp, 10), CAP, 1)
-            .err()
-            .unwrap();
+        let e = FileBench::new(
+            &cfg(PersonalityKind::Oltp, 10),
+            &FsConfig::default(),
+            CAP,
+            1,
+        )
+        .err()
+        .unwrap();
         assert!(e.to_string().contains("personality.level"), "{e}");
-        let e = FileBench::new(&cfg(PersonalityKind::Fileserver, 10), 1 << 30, 1)
-            .err()
-            .unwrap();
+        let e = FileBench::new(
+            &cfg(PersonalityKind::Fileserver, 10),
+            &FsConfig::default(),
+            1 << 30,
+            1,
+        )
+        .err()
+        .unwrap();
         assert!(e.to_string().contains("personality.files"), "{e}");
+    }
+
+    /// fsck after the flows of every personality on every modelled file
+    /// system: every allocated block reachable exactly once, and the
+    /// metadata, journal and data calls where the file system put them.
+    #[test]
+    fn every_file_system_stays_consistent_under_the_flows() {
+        for kind in FsKind::MODELLED {
+            for pk in [
+                PersonalityKind::Varmail,
+                PersonalityKind::Fileserver,
+                PersonalityKind::Webserver,
+            ] {
+                let mut c = cfg(pk, 6_000);
+                c.files = Some(400);
+                let mut fb = FileBench::new(&c, &fsc(kind), 1 << 30, 7).unwrap();
+                let mut n = 0;
+                while let Some(r) = fb.next_request() {
+                    let r = r.unwrap();
+                    n += 1;
+                    if n % 500 == 0 {
+                        fb.clock(SimTime(n * 20_000_000));
+                    }
+                    if r.op == IoOp::Flush && r.tag != FS_INO {
+                        let io = fb.fsync_io(r.tag, SimTime(n * 20_000_000));
+                        if kind.journaled() {
+                            assert!(io.barrier || io.direct.is_empty(), "{kind}: {io:?}");
+                        }
+                    }
+                }
+                fb.check().unwrap_or_else(|e| panic!("{kind} {pk:?}: {e}"));
+                let st = fb.fs.stats();
+                assert_eq!(st.kind, kind.name());
+                if kind == FsKind::Raw {
+                    assert_eq!(fb.stats.metadata_writes, 0);
+                } else {
+                    assert!(fb.stats.metadata_writes > 0, "{kind} {pk:?}");
+                }
+                if kind.journaled() && pk == PersonalityKind::Varmail {
+                    assert!(
+                        st.commits_fsync > 0 && st.journal_blocks_written > 0,
+                        "{st:?}"
+                    );
+                }
+            }
+        }
     }
 }

@@ -22,6 +22,7 @@ pub mod engine;
 pub mod error;
 pub mod filebench;
 pub mod flows;
+pub mod fs;
 pub mod ftl;
 pub mod hw;
 pub mod observer;

@@ -73,6 +73,10 @@ pub const FLUSHER_STREAM: u32 = u32::MAX;
 /// bitmaps): a write call on it dirties its pages without a copy and is not
 /// an application call (`page_cache.metadata_pages`).
 pub const METADATA_INO: u32 = u32::MAX - 1;
+/// A file system's own I/O (a journal commit, a log write, the cleaner): a
+/// read, write or flush call on it is submitted at once, bypassing the
+/// cache, and waited for by the calling thread; not an application call.
+pub const FS_INO: u32 = u32::MAX - 2;
 const NONE: u32 = u32::MAX;
 
 const UPTODATE: u8 = 1;
@@ -298,6 +302,9 @@ enum Stage {
     Throttle,
     SyncStart,
     SyncWait,
+    /// A file system's direct call ([`FS_INO`]): submitted, then done.
+    DirectStart,
+    DirectDone,
     TrimStart,
     TrimDrop,
     Complete,
@@ -335,6 +342,23 @@ struct Thread {
     /// The file of the current (or last) call: the inode an fsync of the
     /// thread's own writes back.
     ino: u32,
+    /// fsync: the file system was asked what it writes after the data, and
+    /// the steps of that left to do.
+    fs_asked: bool,
+    fs_steps: VecDeque<FsStep>,
+}
+
+/// A step of what a file system writes in an fsync after the file's data
+/// ([`RequestSource::fsync_io`]), each waited for before the next.
+#[derive(Debug)]
+enum FsStep {
+    /// Write another file's dirty data and wait for its writeback.
+    Ordered(u32),
+    /// Write these metadata pages if dirty.
+    Metadata(Vec<u64>),
+    /// Direct writes (page runs).
+    Direct(Vec<(u64, u32)>),
+    Flush,
 }
 
 /// Statistics of the page cache and of the application's calls.
@@ -357,6 +381,12 @@ struct Stats {
     dirty_max: u64,
     reclaim_waits: u64,
     metadata_pages: u64,
+    /// Pages written back of metadata, and a file system's direct pages
+    /// written and read and its flushes.
+    metadata_written: u64,
+    fs_written: u64,
+    fs_read: u64,
+    fs_flushes: u64,
     lat: [LatencyHist; 4],
     bytes_read: u64,
     bytes_written: u64,
@@ -703,7 +733,15 @@ impl<S: RequestSource> PageCache<S> {
             IoKind::Trim => (IoOp::Trim, lpn * SPP, n as u64 * SPP),
             IoKind::Flush => (IoOp::Flush, 0, 0),
         };
-        for k in 0..n as u64 {
+        match (kind, ino) {
+            (IoKind::Write, METADATA_INO) => self.stats.metadata_written += n as u64,
+            (IoKind::Write, FS_INO) => self.stats.fs_written += n as u64,
+            (IoKind::Read, FS_INO) => self.stats.fs_read += n as u64,
+            _ => {}
+        }
+        // A file system's direct I/O leaves the cache's pages alone.
+        let pages = if ino == FS_INO { 0 } else { n as u64 };
+        for k in 0..pages {
             if let Some(&i) = self.map.get(&(lpn + k)) {
                 match kind {
                     IoKind::Read => {
@@ -949,6 +987,7 @@ impl<S: RequestSource> PageCache<S> {
     /// turn in the source's rotation.
     fn fetch(&mut self) -> Result<bool, SourceError> {
         let mut got = false;
+        self.app.clock(self.now);
         let cap = self.depth.saturating_mul(4).saturating_add(64);
         while !self.app_done
             && (self.outstanding < self.depth
@@ -995,7 +1034,7 @@ impl<S: RequestSource> PageCache<S> {
     /// A write on a file (not the block device, not metadata): it holds the
     /// file's lock from its start to the end of its copy.
     fn locked_write(r: &HostRequest) -> bool {
-        r.op == IoOp::Write && r.tag != 0 && r.tag != METADATA_INO
+        r.op == IoOp::Write && r.tag != 0 && r.tag != METADATA_INO && r.tag != FS_INO
     }
 
     /// The file whose data device page `lpn` last held (0: none known).
@@ -1060,6 +1099,7 @@ impl<S: RequestSource> PageCache<S> {
                             th.started = self.now;
                             th.deferred.clear();
                             th.stage = match r.op {
+                                _ if r.tag == FS_INO => Stage::DirectStart,
                                 IoOp::Read => Stage::ReadStart,
                                 IoOp::Write => Stage::WriteStart,
                                 IoOp::Flush => Stage::SyncStart,
@@ -1250,6 +1290,8 @@ impl<S: RequestSource> PageCache<S> {
                 Stage::SyncStart => {
                     // fsync of the inode (a Flush call, fsync=N, end_fsync)
                     // or O_SYNC of the pages just written.
+                    self.threads[t].fs_asked = false;
+                    self.threads[t].fs_steps.clear();
                     let th = &self.threads[t];
                     let ino = th.ino;
                     let whole = th.own_fsync || th.op.is_none_or(|r| r.op == IoOp::Flush);
@@ -1301,6 +1343,41 @@ impl<S: RequestSource> PageCache<S> {
                 Stage::SyncWait => {
                     let deferred = std::mem::take(&mut self.threads[t].deferred);
                     if deferred.is_empty() {
+                        let th = &self.threads[t];
+                        let whole = th.own_fsync || th.op.is_none_or(|r| r.op == IoOp::Flush);
+                        if whole && !th.fs_asked {
+                            // The file's data is written: what the file
+                            // system writes before the flush.
+                            let ino = th.ino;
+                            self.threads[t].fs_asked = true;
+                            let io = self.app.fsync_io(ino, self.now);
+                            let steps = &mut self.threads[t].fs_steps;
+                            steps.extend(io.ordered.into_iter().map(FsStep::Ordered));
+                            if !io.metadata.is_empty() {
+                                steps.push_back(FsStep::Metadata(io.metadata));
+                            }
+                            let mut direct = io.direct;
+                            if io.barrier && !direct.is_empty() {
+                                // The commit block after a flush.
+                                let last = direct.last_mut().unwrap();
+                                let cb = (last.0 + last.1 as u64 - 1, 1);
+                                last.1 -= 1;
+                                if last.1 == 0 {
+                                    direct.pop();
+                                }
+                                if !direct.is_empty() {
+                                    steps.push_back(FsStep::Direct(direct));
+                                }
+                                steps.push_back(FsStep::Flush);
+                                steps.push_back(FsStep::Direct(vec![cb]));
+                            } else if !direct.is_empty() {
+                                steps.push_back(FsStep::Direct(direct));
+                            }
+                        }
+                        if let Some(step) = self.threads[t].fs_steps.pop_front() {
+                            self.fs_step(t, step);
+                            continue;
+                        }
                         let ino = self.threads[t].ino;
                         self.submit(t, IoKind::Flush, ino, 0, 0, Some(t));
                         self.stats.flushes += 1;
@@ -1326,6 +1403,28 @@ impl<S: RequestSource> PageCache<S> {
                     let ino = self.threads[t].ino;
                     self.write_runs(t, ino, &now_w, reason, Some(t));
                     self.threads[t].deferred = again;
+                }
+                Stage::DirectStart => {
+                    let r = self.threads[t].op.unwrap();
+                    let (lo, hi) = Self::span(&r);
+                    let kind = match r.op {
+                        IoOp::Read => IoKind::Read,
+                        IoOp::Write => IoKind::Write,
+                        IoOp::Trim => IoKind::Trim,
+                        IoOp::Flush => {
+                            self.stats.fs_flushes += 1;
+                            IoKind::Flush
+                        }
+                    };
+                    self.submit(t, kind, FS_INO, lo, (hi - lo) as u32, Some(t));
+                    self.threads[t].stage = Stage::DirectDone;
+                }
+                Stage::DirectDone => {
+                    // Not an application call: no latency recorded.
+                    self.outstanding -= 1;
+                    let th = &mut self.threads[t];
+                    th.op = None;
+                    th.stage = Stage::Idle;
                 }
                 Stage::TrimStart => {
                     let r = self.threads[t].op.unwrap();
@@ -1412,6 +1511,73 @@ impl<S: RequestSource> PageCache<S> {
                     }
                 }
                 Stage::Done => return,
+            }
+        }
+    }
+
+    /// Submit a step of an fsync's file-system writes; the thread waits
+    /// for it.
+    fn fs_step(&mut self, t: usize, step: FsStep) {
+        match step {
+            FsStep::Ordered(ino) => {
+                let (now_w, busy): (Vec<u64>, Vec<u64>) = self
+                    .inodes
+                    .get(&ino)
+                    .map(|n| n.dirty.iter().copied().collect::<Vec<u64>>())
+                    .unwrap_or_default()
+                    .into_iter()
+                    .partition(|lpn| {
+                        self.map
+                            .get(lpn)
+                            .is_some_and(|&i| self.pages[i as usize].flags & WRITEBACK == 0)
+                    });
+                for lpn in busy {
+                    self.wait_page_io_write(t, lpn);
+                }
+                let mut n = 0;
+                for io in self.ios.values_mut() {
+                    if io.kind == IoKind::Write
+                        && io.ino == ino
+                        && !io.waiters.contains(&(t as u32))
+                    {
+                        io.waiters.push(t as u32);
+                        n += 1;
+                    }
+                }
+                self.threads[t].waits += n;
+                self.write_runs(t, ino, &now_w, WB_FSYNC, Some(t));
+            }
+            FsStep::Metadata(mut lpns) => {
+                lpns.sort_unstable();
+                lpns.dedup();
+                let mut now_w = Vec::new();
+                for lpn in lpns {
+                    if let Some(&i) = self.map.get(&lpn) {
+                        let f = self.pages[i as usize].flags;
+                        if f & DIRTY != 0 && f & WRITEBACK == 0 {
+                            now_w.push(lpn);
+                        } else if f & WRITEBACK != 0 {
+                            self.wait_page_io_write(t, lpn);
+                        }
+                    }
+                }
+                self.write_runs(t, METADATA_INO, &now_w, WB_FSYNC, Some(t));
+            }
+            FsStep::Direct(runs) => {
+                for (lpn, n) in runs {
+                    // At most max_sectors_kb per request, as any submitter.
+                    let mut at = lpn;
+                    let end = lpn + n as u64;
+                    while at < end {
+                        let k = (end - at).min(self.max_req_pages);
+                        self.submit(t, IoKind::Write, FS_INO, at, k as u32, Some(t));
+                        at += k;
+                    }
+                }
+            }
+            FsStep::Flush => {
+                self.submit(t, IoKind::Flush, FS_INO, 0, 0, Some(t));
+                self.stats.flushes += 1;
             }
         }
     }
@@ -1661,6 +1827,10 @@ impl<S: RequestSource> PageCache<S> {
                     },
                     "reclaim_waits": s.reclaim_waits,
                     "metadata_pages_dirtied": s.metadata_pages,
+                    "metadata_pages_written": s.metadata_written,
+                    "fs_direct_pages_written": s.fs_written,
+                    "fs_direct_pages_read": s.fs_read,
+                    "fs_flushes": s.fs_flushes,
                     "dirty_at_end_bytes": self.nr_dirty() * PAGE,
                     "writeback_at_end_bytes": self.nr_wb * PAGE,
                 }),
@@ -1686,6 +1856,8 @@ impl Thread {
             writes: 0,
             ended: false,
             ino: 0,
+            fs_asked: false,
+            fs_steps: VecDeque::new(),
         }
     }
 }
@@ -1787,8 +1959,10 @@ impl<S: RequestSource> RequestSource for PageCache<S> {
     fn finished(&self) -> bool {
         self.app_finished() && self.outbox.iter().all(|q| q.is_empty())
     }
-    fn report_sections(&self, _end: SimTime) -> Vec<(String, serde_json::Value)> {
-        self.sections()
+    fn report_sections(&self, end: SimTime) -> Vec<(String, serde_json::Value)> {
+        let mut v = self.sections();
+        v.extend(self.app.report_sections(end));
+        v
     }
     fn ramp_over(&mut self, now: SimTime, _in_flight: u64) {
         // The cache's and the application's statistics start again; the

@@ -119,6 +119,16 @@ pub trait RequestSource {
     /// `number_ios`, `size`) counts from here, those requests included
     /// (they complete after the ramp and are counted then).
     fn ramp_over(&mut self, _now: SimTime, _in_flight: u64) {}
+    /// A closed-loop source run by the page cache is told the simulated
+    /// time before it is asked for calls (a file system's timers: a
+    /// journal's commit interval).
+    fn clock(&mut self, _now: SimTime) {}
+    /// What an fsync of file `ino` writes after the file's data is written
+    /// and before the device flush (a file system's journal commit), in the
+    /// device's 4 KiB pages and the source's inode numbers.
+    fn fsync_io(&mut self, _ino: u32, _now: SimTime) -> crate::fs::FsyncIo {
+        crate::fs::FsyncIo::default()
+    }
 }
 
 /// fio's `rw=`.

@@ -1,0 +1,517 @@
+//! File systems as layout models (`[fs]`, `--fs`): each turns file
+//! operations into block I/O with its own placement, metadata and journal or
+//! log traffic, behind one trait, [`FileSystem`].
+//!
+//! A file system here decides *where* and *how much* is written, not file
+//! contents: it keeps the structures that place blocks (bitmaps, inode
+//! tables, indirect blocks or extents, directories, the journal, the log's
+//! segments) and says, for every operation, which blocks the operation
+//! reads and writes and how. Its calls ([`FsCall`]) are of four kinds:
+//!
+//! * **data**: the application's bytes at their device place, buffered
+//!   through the page cache (written back by the flusher or an fsync);
+//! * **metadata**: a metadata block dirtied in the buffer cache (an inode
+//!   table block, a bitmap, a directory or indirect block), written back
+//!   later like any dirty page, at no cost to the calling thread;
+//! * **direct**: the file system's own synchronous I/O, submitted at once
+//!   and waited for (a journal commit, a log segment's summary, the
+//!   cleaner's reads and moves);
+//! * **flush**: a device cache flush (a journal commit's barrier).
+//!
+//! `fsync` is in two parts: the page cache writes the file's dirty data and
+//! waits for it, then asks the file system what else the fsync writes
+//! ([`FileSystem::fsync`]: metadata blocks to write back from the cache,
+//! other files whose data an ordered journal writes first, and direct
+//! writes such as a journal commit) before the device flush. Background work
+//! (a journal's commit interval, a log's checkpoints and cleaner) is
+//! [`FileSystem::tick`], run by the file system's own thread.
+//!
+//! **Placement happens when the application's call reaches the file
+//! system** (at `write()`), not at writeback: a delayed-allocation file
+//! system (ext4, XFS) is modelled by allocating each write's blocks in one
+//! multi-block request with its goal, and a log-structured one (NILFS2,
+//! F2FS) appends blocks to its log in the order the application wrote them.
+//! The page cache then writes the blocks back wherever they were placed.
+//!
+//! Models: `raw` (files as extents on the bare device: no metadata, the
+//! baseline of what a file system adds), `ext2`, `ext3`, `ext4`
+//! ([`ext`]). The kinds the `--fs` axis names but that are not modelled yet
+//! are refused by [`FsConfig::validate`].
+
+pub mod alloc;
+pub mod ext;
+pub mod raw;
+
+use crate::error::{invalid, ConfigError};
+use crate::units::{Dur, SimTime, Size};
+use crate::workload::IoOp;
+use serde::{Deserialize, Serialize};
+
+/// A file system block: 4 KiB, the page cache's page.
+pub const BLOCK: u64 = 4096;
+
+/// The file systems `--fs` names.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FsKind {
+    /// No file system: files are extents on the bare device, no metadata.
+    Raw,
+    Ext2,
+    Ext3,
+    #[default]
+    Ext4,
+    Xfs,
+    Reiserfs,
+    Nilfs2,
+    F2fs,
+}
+
+impl FsKind {
+    /// Every kind, in `--fs`'s order.
+    pub const ALL: [FsKind; 8] = [
+        FsKind::Ext2,
+        FsKind::Ext3,
+        FsKind::Ext4,
+        FsKind::Xfs,
+        FsKind::Reiserfs,
+        FsKind::Nilfs2,
+        FsKind::F2fs,
+        FsKind::Raw,
+    ];
+    /// The kinds with a model.
+    pub const MODELLED: [FsKind; 4] = [FsKind::Ext2, FsKind::Ext3, FsKind::Ext4, FsKind::Raw];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FsKind::Raw => "raw",
+            FsKind::Ext2 => "ext2",
+            FsKind::Ext3 => "ext3",
+            FsKind::Ext4 => "ext4",
+            FsKind::Xfs => "xfs",
+            FsKind::Reiserfs => "reiserfs",
+            FsKind::Nilfs2 => "nilfs2",
+            FsKind::F2fs => "f2fs",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<FsKind, String> {
+        FsKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown file system {s:?} (one of {})",
+                    FsKind::ALL.map(|k| k.name()).join(", ")
+                )
+            })
+    }
+
+    /// Does the kind keep a journal (ext3, ext4)?
+    pub fn journaled(self) -> bool {
+        matches!(self, FsKind::Ext3 | FsKind::Ext4)
+    }
+}
+
+impl std::fmt::Display for FsKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// ext3/ext4's `data=` mount option.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JournalMode {
+    /// `data=ordered` (the default): metadata journaled; a file's new data
+    /// is written before the commit that makes it reachable.
+    #[default]
+    Ordered,
+    /// `data=writeback`: metadata journaled, data unordered.
+    Writeback,
+    /// `data=journal`: data journaled too, then written in place.
+    Journal,
+}
+
+/// The file system of file-level workloads (`[fs]`): its kind and its
+/// mkfs and mount options, with their Linux names and defaults. A knob of
+/// another kind than `kind` is refused.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FsConfig {
+    pub kind: FsKind,
+    /// ext3/ext4 `data=` (default ordered).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub journal: Option<JournalMode>,
+    /// ext3/ext4 `commit=` (default 5 s): the journal's commit interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit_interval: Option<Dur>,
+    /// ext3/ext4 journal size (mke2fs `-J size=`); default mke2fs's, from
+    /// the file system's size (`ext2fs_default_journal_size`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub journal_size: Option<Size>,
+    /// mke2fs `-i` (bytes per inode, default 16384).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inode_ratio: Option<Size>,
+    /// Files per directory (Filebench's `dirwidth`); default the
+    /// personality's (varmail: one directory; fileserver, webserver: 20).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dirwidth: Option<u64>,
+}
+
+impl Default for FsConfig {
+    fn default() -> Self {
+        FsConfig {
+            kind: FsKind::Ext4,
+            journal: None,
+            commit_interval: None,
+            journal_size: None,
+            inode_ratio: None,
+            dirwidth: None,
+        }
+    }
+}
+
+impl FsConfig {
+    /// Refuse a kind without a model and knobs of another kind.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if !FsKind::MODELLED.contains(&self.kind) {
+            return Err(invalid(
+                "fs.kind",
+                format!(
+                    "{} is not modelled yet (modelled: {})",
+                    self.kind,
+                    FsKind::MODELLED.map(|k| k.name()).join(", ")
+                ),
+            ));
+        }
+        let ext = matches!(self.kind, FsKind::Ext2 | FsKind::Ext3 | FsKind::Ext4);
+        let knobs: [(&str, bool, bool); 4] = [
+            ("fs.journal", self.journal.is_some(), self.kind.journaled()),
+            (
+                "fs.commit_interval",
+                self.commit_interval.is_some(),
+                self.kind.journaled(),
+            ),
+            (
+                "fs.journal_size",
+                self.journal_size.is_some(),
+                self.kind.journaled(),
+            ),
+            ("fs.inode_ratio", self.inode_ratio.is_some(), ext),
+        ];
+        for (field, set, applies) in knobs {
+            if set && !applies {
+                return Err(invalid(
+                    field,
+                    format!("does not apply to {} (fs.kind)", self.kind),
+                ));
+            }
+        }
+        if let Some(c) = self.commit_interval {
+            if c.0 == 0 || c.0 > 300 * 1_000_000_000 {
+                return Err(invalid(
+                    "fs.commit_interval",
+                    "must be more than 0 and at most 300 s",
+                ));
+            }
+        }
+        if let Some(r) = self.inode_ratio {
+            if !(1024..=(64 << 20)).contains(&r.0) || !r.0.is_power_of_two() {
+                return Err(invalid(
+                    "fs.inode_ratio",
+                    "must be a power of two from 1 KiB to 64 MiB (mke2fs -i)",
+                ));
+            }
+        }
+        if let Some(j) = self.journal_size {
+            if j.0 < (1 << 20) || !j.0.is_multiple_of(BLOCK) {
+                return Err(invalid(
+                    "fs.journal_size",
+                    "at least 1 MiB, a multiple of 4 KiB (mke2fs's minimum is 1,024 blocks)",
+                ));
+            }
+        }
+        if self.dirwidth == Some(0) {
+            return Err(invalid("fs.dirwidth", "must be positive"));
+        }
+        Ok(())
+    }
+
+    /// Build the file system on `blocks` blocks of 4 KiB (mkfs), for a file
+    /// set of `files` entries in directories of `dirwidth` files.
+    pub fn build(&self, blocks: u64, files: u64, dirwidth: u64) -> Result<AnyFs, ConfigError> {
+        self.validate()?;
+        let dirwidth = self.dirwidth.unwrap_or(dirwidth).max(1);
+        Ok(match self.kind {
+            FsKind::Raw => AnyFs::Raw(raw::Raw::new(blocks, files)),
+            FsKind::Ext2 | FsKind::Ext3 | FsKind::Ext4 => {
+                AnyFs::Ext(Box::new(ext::Ext::new(self, blocks, files, dirwidth)?))
+            }
+            k => unreachable!("{k} refused by validate"),
+        })
+    }
+}
+
+/// One call a file system makes (blocks are the file system's, from 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FsCall {
+    /// The application's bytes `[at, at + bytes)` (device bytes), through
+    /// the page cache.
+    Data { op: IoOp, at: u64, bytes: u64 },
+    /// A metadata block dirtied in the buffer cache.
+    Meta { block: u64 },
+    /// The file system's own I/O of `blocks` blocks from `block`, submitted
+    /// at once and waited for.
+    Direct { op: IoOp, block: u64, blocks: u32 },
+    /// A device cache flush, waited for.
+    Flush,
+}
+
+/// What an fsync writes after the file's data is written and before the
+/// device flush.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FsyncIo {
+    /// Other files whose dirty data goes first (ext3's ordered mode: the
+    /// files with new blocks in the committing transaction), by index.
+    pub ordered: Vec<u32>,
+    /// Metadata blocks to write back from the buffer cache if dirty (ext2's
+    /// inode and indirect blocks of the file).
+    pub metadata: Vec<u64>,
+    /// Direct writes (a journal commit), as runs of (block, blocks).
+    pub direct: Vec<(u64, u32)>,
+    /// Flush the device cache before the direct writes' last block (a
+    /// journal commit block's barrier) as well as after.
+    pub barrier: bool,
+}
+
+/// The file system ran out of space: the operation is skipped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NoSpace;
+
+/// What a file system did, by kind of block (reported as `file_system`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FsStats {
+    pub kind: String,
+    /// Blocks the file system has, and the blocks in use now (data,
+    /// metadata, journal).
+    pub blocks: u64,
+    pub used_blocks: u64,
+    /// Data blocks allocated to files.
+    pub data_blocks_allocated: u64,
+    /// Metadata blocks dirtied (each dirtying once, even of a block already
+    /// dirty: the page cache writes a dirty block once).
+    pub metadata_dirtied: u64,
+    /// Blocks written to the journal or log by the file system itself
+    /// (descriptor, metadata copies, commit blocks).
+    pub journal_blocks_written: u64,
+    /// Journal commits (by fsync, by the commit interval).
+    pub commits_fsync: u64,
+    pub commits_timer: u64,
+    /// The journal wrapped around.
+    pub journal_wraps: u64,
+    /// Blocks the cleaner read and wrote (log-structured file systems).
+    pub cleaner_blocks_read: u64,
+    pub cleaner_blocks_written: u64,
+    /// Files' extents (fragments) now, and indirect or extent-tree blocks.
+    pub extents: u64,
+    pub index_blocks: u64,
+}
+
+/// A file system as a layout model (see the module docs). Files are the
+/// file set's entries `0..files`; every call is in the file system's
+/// blocks, from 0.
+pub trait FileSystem {
+    fn kind(&self) -> FsKind;
+    /// Blocks of 4 KiB the file system has.
+    fn blocks(&self) -> u64;
+    /// Create the empty file `f` in its directory.
+    fn create(&mut self, f: u32, now: SimTime, io: &mut Vec<FsCall>) -> Result<(), NoSpace>;
+    /// Remove file `f` and free its blocks.
+    fn unlink(&mut self, f: u32, now: SimTime, io: &mut Vec<FsCall>);
+    /// Write `len` bytes at byte `off` of `f` (extending it past its end).
+    fn write(
+        &mut self,
+        f: u32,
+        off: u64,
+        len: u64,
+        now: SimTime,
+        io: &mut Vec<FsCall>,
+    ) -> Result<(), NoSpace>;
+    /// Read `len` bytes at byte `off` of `f` (within its size).
+    fn read(&mut self, f: u32, off: u64, len: u64, now: SimTime, io: &mut Vec<FsCall>);
+    /// `stat`, `open`, `readdir`: metadata reads (served by the cache here
+    /// once read: the models keep metadata resident).
+    fn stat(&mut self, _f: u32, _now: SimTime, _io: &mut Vec<FsCall>) {}
+    /// What fsync(f) writes after f's data and before the device flush.
+    fn fsync(&mut self, f: u32, now: SimTime) -> FsyncIo;
+    /// Background work due at `now`: the calls of the file system's thread.
+    fn tick(&mut self, _now: SimTime, _io: &mut Vec<FsCall>) {}
+    /// When [`FileSystem::tick`] has work next.
+    fn next_tick(&self) -> Option<SimTime> {
+        None
+    }
+    /// The size of `f` in bytes (0 if it does not exist).
+    fn size(&self, f: u32) -> u64;
+    fn exists(&self, f: u32) -> bool;
+    /// fsck: every allocated block reachable from metadata exactly once,
+    /// every reachable block allocated, the counts consistent.
+    fn check(&self) -> Result<(), String>;
+    fn stats(&self) -> FsStats;
+}
+
+/// The modelled file systems, dispatched by enum (as `AnyFtl`).
+pub enum AnyFs {
+    Raw(raw::Raw),
+    Ext(Box<ext::Ext>),
+}
+
+macro_rules! any_fs {
+    ($self:ident, $fs:ident => $e:expr) => {
+        match $self {
+            AnyFs::Raw($fs) => $e,
+            AnyFs::Ext($fs) => $e,
+        }
+    };
+}
+
+impl FileSystem for AnyFs {
+    fn kind(&self) -> FsKind {
+        any_fs!(self, f => f.kind())
+    }
+    fn blocks(&self) -> u64 {
+        any_fs!(self, f => f.blocks())
+    }
+    fn create(&mut self, f: u32, now: SimTime, io: &mut Vec<FsCall>) -> Result<(), NoSpace> {
+        any_fs!(self, s => s.create(f, now, io))
+    }
+    fn unlink(&mut self, f: u32, now: SimTime, io: &mut Vec<FsCall>) {
+        any_fs!(self, s => s.unlink(f, now, io))
+    }
+    fn write(
+        &mut self,
+        f: u32,
+        off: u64,
+        len: u64,
+        now: SimTime,
+        io: &mut Vec<FsCall>,
+    ) -> Result<(), NoSpace> {
+        any_fs!(self, s => s.write(f, off, len, now, io))
+    }
+    fn read(&mut self, f: u32, off: u64, len: u64, now: SimTime, io: &mut Vec<FsCall>) {
+        any_fs!(self, s => s.read(f, off, len, now, io))
+    }
+    fn stat(&mut self, f: u32, now: SimTime, io: &mut Vec<FsCall>) {
+        any_fs!(self, s => s.stat(f, now, io))
+    }
+    fn fsync(&mut self, f: u32, now: SimTime) -> FsyncIo {
+        any_fs!(self, s => s.fsync(f, now))
+    }
+    fn tick(&mut self, now: SimTime, io: &mut Vec<FsCall>) {
+        any_fs!(self, s => s.tick(now, io))
+    }
+    fn next_tick(&self) -> Option<SimTime> {
+        any_fs!(self, s => s.next_tick())
+    }
+    fn size(&self, f: u32) -> u64 {
+        any_fs!(self, s => s.size(f))
+    }
+    fn exists(&self, f: u32) -> bool {
+        any_fs!(self, s => s.exists(f))
+    }
+    fn check(&self) -> Result<(), String> {
+        any_fs!(self, s => s.check())
+    }
+    fn stats(&self) -> FsStats {
+        any_fs!(self, s => s.stats())
+    }
+}
+
+/// Data calls for the file bytes `[off, off + len)` laid out in `extents`
+/// ((first block, blocks) in file order): one call per contiguous device
+/// run, sector-aligned (the cache reads and writes whole pages).
+pub fn data_calls(extents: &[(u64, u64)], op: IoOp, off: u64, len: u64, io: &mut Vec<FsCall>) {
+    let end = off + len;
+    let mut base = 0u64;
+    let mut pending: Option<(u64, u64)> = None;
+    for &(s, n) in extents {
+        let (lo, hi) = (base * BLOCK, (base + n) * BLOCK);
+        base += n;
+        if hi <= off {
+            continue;
+        }
+        if lo >= end {
+            break;
+        }
+        let a = off.max(lo);
+        let b = end.min(hi);
+        let at = s * BLOCK + (a - lo);
+        match &mut pending {
+            Some((pa, pl)) if *pa + *pl == at => *pl += b - a,
+            _ => {
+                if let Some((pa, pl)) = pending.take() {
+                    push_data(op, pa, pl, io);
+                }
+                pending = Some((at, b - a));
+            }
+        }
+    }
+    if let Some((pa, pl)) = pending {
+        push_data(op, pa, pl, io);
+    }
+}
+
+fn push_data(op: IoOp, at: u64, bytes: u64, io: &mut Vec<FsCall>) {
+    let lo = at / 512 * 512;
+    let hi = (at + bytes).div_ceil(512) * 512;
+    io.push(FsCall::Data {
+        op,
+        at: lo,
+        bytes: hi - lo,
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_parse_and_unmodelled_ones_are_refused() {
+        for k in FsKind::ALL {
+            assert_eq!(FsKind::parse(k.name()), Ok(k));
+        }
+        assert!(FsKind::parse("ntfs").unwrap_err().contains("ext4"));
+        let c = FsConfig {
+            kind: FsKind::Ext2,
+            journal: Some(JournalMode::Journal),
+            ..FsConfig::default()
+        };
+        assert!(c.validate().unwrap_err().to_string().contains("fs.journal"));
+    }
+
+    #[test]
+    fn data_calls_merge_adjacent_extents_and_split_at_gaps() {
+        let mut io = Vec::new();
+        data_calls(
+            &[(10, 2), (12, 1), (20, 3)],
+            IoOp::Write,
+            100,
+            4 * BLOCK,
+            &mut io,
+        );
+        assert_eq!(
+            io,
+            vec![
+                FsCall::Data {
+                    op: IoOp::Write,
+                    at: 10 * BLOCK,
+                    bytes: 3 * BLOCK - 512 + 512,
+                },
+                FsCall::Data {
+                    op: IoOp::Write,
+                    at: 20 * BLOCK,
+                    bytes: BLOCK + 512,
+                },
+            ]
+        );
+    }
+}
