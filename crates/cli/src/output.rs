@@ -145,13 +145,16 @@ pub fn text(r: &Report) -> String {
     if let Some(a) = r.extra.get("app") {
         app_lines(&mut o, a, r.extra.get("page_cache"));
     }
+    if let (Some(f), Some(p)) = (r.extra.get("file_system"), r.extra.get("page_cache")) {
+        fs_lines(&mut o, f, p);
+    }
     if let Some(f) = r.extra.get("flows").and_then(|f| f.as_array()) {
         flow_lines(&mut o, f, r.extra.get("fairness"));
     }
     for (k, v) in &r.extra {
         if matches!(
             k.as_str(),
-            "energy_j" | "app" | "page_cache" | "flows" | "fairness" | "trace"
+            "energy_j" | "app" | "page_cache" | "flows" | "fairness" | "trace" | "file_system"
         ) {
             continue;
         }
@@ -245,6 +248,42 @@ fn flow_lines(o: &mut String, flows: &[serde_json::Value], fairness: Option<&ser
 }
 
 /// The application's calls and the page cache (buffered runs).
+/// The file system's lines: what it wrote, by kind, and the host's write
+/// amplification over the application's bytes.
+fn fs_lines(o: &mut String, f: &serde_json::Value, p: &serde_json::Value) {
+    let n = num_at;
+    let wb = n(p, &["writeback", "pages"]);
+    let meta = n(p, &["metadata_pages_written"]);
+    let waf = n(p, &["host_write_amplification"]);
+    let _ = writeln!(
+        o,
+        "fs       {}: {} of {} blocks used; written {} data pages, {} metadata pages ({} dirtied), {} journal/log blocks in {} commits ({} by fsync, {} by timer), cleaner {} read / {} written",
+        f.get("kind").and_then(|k| k.as_str()).unwrap_or("?"),
+        n(f, &["used_blocks"]),
+        n(f, &["blocks"]),
+        wb - meta,
+        meta,
+        n(f, &["metadata_dirtied"]),
+        n(f, &["journal_blocks_written"]),
+        n(f, &["commits_fsync"]) + n(f, &["commits_timer"]),
+        n(f, &["commits_fsync"]),
+        n(f, &["commits_timer"]),
+        n(f, &["cleaner_blocks_read"]),
+        n(f, &["cleaner_blocks_written"]),
+    );
+    let amp = if waf > 0.0 {
+        format!("{waf:.3}")
+    } else {
+        "n/a (no application writes)".into()
+    };
+    let _ = writeln!(
+        o,
+        "         host write amplification {amp} (device bytes written by the host per application byte); {} extents, {} index blocks",
+        n(f, &["extents"]),
+        n(f, &["index_blocks"]),
+    );
+}
+
 fn app_lines(o: &mut String, a: &serde_json::Value, pc: Option<&serde_json::Value>) {
     let n = num_at;
     let _ = writeln!(

@@ -382,7 +382,7 @@ struct Stats {
     reclaim_waits: u64,
     metadata_pages: u64,
     /// Pages written back of metadata, and a file system's direct pages
-    /// written and read and its flushes.
+    /// written and read and its flushes (also counted in `flushes`).
     metadata_written: u64,
     fs_written: u64,
     fs_read: u64,
@@ -1413,6 +1413,7 @@ impl<S: RequestSource> PageCache<S> {
                         IoOp::Trim => IoKind::Trim,
                         IoOp::Flush => {
                             self.stats.fs_flushes += 1;
+                            self.stats.flushes += 1;
                             IoKind::Flush
                         }
                     };
@@ -1578,6 +1579,7 @@ impl<S: RequestSource> PageCache<S> {
             FsStep::Flush => {
                 self.submit(t, IoKind::Flush, FS_INO, 0, 0, Some(t));
                 self.stats.flushes += 1;
+                self.stats.fs_flushes += 1;
             }
         }
     }
@@ -1831,6 +1833,14 @@ impl<S: RequestSource> PageCache<S> {
                     "fs_direct_pages_written": s.fs_written,
                     "fs_direct_pages_read": s.fs_read,
                     "fs_flushes": s.fs_flushes,
+                    // Bytes the host wrote to the device (writeback and a
+                    // file system's own writes) per byte the application
+                    // wrote: what the file system and the cache add.
+                    "host_write_amplification": if s.bytes_written > 0 {
+                        (wb_pages + s.fs_written) as f64 * PAGE as f64 / s.bytes_written as f64
+                    } else {
+                        0.0
+                    },
                     "dirty_at_end_bytes": self.nr_dirty() * PAGE,
                     "writeback_at_end_bytes": self.nr_wb * PAGE,
                 }),

@@ -40,8 +40,9 @@
 //! resident).
 //!
 //! **The journal (ext3, ext4: jbd2).** `journal_size` blocks (mke2fs's
-//! default for the file system's size) in one run at the start of the middle
-//! group's data. Every metadata block dirtied joins the running transaction;
+//! default for the file system's size) from the middle group on, in one run
+//! where free space allows (ext3's group metadata splits a journal larger
+//! than a group). Every metadata block dirtied joins the running transaction;
 //! `data=journal` adds the data blocks written. A commit writes, at the
 //! journal's head, a descriptor block per 254 tags (ext4's 16-byte tags; 511
 //! for ext3's 8), the transaction's blocks, then a device flush and the
@@ -145,7 +146,11 @@ pub struct Ext {
     /// ext4's locality-group stream cursor.
     lg_cursor: u64,
     lg_left: u64,
-    journal: Option<(u64, u64)>,
+    /// The journal's length in blocks, and its blocks on the device in
+    /// journal order (one run when free space allows; ext3's groups split
+    /// a large journal at their metadata).
+    journal: Option<u64>,
+    jruns: Vec<(u64, u64)>,
     mode: JournalMode,
     commit_interval: Dur,
     head: u64,
@@ -285,6 +290,7 @@ impl Ext {
             lg_cursor: 0,
             lg_left: 0,
             journal: None,
+            jruns: Vec::new(),
             mode: cfg.journal.unwrap_or_default(),
             commit_interval: cfg.commit_interval.unwrap_or(Dur::from_ms(5000)),
             head: 0,
@@ -299,20 +305,28 @@ impl Ext {
             let jb = cfg
                 .journal_size
                 .map_or(default_journal_blocks(blocks), |s| s.0 / BLOCK);
-            let mid = &fs.groups[fs.groups.len() / 2];
-            let at = fs
-                .free
-                .first_fit_in(mid.data, u64::MAX, jb)
-                .or_else(|| fs.free.first_fit_in(0, u64::MAX, jb))
-                .ok_or_else(|| {
-                    invalid(
-                        "fs.journal_size",
-                        format!("{jb} blocks do not fit in one run of {blocks}"),
-                    )
-                })?;
-            fs.free.take_at(at, jb);
-            fs.journal = Some((at, jb));
-            fs.head = at;
+            if jb == 0 || jb * 4 > fs.free.free_blocks() {
+                return Err(invalid(
+                    "fs.journal_size",
+                    format!(
+                        "{jb} blocks: more than a quarter of the {} free blocks, or none",
+                        fs.free.free_blocks()
+                    ),
+                ));
+            }
+            // From the middle group on, in one run where free space allows.
+            let mid = fs.groups[fs.groups.len() / 2].data;
+            let mut at = fs.free.first_fit_in(mid, u64::MAX, jb).unwrap_or(mid);
+            let mut left = jb;
+            while left > 0 {
+                let st = fs.free.next_free(at).expect("room checked above");
+                let (b, n) = fs.free.take_at(st, left).expect("a free block");
+                fs.jruns.push((b, n));
+                at = b + n;
+                left -= n;
+            }
+            fs.journal = Some(jb);
+            fs.head = 0;
         }
         // The directories (mkfs-time population of the file set's tree):
         // spread over the groups, each with its inode and entry blocks.
@@ -575,7 +589,7 @@ impl Ext {
 
     /// A journal commit of the running transaction: (runs, commit block).
     fn commit(&mut self) -> Option<(Vec<(u64, u32)>, u64)> {
-        let (js, jn) = self.journal?;
+        let jn = self.journal?;
         if self.tx.is_empty() {
             return None;
         }
@@ -588,12 +602,12 @@ impl Ext {
         let mut head = self.head;
         let mut left = total;
         while left > 0 {
-            let n = left.min(js + jn - head).min(u32::MAX as u64);
-            runs.push((head, n as u32));
+            let n = left.min(jn - head);
+            self.phys(head, n, &mut runs);
             head += n;
             left -= n;
-            if head == js + jn {
-                head = js;
+            if head == jn {
+                head = 0;
                 self.stats.journal_wraps += 1;
             }
         }
@@ -609,14 +623,37 @@ impl Ext {
         Some((runs, cb))
     }
 
+    /// The device runs of journal blocks `[l, l + n)`.
+    fn phys(&self, mut l: u64, mut n: u64, out: &mut Vec<(u64, u32)>) {
+        let mut base = 0;
+        for &(s, k) in &self.jruns {
+            if n == 0 {
+                break;
+            }
+            if l < base + k {
+                let off = l - base;
+                let m = n.min(k - off);
+                match out.last_mut() {
+                    Some(r) if r.0 + r.1 as u64 == s + off && r.1 as u64 + m <= u32::MAX as u64 => {
+                        r.1 += m as u32
+                    }
+                    _ => out.push((s + off, m as u32)),
+                }
+                l += m;
+                n -= m;
+            }
+            base += k;
+        }
+    }
+
     /// Blocks in the running transaction (0 after an fsync's commit).
     pub fn running_transaction_blocks(&self) -> u64 {
         self.tx.blocks.len() as u64 + self.tx.data
     }
 
-    /// The journal's place (start, blocks), if any.
-    pub fn journal_area(&self) -> Option<(u64, u64)> {
-        self.journal
+    /// The journal's blocks on the device, in journal order.
+    pub fn journal_runs(&self) -> &[(u64, u64)] {
+        &self.jruns
     }
 }
 
@@ -740,7 +777,7 @@ impl FileSystem for Ext {
         }
     }
     fn tick(&mut self, now: SimTime, io: &mut Vec<FsCall>) {
-        let Some((_, jn)) = self.journal else {
+        let Some(jn) = self.journal else {
             return;
         };
         // kjournald2 commits at the interval, or when the transaction
@@ -783,7 +820,7 @@ impl FileSystem for Ext {
         for &(s, n) in &self.fixed {
             owned.push((s, n, "static metadata".into()));
         }
-        if let Some((s, n)) = self.journal {
+        for &(s, n) in &self.jruns {
             owned.push((s, n, "the journal".into()));
         }
         for (d, (_, _, v)) in self.dirs.iter().enumerate() {
@@ -908,11 +945,39 @@ mod tests {
             assert_eq!(f.groups.len(), 32);
             assert_eq!(f.inodes_per_group, 8192);
             assert_eq!(f.itable_blocks, 512);
-            assert_eq!(f.journal.map(|j| j.1), k.journaled().then_some(16_384));
+            assert_eq!(f.journal, k.journaled().then_some(16_384));
         }
         assert_eq!(default_journal_blocks(2 << 20), 16_384);
         assert_eq!(default_journal_blocks(5 << 20), 32_768);
         assert!(backup_group(25) && backup_group(49) && !backup_group(10));
+    }
+
+    /// A 64 GiB ext3's 512 MiB journal spans groups (their metadata splits
+    /// it); commits map onto its runs in order and stay inside them.
+    #[test]
+    fn a_journal_larger_than_a_group_spans_groups() {
+        let cfg = FsConfig {
+            kind: FsKind::Ext3,
+            ..FsConfig::default()
+        };
+        let mut f = Ext::new(&cfg, 16 << 20, 100, 20).unwrap();
+        assert_eq!(f.journal, Some(131_072));
+        assert!(f.jruns.len() > 2, "{:?}", f.jruns);
+        f.check().unwrap();
+        let mut io = Vec::new();
+        let mut written = 0;
+        for k in 0..100 {
+            f.create(k, SimTime::ZERO, &mut io).unwrap();
+            f.write(k, 0, 40 << 10, SimTime::ZERO, &mut io).unwrap();
+            let s = f.fsync(k, SimTime::ZERO);
+            let inside = |b: u64| f.jruns.iter().any(|&(s, n)| b >= s && b < s + n);
+            for &(b, n) in &s.direct {
+                assert!(inside(b) && inside(b + n as u64 - 1));
+                written += n as u64;
+            }
+        }
+        assert_eq!(written, f.stats().journal_blocks_written);
+        f.check().unwrap();
     }
 
     #[test]
@@ -953,11 +1018,11 @@ mod tests {
         // Descriptor + the blocks + the commit block, in the journal.
         let n: u64 = s.direct.iter().map(|r| r.1 as u64).sum();
         assert_eq!(n, dirty.len() as u64 + 2);
-        let (js, jn) = f.journal.unwrap();
+        let inside = |b: u64| f.jruns.iter().any(|&(s, n)| b >= s && b < s + n);
         assert!(s
             .direct
             .iter()
-            .all(|&(b, k)| b >= js && b + k as u64 <= js + jn));
+            .all(|&(b, k)| inside(b) && inside(b + k as u64 - 1)));
         assert!(s.barrier && s.ordered.is_empty());
         assert_eq!(f.running_transaction_blocks(), 0);
         // A second fsync finds nothing to commit (group commit).
