@@ -129,6 +129,8 @@ pub enum AnySource {
     Buffered(Box<ssd_core::pagecache::PageCache<AnySource>>),
     /// Several flows (tenants) at once, each one of the above.
     Flows(Box<ssd_core::flows::Flows<AnySource>>),
+    /// One of the above, its requests written as a trace (`--record-trace`).
+    Recorded(Box<ssd_core::trace::record::Recorder<AnySource>>),
 }
 
 impl RequestSource for AnySource {
@@ -140,6 +142,7 @@ impl RequestSource for AnySource {
             AnySource::FileBench(s) => s.timing(),
             AnySource::Buffered(s) => s.timing(),
             AnySource::Flows(s) => s.timing(),
+            AnySource::Recorded(s) => s.timing(),
         }
     }
     #[inline]
@@ -151,6 +154,7 @@ impl RequestSource for AnySource {
             AnySource::FileBench(s) => s.next_request(),
             AnySource::Buffered(s) => s.next_request(),
             AnySource::Flows(s) => s.next_request(),
+            AnySource::Recorded(s) => s.next_request(),
         }
     }
     fn notes(&self) -> Vec<(String, u64)> {
@@ -161,6 +165,7 @@ impl RequestSource for AnySource {
             AnySource::FileBench(s) => s.notes(),
             AnySource::Buffered(s) => s.notes(),
             AnySource::Flows(s) => s.notes(),
+            AnySource::Recorded(s) => s.notes(),
         }
     }
     fn poll(
@@ -170,6 +175,7 @@ impl RequestSource for AnySource {
         match self {
             AnySource::Buffered(s) => s.poll(now),
             AnySource::Flows(s) => s.poll(now),
+            AnySource::Recorded(s) => s.poll(now),
             _ => None,
         }
     }
@@ -177,6 +183,7 @@ impl RequestSource for AnySource {
         match self {
             AnySource::Buffered(s) => s.event(ev, now),
             AnySource::Flows(s) => s.event(ev, now),
+            AnySource::Recorded(s) => s.event(ev, now),
             _ => {}
         }
     }
@@ -184,6 +191,7 @@ impl RequestSource for AnySource {
         match self {
             AnySource::Buffered(s) => s.wake_at(),
             AnySource::Flows(s) => s.wake_at(),
+            AnySource::Recorded(s) => s.wake_at(),
             _ => None,
         }
     }
@@ -191,6 +199,7 @@ impl RequestSource for AnySource {
         match self {
             AnySource::Buffered(s) => s.finished(),
             AnySource::Flows(s) => s.finished(),
+            AnySource::Recorded(s) => s.finished(),
             _ => true,
         }
     }
@@ -198,18 +207,22 @@ impl RequestSource for AnySource {
         match self {
             AnySource::Buffered(s) => s.report_sections(end),
             AnySource::Flows(s) => s.report_sections(end),
+            AnySource::Recorded(s) => s.report_sections(end),
             AnySource::FileBench(s) => s.report_sections(end),
             _ => Vec::new(),
         }
     }
     fn clock(&mut self, now: ssd_core::SimTime) {
-        if let AnySource::FileBench(s) = self {
-            s.clock(now)
+        match self {
+            AnySource::FileBench(s) => s.clock(now),
+            AnySource::Recorded(s) => s.clock(now),
+            _ => {}
         }
     }
     fn fsync_io(&mut self, ino: u32, now: ssd_core::SimTime) -> ssd_core::fs::FsyncIo {
         match self {
             AnySource::FileBench(s) => s.fsync_io(ino, now),
+            AnySource::Recorded(s) => s.fsync_io(ino, now),
             _ => ssd_core::fs::FsyncIo::default(),
         }
     }
@@ -221,6 +234,7 @@ impl RequestSource for AnySource {
             AnySource::FileBench(s) => s.ramp_over(now, in_flight),
             AnySource::Buffered(s) => s.ramp_over(now, in_flight),
             AnySource::Flows(s) => s.ramp_over(now, in_flight),
+            AnySource::Recorded(s) => s.ramp_over(now, in_flight),
         }
     }
 }
@@ -387,6 +401,17 @@ pub struct RunOptions {
     /// They change no result. Without the `progress` feature the field is
     /// still here and every mode draws nothing.
     pub progress: Progress,
+    /// Write the block requests the run hands the block layer as a trace
+    /// (`--record-trace`): what a buffered or file-level run's page cache
+    /// and file system sent the device.
+    pub record_trace: Option<RecordTrace>,
+}
+
+/// Where and in which format [`RunOptions::record_trace`] writes.
+#[derive(Clone, Debug)]
+pub struct RecordTrace {
+    pub path: std::path::PathBuf,
+    pub format: ssd_core::trace::TraceFormat,
 }
 
 impl Default for RunOptions {
@@ -400,6 +425,7 @@ impl Default for RunOptions {
             plot_breakdown: None,
             keep_power_series: false,
             progress: Progress::Off,
+            record_trace: None,
         }
     }
 }
@@ -467,16 +493,27 @@ fn build<O: Observer>(
     mut settings: Settings,
     obs: impl FnOnce(&Settings) -> Result<O, RunError>,
     only: Option<usize>,
+    record: Option<&RecordTrace>,
 ) -> Result<Sim<O>, RunError> {
     let ftl = ftl::build(&settings)?;
     settings.fit_dram(ssd_core::ftl::Ftl::mapping_table_bytes(&ftl));
     let obs = obs(&settings)?;
     let sched =
         ssd_core::scheds::build_host_queues(&settings.config, settings.logical_bytes() / 512)?;
-    let src = match only {
+    let mut src = match only {
         Some(_) => build_flows(cfg, &settings, only)?,
         None => build_source(cfg, &settings)?,
     };
+    if let Some(r) = record {
+        let label = r.path.display().to_string();
+        let file = std::fs::File::create(&r.path)
+            .map_err(|e| RunError::Io(format!("{label}: cannot write: {e}")))?;
+        let out: Box<dyn std::io::Write + Send> = Box::new(std::io::BufWriter::new(file));
+        src = AnySource::Recorded(Box::new(
+            ssd_core::trace::record::Recorder::new(src, out, r.format, &label)
+                .map_err(RunError::Input)?,
+        ));
+    }
     let obs = Tee(obs, progress::RunMeter::off());
     Ok(Simulation::new(settings, ftl, src, sched, obs))
 }
@@ -632,9 +669,9 @@ pub(crate) fn check_runnable(cfg: &SsdConfig, opts: &RunOptions) -> Result<(), R
     check_options(opts)?;
     let settings = cfg.validate()?;
     if opts.power {
-        build(cfg, settings, power_observer(opts), None)?;
+        build(cfg, settings, power_observer(opts), None, None)?;
     } else {
-        build(cfg, settings, no_observer, None)?;
+        build(cfg, settings, no_observer, None, None)?;
     }
     Ok(())
 }
@@ -647,7 +684,7 @@ pub fn run_flow_alone(
     opts: &RunOptions,
 ) -> Result<serde_json::Value, RunError> {
     let settings = cfg.validate()?;
-    let mut sim = build(cfg, settings, no_observer, Some(slot))?;
+    let mut sim = build(cfg, settings, no_observer, Some(slot), None)?;
     let quiet = RunOptions {
         check_invariants: false,
         power: false,
@@ -656,6 +693,7 @@ pub fn run_flow_alone(
         plot_breakdown: None,
         keep_power_series: false,
         progress: Progress::Off,
+        record_trace: None,
         ..opts.clone()
     };
     let report = finish(cfg, &mut sim, &quiet)?;
@@ -726,11 +764,26 @@ fn power_observer(
     |s| power::PowerObserver::new(s, opts.power_sample).map_err(|e| RunError::Input(e.to_string()))
 }
 
+/// The recorded trace's last bytes written, and its first error.
+fn finish_record<O: Observer>(sim: &mut Sim<O>) -> Result<(), RunError> {
+    if let AnySource::Recorded(r) = &mut sim.src {
+        r.finish().map_err(RunError::Io)?;
+    }
+    Ok(())
+}
+
 fn run_shared(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, RunError> {
     let settings = cfg.validate()?;
     if opts.power {
-        let mut sim = build(cfg, settings, power_observer(opts), None)?;
+        let mut sim = build(
+            cfg,
+            settings,
+            power_observer(opts),
+            None,
+            opts.record_trace.as_ref(),
+        )?;
         let mut report = finish(cfg, &mut sim, opts)?;
+        finish_record(&mut sim)?;
         let extra = sim
             .obs
             .0
@@ -771,8 +824,9 @@ fn run_shared(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, RunError>
             power_series,
         })
     } else {
-        let mut sim = build(cfg, settings, no_observer, None)?;
+        let mut sim = build(cfg, settings, no_observer, None, opts.record_trace.as_ref())?;
         let report = finish(cfg, &mut sim, opts)?;
+        finish_record(&mut sim)?;
         let cdf = sim.lat.all().cdf(100);
         let latency = latencies(&sim);
         Ok(RunOutput {

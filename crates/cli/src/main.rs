@@ -49,6 +49,7 @@ enum FioFormat {
 }
 
 #[derive(Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once
 enum TraceCmd {
     /// Requests, read/write mix, sizes, randomness, inter-arrival, span, duration
     Stats {
@@ -82,6 +83,25 @@ enum TraceCmd {
         /// blkparse action to keep (Q or D)
         #[arg(long = "blkparse-action", default_value = "Q")]
         blkparse_action: String,
+    },
+    /// Run a configuration and write the block stream it sends the device as a
+    /// trace (`run --record-trace OUT --record-format FORMAT`; the report on stdout):
+    /// a file-level personality's requests after its file system and page cache,
+    /// to replay elsewhere
+    Record {
+        /// File to write
+        output: PathBuf,
+        /// Trace format (msr, spc, blkparse, disksim, csv, ...)
+        #[arg(long, default_value = "msr")]
+        to: String,
+        #[command(flatten)]
+        cfg: ConfigArgs,
+        /// TOML configuration (merged over the preset; flags override it)
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Set any configuration field (repeatable)
+        #[arg(long = "set", value_name = "FIELD=VALUE")]
+        set: Vec<String>,
     },
 }
 
@@ -174,10 +194,21 @@ enum Cmd {
         /// energy breakdown, configuration; readable offline)
         #[arg(long)]
         html: Option<PathBuf>,
+        /// Write the block requests the run sends the device as a trace here (a
+        /// buffered or file-level run: what its page cache and file system wrote)
+        #[arg(long = "record-trace")]
+        record_trace: Option<PathBuf>,
+        /// Format of --record-trace (msr, spc, blkparse, disksim, csv, ...)
+        #[arg(
+            long = "record-format",
+            default_value = "msr",
+            requires = "record_trace"
+        )]
+        record_format: String,
         #[command(flatten)]
         progress: ProgressArgs,
     },
-    /// Trace tools: statistics and format conversion
+    /// Trace tools: statistics, format conversion and recording
     Trace {
         #[command(subcommand)]
         cmd: TraceCmd,
@@ -590,8 +621,19 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             plot_power,
             plot_breakdown,
             html,
+            record_trace,
+            record_format,
             progress,
         } => {
+            let record_trace = match record_trace {
+                Some(path) => Some(ssdsim::RecordTrace {
+                    format: record_format
+                        .parse()
+                        .map_err(|e| RunError::Input(format!("--record-format: {e}")))?,
+                    path,
+                }),
+                None => None,
+            };
             let mut flags: Vec<(String, String)> = Vec::new();
             for (f, v) in cfg.pairs() {
                 if v.contains(',') && f != "random_distribution" {
@@ -638,9 +680,14 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                     ("--plot-power", plot_power.as_deref()),
                     ("--plot-breakdown", plot_breakdown.as_deref()),
                     ("--html", html.as_deref()),
+                    (
+                        "--record-trace",
+                        record_trace.as_ref().map(|r| r.path.as_path()),
+                    ),
                 ],
             )?;
             check_writable(&[
+                record_trace.as_ref().map(|r| r.path.as_path()),
                 out.as_deref(),
                 power_trace.as_deref(),
                 plot_power.as_deref(),
@@ -664,6 +711,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                     // The HTML report draws power over time.
                     keep_power_series: html.is_some(),
                     progress: progress.mode(),
+                    record_trace,
                 },
             )?;
             if let Some(p) = &html {
@@ -722,6 +770,40 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                 }
             }
         }
+        Cmd::Trace {
+            cmd:
+                TraceCmd::Record {
+                    output,
+                    to,
+                    cfg,
+                    config,
+                    set,
+                },
+        } => real_main(Cli {
+            cmd: Cmd::Run {
+                cfg,
+                config,
+                fio: None,
+                set,
+                format: Format::Text,
+                output_format: None,
+                out: None,
+                print_config: false,
+                check: false,
+                no_power: false,
+                power_sample: "1ms".into(),
+                power_trace: None,
+                plot_power: None,
+                plot_breakdown: None,
+                html: None,
+                record_trace: Some(output),
+                record_format: to,
+                progress: ProgressArgs {
+                    no_progress: false,
+                    progress_sink: false,
+                },
+            },
+        }),
         Cmd::Trace { cmd } => trace_cmd(cmd),
         Cmd::Reproduce {
             study,
@@ -1468,6 +1550,7 @@ fn trace_cmd(cmd: TraceCmd) -> anyhow::Result<()> {
         Ok(opts.parse_options())
     };
     match cmd {
+        TraceCmd::Record { .. } => unreachable!("trace record runs as `run --record-trace`"),
         TraceCmd::Stats {
             file,
             trace_format,

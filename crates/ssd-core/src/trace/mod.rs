@@ -28,6 +28,7 @@ mod fiu;
 mod mqsim;
 mod msr;
 mod msrcut;
+pub mod record;
 mod spc;
 mod summary;
 pub mod synth;

@@ -1,0 +1,237 @@
+//! File systems from the CLI: `--fs` changes what a file-level personality
+//! writes the way each layout implies, bad `[fs]` input is refused naming
+//! the field, and `trace record` writes the block stream a run produced.
+
+use std::process::Command;
+
+fn ssdsim(args: &[&str]) -> (i32, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_ssdsim"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into(),
+        String::from_utf8_lossy(&o.stderr).into(),
+    )
+}
+
+/// varmail on a small drive for a short time, as JSON.
+fn varmail(fs: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "run",
+        "--personality",
+        "varmail",
+        "--set",
+        "personality.level=file",
+        "--set",
+        "personality.files=300",
+        "--blocks-per-plane",
+        "256",
+        "--time-limit",
+        "300ms",
+        "--no-power",
+        "--format",
+        "json",
+        "--fs",
+        fs,
+    ];
+    args.extend_from_slice(extra);
+    let (code, out, err) = ssdsim(&args);
+    assert_eq!(code, 0, "{fs}: {err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+fn num(v: &serde_json::Value, path: &str) -> f64 {
+    path.split('.')
+        .try_fold(v, |v, k| v.get(k))
+        .and_then(|x| x.as_f64())
+        .unwrap_or_else(|| panic!("no number at {path}"))
+}
+
+/// Each file system writes what its layout implies: raw no metadata and no
+/// journal; ext2 metadata but no journal (its fsync writes the inode); ext3
+/// and ext4 a journal committed by the fsyncs, each commit a descriptor,
+/// the transaction's blocks and a commit block; data=journal logs the data
+/// too. Every metadata or journal block is on top of the application's
+/// bytes, so the host writes more per application byte than raw.
+#[test]
+fn each_file_system_writes_what_its_layout_implies() {
+    let raw = varmail("raw", &[]);
+    let ext2 = varmail("ext2", &[]);
+    let ext3 = varmail("ext3", &[]);
+    let ext4 = varmail("ext4", &[]);
+    for (name, r) in [
+        ("raw", &raw),
+        ("ext2", &ext2),
+        ("ext3", &ext3),
+        ("ext4", &ext4),
+    ] {
+        assert_eq!(r["file_system"]["kind"], name);
+        assert!(num(r, "app.fsyncs") > 0.0, "{name}");
+    }
+    assert_eq!(num(&raw, "file_system.metadata_dirtied"), 0.0);
+    assert_eq!(num(&raw, "page_cache.fs_direct_pages_written"), 0.0);
+    assert!(num(&ext2, "file_system.metadata_dirtied") > 0.0);
+    assert_eq!(num(&ext2, "file_system.journal_blocks_written"), 0.0);
+    // ext2's fsync writes the file's inode block from the cache.
+    assert!(num(&ext2, "page_cache.metadata_pages_written") > 0.0);
+    for r in [&ext3, &ext4] {
+        let commits = num(r, "file_system.commits_fsync");
+        let blocks = num(r, "file_system.journal_blocks_written");
+        assert!(commits > 0.0);
+        // At least a descriptor, one block and the commit block each.
+        assert!(
+            blocks >= 3.0 * commits,
+            "{blocks} blocks in {commits} commits"
+        );
+        // Every journal block reached the device as the file system's own
+        // write (but those of the commits the time limit cut short), with a
+        // flush before each commit block.
+        let sent = num(r, "page_cache.fs_direct_pages_written");
+        assert!(
+            sent <= blocks && sent >= 0.95 * blocks,
+            "{sent} of {blocks}"
+        );
+        let flushes = num(r, "page_cache.fs_flushes");
+        assert!(
+            flushes <= commits && flushes >= 0.95 * commits,
+            "{flushes} for {commits}"
+        );
+    }
+    let waf = |r: &serde_json::Value| num(r, "page_cache.host_write_amplification");
+    for r in [&ext2, &ext3, &ext4] {
+        assert!(waf(r) > waf(&raw), "{} vs raw {}", waf(r), waf(&raw));
+    }
+    // data=journal logs every data block as well.
+    let dj = varmail("ext3", &["--set", "fs.journal=journal"]);
+    assert!(
+        num(&dj, "file_system.journal_blocks_written") / num(&dj, "file_system.commits_fsync")
+            > num(&ext3, "file_system.journal_blocks_written")
+                / num(&ext3, "file_system.commits_fsync"),
+    );
+}
+
+#[test]
+fn bad_file_system_input_is_refused_naming_the_field() {
+    for (args, field) in [
+        (vec!["--fs", "ntfs"], "fs.kind"),
+        (
+            vec!["--fs", "ext2", "--set", "fs.journal=ordered"],
+            "fs.journal",
+        ),
+        (
+            vec!["--fs", "ext4", "--set", "fs.commit_interval=0s"],
+            "fs.commit_interval",
+        ),
+        (
+            vec!["--fs", "ext3", "--set", "fs.dirwidth=0"],
+            "fs.dirwidth",
+        ),
+    ] {
+        let mut a = vec![
+            "run",
+            "--personality",
+            "varmail",
+            "--set",
+            "personality.level=file",
+            "--time-limit",
+            "10ms",
+        ];
+        a.extend(args.iter().copied());
+        let (code, _, err) = ssdsim(&a);
+        assert_ne!(code, 0, "{args:?}");
+        assert!(err.contains(field), "{args:?}: {err}");
+    }
+    // A file system under a workload that addresses the block device.
+    let (code, _, err) = ssdsim(&[
+        "run",
+        "--rw",
+        "randwrite",
+        "--fs",
+        "ext2",
+        "--time-limit",
+        "10ms",
+    ]);
+    assert_ne!(code, 0);
+    assert!(err.contains("fs") && err.contains("file-level"), "{err}");
+}
+
+/// `trace record` writes the block stream of a file-level run; the trace
+/// replays, and its writes are the requests the run's report counted.
+#[test]
+fn trace_record_writes_the_runs_block_stream() {
+    let dir = std::env::temp_dir().join(format!("ssdsim-fs-record-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("varmail.csv");
+    let (code, text, err) = ssdsim(&[
+        "trace",
+        "record",
+        out.to_str().unwrap(),
+        "--to",
+        "csv",
+        "--personality",
+        "varmail",
+        "--set",
+        "personality.level=file",
+        "--set",
+        "personality.files=200",
+        "--blocks-per-plane",
+        "256",
+        "--fs",
+        "ext3",
+        "--time-limit",
+        "200ms",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let written = text
+        .lines()
+        .find_map(|l| l.strip_prefix("note     trace_records_written: "))
+        .unwrap_or_else(|| panic!("{text}"));
+    let n: usize = written.trim().parse().unwrap();
+    let body = std::fs::read_to_string(&out).unwrap();
+    assert!(n > 100, "{n}");
+    // A header line, then one line per request.
+    assert_eq!(body.lines().count(), n + 1);
+    let (code, _, err) = ssdsim(&["trace", "stats", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = ssdsim(&[
+        "run",
+        "--trace",
+        out.to_str().unwrap(),
+        "--blocks-per-plane",
+        "256",
+        "--no-power",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // A closed-loop run has no submission times to record.
+    let (code, _, err) = ssdsim(&[
+        "run",
+        "--rw",
+        "randwrite",
+        "--time-limit",
+        "10ms",
+        "--record-trace",
+        dir.join("x.msr").to_str().unwrap(),
+    ]);
+    assert_ne!(code, 0);
+    assert!(err.contains("closed-loop"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `fs` is a sweep axis.
+#[test]
+fn fs_is_a_sweep_axis() {
+    let (code, out, err) = ssdsim(&[
+        "sweep",
+        "--fs",
+        "ext2,ext4",
+        "--personality",
+        "varmail",
+        "--set",
+        "personality.level=file",
+        "--dry-run",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("fs=ext2") && out.contains("fs=ext4"), "{out}");
+}
