@@ -231,6 +231,8 @@ pub struct FileBench {
     now: SimTime,
     issued: u64,
     calls: Vec<FsCall>,
+    /// Aging: files created and deleted, blocks the aging files hold.
+    aged: (u64, u64, u64),
     pub stats: FileStats,
 }
 
@@ -280,7 +282,15 @@ impl FileBench {
             PersonalityKind::Varmail => 1_000_000,
             _ => 20,
         };
-        let fsys = fs.build(dev_blocks, entries, dirwidth)?;
+        // Aging files take the entries after the file set's.
+        let age_mean = fs.age_file_size.map_or(64 << 10, |s| s.0);
+        let age_target = (fs.age_fullness * dev_blocks as f64) as u64;
+        let age_slots = if age_target > 0 {
+            age_target / age_mean.div_ceil(BLOCK) * 2 + 64
+        } else {
+            0
+        };
+        let fsys = fs.build(dev_blocks, entries + age_slots, dirwidth)?;
         let mut fb = FileBench {
             rng,
             files,
@@ -297,12 +307,16 @@ impl FileBench {
             now: SimTime::ZERO,
             issued: 0,
             calls: Vec::new(),
+            aged: (0, 0, 0),
             stats: FileStats::default(),
             p,
         };
         for f in 0..fb.p.files {
             fb.slot[f as usize] = fb.free_entries.len();
             fb.free_entries.push(f);
+        }
+        if age_target > 0 {
+            fb.age(fs, entries, age_slots, age_target, age_mean, seed)?;
         }
         // Pre-allocation: entries 0.. written whole by stream 0 (before the
         // measured run in Filebench; here they are calls of the run, counted
@@ -597,6 +611,83 @@ impl FileBench {
         self.fs.check()
     }
 
+    /// Age the file system before the file set is created (`fs.age_*`):
+    /// eight writers create files of gamma-drawn sizes (mean `age_mean`),
+    /// appending 64 KiB at a time in turn, so that their blocks interleave
+    /// as concurrent writers' do, until the aging files hold `target + churn
+    /// x (blocks - target)` blocks; then random aging files are deleted
+    /// until they hold `target`, leaving free space in file-sized holes all
+    /// over the device. It is the file system's history, not simulated I/O:
+    /// its calls are dropped, and the file system settles (journal empty,
+    /// counters zero). The drive's own state is `sim.precondition`'s.
+    fn age(
+        &mut self,
+        fs: &FsConfig,
+        first: u64,
+        slots: u64,
+        target: u64,
+        mean: u64,
+        seed: u64,
+    ) -> Result<(), ConfigError> {
+        const WRITERS: usize = 8;
+        const CHUNK: u64 = 64 << 10;
+        let mut rng = SimRng::from_seed_label(seed, "fs-aging");
+        let gamma = Gamma::new(GAMMA_SHAPE, mean as f64 / GAMMA_SHAPE)
+            .map_err(|e| invalid("fs.age_file_size", e.to_string()))?;
+        let blocks = self.fs.blocks();
+        let peak = target + (fs.age_churn * blocks.saturating_sub(target) as f64) as u64;
+        let mut free: Vec<u64> = (first..first + slots).rev().collect();
+        let mut files: Vec<u64> = Vec::new();
+        let mut open: [Option<(u64, u64)>; WRITERS] = [None; WRITERS];
+        let (mut used, mut created, mut deleted) = (0u64, 0u64, 0u64);
+        let now = SimTime::ZERO;
+        let mut w = 0;
+        while used < peak.max(target) {
+            w = (w + 1) % WRITERS;
+            let (f, left) = match open[w] {
+                Some(x) => x,
+                None => {
+                    let Some(f) = free.pop() else {
+                        break;
+                    };
+                    if self.fs.create(f as u32, now, &mut self.calls).is_err() {
+                        free.push(f);
+                        break;
+                    }
+                    created += 1;
+                    files.push(f);
+                    let size = (gamma.sample(&mut rng).round() as u64).max(1);
+                    (f, size)
+                }
+            };
+            let n = left.min(CHUNK);
+            let off = self.fs.size(f as u32);
+            let before = off.div_ceil(BLOCK);
+            let ok = self
+                .fs
+                .write(f as u32, off, n, now, &mut self.calls)
+                .is_ok();
+            self.calls.clear();
+            if !ok {
+                break;
+            }
+            used += (off + n).div_ceil(BLOCK) - before;
+            open[w] = (left > n).then_some((f, left - n));
+        }
+        while used > target && !files.is_empty() {
+            let i = rng.gen_range(0..files.len());
+            let f = files.swap_remove(i);
+            used -= self.fs.size(f as u32).div_ceil(BLOCK);
+            self.fs.unlink(f as u32, now, &mut self.calls);
+            self.calls.clear();
+            deleted += 1;
+        }
+        self.calls.clear();
+        self.fs.settle();
+        self.aged = (created, deleted, used);
+        Ok(())
+    }
+
     /// The file system's thread's stream.
     fn daemon_stream(&self) -> u32 {
         self.p.threads
@@ -729,9 +820,15 @@ impl RequestSource for FileBench {
         io
     }
     fn report_sections(&self, _end: SimTime) -> Vec<(String, serde_json::Value)> {
+        let mut st = self.fs.stats();
+        (
+            st.aged_files_created,
+            st.aged_files_deleted,
+            st.aged_blocks_in_use,
+        ) = self.aged;
         vec![(
             "file_system".into(),
-            serde_json::to_value(self.fs.stats()).unwrap_or_default(),
+            serde_json::to_value(st).unwrap_or_default(),
         )]
     }
 }
@@ -937,5 +1034,52 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Aging leaves the file system as full as asked and the file set's
+    /// files in more pieces than on a fresh file system (ext2 places a
+    /// file's next block after its last one only while that block is free:
+    /// on an aged file system the holes are small), so the pre-allocation
+    /// writes them in more requests; fsck passes; the same seed ages the
+    /// same way; the counters start after aging.
+    #[test]
+    fn aging_fragments_the_file_set() {
+        let run = |fullness: f64| {
+            let mut c = cfg(PersonalityKind::Fileserver, 0);
+            c.files = Some(2000);
+            let f = FsConfig {
+                kind: FsKind::Ext2,
+                age_fullness: fullness,
+                ..FsConfig::default()
+            };
+            let mut fb = FileBench::new(&c, &f, 1 << 30, 3).unwrap();
+            let calls = drain(&mut fb);
+            fb.check().unwrap();
+            let data = calls
+                .iter()
+                .filter(|r| r.tag != METADATA_INO && r.tag != FS_INO)
+                .count();
+            let mut st = fb.fs.stats();
+            (
+                st.aged_files_created,
+                st.aged_files_deleted,
+                st.aged_blocks_in_use,
+            ) = fb.aged;
+            (st, data)
+        };
+        let (fresh, fresh_calls) = run(0.0);
+        let (aged, aged_calls) = run(0.5);
+        let blocks = aged.blocks as f64;
+        assert!(
+            (aged.aged_blocks_in_use as f64 / blocks - 0.5).abs() < 0.02,
+            "{aged:?}"
+        );
+        assert!(aged.aged_files_deleted > 0 && aged.aged_files_created > aged.aged_files_deleted);
+        assert!(
+            aged_calls as f64 > 1.2 * fresh_calls as f64,
+            "{fresh_calls} -> {aged_calls} data calls"
+        );
+        assert_eq!(format!("{aged:?}"), format!("{:?}", run(0.5).0));
+        assert_eq!(aged.data_blocks_allocated, fresh.data_blocks_allocated);
     }
 }

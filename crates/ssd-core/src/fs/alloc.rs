@@ -103,6 +103,19 @@ impl FreeRuns {
             .map(|(&s, _)| s)
     }
 
+    /// Free runs (extents) and their mean length in blocks.
+    pub fn fragmentation(&self) -> (u64, f64) {
+        let n = self.runs.len() as u64;
+        (
+            n,
+            if n > 0 {
+                self.free as f64 / n as f64
+            } else {
+                0.0
+            },
+        )
+    }
+
     /// The free runs, in block order.
     pub fn runs(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.runs.iter().map(|(&s, &n)| (s, n))

@@ -809,6 +809,15 @@ impl FileSystem for Ext {
         self.journal
             .map(|_| self.last_commit + self.commit_interval)
     }
+    fn settle(&mut self) {
+        self.tx = Transaction::default();
+        let index_blocks = self.stats.index_blocks;
+        self.stats = FsStats {
+            kind: self.kind.name().into(),
+            index_blocks,
+            ..FsStats::default()
+        };
+    }
     fn size(&self, f: u32) -> u64 {
         self.files[f as usize].size
     }
@@ -919,6 +928,8 @@ impl FileSystem for Ext {
             blocks: self.blocks,
             used_blocks: self.blocks - self.free.free_blocks(),
             extents: self.files.iter().map(|f| f.extents.len() as u64).sum(),
+            free_extents: self.free.fragmentation().0,
+            free_extent_mean_blocks: self.free.fragmentation().1,
             ..self.stats.clone()
         }
     }

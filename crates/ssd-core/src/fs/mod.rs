@@ -156,6 +156,19 @@ pub struct FsConfig {
     /// personality's (varmail: one directory; fileserver, webserver: 20).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dirwidth: Option<u64>,
+    /// Aging: the share of the file system's blocks that aging files hold
+    /// when the file set is created (0: a fresh file system; see
+    /// `FileBench`'s aging).
+    pub age_fullness: f64,
+    /// Aging's churn: the share of the blocks free at `age_fullness` that
+    /// aging files fill before random ones are deleted down to
+    /// `age_fullness` again (0..=1, default 0.8): the higher, the more of
+    /// the free space is left in file-sized holes.
+    pub age_churn: f64,
+    /// Mean size of an aging file (default 64 KiB; sizes drawn from
+    /// Filebench's gamma with shape 1.5).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub age_file_size: Option<Size>,
 }
 
 impl Default for FsConfig {
@@ -167,6 +180,9 @@ impl Default for FsConfig {
             journal_size: None,
             inode_ratio: None,
             dirwidth: None,
+            age_fullness: 0.0,
+            age_churn: 0.8,
+            age_file_size: None,
         }
     }
 }
@@ -233,6 +249,23 @@ impl FsConfig {
         }
         if self.dirwidth == Some(0) {
             return Err(invalid("fs.dirwidth", "must be positive"));
+        }
+        if !(0.0..=0.9).contains(&self.age_fullness) {
+            return Err(invalid(
+                "fs.age_fullness",
+                "must be from 0 to 0.9 (the file set needs room)",
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.age_churn) {
+            return Err(invalid("fs.age_churn", "must be from 0 to 1"));
+        }
+        if let Some(s) = self.age_file_size {
+            if s.0 == 0 || s.0 > 1 << 34 {
+                return Err(invalid(
+                    "fs.age_file_size",
+                    "must be more than 0 bytes and at most 16 GiB",
+                ));
+            }
         }
         Ok(())
     }
@@ -315,6 +348,15 @@ pub struct FsStats {
     /// Files' extents (fragments) now, and indirect or extent-tree blocks.
     pub extents: u64,
     pub index_blocks: u64,
+    /// Free space: its runs (extents) and their mean length in blocks, a
+    /// measure of its fragmentation (aging raises it).
+    pub free_extents: u64,
+    pub free_extent_mean_blocks: f64,
+    /// Aging before the file set: files created and deleted, and the blocks
+    /// the aging files left in use.
+    pub aged_files_created: u64,
+    pub aged_files_deleted: u64,
+    pub aged_blocks_in_use: u64,
 }
 
 /// A file system as a layout model (see the module docs). Files are the
@@ -350,6 +392,10 @@ pub trait FileSystem {
     fn next_tick(&self) -> Option<SimTime> {
         None
     }
+    /// The history so far (aging) is on disk: the running journal
+    /// transaction or log is dropped (its blocks count as written in place)
+    /// and the counters start again from zero.
+    fn settle(&mut self);
     /// The size of `f` in bytes (0 if it does not exist).
     fn size(&self, f: u32) -> u64;
     fn exists(&self, f: u32) -> bool;
@@ -411,6 +457,9 @@ impl FileSystem for AnyFs {
     }
     fn next_tick(&self) -> Option<SimTime> {
         any_fs!(self, s => s.next_tick())
+    }
+    fn settle(&mut self) {
+        any_fs!(self, s => s.settle())
     }
     fn size(&self, f: u32) -> u64 {
         any_fs!(self, s => s.size(f))

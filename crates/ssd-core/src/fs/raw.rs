@@ -113,6 +113,9 @@ impl FileSystem for Raw {
     fn fsync(&mut self, _f: u32, _now: SimTime) -> FsyncIo {
         FsyncIo::default()
     }
+    fn settle(&mut self) {
+        self.allocated = 0;
+    }
     fn size(&self, f: u32) -> u64 {
         self.files[f as usize].size
     }
@@ -158,6 +161,8 @@ impl FileSystem for Raw {
             used_blocks: self.blocks - self.free.free_blocks(),
             data_blocks_allocated: self.allocated,
             extents: self.files.iter().map(|f| f.extents.len() as u64).sum(),
+            free_extents: self.free.fragmentation().0,
+            free_extent_mean_blocks: self.free.fragmentation().1,
             ..FsStats::default()
         }
     }
