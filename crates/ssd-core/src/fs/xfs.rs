@@ -1404,6 +1404,43 @@ mod tests {
     }
 
     #[test]
+    fn free_space_btrees_split_and_shrink_with_their_records() {
+        let cfg = FsConfig {
+            kind: FsKind::Xfs,
+            ..FsConfig::default()
+        };
+        let mut f = Xfs::new(&cfg, 1 << 20, 2000, 2000).unwrap();
+        let mut io = Vec::new();
+        for k in 0..2000 {
+            f.create(k, SimTime::ZERO, &mut io).unwrap();
+            f.write(k, 0, BLOCK, SimTime::ZERO, &mut io).unwrap();
+        }
+        assert_eq!(f.ags[0].trees[INO].len(), 1);
+        assert_eq!(f.ags[0].chunks.len(), 32);
+        // Every other file removed: 1,000 one-block holes, two leaves of
+        // 505 records and a root in each free-space tree.
+        for k in (0..2000).step_by(2) {
+            f.unlink(k, SimTime::ZERO, &mut io);
+        }
+        let recs = f.ags[0].bno.len() as u64;
+        assert!(recs > 900, "{recs}");
+        assert_eq!(f.ags[0].trees[BNO].len(), 3);
+        assert_eq!(f.ags[0].trees[CNT].len(), 3);
+        f.check().unwrap();
+        // The new blocks were logged whole and the AGFL sector dirtied.
+        assert_eq!(
+            f.cil[&Item::Buf(f.ags[0].trees[BNO][1] * 8)],
+            Region::Buf { mask: u32::MAX }
+        );
+        assert!(f.cil.contains_key(&Item::Buf(3)));
+        for k in (1..2000).step_by(2) {
+            f.unlink(k, SimTime::ZERO, &mut io);
+        }
+        assert!(f.ags[0].trees[BNO].len() <= 2);
+        f.check().unwrap();
+    }
+
+    #[test]
     fn relogged_items_are_logged_once_per_checkpoint() {
         let mut f = fs();
         let mut io = Vec::new();
