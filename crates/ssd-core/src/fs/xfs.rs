@@ -74,17 +74,20 @@
 //! record, a transaction header and a commit record (52 bytes) as log
 //! records in 32 KiB iclogs (`logbsize`, each with a 512-byte record
 //! header), at the log's head, circularly, as `Direct` writes of whole
-//! 4 KiB blocks, with a flush before the last iclog's write and after it
-//! (its `REQ_PREFLUSH | REQ_FUA`). Checkpoints happen when an fsync finds
+//! 4 KiB blocks, with a flush before the checkpoint's last block and after
+//! it (the commit iclog's `REQ_PREFLUSH | REQ_FUA`). Checkpoints happen when an fsync finds
 //! its file's inode in the CIL (`xfs_file_fsync`'s log force to the
 //! inode's sequence; the whole CIL goes: everybody's changes so far), when
 //! the CIL reaches an eighth of the log (`XLOG_CIL_SPACE_LIMIT`: pushed on
 //! the next tick) and every `xfssyncd_centisecs` (default 3000: 30 s; the
-//! log worker's `xfs_log_force`). The logged metadata blocks stay dirty in
+//! log worker's `xfs_log_force`); `commits_fsync` counts the first,
+//! `commits_timer` the others. The logged metadata blocks stay dirty in
 //! the buffer cache and are written in place by the page cache's flusher,
 //! which stands for xfsaild's tail pushing.
 //!
-//! **Not modelled:** speculative preallocation, busy extents (a freed
+//! **Not modelled:** speculative EOF preallocation (`xfs_iomap_prealloc_size`;
+//! without close calls its trimming at the first dirty close could not be
+//! modelled, and files under 64 KiB get none), busy extents (a freed
 //! extent is reusable at once), near-goal allocation by the by-block tree
 //! (`xfs_alloc_ag_vextent_near`: the best fit by size is used), the AGFL as
 //! a separate list, the rmap and refcount B+trees, records shifted by a
