@@ -392,6 +392,10 @@ struct File {
     size: u64,
     ino: u64,
     extents: Vec<(u64, u64)>,
+    /// The file block each extent starts at, and the blocks mapped (the
+    /// extent lookup by offset is a binary search, as the bmbt's).
+    starts: Vec<u64>,
+    nblocks: u64,
     bmbt: Vec<u64>,
     /// The CIL sequence the inode was last logged in.
     seq: u64,
@@ -404,6 +408,8 @@ impl Default for File {
             size: 0,
             ino: 0,
             extents: Vec::new(),
+            starts: Vec::new(),
+            nblocks: 0,
             bmbt: Vec::new(),
             seq: u64::MAX,
         }
@@ -412,7 +418,37 @@ impl Default for File {
 
 impl File {
     fn blocks(&self) -> u64 {
-        self.extents.iter().map(|e| e.1).sum()
+        self.nblocks
+    }
+
+    /// Append `[s, s + n)` to the map, merged with the last extent when
+    /// contiguous.
+    fn append(&mut self, s: u64, n: u64) {
+        match self.extents.last_mut() {
+            Some(e) if e.0 + e.1 == s && e.1 + n <= MAX_EXTLEN => e.1 += n,
+            _ => {
+                self.extents.push((s, n));
+                self.starts.push(self.nblocks);
+            }
+        }
+        self.nblocks += n;
+    }
+
+    /// The data calls of bytes `[off, off + len)`, from the extent holding
+    /// `off` on.
+    fn calls(&self, op: IoOp, off: u64, len: u64, io: &mut Vec<FsCall>) {
+        let i = self
+            .starts
+            .partition_point(|&b| b * BLOCK <= off)
+            .saturating_sub(1);
+        let base = self.starts.get(i).map_or(0, |&b| b * BLOCK);
+        data_calls(
+            &self.extents[i.min(self.extents.len())..],
+            op,
+            off - base,
+            len,
+            io,
+        );
     }
 
     /// Bytes of the data fork logged when the extents change.
@@ -870,10 +906,7 @@ impl Xfs {
             self.stats.data_blocks_allocated += n;
             left -= n;
             let file = &mut self.files[f as usize];
-            match file.extents.last_mut() {
-                Some(e) if e.0 + e.1 == s && e.1 + n <= MAX_EXTLEN => e.1 += n,
-                _ => file.extents.push((s, n)),
-            }
+            file.append(s, n);
             let ne = file.extents.len() as u64;
             while (self.files[f as usize].bmbt.len() as u64) < bmbt_need(ne) {
                 let (b, _) = self.alloc_extent(a0, None, 1, io).ok_or(NoSpace)?;
@@ -1010,13 +1043,13 @@ impl FileSystem for Xfs {
             0
         };
         let ino = file.ino;
-        data_calls(&file.extents, IoOp::Write, off, len, io);
+        file.calls(IoOp::Write, off, len, io);
         self.log_inode(ino, fork, io);
         self.files[f as usize].seq = self.cil_seq;
         Ok(())
     }
     fn read(&mut self, f: u32, off: u64, len: u64, _now: SimTime, io: &mut Vec<FsCall>) {
-        data_calls(&self.files[f as usize].extents, IoOp::Read, off, len, io);
+        self.files[f as usize].calls(IoOp::Read, off, len, io);
     }
     fn fsync(&mut self, f: u32, _now: SimTime) -> FsyncIo {
         // A log force up to the inode's sequence: nothing if its changes
@@ -1168,6 +1201,19 @@ impl FileSystem for Xfs {
                 continue;
             }
             inodes.push((f.ino, format!("file {i}")));
+            let mut at = 0;
+            for (k, &(_, n)) in f.extents.iter().enumerate() {
+                if f.starts.get(k) != Some(&at) {
+                    return Err(format!("file {i}: extent {k} mapped at the wrong offset"));
+                }
+                at += n;
+            }
+            if at != f.nblocks || f.starts.len() != f.extents.len() {
+                return Err(format!(
+                    "file {i}: {} blocks counted, {at} mapped",
+                    f.nblocks
+                ));
+            }
             if f.blocks() != f.size.div_ceil(BLOCK) {
                 return Err(format!(
                     "file {i}: {} bytes in {} blocks",
@@ -1388,6 +1434,15 @@ mod tests {
         }
         assert_eq!(f.files[0].extents.len(), 600);
         assert_eq!(f.files[0].bmbt.len(), 3);
+        // The calls of a range found by the extent lookup are those of the
+        // whole map walked from the start.
+        for (off, len) in [(0, 10), (BLOCK * 300 + 7, 3 * BLOCK), (599 * BLOCK, BLOCK)] {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            f.read(0, off, len, SimTime::ZERO, &mut a);
+            data_calls(&f.files[0].extents, IoOp::Read, off, len, &mut b);
+            assert_eq!(a, b);
+            assert!(!a.is_empty());
+        }
         assert_eq!(f.stats().index_blocks, 6);
         f.check().unwrap();
         // 200 files in one AG: a few chunks, freed when emptied.
