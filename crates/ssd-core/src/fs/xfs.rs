@@ -1358,6 +1358,26 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("fs.agcount"));
+        // The [fs] section's XFS knobs, and their bounds.
+        let c: FsConfig = toml::from_str(
+            "kind = \"xfs\"\nagcount = 8\nlog_size = \"8MiB\"\nxfssyncd_centisecs = 500\n",
+        )
+        .unwrap();
+        c.validate().unwrap();
+        assert_eq!(c.log_size, Some(crate::units::Size(8 << 20)));
+        for (toml, field) in [
+            ("xfssyncd_centisecs = 50", "fs.xfssyncd_centisecs"),
+            ("log_size = \"1MiB\"", "fs.log_size"),
+            ("agcount = 0", "fs.agcount"),
+        ] {
+            let c: FsConfig = toml::from_str(&format!("kind = \"xfs\"\n{toml}\n")).unwrap();
+            assert!(
+                c.validate().unwrap_err().to_string().contains(field),
+                "{toml}"
+            );
+        }
+        let ext: FsConfig = toml::from_str("kind = \"ext4\"\nxfssyncd_centisecs = 500\n").unwrap();
+        assert!(ext.validate().is_err());
         let too_many = FsConfig {
             kind: FsKind::Xfs,
             agcount: Some(1024),
