@@ -1519,6 +1519,44 @@ mod tests {
     }
 
     #[test]
+    fn a_full_file_system_refuses_writes_and_stays_consistent() {
+        let cfg = FsConfig {
+            kind: FsKind::Xfs,
+            ..FsConfig::default()
+        };
+        // 64 MiB: AGs of 16 MiB, the minimum log.
+        let mut f = Xfs::new(&cfg, 16_384, 400, 20).unwrap();
+        assert_eq!((f.ags.len(), f.log.1), (4, 2560));
+        f.check().unwrap();
+        let empty = f.stats().used_blocks;
+        let mut io = Vec::new();
+        let mut refused = 0;
+        for k in 0..400u32 {
+            f.create(k, SimTime::ZERO, &mut io).unwrap();
+            // Odd files interleave small appends with the even ones' large
+            // writes: fragmented free space, then none.
+            let len = if k % 2 == 0 { 300 * BLOCK } else { 5000 };
+            for _ in 0..3 {
+                let sz = f.size(k);
+                if f.write(k, sz, len, SimTime::ZERO, &mut io).is_err() {
+                    refused += 1;
+                }
+            }
+        }
+        assert!(refused > 0);
+        f.check().unwrap();
+        for k in (0..400).step_by(2) {
+            f.unlink(k, SimTime::ZERO, &mut io);
+        }
+        f.check().unwrap();
+        for k in (1..400).step_by(2) {
+            f.unlink(k, SimTime::ZERO, &mut io);
+        }
+        f.check().unwrap();
+        assert_eq!(f.stats().used_blocks, empty);
+    }
+
+    #[test]
     fn relogged_items_are_logged_once_per_checkpoint() {
         let mut f = fs();
         let mut io = Vec::new();
