@@ -61,11 +61,13 @@ fn each_file_system_writes_what_its_layout_implies() {
     let ext2 = varmail("ext2", &[]);
     let ext3 = varmail("ext3", &[]);
     let ext4 = varmail("ext4", &[]);
+    let xfs = varmail("xfs", &[]);
     for (name, r) in [
         ("raw", &raw),
         ("ext2", &ext2),
         ("ext3", &ext3),
         ("ext4", &ext4),
+        ("xfs", &xfs),
     ] {
         assert_eq!(r["file_system"]["kind"], name);
         assert!(num(r, "app.fsyncs") > 0.0, "{name}");
@@ -99,8 +101,20 @@ fn each_file_system_writes_what_its_layout_implies() {
             "{flushes} for {commits}"
         );
     }
+    // XFS logs only the changed byte ranges: its checkpoints are smaller
+    // than ext4's whole-block journal commits.
+    let per = |r: &serde_json::Value| {
+        num(r, "file_system.journal_blocks_written") / num(r, "file_system.commits_fsync")
+    };
+    assert!(num(&xfs, "file_system.commits_fsync") > 0.0);
+    assert!(
+        per(&xfs) < per(&ext4),
+        "xfs {} vs ext4 {}",
+        per(&xfs),
+        per(&ext4)
+    );
     let waf = |r: &serde_json::Value| num(r, "page_cache.host_write_amplification");
-    for r in [&ext2, &ext3, &ext4] {
+    for r in [&ext2, &ext3, &ext4, &xfs] {
         assert!(waf(r) > waf(&raw), "{} vs raw {}", waf(r), waf(&raw));
     }
     // data=journal logs every data block as well.

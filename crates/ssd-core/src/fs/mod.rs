@@ -35,12 +35,13 @@
 //!
 //! Models: `raw` (files as extents on the bare device: no metadata, the
 //! baseline of what a file system adds), `ext2`, `ext3`, `ext4`
-//! ([`ext`]). The kinds the `--fs` axis names but that are not modelled yet
+//! ([`ext`]), `xfs` ([`xfs`]). The kinds the `--fs` axis names but that are not modelled yet
 //! are refused by [`FsConfig::validate`].
 
 pub mod alloc;
 pub mod ext;
 pub mod raw;
+pub mod xfs;
 
 use crate::error::{invalid, ConfigError};
 use crate::units::{Dur, SimTime, Size};
@@ -79,7 +80,13 @@ impl FsKind {
         FsKind::Raw,
     ];
     /// The kinds with a model.
-    pub const MODELLED: [FsKind; 4] = [FsKind::Ext2, FsKind::Ext3, FsKind::Ext4, FsKind::Raw];
+    pub const MODELLED: [FsKind; 5] = [
+        FsKind::Ext2,
+        FsKind::Ext3,
+        FsKind::Ext4,
+        FsKind::Xfs,
+        FsKind::Raw,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -169,6 +176,18 @@ pub struct FsConfig {
     /// Filebench's gamma with shape 1.5).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub age_file_size: Option<Size>,
+    /// XFS allocation groups (mkfs.xfs `-d agcount=`); default mkfs's for
+    /// a single device: 4 up to 4 TiB, else AGs of 1 TiB.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agcount: Option<u64>,
+    /// XFS internal log size (mkfs.xfs `-l size=`); default mkfs's, from
+    /// the file system's size (see [`xfs::default_log_blocks`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_size: Option<Size>,
+    /// XFS periodic log force (`fs.xfs.xfssyncd_centisecs`, default 3000:
+    /// 30 s; Linux's limits 100 to 720000).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub xfssyncd_centisecs: Option<u64>,
 }
 
 impl Default for FsConfig {
@@ -183,6 +202,9 @@ impl Default for FsConfig {
             age_fullness: 0.0,
             age_churn: 0.8,
             age_file_size: None,
+            agcount: None,
+            log_size: None,
+            xfssyncd_centisecs: None,
         }
     }
 }
@@ -201,7 +223,8 @@ impl FsConfig {
             ));
         }
         let ext = matches!(self.kind, FsKind::Ext2 | FsKind::Ext3 | FsKind::Ext4);
-        let knobs: [(&str, bool, bool); 4] = [
+        let xfs = self.kind == FsKind::Xfs;
+        let knobs: [(&str, bool, bool); 7] = [
             ("fs.journal", self.journal.is_some(), self.kind.journaled()),
             (
                 "fs.commit_interval",
@@ -214,6 +237,13 @@ impl FsConfig {
                 self.kind.journaled(),
             ),
             ("fs.inode_ratio", self.inode_ratio.is_some(), ext),
+            ("fs.agcount", self.agcount.is_some(), xfs),
+            ("fs.log_size", self.log_size.is_some(), xfs),
+            (
+                "fs.xfssyncd_centisecs",
+                self.xfssyncd_centisecs.is_some(),
+                xfs,
+            ),
         ];
         for (field, set, applies) in knobs {
             if set && !applies {
@@ -244,6 +274,28 @@ impl FsConfig {
                 return Err(invalid(
                     "fs.journal_size",
                     "at least 1 MiB, a multiple of 4 KiB (mke2fs's minimum is 1,024 blocks)",
+                ));
+            }
+        }
+        if self.agcount == Some(0) {
+            return Err(invalid("fs.agcount", "must be positive"));
+        }
+        if let Some(l) = self.log_size {
+            if l.0 < xfs::MIN_LOG_BLOCKS * BLOCK
+                || l.0 > xfs::MAX_LOG_BYTES
+                || !l.0.is_multiple_of(BLOCK)
+            {
+                return Err(invalid(
+                    "fs.log_size",
+                    "from 2 MiB (512 blocks) to 2 GiB - 10 MiB, a multiple of 4 KiB (mkfs.xfs -l size=)",
+                ));
+            }
+        }
+        if let Some(c) = self.xfssyncd_centisecs {
+            if !(100..=720_000).contains(&c) {
+                return Err(invalid(
+                    "fs.xfssyncd_centisecs",
+                    "from 100 to 720000 (Linux's fs.xfs.xfssyncd_centisecs limits)",
                 ));
             }
         }
@@ -280,6 +332,7 @@ impl FsConfig {
             FsKind::Ext2 | FsKind::Ext3 | FsKind::Ext4 => {
                 AnyFs::Ext(Box::new(ext::Ext::new(self, blocks, files, dirwidth)?))
             }
+            FsKind::Xfs => AnyFs::Xfs(Box::new(xfs::Xfs::new(self, blocks, files, dirwidth)?)),
             k => unreachable!("{k} refused by validate"),
         })
     }
@@ -409,6 +462,7 @@ pub trait FileSystem {
 pub enum AnyFs {
     Raw(raw::Raw),
     Ext(Box<ext::Ext>),
+    Xfs(Box<xfs::Xfs>),
 }
 
 macro_rules! any_fs {
@@ -416,6 +470,7 @@ macro_rules! any_fs {
         match $self {
             AnyFs::Raw($fs) => $e,
             AnyFs::Ext($fs) => $e,
+            AnyFs::Xfs($fs) => $e,
         }
     };
 }
