@@ -575,6 +575,9 @@ fn push_data(op: IoOp, at: u64, bytes: u64, io: &mut Vec<FsCall>) {
 }
 
 #[cfg(test)]
+mod props;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
