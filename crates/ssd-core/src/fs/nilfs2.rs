@@ -17,9 +17,11 @@
 //! **Placement at write time.** A data block is appended to the open log when
 //! the application's `write()` reaches the file system, in application-write
 //! order, and written there by the page cache. Every write of a file block
-//! gives it a new place and a new virtual block number (its DAT entry); the
-//! old place dies (its segment's live count drops) and its DAT entry is freed
-//! at once. Exception: a rewrite of a block still in the *pending* (not yet
+//! gives it a new place and a new virtual block number (its DAT entry, the
+//! one after the last allocated, as the bmap's target); the old place dies
+//! (its segment's live count drops) and its DAT entry is freed at once, a
+//! DAT block left with no live entry being deleted at the next construction
+//! (`nilfs_palloc_delete_entry_block`). Exception: a rewrite of a block still in the *pending* (not yet
 //! constructed) log keeps its place, since the page is still dirty in the
 //! cache and Linux would collect it once, at construction.
 //!
@@ -69,8 +71,11 @@
 //! **Not modelled.** Linux's `su_nblocks` counts the blocks a segment was
 //! written with and the cleaner finds liveness through the DAT; here the
 //! segment's count is its live blocks (what the cleaner would find), and a
-//! dead block's DAT entry is freed at once, whereas Linux keeps it (and the
-//! block) while a checkpoint within the protection period refers to it.
+//! dead block's DAT entry is freed at once, whereas Linux ends it and keeps
+//! it (and the block) while a checkpoint within the protection period
+//! refers to it, freeing it when the cleaner deletes that checkpoint.
+//! cleanerd's `clean_check_interval` (10 s) while idle: the model checks
+//! every `cleaning_interval`.
 //! Snapshots; `nilfs_construct_dsync_segment` (an fsync always constructs
 //! fully, with a super root); segctord's watermark (3,600 dirty blocks) and
 //! `sc_mjcp_freq`; the cleanerd `mc_*` settings and `cost-benefit`
@@ -190,8 +195,12 @@ pub struct Nilfs2 {
     pending_summaries: Vec<(u64, u64)>,
     seq: u64,
     superroot: Option<u64>,
-    vfree: BTreeSet<u64>,
+    /// The next virtual block number (allocated in sequence), live entries
+    /// per DAT block, and DAT blocks emptied (deleted at the next
+    /// construction).
     vnext: u64,
+    dat_live: BTreeMap<u64, u32>,
+    dat_empty: BTreeSet<u64>,
     ifree: BTreeSet<u64>,
     inext: u64,
     cno: u64,
@@ -298,8 +307,9 @@ impl Nilfs2 {
             pending_summaries: Vec::new(),
             seq: 0,
             superroot: None,
-            vfree: BTreeSet::new(),
             vnext: 0,
+            dat_live: BTreeMap::new(),
+            dat_empty: BTreeSet::new(),
             ifree: BTreeSet::new(),
             inext: FIRST_INO,
             cno: 0,
@@ -359,19 +369,35 @@ impl Nilfs2 {
         })
     }
 
+    /// A new virtual block number: the one after the last (the bmap's
+    /// target is the last allocated + 1).
     fn valloc(&mut self) -> u64 {
-        let v = self.vfree.pop_first().unwrap_or_else(|| {
-            self.vnext += 1;
-            self.vnext - 1
-        });
-        self.dirty.insert(Meta::Dat(v / DAT_PER_BLOCK));
+        let v = self.vnext;
+        self.vnext += 1;
+        let d = v / DAT_PER_BLOCK;
+        *self.dat_live.entry(d).or_insert(0) += 1;
+        self.dat_empty.remove(&d);
+        self.dirty.insert(Meta::Dat(d));
         v
     }
 
+    /// Free `v`'s DAT entry (its block is dirtied).
     fn vfree(&mut self, v: u64) {
         if v != NO_VBLK {
-            self.vfree.insert(v);
+            self.vrelease(v);
             self.dirty.insert(Meta::Dat(v / DAT_PER_BLOCK));
+        }
+    }
+
+    /// Drop `v`'s entry from its DAT block's count; an emptied block is
+    /// deleted at the next construction.
+    fn vrelease(&mut self, v: u64) {
+        let d = v / DAT_PER_BLOCK;
+        let n = self.dat_live.get_mut(&d).expect("a live DAT entry");
+        *n -= 1;
+        if *n == 0 {
+            self.dat_live.remove(&d);
+            self.dat_empty.insert(d);
         }
     }
 
@@ -489,6 +515,14 @@ impl Nilfs2 {
         if !self.is_dirty() {
             return None;
         }
+        // DAT blocks emptied since the last construction are deleted
+        // (`nilfs_palloc_delete_entry_block`): their copies die.
+        for d in std::mem::take(&mut self.dat_empty) {
+            self.dirty.remove(&Meta::Dat(d));
+            if let Some((b, _)) = self.meta.remove(&Meta::Dat(d)) {
+                self.kill(b);
+            }
+        }
         let saved_dirty = self.dirty.clone();
         self.cno += 1;
         self.dirty.insert(Meta::Cpfile(self.cno / CP_PER_BLOCK));
@@ -526,7 +560,7 @@ impl Nilfs2 {
         if self.room(0) < write.len() as u64 + 1 {
             // Does not fit: undo and keep the state dirty.
             for (_, v) in newv {
-                self.vfree.insert(v);
+                self.vrelease(v);
             }
             self.cno -= 1;
             self.dirty = saved_dirty;
@@ -555,7 +589,7 @@ impl Nilfs2 {
         out.push((self.seq, sr));
         self.superroot = Some(sr);
         for v in old_v {
-            self.vfree.insert(v);
+            self.vrelease(v);
         }
         debug_assert!(
             self.dirty.iter().all(|k| write.contains(k)),
@@ -764,14 +798,14 @@ impl Nilfs2 {
         if cleaned.is_empty() && !self.is_dirty() {
             return;
         }
-        match self.construct(now) {
-            Some(runs) => {
-                Self::push_log(runs, io);
-                for s in cleaned {
-                    self.free_segment(s);
-                }
+        // If the GC's log does not fit (`clean` checks room for it, so only
+        // if the metadata grew past the estimate), the moved blocks stay
+        // pending and the victims in use until a later pass.
+        if let Some(runs) = self.construct(now) {
+            Self::push_log(runs, io);
+            for s in cleaned {
+                self.free_segment(s);
             }
-            None => debug_assert!(cleaned.is_empty(), "the GC's log did not fit"),
         }
     }
 
@@ -1047,7 +1081,7 @@ impl FileSystem for Nilfs2 {
             if v == NO_VBLK {
                 return Ok(());
             }
-            if v >= self.vnext || self.vfree.contains(&v) || !vblks.insert(v) {
+            if v >= self.vnext || !vblks.insert(v) {
                 return Err(format!("{who}'s virtual block {v} is free or used twice"));
             }
             Ok(())
@@ -1118,13 +1152,19 @@ impl FileSystem for Nilfs2 {
             }
             reach += 1;
         }
-        if vblks.len() as u64 + self.vfree.len() as u64 != self.vnext {
-            return Err(format!(
-                "{} virtual blocks used + {} free != {}",
-                vblks.len(),
-                self.vfree.len(),
-                self.vnext
-            ));
+        let mut dat: BTreeMap<u64, u32> = BTreeMap::new();
+        for v in &vblks {
+            *dat.entry(v / DAT_PER_BLOCK).or_insert(0) += 1;
+        }
+        if dat != self.dat_live {
+            return Err("the DAT's live entries differ from the virtual blocks in use".into());
+        }
+        for k in self.meta.keys() {
+            if let Meta::Dat(d) = k {
+                if !dat.contains_key(d) && !self.dat_empty.contains(d) {
+                    return Err(format!("DAT block {d} has no live entry"));
+                }
+            }
         }
         let summaries = self
             .owner
