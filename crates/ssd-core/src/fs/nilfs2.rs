@@ -81,7 +81,9 @@
 //! `sc_mjcp_freq`; the cleanerd `mc_*` settings and `cost-benefit`
 //! policy; the DAT's and ifile's allocator bitmap and group descriptor
 //! blocks; directories' own B-trees; holes (a write past the end fills the
-//! gap); the superblock's periodic in-place update; the page cache writing
+//! gap); the superblock's periodic in-place update; segctord writing a
+//! timer construction's data blocks itself (here the flusher writes them,
+//! whenever it does, and the construction only the log's other blocks); the page cache writing
 //! a page that the cleaner moved meanwhile at its old place.
 
 use super::{data_calls, FileSystem, FsCall, FsConfig, FsKind, FsStats, FsyncIo, NoSpace, BLOCK};
@@ -1466,6 +1468,7 @@ mod tests {
         let mut rng = SimRng::seed_from_u64(5);
         let mut exists = [false; 64];
         let mut failed = 0;
+        let mut cleaner_reads = 0;
         for step in 0..4000u64 {
             // One operation a second: the cleaner's 2 segments per 5 s keep
             // up with it.
@@ -1497,7 +1500,21 @@ mod tests {
                 f.fsync(k as u32, now);
             }
             if f.next_tick().is_some_and(|t| t <= now) {
+                let from = io.len();
                 f.tick(now, &mut io);
+                // The file system's thread: never data, reads only the
+                // cleaner's.
+                for c in &io[from..] {
+                    match c {
+                        FsCall::Data { .. } | FsCall::Meta { .. } => panic!("{c:?} from tick"),
+                        FsCall::Direct {
+                            op: IoOp::Read,
+                            blocks,
+                            ..
+                        } => cleaner_reads += *blocks as u64,
+                        _ => {}
+                    }
+                }
             }
             if step % 50 == 0 {
                 f.check().unwrap_or_else(|e| panic!("step {step}: {e}"));
@@ -1513,6 +1530,7 @@ mod tests {
             st.cleaner_blocks_read > 100 && st.cleaner_blocks_written >= st.cleaner_blocks_read,
             "{st:?}"
         );
+        assert_eq!(cleaner_reads, st.cleaner_blocks_read);
         assert!(f.free_segments() >= f.nrsvsegs, "{}", f.free_segments());
         let live: usize = f.files.iter().map(|x| x.place.len()).sum();
         assert!(
