@@ -21,9 +21,10 @@
 //! one after the last allocated, as the bmap's target); the old place dies
 //! (its segment's live count drops) and its DAT entry is freed at once, a
 //! DAT block left with no live entry being deleted at the next construction
-//! (`nilfs_palloc_delete_entry_block`). Exception: a rewrite of a block still in the *pending* (not yet
-//! constructed) log keeps its place, since the page is still dirty in the
-//! cache and Linux would collect it once, at construction.
+//! (`nilfs_palloc_delete_entry_block`). Exception: a rewrite of a block
+//! still in the *pending* (not yet constructed) log keeps its place, since
+//! the page is still dirty in the cache and Linux would collect it once, at
+//! construction.
 //!
 //! **Segment construction (segctord).** On `fsync` (with a barrier before the
 //! log's last block) and every `commit_interval` (segctord's `sc_interval`,
@@ -74,17 +75,19 @@
 //! dead block's DAT entry is freed at once, whereas Linux ends it and keeps
 //! it (and the block) while a checkpoint within the protection period
 //! refers to it, freeing it when the cleaner deletes that checkpoint.
-//! cleanerd's `clean_check_interval` (10 s) while idle: the model checks
-//! every `cleaning_interval`.
-//! Snapshots; `nilfs_construct_dsync_segment` (an fsync always constructs
-//! fully, with a super root); segctord's watermark (3,600 dirty blocks) and
-//! `sc_mjcp_freq`; the cleanerd `mc_*` settings and `cost-benefit`
-//! policy; the DAT's and ifile's allocator bitmap and group descriptor
-//! blocks; directories' own B-trees; holes (a write past the end fills the
-//! gap); the superblock's periodic in-place update; segctord writing a
-//! timer construction's data blocks itself (here the flusher writes them,
-//! whenever it does, and the construction only the log's other blocks); the page cache writing
-//! a page that the cleaner moved meanwhile at its old place.
+//! Snapshots. `nilfs_construct_dsync_segment`: an fsync here always
+//! constructs everything dirty, with a super root (one construction serves
+//! every file: group commit), and restarts the timer. segctord's watermark
+//! (3,600 dirty blocks) and `sc_mjcp_freq`; segctord writing a timer
+//! construction's data blocks itself (here the flusher writes them, whenever
+//! it does, and the construction only the log's other blocks). cleanerd's
+//! `mc_nsegments_per_clean` (4) and `mc_cleaning_interval` (1 s), used below
+//! `min_clean_segments`, its `clean_check_interval` (10 s) while idle (the
+//! model checks every `cleaning_interval`) and its `cost-benefit` policy.
+//! The DAT's and ifile's allocator bitmap and group descriptor blocks;
+//! directories' own B-trees; holes (a write past the end fills the gap); the
+//! superblock's periodic in-place update; the page cache writing a page that
+//! the cleaner moved meanwhile at its old place.
 
 use super::{data_calls, FileSystem, FsCall, FsConfig, FsKind, FsStats, FsyncIo, NoSpace, BLOCK};
 use crate::error::{invalid, ConfigError};
