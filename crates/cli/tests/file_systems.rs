@@ -62,7 +62,9 @@ fn each_file_system_writes_what_its_layout_implies() {
     let ext3 = varmail("ext3", &[]);
     let ext4 = varmail("ext4", &[]);
     let xfs = varmail("xfs", &[]);
+    let nilfs2 = varmail("nilfs2", &[]);
     for (name, r) in [
+        ("nilfs2", &nilfs2),
         ("raw", &raw),
         ("ext2", &ext2),
         ("ext3", &ext3),
@@ -114,7 +116,11 @@ fn each_file_system_writes_what_its_layout_implies() {
         per(&ext4)
     );
     let waf = |r: &serde_json::Value| num(r, "page_cache.host_write_amplification");
-    for r in [&ext2, &ext3, &ext4, &xfs] {
+    // NILFS2 writes every change anew in its log: its fsyncs construct
+    // logs, and it writes nothing in place (no metadata writeback).
+    assert!(num(&nilfs2, "file_system.commits_fsync") > 0.0);
+    assert_eq!(num(&nilfs2, "page_cache.metadata_pages_written"), 0.0);
+    for r in [&ext2, &ext3, &ext4, &xfs, &nilfs2] {
         assert!(waf(r) > waf(&raw), "{} vs raw {}", waf(r), waf(&raw));
     }
     // data=journal logs every data block as well.

@@ -990,14 +990,55 @@ mod tests {
         assert!(e.to_string().contains("personality.files"), "{e}");
     }
 
+    /// NILFS2's cleaner under the flows: a small log, no protection period;
+    /// the cleaner moves blocks, fsck holds and no file block loses its
+    /// latest version.
+    #[test]
+    fn nilfs2_cleans_under_the_flows() {
+        let fs = FsConfig {
+            kind: FsKind::Nilfs2,
+            segment_size: Some(crate::units::Size(1 << 20)),
+            protection_period: Some(crate::units::Dur(0)),
+            nsegments_per_clean: Some(8),
+            cleaning_interval: Some(crate::units::Dur::from_ms(1000)),
+            ..FsConfig::default()
+        };
+        let mut c = cfg(PersonalityKind::Fileserver, 20_000);
+        c.files = Some(200);
+        let mut fb = FileBench::new(&c, &fs, 256 << 20, 3).unwrap();
+        let mut n = 0;
+        while let Some(r) = fb.next_request() {
+            let r = r.unwrap();
+            n += 1;
+            // 100 ms a call: about what the cleaner can keep up with.
+            if n % 10 == 0 {
+                fb.clock(SimTime(n * 100_000_000));
+            }
+            if r.op == IoOp::Flush && r.tag != FS_INO {
+                fb.fsync_io(r.tag, SimTime(n * 100_000_000));
+            }
+        }
+        fb.check().unwrap();
+        let crate::fs::AnyFs::Nilfs2(nf) = &fb.fs else {
+            panic!("not nilfs2")
+        };
+        nf.check_versions().unwrap();
+        let st = fb.fs.stats();
+        assert!(
+            st.cleaner_blocks_read > 0 && st.cleaner_blocks_written > 0,
+            "{st:?}"
+        );
+    }
+
     /// fsck after the flows of every personality on every modelled file
     /// system: every allocated block reachable exactly once, and the
     /// metadata, journal and data calls where the file system put them.
     #[test]
     fn every_file_system_stays_consistent_under_the_flows() {
         for kind in FsKind::MODELLED {
-            // A journal (ext3, ext4) or a metadata log (XFS).
-            let logged = kind.journaled() || kind == FsKind::Xfs;
+            // A journal (ext3, ext4), a metadata log (XFS) or a log of
+            // everything (NILFS2).
+            let logged = kind.journaled() || kind == FsKind::Xfs || kind == FsKind::Nilfs2;
             for pk in [
                 PersonalityKind::Varmail,
                 PersonalityKind::Fileserver,
@@ -1025,6 +1066,14 @@ mod tests {
                 assert_eq!(st.kind, kind.name());
                 if kind == FsKind::Raw {
                     assert_eq!(fb.stats.metadata_writes, 0);
+                } else if kind == FsKind::Nilfs2 {
+                    // Everything but data goes into the log, by the file
+                    // system's own (direct) writes: no metadata writeback.
+                    assert_eq!(fb.stats.metadata_writes, 0);
+                    assert!(
+                        st.commits_fsync + st.commits_timer > 0 && st.journal_blocks_written > 0,
+                        "{kind} {pk:?}: {st:?}"
+                    );
                 } else {
                     assert!(fb.stats.metadata_writes > 0, "{kind} {pk:?}");
                 }

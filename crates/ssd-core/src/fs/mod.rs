@@ -35,11 +35,14 @@
 //!
 //! Models: `raw` (files as extents on the bare device: no metadata, the
 //! baseline of what a file system adds), `ext2`, `ext3`, `ext4`
-//! ([`ext`]), `xfs` ([`xfs`]). The kinds the `--fs` axis names but that are not modelled yet
+//! ([`ext`]), `xfs` ([`xfs`]), `nilfs2` ([`nilfs2`]: a log with segment
+//! construction and a cleaner). The kinds the `--fs` axis names but that
+//! are not modelled yet
 //! are refused by [`FsConfig::validate`].
 
 pub mod alloc;
 pub mod ext;
+pub mod nilfs2;
 pub mod raw;
 pub mod xfs;
 
@@ -80,11 +83,12 @@ impl FsKind {
         FsKind::Raw,
     ];
     /// The kinds with a model.
-    pub const MODELLED: [FsKind; 5] = [
+    pub const MODELLED: [FsKind; 6] = [
         FsKind::Ext2,
         FsKind::Ext3,
         FsKind::Ext4,
         FsKind::Xfs,
+        FsKind::Nilfs2,
         FsKind::Raw,
     ];
 
@@ -149,7 +153,9 @@ pub struct FsConfig {
     /// ext3/ext4 `data=` (default ordered).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub journal: Option<JournalMode>,
-    /// ext3/ext4 `commit=` (default 5 s): the journal's commit interval.
+    /// ext3/ext4 `commit=` (default 5 s): the journal's commit interval;
+    /// for nilfs2 segctord's `sc_interval` (default 5 s,
+    /// `NILFS_SC_DEFAULT_TIMEOUT`): a segment construction of what is dirty.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub commit_interval: Option<Dur>,
     /// ext3/ext4 journal size (mke2fs `-J size=`); default mke2fs's, from
@@ -188,6 +194,29 @@ pub struct FsConfig {
     /// 30 s; Linux's limits 100 to 720000).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub xfssyncd_centisecs: Option<u64>,
+    /// nilfs2 segment size (mkfs.nilfs2 `-B` blocks per segment; default
+    /// 2,048 blocks = 8 MiB, at least 16 blocks).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub segment_size: Option<Size>,
+    /// nilfs_cleanerd `min_clean_segments`, in percent of the segments
+    /// (default 10): the cleaner starts below this many free segments.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_clean_segments: Option<u64>,
+    /// nilfs_cleanerd `max_clean_segments`, in percent (default 20): the
+    /// cleaner stops at this many free segments.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_clean_segments: Option<u64>,
+    /// nilfs_cleanerd `nsegments_per_clean` (default 2): segments cleaned
+    /// per pass.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nsegments_per_clean: Option<u32>,
+    /// nilfs_cleanerd `cleaning_interval` (default 5 s): time between passes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cleaning_interval: Option<Dur>,
+    /// nilfs_cleanerd `protection_period` (default 3600 s): a segment
+    /// written more recently is never cleaned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protection_period: Option<Dur>,
 }
 
 impl Default for FsConfig {
@@ -205,6 +234,12 @@ impl Default for FsConfig {
             agcount: None,
             log_size: None,
             xfssyncd_centisecs: None,
+            segment_size: None,
+            min_clean_segments: None,
+            max_clean_segments: None,
+            nsegments_per_clean: None,
+            cleaning_interval: None,
+            protection_period: None,
         }
     }
 }
@@ -224,12 +259,39 @@ impl FsConfig {
         }
         let ext = matches!(self.kind, FsKind::Ext2 | FsKind::Ext3 | FsKind::Ext4);
         let xfs = self.kind == FsKind::Xfs;
-        let knobs: [(&str, bool, bool); 7] = [
+        let nilfs = self.kind == FsKind::Nilfs2;
+        let knobs = [
             ("fs.journal", self.journal.is_some(), self.kind.journaled()),
             (
                 "fs.commit_interval",
                 self.commit_interval.is_some(),
-                self.kind.journaled(),
+                self.kind.journaled() || nilfs,
+            ),
+            ("fs.segment_size", self.segment_size.is_some(), nilfs),
+            (
+                "fs.min_clean_segments",
+                self.min_clean_segments.is_some(),
+                nilfs,
+            ),
+            (
+                "fs.max_clean_segments",
+                self.max_clean_segments.is_some(),
+                nilfs,
+            ),
+            (
+                "fs.nsegments_per_clean",
+                self.nsegments_per_clean.is_some(),
+                nilfs,
+            ),
+            (
+                "fs.cleaning_interval",
+                self.cleaning_interval.is_some(),
+                nilfs,
+            ),
+            (
+                "fs.protection_period",
+                self.protection_period.is_some(),
+                nilfs,
             ),
             (
                 "fs.journal_size",
@@ -299,6 +361,30 @@ impl FsConfig {
                 ));
             }
         }
+        if let Some(s) = self.segment_size {
+            if s.0 < 16 * BLOCK || !s.0.is_multiple_of(BLOCK) || s.0 / BLOCK > u32::MAX as u64 {
+                return Err(invalid(
+                    "fs.segment_size",
+                    "a multiple of 4 KiB, at least 16 blocks (NILFS_SEG_MIN_BLOCKS)",
+                ));
+            }
+        }
+        let (lo, hi) = (
+            self.min_clean_segments.unwrap_or(nilfs2::MIN_CLEAN_PERCENT),
+            self.max_clean_segments.unwrap_or(nilfs2::MAX_CLEAN_PERCENT),
+        );
+        if lo > hi || hi > 100 {
+            return Err(invalid(
+                "fs.min_clean_segments",
+                "percentages with min_clean_segments <= max_clean_segments <= 100",
+            ));
+        }
+        if self.nsegments_per_clean == Some(0) {
+            return Err(invalid("fs.nsegments_per_clean", "must be positive"));
+        }
+        if self.cleaning_interval.is_some_and(|d| d.0 == 0) {
+            return Err(invalid("fs.cleaning_interval", "must be more than 0"));
+        }
         if self.dirwidth == Some(0) {
             return Err(invalid("fs.dirwidth", "must be positive"));
         }
@@ -333,6 +419,9 @@ impl FsConfig {
                 AnyFs::Ext(Box::new(ext::Ext::new(self, blocks, files, dirwidth)?))
             }
             FsKind::Xfs => AnyFs::Xfs(Box::new(xfs::Xfs::new(self, blocks, files, dirwidth)?)),
+            FsKind::Nilfs2 => AnyFs::Nilfs2(Box::new(nilfs2::Nilfs2::new(
+                self, blocks, files, dirwidth,
+            )?)),
             k => unreachable!("{k} refused by validate"),
         })
     }
@@ -463,6 +552,7 @@ pub enum AnyFs {
     Raw(raw::Raw),
     Ext(Box<ext::Ext>),
     Xfs(Box<xfs::Xfs>),
+    Nilfs2(Box<nilfs2::Nilfs2>),
 }
 
 macro_rules! any_fs {
@@ -471,6 +561,7 @@ macro_rules! any_fs {
             AnyFs::Raw($fs) => $e,
             AnyFs::Ext($fs) => $e,
             AnyFs::Xfs($fs) => $e,
+            AnyFs::Nilfs2($fs) => $e,
         }
     };
 }

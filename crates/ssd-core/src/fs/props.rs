@@ -71,11 +71,9 @@ fn run(kind: FsKind, ops: &[Op]) -> Result<(), TestCaseError> {
     for o in ops {
         let mut io = Vec::new();
         match *o {
-            Op::Create(f) if !exists[f as usize] => {
-                if fs.create(f, now, &mut io).is_ok() {
-                    exists[f as usize] = true;
-                    sizes[f as usize] = 0;
-                }
+            Op::Create(f) if !exists[f as usize] && fs.create(f, now, &mut io).is_ok() => {
+                exists[f as usize] = true;
+                sizes[f as usize] = 0;
             }
             Op::Unlink(f) if exists[f as usize] => {
                 fs.unlink(f, now, &mut io);
