@@ -35,12 +35,13 @@
 //!
 //! Models: `raw` (files as extents on the bare device: no metadata, the
 //! baseline of what a file system adds), `ext2`, `ext3`, `ext4`
-//! ([`ext`]), `xfs` ([`xfs`]). The kinds the `--fs` axis names but that are not modelled yet
+//! ([`ext`]), `xfs` ([`xfs`]), `reiserfs` ([`reiserfs`]). The kinds the `--fs` axis names but that are not modelled yet
 //! are refused by [`FsConfig::validate`].
 
 pub mod alloc;
 pub mod ext;
 pub mod raw;
+pub mod reiserfs;
 pub mod xfs;
 
 use crate::error::{invalid, ConfigError};
@@ -80,11 +81,12 @@ impl FsKind {
         FsKind::Raw,
     ];
     /// The kinds with a model.
-    pub const MODELLED: [FsKind; 5] = [
+    pub const MODELLED: [FsKind; 6] = [
         FsKind::Ext2,
         FsKind::Ext3,
         FsKind::Ext4,
         FsKind::Xfs,
+        FsKind::Reiserfs,
         FsKind::Raw,
     ];
 
@@ -113,9 +115,9 @@ impl FsKind {
             })
     }
 
-    /// Does the kind keep a journal (ext3, ext4)?
+    /// Does the kind keep a block journal (ext3, ext4, ReiserFS)?
     pub fn journaled(self) -> bool {
-        matches!(self, FsKind::Ext3 | FsKind::Ext4)
+        matches!(self, FsKind::Ext3 | FsKind::Ext4 | FsKind::Reiserfs)
     }
 }
 
@@ -125,7 +127,7 @@ impl std::fmt::Display for FsKind {
     }
 }
 
-/// ext3/ext4's `data=` mount option.
+/// ext3/ext4's and ReiserFS's `data=` mount option.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum JournalMode {
@@ -146,14 +148,18 @@ pub enum JournalMode {
 #[serde(deny_unknown_fields, default)]
 pub struct FsConfig {
     pub kind: FsKind,
-    /// ext3/ext4 `data=` (default ordered).
+    /// ext3/ext4/ReiserFS `data=` (default ordered).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub journal: Option<JournalMode>,
-    /// ext3/ext4 `commit=` (default 5 s): the journal's commit interval.
+    /// ext3/ext4 `commit=` (default 5 s): the journal's commit interval;
+    /// ReiserFS's background commit interval (default 5 s, see
+    /// [`reiserfs`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub commit_interval: Option<Dur>,
     /// ext3/ext4 journal size (mke2fs `-J size=`); default mke2fs's, from
-    /// the file system's size (`ext2fs_default_journal_size`).
+    /// the file system's size (`ext2fs_default_journal_size`). ReiserFS's
+    /// journal without its header block (mkreiserfs `-s`, default 8,192
+    /// blocks: 32 MiB; from 512 to 32,749 blocks).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub journal_size: Option<Size>,
     /// mke2fs `-i` (bytes per inode, default 16384).
@@ -188,6 +194,9 @@ pub struct FsConfig {
     /// 30 s; Linux's limits 100 to 720000).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub xfssyncd_centisecs: Option<u64>,
+    /// ReiserFS tail packing (`tails=on`, the default; false is `notail`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tails: Option<bool>,
 }
 
 impl Default for FsConfig {
@@ -205,6 +214,7 @@ impl Default for FsConfig {
             agcount: None,
             log_size: None,
             xfssyncd_centisecs: None,
+            tails: None,
         }
     }
 }
@@ -224,7 +234,8 @@ impl FsConfig {
         }
         let ext = matches!(self.kind, FsKind::Ext2 | FsKind::Ext3 | FsKind::Ext4);
         let xfs = self.kind == FsKind::Xfs;
-        let knobs: [(&str, bool, bool); 7] = [
+        let reiser = self.kind == FsKind::Reiserfs;
+        let knobs: [(&str, bool, bool); 8] = [
             ("fs.journal", self.journal.is_some(), self.kind.journaled()),
             (
                 "fs.commit_interval",
@@ -244,6 +255,7 @@ impl FsConfig {
                 self.xfssyncd_centisecs.is_some(),
                 xfs,
             ),
+            ("fs.tails", self.tails.is_some(), reiser),
         ];
         for (field, set, applies) in knobs {
             if set && !applies {
@@ -269,7 +281,17 @@ impl FsConfig {
                 ));
             }
         }
-        if let Some(j) = self.journal_size {
+        if let (Some(j), true) = (self.journal_size, reiser) {
+            let b = j.0 / BLOCK;
+            if !(reiserfs::JOURNAL_MIN_SIZE..=reiserfs::JOURNAL_MAX_SIZE).contains(&b)
+                || !j.0.is_multiple_of(BLOCK)
+            {
+                return Err(invalid(
+                    "fs.journal_size",
+                    "from 2 MiB (512 blocks) to 32,749 blocks, a multiple of 4 KiB (mkreiserfs -s)",
+                ));
+            }
+        } else if let Some(j) = self.journal_size {
             if j.0 < (1 << 20) || !j.0.is_multiple_of(BLOCK) {
                 return Err(invalid(
                     "fs.journal_size",
@@ -333,6 +355,9 @@ impl FsConfig {
                 AnyFs::Ext(Box::new(ext::Ext::new(self, blocks, files, dirwidth)?))
             }
             FsKind::Xfs => AnyFs::Xfs(Box::new(xfs::Xfs::new(self, blocks, files, dirwidth)?)),
+            FsKind::Reiserfs => AnyFs::Reiserfs(Box::new(reiserfs::Reiserfs::new(
+                self, blocks, files, dirwidth,
+            )?)),
             k => unreachable!("{k} refused by validate"),
         })
     }
@@ -463,6 +488,7 @@ pub enum AnyFs {
     Raw(raw::Raw),
     Ext(Box<ext::Ext>),
     Xfs(Box<xfs::Xfs>),
+    Reiserfs(Box<reiserfs::Reiserfs>),
 }
 
 macro_rules! any_fs {
@@ -471,6 +497,7 @@ macro_rules! any_fs {
             AnyFs::Raw($fs) => $e,
             AnyFs::Ext($fs) => $e,
             AnyFs::Xfs($fs) => $e,
+            AnyFs::Reiserfs($fs) => $e,
         }
     };
 }
