@@ -996,7 +996,7 @@ mod tests {
     #[test]
     fn every_file_system_stays_consistent_under_the_flows() {
         for kind in FsKind::MODELLED {
-            // A journal (ext3, ext4) or a metadata log (XFS).
+            // A journal (ext3, ext4, ReiserFS) or a metadata log (XFS).
             let logged = kind.journaled() || kind == FsKind::Xfs;
             for pk in [
                 PersonalityKind::Varmail,
