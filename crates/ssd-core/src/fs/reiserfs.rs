@@ -54,9 +54,11 @@
 //! data; `direct2indirect`). So a small file has no data block of its own.
 //! Reads of a tail are served from memory (the model keeps metadata
 //! resident). Placement happens when the application's write reaches the
-//! file system (at `write()`), as for the other models; Linux packs a tail
-//! when the file is closed or truncated, which for the append-only files
-//! of Filebench ends the same.
+//! file system (at `write()`), as for the other models. Linux writes new
+//! bytes through an unformatted block and packs the tail back into the
+//! tree when the file is closed (`reiserfs_file_release` truncating it,
+//! `indirect2direct`); for Filebench's append-then-close files the end is
+//! the same, and the short-lived block in between is not modelled.
 //!
 //! **Block allocation (Linux's defaults since 2.6: `skip_busy`,
 //! `dirid_groups`; `border` and the hashed relocations off).** A formatted
@@ -70,7 +72,10 @@
 //! one, 2,048 blocks into the group: `dirid_groups` leaves the group's
 //! start to formatted nodes), so a directory's files are packed together.
 //! Each application write's blocks are allocated in one request (the
-//! allocator's preallocation of 17 blocks is not modelled apart). Every
+//! allocator's preallocation of 17 blocks is not modelled apart, nor
+//! `skip_busy`'s passing over nearly full bitmap groups, nor
+//! `packing_groups`' grouping of small files by their packing locality;
+//! the free-space search wraps to the start as Linux's does). Every
 //! allocation or free dirties its bitmap block(s) and the superblock (its
 //! free count); a create or unlink the superblock (its objectid map).
 //!
