@@ -1036,8 +1036,8 @@ mod tests {
     #[test]
     fn every_file_system_stays_consistent_under_the_flows() {
         for kind in FsKind::MODELLED {
-            // A journal (ext3, ext4), a metadata log (XFS) or a log of
-            // everything (NILFS2).
+            // A journal (ext3, ext4, ReiserFS), a metadata log (XFS) or a
+            // log of everything (NILFS2).
             let logged = kind.journaled() || kind == FsKind::Xfs || kind == FsKind::Nilfs2;
             for pk in [
                 PersonalityKind::Varmail,
@@ -1132,5 +1132,25 @@ mod tests {
         );
         assert_eq!(format!("{aged:?}"), format!("{:?}", run(0.5).0));
         assert_eq!(aged.data_blocks_allocated, fresh.data_blocks_allocated);
+    }
+
+    /// ReiserFS ages like the others: as full as asked, fsck passes, the
+    /// aging's journal transaction is settled before the file set.
+    #[test]
+    fn reiserfs_ages_and_stays_consistent() {
+        let mut c = cfg(PersonalityKind::Fileserver, 3000);
+        c.files = Some(1000);
+        let f = FsConfig {
+            kind: FsKind::Reiserfs,
+            age_fullness: 0.5,
+            ..FsConfig::default()
+        };
+        let mut fb = FileBench::new(&c, &f, 1 << 30, 5).unwrap();
+        drain(&mut fb);
+        fb.check().unwrap();
+        let (created, deleted, used) = fb.aged;
+        assert!(created > deleted && deleted > 0, "{:?}", fb.aged);
+        let blocks = fb.fs.stats().blocks as f64;
+        assert!((used as f64 / blocks - 0.5).abs() < 0.02, "{:?}", fb.aged);
     }
 }

@@ -35,15 +35,16 @@
 //!
 //! Models: `raw` (files as extents on the bare device: no metadata, the
 //! baseline of what a file system adds), `ext2`, `ext3`, `ext4`
-//! ([`ext`]), `xfs` ([`xfs`]), `nilfs2` ([`nilfs2`]: a log with segment
-//! construction and a cleaner). The kinds the `--fs` axis names but that
-//! are not modelled yet
-//! are refused by [`FsConfig::validate`].
+//! ([`ext`]), `xfs` ([`xfs`]), `reiserfs` ([`reiserfs`]), `nilfs2`
+//! ([`nilfs2`]: a log with segment construction and a cleaner). The kinds
+//! the `--fs` axis names but that are not modelled yet are refused by
+//! [`FsConfig::validate`].
 
 pub mod alloc;
 pub mod ext;
 pub mod nilfs2;
 pub mod raw;
+pub mod reiserfs;
 pub mod xfs;
 
 use crate::error::{invalid, ConfigError};
@@ -83,12 +84,13 @@ impl FsKind {
         FsKind::Raw,
     ];
     /// The kinds with a model.
-    pub const MODELLED: [FsKind; 6] = [
+    pub const MODELLED: [FsKind; 7] = [
         FsKind::Ext2,
         FsKind::Ext3,
         FsKind::Ext4,
         FsKind::Xfs,
         FsKind::Nilfs2,
+        FsKind::Reiserfs,
         FsKind::Raw,
     ];
 
@@ -117,9 +119,9 @@ impl FsKind {
             })
     }
 
-    /// Does the kind keep a journal (ext3, ext4)?
+    /// Does the kind keep a block journal (ext3, ext4, ReiserFS)?
     pub fn journaled(self) -> bool {
-        matches!(self, FsKind::Ext3 | FsKind::Ext4)
+        matches!(self, FsKind::Ext3 | FsKind::Ext4 | FsKind::Reiserfs)
     }
 }
 
@@ -129,7 +131,7 @@ impl std::fmt::Display for FsKind {
     }
 }
 
-/// ext3/ext4's `data=` mount option.
+/// ext3/ext4's and ReiserFS's `data=` mount option.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum JournalMode {
@@ -150,16 +152,20 @@ pub enum JournalMode {
 #[serde(deny_unknown_fields, default)]
 pub struct FsConfig {
     pub kind: FsKind,
-    /// ext3/ext4 `data=` (default ordered).
+    /// ext3/ext4/ReiserFS `data=` (default ordered).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub journal: Option<JournalMode>,
     /// ext3/ext4 `commit=` (default 5 s): the journal's commit interval;
     /// for nilfs2 segctord's `sc_interval` (default 5 s,
     /// `NILFS_SC_DEFAULT_TIMEOUT`): a segment construction of what is dirty.
+    /// ReiserFS's background commit interval (default 5 s, see
+    /// [`reiserfs`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub commit_interval: Option<Dur>,
     /// ext3/ext4 journal size (mke2fs `-J size=`); default mke2fs's, from
-    /// the file system's size (`ext2fs_default_journal_size`).
+    /// the file system's size (`ext2fs_default_journal_size`). ReiserFS's
+    /// journal without its header block (mkreiserfs `-s`, default 8,192
+    /// blocks: 32 MiB; from 512 to 32,749 blocks).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub journal_size: Option<Size>,
     /// mke2fs `-i` (bytes per inode, default 16384).
@@ -217,6 +223,9 @@ pub struct FsConfig {
     /// written more recently is never cleaned.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub protection_period: Option<Dur>,
+    /// ReiserFS tail packing (`tails=on`, the default; false is `notail`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tails: Option<bool>,
 }
 
 impl Default for FsConfig {
@@ -240,6 +249,7 @@ impl Default for FsConfig {
             nsegments_per_clean: None,
             cleaning_interval: None,
             protection_period: None,
+            tails: None,
         }
     }
 }
@@ -260,6 +270,7 @@ impl FsConfig {
         let ext = matches!(self.kind, FsKind::Ext2 | FsKind::Ext3 | FsKind::Ext4);
         let xfs = self.kind == FsKind::Xfs;
         let nilfs = self.kind == FsKind::Nilfs2;
+        let reiser = self.kind == FsKind::Reiserfs;
         let knobs = [
             ("fs.journal", self.journal.is_some(), self.kind.journaled()),
             (
@@ -306,6 +317,7 @@ impl FsConfig {
                 self.xfssyncd_centisecs.is_some(),
                 xfs,
             ),
+            ("fs.tails", self.tails.is_some(), reiser),
         ];
         for (field, set, applies) in knobs {
             if set && !applies {
@@ -331,7 +343,17 @@ impl FsConfig {
                 ));
             }
         }
-        if let Some(j) = self.journal_size {
+        if let (Some(j), true) = (self.journal_size, reiser) {
+            let b = j.0 / BLOCK;
+            if !(reiserfs::JOURNAL_MIN_SIZE..=reiserfs::JOURNAL_MAX_SIZE).contains(&b)
+                || !j.0.is_multiple_of(BLOCK)
+            {
+                return Err(invalid(
+                    "fs.journal_size",
+                    "from 2 MiB (512 blocks) to 32,749 blocks, a multiple of 4 KiB (mkreiserfs -s)",
+                ));
+            }
+        } else if let Some(j) = self.journal_size {
             if j.0 < (1 << 20) || !j.0.is_multiple_of(BLOCK) {
                 return Err(invalid(
                     "fs.journal_size",
@@ -420,6 +442,9 @@ impl FsConfig {
             }
             FsKind::Xfs => AnyFs::Xfs(Box::new(xfs::Xfs::new(self, blocks, files, dirwidth)?)),
             FsKind::Nilfs2 => AnyFs::Nilfs2(Box::new(nilfs2::Nilfs2::new(
+                self, blocks, files, dirwidth,
+            )?)),
+            FsKind::Reiserfs => AnyFs::Reiserfs(Box::new(reiserfs::Reiserfs::new(
                 self, blocks, files, dirwidth,
             )?)),
             k => unreachable!("{k} refused by validate"),
@@ -553,6 +578,7 @@ pub enum AnyFs {
     Ext(Box<ext::Ext>),
     Xfs(Box<xfs::Xfs>),
     Nilfs2(Box<nilfs2::Nilfs2>),
+    Reiserfs(Box<reiserfs::Reiserfs>),
 }
 
 macro_rules! any_fs {
@@ -562,6 +588,7 @@ macro_rules! any_fs {
             AnyFs::Ext($fs) => $e,
             AnyFs::Xfs($fs) => $e,
             AnyFs::Nilfs2($fs) => $e,
+            AnyFs::Reiserfs($fs) => $e,
         }
     };
 }
