@@ -212,6 +212,13 @@ impl RequestSource for AnySource {
             _ => Vec::new(),
         }
     }
+    fn more_follow(&self) -> bool {
+        match self {
+            AnySource::FileBench(s) => s.more_follow(),
+            AnySource::Recorded(s) => s.more_follow(),
+            _ => false,
+        }
+    }
     fn clock(&mut self, now: ssd_core::SimTime) {
         match self {
             AnySource::FileBench(s) => s.clock(now),

@@ -571,8 +571,10 @@ mod property {
             let r = self.0.next_request();
             // A file system's metadata updates and own I/O are not
             // application calls.
+            // A call in pieces counts once, as its last piece.
             if matches!(r, Some(Ok(q)) if q.tag != ssd_core::pagecache::METADATA_INO
                 && q.tag != ssd_core::pagecache::FS_INO)
+                && !self.0.more_follow()
             {
                 *self.1.borrow_mut() += 1;
             }
@@ -580,6 +582,9 @@ mod property {
         }
         fn clock(&mut self, now: ssd_core::SimTime) {
             self.0.clock(now)
+        }
+        fn more_follow(&self) -> bool {
+            self.0.more_follow()
         }
         fn fsync_io(&mut self, ino: u32, now: ssd_core::SimTime) -> ssd_core::fs::FsyncIo {
             self.0.fsync_io(ino, now)

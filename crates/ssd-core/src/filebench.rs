@@ -53,6 +53,10 @@ use rand_distr::{Distribution, Gamma};
 use std::collections::VecDeque;
 
 const BLOCK: u64 = crate::fs::BLOCK;
+
+/// Requests and, per request, whether more pieces of its application call
+/// follow ([`RequestSource::more_follow`]).
+type Out = VecDeque<(HostRequest, bool)>;
 /// Filebench's `cvar-gamma` shape (its default `gamma:1.5`).
 const GAMMA_SHAPE: f64 = 1.5;
 
@@ -187,7 +191,7 @@ struct Thread {
     /// The open file (fd=1).
     fd: Option<u64>,
     /// Calls of the current step not handed out yet.
-    pending: VecDeque<HostRequest>,
+    pending: Out,
 }
 
 /// Counts of what the flows did (reported as notes).
@@ -225,14 +229,16 @@ pub struct FileBench {
     threads: Vec<Thread>,
     next_thread: usize,
     /// Pre-allocation calls, then the flows'.
-    pre: VecDeque<HostRequest>,
+    pre: Out,
     /// The file system's thread's calls (its background work).
-    daemon: VecDeque<HostRequest>,
+    daemon: Out,
     now: SimTime,
     issued: u64,
     calls: Vec<FsCall>,
     /// Aging: files created and deleted, blocks the aging files hold.
     aged: (u64, u64, u64),
+    /// Whether more pieces follow the request handed out last.
+    last_more: bool,
     pub stats: FileStats,
 }
 
@@ -308,6 +314,7 @@ impl FileBench {
             issued: 0,
             calls: Vec::new(),
             aged: (0, 0, 0),
+            last_more: false,
             stats: FileStats::default(),
             p,
         };
@@ -355,9 +362,16 @@ impl FileBench {
 
     /// The file system's calls of this operation (in `self.calls`) as
     /// requests of `stream` for file `f`.
-    fn emit(&mut self, f: u64, out: &mut VecDeque<HostRequest>, stream: u32) {
+    fn emit(&mut self, f: u64, out: &mut Out, stream: u32) {
         let base = self.base;
-        for c in self.calls.drain(..) {
+        // The data pieces of one operation are one application call: all
+        // but the last are followed by more.
+        let last_data = self
+            .calls
+            .iter()
+            .rposition(|c| matches!(c, FsCall::Data { .. }));
+        for (i, c) in self.calls.drain(..).enumerate() {
+            let more = matches!(c, FsCall::Data { .. }) && last_data.is_some_and(|l| i < l);
             let r = match c {
                 FsCall::Data { op, at, bytes } => HostRequest {
                     arrival: SimTime::ZERO,
@@ -401,18 +415,18 @@ impl FileBench {
                     }
                 }
             };
-            out.push_back(r);
+            out.push_back((r, more));
         }
     }
 
-    fn create_quiet(&mut self, f: u64, out: &mut VecDeque<HostRequest>) -> bool {
+    fn create_quiet(&mut self, f: u64, out: &mut Out) -> bool {
         let now = self.now;
         let ok = self.fs.create(f as u32, now, &mut self.calls).is_ok();
         self.emit(f, out, 0);
         ok
     }
 
-    fn create(&mut self, f: u64, out: &mut VecDeque<HostRequest>, stream: u32) -> bool {
+    fn create(&mut self, f: u64, out: &mut Out, stream: u32) -> bool {
         let now = self.now;
         if self.fs.create(f as u32, now, &mut self.calls).is_err() {
             self.calls.clear();
@@ -430,7 +444,7 @@ impl FileBench {
         true
     }
 
-    fn delete(&mut self, f: u64, out: &mut VecDeque<HostRequest>, stream: u32) {
+    fn delete(&mut self, f: u64, out: &mut Out, stream: u32) {
         let i = self.slot[f as usize];
         self.existing.swap_remove(i);
         if let Some(&m) = self.existing.get(i) {
@@ -445,7 +459,7 @@ impl FileBench {
 
     /// Write `bytes` at the end of file `f`, in application calls of at
     /// most `iosize`.
-    fn write_at_end(&mut self, f: u64, bytes: u64, out: &mut VecDeque<HostRequest>, stream: u32) {
+    fn write_at_end(&mut self, f: u64, bytes: u64, out: &mut Out, stream: u32) {
         let mut off = self.fs.size(f as u32);
         let end = off + bytes;
         while off < end {
@@ -465,7 +479,7 @@ impl FileBench {
         }
     }
 
-    fn read_whole(&mut self, f: u64, out: &mut VecDeque<HostRequest>, stream: u32) {
+    fn read_whole(&mut self, f: u64, out: &mut Out, stream: u32) {
         let size = self.fs.size(f as u32);
         let mut off = 0;
         while off < size {
@@ -576,14 +590,17 @@ impl FileBench {
             Step::Fsync => {
                 if let Some(f) = open {
                     self.stats.fsyncs += 1;
-                    out.push_back(HostRequest {
-                        arrival: SimTime::ZERO,
-                        op: IoOp::Flush,
-                        lba: 0,
-                        sectors: 0,
-                        stream,
-                        tag: Self::ino(f),
-                    });
+                    out.push_back((
+                        HostRequest {
+                            arrival: SimTime::ZERO,
+                            op: IoOp::Flush,
+                            lba: 0,
+                            sectors: 0,
+                            stream,
+                            tag: Self::ino(f),
+                        },
+                        false,
+                    ));
                 } else {
                     self.stats.skipped += 1;
                 }
@@ -702,10 +719,12 @@ impl RequestSource for FileBench {
         }
     }
     fn next_request(&mut self) -> Option<Result<HostRequest, SourceError>> {
-        if let Some(r) = self.pre.pop_front() {
+        if let Some((r, more)) = self.pre.pop_front() {
+            self.last_more = more;
             return Some(Ok(r));
         }
-        if let Some(r) = self.daemon.pop_front() {
+        if let Some((r, more)) = self.daemon.pop_front() {
+            self.last_more = more;
             return Some(Ok(r));
         }
         // Metadata and file-system calls are not application calls: they
@@ -713,15 +732,20 @@ impl RequestSource for FileBench {
         let mut quiet = 0u32;
         loop {
             let t = self.next_thread;
-            if let Some(r) = self.threads[t].pending.pop_front() {
+            if let Some((r, more)) = self.threads[t].pending.pop_front() {
                 if r.tag != METADATA_INO && r.tag != FS_INO {
-                    if self.issued >= self.p.calls {
-                        self.threads[t].pending.push_front(r);
-                        return None;
+                    // A call's pieces count once, as its last one; the
+                    // thread keeps its turn until its call is handed out.
+                    if !more {
+                        if self.issued >= self.p.calls {
+                            self.threads[t].pending.push_front((r, more));
+                            return None;
+                        }
+                        self.issued += 1;
+                        self.next_thread = (t + 1) % self.threads.len();
                     }
-                    self.issued += 1;
-                    self.next_thread = (t + 1) % self.threads.len();
                 }
+                self.last_more = more;
                 return Some(Ok(r));
             }
             if self.issued >= self.p.calls {
@@ -757,6 +781,9 @@ impl RequestSource for FileBench {
             ("filebench_prealloc_calls".into(), s.prealloc_calls),
             ("filebench_fs_calls".into(), s.fs_calls),
         ]
+    }
+    fn more_follow(&self) -> bool {
+        self.last_more
     }
     fn clock(&mut self, now: SimTime) {
         self.now = now;
@@ -795,7 +822,7 @@ impl RequestSource for FileBench {
                     FsCall::Data { .. } => unreachable!("background work moves no file data here"),
                 };
                 self.stats.fs_calls += u64::from(r.tag == FS_INO);
-                out.push_back(r);
+                out.push_back((r, false));
             }
             self.daemon.extend(out);
         }
@@ -858,9 +885,14 @@ mod tests {
     }
 
     fn drain(fb: &mut FileBench) -> Vec<HostRequest> {
+        drain_more(fb).into_iter().map(|x| x.0).collect()
+    }
+
+    /// The requests, each with whether more pieces of its call follow.
+    fn drain_more(fb: &mut FileBench) -> Vec<(HostRequest, bool)> {
         let mut v = Vec::new();
         while let Some(r) = fb.next_request() {
-            v.push(r.unwrap());
+            v.push((r.unwrap(), fb.more_follow()));
         }
         v
     }
@@ -911,7 +943,8 @@ mod tests {
             3,
         )
         .unwrap();
-        let calls = drain(&mut fb);
+        let pieces = drain_more(&mut fb);
+        let calls: Vec<HostRequest> = pieces.iter().map(|x| x.0).collect();
         let s = &fb.stats;
         assert!(
             s.deletes > 0 && s.deletes.abs_diff(s.creates) <= 16,
@@ -926,10 +959,15 @@ mod tests {
             "{s:?}"
         );
         assert!(s.metadata_writes > 2 * s.creates, "{s:?}");
-        // The measured calls stop at the budget (metadata calls apart).
-        let app = |c: &[HostRequest]| c.iter().filter(|r| r.tag != METADATA_INO).count();
+        // The measured calls stop at the budget (metadata and file-system
+        // calls apart; a call in pieces counts once).
+        let app = |c: &[(HostRequest, bool)]| {
+            c.iter()
+                .filter(|(r, more)| r.tag != METADATA_INO && r.tag != FS_INO && !more)
+                .count()
+        };
         let pre = s.prealloc_calls as usize;
-        assert_eq!(app(&calls[pre..]), 20_000);
+        assert_eq!(app(&pieces[pre..]), 20_000);
         fb.check().unwrap();
         // A thread's fsync names the file its last write appended to.
         let mut last: BTreeMap<u32, u32> = BTreeMap::new();

@@ -325,6 +325,13 @@ struct Ra {
 struct Thread {
     stream: u32,
     queue: VecDeque<HostRequest>,
+    /// Per queued request, whether more pieces of its call follow
+    /// ([`RequestSource::more_follow`]).
+    more: VecDeque<bool>,
+    /// The current request is a piece of a call more pieces follow, and
+    /// when the call began.
+    in_call: bool,
+    call_started: SimTime,
     op: Option<HostRequest>,
     /// The call is an fsync the thread makes on its own (fio's fsync=N or
     /// end_fsync), after `op`.
@@ -1006,7 +1013,9 @@ impl<S: RequestSource> PageCache<S> {
                     if Self::locked_write(&r) {
                         self.writers.entry(r.tag).or_default().push_back(t as u32);
                     }
+                    let more = self.app.more_follow();
                     self.threads[t].queue.push_back(r);
+                    self.threads[t].more.push_back(more);
                     self.outstanding += 1;
                 }
                 Some(Err(e)) => return Err(e),
@@ -1093,6 +1102,11 @@ impl<S: RequestSource> PageCache<S> {
                     let th = &mut self.threads[t];
                     match th.queue.pop_front() {
                         Some(r) => {
+                            let more = th.more.pop_front().unwrap_or(false);
+                            if !th.in_call {
+                                th.call_started = self.now;
+                            }
+                            th.in_call = more;
                             th.op = Some(r);
                             th.ino = r.tag;
                             th.own_fsync = false;
@@ -1481,7 +1495,13 @@ impl<S: RequestSource> PageCache<S> {
                 }
                 Stage::Complete => {
                     let th = &mut self.threads[t];
-                    let lat = self.now.0 - th.started.0;
+                    // A call in pieces is timed from its first piece's start.
+                    let since = if th.op.is_some() {
+                        th.call_started
+                    } else {
+                        th.started
+                    };
+                    let lat = self.now.0 - since.0;
                     let kind = match th.op {
                         Some(r) => match r.op {
                             IoOp::Read => 0,
@@ -1492,7 +1512,10 @@ impl<S: RequestSource> PageCache<S> {
                         // fio's fsync=N or end_fsync: a call of the thread's own.
                         None => 3,
                     };
-                    self.stats.lat[kind].record(lat);
+                    // A piece more pieces of its call follow is not a call.
+                    if !(th.op.is_some() && th.in_call) {
+                        self.stats.lat[kind].record(lat);
+                    }
                     if th.op.is_some() {
                         self.outstanding -= 1;
                     }
@@ -1854,6 +1877,9 @@ impl Thread {
         Thread {
             stream,
             queue: VecDeque::new(),
+            more: VecDeque::new(),
+            in_call: false,
+            call_started: SimTime::ZERO,
             op: None,
             own_fsync: false,
             stage: Stage::Idle,

@@ -119,6 +119,14 @@ pub trait RequestSource {
     /// `number_ios`, `size`) counts from here, those requests included
     /// (they complete after the ramp and are counted then).
     fn ramp_over(&mut self, _now: SimTime, _in_flight: u64) {}
+    /// Whether the request the last `next_request` returned is followed,
+    /// on its stream, by more pieces of the same application call (one read
+    /// or write whose bytes lie in several places on the device, as a
+    /// file's extents): the page cache counts and times the pieces as one
+    /// call, from the first piece's start to the last one's end.
+    fn more_follow(&self) -> bool {
+        false
+    }
     /// A closed-loop source run by the page cache is told the simulated
     /// time before it is asked for calls (a file system's timers: a
     /// journal's commit interval).

@@ -155,6 +155,9 @@ impl<S: RequestSource> RequestSource for Recorder<S> {
     fn clock(&mut self, now: SimTime) {
         self.inner.clock(now)
     }
+    fn more_follow(&self) -> bool {
+        self.inner.more_follow()
+    }
     fn fsync_io(&mut self, ino: u32, now: SimTime) -> crate::fs::FsyncIo {
         self.inner.fsync_io(ino, now)
     }
