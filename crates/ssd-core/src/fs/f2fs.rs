@@ -87,9 +87,10 @@
 //! `has_enough_invalid_blocks` holds (fewer than 60 % of the user blocks
 //! valid and fewer than 40 % of them in free segments past the
 //! overprovision segments): one victim a pass, chosen by cost-benefit
-//! (`get_cb_cost`: the most `age * (1 - u) / (1 + u)`, `u` the valid ratio,
-//! age the time since the segment's modification time, which is Linux's
-//! mean of its blocks' write times). Foreground GC, in the writer's
+//! (`get_cb_cost`: the most `(1 - u) * age / (1 + u)`, in percent, `u` the
+//! valid ratio, `age` the segment's modification time scaled from 100 for
+//! the oldest candidate to 0 for the newest; the modification time is
+//! Linux's mean of its blocks' write times). Foreground GC, in the writer's
 //! context, when an application write would leave fewer free segments than
 //! the reserved ones plus what it and the dirty nodes need
 //! (`has_not_enough_free_secs`): a checkpoint first if segments are prefree,
@@ -839,20 +840,34 @@ impl F2fs {
             .map(|&(_, s)| s)
     }
 
-    /// Cost-benefit victim (`get_cb_cost`): the most `age * (1 - u) / (1 +
-    /// u)`; ties to fewer valid blocks, then the lower segment.
-    fn cb_victim(&self, now: SimTime) -> Option<u64> {
-        let mut best: Option<(u128, u64)> = None;
-        for &(v, s) in &self.by_valid {
-            let seg = &self.segs[s as usize];
-            if v as u64 >= BLKS_PER_SEG || seg.pending != 0 {
-                continue;
-            }
-            let age = now.0.saturating_sub(seg.mtime.0) as u128 + 1;
-            let u = v as u128;
-            let seg_len = BLKS_PER_SEG as u128;
-            // age * (1 - u/B) / (1 + u/B) = age * (B - u) / (B + u), scaled.
-            let benefit = age * (seg_len - u) * 1024 / (seg_len + u);
+    /// Cost-benefit victim (`get_cb_cost`): the most `100 * (100 - u) *
+    /// age / (100 + u)`, `u` the valid blocks in percent of the segment,
+    /// `age` from 100 (the oldest modification time of the candidates) to
+    /// 0 (the newest), 0 for all when they are equal; ties go to fewer valid
+    /// blocks, then the lower segment (Linux: the first from its last
+    /// victim).
+    fn cb_victim(&self) -> Option<u64> {
+        let cands = || {
+            self.by_valid
+                .iter()
+                .filter(|&&(v, s)| (v as u64) < BLKS_PER_SEG && self.segs[s as usize].pending == 0)
+        };
+        let (mut lo, mut hi) = (u64::MAX, 0u64);
+        for &(_, s) in cands() {
+            let m = self.segs[s as usize].mtime.0;
+            lo = lo.min(m);
+            hi = hi.max(m);
+        }
+        let mut best: Option<(u64, u64)> = None;
+        for &(v, s) in cands() {
+            let m = self.segs[s as usize].mtime.0;
+            let u = v as u64 * 100 / BLKS_PER_SEG;
+            let age = if hi > lo {
+                100 - (100 * (m - lo) as u128 / (hi - lo) as u128) as u64
+            } else {
+                0
+            };
+            let benefit = 100 * (100 - u) * age / (100 + u);
             if best.is_none_or(|(b, _)| benefit > b) {
                 best = Some((benefit, s));
             }
@@ -1230,7 +1245,7 @@ impl FileSystem for F2fs {
             if invalid * 100 > self.user_blocks * LIMIT_INVALID_PERCENT
                 && free_user * 100 < self.user_blocks * LIMIT_FREE_PERCENT
             {
-                if let Some(s) = self.cb_victim(now) {
+                if let Some(s) = self.cb_victim() {
                     self.gc_segment(s, now, io);
                 }
             }
@@ -1685,27 +1700,45 @@ mod tests {
         assert_eq!((v0, v1, v2), (400, 100, 50));
         assert_eq!(f.segs[s2 as usize].state, SegState::InUse);
         assert_eq!(f.greedy_victim(), Some(s2));
-        // Cost-benefit at 400 s: s2 (50 valid, written at ~200 s) against
-        // s0 and s1: the benefits follow age * (512 - u) / (512 + u).
-        let benefit = |f: &F2fs, s: u64| {
-            let seg = f.segs[s as usize];
-            let age = (t(400).0 - seg.mtime.0) as f64;
-            let u = seg.valid as f64;
-            age * (512.0 - u) / (512.0 + u)
-        };
-        let want = [s0, s1, s2]
-            .into_iter()
-            .max_by(|a, b| benefit(&f, *a).total_cmp(&benefit(&f, *b)))
+        // Cost-benefit, Linux's integer arithmetic over the candidates'
+        // modification times.
+        let cands: Vec<u64> = f.by_valid.iter().map(|&(_, s)| s).collect();
+        let lo = cands
+            .iter()
+            .map(|&s| f.segs[s as usize].mtime.0)
+            .min()
             .unwrap();
-        assert_eq!(f.cb_victim(t(400)), Some(want));
-        // An old, fuller segment beats a young, emptier one when old
-        // enough: far in the future ages are nearly equal, so utilisation
-        // decides; just after a write, age does.
-        assert_eq!(f.cb_victim(t(1_000_000_000)), Some(s2));
+        let hi = cands
+            .iter()
+            .map(|&s| f.segs[s as usize].mtime.0)
+            .max()
+            .unwrap();
+        let benefit = |s: u64| {
+            let seg = f.segs[s as usize];
+            let u = seg.valid as u64 * 100 / 512;
+            let age = 100 - 100 * (seg.mtime.0 - lo) / (hi - lo);
+            100 * (100 - u) * age / (100 + u)
+        };
+        let want = cands.iter().copied().max_by_key(|&s| {
+            (
+                benefit(s),
+                std::cmp::Reverse(f.segs[s as usize].valid),
+                std::cmp::Reverse(s),
+            )
+        });
+        assert_eq!(f.cb_victim(), want);
+        // The oldest segment (age 100) at 400 valid: 100 * 22 * 100 / 178
+        // = 1,235; s1 (19 % valid, a third younger) 100 * 81 * age / 119.
+        assert_eq!(benefit(s0), 1235);
+        // Far younger segments with few valid blocks lose to an old one
+        // with many: s2 was written last of the three.
+        assert!(benefit(s2) < benefit(s1), "{} {}", benefit(s2), benefit(s1));
+        // So cost-benefit takes s1 where greedy takes s2.
+        assert_eq!(want, Some(s1));
         // A segment with blocks dirty in the page cache is never a victim.
         f.segs[s2 as usize].pending += 1;
         assert_ne!(f.greedy_victim(), Some(s2));
-        assert_ne!(f.cb_victim(t(400)), Some(s2));
+        assert_ne!(f.cb_victim(), Some(s2));
         f.segs[s2 as usize].pending -= 1;
     }
 
