@@ -1084,6 +1084,39 @@ mod tests {
         );
     }
 
+    /// F2FS aged: the aging history checkpointed (its counters zeroed),
+    /// fsck holds after aging and after the flows, and the free segments
+    /// are fewer and in more runs than on a fresh file system.
+    #[test]
+    fn f2fs_ages_and_settles() {
+        let run = |fullness: f64| {
+            let f = FsConfig {
+                kind: FsKind::F2fs,
+                age_fullness: fullness,
+                ..FsConfig::default()
+            };
+            let mut c = cfg(PersonalityKind::Fileserver, 3_000);
+            c.files = Some(500);
+            let mut fb = FileBench::new(&c, &f, 1 << 30, 3).unwrap();
+            fb.check().unwrap();
+            // Counted from the pre-allocation on: the aging's are gone.
+            let st = fb.fs.stats();
+            assert!(st.data_blocks_allocated < 3 * 500 * 32, "{st:?}");
+            let _ = drain(&mut fb);
+            fb.check().unwrap();
+            let crate::fs::AnyFs::F2fs(ff) = &fb.fs else {
+                panic!("not f2fs")
+            };
+            ff.check_versions().unwrap();
+            (fb.fs.stats(), fb.aged)
+        };
+        let (fresh, _) = run(0.0);
+        let (aged, (created, deleted, used)) = run(0.5);
+        assert!(created > deleted && deleted > 0 && used > 0);
+        assert!(aged.used_blocks > fresh.used_blocks, "{fresh:?} {aged:?}");
+        assert!(aged.free_extents > fresh.free_extents, "{fresh:?} {aged:?}");
+    }
+
     /// fsck after the flows of every personality on every modelled file
     /// system: every allocated block reachable exactly once, and the
     /// metadata, journal and data calls where the file system put them.
