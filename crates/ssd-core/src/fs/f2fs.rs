@@ -106,8 +106,10 @@
 //! **Counts.** `journal_blocks_written`: the checkpoint packs and the NAT,
 //! SIT and SSA blocks the file system writes (not the node blocks);
 //! `metadata_dirtied`: node blocks made dirty plus dentry blocks dirtied;
-//! `commits_fsync`: fsyncs that wrote nodes; `commits_timer`: checkpoints
-//! (of every cause); `cleaner_blocks_read`/`written`: the blocks GC read and
+//! `commits_fsync`: fsyncs that wrote nodes for roll-forward (an fsync that
+//! checkpoints counts as a checkpoint); `commits_timer`: checkpoints (of
+//! every cause: the interval, low free space, fsync, mkfs's and aging's
+//! excepted as the counters start after them); `cleaner_blocks_read`/`written`: the blocks GC read and
 //! moved (data and nodes); `used_blocks`: the metadata area plus the main
 //! area's segments not free (invalid blocks take room until cleaned);
 //! `index_blocks`: node blocks other than inodes; `free_extents`: runs of
