@@ -54,9 +54,11 @@
 //!
 //! **fsync (roll-forward).** `f2fs_do_sync_file`: the page cache writes the
 //! file's data, then the file's dirty *direct* nodes and inode are written
-//! (direct writes in the warm node log), the last one with the fsync mark
-//! (and the dentry mark if the file was created since the last checkpoint,
-//! so that recovery re-creates its entry), then the device flush
+//! (direct writes in the warm node log), each with the fsync mark (Linux
+//! marks every dnode of a non-atomic fsync, `f2fs_fsync_node_pages`), the
+//! inode last and with the dentry mark if the file was created since the
+//! last checkpoint (`f2fs_need_dentry_mark`: recovery re-creates its
+//! entry), then the device flush
 //! (`f2fs_issue_flush`; no flush before the node writes in Linux's default
 //! `fsync_mode=posix`, so no barrier). Indirect nodes are left to the
 //! checkpoint (recovery does not need them). No checkpoint unless
@@ -1198,7 +1200,7 @@ impl FileSystem for F2fs {
         if nodes.is_empty() {
             return FsyncIo::default();
         }
-        // Direct nodes first, the inode last (with the marks).
+        // Direct nodes first, the inode last (with the dentry mark).
         let mut order: Vec<u32> = nodes
             .iter()
             .filter(|(k, _)| *k != NodeKind::Inode)
@@ -1215,7 +1217,8 @@ impl FileSystem for F2fs {
         let n = order.len();
         for (i, nid) in order.into_iter().enumerate() {
             let last = i + 1 == n;
-            match self.write_node(nid, now, last, last && dentry) {
+            let is_inode = self.nat[nid as usize].kind == NodeKind::Inode;
+            match self.write_node(nid, now, true, last && is_inode && dentry) {
                 Some(b) => push_run(&mut direct, b),
                 None => {
                     // No segment for the node: a checkpoint instead (it
@@ -1594,8 +1597,8 @@ mod tests {
         }
         // The inode and its two direct nodes (2,000 blocks: 923 + 1,077).
         assert_eq!(written.len(), 3);
-        // The inode last, with the fsync mark and (created since the last
-        // checkpoint) the dentry mark; the direct node without.
+        // Every dnode with the fsync mark, the inode last with (created
+        // since the last checkpoint) the dentry mark.
         let ino = f.nat[f.inodes[3].nodes[&NodeKind::Inode] as usize];
         assert!(ino.fsync_mark && ino.dentry_mark);
         assert_eq!(
@@ -1603,7 +1606,7 @@ mod tests {
             Some(ino.addr)
         );
         let dn = f.nat[f.inodes[3].nodes[&NodeKind::Direct(0)] as usize];
-        assert!(!dn.fsync_mark);
+        assert!(dn.fsync_mark && !dn.dentry_mark);
         // Nothing left for a second fsync.
         assert_eq!(f.fsync(3, t(2)), FsyncIo::default());
         f.check().unwrap();
