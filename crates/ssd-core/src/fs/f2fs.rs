@@ -20,8 +20,10 @@
 //! fails with `NoSpace` (`inc_valid_block_count`).
 //!
 //! **Multi-head logging.** Six active logs (`CURSEG_*`), each appending to
-//! its current segment and taking the next free segment after it (wrapping)
-//! when that is full: hot data (directories' dentry blocks), warm data
+//! its current segment and, when that is full, taking a new free one: with
+//! `no_heap` (Linux's default, `__get_next_segno`) the hot data and node
+//! logs the first free segment of the main area, the warm and cold data
+//! logs the next free one after their current segment (wrapping): hot data (directories' dentry blocks), warm data
 //! (files' data), cold data (data moved by the cleaner), hot node (direct
 //! nodes and inodes of directories), warm node (direct nodes and inodes of
 //! files), cold node (indirect and double-indirect nodes). Linux's
@@ -119,8 +121,7 @@
 //!
 //! **Not modelled.** Slack space recycling (SSR) and in-place updates (IPU):
 //! the logs are always appended (LFS mode), as Linux does while free
-//! segments are plentiful. Heap/no-heap allocation (every log searches
-//! forward from its current segment). The NAT and SIT journals in the
+//! segments are plentiful. `heap` allocation and `alloc_mode=reuse`. The NAT and SIT journals in the
 //! checkpoint's summaries (every dirty entry is written to its block);
 //! orphan blocks, `cp_payload`, the superblock's updates. The flusher
 //! writing node pages between checkpoints; inline data and inline dentries;
@@ -643,7 +644,15 @@ impl F2fs {
     fn alloc(&mut self, log: usize, o: Owner, now: SimTime) -> Option<u64> {
         let cur = self.logs[log];
         if cur.seg.is_none() || cur.off >= BLKS_PER_SEG {
-            let s = self.next_free(cur.seg)?;
+            // `__get_next_segno` with `no_heap` (the default): hot data and
+            // node logs search from the main area's start, warm and cold
+            // data from after their current segment.
+            let hint = if log == HOT_DATA || log >= HOT_NODE {
+                None
+            } else {
+                cur.seg
+            };
+            let s = self.next_free(hint)?;
             if let Some(old) = cur.seg {
                 self.retire(old);
             }
