@@ -75,7 +75,9 @@
 //! anything changed, when free segments run low (before the foreground
 //! cleaner) and when fsync needs one: the dirty nodes are written to their
 //! logs (`block_operations`), then, as direct writes, the dirty NAT blocks
-//! and SIT blocks (each into its other copy, as the NAT/SIT bitmaps flip),
+//! and SIT blocks (each into its other copy, as the NAT/SIT bitmaps flip;
+//! none when the changed entries all fit the summaries' journals,
+//! [`NAT_JOURNAL_ENTRIES`] NAT and [`SIT_JOURNAL_ENTRIES`] SIT entries),
 //! the SSA blocks of the segments written since the last checkpoint, and
 //! the checkpoint pack in the other checkpoint segment: a fixed
 //! [`CP_PACK_BLOCKS`] blocks (the checkpoint block, three compacted data
@@ -113,18 +115,19 @@
 //! `commits_fsync`: fsyncs that wrote nodes for roll-forward (an fsync that
 //! checkpoints counts as a checkpoint); `commits_timer`: checkpoints (of
 //! every cause: the interval, low free space, fsync, mkfs's and aging's
-//! excepted as the counters start after them); `cleaner_blocks_read`/`written`: the blocks GC read and
-//! moved (data and nodes); `used_blocks`: the metadata area plus the main
+//! excepted as the counters start after them);
+//! `cleaner_blocks_read`/`written`: the blocks GC read and moved (data and
+//! nodes); `used_blocks`: the metadata area plus the main
 //! area's segments not free (invalid blocks take room until cleaned);
 //! `index_blocks`: node blocks other than inodes; `free_extents`: runs of
 //! free segments.
 //!
 //! **Not modelled.** Slack space recycling (SSR) and in-place updates (IPU):
 //! the logs are always appended (LFS mode), as Linux does while free
-//! segments are plentiful. `heap` allocation and `alloc_mode=reuse`. The NAT and SIT journals in the
-//! checkpoint's summaries (every dirty entry is written to its block);
-//! orphan blocks, `cp_payload`, the superblock's updates. The flusher
-//! writing node pages between checkpoints; inline data and inline dentries;
+//! segments are plentiful. `heap` allocation and `alloc_mode=reuse`. The
+//! journals' entries carried over from one checkpoint to the next (each
+//! checkpoint's journal holds its own changes only); orphan blocks,
+//! `cp_payload`, the superblock's updates. The flusher writing node pages between checkpoints; inline data and inline dentries;
 //! extent cache; multi-level hashed directories and the root directory;
 //! the cleaner waiting for an idle device, its `gc_max_sleep_time` and
 //! `gc_no_gc_sleep_time` back-off, and victim search limits. The page cache
@@ -151,6 +154,10 @@ pub const ADDRS_PER_BLOCK: u64 = 1018;
 pub const NIDS_PER_BLOCK: u64 = 1018;
 /// Dentries per dentry block (`NR_DENTRY_IN_BLOCK`).
 pub const DENTRY_PER_BLOCK: u64 = 214;
+/// NAT and SIT entries the checkpoint's summary journals hold
+/// (`NAT_JOURNAL_ENTRIES`, `SIT_JOURNAL_ENTRIES`).
+pub const NAT_JOURNAL_ENTRIES: u64 = 38;
+pub const SIT_JOURNAL_ENTRIES: u64 = 6;
 /// Blocks of a checkpoint pack (simplified: see the module docs).
 pub const CP_PACK_BLOCKS: u64 = 5;
 /// The first nid of the model's inodes (0-2 are Linux's reserved nids and
@@ -424,7 +431,9 @@ pub struct F2fs {
     pending: BTreeSet<u64>,
     pend_files: BTreeSet<u32>,
     dirty_nodes: BTreeSet<u32>,
-    nat_dirty: BTreeSet<u64>,
+    /// NAT entries (nids) and SIT entries (segments) changed since the
+    /// last checkpoint.
+    nat_dirty: BTreeSet<u32>,
     sit_dirty: BTreeSet<u64>,
     ssa_dirty: BTreeSet<u64>,
     nat_copy: Vec<bool>,
@@ -678,7 +687,7 @@ impl F2fs {
         let v = seg.valid as u128;
         seg.mtime = SimTime(((seg.mtime.0 as u128 * v + now.0 as u128) / (v + 1)) as u64);
         seg.valid += 1;
-        self.sit_dirty.insert(s / SIT_ENTRY_PER_BLOCK);
+        self.sit_dirty.insert(s);
         self.ssa_dirty.insert(s);
         self.valid_total += 1;
         self.alloc_since_cp += 1;
@@ -691,7 +700,7 @@ impl F2fs {
         debug_assert!(o.is_some(), "invalidating free block {b}");
         let s = self.seg_of(b);
         self.valid_total -= 1;
-        self.sit_dirty.insert(s / SIT_ENTRY_PER_BLOCK);
+        self.sit_dirty.insert(s);
         let pend = self.pending.remove(&b);
         let seg = &mut self.segs[s as usize];
         if pend {
@@ -750,7 +759,7 @@ impl F2fs {
         e.fsync_mark = fsync;
         e.dentry_mark = dentry;
         self.dirty_nodes.remove(&nid);
-        self.nat_dirty.insert(nid as u64 / NAT_ENTRY_PER_BLOCK);
+        self.nat_dirty.insert(nid);
         Some(b)
     }
 
@@ -774,14 +783,30 @@ impl F2fs {
             }
         }
         let mut meta = 0u64;
-        for k in std::mem::take(&mut self.nat_dirty) {
+        // The dirty entries go into the checkpoint's summary journals when
+        // they all fit (`__has_cursum_space`), else into their blocks.
+        let nat = std::mem::take(&mut self.nat_dirty);
+        let nat_blocks: BTreeSet<u64> = if nat.len() as u64 <= NAT_JOURNAL_ENTRIES {
+            BTreeSet::new()
+        } else {
+            nat.iter()
+                .map(|&n| n as u64 / NAT_ENTRY_PER_BLOCK)
+                .collect()
+        };
+        let sit = std::mem::take(&mut self.sit_dirty);
+        let sit_blocks: BTreeSet<u64> = if sit.len() as u64 <= SIT_JOURNAL_ENTRIES {
+            BTreeSet::new()
+        } else {
+            sit.iter().map(|&s| s / SIT_ENTRY_PER_BLOCK).collect()
+        };
+        for k in nat_blocks {
             let c = &mut self.nat_copy[k as usize];
             *c = !*c;
             let b = self.lay.nat_start + u64::from(*c) * self.lay.nat_copy_span + k;
             push_run(&mut w, b);
             meta += 1;
         }
-        for k in std::mem::take(&mut self.sit_dirty) {
+        for k in sit_blocks {
             let c = &mut self.sit_copy[k as usize];
             *c = !*c;
             let b = self.lay.sit_start + u64::from(*c) * self.lay.sit_copy_span + k;
@@ -1091,7 +1116,7 @@ impl FileSystem for F2fs {
                 self.kill(e.addr);
             }
             self.dirty_nodes.remove(&nid);
-            self.nat_dirty.insert(nid as u64 / NAT_ENTRY_PER_BLOCK);
+            self.nat_dirty.insert(nid);
             self.free_nids.insert(nid);
         }
         self.dentry_update(f, now, io);
@@ -1652,10 +1677,11 @@ mod tests {
             .collect();
         let lay = f.lay;
         let in_area = |lo: u64, hi: u64| blocks.iter().filter(|&&b| b >= lo && b < hi).count();
-        // The file's inode, the directory's inode.
+        // The file's inode, the directory's inode; their two NAT entries
+        // and the few segments' SIT entries in the summaries' journals.
         assert_eq!(in_area(lay.main_start, u64::MAX), 2);
-        assert!(in_area(lay.nat_start, lay.ssa_start) >= 1);
-        assert!(in_area(lay.sit_start, lay.nat_start) >= 1);
+        assert_eq!(in_area(lay.nat_start, lay.ssa_start), 0);
+        assert_eq!(in_area(lay.sit_start, lay.nat_start), 0);
         assert!(in_area(lay.ssa_start, lay.main_start) >= 2);
         // The second pack (the first was mkfs's), its last block after the
         // flush.
@@ -1673,6 +1699,44 @@ mod tests {
         );
         assert_eq!(f.stats().journal_blocks_written, blocks.len() as u64 - 2);
         assert!(f.pending.is_empty() && f.dirty_nodes.is_empty());
+        f.check().unwrap();
+        // Forty files and their data in segments all over: the NAT and SIT
+        // entries overflow the journals and go to their blocks, into the
+        // other copy.
+        let mut io = Vec::new();
+        for k in 1..41 {
+            f.create(k, t(130), &mut io).unwrap();
+            f.write(k, 0, 200 * BLOCK, t(130), &mut io).unwrap();
+        }
+        io.clear();
+        f.tick(t(180), &mut io);
+        let blocks: BTreeSet<u64> = io
+            .iter()
+            .flat_map(|c| match *c {
+                FsCall::Direct { block, blocks, .. } => (block..block + blocks as u64).collect(),
+                _ => Vec::new(),
+            })
+            .collect();
+        let nat0 = (lay.nat_start..lay.nat_start + lay.nat_blocks)
+            .filter(|b| blocks.contains(b))
+            .count();
+        let nat1 = (lay.nat_start + lay.nat_copy_span..lay.ssa_start)
+            .filter(|b| blocks.contains(b))
+            .count();
+        assert!(nat0 + nat1 >= 1, "{io:?}");
+        let sit = (lay.sit_start..lay.nat_start)
+            .filter(|b| blocks.contains(b))
+            .count();
+        assert!(sit >= 1);
+        // Each block into the copy other than the one it was last in.
+        for (k, &c) in f.nat_copy.iter().enumerate() {
+            let b = lay.nat_start + u64::from(c) * lay.nat_copy_span + k as u64;
+            let other = lay.nat_start + u64::from(!c) * lay.nat_copy_span + k as u64;
+            assert!(!blocks.contains(&other));
+            if c {
+                assert!(blocks.contains(&b));
+            }
+        }
         f.check().unwrap();
     }
 
