@@ -1,138 +1,133 @@
 //! F2FS as a log-structured layout model.
 //!
-//! **Layout (mkfs.f2fs's defaults).** Segments of [`BLKS_PER_SEG`] blocks
-//! (2 MiB), one segment per section and per zone. Segment 0 holds the two
-//! superblock copies (blocks 0 and 1; mkfs aligns the next area to 2 MiB);
-//! then the metadata area, in whole segments: the checkpoint area (2
-//! segments, one checkpoint pack in each, used in turn), the SIT (segment
-//! information table: [`SIT_ENTRY_PER_BLOCK`] 74-byte entries per block, one
-//! per segment, two copies), the NAT (node address table:
-//! [`NAT_ENTRY_PER_BLOCK`] 9-byte entries per block, an entry per block of
-//! the device at most, two copies) and the SSA (segment summary area: one
-//! summary block per segment); then the main area of segments, where every
-//! file and node block lives. Overprovisioning (mkfs `-o`, `overprovision`):
-//! mkfs's `get_best_overprovision` (the ratio, from 0.01 % to 10 % by 0.01,
-//! or from 10 % to 95 % by 5 below 256 main segments, that leaves the most
-//! user space), its reserved segments `2 * (100 / ovp + 1) + 6` (kept free
-//! for the cleaner) and overprovision segments `(main - reserved) * ovp /
-//! 100 + reserved`, which the user cannot fill: a write that would make the
-//! valid blocks exceed `user_block_count = (main - ovp segments) * 512`
-//! fails with `NoSpace` (`inc_valid_block_count`).
+//! **Layout (mkfs.f2fs's defaults).** Segments of [`BLKS_PER_SEG`] blocks (2
+//! MiB), one segment per section and per zone. Segment 0 holds the two
+//! superblock copies (blocks 0 and 1; mkfs aligns the next area to 2 MiB); then
+//! the metadata area, in whole segments: the checkpoint area (2 segments, one
+//! checkpoint pack in each, used in turn), the SIT (segment information table:
+//! [`SIT_ENTRY_PER_BLOCK`] 74-byte entries per block, one per segment, two
+//! copies), the NAT (node address table: [`NAT_ENTRY_PER_BLOCK`] 9-byte entries
+//! per block, an entry per block of the device at most, two copies) and the SSA
+//! (segment summary area: one summary block per segment); then the main area of
+//! segments, where every file and node block lives. Overprovisioning (mkfs
+//! `-o`, `overprovision`): mkfs's `get_best_overprovision` (the ratio, from
+//! 0.01 % to 10 % by 0.01, or from 10 % to 95 % by 5 below 256 main segments,
+//! that leaves the most user space), its reserved segments
+//! `2 * (100 / ovp + 1) + 6` (kept free for the cleaner) and overprovision
+//! segments `(main - reserved) * ovp / 100 + reserved`, which the user cannot
+//! fill: a write that would make the valid blocks exceed
+//! `user_block_count = (main - ovp segments) * 512` fails with `NoSpace`
+//! (`inc_valid_block_count`).
 //!
-//! **Multi-head logging.** Six active logs (`CURSEG_*`), each appending to
-//! its current segment and, when that is full, taking a new free one: with
-//! `no_heap` (Linux's default, `__get_next_segno`) the hot data and node
-//! logs the first free segment of the main area, the warm and cold data
-//! logs the next free one after their current segment (wrapping): hot data (directories' dentry blocks), warm data
-//! (files' data), cold data (data moved by the cleaner), hot node (direct
-//! nodes and inodes of directories), warm node (direct nodes and inodes of
-//! files), cold node (indirect and double-indirect nodes). Linux's
-//! `__get_segment_type_6` with no cold-file extensions.
+//! **Multi-head logging.** Six active logs (`CURSEG_*`), each appending to its
+//! current segment and, when that is full, taking a new free one: with
+//! `no_heap` (Linux's default, `__get_next_segno`) the hot data and node logs
+//! the first free segment of the main area, the warm and cold data logs the
+//! next free one after their current segment (wrapping): hot data (directories'
+//! dentry blocks), warm data (files' data), cold data (data moved by the
+//! cleaner), hot node (direct nodes and inodes of directories), warm node
+//! (direct nodes and inodes of files), cold node (indirect and double-indirect
+//! nodes). Linux's `__get_segment_type_6` with no cold-file extensions.
 //!
-//! **Files and nodes.** A file (or directory) has an inode block, a node,
-//! with [`ADDRS_PER_INODE`] data pointers inline; then 2 direct nodes of
-//! [`ADDRS_PER_BLOCK`] pointers, 2 indirect nodes of [`NIDS_PER_BLOCK`]
-//! nids, one double-indirect node. A node is named by its nid; where it is
-//! lives in its NAT entry only, so writing a node anywhere changes its NAT
-//! entry, never its parent (the wandering tree's end). Directories hold
-//! [`DENTRY_PER_BLOCK`] entries per dentry block, in a fixed block per file
-//! (`dirwidth` files a directory; the hashed multi-level dentry is not
-//! modelled); the file set's directories are made at mkfs.
+//! **Files and nodes.** A file (or directory) has an inode block, a node, with
+//! [`ADDRS_PER_INODE`] data pointers inline; then 2 direct nodes of
+//! [`ADDRS_PER_BLOCK`] pointers, 2 indirect nodes of [`NIDS_PER_BLOCK`] nids,
+//! one double-indirect node. A node is named by its nid; where it is lives in
+//! its NAT entry only, so writing a node anywhere changes its NAT entry, never
+//! its parent (the wandering tree's end). Directories hold [`DENTRY_PER_BLOCK`]
+//! entries per dentry block, in a fixed block per file (`dirwidth` files a
+//! directory; the hashed multi-level dentry is not modelled); the file set's
+//! directories are made at mkfs.
 //!
-//! **Out-of-place updates, placed at write time.** Every write of a data
-//! block, when the application's `write()` reaches the file system, goes to
-//! its log's next block and the old block is invalidated (its segment's SIT
-//! valid count drops); the block's direct node (or inode) becomes dirty.
-//! A block rewritten while still dirty in the page cache (placed since its
-//! file's last fsync or the last checkpoint) keeps its place, since Linux
-//! writes a dirty page once, at writeback. Creating or removing a file
-//! rewrites its dentry block in the hot data log (a metadata block dirtied
-//! in the buffer cache, written by the flusher: [`FsCall::Meta`]) and dirties
-//! the directory's inode. Dirty nodes stay in the node cache: they are
-//! written (direct, to their node log) by fsync and by the checkpoint.
-//! Dirty NAT and SIT entries stay in memory (Linux's NAT cache and dirty
-//! SIT entries) and are written only by the checkpoint, so F2FS makes no
-//! buffer-cache writeback but dentry blocks.
+//! **Out-of-place updates, placed at write time.** Every write of a data block,
+//! when the application's `write()` reaches the file system, goes to its log's
+//! next block and the old block is invalidated (its segment's SIT valid count
+//! drops); the block's direct node (or inode) becomes dirty. A block rewritten
+//! while still dirty in the page cache (placed since its file's last fsync or
+//! the last checkpoint) keeps its place, since Linux writes a dirty page once,
+//! at writeback. Creating or removing a file rewrites its dentry block in the
+//! hot data log (a metadata block dirtied in the buffer cache, written by the
+//! flusher: [`FsCall::Meta`]) and dirties the directory's inode. Dirty nodes
+//! stay in the node cache: they are written (direct, to their node log) by
+//! fsync and by the checkpoint. Dirty NAT and SIT entries stay in memory
+//! (Linux's NAT cache and dirty SIT entries) and are written only by the
+//! checkpoint, so F2FS makes no buffer-cache writeback but dentry blocks.
 //!
 //! **fsync (roll-forward).** `f2fs_do_sync_file`: the page cache writes the
 //! file's data, then the file's dirty *direct* nodes and inode are written
-//! (direct writes in the warm node log), each with the fsync mark (Linux
-//! marks every dnode of a non-atomic fsync, `f2fs_fsync_node_pages`), the
-//! inode last and with the dentry mark if the file was created since the
-//! last checkpoint (`f2fs_need_dentry_mark`: recovery re-creates its
-//! entry), then the device flush
-//! (`f2fs_issue_flush`; no flush before the node writes in Linux's default
-//! `fsync_mode=posix`, so no barrier). Indirect nodes are left to the
+//! (direct writes in the warm node log), each with the fsync mark (Linux marks
+//! every dnode of a non-atomic fsync, `f2fs_fsync_node_pages`), the inode last
+//! and with the dentry mark if the file was created since the last checkpoint
+//! (`f2fs_need_dentry_mark`: recovery re-creates its entry), then the device
+//! flush (`f2fs_issue_flush`; no flush before the node writes in Linux's
+//! default `fsync_mode=posix`, so no barrier). Indirect nodes are left to the
 //! checkpoint (recovery does not need them). No checkpoint unless
 //! `need_do_checkpoint` says so; of its reasons the model has
-//! `!f2fs_space_for_roll_forward` (the valid blocks at the last checkpoint
-//! plus the blocks allocated since exceed `user_block_count`); the parent
-//! directory is always checkpointed (the file set's directories are made at
-//! mkfs), and no hard links, renames or non-regular files are modelled.
-//! Then the fsync is a checkpoint (with its barrier).
+//! `!f2fs_space_for_roll_forward` (the valid blocks at the last checkpoint plus
+//! the blocks allocated since exceed `user_block_count`); the parent directory
+//! is always checkpointed (the file set's directories are made at mkfs), and no
+//! hard links, renames or non-regular files are modelled. Then the fsync is a
+//! checkpoint (with its barrier).
 //!
 //! **Checkpoint (`f2fs_write_checkpoint`).** Every `cp_interval` (60 s) when
-//! anything changed, when free segments run low (before the foreground
-//! cleaner) and when fsync needs one: the dirty nodes are written to their
-//! logs (`block_operations`), then, as direct writes, the dirty NAT blocks
-//! and SIT blocks (each into its other copy, as the NAT/SIT bitmaps flip;
-//! none when the changed entries all fit the summaries' journals,
-//! [`NAT_JOURNAL_ENTRIES`] NAT and [`SIT_JOURNAL_ENTRIES`] SIT entries),
-//! the SSA blocks of the segments written since the last checkpoint, and
-//! the checkpoint pack in the other checkpoint segment: a fixed
-//! [`CP_PACK_BLOCKS`] blocks (the checkpoint block, three compacted data
-//! summary blocks with the NAT and SIT journals, the closing checkpoint
-//! block), with a flush before the last block (the commit) and after.
-//! Segments emptied since the last checkpoint (prefree) only become free
-//! then, and the page cache's dirty data is taken as written by then (the
+//! anything changed, when free segments run low (before the foreground cleaner)
+//! and when fsync needs one: the dirty nodes are written to their logs
+//! (`block_operations`), then, as direct writes, the dirty NAT blocks and SIT
+//! blocks (each into its other copy, as the NAT/SIT bitmaps flip; none when the
+//! changed entries all fit the summaries' journals, [`NAT_JOURNAL_ENTRIES`] NAT
+//! and [`SIT_JOURNAL_ENTRIES`] SIT entries), the SSA blocks of the segments
+//! written since the last checkpoint, and the checkpoint pack in the other
+//! checkpoint segment: a fixed [`CP_PACK_BLOCKS`] blocks (the checkpoint block,
+//! three compacted data summary blocks with the NAT and SIT journals, the
+//! closing checkpoint block), with a flush before the last block (the commit)
+//! and after. Segments emptied since the last checkpoint (prefree) only become
+//! free then, and the page cache's dirty data is taken as written by then (the
 //! flusher's 30 s expiry is shorter than the interval).
 //!
 //! **The cleaner (GC).** Background GC every `gc_sleep_time` (Linux's
-//! `gc_min_sleep_time`, 30 s; the model uses one interval and runs whether
-//! or not the device is idle, where Linux waits for idle), when Linux's
-//! `has_enough_invalid_blocks` holds (fewer than 60 % of the user blocks
-//! valid and fewer than 40 % of them in free segments past the
-//! overprovision segments): one victim a pass, chosen by cost-benefit
-//! (`get_cb_cost`: the most `(1 - u) * age / (1 + u)`, in percent, `u` the
-//! valid ratio, `age` the segment's modification time scaled from 100 for
-//! the oldest candidate to 0 for the newest; the modification time is
-//! Linux's mean of its blocks' write times). Foreground GC, in the writer's
-//! context, when an application write would leave fewer free segments than
-//! the reserved ones plus what it and the dirty nodes need
-//! (`has_not_enough_free_secs`): a checkpoint first if segments are prefree,
-//! else a greedy victim (fewest valid blocks), until there is room. Moving a
-//! segment reads its valid blocks (direct reads), writes data blocks to the
-//! cold data log (dirtying their direct nodes) and node blocks to their own
-//! node log (dirtying their NAT entries), direct writes; the victim is
-//! prefree until the next checkpoint. A segment holding blocks still dirty
-//! in the page cache is not a victim (a checkpoint clears them when the
-//! foreground cleaner needs it). If nothing can be freed, writes fail with
-//! `NoSpace`.
+//! `gc_min_sleep_time`, 30 s; the model uses one interval and runs whether or
+//! not the device is idle, where Linux waits for idle), when Linux's
+//! `has_enough_invalid_blocks` holds (fewer than 60 % of the user blocks valid
+//! and fewer than 40 % of them in free segments past the overprovision
+//! segments): one victim a pass, chosen by cost-benefit (`get_cb_cost`: the
+//! most `(1 - u) * age / (1 + u)`, in percent, `u` the valid ratio, `age` the
+//! segment's modification time scaled from 100 for the oldest candidate to 0
+//! for the newest; the modification time is Linux's mean of its blocks' write
+//! times). Foreground GC, in the writer's context, when an application write
+//! would leave fewer free segments than the reserved ones plus what it and the
+//! dirty nodes need (`has_not_enough_free_secs`): a checkpoint first if
+//! segments are prefree, else a greedy victim (fewest valid blocks), until
+//! there is room. Moving a segment reads its valid blocks (direct reads),
+//! writes data blocks to the cold data log (dirtying their direct nodes) and
+//! node blocks to their own node log (dirtying their NAT entries), direct
+//! writes; the victim is prefree until the next checkpoint. A segment holding
+//! blocks still dirty in the page cache is not a victim (a checkpoint clears
+//! them when the foreground cleaner needs it). If nothing can be freed, writes
+//! fail with `NoSpace`.
 //!
-//! **Counts.** `journal_blocks_written`: the checkpoint packs and the NAT,
-//! SIT and SSA blocks the file system writes (not the node blocks);
+//! **Counts.** `journal_blocks_written`: the checkpoint packs and the NAT, SIT
+//! and SSA blocks the file system writes (not the node blocks);
 //! `metadata_dirtied`: node blocks made dirty plus dentry blocks dirtied;
 //! `commits_fsync`: fsyncs that wrote nodes for roll-forward (an fsync that
-//! checkpoints counts as a checkpoint); `commits_timer`: checkpoints (of
-//! every cause: the interval, low free space, fsync, mkfs's and aging's
-//! excepted as the counters start after them);
-//! `cleaner_blocks_read`/`written`: the blocks GC read and moved (data and
-//! nodes); `used_blocks`: the metadata area plus the main
-//! area's segments not free (invalid blocks take room until cleaned);
-//! `index_blocks`: node blocks other than inodes; `free_extents`: runs of
-//! free segments.
+//! checkpoints counts as a checkpoint); `commits_timer`: checkpoints (of every
+//! cause: the interval, low free space, fsync, mkfs's and aging's excepted as
+//! the counters start after them); `cleaner_blocks_read`/`written`: the blocks
+//! GC read and moved (data and nodes); `used_blocks`: the metadata area plus
+//! the main area's segments not free (invalid blocks take room until cleaned);
+//! `index_blocks`: node blocks other than inodes; `free_extents`: runs of free
+//! segments.
 //!
 //! **Not modelled.** Slack space recycling (SSR) and in-place updates (IPU):
-//! the logs are always appended (LFS mode), as Linux does while free
-//! segments are plentiful. `heap` allocation and `alloc_mode=reuse`. The
-//! journals' entries carried over from one checkpoint to the next (each
-//! checkpoint's journal holds its own changes only); orphan blocks,
-//! `cp_payload`, the superblock's updates. The flusher writing node pages between checkpoints; inline data and inline dentries;
-//! extent cache; multi-level hashed directories and the root directory;
-//! the cleaner waiting for an idle device, its `gc_max_sleep_time` and
-//! `gc_no_gc_sleep_time` back-off, and victim search limits. The page cache
-//! writing a page at its old place after the foreground cleaner moved it.
-//! Holes (a write past the end fills the gap).
+//! the logs are always appended (LFS mode), as Linux does while free segments
+//! are plentiful. `heap` allocation and `alloc_mode=reuse`. The journals'
+//! entries carried over from one checkpoint to the next (each checkpoint's
+//! journal holds its own changes only); orphan blocks, `cp_payload`, the
+//! superblock's updates. The flusher writing node pages between checkpoints;
+//! inline data and inline dentries; extent cache; multi-level hashed
+//! directories and the root directory; the cleaner waiting for an idle device,
+//! its `gc_max_sleep_time` and `gc_no_gc_sleep_time` back-off, and victim
+//! search limits. The page cache writing a page at its old place after the
+//! foreground cleaner moved it. Holes (a write past the end fills the gap).
 
 use super::{data_calls, FileSystem, FsCall, FsConfig, FsKind, FsStats, FsyncIo, NoSpace, BLOCK};
 use crate::error::{invalid, ConfigError};
