@@ -20,7 +20,8 @@ pub struct ConfigArgs {
     /// Host I/O scheduler
     #[arg(long)]
     pub sched: Option<String>,
-    /// File system of a file-level personality (ext2, ext3, ext4, xfs, reiserfs, nilfs2, raw)
+    /// File system of a file-level personality (ext2, ext3, ext4, xfs, reiserfs, nilfs2, f2fs,
+    /// raw)
     #[arg(long)]
     pub fs: Option<String>,
     /// Host interface preset (sata3g, sata6g, nvme-gen3x4, nvme-gen4x4)

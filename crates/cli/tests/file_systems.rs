@@ -64,7 +64,9 @@ fn each_file_system_writes_what_its_layout_implies() {
     let xfs = varmail("xfs", &[]);
     let nilfs2 = varmail("nilfs2", &[]);
     let reiserfs = varmail("reiserfs", &[]);
+    let f2fs = varmail("f2fs", &[]);
     for (name, r) in [
+        ("f2fs", &f2fs),
         ("reiserfs", &reiserfs),
         ("nilfs2", &nilfs2),
         ("raw", &raw),
@@ -137,7 +139,11 @@ fn each_file_system_writes_what_its_layout_implies() {
         data(&reiserfs),
         data(&ext3)
     );
-    for r in [&ext2, &ext3, &ext4, &xfs, &nilfs2, &reiserfs] {
+    // F2FS's fsync writes the file's node blocks (roll-forward), not a
+    // journal or a checkpoint.
+    assert!(num(&f2fs, "file_system.commits_fsync") > 0.0);
+    assert!(num(&f2fs, "page_cache.fs_direct_pages_written") > 0.0);
+    for r in [&ext2, &ext3, &ext4, &xfs, &nilfs2, &reiserfs, &f2fs] {
         assert!(waf(r) > waf(&raw), "{} vs raw {}", waf(r), waf(&raw));
     }
     // data=journal logs every data block as well.

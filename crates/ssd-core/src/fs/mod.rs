@@ -36,12 +36,13 @@
 //! Models: `raw` (files as extents on the bare device: no metadata, the
 //! baseline of what a file system adds), `ext2`, `ext3`, `ext4`
 //! ([`ext`]), `xfs` ([`xfs`]), `reiserfs` ([`reiserfs`]), `nilfs2`
-//! ([`nilfs2`]: a log with segment construction and a cleaner). The kinds
-//! the `--fs` axis names but that are not modelled yet are refused by
-//! [`FsConfig::validate`].
+//! ([`nilfs2`]: a log with segment construction and a cleaner), `f2fs`
+//! ([`f2fs`]: six logs, node address table, checkpoints, roll-forward fsync
+//! and a cleaner): every kind `--fs` names.
 
 pub mod alloc;
 pub mod ext;
+pub mod f2fs;
 pub mod nilfs2;
 pub mod raw;
 pub mod reiserfs;
@@ -81,16 +82,6 @@ impl FsKind {
         FsKind::Reiserfs,
         FsKind::Nilfs2,
         FsKind::F2fs,
-        FsKind::Raw,
-    ];
-    /// The kinds with a model.
-    pub const MODELLED: [FsKind; 7] = [
-        FsKind::Ext2,
-        FsKind::Ext3,
-        FsKind::Ext4,
-        FsKind::Xfs,
-        FsKind::Nilfs2,
-        FsKind::Reiserfs,
         FsKind::Raw,
     ];
 
@@ -226,6 +217,18 @@ pub struct FsConfig {
     /// ReiserFS tail packing (`tails=on`, the default; false is `notail`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tails: Option<bool>,
+    /// f2fs overprovision ratio in percent (mkfs.f2fs `-o`); default
+    /// mkfs's best for the device (`get_best_overprovision`), which also
+    /// sets the reserved segments the cleaner keeps free.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overprovision: Option<f64>,
+    /// f2fs checkpoint interval (sysfs `cp_interval`, default 60 s).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cp_interval: Option<Dur>,
+    /// f2fs background cleaner's interval (sysfs `gc_min_sleep_time`,
+    /// default 30 s; the model has one interval).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gc_sleep_time: Option<Dur>,
 }
 
 impl Default for FsConfig {
@@ -250,27 +253,21 @@ impl Default for FsConfig {
             cleaning_interval: None,
             protection_period: None,
             tails: None,
+            overprovision: None,
+            cp_interval: None,
+            gc_sleep_time: None,
         }
     }
 }
 
 impl FsConfig {
-    /// Refuse a kind without a model and knobs of another kind.
+    /// Refuse knobs of another kind and values out of range.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        if !FsKind::MODELLED.contains(&self.kind) {
-            return Err(invalid(
-                "fs.kind",
-                format!(
-                    "{} is not modelled yet (modelled: {})",
-                    self.kind,
-                    FsKind::MODELLED.map(|k| k.name()).join(", ")
-                ),
-            ));
-        }
         let ext = matches!(self.kind, FsKind::Ext2 | FsKind::Ext3 | FsKind::Ext4);
         let xfs = self.kind == FsKind::Xfs;
         let nilfs = self.kind == FsKind::Nilfs2;
         let reiser = self.kind == FsKind::Reiserfs;
+        let f2fs = self.kind == FsKind::F2fs;
         let knobs = [
             ("fs.journal", self.journal.is_some(), self.kind.journaled()),
             (
@@ -279,6 +276,9 @@ impl FsConfig {
                 self.kind.journaled() || nilfs,
             ),
             ("fs.segment_size", self.segment_size.is_some(), nilfs),
+            ("fs.overprovision", self.overprovision.is_some(), f2fs),
+            ("fs.cp_interval", self.cp_interval.is_some(), f2fs),
+            ("fs.gc_sleep_time", self.gc_sleep_time.is_some(), f2fs),
             (
                 "fs.min_clean_segments",
                 self.min_clean_segments.is_some(),
@@ -407,6 +407,20 @@ impl FsConfig {
         if self.cleaning_interval.is_some_and(|d| d.0 == 0) {
             return Err(invalid("fs.cleaning_interval", "must be more than 0"));
         }
+        if let Some(o) = self.overprovision {
+            if !(o > 0.0 && o <= 95.0) {
+                return Err(invalid(
+                    "fs.overprovision",
+                    "a percentage more than 0 and at most 95 (mkfs.f2fs -o)",
+                ));
+            }
+        }
+        if self.cp_interval.is_some_and(|d| d.0 == 0) {
+            return Err(invalid("fs.cp_interval", "must be more than 0"));
+        }
+        if self.gc_sleep_time.is_some_and(|d| d.0 == 0) {
+            return Err(invalid("fs.gc_sleep_time", "must be more than 0"));
+        }
         if self.dirwidth == Some(0) {
             return Err(invalid("fs.dirwidth", "must be positive"));
         }
@@ -447,7 +461,7 @@ impl FsConfig {
             FsKind::Reiserfs => AnyFs::Reiserfs(Box::new(reiserfs::Reiserfs::new(
                 self, blocks, files, dirwidth,
             )?)),
-            k => unreachable!("{k} refused by validate"),
+            FsKind::F2fs => AnyFs::F2fs(Box::new(f2fs::F2fs::new(self, blocks, files, dirwidth)?)),
         })
     }
 }
@@ -579,6 +593,7 @@ pub enum AnyFs {
     Xfs(Box<xfs::Xfs>),
     Nilfs2(Box<nilfs2::Nilfs2>),
     Reiserfs(Box<reiserfs::Reiserfs>),
+    F2fs(Box<f2fs::F2fs>),
 }
 
 macro_rules! any_fs {
@@ -589,6 +604,7 @@ macro_rules! any_fs {
             AnyFs::Xfs($fs) => $e,
             AnyFs::Nilfs2($fs) => $e,
             AnyFs::Reiserfs($fs) => $e,
+            AnyFs::F2fs($fs) => $e,
         }
     };
 }
@@ -700,7 +716,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn kinds_parse_and_unmodelled_ones_are_refused() {
+    fn kinds_parse_and_knobs_of_other_kinds_are_refused() {
         for k in FsKind::ALL {
             assert_eq!(FsKind::parse(k.name()), Ok(k));
         }

@@ -153,7 +153,7 @@ proptest! {
     /// fsync with nothing to write, no data moved in the background.
     #[test]
     fn fsck_holds_after_random_operations(ops in proptest::collection::vec(op(), 1..120)) {
-        for kind in FsKind::MODELLED {
+        for kind in FsKind::ALL {
             run(kind, &ops)?;
         }
     }
