@@ -787,22 +787,10 @@ impl FileSystem for Ext {
             return;
         }
         self.last_commit = now;
-        if let Some((runs, cb)) = self.commit() {
+        if let Some((mut runs, cb)) = self.commit() {
             self.stats.commits_timer += 1;
-            for (s, n) in runs {
-                io.push(FsCall::Direct {
-                    op: IoOp::Write,
-                    block: s,
-                    blocks: n,
-                });
-            }
-            io.push(FsCall::Flush);
-            io.push(FsCall::Direct {
-                op: IoOp::Write,
-                block: cb,
-                blocks: 1,
-            });
-            io.push(FsCall::Flush);
+            runs.push((cb, 1));
+            super::push_commit(runs, io);
         }
     }
     fn next_tick(&self) -> Option<SimTime> {
@@ -902,24 +890,7 @@ impl FileSystem for Ext {
         for (s, n) in self.free.runs() {
             owned.push((s, n, "free".into()));
         }
-        owned.sort_unstable_by_key(|o| o.0);
-        let mut end = 0;
-        let mut prev = String::from("the start");
-        for (s, n, who) in owned {
-            if s < end {
-                return Err(format!("block {s} of {who} is also {prev}'s"));
-            }
-            if s > end {
-                return Err(format!(
-                    "blocks {end}..{s} are neither free nor reachable (after {prev})"
-                ));
-            }
-            end = s + n;
-            prev = who;
-        }
-        if end != self.blocks {
-            return Err(format!("blocks end at {end}, not {}", self.blocks));
-        }
+        super::check_partition(owned, self.blocks)?;
         let _ = (self.itable_blocks, self.gdt_blocks);
         Ok(())
     }

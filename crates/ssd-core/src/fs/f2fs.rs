@@ -839,32 +839,6 @@ impl F2fs {
         w
     }
 
-    /// Direct writes as calls, with a flush before the last block and
-    /// after (a checkpoint's commit).
-    fn push_commit(runs: Vec<(u64, u32)>, io: &mut Vec<FsCall>) {
-        let mut runs = runs;
-        let Some(last) = runs.last_mut() else { return };
-        let lb = last.0 + last.1 as u64 - 1;
-        last.1 -= 1;
-        if last.1 == 0 {
-            runs.pop();
-        }
-        for (block, blocks) in runs {
-            io.push(FsCall::Direct {
-                op: IoOp::Write,
-                block,
-                blocks,
-            });
-        }
-        io.push(FsCall::Flush);
-        io.push(FsCall::Direct {
-            op: IoOp::Write,
-            block: lb,
-            blocks: 1,
-        });
-        io.push(FsCall::Flush);
-    }
-
     /// Greedy victim: the fewest valid blocks, none dirty in the cache.
     fn greedy_victim(&self) -> Option<u64> {
         self.by_valid
@@ -987,7 +961,7 @@ impl F2fs {
             }
             if !self.prefree.is_empty() {
                 let w = self.checkpoint(now);
-                Self::push_commit(w, io);
+                super::push_commit(w, io);
                 continue;
             }
             match self.greedy_victim() {
@@ -998,7 +972,7 @@ impl F2fs {
                 }
                 None if !self.pending.is_empty() => {
                     let w = self.checkpoint(now);
-                    Self::push_commit(w, io);
+                    super::push_commit(w, io);
                 }
                 None => return false,
             }
@@ -1287,7 +1261,7 @@ impl FileSystem for F2fs {
         if now >= self.last_cp + self.cp_interval {
             if self.anything_dirty() {
                 let w = self.checkpoint(now);
-                Self::push_commit(w, io);
+                super::push_commit(w, io);
             } else {
                 self.last_cp = now;
             }

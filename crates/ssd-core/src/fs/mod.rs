@@ -664,6 +664,56 @@ impl FileSystem for AnyFs {
     }
 }
 
+/// A commit's direct writes as the calls of the file system's thread: the
+/// runs, a flush, their last block (the commit block, super root or last
+/// log block) and a flush, as `REQ_PREFLUSH | REQ_FUA` on that block.
+pub fn push_commit(mut runs: Vec<(u64, u32)>, io: &mut Vec<FsCall>) {
+    let Some(last) = runs.last_mut() else { return };
+    let lb = last.0 + last.1 as u64 - 1;
+    last.1 -= 1;
+    if last.1 == 0 {
+        runs.pop();
+    }
+    for (block, blocks) in runs {
+        io.push(FsCall::Direct {
+            op: IoOp::Write,
+            block,
+            blocks,
+        });
+    }
+    io.push(FsCall::Flush);
+    io.push(FsCall::Direct {
+        op: IoOp::Write,
+        block: lb,
+        blocks: 1,
+    });
+    io.push(FsCall::Flush);
+}
+
+/// fsck's partition check: the runs `owned` (start, blocks, whose) of every
+/// reachable and every free block cover `[0, blocks)` exactly once.
+pub fn check_partition(mut owned: Vec<(u64, u64, String)>, blocks: u64) -> Result<(), String> {
+    owned.sort_unstable_by_key(|o| o.0);
+    let mut end = 0;
+    let mut prev = String::from("the start");
+    for (s, n, who) in owned {
+        if s < end {
+            return Err(format!("block {s} of {who} is also {prev}'s"));
+        }
+        if s > end {
+            return Err(format!(
+                "blocks {end}..{s} are neither free nor reachable (after {prev})"
+            ));
+        }
+        end = s + n;
+        prev = who;
+    }
+    if end != blocks {
+        return Err(format!("blocks end at {end}, not {blocks}"));
+    }
+    Ok(())
+}
+
 /// Data calls for the file bytes `[off, off + len)` laid out in `extents`
 /// ((first block, blocks) in file order): one call per contiguous device
 /// run, sector-aligned (the cache reads and writes whole pages).

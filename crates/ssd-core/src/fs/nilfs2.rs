@@ -626,32 +626,6 @@ impl Nilfs2 {
         Some(runs)
     }
 
-    /// A construction's runs as the file system thread's calls: a flush
-    /// before the log's last block (the super root) and after.
-    fn push_log(runs: Vec<(u64, u32)>, io: &mut Vec<FsCall>) {
-        let mut runs = runs;
-        let Some(last) = runs.last_mut() else { return };
-        let sr = last.0 + last.1 as u64 - 1;
-        last.1 -= 1;
-        if last.1 == 0 {
-            runs.pop();
-        }
-        for (block, blocks) in runs {
-            io.push(FsCall::Direct {
-                op: IoOp::Write,
-                block,
-                blocks,
-            });
-        }
-        io.push(FsCall::Flush);
-        io.push(FsCall::Direct {
-            op: IoOp::Write,
-            block: sr,
-            blocks: 1,
-        });
-        io.push(FsCall::Flush);
-    }
-
     /// The cleaner's victims now: the least recently written segments, not
     /// current, not pending, out of the protection period.
     fn victims(&self, now: SimTime, n: usize) -> Vec<u64> {
@@ -807,7 +781,7 @@ impl Nilfs2 {
         // if the metadata grew past the estimate), the moved blocks stay
         // pending and the victims in use until a later pass.
         if let Some(runs) = self.construct(now) {
-            Self::push_log(runs, io);
+            super::push_commit(runs, io);
             for s in cleaned {
                 self.free_segment(s);
             }
@@ -1055,7 +1029,7 @@ impl FileSystem for Nilfs2 {
             self.last_construct = now;
             if let Some(runs) = self.construct(now) {
                 self.stats.commits_timer += 1;
-                Self::push_log(runs, io);
+                super::push_commit(runs, io);
             }
         }
         if now >= self.last_clean + self.cleaning_interval {

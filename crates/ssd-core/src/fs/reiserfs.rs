@@ -705,22 +705,10 @@ impl Reiserfs {
     }
 
     fn background_commit(&mut self, io: &mut Vec<FsCall>) {
-        if let Some((runs, cb)) = self.commit() {
+        if let Some((mut runs, cb)) = self.commit() {
             self.stats.commits_timer += 1;
-            for (s, n) in runs {
-                io.push(FsCall::Direct {
-                    op: IoOp::Write,
-                    block: s,
-                    blocks: n,
-                });
-            }
-            io.push(FsCall::Flush);
-            io.push(FsCall::Direct {
-                op: IoOp::Write,
-                block: cb,
-                blocks: 1,
-            });
-            io.push(FsCall::Flush);
+            runs.push((cb, 1));
+            super::push_commit(runs, io);
         }
     }
 
@@ -1079,24 +1067,7 @@ impl FileSystem for Reiserfs {
         for (s, n) in self.free.runs() {
             owned.push((s, n, "free".into()));
         }
-        owned.sort_unstable_by_key(|o| o.0);
-        let mut end = 0;
-        let mut prev = String::from("the start");
-        for (s, n, who) in owned {
-            if s < end {
-                return Err(format!("block {s} of {who} is also {prev}'s"));
-            }
-            if s > end {
-                return Err(format!(
-                    "blocks {end}..{s} are neither free nor reachable (after {prev})"
-                ));
-            }
-            end = s + n;
-            prev = who;
-        }
-        if end != self.blocks {
-            return Err(format!("blocks end at {end}, not {}", self.blocks));
-        }
+        super::check_partition(owned, self.blocks)?;
         Ok(())
     }
     fn stats(&self) -> FsStats {

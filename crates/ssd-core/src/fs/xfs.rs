@@ -1078,31 +1078,12 @@ impl FileSystem for Xfs {
         if timer {
             self.last_push = now;
         }
-        let Some(mut runs) = self.push() else {
+        let Some(runs) = self.push() else {
             return;
         };
         self.stats.commits_timer += 1;
         // The last iclog's last block after a flush (REQ_PREFLUSH | FUA).
-        let last = runs.last_mut().expect("a checkpoint writes blocks");
-        let lb = last.0 + last.1 as u64 - 1;
-        last.1 -= 1;
-        if last.1 == 0 {
-            runs.pop();
-        }
-        for (block, blocks) in runs {
-            io.push(FsCall::Direct {
-                op: IoOp::Write,
-                block,
-                blocks,
-            });
-        }
-        io.push(FsCall::Flush);
-        io.push(FsCall::Direct {
-            op: IoOp::Write,
-            block: lb,
-            blocks: 1,
-        });
-        io.push(FsCall::Flush);
+        super::push_commit(runs, io);
     }
     fn next_tick(&self) -> Option<SimTime> {
         let timer = self.last_push + self.interval;
@@ -1262,24 +1243,7 @@ impl FileSystem for Xfs {
                 used.len()
             ));
         }
-        owned.sort_unstable_by_key(|o| o.0);
-        let mut end = 0;
-        let mut prev = String::from("the start");
-        for (s, n, who) in owned {
-            if s < end {
-                return Err(format!("block {s} of {who} is also {prev}'s"));
-            }
-            if s > end {
-                return Err(format!(
-                    "blocks {end}..{s} are neither free nor reachable (after {prev})"
-                ));
-            }
-            end = s + n;
-            prev = who;
-        }
-        if end != self.blocks {
-            return Err(format!("blocks end at {end}, not {}", self.blocks));
-        }
+        super::check_partition(owned, self.blocks)?;
         Ok(())
     }
     fn settle(&mut self) {
