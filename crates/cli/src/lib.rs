@@ -219,6 +219,13 @@ impl RequestSource for AnySource {
             _ => false,
         }
     }
+    fn call_extras(&self) -> ssd_core::workload::CallExtras {
+        match self {
+            AnySource::FileBench(s) => s.call_extras(),
+            AnySource::Recorded(s) => s.call_extras(),
+            _ => Default::default(),
+        }
+    }
     fn clock(&mut self, now: ssd_core::SimTime) {
         match self {
             AnySource::FileBench(s) => s.clock(now),

@@ -278,3 +278,118 @@ fn fs_is_a_sweep_axis() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("fs=ext2") && out.contains("fs=ext4"), "{out}");
 }
+
+/// oltp at file level, as JSON: Filebench's oltp.f on ext4 on a small
+/// drive.
+fn oltp(limit: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "run",
+        "--personality",
+        "oltp",
+        "--set",
+        "personality.level=file",
+        "--blocks-per-plane",
+        "256",
+        "--time-limit",
+        limit,
+        "--no-power",
+        "--format",
+        "json",
+        "--fs",
+        "ext4",
+    ];
+    args.extend_from_slice(extra);
+    let (code, out, err) = ssdsim(&args);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+fn note(v: &serde_json::Value, name: &str) -> f64 {
+    num(v, &format!("notes.{name}"))
+}
+
+/// Filebench's oltp.f: the semaphores hold the database writers to 100
+/// writes per 1,000 shadow reads each and the log writer to one 256 KiB
+/// write per 3,200, within the high-water marks; every write is O_DSYNC
+/// (written back at once and flushed); the shadows' hog is CPU time on
+/// the host's cores, so with a slow clock the shadows run at the cores'
+/// rate, cores x GHz / 200,000 cycles.
+#[test]
+fn oltp_runs_filebenchs_flows() {
+    let r = oltp("400ms", &[]);
+    let reads = note(&r, "filebench_shadow_reads");
+    let writes = note(&r, "filebench_db_writes");
+    let logs = note(&r, "filebench_log_writes");
+    assert!(reads > 3_000.0, "{reads} shadow reads");
+    // 10 writers x 100 writes per 1,000 posts: |writes - posts| <= 2,000
+    // (a writer's batch may start once its posts are in; a shadow waits
+    // 2,000 posts ahead of the slowest writer).
+    assert!(
+        (writes - reads).abs() <= 2_000.0,
+        "{writes} writes, {reads} reads"
+    );
+    // posts < 1,000 + 3,200 L and L <= posts / 3,200 + 1.
+    assert!(
+        logs > (reads - 1_000.0) / 3_200.0 && logs <= reads / 3_200.0 + 1.0,
+        "{logs}"
+    );
+    // O_DSYNC: each database write is one page written back at once and
+    // a flush; the log writes 64 pages each. The notes count the calls
+    // handed to the page cache, which runs up to 4 x 211 + 64 ahead of
+    // their completion: that is the slack.
+    let ahead = 4.0 * 211.0 + 64.0;
+    let sync_pages = num(&r, "page_cache.writeback.pages_by_reason.sync_write");
+    let want = writes + 64.0 * logs;
+    assert!(
+        sync_pages <= want && sync_pages >= want - ahead - 64.0,
+        "{sync_pages} vs {want}"
+    );
+    let flushes = num(&r, "page_cache.flushes");
+    let want = writes + logs;
+    assert!(
+        flushes <= want && flushes >= want - ahead,
+        "{flushes} vs {want}"
+    );
+    // The shadows' reads hit the cache (the data files were written
+    // through it), so the host's CPU work is the hogs': 200,000 cycles
+    // at 2.5 GHz per read after a shadow's first, 10,000 per batch after
+    // a writer's first.
+    let cpu = num(&r, "app.cpu_s");
+    let hog = 200_000.0 / 2.5e9;
+    assert!(cpu <= reads * hog + writes / 100.0 * 4e-6 + 1e-9, "{cpu}");
+    assert!(cpu >= (reads - 200.0 - ahead) * hog, "{cpu}");
+
+    // A 0.1 GHz host: 2 ms per hog, two cores: 1,000 reads/s at most, and
+    // the CPU is then the bottleneck.
+    let slow = oltp("2s", &["--set", "page_cache.cpu_ghz=0.1"]);
+    let t = num(&slow, "app.time_s");
+    let rate = note(&slow, "filebench_shadow_reads") / t;
+    assert!(rate <= 1_000.0 * 1.01 + 200.0 / t, "{rate} reads/s");
+    assert!(rate >= 900.0, "{rate} reads/s");
+
+    // Knobs of the other level are refused, naming the field.
+    let (code, _, err) = ssdsim(&[
+        "run",
+        "--personality",
+        "oltp",
+        "--set",
+        "personality.level=file",
+        "--set",
+        "personality.hot_fraction=0.1",
+        "--time-limit",
+        "1ms",
+    ]);
+    assert_ne!(code, 0);
+    assert!(err.contains("personality.hot_fraction"), "{err}");
+    let (code, _, err) = ssdsim(&[
+        "run",
+        "--personality",
+        "oltp",
+        "--set",
+        "personality.db_writers=4",
+        "--time-limit",
+        "1ms",
+    ]);
+    assert_ne!(code, 0);
+    assert!(err.contains("personality.db_writers"), "{err}");
+}

@@ -1805,6 +1805,20 @@ fn check_source(
                 ));
             }
             crate::filebench::FileParams::from_config(p)?;
+        } else {
+            // Knobs of Filebench's file-level flowops: refused rather
+            // than ignored.
+            for (set, x) in [
+                (p.prealloc_percent.is_some(), "personality.prealloc_percent"),
+                (p.db_writers.is_some(), "personality.db_writers"),
+            ] {
+                if set {
+                    return Err(invalid(
+                        &f(x),
+                        "a knob of the file-level personalities (personality.level = \"file\")",
+                    ));
+                }
+            }
         }
     }
     if t.is_some() && p.is_some() {

@@ -1,7 +1,6 @@
 //! File-level Filebench personalities (`personality.level = "file"`):
-//! varmail, fileserver and webserver as Filebench's own workload files
-//! define them (workloads/*.f), on a simple extent allocator that stands in
-//! for a file system until the file-system layouts land.
+//! varmail, fileserver, webserver and oltp as Filebench's own workload
+//! files define them (workloads/*.f), on a file system ([`crate::fs`]).
 //!
 //! **The file set** (`define fileset`): `files` entries whose sizes are
 //! drawn once from Filebench's `cvar-gamma` (gamma with shape 1.5 and the
@@ -19,6 +18,14 @@
 //!   deletefile, statfile;
 //! * webserver: ten times openfile, readwholefile, closefile; then
 //!   appendfilerand to the log.
+//! * oltp (oltp.f): ten 10 MiB data files and a 10 MiB log file, all
+//!   pre-allocated, of one size; a log writer, `db_writers` database
+//!   writers and `threads` shadows, tied by Filebench's semaphores and
+//!   their high-water marks (`step_oltp`). Its aiowrites are O_DSYNC writes made in
+//!   turn (Linux runs buffered AIO synchronously), and its `hog` flowops
+//!   are CPU work in cycles ([`CallExtras::cpu_cycles`], one per loop
+//!   iteration of the one-byte store), placed before the thread's next
+//!   call.
 //!
 //! `readwholefile` and `writewholefile` move the file in `iosize` (1 MiB)
 //! calls; `appendfilerand` appends a uniformly drawn size in [1, iosize)
@@ -47,7 +54,7 @@ use crate::pagecache::{FS_INO, METADATA_INO};
 use crate::personality::{PersonalityConfig, PersonalityKind};
 use crate::rng::{SimRng, SimRngExt};
 use crate::units::SimTime;
-use crate::workload::{HostRequest, IoOp, RequestSource, SourceError, Timing, SECTOR};
+use crate::workload::{CallExtras, HostRequest, IoOp, RequestSource, SourceError, Timing, SECTOR};
 use rand::Rng;
 use rand_distr::{Distribution, Gamma};
 use std::collections::VecDeque;
@@ -55,10 +62,27 @@ use std::collections::VecDeque;
 const BLOCK: u64 = crate::fs::BLOCK;
 
 /// Requests and, per request, whether more pieces of its application call
-/// follow ([`RequestSource::more_follow`]).
-type Out = VecDeque<(HostRequest, bool)>;
+/// follow ([`RequestSource::more_follow`]) and what else its call asks
+/// ([`RequestSource::call_extras`]).
+type Out = VecDeque<(HostRequest, bool, CallExtras)>;
 /// Filebench's `cvar-gamma` shape (its default `gamma:1.5`).
 const GAMMA_SHAPE: f64 = 1.5;
+/// oltp.f: the log file's size (`logfilesize`) and the log writer's
+/// `iosize`.
+const OLTP_LOG_SIZE: u64 = 10 << 20;
+const OLTP_LOG_IOSIZE: u64 = 256 << 10;
+/// oltp.f: `lg-block`'s value and high-water mark.
+const OLTP_LG_VALUE: u64 = 3_200;
+const OLTP_LG_HIGHWATER: u64 = 1_000;
+/// oltp.f: `dbwr-block`'s value and high-water mark, and `dbwrite-a`'s
+/// `iters`.
+const OLTP_DBWR_VALUE: u64 = 1_000;
+const OLTP_DBWR_HIGHWATER: u64 = 2_000;
+const OLTP_DBWR_ITERS: u32 = 100;
+/// oltp.f: the `hog` flowops' values (`usermode` for the shadows): loop
+/// iterations of a one-byte store, about a cycle each.
+const OLTP_SHADOW_HOG: u64 = 200_000;
+const OLTP_DBWR_HOG: u64 = 10_000;
 
 /// A file-level personality's parameters (Filebench's defaults, which are
 /// the ones of Sun et al.'s Table 1, unless the config overrides them).
@@ -77,32 +101,56 @@ pub struct FileParams {
     /// Application calls to make after the pre-allocation.
     pub calls: u64,
     pub offset: u64,
+    /// oltp: database writer threads (`ndbwriters`); `threads` are the
+    /// shadows (`nshadows`), and one log writer runs beside them.
+    pub db_writers: u32,
 }
 
 impl FileParams {
     pub fn from_config(c: &PersonalityConfig) -> Result<FileParams, ConfigError> {
         use PersonalityKind::*;
-        let (files, mean, threads, prealloc) = match c.kind {
-            Varmail => (1_000, 16 << 10, 16, 80),
-            Fileserver => (10_000, 128 << 10, 50, 80),
-            Webserver => (1_000, 16 << 10, 100, 100),
-            Oltp => {
-                return Err(invalid(
-                    "personality.level",
-                    "oltp has no file-level model (Filebench's oltp is asynchronous direct I/O on a database file): use level = \"block\"",
-                ))
-            }
+        let (files, mean, threads, prealloc, append) = match c.kind {
+            Varmail => (1_000, 16 << 10, 16, 80, 16 << 10),
+            Fileserver => (10_000, 128 << 10, 50, 80, 16 << 10),
+            Webserver => (1_000, 16 << 10, 100, 100, 16 << 10),
+            // oltp.f: nfiles, filesize, nshadows, prealloc, iosize.
+            Oltp => (10, 10 << 20, 200, 100, 2 << 10),
         };
+        // Knobs of the block-level flows that Filebench's flowops do not
+        // have: refused rather than ignored.
+        let block_only = [
+            (c.read_fraction.is_some(), "personality.read_fraction"),
+            (c.hot_fraction.is_some(), "personality.hot_fraction"),
+            (c.hot_access.is_some(), "personality.hot_access"),
+            (c.fsync.is_some(), "personality.fsync"),
+            (c.depth_per_thread != 1, "personality.depth_per_thread"),
+            (!c.prealloc, "personality.prealloc"),
+        ];
+        for (set, f) in block_only {
+            if set {
+                return Err(invalid(
+                    f,
+                    "a knob of the block-level flows (level = \"block\"); Filebench's flowops take their mix from its workload file (for the file set that exists at the start, use personality.prealloc_percent)",
+                ));
+            }
+        }
+        if c.db_writers.is_some() && c.kind != Oltp {
+            return Err(invalid(
+                "personality.db_writers",
+                "only oltp has database writers",
+            ));
+        }
         let p = FileParams {
             kind: c.kind,
             files: c.files.unwrap_or(files),
             mean_size: c.file_size.map_or(mean, |s| s.0),
             threads: c.threads.unwrap_or(threads),
             iosize: c.read_size.map_or(1 << 20, |s| s.0),
-            append: c.io_size.map_or(16 << 10, |s| s.0),
+            append: c.io_size.map_or(append, |s| s.0),
             prealloc: c.prealloc_percent.unwrap_or(prealloc),
             calls: c.requests,
             offset: c.offset.0,
+            db_writers: c.db_writers.unwrap_or(10),
         };
         let fields = [
             (p.files, "personality.files"),
@@ -136,6 +184,20 @@ impl FileParams {
         }
         if p.threads > 1 << 16 {
             return Err(invalid("personality.threads", "at most 65,536"));
+        }
+        if p.kind == Oltp {
+            if p.db_writers == 0 || p.db_writers > 1 << 12 {
+                return Err(invalid("personality.db_writers", "must be 1..=4096"));
+            }
+            if !p.append.is_multiple_of(SECTOR) || p.append > p.mean_size {
+                return Err(invalid(
+                    "personality.io_size",
+                    format!(
+                        "oltp's iosize must be a multiple of 512 bytes and fit in a data file ({} bytes)",
+                        p.mean_size
+                    ),
+                ));
+            }
         }
         Ok(p)
     }
@@ -192,6 +254,11 @@ struct Thread {
     fd: Option<u64>,
     /// Calls of the current step not handed out yet.
     pending: Out,
+    /// oltp: the next data file (`opennext`), the writes left of a
+    /// database writer's batch, and the semaphore waits it entered.
+    cursor: u64,
+    left: u32,
+    entered: u64,
 }
 
 /// Counts of what the flows did (reported as notes).
@@ -209,6 +276,12 @@ pub struct FileStats {
     pub prealloc_calls: u64,
     /// Direct calls of the file system (journal commits, log writes).
     pub fs_calls: u64,
+    /// oltp: the shadows' reads, the database writers' and the log
+    /// writer's writes, and turns a thread waited on a semaphore.
+    pub shadow_reads: u64,
+    pub db_writes: u64,
+    pub log_writes: u64,
+    pub sem_waits: u64,
 }
 
 /// A file-level Filebench personality as a closed-loop source of
@@ -237,8 +310,12 @@ pub struct FileBench {
     calls: Vec<FsCall>,
     /// Aging: files created and deleted, blocks the aging files hold.
     aged: (u64, u64, u64),
-    /// Whether more pieces follow the request handed out last.
+    /// Whether more pieces follow the request handed out last, and what
+    /// else its call asks.
     last_more: bool,
+    last_extras: CallExtras,
+    /// oltp: the shadows' posts so far (to every semaphore at once).
+    posts: u64,
     pub stats: FileStats,
 }
 
@@ -253,23 +330,34 @@ impl FileBench {
     ) -> Result<FileBench, ConfigError> {
         let p = FileParams::from_config(cfg)?;
         let mut rng = SimRng::from_seed_label(cfg.seed.unwrap_or(seed), "filebench");
-        let entries = p.files + u64::from(p.kind == PersonalityKind::Webserver);
+        // Webserver's and oltp's log file is one more entry.
+        let with_log = matches!(p.kind, PersonalityKind::Webserver | PersonalityKind::Oltp);
+        let entries = p.files + u64::from(with_log);
         let dev_blocks = logical_bytes.saturating_sub(p.offset) / BLOCK;
         let gamma = Gamma::new(GAMMA_SHAPE, p.mean_size as f64 / GAMMA_SHAPE)
             .map_err(|e| invalid("personality.file_size", e.to_string()))?;
         let mut files: Vec<File> = (0..entries)
             .map(|_| File {
-                nominal: (gamma.sample(&mut rng).round() as u64).max(1),
+                nominal: if p.kind == PersonalityKind::Oltp {
+                    // oltp.f's file sets have one size (no cvar).
+                    p.mean_size
+                } else {
+                    (gamma.sample(&mut rng).round() as u64).max(1)
+                },
             })
             .collect();
         let log = p.files;
-        if p.kind == PersonalityKind::Webserver {
+        match p.kind {
             // The log file set: one entry, created empty, grown by appends.
-            files[log as usize].nominal = 0;
+            PersonalityKind::Webserver => files[log as usize].nominal = 0,
+            // oltp's log file (`logfilesize`), pre-allocated whole.
+            PersonalityKind::Oltp => files[log as usize].nominal = OLTP_LOG_SIZE,
+            _ => {}
         }
         let existing_n = p.files * p.prealloc as u64 / 100;
         // The data the pre-allocated files need must fit, with room to grow.
-        let need: u64 = files[..existing_n as usize]
+        let logged = existing_n as usize + usize::from(p.kind == PersonalityKind::Oltp);
+        let need: u64 = files[..logged]
             .iter()
             .map(|f| f.nominal.div_ceil(BLOCK))
             .sum::<u64>();
@@ -283,10 +371,17 @@ impl FileBench {
             ));
         }
         // Filebench's `meandirwidth`: varmail keeps its files in one
-        // directory, fileserver and webserver in directories of 20.
+        // directory, fileserver and webserver in directories of 20, oltp
+        // in directories of 1,024.
         let dirwidth = match p.kind {
             PersonalityKind::Varmail => 1_000_000,
+            PersonalityKind::Oltp => 1_024,
             _ => 20,
+        };
+        // oltp: the log writer, the database writers, then the shadows.
+        let nthreads = match p.kind {
+            PersonalityKind::Oltp => 1 + p.db_writers as usize + p.threads as usize,
+            _ => p.threads as usize,
         };
         // Aging files take the entries after the file set's.
         let age_mean = fs.age_file_size.map_or(64 << 10, |s| s.0);
@@ -306,7 +401,7 @@ impl FileBench {
             slot: vec![0; entries as usize],
             base: p.offset / BLOCK,
             log,
-            threads: vec![Thread::default(); p.threads as usize],
+            threads: vec![Thread::default(); nthreads],
             next_thread: 0,
             pre: VecDeque::new(),
             daemon: VecDeque::new(),
@@ -315,6 +410,8 @@ impl FileBench {
             calls: Vec::new(),
             aged: (0, 0, 0),
             last_more: false,
+            last_extras: CallExtras::default(),
+            posts: 0,
             stats: FileStats::default(),
             p,
         };
@@ -341,6 +438,17 @@ impl FileBench {
         }
         if fb.p.kind == PersonalityKind::Webserver && !fb.create_quiet(log, &mut pre) {
             return Err(invalid("personality.files", "no room for the log file"));
+        }
+        if fb.p.kind == PersonalityKind::Oltp {
+            if !fb.create_quiet(log, &mut pre) {
+                return Err(invalid("personality.files", "no room for the log file"));
+            }
+            fb.write_at_end(log, OLTP_LOG_SIZE, &mut pre, 0);
+            // Each thread opens the data files in turn from its own.
+            let n = fb.p.files;
+            for (t, th) in fb.threads.iter_mut().enumerate() {
+                th.cursor = t as u64 % n;
+            }
         }
         fb.stats.prealloc_calls = pre.len() as u64;
         fb.pre = pre;
@@ -415,7 +523,7 @@ impl FileBench {
                     }
                 }
             };
-            out.push_back((r, more));
+            out.push_back((r, more, CallExtras::default()));
         }
     }
 
@@ -508,8 +616,12 @@ impl FileBench {
         Some(v[i])
     }
 
-    /// Run thread `t`'s next flowop, queueing its calls.
-    fn step(&mut self, t: usize) {
+    /// Run thread `t`'s next flowop, queueing its calls; true if the
+    /// thread waits on a semaphore instead (oltp).
+    fn step(&mut self, t: usize) -> bool {
+        if self.p.kind == PersonalityKind::Oltp {
+            return self.step_oltp(t);
+        }
         let stream = t as u32;
         let mut out = VecDeque::new();
         let th = &self.threads[t];
@@ -600,6 +712,7 @@ impl FileBench {
                             tag: Self::ino(f),
                         },
                         false,
+                        CallExtras::default(),
                     ));
                 } else {
                     self.stats.skipped += 1;
@@ -617,6 +730,137 @@ impl FileBench {
         let th = &mut self.threads[t];
         th.pc = (th.pc + 1) % len;
         th.pending = out;
+        false
+    }
+
+    /// A uniformly drawn multiple of `io` with `io` bytes of file `f`
+    /// after it (Filebench's `random` offset, `workingset=0`).
+    fn random_offset(&mut self, f: u64, io: u64) -> u64 {
+        let size = self.fs.size(f as u32);
+        self.rng.gen_range(0..(size / io).max(1)) * io
+    }
+
+    /// The calls of one oltp read or write of `io` bytes at `off` of `f`,
+    /// the data pieces carrying `extras`.
+    fn oltp_io(&mut self, f: u64, op: IoOp, off: u64, io: u64, extras: CallExtras, t: usize) {
+        let now = self.now;
+        let mut out = VecDeque::new();
+        let ok = match op {
+            IoOp::Read => {
+                self.fs.read(f as u32, off, io, now, &mut self.calls);
+                true
+            }
+            _ => self
+                .fs
+                .write(f as u32, off, io, now, &mut self.calls)
+                .is_ok(),
+        };
+        if !ok {
+            self.calls.clear();
+            self.stats.skipped += 1;
+            return;
+        }
+        self.emit(f, &mut out, t as u32);
+        let mut first = true;
+        for (r, _, x) in out.iter_mut() {
+            if r.tag == Self::ino(f) {
+                x.dsync = extras.dsync;
+                if first {
+                    x.cpu_cycles = extras.cpu_cycles;
+                    first = false;
+                }
+            }
+        }
+        self.threads[t].pending = out;
+    }
+
+    /// Filebench's oltp.f, one flowop of thread `t`; true if it waits on
+    /// a semaphore. Thread 0 is the log writer (`lgwr`), threads
+    /// `1..=db_writers` the database writers (`dbwr`), the rest the
+    /// shadows. Each shadow's iteration posts once to the log writer's
+    /// semaphore and once to every database writer's; with Filebench's
+    /// values and high-water marks:
+    /// * the log writer writes 256 KiB at a random place of the log file
+    ///   (O_DSYNC) once per 3,200 posts;
+    /// * a database writer writes `iosize` at random places of the data
+    ///   files in turn (O_DSYNC), 100 of them per 1,000 posts;
+    /// * a shadow reads `iosize` at a random place of a data file, and
+    ///   waits while it is 1,000 posts ahead of the log writer's waits or
+    ///   2,000 ahead of the slowest database writer's.
+    ///
+    /// A semaphore counts calls as they are handed out, not as they
+    /// complete: the page cache runs each thread's calls in order, and the
+    /// database writer's `aiowait` is its next batch's wait.
+    fn step_oltp(&mut self, t: usize) -> bool {
+        let w = self.p.db_writers as usize;
+        let io = self.p.append;
+        if t == 0 {
+            if self.posts < OLTP_LG_VALUE * self.threads[0].entered {
+                return true;
+            }
+            let f = self.log;
+            let off = self.random_offset(f, OLTP_LOG_IOSIZE);
+            let extras = CallExtras {
+                dsync: true,
+                cpu_cycles: 0,
+            };
+            self.oltp_io(f, IoOp::Write, off, OLTP_LOG_IOSIZE, extras, 0);
+            self.threads[0].entered += 1;
+            self.stats.log_writes += 1;
+        } else if t <= w {
+            let mut cpu = 0;
+            if self.threads[t].left == 0 {
+                if self.posts < OLTP_DBWR_VALUE * self.threads[t].entered {
+                    return true;
+                }
+                self.threads[t].left = OLTP_DBWR_ITERS;
+                if self.threads[t].entered > 0 {
+                    cpu = OLTP_DBWR_HOG;
+                }
+            }
+            let f = self.threads[t].cursor;
+            self.threads[t].cursor = (f + 1) % self.p.files;
+            let off = self.random_offset(f, io);
+            let extras = CallExtras {
+                dsync: true,
+                cpu_cycles: cpu,
+            };
+            self.oltp_io(f, IoOp::Write, off, io, extras, t);
+            let th = &mut self.threads[t];
+            th.left -= 1;
+            if th.left == 0 {
+                th.entered += 1;
+            }
+            self.stats.db_writes += 1;
+        } else {
+            let slowest = self.threads[1..=w]
+                .iter()
+                .map(|th| th.entered)
+                .min()
+                .unwrap_or(0);
+            if self.posts >= OLTP_LG_HIGHWATER + OLTP_LG_VALUE * self.threads[0].entered
+                || self.posts >= OLTP_DBWR_HIGHWATER + OLTP_DBWR_VALUE * slowest
+            {
+                return true;
+            }
+            let f = self.threads[t].cursor;
+            self.threads[t].cursor = (f + 1) % self.p.files;
+            let off = self.random_offset(f, io);
+            // The hog of the previous iteration comes first.
+            let extras = CallExtras {
+                dsync: false,
+                cpu_cycles: if self.threads[t].pc > 0 {
+                    OLTP_SHADOW_HOG
+                } else {
+                    0
+                },
+            };
+            self.threads[t].pc = 1;
+            self.oltp_io(f, IoOp::Read, off, io, extras, t);
+            self.posts += 1;
+            self.stats.shadow_reads += 1;
+        }
+        false
     }
 
     /// Blocks of the file system in use.
@@ -707,7 +951,7 @@ impl FileBench {
 
     /// The file system's thread's stream.
     fn daemon_stream(&self) -> u32 {
-        self.p.threads
+        self.threads.len() as u32
     }
 }
 
@@ -715,16 +959,16 @@ impl RequestSource for FileBench {
     fn timing(&self) -> Timing {
         // The file system's thread, if it has background work, is one more.
         Timing::ClosedLoop {
-            depth: self.p.threads + u32::from(self.fs.next_tick().is_some()),
+            depth: self.threads.len() as u32 + u32::from(self.fs.next_tick().is_some()),
         }
     }
     fn next_request(&mut self) -> Option<Result<HostRequest, SourceError>> {
-        if let Some((r, more)) = self.pre.pop_front() {
-            self.last_more = more;
+        if let Some((r, more, extras)) = self.pre.pop_front() {
+            (self.last_more, self.last_extras) = (more, extras);
             return Some(Ok(r));
         }
-        if let Some((r, more)) = self.daemon.pop_front() {
-            self.last_more = more;
+        if let Some((r, more, extras)) = self.daemon.pop_front() {
+            (self.last_more, self.last_extras) = (more, extras);
             return Some(Ok(r));
         }
         // Metadata and file-system calls are not application calls: they
@@ -732,26 +976,38 @@ impl RequestSource for FileBench {
         let mut quiet = 0u32;
         loop {
             let t = self.next_thread;
-            if let Some((r, more)) = self.threads[t].pending.pop_front() {
+            if let Some((r, more, extras)) = self.threads[t].pending.pop_front() {
                 if r.tag != METADATA_INO && r.tag != FS_INO {
                     // A call's pieces count once, as its last one; the
                     // thread keeps its turn until its call is handed out.
                     if !more {
                         if self.issued >= self.p.calls {
-                            self.threads[t].pending.push_front((r, more));
+                            self.threads[t].pending.push_front((r, more, extras));
                             return None;
                         }
                         self.issued += 1;
                         self.next_thread = (t + 1) % self.threads.len();
                     }
                 }
-                self.last_more = more;
+                (self.last_more, self.last_extras) = (more, extras);
                 return Some(Ok(r));
             }
             if self.issued >= self.p.calls {
                 return None;
             }
-            self.step(t);
+            if self.step(t) {
+                // Blocked on a semaphore (oltp): the next thread's turn.
+                self.stats.sem_waits += 1;
+                self.next_thread = (t + 1) % self.threads.len();
+                quiet += 1;
+                if quiet > 100_000 {
+                    return Some(Err(SourceError {
+                        location: "personality".into(),
+                        reason: "every oltp thread waits on a semaphore".into(),
+                    }));
+                }
+                continue;
+            }
             if self.threads[t].pending.is_empty() {
                 // A flowop without I/O (open, close, stat, a skip): the
                 // thread goes on to its next one.
@@ -768,7 +1024,7 @@ impl RequestSource for FileBench {
     }
     fn notes(&self) -> Vec<(String, u64)> {
         let s = &self.stats;
-        vec![
+        let mut v: Vec<(String, u64)> = vec![
             ("filebench_creates".into(), s.creates),
             ("filebench_deletes".into(), s.deletes),
             ("filebench_appends".into(), s.appends),
@@ -780,10 +1036,22 @@ impl RequestSource for FileBench {
             ("filebench_metadata_writes".into(), s.metadata_writes),
             ("filebench_prealloc_calls".into(), s.prealloc_calls),
             ("filebench_fs_calls".into(), s.fs_calls),
-        ]
+        ];
+        if self.p.kind == PersonalityKind::Oltp {
+            v.extend([
+                ("filebench_shadow_reads".into(), s.shadow_reads),
+                ("filebench_db_writes".into(), s.db_writes),
+                ("filebench_log_writes".into(), s.log_writes),
+                ("filebench_semaphore_waits".into(), s.sem_waits),
+            ]);
+        }
+        v
     }
     fn more_follow(&self) -> bool {
         self.last_more
+    }
+    fn call_extras(&self) -> CallExtras {
+        self.last_extras
     }
     fn clock(&mut self, now: SimTime) {
         self.now = now;
@@ -822,7 +1090,7 @@ impl RequestSource for FileBench {
                     FsCall::Data { .. } => unreachable!("background work moves no file data here"),
                 };
                 self.stats.fs_calls += u64::from(r.tag == FS_INO);
-                out.push_back((r, false));
+                out.push_back((r, false, CallExtras::default()));
             }
             self.daemon.extend(out);
         }
@@ -982,8 +1250,84 @@ mod tests {
         }
     }
 
+    /// oltp.f's semaphores, checked after every call handed out: a shadow
+    /// is at most 1,000 posts ahead of the log writer's waits and 2,000
+    /// ahead of the slowest database writer's; a writer starts batch b
+    /// only after 1,000 b posts, the log writer its write n after 3,200 n.
+    /// Shadows read `iosize`, writers write it with O_DSYNC, the log
+    /// writer 256 KiB; the shadows' reads after their first carry the hog.
     #[test]
-    fn same_seed_same_calls_and_oltp_is_refused() {
+    fn oltp_semaphores_hold_the_mix() {
+        let mut fb = FileBench::new(
+            &cfg(PersonalityKind::Oltp, 60_000),
+            &fsc(FsKind::Ext4),
+            CAP,
+            3,
+        )
+        .unwrap();
+        let w = fb.p.db_writers as usize;
+        assert_eq!((w, fb.threads.len()), (10, 211));
+        let mut per_writer = vec![0u64; w + 1];
+        let mut pre = fb.stats.prealloc_calls;
+        while let Some(r) = fb.next_request() {
+            let r = r.unwrap();
+            let x = fb.call_extras();
+            if pre > 0 {
+                pre -= 1;
+                continue;
+            }
+            if r.tag == METADATA_INO || r.tag == FS_INO {
+                continue;
+            }
+            let t = r.stream as usize;
+            let bytes = r.sectors as u64 * SECTOR;
+            match t {
+                0 => {
+                    assert_eq!((r.op, bytes, x.dsync), (IoOp::Write, 256 << 10, true));
+                    assert!(fb.posts >= 3_200 * (fb.threads[0].entered - 1));
+                }
+                t if t <= w => {
+                    assert_eq!((r.op, bytes, x.dsync), (IoOp::Write, 2 << 10, true));
+                    per_writer[t] += 1;
+                    let batch = (per_writer[t] - 1) / 100;
+                    assert!(fb.posts >= 1_000 * batch, "writer {t} batch {batch}");
+                }
+                _ => {
+                    assert_eq!((r.op, bytes, x.dsync), (IoOp::Read, 2 << 10, false));
+                }
+            }
+            let slowest = fb.threads[1..=w].iter().map(|t| t.entered).min().unwrap();
+            assert!(fb.posts <= 1_000 + 3_200 * fb.threads[0].entered);
+            assert!(fb.posts <= 2_000 + 1_000 * slowest);
+        }
+        let s = &fb.stats;
+        assert_eq!(s.shadow_reads, fb.posts);
+        assert!(s.db_writes.abs_diff(s.shadow_reads) <= 2_000, "{s:?}");
+        assert!(
+            s.log_writes * 3_200 + 1_000 > fb.posts && s.log_writes <= fb.posts / 3_200 + 1,
+            "{s:?}"
+        );
+        assert!(s.sem_waits > 0);
+        // The hog: every shadow's reads after its first.
+        let p = cfg(PersonalityKind::Oltp, 10_000);
+        let mut fb = FileBench::new(&p, &fsc(FsKind::Ext4), CAP, 3).unwrap();
+        let mut hogs = 0;
+        let mut reads = 0;
+        while let Some(r) = fb.next_request() {
+            let r = r.unwrap();
+            if r.op == IoOp::Read && r.tag != FS_INO {
+                reads += 1;
+                hogs += u64::from(fb.call_extras().cpu_cycles == 200_000);
+            }
+            if reads == 1_000 {
+                break;
+            }
+        }
+        assert_eq!(hogs, 1_000 - 200);
+    }
+
+    #[test]
+    fn same_seed_same_calls_and_a_file_set_too_big_is_refused() {
         let a = drain(
             &mut FileBench::new(
                 &cfg(PersonalityKind::Webserver, 3000),
@@ -1008,15 +1352,6 @@ mod tests {
             s.appends > 0 && s.whole_reads.abs_diff(10 * s.appends) <= 10 * 100 + 16,
             "{s:?}"
         );
-        let e = FileBench::new(
-            &cfg(PersonalityKind::Oltp, 10),
-            &FsConfig::default(),
-            CAP,
-            1,
-        )
-        .err()
-        .unwrap();
-        assert!(e.to_string().contains("personality.level"), "{e}");
         let e = FileBench::new(
             &cfg(PersonalityKind::Fileserver, 10),
             &FsConfig::default(),

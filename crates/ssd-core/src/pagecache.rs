@@ -57,7 +57,9 @@
 use crate::error::{invalid, ConfigError};
 use crate::stats::{LatencyHist, LatencySummary};
 use crate::units::{Dur, SimTime, Size};
-use crate::workload::{HostEvent, HostRequest, IoOp, RequestSource, SourceError, Timing};
+use crate::workload::{
+    CallExtras, HostEvent, HostRequest, IoOp, RequestSource, SourceError, Timing,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
@@ -118,6 +120,10 @@ pub struct PageCacheConfig {
     /// Host CPU cores the application's threads copy on: a copy waits for
     /// a free core. Default 2, the dual-core host of Sun et al.
     pub cpus: u32,
+    /// The host cores' clock, GHz: the time of an application's CPU work
+    /// given in cycles (Filebench's `hog`). Default 2.5, the 2.50 GHz
+    /// dual-core host of Sun et al.
+    pub cpu_ghz: f64,
 }
 
 impl Default for PageCacheConfig {
@@ -133,6 +139,7 @@ impl Default for PageCacheConfig {
             read_ahead_kb: 128,
             copy_mbps: 4000.0,
             cpus: 2,
+            cpu_ghz: 2.5,
         }
     }
 }
@@ -203,6 +210,15 @@ impl PageCacheConfig {
             return Err(invalid(
                 "page_cache.cpus",
                 format!("{} is not a core count (1..=4096)", self.cpus),
+            ));
+        }
+        if !(self.cpu_ghz.is_finite() && self.cpu_ghz > 0.0 && self.cpu_ghz <= 1000.0) {
+            return Err(invalid(
+                "page_cache.cpu_ghz",
+                format!(
+                    "{} is not a clock rate in GHz (0 < GHz <= 1000)",
+                    self.cpu_ghz
+                ),
             ));
         }
         if !(self.copy_mbps.is_finite() && self.copy_mbps > 0.0) {
@@ -326,8 +342,11 @@ struct Thread {
     stream: u32,
     queue: VecDeque<HostRequest>,
     /// Per queued request, whether more pieces of its call follow
-    /// ([`RequestSource::more_follow`]).
-    more: VecDeque<bool>,
+    /// ([`RequestSource::more_follow`]) and what else its call asks
+    /// ([`RequestSource::call_extras`]).
+    more: VecDeque<(bool, CallExtras)>,
+    /// The current call is an O_DSYNC write.
+    dsync: bool,
     /// The current request is a piece of a call more pieces follow, and
     /// when the call began.
     in_call: bool,
@@ -385,6 +404,9 @@ struct Stats {
     throttled: u64,
     throttle_ns: u128,
     throttle_max_ns: u64,
+    /// The application's CPU work ([`CallExtras::cpu_cycles`]), summed
+    /// over threads.
+    cpu_ns: u128,
     dirty_max: u64,
     reclaim_waits: u64,
     metadata_pages: u64,
@@ -699,6 +721,16 @@ impl<S: RequestSource> PageCache<S> {
     /// number on a tie): when it ends.
     fn copy(&mut self, bytes: u64) -> SimTime {
         let d = self.copy_time(bytes);
+        self.on_core(d)
+    }
+    /// `cycles` of the application's CPU work, on the first core free.
+    fn compute(&mut self, cycles: u64) -> SimTime {
+        let d = Dur((cycles as f64 / self.cfg.cpu_ghz).round() as u64);
+        self.stats.cpu_ns += d.0 as u128;
+        self.on_core(d)
+    }
+    /// `d` of work on the first core free: when it ends.
+    fn on_core(&mut self, d: Dur) -> SimTime {
         let (k, &free) = self
             .cores
             .iter()
@@ -1013,7 +1045,7 @@ impl<S: RequestSource> PageCache<S> {
                     if Self::locked_write(&r) {
                         self.writers.entry(r.tag).or_default().push_back(t as u32);
                     }
-                    let more = self.app.more_follow();
+                    let more = (self.app.more_follow(), self.app.call_extras());
                     self.threads[t].queue.push_back(r);
                     self.threads[t].more.push_back(more);
                     self.outstanding += 1;
@@ -1102,7 +1134,21 @@ impl<S: RequestSource> PageCache<S> {
                     let th = &mut self.threads[t];
                     match th.queue.pop_front() {
                         Some(r) => {
-                            let more = th.more.pop_front().unwrap_or(false);
+                            let (more, extras) = th.more.pop_front().unwrap_or_default();
+                            th.dsync = extras.dsync;
+                            if extras.cpu_cycles > 0 && !th.in_call {
+                                // The thread computes first (a hog flowop):
+                                // the call starts when that ends.
+                                th.queue.push_front(r);
+                                let rest = CallExtras {
+                                    cpu_cycles: 0,
+                                    ..extras
+                                };
+                                th.more.push_front((more, rest));
+                                self.threads[t].until = self.compute(extras.cpu_cycles);
+                                continue;
+                            }
+                            let th = &mut self.threads[t];
                             if !th.in_call {
                                 th.call_started = self.now;
                             }
@@ -1286,7 +1332,7 @@ impl<S: RequestSource> PageCache<S> {
                     }
                     let th = &mut self.threads[t];
                     th.writes += 1;
-                    th.stage = if self.io.sync {
+                    th.stage = if self.io.sync || th.dsync {
                         Stage::SyncStart
                     } else {
                         Stage::Complete
@@ -1810,6 +1856,7 @@ impl<S: RequestSource> PageCache<S> {
                     "bytes_read": s.bytes_read,
                     "bytes_written": s.bytes_written,
                     "time_s": secs,
+                    "cpu_s": s.cpu_ns as f64 * 1e-9,
                     "iops": per_s(calls - lat[3].count),
                     "mbps": if secs > 0.0 { (s.bytes_read + s.bytes_written) as f64 / secs / 1e6 } else { 0.0 },
                     "latency_us": {
@@ -1878,6 +1925,7 @@ impl Thread {
             stream,
             queue: VecDeque::new(),
             more: VecDeque::new(),
+            dsync: false,
             in_call: false,
             call_started: SimTime::ZERO,
             op: None,

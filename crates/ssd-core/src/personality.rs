@@ -119,6 +119,10 @@ pub struct PersonalityConfig {
     /// (Filebench's `prealloc`; default 80, webserver 100).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prealloc_percent: Option<u32>,
+    /// File-level oltp: database writer threads (Filebench's `ndbwriters`,
+    /// default 10); `threads` is its `nshadows`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub db_writers: Option<u32>,
 }
 
 /// How a personality is modelled.
@@ -170,6 +174,7 @@ impl PersonalityConfig {
             direct: None,
             level: PersonalityLevel::Block,
             prealloc_percent: None,
+            db_writers: None,
         }
     }
 

@@ -127,6 +127,12 @@ pub trait RequestSource {
     fn more_follow(&self) -> bool {
         false
     }
+    /// What the call of the request the last `next_request` returned asks
+    /// of the page cache beside its bytes: an O_DSYNC write, CPU work
+    /// before it (see [`CallExtras`]).
+    fn call_extras(&self) -> CallExtras {
+        CallExtras::default()
+    }
     /// A closed-loop source run by the page cache is told the simulated
     /// time before it is asked for calls (a file system's timers: a
     /// journal's commit interval).
@@ -137,6 +143,20 @@ pub trait RequestSource {
     fn fsync_io(&mut self, _ino: u32, _now: SimTime) -> crate::fs::FsyncIo {
         crate::fs::FsyncIo::default()
     }
+}
+
+/// What an application call asks of the page cache beside its request
+/// ([`RequestSource::call_extras`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CallExtras {
+    /// An O_DSYNC write: its pages are written back and the device cache
+    /// flushed before the call returns (`generic_write_sync` of the range),
+    /// as fio's `sync` does for every write of a job.
+    pub dsync: bool,
+    /// CPU cycles the thread computes before the call (Filebench's `hog`
+    /// flowop), on one of the host's cores (`page_cache.cpus`) at
+    /// `page_cache.cpu_ghz`; not part of the call's latency.
+    pub cpu_cycles: u64,
 }
 
 /// fio's `rw=`.

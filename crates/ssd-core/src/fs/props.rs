@@ -11,6 +11,9 @@ enum Op {
     Unlink(u32),
     /// Append this many bytes.
     Append(u32, u32),
+    /// Write this many bytes at this share (per 65,536) of the file's
+    /// size: an overwrite in place, or past the end.
+    Overwrite(u32, u16, u32),
     /// Read the whole file.
     Read(u32),
     Fsync(u32),
@@ -24,6 +27,7 @@ fn op() -> impl Strategy<Value = Op> {
         3 => f.clone().prop_map(Op::Create),
         1 => f.clone().prop_map(Op::Unlink),
         4 => (f.clone(), 1u32..300_000).prop_map(|(f, n)| Op::Append(f, n)),
+        2 => (f.clone(), any::<u16>(), 1u32..40_000).prop_map(|(f, at, n)| Op::Overwrite(f, at, n)),
         1 => f.clone().prop_map(Op::Read),
         2 => f.clone().prop_map(Op::Fsync),
         1 => (1u32..8_000).prop_map(Op::Tick),
@@ -97,6 +101,19 @@ fn run(kind: FsKind, ops: &[Op]) -> Result<(), TestCaseError> {
                     } else {
                         prop_assert!(w >= n as u64, "{kind}: {w} bytes for {n}");
                     }
+                }
+            }
+            Op::Overwrite(f, at, n) if exists[f as usize] => {
+                let size = sizes[f as usize];
+                let off = size * at as u64 / 65_536;
+                if fs.write(f, off, n as u64, now, &mut io).is_ok() {
+                    sizes[f as usize] = size.max(off + n as u64);
+                    let w = data_bytes(&io, IoOp::Write);
+                    let leaf = io.iter().any(|c| matches!(c, FsCall::Meta { .. }));
+                    prop_assert!(
+                        w >= n as u64 || kind == FsKind::Reiserfs && leaf,
+                        "{kind}: {w} bytes for {n} at {off} of {size}"
+                    );
                 }
             }
             Op::Read(f) if exists[f as usize] => {

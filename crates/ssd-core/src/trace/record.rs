@@ -158,6 +158,9 @@ impl<S: RequestSource> RequestSource for Recorder<S> {
     fn more_follow(&self) -> bool {
         self.inner.more_follow()
     }
+    fn call_extras(&self) -> crate::workload::CallExtras {
+        self.inner.call_extras()
+    }
     fn fsync_io(&mut self, ino: u32, now: SimTime) -> crate::fs::FsyncIo {
         self.inner.fsync_io(ino, now)
     }
