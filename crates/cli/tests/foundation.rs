@@ -766,8 +766,15 @@ mod cli {
         assert!(n("page_cache", "fs_flushes") > 0);
         for (args, field) in [
             (
-                vec!["--personality", "oltp", "--set", "personality.level=file"],
-                "personality.level",
+                vec![
+                    "--personality",
+                    "varmail",
+                    "--set",
+                    "personality.level=file",
+                    "--set",
+                    "personality.fsync=false",
+                ],
+                "personality.fsync",
             ),
             (
                 vec![

@@ -391,7 +391,14 @@ impl FileBench {
         } else {
             0
         };
-        let fsys = fs.build(dev_blocks, entries + age_slots, dirwidth)?;
+        // The directory tree is the file set's, drawn from the personality's
+        // seed (the same under every scheduler and file system).
+        let fsys = fs.build(
+            dev_blocks,
+            entries + age_slots,
+            dirwidth,
+            cfg.seed.unwrap_or(seed),
+        )?;
         let mut fb = FileBench {
             rng,
             files,

@@ -9,12 +9,19 @@
 //! (`flex_bg`). A last group too small for its own metadata is left out,
 //! as mke2fs does.
 //!
-//! **Directories.** The file set's entries live in directories of
-//! `dirwidth` files (Filebench's `dirwidth`), each spread over the groups
-//! (the Orlov allocator spreads top-level directories) with its inode and
-//! its entry blocks (256 entries of 16 bytes per block) in its group. A
-//! file's inode goes in its directory's group (`find_group_other`), at the
-//! group's first free inode.
+//! **Directories.** The file set's entries live in Filebench's directory
+//! tree ([`super::tree::DirTree`]), made at mkfs time, each directory with
+//! its inode and its entry blocks (256 entries of 16 bytes per block) in
+//! its group. The Orlov allocator (`find_group_orlov`) places them: the
+//! file set's root, a top-level directory, in a random group among those
+//! with the fewest directories and at least the average free inodes and
+//! blocks; every directory below it near its parent, in the first group
+//! from the parent's on that has fewer than `ndirs / groups +
+//! inodes_per_group / 16` directories and not much less than the average
+//! free inodes and blocks (ext4: per flex group of 16). So a file set's
+//! directories cluster in a few groups, not over the disk. A file's inode
+//! goes in its directory's group (`find_group_other`), at the group's
+//! first free inode.
 //!
 //! **Data placement.** ext2 and ext3 allocate at the block after the file's
 //! last one when free (the goal), else the first free block from the goal in
@@ -60,6 +67,7 @@
 //! are counted).
 
 use super::alloc::FreeRuns;
+use super::tree::DirTree;
 use super::{
     data_calls, FileSystem, FsCall, FsConfig, FsKind, FsStats, FsyncIo, JournalMode, NoSpace, BLOCK,
 };
@@ -140,7 +148,8 @@ pub struct Ext {
     fixed: Vec<(u64, u64)>,
     free: FreeRuns,
     files: Vec<File>,
-    dirwidth: u64,
+    /// The file set's directory tree.
+    tree: DirTree,
     /// Per directory: its group, inode and entry blocks.
     dirs: Vec<(usize, u64, Vec<u64>)>,
     /// ext4's locality-group stream cursor.
@@ -192,8 +201,9 @@ fn backup_group(g: u64) -> bool {
 }
 
 impl Ext {
-    pub fn new(cfg: &FsConfig, blocks: u64, files: u64, dirwidth: u64) -> Result<Ext, ConfigError> {
+    pub fn new(cfg: &FsConfig, blocks: u64, tree: DirTree) -> Result<Ext, ConfigError> {
         let kind = cfg.kind;
+        let files = tree.files();
         let ratio = cfg.inode_ratio.map_or(16_384, |r| r.0);
         let inodes_per_group = (BLOCKS_PER_GROUP * BLOCK / ratio).clamp(16, BLOCKS_PER_GROUP);
         let itable_blocks = (inodes_per_group * INODE_SIZE).div_ceil(BLOCK);
@@ -285,7 +295,7 @@ impl Ext {
             fixed,
             free,
             files: vec![File::default(); files as usize],
-            dirwidth,
+            tree: DirTree::filebench(0, 2, 0),
             dirs: Vec::new(),
             lg_cursor: 0,
             lg_left: 0,
@@ -328,17 +338,21 @@ impl Ext {
             fs.journal = Some(jb);
             fs.head = 0;
         }
-        // The directories (mkfs-time population of the file set's tree):
-        // spread over the groups, each with its inode and entry blocks.
-        let ndirs = files.div_ceil(dirwidth).max(1);
-        let dir_blocks = dirwidth.min(files.max(1)).div_ceil(DIRENTS_PER_BLOCK);
-        for d in 0..ndirs {
-            let g = (d * fs.groups.len() as u64 / ndirs) as usize;
+        // The directories (mkfs-time population of the file set's tree),
+        // each with its inode and entry blocks, placed by the Orlov
+        // allocator.
+        let mut dirs_in = vec![0u64; fs.groups.len()];
+        // The file system's root and lost+found.
+        dirs_in[0] = 2;
+        for d in 0..tree.dirs() {
+            let g = fs.orlov(&tree, d, &dirs_in, dirs_in.iter().sum::<u64>());
+            dirs_in[g] += 1;
             let inode = fs
                 .take_inode(g)
                 .ok_or_else(|| invalid("personality.files", "more directories than inodes"))?;
+            let g = (inode / fs.inodes_per_group) as usize;
             let mut v = Vec::new();
-            for _ in 0..dir_blocks {
+            for _ in 0..tree.entries(d).div_ceil(DIRENTS_PER_BLOCK).max(1) {
                 let goal = fs.groups[g].data;
                 let b = fs
                     .free
@@ -349,7 +363,78 @@ impl Ext {
             }
             fs.dirs.push((g, inode, v));
         }
+        fs.tree = tree;
         Ok(fs)
+    }
+
+    /// The group of directory `d`'s inode, as `find_group_orlov` picks it
+    /// on a file system with `dirs_in` directories per group (`ndirs` in
+    /// all). ext4 looks at flex groups of 16, ext2/ext3 at groups.
+    ///
+    /// * The file set's root is a top-level directory (its parent is the
+    ///   file system's root): spread. From a random group on, the one
+    ///   with the fewest directories among those with at least the
+    ///   average free inodes and free blocks.
+    /// * Any other directory goes near its parent: from the parent's
+    ///   group on, the first with fewer than `ndirs / groups +
+    ///   inodes_per_group / 16` directories, at least `average -
+    ///   inodes_per_group / 4` free inodes and `average - blocks_per_group
+    ///   / 4` free blocks (all per flex group for ext4); else the parent's.
+    ///
+    /// Within the chosen flex group, its first group with a free inode.
+    fn orlov(&self, tree: &DirTree, d: usize, dirs_in: &[u64], ndirs: u64) -> usize {
+        let unit = if self.kind == FsKind::Ext4 { FLEX } else { 1 } as usize;
+        let ngroups = self.groups.len();
+        let nunits = ngroups.div_ceil(unit);
+        let members = |u: usize| u * unit..((u + 1) * unit).min(ngroups);
+        let stats = |u: usize| {
+            let r = members(u);
+            let free_i: u64 = r
+                .clone()
+                .map(|g| self.groups[g].free_inodes.len() as u64)
+                .sum();
+            let lo = r.start as u64 * BLOCKS_PER_GROUP;
+            let hi = self.groups[r.end - 1].end;
+            let free_b = self.free.free_in(lo, hi);
+            let dirs: u64 = dirs_in[r].iter().sum();
+            (free_i, free_b, dirs)
+        };
+        let all: Vec<(u64, u64, u64)> = (0..nunits).map(stats).collect();
+        let avg_i = all.iter().map(|s| s.0).sum::<u64>() / nunits as u64;
+        let avg_b = all.iter().map(|s| s.1).sum::<u64>() / nunits as u64;
+        let first_free = |u: usize| {
+            members(u)
+                .find(|&g| !self.groups[g].free_inodes.is_empty())
+                .unwrap_or(u * unit)
+        };
+        let ipg = self.inodes_per_group * unit as u64;
+        match tree.parent(d) {
+            None => {
+                let start = (tree.salt() % nunits as u64) as usize;
+                let mut best: Option<(usize, u64)> = None;
+                for i in 0..nunits {
+                    let u = (start + i) % nunits;
+                    let (fi, fb, nd) = all[u];
+                    if fi == 0 || fi < avg_i || fb < avg_b {
+                        continue;
+                    }
+                    if best.is_none_or(|(_, b)| nd < b) {
+                        best = Some((u, nd));
+                    }
+                }
+                first_free(best.map_or(start, |b| b.0))
+            }
+            Some(p) => {
+                let pg = self.dirs[p].0 / unit;
+                let max_dirs = ndirs / nunits as u64 + ipg / 16;
+                let min_i = avg_i.saturating_sub(ipg / 4).max(1);
+                let min_b = avg_b.saturating_sub(BLOCKS_PER_GROUP * unit as u64 / 4);
+                (0..nunits)
+                    .map(|i| (pg + i) % nunits)
+                    .find(|&u| all[u].2 < max_dirs && all[u].0 >= min_i && all[u].1 >= min_b)
+                    .map_or(self.dirs[p].0, first_free)
+            }
+        }
     }
 
     fn take_inode(&mut self, g: usize) -> Option<u64> {
@@ -387,12 +472,8 @@ impl Ext {
     }
 
     fn dir_of(&self, f: u32) -> (usize, u64) {
-        let d = f as u64 / self.dirwidth;
-        let k = f as u64 % self.dirwidth;
-        (
-            d as usize,
-            self.dirs[d as usize].2[(k / DIRENTS_PER_BLOCK) as usize],
-        )
+        let (d, k) = self.tree.dir_of(f);
+        (d, self.dirs[d].2[(k / DIRENTS_PER_BLOCK) as usize])
     }
 
     /// One run of at most `want` blocks near `goal`.
@@ -916,7 +997,53 @@ mod tests {
             kind,
             ..FsConfig::default()
         };
-        Ext::new(&cfg, 1 << 20, 1000, 100).unwrap()
+        Ext::new(&cfg, 1 << 20, DirTree::flat(1000, 100)).unwrap()
+    }
+
+    /// Fileserver's tree (10,000 files, width 20) on 8 GiB (64 groups):
+    /// the Orlov allocator puts the file set's root in some group and its
+    /// ~550 directories from there on, at most `ndirs / groups +
+    /// inodes_per_group / 16` per group (ext2/ext3: a second group takes
+    /// the rest), or per flex group of 16 (ext4: the root's flex group
+    /// takes them all, in its first group with free inodes); not spread
+    /// over the disk. A file's inode goes in its directory's group.
+    #[test]
+    fn orlov_keeps_a_file_sets_directories_near_its_root() {
+        for k in [FsKind::Ext2, FsKind::Ext4] {
+            let cfg = FsConfig {
+                kind: k,
+                ..FsConfig::default()
+            };
+            let crate::fs::AnyFs::Ext(mut f) = cfg.build(1 << 21, 10_000, 20, 5).unwrap() else {
+                unreachable!()
+            };
+            f.check().unwrap();
+            let n = f.dirs.len();
+            assert!((400..800).contains(&n), "{n} directories");
+            let root = f.dirs[0].0;
+            let mut groups: Vec<usize> = f.dirs.iter().map(|d| d.0).collect();
+            groups.sort_unstable();
+            groups.dedup();
+            match k {
+                FsKind::Ext2 => {
+                    // 2 (root, lost+found) + up to n in a group holding at
+                    // most n / 64 + 512.
+                    assert_eq!(groups.len(), 2, "{groups:?}");
+                    assert!(groups.contains(&root) && groups.contains(&((root + 1) % 64)));
+                }
+                _ => {
+                    assert_eq!(root % 16, 0, "the first group of a flex group");
+                    assert_eq!(groups, vec![root]);
+                }
+            }
+            let mut io = Vec::new();
+            f.create(0, SimTime::ZERO, &mut io).unwrap();
+            let (d, _) = f.tree.dir_of(0);
+            assert_eq!(
+                (f.files[0].inode / f.inodes_per_group) as usize,
+                f.dirs[d].0
+            );
+        }
     }
 
     #[test]
@@ -942,7 +1069,7 @@ mod tests {
             kind: FsKind::Ext3,
             ..FsConfig::default()
         };
-        let mut f = Ext::new(&cfg, 16 << 20, 100, 20).unwrap();
+        let mut f = Ext::new(&cfg, 16 << 20, DirTree::flat(100, 20)).unwrap();
         assert_eq!(f.journal, Some(131_072));
         assert!(f.jruns.len() > 2, "{:?}", f.jruns);
         f.check().unwrap();

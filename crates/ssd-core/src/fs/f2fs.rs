@@ -35,9 +35,9 @@
 //! one double-indirect node. A node is named by its nid; where it is lives in
 //! its NAT entry only, so writing a node anywhere changes its NAT entry, never
 //! its parent (the wandering tree's end). Directories hold [`DENTRY_PER_BLOCK`]
-//! entries per dentry block, in a fixed block per file (`dirwidth` files a
-//! directory; the hashed multi-level dentry is not modelled); the file set's
-//! directories are made at mkfs.
+//! entries per dentry block, in a fixed block per file (the file set's
+//! directory tree, [`super::tree::DirTree`]; the hashed multi-level dentry is
+//! not modelled); the file set's directories are made at mkfs.
 //!
 //! **Out-of-place updates, placed at write time.** Every write of a data block,
 //! when the application's `write()` reaches the file system, goes to its log's
@@ -129,6 +129,7 @@
 //! search limits. The page cache writing a page at its old place after the
 //! foreground cleaner moved it. Holes (a write past the end fills the gap).
 
+use super::tree::DirTree;
 use super::{data_calls, FileSystem, FsCall, FsConfig, FsKind, FsStats, FsyncIo, NoSpace, BLOCK};
 use crate::error::{invalid, ConfigError};
 use crate::units::{Dur, SimTime};
@@ -409,8 +410,8 @@ pub struct F2fs {
     blocks: u64,
     lay: Layout,
     nfiles: u32,
-    dirwidth: u64,
-    dir_blocks: u64,
+    /// The file set's directory tree.
+    tree: DirTree,
     /// Files `0..nfiles`, then the directories.
     inodes: Vec<Inode>,
     nat: Vec<Nat>,
@@ -455,12 +456,8 @@ fn push_run(v: &mut Vec<(u64, u32)>, b: u64) {
 }
 
 impl F2fs {
-    pub fn new(
-        cfg: &FsConfig,
-        blocks: u64,
-        files: u64,
-        dirwidth: u64,
-    ) -> Result<F2fs, ConfigError> {
+    pub fn new(cfg: &FsConfig, blocks: u64, tree: DirTree) -> Result<F2fs, ConfigError> {
+        let files = tree.files();
         let lay = Layout::new(blocks);
         let main = lay.main_segs;
         let ovp = cfg
@@ -475,8 +472,7 @@ impl F2fs {
                 ),
             ));
         }
-        let ndirs = files.div_ceil(dirwidth).max(1);
-        let dir_blocks = dirwidth.min(files.max(1)).div_ceil(DENTRY_PER_BLOCK);
+        let ndirs = tree.dirs() as u64;
         let nids = lay.nat_blocks * NAT_ENTRY_PER_BLOCK;
         if (files + ndirs) * 2 + FIRST_NID as u64 > nids || files + ndirs > u32::MAX as u64 / 2 {
             return Err(invalid(
@@ -488,8 +484,7 @@ impl F2fs {
             blocks,
             lay,
             nfiles: files as u32,
-            dirwidth,
-            dir_blocks,
+            tree: DirTree::filebench(0, 2, 0),
             inodes: vec![Inode::default(); (files + ndirs) as usize],
             nat: vec![Nat::default(); FIRST_NID as usize],
             free_nids: BTreeSet::new(),
@@ -524,6 +519,7 @@ impl F2fs {
         // mkfs: the file set's directories and their dentry blocks.
         for d in 0..ndirs as u32 {
             let ino = fs.nfiles + d;
+            let dir_blocks = Self::dir_blocks_of(&tree, d as usize);
             fs.inodes[ino as usize].exists = true;
             fs.ensure_node(ino, NodeKind::Inode)
                 .ok_or_else(|| invalid("personality.files", "no nid for the directories"))?;
@@ -548,6 +544,7 @@ impl F2fs {
             }
             fs.inodes[ino as usize].size = dir_blocks * BLOCK;
         }
+        fs.tree = tree;
         let _ = fs.checkpoint(SimTime::ZERO);
         fs.stats = FsStats {
             kind: FsKind::F2fs.name().into(),
@@ -605,6 +602,12 @@ impl F2fs {
         self.inodes[ino as usize].nodes.insert(k, nid);
         self.dirty_node(nid);
         Some(nid)
+    }
+
+    /// Dentry blocks of directory `d`: one per [`DENTRY_PER_BLOCK`]
+    /// entries (files or subdirectories).
+    fn dir_blocks_of(tree: &DirTree, d: usize) -> u64 {
+        tree.entries(d).div_ceil(DENTRY_PER_BLOCK).max(1)
     }
 
     fn is_dir(&self, ino: u32) -> bool {
@@ -983,9 +986,9 @@ impl F2fs {
     /// Rewrite `f`'s dentry block (create, unlink): Meta, and the
     /// directory's inode dirtied.
     fn dentry_update(&mut self, f: u32, now: SimTime, io: &mut Vec<FsCall>) {
-        let d = (f as u64 / self.dirwidth) as u32;
-        let blk = (f as u64 % self.dirwidth) / DENTRY_PER_BLOCK;
-        let ino = self.nfiles + d;
+        let (d, k) = self.tree.dir_of(f);
+        let blk = k / DENTRY_PER_BLOCK;
+        let ino = self.nfiles + d as u32;
         let old = self.inodes[ino as usize].place[blk as usize];
         let dir = &mut self.inodes[ino as usize];
         dir.version[blk as usize] += 1;
@@ -1301,7 +1304,9 @@ impl FileSystem for F2fs {
             if n != f.size.div_ceil(BLOCK) || f.version.len() as u64 != n {
                 return Err(format!("inode {i}: {} bytes in {n} blocks", f.size));
             }
-            if self.is_dir(ino) && n != self.dir_blocks {
+            if self.is_dir(ino)
+                && n != Self::dir_blocks_of(&self.tree, (ino - self.nfiles) as usize)
+            {
                 return Err(format!("directory {i}: {n} dentry blocks"));
             }
             for (k, &b) in f.place.iter().enumerate() {
@@ -1478,7 +1483,7 @@ mod tests {
             ..FsConfig::default()
         };
         cfg.validate().unwrap();
-        F2fs::new(&cfg, segs * BLKS_PER_SEG + 7, files, 16).unwrap()
+        F2fs::new(&cfg, segs * BLKS_PER_SEG + 7, DirTree::flat(files, 16)).unwrap()
     }
 
     #[test]
@@ -1932,11 +1937,11 @@ mod tests {
             ..FsConfig::default()
         };
         c.validate().unwrap();
-        let AnyFs::F2fs(f) = c.build(1 << 18, 100, 10).unwrap() else {
+        let AnyFs::F2fs(f) = c.build(1 << 18, 100, 10, 1).unwrap() else {
             panic!("not f2fs")
         };
         assert_eq!(f.reserved, 2 * 6 + 6);
         // Too small a device is refused, not a panic.
-        assert!(c.build(20 * 512, 10, 10).is_err());
+        assert!(c.build(20 * 512, 10, 10, 1).is_err());
     }
 }

@@ -46,6 +46,7 @@ pub mod f2fs;
 pub mod nilfs2;
 pub mod raw;
 pub mod reiserfs;
+pub mod tree;
 pub mod xfs;
 
 use crate::error::{invalid, ConfigError};
@@ -162,8 +163,10 @@ pub struct FsConfig {
     /// mke2fs `-i` (bytes per inode, default 16384).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub inode_ratio: Option<Size>,
-    /// Files per directory (Filebench's `dirwidth`); default the
-    /// personality's (varmail: one directory; fileserver, webserver: 20).
+    /// Mean entries per directory (Filebench's `dirwidth`, at least 2) of
+    /// the file set's directory tree ([`tree::DirTree`]); default the
+    /// personality's (varmail 1,000,000: one directory; fileserver and
+    /// webserver 20: a tree about ln(files)/ln(20) levels deep; oltp 1,024).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dirwidth: Option<u64>,
     /// Aging: the share of the file system's blocks that aging files hold
@@ -421,8 +424,11 @@ impl FsConfig {
         if self.gc_sleep_time.is_some_and(|d| d.0 == 0) {
             return Err(invalid("fs.gc_sleep_time", "must be more than 0"));
         }
-        if self.dirwidth == Some(0) {
-            return Err(invalid("fs.dirwidth", "must be positive"));
+        if self.dirwidth.is_some_and(|w| w < 2) {
+            return Err(invalid(
+                "fs.dirwidth",
+                "must be at least 2 (Filebench's mean depth is ln(files) / ln(dirwidth))",
+            ));
         }
         if !(0.0..=0.9).contains(&self.age_fullness) {
             return Err(invalid(
@@ -445,23 +451,35 @@ impl FsConfig {
     }
 
     /// Build the file system on `blocks` blocks of 4 KiB (mkfs), for a file
-    /// set of `files` entries in directories of `dirwidth` files.
-    pub fn build(&self, blocks: u64, files: u64, dirwidth: u64) -> Result<AnyFs, ConfigError> {
+    /// set of `files` entries in Filebench's directory tree of mean width
+    /// `dirwidth` ([`tree::DirTree`], drawn from `seed`).
+    pub fn build(
+        &self,
+        blocks: u64,
+        files: u64,
+        dirwidth: u64,
+        seed: u64,
+    ) -> Result<AnyFs, ConfigError> {
         self.validate()?;
-        let dirwidth = self.dirwidth.unwrap_or(dirwidth).max(1);
+        let dirwidth = self.dirwidth.unwrap_or(dirwidth);
+        if dirwidth < 2 {
+            return Err(invalid(
+                "fs.dirwidth",
+                "must be at least 2 (Filebench's mean depth is ln(files) / ln(dirwidth))",
+            ));
+        }
+        let tree = tree::DirTree::filebench(files, dirwidth, seed);
         Ok(match self.kind {
             FsKind::Raw => AnyFs::Raw(raw::Raw::new(blocks, files)),
             FsKind::Ext2 | FsKind::Ext3 | FsKind::Ext4 => {
-                AnyFs::Ext(Box::new(ext::Ext::new(self, blocks, files, dirwidth)?))
+                AnyFs::Ext(Box::new(ext::Ext::new(self, blocks, tree)?))
             }
-            FsKind::Xfs => AnyFs::Xfs(Box::new(xfs::Xfs::new(self, blocks, files, dirwidth)?)),
-            FsKind::Nilfs2 => AnyFs::Nilfs2(Box::new(nilfs2::Nilfs2::new(
-                self, blocks, files, dirwidth,
-            )?)),
-            FsKind::Reiserfs => AnyFs::Reiserfs(Box::new(reiserfs::Reiserfs::new(
-                self, blocks, files, dirwidth,
-            )?)),
-            FsKind::F2fs => AnyFs::F2fs(Box::new(f2fs::F2fs::new(self, blocks, files, dirwidth)?)),
+            FsKind::Xfs => AnyFs::Xfs(Box::new(xfs::Xfs::new(self, blocks, tree)?)),
+            FsKind::Nilfs2 => AnyFs::Nilfs2(Box::new(nilfs2::Nilfs2::new(self, blocks, tree)?)),
+            FsKind::Reiserfs => {
+                AnyFs::Reiserfs(Box::new(reiserfs::Reiserfs::new(self, blocks, tree)?))
+            }
+            FsKind::F2fs => AnyFs::F2fs(Box::new(f2fs::F2fs::new(self, blocks, tree)?)),
         })
     }
 }

@@ -89,6 +89,7 @@
 //! superblock's periodic in-place update; the page cache writing a page that
 //! the cleaner moved meanwhile at its old place.
 
+use super::tree::DirTree;
 use super::{data_calls, FileSystem, FsCall, FsConfig, FsKind, FsStats, FsyncIo, NoSpace, BLOCK};
 use crate::error::{invalid, ConfigError};
 use crate::units::{Dur, SimTime};
@@ -174,10 +175,10 @@ pub struct Nilfs2 {
     bps: u64,
     nsegs: u64,
     files: Vec<File>,
-    dirwidth: u64,
+    /// The file set's directory tree.
+    tree: DirTree,
     /// Per directory: its inode.
     dirs: Vec<u64>,
-    dir_blocks: u64,
     owner: BTreeMap<u64, Owner>,
     /// Current copy of each metadata block: (place, virtual block number).
     meta: BTreeMap<Meta, (u64, u64)>,
@@ -267,12 +268,8 @@ fn btree_nodes(n: u64) -> u64 {
 }
 
 impl Nilfs2 {
-    pub fn new(
-        cfg: &FsConfig,
-        blocks: u64,
-        files: u64,
-        dirwidth: u64,
-    ) -> Result<Nilfs2, ConfigError> {
+    pub fn new(cfg: &FsConfig, blocks: u64, tree: DirTree) -> Result<Nilfs2, ConfigError> {
+        let files = tree.files();
         let bps = cfg
             .segment_size
             .map_or(DEFAULT_BLOCKS_PER_SEGMENT, |s| s.0 / BLOCK);
@@ -287,15 +284,13 @@ impl Nilfs2 {
             ));
         }
         let pct = |p: u64| (nsegs * p).div_ceil(100);
-        let ndirs = files.div_ceil(dirwidth).max(1);
         let mut fs = Nilfs2 {
             blocks,
             bps,
             nsegs,
             files: vec![File::default(); files as usize],
-            dirwidth,
+            tree: DirTree::filebench(0, 2, 0),
             dirs: Vec::new(),
-            dir_blocks: dirwidth.min(files.max(1)).div_ceil(DIRENTS_PER_BLOCK),
             owner: BTreeMap::new(),
             meta: BTreeMap::new(),
             dirty: BTreeSet::new(),
@@ -336,17 +331,18 @@ impl Nilfs2 {
             },
         };
         // mkfs: the directories (the file set's tree), in the first log.
-        for d in 0..ndirs {
+        for d in 0..tree.dirs() {
             let ino = fs.ialloc();
             fs.dirs.push(ino);
             fs.dirty.insert(Meta::Ifile(ino / INODES_PER_BLOCK));
-            for b in 0..fs.dir_blocks {
+            for b in 0..tree.entries(d).div_ceil(DIRENTS_PER_BLOCK).max(1) {
                 fs.dirty.insert(Meta::Dir {
                     dir: d as u32,
                     blk: b as u32,
                 });
             }
         }
+        fs.tree = tree;
         if fs.construct(SimTime::ZERO).is_none() {
             return Err(invalid("personality.files", "no room for the directories"));
         }
@@ -814,8 +810,7 @@ impl Nilfs2 {
     }
 
     fn dir_of(&self, f: u32) -> (u32, Meta) {
-        let d = f as u64 / self.dirwidth;
-        let k = f as u64 % self.dirwidth;
+        let (d, k) = self.tree.dir_of(f);
         (
             d as u32,
             Meta::Dir {
@@ -1239,7 +1234,7 @@ mod tests {
             ..FsConfig::default()
         };
         cfg.validate().unwrap();
-        Nilfs2::new(&cfg, nsegs * bps + 7, 64, 16).unwrap()
+        Nilfs2::new(&cfg, nsegs * bps + 7, DirTree::flat(64, 16)).unwrap()
     }
 
     fn t(s: u64) -> SimTime {
@@ -1583,7 +1578,7 @@ mod tests {
         };
         c.validate().unwrap();
         assert!(matches!(
-            c.build(1 << 18, 100, 10).unwrap(),
+            c.build(1 << 18, 100, 10, 1).unwrap(),
             super::super::AnyFs::Nilfs2(_)
         ));
     }

@@ -68,7 +68,7 @@ fn run(kind: FsKind, ops: &[Op]) -> Result<(), TestCaseError> {
         ..FsConfig::default()
     };
     // 2 GiB, 24 files in directories of 5.
-    let mut fs = cfg.build(1 << 19, 24, 5).unwrap();
+    let mut fs = cfg.build(1 << 19, 24, 5, 1).unwrap();
     let mut sizes = [0u64; 24];
     let mut exists = [false; 24];
     let mut now = SimTime::ZERO;

@@ -26,8 +26,9 @@
 //! directory's files are adjacent in key order (and their creates dirty
 //! the same leaves); a directory's own entries sort among its parent's
 //! children, spread over its leaves by hash. Object ids are the lowest free
-//! (the superblock's objectid map). The Filebench file set's directories
-//! (`dirwidth` files each) hang from the root directory, made at mkfs time.
+//! (the superblock's objectid map). The Filebench file set's directory tree
+//! ([`super::tree::DirTree`]) hangs from the root directory, made at mkfs
+//! time, each directory keyed under its parent.
 //!
 //! Leaves are key ranges with a byte fill: an item inserted or grown past a
 //! leaf's 4,096 bytes splits the leaf at the byte midpoint of its items
@@ -110,6 +111,7 @@
 //! blocks.
 
 use super::alloc::FreeRuns;
+use super::tree::DirTree;
 use super::{
     data_calls, FileSystem, FsCall, FsConfig, FsKind, FsStats, FsyncIo, JournalMode, NoSpace, BLOCK,
 };
@@ -292,9 +294,11 @@ pub struct Reiserfs {
     /// Every item's bytes (with its item head).
     items: BTreeMap<Key, u32>,
     files: Vec<File>,
-    dirwidth: u64,
-    /// The file set's directories' object ids.
+    /// The file set's directory tree.
+    tree: DirTree,
+    /// The file set's directories' object ids, and their parents'.
     dirs: Vec<u32>,
+    dir_up: Vec<u32>,
     next_oid: u32,
     free_oids: BTreeSet<u32>,
     tails: bool,
@@ -308,12 +312,8 @@ pub struct Reiserfs {
 }
 
 impl Reiserfs {
-    pub fn new(
-        cfg: &FsConfig,
-        blocks: u64,
-        files: u64,
-        dirwidth: u64,
-    ) -> Result<Reiserfs, ConfigError> {
+    pub fn new(cfg: &FsConfig, blocks: u64, tree: DirTree) -> Result<Reiserfs, ConfigError> {
+        let files = tree.files();
         let jsize = cfg
             .journal_size
             .map_or(JOURNAL_DEFAULT_SIZE, |s| s.0 / BLOCK);
@@ -349,7 +349,6 @@ impl Reiserfs {
                 fill: BLKH,
             },
         );
-        let ndirs = files.div_ceil(dirwidth).max(1);
         let mut fs = Reiserfs {
             blocks,
             ngroups,
@@ -358,8 +357,9 @@ impl Reiserfs {
             levels,
             items: BTreeMap::new(),
             files: vec![File::default(); files as usize],
-            dirwidth,
+            tree: DirTree::filebench(0, 2, 0),
             dirs: Vec::new(),
+            dir_up: Vec::new(),
             next_oid: ROOT_OID + 1,
             free_oids: BTreeSet::new(),
             tails: cfg.tails.unwrap_or(true),
@@ -381,20 +381,27 @@ impl Reiserfs {
         let mut io = Vec::new();
         fs.set_item((ROOT_DIRID, ROOT_OID, 0), Some(IH + SD_V2), &mut io);
         fs.set_item((ROOT_DIRID, ROOT_OID, 1), Some(DOT_ITEM), &mut io);
-        for d in 0..ndirs {
+        for d in 0..tree.dirs() {
             if fs.free.free_blocks() < 16 {
                 return Err(invalid("personality.files", "no room for the directories"));
             }
             let oid = fs.take_oid();
+            // The file set's root is an entry of the file system's root.
+            let (up, upup) = match tree.parent(d) {
+                None => (ROOT_OID, ROOT_DIRID),
+                Some(p) => (fs.dirs[p], fs.dir_up[p]),
+            };
             fs.dirs.push(oid);
-            fs.set_item((ROOT_OID, oid, 0), Some(IH + SD_V2), &mut io);
-            fs.set_item((ROOT_OID, oid, 1), Some(DOT_ITEM), &mut io);
+            fs.dir_up.push(up);
+            fs.set_item((up, oid, 0), Some(IH + SD_V2), &mut io);
+            fs.set_item((up, oid, 1), Some(DOT_ITEM), &mut io);
             fs.set_item(
-                (ROOT_DIRID, ROOT_OID, entry_offset(d)),
+                (upup, up, entry_offset(tree.slot_of_dir(d))),
                 Some(DIRENT),
                 &mut io,
             );
         }
+        fs.tree = tree;
         fs.settle();
         Ok(fs)
     }
@@ -774,7 +781,8 @@ impl FileSystem for Reiserfs {
         }
         debug_assert!(!self.files[f as usize].exists);
         let oid = self.take_oid();
-        let dirid = self.dirs[(f as u64 / self.dirwidth) as usize];
+        let (dir, _) = self.tree.dir_of(f);
+        let (dirid, up) = (self.dirs[dir], self.dir_up[dir]);
         self.files[f as usize] = File {
             exists: true,
             dirid,
@@ -783,9 +791,9 @@ impl FileSystem for Reiserfs {
             ..File::default()
         };
         self.set_item((dirid, oid, 0), Some(IH + SD_V2), io);
-        self.set_item((ROOT_OID, dirid, entry_offset(f as u64)), Some(DIRENT), io);
+        self.set_item((up, dirid, entry_offset(f as u64)), Some(DIRENT), io);
         // The directory's stat data (size, mtime), the objectid map.
-        let b = self.leaf_block((ROOT_OID, dirid, 0));
+        let b = self.leaf_block((up, dirid, 0));
         self.meta(b, io);
         self.meta(SUPERBLOCK, io);
         self.commit_if_full(io);
@@ -807,8 +815,9 @@ impl FileSystem for Reiserfs {
         for &(s, n) in &file.extents {
             self.free_blocks(s, n, io);
         }
-        self.set_item((ROOT_OID, d, entry_offset(f as u64)), None, io);
-        let b = self.leaf_block((ROOT_OID, d, 0));
+        let up = self.dir_up[self.tree.dir_of(f).0];
+        self.set_item((up, d, entry_offset(f as u64)), None, io);
+        let b = self.leaf_block((up, d, 0));
         self.meta(b, io);
         self.meta(SUPERBLOCK, io);
         self.free_oids.insert(o);
@@ -990,10 +999,12 @@ impl FileSystem for Reiserfs {
         let mut oids = BTreeSet::from([ROOT_OID]);
         for (d, &oid) in self.dirs.iter().enumerate() {
             oids.insert(oid);
+            let up = self.dir_up[d];
+            let upup = self.tree.parent(d).map_or(ROOT_DIRID, |p| self.dir_up[p]);
             for k in [
-                (ROOT_OID, oid, 0),
-                (ROOT_OID, oid, 1),
-                (ROOT_DIRID, ROOT_OID, entry_offset(d as u64)),
+                (up, oid, 0),
+                (up, oid, 1),
+                (upup, up, entry_offset(self.tree.slot_of_dir(d))),
             ] {
                 if !self.items.contains_key(&k) {
                     return Err(format!("directory {d}: no item {k:?}"));
@@ -1015,9 +1026,9 @@ impl FileSystem for Reiserfs {
             if self.items.get(&(d, o, 0)) != Some(&(IH + SD_V2)) {
                 return Err(format!("file {i}: no stat data"));
             }
-            if !self
-                .items
-                .contains_key(&(ROOT_OID, d, entry_offset(i as u64)))
+            let up = self.dir_up[self.tree.dir_of(i as u32).0];
+            if self.dirs[self.tree.dir_of(i as u32).0] != d
+                || !self.items.contains_key(&(up, d, entry_offset(i as u64)))
             {
                 return Err(format!("file {i}: no directory entry"));
             }
@@ -1092,7 +1103,7 @@ mod tests {
     const S: u64 = 1_000_000_000;
 
     fn fs_with(cfg: FsConfig, files: u64, dirwidth: u64) -> Reiserfs {
-        Reiserfs::new(&cfg, 1 << 20, files, dirwidth).unwrap()
+        Reiserfs::new(&cfg, 1 << 20, DirTree::flat(files, dirwidth)).unwrap()
     }
 
     /// 4 GiB, 1,000 files in directories of 100.
@@ -1552,7 +1563,7 @@ mod tests {
             kind: FsKind::Reiserfs,
             ..FsConfig::default()
         };
-        let mut f = Reiserfs::new(&cfg, 12_000, 10, 10).unwrap();
+        let mut f = Reiserfs::new(&cfg, 12_000, DirTree::flat(10, 10)).unwrap();
         let mut io = Vec::new();
         f.create(0, SimTime::ZERO, &mut io).unwrap();
         let mut off = 0;

@@ -33,8 +33,8 @@
 //! `fs.log_size` (mkfs.xfs `-l size=`).
 //!
 //! **Directories and placement.** The file set's entries live in
-//! directories of `dirwidth` files (Filebench's `dirwidth`), made at mkfs
-//! time; new directories rotate over the AGs (inode64's `m_agirotor`), a
+//! Filebench's directory tree ([`super::tree::DirTree`]), made at mkfs
+//! time; new directories, at every level, rotate over the AGs (inode64's `m_agirotor`), a
 //! file's inode goes in its directory's AG (else the next AG with a free
 //! inode or room for a chunk: `xfs_dialloc`). A directory of up to 125
 //! entries (24-byte entries of ~10-character names, their 8-byte hash
@@ -96,6 +96,7 @@
 //! stall: wraps are counted), unlinked-list inode updates beyond the AGI,
 //! and inode-size updates at I/O completion (the size is logged at write).
 
+use super::tree::DirTree;
 use super::{data_calls, FileSystem, FsCall, FsConfig, FsKind, FsStats, FsyncIo, NoSpace, BLOCK};
 use crate::error::{invalid, ConfigError};
 use crate::units::{Dur, SimTime};
@@ -481,7 +482,8 @@ pub struct Xfs {
     log: (u64, u64),
     head: u64,
     files: Vec<File>,
-    dirwidth: u64,
+    /// The file set's directory tree.
+    tree: DirTree,
     dirs: Vec<Dir>,
     /// mkfs's inodes (root, realtime bitmap and summary) and the root
     /// directory's block.
@@ -503,7 +505,8 @@ pub struct Xfs {
 }
 
 impl Xfs {
-    pub fn new(cfg: &FsConfig, blocks: u64, files: u64, dirwidth: u64) -> Result<Xfs, ConfigError> {
+    pub fn new(cfg: &FsConfig, blocks: u64, tree: DirTree) -> Result<Xfs, ConfigError> {
+        let files = tree.files();
         let mut agcount = cfg.agcount.unwrap_or_else(|| default_agcount(blocks));
         let agblocks = blocks.div_ceil(agcount.max(1));
         if !(AG_MIN_BLOCKS..=AG_MAX_BLOCKS).contains(&agblocks) {
@@ -563,7 +566,7 @@ impl Xfs {
             log: (ls, logblocks),
             head: ls,
             files: vec![File::default(); files as usize],
-            dirwidth,
+            tree: DirTree::filebench(0, 2, 0),
             dirs: Vec::new(),
             mkfs_inodes: Vec::new(),
             root_block: 0,
@@ -594,10 +597,9 @@ impl Xfs {
             .alloc_extent(0, None, 1, &mut io)
             .ok_or_else(too_small)?
             .0;
-        let ndirs = files.div_ceil(dirwidth).max(1);
-        let (data, leaves, extra) = dir_geometry(dirwidth.min(files.max(1)));
-        for d in 0..ndirs {
-            let ag = (d % fs.ags.len() as u64) as usize;
+        for d in 0..tree.dirs() {
+            let (data, leaves, extra) = dir_geometry(tree.entries(d).max(1));
+            let ag = d % fs.ags.len();
             let ino = fs.alloc_inode(ag, &mut io).ok_or_else(|| {
                 invalid("personality.files", "no room for the directories' inodes")
             })?;
@@ -619,6 +621,7 @@ impl Xfs {
                 leaves,
             });
         }
+        fs.tree = tree;
         fs.cil.clear();
         fs.cil_bytes = 0;
         fs.size_due = None;
@@ -848,8 +851,7 @@ impl Xfs {
 
     /// A directory entry of file `f` added or removed.
     fn dir_entry(&mut self, f: u32, io: &mut Vec<FsCall>) {
-        let d = (f as u64 / self.dirwidth) as usize;
-        let k = f as u64 % self.dirwidth;
+        let (d, k) = self.tree.dir_of(f);
         let dir = &self.dirs[d];
         let (dino, data, leaves) = (dir.ino, dir.data, dir.leaves);
         let h = hash(k);
@@ -981,7 +983,7 @@ impl FileSystem for Xfs {
     fn create(&mut self, f: u32, now: SimTime, io: &mut Vec<FsCall>) -> Result<(), NoSpace> {
         self.now = now;
         debug_assert!(!self.files[f as usize].exists);
-        let d = (f as u64 / self.dirwidth) as usize;
+        let (d, _) = self.tree.dir_of(f);
         let ag = self.dirs[d].ag;
         let ino = self.alloc_inode(ag, io).ok_or(NoSpace)?;
         self.log_inode(ino, 0, io);
@@ -1292,7 +1294,7 @@ mod tests {
     }
 
     fn fs_with(cfg: FsConfig) -> Xfs {
-        Xfs::new(&cfg, 1 << 20, 1000, 100).unwrap()
+        Xfs::new(&cfg, 1 << 20, DirTree::flat(1000, 100)).unwrap()
     }
 
     fn blocks_of(runs: &[(u64, u32)]) -> u64 {
@@ -1368,7 +1370,7 @@ mod tests {
             agcount: Some(1024),
             ..FsConfig::default()
         };
-        assert!(Xfs::new(&too_many, 1 << 20, 10, 10).is_err());
+        assert!(Xfs::new(&too_many, 1 << 20, DirTree::flat(10, 10)).is_err());
         // AGs of 16,385 blocks: 65,535 asked, 65,533 fit, and the last
         // one, of 4 blocks, is left out (mkfs recomputes the count from the
         // AG size).
@@ -1378,7 +1380,7 @@ mod tests {
             ..FsConfig::default()
         };
         assert_eq!(default_agcount(1 << 30), 4);
-        let ags = |b: u64, c: &FsConfig| Xfs::new(c, b, 10, 10).map(|f| f.ags.len());
+        let ags = |b: u64, c: &FsConfig| Xfs::new(c, b, DirTree::flat(10, 10)).map(|f| f.ags.len());
         assert_eq!(ags(1 << 30, &odd).unwrap(), 65_532);
     }
 
@@ -1472,7 +1474,7 @@ mod tests {
             kind: FsKind::Xfs,
             ..FsConfig::default()
         };
-        let mut f = Xfs::new(&cfg, 1 << 20, 2000, 2000).unwrap();
+        let mut f = Xfs::new(&cfg, 1 << 20, DirTree::flat(2000, 2000)).unwrap();
         let mut io = Vec::new();
         for k in 0..2000 {
             f.create(k, SimTime::ZERO, &mut io).unwrap();
@@ -1510,7 +1512,7 @@ mod tests {
             ..FsConfig::default()
         };
         // 64 MiB: AGs of 16 MiB, the minimum log.
-        let mut f = Xfs::new(&cfg, 16_384, 400, 20).unwrap();
+        let mut f = Xfs::new(&cfg, 16_384, DirTree::flat(400, 20)).unwrap();
         assert_eq!((f.ags.len(), f.log.1), (4, 2560));
         f.check().unwrap();
         let empty = f.stats().used_blocks;
