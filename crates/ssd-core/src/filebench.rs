@@ -64,9 +64,13 @@ const GAMMA_SHAPE: f64 = 1.5;
 /// the ones of Sun et al.'s Table 1, unless the config overrides them).
 #[derive(Clone, Debug, PartialEq)]
 pub struct FileParams {
+    /// Which personality (varmail, fileserver or webserver; oltp has no file-level model).
     pub kind: PersonalityKind,
+    /// Entries of the file set (Filebench's `nfiles`).
     pub files: u64,
+    /// Mean file size, bytes (sizes drawn from Filebench's gamma).
     pub mean_size: u64,
+    /// Threads, each an application thread making synchronous calls.
     pub threads: u32,
     /// `iosize` of readwholefile / writewholefile.
     pub iosize: u64,
@@ -76,10 +80,13 @@ pub struct FileParams {
     pub prealloc: u32,
     /// Application calls to make after the pre-allocation.
     pub calls: u64,
+    /// Start of the file system on the device, bytes.
     pub offset: u64,
 }
 
 impl FileParams {
+    /// The parameters of `c` with Filebench's defaults filled in; an error names a field that
+    /// is zero or out of range, or says oltp has no file-level model.
     pub fn from_config(c: &PersonalityConfig) -> Result<FileParams, ConfigError> {
         use PersonalityKind::*;
         let (files, mean, threads, prealloc) = match c.kind {
@@ -197,15 +204,25 @@ struct Thread {
 /// Counts of what the flows did (reported as notes).
 #[derive(Clone, Debug, Default)]
 pub struct FileStats {
+    /// Files created.
     pub creates: u64,
+    /// Files deleted.
     pub deletes: u64,
+    /// Appends.
     pub appends: u64,
+    /// Whole-file reads.
     pub whole_reads: u64,
+    /// Whole-file writes.
     pub whole_writes: u64,
+    /// fsync calls.
     pub fsyncs: u64,
+    /// `stat` calls (statfile).
     pub stats: u64,
+    /// Flowops skipped: no file to pick, or no space left for a create or write.
     pub skipped: u64,
+    /// Metadata blocks the file system dirtied.
     pub metadata_writes: u64,
+    /// Calls of the pre-allocation (creating the file set), made before the measured calls.
     pub prealloc_calls: u64,
     /// Direct calls of the file system (journal commits, log writes).
     pub fs_calls: u64,
@@ -239,6 +256,7 @@ pub struct FileBench {
     aged: (u64, u64, u64),
     /// Whether more pieces follow the request handed out last.
     last_more: bool,
+    /// What the flows did so far.
     pub stats: FileStats,
 }
 
@@ -347,6 +365,7 @@ impl FileBench {
         Ok(fb)
     }
 
+    /// The resolved parameters.
     pub fn params(&self) -> &FileParams {
         &self.p
     }

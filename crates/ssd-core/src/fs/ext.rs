@@ -192,6 +192,9 @@ fn backup_group(g: u64) -> bool {
 }
 
 impl Ext {
+    /// mke2fs over `blocks` blocks (ext2, ext3 or ext4 by `cfg.kind`) for a file set of `files`
+    /// files, `dirwidth` per directory; an error names a bad option or says the device is too
+    /// small.
     pub fn new(cfg: &FsConfig, blocks: u64, files: u64, dirwidth: u64) -> Result<Ext, ConfigError> {
         let kind = cfg.kind;
         let ratio = cfg.inode_ratio.map_or(16_384, |r| r.0);

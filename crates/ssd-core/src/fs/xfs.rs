@@ -503,6 +503,8 @@ pub struct Xfs {
 }
 
 impl Xfs {
+    /// mkfs.xfs over `blocks` blocks for a file set of `files` files, `dirwidth` per directory;
+    /// an error names a bad option (agcount, log size, ...) or says the device is too small.
     pub fn new(cfg: &FsConfig, blocks: u64, files: u64, dirwidth: u64) -> Result<Xfs, ConfigError> {
         let mut agcount = cfg.agcount.unwrap_or_else(|| default_agcount(blocks));
         let agblocks = blocks.div_ceil(agcount.max(1));
