@@ -10,17 +10,22 @@ use ssd_core::units::{clip, parse_dur};
 use ssd_core::workload::{Distribution, RateProcess, RwMode, WorkloadConfig};
 use std::path::Path;
 
+/// An error in a fio job file: where and why.
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[error("{file}:{line}: {reason}")]
 pub struct FioError {
+    /// The job file.
     pub file: String,
+    /// The line (1-based; 0 when the file could not be read).
     pub line: usize,
+    /// What is wrong.
     pub reason: String,
 }
 
 /// What a job file sets besides the workload.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct FioJob {
+    /// The job's section name (`[name]`).
     pub name: String,
     /// `runtime=` (`timeout=`): the job ends after this much time once the
     /// ramp is over, or when its `size=` is done, whichever comes first
@@ -36,6 +41,7 @@ pub struct FioJob {
     pub ignored: Vec<String>,
     /// `numjobs=`: clones of this job running at once (and its line).
     pub numjobs: u32,
+    /// The line of `numjobs=` (0 if absent).
     pub numjobs_line: usize,
     /// `stonewall` / `new_group` in this job (and the line it is on).
     pub stonewall: Option<usize>,
@@ -117,6 +123,8 @@ pub const SUPPORTED: &[&str] = &[
     "end_fsync",
 ];
 
+/// Parse the job file at `path` of one job, over `base` (see [`parse_str`]); an error names the
+/// file, the line and the option.
 pub fn parse_file(
     path: &Path,
     base: &WorkloadConfig,

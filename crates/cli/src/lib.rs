@@ -61,6 +61,8 @@
 //! small), fio job files, the presets and the HTML reports ([`html`], whose
 //! charts are SVG written by hand), without clap, indicatif or plotters.
 
+#![warn(missing_docs)]
+
 pub mod fio;
 pub mod fio_json;
 pub mod html;
@@ -93,14 +95,19 @@ pub struct ReadmeDoctests;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RunError {
+    /// An invalid configuration (exit code 2).
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// The simulation stopped on bad input found while running (exit code 2).
     #[error(transparent)]
     Sim(#[from] SimError),
+    /// A fio job file could not be read or has an unsupported option (exit code 2).
     #[error(transparent)]
     Fio(#[from] fio::FioError),
+    /// Other bad input: a trace, a record format, a flag combination (exit code 2).
     #[error("{0}")]
     Input(String),
+    /// An output could not be written (exit code 1).
     #[error("{0}")]
     Io(String),
     /// Stopped by SIGINT or SIGTERM (exit code 130).
@@ -109,6 +116,8 @@ pub enum RunError {
 }
 
 impl RunError {
+    /// The CLI's exit code for the error: 1 for output failures, 130 for an interruption, 2 for
+    /// bad input.
     pub fn exit_code(&self) -> i32 {
         match self {
             RunError::Io(_) => 1,
@@ -120,8 +129,11 @@ impl RunError {
 
 /// The workload sources a run can use, statically dispatched.
 pub enum AnySource {
+    /// The fio-style generator (`[workload]`, `--rw`, a fio job file).
     Fio(FioGen),
+    /// A block trace replay (`[trace]`, `--trace`).
     Trace(ssd_core::trace::TraceSource),
+    /// A block-level personality (`[personality]`, level block).
     Personality(ssd_core::personality::Personality),
     /// A file-level Filebench personality (through the page cache).
     FileBench(ssd_core::filebench::FileBench),
@@ -424,7 +436,9 @@ pub struct RunOptions {
 /// Where and in which format [`RunOptions::record_trace`] writes.
 #[derive(Clone, Debug)]
 pub struct RecordTrace {
+    /// File to write the trace to (`.gz` is compressed).
     pub path: std::path::PathBuf,
+    /// The trace format to write.
     pub format: ssd_core::trace::TraceFormat,
 }
 
@@ -446,6 +460,7 @@ impl Default for RunOptions {
 
 /// What a run produces.
 pub struct RunOutput {
+    /// The report, as `ssdsim run --format json` prints it.
     pub report: Report,
     /// Latency CDF of all requests: (microseconds, cumulative fraction), 100 points.
     pub cdf: Vec<(f64, f64)>,
@@ -463,7 +478,9 @@ pub struct RunOutput {
 /// else the block requests (`latency_us`).
 #[derive(Clone, Debug, Default)]
 pub struct RunLatencies {
+    /// Read latencies.
     pub read: ssd_core::stats::LatencyHist,
+    /// Write latencies.
     pub write: ssd_core::stats::LatencyHist,
     /// Trims (at the block level, flushes too).
     pub trim: ssd_core::stats::LatencyHist,

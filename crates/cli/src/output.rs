@@ -14,6 +14,7 @@ fn lat_line(out: &mut String, name: &str, l: &LatencySummary) {
     );
 }
 
+/// The report as human-readable text (what `ssdsim run` prints by default).
 pub fn text(r: &Report) -> String {
     let mut o = String::new();
     let c = &r.config;

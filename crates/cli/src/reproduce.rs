@@ -178,9 +178,11 @@ impl PointOut {
 
 /// The results of one experiment file.
 pub struct ExperimentOut {
+    /// The experiment file's name.
     pub name: &'static str,
     /// The grid as run (the quick form with `--quick`).
     pub grid_text: String,
+    /// The result of each point of the grid.
     pub points: Vec<PointOut>,
 }
 
@@ -195,8 +197,11 @@ impl ExperimentOut {
 
 /// The results of a study's run.
 pub struct Outcome {
+    /// The study's name (`lee-won`, `park2011`, ...).
     pub study: &'static str,
+    /// Whether it ran the quick form (`--quick`).
     pub quick: bool,
+    /// The results of each of the study's experiment files.
     pub experiments: Vec<ExperimentOut>,
 }
 
@@ -250,16 +255,21 @@ pub struct Check {
     pub paper: String,
     /// What ssdsim gives.
     pub ssdsim: String,
+    /// Whether the conclusion holds in ssdsim.
     pub verdict: Verdict,
 }
 
 /// A section of a study's page: a table of ssdsim's figures and the checks.
 pub struct Section {
+    /// The section's title.
     pub title: String,
     /// What was run and how to read it.
     pub text: String,
+    /// The table's column headers.
     pub header: Vec<String>,
+    /// The table's rows, one cell per header.
     pub rows: Vec<Vec<String>>,
+    /// The paper's figures compared with ssdsim's.
     pub checks: Vec<Check>,
 }
 

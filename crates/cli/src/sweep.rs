@@ -16,7 +16,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 /// (`sched.max_request`) or `workload`, and its values.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Axis {
+    /// The axis: a flag name, a dotted config field, or `workload`.
     pub key: String,
+    /// Its values, in order, as text.
     pub values: Vec<String>,
 }
 
@@ -119,10 +121,13 @@ pub fn standard_workload_defs() -> std::collections::BTreeMap<String, WorkloadDe
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GridFile {
+    /// `[base]`: configuration overrides (TOML) applied over the preset.
     #[serde(default)]
     pub base: Option<toml::Table>,
+    /// `[grid]`: axis key -> list of values (nested tables flatten to dotted keys).
     #[serde(default)]
     pub grid: BTreeMap<String, toml::Value>,
+    /// `[workloads.NAME]`: named workloads, each a table of flag -> value.
     #[serde(default)]
     pub workloads: BTreeMap<String, BTreeMap<String, toml::Value>>,
     /// Free text describing the experiment.
@@ -168,10 +173,13 @@ fn flat_grid<'a>(
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct QuickForm {
+    /// `[quick.base]`: merged over `[base]`.
     #[serde(default)]
     pub base: Option<toml::Table>,
+    /// `[quick.grid]`: each axis replaces the axis of its key (or adds one).
     #[serde(default)]
     pub grid: BTreeMap<String, toml::Value>,
+    /// `[quick.workloads.NAME]`: each key replaces that key of the named workload.
     #[serde(default)]
     pub workloads: BTreeMap<String, BTreeMap<String, toml::Value>>,
 }
@@ -184,6 +192,7 @@ fn value_text(v: &toml::Value) -> String {
 }
 
 impl GridFile {
+    /// Read and parse the grid file at `path`; an error names the file.
     pub fn load(path: &Path) -> Result<GridFile, String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
@@ -284,6 +293,7 @@ impl GridFile {
             })
             .collect()
     }
+    /// The file's `[workloads]` as named workload definitions (values as text).
     pub fn workload_defs(&self) -> BTreeMap<String, WorkloadDef> {
         self.workloads
             .iter()
@@ -322,9 +332,13 @@ pub struct SweepSpec {
 /// resolved from a [`SweepSpec`] as `ssdsim sweep` does.
 #[derive(Clone, Debug)]
 pub struct SweepPlan {
+    /// The base configuration every point starts from.
     pub base: SsdConfig,
+    /// The axes, in grid order.
     pub axes: Vec<Axis>,
+    /// `--set` settings applied to every point.
     pub common: Vec<(String, String)>,
+    /// Named workloads a `workload` axis can refer to.
     pub workloads: BTreeMap<String, WorkloadDef>,
 }
 
@@ -454,8 +468,11 @@ fn same_key(axis: &str, field: &str) -> bool {
 /// One configuration of the grid.
 #[derive(Clone, Debug)]
 pub struct Point {
+    /// The point's position in the grid (0-based, before sharding).
     pub index: usize,
+    /// The point's axis values: (axis key, value), in axis order.
     pub params: Vec<(String, String)>,
+    /// The point's configuration, or why it could not be built (reported in its row).
     pub cfg: Result<SsdConfig, String>,
     /// The sweep's identity ([`identity`]), written in each row.
     pub sweep: String,
@@ -718,24 +735,40 @@ fn apply_key(c: &mut SsdConfig, k: &str, v: &str) -> Result<(), String> {
 /// One row of sweep output.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Row {
+    /// The point's index in the grid.
     pub index: usize,
+    /// The point's axis values: (axis key, value).
     pub params: Vec<(String, String)>,
+    /// The seed the point ran with.
     pub seed: u64,
+    /// Host requests completed.
     pub requests: u64,
     /// The preconditioning the point ran after (none, fill or steady).
     #[serde(default)]
     pub precondition: String,
+    /// Requests per simulated second.
     pub iops: f64,
+    /// Host throughput, MB/s (10^6 bytes).
     pub mbps: f64,
+    /// Mean latency of all requests, microseconds.
     pub lat_mean_us: f64,
+    /// 99th-percentile latency of all requests, microseconds.
     pub lat_p99_us: f64,
+    /// 99th-percentile read latency, microseconds.
     pub read_p99_us: f64,
+    /// 99th-percentile write latency, microseconds.
     pub write_p99_us: f64,
+    /// Write amplification (flash programs / host pages).
     pub waf: f64,
+    /// Block erases.
     pub erases: u64,
+    /// Pages copied by garbage collection.
     pub gc_copies: u64,
+    /// Total energy, joules (None without the power model).
     pub energy_j: Option<f64>,
+    /// Mean power, watts (None without the power model).
     pub mean_power_w: Option<f64>,
+    /// Aggregative indicator, IOPS / W (None without the power model).
     pub ai: Option<f64>,
     /// Buffered runs: the application's calls per second (`app.iops`);
     /// `iops` is the block requests the device served.
@@ -744,8 +777,11 @@ pub struct Row {
     /// Runs of two or more flows: MQSim's fairness (min over max slowdown).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fairness: Option<f64>,
+    /// Simulated seconds of the measured phase.
     pub sim_time_s: f64,
+    /// Wall-clock seconds the point took.
     pub wall_s: f64,
+    /// Why the point failed (its other metrics are then zero), None on success.
     pub error: Option<String>,
     /// The identity of the sweep the row belongs to ([`identity`]).
     #[serde(default)]
@@ -762,6 +798,8 @@ fn extra_f64(r: &ssd_core::stats::Report, section: &str, key: &str) -> Option<f6
     r.extra.get(section)?.get(key)?.as_f64()
 }
 
+/// Run one point (a panic inside the simulation included) and summarise it as a row; a failure
+/// is reported in the row's `error`.
 pub fn run_point(p: &Point, opts: &RunOptions) -> Row {
     run_point_full(p, opts).0
 }
@@ -1255,6 +1293,7 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), String> {
         .map_err(|e| format!("{}: cannot write: {e}", path.display()))
 }
 
+/// Write the rows as a CSV table (index, parameters, metrics) to `path`, atomically.
 pub fn write_csv(rows: &[Row], path: &Path) -> Result<(), String> {
     let (h, body) = columns(rows);
     let mut w = csv::Writer::from_writer(Vec::new());
@@ -1266,6 +1305,7 @@ pub fn write_csv(rows: &[Row], path: &Path) -> Result<(), String> {
     write_file(path, &bytes)
 }
 
+/// Write the rows as JSON lines (one object per row) to `path`, atomically.
 pub fn write_jsonl(rows: &[Row], path: &Path) -> Result<(), String> {
     let mut s = String::new();
     for r in rows {
@@ -1298,6 +1338,7 @@ pub fn read_jsonl_partial(path: &Path) -> Result<(Vec<Row>, bool), String> {
     Ok((rows, dropped))
 }
 
+/// Read the rows of a JSON-lines file; an error names the file and line.
 pub fn read_jsonl(path: &Path) -> Result<Vec<Row>, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
@@ -1310,6 +1351,7 @@ pub fn read_jsonl(path: &Path) -> Result<Vec<Row>, String> {
         .collect()
 }
 
+/// The rows as a Markdown table (the CSV's columns).
 pub fn markdown(rows: &[Row]) -> String {
     let (h, body) = columns(rows);
     let mut s = format!(
@@ -1412,9 +1454,13 @@ pub fn point_label(r: &Row) -> String {
 /// its value in a row.
 #[derive(Clone, Copy)]
 pub struct ChartMetric {
+    /// The metric's column name (`iops`, `waf`, ...).
     pub name: &'static str,
+    /// Its title on the chart.
     pub title: &'static str,
+    /// Its unit.
     pub unit: &'static str,
+    /// Its value in a row.
     pub get: fn(&Row) -> f64,
 }
 

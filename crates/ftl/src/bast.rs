@@ -12,8 +12,10 @@ use crate::hybrid::{hybrid_core_methods, Core, NONE};
 use ssd_core::config::{ConfigError, Settings};
 use ssd_core::ftl::{Ftl, FtlCtx, Purpose};
 
+/// The BAST FTL (see the module docs).
 #[derive(Clone, Debug)]
 pub struct Bast {
+    /// The block map, page view, merges and counters shared with the other block-mapped FTLs.
     pub core: Core,
     /// Logical block -> its log block.
     logmap: Vec<u32>,
@@ -24,6 +26,8 @@ pub struct Bast {
 }
 
 impl Bast {
+    /// BAST with `ftl.log_area`'s log blocks; an error if the capacity is not whole blocks or
+    /// the physical blocks cannot hold the data and log blocks.
     pub fn new(s: &Settings) -> Result<Bast, ConfigError> {
         let lb = s.config.ftl.log_blocks(s.geometry.total_blocks() as u64) as u32;
         let core = Core::new(s, lb)?;

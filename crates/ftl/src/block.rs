@@ -11,12 +11,16 @@ use ssd_core::config::{ConfigError, Settings};
 use ssd_core::ftl::{Ftl, FtlCtx, Purpose};
 use ssd_core::Lpn;
 
+/// The block-mapping FTL (see the module docs).
 #[derive(Clone, Debug)]
 pub struct BlockFtl {
+    /// The block map, page view, merges and counters shared with the other block-mapped FTLs.
     pub core: Core,
 }
 
 impl BlockFtl {
+    /// Block mapping without log blocks; an error if the capacity is not whole blocks or the
+    /// physical blocks cannot hold them with 2 spares.
     pub fn new(s: &Settings) -> Result<BlockFtl, ConfigError> {
         Ok(BlockFtl {
             core: Core::new(s, 0)?,

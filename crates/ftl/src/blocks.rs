@@ -166,6 +166,7 @@ impl VictimIndex {
 /// Life cycle of a physical block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BlockState {
+    /// Erased, in its plane's free pool.
     Free,
     /// Being written (a write frontier / log block).
     Open,
@@ -208,14 +209,18 @@ impl Hot {
     }
 }
 
+/// Per-block state of the whole drive: life cycle, valid pages, write pointer, erase count,
+/// free pools and the GC victim index (see the module docs).
 #[derive(Clone, Debug)]
 pub struct Blocks {
+    /// The drive's geometry.
     pub g: Geometry,
     /// `g.pages_per_block` and `g.blocks_per_plane` as divisors (shifts on
     /// the usual power-of-two geometry: every host write splits a page address).
     div_ppb: FastDiv,
     div_bpp: FastDiv,
     hot: Vec<Hot>,
+    /// Erases of each block (flat block id).
     pub erase_count: Vec<u32>,
     /// Logical time of the last invalidation in the block (cost-benefit age),
     /// kept (and allocated) only while `stamps_on` (see `track_policy`).
@@ -224,6 +229,7 @@ pub struct Blocks {
     /// Order in which the block was opened (FIFO victim order).
     pub opened: Vec<u64>,
     free: Vec<VecDeque<u32>>,
+    /// How a free block is taken from a plane's pool (FIFO or least worn).
     pub pick: FreePick,
     /// Logical clock: advances on every host page write.
     pub clock: u64,
@@ -238,6 +244,7 @@ pub struct Blocks {
 }
 
 impl Blocks {
+    /// Every block of `g` free and never erased.
     pub fn new(g: Geometry) -> Blocks {
         let nb = g.total_blocks() as usize;
         let free = (0..g.total_planes())
@@ -326,6 +333,7 @@ impl Blocks {
     pub fn wp(&self, b: usize) -> u16 {
         self.hot[b].wp()
     }
+    /// Life-cycle state of block `b`.
     #[inline]
     pub fn state(&self, b: usize) -> BlockState {
         self.hot[b].state
@@ -342,6 +350,7 @@ impl Blocks {
         self.erased_in[b.0 as usize] == self.call
     }
 
+    /// Free blocks in `plane`'s pool.
     #[inline]
     pub fn free_count(&self, plane: PlaneId) -> u32 {
         self.free[plane.0 as usize].len() as u32

@@ -15,6 +15,7 @@ const NONE: u32 = u32::MAX;
 const PROBATION: usize = 0;
 const PROTECTED: usize = 1;
 
+/// DFTL's Cached Mapping Table (see the module docs).
 #[derive(Clone, Debug)]
 pub struct Cmt {
     cap: u32,
@@ -56,15 +57,19 @@ impl Cmt {
             slot_of: vec![NONE; logical as usize],
         }
     }
+    /// Entries the table holds at most.
     pub fn capacity(&self) -> u32 {
         self.cap
     }
+    /// Entries cached now.
     pub fn len(&self) -> u32 {
         self.len[0] + self.len[1]
     }
+    /// No entry cached.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// Every slot taken: an insert needs an eviction first.
     pub fn is_full(&self) -> bool {
         self.free.is_empty()
     }

@@ -59,6 +59,7 @@ const KEEP: u32 = 1;
 /// below it is raised, and the report says so (`Ftl::notes`).
 const MIN_THRESHOLD: u32 = KEEP + 1;
 
+/// The DFTL FTL (see the module docs).
 #[derive(Clone, Debug)]
 pub struct DftlFtl {
     g: Geometry,
@@ -92,6 +93,7 @@ pub struct DftlFtl {
     is_trans: Vec<bool>,
     /// Translation blocks not free (open or full), in allocation order.
     tlist: Vec<u32>,
+    /// Block states, valid counts, erase counts and free pools of the drive.
     pub blocks: Blocks,
     host_open: Vec<u32>,
     gc_open: Vec<u32>,
@@ -129,6 +131,8 @@ pub struct DftlFtl {
 }
 
 impl DftlFtl {
+    /// DFTL over the drive of `s`; an error if the logical space is too large, `ftl.op` leaves
+    /// too little room for the translation blocks, or the CMT cannot hold `ftl.cmt_size`.
     pub fn new(s: &Settings) -> Result<DftlFtl, ConfigError> {
         let g = s.geometry;
         let c = &s.config.ftl;

@@ -14,8 +14,10 @@ use ssd_core::ftl::{Ftl, FtlCtx, Purpose};
 use ssd_core::{BlockId, PlaneId};
 use std::collections::VecDeque;
 
+/// The FAST FTL (see the module docs).
 #[derive(Clone, Debug)]
 pub struct Fast {
+    /// The block map, page view, merges and counters shared with the other block-mapped FTLs.
     pub core: Core,
     sw: u32,
     sw_lbn: u32,
@@ -26,6 +28,8 @@ pub struct Fast {
 }
 
 impl Fast {
+    /// FAST with `ftl.log_area`'s log blocks (at least 2: one sequential, one random); an error
+    /// otherwise or when the physical blocks cannot hold the data and log blocks.
     pub fn new(s: &Settings) -> Result<Fast, ConfigError> {
         let lb = s.config.ftl.log_blocks(s.geometry.total_blocks() as u64) as u32;
         if lb < 2 {

@@ -23,6 +23,7 @@ use ssd_core::ftl::{FtlCtx, FtlStats, JobId, Purpose};
 use ssd_core::{BlockId, Geometry, Lpn, PlaneId, Ppn};
 use std::ops::Range;
 
+/// "No entry": an unmapped page or block, or a block no logical block owns.
 pub const NONE: u32 = u32::MAX;
 
 /// The [`Ftl`](ssd_core::ftl::Ftl) methods every block-mapped FTL delegates
@@ -78,6 +79,7 @@ pub struct Seq {
     rd: Vec<u16>,
     pg: Vec<u16>,
     er: Vec<u16>,
+    /// The job the tracked stages belong to.
     pub job: JobId,
 }
 
@@ -115,20 +117,29 @@ fn st(s: u16) -> u8 {
 /// Result of [`Core::fill`].
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Fill {
+    /// Valid pages copied.
     pub copies: u64,
+    /// Filler pages programmed.
     pub pads: u64,
     /// Stage after the last program (a following erase goes here or later).
     pub next: u16,
 }
 
+/// What the block-mapped FTLs share (see the module docs): the block map, an exact page-level
+/// view, block states, counters and the stage tracker.
 #[derive(Clone, Debug)]
 pub struct Core {
+    /// The drive's geometry.
     pub g: Geometry,
+    /// Pages per block.
     pub ppb: u32,
     /// Logical blocks (data blocks).
     pub nlb: u32,
+    /// Logical pages the host sees.
     pub logical: u64,
+    /// Logical page -> physical page (`NONE`: unmapped).
     pub l2p: Vec<u32>,
+    /// Physical page -> logical page it holds the live copy of (`NONE`: none).
     pub p2l: Vec<u32>,
     /// Logical block -> physical data block.
     pub dmap: Vec<u32>,
@@ -136,19 +147,28 @@ pub struct Core {
     pub owner: Vec<u32>,
     /// Physical block is a log block.
     pub is_log: Vec<bool>,
+    /// Block states, valid counts, erase counts and free pools.
     pub blocks: Blocks,
+    /// The FTL's counters.
     pub stats: FtlStats,
+    /// The per-call stage tracker.
     pub seq: Seq,
+    /// Wear-levelling settings.
     pub wear: WearPolicy,
+    /// GC victim policy for log blocks (`ftl.gc_policy`).
     pub policy: GcPolicy,
     /// Log blocks the FTL may hold (0 for pure block mapping).
     pub log_limit: u32,
+    /// Idle time merges until this many log blocks are free (`ftl.background_gc_blocks`).
     pub bg_target: u32,
     order: Vec<u32>,
     last_erased: Option<PlaneId>,
 }
 
 impl Core {
+    /// The shared state for a drive of `s` with `log_limit` log blocks; an error if the logical
+    /// capacity is not whole blocks or the physical blocks cannot hold the data blocks, the log
+    /// blocks and 2 spares.
     pub fn new(s: &Settings, log_limit: u32) -> Result<Core, ConfigError> {
         let g = s.geometry;
         let c = &s.config.ftl;
@@ -243,6 +263,7 @@ impl Core {
         PlaneId(self.order[lbn as usize % self.order.len()])
     }
 
+    /// (logical block, offset in it) of logical page `lpn`.
     #[inline]
     pub fn lbn_off(&self, lpn: u64) -> (u32, u32) {
         (
@@ -251,11 +272,13 @@ impl Core {
         )
     }
 
+    /// The next page to program in block `b`.
     #[inline]
     pub fn wp(&self, b: u32) -> u32 {
         self.blocks.wp(b as usize) as u32
     }
 
+    /// Whether every page of block `b` is written.
     pub fn is_full(&self, b: u32) -> bool {
         self.blocks.state(b as usize) == BlockState::Full
     }
@@ -273,6 +296,7 @@ impl Core {
         }
     }
 
+    /// Plan host reads of `n` logical pages from `lpn` (unmapped pages read nothing).
     pub fn read_host(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
         for l in lpn.0..lpn.0 + n as u64 {
             cx.work.map_lookups += 1;
@@ -283,6 +307,7 @@ impl Core {
         }
     }
 
+    /// Unmap `n` logical pages from `lpn`, invalidating their pages.
     pub fn trim(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
         for l in lpn.0..lpn.0 + n as u64 {
             cx.work.map_lookups += 1;
@@ -591,6 +616,7 @@ impl Core {
         v
     }
 
+    /// The physical page holding `lpn`'s data, None if unmapped.
     pub fn lookup(&self, lpn: Lpn) -> Option<Ppn> {
         let p = *self.l2p.get(lpn.0 as usize)?;
         (p != NONE).then_some(Ppn(p))

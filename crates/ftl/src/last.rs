@@ -21,8 +21,10 @@ use ssd_core::config::{invalid, ConfigError, Settings};
 use ssd_core::ftl::{Ftl, FtlCtx, Purpose};
 use ssd_core::{BlockId, Lpn, PlaneId, Ppn};
 
+/// The LAST FTL (see the module docs).
 #[derive(Clone, Debug)]
 pub struct Last {
+    /// The block map, page view, merges and counters shared with the other block-mapped FTLs.
     pub core: Core,
     /// Requests of more than this many pages are sequential.
     seq_pages: u64,
@@ -39,6 +41,8 @@ pub struct Last {
 }
 
 impl Last {
+    /// LAST with `ftl.log_area`'s log blocks (at least 3: sequential, hot and cold random); an
+    /// error otherwise or when the physical blocks cannot hold the data and log blocks.
     pub fn new(s: &Settings) -> Result<Last, ConfigError> {
         let lb = s.config.ftl.log_blocks(s.geometry.total_blocks() as u64) as usize;
         if lb < 3 {

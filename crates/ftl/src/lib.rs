@@ -6,6 +6,8 @@
 //! statically dispatched. Adding an FTL: implement `Ftl`, add one line to
 //! `any_ftl!` below and one arm to [`build`].
 
+#![warn(missing_docs)]
+
 pub mod bast;
 pub mod block;
 pub mod blocks;
@@ -31,13 +33,13 @@ use ssd_core::ftl::{Ftl, FtlCtx, FtlStats};
 use ssd_core::{Lpn, Ppn};
 
 macro_rules! any_ftl {
-    ($($variant:ident($ty:ty)),* $(,)?) => {
+    ($($(#[$m:meta])* $variant:ident($ty:ty)),* $(,)?) => {
         /// Every FTL of the zoo, statically dispatched. Built once per run, so the
         /// size difference between variants costs nothing; boxing would add an
         /// indirection to every call.
         #[allow(clippy::large_enum_variant)]
         #[derive(Clone, Debug)]
-        pub enum AnyFtl { $($variant($ty)),* }
+        pub enum AnyFtl { $($(#[$m])* $variant($ty)),* }
         impl Ftl for AnyFtl {
             fn name(&self) -> &'static str { match self { $(AnyFtl::$variant(f) => f.name()),* } }
             fn logical_pages(&self) -> u64 { match self { $(AnyFtl::$variant(f) => f.logical_pages()),* } }
@@ -57,11 +59,17 @@ macro_rules! any_ftl {
 }
 
 any_ftl!(
+    /// `page`: page-level mapping.
     Page(PageFtl),
+    /// `block`: block-level mapping.
     Block(BlockFtl),
+    /// `bast`: hybrid mapping, a log block per data block.
     Bast(Bast),
+    /// `fast`: hybrid mapping, log blocks shared by all data blocks.
     Fast(Fast),
+    /// `last`: hybrid mapping with sequential and hot/cold random logs.
     Last(Last),
+    /// `dftl`: page-level mapping cached from flash (demand-based).
     Dftl(DftlFtl),
 );
 

@@ -34,6 +34,7 @@ pub enum EntryMode {
 }
 
 impl EntryMode {
+    /// Parse `byte` or `32bit` (also `32-bit`); an error names them.
     pub fn parse(s: &str) -> Result<EntryMode, String> {
         match s.trim() {
             "byte" => Ok(EntryMode::Byte),
@@ -48,6 +49,7 @@ impl EntryMode {
             EntryMode::Bits32 => 4,
         }
     }
+    /// The mode's name (`byte`, `32bit`).
     pub fn name(self) -> &'static str {
         match self {
             EntryMode::Byte => "byte",
@@ -60,15 +62,22 @@ impl EntryMode {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Scheme {
+    /// Page-level mapping.
     Page,
+    /// Block-level mapping.
     Block,
+    /// BAST (block map plus log-page table).
     Bast,
+    /// FAST (block map plus log-page table).
     Fast,
+    /// LAST (block map plus log-page table).
     Last,
+    /// DFTL (translation directory plus the CMT).
     Dftl,
 }
 
 impl Scheme {
+    /// Every scheme, in table order.
     pub const ALL: [Scheme; 6] = [
         Scheme::Page,
         Scheme::Block,
@@ -77,6 +86,7 @@ impl Scheme {
         Scheme::Last,
         Scheme::Dftl,
     ];
+    /// The scheme's name, as `--ftl` spells it.
     pub fn name(self) -> &'static str {
         match self {
             Scheme::Page => "page",
@@ -122,10 +132,13 @@ impl fmt::Display for Scheme {
 pub struct MapParams {
     /// Logical (host-visible) capacity in bytes.
     pub capacity: u64,
+    /// Bytes per flash page.
     pub page_size: u64,
+    /// Pages per erase block.
     pub pages_per_block: u64,
     /// Log area of the hybrid FTLs as a fraction of the capacity.
     pub log_fraction: f64,
+    /// Entry width mode.
     pub entry: EntryMode,
     /// DFTL's Cached Mapping Table.
     pub cmt_bytes: u64,
@@ -162,9 +175,11 @@ impl MapParams {
             physical_pages: Some(g.total_pages()),
         }
     }
+    /// Logical pages (capacity / page size).
     pub fn logical_pages(&self) -> u64 {
         self.capacity / self.page_size
     }
+    /// Logical blocks (whole blocks, rounded up).
     pub fn logical_blocks(&self) -> u64 {
         self.logical_pages().div_ceil(self.pages_per_block)
     }
@@ -182,6 +197,7 @@ impl MapParams {
     pub fn entries_per_translation_page(&self) -> u64 {
         (self.page_size / self.page_entry_bytes()).max(1)
     }
+    /// Translation pages that hold the page-level map (DFTL).
     pub fn translation_pages(&self) -> u64 {
         self.logical_pages()
             .div_ceil(self.entries_per_translation_page())
@@ -233,19 +249,29 @@ pub fn table_bytes(scheme: Scheme, p: &MapParams) -> u64 {
 /// One row of the mapping-size table (CSV-ready: plain fields, stable names).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct MapSizeRow {
+    /// The scheme's name.
     pub scheme: &'static str,
+    /// Logical capacity, bytes.
     pub capacity_bytes: u64,
+    /// Bytes per page.
     pub page_size: u64,
+    /// Pages per block.
     pub pages_per_block: u64,
+    /// Entry width mode (`byte`, `32bit`).
     pub entry_mode: &'static str,
+    /// Bytes of one entry: a block-table entry for `block`, a page-table entry for the others.
     pub entry_bytes: u64,
+    /// Bytes of the scheme's tables.
     pub table_bytes: u64,
+    /// The same in KiB.
     pub table_kib: f64,
 }
 
 impl MapSizeRow {
+    /// The CSV header matching [`MapSizeRow::csv_line`].
     pub const HEADER: &'static str =
         "scheme,capacity_bytes,page_size,pages_per_block,entry_mode,entry_bytes,table_bytes,table_kib";
+    /// The row as one CSV line (no newline).
     pub fn csv_line(&self) -> String {
         format!(
             "{},{},{},{},{},{},{},{:.3}",

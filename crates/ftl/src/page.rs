@@ -22,12 +22,14 @@ use ssd_core::{BlockId, DieId, Geometry, Lpn, PlaneId, Ppn};
 
 const NONE: u32 = u32::MAX;
 
+/// The page-mapping FTL (see the module docs).
 #[derive(Clone, Debug)]
 pub struct PageFtl {
     g: Geometry,
     logical: u64,
     l2p: Vec<u32>,
     p2l: P2l,
+    /// Block states, valid counts, erase counts and free pools of the drive.
     pub blocks: Blocks,
     host_open: Vec<u32>,
     gc_open: Vec<u32>,
@@ -47,6 +49,7 @@ pub fn entry_bytes(n: u64) -> u64 {
 }
 
 impl PageFtl {
+    /// Page mapping over the drive of `s`, all pages unmapped.
     pub fn new(s: &Settings) -> PageFtl {
         let g = s.geometry;
         let c = &s.config.ftl;
@@ -431,6 +434,7 @@ impl Ftl for PageFtl {
 }
 
 impl PageFtl {
+    /// The die holding physical page `p`.
     pub fn die_of(&self, p: Ppn) -> DieId {
         self.g.die_of(p)
     }

@@ -48,6 +48,7 @@ pub struct PlanePicker {
 }
 
 impl PlanePicker {
+    /// A picker over the planes of `g` in the order of `alloc`.
     pub fn new(g: &Geometry, alloc: Allocation) -> PlanePicker {
         PlanePicker {
             alloc,
@@ -119,6 +120,7 @@ pub trait HostFrontier {
     fn gc_for_host(&mut self, plane: PlaneId, cx: &mut FtlCtx);
     /// `plane` has no more than the GC threshold of free blocks.
     fn at_threshold(&self, plane: PlaneId) -> bool;
+    /// Planes of the drive.
     fn total_planes(&self) -> u32;
 
     /// The plane of the next host page: the next in allocation order, cleaned

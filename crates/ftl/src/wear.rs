@@ -9,13 +9,18 @@ use crate::blocks::{BlockState, Blocks, FreePick};
 use ssd_core::config::{FtlConfig, WearLeveling};
 use ssd_core::{BlockId, PlaneId};
 
+/// The wear-levelling settings of an FTL (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WearPolicy {
+    /// None, dynamic or static (`ftl.wear_leveling`).
     pub mode: WearLeveling,
+    /// Static levelling acts when a plane's erase-count spread exceeds this
+    /// (`ftl.static_wl_threshold`).
     pub threshold: u32,
 }
 
 impl WearPolicy {
+    /// The settings of `ftl.wear_leveling` and `ftl.static_wl_threshold`.
     pub fn from_config(c: &FtlConfig) -> WearPolicy {
         WearPolicy {
             mode: c.wear_leveling,

@@ -23,6 +23,8 @@
 //! assert!((e.total - (8.0 * 0.001 * 3.3 + 0.080 + 0.124)).abs() < 1e-12);
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod observer;
 pub mod plot;
 pub mod report;
@@ -36,16 +38,32 @@ pub use series::Sample;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum PowerError {
+    /// A power parameter is invalid (negative, not finite, ...).
     #[error("{field}: {reason}")]
-    Config { field: String, reason: String },
+    Config {
+        /// The parameter's path (`power.NAME`).
+        field: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A result was asked for before [`ssd_core::observer::Observer::finish`].
     #[error("the power model has no result before the simulation finished")]
     NotFinished,
+    /// Writing an output file failed.
     #[error("{path}: {source}")]
     Io {
+        /// The file.
         path: String,
+        /// The I/O error.
         #[source]
         source: std::io::Error,
     },
+    /// Drawing a plot failed.
     #[error("{path}: plotting failed: {message}")]
-    Plot { path: String, message: String },
+    Plot {
+        /// The plot file.
+        path: String,
+        /// The plotting library's message.
+        message: String,
+    },
 }

@@ -16,37 +16,55 @@ const NS: f64 = 1e-9;
 /// Energy of the flash chips (J).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct FlashEnergy {
+    /// All of the flash chips' energy: read + program + erase + transfer + idle (J).
     pub total: f64,
     /// Array reads (tR), programs (tPROG), erases (tBERS).
     pub read: f64,
+    /// Array programs (tPROG), J.
     pub program: f64,
+    /// Block erases (tBERS), J.
     pub erase: f64,
     /// The chips' own draw while their command/data is on the channel.
     pub transfer: f64,
+    /// Standby current while no operation or transfer runs, J.
     pub idle: f64,
     /// One entry per chip (a `ways` position on a channel), channel-major.
     pub per_chip: Vec<ChipEnergy>,
 }
 
+/// Energy of one chip (J), as [`FlashEnergy`] splits it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct ChipEnergy {
+    /// The chip's channel.
     pub channel: u32,
+    /// The chip's way on its channel.
     pub way: u32,
+    /// read + program + erase + transfer + idle, J.
     pub total: f64,
+    /// Array reads, J.
     pub read: f64,
+    /// Array programs, J.
     pub program: f64,
+    /// Block erases, J.
     pub erase: f64,
+    /// The chip's draw while its command or data is on the channel, J.
     pub transfer: f64,
+    /// Standby, J.
     pub idle: f64,
 }
 
+/// Energy of the controller CPU by mode (J): `cpu` of [`EnergyReport`] is their sum.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct CpuEnergy {
+    /// In normal mode: busy, and while a request is in the SSD, J.
     pub normal: f64,
+    /// In idle mode, J.
     pub idle: f64,
+    /// In slow (low-power) mode, J.
     pub slow: f64,
 }
 
+/// Energy of the DRAM (J): `dram` of [`EnergyReport`] is standby + active.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct DramEnergy {
     /// Standby power over the whole window.
@@ -55,9 +73,12 @@ pub struct DramEnergy {
     pub active: f64,
 }
 
+/// Energy of the host link PHY (J): `host` of [`EnergyReport`] is active + idle.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct LinkEnergy {
+    /// While transferring, J.
     pub active: f64,
+    /// While idle, J.
     pub idle: f64,
 }
 
@@ -75,10 +96,12 @@ pub struct ActivityEnergy {
     pub dram: f64,
     /// CPU busy and DRAM active time (s).
     pub cpu_s: f64,
+    /// DRAM active time, seconds.
     pub dram_s: f64,
     /// CPU cycles and DRAM accesses of the firmware passes that began in the
     /// window (for the drain: after its start).
     pub cycles: u64,
+    /// DRAM accesses of those passes.
     pub dram_accesses: u64,
 }
 
@@ -89,12 +112,19 @@ pub struct ActivityEnergy {
 pub struct DrainEnergy {
     /// Drain start (s; null without a drain) and duration (s).
     pub start_s: Option<f64>,
+    /// Drain duration, seconds (0 without a drain).
     pub duration_s: f64,
+    /// Energy of the drain, all components, J.
     pub total: f64,
+    /// Flash chips' energy during the drain, J.
     pub flash: f64,
+    /// CPU energy during the drain, J.
     pub cpu: f64,
+    /// DRAM energy during the drain, J.
     pub dram: f64,
+    /// Flash channels' energy during the drain, J.
     pub bus: f64,
+    /// Host link energy during the drain, J.
     pub host: f64,
     /// Flash energy (array + chip transfer) by purpose during the drain.
     pub by_purpose: BTreeMap<String, f64>,
@@ -106,62 +136,94 @@ pub struct DrainEnergy {
 /// dies or channels for the flash groups).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Residency {
+    /// Length of the energy window `[0, end)`, seconds (with a drain, up to the last reported
+    /// activity).
     pub window_s: f64,
     /// Die-seconds summed over all dies.
     pub flash: FlashResidency,
     /// Channel-seconds summed over all channels.
     pub channels: ChannelResidency,
+    /// Controller CPU by mode.
     pub cpu: CpuResidency,
+    /// DRAM by state.
     pub dram: DramResidency,
+    /// Host link by state.
     pub host: LinkResidency,
 }
 
+/// Die-seconds of the flash chips by state, summed over all dies.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct FlashResidency {
+    /// Array reads.
     pub read: f64,
+    /// Array programs.
     pub program: f64,
+    /// Block erases.
     pub erase: f64,
+    /// Command or data on the channel (the chip's transfer draw).
     pub transfer: f64,
+    /// Idle.
     pub idle: f64,
 }
+/// Channel-seconds, summed over all channels.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct ChannelResidency {
+    /// Transferring.
     pub busy: f64,
+    /// Idle.
     pub idle: f64,
 }
+/// CPU seconds by mode.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct CpuResidency {
+    /// Normal mode (busy, or a request in the SSD).
     pub normal: f64,
+    /// Idle mode.
     pub idle: f64,
+    /// Slow (low-power) mode.
     pub slow: f64,
     /// Time spent waking from slow mode (part of `normal`) and how often.
     pub wakeup: f64,
+    /// Wake-ups from slow mode.
     pub wakeups: u64,
 }
+/// DRAM seconds by state.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct DramResidency {
+    /// Accessed.
     pub active: f64,
+    /// Standby only.
     pub standby: f64,
 }
+/// Host link seconds by state.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct LinkResidency {
+    /// Transferring.
     pub active: f64,
+    /// Idle.
     pub idle: f64,
 }
 
 /// `energy_j`: total = flash + cpu + dram + bus + host.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct EnergyReport {
+    /// All energy of the window, joules: flash + cpu + dram + bus + host.
     pub total: f64,
+    /// The flash chips, J, by operation and per chip.
     pub flash: FlashEnergy,
+    /// The controller CPU, J (the sum of `cpu_modes`).
     pub cpu: f64,
+    /// The DRAM, J (the sum of `dram_modes`).
     pub dram: f64,
     /// Flash channels (internal bus), only while transferring.
     pub bus: f64,
     /// Host link PHY.
     pub host: f64,
+    /// CPU energy by mode.
     pub cpu_modes: CpuEnergy,
+    /// DRAM energy by state.
     pub dram_modes: DramEnergy,
+    /// Host link energy by state.
     pub host_modes: LinkEnergy,
     /// Flash energy (array + chip transfer; idle excluded) by purpose: host, gc,
     /// merge, translation, wear_level.
@@ -172,23 +234,31 @@ pub struct EnergyReport {
     /// (which also holds the time a request is in the SSD while the CPU has
     /// no work); the DRAM parts sum to `dram_modes.active`.
     pub by_activity: BTreeMap<String, ActivityEnergy>,
+    /// Energy after the last request (`sim.drain`), also counted in the totals above.
     pub drain: DrainEnergy,
+    /// Seconds spent in each state, per component.
     pub state_s: Residency,
 }
 
 /// `power_w`: mean over the window, and min / max / std over the samples.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct PowerStats {
+    /// Mean power over the window: total energy / window length, W.
     pub mean: f64,
+    /// Least power of a sample, W (never above `mean`; 0 without samples).
     pub min: f64,
+    /// Greatest power of a sample, W (never below `mean`; 0 without samples).
     pub max: f64,
     /// Time-weighted standard deviation of the sampled power.
     pub std: f64,
     /// Sampling interval actually used (s) and the one asked for; they differ
     /// when a long run made the series coarsen (`coarsened` doublings).
     pub sample_s: f64,
+    /// The sampling interval asked for, seconds.
     pub requested_sample_s: f64,
+    /// How many times the interval doubled to bound the series' memory.
     pub coarsened: u32,
+    /// Samples in the series.
     pub samples: usize,
 }
 
@@ -210,8 +280,11 @@ pub struct Efficiency {
 /// The three sections together.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct PowerReport {
+    /// The `energy_j` section.
     pub energy_j: EnergyReport,
+    /// The `power_w` section.
     pub power_w: PowerStats,
+    /// The `efficiency` section.
     pub efficiency: Efficiency,
 }
 

@@ -24,9 +24,13 @@
 
 /// Component indices of a bucket.
 pub const FLASH: usize = 0;
+/// Index of the controller CPU in a bucket's components.
 pub const CPU: usize = 1;
+/// Index of the DRAM in a bucket's components.
 pub const DRAM: usize = 2;
+/// Index of the flash channels (buses) in a bucket's components.
 pub const BUS: usize = 3;
+/// Index of the host link in a bucket's components.
 pub const HOST: usize = 4;
 /// Component names, in index order.
 pub const COMPONENTS: [&str; 5] = ["flash", "cpu", "dram", "bus", "host"];
@@ -45,6 +49,7 @@ pub(crate) fn ns_f64(ns: u64) -> f64 {
 /// Default bound on the number of stored buckets.
 pub const DEFAULT_MAX_SAMPLES: usize = 1 << 18;
 
+/// One sampling bucket: energy per component and the requests and bytes completed in it.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Bucket {
     /// Energy (J) per component in this bucket.
@@ -62,13 +67,18 @@ pub struct Sample {
     pub time_s: f64,
     /// Length of the bucket (s); shorter than the interval only for the last one.
     pub len_s: f64,
+    /// Mean total power over the bucket, watts.
     pub total_w: f64,
     /// Per component, in [`COMPONENTS`] order.
     pub component_w: [f64; 5],
+    /// Requests completed per second in the bucket.
     pub iops: f64,
+    /// Bytes completed per second in the bucket, MB/s (10^6 bytes).
     pub mbps: f64,
 }
 
+/// The power time series (see the module docs): buckets of `interval` ns, at most `cap` of
+/// them, coarsened by doubling the interval when a run outgrows them.
 #[derive(Clone, Debug)]
 pub struct Series {
     interval: u64,
@@ -162,6 +172,7 @@ pub(crate) struct Rates {
 }
 
 impl Series {
+    /// A series of `interval_ns`-ns buckets, at most `cap` of them before coarsening.
     pub fn new(interval_ns: u64, cap: usize) -> Series {
         Series {
             interval: interval_ns,
@@ -617,6 +628,7 @@ impl Series {
         }
     }
 
+    /// Count a request of `bytes` bytes completed at `t` ns.
     pub fn add_completion(&mut self, t: u64, bytes: u64) {
         let i = if t >= self.hot_lo && t < self.hot_hi {
             self.hot

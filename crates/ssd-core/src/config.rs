@@ -15,12 +15,16 @@ use std::fmt;
 /// rate in MT/s times the bus width ("800MT/s"), or a byte rate ("40.96MB/s").
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum BusSpeed {
+    /// Time to move one page over the bus ("100us/page").
     PageTime(Dur),
+    /// Transfers per microsecond (MT/s); bytes per second follow from the bus width.
     MegaTransfers(f64),
+    /// A byte rate in MB/s (10^6 bytes per second).
     MegaBytes(f64),
 }
 
 impl BusSpeed {
+    /// The bus rate for pages of `page_size` on a bus of `width_bits` bits.
     pub fn rate(&self, page_size: Size, width_bits: u32) -> Rate {
         match *self {
             BusSpeed::PageTime(t) => Rate::per_page(page_size, t),
@@ -80,10 +84,15 @@ pub struct NandConfig {
     pub name: String,
     /// Cell type (SLC, MLC, TLC, QLC); informational.
     pub cell: String,
+    /// Bytes per page (the unit of read and program).
     pub page_size: Size,
+    /// Pages per erase block.
     pub pages_per_block: u32,
+    /// Erase blocks per plane.
     pub blocks_per_plane: u32,
+    /// Planes per die (a multi-plane operation runs on several of them at once).
     pub planes_per_die: u32,
+    /// Dies per chip (each runs one array operation at a time).
     pub dies_per_chip: u32,
     /// Array read into the page register.
     pub t_r: Dur,
@@ -93,6 +102,7 @@ pub struct NandConfig {
     pub t_bers: Dur,
     /// Channel (serial data bus) speed.
     pub bus: BusSpeed,
+    /// Data bus width in bits; converts MT/s to bytes per second.
     pub bus_width_bits: u32,
     /// Command + address + confirm cycles per operation, clocked at the bus rate.
     pub cmd_addr_bytes: u32,
@@ -145,9 +155,11 @@ fn find_preset<T>(
 }
 
 impl NandConfig {
+    /// The channel's transfer rate from `bus` and `bus_width_bits`.
     pub fn bus_rate(&self) -> Rate {
         self.bus.rate(self.page_size, self.bus_width_bits)
     }
+    /// Capacity of one chip in bytes (page size x pages x blocks x planes x dies).
     pub fn chip_bytes(&self) -> u64 {
         self.page_size.0
             * self.pages_per_block as u64
@@ -402,6 +414,8 @@ impl NandConfig {
             .expect("base preset exists")
     }
 
+    /// The built-in chip preset `name` (chip1..chip3, park-slc, ...); an error lists the known
+    /// names.
     pub fn preset(name: &str) -> Result<NandConfig, ConfigError> {
         find_preset("nand", name, Self::presets(), |p| &p.name)
     }
@@ -411,6 +425,7 @@ impl NandConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LayoutConfig {
+    /// Independent channels (buses) from the controller to the chips. Default 8.
     pub channels: u32,
     /// Chips (ways) per channel.
     pub ways: u32,
@@ -420,6 +435,7 @@ pub struct LayoutConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ControllerConfig {
+    /// Controller CPU clock in MHz; converts cycle costs to time. Default 200.
     pub cpu_mhz: u32,
     /// Cycles to decode and set up one host command.
     pub cycles_per_command: u64,
@@ -449,6 +465,7 @@ pub enum FlushPolicy {
 /// [`Settings::fit_dram`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DramCapacity {
+    /// A fixed capacity.
     Bytes(Size),
     /// The FTL's mapping-table bytes plus the write buffer, rounded up to a
     /// whole number of `dram.device_size` devices.
@@ -501,6 +518,7 @@ impl<'de> Deserialize<'de> for DramCapacity {
     }
 }
 
+/// The controller's DRAM (`[dram]`): capacity, access latency, write buffer and refresh.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DramConfig {
@@ -515,6 +533,7 @@ pub struct DramConfig {
     pub access_latency: Dur,
     /// Write buffer size; 0 disables it.
     pub write_buffer: Size,
+    /// How the write buffer handles writes (default evict-lru).
     pub flush: FlushPolicy,
     /// Refresh: see [`crate::hw::RefreshConfig`]. Absent: accesses take
     /// `access_latency` each.
@@ -526,15 +545,22 @@ pub struct DramConfig {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Interface {
+    /// SATA 3 Gb/s (300 MB/s, NCQ depth 32).
     Sata3g,
+    /// SATA 6 Gb/s (600 MB/s, NCQ depth 32); the default.
     Sata6g,
+    /// NVMe over PCIe 3.0 x4 (3938 MB/s).
     NvmeGen3x4,
+    /// NVMe over PCIe 4.0 x4 (7877 MB/s).
     NvmeGen4x4,
 }
 
+/// The host interface (`[host]`): link kind and speed, device queue depth and NVMe queue
+/// arbitration. [`HostConfig::preset`] fills it per interface.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HostConfig {
+    /// Link kind; informational once the preset has set the figures below.
     pub interface: Interface,
     /// Device queue depth (NCQ 32 for SATA, up to 65535 for NVMe).
     pub queue_depth: u32,
@@ -633,6 +659,7 @@ impl HostConfig {
             sq_depth: default_sq_depth(),
         }
     }
+    /// The link's transfer rate from `link_mbps`.
     pub fn link_rate(&self) -> Rate {
         Rate::from_mb_per_s(self.link_mbps)
     }
@@ -642,15 +669,22 @@ impl HostConfig {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum GcPolicy {
+    /// The full block with the fewest valid pages (the default).
     Greedy,
+    /// The full block opened first (first in, first out).
     Fifo,
+    /// A uniformly random full block.
     Random,
+    /// Cost-benefit (Rosenblum & Ousterhout): age x (1 - u) / 2u over full blocks, with age the
+    /// time since the block's last invalidation.
     CostBenefit,
     /// Greedy over a random window of this fraction of the candidates (d-choices).
     Windowed(f64),
 }
 
 impl GcPolicy {
+    /// Parse `greedy`, `fifo`, `random`, `cost-benefit` (or `cb`), `windowed:F` with F in (0,
+    /// 1]; an error names the accepted forms.
     pub fn parse(s: &str) -> Result<GcPolicy, String> {
         let s = s.trim();
         Ok(match s {
@@ -694,6 +728,8 @@ pub enum Allocation {
     LeastBusy,
 }
 
+/// The FTL (`[ftl]`): which one, over-provisioning, GC, allocation, wear levelling and DFTL's
+/// cache.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FtlConfig {
@@ -701,9 +737,11 @@ pub struct FtlConfig {
     pub kind: String,
     /// Over-provisioning: (physical - logical) / logical.
     pub op: f64,
+    /// GC victim selection (default greedy).
     pub gc_policy: GcPolicy,
     /// Foreground GC runs while fewer free blocks than this remain per plane.
     pub gc_threshold_blocks: u32,
+    /// Page allocation order of page-mapping FTLs (default cwdp).
     pub allocation: Allocation,
     /// Run GC in idle time until this many free blocks per plane exist (0 = off).
     /// Hybrid FTLs: merge in idle time until this many log blocks are free.
@@ -756,9 +794,13 @@ pub enum CmtGranularity {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum WearLeveling {
+    /// No wear levelling (the default).
     #[default]
     None,
+    /// Dynamic: allocate the least-worn free block.
     Dynamic,
+    /// Static: dynamic, plus moving cold data off the least-worn blocks when the erase-count
+    /// spread exceeds `static_wl_threshold`.
     Static,
 }
 
@@ -802,12 +844,20 @@ pub enum CmtPolicy {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PowerConfig {
+    /// Name of the preset the parameters came from (`lee2011`, `park-slc`, `modern-tlc`);
+    /// informational.
     pub name: String,
+    /// Supply voltage of the flash chips, volts.
     pub voltage: Volts,
+    /// Chip current during an array read, amperes.
     pub flash_read_current: Amps,
+    /// Chip current during a program, amperes.
     pub flash_program_current: Amps,
+    /// Chip current during an erase, amperes.
     pub flash_erase_current: Amps,
+    /// Chip (per-die) standby current, amperes.
     pub flash_idle_current: Amps,
+    /// Current of a channel's bus while it transfers, amperes (nothing when idle).
     pub flash_bus_current: Amps,
     /// Chip current while its data (or command) is clocked over the channel. None:
     /// the current of the operation the transfer serves (read current for command
@@ -817,7 +867,9 @@ pub struct PowerConfig {
     pub flash_transfer_current: Option<Amps>,
     /// Per-operation energies; when set they replace current x voltage x time for that op.
     pub flash_read_energy: Option<Joules>,
+    /// Energy of one page program, joules (replaces current x voltage x time).
     pub flash_program_energy: Option<Joules>,
+    /// Energy of one block erase, joules (replaces current x voltage x time).
     pub flash_erase_energy: Option<Joules>,
     /// DRAM background (standby) power, fixed. Replaced by a figure that
     /// scales with `dram.capacity` when one of the two below is set.
@@ -831,15 +883,21 @@ pub struct PowerConfig {
     /// ceil(capacity / device_size).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dram_device_standby_power: Option<Watts>,
+    /// DRAM power while accessed, watts.
     pub dram_active_power: Watts,
+    /// Controller CPU power while busy, watts.
     pub cpu_normal_power: Watts,
+    /// Controller CPU power while idle, watts.
     pub cpu_idle_power: Watts,
+    /// Controller CPU power in its slow (low-power) mode, watts; see `cpu_slow_after`.
     pub cpu_slow_power: Watts,
     /// Host link PHY power while transferring and while idle.
     pub link_active_power: Watts,
+    /// Host link power while idle, watts (see `link_active_power`).
     pub link_idle_power: Watts,
     /// CPU enters slow mode after this long idle (None = never).
     pub cpu_slow_after: Option<Dur>,
+    /// Time the CPU takes to leave slow mode before it can work (0 in the presets).
     pub cpu_wakeup_latency: Dur,
 }
 
@@ -981,9 +1039,11 @@ impl PowerConfig {
             ..Self::lee2011()
         }
     }
+    /// Every built-in power preset: lee2011, park-slc, modern-tlc.
     pub fn presets() -> Vec<PowerConfig> {
         vec![Self::lee2011(), Self::park_slc(), Self::modern_tlc()]
     }
+    /// The built-in power preset `name`; an error lists the known names.
     pub fn preset(name: &str) -> Result<PowerConfig, ConfigError> {
         find_preset("power", name, Self::presets(), |p| &p.name)
     }
@@ -993,6 +1053,7 @@ impl PowerConfig {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Precondition {
+    /// No preconditioning: the drive starts empty (the default).
     None,
     /// Write the whole logical space sequentially once.
     Fill,
@@ -1001,10 +1062,14 @@ pub enum Precondition {
     Steady,
 }
 
+/// Simulation control (`[sim]`): seed, preconditioning, time limit, ramp time, drain, flows.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SimConfig {
+    /// Seed of every random choice of the run (workload, GC, ...); default 1. The same seed
+    /// gives the same report.
     pub seed: u64,
+    /// Preconditioning before the measured phase (default none).
     pub precondition: Precondition,
     /// Stop the measured phase at this simulated time (None = when the workload ends).
     pub time_limit: Option<Dur>,
@@ -1037,15 +1102,25 @@ fn yes() -> bool {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SsdConfig {
+    /// The NAND chips (`[nand]`, or a preset by `nand_preset`).
     pub nand: NandConfig,
+    /// Channels and ways (`[layout]`).
     pub layout: LayoutConfig,
+    /// The controller CPU and flash scheduler (`[controller]`).
     pub controller: ControllerConfig,
+    /// The controller's DRAM and write buffer (`[dram]`).
     pub dram: DramConfig,
+    /// The host interface (`[host]`).
     pub host: HostConfig,
+    /// The FTL (`[ftl]`).
     pub ftl: FtlConfig,
+    /// The host I/O scheduler (`[sched]`).
     pub sched: SchedConfig,
+    /// Power parameters (`[power]`).
     pub power: PowerConfig,
+    /// The fio-style workload generator (`[workload]`).
     pub workload: crate::workload::WorkloadConfig,
+    /// Simulation control (`[sim]`).
     pub sim: SimConfig,
     /// Replay a block trace instead of the fio-style generator (`[trace]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1318,6 +1393,7 @@ pub const MAX_OP_TIME: Dur = Dur(1_000_000_000);
 /// The range of a transfer rate (host link, NAND bus) in MB/s: rates are kept
 /// in bytes per millisecond, so a slower one would round to zero.
 pub const MIN_RATE_MBPS: f64 = 0.001;
+/// Upper end of the transfer-rate range in MB/s (see [`MIN_RATE_MBPS`]).
 pub const MAX_RATE_MBPS: f64 = 1e9;
 /// The most controller cycles one step of work may take.
 pub const MAX_CYCLES: u64 = 1_000_000_000;
@@ -1325,10 +1401,16 @@ pub const MAX_CYCLES: u64 = 1_000_000_000;
 /// Validated, derived settings the engine and FTLs run on.
 #[derive(Clone, Debug)]
 pub struct Settings {
+    /// The drive's shape: channels, ways, dies, planes, blocks, pages.
     pub geometry: Geometry,
+    /// Logical pages the host sees: physical pages minus the log area, over (1 + `ftl.op`);
+    /// whole blocks for block-mapping FTLs.
     pub logical_pages: u64,
+    /// The NAND channel's transfer rate.
     pub bus: Rate,
+    /// The host link's transfer rate.
     pub link: Rate,
+    /// The configuration these settings were derived from.
     pub config: SsdConfig,
     /// `dram.capacity` in bytes; for `"fit"`, None until [`Settings::fit_dram`].
     dram_bytes: Option<u64>,
@@ -1753,6 +1835,7 @@ impl Settings {
         )
     }
 
+    /// Host-visible capacity in bytes (`logical_pages` x page size).
     pub fn logical_bytes(&self) -> u64 {
         self.logical_pages * self.geometry.page_size as u64
     }
@@ -1760,9 +1843,11 @@ impl Settings {
     pub fn cmd_time(&self) -> Dur {
         self.bus.time_for(self.config.nand.cmd_addr_bytes as u64)
     }
+    /// Time to move one page over a channel.
     pub fn page_xfer_time(&self) -> Dur {
         self.bus.time_for(self.geometry.page_size as u64)
     }
+    /// Time `cycles` controller cycles take at `controller.cpu_mhz`, rounded up to whole ns.
     pub fn cycles(&self, cycles: u64) -> Dur {
         // ns = cycles * 1000 / MHz, rounded up.
         Dur((cycles * 1000).div_ceil(self.config.controller.cpu_mhz as u64))

@@ -88,9 +88,13 @@ const OLTP_DBWR_HOG: u64 = 10_000;
 /// the ones of Sun et al.'s Table 1, unless the config overrides them).
 #[derive(Clone, Debug, PartialEq)]
 pub struct FileParams {
+    /// Which personality (varmail, fileserver, webserver or oltp).
     pub kind: PersonalityKind,
+    /// Entries of the file set (Filebench's `nfiles`).
     pub files: u64,
+    /// Mean file size, bytes (sizes drawn from Filebench's gamma).
     pub mean_size: u64,
+    /// Threads, each an application thread making synchronous calls.
     pub threads: u32,
     /// `iosize` of readwholefile / writewholefile.
     pub iosize: u64,
@@ -100,6 +104,7 @@ pub struct FileParams {
     pub prealloc: u32,
     /// Application calls to make after the pre-allocation.
     pub calls: u64,
+    /// Start of the file system on the device, bytes.
     pub offset: u64,
     /// oltp: database writer threads (`ndbwriters`); `threads` are the
     /// shadows (`nshadows`), and one log writer runs beside them.
@@ -107,6 +112,9 @@ pub struct FileParams {
 }
 
 impl FileParams {
+    /// The parameters of `c` with Filebench's defaults filled in; an error
+    /// names a field that is zero or out of range, or a knob of the
+    /// block-level flows.
     pub fn from_config(c: &PersonalityConfig) -> Result<FileParams, ConfigError> {
         use PersonalityKind::*;
         let (files, mean, threads, prealloc, append) = match c.kind {
@@ -264,23 +272,35 @@ struct Thread {
 /// Counts of what the flows did (reported as notes).
 #[derive(Clone, Debug, Default)]
 pub struct FileStats {
+    /// Files created.
     pub creates: u64,
+    /// Files deleted.
     pub deletes: u64,
+    /// Appends.
     pub appends: u64,
+    /// Whole-file reads.
     pub whole_reads: u64,
+    /// Whole-file writes.
     pub whole_writes: u64,
+    /// fsync calls.
     pub fsyncs: u64,
+    /// `stat` calls (statfile).
     pub stats: u64,
+    /// Flowops skipped: no file to pick, or no space left for a create or write.
     pub skipped: u64,
+    /// Metadata blocks the file system dirtied.
     pub metadata_writes: u64,
+    /// Calls of the pre-allocation (creating the file set), made before the measured calls.
     pub prealloc_calls: u64,
     /// Direct calls of the file system (journal commits, log writes).
     pub fs_calls: u64,
-    /// oltp: the shadows' reads, the database writers' and the log
-    /// writer's writes, and turns a thread waited on a semaphore.
+    /// oltp: the shadows' reads handed out.
     pub shadow_reads: u64,
+    /// oltp: the database writers' writes handed out.
     pub db_writes: u64,
+    /// oltp: the log writer's writes handed out.
     pub log_writes: u64,
+    /// oltp: turns a thread passed because it waited on a semaphore.
     pub sem_waits: u64,
 }
 
@@ -316,6 +336,7 @@ pub struct FileBench {
     last_extras: CallExtras,
     /// oltp: the shadows' posts so far (to every semaphore at once).
     posts: u64,
+    /// What the flows did so far.
     pub stats: FileStats,
 }
 
@@ -462,6 +483,7 @@ impl FileBench {
         Ok(fb)
     }
 
+    /// The resolved parameters.
     pub fn params(&self) -> &FileParams {
         &self.p
     }

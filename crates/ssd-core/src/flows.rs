@@ -66,10 +66,14 @@ pub fn flow_stream(slot: usize, stream: u32) -> u32 {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FlowPriority {
+    /// Urgent class: strict priority, served before the weighted classes.
     Urgent = 0,
+    /// High class (weight `host.wrr_weights[0]`, default 4).
     High = 1,
+    /// Medium class (weight `host.wrr_weights[1]`, default 2); the default.
     #[default]
     Medium = 2,
+    /// Low class (weight `host.wrr_weights[2]`, default 1).
     Low = 3,
 }
 
@@ -90,13 +94,16 @@ pub enum FlowSpace {
 pub struct FlowConfig {
     /// Letters, digits, `-` and `_`; unique among the flows.
     pub name: String,
+    /// NVMe priority class of the flow's submission queue (default medium).
     #[serde(default)]
     pub priority: FlowPriority,
     /// A fio-style workload (fields default as `[workload]`'s do).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload: Option<WorkloadConfig>,
+    /// Filebench-like personality (`[flow.personality]`) instead of a fio-style workload.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub personality: Option<PersonalityConfig>,
+    /// A block trace to replay (`[flow.trace]`) instead of a fio-style workload.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceSpec>,
 }
@@ -184,13 +191,16 @@ pub struct Flow<S> {
     /// The flow's slot among the configuration's `[[flow]]`s (a run of one
     /// flow alone keeps its slot, so its queue and range are the same).
     pub slot: usize,
+    /// The flow's name (from its configuration).
     pub name: String,
+    /// The flow's NVMe priority class.
     pub priority: FlowPriority,
     /// First sector of the flow's range (added to every request) and its end.
     pub range: (u64, u64),
     /// The most requests it may hold in the block layer and the device (its
     /// SQ's depth; unbounded on a shared SATA queue).
     pub depth: u32,
+    /// The flow's own request source.
     pub src: S,
 }
 
@@ -253,6 +263,7 @@ pub struct Flows<S> {
 }
 
 impl<S: RequestSource> Flows<S> {
+    /// The flows of a run, taking turns at each instant.
     pub fn new(flows: Vec<Flow<S>>) -> Flows<S> {
         Flows {
             flows: flows

@@ -23,8 +23,11 @@ use serde::Serialize;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OpKind {
+    /// Read a page from the array.
     Read,
+    /// Program (write) a page; pages of a block are programmed in order.
     Program,
+    /// Erase a whole block.
     Erase,
 }
 
@@ -45,6 +48,7 @@ pub enum Purpose {
 }
 
 impl Purpose {
+    /// Every purpose, in index order.
     pub const ALL: [Purpose; 5] = [
         Purpose::Host,
         Purpose::Gc,
@@ -52,9 +56,11 @@ impl Purpose {
         Purpose::Translation,
         Purpose::WearLevel,
     ];
+    /// Index of the purpose in per-purpose arrays (`Counters::flash_ops`).
     pub fn index(self) -> usize {
         self as usize
     }
+    /// The purpose's name in the report (`host`, `gc`, `merge`, `translation`, `wear_level`).
     pub fn name(self) -> &'static str {
         match self {
             Purpose::Host => "host",
@@ -71,14 +77,19 @@ pub type JobId = u16;
 
 /// Sentinel for "no logical page" / "no source page" in a [`FlashOp`].
 pub const NO_LPN: u64 = u64::MAX;
+/// Sentinel for "no source page" in [`FlashOp::src`].
 pub const NO_PPN: u32 = u32::MAX;
 
 /// One flash operation the FTL asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FlashOp {
+    /// Read, program or erase.
     pub kind: OpKind,
+    /// Why the operation happens (counts and energy are split by it).
     pub purpose: Purpose,
+    /// The job the operation belongs to (see the module docs).
     pub job: JobId,
+    /// Stage within the job: stage k + 1 starts after all of stage k has finished.
     pub stage: u8,
     /// Target page (for an erase: the block's first page).
     pub ppn: Ppn,
@@ -92,12 +103,14 @@ pub struct FlashOp {
 /// The flash operations of one FTL call, in jobs and stages.
 #[derive(Clone, Debug, Default)]
 pub struct Plan {
+    /// The operations, in the order they were planned.
     pub ops: Vec<FlashOp>,
     /// `gating[j]`: job j must finish before the host request completes.
     pub gating: Vec<bool>,
 }
 
 impl Plan {
+    /// Empty the plan, leaving job 0 (the host request's, gating) open.
     pub fn clear(&mut self) {
         self.ops.clear();
         self.gating.clear();
@@ -124,6 +137,7 @@ pub struct FtlWork {
 }
 
 impl FtlWork {
+    /// Add another call's counters to these.
     pub fn add(&mut self, o: &FtlWork) {
         self.map_lookups += o.map_lookups;
         self.gc_candidates += o.gc_candidates;
@@ -175,7 +189,9 @@ pub enum Activity {
 }
 
 impl Activity {
+    /// Number of activities.
     pub const COUNT: usize = 5;
+    /// Every activity, in index order.
     pub const ALL: [Activity; Activity::COUNT] = [
         Activity::Command,
         Activity::MapLookup,
@@ -183,9 +199,11 @@ impl Activity {
         Activity::GcMove,
         Activity::Other,
     ];
+    /// Index of the activity in per-activity arrays.
     pub fn index(self) -> usize {
         self as usize
     }
+    /// The activity's name in the power report (`command`, `map_lookup`, ...).
     pub fn name(self) -> &'static str {
         match self {
             Activity::Command => "command",
@@ -200,15 +218,20 @@ impl Activity {
 /// What an FTL call works with: the plan it fills, its work counters, the run's
 /// FTL random stream and a read-only view of how busy each die is.
 pub struct FtlCtx {
+    /// The flash operations the call plans.
     pub plan: Plan,
+    /// Non-flash work of the call (map lookups, GC bookkeeping, DRAM accesses).
     pub work: FtlWork,
+    /// The run's FTL random stream (victim choice, ...).
     pub rng: SimRng,
     /// Operations queued or running per die (for least-busy allocation).
     pub die_load: Vec<u32>,
+    /// Simulated time of the call.
     pub now: SimTime,
 }
 
 impl FtlCtx {
+    /// A context with an empty plan (job 0 open) and `dies` idle dies.
     pub fn new(rng: SimRng, dies: usize) -> FtlCtx {
         let mut plan = Plan::default();
         plan.clear();
@@ -225,6 +248,8 @@ impl FtlCtx {
         self.plan.gating.push(gating);
         (self.plan.gating.len() - 1) as JobId
     }
+    /// Plan a page read of `ppn` in `job` at `stage`; `lpn` is the logical page it fetches
+    /// (NO_LPN for translation pages).
     #[inline]
     pub fn read(&mut self, job: JobId, stage: u8, ppn: Ppn, purpose: Purpose, lpn: u64) {
         self.plan.ops.push(FlashOp {
@@ -237,6 +262,8 @@ impl FtlCtx {
             src: NO_PPN,
         });
     }
+    /// Plan a program of `ppn` in `job` at `stage` with the data of logical page `lpn`; `src`
+    /// is the page a copy's data came from.
     #[inline]
     pub fn program(
         &mut self,
@@ -257,6 +284,7 @@ impl FtlCtx {
             src: src.map_or(NO_PPN, |p| p.0),
         });
     }
+    /// Plan an erase of the block whose first page is `first_page`.
     #[inline]
     pub fn erase(&mut self, job: JobId, stage: u8, first_page: Ppn, purpose: Purpose) {
         self.plan.ops.push(FlashOp {
@@ -286,26 +314,41 @@ macro_rules! ftl_stats {
     };
 }
 ftl_stats!(
+    /// Victim blocks garbage-collected (one per victim, foreground or background).
     gc_runs,
     /// Candidate blocks examined by victim selection.
     gc_victims_examined,
+    /// Valid pages GC copied out of victims.
     gc_page_copies,
+    /// Hybrid FTLs: switch merges (a sequentially written log block becomes the data block).
     merges_switch,
+    /// Hybrid FTLs: partial merges (the log block is completed from the data block, then switched).
     merges_partial,
+    /// Hybrid FTLs: full merges (valid pages of the log and data blocks copied to a new block).
     merges_full,
+    /// Pages copied by merges.
     merge_page_copies,
+    /// Blocks erased by merges.
     merge_erases,
+    /// Translation-page reads (DFTL: CMT misses, write-backs and GC's mapping updates that read
+    /// their page).
     translation_reads,
+    /// Translation-page programs (DFTL: dirty mappings written back).
     translation_writes,
     /// Translation pages copied by GC out of translation blocks (DFTL; also
     /// counted in `gc_page_copies`).
     translation_gc_copies,
+    /// DFTL: lookups served by the Cached Mapping Table.
     cmt_hits,
+    /// DFTL: lookups that missed the Cached Mapping Table.
     cmt_misses,
+    /// DFTL: entries (or pages, at page granularity) evicted from the CMT.
     cmt_evictions,
+    /// DFTL: evictions of dirty entries, which write their translation page back.
     cmt_dirty_evictions,
     /// Pages moved by static wear levelling.
     wear_level_moves,
+    /// Of `gc_runs`, those run in idle time (`ftl.background_gc_blocks`).
     background_runs,
     /// Filler programs that keep a block's pages in order when a block-mapped FTL
     /// writes at an offset past the block's write pointer.
@@ -316,6 +359,7 @@ ftl_stats!(
 /// context's RNG, keep the invariants of spec/ftl.md, and report broken internal
 /// invariants by panicking with context (never by returning wrong data).
 pub trait Ftl {
+    /// Short name of the FTL (`page`, `dftl`, ...), as `--ftl` takes it and the report shows it.
     fn name(&self) -> &'static str;
     /// Host-visible capacity in pages.
     fn logical_pages(&self) -> u64;
@@ -346,6 +390,7 @@ pub trait Ftl {
     fn lookup(&self, lpn: Lpn) -> Option<Ppn>;
     /// Check every invariant of spec/ftl.md; the property tests call it after each step.
     fn check_invariants(&self) -> Result<(), String>;
+    /// The FTL's counters since it was built.
     fn stats(&self) -> FtlStats;
     /// Things the report should say about how the FTL ran the configuration
     /// it was given (a setting it had to raise, ...): (name, value) pairs
@@ -371,6 +416,7 @@ pub struct FlashArray {
 }
 
 impl FlashArray {
+    /// A fresh (all erased) array of geometry `g`.
     pub fn new(g: Geometry) -> FlashArray {
         FlashArray {
             geometry: g,
@@ -385,6 +431,8 @@ impl FlashArray {
         let b = self.div_ppb.quot(p.0 as u64) as u32;
         (b, p.0 - b * self.geometry.pages_per_block)
     }
+    /// Apply `op` to the array's rules, panicking if it breaks one (program out of order, read
+    /// of an unwritten page, erase not at a block start).
     #[inline]
     pub fn apply(&mut self, op: &FlashOp) {
         let (b, page) = self.split(op.ppn);
@@ -432,12 +480,15 @@ impl FlashArray {
             prefetch_read(w);
         }
     }
+    /// Erase count of every block, by flat block id.
     pub fn erase_counts(&self) -> &[u32] {
         &self.erase_count
     }
+    /// Pages programmed in block `b` since its last erase.
     pub fn written_pages(&self, b: BlockId) -> u32 {
         self.write_ptr[b.0 as usize] as u32
     }
+    /// The array's geometry.
     pub fn geometry(&self) -> &Geometry {
         &self.geometry
     }

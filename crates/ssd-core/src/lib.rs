@@ -15,6 +15,8 @@
 //! assert_eq!(settings.geometry.channels, 8); // Lee & Won's reference SSD
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod addr;
 pub mod config;
 pub mod devices;

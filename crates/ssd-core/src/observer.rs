@@ -27,6 +27,8 @@ pub enum XferKind {
     DataOut,
 }
 
+/// What every component reports: one call per activity, with its whole interval `[start, end)`
+/// (see the module docs). Every method defaults to doing nothing.
 pub trait Observer {
     /// A die ran an array operation (tR / tPROG / tBERS) on `planes` planes.
     #[inline]
@@ -162,10 +164,15 @@ impl Observer for NullObserver {}
 /// utilization report).
 #[derive(Clone, Debug, Default)]
 pub struct BusyObserver {
+    /// Busy nanoseconds per die (flat die index).
     pub die_ns: Vec<u64>,
+    /// Busy nanoseconds per channel.
     pub channel_ns: Vec<u64>,
+    /// Busy nanoseconds of the controller CPU.
     pub cpu_ns: u64,
+    /// Busy nanoseconds of the host link.
     pub link_ns: u64,
+    /// Nanoseconds during which at least one request was inside the SSD.
     pub active_ns: u64,
 }
 impl Observer for BusyObserver {

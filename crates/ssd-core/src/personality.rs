@@ -37,14 +37,21 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PersonalityKind {
+    /// Mail server: whole-file reads, appends with fsync, delete and recreate (Filebench's
+    /// varmail).
     Varmail,
+    /// File server: whole-file reads, appends and whole-file rewrites (Filebench's fileserver).
     Fileserver,
+    /// Web server: whole-file reads and appends to a shared log (Filebench's webserver).
     Webserver,
+    /// Database-like: small aligned random reads and writes over one table space with a hot set.
     Oltp,
 }
 
 impl PersonalityKind {
+    /// The personalities' names, as `[personality] kind` takes them.
     pub const NAMES: &'static [&'static str] = &["varmail", "fileserver", "webserver", "oltp"];
+    /// Parse a personality's name (see [`PersonalityKind::NAMES`]); an error lists them.
     pub fn parse(s: &str) -> Result<PersonalityKind, String> {
         Ok(match s {
             "varmail" => PersonalityKind::Varmail,
@@ -65,11 +72,16 @@ impl PersonalityKind {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PersonalityConfig {
+    /// Which personality.
     pub kind: PersonalityKind,
+    /// Files in the file set (default: varmail, webserver 1,000; fileserver 10,000; oltp 1
+    /// table space).
     #[serde(default)]
     pub files: Option<u64>,
+    /// Nominal file size (default: 16 KiB; fileserver 128 KiB; oltp 1 GiB).
     #[serde(default)]
     pub file_size: Option<Size>,
+    /// Threads, each a stream (default: varmail 16, fileserver 50, webserver 100, oltp 32).
     #[serde(default)]
     pub threads: Option<u32>,
     /// Mean write (append) size; the request size for oltp.
@@ -154,6 +166,8 @@ fn default_requests() -> u64 {
 }
 
 impl PersonalityConfig {
+    /// The personality `kind` with every parameter at its default (block level, 200,000
+    /// requests, preallocation on).
     pub fn new(kind: PersonalityKind) -> Self {
         PersonalityConfig {
             kind,
@@ -209,19 +223,33 @@ impl PersonalityConfig {
 /// Resolved personality parameters (bytes).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Params {
+    /// Which personality.
     pub kind: PersonalityKind,
+    /// Files in the file set.
     pub files: u64,
+    /// Nominal file size, bytes.
     pub file_size: u64,
+    /// Threads (streams).
     pub threads: u32,
+    /// Mean append size, or the oltp request size, bytes.
     pub io_size: u64,
+    /// Largest read request, bytes.
     pub read_size: u64,
+    /// Share of operations that are reads, 0..=1.
     pub read_fraction: f64,
+    /// Outstanding requests per thread.
     pub depth_per_thread: u32,
+    /// Requests to generate after preallocation.
     pub requests: u64,
+    /// Start of the file set on the device, bytes.
     pub offset: u64,
+    /// oltp: share of the table space that is hot, 0..=1.
     pub hot_fraction: f64,
+    /// oltp: share of requests that go to the hot set, 0..=1.
     pub hot_access: f64,
+    /// Whether each append is followed by an fsync (Flush request).
     pub fsync: bool,
+    /// Whether the stream starts by writing the file set.
     pub prealloc: bool,
 }
 
@@ -251,6 +279,8 @@ impl Params {
         self.files.saturating_mul(self.slot()).saturating_add(log)
     }
 
+    /// Check the parameters against a drive of `logical_bytes`: sizes whole sectors, shares in
+    /// 0..=1, the layout within the device; an error names the field.
     pub fn validate(&self, logical_bytes: u64) -> Result<(), ConfigError> {
         let sec = |v: u64, f: &str| {
             if v == 0 || v / SECTOR * SECTOR != v {
@@ -370,6 +400,7 @@ impl Personality {
             p,
         })
     }
+    /// The resolved parameters.
     pub fn params(&self) -> &Params {
         &self.p
     }

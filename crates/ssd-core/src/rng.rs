@@ -4,6 +4,7 @@
 
 use rand::SeedableRng;
 
+/// The simulation's RNG: PCG64 (MCG variant), the same numbers on every platform.
 pub type SimRng = rand_pcg::Pcg64Mcg;
 
 /// FNV-1a over the label, mixed with the seed by SplitMix64.
@@ -16,6 +17,7 @@ pub fn derive_seed(seed: u64, label: &str) -> u64 {
     splitmix(seed ^ splitmix(h))
 }
 
+/// SplitMix64's finalizer: a well-mixed 64-bit hash of `x`.
 pub fn splitmix(mut x: u64) -> u64 {
     x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -23,7 +25,9 @@ pub fn splitmix(mut x: u64) -> u64 {
     x ^ (x >> 31)
 }
 
+/// Construction of a named sub-stream.
 pub trait SimRngExt {
+    /// The stream for `label` under master seed `seed` (see [`derive_seed`]).
     fn from_seed_label(seed: u64, label: &str) -> Self;
 }
 impl SimRngExt for SimRng {

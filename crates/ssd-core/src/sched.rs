@@ -17,15 +17,22 @@ use std::collections::BTreeSet;
 /// host request it stands for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SchedReq {
+    /// The engine's handle of the first host request it stands for.
     pub id: u32,
+    /// Read, write, trim or flush.
     pub op: IoOp,
+    /// First sector (512 bytes).
     pub lba: u64,
+    /// Length in sectors.
     pub sectors: u32,
+    /// Arrival time of its earliest request (merges keep the earliest).
     pub arrival: SimTime,
+    /// Stream (process) id of the submitter.
     pub stream: u32,
 }
 
 impl SchedReq {
+    /// The sector after the request's last.
     #[inline]
     pub fn end(&self) -> u64 {
         self.lba + self.sectors as u64
@@ -56,7 +63,10 @@ pub fn try_merge(a: &mut SchedReq, b: &SchedReq, max_sectors: u32) -> bool {
     true
 }
 
+/// A host I/O scheduler (elevator): queues requests, may merge them, hands them to the device
+/// in its order (see the module docs).
 pub trait IoScheduler {
+    /// Short name (`noop`, `deadline`, ...), as `--sched` takes it and the report shows it.
     fn name(&self) -> &'static str;
     /// Queue `r`. If it was merged into a queued request, push `(kept_id, r.id)`
     /// to `merged` (and do not queue `r` separately).
@@ -71,6 +81,7 @@ pub trait IoScheduler {
     }
     /// Requests queued (after merging).
     fn len(&self) -> usize;
+    /// No request queued.
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -107,6 +118,7 @@ fn merge_dir(op: IoOp) -> Option<bool> {
 }
 
 impl Noop {
+    /// A noop queue that merges requests up to `max_sectors` (when `merge` is set).
     pub fn new(max_sectors: u32, merge: bool) -> Noop {
         Noop {
             q: Default::default(),

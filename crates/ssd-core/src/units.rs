@@ -18,19 +18,23 @@ pub struct SimTime(pub u64);
 pub struct Dur(pub u64);
 
 impl SimTime {
+    /// Time zero, the start of the run.
     pub const ZERO: SimTime = SimTime(0);
     /// The latest arrival a run accepts: 2^62 ns, about 146 years. Later
     /// instants come only from operations booked after an arrival, so event
     /// times stay far from the end of `u64` and never wrap.
     pub const MAX_ARRIVAL: SimTime = SimTime(1 << 62);
+    /// Nanoseconds since the start.
     #[inline]
     pub fn ns(self) -> u64 {
         self.0
     }
+    /// Seconds since the start.
     #[inline]
     pub fn secs_f64(self) -> f64 {
         self.0 as f64 * 1e-9
     }
+    /// Time from `earlier` to this instant (0 if `earlier` is later).
     #[inline]
     pub fn since(self, earlier: SimTime) -> Dur {
         Dur(self.0.saturating_sub(earlier.0))
@@ -38,30 +42,37 @@ impl SimTime {
 }
 
 impl Dur {
+    /// No time.
     pub const ZERO: Dur = Dur(0);
     /// The longest duration [`parse_dur`] accepts: 2^62 ns, about 146 years
     /// (as [`SimTime::MAX_ARRIVAL`]), so that a sum of a few stays in `u64`.
     pub const MAX: Dur = Dur(1 << 62);
+    /// `ns` nanoseconds.
     #[inline]
     pub const fn from_ns(ns: u64) -> Dur {
         Dur(ns)
     }
+    /// `us` microseconds.
     #[inline]
     pub const fn from_us(us: u64) -> Dur {
         Dur(us * 1_000)
     }
+    /// `ms` milliseconds.
     #[inline]
     pub const fn from_ms(ms: u64) -> Dur {
         Dur(ms * 1_000_000)
     }
+    /// Nanoseconds.
     #[inline]
     pub fn ns(self) -> u64 {
         self.0
     }
+    /// Seconds.
     #[inline]
     pub fn secs_f64(self) -> f64 {
         self.0 as f64 * 1e-9
     }
+    /// Microseconds.
     #[inline]
     pub fn us_f64(self) -> f64 {
         self.0 as f64 * 1e-3
@@ -107,15 +118,19 @@ impl Sub for SimTime {
 pub struct Size(pub u64);
 
 impl Size {
+    /// Bytes.
     pub const fn bytes(self) -> u64 {
         self.0
     }
+    /// `n` KiB (2^10 bytes).
     pub const fn kib(n: u64) -> Size {
         Size(n * 1024)
     }
+    /// `n` MiB (2^20 bytes).
     pub const fn mib(n: u64) -> Size {
         Size(n * 1024 * 1024)
     }
+    /// `n` GiB (2^30 bytes).
     pub const fn gib(n: u64) -> Size {
         Size(n * 1024 * 1024 * 1024)
     }
@@ -126,7 +141,9 @@ impl Size {
 /// "100us per 4 KiB page" bus moves one page in exactly 100 us.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Rate {
+    /// Bytes moved per `ns` nanoseconds.
     pub bytes: u64,
+    /// Nanoseconds it takes to move `bytes` (the rate is `bytes / ns`).
     pub ns: u64,
 }
 
@@ -139,6 +156,7 @@ impl Rate {
             ns: 1_000_000,
         }
     }
+    /// One page of `page` bytes per `t`.
     pub fn per_page(page: Size, t: Dur) -> Rate {
         Rate {
             bytes: page.0,
@@ -154,6 +172,7 @@ impl Rate {
         let num = bytes as u128 * self.ns as u128;
         Dur(num.div_ceil(self.bytes as u128) as u64)
     }
+    /// The rate in MB/s (10^6 bytes per second); infinite when `ns` is 0.
     pub fn mb_per_s(self) -> f64 {
         if self.ns == 0 {
             return f64::INFINITY;
@@ -167,8 +186,11 @@ impl Rate {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("cannot parse {text:?} as {what}: {reason}")]
 pub struct UnitError {
+    /// The text that failed to parse.
     pub text: String,
+    /// What it was parsed as ("a duration", "a size", ...).
     pub what: &'static str,
+    /// Why it failed.
     pub reason: String,
 }
 
@@ -197,7 +219,9 @@ pub const MAX_DIGITS: u32 = 20;
 /// holds neither `1.1` nor integers beyond 2^53 exactly.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Decimal {
+    /// The significant digits, as an integer.
     pub digits: u128,
+    /// Decimal places: the value is `digits / 10^scale`.
     pub scale: u32,
 }
 

@@ -12,15 +12,20 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+/// Bytes per sector, the unit of request addresses and lengths.
 pub const SECTOR: u64 = 512;
 
 /// Kind of host operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum IoOp {
+    /// Read the range.
     Read,
+    /// Write the range.
     Write,
+    /// Trim (discard) the range: its data is no longer needed.
     Trim,
+    /// Flush the device's volatile cache (no range).
     Flush,
 }
 
@@ -29,6 +34,7 @@ pub enum IoOp {
 pub struct HostRequest {
     /// Arrival time (open loop); ignored for closed-loop sources.
     pub arrival: SimTime,
+    /// What the request asks for.
     pub op: IoOp,
     /// Start address in 512-byte sectors.
     pub lba: u64,
@@ -42,6 +48,7 @@ pub struct HostRequest {
 }
 
 impl HostRequest {
+    /// Length in bytes (`sectors` x 512).
     pub fn bytes(&self) -> u64 {
         self.sectors as u64 * SECTOR
     }
@@ -51,7 +58,10 @@ impl HostRequest {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Timing {
     /// Keep this many requests outstanding; a new one is issued when one completes.
-    ClosedLoop { depth: u32 },
+    ClosedLoop {
+        /// Requests kept outstanding.
+        depth: u32,
+    },
     /// Requests arrive at their `arrival` timestamps (non-decreasing).
     OpenLoop,
     /// The source is a host model that reacts to the block layer (the page
@@ -79,12 +89,15 @@ pub enum HostEvent {
 pub struct SourceError {
     /// "file:line" or the option name.
     pub location: String,
+    /// What went wrong.
     pub reason: String,
 }
 
 /// A stream of host requests. Implementations must be deterministic for a given seed.
 pub trait RequestSource {
+    /// How the source's requests arrive (closed loop, open loop or reactive).
     fn timing(&self) -> Timing;
+    /// The next request, None when the source is exhausted, or an error that ends the run.
     fn next_request(&mut self) -> Option<Result<HostRequest, SourceError>>;
     /// Requests or lines the source skipped or changed, with reasons (reported).
     fn notes(&self) -> Vec<(String, u64)> {
@@ -163,18 +176,27 @@ pub struct CallExtras {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RwMode {
+    /// Sequential reads.
     Read,
+    /// Sequential writes.
     Write,
+    /// Random reads.
     RandRead,
+    /// Random writes.
     RandWrite,
     /// Sequential mixed (`rw` / `readwrite`).
     Rw,
+    /// Random mixed reads and writes (`rwmixread` percent reads).
     RandRw,
+    /// Sequential trims.
     Trim,
+    /// Random trims.
     RandTrim,
 }
 
 impl RwMode {
+    /// Parse fio's name (`read`, `write`, `randread`, `randwrite`, `rw`/`readwrite`, `randrw`,
+    /// `trim`, `randtrim`); an error lists them.
     pub fn parse(s: &str) -> Result<RwMode, String> {
         Ok(match s {
             "read" => RwMode::Read,
@@ -188,6 +210,7 @@ impl RwMode {
             _ => return Err(format!("unknown rw mode {:?} (read, write, randread, randwrite, rw, randrw, trim, randtrim)", crate::units::clip(s))),
         })
     }
+    /// Whether the mode picks random addresses (the `rand*` modes).
     pub fn is_random(self) -> bool {
         matches!(
             self,
@@ -199,12 +222,17 @@ impl RwMode {
 /// fio's `random_distribution=`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Distribution {
+    /// Uniform over the span (fio's `random`).
     Uniform,
+    /// Zipf with exponent theta (positive, not 1), as fio's `zipf:THETA`.
     Zipf(f64),
+    /// Pareto with shape h in (0, 1), as fio's `pareto:H`.
     Pareto(f64),
 }
 
 impl Distribution {
+    /// Parse `random`/`uniform`, `zipf:THETA` or `pareto:H`; an error says which values are
+    /// allowed.
     pub fn parse(s: &str) -> Result<Distribution, String> {
         let s = s.trim();
         if s == "random" || s == "uniform" {
@@ -268,7 +296,9 @@ pub enum RateProcess {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadConfig {
+    /// Access pattern (fio's `rw`); default randread.
     pub rw: RwMode,
+    /// Request size (fio's `bs`), a multiple of 512 bytes; default 4 KiB.
     pub bs: Size,
     /// Percentage of reads in mixed modes.
     pub rwmixread: u32,
@@ -276,12 +306,15 @@ pub struct WorkloadConfig {
     pub iodepth: u32,
     /// Open loop at this many requests per second.
     pub rate_iops: Option<u64>,
+    /// Inter-arrival process of the open loop (`rate_iops`); default linear.
     pub rate_process: RateProcess,
     /// Number of requests; default one pass over `size` (size / bs), as fio.
     pub number_ios: Option<u64>,
     /// Address span; default the whole logical capacity (minus offset).
     pub size: Option<Size>,
+    /// Start of the address span, bytes (fio's `offset`); default 0.
     pub offset: Size,
+    /// Distribution of random addresses over the span; default uniform.
     pub random_distribution: Distribution,
     /// fio's `percentage_random`: of a random workload's requests, this
     /// percentage go to a random block and the rest continue sequentially
@@ -346,6 +379,8 @@ impl Default for WorkloadConfig {
 pub const MAX_IODEPTH: u32 = 65_536;
 
 impl WorkloadConfig {
+    /// Check the workload against a drive of `logical_bytes`; an error names the field
+    /// (`workload.NAME`).
     pub fn validate(&self, logical_bytes: u64) -> Result<(), ConfigError> {
         if self.bs.0 == 0 || !self.bs.0.is_multiple_of(SECTOR) {
             return Err(invalid(
@@ -426,6 +461,7 @@ impl WorkloadConfig {
             .map(|s| s.0)
             .unwrap_or(logical_bytes.saturating_sub(self.offset.0))
     }
+    /// Closed loop at `iodepth`, or open loop when `rate_iops` is set.
     pub fn timing(&self) -> Timing {
         if self.rate_iops.is_some() {
             Timing::OpenLoop
@@ -646,6 +682,7 @@ pub struct VecSource {
     timing: Timing,
 }
 impl VecSource {
+    /// A source yielding `reqs` in order with `timing`.
     pub fn new(reqs: Vec<HostRequest>, timing: Timing) -> VecSource {
         VecSource {
             reqs: reqs.into_iter(),

@@ -82,19 +82,28 @@ pub enum SimError {
     /// also a `source()`: an error chain would print it twice.
     #[error("workload: {0}")]
     Source(SourceError),
+    /// A request reaches beyond the drive's logical capacity.
     #[error("request at sector {lba} (+{sectors}) is beyond the logical capacity of {capacity_sectors} sectors")]
     OutOfRange {
+        /// The request's first sector.
         lba: u64,
+        /// Its length in sectors.
         sectors: u32,
+        /// The drive's logical capacity in sectors.
         capacity_sectors: u64,
     },
+    /// A configuration the run cannot honour, found while running.
     #[error("configuration: {0}")]
     Config(String),
+    /// A request arrives after [`SimTime::MAX_ARRIVAL`].
     #[error(
         "a request arrives at {:.3e} s, beyond the simulated time range (2^62 ns, about 146 years)",
         arrival.0 as f64 / 1e9
     )]
-    TimeRange { arrival: SimTime },
+    TimeRange {
+        /// The request's arrival time.
+        arrival: SimTime,
+    },
 }
 
 impl From<SourceError> for SimError {
@@ -109,11 +118,17 @@ impl From<SourceError> for SimError {
 /// over the hardware described by `Settings`. Generic, so the hot loop is
 /// statically dispatched; applications close the choices with enums.
 pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware = StdHw> {
+    /// The validated settings of the drive.
     pub settings: Settings,
+    /// The FTL.
     pub ftl: F,
+    /// The workload source.
     pub src: S,
+    /// The host I/O scheduler.
     pub sched: Q,
+    /// The observer every hardware activity is reported to (the power model, ...).
     pub obs: O,
+    /// The flash array's rules and erase counts.
     pub flash: FlashArray,
     q: EventQueue,
     now: SimTime,
@@ -199,7 +214,9 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: 
     bg_jobs: u32,
     bg_enabled: bool,
     // stats
+    /// Counters of the measured phase.
     pub counters: Counters,
+    /// Request latencies of the measured phase.
     pub lat: Latencies,
     ftl_before: FtlStats,
     work: FtlWork,

@@ -7,14 +7,24 @@ use super::*;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum PreconditionProgress {
     /// The sequential fill: `done` of `total` logical pages written.
-    Fill { done: u64, total: u64 },
+    Fill {
+        /// Logical pages written so far.
+        done: u64,
+        /// Logical pages of the drive.
+        total: u64,
+    },
     /// Steady-state round `round` (from 1, of at most `max_rounds`): `done`
     /// of its `round_pages` random page writes; the WAF of the round before.
     Steady {
+        /// Steady-state round, from 1.
         round: u32,
+        /// The most rounds before giving up (20 drive writes).
         max_rounds: u32,
+        /// Random page writes done in this round.
         done: u64,
+        /// Random page writes of a round (an eighth of the logical pages).
         round_pages: u64,
+        /// Write amplification of the previous round (None in the first).
         last_waf: Option<f64>,
     },
 }
@@ -22,10 +32,16 @@ pub enum PreconditionProgress {
 /// Result of preconditioning.
 #[derive(Clone, Debug, Default)]
 pub struct PreconditionOutcome {
+    /// Logical pages written by the sequential fill.
     pub pages_written: u64,
+    /// Random page writes of steady-state preconditioning.
     pub random_pages: u64,
+    /// Write amplification of the last steady-state round (0 without one).
     pub final_waf: f64,
+    /// Whether steady state was reached: the last 5 rounds' WAF within 2% of their mean and
+    /// their trend within 1%.
     pub steady: bool,
+    /// Wall-clock seconds preconditioning took.
     pub wall_s: f64,
 }
 

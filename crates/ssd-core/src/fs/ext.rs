@@ -201,6 +201,9 @@ fn backup_group(g: u64) -> bool {
 }
 
 impl Ext {
+    /// mke2fs over `blocks` blocks (ext2, ext3 or ext4 by `cfg.kind`) for
+    /// the file set's directory tree `tree`; an error names a bad option or
+    /// says the device is too small.
     pub fn new(cfg: &FsConfig, blocks: u64, tree: DirTree) -> Result<Ext, ConfigError> {
         let kind = cfg.kind;
         let files = tree.files();

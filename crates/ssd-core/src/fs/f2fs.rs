@@ -153,6 +153,7 @@ pub const DENTRY_PER_BLOCK: u64 = 214;
 /// NAT and SIT entries the checkpoint's summary journals hold
 /// (`NAT_JOURNAL_ENTRIES`, `SIT_JOURNAL_ENTRIES`).
 pub const NAT_JOURNAL_ENTRIES: u64 = 38;
+/// SIT entries the checkpoint's summary journal holds (`SIT_JOURNAL_ENTRIES`).
 pub const SIT_JOURNAL_ENTRIES: u64 = 6;
 /// Blocks of a checkpoint pack (simplified: see the module docs).
 pub const CP_PACK_BLOCKS: u64 = 5;
@@ -163,6 +164,7 @@ const FIRST_NID: u32 = 4;
 const NULL_ADDR: u64 = u64::MAX;
 /// sysfs `cp_interval` and `gc_min_sleep_time` defaults.
 pub const DEFAULT_CP_INTERVAL: Dur = Dur::from_ms(60_000);
+/// Background GC's sleep between runs (sysfs `gc_min_sleep_time` default, 30 s).
 pub const DEFAULT_GC_SLEEP: Dur = Dur::from_ms(30_000);
 /// `LIMIT_INVALID_BLOCK` and `LIMIT_FREE_BLOCK`: background GC's limits.
 const LIMIT_INVALID_PERCENT: u64 = 40;
@@ -456,6 +458,9 @@ fn push_run(v: &mut Vec<(u64, u32)>, b: u64) {
 }
 
 impl F2fs {
+    /// mkfs.f2fs over `blocks` blocks for the file set's directory tree
+    /// `tree`; an error if the device is too small or the NAT cannot hold
+    /// the files.
     pub fn new(cfg: &FsConfig, blocks: u64, tree: DirTree) -> Result<F2fs, ConfigError> {
         let files = tree.files();
         let lay = Layout::new(blocks);
@@ -1042,6 +1047,7 @@ impl F2fs {
         Ok(())
     }
 
+    /// Free segments now.
     pub fn free_segments(&self) -> u64 {
         self.free_segs.len() as u64
     }

@@ -63,13 +63,20 @@ pub const BLOCK: u64 = 4096;
 pub enum FsKind {
     /// No file system: files are extents on the bare device, no metadata.
     Raw,
+    /// ext2: block groups, bitmaps, inode tables, indirect blocks; no journal.
     Ext2,
+    /// ext3: ext2 with the jbd journal.
     Ext3,
+    /// ext4: extents, mballoc and jbd2 (the default).
     #[default]
     Ext4,
+    /// XFS: allocation groups, B+trees and the delayed-logging metadata log.
     Xfs,
+    /// ReiserFS 3.6: a balanced tree with tail packing and its journal.
     Reiserfs,
+    /// NILFS2: a log of segments with a cleaner.
     Nilfs2,
+    /// F2FS: six logs, the node address table, checkpoints and a cleaner.
     F2fs,
 }
 
@@ -86,6 +93,7 @@ impl FsKind {
         FsKind::Raw,
     ];
 
+    /// The kind's name, as `--fs` takes it.
     pub fn name(self) -> &'static str {
         match self {
             FsKind::Raw => "raw",
@@ -99,6 +107,7 @@ impl FsKind {
         }
     }
 
+    /// Parse a kind's name (see [`FsKind::name`]); an error lists the known names.
     pub fn parse(s: &str) -> Result<FsKind, String> {
         FsKind::ALL
             .into_iter()
@@ -143,6 +152,7 @@ pub enum JournalMode {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FsConfig {
+    /// Which file system (default ext4).
     pub kind: FsKind,
     /// ext3/ext4/ReiserFS `data=` (default ordered).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -489,12 +499,29 @@ impl FsConfig {
 pub enum FsCall {
     /// The application's bytes `[at, at + bytes)` (device bytes), through
     /// the page cache.
-    Data { op: IoOp, at: u64, bytes: u64 },
+    Data {
+        /// Read or write.
+        op: IoOp,
+        /// First device byte.
+        at: u64,
+        /// Length in bytes.
+        bytes: u64,
+    },
     /// A metadata block dirtied in the buffer cache.
-    Meta { block: u64 },
+    Meta {
+        /// The block, in the file system's blocks.
+        block: u64,
+    },
     /// The file system's own I/O of `blocks` blocks from `block`, submitted
     /// at once and waited for.
-    Direct { op: IoOp, block: u64, blocks: u32 },
+    Direct {
+        /// Read or write.
+        op: IoOp,
+        /// First block, in the file system's blocks.
+        block: u64,
+        /// Number of blocks.
+        blocks: u32,
+    },
     /// A device cache flush, waited for.
     Flush,
 }
@@ -523,10 +550,12 @@ pub struct NoSpace;
 /// What a file system did, by kind of block (reported as `file_system`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FsStats {
+    /// The file system's name (`ext4`, `xfs`, ...).
     pub kind: String,
     /// Blocks the file system has, and the blocks in use now (data,
     /// metadata, journal).
     pub blocks: u64,
+    /// Blocks in use now (data, metadata, journal).
     pub used_blocks: u64,
     /// Data blocks allocated to files.
     pub data_blocks_allocated: u64,
@@ -538,23 +567,29 @@ pub struct FsStats {
     pub journal_blocks_written: u64,
     /// Journal commits (by fsync, by the commit interval).
     pub commits_fsync: u64,
+    /// Journal commits by the commit interval (background).
     pub commits_timer: u64,
     /// The journal wrapped around.
     pub journal_wraps: u64,
     /// Blocks the cleaner read and wrote (log-structured file systems).
     pub cleaner_blocks_read: u64,
+    /// Blocks the cleaner wrote.
     pub cleaner_blocks_written: u64,
     /// Files' extents (fragments) now, and indirect or extent-tree blocks.
     pub extents: u64,
+    /// Indirect or extent-tree (index) blocks of the files.
     pub index_blocks: u64,
     /// Free space: its runs (extents) and their mean length in blocks, a
     /// measure of its fragmentation (aging raises it).
     pub free_extents: u64,
+    /// Mean length of a free run, in blocks.
     pub free_extent_mean_blocks: f64,
     /// Aging before the file set: files created and deleted, and the blocks
     /// the aging files left in use.
     pub aged_files_created: u64,
+    /// Aging files deleted.
     pub aged_files_deleted: u64,
+    /// Blocks the aging files left in use.
     pub aged_blocks_in_use: u64,
 }
 
@@ -562,6 +597,7 @@ pub struct FsStats {
 /// file set's entries `0..files`; every call is in the file system's
 /// blocks, from 0.
 pub trait FileSystem {
+    /// Which file system this is.
     fn kind(&self) -> FsKind;
     /// Blocks of 4 KiB the file system has.
     fn blocks(&self) -> u64;
@@ -597,20 +633,28 @@ pub trait FileSystem {
     fn settle(&mut self);
     /// The size of `f` in bytes (0 if it does not exist).
     fn size(&self, f: u32) -> u64;
+    /// Whether file `f` exists.
     fn exists(&self, f: u32) -> bool;
     /// fsck: every allocated block reachable from metadata exactly once,
     /// every reachable block allocated, the counts consistent.
     fn check(&self) -> Result<(), String>;
+    /// What the file system did so far (the report's `file_system` section).
     fn stats(&self) -> FsStats;
 }
 
 /// The modelled file systems, dispatched by enum (as `AnyFtl`).
 pub enum AnyFs {
+    /// The `raw` model (no file system).
     Raw(raw::Raw),
+    /// ext2, ext3 or ext4.
     Ext(Box<ext::Ext>),
+    /// XFS.
     Xfs(Box<xfs::Xfs>),
+    /// NILFS2.
     Nilfs2(Box<nilfs2::Nilfs2>),
+    /// ReiserFS.
     Reiserfs(Box<reiserfs::Reiserfs>),
+    /// F2FS.
     F2fs(Box<f2fs::F2fs>),
 }
 

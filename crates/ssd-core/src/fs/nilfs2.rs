@@ -118,6 +118,8 @@ const DIRENTS_PER_BLOCK: u64 = 256;
 const FIRST_INO: u64 = 11;
 /// nilfs_cleanerd's `min_clean_segments` / `max_clean_segments` defaults.
 pub const MIN_CLEAN_PERCENT: u64 = 10;
+/// nilfs_cleanerd's `max_clean_segments` default, in percent of the segments: once cleaning,
+/// the cleaner goes on until this many are free.
 pub const MAX_CLEAN_PERCENT: u64 = 20;
 /// The default segment: 2,048 blocks.
 pub const DEFAULT_BLOCKS_PER_SEGMENT: u64 = 2048;
@@ -268,6 +270,8 @@ fn btree_nodes(n: u64) -> u64 {
 }
 
 impl Nilfs2 {
+    /// mkfs.nilfs2 over `blocks` blocks for the file set's directory tree
+    /// `tree`; an error names a bad option or says the device is too small.
     pub fn new(cfg: &FsConfig, blocks: u64, tree: DirTree) -> Result<Nilfs2, ConfigError> {
         let files = tree.files();
         let bps = cfg
@@ -847,6 +851,7 @@ impl Nilfs2 {
         Ok(())
     }
 
+    /// Free (clean) segments now.
     pub fn free_segments(&self) -> u64 {
         self.free_segs.len() as u64
     }

@@ -33,6 +33,7 @@ pub struct Raw {
 }
 
 impl Raw {
+    /// A bare device of `blocks` blocks for `files` files, all free.
     pub fn new(blocks: u64, files: u64) -> Raw {
         let mut free = FreeRuns::new();
         if blocks > 0 {

@@ -157,6 +157,8 @@ pub const MAX_DIRECT_ITEM_LEN: u64 = 4096 - 24 - 48 - 44 - 4;
 const TRANS_HALF: u64 = 1018;
 /// `JOURNAL_TRANS_MAX_DEFAULT` and `JOURNAL_MAX_BATCH_DEFAULT`.
 pub const JOURNAL_TRANS_MAX: u64 = 1024;
+/// `JOURNAL_MAX_BATCH_DEFAULT`: a running transaction that reaches this many blocks is
+/// committed (scaled down for a journal smaller than the default).
 pub const JOURNAL_MAX_BATCH: u64 = 900;
 /// The root directory's key: (1, 2); its children's directory id is 2.
 const ROOT_DIRID: u32 = 1;
@@ -312,6 +314,9 @@ pub struct Reiserfs {
 }
 
 impl Reiserfs {
+    /// mkreiserfs over `blocks` blocks for the file set's directory tree
+    /// `tree`; an error names a bad option (journal size, ...) or says the
+    /// device is too small.
     pub fn new(cfg: &FsConfig, blocks: u64, tree: DirTree) -> Result<Reiserfs, ConfigError> {
         let files = tree.files();
         let jsize = cfg

@@ -505,6 +505,8 @@ pub struct Xfs {
 }
 
 impl Xfs {
+    /// mkfs.xfs over `blocks` blocks for the file set's directory tree `tree`;
+    /// an error names a bad option (agcount, log size, ...) or says the device is too small.
     pub fn new(cfg: &FsConfig, blocks: u64, tree: DirTree) -> Result<Xfs, ConfigError> {
         let files = tree.files();
         let mut agcount = cfg.agcount.unwrap_or_else(|| default_agcount(blocks));

@@ -74,6 +74,8 @@ pub struct OnfiChannel {
 }
 
 impl OnfiChannel {
+    /// The channel of `[nand]`: command and page transfer times at the bus rate, and
+    /// `nand.bus_arbitration`.
     pub fn from_settings(s: &Settings) -> OnfiChannel {
         OnfiChannel {
             cmd: s.cmd_time(),

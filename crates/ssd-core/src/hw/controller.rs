@@ -85,6 +85,8 @@ pub struct CycleCpu {
 }
 
 impl CycleCpu {
+    /// The CPU of `controller.*` (clock, cycle costs) and `power.cpu_slow_after` /
+    /// `power.cpu_wakeup_latency`.
     pub fn from_settings(s: &Settings) -> CycleCpu {
         let c = &s.config.controller;
         let p = &s.config.power;
@@ -145,6 +147,7 @@ pub struct FixedDram {
 }
 
 impl FixedDram {
+    /// A DRAM of `dram.access_latency` per access.
     pub fn from_settings(s: &Settings) -> FixedDram {
         FixedDram {
             latency: s.config.dram.access_latency,
@@ -177,8 +180,11 @@ impl Dram for FixedDram {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RefreshConfig {
+    /// Refresh interval: one refresh command every this long.
     pub t_refi: Dur,
+    /// Refresh cycle time: how long one refresh holds the device.
     pub t_rfc: Dur,
+    /// Power beyond standby while refreshing, watts (default 0).
     #[serde(default)]
     pub power: crate::units::Watts,
 }
@@ -233,6 +239,7 @@ pub struct RefreshDram {
 }
 
 impl RefreshDram {
+    /// A DRAM of `latency` per access with refresh `r`.
     pub fn new(latency: Dur, r: &RefreshConfig) -> RefreshDram {
         RefreshDram {
             latency: latency.0,
@@ -256,11 +263,15 @@ impl Dram for RefreshDram {
 /// or [`RefreshDram`] with `[dram.refresh]`.
 #[derive(Clone, Copy, Debug)]
 pub enum AnyDram {
+    /// No refresh: `dram.access_latency` per access.
     Fixed(FixedDram),
+    /// With `[dram.refresh]`.
     Refresh(RefreshDram),
 }
 
 impl AnyDram {
+    /// The model the configuration asks for: [`RefreshDram`] with `dram.refresh`, else
+    /// [`FixedDram`].
     pub fn from_settings(s: &Settings) -> AnyDram {
         let d = &s.config.dram;
         match &d.refresh {
@@ -301,6 +312,7 @@ pub struct SerialLink {
 }
 
 impl SerialLink {
+    /// The link of `[host]`: `host.command_overhead` and the interface's rate.
     pub fn from_settings(s: &Settings) -> SerialLink {
         SerialLink {
             overhead: s.config.host.command_overhead,

@@ -56,10 +56,15 @@ pub trait Hardware {
 
 /// The values of a [`Hardware`] bundle's models.
 pub struct Parts<H: Hardware> {
+    /// The NAND array model.
     pub nand: H::Nand,
+    /// The channel (NAND bus) model.
     pub chan: H::Channel,
+    /// The controller CPU model.
     pub ctrl: H::Controller,
+    /// The DRAM model.
     pub dram: H::Dram,
+    /// The host link model.
     pub link: H::Link,
 }
 

@@ -35,8 +35,11 @@ use serde::{Deserialize, Serialize};
 /// page offset of a die.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ArrayOp {
+    /// Read, program or erase.
     pub kind: OpKind,
+    /// Why the operation happens.
     pub purpose: Purpose,
+    /// The flat die index.
     pub die: u32,
     /// The flat block of the batch's first operation (`BlockId`'s index).
     pub block: u32,
@@ -159,11 +162,13 @@ impl MultiplaneRule {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MultiplaneConfig {
+    /// Partners must be at the same page offset of their blocks (default true).
     #[serde(default = "yes")]
     pub same_page: bool,
     /// Absent: every plane of the die.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_planes: Option<u32>,
+    /// Array busy time each plane beyond the first adds (default 0).
     #[serde(default)]
     pub plane_gap: Dur,
 }
@@ -237,7 +242,9 @@ pub struct SuspendCost {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SuspendConfig {
+    /// Time to suspend a program or erase before a read can start.
     pub t_suspend: Dur,
+    /// Time to resume the suspended operation after the reads.
     pub t_resume: Dur,
     /// Suspend only operations with at least this much left.
     #[serde(default)]
@@ -262,6 +269,8 @@ fn one() -> u32 {
 }
 
 impl SuspendConfig {
+    /// Check the table: it suspends programs or erases, and `max_per_op` is in 1..=255; an
+    /// error names the field.
     pub fn check(&self) -> Result<(), ConfigError> {
         if !self.programs && !self.erases {
             return Err(invalid(
@@ -306,6 +315,7 @@ pub struct FixedNand {
 }
 
 impl FixedNand {
+    /// A model with array read, program and erase times `t_r`, `t_prog`, `t_bers`.
     pub fn new(t_r: Dur, t_prog: Dur, t_bers: Dur) -> FixedNand {
         FixedNand {
             t: [t_r, t_prog, t_bers],
@@ -372,12 +382,14 @@ pub struct PageTypeConfig {
     /// Multi-pass: program time of each page type. One-shot: one value, the
     /// word line's program time.
     pub t_prog: Vec<Dur>,
+    /// How a word line's pages are programmed (default multi-pass).
     #[serde(default)]
     pub program: ProgramScheme,
     /// One-shot: array busy time of loading a page that is not its word
     /// line's last into the latches (tCBSY-like).
     #[serde(default)]
     pub t_load: Dur,
+    /// Which page type each page offset has (default wordline).
     #[serde(default)]
     pub map: PageMap,
 }
@@ -485,6 +497,7 @@ pub struct PageTypeNand {
 }
 
 impl PageTypeNand {
+    /// The model of `c`, with block erase time `t_bers`.
     pub fn new(c: &PageTypeConfig, t_bers: Dur) -> PageTypeNand {
         PageTypeNand {
             t_r: c.t_r.clone(),
@@ -567,6 +580,7 @@ pub struct RetryConfig {
     pub max_steps: u32,
     /// Extra time of each step besides its sensing.
     pub t_step: Dur,
+    /// Expected extra steps of a fresh block's read (default 0).
     #[serde(default)]
     pub base_steps: f64,
     /// Expected extra steps per 1000 P/E cycles.
@@ -584,6 +598,8 @@ pub struct RetryConfig {
 }
 
 impl RetryConfig {
+    /// Check the table: the step rates finite and not negative, `max_steps` at most 255; an
+    /// error names the field.
     pub fn check(&self) -> Result<(), ConfigError> {
         for (f, v) in [
             ("nand.retry.base_steps", self.base_steps),
@@ -630,10 +646,12 @@ pub struct ReadRetry<N: Nand> {
     born: Vec<u64>,
     /// Array reads (a multi-plane read is one) and the extra steps they took.
     pub reads: u64,
+    /// Extra read steps taken in all.
     pub steps: u64,
 }
 
 impl<N: Nand> ReadRetry<N> {
+    /// Read retry over `inner` for `blocks` flat blocks, its draws seeded from `seed`.
     pub fn new(inner: N, cfg: RetryConfig, blocks: usize, seed: u64) -> ReadRetry<N> {
         ReadRetry {
             inner,

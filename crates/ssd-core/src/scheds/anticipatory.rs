@@ -56,6 +56,7 @@ pub struct Anticipatory {
 }
 
 impl Anticipatory {
+    /// An anticipatory scheduler with the tunables of `cfg` (`sched.*`); `cfg` must be valid.
     pub fn new(cfg: &SchedConfig) -> Anticipatory {
         Anticipatory {
             core: DeadlineCore::new(cfg, NextMode::Successor),

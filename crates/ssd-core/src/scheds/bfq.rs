@@ -79,6 +79,7 @@ pub struct Bfq {
 }
 
 impl Bfq {
+    /// A BFQ scheduler with the tunables of `cfg` (`sched.*`); `cfg` must be valid.
     pub fn new(cfg: &SchedConfig) -> Bfq {
         Bfq {
             slots: Slots::default(),

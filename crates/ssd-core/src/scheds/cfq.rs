@@ -80,6 +80,7 @@ pub struct Cfq {
 }
 
 impl Cfq {
+    /// A CFQ scheduler with the tunables of `cfg` (`sched.*`); `cfg` must be valid.
     pub fn new(cfg: &SchedConfig) -> Cfq {
         Cfq {
             slots: Slots::default(),

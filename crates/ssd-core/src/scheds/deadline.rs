@@ -170,6 +170,7 @@ pub struct Deadline {
 }
 
 impl Deadline {
+    /// A deadline scheduler with the tunables of `cfg` (`sched.*`); `cfg` must be valid.
     pub fn new(cfg: &SchedConfig) -> Deadline {
         Deadline {
             core: DeadlineCore::new(cfg, NextMode::Successor),

@@ -74,6 +74,7 @@ fn domain_of(op: IoOp) -> usize {
 }
 
 impl Kyber {
+    /// A Kyber scheduler with the tunables of `cfg` (`sched.*`); `cfg` must be valid.
     pub fn new(cfg: &SchedConfig) -> Kyber {
         Kyber {
             q: Default::default(),

@@ -68,12 +68,12 @@ pub const SCHED_NAMES: &[&str] = &[
 ];
 
 macro_rules! any_sched {
-    ($($variant:ident($ty:ty)),* $(,)?) => {
+    ($($(#[$m:meta])* $variant:ident($ty:ty)),* $(,)?) => {
         /// Every scheduler, statically dispatched. (One per simulation, so the
         /// size difference between variants does not matter.)
         #[derive(Debug)]
         #[allow(clippy::large_enum_variant)]
-        pub enum AnySched { $($variant($ty)),* }
+        pub enum AnySched { $($(#[$m])* $variant($ty)),* }
         impl IoScheduler for AnySched {
             fn name(&self) -> &'static str { match self { $(AnySched::$variant(s) => s.name()),* } }
             #[inline] fn add(&mut self, r: SchedReq, now: SimTime, merged: &mut Vec<(u32, u32)>) { match self { $(AnySched::$variant(s) => s.add(r, now, merged)),* } }
@@ -86,14 +86,23 @@ macro_rules! any_sched {
 }
 
 any_sched!(
+    /// `noop`: one FIFO with merging.
     Noop(Noop),
+    /// `deadline`: sorted queues with read and write deadlines.
     Deadline(Deadline),
+    /// `mq-deadline`: deadline as blk-mq runs it.
     MqDeadline(MqDeadline),
+    /// `cfq`: per-stream queues with time slices.
     Cfq(Cfq),
+    /// `anticipatory`: deadline that waits briefly for a stream's next read.
     Anticipatory(Anticipatory),
+    /// `pardispatcher`: subqueues by address range, dispatched in parallel.
     ParDispatcher(ParDispatcher),
+    /// `kyber`: per-direction token limits driven by latency targets.
     Kyber(Kyber),
+    /// `bfq`: budget fair queueing among streams.
     Bfq(Bfq),
+    /// NVMe submission queues per flow with the controller's arbitration (not a `--sched` name).
     Nvme(NvmeQueues),
 );
 

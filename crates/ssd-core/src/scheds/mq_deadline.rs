@@ -17,6 +17,7 @@ pub struct MqDeadline {
 }
 
 impl MqDeadline {
+    /// An mq-deadline scheduler with the tunables of `cfg` (`sched.*`); `cfg` must be valid.
     pub fn new(cfg: &SchedConfig) -> MqDeadline {
         MqDeadline {
             core: DeadlineCore::new(cfg, NextMode::Position),

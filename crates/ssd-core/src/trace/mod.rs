@@ -74,6 +74,7 @@ pub enum TraceFormat {
 }
 
 impl TraceFormat {
+    /// Every format, in the order detection tries them.
     pub const ALL: [TraceFormat; 9] = [
         TraceFormat::Spc,
         TraceFormat::Msr,
@@ -85,6 +86,7 @@ impl TraceFormat {
         TraceFormat::Cloudphysics,
         TraceFormat::Csv,
     ];
+    /// The format's name, as `--trace-format` takes it.
     pub fn name(self) -> &'static str {
         match self {
             TraceFormat::Spc => "spc",
@@ -123,24 +125,39 @@ impl FromStr for TraceFormat {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum TraceError {
+    /// Reading or writing a file failed.
     #[error("{path}: {source}")]
     Io {
+        /// The file.
         path: String,
+        /// The I/O error.
         #[source]
         source: io::Error,
     },
+    /// The format of a file could not be detected.
     #[error(
         "{path}: cannot detect the trace format: {reason} (force one with --trace-format: {known})"
     )]
     Detect {
+        /// The file.
         path: String,
+        /// Why detection failed.
         reason: String,
+        /// The known format names, for the message.
         known: &'static str,
     },
+    /// A record could not be parsed (the error names the line).
     #[error(transparent)]
     Source(#[from] SourceError),
+    /// The output format has no way to express a record (a trim in a format without trims, ...).
     #[error("{format} cannot represent {what}")]
-    Unrepresentable { format: TraceFormat, what: String },
+    Unrepresentable {
+        /// The output format.
+        format: TraceFormat,
+        /// What it cannot represent.
+        what: String,
+    },
+    /// The replay options are invalid.
     #[error("replay options: {0}")]
     Options(#[from] ConfigError),
 }
@@ -168,6 +185,7 @@ fn io_err_fn(path: &Path) -> impl Fn(io::Error) -> TraceError + '_ {
 pub struct Record {
     /// Absolute timestamp in ns as the trace gives it (not rebased).
     pub time_ns: u64,
+    /// What the record asks for.
     pub op: Op,
     /// Start in bytes.
     pub offset: u64,
@@ -182,10 +200,14 @@ pub struct Record {
 /// Record operation; `Default` only so a record can be reused as scratch.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Op {
+    /// A read.
     #[default]
     Read,
+    /// A write.
     Write,
+    /// A trim (discard) of the range.
     Trim,
+    /// A cache flush (no range).
     Flush,
 }
 impl From<Op> for IoOp {
@@ -584,6 +606,7 @@ impl<R: BufRead> TraceReader<R> {
         self.skip_bad = yes;
         self
     }
+    /// The trace format being read.
     pub fn format(&self) -> TraceFormat {
         self.format
     }
@@ -591,9 +614,11 @@ impl<R: BufRead> TraceReader<R> {
     pub fn lines(&self) -> u64 {
         self.line
     }
+    /// Malformed lines skipped (with `skip_bad_lines`).
     pub fn bad_lines(&self) -> u64 {
         self.bad_lines
     }
+    /// Well-formed lines that are no I/O (blkparse events of other actions, headers, ...), skipped.
     pub fn non_io_lines(&self) -> u64 {
         self.non_io_lines
     }
@@ -853,6 +878,7 @@ pub struct ReplayOptions {
     pub msr_stream_by_host: bool,
     /// Replay only records of this device / ASU / disk number.
     pub device: Option<u32>,
+    /// What to do with a request beyond the device's capacity (default wrap).
     pub out_of_range: OutOfRange,
     /// Alignment of wrapped start addresses.
     pub wrap_align: Size,
@@ -970,6 +996,7 @@ impl ReplayOptions {
         }
         Ok(())
     }
+    /// The per-line parsing options these replay options imply.
     pub fn parse_options(&self) -> ParseOptions {
         ParseOptions {
             blkparse_action: self
@@ -1069,6 +1096,7 @@ impl<R: BufRead> Replay<R> {
             gap_cut: 0,
         }
     }
+    /// The trace format being replayed.
     pub fn format(&self) -> TraceFormat {
         self.rdr.format
     }
@@ -1110,6 +1138,7 @@ impl<R: BufRead> Replay<R> {
     pub fn emitted(&self) -> u64 {
         self.emitted
     }
+    /// Requests whose start address was wrapped into the device (`out_of_range = "wrap"`).
     pub fn wrapped(&self) -> u64 {
         self.wrapped
     }
@@ -1228,6 +1257,8 @@ impl<R: BufRead> Replay<R> {
         }))
     }
 
+    /// The notes the replay adds to the report (skipped lines, reordered, clamped, capped,
+    /// wrapped, ...), those that are not zero.
     pub fn notes_list(&self) -> Vec<(String, u64)> {
         let mut v = Vec::new();
         let mut add = |k: &str, n: u64| {
@@ -1265,7 +1296,9 @@ impl<R: BufRead> RequestSource for Replay<R> {
 
 // ------------------------------------------------------------------ inputs
 
+/// A plain trace file read line by line.
 pub type PlainInput = BufReader<CrLines<File>>;
+/// A gzip-compressed trace file read line by line.
 pub type GzipInput = BufReader<CrLines<MultiGzDecoder<BufReader<File>>>>;
 
 /// A reader that, for a file whose lines end in a lone CR (classic Mac
@@ -1303,11 +1336,14 @@ fn cr_only(r: impl Read) -> bool {
 /// is boxed because the inflater state is large.)
 #[allow(clippy::large_enum_variant)]
 pub enum TraceSource {
+    /// A plain trace file.
     Plain(Replay<PlainInput>),
+    /// A `.gz` trace file.
     Gzip(Box<Replay<GzipInput>>),
 }
 
 impl TraceSource {
+    /// The trace format being replayed.
     pub fn format(&self) -> TraceFormat {
         match self {
             TraceSource::Plain(r) => r.format(),
@@ -1611,6 +1647,7 @@ pub(crate) fn sector_span(r: &Record) -> Result<(u64, u64), WriteError> {
 /// Summary of a conversion.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct ConvertReport {
+    /// Records written.
     pub records: u64,
     /// Lines skipped as bad (only with `skip_bad_lines`).
     pub bad_lines_skipped: u64,
@@ -1761,7 +1798,9 @@ mod tests;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TraceSpec {
+    /// Path of the trace file (`.gz` is decompressed).
     pub path: String,
+    /// Its format name (see [`TraceFormat::name`]); None: detected from the file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<String>,
 }

@@ -11,18 +11,24 @@ use std::path::Path;
 /// (the first bucket, 512, holds everything up to 512 bytes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct SizeBucket {
+    /// Upper bound of the bucket, bytes.
     pub max_bytes: u64,
+    /// Requests in the bucket.
     pub count: u64,
 }
 
 /// Summary of a trace (every record, all devices pooled).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TraceStats {
+    /// Requests (reads, writes, trims and flushes).
     pub requests: u64,
+    /// Read requests.
     pub reads: u64,
+    /// Write requests.
     pub writes: u64,
     /// reads / requests.
     pub read_fraction: f64,
+    /// Mean request size, bytes.
     pub mean_size_bytes: f64,
     /// Non-empty power-of-two buckets in increasing size.
     pub size_histogram: Vec<SizeBucket>,

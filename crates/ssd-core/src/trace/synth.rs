@@ -10,7 +10,9 @@ use std::io::Write;
 /// Parameters of the synthetic trace.
 #[derive(Clone, Copy, Debug)]
 pub struct SynthSpec {
+    /// Records to generate.
     pub requests: u64,
+    /// Seed of the generator.
     pub seed: u64,
     /// Share of reads, 0..=1.
     pub read_fraction: f64,
