@@ -1,7 +1,7 @@
 //! Trace parsing throughput per format (lines/s) and end-to-end replay speed.
 //! Run: cargo bench -p ssdsim-benches --bench trace
 
-use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use ssd_core::config::{Precondition, SsdConfig};
 use ssd_core::observer::NullObserver;
 use ssd_core::sched::Noop;
@@ -33,7 +33,7 @@ fn parse(c: &mut Criterion) {
                 while let Some(rec) = r.next_record() {
                     sum = sum.wrapping_add(rec.unwrap().offset);
                 }
-                black_box(sum)
+                std::hint::black_box(sum)
             })
         });
     }
@@ -71,7 +71,7 @@ fn replay(c: &mut Criterion) {
                 let ftl = ftl::build(&s).unwrap();
                 let mut sim =
                     Simulation::new(s.clone(), ftl, src, Noop::new(1024, true), NullObserver);
-                black_box(sim.run().unwrap().host.requests)
+                std::hint::black_box(sim.run().unwrap().host.requests)
             })
         });
     }

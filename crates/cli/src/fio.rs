@@ -144,6 +144,10 @@ pub fn parse_file(
 /// (1000 by default, as fio's compatibility mode has it). No suffix (or `b`)
 /// is bytes.
 pub fn fio_size(text: &str, kb_base: u64) -> Result<ssd_core::Size, String> {
+    // Kept hand-written because this is fio's own grammar: `kb_base` swaps
+    // which suffixes are 1000- and 1024-based (`4k` is 4096 by default,
+    // `4kib` 4000), which no size crate (parse-size, bytesize) implements
+    // (issue 29).
     let t = text.trim();
     let (n, suffix) = ssd_core::units::Decimal::split(t, false).map_err(|why| match why {
         "expected a number" => format!("{:?}: expected a size such as 4k or 1g", clip(text)),
@@ -571,6 +575,9 @@ fn fio_bool(v: &str) -> Result<bool, String> {
 /// Unlike fio, which reads an unknown suffix as microseconds, an unknown
 /// suffix is refused.
 pub fn fio_dur(v: &str) -> Result<ssd_core::units::Dur, ssd_core::units::UnitError> {
+    // Kept hand-written because fio's times are fio's: a bare number is
+    // seconds, `m` is minutes and `d` days; humantime refuses a bare number
+    // (issue 29).
     let t = v.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))

@@ -1252,6 +1252,13 @@ impl SsdConfig {
         text: &str,
         source_name: &str,
     ) -> Result<SsdConfig, ConfigError> {
+        // Kept hand-written rather than figment or config: the layers are
+        // already preset -> this TOML -> `--set`/flags (`ssdsim::set_field`),
+        // the presets named inside the file (`device`, `nand_preset`, ...)
+        // reorder the layers, a flow's workload defaults field by field, and
+        // every error names the file and the field (`nand.t_r: ...`) through
+        // serde_path_to_error; neither crate reads presets named in the data,
+        // and their errors would replace these messages (issue 29).
         let perr = |m: String| ConfigError::Parse {
             source_name: source_name.to_string(),
             message: m,

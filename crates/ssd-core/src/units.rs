@@ -301,6 +301,11 @@ fn err(text: &str, what: &'static str, reason: impl Into<String>) -> UnitError {
 /// Parse a size: `4096`, `4KiB`, `4K` (binary, as fio does), `2MB` (decimal), `1GiB`, `1.5TiB`.
 /// The value is exact: `1.1KB` is 1100 bytes, `9223372036854775807` that many.
 pub fn parse_size(text: &str) -> Result<Size, UnitError> {
+    // Kept hand-written because parse-size and bytesize round a fraction of a
+    // byte silently ("0.3B" is 0, "1.1KiB" 1126) where this refuses it, read
+    // "4K" as 4000, have no sector unit, and give no message naming the unit
+    // spellings; the fuzz target `units` checks this one against exact
+    // arithmetic (issue 29).
     let (n, unit) =
         Decimal::split(text.trim(), true).map_err(|reason| err(text, "a size", reason))?;
     let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
@@ -343,6 +348,11 @@ pub fn parse_size(text: &str) -> Result<Size, UnitError> {
 /// Parse a duration: `25us`, `1.5ms`, `100ns`, `2s`, `0.5min`. A bare number is nanoseconds.
 /// The value is exact, rounded to the nearest nanosecond (halves up).
 pub fn parse_dur(text: &str) -> Result<Dur, UnitError> {
+    // Kept hand-written because humantime has no `ps` and no `_` separators,
+    // refuses a fraction of a nanosecond ("2.5ns", "0.0015us": "number is too
+    // large") where this rounds it, takes 2^62 ns and more, and reads another
+    // grammar ("1h 30m", "m" for minutes); the fuzz target `units` checks this
+    // one against exact arithmetic (issue 29).
     let (n, unit) =
         Decimal::split(text.trim(), true).map_err(|reason| err(text, "a duration", reason))?;
     let (num, den): (u64, u64) = match unit.trim() {
