@@ -81,7 +81,7 @@ pub struct Sample {
 /// them, coarsened by doubling the interval when a run outgrows them. Bucket
 /// `i` covers `[origin + i x interval, origin + (i + 1) x interval)`: the
 /// origin is 0, or the end of the ramp (`sim.ramp_time`), where the series
-/// starts again ([`Series::restart_at`]).
+/// starts again (see [`Series::origin_ns`]).
 #[derive(Clone, Debug)]
 pub struct Series {
     /// Start of the first bucket (ns): nothing before it is counted.
