@@ -226,6 +226,21 @@ fn ramp_time_is_left_out_of_the_statistics() {
     );
     assert_eq!(n(&r["latency_us"]["all"]["count"]), got);
     assert!((f(&r["host"]["iops"]) - got as f64 / 0.03).abs() < 1e-6);
+    // Energy too: over the measured 30 ms, at its mean power.
+    let (code, out, err) = ssdsim(&["run", "--fio", &ramped, "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let p: Value = serde_json::from_str(&out).unwrap();
+    let e = &p["energy_j"];
+    assert!(
+        (f(&e["state_s"]["window_s"]) - 0.03).abs() < 1e-12,
+        "{}",
+        e["state_s"]
+    );
+    let (total, mean) = (f(&e["total"]), f(&p["power_w"]["mean"]));
+    assert!(
+        (mean * 0.03 - total).abs() <= 1e-12 * total,
+        "{mean} W, {total} J"
+    );
     assert!(
         r["config"]["sim"]["ramp_time"] == "10ms",
         "{}",

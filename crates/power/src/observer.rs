@@ -79,7 +79,17 @@
 //! * Host link: active power while transferring, idle power otherwise.
 //!
 //! # Window
-//! Energy covers `[0, end)` where `end` is what `finish` reports. With a drain
+//! Energy covers `[start, end)` where `end` is what `finish` reports and
+//! `start` is 0, or the end of the ramp (`sim.ramp_time`) that the engine
+//! reports with `measure_start`: as fio leaves its ramp out of every
+//! statistic, the ramp is in no energy figure. At the ramp's end everything
+//! counted is dropped and the time series starts again there (its first
+//! sample starts at the ramp's end; sample times stay times of the run); the
+//! die activities that run past it are counted again from it, and from then
+//! on every interval is clipped at it, whenever reported (an array operation
+//! reported when it ends, an `io_active` period that began in the ramp), as
+//! intervals are split at the drain start: a per-operation energy pro rata.
+//! Idle power (the baselines) is drawn from the ramp's end. With a drain
 //! (`drain_start` was called), the window extends to the end of the last reported
 //! activity (the engine reports `finish` at the last completion), and everything
 //! after the drain start is also accumulated separately.
@@ -473,6 +483,15 @@ pub struct PowerObserver {
     rates: Rates,
     /// `end` or `drain_at` is set: intervals may need clipping or splitting.
     cut: bool,
+    /// An interval that starts before this needs the slow path: the window
+    /// start (`from`) while no cut point is known, `u64::MAX` after (so the
+    /// check costs what testing `cut` did).
+    fast_from: u64,
+    /// Die activities that began before the window start (the end of the
+    /// ramp) and end after it, reported before any cut point: counted at
+    /// `finish`, clipped, when every cut point is known (at most about one
+    /// per die).
+    deferred: Vec<(u32, Item)>,
     cpu: CpuTrack,
     /// A lower bound of the engine clock (the latest completion): DRAM and link
     /// spans that end before it are committed.
@@ -481,6 +500,10 @@ pub struct PowerObserver {
     /// see `finish`).
     max_end: u64,
     pub(crate) drain_at: Option<u64>,
+    /// Start of the window: 0, or the end of the ramp (`measure_start`).
+    pub(crate) from: u64,
+    /// `measure_start` was called.
+    ramped: bool,
     /// Window end, known at `finish`.
     pub(crate) end: Option<u64>,
     pub(crate) all: Acc,
@@ -563,10 +586,14 @@ impl PowerObserver {
             op_per_op,
             rates,
             cut: false,
+            fast_from: 0,
+            deferred: Vec::new(),
             cpu: CpuTrack::default(),
             now_lb: 0,
             max_end: 0,
             drain_at: None,
+            from: 0,
+            ramped: false,
             end: None,
             all: Acc::default(),
             drain: Acc::default(),
@@ -581,9 +608,16 @@ impl PowerObserver {
         self.end.is_some()
     }
 
-    /// The energy window `[0, end)` in nanoseconds (None before `finish`).
+    /// The end of the energy window `[start, end)` in nanoseconds (None
+    /// before `finish`); see [`window_start_ns`](Self::window_start_ns).
     pub fn window_ns(&self) -> Option<u64> {
         self.end
+    }
+
+    /// The start of the energy window in nanoseconds: 0, or the end of the
+    /// ramp (`sim.ramp_time`) when the engine reported one (`measure_start`).
+    pub fn window_start_ns(&self) -> u64 {
+        self.from
     }
 
     /// Drain start, if the engine reported one.
@@ -869,12 +903,13 @@ impl PowerObserver {
 
     /// Count a die activity that may still straddle a cut point; returns its
     /// state ([`DONE`] or [`SERIES_WAIT`]). After a cut point it is split and
-    /// clipped at once ([`FINAL`]): the engine reports no later cut before its end.
+    /// clipped at once ([`FINAL`]): the engine reports no later cut before its
+    /// end; one that began before the window start (the end of the ramp) is
+    /// left for `finish` ([`FINAL`] too).
     #[inline(always)]
     fn count_new(&mut self, d: usize, it: Item) -> u8 {
-        if self.cut {
-            self.commit_die(d, it);
-            return FINAL;
+        if it.s < self.fast_from {
+            return self.count_new_cold(d, it);
         }
         let ns = it.e - it.s;
         if ns == 0 {
@@ -890,6 +925,30 @@ impl PowerObserver {
             DONE
         } else {
             SERIES_WAIT
+        }
+    }
+
+    /// `count_new` after a cut point (split and clipped at once: the engine
+    /// reports no later cut before its end), or of an activity that began
+    /// before the window start (the end of the ramp): left for `finish`.
+    #[cold]
+    #[inline(never)]
+    fn count_new_cold(&mut self, d: usize, it: Item) -> u8 {
+        if self.cut {
+            self.commit_die(d, it);
+        } else {
+            self.defer(d, it);
+        }
+        FINAL
+    }
+
+    /// Die `d`'s activity `it` began before the window start and no cut point
+    /// is known: what of it lies in the window is counted at `finish`, when
+    /// the window end and the drain start are known too (a later cut could
+    /// not take back a part counted now).
+    fn defer(&mut self, d: usize, it: Item) {
+        if it.e > self.from && it.e > it.s {
+            self.deferred.push((d as u32, it.with_state(DONE)));
         }
     }
 
@@ -982,8 +1041,11 @@ impl PowerObserver {
     /// clock, or after the last cut point): counted, split and clipped at once.
     #[inline]
     fn commit_die(&mut self, d: usize, it: Item) {
-        if self.cut {
-            return self.commit_die_cut(d, it);
+        if it.s < self.fast_from {
+            if self.cut {
+                return self.commit_die_cut(d, it);
+            }
+            return self.defer(d, it);
         }
         let ns = it.e - it.s;
         if ns > 0 {
@@ -1105,7 +1167,61 @@ impl PowerObserver {
     /// on, so none takes the fast path.
     fn set_cut(&mut self) {
         self.cut = true;
+        self.fast_from = u64::MAX;
         self.series.close_fast();
+    }
+
+    /// The ramp ended at `t`: the window starts there. Everything counted so
+    /// far is dropped (the time series starts again at `t`); the die
+    /// activities counted that run past `t` are counted again at `finish`,
+    /// clipped (`defer`), and from now on every interval that begins before
+    /// `t` is clipped at `t` whenever it is reported (`pieces`, `defer`), as
+    /// intervals are split at the drain start: a per-operation energy pro
+    /// rata. The baselines (idle power) are drawn from `t` (`finish`). The
+    /// fast path stays open for intervals that begin at `t` or later.
+    #[cold]
+    #[inline(never)]
+    fn start_window(&mut self, t: u64) {
+        self.ramped = true;
+        self.from = t;
+        if !self.cut {
+            self.fast_from = t;
+        }
+        // Counted activities that run past `t` are counted again, clipped,
+        // once the counts are reset; the rest is the ramp's. A command
+        // transfer still open was not counted: it is clipped when it is.
+        let mut again = std::mem::take(&mut self.deferred);
+        let mut mark = |d: usize, it: &mut Item| {
+            if it.state != OPEN {
+                if it.e > t && it.e > it.s {
+                    again.push((d as u32, it.with_state(DONE)));
+                }
+                *it = it.with_state(FINAL);
+            }
+        };
+        for (d, lane) in self.die_lanes.iter_mut().enumerate() {
+            mark(d, &mut lane.last);
+            lane.up = Default::default();
+            lane.op_ns = Default::default();
+            lane.cut_j = Default::default();
+        }
+        for (d, it) in &mut self.aside {
+            mark(*d as usize, it);
+        }
+        self.all = Acc::default();
+        self.drain = Acc::default();
+        self.cpu.wakeups = 0;
+        self.cpu.wakeup_ns = 0;
+        self.requests = 0;
+        self.bytes = 0;
+        self.series.restart_at(t);
+        for (d, it) in again {
+            if self.cut {
+                self.commit_die(d as usize, it);
+            } else {
+                self.defer(d as usize, it);
+            }
+        }
     }
 
     /// A cut point `t` is known: recount every die activity that may straddle it.
@@ -1156,14 +1272,15 @@ impl PowerObserver {
         lane.push_back(it);
     }
 
-    /// Split `[s, e)` at the window end and the drain start: (start, end, in_drain).
+    /// Clip `[s, e)` to the window (its start, the end of the ramp, and its
+    /// end) and split it at the drain start: (start, end, in_drain).
     #[inline]
     fn pieces(&self, s: u64, e: u64) -> [(u64, u64, bool); 2] {
         let e = match self.end {
             Some(w) => e.min(w),
             None => e,
         };
-        let s = s.min(e);
+        let s = s.max(self.from).min(e);
         match self.drain_at {
             Some(d) if d > s && d < e => [(s, d, false), (d, e, true)],
             Some(d) if d <= s => [(s, e, true), (e, e, true)],
@@ -1172,7 +1289,7 @@ impl PowerObserver {
     }
 
     fn commit_other(&mut self, dram: bool, it: Span) {
-        if !self.cut {
+        if it.s >= self.fast_from {
             return self.charge_other(dram, it.s, it.e, false);
         }
         for (s, e, dr) in self.pieces(it.s, it.e) {
@@ -1236,12 +1353,12 @@ impl PowerObserver {
     /// clipped at the window end and split at the drain start.
     #[inline]
     fn commit_work(&mut self, it: WorkSpan) {
-        let a = &mut self.all.act;
-        for k in 0..Activity::COUNT {
-            a.cycles[k] += it.cycles[k];
-            a.accesses[k] += it.dram[k];
-        }
-        if !self.cut {
+        if it.s >= self.fast_from {
+            let a = &mut self.all.act;
+            for k in 0..Activity::COUNT {
+                a.cycles[k] += it.cycles[k];
+                a.accesses[k] += it.dram[k];
+            }
             // No cut point known: the whole pass, in the run's counts only.
             for (s, e, w, acc) in [
                 (it.s, it.c, &it.cycles, &mut a.cpu_ns),
@@ -1262,7 +1379,16 @@ impl PowerObserver {
     #[cold]
     #[inline(never)]
     fn commit_work_cut(&mut self, it: WorkSpan) {
-        if self.drain_at.is_some_and(|d| it.s >= d) {
+        // Whole passes that began in the window (after the ramp), and in
+        // the drain.
+        if it.s >= self.from {
+            let a = &mut self.all.act;
+            for k in 0..Activity::COUNT {
+                a.cycles[k] += it.cycles[k];
+                a.accesses[k] += it.dram[k];
+            }
+        }
+        if self.drain_at.is_some_and(|d| it.s >= d.max(self.from)) {
             let a = &mut self.drain.act;
             for k in 0..Activity::COUNT {
                 a.cycles[k] += it.cycles[k];
@@ -1295,7 +1421,7 @@ impl PowerObserver {
     // ------------------------------------------------------------ CPU
 
     fn cpu_charge(&mut self, mode: CpuMode, s: u64, e: u64) {
-        if !self.cut {
+        if s >= self.fast_from {
             return self.cpu_charge_piece(mode as usize, s, e, false);
         }
         for (s, e, dr) in self.pieces(s, e) {
@@ -1662,6 +1788,12 @@ impl Observer for PowerObserver {
         }
     }
 
+    fn measure_start(&mut self, t: SimTime) {
+        if !self.ramped && self.end.is_none() {
+            self.start_window(t.0);
+        }
+    }
+
     fn drain_start(&mut self, t: SimTime) {
         if self.drain_at.is_none() {
             self.drain_at = Some(t.0);
@@ -1685,6 +1817,9 @@ impl Observer for PowerObserver {
         self.end = Some(w);
         self.set_cut();
         self.recount_all(w);
+        for (d, it) in std::mem::take(&mut self.deferred) {
+            self.commit_die(d as usize, it);
+        }
         for d in 0..self.die_lanes.len() {
             let it = std::mem::take(&mut self.die_lanes[d].last);
             self.settle_final(d, it);

@@ -71,11 +71,13 @@ impl PowerObserver {
         if !self.is_finished() {
             return Err(PowerError::NotFinished);
         }
+        // From the first sample: the end of the ramp, if any (0 without).
+        let t_start = samples.first().map_or(0.0, |s| s.time_s);
         let t_end = samples
             .last()
             .map(|s| s.time_s + s.len_s)
             .unwrap_or(0.0)
-            .max(1e-9);
+            .max(t_start + 1e-9);
         let y_max = samples
             .iter()
             .map(|s| s.total_w)
@@ -104,7 +106,7 @@ impl PowerObserver {
                 .margin(12)
                 .x_label_area_size(40)
                 .y_label_area_size(60)
-                .build_cartesian_2d(0.0..t_end, 0.0..y_max)
+                .build_cartesian_2d(t_start..t_end, 0.0..y_max)
                 .map_err(plot_err(path))?;
             chart
                 .configure_mesh()

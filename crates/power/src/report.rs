@@ -136,8 +136,9 @@ pub struct DrainEnergy {
 /// dies or channels for the flash groups).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Residency {
-    /// Length of the energy window `[0, end)`, seconds (with a drain, up to the last reported
-    /// activity).
+    /// Length of the energy window `[start, end)`, seconds: from 0, or from the
+    /// end of the ramp (`sim.ramp_time`), which is in no energy figure; with a
+    /// drain, up to the last reported activity.
     pub window_s: f64,
     /// Die-seconds summed over all dies.
     pub flash: FlashResidency,
@@ -327,7 +328,9 @@ impl PowerObserver {
 
     /// Energy breakdown of a finished run.
     pub fn energy(&self) -> Result<EnergyReport, PowerError> {
-        let w = self.end.ok_or(PowerError::NotFinished)?;
+        let end = self.end.ok_or(PowerError::NotFinished)?;
+        // The window `[from, end)`: from the end of the ramp, if any.
+        let w = end.saturating_sub(self.from);
         let p = &self.p;
         let acc = &self.all;
         let a = &acc.joules(&self.unit_j, p);
@@ -396,7 +399,10 @@ impl PowerObserver {
         let d = &dacc.joules(&self.unit_j, p);
         let drain = match self.drain_at {
             Some(t0) => {
-                let wd = w.saturating_sub(t0);
+                // The drain inside the window (a ramp ends before the drain
+                // but in contrived runs).
+                let t0 = t0.max(self.from).min(end);
+                let wd = end - t0;
                 let wdf = wd as f64 * NS;
                 let f_idle = p.p_die_idle
                     * (self.n_dies as u64 * wd).saturating_sub(Self::flash_busy_ns(dacc)) as f64

@@ -78,9 +78,14 @@ pub struct Sample {
 }
 
 /// The power time series (see the module docs): buckets of `interval` ns, at most `cap` of
-/// them, coarsened by doubling the interval when a run outgrows them.
+/// them, coarsened by doubling the interval when a run outgrows them. Bucket
+/// `i` covers `[origin + i x interval, origin + (i + 1) x interval)`: the
+/// origin is 0, or the end of the ramp (`sim.ramp_time`), where the series
+/// starts again (see [`Series::origin_ns`]).
 #[derive(Clone, Debug)]
 pub struct Series {
+    /// Start of the first bucket (ns): nothing before it is counted.
+    origin: u64,
     interval: u64,
     requested: u64,
     cap: usize,
@@ -175,6 +180,7 @@ impl Series {
     /// A series of `interval_ns`-ns buckets, at most `cap` of them before coarsening.
     pub fn new(interval_ns: u64, cap: usize) -> Series {
         Series {
+            origin: 0,
             interval: interval_ns,
             requested: interval_ns,
             cap,
@@ -198,6 +204,33 @@ impl Series {
 
     pub(crate) fn set_rates(&mut self, rates: Rates) {
         self.rates = rates;
+    }
+
+    /// Drop everything counted and start again, empty, at `origin` (ns), at
+    /// the interval asked for: the series of a measured phase that starts
+    /// there (the end of a ramp). Nothing before `origin` may be added
+    /// afterwards. The fast path stays as it was (open or closed).
+    pub(crate) fn restart_at(&mut self, origin: u64) {
+        let fast_closed = self.fast_closed;
+        *self = Series {
+            origin,
+            rates: self.rates,
+            ..Series::new(self.requested, self.cap)
+        };
+        self.fast_closed = fast_closed;
+        self.set_hot_range(0, 0);
+    }
+
+    /// Start of the first bucket (ns): 0, or the end of the ramp.
+    pub fn origin_ns(&self) -> u64 {
+        self.origin
+    }
+
+    /// `t` (ns, not before the origin) from the origin.
+    #[inline(always)]
+    fn rel(&self, t: u64) -> u64 {
+        debug_assert!(t >= self.origin, "{t} ns is before the series' origin");
+        t.saturating_sub(self.origin)
     }
 
     /// `[s, e)` lies inside the hot bucket and the fast path is open: counting
@@ -293,8 +326,8 @@ impl Series {
         if s >= self.hot_hi {
             // Later than the hot bucket (or none yet): it becomes hot if it lies in
             // that bucket and the next.
-            let i = s / iv;
-            let hi = (i + 1) * iv;
+            let i = self.rel(s) / iv;
+            let hi = self.origin + (i + 1) * iv;
             if i >= self.cap as u64
                 || (e > hi && (!linear || e - hi > iv || i + 1 >= self.cap as u64))
             {
@@ -392,8 +425,10 @@ impl Series {
             self.buckets.resize(i + 1, Bucket::default());
         }
         self.hot = i;
-        self.set_hot_range(i as u64 * iv, (i as u64 + 1) * iv);
-        self.prev_lo = self.hot_lo.saturating_sub(iv);
+        let lo = self.origin + i as u64 * iv;
+        self.set_hot_range(lo, lo + iv);
+        // Nothing lies before the first bucket.
+        self.prev_lo = lo.saturating_sub(iv).max(self.origin);
     }
 
     /// Convert all three counter sets to joules in their buckets.
@@ -480,6 +515,7 @@ impl Series {
 
     #[inline]
     fn slot(&mut self, t: u64) -> usize {
+        let t = self.rel(t);
         loop {
             let i = (t / self.interval) as usize;
             if i < self.cap {
@@ -497,6 +533,7 @@ impl Series {
     /// division when the interval lies inside one bucket (the common case).
     #[inline]
     fn span(&mut self, s: u64, e: u64) -> (usize, usize) {
+        let (s, e) = (self.rel(s), self.rel(e));
         loop {
             let iv = self.interval;
             let i = (s / iv) as usize;
@@ -602,6 +639,7 @@ impl Series {
     #[inline]
     fn spread(&mut self, comp: usize, mut i: usize, s: u64, e: u64, per_ns: f64) {
         let iv = self.interval;
+        let (s, e) = (self.rel(s), self.rel(e));
         let mut t = s;
         while t < e {
             let u = e.min((i as u64 + 1) * iv);
@@ -611,12 +649,14 @@ impl Series {
         }
     }
 
-    /// Add a constant power over `[0, end)`.
+    /// Add a constant power over `[origin, end)` (the origin is 0 but after
+    /// a ramp).
     pub fn add_baseline(&mut self, comp: usize, watts: f64, end: u64) {
-        if end == 0 || watts == 0.0 {
+        if end <= self.origin || watts == 0.0 {
             return;
         }
         self.slot(end - 1);
+        let end = end - self.origin;
         let iv = self.interval;
         for (i, b) in self.buckets.iter_mut().enumerate() {
             let s = i as u64 * iv;
@@ -639,13 +679,13 @@ impl Series {
         self.buckets[i].bytes += bytes;
     }
 
-    /// Fix the window end: buckets cover `[0, end)` exactly afterwards.
+    /// Fix the window end: buckets cover `[origin, end)` exactly afterwards.
     pub fn close(&mut self, end: u64) {
         self.flush();
-        if end > 0 {
+        if end > self.origin {
             self.slot(end - 1);
         }
-        let n = end.div_ceil(self.interval) as usize;
+        let n = end.saturating_sub(self.origin).div_ceil(self.interval) as usize;
         // Completions exactly at `end` land in the bucket that `end` opens; fold
         // them into the last bucket of the window.
         if self.buckets.len() > n && n > 0 {
@@ -671,7 +711,7 @@ impl Series {
             .iter()
             .enumerate()
             .map(|(i, b)| {
-                let s = i as u64 * iv;
+                let s = self.origin + i as u64 * iv;
                 let len = (end.min(s + iv) - s) as f64 * 1e-9;
                 let w = b.energy.map(|j| j / len);
                 Sample {

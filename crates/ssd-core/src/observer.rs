@@ -6,7 +6,8 @@
 //! link and data-out bookings) or after it reaches `end` (a die's command or
 //! data-in transfer and the array operation after it are reported together
 //! when the operation ends, or at a cut point — drain start, end of run — as
-//! far as they began by then). Each die's activities are reported in time order.
+//! far as they began by then; the end of a ramp is announced too, with
+//! `measure_start`, but activities may straddle it). Each die's activities are reported in time order.
 //! Observers therefore integrate intervals, never "current state", which keeps
 //! them independent of event order. The power model (crates/power) is such an
 //! observer; ssd-core does not depend on it.
@@ -146,6 +147,14 @@ pub trait Observer {
     /// A host request completed.
     #[inline]
     fn request_done(&mut self, _op: IoOp, _bytes: u64, _arrival: SimTime, _done: SimTime) {}
+    /// The ramp (`sim.ramp_time`) ended at `t`: the measured phase starts
+    /// here, and what happened before it belongs in no result (fio leaves its
+    /// ramp out of every statistic). Called once, only with a ramp, before
+    /// any report of an activity that starts at or after `t` is needed:
+    /// intervals reported earlier may still run past `t`, and intervals
+    /// reported later may still begin before it (an observer clips them).
+    #[inline]
+    fn measure_start(&mut self, _t: SimTime) {}
     /// The workload's last request completed at `t`; what follows until `finish`
     /// is the drain (background GC after the workload). Only called with sim.drain.
     #[inline]
@@ -308,6 +317,11 @@ impl<A: Observer, B: Observer> Observer for Tee<A, B> {
     fn request_done(&mut self, op: IoOp, b: u64, a: SimTime, d: SimTime) {
         self.0.request_done(op, b, a, d);
         self.1.request_done(op, b, a, d);
+    }
+    #[inline]
+    fn measure_start(&mut self, t: SimTime) {
+        self.0.measure_start(t);
+        self.1.measure_start(t);
     }
     #[inline]
     fn drain_start(&mut self, t: SimTime) {

@@ -491,6 +491,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         let at = self.ramp_end;
         self.ramp_end = SimTime(u64::MAX);
         self.reset_stats(at);
+        self.obs.measure_start(at);
         self.ftl_before = self.ftl.stats();
         // What the source has handed over and is not done: in flight, read
         // ahead, or waiting for its arrival time.
