@@ -1024,27 +1024,25 @@ impl RequestSource for FileBench {
             if self.issued >= self.p.calls {
                 return None;
             }
-            if self.step(t) {
+            let blocked = self.step(t);
+            if blocked {
                 // Blocked on a semaphore (oltp): the next thread's turn.
                 self.stats.sem_waits += 1;
                 self.next_thread = (t + 1) % self.threads.len();
-                quiet += 1;
-                if quiet > 100_000 {
-                    return Some(Err(SourceError {
-                        location: "personality".into(),
-                        reason: "every oltp thread waits on a semaphore".into(),
-                    }));
-                }
-                continue;
             }
-            if self.threads[t].pending.is_empty() {
-                // A flowop without I/O (open, close, stat, a skip): the
+            if blocked || self.threads[t].pending.is_empty() {
+                // Or a flowop without I/O (open, close, stat, a skip): the
                 // thread goes on to its next one.
                 quiet += 1;
                 if quiet > 100_000 {
+                    let reason = if blocked {
+                        "every oltp thread waits on a semaphore"
+                    } else {
+                        "the file-level flows make no I/O (every flowop skipped: is the file set empty or the device full?)"
+                    };
                     return Some(Err(SourceError {
                         location: "personality".into(),
-                        reason: "the file-level flows make no I/O (every flowop skipped: is the file set empty or the device full?)".into(),
+                        reason: reason.into(),
                     }));
                 }
                 continue;
