@@ -298,7 +298,7 @@ impl Ext {
             fixed,
             free,
             files: vec![File::default(); files as usize],
-            tree: DirTree::filebench(0, 2, 0),
+            tree: DirTree::default(),
             dirs: Vec::new(),
             lg_cursor: 0,
             lg_left: 0,

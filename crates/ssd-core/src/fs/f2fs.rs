@@ -489,7 +489,7 @@ impl F2fs {
             blocks,
             lay,
             nfiles: files as u32,
-            tree: DirTree::filebench(0, 2, 0),
+            tree: DirTree::default(),
             inodes: vec![Inode::default(); (files + ndirs) as usize],
             nat: vec![Nat::default(); FIRST_NID as usize],
             free_nids: BTreeSet::new(),

@@ -293,7 +293,7 @@ impl Nilfs2 {
             bps,
             nsegs,
             files: vec![File::default(); files as usize],
-            tree: DirTree::filebench(0, 2, 0),
+            tree: DirTree::default(),
             dirs: Vec::new(),
             owner: BTreeMap::new(),
             meta: BTreeMap::new(),

@@ -362,7 +362,7 @@ impl Reiserfs {
             levels,
             items: BTreeMap::new(),
             files: vec![File::default(); files as usize],
-            tree: DirTree::filebench(0, 2, 0),
+            tree: DirTree::default(),
             dirs: Vec::new(),
             dir_up: Vec::new(),
             next_oid: ROOT_OID + 1,

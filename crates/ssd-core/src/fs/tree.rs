@@ -28,7 +28,8 @@ const DIR_GAMMA: f64 = 1.5;
 const MAX_DEPTH: u32 = 64;
 
 /// A file set's directories and where each file is (see the module docs).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// The default is the empty tree (no directory, no file).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DirTree {
     /// Per directory, its parent directory (`None`: the file set's root, a
     /// directory of the file system's root).

@@ -568,7 +568,7 @@ impl Xfs {
             log: (ls, logblocks),
             head: ls,
             files: vec![File::default(); files as usize],
-            tree: DirTree::filebench(0, 2, 0),
+            tree: DirTree::default(),
             dirs: Vec::new(),
             mkfs_inodes: Vec::new(),
             root_block: 0,
