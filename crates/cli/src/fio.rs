@@ -43,8 +43,16 @@ pub struct FioJob {
     pub numjobs: u32,
     /// The line of `numjobs=` (0 if absent).
     pub numjobs_line: usize,
-    /// `stonewall` / `new_group` in this job (and the line it is on).
-    pub stonewall: Option<usize>,
+    /// `stonewall`: the job waits for every job before it to finish (and
+    /// starts a new reporting group).
+    pub stonewall: bool,
+    /// `new_group`: the job starts a new reporting group (without waiting).
+    pub new_group: bool,
+    /// `startdelay=`: the job starts this long after its group does.
+    pub start_delay: Option<ssd_core::Dur>,
+    /// `group_reporting`: fio's output sums the job with the jobs before it
+    /// in its group, as one entry.
+    pub group_reporting: bool,
     /// The line of the job's section header (0 for a file of globals only).
     pub line: usize,
 }
@@ -81,7 +89,6 @@ impl FioJob {
 const HOST_ONLY: &[&str] = &[
     "ioengine",
     "filename",
-    "group_reporting",
     "thread",
     "name",
     "description",
@@ -115,6 +122,8 @@ pub const SUPPORTED: &[&str] = &[
     "numjobs",
     "stonewall",
     "new_group",
+    "startdelay",
+    "group_reporting",
     "kb_base",
     "direct",
     "buffered",
@@ -497,7 +506,21 @@ fn apply(
                 job.numjobs = n as u32;
                 job.numjobs_line = o.line;
             }
-            "stonewall" | "new_group" => job.stonewall = Some(o.line),
+            "stonewall" => job.stonewall = fio_bool(v).map_err(|m| e(format!("stonewall: {m}")))?,
+            "new_group" => job.new_group = fio_bool(v).map_err(|m| e(format!("new_group: {m}")))?,
+            "group_reporting" => {
+                job.group_reporting = fio_bool(v).map_err(|m| e(format!("group_reporting: {m}")))?
+            }
+            "startdelay" => {
+                if v.contains('-') || v.contains(':') {
+                    return Err(e(format!(
+                        "startdelay: a range ({}) draws a random delay in fio; give one time",
+                        clip(v)
+                    )));
+                }
+                let d = fio_dur(v).map_err(|x| e(format!("startdelay: {x}")))?;
+                job.start_delay = (d.0 > 0).then_some(d)
+            }
             "ramp_time" => {
                 let d = fio_dur(v).map_err(|x| e(format!("ramp_time: {x}")))?;
                 job.ramp_time = (d.0 > 0).then_some(d)
@@ -545,17 +568,19 @@ fn apply(
                 .into(),
         ));
     }
-    if let (Some(r), Some(t)) = (job.runtime, job.ramp_time) {
-        // Both at most 2^62 ns: the sum must stay a valid duration.
-        if r.0 + t.0 > ssd_core::Dur::MAX.0 {
-            return Err(err(
-                last(&["runtime", "timeout", "ramp_time"]).unwrap_or(0),
-                format!(
-                    "runtime + ramp_time: at most {} ns (2^62 ns, about 146 years)",
-                    ssd_core::Dur::MAX.0
-                ),
-            ));
-        }
+    // Each at most 2^62 ns: the sum must stay a valid duration.
+    let total: u128 = [job.runtime, job.ramp_time, job.start_delay]
+        .iter()
+        .map(|d| d.map_or(0, |d| d.0 as u128))
+        .sum();
+    if total > ssd_core::Dur::MAX.0 as u128 {
+        return Err(err(
+            last(&["runtime", "timeout", "ramp_time", "startdelay"]).unwrap_or(0),
+            format!(
+                "startdelay + ramp_time + runtime: at most {} ns (2^62 ns, about 146 years)",
+                ssd_core::Dur::MAX.0
+            ),
+        ));
     }
     Ok((w, job))
 }
@@ -620,55 +645,85 @@ pub fn fio_dur(v: &str) -> Result<ssd_core::units::Dur, ssd_core::units::UnitErr
     parse_dur(&format!("{num}{unit}"))
 }
 
+/// A job of fio's output: the name it is reported under, its reporting
+/// group (fio's `groupid`) and whether it sums with the job before it in
+/// the group (`group_reporting`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutputJob {
+    /// The job section's name.
+    pub name: String,
+    /// fio's reporting group: it goes up at a `stonewall` or `new_group`
+    /// that follows a job of the group before.
+    pub groupid: u32,
+    /// fio's `group_reporting`.
+    pub group_reporting: bool,
+}
+
 /// Several jobs of one file as flows of one run (`numjobs` clones each),
-/// all at once and over the whole device, as fio runs a file's jobs
-/// against one target. They must share one time frame (ramp, runtime,
-/// `time_based`), since the run has one; a `stonewall` (jobs that wait for
-/// the ones before) is refused.
+/// over the whole device, as fio runs a file's jobs against one target.
+///
+/// fio's time frames are kept ([`ssd_core::flows::FlowConfig`]'s fields):
+/// jobs start as fio's `run_threads` starts them, a job with `stonewall`
+/// once every job started before it has finished and one with `startdelay`
+/// no sooner than that long after the run's start; each job has its own
+/// `ramp_time` and `runtime`, counted from its start. When the jobs all
+/// start at once and share one ramp and runtime, these are the run's
+/// (`sim.ramp_time`, `sim.time_limit`), as for one job. Otherwise the
+/// device-level figures start when the first ramp of the jobs before the
+/// first stonewall ends (none if one of them has neither ramp nor delay),
+/// and each job's own statistics (the `flows` section, fio's output)
+/// exclude its own ramp.
+///
+/// Returns the output job of each flow, in slot order.
 pub fn jobs_to_flows(
     c: &mut ssd_core::config::SsdConfig,
     jobs: Vec<(WorkloadConfig, FioJob)>,
     file: &str,
-) -> Result<(), FioError> {
+) -> Result<Vec<OutputJob>, FioError> {
     let err = |line: usize, reason: String| FioError {
         file: file.to_string(),
         line,
         reason,
     };
     let first = jobs[0].1.clone();
-    for (_, j) in &jobs[1..] {
-        if let Some(l) = j.stonewall {
-            return Err(err(
-                l,
-                format!(
-                    "job [{}]: stonewall/new_group makes a job wait for the ones before; ssdsim runs a file's jobs at once (put each group in its own file)",
-                    clip(&j.name)
-                ),
-            ));
+    // A stonewall on the first job waits for nothing.
+    let one_frame = jobs.iter().enumerate().all(|(i, (_, j))| {
+        (i == 0 || !j.stonewall)
+            && j.start_delay.is_none()
+            && (j.runtime, j.ramp_time) == (first.runtime, first.ramp_time)
+    });
+    if one_frame {
+        c.sim.ramp_time = first.ramp_time;
+        if let Some(t) = first.time_limit() {
+            c.sim.time_limit = Some(t);
         }
-        if (j.runtime, j.ramp_time, j.time_based)
-            != (first.runtime, first.ramp_time, first.time_based)
-        {
-            return Err(err(
-                j.line,
-                format!(
-                    "job [{}]: its runtime, ramp_time or time_based differs from job [{}]'s; the jobs of a file run in one time frame here (give them the same ones, in [global])",
-                    clip(&j.name),
-                    clip(&first.name)
-                ),
-            ));
-        }
-    }
-    c.sim.ramp_time = first.ramp_time;
-    if let Some(t) = first.time_limit() {
-        c.sim.time_limit = Some(t);
+    } else {
+        // The jobs that start with the run: up to the first stonewall.
+        let group0 = jobs[1..]
+            .iter()
+            .position(|(_, j)| j.stonewall)
+            .map_or(jobs.len(), |p| p + 1);
+        let lead = jobs[..group0]
+            .iter()
+            .map(|(_, j)| j.start_delay.map_or(0, |d| d.0) + j.ramp_time.map_or(0, |d| d.0))
+            .min()
+            .unwrap_or(0);
+        c.sim.ramp_time = (lead > 0).then_some(ssd_core::Dur(lead));
     }
     let logical = c
         .validate()
         .map_err(|e| err(0, e.to_string()))?
         .logical_bytes();
     let mut flows: Vec<ssd_core::flows::FlowConfig> = Vec::new();
+    let mut out = Vec::new();
+    // fio's init.c: the group id goes up at a stonewall or new_group that
+    // follows a job of the current group.
+    let (mut groupid, mut group_jobs) = (0u32, 0u32);
     for (w, j) in jobs {
+        if (j.stonewall || j.new_group) && group_jobs > 0 {
+            groupid += 1;
+            group_jobs = 0;
+        }
         let mut w = w;
         j.resolve_end(&mut w, logical);
         let base: String = j
@@ -688,6 +743,7 @@ pub fn jobs_to_flows(
             base
         };
         for k in 0..j.numjobs {
+            group_jobs += 1;
             let mut name = if j.numjobs > 1 {
                 format!("{base}-{k}")
             } else {
@@ -696,7 +752,20 @@ pub fn jobs_to_flows(
             if flows.iter().any(|f| f.name == name) {
                 name = format!("{name}-{}", flows.len());
             }
-            flows.push(ssd_core::flows::FlowConfig::workload(&name, w.clone()));
+            let mut f = ssd_core::flows::FlowConfig::workload(&name, w.clone());
+            if !one_frame {
+                // Clones start together: only the first waits.
+                f.stonewall = j.stonewall && k == 0;
+                f.start_delay = j.start_delay;
+                f.ramp_time = j.ramp_time;
+                f.runtime = j.runtime;
+            }
+            flows.push(f);
+            out.push(OutputJob {
+                name: j.name.clone(),
+                groupid,
+                group_reporting: j.group_reporting,
+            });
         }
     }
     if flows.len() > ssd_core::flows::MAX_FLOWS {
@@ -713,7 +782,7 @@ pub fn jobs_to_flows(
     // fio's jobs address the same target, and fio runs nothing alone.
     c.sim.flow_space = ssd_core::flows::FlowSpace::Shared;
     c.sim.alone_runs = false;
-    Ok(())
+    Ok(out)
 }
 
 #[cfg(test)]

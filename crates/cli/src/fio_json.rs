@@ -8,6 +8,9 @@
 //!   application's calls in a buffered run (the report's `app` section: what
 //!   fio measures, the system calls) and the block requests otherwise (the
 //!   report's `host` and `latency_us`).
+//! - A run of several jobs (flows) has an entry per job clone with its
+//!   flow's own figures, summed per reporting group under
+//!   `group_reporting` as `stat.c`'s `__show_run_stats` sums them.
 //! - `clat_ns` and `lat_ns` are the same latency (arrival to completion, the
 //!   block layer's queueing included); `slat_ns` has no samples, as fio
 //!   writes it for a synchronous engine: submission is not timed apart.
@@ -101,60 +104,215 @@ fn ddir(ios: u64, bytes: Option<u64>, secs: f64, h: &LatencyHist) -> Value {
     Value::Object(o)
 }
 
-/// fio's JSON output for one run: `jobname` (the job section's name),
-/// the report and the histograms it summarises, and the bytes of one trim
-/// when every request has the same size (the fio-style workload's `bs`).
-pub fn fio_json(
-    jobname: &str,
+/// One entry of fio's `jobs` array: what it counts and its latencies.
+struct Entry {
+    name: String,
+    groupid: u32,
+    reads: u64,
+    writes: u64,
+    trims: u64,
+    bytes_read: u64,
+    bytes_written: u64,
+    /// The bytes of one trim, when every request has the same size.
+    trim_bs: Option<u64>,
+    secs: f64,
+    lat: crate::RunLatencies,
+}
+
+impl Entry {
+    /// fio's `sum_thread_stats` for `group_reporting`: counts and bytes
+    /// add, latencies merge, the runtime is the longest.
+    fn absorb(&mut self, o: Entry) {
+        self.reads += o.reads;
+        self.writes += o.writes;
+        self.trims += o.trims;
+        self.bytes_read += o.bytes_read;
+        self.bytes_written += o.bytes_written;
+        self.trim_bs = self
+            .trim_bs
+            .filter(|&b| o.trim_bs == Some(b) || o.trims == 0);
+        self.secs = self.secs.max(o.secs);
+        self.lat.read.merge(&o.lat.read);
+        self.lat.write.merge(&o.lat.write);
+        self.lat.trim.merge(&o.lat.trim);
+        self.lat.sync.merge(&o.lat.sync);
+    }
+
+    fn to_json(&self) -> Value {
+        let mut job = Map::new();
+        job.insert("jobname".into(), json!(self.name));
+        job.insert("groupid".into(), json!(self.groupid));
+        job.insert("error".into(), json!(0));
+        job.insert("eta".into(), json!(0));
+        job.insert("elapsed".into(), json!(self.secs.round() as u64));
+        job.insert(
+            "read".into(),
+            ddir(self.reads, Some(self.bytes_read), self.secs, &self.lat.read),
+        );
+        job.insert(
+            "write".into(),
+            ddir(
+                self.writes,
+                Some(self.bytes_written),
+                self.secs,
+                &self.lat.write,
+            ),
+        );
+        job.insert(
+            "trim".into(),
+            ddir(
+                self.trims,
+                self.trim_bs.map(|b| b * self.trims),
+                self.secs,
+                &self.lat.trim,
+            ),
+        );
+        job.insert(
+            "sync".into(),
+            json!({"total_ios": self.lat.sync.count(), "lat_ns": lat_object(&self.lat.sync)}),
+        );
+        job.insert(
+            "job_runtime".into(),
+            json!((self.secs * 1e3).round() as u64),
+        );
+        Value::Object(job)
+    }
+}
+
+/// The counts of a report section (`app`, a flow, or the report's `host`
+/// as JSON): reads, writes, trims, bytes read and written, seconds.
+fn counts(v: &Value, trims: &str) -> (u64, u64, u64, u64, u64, f64) {
+    let u = |k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
+    (
+        u("reads"),
+        u("writes"),
+        u(trims),
+        u("bytes_read"),
+        u("bytes_written"),
+        v.get("time_s").and_then(Value::as_f64).unwrap_or(0.0),
+    )
+}
+
+/// The output jobs of a run of `[[flow]]`s given without a fio job file:
+/// one per flow, under its name, grouped as fio groups a stonewall.
+pub fn flow_jobs(cfg: &ssd_core::config::SsdConfig) -> Vec<crate::fio::OutputJob> {
+    let mut groupid = 0;
+    cfg.flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            if f.stonewall && i > 0 {
+                groupid += 1;
+            }
+            crate::fio::OutputJob {
+                name: f.name.clone(),
+                groupid,
+                group_reporting: false,
+            }
+        })
+        .collect()
+}
+
+/// fio's JSON output for a run of `cfg` (after [`crate::apply_fio_jobs`]
+/// gave `jobs`): one entry per job, or, for a run of `[[flow]]`s, per flow
+/// (a fio file's `numjobs` clones each), summed into one entry per
+/// reporting group where `group_reporting` says so, as fio's `stat.c`
+/// does (a job joins the entry before it if it has `group_reporting` and
+/// the same `groupid`). A flow's figures are its own (the report's `flows`
+/// section: a buffered flow's application calls, else its requests from
+/// their arrival at the flow), over its measured phase. `report` and `lat`
+/// are the run's.
+pub fn fio_json_run(
+    jobs: &[crate::fio::OutputJob],
+    cfg: &ssd_core::config::SsdConfig,
     report: &Report,
     lat: &crate::RunLatencies,
-    trim_bs: Option<u64>,
 ) -> Value {
-    let u = |v: &Value, k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
-    let (reads, writes, trims, bytes_read, bytes_written, secs) = match report.extra.get("app") {
-        Some(app) if lat.app => (
-            u(app, "reads"),
-            u(app, "writes"),
-            u(app, "trims"),
-            u(app, "bytes_read"),
-            u(app, "bytes_written"),
-            app.get("time_s").and_then(Value::as_f64).unwrap_or(0.0),
-        ),
-        _ => {
-            let h = &report.host;
-            (
-                h.reads,
-                h.writes,
-                h.trims,
-                h.bytes_read,
-                h.bytes_written,
-                h.sim_time_s,
-            )
+    let flows = report.extra.get("flows").and_then(Value::as_array);
+    let mut entries: Vec<Entry> = Vec::new();
+    match flows {
+        Some(flows) if !lat.flows.is_empty() => {
+            let derived;
+            let jobs = if jobs.len() == flows.len() {
+                jobs
+            } else {
+                derived = flow_jobs(cfg);
+                &derived
+            };
+            let mut last: Option<u32> = None;
+            for (i, f) in flows.iter().enumerate() {
+                let l = &lat.flows[i];
+                let (reads, writes, trims, bytes_read, bytes_written, secs) = match f.get("app") {
+                    Some(app) if l.app => counts(app, "trims"),
+                    _ => {
+                        let (r, w, _, br, bw, secs) = counts(f, "");
+                        let n = f.get("requests").and_then(Value::as_u64).unwrap_or(0);
+                        (r, w, n.saturating_sub(r + w), br, bw, secs)
+                    }
+                };
+                let fc = cfg.flows.get(i);
+                let trim_bs = fc.and_then(|c| c.workload.as_ref()).map(|w| w.bs.0);
+                let j = &jobs[i];
+                let e = Entry {
+                    name: j.name.clone(),
+                    groupid: j.groupid,
+                    reads,
+                    writes,
+                    trims,
+                    bytes_read,
+                    bytes_written,
+                    trim_bs,
+                    secs,
+                    lat: l.clone(),
+                };
+                match entries.last_mut() {
+                    Some(prev) if j.group_reporting && last == Some(j.groupid) => prev.absorb(e),
+                    _ => entries.push(e),
+                }
+                last = Some(j.groupid);
+            }
         }
-    };
-    let mut job = Map::new();
-    job.insert("jobname".into(), json!(jobname));
-    job.insert("groupid".into(), json!(0));
-    job.insert("error".into(), json!(0));
-    job.insert("eta".into(), json!(0));
-    job.insert("elapsed".into(), json!(secs.round() as u64));
-    job.insert(
-        "read".into(),
-        ddir(reads, Some(bytes_read), secs, &lat.read),
-    );
-    job.insert(
-        "write".into(),
-        ddir(writes, Some(bytes_written), secs, &lat.write),
-    );
-    job.insert(
-        "trim".into(),
-        ddir(trims, trim_bs.map(|b| b * trims), secs, &lat.trim),
-    );
-    job.insert(
-        "sync".into(),
-        json!({"total_ios": lat.sync.count(), "lat_ns": lat_object(&lat.sync)}),
-    );
-    job.insert("job_runtime".into(), json!((secs * 1e3).round() as u64));
+        _ => {
+            let (reads, writes, trims, bytes_read, bytes_written, secs) =
+                match report.extra.get("app") {
+                    Some(app) if lat.app => counts(app, "trims"),
+                    _ => {
+                        let h = &report.host;
+                        (
+                            h.reads,
+                            h.writes,
+                            h.trims,
+                            h.bytes_read,
+                            h.bytes_written,
+                            h.sim_time_s,
+                        )
+                    }
+                };
+            // Every request of the fio-style workload is `bs` bytes.
+            let trim_bs =
+                (cfg.trace.is_none() && cfg.personality.is_none()).then_some(cfg.workload.bs.0);
+            let (name, groupid) = jobs
+                .first()
+                .map_or(("ssdsim".to_string(), 0), |j| (j.name.clone(), j.groupid));
+            entries.push(Entry {
+                name,
+                groupid,
+                reads,
+                writes,
+                trims,
+                bytes_read,
+                bytes_written,
+                trim_bs,
+                secs,
+                lat: lat.clone(),
+            });
+        }
+    }
+    document(entries.iter().map(Entry::to_json).collect())
+}
+
+/// fio's top level around its `jobs`.
+fn document(jobs: Vec<Value>) -> Value {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
@@ -162,6 +320,6 @@ pub fn fio_json(
         "fio version": format!("ssdsim-{}", env!("CARGO_PKG_VERSION")),
         "timestamp": now.as_secs(),
         "timestamp_ms": now.as_millis() as u64,
-        "jobs": [Value::Object(job)],
+        "jobs": jobs,
     })
 }

@@ -263,6 +263,17 @@ impl RequestSource for AnySource {
             AnySource::Recorded(s) => s.ramp_over(now, in_flight),
         }
     }
+    fn stop(&mut self, now: ssd_core::SimTime) {
+        match self {
+            AnySource::Fio(s) => s.stop(now),
+            AnySource::Trace(s) => s.stop(now),
+            AnySource::Personality(s) => s.stop(now),
+            AnySource::FileBench(s) => s.stop(now),
+            AnySource::Buffered(s) => s.stop(now),
+            AnySource::Flows(s) => s.stop(now),
+            AnySource::Recorded(s) => s.stop(now),
+        }
+    }
 }
 
 /// Build the workload source a configuration names: its `[[flow]]`s, or
@@ -330,6 +341,16 @@ pub fn build_flows(
                 cfg.host.sq_depth
             } else {
                 u32::MAX
+            },
+            // A flow run alone (a baseline) starts with the run: it has no
+            // group to wait for.
+            schedule: match only {
+                Some(_) => ssd_core::flows::FlowSchedule {
+                    stonewall: false,
+                    start_delay: None,
+                    ..f.schedule()
+                },
+                None => f.schedule(),
             },
             src,
         });
@@ -488,27 +509,59 @@ pub struct RunLatencies {
     pub sync: ssd_core::stats::LatencyHist,
     /// Application calls (a buffered run), not block requests.
     pub app: bool,
+    /// A run of `[[flow]]`s: each flow's own, in slot order (a buffered
+    /// flow's application calls; another flow's requests from their arrival
+    /// at the flow). Empty otherwise.
+    pub flows: Vec<RunLatencies>,
 }
 
 fn latencies<O: Observer>(sim: &Sim<O>) -> RunLatencies {
     match &sim.src {
-        AnySource::Buffered(pc) => {
-            let [read, write, trim, sync] = pc.app_latencies().clone();
-            RunLatencies {
-                read,
-                write,
-                trim,
-                sync,
-                app: true,
-            }
-        }
+        AnySource::Flows(f) => RunLatencies {
+            read: sim.lat.read.clone(),
+            write: sim.lat.write.clone(),
+            trim: sim.lat.other.clone(),
+            sync: Default::default(),
+            app: false,
+            flows: (0..f.len())
+                .map(|i| match f.source(i) {
+                    AnySource::Buffered(pc) => app_latencies(pc),
+                    _ => {
+                        let l = f.latencies(i);
+                        RunLatencies {
+                            read: l.read.clone(),
+                            write: l.write.clone(),
+                            trim: l.other.clone(),
+                            sync: Default::default(),
+                            app: false,
+                            flows: Vec::new(),
+                        }
+                    }
+                })
+                .collect(),
+        },
+        AnySource::Buffered(pc) => app_latencies(pc),
         _ => RunLatencies {
             read: sim.lat.read.clone(),
             write: sim.lat.write.clone(),
             trim: sim.lat.other.clone(),
             sync: Default::default(),
             app: false,
+            flows: Vec::new(),
         },
+    }
+}
+
+/// A page cache's application calls' latencies.
+fn app_latencies<S: RequestSource>(pc: &ssd_core::pagecache::PageCache<S>) -> RunLatencies {
+    let [read, write, trim, sync] = pc.app_latencies().clone();
+    RunLatencies {
+        read,
+        write,
+        trim,
+        sync,
+        app: true,
+        flows: Vec::new(),
     }
 }
 
@@ -1298,18 +1351,17 @@ pub fn number_ios_to_source(cfg: &mut SsdConfig, max_requests_given: bool) {
 /// `flags` (the CLI's flags, not `--set`) still win over the file, then the
 /// job ends as fio ends it (size, `number_ios`, runtime, `time_based`)
 /// unless `number_ios` was among them. Several jobs (or `numjobs`) become
-/// flows ([`fio::jobs_to_flows`]); a workload flag beside them is refused,
-/// and so is `fio_output` (fio's own output asked for, which is written for
-/// one job only). `warn` gets a line for each job's host-side options
-/// accepted without effect. Returns the (first) job's name.
+/// flows ([`fio::jobs_to_flows`]); a workload flag beside them is refused.
+/// `warn` gets a line for each job's host-side options accepted without
+/// effect. Returns what fio's output needs of the jobs: one for one job,
+/// else one per flow.
 pub fn apply_fio_jobs(
     c: &mut SsdConfig,
     jobs: Vec<(ssd_core::workload::WorkloadConfig, fio::FioJob)>,
     source: &str,
     flags: &[(&str, String)],
-    fio_output: bool,
     warn: &mut dyn FnMut(String),
-) -> Result<String, RunError> {
+) -> Result<Vec<fio::OutputJob>, RunError> {
     let several = jobs.len() > 1 || jobs.first().is_some_and(|j| j.1.numjobs > 1);
     if several {
         if let Some((f, _)) = flags
@@ -1329,19 +1381,13 @@ pub fn apply_fio_jobs(
                 ));
             }
         }
-        if fio_output {
-            return Err(RunError::Input(format!(
-                "--output-format json: {source} has several jobs; fio's JSON for several jobs is not written (use --format json: its `flows` section has each job)"
-            )));
-        }
-        let jobname = jobs[0].1.name.clone();
-        fio::jobs_to_flows(c, jobs, source)?;
+        let out = fio::jobs_to_flows(c, jobs, source)?;
         for (f, v) in flags {
             if matches!(*f, "time-limit" | "runtime") {
                 apply_flag(c, f, v)?;
             }
         }
-        return Ok(jobname);
+        return Ok(out);
     }
     let (w, job) = jobs.into_iter().next().expect("one job");
     c.workload = w;
@@ -1372,7 +1418,11 @@ pub fn apply_fio_jobs(
         let logical = c.validate()?.logical_bytes();
         job.resolve_end(&mut c.workload, logical);
     }
-    Ok(job.name)
+    Ok(vec![fio::OutputJob {
+        name: job.name,
+        groupid: 0,
+        group_reporting: job.group_reporting,
+    }])
 }
 
 /// All NAND presets with their derived figures (for `ssdsim presets`).

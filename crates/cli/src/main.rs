@@ -647,16 +647,15 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             flags.extend(split_set(&set)?);
             let mut c = resolve_config(config.as_deref(), &flags)?;
             let fio_path = fio.clone();
-            let mut jobname = "ssdsim".to_string();
+            let mut fio_jobs = Vec::new();
             if let Some(path) = &fio {
                 let jobs =
                     ssdsim::fio::parse_jobs_file(path, &c.workload).map_err(RunError::from)?;
-                jobname = ssdsim::apply_fio_jobs(
+                fio_jobs = ssdsim::apply_fio_jobs(
                     &mut c,
                     jobs,
                     &path.display().to_string(),
                     &cfg.pairs(),
-                    output_format.is_some(),
                     &mut |w| eprintln!("{w}"),
                 )?;
             }
@@ -719,11 +718,8 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             }
             let text = match (output_format, format) {
                 (Some(FioFormat::Json), _) => {
-                    // Every request of the fio-style workload is `bs` bytes.
-                    let trim_bs =
-                        (c.trace.is_none() && c.personality.is_none()).then_some(c.workload.bs.0);
                     let v =
-                        ssdsim::fio_json::fio_json(&jobname, &res.report, &res.latency, trim_bs);
+                        ssdsim::fio_json::fio_json_run(&fio_jobs, &c, &res.report, &res.latency);
                     serde_json::to_string_pretty(&v)? + "\n"
                 }
                 (Some(FioFormat::Normal), _) | (None, Format::Text) => {

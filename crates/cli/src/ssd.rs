@@ -299,7 +299,7 @@ impl SsdBuilder {
                 ),
             };
             let mut warn = |w| warnings.push(w);
-            apply_fio_jobs(&mut config, jobs, &name, &self.flags, false, &mut warn)?;
+            apply_fio_jobs(&mut config, jobs, &name, &self.flags, &mut warn)?;
         }
         check_runnable(&config, &self.options)?;
         Ok(Ssd {

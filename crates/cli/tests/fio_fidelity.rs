@@ -372,8 +372,7 @@ fn output_format_json_is_fios_schema_with_the_reports_numbers() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
-/// Several jobs in one file are still refused, with a message that says
-/// so (multi-job runs are not simulated yet).
+/// Several jobs in one file run at once, as flows over the whole device.
 #[test]
 fn several_jobs_run_at_once_as_flows() {
     let d = scratch("jobs");
@@ -403,13 +402,9 @@ fn several_jobs_run_at_once_as_flows() {
     assert!(r.get("fairness").is_none());
 
     for (text, line, what) in [
-        (
-            "[a]\nrw=read\nruntime=1s\n[b]\nrw=write\nruntime=2s\n",
-            4,
-            "same ones",
-        ),
-        ("[a]\nrw=read\n[b]\nstonewall\nrw=write\n", 4, "stonewall"),
         ("[a]\nrw=read\nnumjobs=65\n", 3, "numjobs"),
+        ("[a]\nrw=read\nstartdelay=1-5\n", 3, "range"),
+        ("[a]\nrw=read\nstonewall=yes\n", 3, "stonewall"),
     ] {
         let p = job(&d, "bad.fio", text);
         let (code, _, err) = ssdsim(&["run", "--fio", &p]);
@@ -425,8 +420,223 @@ fn several_jobs_run_at_once_as_flows() {
         err.contains("--rw") && err.contains("several jobs"),
         "{err}"
     );
-    let (code, _, err) = ssdsim(&["run", "--fio", &p, "--output-format", "json"]);
-    assert_eq!(code, 2);
-    assert!(err.contains("several jobs"), "{err}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// A flow's figures in a report's `flows` section, by name.
+fn flow<'a>(r: &'a Value, name: &str) -> &'a Value {
+    r["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == name)
+        .unwrap_or_else(|| panic!("no flow {name}"))
+}
+
+/// fio's `stonewall` runs the jobs after it once the jobs before it have
+/// finished: the reader starts at the writer's last completion, and reads
+/// what it wrote (flash reads, not an empty drive's). `startdelay` counts
+/// from the run's start, as fio counts it from its genesis, and a job
+/// that waits for its delay lets the jobs after it start (fio's
+/// `run_threads` passes it over), but a stonewall still waits.
+#[test]
+fn stonewall_runs_groups_in_turn() {
+    let d = scratch("stonewall");
+    let p = job(
+        &d,
+        "sw.fio",
+        "[global]\ndirect=1\nbs=128k\niodepth=4\n\
+         [w]\nrw=write\nsize=16M\n\
+         [r]\nstonewall\nrw=read\nsize=16M\n",
+    );
+    let r = report(&["--fio", &p]);
+    let (w, rd) = (flow(&r, "w"), flow(&r, "r"));
+    assert_eq!(f(&w["start_s"]), 0.0);
+    let w_end = f(&w["start_s"]) + f(&w["time_s"]);
+    assert!((f(&rd["start_s"]) - w_end).abs() < 1e-12, "{w} {rd}");
+    assert_eq!(n(&w["writes"]), 128);
+    assert_eq!(n(&rd["reads"]), 128);
+    // The run is the two jobs one after the other.
+    let end = f(&rd["start_s"]) + f(&rd["time_s"]);
+    assert!((f(&r["host"]["sim_time_s"]) - end).abs() < 1e-12);
+    assert!(n(&r["flash"]["page_reads"]) >= 128 * 32, "{}", r["flash"]);
+
+    // [a] runs 30 ms; [b] waits 10 ms from the start; [c] is not held up
+    // by [b]'s delay; [e], a stonewall, waits for all of them.
+    let p = job(
+        &d,
+        "delay.fio",
+        "[global]\ndirect=1\nbs=4k\nrw=randread\ntime_based\n\
+         [a]\nruntime=30ms\n\
+         [b]\nstartdelay=10ms\nruntime=5ms\n\
+         [c]\nruntime=5ms\n\
+         [e]\nstonewall\nruntime=5ms\n",
+    );
+    let r = report(&["--fio", &p, "--precondition", "fill"]);
+    assert_eq!(f(&flow(&r, "a")["start_s"]), 0.0);
+    assert!((f(&flow(&r, "b")["start_s"]) - 0.010).abs() < 1e-12);
+    assert_eq!(f(&flow(&r, "c")["start_s"]), 0.0);
+    let last = ["a", "b", "c"]
+        .iter()
+        .map(|x| f(&flow(&r, x)["start_s"]) + f(&flow(&r, x)["time_s"]))
+        .fold(0.0, f64::max);
+    let e = f(&flow(&r, "e")["start_s"]);
+    assert!(
+        e >= 0.030 && (e - last).abs() < 1e-12,
+        "e at {e}, last end {last}"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Each job keeps its own time frame: its runtime counts from its own
+/// start and ramp, it submits nothing after it (what is in flight
+/// completes and counts, so it ends within one latency of its runtime),
+/// and its ramp is left out of its own figures. The device-level figures
+/// start when the first of the starting jobs' ramps ends: none here, as
+/// one job has no ramp.
+#[test]
+fn jobs_keep_their_own_runtime_and_ramp() {
+    let d = scratch("frames");
+    let p = job(
+        &d,
+        "tf.fio",
+        "[global]\ndirect=1\nbs=4k\ntime_based\n\
+         [a]\nrw=randread\nruntime=20ms\nramp_time=10ms\niodepth=4\n\
+         [b]\nrw=randwrite\nruntime=50ms\n",
+    );
+    let r = report(&["--fio", &p, "--precondition", "fill"]);
+    let (a, b) = (flow(&r, "a"), flow(&r, "b"));
+    let max_s = |x: &Value| f(&x["latency_us"]["max"]) / 1e6;
+    assert!((f(&a["measured_from_s"]) - 0.010).abs() < 1e-12, "{a}");
+    let ta = f(&a["time_s"]);
+    assert!(ta >= 0.020 && ta <= 0.020 + max_s(a), "a ran {ta} s");
+    assert_eq!(f(&b["measured_from_s"]), 0.0);
+    let tb = f(&b["time_s"]);
+    assert!(tb >= 0.050 && tb <= 0.050 + max_s(b), "b ran {tb} s");
+    // The device's figures cover the whole run: a job's own ramp is not
+    // the device's while another job is measured, so a's ramp requests
+    // are in the device's count and not in a's.
+    assert!((f(&r["host"]["sim_time_s"]) - tb).abs() < 1e-12);
+    let ramped = n(&r["host"]["requests"]) - n(&a["requests"]) - n(&b["requests"]);
+    assert!(ramped > 0, "a's ramp requests");
+    assert!(
+        (ramped as f64) < n(&a["requests"]) as f64,
+        "{ramped} in 10 of a's 30 ms"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Jobs that all ramp: the device-level figures start when the first of
+/// the starting jobs' ramps ends.
+#[test]
+fn the_device_ramp_is_the_first_jobs_ramp() {
+    let d = scratch("device-ramp");
+    let p = job(
+        &d,
+        "r.fio",
+        "[global]\ndirect=1\nbs=4k\nrw=randread\ntime_based\n\
+         [a]\nramp_time=10ms\nruntime=20ms\n\
+         [b]\nramp_time=20ms\nruntime=20ms\n",
+    );
+    let r = report(&["--fio", &p, "--precondition", "fill"]);
+    let b = flow(&r, "b");
+    assert!((f(&b["measured_from_s"]) - 0.020).abs() < 1e-12);
+    // b ends at 40 ms and the device measures from 10 ms.
+    let end = f(&b["start_s"]) + 0.020 + f(&b["time_s"]);
+    assert!(
+        (f(&r["host"]["sim_time_s"]) - (end - 0.010)).abs() < 1e-9,
+        "{}",
+        r["host"]
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// fio's JSON for several jobs: an entry per job (each `numjobs` clone
+/// under its job's name) with its flow's figures, a buffered job's from
+/// its calls; `groupid` goes up at `new_group` and `stonewall`; and
+/// `group_reporting` sums a job into the entry before it in its group, as
+/// fio's `stat.c` does (counts add, latencies merge, the runtime is the
+/// longest).
+#[test]
+fn output_format_json_reports_every_job() {
+    let d = scratch("json-jobs");
+    let p = job(
+        &d,
+        "j.fio",
+        "[global]\ndirect=1\nbs=4k\ntime_based\nruntime=20ms\n\
+         [r]\nrw=randread\nnumjobs=2\n\
+         [w]\nnew_group\nrw=randwrite\n\
+         [s]\nstonewall\ngroup_reporting\nrw=randread\nnumjobs=3\n\
+         [b]\nnew_group\ndirect=0\nrw=write\nsize=1M\ntime_based=0\n",
+    );
+    let r = report(&["--fio", &p, "--precondition", "fill"]);
+    let (code, out, err) = ssdsim(&[
+        "run",
+        "--fio",
+        &p,
+        "--precondition",
+        "fill",
+        "--output-format",
+        "json",
+        "--no-power",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let jobs = v["jobs"].as_array().unwrap();
+    let names: Vec<(&str, u64)> = jobs
+        .iter()
+        .map(|j| (j["jobname"].as_str().unwrap(), n(&j["groupid"])))
+        .collect();
+    assert_eq!(names, [("r", 0), ("r", 0), ("w", 1), ("s", 2), ("b", 3)]);
+    for (j, fl) in [(0, "r-0"), (1, "r-1")] {
+        let (o, x) = (&jobs[j]["read"], flow(&r, fl));
+        assert_eq!(n(&o["total_ios"]), n(&x["reads"]));
+        assert_eq!(n(&o["clat_ns"]["N"]), n(&x["reads"]));
+        assert_eq!(n(&o["runtime"]), (f(&x["time_s"]) * 1e3).round() as u64);
+        let mean_us = f(&o["clat_ns"]["mean"]) / 1e3;
+        assert!((mean_us - f(&x["latency_us"]["mean"])).abs() < 1e-9 * mean_us);
+    }
+    assert_eq!(
+        n(&jobs[2]["write"]["total_ios"]),
+        n(&flow(&r, "w")["writes"])
+    );
+    // The three clones of [s] in one entry.
+    let s: Vec<&Value> = (0..3).map(|k| flow(&r, &format!("s-{k}"))).collect();
+    let reads: u64 = s.iter().map(|x| n(&x["reads"])).sum();
+    let longest = s.iter().map(|x| f(&x["time_s"])).fold(0.0, f64::max);
+    let o = &jobs[3]["read"];
+    assert_eq!(n(&o["total_ios"]), reads);
+    assert_eq!(n(&o["clat_ns"]["N"]), reads);
+    assert_eq!(n(&o["runtime"]), (longest * 1e3).round() as u64);
+    assert!((f(&o["iops"]) - reads as f64 / longest).abs() < 1e-6);
+    // The buffered job: its write calls, all of its 1 MiB.
+    let b = &jobs[4]["write"];
+    assert_eq!(n(&b["total_ios"]), n(&flow(&r, "b")["app"]["writes"]));
+    assert_eq!(n(&b["io_bytes"]), 1 << 20);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// A buffered job's runtime stops its application: no call after it, and
+/// the run goes on to the jobs after a stonewall.
+#[test]
+fn a_buffered_jobs_runtime_stops_its_calls() {
+    let d = scratch("buffered-runtime");
+    let p = job(
+        &d,
+        "b.fio",
+        "[a]\nrw=write\nbs=4k\nruntime=20ms\ntime_based\n\
+         [b]\ndirect=1\nrw=randread\nbs=4k\nruntime=40ms\ntime_based\n\
+         [c]\nstonewall\nrw=read\nbs=64k\nsize=4M\n",
+    );
+    let r = report(&["--fio", &p, "--precondition", "fill"]);
+    let a = &flow(&r, "a")["app"];
+    let t = f(&a["time_s"]);
+    let max = f(&a["latency_us"]["write"]["max"]) / 1e6;
+    assert!(t >= 0.020 && t <= 0.020 + max, "a's calls ran {t} s");
+    assert!(n(&a["writes"]) > 0);
+    let (b, c) = (flow(&r, "b"), flow(&r, "c"));
+    let b_end = f(&b["start_s"]) + f(&b["time_s"]);
+    assert!((f(&c["start_s"]) - b_end).abs() < 1e-12);
+    assert_eq!(n(&c["app"]["bytes_read"]), 4 << 20);
     std::fs::remove_dir_all(&d).unwrap();
 }

@@ -418,3 +418,59 @@ fn a_ramp_restarts_every_flows_statistics() {
         assert!((n(x, "time_s") - 0.030).abs() < 1e-9, "{x}");
     }
 }
+
+/// A flow's schedule from the library and from TOML: a stonewall flow
+/// starts at the last completion of the flows before it, and an open-loop
+/// flow's arrival times count from its own start (had they counted from
+/// the run's, every request would be overdue when it starts and wait in
+/// the flow). Bad schedule values are refused by field.
+#[test]
+fn a_stonewall_flow_starts_when_the_others_end_and_keeps_its_arrivals() {
+    let mut c = drive(64);
+    c.sim.alone_runs = false;
+    let mut b = flow("b", RwMode::RandRead, 1, 50, FlowPriority::Medium);
+    b.workload.as_mut().unwrap().rate_iops = Some(1000);
+    b.stonewall = true;
+    c.flows = vec![
+        flow("a", RwMode::RandWrite, 8, 3000, FlowPriority::Medium),
+        b,
+    ];
+    let r = run_config(&c, &opts()).unwrap().report;
+    let f = flows(&r);
+    let a_end = n(&f[0], "start_s") + n(&f[0], "time_s");
+    assert!(a_end > 0.0);
+    assert!((n(&f[1], "start_s") - a_end).abs() < 1e-12, "{:?}", f[1]);
+    assert_eq!(n(&f[1], "waited_in_flow"), 0.0, "{:?}", f[1]);
+    // 50 requests 1 ms apart: the last arrives 49 ms after the start.
+    let t = n(&f[1], "time_s");
+    assert!((0.049..0.0495).contains(&t), "b ran {t} s");
+
+    // The same from TOML, with a start delay.
+    let text = r#"
+        [sim]
+        alone_runs = false
+        [[flow]]
+        name = "a"
+        workload = { rw = "randwrite", number_ios = 100 }
+        [[flow]]
+        name = "b"
+        start_delay = "5ms"
+        runtime = "2ms"
+        workload = { rw = "randread", number_ios = 1000000 }
+    "#;
+    let c = SsdConfig::from_toml_over(Some(drive(64)), text, "t.toml").unwrap();
+    assert!(c.flows[1].start_delay == Some(Dur::from_ms(5)));
+    let r = run_config(&c, &opts()).unwrap().report;
+    let f = flows(&r);
+    assert!((n(&f[1], "start_s") - 0.005).abs() < 1e-12);
+    // It submits for 2 ms; its last request completes within one latency.
+    let t = n(&f[1], "time_s");
+    let max = f[1]["latency_us"]["max"].as_f64().unwrap() / 1e6;
+    assert!(t >= 0.002 && t <= 0.002 + max, "b ran {t} s");
+    let bad = text.replace("runtime = \"2ms\"", "runtime = \"0s\"");
+    let e = SsdConfig::from_toml_over(Some(drive(64)), &bad, "t.toml")
+        .and_then(|c| c.validate().map(|_| ()))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("flow.1.runtime"), "{e}");
+}

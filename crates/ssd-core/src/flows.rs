@@ -22,6 +22,13 @@
 //! NCQ queue behind the elevator (`sched.kind`), each flow's threads as
 //! processes of their own.
 //!
+//! **When each flow runs** (fio's time frames, [`FlowSchedule`]): flows
+//! start at once, as fio's `run_threads` starts jobs, except that a
+//! `stonewall` flow waits until every flow started before it has finished
+//! (the flows after it wait for it) and one with a `start_delay` until that
+//! long after the run's start. A flow's own `ramp_time` is left out of its
+//! statistics, and after its `runtime` it submits nothing new.
+//!
 //! **Statistics** (report section `flows`): per flow, requests, IOPS and
 //! bandwidth, the end-to-end latency (from the request's arrival at the
 //! flow's queue: MQSim's end-to-end request delay) with percentiles, and the
@@ -32,9 +39,9 @@
 
 use crate::error::{invalid, ConfigError};
 use crate::personality::PersonalityConfig;
-use crate::stats::LatencyHist;
+use crate::stats::Latencies;
 use crate::trace::TraceSpec;
-use crate::units::SimTime;
+use crate::units::{Dur, SimTime};
 use crate::workload::{
     HostEvent, HostRequest, IoOp, RequestSource, SourceError, Timing, WorkloadConfig,
 };
@@ -106,6 +113,26 @@ pub struct FlowConfig {
     /// A block trace to replay (`[flow.trace]`) instead of a fio-style workload.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceSpec>,
+    /// fio's `stonewall`: the flow starts only once every flow started
+    /// before it has finished, and the flows after it wait for its start
+    /// (fio's `run_threads`: a stonewall stops the pass that starts jobs).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stonewall: bool,
+    /// fio's `startdelay`: the flow starts no sooner than this long after
+    /// the run's start (fio counts it from its genesis, not from a
+    /// stonewall's end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_delay: Option<Dur>,
+    /// fio's `ramp_time` for this flow: what it does in this time after its
+    /// start is run but left out of its own statistics (the `flows`
+    /// section); `sim.ramp_time` is the device-level figures' ramp.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramp_time: Option<Dur>,
+    /// fio's `runtime`: the flow submits nothing new once this much time has
+    /// passed after its ramp (a buffered flow's application makes no new
+    /// call); what it has in flight completes and counts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<Dur>,
 }
 
 impl FlowConfig {
@@ -117,6 +144,20 @@ impl FlowConfig {
             workload: Some(w),
             personality: None,
             trace: None,
+            stonewall: false,
+            start_delay: None,
+            ramp_time: None,
+            runtime: None,
+        }
+    }
+
+    /// When the flow runs, as [`Flows`] applies it.
+    pub fn schedule(&self) -> FlowSchedule {
+        FlowSchedule {
+            stonewall: self.stonewall,
+            start_delay: self.start_delay,
+            ramp_time: self.ramp_time,
+            runtime: self.runtime,
         }
     }
 
@@ -148,6 +189,27 @@ impl FlowConfig {
                 ),
             ));
         }
+        for (k, d) in [("ramp_time", self.ramp_time), ("runtime", self.runtime)] {
+            if d.is_some_and(|d| d.0 == 0) {
+                return Err(invalid(
+                    &format!("{field}.{k}"),
+                    "must be positive (leave it out for none)",
+                ));
+            }
+        }
+        let total = [self.start_delay, self.ramp_time, self.runtime]
+            .iter()
+            .map(|d| d.map_or(0u128, |d| d.0 as u128))
+            .sum::<u128>();
+        if total > Dur::MAX.0 as u128 {
+            return Err(invalid(
+                field,
+                format!(
+                    "start_delay + ramp_time + runtime: at most {} ns (2^62 ns, about 146 years)",
+                    Dur::MAX.0
+                ),
+            ));
+        }
         Ok(())
     }
 
@@ -162,6 +224,19 @@ impl FlowConfig {
             _ => false,
         }
     }
+}
+
+/// When a flow runs (see [`FlowConfig`]'s fields of the same names).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlowSchedule {
+    /// Wait for the flows started before it to finish.
+    pub stonewall: bool,
+    /// Start no sooner than this long after the run's start.
+    pub start_delay: Option<Dur>,
+    /// The flow's own ramp, from its start.
+    pub ramp_time: Option<Dur>,
+    /// Submit nothing new this long after the ramp.
+    pub runtime: Option<Dur>,
 }
 
 /// The sector range `[start, end)` of flow `slot` among `n` on a drive of
@@ -200,6 +275,8 @@ pub struct Flow<S> {
     /// The most requests it may hold in the block layer and the device (its
     /// SQ's depth; unbounded on a shared SATA queue).
     pub depth: u32,
+    /// When it runs: its group, start delay, ramp and runtime.
+    pub schedule: FlowSchedule,
     /// The flow's own request source.
     pub src: S,
 }
@@ -212,6 +289,19 @@ struct FlowState<S> {
     peeked: Option<HostRequest>,
     exhausted: bool,
     stats: FlowStats,
+    /// When the flow started (None: not yet).
+    begin: Option<SimTime>,
+    /// It has started: it may submit.
+    started: bool,
+    /// Added to an open-loop source's arrival times: how much after the
+    /// run's start the flow started.
+    offset: u64,
+    /// The end of its own ramp, while it is to come.
+    ramp_end: Option<SimTime>,
+    /// When it stops submitting (its runtime is over), while it is to come.
+    end_at: Option<SimTime>,
+    /// Where its statistics start (its start, or the end of a ramp).
+    measure_from: Option<SimTime>,
 }
 
 #[derive(Default)]
@@ -221,7 +311,8 @@ struct FlowStats {
     other: u64,
     bytes_read: u64,
     bytes_written: u64,
-    e2e: LatencyHist,
+    /// End-to-end latency by direction.
+    e2e: Latencies,
     device_ns: u128,
     waited: u64,
     /// The flow's last completion.
@@ -231,11 +322,38 @@ struct FlowStats {
 impl<S: RequestSource> FlowState<S> {
     /// Nothing more to submit and nothing in flight.
     fn done(&self) -> bool {
-        self.outstanding == 0
+        self.started
+            && self.outstanding == 0
             && match self.timing {
                 Timing::Reactive => self.f.src.finished(),
                 _ => self.exhausted && self.peeked.is_none(),
             }
+    }
+
+    /// Its statistics start again at `at` (the requests handed over and not
+    /// done count when they complete), and so does its source's.
+    fn restart_stats(&mut self, at: SimTime) {
+        self.stats = FlowStats {
+            last_done: at,
+            ..FlowStats::default()
+        };
+        self.measure_from = Some(at);
+        let handed = self.outstanding as u64 + self.peeked.is_some() as u64;
+        self.f.src.ramp_over(at, handed);
+    }
+
+    /// The next instant at which something of its schedule happens (a
+    /// flow yet to start: the end of its delay, after `origin`, if that is
+    /// after `now`; otherwise another flow's end starts it).
+    fn deadline(&self, origin: SimTime, now: SimTime) -> Option<SimTime> {
+        if !self.started {
+            let at = origin + self.f.schedule.start_delay.unwrap_or(Dur::ZERO);
+            return (at > now).then_some(at);
+        }
+        match (self.ramp_end, self.end_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 }
 
@@ -258,13 +376,21 @@ pub struct Flows<S> {
     free: Vec<u32>,
     /// The flow to ask first at the next poll (flows take turns at an instant).
     turn: usize,
+    /// The run's first instant.
+    origin: Option<SimTime>,
+    /// The measured phase's start (the run's, or the end of `sim.ramp_time`).
     start: Option<SimTime>,
     last_done: SimTime,
+    /// Flows that have not started.
+    unstarted: usize,
+    /// The earliest instant of any flow's schedule still to come.
+    deadline: Option<SimTime>,
 }
 
 impl<S: RequestSource> Flows<S> {
     /// The flows of a run, taking turns at each instant.
     pub fn new(flows: Vec<Flow<S>>) -> Flows<S> {
+        let unstarted = flows.len();
         Flows {
             flows: flows
                 .into_iter()
@@ -275,14 +401,114 @@ impl<S: RequestSource> Flows<S> {
                     peeked: None,
                     exhausted: false,
                     stats: FlowStats::default(),
+                    begin: None,
+                    started: false,
+                    offset: 0,
+                    ramp_end: None,
+                    end_at: None,
+                    measure_from: None,
                 })
                 .collect(),
             tags: Vec::new(),
             free: Vec::new(),
             turn: 0,
+            origin: None,
             start: None,
             last_done: SimTime::ZERO,
+            unstarted,
+            deadline: None,
         }
+    }
+
+    /// How many flows the run has.
+    pub fn len(&self) -> usize {
+        self.flows.len()
+    }
+
+    /// Whether the run has no flow.
+    pub fn is_empty(&self) -> bool {
+        self.flows.is_empty()
+    }
+
+    /// Flow `i`'s own source.
+    pub fn source(&self, i: usize) -> &S {
+        &self.flows[i].f.src
+    }
+
+    /// Flow `i`'s name.
+    pub fn name(&self, i: usize) -> &str {
+        &self.flows[i].f.name
+    }
+
+    /// Flow `i`'s end-to-end latencies by direction, over its measured
+    /// phase.
+    pub fn latencies(&self, i: usize) -> &Latencies {
+        &self.flows[i].stats.e2e
+    }
+
+    /// Start the flows whose wait is over, and carry out every flow's
+    /// schedule up to `now`: starts, ends of ramps, ends of runtimes.
+    ///
+    /// Flows start as fio's `run_threads` starts jobs: in order, a flow
+    /// whose start delay is not over is passed over, and a stonewall flow
+    /// stops the pass while a flow is running or has just started.
+    /// Returns whether a flow started.
+    fn advance(&mut self, now: SimTime) -> bool {
+        let origin = *self.origin.get_or_insert(now);
+        let mut began = false;
+        let waiting = self.unstarted > 0;
+        if waiting {
+            let mut running = self.flows.iter().any(|s| s.started && !s.done());
+            for st in &mut self.flows {
+                if st.started {
+                    continue;
+                }
+                let s = st.f.schedule;
+                if origin + s.start_delay.unwrap_or(Dur::ZERO) > now {
+                    continue;
+                }
+                if s.stonewall && running {
+                    break;
+                }
+                running = true;
+                began = true;
+                self.unstarted -= 1;
+                st.started = true;
+                st.begin = Some(now);
+                st.offset = now.since(origin).0;
+                st.measure_from = Some(self.start.map_or(now, |s| s.max(now)));
+                st.stats.last_done = now;
+                let ramped = now + s.ramp_time.unwrap_or(Dur::ZERO);
+                st.ramp_end = s.ramp_time.map(|_| ramped);
+                st.end_at = s.runtime.map(|r| ramped + r);
+            }
+        }
+        if !waiting && self.deadline.is_none_or(|d| d > now) {
+            return false;
+        }
+        for st in &mut self.flows {
+            if let Some(r) = st.ramp_end.filter(|&r| r <= now) {
+                st.ramp_end = None;
+                st.restart_stats(r);
+            }
+            if let Some(e) = st.end_at.filter(|&e| e <= now) {
+                st.end_at = None;
+                // The runtime is over: nothing new is submitted.
+                match st.timing {
+                    Timing::Reactive => st.f.src.stop(e),
+                    _ => {
+                        st.exhausted = true;
+                        st.peeked = None;
+                    }
+                }
+            }
+        }
+        self.deadline = self
+            .flows
+            .iter()
+            .filter_map(|s| s.deadline(origin, now))
+            .min();
+        began
     }
 
     fn tag(&mut self, x: InFlight) -> u32 {
@@ -301,7 +527,7 @@ impl<S: RequestSource> Flows<S> {
     /// The next request of flow `i` due at `now`, if it may submit one.
     fn next_of(&mut self, i: usize, now: SimTime) -> Option<Result<HostRequest, SourceError>> {
         let st = &mut self.flows[i];
-        if st.outstanding >= st.f.depth {
+        if !st.started || st.outstanding >= st.f.depth {
             return None;
         }
         let got = match st.timing {
@@ -322,7 +548,13 @@ impl<S: RequestSource> Flows<S> {
             Timing::OpenLoop => {
                 if st.peeked.is_none() && !st.exhausted {
                     match st.f.src.next_request() {
-                        Some(Ok(r)) => st.peeked = Some(r),
+                        Some(Ok(r)) => {
+                            // Arrival times count from the flow's start.
+                            st.peeked = Some(HostRequest {
+                                arrival: SimTime(r.arrival.0.saturating_add(st.offset)),
+                                ..r
+                            })
+                        }
                         Some(Err(e)) => return Some(Err(e)),
                         None => st.exhausted = true,
                     }
@@ -379,13 +611,15 @@ impl<S: RequestSource> Flows<S> {
         }))
     }
 
-    fn sections_of(&self, st: &FlowState<S>, start: SimTime, end: SimTime) -> serde_json::Value {
+    fn sections_of(&self, st: &FlowState<S>, end: SimTime) -> serde_json::Value {
         let s = &st.stats;
         let n = s.reads + s.writes + s.other;
-        // The flow's own span: from the start of the measured phase to its
-        // last completion (to the end of the run if it was cut short).
+        // The flow's own span: from the start of its measured phase to its
+        // last completion (to the end of the run if it was cut short); none
+        // if it never started.
+        let from = st.measure_from.unwrap_or(end);
         let until = if st.done() { s.last_done.min(end) } else { end };
-        let secs = until.max(start).since(start).secs_f64();
+        let secs = until.max(from).since(from).secs_f64();
         let per_s = |x: u64| if secs > 0.0 { x as f64 / secs } else { 0.0 };
         let mut v = serde_json::json!({
             "name": st.f.name,
@@ -404,10 +638,18 @@ impl<S: RequestSource> Flows<S> {
             "read_iops": per_s(s.reads),
             "write_iops": per_s(s.writes),
             "bandwidth_mbps": if secs > 0.0 { (s.bytes_read + s.bytes_written) as f64 / secs / 1e6 } else { 0.0 },
-            "latency_us": s.e2e.summary(),
+            "latency_us": s.e2e.all().summary(),
             "device_response_us": if n > 0 { s.device_ns as f64 / n as f64 / 1e3 } else { 0.0 },
             "waited_in_flow": s.waited,
         });
+        if st.started {
+            // When it started and when its measured phase began, after the
+            // run's start.
+            let origin = self.origin.unwrap_or(SimTime::ZERO);
+            let b = st.begin.unwrap_or(origin);
+            v["start_s"] = serde_json::json!(b.since(origin).secs_f64());
+            v["measured_from_s"] = serde_json::json!(from.since(origin).secs_f64());
+        }
         for (name, sec) in st.f.src.report_sections(self.last_done) {
             v[name] = sec;
         }
@@ -427,14 +669,21 @@ impl<S: RequestSource> RequestSource for Flows<S> {
     fn poll(&mut self, now: SimTime) -> Option<Result<HostRequest, SourceError>> {
         self.start.get_or_insert(now);
         let n = self.flows.len();
-        for k in 0..n {
-            let i = (self.turn + k) % n;
-            if let Some(r) = self.next_of(i, now) {
-                self.turn = (i + 1) % n;
-                return Some(r);
+        self.advance(now);
+        loop {
+            for k in 0..n {
+                let i = (self.turn + k) % n;
+                if let Some(r) = self.next_of(i, now) {
+                    self.turn = (i + 1) % n;
+                    return Some(r);
+                }
+            }
+            // Asking may have found the flows a stonewall waits for done
+            // (a source with nothing more): the flows after it start now.
+            if self.unstarted == 0 || !self.advance(now) {
+                return None;
             }
         }
-        None
     }
 
     fn event(&mut self, ev: HostEvent, now: SimTime) {
@@ -464,7 +713,7 @@ impl<S: RequestSource> RequestSource for Flows<S> {
                     }
                     _ => s.other += 1,
                 }
-                s.e2e.record(now.since(x.arrived).0);
+                s.e2e.record(x.op, now.since(x.arrived).0);
                 s.device_ns += now.since(x.submitted).0 as u128;
                 s.last_done = s.last_done.max(now);
                 self.tags[t as usize] = None;
@@ -483,21 +732,50 @@ impl<S: RequestSource> RequestSource for Flows<S> {
     }
 
     fn wake_at(&self) -> Option<SimTime> {
-        self.flows
+        let own = self
+            .flows
             .iter()
+            .filter(|st| st.started)
             .filter_map(|st| match st.timing {
                 Timing::Reactive => st.f.src.wake_at(),
                 Timing::OpenLoop if st.outstanding < st.f.depth => st.peeked.map(|r| r.arrival),
                 _ => None,
             })
-            .min()
+            .min();
+        match (own, self.deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     fn finished(&self) -> bool {
-        self.flows.iter().all(|st| match st.timing {
-            Timing::Reactive => st.f.src.finished(),
-            _ => st.exhausted && st.peeked.is_none(),
+        self.flows.iter().all(|st| {
+            if !st.started {
+                // Only a stopped run leaves a flow unstarted for good.
+                return self.unstarted == 0;
+            }
+            match st.timing {
+                Timing::Reactive => st.f.src.finished(),
+                _ => st.exhausted && st.peeked.is_none(),
+            }
         })
+    }
+
+    fn stop(&mut self, now: SimTime) {
+        for st in &mut self.flows {
+            match st.timing {
+                Timing::Reactive => st.f.src.stop(now),
+                _ => {
+                    st.exhausted = true;
+                    st.peeked = None;
+                }
+            }
+            st.end_at = None;
+            st.ramp_end = None;
+        }
+        // A flow that has not started never will.
+        self.unstarted = 0;
+        self.deadline = None;
     }
 
     fn notes(&self) -> Vec<(String, u64)> {
@@ -509,29 +787,33 @@ impl<S: RequestSource> RequestSource for Flows<S> {
                     .into_iter()
                     .map(move |(k, v)| (format!("flow_{}_{k}", st.f.name), v))
             })
+            .chain(
+                self.flows
+                    .iter()
+                    .filter(|st| !st.started)
+                    .map(|st| (format!("flow_{}_never_started", st.f.name), 1)),
+            )
             .collect()
     }
 
     fn ramp_over(&mut self, now: SimTime, _in_flight: u64) {
-        // Each flow's statistics start again; its own source restarts its
-        // counts with what it has handed over and not finished.
+        // Each flow's statistics start again, unless it keeps a ramp of its
+        // own or has not started (its statistics start when it does); its
+        // own source restarts its counts with what it has handed over and
+        // not finished.
         self.start = Some(now);
         for st in &mut self.flows {
-            st.stats = FlowStats {
-                last_done: now,
-                ..FlowStats::default()
-            };
-            let handed = st.outstanding as u64 + st.peeked.is_some() as u64;
-            st.f.src.ramp_over(now, handed);
+            if st.started && st.f.schedule.ramp_time.is_none() {
+                st.restart_stats(now);
+            }
         }
     }
 
     fn report_sections(&self, end: SimTime) -> Vec<(String, serde_json::Value)> {
-        let start = self.start.unwrap_or(SimTime::ZERO);
         let flows: Vec<serde_json::Value> = self
             .flows
             .iter()
-            .map(|st| self.sections_of(st, start, end))
+            .map(|st| self.sections_of(st, end))
             .collect();
         vec![("flows".to_string(), serde_json::Value::Array(flows))]
     }

@@ -2048,6 +2048,43 @@ impl<S: RequestSource> RequestSource for PageCache<S> {
         v.extend(self.app.report_sections(end));
         v
     }
+    fn stop(&mut self, _now: SimTime) {
+        // The application makes no new call: what its threads have queued
+        // and not begun is dropped (it was read ahead of them, not made),
+        // and each thread ends as a source's end ends it (its end_fsync
+        // included). The pieces of a call under way are part of it.
+        self.app_done = true;
+        for t in 1..self.threads.len() {
+            let th = &self.threads[t];
+            let keep = if th.in_call {
+                th.more
+                    .iter()
+                    .position(|(more, _)| !more)
+                    .map_or(th.queue.len(), |p| p + 1)
+            } else {
+                0
+            };
+            while self.threads[t].queue.len() > keep {
+                let Some(r) = self.threads[t].queue.pop_back() else {
+                    break;
+                };
+                self.threads[t].more.pop_back();
+                self.outstanding -= 1;
+                if Self::locked_write(&r) {
+                    // Its place in the file's writer order, the thread's
+                    // last (a thread's writes queue in its order).
+                    if let Some(q) = self.writers.get_mut(&r.tag) {
+                        if let Some(p) = q.iter().rposition(|&w| w == t as u32) {
+                            q.remove(p);
+                        }
+                        if q.is_empty() {
+                            self.writers.remove(&r.tag);
+                        }
+                    }
+                }
+            }
+        }
+    }
     fn ramp_over(&mut self, now: SimTime, _in_flight: u64) {
         // The cache's and the application's statistics start again; the
         // calls in flight count when they return.

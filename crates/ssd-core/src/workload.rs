@@ -132,6 +132,13 @@ pub trait RequestSource {
     /// `number_ios`, `size`) counts from here, those requests included
     /// (they complete after the ramp and are counted then).
     fn ramp_over(&mut self, _now: SimTime, _in_flight: u64) {}
+    /// [`Timing::Reactive`]: the application makes no new call from `now`
+    /// on (a flow's `runtime` is over): calls not begun are dropped, and
+    /// what is begun finishes (with its fsyncs, as fio's `end_fsync`);
+    /// `finished` then follows. The default does nothing: a source that
+    /// cannot stop runs to its end ([`crate::flows::Flows`] stops closed-
+    /// and open-loop sources itself, by no longer asking them).
+    fn stop(&mut self, _now: SimTime) {}
     /// Whether the request the last `next_request` returned is followed,
     /// on its stream, by more pieces of the same application call (one read
     /// or write whose bytes lie in several places on the device, as a

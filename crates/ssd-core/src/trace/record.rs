@@ -152,6 +152,9 @@ impl<S: RequestSource> RequestSource for Recorder<S> {
     fn ramp_over(&mut self, now: SimTime, in_flight: u64) {
         self.inner.ramp_over(now, in_flight)
     }
+    fn stop(&mut self, now: SimTime) {
+        self.inner.stop(now)
+    }
     fn clock(&mut self, now: SimTime) {
         self.inner.clock(now)
     }
