@@ -51,6 +51,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
     experiment!("wang2013-buffered"),
     experiment!("sun2014"),
     experiment!("sun2014-fs"),
+    experiment!("sun2014-cemp"),
     experiment!("sun-devices"),
     experiment!("tenants"),
 ];
@@ -76,7 +77,14 @@ pub struct Study {
     /// The files whose points keep their power time series
     /// ([`PointOut::series`]) for the analysis.
     pub series: &'static [&'static str],
+    /// The power model's sampling interval for every point of the study
+    /// (the report's `power_w.min`, `max` and `std`, and the series); the
+    /// run's options' otherwise (1 ms by default).
+    pub power_sample: Option<ssd_core::Dur>,
     analyse: fn(&Outcome) -> Vec<Section>,
+    /// Files of data behind the page's figures (name, contents), written
+    /// beside it.
+    files: fn(&Outcome) -> Vec<(String, String)>,
 }
 
 impl Study {
@@ -88,6 +96,15 @@ impl Study {
     pub fn analyse(&self, out: &Outcome) -> Vec<Section> {
         (self.analyse)(out)
     }
+    /// The data files behind the page's figures for `out` (name, contents).
+    pub fn data_files(&self, out: &Outcome) -> Vec<(String, String)> {
+        (self.files)(out)
+    }
+}
+
+/// A study without data files beside its page.
+fn no_files(_: &Outcome) -> Vec<(String, String)> {
+    Vec::new()
 }
 
 /// The studies, in the order `--list` shows them.
@@ -99,7 +116,9 @@ pub fn studies() -> &'static [Study] {
             about: "synthetic streams and page size on the reference 8-channel SSD: latency, IOPS, running time, energy per component",
             experiments: &["lee-won-synthetic", "page-size"],
             series: &[],
+            power_sample: None,
             analyse: lee_won,
+            files: no_files,
         },
         Study {
             name: "park2011",
@@ -113,7 +132,9 @@ pub fn studies() -> &'static [Study] {
                 "park-burst",
             ],
             series: &["park-burst"],
+            power_sample: None,
             analyse: park,
+            files: no_files,
         },
         Study {
             name: "wang2013",
@@ -121,15 +142,20 @@ pub fn studies() -> &'static [Study] {
             about: "host I/O scheduler x FTL: block erases (Table I) and throughput (Fig. 3)",
             experiments: &["wang2013", "wang2013-buffered"],
             series: &[],
+            power_sample: None,
             analyse: wang,
+            files: no_files,
         },
         Study {
             name: "sun2014",
             paper: "Sun, Qin, Xie 2014, Exploring optimal combination of a file system and an I/O scheduler for underlying SSDs (JZUS-C)",
             about: "file system x I/O scheduler x Filebench personality x device: IOPS, mean power, AI = IOPS/W",
-            experiments: &["sun2014", "sun2014-fs", "sun-devices"],
-            series: &[],
+            experiments: &["sun2014", "sun2014-fs", "sun2014-cemp", "sun-devices"],
+            series: &["sun2014-cemp"],
+            // Sun's analyser sampled at 10 kHz and reported once a second.
+            power_sample: Some(ssd_core::Dur(1_000_000_000)),
             analyse: sun,
+            files: sun_cemp_files,
         },
     ]
 }
@@ -318,6 +344,11 @@ pub fn run_study(
     use rayon::prelude::*;
     let mut all: Vec<(usize, Point)> = Vec::new();
     let files: Vec<&Experiment> = study.files().collect();
+    let mut opts = opts.clone();
+    if let Some(t) = study.power_sample {
+        opts.power_sample = t;
+    }
+    let opts = &opts;
     let mut with_series = opts.clone();
     with_series.keep_power_series = true;
     for (k, e) in files.iter().enumerate() {
@@ -471,7 +502,8 @@ pub fn markdown(study: &Study, out: &Outcome, sections: &[Section]) -> String {
 /// Write the study's directory: `README.md` (the page), and per experiment
 /// file the grid as run (`FILE.toml`), its rows (`FILE.csv`, `FILE.jsonl`,
 /// `FILE.md`), its whole reports (`FILE.reports.jsonl`) and its HTML
-/// report (`FILE.html`). The paths written, the page first.
+/// report (`FILE.html`), and the study's data files ([`Study::data_files`]:
+/// Sun's Cemp series). The paths written, the page first.
 pub fn write_dir(
     study: &Study,
     out: &Outcome,
@@ -492,6 +524,9 @@ pub fn write_dir(
         "README.md".into(),
         &markdown(study, out, sections),
     )?;
+    for (name, text) in study.data_files(out) {
+        put(&mut written, name, &text)?;
+    }
     for e in &out.experiments {
         put(&mut written, format!("{}.toml", e.name), &e.grid_text)?;
         let rows: Vec<Row> = e.points.iter().map(|p| p.row.clone()).collect();
@@ -1501,11 +1536,8 @@ fn sun_fs(out: &Outcome) -> Section {
     let fss = axis_values(e, "fs");
     let mut rows = Vec::new();
     let mut checks = Vec::new();
-    // (personality, sched) -> best file system by AI; per file system its
-    // power's mean and standard deviation over the runs.
+    // (personality, sched) -> best file system by AI.
     let mut best: Vec<(String, String, String, f64)> = Vec::new();
-    let mut power: Vec<(String, f64, f64, u32)> =
-        fss.iter().map(|f| (f.clone(), 0.0, 0.0, 0)).collect();
     for w in axis_values(e, "personality") {
         for s in axis_values(e, "sched") {
             let mut b = (String::new(), f64::NEG_INFINITY);
@@ -1516,11 +1548,6 @@ fn sun_fs(out: &Outcome) -> Section {
                 let ai = p.num("efficiency.ai");
                 if ai > b.1 {
                     b = (fs.clone(), ai);
-                }
-                if let Some(pw) = power.iter_mut().find(|x| &x.0 == fs) {
-                    pw.1 += p.num("power_w.mean");
-                    pw.2 += p.num("power_w.std");
-                    pw.3 += 1;
                 }
                 let mb = |k: &str| p.num(k) / 1e6;
                 rows.push(vec![
@@ -1573,33 +1600,6 @@ fn sun_fs(out: &Outcome) -> Section {
             Verdict::from_bool(!fsrv.is_empty() && fsrv.iter().all(|b| b.2 == "nilfs2"))
         },
     });
-    let mean = |x: &(String, f64, f64, u32)| (x.1 / x.3.max(1) as f64, x.2 / x.3.max(1) as f64);
-    let calm = power
-        .iter()
-        .filter(|x| x.3 > 0)
-        .min_by(|a, b| mean(a).1.total_cmp(&mean(b).1));
-    checks.push(Check {
-        figure: "Sec. 6".into(),
-        paper: "NILFS2 gives the lowest and smoothest power over time (Cemp)".into(),
-        ssdsim: power
-            .iter()
-            .filter(|x| x.3 > 0)
-            .map(|x| {
-                format!(
-                    "{}: mean {} W, std {} W",
-                    x.0,
-                    f(mean(x).0, 3),
-                    f(mean(x).1, 3)
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("; "),
-        verdict: if !modelled("nilfs2") {
-            Verdict::NotModelled("the grid has no NILFS2".into())
-        } else {
-            Verdict::from_bool(calm.is_some_and(|c| c.0 == "nilfs2"))
-        },
-    });
     Section {
         title: "File system x scheduler x personality on SSD-K (Secs. 5-6)".into(),
         text: format!(
@@ -1626,6 +1626,268 @@ fn sun_fs(out: &Outcome) -> Section {
         rows,
         checks,
     }
+}
+
+/// Sun et al.'s three Cemp conditions, as `sun2014-cemp`'s points are
+/// picked for them: (condition, the report's number, larger is better).
+const CEMP: [(&str, &str, bool); 3] = [
+    ("largest AI", "efficiency.ai", true),
+    ("lowest power", "power_w.mean", false),
+    ("highest performance", "app.iops", true),
+];
+
+/// A combination of the paper's Cemp: (file system, scheduler, the power
+/// range it gives in W).
+type CempCombo = (&'static str, &'static str, &'static str);
+
+/// The paper's Cemp combinations on SSD-I (Figs. 6, 10, 14; Secs. 5.1.2,
+/// 5.2.2, 5.3.2): per personality, one per condition of [`CEMP`].
+const CEMP_PAPER: [(&str, [CempCombo; 3]); 3] = [
+    (
+        "varmail",
+        [
+            ("ext2", "cfq", "0.525-0.553"),
+            ("ext2", "cfq", "0.525-0.553"),
+            ("ext3", "noop", "1.5-1.8"),
+        ],
+    ),
+    (
+        "fileserver",
+        [
+            ("ext2", "deadline", "1.8-2.4"),
+            ("nilfs2", "cfq", "0.7-2.2"),
+            ("ext2", "deadline", "1.8-2.4"),
+        ],
+    ),
+    (
+        "webserver",
+        [
+            ("ext3", "cfq", "0.6563-2.2897"),
+            ("nilfs2", "cfq", "0.6574-2.1737"),
+            ("ext2", "noop", "0.655-2.260"),
+        ],
+    ),
+];
+
+/// The `sun2014-cemp` point that meets Cemp condition `c` under
+/// personality `w`.
+fn cemp_pick<'a>(e: &'a ExperimentOut, w: &str, c: usize) -> Option<&'a PointOut> {
+    let (_, key, larger) = CEMP[c];
+    e.points
+        .iter()
+        .filter(|p| p.param("personality") == Some(w) && p.num(key).is_finite())
+        .max_by(|a, b| {
+            let o = a.num(key).total_cmp(&b.num(key));
+            if larger {
+                o
+            } else {
+                o.reverse()
+            }
+        })
+}
+
+/// Cemp (Sec. 5's Figs. 6, 10, 14 and conclusions 1-2 of Sec. 6): on SSD-I,
+/// per personality, the combinations with the largest AI, the lowest power
+/// and the highest performance, their power over time at one-second
+/// samples, and what the file systems' power does.
+fn sun_cemp(out: &Outcome) -> Vec<Section> {
+    let Some(e) = out.exp("sun2014-cemp") else {
+        return vec![missing("sun2014-cemp")];
+    };
+    let fss = axis_values(e, "fs");
+    let combo = |p: &PointOut| {
+        format!(
+            "{}-{}",
+            p.param("fs").unwrap_or("?"),
+            p.param("sched").unwrap_or("?")
+        )
+    };
+    let mut rows = Vec::new();
+    let mut checks = Vec::new();
+    for (w, paper) in CEMP_PAPER {
+        for (c, (cond, _, _)) in CEMP.iter().enumerate() {
+            let Some(p) = cemp_pick(e, w, c) else {
+                continue;
+            };
+            rows.push(vec![
+                w.to_string(),
+                cond.to_string(),
+                combo(p),
+                f(p.num("app.iops"), 0),
+                f(p.num("power_w.mean"), 3),
+                format!(
+                    "{}-{}",
+                    f(p.num("power_w.min"), 3),
+                    f(p.num("power_w.max"), 3)
+                ),
+                f(p.num("power_w.std"), 3),
+                f(p.num("efficiency.ai"), 1),
+            ]);
+            let (pfs, psched, prange) = paper[c];
+            checks.push(Check {
+                figure: format!("Cemp, {w}, {cond}"),
+                paper: format!("{pfs} (with {psched}; {prange} W on their SSD-I)"),
+                ssdsim: format!(
+                    "{} ({}-{} W over one-second samples){}",
+                    combo(p),
+                    f(p.num("power_w.min"), 3),
+                    f(p.num("power_w.max"), 3),
+                    if p.param("sched") == Some(psched) {
+                        ", the same scheduler"
+                    } else {
+                        ""
+                    }
+                ),
+                verdict: if fss.iter().any(|x| x == pfs) {
+                    Verdict::from_bool(p.param("fs") == Some(pfs))
+                } else {
+                    Verdict::NotModelled(format!("the grid has no {pfs}"))
+                },
+            });
+        }
+    }
+    // Per personality and file system, over the schedulers: mean power,
+    // the range of its one-second samples (max - min) and their std.
+    let stats = |w: &str, fs: &str| -> Option<(f64, f64, f64)> {
+        let ps: Vec<&PointOut> = e
+            .points
+            .iter()
+            .filter(|p| p.param("personality") == Some(w) && p.param("fs") == Some(fs))
+            .filter(|p| p.num("power_w.mean").is_finite())
+            .collect();
+        if ps.is_empty() {
+            return None;
+        }
+        let n = ps.len() as f64;
+        let m = |k: &str| ps.iter().map(|p| p.num(k)).sum::<f64>() / n;
+        let range = ps
+            .iter()
+            .map(|p| p.num("power_w.max") - p.num("power_w.min"))
+            .sum::<f64>()
+            / n;
+        Some((m("power_w.mean"), range, m("power_w.std")))
+    };
+    let ws: Vec<&str> = CEMP_PAPER.iter().map(|x| x.0).collect();
+    let describe = |fs: &str| -> String {
+        ws.iter()
+            .filter_map(|w| {
+                stats(w, fs).map(|(m, r, sd)| {
+                    format!("{w} {} W, range {} W, std {} W", f(m, 3), f(r, 3), f(sd, 3))
+                })
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let both = |a: &str, b: &str| fss.iter().any(|x| x == a) && fss.iter().any(|x| x == b);
+    checks.push(Check {
+        figure: "Sec. 6, conclusion 1".into(),
+        paper: "ext2 draws less power than ext3, with less sharp changes, under every workload (ext2 has no journal writes)".into(),
+        ssdsim: format!("ext2: {}. ext3: {}", describe("ext2"), describe("ext3")),
+        verdict: if !both("ext2", "ext3") {
+            Verdict::NotModelled("the grid lacks ext2 or ext3".into())
+        } else {
+            Verdict::from_bool(ws.iter().all(|w| match (stats(w, "ext2"), stats(w, "ext3")) {
+                (Some(a), Some(b)) => a.0 < b.0 && a.1 < b.1,
+                _ => false,
+            }))
+        },
+    });
+    // NILFS2 against every other file system, over every personality.
+    let overall = |fs: &str| -> Option<(f64, f64)> {
+        let v: Vec<(f64, f64, f64)> = ws.iter().filter_map(|w| stats(w, fs)).collect();
+        (!v.is_empty()).then(|| {
+            let n = v.len() as f64;
+            (
+                v.iter().map(|x| x.0).sum::<f64>() / n,
+                v.iter().map(|x| x.2).sum::<f64>() / n,
+            )
+        })
+    };
+    let all: Vec<(String, (f64, f64))> = fss
+        .iter()
+        .filter_map(|fs| overall(fs).map(|o| (fs.clone(), o)))
+        .collect();
+    let lowest = |k: fn(&(f64, f64)) -> f64| {
+        all.iter()
+            .min_by(|a, b| k(&a.1).total_cmp(&k(&b.1)))
+            .map(|x| x.0.as_str())
+    };
+    checks.push(Check {
+        figure: "Sec. 6, conclusion 2".into(),
+        paper: "NILFS2 draws the least power, with the smoothest changes (Cemp)".into(),
+        ssdsim: all
+            .iter()
+            .map(|(fs, (m, sd))| format!("{fs}: mean {} W, std {} W", f(*m, 3), f(*sd, 3)))
+            .collect::<Vec<_>>()
+            .join("; "),
+        verdict: if !fss.iter().any(|x| x == "nilfs2") {
+            Verdict::NotModelled("the grid has no NILFS2".into())
+        } else {
+            Verdict::from_bool(
+                lowest(|x| x.0) == Some("nilfs2") && lowest(|x| x.1) == Some("nilfs2"),
+            )
+        },
+    });
+    vec![Section {
+        title: "Cemp on SSD-I (Figs. 6, 10, 14; Sec. 6)".into(),
+        text: "Sun et al. plot SSD-I's power over time and mean performance (Cemp) for the combinations with the largest AI, the lowest power and the highest performance under each personality. `sun2014-cemp` runs sun2014-fs's grid on SSD-I, with the power sampled once a second as the paper's analyser reported it; the table gives each condition's combination, its application IOPS, mean power, the range and std of its one-second power samples, and its AI. The power over time of the three combinations is in cemp-PERSONALITY.csv beside this page (one row per second). The verdicts compare the file system the paper names; the scheduler is named when it is the paper's too.".into(),
+        header: ["workload", "condition", "combination", "app IOPS", "mean W", "W range (1 s)", "W std (1 s)", "AI"]
+            .map(String::from)
+            .to_vec(),
+        rows,
+        checks,
+    }]
+}
+
+/// Sun's Cemp series: per personality, `cemp-PERSONALITY.csv` with one row
+/// per one-second sample of the three combinations (their power and IOPS).
+fn sun_cemp_files(out: &Outcome) -> Vec<(String, String)> {
+    let Some(e) = out.exp("sun2014-cemp") else {
+        return Vec::new();
+    };
+    let mut files = Vec::new();
+    for (w, _) in CEMP_PAPER {
+        let picks: Vec<Option<&PointOut>> = (0..CEMP.len()).map(|c| cemp_pick(e, w, c)).collect();
+        if picks.iter().all(Option::is_none) {
+            continue;
+        }
+        let mut csv = String::from("time_s");
+        for (c, p) in picks.iter().enumerate() {
+            let name = p.map_or("none".to_string(), |p| {
+                format!(
+                    "{}-{}",
+                    p.param("fs").unwrap_or("?"),
+                    p.param("sched").unwrap_or("?")
+                )
+            });
+            let cond = CEMP[c].0.replace(' ', "_");
+            let _ = write!(csv, ",{cond}:{name}_w,{cond}:{name}_iops");
+        }
+        csv.push('\n');
+        let len = picks
+            .iter()
+            .map(|p| p.map_or(0, |p| p.series.len()))
+            .max()
+            .unwrap_or(0);
+        for i in 0..len {
+            let t = picks
+                .iter()
+                .find_map(|p| p.and_then(|p| p.series.get(i)))
+                .map_or(0.0, |s| s.time_s);
+            let _ = write!(csv, "{t}");
+            for p in &picks {
+                match p.and_then(|p| p.series.get(i)) {
+                    Some(s) => {
+                        let _ = write!(csv, ",{},{}", s.total_w, s.iops);
+                    }
+                    None => csv.push_str(",,"),
+                }
+            }
+            csv.push('\n');
+        }
+        files.push((format!("cemp-{w}.csv"), csv));
+    }
+    files
 }
 
 fn sun(out: &Outcome) -> Vec<Section> {
@@ -1712,6 +1974,7 @@ fn sun(out: &Outcome) -> Vec<Section> {
         checks,
     }];
     secs.push(fs_section);
+    secs.extend(sun_cemp(out));
     const TABLE: &[DeviceRow] = &[
         ("sun-ssd-i", "SSD-I", 201.3, 73.8, 0.15),
         ("sun-ssd-s", "SSD-S", 98.8, 103.6, 1.5),
@@ -1762,6 +2025,84 @@ mod tests {
             shipped, known,
             "experiments/ and EXPERIMENTS list the same files"
         );
+    }
+
+    /// A `sun2014-cemp` point of a made-up report: its axes, AI, mean
+    /// power and IOPS, and a power series of `w` watts, one per second.
+    fn cemp_point(fs: &str, sched: &str, w: &str, ai: f64, mean_w: f64, iops: f64) -> PointOut {
+        let row: Row = serde_json::from_value(serde_json::json!({
+            "index": 0, "params": [["fs", fs], ["sched", sched], ["personality", w]],
+            "seed": 1, "requests": 0, "iops": 0.0, "mbps": 0.0, "lat_mean_us": 0.0,
+            "lat_p99_us": 0.0, "read_p99_us": 0.0, "write_p99_us": 0.0, "waf": 0.0,
+            "erases": 0, "gc_copies": 0, "energy_j": null, "mean_power_w": null, "ai": null,
+            "sim_time_s": 3.0, "wall_s": 0.0, "error": null
+        }))
+        .unwrap();
+        let series = (0..3)
+            .map(|i| power::Sample {
+                time_s: i as f64,
+                len_s: 1.0,
+                total_w: mean_w + i as f64 * 0.1,
+                component_w: [0.0; 5],
+                iops,
+                mbps: 0.0,
+            })
+            .collect();
+        PointOut {
+            row,
+            report: Some(serde_json::json!({
+                "efficiency": {"ai": ai},
+                "power_w": {"mean": mean_w + 0.1, "min": mean_w, "max": mean_w + 0.2, "std": 0.08},
+                "app": {"iops": iops},
+            })),
+            series,
+        }
+    }
+
+    /// Cemp picks each condition's combination by its own figure, checks
+    /// the file system the paper names, and writes the three series side
+    /// by side, one row per second.
+    #[test]
+    fn cemp_picks_each_condition_and_writes_its_series() {
+        let e = ExperimentOut {
+            name: "sun2014-cemp",
+            grid_text: String::new(),
+            points: vec![
+                // ext2 the largest AI and the lowest power, ext3 the most
+                // IOPS: the paper's varmail picks.
+                cemp_point("ext2", "cfq", "varmail", 300.0, 0.5, 150.0),
+                cemp_point("ext3", "noop", "varmail", 200.0, 1.0, 200.0),
+                cemp_point("xfs", "noop", "varmail", 100.0, 2.0, 199.0),
+            ],
+        };
+        let out = Outcome {
+            study: "sun2014",
+            quick: true,
+            experiments: vec![e],
+        };
+        let s = &sun_cemp(&out)[0];
+        assert_eq!(s.rows.len(), 3, "three conditions of varmail");
+        let picks: Vec<&str> = s.rows.iter().map(|r| r[2].as_str()).collect();
+        assert_eq!(picks, ["ext2-cfq", "ext2-cfq", "ext3-noop"]);
+        for c in &s.checks[..3] {
+            assert_eq!(c.verdict, Verdict::Holds, "{}", c.ssdsim);
+            assert!(c.ssdsim.contains("the same scheduler"), "{}", c.ssdsim);
+        }
+        // ext2 below ext3 in power and in range, but only varmail ran: the
+        // conclusion is over every workload, and the others have no points.
+        assert_eq!(s.checks[3].verdict, Verdict::DoesNotHold);
+        let files = sun_cemp_files(&out);
+        assert_eq!(files.len(), 1);
+        let (name, csv) = &files[0];
+        assert_eq!(name, "cemp-varmail.csv");
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(
+            lines[0],
+            "time_s,largest_AI:ext2-cfq_w,largest_AI:ext2-cfq_iops,lowest_power:ext2-cfq_w,\
+             lowest_power:ext2-cfq_iops,highest_performance:ext3-noop_w,highest_performance:ext3-noop_iops"
+        );
+        assert_eq!(lines.len(), 4, "a header and three seconds");
+        assert_eq!(lines[3], "2,0.7,150,0.7,150,1.2,200");
     }
 
     /// Park's closed form is met by the FTLs' own sizing.
