@@ -1027,12 +1027,17 @@ fn map(host: &Section, dev: &Section, flash: &Section) -> Result<(SsdConfig, Not
         _ => (Allocation::Cwdp, "cwdp"),
     };
     c.ftl.allocation = alloc;
+    // MQSim places a page by its LPA (Address_Mapping_Unit_Page_Level::
+    // allocate_plane_for_user_write), not by arrival.
+    c.ftl.plane_allocation = ssd_core::config::PlaneAllocation::Static;
     if s.eq_ignore_ascii_case(name) {
-        n.mapped
-            .push(format!("{} -> ftl.allocation = \"{name}\"", f.shown()));
+        n.mapped.push(format!(
+            "{} -> ftl.allocation = \"{name}\", ftl.plane_allocation = \"static\" (by LPA, as MQSim)",
+            f.shown()
+        ));
     } else {
         n.approximated.push(format!(
-            "{}: ftl.allocation = \"{name}\"; ssdsim stripes in the orders CWDP, PDWC and WCDP \
+            "{}: ftl.allocation = \"{name}\", ftl.plane_allocation = \"static\"; ssdsim stripes in the orders CWDP, PDWC and WCDP \
              only (this one {})",
             f.shown(),
             if s.starts_with('D') {

@@ -199,7 +199,7 @@ impl DftlFtl {
             host_open: vec![NONE; planes],
             gc_open: vec![NONE; planes],
             trans_open: vec![NONE; planes],
-            picker: PlanePicker::new(&g, c.allocation),
+            picker: PlanePicker::new(&g, c.allocation, c.plane_allocation),
             policy: c.gc_policy,
             threshold: c.gc_threshold_blocks.max(MIN_THRESHOLD),
             threshold_given: c.gc_threshold_blocks,
@@ -340,8 +340,8 @@ impl DftlFtl {
 
     // ------------------------------------------------------------ allocation
 
-    fn next_plane(&mut self, cx: &FtlCtx) -> PlaneId {
-        self.picker.next(&cx.die_load)
+    fn next_plane(&mut self, lpn: u64, cx: &FtlCtx) -> PlaneId {
+        self.picker.next(lpn, &cx.die_load)
     }
 
     #[inline]
@@ -1144,8 +1144,8 @@ impl DftlFtl {
 }
 
 impl HostFrontier for DftlFtl {
-    fn next_plane(&mut self, cx: &FtlCtx) -> PlaneId {
-        DftlFtl::next_plane(self, cx)
+    fn next_plane(&mut self, lpn: u64, cx: &FtlCtx) -> PlaneId {
+        DftlFtl::next_plane(self, lpn, cx)
     }
     fn fallback_plane(&mut self, tried: PlaneId, cx: &FtlCtx) -> PlaneId {
         self.picker.after(tried, &cx.die_load)
@@ -1201,7 +1201,7 @@ impl Ftl for DftlFtl {
             // As in the page FTL: before the host frontier takes a new block, GC
             // until more than `threshold` blocks are free; a plane that cannot be
             // cleaned hands the write to the next plane.
-            let plane = self.host_plane(cx);
+            let plane = self.host_plane(l, cx);
             let p = self.alloc_page(plane, true);
             self.p2l[p.0 as usize] = l as u32;
             self.oob[p.0 as usize] = l as u32;

@@ -66,7 +66,7 @@ impl PageFtl {
             blocks,
             host_open: vec![NONE; planes],
             gc_open: vec![NONE; planes],
-            picker: PlanePicker::new(&g, c.allocation),
+            picker: PlanePicker::new(&g, c.allocation, c.plane_allocation),
             policy: c.gc_policy,
             threshold: c.gc_threshold_blocks,
             bg_target: c.background_gc_blocks,
@@ -259,8 +259,8 @@ impl PageFtl {
 }
 
 impl HostFrontier for PageFtl {
-    fn next_plane(&mut self, cx: &FtlCtx) -> PlaneId {
-        self.picker.next(&cx.die_load)
+    fn next_plane(&mut self, lpn: u64, cx: &FtlCtx) -> PlaneId {
+        self.picker.next(lpn, &cx.die_load)
     }
     fn fallback_plane(&mut self, tried: PlaneId, cx: &FtlCtx) -> PlaneId {
         self.picker.after(tried, &cx.die_load)
@@ -330,7 +330,7 @@ impl Ftl for PageFtl {
                 self.blocks.invalidate(Ppn(old));
                 self.l2p[l as usize] = NONE;
             }
-            let plane = self.host_plane(cx);
+            let plane = self.host_plane(l, cx);
             let p = self.alloc_page(plane, true, l as u32);
             self.l2p[l as usize] = p.0;
             cx.program(0, 0, p, Purpose::Host, l, None);

@@ -1,10 +1,12 @@
 //! Where the next page goes: the plane-allocation policies shared by the
 //! page-mapped FTLs (page mapping and DFTL). Static striping walks the planes
-//! in channel/way/die/plane order as configured (CWDP, PDWC, WCDP); least-busy
-//! takes the die with the fewest queued operations (ties: round robin from the
-//! last choice) and rotates over its planes.
+//! in channel/way/die/plane order as configured (CWDP, PDWC, WCDP), in the
+//! order writes arrive (`ftl.plane_allocation = "dynamic"`) or by logical
+//! page (`"static"`, MQSim's: page `l` on plane `order[l mod planes]`);
+//! least-busy takes the die with the fewest queued operations (ties: round
+//! robin from the last choice) and rotates over its planes.
 
-use ssd_core::config::Allocation;
+use ssd_core::config::{Allocation, PlaneAllocation};
 use ssd_core::ftl::FtlCtx;
 use ssd_core::{Geometry, PlaneId};
 
@@ -39,6 +41,8 @@ pub fn striping_order(g: &Geometry, alloc: Allocation) -> Vec<u32> {
 #[derive(Clone, Debug)]
 pub struct PlanePicker {
     alloc: Allocation,
+    /// Planes by logical page, not by arrival.
+    by_address: bool,
     /// Planes in striping order.
     pub order: Vec<u32>,
     cursor: usize,
@@ -49,9 +53,10 @@ pub struct PlanePicker {
 
 impl PlanePicker {
     /// A picker over the planes of `g` in the order of `alloc`.
-    pub fn new(g: &Geometry, alloc: Allocation) -> PlanePicker {
+    pub fn new(g: &Geometry, alloc: Allocation, plane: PlaneAllocation) -> PlanePicker {
         PlanePicker {
             alloc,
+            by_address: plane == PlaneAllocation::Static,
             order: striping_order(g, alloc),
             cursor: 0,
             die_rr: vec![0; g.total_dies() as usize],
@@ -60,8 +65,13 @@ impl PlanePicker {
         }
     }
 
-    /// The plane of the next page; `die_load` is the engine's per-die queue length.
-    pub fn next(&mut self, die_load: &[u32]) -> PlaneId {
+    /// The plane of the next page, logical page `lpn`; `die_load` is the
+    /// engine's per-die queue length.
+    #[inline]
+    pub fn next(&mut self, lpn: u64, die_load: &[u32]) -> PlaneId {
+        if self.by_address {
+            return PlaneId(self.order[(lpn % self.order.len() as u64) as usize]);
+        }
         match self.alloc {
             Allocation::LeastBusy => {
                 let nd = self.die_rr.len() as u32;
@@ -90,16 +100,23 @@ impl PlanePicker {
     }
 
     /// The plane to offer a page that `tried` cannot take (it is at its GC
-    /// threshold with nothing worth collecting). Static striping goes on in
-    /// its order, as [`PlanePicker::next`]; least-busy takes the plane after
+    /// threshold with nothing worth collecting). Striping by arrival goes on
+    /// in its order, as [`PlanePicker::next`]; by address, the plane after
+    /// `tried` in the striping order (MQSim would wait for the plane;
+    /// the page is lent instead, as a dynamic allocator would place it);
+    /// least-busy takes the plane after
     /// `tried` in plane order: its load-driven choice can name `tried` again
     /// and again (the loads do not change while one call plans), so the page
     /// would take the GC reserve of a full plane, and GC then find no block
     /// to copy into.
     pub fn after(&mut self, tried: PlaneId, die_load: &[u32]) -> PlaneId {
+        if self.by_address {
+            let i = self.order.iter().position(|&p| p == tried.0).unwrap_or(0);
+            return PlaneId(self.order[(i + 1) % self.order.len()]);
+        }
         match self.alloc {
             Allocation::LeastBusy => PlaneId((tried.0 + 1) % self.order.len() as u32),
-            _ => self.next(die_load),
+            _ => self.next(0, die_load),
         }
     }
 }
@@ -107,8 +124,8 @@ impl PlanePicker {
 /// The host write frontier of a page-mapped FTL (page mapping, DFTL): what
 /// [`HostFrontier::host_plane`] needs to place a host page.
 pub trait HostFrontier {
-    /// The next plane in allocation order.
-    fn next_plane(&mut self, cx: &FtlCtx) -> PlaneId;
+    /// The plane of logical page `lpn` in allocation order.
+    fn next_plane(&mut self, lpn: u64, cx: &FtlCtx) -> PlaneId;
     /// The plane to try when `tried` cannot take the page
     /// ([`PlanePicker::after`]); `total_planes` calls in a row visit every plane.
     fn fallback_plane(&mut self, tried: PlaneId, cx: &FtlCtx) -> PlaneId;
@@ -127,8 +144,8 @@ pub trait HostFrontier {
     /// first if its frontier needs a new block; a plane that cannot be cleaned
     /// (all its data valid) hands the write to the next plane, each plane tried
     /// at most once.
-    fn host_plane(&mut self, cx: &mut FtlCtx) -> PlaneId {
-        let mut plane = self.next_plane(cx);
+    fn host_plane(&mut self, lpn: u64, cx: &mut FtlCtx) -> PlaneId {
+        let mut plane = self.next_plane(lpn, cx);
         if self.host_needs_block(plane) {
             self.gc_for_host(plane, cx);
             let mut tries = self.total_planes();

@@ -728,6 +728,28 @@ pub enum Allocation {
     LeastBusy,
 }
 
+/// Whether a host page's plane follows the order writes arrive in or its
+/// logical address (`ftl.plane_allocation`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PlaneAllocation {
+    /// Consecutive writes go to consecutive planes of the striping order,
+    /// whatever their addresses.
+    #[default]
+    Dynamic,
+    /// Logical page `l` goes to plane `order[l mod planes]` of the striping
+    /// order (MQSim's `Plane_Allocation_Scheme`: CWDP puts `l` on channel
+    /// `l mod C`, way `(l / C) mod W`, ...), whatever order writes arrive in.
+    Static,
+}
+
+impl PlaneAllocation {
+    /// The default (what `skip_serializing_if` leaves out of a report).
+    pub fn is_dynamic(&self) -> bool {
+        *self == PlaneAllocation::Dynamic
+    }
+}
+
 /// The FTL (`[ftl]`): which one, over-provisioning, GC, allocation, wear levelling and DFTL's
 /// cache.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -743,6 +765,11 @@ pub struct FtlConfig {
     pub gc_threshold_blocks: u32,
     /// Page allocation order of page-mapping FTLs (default cwdp).
     pub allocation: Allocation,
+    /// Page-mapping FTLs (page, DFTL): a host page's plane by arrival
+    /// (`dynamic`, default) or by logical address (`static`, MQSim's), in
+    /// the order of `allocation`.
+    #[serde(default, skip_serializing_if = "PlaneAllocation::is_dynamic")]
+    pub plane_allocation: PlaneAllocation,
     /// Run GC in idle time until this many free blocks per plane exist (0 = off).
     /// Hybrid FTLs: merge in idle time until this many log blocks are free.
     pub background_gc_blocks: u32,
@@ -1191,6 +1218,7 @@ impl Default for SsdConfig {
                 gc_policy: GcPolicy::Greedy,
                 gc_threshold_blocks: 2,
                 allocation: Allocation::Cwdp,
+                plane_allocation: PlaneAllocation::Dynamic,
                 background_gc_blocks: 0,
                 log_area: FtlConfig::default_log_area(),
                 last_seq_threshold: FtlConfig::default_last_seq_threshold(),
@@ -1655,6 +1683,14 @@ impl Settings {
                 format!(
                     "over-provisioning {op} leaves {spare_blocks_per_plane} spare blocks per plane; the FTL needs at least {need} (gc_threshold_blocks + 2): raise op or blocks_per_plane"
                 ),
+            ));
+        }
+        if c.ftl.plane_allocation == PlaneAllocation::Static
+            && c.ftl.allocation == Allocation::LeastBusy
+        {
+            return Err(invalid(
+                "ftl.plane_allocation",
+                "\"static\" fixes a page's plane by its address, \"least-busy\" chooses it by the dies' queues: pick one (a striping order such as \"cwdp\" with static)",
             ));
         }
         if c.ftl.gc_threshold_blocks == 0 {
