@@ -11,10 +11,13 @@
 //!   time) and programs (`promote`); one still waiting for the channel is
 //!   promoted when its data-in is booked. The die then loads the next.
 //! * **Cache read** (00h-address-31h): a read's sensing ends (`DieDone` in
-//!   `Phase::Array`; its command and sensing are reported then); its page
+//!   `Phase::Array`; its command and sensing are reported then); if another
+//!   read is queued at the die, or the cache register holds a page, its page
 //!   moves to the cache register (`Phase::CacheCopy`, `t_dcbsyr`) once the
 //!   register is free, else it waits in the page register
-//!   (`Phase::CacheWait`). Moved, it leaves the die (`Phase::Idle`): the
+//!   (`Phase::CacheWait`); otherwise it is a plain read (clocked out of the
+//!   page register at once, no copy: a controller issues the cache command
+//!   only when it has the next read). Moved, it leaves the die (`Phase::Idle`): the
 //!   die starts its next batch (its command first on the channel), and the
 //!   page's data-out follows on the channel; its `ChanDone` (owner
 //!   `SLOT | die`) completes the batch (`cache_out_done`). While the
@@ -92,8 +95,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             // Promoted when its data-in is booked.
             SlotState::ProgWaiting => return,
             SlotState::ReadWaiting | SlotState::ReadOut => {
-                let q = if !die.hi.is_empty() { &die.hi } else { &die.lo };
-                if q.is_empty() || self.txns.items[q.get(0) as usize].kind != OpKind::Read {
+                if !self.read_queued(d) {
                     return;
                 }
             }
@@ -274,16 +276,22 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
 
     /// `DieDone` of a read on die `d` with cache reads: its sensing has
     /// ended (`Phase::Array`), or its page is in the cache register
-    /// (`Phase::CacheCopy`).
+    /// (`Phase::CacheCopy`). Returns false where the read goes on as a plain
+    /// one: its cache register is empty and no read is queued after it (the
+    /// controller issues a cache read only when it has the next one), so
+    /// its page is clocked out of the page register at once, without a copy.
     #[inline(never)]
-    pub(super) fn cache_read_step(&mut self, d: u32) {
+    pub(super) fn cache_read_step(&mut self, d: u32) -> bool {
         match self.dies[d as usize].phase {
             Phase::Array => {
-                self.report_array_op(d);
-                if self.slots[d as usize].state == SlotState::Empty {
+                if self.slots[d as usize].state != SlotState::Empty {
+                    self.report_array_op(d);
+                    self.dies[d as usize].phase = Phase::CacheWait;
+                } else if self.read_queued(d) {
+                    self.report_array_op(d);
                     self.start_copy(d);
                 } else {
-                    self.dies[d as usize].phase = Phase::CacheWait;
+                    return false;
                 }
             }
             Phase::CacheCopy => {
@@ -306,6 +314,14 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             }
             p => unreachable!("die {d}: a cache read's DieDone in phase {p:?}"),
         }
+        true
+    }
+
+    /// Whether die `d`'s next batch would be a read.
+    fn read_queued(&self, d: u32) -> bool {
+        let die = &self.dies[d as usize];
+        let q = if !die.hi.is_empty() { &die.hi } else { &die.lo };
+        !q.is_empty() && self.txns.items[q.get(0) as usize].kind == OpKind::Read
     }
 
     /// Die `d`'s read page moves to its (free) cache register now.

@@ -213,8 +213,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             }
         }
         if self.cache.read && self.dies[d as usize].kind == OpKind::Read {
-            self.cache_read_step(d);
-            return true;
+            return self.cache_read_step(d);
         }
         false
     }

@@ -223,12 +223,15 @@ impl CacheOps {
 /// batch (if no read is waiting) into its cache register: that batch's
 /// command and data-in cross the channel while the first programs, and it
 /// starts `t_cbsy` after the later of the first's end and its own data-in's
-/// end. With `read = true` a read's sensing is followed by `t_dcbsyr`
-/// (the page moves to the cache register) as soon as the cache register is
-/// free; the die is then free for its next read (its command, then its
-/// sensing) while the page is clocked out. While the cache register holds
-/// a read's page the die starts only reads; a program waits for the
-/// register to empty. The register copies are die busy time (latency,
+/// end. With `read = true` a read whose die has another read queued after
+/// it (a controller issues the cache command only with the next read at
+/// hand) is followed by `t_dcbsyr` (the page moves to the cache register)
+/// as soon as the cache register is free; the die is then free for its
+/// next read (its command, then its sensing) while the page is clocked out.
+/// A read with no read after it and the register empty is a plain one.
+/// While the cache register holds a read's page the die starts only reads;
+/// a program waits for the register to empty. The register copies are die
+/// busy time (latency,
 /// utilization) at the die's idle current: the operation's current covers
 /// its sensing or programming only, so the energy of an operation is the
 /// same with or without the cache. Not with `[nand.suspend]`.
