@@ -3,18 +3,19 @@
 //! plus one sensing per read level its page needs (a 2-3-2 Gray code: LSB
 //! and MSB pages need two levels, CSB pages three), programmed one shot (a
 //! word line's first two pages only load their latches), and whose
-//! programs speed up as the block wears (fewer ISPP pulses).
+//! programs speed up as the block wears (fewer ISPP pulses). It gives its
+//! own supply currents too, which the power model then draws.
 //!
 //! Run: `cargo run --release -p ssdsim --example custom_nand`. It writes
 //! three word lines' worth of blocks, reads them back at queue depth 1 on a
-//! one-die drive, and checks the mean latencies against the model's closed
-//! form.
+//! one-die drive, and checks the mean latencies and the array read energy
+//! against the model's closed form.
 
 use ssd_core::config::SsdConfig;
 use ssd_core::ftl::OpKind;
-use ssd_core::hw::{ArrayOp, Nand, NandCtx, Parts};
-use ssd_core::observer::NullObserver;
+use ssd_core::hw::{ArrayOp, Nand, NandCtx, NandCurrents, Parts};
 use ssd_core::sched::Noop;
+use ssd_core::units::Amps;
 use ssd_core::workload::{HostRequest, IoOp, Timing, VecSource};
 use ssd_core::{Dur, SimTime, Simulation};
 
@@ -51,6 +52,17 @@ impl Nand for GrayTlc {
             OpKind::Erase => self.erase,
         }
     }
+    /// Made-up data-sheet currents: a sensing draws more than the Lee & Won
+    /// chips' 15 mA, programming less.
+    fn currents(&self) -> Option<NandCurrents> {
+        Some(NandCurrents {
+            read: Amps(0.025),
+            program: Amps(0.012),
+            erase: Amps(0.02),
+            idle: Amps(0.0005),
+            io: Some(Amps(0.008)),
+        })
+    }
 }
 
 fn main() {
@@ -85,8 +97,8 @@ fn main() {
     let src = VecSource::new(reqs, Timing::ClosedLoop { depth: 1 });
     let ftl = ftl::build(&s).expect("an FTL");
     let hw = Parts::with_nand(&s, part);
-    let mut sim =
-        Simulation::with_hardware(s.clone(), hw, ftl, src, Noop::new(1024, true), NullObserver);
+    let obs = power::PowerObserver::new(&s, Dur::from_ms(1)).expect("a power model");
+    let mut sim = Simulation::with_hardware(s.clone(), hw, ftl, src, Noop::new(1024, true), obs);
     let report = sim.run().expect("the run");
 
     // The closed form: the fixed path of a request (link, CPU, DRAM, command
@@ -117,7 +129,16 @@ fn main() {
     );
     assert!((w - (write_path + mean_prog)).abs() < 1e-6, "write mean");
     assert!((r - (read_path + mean_read)).abs() < 1e-6, "read mean");
-    println!("  both match");
+    // The array reads' energy: V x the part's read current x their time.
+    let e = sim.obs.energy().expect("a finished run");
+    let want = s.config.power.voltage.0 * 0.025 * n as f64 * mean_read * 1e-9;
+    println!(
+        "  array read energy {:.3} uJ (closed form {:.3} uJ)",
+        e.flash.read * 1e6,
+        want * 1e6
+    );
+    assert!((e.flash.read - want).abs() < 1e-12, "read energy");
+    println!("  all match");
 }
 
 /// `cargo test` runs the example (`test = true` in Cargo.toml).

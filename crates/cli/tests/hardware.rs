@@ -930,3 +930,276 @@ fn set_creates_an_optional_model_section() {
         .to_string();
     assert_eq!(err, "nand.nope.x: unknown section \"nope\"");
 }
+
+// ------------------------------------------------------ cache commands
+
+/// One die, one plane (`one_die("chip2")`), no write buffer, with
+/// `[nand.cache]` as given and a page transfer of `xfer_us`.
+fn cached(read: bool, program: bool, xfer_us: u64) -> SsdConfig {
+    let mut cfg = one_die("chip2");
+    cfg.dram.write_buffer = ssd_core::Size(0);
+    cfg.nand.bus = ssd_core::config::BusSpeed::PageTime(Dur::from_us(xfer_us));
+    cfg.nand.cache = Some(ssd_core::hw::CacheConfig {
+        read,
+        program,
+        t_dcbsyr: Dur::from_us(4),
+        t_cbsy: Dur::from_us(3),
+    });
+    cfg
+}
+
+/// One host request of `n` pages from page 0 (a read comes after a write
+/// of the same pages, in a phase of its own): its latency in ns, and the
+/// report of its phase.
+fn one_request(cfg: &SsdConfig, op: IoOp, n: u64) -> (u64, ssd_core::stats::Report) {
+    let s = cfg.validate().unwrap();
+    let sectors = s.geometry.page_size / 512;
+    let req = |op| HostRequest {
+        arrival: SimTime(0),
+        op,
+        lba: 0,
+        sectors: sectors * n as u32,
+        stream: 0,
+        tag: 0,
+    };
+    let closed = Timing::ClosedLoop { depth: 1 };
+    let ftl = ftl::build(&s).unwrap();
+    let src = VecSource::new(vec![req(IoOp::Write)], closed);
+    let mut sim = Simulation::new(s, ftl, src, Noop::new(1024, false), NullObserver);
+    let mut r = sim.run().unwrap();
+    if op == IoOp::Read {
+        sim.restart(VecSource::new(vec![req(IoOp::Read)], closed));
+        r = sim.run().unwrap();
+        return (sim.lat.read.max_ns(), r);
+    }
+    (sim.lat.write.max_ns(), r)
+}
+
+/// Cache program against its closed form: `n` programs queued at once on a
+/// die. Without the cache each takes its command and data-in, then its
+/// program: `n * (c + x + P)`. With it, page `k`'s command and data-in run
+/// while page `k - 1` programs (from the end of the one before on the
+/// channel, once page `k - 1` has left the cache register), and page `k`
+/// programs `t_cbsy` after the later of page `k - 1`'s end and its own
+/// data-in's end: the last program ends at the later of
+/// `(c + x) + P + (n - 1) * (t_cbsy + P)` (programs back to back) and
+/// `n * (c + x) + t_cbsy + P` (data-ins back to back), about
+/// `n * max(c + x, P)` instead of `n * (c + x + P)`. Checked exactly (the
+/// recurrence) with the program and then the bus the bottleneck.
+#[test]
+fn cache_program_overlaps_data_in_with_the_program_closed_form() {
+    let n = 12u64;
+    for xfer_us in [50, 400] {
+        let plain = cached(false, false, xfer_us);
+        let cache = cached(false, true, xfer_us);
+        let s = cache.validate().unwrap();
+        let (cx, p, cb) = (
+            (s.cmd_time() + s.page_xfer_time()).0,
+            cache.nand.t_prog.0,
+            3_000,
+        );
+        // Page k's data-in starts (`ask`) when page k - 1 is promoted and
+        // the channel is free; page k is promoted when page k - 1 ends if
+        // its data-in has begun by then, else when it begins.
+        let (mut ask, mut end) = (cx, cx + p); // page 1's data-in, page 0's end
+        for _ in 1..n {
+            let loaded = ask + cx;
+            let promote = if ask <= end { end } else { ask };
+            end = end.max(loaded) + cb + p;
+            ask = promote.max(loaded);
+        }
+        let (w0, r0) = one_request(&plain, IoOp::Write, n);
+        let (w1, r1) = one_request(&cache, IoOp::Write, n);
+        let off = n * (cx + p);
+        assert_eq!(w0 - w1, off - end, "page transfer {xfer_us} us");
+        // The slower of n programs back to back and n data-ins back to back.
+        let bound = (cx + p + (n - 1) * (cb + p)).max(n * cx + cb + p);
+        assert_eq!(end, bound, "the steady state, page transfer {xfer_us} us");
+        assert!(!r0.extra.contains_key("hardware"));
+        assert_eq!(
+            r1.extra["hardware"]["nand"]["cache_programs"].as_u64(),
+            Some(n - 1)
+        );
+        assert_eq!(r1.flash.page_programs, r0.flash.page_programs);
+    }
+}
+
+/// Cache read against its closed form: `n` reads queued at once on a die.
+/// Without the cache each takes its command, tR and data-out: `n * (c + R +
+/// x)`. With it, page `k - 1`'s sensing is followed by its copy to the
+/// cache register (`t_dcbsyr`), page `k`'s command and sensing then run
+/// while page `k - 1` is clocked out, and page `k`'s copy waits for that
+/// data-out to end: `c + R + t_d + (n - 1) * (c + max(R, x) + t_d) + x`
+/// (less one `t_d` where the last page finds the register free and no read
+/// after it, so it is read plainly), about `n * max(R, x) + min(R, x)` for
+/// small `c` and `t_d`. Checked with the sensing and then the bus the
+/// bottleneck.
+#[test]
+fn cache_read_pipelines_sensing_with_data_out_closed_form() {
+    let n = 12u64;
+    for xfer_us in [10, 150] {
+        let plain = cached(false, false, xfer_us);
+        let cache = cached(true, false, xfer_us);
+        let s = cache.validate().unwrap();
+        let (c, r, x, td) = (
+            s.cmd_time().0,
+            cache.nand.t_r.0,
+            s.page_xfer_time().0,
+            4_000,
+        );
+        // The last page goes through the cache register only if it is
+        // still busy with the page before (the bus is the bottleneck);
+        // otherwise it is a plain read, without the copy.
+        let last_plain = x < r;
+        let on = c + r + td + (n - 1) * (c + r.max(x) + td) + x - last_plain as u64 * td;
+        let off = n * (c + r + x);
+        let (l0, r0) = one_request(&plain, IoOp::Read, n);
+        let (l1, r1) = one_request(&cache, IoOp::Read, n);
+        assert_eq!(l0 - l1, off - on, "page transfer {xfer_us} us");
+        assert_eq!(
+            r1.extra["hardware"]["nand"]["cache_reads"].as_u64(),
+            Some(n - last_plain as u64)
+        );
+        // A read alone is a plain one: the cache costs it nothing.
+        assert_eq!(
+            one_request(&cache, IoOp::Read, 1).0,
+            one_request(&plain, IoOp::Read, 1).0
+        );
+        assert_eq!(r1.flash.page_reads, r0.flash.page_reads);
+        // The consequence: the die's read throughput is the slower of the
+        // array and the bus, not their sum.
+        let per_page = (l1 - (l0 - off)) as f64 / n as f64;
+        let bound = (c + r.max(x) + td) as f64;
+        assert!(per_page < bound * 1.1, "{per_page} vs {bound}");
+    }
+}
+
+/// Cache commands under a mixed random load with GC, multi-plane batches
+/// and two dies sharing a channel served reads first: every request
+/// completes, the run is deterministic, and both commands were used.
+#[test]
+fn cache_commands_under_gc_and_multiplane_keep_every_invariant() {
+    let mut cfg = cached(true, true, 30);
+    cfg.nand.planes_per_die = 2;
+    cfg.nand.dies_per_chip = 2;
+    cfg.layout.ways = 2;
+    cfg.nand.bus_arbitration = ssd_core::hw::BusArbitration::ReadsFirst;
+    cfg.sim.precondition = Precondition::Fill;
+    cfg.workload.rw = ssd_core::workload::RwMode::RandRw;
+    cfg.workload.bs = ssd_core::Size(cfg.nand.page_size.0 * 4);
+    cfg.workload.iodepth = 16;
+    cfg.workload.number_ios = Some(3000);
+    let a = run_config(&cfg, &RunOptions::default()).unwrap().report;
+    let b = run_config(&cfg, &RunOptions::default()).unwrap().report;
+    assert_eq!(a.host.reads + a.host.writes, 3000);
+    assert!(a.flash.gc_page_copies > 0, "GC ran");
+    let nand = &a.extra["hardware"]["nand"];
+    assert!(nand["cache_programs"].as_u64().unwrap() > 0);
+    assert!(nand["cache_reads"].as_u64().unwrap() > 0);
+    let strip = |r: &ssd_core::stats::Report| {
+        let mut v = serde_json::to_value(r).unwrap();
+        v["run"]["wall_s"] = serde_json::Value::Null;
+        v["run"]["events_per_s"] = serde_json::Value::Null;
+        v["run"]["precondition_wall_s"] = serde_json::Value::Null;
+        v
+    };
+    assert_eq!(strip(&a), strip(&b));
+}
+
+/// `[nand.cache]` is checked before the run, naming the field.
+#[test]
+fn bad_cache_configs_are_refused_naming_the_field() {
+    let mut c = cached(true, true, 50);
+    c.nand.cache.as_mut().unwrap().t_cbsy = Dur::from_ms(2000);
+    let e = c.validate().unwrap_err().to_string();
+    assert!(e.starts_with("nand.cache.t_cbsy:"), "{e}");
+    let mut c = cached(true, false, 50);
+    c.nand.cache.as_mut().unwrap().t_dcbsyr = Dur::from_ms(2000);
+    let e = c.validate().unwrap_err().to_string();
+    assert!(e.starts_with("nand.cache.t_dcbsyr:"), "{e}");
+    let mut c = cached(true, false, 50);
+    c.nand.suspend = Some(suspend_cfg(20, 10));
+    let e = c.validate().unwrap_err().to_string();
+    assert!(e.starts_with("nand.cache:"), "{e}");
+    let toml = "[nand.cache]\nread = true\nt_cbsy = \"3us\"\nprefetch = true\n";
+    let e = toml::from_str::<SsdConfig>(toml).unwrap_err().to_string();
+    assert!(e.contains("prefetch"), "{e}");
+}
+
+// ------------------------------------------------------- NAND currents
+
+/// A NAND model's own currents set the die's energy: `E = V * I * t` per
+/// state. A FixedNand that reports made-up currents: its array read and
+/// program energies are `V * I * (operations * tR or tPROG)` exactly, and
+/// against the same run on `[power]`'s currents each state's energy scales
+/// by the ratio of the currents.
+#[test]
+fn a_nand_models_own_currents_set_the_energy() {
+    use ssd_core::hw::{ArrayOp, FixedNand, Nand, NandCtx, NandCurrents, Parts};
+    use ssd_core::units::Amps;
+    struct Powered(FixedNand, NandCurrents);
+    impl Nand for Powered {
+        fn name(&self) -> &'static str {
+            "powered"
+        }
+        fn array_time(&mut self, op: &ArrayOp, cx: &NandCtx<'_>) -> Dur {
+            self.0.array_time(op, cx)
+        }
+        fn currents(&self) -> Option<NandCurrents> {
+            Some(self.1)
+        }
+    }
+    let cfg = one_die("chip2");
+    let s = cfg.validate().unwrap();
+    let p = &cfg.power;
+    assert!(p.flash_read_energy.is_none() && p.flash_program_energy.is_none());
+    let base = NandCurrents::from_power(p);
+    let mine = NandCurrents {
+        read: Amps(0.031),
+        program: Amps(0.047),
+        erase: Amps(0.05),
+        idle: Amps(0.0007),
+        io: Some(Amps(0.011)),
+    };
+    let run = |currents: NandCurrents| {
+        let n = 40u64;
+        let reqs: Vec<_> = (0..n)
+            .map(|i| page_req(IoOp::Write, 0, i))
+            .chain((0..n).map(|i| page_req(IoOp::Read, 0, i)))
+            .collect();
+        let src = VecSource::new(reqs, Timing::ClosedLoop { depth: 1 });
+        let nand = Powered(FixedNand::from_config(&cfg.nand), currents);
+        let hw = Parts::with_nand(&s, nand);
+        let obs = power::PowerObserver::new(&s, Dur::from_ms(1)).unwrap();
+        let ftl = ftl::build(&s).unwrap();
+        let mut sim =
+            Simulation::with_hardware(s.clone(), hw, ftl, src, Noop::new(1024, true), obs);
+        let r = sim.run().unwrap();
+        (r, sim.obs.energy().unwrap())
+    };
+    let (r0, e0) = run(base);
+    let (r1, e1) = run(mine);
+    assert_eq!(r0.flash.page_reads, r1.flash.page_reads);
+    let v = p.voltage.0;
+    let reads = r1.flash.page_reads as f64 * cfg.nand.t_r.0 as f64 * 1e-9;
+    let progs = r1.flash.page_programs as f64 * cfg.nand.t_prog.0 as f64 * 1e-9;
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.abs().max(1e-9);
+    assert!(close(e1.flash.read, v * 0.031 * reads), "{}", e1.flash.read);
+    assert!(
+        close(e1.flash.program, v * 0.047 * progs),
+        "{}",
+        e1.flash.program
+    );
+    assert!(close(e0.flash.read, v * base.read.0 * reads));
+    // Same residency, other currents.
+    let ratio = |a: f64, b: f64, ia: Amps, ib: Amps| close(a / b, ia.0 / ib.0);
+    assert!(ratio(e1.flash.idle, e0.flash.idle, mine.idle, base.idle));
+    assert!(e1.flash.transfer > 0.0);
+    let t = e1.state_s.flash.transfer;
+    assert!(
+        close(e1.flash.transfer, v * 0.011 * t),
+        "{}",
+        e1.flash.transfer
+    );
+    assert_ne!(e0.flash.total, e1.flash.total);
+}

@@ -68,6 +68,14 @@
 //!   bus energy).
 //! * Transfers draw `flash_transfer_current`, or the current of the op they serve.
 //! * Idle current for the rest of each die's time.
+//! * The die currents are `[power]`'s `flash_*_current`, or the NAND model's
+//!   own (`Nand::currents`, handed over by the engine before the run through
+//!   `Observer::nand_currents`).
+//! * With cache commands (`[nand.cache]`) a die's array operation can overlap
+//!   a transfer of its cache register; both are counted (the die draws both
+//!   currents). Idle time is the window less every die's array and transfer
+//!   times (saturating at 0), so an overlap is taken off it twice: the die
+//!   draws `I_op + I_xfer - I_idle` meanwhile (the standby current is small).
 //!
 //! # Other components
 //! * Bus (flash channels): `flash_bus_current x V` while transferring, nothing idle
@@ -99,8 +107,9 @@ use crate::PowerError;
 use ssd_core::addr::{ChannelId, DieId};
 use ssd_core::config::{PowerConfig, Settings};
 use ssd_core::ftl::{Activity, OpKind, Purpose};
+use ssd_core::hw::NandCurrents;
 use ssd_core::observer::{Observer, XferKind};
-use ssd_core::units::{Dur, SimTime};
+use ssd_core::units::{Amps, Dur, SimTime};
 use ssd_core::workload::IoOp;
 use std::collections::VecDeque;
 
@@ -176,6 +185,34 @@ impl Params {
             p_link_idle: nonneg("link_idle_power", c.link_idle_power.0)?,
             slow_after: c.cpu_slow_after.map(|d| d.0),
         })
+    }
+}
+
+impl Params {
+    /// Joules per unit by rate index (see [`RATE_SLOT`]: per plane-ns of an
+    /// array operation, per plane-op under the per-operation form, per ns
+    /// of a transfer by the kind of op served) and the time series' rates.
+    fn unit_rates(&self) -> ([f64; 8], Rates) {
+        let p = self;
+        let xfer_w = [0, 1, 2].map(|k| match p.e_op[k] {
+            Some(_) => 0.0,
+            None => p.p_xfer.unwrap_or(p.p_op[k]),
+        });
+        let mut unit_j = [0.0; 8];
+        for k in 0..3 {
+            unit_j[k] = p.e_op[k].unwrap_or(p.p_op[k] * NS);
+            unit_j[3 + k] = xfer_w[k] * NS;
+        }
+        let idle = p.p_cpu[CpuMode::Idle as usize];
+        let rates = Rates {
+            u: unit_j,
+            die_idle: p.p_die_idle * NS,
+            bus: p.p_bus * NS,
+            cpu: p.p_cpu.map(|w| (w - idle) * NS),
+            dram: p.p_dram_active * NS,
+            link: (p.p_link_active - p.p_link_idle) * NS,
+        };
+        (unit_j, rates)
     }
 }
 
@@ -463,6 +500,8 @@ struct CpuTrack {
 #[derive(Clone, Debug)]
 pub struct PowerObserver {
     pub(crate) p: Params,
+    /// `power.voltage` (V): what the NAND model's currents are drawn at.
+    voltage: f64,
     pub(crate) dies_per_chip: u32,
     pub(crate) ways: u32,
     pub(crate) n_dies: u32,
@@ -536,25 +575,8 @@ impl PowerObserver {
             },
         })?;
         let p = Params::new(&settings.config.power, standby)?;
-        let xfer_w = [0, 1, 2].map(|k| match p.e_op[k] {
-            Some(_) => 0.0,
-            None => p.p_xfer.unwrap_or(p.p_op[k]),
-        });
-        let mut unit_j = [0.0; 8];
-        for k in 0..3 {
-            unit_j[k] = p.e_op[k].unwrap_or(p.p_op[k] * NS);
-            unit_j[3 + k] = xfer_w[k] * NS;
-        }
+        let (unit_j, rates) = p.unit_rates();
         let op_per_op = [0, 1, 2].map(|k| p.e_op[k].is_some());
-        let idle = p.p_cpu[CpuMode::Idle as usize];
-        let rates = Rates {
-            u: unit_j,
-            die_idle: p.p_die_idle * NS,
-            bus: p.p_bus * NS,
-            cpu: p.p_cpu.map(|w| (w - idle) * NS),
-            dram: p.p_dram_active * NS,
-            link: (p.p_link_active - p.p_link_idle) * NS,
-        };
         let mut series = Series::new(sample.0, max_samples);
         series.set_rates(rates);
         if sample.0 == 0 {
@@ -572,6 +594,7 @@ impl PowerObserver {
         let g = settings.geometry;
         let n_dies = g.total_dies();
         Ok(PowerObserver {
+            voltage: settings.config.power.voltage.0,
             p,
             dies_per_chip: g.dies,
             ways: g.ways,
@@ -1802,6 +1825,41 @@ impl Observer for PowerObserver {
         }
     }
 
+    /// The NAND model's own currents replace `[power]`'s `flash_*_current`
+    /// (at `power.voltage`); per-operation energies, where configured,
+    /// still decide their operations.
+    ///
+    /// # Panics
+    /// If a current is negative or not finite (a broken model), or if die
+    /// activity was reported before.
+    fn nand_currents(&mut self, c: &NandCurrents) {
+        assert!(
+            self.die_lanes
+                .iter()
+                .all(|l| l.last.e == 0 && l.up == [[0; 8]; 8]),
+            "the NAND model's currents come before any die activity"
+        );
+        let v = self.voltage;
+        let w = |what: &str, a: Amps| {
+            assert!(
+                a.0.is_finite() && a.0 >= 0.0,
+                "the NAND model's {what} current must be a finite value >= 0, got {}",
+                a.0
+            );
+            a.0 * v
+        };
+        self.p.p_op = [
+            w("read", c.read),
+            w("program", c.program),
+            w("erase", c.erase),
+        ];
+        self.p.p_die_idle = w("idle", c.idle);
+        self.p.p_xfer = c.io.map(|a| w("I/O", a));
+        let (unit_j, rates) = self.p.unit_rates();
+        self.unit_j = unit_j;
+        self.rates = rates;
+        self.series.set_rates(rates);
+    }
     fn finish(&mut self, end: SimTime) {
         if self.end.is_some() {
             return;

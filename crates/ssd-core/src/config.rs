@@ -130,6 +130,10 @@ pub struct NandConfig {
     /// no per-plane gap.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub multiplane_rule: Option<crate::hw::nand::MultiplaneConfig>,
+    /// The part's cache read and cache program commands: see
+    /// [`crate::hw::nand::CacheConfig`]. Absent: neither.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<crate::hw::nand::CacheConfig>,
 }
 
 /// The preset called `name` among `presets`, or an error naming the known ones.
@@ -191,6 +195,7 @@ impl NandConfig {
             retry: None,
             suspend: None,
             multiplane_rule: None,
+            cache: None,
             bus_arbitration: Default::default(),
         }
     }
@@ -233,6 +238,7 @@ impl NandConfig {
                 retry: None,
                 suspend: None,
                 multiplane_rule: None,
+                cache: None,
                 bus_arbitration: Default::default(),
             },
             // Modern MLC: the default device of MQSim (Tavakkol et al., FAST 2018),
@@ -257,6 +263,7 @@ impl NandConfig {
                 retry: None,
                 suspend: None,
                 multiplane_rule: None,
+                cache: None,
                 bus_arbitration: Default::default(),
             },
             // Modern TLC: 64-layer 512 Gb 3b/cell 3D V-NAND (Kim et al., "A 512Gb 3b/cell
@@ -283,6 +290,7 @@ impl NandConfig {
                 retry: None,
                 suspend: None,
                 multiplane_rule: None,
+                cache: None,
                 bus_arbitration: Default::default(),
             },
             // Modern QLC: 1 Tb 4b/cell 96-layer 3D NAND (Lee et al., ISSCC 2020, paper
@@ -308,6 +316,7 @@ impl NandConfig {
                 retry: None,
                 suspend: None,
                 multiplane_rule: None,
+                cache: None,
                 bus_arbitration: Default::default(),
             },
         ]
@@ -384,6 +393,7 @@ impl NandConfig {
                 retry: None,
                 suspend: None,
                 multiplane_rule: None,
+                cache: None,
                 bus_arbitration: Default::default(),
             },
             crate::hw::nand::PageTypeConfig {

@@ -14,6 +14,7 @@
 
 use crate::addr::{ChannelId, DieId};
 use crate::ftl::{Activity, OpKind, Purpose};
+use crate::hw::NandCurrents;
 use crate::units::SimTime;
 use crate::workload::IoOp;
 
@@ -162,6 +163,12 @@ pub trait Observer {
     /// The simulation ended at `end` (called once, last; after the drain if any).
     #[inline]
     fn finish(&mut self, _end: SimTime) {}
+    /// The NAND model has its own per-state die currents
+    /// ([`crate::hw::Nand::currents`]): an observer that charges die states
+    /// draws these from now on. Called once, when the simulation is built,
+    /// before any activity is reported; never if the model has none.
+    #[inline]
+    fn nand_currents(&mut self, _c: &NandCurrents) {}
 }
 
 /// Observes nothing (the default; compiles away).
@@ -332,5 +339,10 @@ impl<A: Observer, B: Observer> Observer for Tee<A, B> {
     fn finish(&mut self, e: SimTime) {
         self.0.finish(e);
         self.1.finish(e);
+    }
+    #[inline]
+    fn nand_currents(&mut self, c: &NandCurrents) {
+        self.0.nand_currents(c);
+        self.1.nand_currents(c);
     }
 }

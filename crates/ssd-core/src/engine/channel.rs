@@ -75,7 +75,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         die.array_start = end;
         die.array_end = end + t;
         die.unreported = XFER | OP;
+        let program = die.kind == OpKind::Program;
         self.q.push(end + t, Ev::DieDone(d));
+        if self.cache.program && program {
+            self.cache_load_next(d);
+        }
     }
 
     /// `grant` for a read on a channel that serves no other die: nobody can
@@ -184,26 +188,40 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         c.wake = false;
         let w = match self.reads_first {
             false => c.waiters.pop_front(),
-            true => pop_reads_first(&mut c.waiters, &self.dies),
+            true => pop_reads_first(&mut c.waiters, &self.dies, &self.slots),
         };
         if let Some(w) = w {
-            self.grant(ch, w);
+            self.grant_waiter(ch, w);
         }
     }
 
-    /// A data-out transfer has ended: the die's batch is complete.
+    /// A data-out transfer has ended: the die's batch (or the read in its
+    /// cache register) is complete.
     pub(super) fn on_chan_done(&mut self, ch: u32) {
         let c = &mut self.chans[ch as usize];
         let d = c.owner;
         c.out = false;
         let w = match self.reads_first {
             false => c.waiters.pop_front(),
-            true => pop_reads_first(&mut c.waiters, &self.dies),
+            true => pop_reads_first(&mut c.waiters, &self.dies, &self.slots),
         };
         if let Some(w) = w {
-            self.grant(ch, w);
+            self.grant_waiter(ch, w);
+        }
+        if d & SLOT != 0 {
+            return self.cache_out_done(d & !SLOT);
         }
         self.complete_batch(d);
+    }
+
+    /// Grant channel `ch` to waiter `w`: a die's batch, or (`SLOT` set) the
+    /// transfer of the batch in a die's cache register.
+    #[inline(always)]
+    fn grant_waiter(&mut self, ch: u32, w: u32) {
+        if w & SLOT != 0 {
+            return self.grant_slot(ch, w & !SLOT);
+        }
+        self.grant(ch, w);
     }
 }
 
@@ -212,12 +230,19 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
 /// longest-waiting one.
 #[cold]
 #[inline(never)]
-pub(super) fn pop_reads_first(waiters: &mut VecDeque<u32>, dies: &[Die]) -> Option<u32> {
+pub(super) fn pop_reads_first(
+    waiters: &mut VecDeque<u32>,
+    dies: &[Die],
+    slots: &[cache::CacheSlot],
+) -> Option<u32> {
     let i = waiters
         .iter()
-        .position(|&d| {
-            let die = &dies[d as usize];
-            die.kind == OpKind::Read && matches!(die.purpose, Purpose::Host | Purpose::Translation)
+        .position(|&w| {
+            let (kind, purpose) = match w & SLOT {
+                0 => (dies[w as usize].kind, dies[w as usize].purpose),
+                _ => slots[(w & !SLOT) as usize].kind_purpose(),
+            };
+            kind == OpKind::Read && matches!(purpose, Purpose::Host | Purpose::Translation)
         })
         .unwrap_or(0);
     waiters.remove(i)
@@ -225,7 +250,12 @@ pub(super) fn pop_reads_first(waiters: &mut VecDeque<u32>, dies: &[Die]) -> Opti
 
 /// A batch's command time: the table's if the channel model has one.
 #[inline(always)]
-fn bus_cmd<C: Channel>(fixed: Option<(Dur, Dur)>, chan: &C, kind: OpKind, planes: u64) -> Dur {
+pub(super) fn bus_cmd<C: Channel>(
+    fixed: Option<(Dur, Dur)>,
+    chan: &C,
+    kind: OpKind,
+    planes: u64,
+) -> Dur {
     match fixed {
         Some((cmd, _)) => cmd,
         None => chan.command_time(kind, planes as u32),
@@ -234,7 +264,7 @@ fn bus_cmd<C: Channel>(fixed: Option<(Dur, Dur)>, chan: &C, kind: OpKind, planes
 
 /// `pages` pages over the bus: the table's if the channel model has one.
 #[inline(always)]
-fn bus_data<C: Channel>(fixed: Option<(Dur, Dur)>, chan: &C, pages: u64) -> Dur {
+pub(super) fn bus_data<C: Channel>(fixed: Option<(Dur, Dur)>, chan: &C, pages: u64) -> Dur {
     match fixed {
         Some((_, page)) => Dur(page.0 * pages),
         None => chan.data_time(pages as u32),
@@ -282,16 +312,16 @@ mod tests {
         ];
         let mut w: VecDeque<u32> = [0, 1, 2, 3, 4, 5, 6].into();
         let mut order = Vec::new();
-        while let Some(d) = pop_reads_first(&mut w, &dies) {
+        while let Some(d) = pop_reads_first(&mut w, &dies, &[]) {
             order.push(d);
         }
         assert_eq!(order, [3, 5, 6, 0, 1, 2, 4]);
         // A read that arrives later still goes before the others waiting.
         let mut w: VecDeque<u32> = [0, 1].into();
-        assert_eq!(pop_reads_first(&mut w, &dies), Some(0));
+        assert_eq!(pop_reads_first(&mut w, &dies, &[]), Some(0));
         w.push_back(3);
-        assert_eq!(pop_reads_first(&mut w, &dies), Some(3));
-        assert_eq!(pop_reads_first(&mut w, &dies), Some(1));
-        assert_eq!(pop_reads_first(&mut w, &dies), None);
+        assert_eq!(pop_reads_first(&mut w, &dies, &[]), Some(3));
+        assert_eq!(pop_reads_first(&mut w, &dies, &[]), Some(1));
+        assert_eq!(pop_reads_first(&mut w, &dies, &[]), None);
     }
 }

@@ -12,8 +12,21 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// `die_start`, inlined where a batch completes (most starts).
     #[inline(always)]
     pub(super) fn die_start_inline(&mut self, d: u32) {
+        if self.die_hooks {
+            return self.die_start_hooked(d);
+        }
+        self.die_start_batch::<true>(d)
+    }
+
+    /// `die_start` with suspension or cache commands on.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn die_start_hooked(&mut self, d: u32) {
         if self.suspend_on && self.susp[d as usize].is_suspended() {
             return self.die_start_suspended(d);
+        }
+        if self.cache.any() {
+            return self.die_start_cached(d);
         }
         self.die_start_batch::<true>(d)
     }
@@ -154,16 +167,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     }
 
     pub(super) fn on_die_done(&mut self, d: u32) {
-        if self.suspend_on {
-            if self.stale_die_done(d) {
-                return;
-            }
-            if self.dies[d as usize].phase == Phase::Suspending {
-                return self.suspended_now(d);
-            }
-            if self.dies[d as usize].kind != OpKind::Read {
-                self.operation_done(d);
-            }
+        if self.die_hooks && self.die_done_hooked(d) {
+            return;
         }
         let die = &self.dies[d as usize];
         if die.kind != OpKind::Read {
@@ -188,6 +193,29 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         self.report_array_op(d);
         self.dies[d as usize].phase = Phase::DataOut;
         self.request_channel(d);
+    }
+
+    /// `DieDone` for die `d` with suspension or cache commands on: whether
+    /// it was handled here (a stale event, a suspension, a cache read).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn die_done_hooked(&mut self, d: u32) -> bool {
+        if self.suspend_on {
+            if self.stale_die_done(d) {
+                return true;
+            }
+            if self.dies[d as usize].phase == Phase::Suspending {
+                self.suspended_now(d);
+                return true;
+            }
+            if self.dies[d as usize].kind != OpKind::Read {
+                self.operation_done(d);
+            }
+        }
+        if self.cache.read && self.dies[d as usize].kind == OpKind::Read {
+            return self.cache_read_step(d);
+        }
+        false
     }
 
     pub(super) fn complete_batch(&mut self, d: u32) {

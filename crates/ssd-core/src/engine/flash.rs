@@ -412,6 +412,11 @@ pub(super) enum Phase {
     DataOut,
     /// A program or erase is being suspended for reads (see `suspend.rs`).
     Suspending,
+    /// A cache read's page waits in the page register for the cache
+    /// register to empty (see `cache.rs`).
+    CacheWait,
+    /// A cache read's page moves to the cache register (`t_dcbsyr`).
+    CacheCopy,
 }
 
 #[derive(Debug)]

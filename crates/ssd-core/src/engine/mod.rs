@@ -27,7 +27,7 @@ use crate::addr::{ChannelId, DieId, FastDiv, Lpn};
 use crate::config::{FlushPolicy, Precondition, Settings};
 use crate::ftl::{FlashArray, Ftl, FtlCtx, FtlStats, FtlWork, OpKind, Purpose};
 use crate::hw::{
-    ArrayOp, Channel, Controller, Dram, Hardware, HostLink, Nand, NandCtx, Parts, StdHw,
+    ArrayOp, CacheOps, Channel, Controller, Dram, Hardware, HostLink, Nand, NandCtx, Parts, StdHw,
 };
 use crate::observer::{Observer, XferKind};
 use crate::rng::{SimRng, SimRngExt};
@@ -39,6 +39,7 @@ use rand::Rng;
 use std::collections::VecDeque;
 use std::time::Instant;
 
+mod cache;
 mod channel;
 mod controller;
 mod die;
@@ -50,6 +51,8 @@ mod queue;
 mod report;
 mod suspend;
 
+use cache::SLOT;
+use channel::{bus_cmd, bus_data};
 use controller::*;
 use flash::*;
 use host::*;
@@ -145,6 +148,17 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: 
     /// only then.
     suspend_on: bool,
     susp: Vec<suspend::DieSuspension>,
+    /// The NAND model's cache commands (`Nand::cache_ops`); the per-die
+    /// cache registers of `cache.rs` are kept only if it has any.
+    cache: CacheOps,
+    slots: Vec<cache::CacheSlot>,
+    /// Batches that used the cache register: programs whose data-in
+    /// overlapped the program before them, reads whose page was clocked
+    /// out from it.
+    cache_counts: [u64; 2],
+    /// Suspension or cache commands are on: die starts and array ends
+    /// take their cold paths (`die_start_hooked`, `die_done_hooked`).
+    die_hooks: bool,
     page: u64,
     /// Most planes one batch spans: the die's, or fewer by the NAND
     /// model's multi-plane rule.
@@ -275,8 +289,17 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         ftl: F,
         src: S,
         sched: Q,
-        obs: O,
+        mut obs: O,
     ) -> Self {
+        if let Some(c) = hw.nand.currents() {
+            obs.nand_currents(&c);
+        }
+        let cache = hw.nand.cache_ops();
+        assert!(
+            !(cache.any() && hw.nand.can_suspend()),
+            "NAND model {}: cache commands with program/erase suspension are not modelled",
+            hw.nand.name()
+        );
         // `dram.capacity = "fit"` follows this FTL's tables.
         settings.fit_dram(ftl.mapping_table_bytes());
         let g = settings.geometry;
@@ -319,6 +342,16 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             } else {
                 Vec::new()
             },
+            cache,
+            slots: if cache.any() {
+                (0..g.total_dies())
+                    .map(|_| cache::CacheSlot::default())
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            cache_counts: [0; 2],
+            die_hooks: hw.nand.can_suspend() || cache.any(),
             hw,
             page: g.page_size as u64,
             planes,
@@ -328,7 +361,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             reads_first,
             plane_gap: rule.plane_gap,
             prio_reads: c.controller.prioritize_reads,
-            exclusive: g.ways * g.dies == 1,
+            // With cache commands a die's next operation may need the
+            // channel while its cache register's transfer holds it.
+            exclusive: g.ways * g.dies == 1 && !cache.any(),
             max_lba: settings.logical_bytes() / SECTOR,
             flash: FlashArray::new(g),
             q: EventQueue::default(),
@@ -465,6 +500,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         self.counters = Counters::default();
         self.flow_flash.restart();
         self.hw.nand.restart_stats();
+        self.cache_counts = [0; 2];
         self.lat = Latencies::default();
         self.work = FtlWork::default();
         self.cpu_ns = 0;

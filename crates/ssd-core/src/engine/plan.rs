@@ -202,8 +202,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         die_push(die, self.prio_reads, &self.txns[t], t);
         if die.phase == Phase::Idle {
             self.die_start(d as u32);
-        } else if self.suspend_on && is_high_priority(&self.txns[t]) {
-            self.maybe_suspend(d as u32);
+        } else if self.die_hooks {
+            self.queued_at_busy_die(d as u32, t);
         }
     }
 
@@ -328,6 +328,26 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         }
     }
 
+    /// Transaction `t` was queued at busy die `d` with suspension or cache
+    /// commands on: a high-priority read may suspend the die's program or
+    /// erase; a program may go to the cache register of a die that
+    /// programs.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn queued_at_busy_die(&mut self, d: u32, t: u32) {
+        if self.suspend_on && is_high_priority(&self.txns[t]) {
+            self.maybe_suspend(d);
+        }
+        let die = &self.dies[d as usize];
+        if self.cache.program
+            && self.txns[t].kind == OpKind::Program
+            && die.phase == Phase::Array
+            && die.kind == OpKind::Program
+        {
+            self.cache_load_next(d);
+        }
+    }
+
     /// Read `t` is done: its block's count of reads goes down, and an erase
     /// parked waiting for them wakes when it reaches zero.
     #[inline(always)]
@@ -362,8 +382,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         die_push(die, self.prio_reads, &self.txns[w], w);
         if die.phase == Phase::Idle {
             self.die_start(d as u32);
-        } else if self.suspend_on && is_high_priority(&self.txns[w]) {
-            self.maybe_suspend(d as u32);
+        } else if self.die_hooks {
+            self.queued_at_busy_die(d as u32, w);
         }
     }
 

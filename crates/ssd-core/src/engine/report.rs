@@ -374,6 +374,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             let v = nand.get_or_insert_with(|| serde_json::json!({}));
             v["suspensions"] = serde_json::json!(self.counters.suspensions);
         }
+        if self.cache.any() {
+            let v = nand.get_or_insert_with(|| serde_json::json!({}));
+            self.cache_report(v);
+        }
         if let Some(v) = nand {
             r.extra
                 .insert("hardware".into(), serde_json::json!({ "nand": v }));

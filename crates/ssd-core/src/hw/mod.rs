@@ -32,8 +32,8 @@ pub use controller::{
     SerialLink,
 };
 pub use nand::{
-    AnyNand, ArrayOp, FixedNand, MultiplaneConfig, MultiplaneRule, Nand, NandCtx, PageTypeNand,
-    ReadRetry,
+    AnyNand, ArrayOp, CacheConfig, CacheOps, FixedNand, MultiplaneConfig, MultiplaneRule, Nand,
+    NandCtx, NandCurrents, PageTypeNand, ReadRetry,
 };
 
 use crate::config::Settings;

@@ -11,6 +11,13 @@
 //! [`Nand::programmed`] / [`Nand::erased`] for every block of the batch
 //! first.
 //!
+//! A part's cache register ([`Nand::cache_ops`]: ONFI cache read and cache
+//! program) lets the engine overlap a die's next operation with the
+//! transfer of the one before ([`CacheConfig`]), and a model that knows its
+//! part's supply currents gives them with [`Nand::currents`] (the power
+//! model then draws them instead of `[power]`'s). Both are asked once,
+//! when the simulation is built.
+//!
 //! The built-in models:
 //! * [`FixedNand`]: one tR, tPROG and tBERS (`nand.t_r`, `nand.t_prog`,
 //!   `nand.t_bers`), whatever the page.
@@ -23,11 +30,11 @@
 //!
 //! [`AnyNand`] closes them over an enum for run-time choice.
 
-use crate::config::{NandConfig, Settings};
+use crate::config::{NandConfig, PowerConfig, Settings};
 use crate::error::{invalid, ConfigError};
 use crate::ftl::{OpKind, Purpose};
 use crate::rng::{SimRng, SimRngExt};
-use crate::units::{Dur, SimTime};
+use crate::units::{Amps, Dur, SimTime};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
@@ -116,6 +123,178 @@ pub trait Nand {
     #[inline]
     fn multiplane(&self) -> MultiplaneRule {
         MultiplaneRule::ANY_PLANES
+    }
+    /// What the part's cache register allows: cache program (the next
+    /// page's data-in overlaps the running program) and cache read (the
+    /// next read's sensing overlaps the previous page's data-out), with
+    /// their register busy times (asked once, when the simulation is
+    /// built; see [`CacheOps`]). Default: neither.
+    #[inline]
+    fn cache_ops(&self) -> CacheOps {
+        CacheOps::NONE
+    }
+    /// The part's own supply currents per die state, if it has them; the
+    /// power model then draws these instead of `[power]`'s
+    /// `flash_*_current` (asked once, when the simulation is built, and
+    /// handed to the observer: [`crate::observer::Observer::nand_currents`]).
+    /// Default: none, the power configuration's.
+    #[inline]
+    fn currents(&self) -> Option<NandCurrents> {
+        None
+    }
+}
+
+/// A NAND die's supply current in each of its states, amperes (at the
+/// power configuration's `voltage`): what a [`Nand`] model that knows its
+/// part's datasheet gives the power model ([`Nand::currents`]). Under the
+/// per-operation energy form (`power.flash_*_energy`) the energies still
+/// decide what an operation of that kind costs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NandCurrents {
+    /// During an array read (ICC1).
+    pub read: Amps,
+    /// During a program (ICC2).
+    pub program: Amps,
+    /// During an erase (ICC3).
+    pub erase: Amps,
+    /// Standby (ISB), whenever the die does nothing.
+    pub idle: Amps,
+    /// While the die's command or data is clocked over the channel (ICCQ
+    /// or the I/O current); `None`: the current of the operation the
+    /// transfer serves.
+    pub io: Option<Amps>,
+}
+
+impl NandCurrents {
+    /// The currents `[power]` gives (`flash_read_current`,
+    /// `flash_program_current`, `flash_erase_current`,
+    /// `flash_idle_current`, `flash_transfer_current`): what the power
+    /// model draws for a model without currents of its own.
+    pub fn from_power(p: &PowerConfig) -> NandCurrents {
+        NandCurrents {
+            read: p.flash_read_current,
+            program: p.flash_program_current,
+            erase: p.flash_erase_current,
+            idle: p.flash_idle_current,
+            io: p.flash_transfer_current,
+        }
+    }
+}
+
+/// What a part's cache register allows (ONFI 4.x "Read Cache Random",
+/// 00h-address-31h, and "Page Program Cache", 80h-data-15h): see
+/// [`CacheConfig`] for the timing the engine gives them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheOps {
+    /// Cache read: a read's page moves from the page register to the cache
+    /// register (`t_dcbsyr`), and the die may sense its next read while
+    /// that page is clocked out.
+    pub read: bool,
+    /// Cache program: the next program's data-in goes to the cache
+    /// register while the die programs; it moves to the page register
+    /// (`t_cbsy`) when the program ends.
+    pub program: bool,
+    /// Busy time of the page-to-cache register copy of a cache read (ONFI
+    /// tDCBSYR, Micron's tRCBSY).
+    pub t_dcbsyr: Dur,
+    /// Busy time of the cache-to-page register copy before a cached
+    /// program (ONFI and Micron tCBSY, its typical value).
+    pub t_cbsy: Dur,
+}
+
+impl CacheOps {
+    /// No cache commands: every operation waits for the one before it.
+    pub const NONE: CacheOps = CacheOps {
+        read: false,
+        program: false,
+        t_dcbsyr: Dur::ZERO,
+        t_cbsy: Dur::ZERO,
+    };
+
+    /// Either command is on.
+    #[inline]
+    pub fn any(&self) -> bool {
+        self.read || self.program
+    }
+}
+
+/// `[nand.cache]`: the part's cache commands (default off). With `program
+/// = true` a die that starts a program batch takes its next queued program
+/// batch (if no read is waiting) into its cache register: that batch's
+/// command and data-in cross the channel while the first programs, and it
+/// starts `t_cbsy` after the later of the first's end and its own data-in's
+/// end. With `read = true` a read whose die has another read queued after
+/// it (a controller issues the cache command only with the next read at
+/// hand) is followed by `t_dcbsyr` (the page moves to the cache register)
+/// as soon as the cache register is free; the die is then free for its
+/// next read (its command, then its sensing) while the page is clocked out.
+/// A read with no read after it and the register empty is a plain one.
+/// While the cache register holds a read's page the die starts only reads;
+/// a program waits for the register to empty. The register copies are die
+/// busy time (latency,
+/// utilization) at the die's idle current: the operation's current covers
+/// its sensing or programming only, so the energy of an operation is the
+/// same with or without the cache. Not with `[nand.suspend]`.
+///
+/// Defaults of the busy times: 3 us each, the typical tCBSY and tRCBSY
+/// (ONFI's tDCBSYR) of Micron's SLC NAND data sheets (e.g. MT29F1G08ABADA,
+/// "m68a": tCBSY 3 us typ. / tPROG max., tRCBSY 3 us typ. / tR max.).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheConfig {
+    /// Read Cache (00h-address-31h) (default false).
+    #[serde(default)]
+    pub read: bool,
+    /// Page Program Cache (80h-data-15h) (default false).
+    #[serde(default)]
+    pub program: bool,
+    /// Page-to-cache register copy of a cache read (default 3 us).
+    #[serde(default = "three_us")]
+    pub t_dcbsyr: Dur,
+    /// Cache-to-page register copy before a cached program (default 3 us).
+    #[serde(default = "three_us")]
+    pub t_cbsy: Dur,
+}
+
+fn three_us() -> Dur {
+    Dur::from_us(3)
+}
+
+impl CacheConfig {
+    /// Check against the chip it describes; errors name the field.
+    pub fn check(&self, n: &NandConfig) -> Result<(), ConfigError> {
+        for (field, t) in [
+            ("nand.cache.t_dcbsyr", self.t_dcbsyr),
+            ("nand.cache.t_cbsy", self.t_cbsy),
+        ] {
+            if t > crate::config::MAX_OP_TIME {
+                return Err(invalid(
+                    field,
+                    format!(
+                        "{t} is out of range: an operation time is at most {}",
+                        crate::config::MAX_OP_TIME
+                    ),
+                ));
+            }
+        }
+        if (self.read || self.program) && n.suspend.is_some() {
+            return Err(invalid(
+                "nand.cache",
+                "cache commands with [nand.suspend] are not modelled (a suspended program \
+                 would hold the cache register): drop one of the two",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The commands it describes.
+    pub fn ops(&self) -> CacheOps {
+        CacheOps {
+            read: self.read,
+            program: self.program,
+            t_dcbsyr: self.t_dcbsyr,
+            t_cbsy: self.t_cbsy,
+        }
     }
 }
 
@@ -747,14 +926,16 @@ impl<N: Nand> Nand for ReadRetry<N> {
 /// The built-in NAND models, chosen from the configuration:
 /// `[nand.page_types]` picks [`PageTypeNand`] over [`FixedNand`],
 /// `[nand.retry]` wraps either in [`ReadRetry`], `[nand.suspend]` adds
-/// program/erase suspension ([`SuspendConfig`]) to any of them and
+/// program/erase suspension ([`SuspendConfig`]) to any of them,
 /// `[nand.multiplane_rule]` the part's multi-plane rule
-/// ([`MultiplaneConfig`]).
+/// ([`MultiplaneConfig`]) and `[nand.cache]` its cache commands
+/// ([`CacheConfig`]).
 #[derive(Clone, Debug)]
 pub struct AnyNand {
     model: StdModel,
     suspend: Option<SuspendConfig>,
     multiplane: MultiplaneRule,
+    cache: CacheOps,
 }
 
 #[derive(Clone, Debug)]
@@ -777,7 +958,8 @@ macro_rules! any_nand {
 }
 
 /// Check the NAND model sections of a chip (`[nand.page_types]`,
-/// `[nand.retry]`, `[nand.suspend]`, `[nand.multiplane_rule]`); errors
+/// `[nand.retry]`, `[nand.suspend]`, `[nand.multiplane_rule]`,
+/// `[nand.cache]`); errors
 /// name the field.
 pub fn check_models(n: &NandConfig) -> Result<(), ConfigError> {
     if let Some(p) = &n.page_types {
@@ -791,6 +973,9 @@ pub fn check_models(n: &NandConfig) -> Result<(), ConfigError> {
     }
     if let Some(m) = &n.multiplane_rule {
         m.check(n)?;
+    }
+    if let Some(c) = &n.cache {
+        c.check(n)?;
     }
     Ok(())
 }
@@ -825,6 +1010,7 @@ impl AnyNand {
                 .multiplane_rule
                 .as_ref()
                 .map_or(MultiplaneRule::ANY_PLANES, MultiplaneConfig::rule),
+            cache: n.cache.as_ref().map_or(CacheOps::NONE, CacheConfig::ops),
         })
     }
 }
@@ -867,5 +1053,8 @@ impl Nand for AnyNand {
     }
     fn multiplane(&self) -> MultiplaneRule {
         self.multiplane
+    }
+    fn cache_ops(&self) -> CacheOps {
+        self.cache
     }
 }
