@@ -236,9 +236,11 @@ impl CacheOps {
 /// its sensing or programming only, so the energy of an operation is the
 /// same with or without the cache. Not with `[nand.suspend]`.
 ///
-/// Defaults of the busy times: 3 us each, the typical tCBSY and tRCBSY
-/// (ONFI's tDCBSYR) of Micron's SLC NAND data sheets (e.g. MT29F1G08ABADA,
-/// "m68a": tCBSY 3 us typ. / tPROG max., tRCBSY 3 us typ. / tR max.).
+/// Defaults of the busy times: 3 us each, an assumed typical value: SLC
+/// NAND data sheets (Micron's, for one) give tCBSY and tRCBSY (ONFI's
+/// tDCBSYR) of a few microseconds typical, bounded by tPROG and tR; the
+/// default was not checked against one part's data sheet, so set both from
+/// the part's when it has them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CacheConfig {
