@@ -222,6 +222,9 @@ pub struct Blocks {
     hot: Vec<Hot>,
     /// Erases of each block (flat block id).
     pub erase_count: Vec<u32>,
+    /// The largest of `erase_count` (the drive's most-worn block), kept by
+    /// [`Blocks::erase`], the only place a count grows.
+    erase_max: u32,
     /// Logical time of the last invalidation in the block (cost-benefit age),
     /// kept (and allocated) only while `stamps_on` (see `track_policy`).
     stamp: Vec<u64>,
@@ -263,6 +266,7 @@ impl Blocks {
             div_bpp: FastDiv::new(g.blocks_per_plane as u64),
             hot: vec![hot; nb],
             erase_count: vec![0; nb],
+            erase_max: 0,
             stamp: vec![0; nb],
             stamps_on: true,
             opened: vec![0; nb],
@@ -337,6 +341,12 @@ impl Blocks {
     #[inline]
     pub fn state(&self, b: usize) -> BlockState {
         self.hot[b].state
+    }
+
+    /// The largest erase count of the drive.
+    #[inline]
+    pub fn erase_max(&self) -> u32 {
+        self.erase_max
     }
 
     /// Start a new FTL call (see `erased_in`).
@@ -496,6 +506,7 @@ impl Blocks {
         self.hot[bi].state = BlockState::Free;
         self.hot[bi].vw = 0;
         self.erase_count[bi] += 1;
+        self.erase_max = self.erase_max.max(self.erase_count[bi]);
         self.erased_in[bi] = self.call;
         self.free[self.g.plane_of_block(b).0 as usize].push_back(b.0);
     }
@@ -771,6 +782,13 @@ impl Blocks {
                 }
                 _ => {}
             }
+        }
+        let max = self.erase_count.iter().copied().max().unwrap_or(0);
+        if max != self.erase_max {
+            return Err(format!(
+                "largest erase count {max}, kept as {}",
+                self.erase_max
+            ));
         }
         // The victim indexes agree with a scan of the tables.
         let bpp = self.g.blocks_per_plane as usize;

@@ -43,7 +43,7 @@ use crate::cmt::Cmt;
 use crate::page::entry_bytes;
 use crate::stripe::{HostFrontier, PlanePicker};
 use crate::wear::WearPolicy;
-use ssd_core::config::{invalid, CmtGranularity, ConfigError, GcPolicy, Settings};
+use ssd_core::config::{invalid, CmtGranularity, ConfigError, GcPolicy, Settings, WearLeveling};
 use ssd_core::ftl::{Ftl, FtlCtx, FtlStats, JobId, Purpose, NO_LPN};
 use ssd_core::{BlockId, Geometry, Lpn, PlaneId, Ppn};
 
@@ -128,6 +128,12 @@ pub struct DftlFtl {
     dead: Vec<u32>,
     scratch: Vec<u32>,
     wear: WearPolicy,
+    /// The drive's largest erase count when static levelling last checked
+    /// every plane (see [`WearPolicy::planes_to_check`]).
+    wl_swept: u32,
+    /// Static levelling is under way: a GC its translation writes run (to
+    /// make room) does not start another round, the running one checks again.
+    levelling: bool,
 }
 
 impl DftlFtl {
@@ -221,6 +227,8 @@ impl DftlFtl {
             dead: Vec::with_capacity(planes),
             scratch: Vec::with_capacity(g.pages_per_block as usize + 1),
             wear,
+            wl_swept: 0,
+            levelling: false,
         })
     }
 
@@ -941,6 +949,7 @@ impl DftlFtl {
             let erased = self.blocks.erase_count[vi];
             self.ensure_trans_room(self.blocks.valid(vi) as u64, None, cx);
             if self.blocks.erase_count[vi] != erased {
+                self.static_wear_level(plane, cx);
                 return true;
             }
             self.stats.gc_runs += 1;
@@ -948,6 +957,7 @@ impl DftlFtl {
                 self.stats.background_runs += 1;
             }
             self.collect_trans(victim, cx);
+            self.static_wear_level(plane, cx);
             return true;
         }
         if !self.relocate_data(victim, plane, Purpose::Gc, background, cx) {
@@ -978,18 +988,47 @@ impl DftlFtl {
         true
     }
 
-    /// Static wear levelling (as in the page FTL): past the threshold, move the
-    /// plane's least-worn full data block to the GC frontier and erase it.
+    /// Static wear levelling after an erase in `plane`, as in the page FTL:
+    /// in that plane, or in every plane if the drive's largest erase count
+    /// grew, move each full data block lagging it by more than the threshold
+    /// to the GC frontier and erase it, checking again after each move.
+    /// (Translation blocks are not moved: translation pages of cold data are
+    /// rewritten whenever that data moves.) Unlike the page FTL's, a move here
+    /// writes translation pages, whose collection may raise the maximum: a
+    /// round checks each plane once, at most `blocks_per_plane` moves, and
+    /// leaves what the moves' own translation traffic caused to the next
+    /// erase's check (on a small drive the two could feed each other forever).
     fn static_wear_level(&mut self, plane: PlaneId, cx: &mut FtlCtx) {
-        let (h, gc, tr) = (&self.host_open, &self.gc_open, &self.is_trans);
-        let Some(v) = self.wear.static_victim(&self.blocks, plane, |i| {
-            let b = i as u32;
-            !tr[i] && !h.contains(&b) && !gc.contains(&b)
-        }) else {
+        if self.levelling || self.wear.mode != WearLeveling::Static {
             return;
-        };
-        cx.work.dram_accesses += 1;
-        self.relocate_data(v, plane, Purpose::WearLevel, false, cx);
+        }
+        self.levelling = true;
+        let planes = self
+            .wear
+            .planes_to_check(&self.blocks, plane, &mut self.wl_swept);
+        for p in planes {
+            self.level_plane(PlaneId(p), cx);
+        }
+        self.levelling = false;
+    }
+
+    /// Move lagging data blocks off `plane` until none is left, `blocks_per_plane`
+    /// have moved, or a move cannot be made now (no translation room or no
+    /// block for its copies; the plane's next GC checks again).
+    fn level_plane(&mut self, plane: PlaneId, cx: &mut FtlCtx) {
+        for _ in 0..self.g.blocks_per_plane {
+            let (h, gc, tr) = (&self.host_open, &self.gc_open, &self.is_trans);
+            let Some(v) = self.wear.static_victim(&self.blocks, plane, |i| {
+                let b = i as u32;
+                !tr[i] && !h.contains(&b) && !gc.contains(&b)
+            }) else {
+                return;
+            };
+            cx.work.dram_accesses += 1;
+            if !self.relocate_data(v, plane, Purpose::WearLevel, false, cx) {
+                return;
+            }
+        }
     }
 
     /// Move the valid pages of data block `victim` to the plane's GC frontier,

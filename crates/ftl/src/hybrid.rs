@@ -18,7 +18,7 @@ use crate::blocks::{BlockState, Blocks};
 use crate::page::entry_bytes;
 use crate::stripe::striping_order;
 use crate::wear::WearPolicy;
-use ssd_core::config::{invalid, ConfigError, GcPolicy, Settings};
+use ssd_core::config::{invalid, ConfigError, GcPolicy, Settings, WearLeveling};
 use ssd_core::ftl::{FtlCtx, FtlStats, JobId, Purpose};
 use ssd_core::{BlockId, Geometry, Lpn, PlaneId, Ppn};
 use std::ops::Range;
@@ -162,7 +162,15 @@ pub struct Core {
     /// Idle time merges until this many log blocks are free (`ftl.background_gc_blocks`).
     pub bg_target: u32,
     order: Vec<u32>,
+    /// The plane this call last erased in (a call that erased pays one
+    /// levelling check).
     last_erased: Option<PlaneId>,
+    /// Static levelling: planes erased in since their last check, whether
+    /// any is, and the drive's largest erase count when every plane was last
+    /// checked (see [`WearPolicy::planes_to_check`]).
+    wl_due: Vec<bool>,
+    wl_any: bool,
+    wl_swept: u32,
 }
 
 impl Core {
@@ -218,6 +226,9 @@ impl Core {
             bg_target: c.background_gc_blocks,
             order: striping_order(&g, ssd_core::config::Allocation::Cwdp),
             last_erased: None,
+            wl_due: vec![false; g.total_planes() as usize],
+            wl_any: false,
+            wl_swept: 0,
         })
     }
 
@@ -389,7 +400,12 @@ impl Core {
         }
         self.is_log[bi] = false;
         cx.erase(self.seq.job, st(s), self.g.first_page(BlockId(b)), purpose);
-        self.last_erased = Some(self.g.plane_of_block(BlockId(b)));
+        let plane = self.g.plane_of_block(BlockId(b));
+        self.last_erased = Some(plane);
+        if self.wear.mode == WearLeveling::Static {
+            self.wl_due[plane.0 as usize] = true;
+            self.wl_any = true;
+        }
         s + 1
     }
 
@@ -563,31 +579,59 @@ impl Core {
         true
     }
 
-    /// Static wear levelling after a call that erased: move the coldest data
-    /// block of the plane last erased in, if the spread exceeds the threshold.
+    /// Static wear levelling after a call: in every plane erased in since its
+    /// last check (every plane if the drive's largest erase count grew), move
+    /// each data block lagging that maximum by more than the threshold to the
+    /// most-worn free block (the old block rests under cold data, the young one
+    /// returns to circulation, as in Chang's dual pool) and erase it; a move
+    /// erases, so its plane is checked again. A move never raises the maximum,
+    /// so the loop ends.
     pub fn static_wear_level(&mut self, cx: &mut FtlCtx) {
-        let Some(plane) = self.last_erased.take() else {
+        if self.last_erased.take().is_some() {
+            cx.work.dram_accesses += 1;
+        }
+        if !self.wl_any {
             return;
-        };
-        cx.work.dram_accesses += 1;
-        let owner = &self.owner;
-        let Some(v) = self
-            .wear
-            .static_victim(&self.blocks, plane, |i| owner[i] != NONE)
-        else {
-            return;
-        };
-        let lbn = self.owner[v.0 as usize];
-        let Some(nb) = self.blocks.alloc_most_worn(plane) else {
-            return;
-        };
-        let f = self.fill(cx, lbn, nb.0, 0..0, Purpose::WearLevel, 0);
-        self.stats.wear_level_moves += f.copies;
-        self.dmap[lbn as usize] = NONE;
-        self.owner[v.0 as usize] = NONE;
-        self.set_data(lbn, nb.0);
-        self.erase(cx, v.0, Purpose::WearLevel, f.next);
+        }
+        loop {
+            let max = self.blocks.erase_max();
+            if max > self.wl_swept {
+                self.wl_swept = max;
+                self.wl_due.fill(true);
+            }
+            let Some(p) = self.wl_due.iter().position(|&d| d) else {
+                break;
+            };
+            self.wl_due[p] = false;
+            self.level_plane(PlaneId(p as u32), cx);
+        }
+        self.wl_any = false;
         self.last_erased = None;
+    }
+
+    /// Move lagging data blocks off `plane` until none is left or no free
+    /// block can take one (see [`Core::static_wear_level`]).
+    fn level_plane(&mut self, plane: PlaneId, cx: &mut FtlCtx) {
+        loop {
+            let owner = &self.owner;
+            let Some(v) = self
+                .wear
+                .static_victim(&self.blocks, plane, |i| owner[i] != NONE)
+            else {
+                return;
+            };
+            let lbn = self.owner[v.0 as usize];
+            let Some(nb) = self.blocks.alloc_most_worn(plane) else {
+                return;
+            };
+            cx.work.dram_accesses += 1;
+            let f = self.fill(cx, lbn, nb.0, 0..0, Purpose::WearLevel, 0);
+            self.stats.wear_level_moves += f.copies;
+            self.dmap[lbn as usize] = NONE;
+            self.owner[v.0 as usize] = NONE;
+            self.set_data(lbn, nb.0);
+            self.erase(cx, v.0, Purpose::WearLevel, f.next);
+        }
     }
 
     /// Pick a victim among `cands` by the configured policy, counting the search.

@@ -1,13 +1,20 @@
 //! Wear levelling. Dynamic: free blocks are taken least-worn first
-//! ([`FreePick::LeastWorn`]). Static: when a plane's erase-count spread (max over
-//! all its blocks minus min over the blocks holding data) exceeds a threshold,
-//! the coldest data block's valid pages are moved off it (ops tagged
-//! `Purpose::WearLevel`) so the young block returns to circulation. Each FTL does
-//! the move itself (it owns the mapping); this module picks the block.
+//! ([`FreePick::LeastWorn`]). Static: cold data is moved off every block whose
+//! erase count lags the drive's maximum by more than a threshold (ops tagged
+//! `Purpose::WearLevel`), so that the young block returns to circulation. The
+//! rule is checked after every erase, levelling's own included (as MQSim's
+//! `GC_and_WL_Unit_Base` does on each erase completion), in the plane erased
+//! in, and in every plane when the drive's maximum grows: so after each FTL
+//! call no movable block lags the maximum by more than the threshold. (A check
+//! once per GC moving one block fell behind whenever more blocks lagged than
+//! GCs came, and a plane's own maximum let planes that wear at different rates
+//! drift apart without bound.) Each FTL does the move itself (it owns the
+//! mapping); this module picks the block.
 
 use crate::blocks::{BlockState, Blocks, FreePick};
 use ssd_core::config::{FtlConfig, WearLeveling};
 use ssd_core::{BlockId, PlaneId};
+use std::ops::Range;
 
 /// The wear-levelling settings of an FTL (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,8 +43,10 @@ impl WearPolicy {
     }
 
     /// Static levelling: the least-worn block of `plane` among those `eligible`
-    /// (full blocks holding data the FTL can move), if the plane's spread exceeds
-    /// the threshold. None when static levelling is off.
+    /// (full blocks holding data the FTL can move), if it lags the drive's most
+    /// worn block by more than the threshold. None when static levelling is off.
+    /// Moving and erasing it never raises the maximum, so calling this until it
+    /// answers None ends.
     pub fn static_victim(
         &self,
         b: &Blocks,
@@ -49,12 +58,27 @@ impl WearPolicy {
         }
         let first = b.g.first_block_of_plane(plane).0 as usize;
         let range = first..first + b.g.blocks_per_plane as usize;
-        let max = range.clone().map(|i| b.erase_count[i]).max()?;
         let (min, victim) = range
             .filter(|&i| b.state(i) == BlockState::Full && b.valid(i) > 0 && eligible(i))
             .map(|i| (b.erase_count[i], i))
             .min()?;
-        (max - min > self.threshold).then_some(BlockId(victim as u32))
+        (b.erase_max() - min > self.threshold).then_some(BlockId(victim as u32))
+    }
+
+    /// The planes (ids) static levelling must check after an erase in `plane`:
+    /// that plane, or every plane if the drive's maximum grew past `swept` (the
+    /// maximum at the last check of every plane, updated here). Empty when
+    /// static levelling is off.
+    pub fn planes_to_check(&self, b: &Blocks, plane: PlaneId, swept: &mut u32) -> Range<u32> {
+        if self.mode != WearLeveling::Static {
+            return 0..0;
+        }
+        if b.erase_max() > *swept {
+            *swept = b.erase_max();
+            0..b.g.total_planes()
+        } else {
+            plane.0..plane.0 + 1
+        }
     }
 }
 
