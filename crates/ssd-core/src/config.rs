@@ -794,7 +794,8 @@ pub struct FtlConfig {
     /// moving cold data off blocks that lag the most worn).
     #[serde(default)]
     pub wear_leveling: WearLeveling,
-    /// Static wear levelling: act when max - min erase count in a plane exceeds this.
+    /// Static wear levelling: after every erase, move the data of full blocks
+    /// whose erase count lags the drive's largest by more than this.
     #[serde(default = "FtlConfig::default_static_wl_threshold")]
     pub static_wl_threshold: u32,
     /// DFTL: size of the Cached Mapping Table (Park et al. fix it at 32 KB).
