@@ -289,10 +289,8 @@ struct FlowState<S> {
     peeked: Option<HostRequest>,
     exhausted: bool,
     stats: FlowStats,
-    /// When the flow started (None: not yet).
+    /// When the flow started (None: not yet; once started it may submit).
     begin: Option<SimTime>,
-    /// It has started: it may submit.
-    started: bool,
     /// Added to an open-loop source's arrival times: how much after the
     /// run's start the flow started.
     offset: u64,
@@ -322,7 +320,7 @@ struct FlowStats {
 impl<S: RequestSource> FlowState<S> {
     /// Nothing more to submit and nothing in flight.
     fn done(&self) -> bool {
-        self.started
+        self.started()
             && self.outstanding == 0
             && match self.timing {
                 Timing::Reactive => self.f.src.finished(),
@@ -342,11 +340,30 @@ impl<S: RequestSource> FlowState<S> {
         self.f.src.ramp_over(at, handed);
     }
 
+    /// Submit nothing new from `at` on: a closed- or open-loop source is no
+    /// longer asked, a reactive one is told.
+    fn stop(&mut self, at: SimTime) {
+        self.end_at = None;
+        match self.timing {
+            Timing::Reactive => self.f.src.stop(at),
+            _ => {
+                self.exhausted = true;
+                self.peeked = None;
+            }
+        }
+    }
+
+    /// Whether it has started.
+    #[inline]
+    fn started(&self) -> bool {
+        self.begin.is_some()
+    }
+
     /// The next instant at which something of its schedule happens (a
     /// flow yet to start: the end of its delay, after `origin`, if that is
     /// after `now`; otherwise another flow's end starts it).
     fn deadline(&self, origin: SimTime, now: SimTime) -> Option<SimTime> {
-        if !self.started {
+        if !self.started() {
             let at = origin + self.f.schedule.start_delay.unwrap_or(Dur::ZERO);
             return (at > now).then_some(at);
         }
@@ -402,7 +419,6 @@ impl<S: RequestSource> Flows<S> {
                     exhausted: false,
                     stats: FlowStats::default(),
                     begin: None,
-                    started: false,
                     offset: 0,
                     ramp_end: None,
                     end_at: None,
@@ -458,9 +474,9 @@ impl<S: RequestSource> Flows<S> {
         let mut began = false;
         let waiting = self.unstarted > 0;
         if waiting {
-            let mut running = self.flows.iter().any(|s| s.started && !s.done());
+            let mut running = self.flows.iter().any(|s| s.started() && !s.done());
             for st in &mut self.flows {
-                if st.started {
+                if st.started() {
                     continue;
                 }
                 let s = st.f.schedule;
@@ -473,7 +489,6 @@ impl<S: RequestSource> Flows<S> {
                 running = true;
                 began = true;
                 self.unstarted -= 1;
-                st.started = true;
                 st.begin = Some(now);
                 st.offset = now.since(origin).0;
                 st.measure_from = Some(self.start.map_or(now, |s| s.max(now)));
@@ -492,15 +507,8 @@ impl<S: RequestSource> Flows<S> {
                 st.restart_stats(r);
             }
             if let Some(e) = st.end_at.filter(|&e| e <= now) {
-                st.end_at = None;
                 // The runtime is over: nothing new is submitted.
-                match st.timing {
-                    Timing::Reactive => st.f.src.stop(e),
-                    _ => {
-                        st.exhausted = true;
-                        st.peeked = None;
-                    }
-                }
+                st.stop(e);
             }
         }
         self.deadline = self
@@ -527,7 +535,7 @@ impl<S: RequestSource> Flows<S> {
     /// The next request of flow `i` due at `now`, if it may submit one.
     fn next_of(&mut self, i: usize, now: SimTime) -> Option<Result<HostRequest, SourceError>> {
         let st = &mut self.flows[i];
-        if !st.started || st.outstanding >= st.f.depth {
+        if !st.started() || st.outstanding >= st.f.depth {
             return None;
         }
         let got = match st.timing {
@@ -642,7 +650,7 @@ impl<S: RequestSource> Flows<S> {
             "device_response_us": if n > 0 { s.device_ns as f64 / n as f64 / 1e3 } else { 0.0 },
             "waited_in_flow": s.waited,
         });
-        if st.started {
+        if st.started() {
             // When it started and when its measured phase began, after the
             // run's start.
             let origin = self.origin.unwrap_or(SimTime::ZERO);
@@ -735,7 +743,7 @@ impl<S: RequestSource> RequestSource for Flows<S> {
         let own = self
             .flows
             .iter()
-            .filter(|st| st.started)
+            .filter(|st| st.started())
             .filter_map(|st| match st.timing {
                 Timing::Reactive => st.f.src.wake_at(),
                 Timing::OpenLoop if st.outstanding < st.f.depth => st.peeked.map(|r| r.arrival),
@@ -750,7 +758,7 @@ impl<S: RequestSource> RequestSource for Flows<S> {
 
     fn finished(&self) -> bool {
         self.flows.iter().all(|st| {
-            if !st.started {
+            if !st.started() {
                 // Only a stopped run leaves a flow unstarted for good.
                 return self.unstarted == 0;
             }
@@ -763,14 +771,7 @@ impl<S: RequestSource> RequestSource for Flows<S> {
 
     fn stop(&mut self, now: SimTime) {
         for st in &mut self.flows {
-            match st.timing {
-                Timing::Reactive => st.f.src.stop(now),
-                _ => {
-                    st.exhausted = true;
-                    st.peeked = None;
-                }
-            }
-            st.end_at = None;
+            st.stop(now);
             st.ramp_end = None;
         }
         // A flow that has not started never will.
@@ -790,7 +791,7 @@ impl<S: RequestSource> RequestSource for Flows<S> {
             .chain(
                 self.flows
                     .iter()
-                    .filter(|st| !st.started)
+                    .filter(|st| !st.started())
                     .map(|st| (format!("flow_{}_never_started", st.f.name), 1)),
             )
             .collect()
@@ -803,7 +804,7 @@ impl<S: RequestSource> RequestSource for Flows<S> {
         // not finished.
         self.start = Some(now);
         for st in &mut self.flows {
-            if st.started && st.f.schedule.ramp_time.is_none() {
+            if st.started() && st.f.schedule.ramp_time.is_none() {
                 st.restart_stats(now);
             }
         }
