@@ -29,12 +29,16 @@ impl Bast {
     /// BAST with `ftl.log_area`'s log blocks; an error if the capacity is not whole blocks or
     /// the physical blocks cannot hold the data and log blocks.
     pub fn new(s: &Settings) -> Result<Bast, ConfigError> {
-        let lb = s.config.ftl.log_blocks(s.geometry.total_blocks() as u64) as u32;
+        let lb = s
+            .config
+            .ftl
+            .log_blocks(crate::hybrid::unit_geometry(s).total_blocks() as u64)
+            as u32;
         let core = Core::new(s, lb)?;
         Ok(Bast {
             logmap: vec![NONE; core.nlb as usize],
             logs: Vec::new(),
-            log_owner: vec![NONE; s.geometry.total_blocks() as usize],
+            log_owner: vec![NONE; crate::hybrid::unit_geometry(s).total_blocks() as usize],
             core,
         })
     }
@@ -94,6 +98,11 @@ impl Ftl for Bast {
     }
     fn background(&mut self, cx: &mut FtlCtx) -> bool {
         let c = &self.core;
+        if c.merge_all(cx) && !self.logs.is_empty() {
+            self.core.begin_background(cx);
+            let did = self.merge_victim(cx);
+            return self.core.background_done(did);
+        }
         if c.bg_target == 0
             || self.logs.is_empty()
             || self.logs.len() + (c.bg_target as usize) <= c.log_limit as usize

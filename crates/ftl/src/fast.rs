@@ -31,7 +31,11 @@ impl Fast {
     /// FAST with `ftl.log_area`'s log blocks (at least 2: one sequential, one random); an error
     /// otherwise or when the physical blocks cannot hold the data and log blocks.
     pub fn new(s: &Settings) -> Result<Fast, ConfigError> {
-        let lb = s.config.ftl.log_blocks(s.geometry.total_blocks() as u64) as u32;
+        let lb = s
+            .config
+            .ftl
+            .log_blocks(crate::hybrid::unit_geometry(s).total_blocks() as u64)
+            as u32;
         if lb < 2 {
             return Err(invalid(
                 "ftl.log_area",
@@ -139,6 +143,19 @@ impl Ftl for Fast {
         "fast"
     }
     fn background(&mut self, cx: &mut FtlCtx) -> bool {
+        if self.core.merge_all(cx) {
+            // The oldest RW log, open or full, then the SW log.
+            if self.rw.is_empty() && self.sw == NONE {
+                return false;
+            }
+            self.core.begin_background(cx);
+            if !self.rw.is_empty() {
+                self.evict_rw(cx);
+            } else {
+                self.merge_sw(cx);
+            }
+            return self.core.background_done(true);
+        }
         let t = self.core.bg_target as usize;
         // Only full RW logs are merged ahead of need.
         if t == 0 || self.rw.len() < 2 || self.rw.len() + t <= self.max_rw {

@@ -13,6 +13,15 @@
 //! erases after its copies. Independent work shares a stage, so host pages
 //! striped over dies still run in parallel. Stages saturate at 255; past that,
 //! operations keep their plan order on each die (FIFO) but lose cross-die order.
+//!
+//! **Super-blocks** (`ftl.superblock = K > 1`). The FTL works on a folded
+//! geometry ([`unit_geometry`]) whose blocks are super-blocks of K erase
+//! blocks and whose planes are groups of K planes; every page number it
+//! keeps (maps, free lists, valid counts, wear) is in that folded space.
+//! Only the flash operations it plans and [`Core::lookup`] translate to the
+//! drive's pages ([`Fold`]): page i of a super-block is page i / K of its
+//! member i mod K, so consecutive pages land on different planes at the
+//! same page offset, and erasing a super-block erases its K blocks.
 
 use crate::blocks::{BlockState, Blocks};
 use crate::page::entry_bytes;
@@ -25,6 +34,82 @@ use std::ops::Range;
 
 /// "No entry": an unmapped page or block, or a block no logical block owns.
 pub const NONE: u32 = u32::MAX;
+
+/// The geometry a block-mapped FTL maps: the drive's, or with
+/// `ftl.superblock = K > 1` the folded one whose blocks are super-blocks of
+/// K pages-per-block times the pages and whose planes are groups of K
+/// planes (one plane per group per die-less "channel": the FTL only needs
+/// plane and block numbers of it).
+pub fn unit_geometry(s: &Settings) -> Geometry {
+    let g = s.geometry;
+    let k = s.config.ftl.superblock.max(1);
+    if k == 1 {
+        return g;
+    }
+    Geometry {
+        channels: g.total_planes() / k,
+        ways: 1,
+        dies: 1,
+        planes: 1,
+        blocks_per_plane: g.blocks_per_plane,
+        pages_per_block: g.pages_per_block * k,
+        page_size: g.page_size,
+    }
+}
+
+/// From a super-block page to the drive's page (see the module docs): the
+/// planes in groups of K (a die's planes together, then dies channel
+/// first), super-block b of group j made of block b of each of the group's
+/// planes, its page i on member i mod K at page i / K.
+#[derive(Clone, Debug)]
+pub struct Fold {
+    k: u32,
+    unit_ppb: u32,
+    ppb: u32,
+    bpp: u32,
+    /// Physical plane ids, group after group.
+    planes: Vec<u32>,
+}
+
+impl Fold {
+    fn new(g: &Geometry, k: u32) -> Fold {
+        let mut planes = Vec::with_capacity(g.total_planes() as usize);
+        for die in 0..g.dies {
+            for way in 0..g.ways {
+                for ch in 0..g.channels {
+                    for pl in 0..g.planes {
+                        planes.push(g.plane_id(ch, way, die, pl).0);
+                    }
+                }
+            }
+        }
+        Fold {
+            k,
+            unit_ppb: g.pages_per_block * k,
+            ppb: g.pages_per_block,
+            bpp: g.blocks_per_plane,
+            planes,
+        }
+    }
+
+    /// The drive's page of super-block page `p`.
+    #[inline]
+    pub fn page(&self, p: Ppn) -> Ppn {
+        let (vb, i) = (p.0 / self.unit_ppb, p.0 % self.unit_ppb);
+        let (group, b) = (vb / self.bpp, vb % self.bpp);
+        let plane = self.planes[(group * self.k + i % self.k) as usize];
+        Ppn((plane * self.bpp + b) * self.ppb + i / self.k)
+    }
+
+    /// The first page of each erase block of super-block `vb`.
+    pub fn blocks(&self, vb: u32) -> impl Iterator<Item = Ppn> + '_ {
+        let (group, b) = (vb / self.bpp, vb % self.bpp);
+        (0..self.k).map(move |m| {
+            let plane = self.planes[(group * self.k + m) as usize];
+            Ppn((plane * self.bpp + b) * self.ppb)
+        })
+    }
+}
 
 /// The [`Ftl`](ssd_core::ftl::Ftl) methods every block-mapped FTL delegates
 /// unchanged to its `core: Core` field (reads, TRIM, lookups, statistics, table
@@ -161,6 +246,8 @@ pub struct Core {
     pub log_limit: u32,
     /// Idle time merges until this many log blocks are free (`ftl.background_gc_blocks`).
     pub bg_target: u32,
+    /// Merge every log block in the drain (`ftl.drain_merge`).
+    pub drain_merge: bool,
     order: Vec<u32>,
     /// The plane this call last erased in (a call that erased pays one
     /// levelling check).
@@ -171,6 +258,8 @@ pub struct Core {
     wl_due: Vec<bool>,
     wl_any: bool,
     wl_swept: u32,
+    /// Super-block pages to the drive's (None: blocks are erase blocks).
+    fold: Option<Fold>,
 }
 
 impl Core {
@@ -178,8 +267,9 @@ impl Core {
     /// capacity is not whole blocks or the physical blocks cannot hold the data blocks, the log
     /// blocks and 2 spares.
     pub fn new(s: &Settings, log_limit: u32) -> Result<Core, ConfigError> {
-        let g = s.geometry;
+        let g = unit_geometry(s);
         let c = &s.config.ftl;
+        let fold = (c.superblock > 1).then(|| Fold::new(&s.geometry, c.superblock));
         let ppb = g.pages_per_block;
         if s.logical_pages / ppb as u64 * ppb as u64 != s.logical_pages {
             return Err(invalid(
@@ -224,11 +314,13 @@ impl Core {
             policy: c.gc_policy,
             log_limit,
             bg_target: c.background_gc_blocks,
+            drain_merge: c.drain_merge,
             order: striping_order(&g, ssd_core::config::Allocation::Cwdp),
             last_erased: None,
             wl_due: vec![false; g.total_planes() as usize],
             wl_any: false,
             wl_swept: 0,
+            fold,
         })
     }
 
@@ -259,6 +351,12 @@ impl Core {
         let b = self.alloc(pref);
         self.is_log[b as usize] = true;
         b
+    }
+
+    /// Whether idle time now merges every log block (`ftl.drain_merge` in
+    /// the drain), not only down to `bg_target` free ones.
+    pub fn merge_all(&self, cx: &FtlCtx) -> bool {
+        self.drain_merge && cx.draining
     }
 
     /// Count a background run that did work; returns `did`.
@@ -337,8 +435,17 @@ impl Core {
         self.seq.touch(b);
         let s = min.max(self.seq.pg[b]);
         self.seq.rd[b] = self.seq.rd[b].max(s + 1);
-        cx.read(self.seq.job, st(s), p, purpose, lpn);
+        cx.read(self.seq.job, st(s), self.phys(p), purpose, lpn);
         s
+    }
+
+    /// The drive's page of page `p` of the FTL's (folded) space.
+    #[inline]
+    pub fn phys(&self, p: Ppn) -> Ppn {
+        match &self.fold {
+            None => p,
+            Some(f) => f.page(p),
+        }
     }
 
     /// Program the next page of block `b` with `lpn` (None: a filler page that
@@ -376,12 +483,21 @@ impl Core {
                 }
                 self.l2p[l as usize] = p.0;
                 self.p2l[p.0 as usize] = l as u32;
-                cx.program(self.seq.job, st(s), p, purpose, l, src);
+                let src = src.map(|q| self.phys(q));
+                cx.program(self.seq.job, st(s), self.phys(p), purpose, l, src);
             }
             None => {
                 self.blocks.invalidate(p);
                 self.stats.pad_programs += 1;
-                cx.program(self.seq.job, st(s), p, purpose, ssd_core::ftl::NO_LPN, None);
+                let pp = self.phys(p);
+                cx.program(
+                    self.seq.job,
+                    st(s),
+                    pp,
+                    purpose,
+                    ssd_core::ftl::NO_LPN,
+                    None,
+                );
             }
         }
         (p, s)
@@ -399,7 +515,14 @@ impl Core {
             self.owner[bi] = NONE;
         }
         self.is_log[bi] = false;
-        cx.erase(self.seq.job, st(s), self.g.first_page(BlockId(b)), purpose);
+        match &self.fold {
+            None => cx.erase(self.seq.job, st(s), self.g.first_page(BlockId(b)), purpose),
+            Some(f) => {
+                for first in f.blocks(b) {
+                    cx.erase(self.seq.job, st(s), first, purpose);
+                }
+            }
+        }
         let plane = self.g.plane_of_block(BlockId(b));
         self.last_erased = Some(plane);
         if self.wear.mode == WearLeveling::Static {
@@ -663,7 +786,7 @@ impl Core {
     /// The physical page holding `lpn`'s data, None if unmapped.
     pub fn lookup(&self, lpn: Lpn) -> Option<Ppn> {
         let p = *self.l2p.get(lpn.0 as usize)?;
-        (p != NONE).then_some(Ppn(p))
+        (p != NONE).then(|| self.phys(Ppn(p)))
     }
 
     /// Block table + a page table over the log area, byte-aligned entries (Park

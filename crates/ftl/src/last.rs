@@ -44,7 +44,11 @@ impl Last {
     /// LAST with `ftl.log_area`'s log blocks (at least 3: sequential, hot and cold random); an
     /// error otherwise or when the physical blocks cannot hold the data and log blocks.
     pub fn new(s: &Settings) -> Result<Last, ConfigError> {
-        let lb = s.config.ftl.log_blocks(s.geometry.total_blocks() as u64) as usize;
+        let lb = s
+            .config
+            .ftl
+            .log_blocks(crate::hybrid::unit_geometry(s).total_blocks() as u64)
+            as usize;
         if lb < 3 {
             return Err(invalid(
                 "ftl.log_area",
@@ -63,7 +67,7 @@ impl Last {
             hot: Vec::new(),
             cold: Vec::new(),
             max_rand: lb - max_seq,
-            in_rand: vec![false; s.geometry.total_blocks() as usize],
+            in_rand: vec![false; crate::hybrid::unit_geometry(s).total_blocks() as usize],
             rr: 0,
         })
     }
@@ -218,6 +222,20 @@ impl Ftl for Last {
         self.core.static_wear_level(cx);
     }
     fn background(&mut self, cx: &mut FtlCtx) -> bool {
+        if self.core.merge_all(cx) {
+            // Random logs first (their merges may take sequential logs with
+            // them), then the sequential logs.
+            if self.hot.is_empty() && self.cold.is_empty() && self.seq.is_empty() {
+                return false;
+            }
+            self.core.begin_background(cx);
+            let mut did = self.evict_rand(cx);
+            if !did && !self.seq.is_empty() {
+                self.merge_seq(0, cx);
+                did = true;
+            }
+            return self.core.background_done(did);
+        }
         let t = self.core.bg_target as usize;
         let used = self.hot.len() + self.cold.len();
         if t == 0 || used < 2 || used + t <= self.max_rand {

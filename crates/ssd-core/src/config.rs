@@ -809,6 +809,28 @@ pub struct FtlConfig {
     /// (page-level caches in the manner of TPFTL and CDFTL).
     #[serde(default)]
     pub cmt_granularity: CmtGranularity,
+    /// Hybrid FTLs (bast, fast, last): in the drain after the workload
+    /// (`sim.drain`, which it needs), merge every log block until none holds
+    /// data: the garbage collection after the workload that Park et al.
+    /// count in an FTL's energy. Idle time during the workload merges only
+    /// as `background_gc_blocks` asks. Page-mapping FTLs have no log blocks
+    /// and do not read it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub drain_merge: bool,
+    /// Block-mapped FTLs (block, bast, fast, last): physical blocks per
+    /// logical block (default 1). Above 1, every data and log block is a
+    /// super-block of this many erase blocks, one in each of as many planes
+    /// (a die's planes together, then dies channel first; the same block
+    /// index in each), its pages striped over them page by page, so a
+    /// block's consecutive pages program in parallel on different dies and
+    /// as multi-plane pairs (Kang et al. 2006's super-block). It must
+    /// divide the drive's planes. Page-mapping FTLs stripe by `allocation`
+    /// and do not read it.
+    #[serde(
+        default = "FtlConfig::default_superblock",
+        skip_serializing_if = "FtlConfig::is_single_block"
+    )]
+    pub superblock: u32,
 }
 
 /// Unit of DFTL's Cached Mapping Table (`ftl.cmt_granularity`).
@@ -851,6 +873,21 @@ impl FtlConfig {
     }
     fn default_static_wl_threshold() -> u32 {
         100
+    }
+    fn default_superblock() -> u32 {
+        1
+    }
+    fn is_single_block(v: &u32) -> bool {
+        *v == 1
+    }
+    /// Pages of one logical block of a block-mapped FTL: the erase block's
+    /// pages times `superblock` (1 for page-mapping FTLs).
+    pub fn unit_pages(&self, pages_per_block: u32) -> u64 {
+        if self.maps_blocks() {
+            pages_per_block as u64 * self.superblock.max(1) as u64
+        } else {
+            pages_per_block as u64
+        }
     }
     /// FTLs that map whole logical blocks (their capacity is whole blocks).
     pub fn maps_blocks(&self) -> bool {
@@ -1239,6 +1276,8 @@ impl Default for SsdConfig {
                 cmt_entry_bytes: 8,
                 cmt_policy: CmtPolicy::Slru,
                 cmt_granularity: CmtGranularity::Entry,
+                drain_merge: false,
+                superblock: 1,
             },
             sched: SchedConfig::default(),
             power: PowerConfig::lee2011(),
@@ -1660,11 +1699,44 @@ impl Settings {
                 format!("must be a fraction in [0, 0.5), got {la}"),
             ));
         }
-        let ppb = n.pages_per_block as u64;
+        if c.ftl.drain_merge && !c.sim.drain {
+            return Err(invalid(
+                "ftl.drain_merge",
+                "merges the log blocks in the drain, but sim.drain is off: set sim.drain = true",
+            ));
+        }
+        let sb = c.ftl.superblock;
+        if sb == 0 {
+            return Err(invalid("ftl.superblock", "must be at least 1"));
+        }
+        if c.ftl.maps_blocks() && sb > 1 {
+            let planes = geometry.total_planes();
+            if !planes.is_multiple_of(sb) {
+                return Err(invalid(
+                    "ftl.superblock",
+                    format!(
+                        "{sb} blocks per super-block do not divide the drive's {planes} planes"
+                    ),
+                ));
+            }
+            if n.pages_per_block as u64 * sb as u64 > u16::MAX as u64 {
+                return Err(invalid(
+                    "ftl.superblock",
+                    format!(
+                        "{sb} blocks of {} pages make a super-block of more than {} pages",
+                        n.pages_per_block,
+                        u16::MAX
+                    ),
+                ));
+            }
+        }
+        // The unit a block-mapped FTL maps: a block, or a super-block.
+        let ppb = c.ftl.unit_pages(n.pages_per_block);
+        let units = geometry.total_pages() / ppb;
         // Hybrid FTLs: the log blocks come out of the physical space first, the rest
         // is data + over-provisioning; block-mapped FTLs expose whole blocks.
         let log_pages = if c.ftl.has_log_area() {
-            c.ftl.log_blocks(geometry.total_blocks() as u64) * ppb
+            c.ftl.log_blocks(units) * ppb
         } else {
             0
         };

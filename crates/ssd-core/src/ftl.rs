@@ -228,6 +228,9 @@ pub struct FtlCtx {
     pub die_load: Vec<u32>,
     /// Simulated time of the call.
     pub now: SimTime,
+    /// The workload is done and the run drains (`sim.drain`): idle-time
+    /// work that waits for the end (`ftl.drain_merge`) may run.
+    pub draining: bool,
 }
 
 impl FtlCtx {
@@ -241,6 +244,7 @@ impl FtlCtx {
             rng,
             die_load: vec![0; dies],
             now: SimTime::ZERO,
+            draining: false,
         }
     }
     /// Open a new job; `gating` jobs delay the host request's completion.

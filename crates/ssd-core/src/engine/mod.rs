@@ -609,6 +609,12 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                     self.busy_at_drain = Some(self.busy_until_cut(self.last_done));
                     self.report_started_ops();
                     self.obs.drain_start(self.last_done);
+                    // Work that waits for the end of the workload
+                    // (ftl.drain_merge) may now run in idle time.
+                    self.cx.draining = true;
+                    if self.settings.config.ftl.drain_merge {
+                        self.bg_enabled = true;
+                    }
                     self.maybe_background();
                 }
             }
