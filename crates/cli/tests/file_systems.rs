@@ -171,6 +171,18 @@ fn bad_file_system_input_is_refused_naming_the_field() {
             vec!["--fs", "ext3", "--set", "fs.dirwidth=0"],
             "fs.dirwidth",
         ),
+        (
+            vec!["--fs", "ext4", "--set", "fs.delaylog=false"],
+            "fs.delaylog",
+        ),
+        (
+            vec!["--fs", "reiserfs", "--set", "fs.barrier=false"],
+            "fs.barrier",
+        ),
+        (
+            vec!["--fs", "xfs", "--set", "fs.kernel=2.6.32"],
+            "fs.kernel",
+        ),
     ] {
         let mut a = vec![
             "run",
@@ -260,6 +272,49 @@ fn trace_record_writes_the_runs_block_stream() {
     assert_ne!(code, 0);
     assert!(err.contains("closed-loop"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `fs.kernel = "2.6.35"` mounts each kind as that kernel did: ext3
+/// without barriers (no device flush at all), XFS without delayed logging
+/// (every fsync writes its transactions' log buffers, each after a flush);
+/// ext2 is unchanged. It is accepted on a grid whose axis is the kind.
+#[test]
+fn the_2_6_35_kernel_profile_mounts_each_kind_as_that_kernel() {
+    let k = ["--set", "fs.kernel=2.6.35"];
+    let ext3 = varmail("ext3", &[]);
+    let ext3_old = varmail("ext3", &k);
+    assert!(num(&ext3, "page_cache.fs_flushes") > 0.0);
+    assert_eq!(num(&ext3_old, "page_cache.fs_flushes"), 0.0);
+    assert_eq!(num(&ext3_old, "page_cache.flushes"), 0.0);
+    assert!(num(&ext3_old, "file_system.commits_fsync") > 0.0);
+    let xfs = varmail("xfs", &[]);
+    let xfs_old = varmail("xfs", &k);
+    let commits = num(&xfs_old, "file_system.commits_fsync");
+    assert!(commits > 0.0);
+    // One flush before each forced log buffer: at least one per force.
+    assert!(num(&xfs_old, "page_cache.fs_flushes") >= 0.95 * commits);
+    assert_ne!(
+        num(&xfs, "file_system.journal_blocks_written"),
+        num(&xfs_old, "file_system.journal_blocks_written")
+    );
+    let ext2 = varmail("ext2", &[]);
+    let ext2_old = varmail("ext2", &k);
+    assert_eq!(ext2["file_system"], ext2_old["file_system"]);
+    assert_eq!(ext2["app"], ext2_old["app"]);
+    let (code, out, err) = ssdsim(&[
+        "sweep",
+        "--fs",
+        "ext2,xfs",
+        "--personality",
+        "varmail",
+        "--set",
+        "personality.level=file",
+        "--set",
+        "fs.kernel=2.6.35",
+        "--dry-run",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("fs=ext2") && out.contains("fs=xfs"), "{out}");
 }
 
 /// `fs` is a sweep axis.

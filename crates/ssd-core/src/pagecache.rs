@@ -372,6 +372,9 @@ struct Thread {
     /// the steps of that left to do.
     fs_asked: bool,
     fs_steps: VecDeque<FsStep>,
+    /// The file system asked for no device flush after the fsync
+    /// ([`FsyncIo::no_flush`](crate::fs::FsyncIo::no_flush)).
+    fs_no_flush: bool,
 }
 
 /// A step of what a file system writes in an fsync after the file's data
@@ -1352,6 +1355,7 @@ impl<S: RequestSource> PageCache<S> {
                     // or O_SYNC of the pages just written.
                     self.threads[t].fs_asked = false;
                     self.threads[t].fs_steps.clear();
+                    self.threads[t].fs_no_flush = false;
                     let th = &self.threads[t];
                     let ino = th.ino;
                     let whole = th.own_fsync || th.op.is_none_or(|r| r.op == IoOp::Flush);
@@ -1411,13 +1415,21 @@ impl<S: RequestSource> PageCache<S> {
                             let ino = th.ino;
                             self.threads[t].fs_asked = true;
                             let io = self.app.fsync_io(ino, self.now);
+                            self.threads[t].fs_no_flush = io.no_flush;
                             let steps = &mut self.threads[t].fs_steps;
                             steps.extend(io.ordered.into_iter().map(FsStep::Ordered));
                             if !io.metadata.is_empty() {
                                 steps.push_back(FsStep::Metadata(io.metadata));
                             }
                             let mut direct = io.direct;
-                            if io.barrier && !direct.is_empty() {
+                            if io.barrier_each {
+                                // Each run a barrier write of its own: a
+                                // flush before it.
+                                for run in direct {
+                                    steps.push_back(FsStep::Flush);
+                                    steps.push_back(FsStep::Direct(vec![run]));
+                                }
+                            } else if io.barrier && !direct.is_empty() {
                                 // The commit block after a flush.
                                 let last = direct.last_mut().unwrap();
                                 let cb = (last.0 + last.1 as u64 - 1, 1);
@@ -1436,6 +1448,11 @@ impl<S: RequestSource> PageCache<S> {
                         }
                         if let Some(step) = self.threads[t].fs_steps.pop_front() {
                             self.fs_step(t, step);
+                            continue;
+                        }
+                        if self.threads[t].fs_no_flush {
+                            // barrier=0: the file system issues no flush.
+                            self.threads[t].stage = Stage::Complete;
                             continue;
                         }
                         let ino = self.threads[t].ino;
@@ -1942,6 +1959,7 @@ impl Thread {
             ino: 0,
             fs_asked: false,
             fs_steps: VecDeque::new(),
+            fs_no_flush: false,
         }
     }
 }

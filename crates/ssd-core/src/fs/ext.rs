@@ -65,6 +65,14 @@
 //! checkpoint). Not modelled: revoke records, and jbd2 forcing a checkpoint
 //! when the journal wraps before the flusher has written its blocks (wraps
 //! are counted).
+//!
+//! **Barriers** (`fs.barrier`, default on; off for ext3 under
+//! `fs.kernel = "2.6.35"`, ext3's `barrier=0` default until Linux 3.1,
+//! commit 00eacd66cd8a "ext3: make ext3 mount default to barrier=1"):
+//! without them a commit's blocks and commit block are plain writes, and an
+//! fsync issues no device flush (`ext3_sync_file` flushes only
+//! `if (test_opt(sb, BARRIER))`; jbd writes the commit block ordered only
+//! with `JFS_BARRIER`).
 
 use super::alloc::FreeRuns;
 use super::tree::DirTree;
@@ -162,6 +170,8 @@ pub struct Ext {
     jruns: Vec<(u64, u64)>,
     mode: JournalMode,
     commit_interval: Dur,
+    /// `barrier` (ext3, ext4): commits and fsyncs flush the device cache.
+    barrier: bool,
     head: u64,
     tx: Transaction,
     last_commit: SimTime,
@@ -306,6 +316,7 @@ impl Ext {
             jruns: Vec::new(),
             mode: cfg.journal.unwrap_or_default(),
             commit_interval: cfg.commit_interval.unwrap_or(Dur::from_ms(5000)),
+            barrier: cfg.barrier(),
             head: 0,
             tx: Transaction::default(),
             last_commit: SimTime::ZERO,
@@ -854,10 +865,17 @@ impl FileSystem for Ext {
                     ordered,
                     metadata: Vec::new(),
                     direct: runs,
-                    barrier: true,
+                    barrier: self.barrier,
+                    no_flush: !self.barrier,
+                    ..FsyncIo::default()
                 }
             }
-            None => FsyncIo::default(),
+            // Nothing to commit: ext3_sync_file flushes the device cache
+            // only with barriers.
+            None => FsyncIo {
+                no_flush: !self.barrier,
+                ..FsyncIo::default()
+            },
         }
     }
     fn tick(&mut self, now: SimTime, io: &mut Vec<FsCall>) {
@@ -874,7 +892,16 @@ impl FileSystem for Ext {
         if let Some((mut runs, cb)) = self.commit() {
             self.stats.commits_timer += 1;
             runs.push((cb, 1));
-            super::push_commit(runs, io);
+            if self.barrier {
+                super::push_commit(runs, io);
+            } else {
+                // barrier=0: the commit block is a plain write.
+                io.extend(runs.into_iter().map(|(block, blocks)| FsCall::Direct {
+                    op: IoOp::Write,
+                    block,
+                    blocks,
+                }));
+            }
         }
     }
     fn next_tick(&self) -> Option<SimTime> {
@@ -1151,6 +1178,38 @@ mod tests {
             f.write(k, 0, 5000, SimTime::ZERO, &mut io).unwrap();
         }
         assert_eq!(f.fsync(1, SimTime::ZERO).ordered, vec![0, 2]);
+    }
+
+    /// ext3 on Linux 2.6.35 (`barrier=0`, its default before 3.1): the
+    /// same commits, without a flush before the commit block, after it, or
+    /// after an fsync; ext4 keeps its barriers on that kernel.
+    #[test]
+    fn ext3_on_2_6_35_commits_without_barriers() {
+        let cfg = |kind| FsConfig {
+            kind,
+            kernel: Some(crate::fs::Kernel::V2_6_35),
+            ..FsConfig::default()
+        };
+        let mut old = Ext::new(&cfg(FsKind::Ext3), 1 << 20, DirTree::flat(1000, 100)).unwrap();
+        let mut now = fs(FsKind::Ext3);
+        let mut io = Vec::new();
+        for f in [&mut old, &mut now] {
+            f.create(0, SimTime::ZERO, &mut io).unwrap();
+            f.write(0, 0, 5000, SimTime::ZERO, &mut io).unwrap();
+        }
+        let (a, b) = (old.fsync(0, SimTime::ZERO), now.fsync(0, SimTime::ZERO));
+        assert_eq!(a.direct, b.direct);
+        assert!(!a.barrier && a.no_flush && b.barrier && !b.no_flush);
+        // Nothing to commit: no flush either.
+        assert!(old.fsync(0, SimTime::ZERO).no_flush);
+        assert_eq!(now.fsync(0, SimTime::ZERO), FsyncIo::default());
+        // The timer's commit: its blocks, no flush.
+        old.create(1, SimTime::ZERO, &mut io).unwrap();
+        io.clear();
+        old.tick(SimTime(5 * 1_000_000_000), &mut io);
+        assert!(!io.is_empty() && !io.contains(&FsCall::Flush), "{io:?}");
+        let e4 = Ext::new(&cfg(FsKind::Ext4), 1 << 20, DirTree::flat(1000, 100)).unwrap();
+        assert!(e4.barrier);
     }
 
     #[test]

@@ -146,6 +146,53 @@ pub enum JournalMode {
     Journal,
 }
 
+/// The kernel whose mount defaults the file system takes (`fs.kernel`):
+/// a profile valid for every kind, so a grid whose axis is the file-system
+/// kind can set it on its base. An explicit knob (`fs.delaylog`,
+/// `fs.barrier`) wins over the profile.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Kernel {
+    /// The kernels the models describe (Linux 6.x): XFS's delayed logging
+    /// (the default from 2.6.39, the only mode from 3.3), barriers on for
+    /// ext3 (from 3.1), ext4 and XFS.
+    #[default]
+    #[serde(rename = "current")]
+    Current,
+    /// Linux 2.6.35 (Sun et al. 2014): XFS without delayed logging
+    /// (`delaylog` was an experimental mount option, off by default, from
+    /// 2.6.35 to 2.6.38) and ext3 without barriers (`barrier=0`, ext3's
+    /// default until commit 00eacd66cd8a, "ext3: make ext3 mount default to
+    /// barrier=1", merged for 3.1); ext4's and XFS's barriers were on
+    /// (ext4 from 2.6.26, XFS from 2.6.17). Nothing else of the models
+    /// changes (see [`xfs`] for what the XFS model keeps of the current
+    /// format).
+    #[serde(rename = "2.6.35")]
+    V2_6_35,
+}
+
+impl Kernel {
+    /// Every profile, as `fs.kernel` names it.
+    pub const ALL: [Kernel; 2] = [Kernel::Current, Kernel::V2_6_35];
+
+    /// The profile's name (`fs.kernel`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kernel::Current => "current",
+            Kernel::V2_6_35 => "2.6.35",
+        }
+    }
+
+    /// XFS's `delaylog` default on this kernel.
+    pub fn delaylog(self) -> bool {
+        self == Kernel::Current
+    }
+
+    /// The `barrier` default of file system `kind` on this kernel.
+    pub fn barrier(self, kind: FsKind) -> bool {
+        !(self == Kernel::V2_6_35 && kind == FsKind::Ext3)
+    }
+}
+
 /// The file system of file-level workloads (`[fs]`): its kind and its
 /// mkfs and mount options, with their Linux names and defaults. A knob of
 /// another kind than `kind` is refused.
@@ -242,6 +289,19 @@ pub struct FsConfig {
     /// default 30 s; the model has one interval).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gc_sleep_time: Option<Dur>,
+    /// The kernel whose mount defaults apply ([`Kernel`]: "current", the
+    /// default, or "2.6.35"); valid for every kind.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<Kernel>,
+    /// XFS `delaylog` (true) or `nodelaylog` (false); default the kernel's
+    /// ([`Kernel::delaylog`]: on from 2.6.39, off on 2.6.35).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delaylog: Option<bool>,
+    /// ext3/ext4/XFS `barrier` (true) or `barrier=0`/`nobarrier` (false):
+    /// whether journal commits and fsyncs flush the device cache; default
+    /// the kernel's ([`Kernel::barrier`]: off for ext3 on 2.6.35).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub barrier: Option<bool>,
 }
 
 impl Default for FsConfig {
@@ -269,11 +329,30 @@ impl Default for FsConfig {
             overprovision: None,
             cp_interval: None,
             gc_sleep_time: None,
+            kernel: None,
+            delaylog: None,
+            barrier: None,
         }
     }
 }
 
 impl FsConfig {
+    /// The kernel profile (`fs.kernel`, default [`Kernel::Current`]).
+    pub fn kernel(&self) -> Kernel {
+        self.kernel.unwrap_or_default()
+    }
+
+    /// XFS delayed logging: `fs.delaylog`, else the kernel's default.
+    pub fn delaylog(&self) -> bool {
+        self.delaylog.unwrap_or(self.kernel().delaylog())
+    }
+
+    /// Barriers (journal commits and fsyncs flush the device cache):
+    /// `fs.barrier`, else the kernel's default for the kind.
+    pub fn barrier(&self) -> bool {
+        self.barrier.unwrap_or(self.kernel().barrier(self.kind))
+    }
+
     /// Refuse knobs of another kind and values out of range.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let ext = matches!(self.kind, FsKind::Ext2 | FsKind::Ext3 | FsKind::Ext4);
@@ -331,6 +410,12 @@ impl FsConfig {
                 xfs,
             ),
             ("fs.tails", self.tails.is_some(), reiser),
+            ("fs.delaylog", self.delaylog.is_some(), xfs),
+            (
+                "fs.barrier",
+                self.barrier.is_some(),
+                matches!(self.kind, FsKind::Ext3 | FsKind::Ext4) || xfs,
+            ),
         ];
         for (field, set, applies) in knobs {
             if set && !applies {
@@ -541,6 +626,13 @@ pub struct FsyncIo {
     /// Flush the device cache before the direct writes' last block (a
     /// journal commit block's barrier) as well as after.
     pub barrier: bool,
+    /// Every direct run is a barrier write of its own (XFS without delayed
+    /// logging: each in-core log buffer is written ordered): a flush before
+    /// each run; the fsync's own flush follows the last.
+    pub barrier_each: bool,
+    /// No device flush after the fsync (`barrier=0`/`nobarrier`: the file
+    /// system issues none).
+    pub no_flush: bool,
 }
 
 /// The file system ran out of space: the operation is skipped.
@@ -839,6 +931,60 @@ mod tests {
             ..FsConfig::default()
         };
         assert!(c.validate().unwrap_err().to_string().contains("fs.journal"));
+    }
+
+    /// `fs.kernel` is accepted for every kind and sets its mount defaults:
+    /// on 2.6.35 XFS runs without delayed logging and ext3 without
+    /// barriers; an explicit knob wins; a knob of another kind, or a bad
+    /// value, is refused naming its field.
+    #[test]
+    fn the_kernel_profile_sets_each_kinds_defaults() {
+        for kind in FsKind::ALL {
+            for kernel in Kernel::ALL {
+                let c = FsConfig {
+                    kind,
+                    kernel: Some(kernel),
+                    ..FsConfig::default()
+                };
+                c.validate().unwrap();
+                let old = kernel == Kernel::V2_6_35;
+                assert_eq!(c.delaylog(), !old, "{kind} {}", kernel.name());
+                assert_eq!(c.barrier(), !(old && kind == FsKind::Ext3), "{kind}");
+            }
+            // The default is the current kernel's.
+            let c = FsConfig {
+                kind,
+                ..FsConfig::default()
+            };
+            assert_eq!(c.kernel(), Kernel::Current);
+            assert!(c.delaylog() && c.barrier());
+        }
+        let c: FsConfig = toml::from_str("kind = \"xfs\"\nkernel = \"2.6.35\"\n").unwrap();
+        assert_eq!(c.kernel, Some(Kernel::V2_6_35));
+        assert!(!c.delaylog());
+        let c: FsConfig =
+            toml::from_str("kind = \"xfs\"\nkernel = \"2.6.35\"\ndelaylog = true\n").unwrap();
+        assert!(c.delaylog());
+        let c: FsConfig =
+            toml::from_str("kind = \"ext3\"\nkernel = \"2.6.35\"\nbarrier = true\n").unwrap();
+        assert!(c.barrier());
+        // The default stays out of the serialized config (its hash).
+        let plain = toml::to_string(&FsConfig::default()).unwrap();
+        assert!(!plain.contains("kernel") && !plain.contains("delaylog"));
+        let e = toml::from_str::<FsConfig>("kernel = \"2.6.32\"\n").unwrap_err();
+        assert!(e.to_string().contains("kernel"), "{e}");
+        for (toml, field) in [
+            ("kind = \"ext4\"\ndelaylog = false", "fs.delaylog"),
+            ("kind = \"ext2\"\nbarrier = false", "fs.barrier"),
+            ("kind = \"reiserfs\"\nbarrier = false", "fs.barrier"),
+            ("kind = \"nilfs2\"\nbarrier = false", "fs.barrier"),
+        ] {
+            let c: FsConfig = toml::from_str(toml).unwrap();
+            assert!(
+                c.validate().unwrap_err().to_string().contains(field),
+                "{toml}"
+            );
+        }
     }
 
     #[test]

@@ -916,6 +916,7 @@ impl FileSystem for Reiserfs {
                     metadata: Vec::new(),
                     direct: runs,
                     barrier: true,
+                    ..FsyncIo::default()
                 }
             }
             None => FsyncIo::default(),

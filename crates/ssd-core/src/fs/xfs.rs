@@ -1,5 +1,6 @@
 //! XFS as a layout model: allocation groups, B+trees of free space and
-//! inodes, extent maps, and the metadata log with delayed logging.
+//! inodes, extent maps, and the metadata log with delayed logging (or,
+//! as Linux before 2.6.39 ran it by default, without).
 //!
 //! **Layout (mkfs.xfs's defaults, v5 format: CRCs, 512-byte inodes,
 //! `finobt=1`).** The device is cut into `agcount` allocation groups (AGs)
@@ -85,6 +86,70 @@
 //! the buffer cache and are written in place by the page cache's flusher,
 //! which stands for xfsaild's tail pushing.
 //!
+//! **Without delayed logging** (`fs.delaylog = false`, or `fs.kernel =
+//! "2.6.35"`: `delaylog` came in 2.6.35 as an experimental mount option,
+//! off by default, and became the default in 2.6.39, commit "xfs: enable
+//! delaylog by default"; `nodelaylog` was removed in 3.3), modelled as
+//! Linux 2.6.35's `fs/xfs` ran it:
+//!
+//! * *Transactions.* Each model call (create, unlink, a write that
+//!   allocates) is one transaction; its items and their regions are the
+//!   ones above, with the union of what *this* transaction dirtied in an
+//!   item, and nothing is aggregated across transactions: an item two
+//!   transactions touch is logged twice. `xfs_trans_commit` ->
+//!   `xfs_log_write`/`xlog_write` copies the transaction into the in-core
+//!   log: a start record (an op header, 12 bytes), the transaction header
+//!   (12 + 16, `xfs_trans_header`), every region behind its op header, and
+//!   `xlog_commit_record`'s commit record (12): 52 bytes of its own
+//!   ([`TRANS_OVERHEAD`]).
+//! * *In-core log buffers.* `logbsize` 32 KiB (the default for v2 logs),
+//!   each with a 512-byte record header, so 32,256 bytes of records
+//!   (`ic_size`). As `xlog_state_get_iclog_space` and `xlog_write` do, an
+//!   iclog with less room than two op headers is switched out before a
+//!   write, a record that does not fit fills it and goes on in the next
+//!   behind a continuation op header (12 bytes), and an iclog left with at
+//!   most one op header's room is switched out. A switched-out iclog is
+//!   written at once (`xlog_state_release_iclog` -> `xlog_sync`), here by
+//!   the file system's thread at the same time: its header and bytes
+//!   rounded up to 512-byte basic blocks (mkfs.xfs sets `sb_logsunit` to 1
+//!   without a log stripe, so `xlog_sync` rounds to `BBSIZE`) at the log's
+//!   head, which moves by those basic blocks.
+//! * *When iclogs are written.* When switched out full; when an fsync
+//!   forces the log; every `xfssyncd_centisecs` (`xfs_sync_worker`'s
+//!   `xfs_log_force`, the active iclog if it holds anything).
+//! * *fsync* (`xfs_fsync`, 2.6.3x): an inode with changes not logged
+//!   (`i_update_core`: timestamps and size, which 2.6.35 changed without a
+//!   transaction, at `write()` and at I/O completion) gets a synchronous
+//!   transaction of its own logging the inode core (308 bytes with the
+//!   records), which forces the log up to it; an inode without such
+//!   changes whose last transaction is not on disk yet (pinned) forces the
+//!   log up to that transaction's iclog (`_xfs_log_force_lsn`); else
+//!   nothing is written. A write that allocates is a transaction logging
+//!   the allocation and the inode (core and data fork); a write that does
+//!   not allocate logs nothing and dirties the inode in the buffer cache.
+//! * *Barriers* (`barrier`, XFS's default since 2.6.17; `fs.barrier`):
+//!   `xlog_sync` writes every iclog ordered (`XFS_BUF_ORDERED`, a
+//!   `WRITE_BARRIER`: a flush before it and after it), so each iclog write
+//!   is a flush and the write, the fsync's flush closing the last;
+//!   `nobarrier` drops every flush, the fsync's own too.
+//!
+//! Sources: Linux 2.6.33-2.6.35 `fs/xfs/xfs_log.c` (`xlog_write`,
+//! `xlog_state_get_iclog_space`, `xlog_state_switch_iclogs`, `xlog_sync`),
+//! `xfs_vnodeops.c` (`xfs_fsync`), xfsprogs `mkfs/xfs_mkfs.c`
+//! (`sb_logsunit`), Documentation/filesystems/xfs.txt (`logbsize`,
+//! `logbufs`, `barrier`, `delaylog`). *Approximated:* one transaction per
+//! model call (Linux splits some: `xfs_remove`, then inactivation's
+//! truncate, EFDs and `xfs_ifree`; delayed allocation's conversion at
+//! writeback is one transaction per extent); the continuation header is
+//! one per split record, not per split region; a write touching part of a
+//! 4 KiB log block is a write of the whole block (the next iclog rewrites
+//! it); a wrapped iclog's two writes are each a barrier write (Linux skips
+//! the first's); the on-disk format stays the one above (v5: 512-byte
+//! inodes, CRCs, the finobt; 2010's mkfs made v4 with 256-byte inodes and
+//! logged new inode chunks' buffers instead of an icreate item); the
+//! eight iclogs (`logbufs`) never all being in flight, so a committer never
+//! waits for one.
+//!
 //! **Not modelled:** speculative EOF preallocation (`xfs_iomap_prealloc_size`;
 //! without close calls its trimming at the first dirty close could not be
 //! modelled, and files under 64 KiB get none), busy extents (a freed
@@ -101,7 +166,7 @@ use super::{data_calls, FileSystem, FsCall, FsConfig, FsKind, FsStats, FsyncIo, 
 use crate::error::{invalid, ConfigError};
 use crate::units::{Dur, SimTime};
 use crate::workload::IoOp;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// `XFS_MIN_LOG_BLOCKS`.
 pub const MIN_LOG_BLOCKS: u64 = 512;
@@ -155,6 +220,14 @@ const CHECKPOINT_OVERHEAD: u64 = OPHDR + (OPHDR + 16) + OPHDR;
 /// `logbsize` and the log record header of an iclog.
 const ICLOG: u64 = 32 * 1024;
 const REC_HEADER: u64 = 512;
+/// nodelaylog: a transaction's own records, as a checkpoint's (start
+/// record, transaction header, commit record).
+pub const TRANS_OVERHEAD: u64 = CHECKPOINT_OVERHEAD;
+/// An iclog's data area (`ic_size`: `logbsize` less the record header).
+const ICLOG_DATA: u64 = ICLOG - REC_HEADER;
+/// A basic block (`BBSIZE`): the unit an iclog write is rounded to.
+const BB: u64 = 512;
+const BB_PER_BLOCK: u64 = BLOCK / BB;
 
 /// mkfs.xfs's default AG count for a single device of `blocks` blocks.
 pub fn default_agcount(blocks: u64) -> u64 {
@@ -400,6 +473,11 @@ struct File {
     bmbt: Vec<u64>,
     /// The CIL sequence the inode was last logged in.
     seq: u64,
+    /// nodelaylog: the in-core log buffer holding the commit record of the
+    /// last transaction that logged the inode (0: none), and whether the
+    /// inode has unlogged changes (timestamps, size: `i_update_core`).
+    lsn: u64,
+    update_core: bool,
 }
 
 impl Default for File {
@@ -413,6 +491,8 @@ impl Default for File {
             nblocks: 0,
             bmbt: Vec::new(),
             seq: u64::MAX,
+            lsn: 0,
+            update_core: false,
         }
     }
 }
@@ -496,6 +576,24 @@ pub struct Xfs {
     /// The items of the last checkpoint written.
     last_checkpoint: BTreeMap<Item, Region>,
     intents: u64,
+    /// `delaylog` (the CIL) or not (transactions into the in-core log), and
+    /// `barrier`.
+    delaylog: bool,
+    barrier: bool,
+    /// nodelaylog: the running transaction's items (one model call).
+    tx: BTreeMap<Item, Region>,
+    /// nodelaylog: the active in-core log buffer (iclog): its number and
+    /// the bytes after its record header; iclogs switched out and not yet
+    /// written (number, bytes); the first iclog not yet on disk; the log's
+    /// head in 512-byte basic blocks; when the written-out iclogs are due.
+    iclog_seq: u64,
+    iclog_fill: u64,
+    want_sync: VecDeque<(u64, u64)>,
+    synced_seq: u64,
+    head_bb: u64,
+    sync_due: Option<SimTime>,
+    /// nodelaylog: transactions committed to the in-core log.
+    transactions: u64,
     push_limit: u64,
     interval: Dur,
     last_push: SimTime,
@@ -577,6 +675,16 @@ impl Xfs {
             cil_seq: 0,
             last_checkpoint: BTreeMap::new(),
             intents: 0,
+            delaylog: cfg.delaylog(),
+            barrier: cfg.barrier(),
+            tx: BTreeMap::new(),
+            iclog_seq: 1,
+            iclog_fill: 0,
+            want_sync: VecDeque::new(),
+            synced_seq: 1,
+            head_bb: 0,
+            sync_due: None,
+            transactions: 0,
             push_limit: logblocks * BLOCK / 8,
             interval,
             last_push: SimTime::ZERO,
@@ -625,6 +733,7 @@ impl Xfs {
         }
         fs.tree = tree;
         fs.cil.clear();
+        fs.tx.clear();
         fs.cil_bytes = 0;
         fs.size_due = None;
         fs.stats.metadata_dirtied = 0;
@@ -644,6 +753,13 @@ impl Xfs {
     }
 
     fn cil_add(&mut self, item: Item, r: Region) {
+        if !self.delaylog {
+            // nodelaylog: the item joins the running transaction, with the
+            // union of what this transaction dirtied in it.
+            let new = self.tx.get(&item).map_or(r, |o| o.union(r));
+            self.tx.insert(item, new);
+            return;
+        }
         let old = self.cil.get(&item).copied();
         let new = old.map_or(r, |o| o.union(r));
         self.cil_bytes = self.cil_bytes + new.bytes() - old.map_or(0, Region::bytes);
@@ -965,6 +1081,171 @@ impl Xfs {
     pub fn log_area(&self) -> ((u64, u64), u64) {
         (self.log, self.head)
     }
+
+    /// nodelaylog: commit the running transaction (`xfs_trans_commit`):
+    /// its start record, transaction header, every item's logged regions
+    /// and commit record go into the in-core log (`xlog_write`). Returns the
+    /// number of the iclog holding the commit record; `None` if the
+    /// transaction logged nothing.
+    fn commit_tx(&mut self) -> Option<u64> {
+        if self.tx.is_empty() {
+            return None;
+        }
+        let bytes = TRANS_OVERHEAD + self.tx.values().map(|r| r.bytes()).sum::<u64>();
+        self.tx.clear();
+        self.transactions += 1;
+        Some(self.log_write(bytes))
+    }
+
+    /// Copy `len` bytes of log records into the in-core log
+    /// (`xlog_state_get_iclog_space`, `xlog_write`): an iclog with less than
+    /// two op headers' room is switched out first; a record that does not fit
+    /// fills the iclog and goes on in the next behind a continuation op
+    /// header; an iclog left with at most one op header's room is switched
+    /// out. Returns the number of the iclog holding the last byte.
+    fn log_write(&mut self, mut len: u64) -> u64 {
+        loop {
+            if ICLOG_DATA - self.iclog_fill < 2 * OPHDR {
+                self.switch_iclog();
+            }
+            let room = ICLOG_DATA - self.iclog_fill;
+            if len <= room {
+                self.iclog_fill += len;
+                let seq = self.iclog_seq;
+                if ICLOG_DATA - self.iclog_fill <= OPHDR {
+                    self.switch_iclog();
+                }
+                return seq;
+            }
+            self.iclog_fill = ICLOG_DATA;
+            len = len - room + OPHDR;
+            self.switch_iclog();
+        }
+    }
+
+    /// Switch out the active iclog (`xlog_state_switch_iclogs`): it is
+    /// written at once (by the file system's thread, or by a log force).
+    fn switch_iclog(&mut self) {
+        self.want_sync.push_back((self.iclog_seq, self.iclog_fill));
+        self.iclog_seq += 1;
+        self.iclog_fill = 0;
+        if self.sync_due.is_none() {
+            self.sync_due = Some(self.now);
+        }
+    }
+
+    /// Write the switched-out iclogs up to number `upto` at the log's head
+    /// (`xlog_sync`): each its record header and bytes rounded up to basic
+    /// blocks, as the 4 KiB blocks they touch (a run per iclog, two where it
+    /// wraps); the head moves by the basic blocks, so the next iclog may
+    /// rewrite the last block.
+    fn sync_iclogs(&mut self, upto: u64) -> Vec<(u64, u32)> {
+        let (ls, ln) = self.log;
+        let log_bb = ln * BB_PER_BLOCK;
+        let mut runs = Vec::new();
+        while let Some(&(seq, fill)) = self.want_sync.front() {
+            if seq > upto {
+                break;
+            }
+            self.want_sync.pop_front();
+            self.synced_seq = seq + 1;
+            let mut left = (REC_HEADER + fill).div_ceil(BB);
+            while left > 0 {
+                let n = left.min(log_bb - self.head_bb);
+                let (b0, b1) = (
+                    self.head_bb / BB_PER_BLOCK,
+                    (self.head_bb + n).div_ceil(BB_PER_BLOCK),
+                );
+                runs.push((ls + b0, (b1 - b0) as u32));
+                self.stats.journal_blocks_written += b1 - b0;
+                self.head_bb += n;
+                left -= n;
+                if self.head_bb == log_bb {
+                    self.head_bb = 0;
+                    self.stats.journal_wraps += 1;
+                }
+            }
+        }
+        if self.want_sync.is_empty() {
+            self.sync_due = None;
+        }
+        runs
+    }
+
+    /// nodelaylog fsync (`xfs_fsync`, 2.6.35): an inode with unlogged
+    /// changes gets a synchronous transaction logging its core, which
+    /// forces the log; else an inode whose last transaction is not on disk
+    /// yet (pinned) forces the log up to that transaction's iclog
+    /// (`_xfs_log_force_lsn`); else nothing is written.
+    fn fsync_nodelaylog(&mut self, f: u32) -> FsyncIo {
+        let file = &self.files[f as usize];
+        let ino = file.ino;
+        if file.update_core {
+            self.cil_add(Item::Inode(ino), Region::Inode { fork: 0 });
+            let lsn = self.commit_tx().expect("the inode core is logged");
+            let file = &mut self.files[f as usize];
+            file.lsn = lsn;
+            file.update_core = false;
+        } else if file.lsn < self.synced_seq {
+            return FsyncIo {
+                no_flush: !self.barrier,
+                ..FsyncIo::default()
+            };
+        }
+        let lsn = self.files[f as usize].lsn;
+        if lsn == self.iclog_seq {
+            self.switch_iclog();
+        }
+        let runs = self.sync_iclogs(lsn);
+        self.stats.commits_fsync += 1;
+        FsyncIo {
+            direct: runs,
+            barrier_each: self.barrier,
+            no_flush: !self.barrier,
+            ..FsyncIo::default()
+        }
+    }
+
+    /// nodelaylog: the file system thread's log writes: the switched-out
+    /// iclogs, and every `xfssyncd_centisecs` the active one
+    /// (`xfs_sync_worker`'s `xfs_log_force`); each iclog a barrier write.
+    fn tick_nodelaylog(&mut self, now: SimTime, io: &mut Vec<FsCall>) {
+        let timer = now >= self.last_push + self.interval;
+        let due = self.sync_due.is_some_and(|t| t <= now);
+        if !timer && !due {
+            return;
+        }
+        if timer {
+            self.last_push = now;
+            if self.iclog_fill > 0 {
+                self.switch_iclog();
+            }
+        }
+        let runs = self.sync_iclogs(self.iclog_seq);
+        if runs.is_empty() {
+            return;
+        }
+        self.stats.commits_timer += 1;
+        for (block, blocks) in runs {
+            if self.barrier {
+                io.push(FsCall::Flush);
+            }
+            io.push(FsCall::Direct {
+                op: IoOp::Write,
+                block,
+                blocks,
+            });
+        }
+        if self.barrier {
+            io.push(FsCall::Flush);
+        }
+    }
+
+    /// nodelaylog: transactions committed to the in-core log so far, the
+    /// active iclog's bytes, and the log's head in basic blocks.
+    pub fn in_core_log(&self) -> (u64, u64, u64) {
+        (self.transactions, self.iclog_fill, self.head_bb)
+    }
 }
 
 /// Log blocks a checkpoint of `cil_bytes` writes: the CIL, the checkpoint's
@@ -996,6 +1277,9 @@ impl FileSystem for Xfs {
             ..File::default()
         };
         self.dir_entry(f, io);
+        if let Some(lsn) = self.commit_tx() {
+            self.files[f as usize].lsn = lsn;
+        }
         Ok(())
     }
     fn unlink(&mut self, f: u32, now: SimTime, io: &mut Vec<FsCall>) {
@@ -1025,6 +1309,7 @@ impl FileSystem for Xfs {
         self.stats.index_blocks -= file.bmbt.len() as u64;
         self.log_inode(file.ino, 0, io);
         self.free_inode(file.ino, io);
+        self.commit_tx();
     }
     fn write(
         &mut self,
@@ -1048,14 +1333,35 @@ impl FileSystem for Xfs {
         };
         let ino = file.ino;
         file.calls(IoOp::Write, off, len, io);
-        self.log_inode(ino, fork, io);
-        self.files[f as usize].seq = self.cil_seq;
+        if self.delaylog {
+            self.log_inode(ino, fork, io);
+            self.files[f as usize].seq = self.cil_seq;
+            return Ok(());
+        }
+        // nodelaylog: an allocation is a transaction that logs the inode
+        // (core and data fork); timestamps and size change unlogged
+        // (`i_update_core`), the inode dirty in the buffer cache.
+        if self.tx.is_empty() {
+            self.stats.metadata_dirtied += 1;
+            io.push(FsCall::Meta {
+                block: ino / INODES_PER_BLOCK,
+            });
+        } else {
+            self.log_inode(ino, fork, io);
+            let lsn = self.commit_tx().expect("the allocation is logged");
+            self.files[f as usize].lsn = lsn;
+        }
+        self.files[f as usize].update_core = true;
         Ok(())
     }
     fn read(&mut self, f: u32, off: u64, len: u64, _now: SimTime, io: &mut Vec<FsCall>) {
         self.files[f as usize].calls(IoOp::Read, off, len, io);
     }
-    fn fsync(&mut self, f: u32, _now: SimTime) -> FsyncIo {
+    fn fsync(&mut self, f: u32, now: SimTime) -> FsyncIo {
+        self.now = now;
+        if !self.delaylog {
+            return self.fsync_nodelaylog(f);
+        }
         // A log force up to the inode's sequence: nothing if its changes
         // are already in a written checkpoint.
         if self.files[f as usize].seq != self.cil_seq {
@@ -1066,14 +1372,23 @@ impl FileSystem for Xfs {
                 self.stats.commits_fsync += 1;
                 FsyncIo {
                     direct: runs,
-                    barrier: true,
+                    barrier: self.barrier,
+                    no_flush: !self.barrier,
                     ..FsyncIo::default()
                 }
             }
-            None => FsyncIo::default(),
+            None => FsyncIo {
+                no_flush: !self.barrier,
+                ..FsyncIo::default()
+            },
         }
     }
     fn tick(&mut self, now: SimTime, io: &mut Vec<FsCall>) {
+        self.now = now;
+        if !self.delaylog {
+            self.tick_nodelaylog(now, io);
+            return;
+        }
         let timer = now >= self.last_push + self.interval;
         let size = self.size_due.is_some_and(|t| t <= now);
         if !timer && !size {
@@ -1086,12 +1401,25 @@ impl FileSystem for Xfs {
             return;
         };
         self.stats.commits_timer += 1;
-        // The last iclog's last block after a flush (REQ_PREFLUSH | FUA).
-        super::push_commit(runs, io);
+        if self.barrier {
+            // The last iclog's last block after a flush (REQ_PREFLUSH | FUA).
+            super::push_commit(runs, io);
+        } else {
+            io.extend(runs.into_iter().map(|(block, blocks)| FsCall::Direct {
+                op: IoOp::Write,
+                block,
+                blocks,
+            }));
+        }
     }
     fn next_tick(&self) -> Option<SimTime> {
         let timer = self.last_push + self.interval;
-        Some(self.size_due.map_or(timer, |t| t.min(timer)))
+        let due = if self.delaylog {
+            self.size_due
+        } else {
+            self.sync_due
+        };
+        Some(due.map_or(timer, |t| t.min(timer)))
     }
     fn size(&self, f: u32) -> u64 {
         self.files[f as usize].size
@@ -1256,6 +1584,17 @@ impl FileSystem for Xfs {
         self.cil.clear();
         self.cil_bytes = 0;
         self.size_due = None;
+        // nodelaylog: the in-core log is on disk, the inodes clean.
+        self.tx.clear();
+        self.want_sync.clear();
+        self.iclog_fill = 0;
+        self.iclog_seq += 1;
+        self.synced_seq = self.iclog_seq;
+        self.sync_due = None;
+        self.transactions = 0;
+        for file in &mut self.files {
+            file.update_core = false;
+        }
         let index_blocks = self.stats.index_blocks;
         self.stats = FsStats {
             kind: self.stats.kind.clone(),
@@ -1718,5 +2057,169 @@ mod tests {
         assert_eq!(st.journal_wraps, total / ln);
         assert_eq!(f.log_area().1, ls + total % ln);
         f.check().unwrap();
+    }
+
+    fn nodelaylog() -> Xfs {
+        fs_with(FsConfig {
+            kind: FsKind::Xfs,
+            kernel: Some(super::super::Kernel::V2_6_35),
+            ..FsConfig::default()
+        })
+    }
+
+    /// Linux 2.6.35's XFS: an fsync after an overwrite logs the inode core
+    /// in a transaction of its own and forces the log, one small iclog per
+    /// fsync; the head moves by basic blocks, so four fsyncs share a block.
+    #[test]
+    fn nodelaylog_each_fsync_writes_its_transaction() {
+        let mut f = nodelaylog();
+        assert!(!f.delaylog && f.barrier);
+        let mut io = Vec::new();
+        f.create(0, SimTime::ZERO, &mut io).unwrap();
+        f.write(0, 0, BLOCK, SimTime::ZERO, &mut io).unwrap();
+        // Two transactions (create, the allocating write), still in the
+        // active iclog; the CIL is not used.
+        assert_eq!(f.in_core_log().0, 2);
+        assert!(f.cil.is_empty() && f.cil_bytes() == 0);
+        f.settle();
+        let ((ls, _), _) = f.log_area();
+        assert_eq!(f.in_core_log(), (0, 0, 0));
+        for k in 0..5u64 {
+            // An overwrite within the block: no transaction, the inode's
+            // timestamps unlogged (i_update_core).
+            io.clear();
+            f.write(0, 0, 100, SimTime::ZERO, &mut io).unwrap();
+            assert_eq!(f.in_core_log().0, k);
+            assert!(io.contains(&FsCall::Meta {
+                block: f.files[0].ino / INODES_PER_BLOCK
+            }));
+            // fsync: a transaction of the inode core: start record (12),
+            // transaction header (12 + 16), inode log format (12 + 56),
+            // core (12 + 176), commit record (12) = 308 bytes; with the
+            // 512-byte record header 820 bytes, two basic blocks.
+            let s = f.fsync(0, SimTime::ZERO);
+            assert_eq!(f.in_core_log().0, k + 1);
+            assert!(s.barrier_each && !s.barrier && !s.no_flush);
+            // Basic blocks 2k, 2k + 1: block 0 of the log four times, then
+            // block 1.
+            assert_eq!(s.direct, vec![(ls + 2 * k / 8, 1)], "fsync {k}");
+            assert_eq!(f.in_core_log().2, 2 * (k + 1));
+        }
+        assert_eq!(12 + 12 + 16 + 12 + 56 + 12 + 176 + 12, 308);
+        assert_eq!(TRANS_OVERHEAD + Region::Inode { fork: 0 }.bytes(), 308);
+        let st = f.stats();
+        assert_eq!((st.commits_fsync, st.journal_blocks_written), (5, 5));
+        // Nothing changed since: the inode is neither pinned nor dirty.
+        assert_eq!(f.fsync(0, SimTime::ZERO), FsyncIo::default());
+        f.check().unwrap();
+    }
+
+    /// Without the CIL, two transactions touching the same items log them
+    /// twice (the directory's block and inode, the AGI, the inode B+tree
+    /// leaves); delayed logging counts them once per checkpoint.
+    #[test]
+    fn nodelaylog_relogs_every_transaction_in_full() {
+        let mut n = nodelaylog();
+        let mut d = fs();
+        let mut io = Vec::new();
+        n.create(0, SimTime::ZERO, &mut io).unwrap();
+        d.create(0, SimTime::ZERO, &mut io).unwrap();
+        let (b1, c1) = (n.in_core_log().1, d.cil_bytes());
+        // One transaction: the same regions as the CIL, plus its records.
+        assert_eq!(b1, c1 + TRANS_OVERHEAD);
+        n.create(1, SimTime::ZERO, &mut io).unwrap();
+        d.create(1, SimTime::ZERO, &mut io).unwrap();
+        let (b2, c2) = (n.in_core_log().1 - b1, d.cil_bytes() - c1);
+        // The second create relogs the directory's inode core (256 bytes
+        // with its headers) and block, the AGI and the B+tree leaves,
+        // which the CIL already holds.
+        let dir_inode = Region::Inode { fork: 0 }.bytes();
+        assert!(b2 - TRANS_OVERHEAD >= c2 + dir_inode, "{b2} {c2}");
+        assert_eq!(n.in_core_log().0, 2);
+    }
+
+    /// Full iclogs are written by the file system's thread at once, each a
+    /// barrier write of 32 KiB (its record header and data rounded to
+    /// basic blocks); the timer forces the active one.
+    #[test]
+    fn nodelaylog_iclogs_fill_and_are_forced() {
+        let mut f = nodelaylog();
+        f.settle();
+        let ((ls, _), _) = f.log_area();
+        let mut io = Vec::new();
+        let t = SimTime(S);
+        let mut k = 0;
+        while f.want_sync.is_empty() {
+            f.create(k, t, &mut io).unwrap();
+            f.write(k, 0, BLOCK, t, &mut io).unwrap();
+            k += 1;
+        }
+        // The iclog was switched with less than two op headers' room.
+        let (_, full) = f.want_sync[0];
+        assert!(
+            full > ICLOG_DATA - 2 * OPHDR && full <= ICLOG_DATA,
+            "{full}"
+        );
+        assert_eq!(f.next_tick(), Some(t));
+        io.clear();
+        f.tick(t, &mut io);
+        assert_eq!(
+            io,
+            vec![
+                FsCall::Flush,
+                FsCall::Direct {
+                    op: IoOp::Write,
+                    block: ls,
+                    blocks: 8,
+                },
+                FsCall::Flush,
+            ]
+        );
+        assert_eq!(f.in_core_log().2, 64);
+        assert_eq!(f.stats().commits_timer, 1);
+        // Nothing due until the interval (30 s), which forces the active
+        // iclog: its header and bytes in basic blocks.
+        assert_eq!(f.next_tick(), Some(SimTime(30 * S)));
+        let fill = f.iclog_fill;
+        assert!(fill > 0);
+        io.clear();
+        f.tick(SimTime(30 * S), &mut io);
+        let bbs = (REC_HEADER + fill).div_ceil(BB);
+        assert_eq!(f.in_core_log(), (f.transactions, 0, 64 + bbs));
+        assert_eq!(
+            io[1],
+            FsCall::Direct {
+                op: IoOp::Write,
+                block: ls + 8,
+                blocks: bbs.div_ceil(8) as u32,
+            }
+        );
+        assert_eq!(f.stats().commits_timer, 2);
+        // A file whose transaction is on disk: its fsync writes nothing new
+        // but the fsync transaction of its unlogged timestamps.
+        let s = f.fsync(0, SimTime(31 * S));
+        assert_eq!(blocks_of(&s.direct), 1);
+        f.check().unwrap();
+    }
+
+    /// `nobarrier`: no flush around the log writes nor after the fsync.
+    #[test]
+    fn nobarrier_drops_the_flushes() {
+        for delaylog in [true, false] {
+            let mut f = fs_with(FsConfig {
+                kind: FsKind::Xfs,
+                delaylog: Some(delaylog),
+                barrier: Some(false),
+                ..FsConfig::default()
+            });
+            let mut io = Vec::new();
+            f.create(0, SimTime::ZERO, &mut io).unwrap();
+            let s = f.fsync(0, SimTime::ZERO);
+            assert!(!s.direct.is_empty() && s.no_flush && !s.barrier && !s.barrier_each);
+            f.create(1, SimTime::ZERO, &mut io).unwrap();
+            io.clear();
+            f.tick(SimTime(30 * S), &mut io);
+            assert!(!io.is_empty() && !io.contains(&FsCall::Flush), "{io:?}");
+        }
     }
 }
