@@ -8,7 +8,8 @@ use clap::Args;
 #[derive(Args, Debug, Clone, Default)]
 pub struct ConfigArgs {
     /// Device preset: a whole drive of a published study (park-old, park-mlc, park-mtron,
-    /// park-tgn; `ssdsim presets` lists them), applied before every other flag
+    /// park-tgn, sun-ssd-i, sun-ssd-s, sun-ssd-k, wang-60gb; `ssdsim presets` lists them),
+    /// applied before every other flag
     #[arg(long)]
     pub device: Option<String>,
     /// NAND preset (chip1, chip2, chip3, park-slc, mlc-mqsim, tlc-64l, qlc-96l, tlc-multipass, tlc-multipass-worn, qlc-96l-oneshot; `ssdsim presets` lists them)

@@ -33,6 +33,11 @@
 //!   MB/s); the controller's active power is fitted as its idle power plus
 //!   Table 2's work-minus-idle difference. Their FTLs are not published
 //!   (Intel's is known to map pages): page mapping for all three.
+//! - **Wang et al. 2013's drive** is the one their erase counts came from:
+//!   a 60 GB SSD in FlashSim. The paper gives its capacity and 3 %
+//!   over-provisioning only, so the part is FlashSim's default package
+//!   (its `ssd.conf`) and the package count makes the capacity; the
+//!   Kingston drive they measured throughput on is not described.
 //! - **FTL**: Park found the SLC drive to run a page-mapping variant with a
 //!   16 MB write buffer and the MLC drive a hybrid FTL with almost no write
 //!   buffer; the FTLs of OLD (2006) and TGN are not published: BAST and FAST,
@@ -271,6 +276,26 @@ capacity = "128MiB"
 name = "sun-ssd-k"
 cpu_idle_power = "3167.2mW"
 cpu_normal_power = "5767.2mW"
+"#,
+    },
+    DevicePreset {
+        name: "wang-60gb",
+        about: "Wang et al. 2013: the 60 GB SSD they replayed their traces on in FlashSim, 3 % over-provisioning (set by the experiment files); FlashSim's default package (ssd.conf: 2 dies x 2 planes x 2,048 blocks x 64 pages of 4 KiB, SLC 25/200/1500 us: 2 GiB), 30 packages each on its own channel as FlashSim gives each package its bus; the bus rate and interface are ssdsim's reference drive's (FlashSim's bus delays are not the study's question)",
+        toml: r#"
+[nand]
+name = "flashsim-slc"
+cell = "SLC"
+page_size = "4KiB"
+pages_per_block = 64
+blocks_per_plane = 2048
+planes_per_die = 2
+dies_per_chip = 2
+t_r = "25us"
+t_prog = "200us"
+t_bers = "1500us"
+[layout]
+channels = 30
+ways = 1
 "#,
     },
 ];
