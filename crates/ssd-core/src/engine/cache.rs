@@ -142,19 +142,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 &mut slot.batch_job,
                 &mut slot.batch_txn,
             );
-            let mut picks = picks;
-            while picks != 0 {
-                let i = 31 - picks.leading_zeros();
-                picks &= !(1 << i);
-                q.remove(i as usize);
-            }
+            remove_picked!(q, picks);
         }
-        while let Some(t) = unparked.pop() {
-            die_push(die, self.prio_reads, &txns[t as usize], t);
-        }
-        if woke != NONE {
-            die_push(die, self.prio_reads, &txns[woke as usize], woke);
-        }
+        queue_woken!(die, self.prio_reads, txns, unparked, woke);
         slot.state = SlotState::ProgWaiting;
         slot.purpose = Some(h.purpose);
         slot.n = n as u8;
@@ -252,17 +242,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         die.batch_start = now;
         let start = now.max(s.xfer_end) + self.cache.t_cbsy;
         let n = s.n as u64;
-        let t = match self.fixed_t {
-            Some(t) => t[OpKind::Program as usize],
-            None => array_time(
-                &mut self.hw.nand,
-                &self.flash,
-                &self.txns.items,
-                die,
-                d,
-                start,
-            ),
-        } + Dur(self.plane_gap.0 * (n - 1));
+        let t = batch_time!(self, die, d, start, OpKind::Program, n);
         die.phase = Phase::Array;
         die.xfer = (XferKind::DataIn, s.bytes, s.xfer_start);
         die.array_start = start;

@@ -58,17 +58,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             c.wake = true;
             self.q.push(end, Ev::ChanFree(ch));
         }
-        let t = match self.fixed_t {
-            Some(t) => t[die.kind as usize],
-            None => array_time(
-                &mut self.hw.nand,
-                &self.flash,
-                &self.txns.items,
-                die,
-                d,
-                end,
-            ),
-        } + Dur(self.plane_gap.0 * (n - 1));
+        let t = batch_time!(self, die, d, end, die.kind, n);
         die.phase = Phase::Array;
         // Reported to the observer when the operation ends (`report_array_op`).
         die.xfer = (kind, bytes, now);
@@ -101,19 +91,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         let n = die.n as u64;
         let cmd = bus_cmd(self.bus_t, &self.hw.chan, OpKind::Read, n);
         let (start, purpose) = (now + cmd, die.purpose);
-        let end = start
-            + match self.fixed_t {
-                Some(t) => t[OpKind::Read as usize],
-                None => array_time(
-                    &mut self.hw.nand,
-                    &self.flash,
-                    &self.txns.items,
-                    die,
-                    d,
-                    start,
-                ),
-            }
-            + Dur(self.plane_gap.0 * (n - 1));
+        let end = start + batch_time!(self, die, d, start, OpKind::Read, n);
         let out = bus_data(self.bus_t, &self.hw.chan, n);
         let out_end = end + out;
         die.phase = Phase::Array;

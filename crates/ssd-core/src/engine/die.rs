@@ -79,7 +79,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         let mut n = 1usize;
         if PARTNERS && self.multiplane {
             let planes = self.planes as usize;
-            let mut picks;
+            let picks;
             (n, picks) = start_partners(
                 q,
                 txns,
@@ -91,19 +91,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 &mut die.batch_job,
                 &mut die.batch_txn,
             );
-            // Last first, so that the earlier positions stay valid.
-            while picks != 0 {
-                let i = 31 - picks.leading_zeros();
-                picks &= !(1 << i);
-                q.remove(i as usize);
-            }
+            remove_picked!(q, picks);
         }
-        while let Some(t) = unparked.pop() {
-            die_push(die, self.prio_reads, &txns[t as usize], t);
-        }
-        if woke != NONE {
-            die_push(die, self.prio_reads, &txns[woke as usize], woke);
-        }
+        queue_woken!(die, self.prio_reads, txns, unparked, woke);
         die.n = n as u8;
         die.kind = h.kind;
         die.blk = h.blk;
