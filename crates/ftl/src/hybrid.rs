@@ -37,9 +37,9 @@ pub const NONE: u32 = u32::MAX;
 
 /// The geometry a block-mapped FTL maps: the drive's, or with
 /// `ftl.superblock = K > 1` the folded one whose blocks are super-blocks of
-/// K pages-per-block times the pages and whose planes are groups of K
-/// planes (one plane per group per die-less "channel": the FTL only needs
-/// plane and block numbers of it).
+/// K times the pages and whose planes are the groups of K planes (each
+/// group one plane on a channel of its own: the FTL reads only plane and
+/// block numbers of this geometry, never its channels or dies).
 pub fn unit_geometry(s: &Settings) -> Geometry {
     let g = s.geometry;
     let k = s.config.ftl.superblock.max(1);
