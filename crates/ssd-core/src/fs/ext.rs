@@ -863,19 +863,12 @@ impl FileSystem for Ext {
                 runs.push((cb, 1));
                 FsyncIo {
                     ordered,
-                    metadata: Vec::new(),
-                    direct: runs,
-                    barrier: self.barrier,
-                    no_flush: !self.barrier,
-                    ..FsyncIo::default()
+                    ..FsyncIo::commit(runs, self.barrier)
                 }
             }
             // Nothing to commit: ext3_sync_file flushes the device cache
             // only with barriers.
-            None => FsyncIo {
-                no_flush: !self.barrier,
-                ..FsyncIo::default()
-            },
+            None => FsyncIo::flush_only(self.barrier),
         }
     }
     fn tick(&mut self, now: SimTime, io: &mut Vec<FsCall>) {

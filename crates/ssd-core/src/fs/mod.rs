@@ -635,6 +635,27 @@ pub struct FsyncIo {
     pub no_flush: bool,
 }
 
+impl FsyncIo {
+    /// Nothing to write but the fsync's device flush, which a file system
+    /// mounted without barriers (`barriers` false) does not issue.
+    pub fn flush_only(barriers: bool) -> FsyncIo {
+        FsyncIo {
+            no_flush: !barriers,
+            ..FsyncIo::default()
+        }
+    }
+
+    /// A journal or log commit of the runs `direct`: with barriers, a flush
+    /// before its last block and after it; without, neither.
+    pub fn commit(direct: Vec<(u64, u32)>, barriers: bool) -> FsyncIo {
+        FsyncIo {
+            direct,
+            barrier: barriers,
+            ..FsyncIo::flush_only(barriers)
+        }
+    }
+}
+
 /// The file system ran out of space: the operation is skipped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NoSpace;

@@ -1187,10 +1187,7 @@ impl Xfs {
             file.lsn = lsn;
             file.update_core = false;
         } else if file.lsn < self.synced_seq {
-            return FsyncIo {
-                no_flush: !self.barrier,
-                ..FsyncIo::default()
-            };
+            return FsyncIo::flush_only(self.barrier);
         }
         let lsn = self.files[f as usize].lsn;
         if lsn == self.iclog_seq {
@@ -1201,8 +1198,7 @@ impl Xfs {
         FsyncIo {
             direct: runs,
             barrier_each: self.barrier,
-            no_flush: !self.barrier,
-            ..FsyncIo::default()
+            ..FsyncIo::flush_only(self.barrier)
         }
     }
 
@@ -1370,17 +1366,9 @@ impl FileSystem for Xfs {
         match self.push() {
             Some(runs) => {
                 self.stats.commits_fsync += 1;
-                FsyncIo {
-                    direct: runs,
-                    barrier: self.barrier,
-                    no_flush: !self.barrier,
-                    ..FsyncIo::default()
-                }
+                FsyncIo::commit(runs, self.barrier)
             }
-            None => FsyncIo {
-                no_flush: !self.barrier,
-                ..FsyncIo::default()
-            },
+            None => FsyncIo::flush_only(self.barrier),
         }
     }
     fn tick(&mut self, now: SimTime, io: &mut Vec<FsCall>) {
