@@ -134,6 +134,9 @@ pub struct DftlFtl {
     /// Static levelling is under way: a GC its translation writes run (to
     /// make room) does not start another round, the running one checks again.
     levelling: bool,
+    /// A round of static levelling ran for the current host page (or
+    /// background job): the next round waits for the next page's erase.
+    levelled: bool,
 }
 
 impl DftlFtl {
@@ -229,6 +232,7 @@ impl DftlFtl {
             wear,
             wl_swept: 0,
             levelling: false,
+            levelled: false,
         })
     }
 
@@ -326,6 +330,7 @@ impl DftlFtl {
     /// Before each page of a host call: keep stage numbers bounded.
     #[inline]
     fn page_start(&mut self) {
+        self.levelled = false;
         if self.last_tprog >= STAGE_LIMIT {
             self.new_hjob = true;
         }
@@ -998,11 +1003,17 @@ impl DftlFtl {
     /// round checks each plane once, at most `blocks_per_plane` moves, and
     /// leaves what the moves' own translation traffic caused to the next
     /// erase's check (on a small drive the two could feed each other forever).
+    /// One round per host page: the GC that restores the free-block reserve
+    /// after a round's moves erases again, and a round after each of those
+    /// erases could feed the next without end in one command (a full drive at
+    /// 3 % over-provisioning planned close to a million operations for one
+    /// write); the next page's first erase checks again.
     fn static_wear_level(&mut self, plane: PlaneId, cx: &mut FtlCtx) {
-        if self.levelling || self.wear.mode != WearLeveling::Static {
+        if self.levelling || self.levelled || self.wear.mode != WearLeveling::Static {
             return;
         }
         self.levelling = true;
+        self.levelled = true;
         let planes = self
             .wear
             .planes_to_check(&self.blocks, plane, &mut self.wl_swept);
@@ -1285,6 +1296,7 @@ impl Ftl for DftlFtl {
     }
     fn background(&mut self, cx: &mut FtlCtx) -> bool {
         self.begin_call(cx);
+        self.levelled = false;
         // Planes in striping order (channel first), so that successive
         // background jobs land on different dies.
         let np = self.g.total_planes();

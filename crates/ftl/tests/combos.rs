@@ -1312,3 +1312,30 @@ fn regression_dftl_fifo_gc_falls_back_to_a_victim_with_garbage() {
         ..regression_base()
     });
 }
+
+/// DFTL at 3 % over-provisioning on two dies of 35 four-page blocks, a full
+/// drive, static wear levelling and threshold 3: the engine stalled with a
+/// command in the device and close to a million transactions alive.
+#[test]
+fn regression_dftl_varmail_stalls_on_a_full_drive() {
+    replay(Case {
+        ftl: "dftl",
+        src: Source::Personality {
+            kind: PersonalityKind::Varmail,
+            files: 3,
+            file_kib: 128,
+            threads: 2,
+            depth: 1,
+            io_kib: None,
+            read_kib: 64,
+            read_fraction: Some(0.0),
+            requests: 10,
+            prealloc: true,
+        },
+        pre: Precondition::Fill,
+        gc_threshold: 3,
+        wear: WearLeveling::Static,
+        geometry: (1, 2, 2, 1, 4, 2, 35),
+        ..regression_base()
+    });
+}

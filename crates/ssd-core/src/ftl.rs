@@ -72,8 +72,11 @@ impl Purpose {
     }
 }
 
-/// A job inside a plan.
-pub type JobId = u16;
+/// A job inside a plan. A u32 (a FlashOp is 24 bytes either way): one host
+/// write on a full drive can plan more than 65,536 GC and wear-levelling
+/// jobs, and a narrower id wrapped, merging unrelated jobs into one whose
+/// stages waited on each other.
+pub type JobId = u32;
 
 /// Sentinel for "no logical page" / "no source page" in a [`FlashOp`].
 pub const NO_LPN: u64 = u64::MAX;
@@ -511,4 +514,26 @@ pub fn prefetch_read<T>(r: &T) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = r;
+}
+
+#[cfg(test)]
+mod job_id_tests {
+    use super::*;
+    use crate::rng::SimRngExt;
+
+    #[test]
+    fn a_flash_op_stays_24_bytes() {
+        assert_eq!(std::mem::size_of::<FlashOp>(), 24);
+    }
+
+    #[test]
+    fn job_ids_do_not_wrap_past_65536() {
+        let mut cx = FtlCtx::new(SimRng::from_seed_label(1, "ftl"), 1);
+        let mut last = 0;
+        for _ in 0..70_000 {
+            last = cx.new_job(false);
+        }
+        // Job 0 is the host request's.
+        assert_eq!(last, 70_000);
+    }
 }
