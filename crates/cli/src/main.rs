@@ -1109,6 +1109,11 @@ struct SweepArgs {
     /// the same sweep) and run the rest; the outputs are then those of a whole run
     #[arg(long)]
     resume: bool,
+    /// Power sampling interval of every point (min_power_w, max_power_w and
+    /// power_std_w are over these samples); the unit is required: ns, us, ms, s
+    /// (e.g. 1s, as a power analyser reporting once a second)
+    #[arg(long = "power-sample", default_value = "1ms")]
+    power_sample: String,
     #[command(flatten)]
     progress: ProgressArgs,
 }
@@ -1265,8 +1270,14 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
         ))
         .into());
     }
+    ssdsim::require_unit("power-sample", &a.power_sample).map_err(RunError::from)?;
+    let power_sample = ssd_core::units::parse_dur(&a.power_sample)
+        .map_err(|e| RunError::Input(format!("--power-sample: {e}")))?;
     // Points are built as they run (or are listed), never all at once.
-    let grid = plan.grid();
+    let mut grid = plan.grid();
+    if power_sample != RunOptions::default().power_sample {
+        grid = grid.with_option(&format!("power-sample {}", power_sample.0));
+    }
     let total = grid.len();
     let mut shard = (0, 1);
     if let Some(s) = a.shard.as_deref().filter(|s| s.trim() == "auto") {
@@ -1432,7 +1443,10 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
         shard,
         &done,
         a.threads,
-        &RunOptions::default(),
+        &RunOptions {
+            power_sample,
+            ..RunOptions::default()
+        },
         |done, _, row| {
             if let Some((path, f)) = &append {
                 let line = serde_json::to_string(row).map(|l| l + "\n");

@@ -573,6 +573,14 @@ impl Grid {
         &self.sweep
     }
 
+    /// The same grid run with a run option that changes its rows (such as
+    /// `--power-sample` other than the default): its identity takes `option`
+    /// in, so that `--resume` and `merge` refuse rows run without it.
+    pub fn with_option(mut self, option: &str) -> Grid {
+        self.sweep = ssd_core::stats::fnv1a(&format!("{}\n{option}", self.sweep));
+        self
+    }
+
     /// The (axis, value) pairs of point `index` (`< len()`), in axis order.
     pub fn params(&self, index: usize) -> Vec<(String, String)> {
         let mut rem = index;
@@ -768,6 +776,16 @@ pub struct Row {
     pub energy_j: Option<f64>,
     /// Mean power, watts (None without the power model).
     pub mean_power_w: Option<f64>,
+    /// The least power sample, watts: each sample is the mean over one
+    /// sampling interval (`--power-sample`). None without the power model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_power_w: Option<f64>,
+    /// The largest power sample, watts (as `min_power_w`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_power_w: Option<f64>,
+    /// The standard deviation of the power samples, watts (as `min_power_w`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_std_w: Option<f64>,
     /// Aggregative indicator, IOPS / W (None without the power model).
     pub ai: Option<f64>,
     /// Buffered runs: the application's calls per second (`app.iops`);
@@ -824,6 +842,9 @@ pub fn run_point_full(p: &Point, opts: &RunOptions) -> (Row, Option<crate::RunOu
         gc_copies: 0,
         energy_j: None,
         mean_power_w: None,
+        min_power_w: None,
+        max_power_w: None,
+        power_std_w: None,
         ai: None,
         app_iops: None,
         fairness: None,
@@ -862,6 +883,9 @@ pub fn run_point_full(p: &Point, opts: &RunOptions) -> (Row, Option<crate::RunOu
             row.gc_copies = r.flash.gc_page_copies;
             row.energy_j = extra_f64(r, "energy_j", "total");
             row.mean_power_w = extra_f64(r, "power_w", "mean");
+            row.min_power_w = extra_f64(r, "power_w", "min");
+            row.max_power_w = extra_f64(r, "power_w", "max");
+            row.power_std_w = extra_f64(r, "power_w", "std");
             row.ai = extra_f64(r, "efficiency", "ai");
             row.app_iops = extra_f64(r, "app", "iops");
             row.fairness = extra_f64(r, "fairness", "fairness");
@@ -1175,6 +1199,9 @@ const METRICS: &[&str] = &[
     "gc_copies",
     "energy_j",
     "mean_power_w",
+    "min_power_w",
+    "max_power_w",
+    "power_std_w",
     "ai",
     "app_iops",
     "fairness",
@@ -1231,6 +1258,9 @@ fn metric(r: &Row, m: &str) -> String {
         "gc_copies" => r.gc_copies.to_string(),
         "energy_j" => o(r.energy_j),
         "mean_power_w" => o(r.mean_power_w),
+        "min_power_w" => o(r.min_power_w),
+        "max_power_w" => o(r.max_power_w),
+        "power_std_w" => o(r.power_std_w),
         "ai" => o(r.ai),
         "app_iops" => o(r.app_iops),
         "fairness" => o(r.fairness),
@@ -1260,7 +1290,7 @@ pub fn column_unit(column: &str) -> Option<&'static str> {
         "erases" => "blocks",
         "gc_copies" => "pages",
         "energy_j" => "J",
-        "mean_power_w" => "W",
+        "mean_power_w" | "min_power_w" | "max_power_w" | "power_std_w" => "W",
         "ai" => "IOPS/W",
         "sim_time_s" => "s",
         _ => return None,

@@ -714,6 +714,69 @@ mod sweeps_merge_and_resume {
         std::fs::remove_dir_all(&d).unwrap();
     }
 
+    /// `--power-sample` sets the interval the rows' power extremes and
+    /// deviation are taken over (the mean does not depend on it), and is
+    /// part of the sweep's identity: rows sampled otherwise are not resumed
+    /// from. A value without a unit is refused.
+    #[test]
+    fn power_sample_sets_the_sample_columns_and_the_identity() {
+        let d = scratch("power-sample");
+        let (code, _, err) = sweep_in(&d, &["--jsonl", "ms.jsonl", "--threads", "2"]);
+        assert_eq!(code, 0, "{err}");
+        let (code, _, err) = sweep_in(
+            &d,
+            &[
+                "--jsonl",
+                "us.jsonl",
+                "--power-sample",
+                "20us",
+                "--threads",
+                "2",
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        let (ms, us) = (rows(&d.join("ms.jsonl")), rows(&d.join("us.jsonl")));
+        assert_eq!(ms.len(), 6);
+        let f = |v: &Value, k: &str| v[k].as_f64().unwrap_or_else(|| panic!("{k} in {v}"));
+        let mut differ = 0;
+        for (a, b) in ms.iter().zip(&us) {
+            assert_eq!(f(a, "mean_power_w"), f(b, "mean_power_w"));
+            for r in [a, b] {
+                let (lo, mean, hi) = (
+                    f(r, "min_power_w"),
+                    f(r, "mean_power_w"),
+                    f(r, "max_power_w"),
+                );
+                assert!(
+                    lo <= mean && mean <= hi && f(r, "power_std_w") >= 0.0,
+                    "{r}"
+                );
+            }
+            // Each run is a few milliseconds: 20 us samples see its bursts,
+            // 1 ms ones average them away.
+            if f(b, "max_power_w") > f(a, "max_power_w")
+                && f(b, "power_std_w") > f(a, "power_std_w")
+            {
+                differ += 1;
+            }
+            assert_ne!(a["sweep"], b["sweep"]);
+        }
+        assert_eq!(differ, 6, "{ms:?}\n{us:?}");
+        let (code, _, err) = sweep_in(
+            &d,
+            &["--jsonl", "ms.jsonl", "--resume", "--power-sample", "20us"],
+        );
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("from another sweep"), "{err}");
+        let (code, _, err) = sweep_in(&d, &["--jsonl", "x.jsonl", "--power-sample", "20"]);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains("--power-sample") && err.contains("no unit"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
     /// SIGINT stops a sweep after its running points: the finished rows are
     /// in --jsonl, the exit code is 130, and --resume finishes the sweep with
     /// the tables of a whole run.
