@@ -134,9 +134,9 @@ pub struct DftlFtl {
     /// Static levelling is under way: a GC its translation writes run (to
     /// make room) does not start another round, the running one checks again.
     levelling: bool,
-    /// A round of static levelling ran for the current host page (or
-    /// background job): the next round waits for the next page's erase.
-    levelled: bool,
+    /// Wear-levelling moves left to the current command (see
+    /// [`DftlFtl::static_wear_level`]).
+    wl_budget: u32,
 }
 
 impl DftlFtl {
@@ -232,7 +232,7 @@ impl DftlFtl {
             wear,
             wl_swept: 0,
             levelling: false,
-            levelled: false,
+            wl_budget: 0,
         })
     }
 
@@ -313,6 +313,7 @@ impl DftlFtl {
         self.new_hjob = false;
         self.hepoch = self.hepoch.wrapping_add(1);
         self.last_tprog = 0;
+        self.wl_budget = self.g.total_blocks();
     }
 
     /// The gating job host operations go to now.
@@ -330,7 +331,6 @@ impl DftlFtl {
     /// Before each page of a host call: keep stage numbers bounded.
     #[inline]
     fn page_start(&mut self) {
-        self.levelled = false;
         if self.last_tprog >= STAGE_LIMIT {
             self.new_hjob = true;
         }
@@ -1003,17 +1003,17 @@ impl DftlFtl {
     /// round checks each plane once, at most `blocks_per_plane` moves, and
     /// leaves what the moves' own translation traffic caused to the next
     /// erase's check (on a small drive the two could feed each other forever).
-    /// One round per host page: the GC that restores the free-block reserve
-    /// after a round's moves erases again, and a round after each of those
-    /// erases could feed the next without end in one command (a full drive at
-    /// 3 % over-provisioning planned close to a million operations for one
-    /// write); the next page's first erase checks again.
+    /// A command (a host request's calls, or one background job) moves at
+    /// most as many blocks as the drive has: the GC that restores the
+    /// free-block reserve after a round's moves erases again, and the rounds
+    /// after those erases could feed each other without end in one command
+    /// (a full drive at 3 % over-provisioning planned close to a million
+    /// operations for one write). The next command's erases check again.
     fn static_wear_level(&mut self, plane: PlaneId, cx: &mut FtlCtx) {
-        if self.levelling || self.levelled || self.wear.mode != WearLeveling::Static {
+        if self.levelling || self.wear.mode != WearLeveling::Static {
             return;
         }
         self.levelling = true;
-        self.levelled = true;
         let planes = self
             .wear
             .planes_to_check(&self.blocks, plane, &mut self.wl_swept);
@@ -1028,6 +1028,9 @@ impl DftlFtl {
     /// block for its copies; the plane's next GC checks again).
     fn level_plane(&mut self, plane: PlaneId, cx: &mut FtlCtx) {
         for _ in 0..self.g.blocks_per_plane {
+            if self.wl_budget == 0 {
+                return;
+            }
             let (h, gc, tr) = (&self.host_open, &self.gc_open, &self.is_trans);
             let Some(v) = self.wear.static_victim(&self.blocks, plane, |i| {
                 let b = i as u32;
@@ -1039,6 +1042,7 @@ impl DftlFtl {
             if !self.relocate_data(v, plane, Purpose::WearLevel, false, cx) {
                 return;
             }
+            self.wl_budget -= 1;
         }
     }
 
@@ -1296,7 +1300,6 @@ impl Ftl for DftlFtl {
     }
     fn background(&mut self, cx: &mut FtlCtx) -> bool {
         self.begin_call(cx);
-        self.levelled = false;
         // Planes in striping order (channel first), so that successive
         // background jobs land on different dies.
         let np = self.g.total_planes();

@@ -1339,3 +1339,34 @@ fn regression_dftl_varmail_stalls_on_a_full_drive() {
         ..regression_base()
     });
 }
+
+/// DFTL with idle-time GC (6 blocks), static wear levelling and the drain,
+/// after steady-state preconditioning at 3 %: the flash was still busy
+/// 100 s after the last request completed.
+#[test]
+fn regression_dftl_background_gc_with_static_levelling_ends() {
+    replay(Case {
+        ftl: "dftl",
+        src: Source::Personality {
+            kind: PersonalityKind::Varmail,
+            files: 1,
+            file_kib: 4,
+            threads: 1,
+            depth: 1,
+            io_kib: Some(16),
+            read_kib: 4,
+            read_fraction: None,
+            requests: 10,
+            prealloc: true,
+        },
+        pre: Precondition::Steady,
+        gc_policy: GcPolicy::Random,
+        background_gc: 6,
+        wear: WearLeveling::Static,
+        geometry: (1, 1, 1, 1, 32, 2, 38),
+        cmt: (8, CmtPolicy::Lru, CmtGranularity::Entry),
+        drain: true,
+        seed: 166747,
+        ..regression_base()
+    });
+}
