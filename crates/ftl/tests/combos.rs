@@ -1345,20 +1345,13 @@ fn regression_dftl_varmail_stalls_on_a_full_drive() {
 /// 100 s after the last request completed.
 #[test]
 fn regression_dftl_background_gc_with_static_levelling_ends() {
+    let mut src = varmail(1, 4, 4);
+    if let Source::Personality { io_kib, .. } = &mut src {
+        *io_kib = Some(16);
+    }
     replay(Case {
         ftl: "dftl",
-        src: Source::Personality {
-            kind: PersonalityKind::Varmail,
-            files: 1,
-            file_kib: 4,
-            threads: 1,
-            depth: 1,
-            io_kib: Some(16),
-            read_kib: 4,
-            read_fraction: None,
-            requests: 10,
-            prealloc: true,
-        },
+        src,
         pre: Precondition::Steady,
         gc_policy: GcPolicy::Random,
         background_gc: 6,
