@@ -43,7 +43,9 @@ use crate::cmt::Cmt;
 use crate::page::entry_bytes;
 use crate::stripe::{HostFrontier, PlanePicker};
 use crate::wear::WearPolicy;
-use ssd_core::config::{invalid, CmtGranularity, ConfigError, GcPolicy, Settings, WearLeveling};
+use ssd_core::config::{
+    invalid, CmtGranularity, ConfigError, GcMode, GcPolicy, Settings, WearLeveling,
+};
 use ssd_core::ftl::{Ftl, FtlCtx, FtlStats, JobId, Purpose, NO_LPN};
 use ssd_core::{BlockId, Geometry, Lpn, PlaneId, Ppn};
 
@@ -104,6 +106,10 @@ pub struct DftlFtl {
     threshold: u32,
     /// `ftl.gc_threshold_blocks` as configured (`threshold` is at least [`MIN_THRESHOLD`]).
     threshold_given: u32,
+    /// Paced GC's soft threshold in pages of free space per plane (0: the
+    /// blocking model, DFTL's default); at least one block above
+    /// `threshold`.
+    soft_pages: u64,
     bg_target: u32,
     bg_cursor: u32,
     cmt: Cmt,
@@ -212,6 +218,15 @@ impl DftlFtl {
             policy: c.gc_policy,
             threshold: c.gc_threshold_blocks.max(MIN_THRESHOLD),
             threshold_given: c.gc_threshold_blocks,
+            soft_pages: match c.gc_mode() {
+                GcMode::Paced => {
+                    let soft = c
+                        .soft_threshold_blocks()
+                        .max(c.gc_threshold_blocks.max(MIN_THRESHOLD) + 1);
+                    soft as u64 * g.pages_per_block as u64
+                }
+                GcMode::Blocking => 0,
+            },
             bg_target: c.background_gc_blocks,
             bg_cursor: 0,
             cmt: Cmt::new(cap as u32, logical, c.cmt_policy),
@@ -1216,6 +1231,33 @@ impl HostFrontier for DftlFtl {
     fn total_planes(&self) -> u32 {
         self.g.total_planes()
     }
+    fn pace(&mut self, plane: PlaneId, cx: &mut FtlCtx) {
+        if self.soft_pages == 0 || self.free_space(plane) >= self.soft_pages {
+            return;
+        }
+        // Dead translation blocks first: they cost an erase and no copies.
+        self.reclaim_dead(cx);
+        if self.free_space(plane) < self.soft_pages {
+            self.gc_one(plane, cx, false);
+        }
+    }
+}
+
+impl DftlFtl {
+    /// Pages `plane` can still take for data without GC: its free blocks'
+    /// and the room left in its host and GC frontiers.
+    fn free_space(&self, plane: PlaneId) -> u64 {
+        let ppb = self.g.pages_per_block as u64;
+        let room = |b: u32| {
+            if self.open_ok(b) {
+                ppb - self.blocks.wp(b as usize) as u64
+            } else {
+                0
+            }
+        };
+        let p = plane.0 as usize;
+        self.blocks.free_count(plane) as u64 * ppb + room(self.host_open[p]) + room(self.gc_open[p])
+    }
 }
 
 impl Ftl for DftlFtl {
@@ -1518,5 +1560,9 @@ impl Ftl for DftlFtl {
     }
     fn mapping_table_bytes(&self) -> u64 {
         self.n_tp as u64 * self.entry + self.cmt_bytes
+    }
+    #[inline]
+    fn free_blocks(&self, plane: PlaneId) -> u32 {
+        self.blocks.free_count(plane)
     }
 }

@@ -30,7 +30,7 @@ pub use last::Last;
 pub use page::PageFtl;
 use ssd_core::config::{invalid, ConfigError, Settings};
 use ssd_core::ftl::{Ftl, FtlCtx, FtlStats};
-use ssd_core::{Lpn, Ppn};
+use ssd_core::{Lpn, PlaneId, Ppn};
 
 macro_rules! any_ftl {
     ($($(#[$m:meta])* $variant:ident($ty:ty)),* $(,)?) => {
@@ -54,6 +54,7 @@ macro_rules! any_ftl {
             fn stats(&self) -> FtlStats { match self { $(AnyFtl::$variant(f) => f.stats()),* } }
             fn notes(&self) -> Vec<(&'static str, u64)> { match self { $(AnyFtl::$variant(f) => f.notes()),* } }
             fn mapping_table_bytes(&self) -> u64 { match self { $(AnyFtl::$variant(f) => f.mapping_table_bytes()),* } }
+            #[inline] fn free_blocks(&self, p: PlaneId) -> u32 { match self { $(AnyFtl::$variant(f) => f.free_blocks(p)),* } }
         }
     };
 }

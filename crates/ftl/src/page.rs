@@ -16,7 +16,7 @@ use crate::blocks::{BlockState, Blocks};
 use crate::p2l::{BlockView, P2l};
 use crate::stripe::{HostFrontier, PlanePicker};
 use crate::wear::WearPolicy;
-use ssd_core::config::{GcPolicy, Settings, WearLeveling};
+use ssd_core::config::{GcMode, GcPolicy, Settings, WearLeveling};
 use ssd_core::ftl::{Ftl, FtlCtx, FtlStats, Purpose};
 use ssd_core::{BlockId, DieId, Geometry, Lpn, PlaneId, Ppn};
 
@@ -36,6 +36,9 @@ pub struct PageFtl {
     picker: PlanePicker,
     policy: GcPolicy,
     threshold: u32,
+    /// Paced GC's soft threshold in pages of free space per plane (0: the
+    /// blocking model, `ftl.gc_mode = "blocking"`).
+    soft_pages: u64,
     bg_target: u32,
     bg_cursor: u32,
     wear: WearPolicy,
@@ -72,6 +75,10 @@ impl PageFtl {
             picker: PlanePicker::new(&g, c.allocation, c.plane_allocation),
             policy: c.gc_policy,
             threshold: c.gc_threshold_blocks,
+            soft_pages: match c.gc_mode() {
+                GcMode::Paced => c.soft_threshold_blocks() as u64 * g.pages_per_block as u64,
+                GcMode::Blocking => 0,
+            },
             bg_target: c.background_gc_blocks,
             bg_cursor: 0,
             wear,
@@ -295,6 +302,21 @@ impl PageFtl {
     fn begin_call(&mut self) {
         self.blocks.begin_call();
     }
+
+    /// Pages `plane` can still take without GC: its free blocks' and the
+    /// room left in its host and GC frontiers.
+    fn free_space(&self, plane: PlaneId) -> u64 {
+        let ppb = self.g.pages_per_block as u64;
+        let room = |b: u32| {
+            if b == NONE || self.blocks.state(b as usize) != BlockState::Open {
+                0
+            } else {
+                ppb - self.blocks.wp(b as usize) as u64
+            }
+        };
+        let p = plane.0 as usize;
+        self.blocks.free_count(plane) as u64 * ppb + room(self.host_open[p]) + room(self.gc_open[p])
+    }
 }
 
 impl HostFrontier for PageFtl {
@@ -321,6 +343,26 @@ impl HostFrontier for PageFtl {
     }
     fn at_threshold(&self, plane: PlaneId) -> bool {
         self.blocks.free_count(plane) <= self.threshold
+    }
+    fn pace(&mut self, plane: PlaneId, cx: &mut FtlCtx) {
+        if self.soft_pages == 0 || self.free_space(plane) >= self.soft_pages {
+            return;
+        }
+        // The die's other planes within a block of the soft threshold
+        // collect a victim too, so that their copies pair as multi-plane
+        // operations (per plane, the trigger is still its own free space and
+        // at most one victim per host page). Per plane alone, chip2's
+        // steady state at QD 32 made 10 % fewer multi-plane batches and ran
+        // 2.5 % slower than the blocking model, whose planes clean together.
+        let ppd = self.g.planes;
+        let first = plane.0 / ppd * ppd;
+        let near = self.soft_pages + self.g.pages_per_block as u64;
+        for q in first..first + ppd {
+            let q = PlaneId(q);
+            if q == plane || self.free_space(q) < near {
+                self.gc_one(q, cx, false);
+            }
+        }
     }
     fn total_planes(&self) -> u32 {
         self.g.total_planes()
@@ -469,6 +511,10 @@ impl Ftl for PageFtl {
     }
     fn mapping_table_bytes(&self) -> u64 {
         self.logical * entry_bytes(self.g.total_pages())
+    }
+    #[inline]
+    fn free_blocks(&self, plane: PlaneId) -> u32 {
+        self.blocks.free_count(plane)
     }
 }
 

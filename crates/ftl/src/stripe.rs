@@ -139,6 +139,19 @@ pub trait HostFrontier {
     fn at_threshold(&self, plane: PlaneId) -> bool;
     /// Planes of the drive.
     fn total_planes(&self) -> u32;
+    /// Paced GC (`ftl.gc_mode = "paced"`): a host page goes to `plane`;
+    /// collect one victim there if its free space (free blocks and the room
+    /// left in its frontiers) is below the soft threshold. One victim per
+    /// host page at most, so that GC keeps pace with the plane's host
+    /// writes: a victim with `v` valid pages of `P` gives back `P - v`
+    /// pages, so in steady state a plane collects one victim every `P - v`
+    /// host pages (Tiny-Tail Flash's and MQSim's per-allocation trigger:
+    /// `GC_and_WL_Unit_Page_Level::Check_gc_required`, called at each block
+    /// allocation, starts one victim while the pool is below
+    /// `GC_Exec_Threshold`; here the trigger is per page, so that the
+    /// victims of a frontier block are spread over its pages instead of
+    /// planned at once).
+    fn pace(&mut self, _plane: PlaneId, _cx: &mut FtlCtx) {}
 
     /// The plane of the next host page: the next in allocation order, cleaned
     /// first if its frontier needs a new block; a plane that cannot be cleaned
@@ -157,6 +170,7 @@ pub trait HostFrontier {
                 tries -= 1;
             }
         }
+        self.pace(plane, cx);
         plane
     }
 }

@@ -14,7 +14,7 @@
 //! **Architecture invariant:** ssd-core knows no concrete FTL. Concrete FTLs live in
 //! the `ftl` crate; the application closes the choice with an enum.
 
-use crate::addr::{BlockId, FastDiv, Geometry, Lpn, Ppn};
+use crate::addr::{BlockId, FastDiv, Geometry, Lpn, PlaneId, Ppn};
 use crate::rng::SimRng;
 use crate::units::SimTime;
 use serde::Serialize;
@@ -407,6 +407,13 @@ pub trait Ftl {
     }
     /// Bytes of mapping tables the FTL keeps in controller memory.
     fn mapping_table_bytes(&self) -> u64;
+    /// Blocks in `plane`'s free pool now, as the FTL counts them (an erase
+    /// it planned counts at once). The engine subtracts the erases it has
+    /// not run yet to tell when paced GC is urgent (`ftl.gc_mode =
+    /// "paced"`). Default: no pool (`u32::MAX`: never urgent).
+    fn free_blocks(&self, _plane: PlaneId) -> u32 {
+        u32::MAX
+    }
 }
 
 /// The flash array's physics: per block, the next page that may be programmed and

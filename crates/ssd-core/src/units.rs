@@ -47,6 +47,10 @@ impl Dur {
     /// The longest duration [`parse_dur`] accepts: 2^62 ns, about 146 years
     /// (as [`SimTime::MAX_ARRIVAL`]), so that a sum of a few stays in `u64`.
     pub const MAX: Dur = Dur(1 << 62);
+    /// Whether this is no time (`skip_serializing_if` of optional waits).
+    pub fn is_zero(&self) -> bool {
+        self.0 == 0
+    }
     /// `ns` nanoseconds.
     #[inline]
     pub const fn from_ns(ns: u64) -> Dur {

@@ -300,8 +300,16 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// Whether die `d`'s next batch would be a read.
     fn read_queued(&self, d: u32) -> bool {
         let die = &self.dies[d as usize];
-        let q = if !die.hi.is_empty() { &die.hi } else { &die.lo };
-        !q.is_empty() && self.txns.items[q.get(0) as usize].kind == OpKind::Read
+        let Some(sel) = next_queue(die, false) else {
+            return false;
+        };
+        let q = match sel {
+            QueueSel::Hi => &die.hi,
+            QueueSel::Lo => &die.lo,
+            QueueSel::Bg => &die.bg,
+        };
+        let t = q.get(0);
+        self.txns.items[t as usize].kind == OpKind::Read
     }
 
     /// Die `d`'s read page moves to its (free) cache register now.

@@ -263,6 +263,8 @@ mod tests {
             n: 1,
             hi: DieQueue::default(),
             lo: DieQueue::default(),
+            bg: DieQueue::default(),
+            starved: 0,
             batch_start: SimTime::ZERO,
             xfer: (XferKind::Command, 0, SimTime::ZERO),
             array_start: SimTime::ZERO,

@@ -305,9 +305,22 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// flight up to one per die (the FTL picks the planes; page mapping and
     /// DFTL take them in striping order, so successive jobs land on different
     /// dies), as firmware collects on all dies at once, not one block at a time.
+    /// With an idle detector (`ftl.gc_idle_after`) the device must have been
+    /// idle that long first: an `IdleCheck` is booked for the moment the wait
+    /// ends, and a request before it starts the wait over.
     pub(super) fn maybe_background(&mut self) {
         if !self.bg_enabled || self.dev_inflight > 0 || !self.sched.is_empty() {
             return;
+        }
+        if !self.idle_after.is_zero() {
+            let due = self.idle_since + self.idle_after;
+            if self.now < due {
+                if self.idle_check != Some(due) {
+                    self.idle_check = Some(due);
+                    self.q.push(due, Ev::IdleCheck);
+                }
+                return;
+            }
         }
         while self.bg_jobs < self.dies.len() as u32 {
             self.cx.plan.clear();

@@ -159,19 +159,19 @@ pub(super) fn start_partners(
     }
     // Queue keys may be equal where batch keys are not (large blocks).
     let hkey = batch_key(h.kind, h.purpose, h.pg & page_mask);
-    let (mut used, mut n, mut picks) = (1u32 << h.plane, 1usize, 0u32);
+    let (mut used, mut n, mut picks) = (1u32 << (h.plane & PLANE_BITS), 1usize, 0u32);
     while m != 0 {
         let i = m.trailing_zeros() as usize;
         m &= m - 1;
         let t = q.get(i);
         let tx = &txns[t as usize];
-        if used & (1 << tx.plane) != 0
+        if used & (1 << (tx.plane & PLANE_BITS)) != 0
             || batch_key(tx.kind, tx.purpose, tx.pg & page_mask) != hkey
             || !txn_ready(blk, txns, t)
         {
             continue;
         }
-        used |= 1 << tx.plane;
+        used |= 1 << (tx.plane & PLANE_BITS);
         jobs[n] = tx.job;
         txs[n] = t;
         n += 1;
@@ -184,6 +184,11 @@ pub(super) fn start_partners(
     (n, picks)
 }
 
+/// `Txn::plane`'s flag: the transaction yields to foreground work.
+pub(super) const YIELDS: u8 = 0x80;
+/// `Txn::plane`'s plane bits.
+pub(super) const PLANE_BITS: u8 = 0x7f;
+
 /// A read the die serves first (a host or mapping read), with
 /// `controller.prioritize_reads`.
 #[inline(always)]
@@ -192,16 +197,61 @@ pub(super) fn is_high_priority(tx: &Txn) -> bool {
 }
 
 /// Queue ready transaction `t` (`tx`) on `die`: host and translation reads
-/// ahead of everything else where reads are preferred.
+/// ahead of everything else where reads are preferred; GC work that yields
+/// (`YIELDS`) behind everything else.
 #[inline(always)]
 pub(super) fn die_push(die: &mut Die, prio_reads: bool, tx: &Txn, t: u32) {
     let key = tx.qkey;
     if prio_reads && is_high_priority(tx) {
         die.hi.push(t, key);
+    } else if tx.plane & YIELDS != 0 {
+        die.bg.push(t, key);
     } else {
         die.lo.push(t, key);
     }
 }
+
+/// The queue die `die` takes its next batch from: host and mapping reads
+/// (`hi`), then everything else (`lo`), then GC that yields (`bg`) — except
+/// while GC is `urgent` (`Simulation::gc_urgent`) or a foreground program
+/// waits for an erase that GC has not run yet (`Die::starved`): then GC goes
+/// first, as MQSim's TSU serves GC first in urgent mode
+/// (`TSU_OutOfOrder::service_read_transaction`).
+#[inline(always)]
+pub(super) fn next_queue(die: &Die, urgent: bool) -> Option<QueueSel> {
+    if (urgent || die.starved > 0) && !die.bg.is_empty() {
+        Some(QueueSel::Bg)
+    } else if !die.hi.is_empty() {
+        Some(QueueSel::Hi)
+    } else if !die.lo.is_empty() {
+        Some(QueueSel::Lo)
+    } else if !die.bg.is_empty() {
+        Some(QueueSel::Bg)
+    } else {
+        None
+    }
+}
+
+/// One of a die's queues (`next_queue`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum QueueSel {
+    Hi,
+    Lo,
+    Bg,
+}
+
+/// The queue `sel` of `die` (a macro: it borrows the one field, so the
+/// caller may go on using the die's others).
+macro_rules! die_queue {
+    ($die:expr, $sel:expr) => {
+        match $sel {
+            QueueSel::Hi => &mut $die.hi,
+            QueueSel::Lo => &mut $die.lo,
+            QueueSel::Bg => &mut $die.bg,
+        }
+    };
+}
+pub(super) use die_queue;
 
 // Two steps of starting a batch that the die (`die.rs`) and its cache
 // register (`cache.rs`) share. Macros, not functions: as functions they
@@ -368,7 +418,9 @@ pub(super) struct Txn {
     pub(super) kind: OpKind,
     pub(super) purpose: Purpose,
     pub(super) stage: u8,
-    /// Plane in its die.
+    /// Plane in its die (`& PLANE_BITS`), and `YIELDS`: the transaction is
+    /// GC work that yields to its die's foreground work (`ftl.gc_mode =
+    /// "paced"`: a non-gating GC or wear-levelling job's operation).
     pub(super) plane: u8,
     /// `queue_key` (kept here: a transaction is queued once or twice).
     pub(super) qkey: u16,
@@ -409,7 +461,9 @@ pub(super) struct BlockExec {
     pub(super) exec_wp: u32,
     pub(super) die: u16,
     pub(super) plane: u8,
-    /// Epochs with reads in `Simulation::late_reads` (see `reads`).
+    /// `LATE_READS`: epochs with reads in `Simulation::late_reads` (see
+    /// `reads`); `STARVING`: a foreground program waits for the block's
+    /// erase (see `Die::starved`).
     pub(super) late: u8,
     /// Reads planned and not yet done, by erase epoch parity: an erase waits
     /// until every read of its block planned before it is done (as MQSim's
@@ -467,6 +521,11 @@ pub(super) struct Die {
     pub(super) n: u8,
     pub(super) hi: DieQueue,
     pub(super) lo: DieQueue,
+    /// GC work that yields to the die's foreground work (`YIELDS`).
+    pub(super) bg: DieQueue,
+    /// Blocks of this die on which a foreground program waits for an erase
+    /// not yet run (`STARVING`): while any, the die serves `bg` first.
+    pub(super) starved: u32,
     pub(super) batch_start: SimTime,
     /// The command/data-in transfer before the array operation: kind, bytes, start.
     pub(super) xfer: (XferKind, u64, SimTime),
@@ -739,6 +798,12 @@ impl Chan {
     }
 }
 
+/// `BlockExec::late`'s flags: the block has reads in `late_reads`...
+pub(super) const LATE_READS: u8 = 1;
+/// ... a foreground program waits on it for an erase not yet run (counted
+/// in its die's `starved`).
+pub(super) const STARVING: u8 = 2;
+
 /// Count a read of block `b` (record `bx`) planned at erase epoch `epoch`,
 /// two or more erases ahead of what the block has executed (see
 /// `BlockExec::reads`).
@@ -750,7 +815,7 @@ pub(super) fn count_late_read(
     b: u32,
     epoch: u32,
 ) {
-    bx.late = 1;
+    bx.late |= LATE_READS;
     *late_reads.entry((b, epoch)).or_insert(0) += 1;
 }
 

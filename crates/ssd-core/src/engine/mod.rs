@@ -176,6 +176,14 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: 
     /// The multi-plane rule's extra array time per plane beyond the first.
     plane_gap: Dur,
     prio_reads: bool,
+    /// `ftl.gc_mode = "paced"`: GC operations of non-gating jobs yield to
+    /// foreground work at their die (`flash.rs`: `YIELDS`, `next_queue`).
+    gc_yields: bool,
+    /// Paced GC: erases planned and not yet started, per plane (flat plane
+    /// id; see `Simulation::gc_urgent`).
+    pending_erases: Vec<u32>,
+    /// Planes per die (`pending_erases` is indexed die by die).
+    planes_per_die: u32,
     /// Every die has its channel to itself (one die per channel): a read's
     /// data-out never waits, so it is booked with the command (see `grant`).
     exclusive: bool,
@@ -227,6 +235,11 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: 
     wbuf: Option<WriteBuffer>,
     bg_jobs: u32,
     bg_enabled: bool,
+    /// The idle detector (`ftl.gc_idle_after`): how long the device must be
+    /// idle before idle-time work starts, and the `IdleCheck` booked for the
+    /// current idle period.
+    idle_after: Dur,
+    idle_check: Option<SimTime>,
     // stats
     /// Counters of the measured phase.
     pub counters: Counters,
@@ -317,6 +330,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 n: 0,
                 hi: DieQueue::default(),
                 lo: DieQueue::default(),
+                bg: DieQueue::default(),
+                starved: 0,
                 batch_start: SimTime::ZERO,
                 xfer: (XferKind::Command, 0, SimTime::ZERO),
                 array_start: SimTime::ZERO,
@@ -361,6 +376,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             reads_first,
             plane_gap: rule.plane_gap,
             prio_reads: c.controller.prioritize_reads,
+            gc_yields: c.ftl.gc_mode() == crate::config::GcMode::Paced,
+            pending_erases: vec![0; settings.geometry.total_planes() as usize],
+            planes_per_die: settings.geometry.planes,
             // With cache commands a die's next operation may need the
             // channel while its cache register's transfer holds it.
             exclusive: g.ways * g.dies == 1 && !cache.any(),
@@ -415,6 +433,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             },
             bg_jobs: 0,
             bg_enabled: c.ftl.background_gc_blocks > 0,
+            idle_after: c.ftl.gc_idle_after,
+            idle_check: None,
             counters: Counters::default(),
             lat: Latencies::default(),
             ftl_before: FtlStats::default(),
@@ -577,6 +597,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 // earlier: not an instant of the run.
                 continue;
             }
+            if ev == Ev::IdleCheck && self.idle_check != Some(t) {
+                // An idle period that ended before its wait did.
+                continue;
+            }
             debug_assert!(t >= self.now, "time went backwards");
             self.now = t;
             if t >= self.ramp_end {
@@ -598,6 +622,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 Ev::HostWake => {
                     self.host_wake = None;
                     self.pump_host();
+                }
+                Ev::IdleCheck => {
+                    self.idle_check = None;
+                    self.maybe_background();
                 }
             }
             if self.source_done && self.hosts.live == 0 && self.pending.is_none() {

@@ -66,6 +66,20 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             &mut self.late_reads,
             self.page_mask,
         );
+        // Paced GC: a non-gating job's GC and wear-levelling operations
+        // yield to their die's foreground work (a gating job's would only
+        // delay the command waiting for them). Copies of translation pages
+        // (no logical page) do not: a host command's mapping read of a
+        // page being moved waits for its copy, and DFTL reads a translation
+        // page on nearly every command.
+        let (gc_yields, gating) = (self.gc_yields, &self.cx.plan.gating[..]);
+        let (pending, planes) = (&mut self.pending_erases[..], self.planes_per_die as usize);
+        let yields = |op: &crate::ftl::FlashOp| {
+            gc_yields
+                && matches!(op.purpose, Purpose::Gc | Purpose::WearLevel)
+                && (op.kind == OpKind::Erase || op.lpn != crate::ftl::NO_LPN)
+                && (c == NONE || !gating.get(op.job as usize).copied().unwrap_or(true))
+        };
         for op in &self.cx.plan.ops {
             let (b, page) = flash.split(op.ppn);
             let bx = &mut blk[b as usize];
@@ -82,6 +96,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             counters.flash(op.kind, op.purpose);
             if op.kind == OpKind::Erase {
                 blk[b as usize].plan_epoch += 1;
+                if gc_yields {
+                    let bx = &blk[b as usize];
+                    pending[bx.die as usize * planes + bx.plane as usize] += 1;
+                }
             }
             let j = op.job as usize;
             let slot = &mut fill[j * stages + op.stage as usize];
@@ -90,7 +108,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             items[t as usize] = Txn {
                 blk: b,
                 pg,
-                plane,
+                plane: if yields(op) { plane | YIELDS } else { plane },
                 qkey: queue_key(op.kind, op.purpose, pg & page_mask),
                 kind: op.kind,
                 purpose: op.purpose,
@@ -169,6 +187,17 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         let ready = can_start(bx, tx);
         self.cx.die_load[d] += 1;
         if !ready {
+            if self.gc_yields
+                && tx.kind == OpKind::Program
+                && tx.plane & YIELDS == 0
+                && tx.epoch != bx.exec_epoch
+                && bx.late & STARVING == 0
+            {
+                // A foreground program waits for this block's erase: its
+                // die serves GC first until the erase starts.
+                self.blk[b].late |= STARVING;
+                self.dies[d].starved += 1;
+            }
             // Its block's earlier program/erase has not started yet: park it
             // there, after every parked transaction with the same or an earlier
             // trigger (usually at the tail: a block's programs are planned in
@@ -313,10 +342,19 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     #[inline(never)]
     pub(super) fn erases_started(&mut self, d: u32) {
         let die = &self.dies[d as usize];
-        for &t in &die.batch_txn[..die.n as usize] {
+        let (batch, n) = (die.batch_txn, die.n as usize);
+        for &t in &batch[..n] {
             let b = self.txns[t].blk;
             let bx = &mut self.blk[b as usize];
-            if bx.late == 0 {
+            if self.gc_yields {
+                self.pending_erases
+                    [bx.die as usize * self.planes_per_die as usize + bx.plane as usize] -= 1;
+            }
+            if bx.late & STARVING != 0 {
+                bx.late &= !STARVING;
+                self.dies[d as usize].starved -= 1;
+            }
+            if bx.late & LATE_READS == 0 {
                 continue;
             }
             let e = bx.exec_epoch + 1;
@@ -324,7 +362,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 bx.reads[e as usize & 1] += n;
             }
             let later = (e + 1..=bx.plan_epoch).any(|x| self.late_reads.contains_key(&(b, x)));
-            bx.late = u8::from(later);
+            bx.late = if later { LATE_READS } else { 0 };
         }
     }
 

@@ -15,6 +15,8 @@ pub(super) enum Ev {
     PlugFlush,
     /// A reactive source's timer (`RequestSource::wake_at`).
     HostWake,
+    /// The idle detector's wait is over (`ftl.gc_idle_after`).
+    IdleCheck,
 }
 
 impl Ev {
@@ -30,6 +32,7 @@ impl Ev {
             Ev::DieDone(d) => (4, d),
             Ev::CmdComplete(c) => (5, c),
             Ev::SchedWake => (6, 0),
+            Ev::IdleCheck => (6, 1),
             Ev::PlugFlush => (7, 0),
         };
         assert!(
@@ -49,7 +52,8 @@ impl Ev {
             3 => Ev::ChanFree(i),
             4 => Ev::DieDone(i),
             5 => Ev::CmdComplete(i),
-            6 => Ev::SchedWake,
+            6 if i == 0 => Ev::SchedWake,
+            6 => Ev::IdleCheck,
             _ => Ev::PlugFlush,
         }
     }
