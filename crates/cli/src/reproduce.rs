@@ -675,7 +675,7 @@ fn lee_won(out: &Outcome) -> Vec<Section> {
             }
             secs.push(Section {
                 title: "Synthetic streams (experiment 1)".into(),
-                text: "Eight chip2 chips, one per channel, page mapping, lee2011 power; each stream arrives open loop (exponential inter-arrival times) on a drive filled first, as DiskSim's SSD model starts with every logical page mapped.".into(),
+                text: "Eight chip2 chips, one per channel, page mapping, lee2011 power, set up as DiskSim's SSD model ran the streams (15 % reserve, cleaning at 5 % free blocks, one operation per element, the generator's 3.35 GiB span; see the experiment file); each stream arrives open loop (exponential inter-arrival times, DiskSim's uniform ones have the same mean) on a drive filled first, as DiskSim's SSD model starts with every logical page mapped.".into(),
                 header: ["stream", "requests", "IOPS", "mean us", "p99 us", "time s", "energy J", "flash J", "CPU J", "DRAM J", "bus J", "WAF"]
                     .map(String::from)
                     .to_vec(),

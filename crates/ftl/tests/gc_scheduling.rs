@@ -172,10 +172,12 @@ fn a_host_write_waits_for_at_most_one_gc_operation() {
     let (rp, tp) = run_with(&paced, Timeline::default());
     assert!(rp.flash.gc_page_copies > 10_000, "{:?}", rp.flash);
     let (most, over_one, matched) = gc_ops_waited_for(&tp);
-    // Not yet "never": 15 of these 8,000 writes saw up to 5 GC operations
-    // begin on their die while they waited (whether a die in urgent mode or
-    // a write matched to another write's program is not known yet); the
-    // bound below keeps that from growing unseen.
+    // Not "never": 15 of these 8,000 writes saw up to 5 GC operations begin
+    // on their die while they waited, each time GC reads or copies back to
+    // back from about their arrival to their program's start, as a die in
+    // urgent mode runs them (a plane of the die out of erased blocks, so GC
+    // goes first: `Simulation::gc_urgent`). The bound keeps that from
+    // growing unseen.
     assert!(
         most <= 5 && over_one * 400 <= matched,
         "paced: a write waited for {most} GC operations ({over_one} of {matched} writes for more than one)"

@@ -1844,6 +1844,15 @@ impl Settings {
         if c.ftl.gc_threshold_blocks == 0 {
             return Err(invalid("ftl.gc_threshold_blocks", "must be at least 1"));
         }
+        if c.ftl.gc_mode == Some(GcMode::Paced) && c.ftl.maps_blocks() {
+            return Err(invalid(
+                "ftl.gc_mode",
+                format!(
+                    "\"paced\" paces the page-mapped FTLs' GC (page, dftl); {} merges log blocks, which are not paced: use \"blocking\"",
+                    c.ftl.kind
+                ),
+            ));
+        }
         if let Some(soft) = c.ftl.gc_soft_threshold_blocks {
             if soft <= c.ftl.gc_threshold_blocks {
                 return Err(invalid(
@@ -2342,6 +2351,29 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("x.toml") && e.contains("sometimes"), "{e}");
+    }
+    #[test]
+    fn gc_mode_settings_checked() {
+        let mut c = SsdConfig::default();
+        assert_eq!(c.ftl.gc_mode(), GcMode::Blocking);
+        c.ftl.gc_mode = Some(GcMode::Paced);
+        assert_eq!(c.ftl.soft_threshold_blocks(), 3);
+        c.validate().unwrap();
+        let mut bad = c.clone();
+        bad.ftl.kind = "fast".into();
+        let e = bad.validate().unwrap_err().to_string();
+        assert!(e.contains("ftl.gc_mode") && e.contains("fast"), "{e}");
+        let mut bad = c.clone();
+        bad.ftl.gc_soft_threshold_blocks = Some(2);
+        let e = bad.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("ftl.gc_soft_threshold_blocks") && e.contains("above"),
+            "{e}"
+        );
+        let mut bad = c.clone();
+        bad.ftl.gc_soft_threshold_blocks = Some(100_000);
+        let e = bad.validate().unwrap_err().to_string();
+        assert!(e.contains("spare blocks per plane"), "{e}");
     }
     #[test]
     fn impossible_geometry_refused() {
