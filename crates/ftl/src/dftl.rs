@@ -1244,19 +1244,12 @@ impl HostFrontier for DftlFtl {
 }
 
 impl DftlFtl {
-    /// Pages `plane` can still take for data without GC: its free blocks'
-    /// and the room left in its host and GC frontiers.
+    /// Pages `plane` can still take for data without GC (`Blocks::free_space`
+    /// over its host and GC frontiers).
     fn free_space(&self, plane: PlaneId) -> u64 {
-        let ppb = self.g.pages_per_block as u64;
-        let room = |b: u32| {
-            if self.open_ok(b) {
-                ppb - self.blocks.wp(b as usize) as u64
-            } else {
-                0
-            }
-        };
         let p = plane.0 as usize;
-        self.blocks.free_count(plane) as u64 * ppb + room(self.host_open[p]) + room(self.gc_open[p])
+        self.blocks
+            .free_space(plane, [self.host_open[p], self.gc_open[p]])
     }
 }
 

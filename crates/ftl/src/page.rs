@@ -303,19 +303,12 @@ impl PageFtl {
         self.blocks.begin_call();
     }
 
-    /// Pages `plane` can still take without GC: its free blocks' and the
-    /// room left in its host and GC frontiers.
+    /// Pages `plane` can still take without GC (`Blocks::free_space` over its
+    /// host and GC frontiers).
     fn free_space(&self, plane: PlaneId) -> u64 {
-        let ppb = self.g.pages_per_block as u64;
-        let room = |b: u32| {
-            if b == NONE || self.blocks.state(b as usize) != BlockState::Open {
-                0
-            } else {
-                ppb - self.blocks.wp(b as usize) as u64
-            }
-        };
         let p = plane.0 as usize;
-        self.blocks.free_count(plane) as u64 * ppb + room(self.host_open[p]) + room(self.gc_open[p])
+        self.blocks
+            .free_space(plane, [self.host_open[p], self.gc_open[p]])
     }
 }
 

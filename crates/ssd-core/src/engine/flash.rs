@@ -474,6 +474,14 @@ pub(super) struct BlockExec {
     pub(super) reads: [u32; 2],
 }
 
+impl BlockExec {
+    /// The block's plane as a flat id, die by die (`planes` planes a die).
+    #[inline]
+    pub(super) fn flat_plane(&self, planes: u32) -> usize {
+        self.die as usize * planes as usize + self.plane as usize
+    }
+}
+
 impl Default for BlockExec {
     fn default() -> Self {
         BlockExec {

@@ -73,7 +73,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         // page being moved waits for its copy, and DFTL reads a translation
         // page on nearly every command.
         let (gc_yields, gating) = (self.gc_yields, &self.cx.plan.gating[..]);
-        let (pending, planes) = (&mut self.pending_erases[..], self.planes_per_die as usize);
+        let (pending, planes) = (&mut self.pending_erases[..], self.planes_per_die);
         let yields = |op: &crate::ftl::FlashOp| {
             gc_yields
                 && matches!(op.purpose, Purpose::Gc | Purpose::WearLevel)
@@ -98,7 +98,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 blk[b as usize].plan_epoch += 1;
                 if gc_yields {
                     let bx = &blk[b as usize];
-                    pending[bx.die as usize * planes + bx.plane as usize] += 1;
+                    pending[bx.flat_plane(planes)] += 1;
                 }
             }
             let j = op.job as usize;
@@ -347,8 +347,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             let b = self.txns[t].blk;
             let bx = &mut self.blk[b as usize];
             if self.gc_yields {
-                self.pending_erases
-                    [bx.die as usize * self.planes_per_die as usize + bx.plane as usize] -= 1;
+                self.pending_erases[bx.flat_plane(self.planes_per_die)] -= 1;
             }
             if bx.late & STARVING != 0 {
                 bx.late &= !STARVING;
