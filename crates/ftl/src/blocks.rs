@@ -363,7 +363,7 @@ impl Blocks {
     /// Pages `plane` can still take without GC: its free blocks' and the room
     /// left in the open blocks `frontiers` (block ids; `u32::MAX` or a block
     /// no longer open counts nothing): paced GC's measure of free space.
-    pub fn free_space(&self, plane: PlaneId, frontiers: [u32; 2]) -> u64 {
+    pub fn free_space(&self, plane: PlaneId, frontiers: &[u32]) -> u64 {
         let ppb = self.g.pages_per_block as u64;
         let room = |b: u32| match self.hot.get(b as usize) {
             Some(h) if h.state == BlockState::Open => ppb - h.wp() as u64,

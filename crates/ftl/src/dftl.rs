@@ -112,6 +112,9 @@ pub struct DftlFtl {
     soft_pages: u64,
     bg_target: u32,
     bg_cursor: u32,
+    /// Planes where an idle-time job reclaimed nothing (see `background`),
+    /// skipped by idle-time GC until the host writes or trims again.
+    bg_futile: Vec<bool>,
     cmt: Cmt,
     /// `ftl.cmt_granularity = page`: the CMT loads and evicts whole
     /// translation pages.
@@ -229,6 +232,7 @@ impl DftlFtl {
             },
             bg_target: c.background_gc_blocks,
             bg_cursor: 0,
+            bg_futile: vec![false; planes],
             cmt: Cmt::new(cap as u32, logical, c.cmt_policy),
             page_mode,
             stats: FtlStats::default(),
@@ -1244,12 +1248,23 @@ impl HostFrontier for DftlFtl {
 }
 
 impl DftlFtl {
+    /// Pages the whole drive can still take without GC: every plane's free
+    /// blocks and the room left in its data and translation frontiers.
+    fn drive_free_pages(&self) -> u64 {
+        (0..self.host_open.len())
+            .map(|p| {
+                let open = [self.host_open[p], self.gc_open[p], self.trans_open[p]];
+                self.blocks.free_space(PlaneId(p as u32), &open)
+            })
+            .sum()
+    }
+
     /// Pages `plane` can still take for data without GC (`Blocks::free_space`
     /// over its host and GC frontiers).
     fn free_space(&self, plane: PlaneId) -> u64 {
         let p = plane.0 as usize;
         self.blocks
-            .free_space(plane, [self.host_open[p], self.gc_open[p]])
+            .free_space(plane, &[self.host_open[p], self.gc_open[p]])
     }
 }
 
@@ -1275,6 +1290,7 @@ impl Ftl for DftlFtl {
     }
     fn write(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
         self.begin_call(cx);
+        self.bg_futile.fill(false);
         for l in lpn.0..lpn.0 + n as u64 {
             self.page_start();
             self.blocks.clock += 1;
@@ -1304,6 +1320,7 @@ impl Ftl for DftlFtl {
     }
     fn trim(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
         self.begin_call(cx);
+        self.bg_futile.fill(false);
         for l in lpn.0..lpn.0 + n as u64 {
             self.page_start();
             let (s, _) = self.lookup_entry(l, cx);
@@ -1341,9 +1358,22 @@ impl Ftl for DftlFtl {
         for k in 0..np {
             let i = (self.bg_cursor + k) % np;
             let p = PlaneId(self.picker.order[i as usize]);
-            if self.blocks.free_count(p) < self.bg_target && self.gc_one(p, cx, true) {
+            if self.bg_futile[p.0 as usize] || self.blocks.free_count(p) >= self.bg_target {
+                continue;
+            }
+            let before = self.drive_free_pages();
+            if self.gc_one(p, cx, true) {
                 self.bg_cursor = (i + 1) % np;
                 self.run_pending_gc(cx);
+                // A job moves a victim's valid pages and rewrites their
+                // translation pages: with little garbage it can take as much
+                // room as it frees, and the next job collects the garbage it
+                // made, for ever. Idle-time GC exists to reclaim space, so a
+                // plane where a job reclaimed none is left alone until the
+                // host writes or trims again.
+                if self.drive_free_pages() <= before {
+                    self.bg_futile[p.0 as usize] = true;
+                }
                 return true;
             }
         }

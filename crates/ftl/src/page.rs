@@ -308,7 +308,7 @@ impl PageFtl {
     fn free_space(&self, plane: PlaneId) -> u64 {
         let p = plane.0 as usize;
         self.blocks
-            .free_space(plane, [self.host_open[p], self.gc_open[p]])
+            .free_space(plane, &[self.host_open[p], self.gc_open[p]])
     }
 }
 
