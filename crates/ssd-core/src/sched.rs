@@ -11,7 +11,9 @@ use crate::error::{invalid, ConfigError};
 use crate::units::{Dur, SimTime, Size};
 use crate::workload::IoOp;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
+use std::collections::hash_map::Entry;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// A request as the scheduler sees it. `id` is the engine's handle of the first
 /// host request it stands for.
@@ -91,20 +93,59 @@ pub trait IoScheduler {
 ///
 /// A new read or write merges into the most recently queued request it is
 /// contiguous with (same direction, within `max_sectors`), found as Linux's
-/// elevator finds it: an index keyed by end sector for back merges (the
-/// `rqhash`) and one keyed by start sector for front merges, so an arrival
-/// costs O(log n) whatever the queue's length.
+/// elevator finds it: a hash keyed by end sector for back merges (the
+/// `rqhash` of block/elevator.c, `elv_rqhash_find`) and one keyed by start
+/// sector for front merges, so an arrival costs O(1) whatever the queue's
+/// length. Requests sharing a key (overlapping I/O) are chained newest
+/// first, so the newest candidate is tried first.
 #[derive(Debug)]
 pub struct Noop {
-    q: std::collections::VecDeque<SchedReq>,
+    /// The queue, each request with its chain links (see [`Link`]).
+    q: std::collections::VecDeque<(SchedReq, [u64; 2])>,
     /// Sequence number of `q[0]`: the request at `q[i]` has number `head + i`.
     head: u64,
-    /// (is write, end sector, sequence number) of every queued read and write.
-    by_end: BTreeSet<(bool, u64, u64)>,
-    /// (is write, start sector, sequence number) of every queued read and write.
-    by_lba: BTreeSet<(bool, u64, u64)>,
+    /// (is write, end sector) and (is write, start sector) of the queued
+    /// reads and writes: the sequence number of the newest request with that
+    /// key, whose link names the next older one.
+    index: [HashMap<(bool, u64), u64, BuildHasherDefault<SectorHasher>>; 2],
     max_sectors: u32,
     merge: bool,
+}
+
+/// The chains of [`Noop`]'s index: by end sector (back merges) and by start
+/// sector (front merges). A link holds the next older request's sequence
+/// number with the same key, or `END`.
+#[derive(Clone, Copy)]
+enum Link {
+    ByEnd = 0,
+    ByStart = 1,
+}
+const END: u64 = u64::MAX;
+
+/// A hasher for (direction, sector) keys: one multiply per word
+/// (Fibonacci hashing). Deterministic, as every result must be.
+#[derive(Default)]
+struct SectorHasher(u64);
+
+impl Hasher for SectorHasher {
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    #[inline]
+    fn write_u8(&mut self, v: u8) {
+        self.write_u64(v as u64);
+    }
+    #[inline]
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
 }
 
 /// The merge direction of a request (writes true), or None if it never merges.
@@ -123,24 +164,98 @@ impl Noop {
         Noop {
             q: Default::default(),
             head: 0,
-            by_end: BTreeSet::new(),
-            by_lba: BTreeSet::new(),
+            index: Default::default(),
             max_sectors,
             merge,
         }
     }
 
-    fn index(&mut self, r: &SchedReq, seq: u64) {
-        if let (true, Some(w)) = (self.merge, merge_dir(r.op)) {
-            self.by_end.insert((w, r.end(), seq));
-            self.by_lba.insert((w, r.lba, seq));
+    /// The key of `r` in chain `k`.
+    #[inline]
+    fn key(r: &SchedReq, w: bool, k: Link) -> (bool, u64) {
+        match k {
+            Link::ByEnd => (w, r.end()),
+            Link::ByStart => (w, r.lba),
         }
     }
 
+    /// The link of queued request `seq` in chain `k`.
+    #[inline]
+    fn link(&mut self, seq: u64, k: Link) -> &mut u64 {
+        &mut self.q[(seq - self.head) as usize].1[k as usize]
+    }
+
+    /// Put queued request `seq` (holding `r`) in both chains, in order of
+    /// sequence number (a merged request keeps its number, which may be
+    /// older than others' with its new key).
+    fn index(&mut self, r: &SchedReq, seq: u64) {
+        let (true, Some(w)) = (self.merge, merge_dir(r.op)) else {
+            return;
+        };
+        for k in [Link::ByEnd, Link::ByStart] {
+            let newest = match self.index[k as usize].entry(Noop::key(r, w, k)) {
+                Entry::Vacant(e) => {
+                    e.insert(seq);
+                    END
+                }
+                Entry::Occupied(mut e) => {
+                    let n = *e.get();
+                    if n < seq {
+                        e.insert(seq);
+                    }
+                    n
+                }
+            };
+            if newest == END || newest < seq {
+                *self.link(seq, k) = newest;
+                continue;
+            }
+            let mut at = newest;
+            loop {
+                let next = *self.link(at, k);
+                if next == END || next < seq {
+                    *self.link(seq, k) = next;
+                    *self.link(at, k) = seq;
+                    break;
+                }
+                at = next;
+            }
+        }
+    }
+
+    /// Take queued request `seq` (holding `r`) out of both chains.
     fn unindex(&mut self, r: &SchedReq, seq: u64) {
-        if let (true, Some(w)) = (self.merge, merge_dir(r.op)) {
-            let ok = self.by_end.remove(&(w, r.end(), seq)) & self.by_lba.remove(&(w, r.lba, seq));
-            assert!(ok, "noop: request {} missing from the merge index", r.id);
+        let (true, Some(w)) = (self.merge, merge_dir(r.op)) else {
+            return;
+        };
+        for k in [Link::ByEnd, Link::ByStart] {
+            let next = *self.link(seq, k);
+            let Entry::Occupied(mut e) = self.index[k as usize].entry(Noop::key(r, w, k)) else {
+                panic!("noop: request {} missing from the merge index", r.id);
+            };
+            let newest = *e.get();
+            if newest == seq {
+                if next == END {
+                    e.remove();
+                } else {
+                    e.insert(next);
+                }
+                continue;
+            }
+            let mut at = newest;
+            loop {
+                let l = *self.link(at, k);
+                assert!(
+                    l != END,
+                    "noop: request {} missing from the merge index",
+                    r.id
+                );
+                if l == seq {
+                    *self.link(at, k) = next;
+                    break;
+                }
+                at = l;
+            }
         }
     }
 
@@ -150,34 +265,33 @@ impl Noop {
     /// queue would find).
     fn merge_target(&self, r: &SchedReq) -> Option<u64> {
         let w = merge_dir(r.op)?;
-        let mut back = self
-            .by_end
-            .range((w, r.lba, 0)..=(w, r.lba, u64::MAX))
-            .rev()
-            .map(|k| k.2)
-            .peekable();
-        let mut front = self
-            .by_lba
-            .range((w, r.end(), 0)..=(w, r.end(), u64::MAX))
-            .rev()
-            .map(|k| k.2)
-            .peekable();
+        let first = |k: Link, key: (bool, u64)| *self.index[k as usize].get(&key).unwrap_or(&END);
+        let next = |k: Link, seq: u64| self.q[(seq - self.head) as usize].1[k as usize];
+        let mut back = first(Link::ByEnd, (w, r.lba));
+        let mut front = first(Link::ByStart, (w, r.end()));
         loop {
-            let seq = match (back.peek(), front.peek()) {
-                (None, None) => return None,
-                (Some(&b), Some(&f)) => {
+            // The newer of the two chains' heads (END is u64::MAX: none).
+            let seq = match (back, front) {
+                (END, END) => return None,
+                (b, END) => {
+                    back = next(Link::ByEnd, b);
+                    b
+                }
+                (END, f) => {
+                    front = next(Link::ByStart, f);
+                    f
+                }
+                (b, f) => {
                     if b >= f {
-                        back.next();
+                        back = next(Link::ByEnd, b);
                     }
                     if f >= b {
-                        front.next();
+                        front = next(Link::ByStart, f);
                     }
                     b.max(f)
                 }
-                (Some(_), None) => back.next()?,
-                (None, Some(_)) => front.next()?,
             };
-            let q = &self.q[(seq - self.head) as usize];
+            let q = &self.q[(seq - self.head) as usize].0;
             if q.sectors as u64 + r.sectors as u64 <= self.max_sectors as u64 {
                 return Some(seq);
             }
@@ -193,7 +307,7 @@ impl IoScheduler for Noop {
         if self.merge {
             if let Some(seq) = self.merge_target(&r) {
                 let i = (seq - self.head) as usize;
-                let old = self.q[i];
+                let old = self.q[i].0;
                 let mut a = old;
                 let ok = try_merge(&mut a, &r, self.max_sectors);
                 debug_assert!(
@@ -202,7 +316,7 @@ impl IoScheduler for Noop {
                 );
                 if ok {
                     self.unindex(&old, seq);
-                    self.q[i] = a;
+                    self.q[i].0 = a;
                     self.index(&a, seq);
                     merged.push((a.id, r.id));
                     return;
@@ -210,12 +324,13 @@ impl IoScheduler for Noop {
             }
         }
         let seq = self.head + self.q.len() as u64;
+        self.q.push_back((r, [END; 2]));
         self.index(&r, seq);
-        self.q.push_back(r);
     }
     fn dispatch(&mut self, _now: SimTime) -> Option<SchedReq> {
-        let r = self.q.pop_front()?;
+        let &(r, _) = self.q.front()?;
         self.unindex(&r, self.head);
+        self.q.pop_front();
         self.head += 1;
         Some(r)
     }
@@ -312,7 +427,7 @@ mod tests {
             }
             let rest: Vec<SchedReq> = std::iter::from_fn(|| a.dispatch(SimTime(0))).collect();
             assert_eq!(rest, Vec::from(b.q));
-            assert!(a.by_end.is_empty() && a.by_lba.is_empty());
+            assert!(a.index.iter().all(|m| m.is_empty()));
         }
     }
 }
