@@ -26,6 +26,7 @@ pub mod filebench;
 pub mod flows;
 pub mod fs;
 pub mod ftl;
+pub mod hash;
 pub mod hw;
 pub mod observer;
 pub mod outfile;

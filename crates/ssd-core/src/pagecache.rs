@@ -55,13 +55,14 @@
 //! (`dirty_at_end_bytes`): the run ends there, unless `end_fsync` writes it.
 
 use crate::error::{invalid, ConfigError};
+use crate::hash::FastMap;
 use crate::stats::{LatencyHist, LatencySummary};
 use crate::units::{Dur, SimTime, Size};
 use crate::workload::{
     CallExtras, HostEvent, HostRequest, IoOp, RequestSource, SourceError, Timing,
 };
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// The cache's page size (x86's).
 pub const PAGE: u64 = 4096;
@@ -451,7 +452,7 @@ pub struct PageCache<S: RequestSource> {
     ra_max: u64,
     pages: Vec<Page>,
     free: Vec<u32>,
-    map: HashMap<u64, u32>,
+    map: FastMap<u64, u32>,
     lru_head: u32,
     lru_tail: u32,
     /// Files with dirty pages, and their dirtying order (Linux's `b_dirty`:
@@ -460,15 +461,15 @@ pub struct PageCache<S: RequestSource> {
     b_dirty: BTreeSet<(SimTime, u32)>,
     nr_dirty: u64,
     nr_wb: u64,
-    ios: HashMap<u32, Io>,
+    ios: FastMap<u32, Io>,
     next_tag: u32,
     threads: Vec<Thread>,
-    by_stream: HashMap<u32, usize>,
+    by_stream: FastMap<u32, usize>,
     /// Writers of a file in the order their calls came (the file's lock,
     /// `i_rwsem`, taken in that order): the source computed each write's
     /// place (an append's end of file) in that order, so they run in it.
     /// The block device and the metadata are not locked.
-    writers: HashMap<u32, VecDeque<u32>>,
+    writers: FastMap<u32, VecDeque<u32>>,
     /// Per device page, the file whose data it last held (empty until a
     /// file is written).
     owners: Vec<u32>,
@@ -532,18 +533,18 @@ impl<S: RequestSource> PageCache<S> {
             cfg: cfg.clone(),
             pages: Vec::new(),
             free: Vec::new(),
-            map: HashMap::new(),
+            map: FastMap::default(),
             lru_head: NONE,
             lru_tail: NONE,
             inodes: BTreeMap::new(),
             b_dirty: BTreeSet::new(),
             nr_dirty: 0,
             nr_wb: 0,
-            ios: HashMap::new(),
+            ios: FastMap::default(),
             next_tag: 0,
             threads: vec![flusher],
-            by_stream: HashMap::new(),
-            writers: HashMap::new(),
+            by_stream: FastMap::default(),
+            writers: FastMap::default(),
             owners: Vec::new(),
             outbox: vec![VecDeque::new()],
             asleep: vec![false],

@@ -8,12 +8,11 @@
 //! [`crate::scheds`]; the application closes the choice with [`AnySched`](crate::scheds::AnySched).
 
 use crate::error::{invalid, ConfigError};
+use crate::hash::FastMap;
 use crate::units::{Dur, SimTime, Size};
 use crate::workload::IoOp;
 use serde::{Deserialize, Serialize};
 use std::collections::hash_map::Entry;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 /// A request as the scheduler sees it. `id` is the engine's handle of the first
 /// host request it stands for.
@@ -107,7 +106,7 @@ pub struct Noop {
     /// (is write, end sector) and (is write, start sector) of the queued
     /// reads and writes: the sequence number of the newest request with that
     /// key, whose link names the next older one.
-    index: [HashMap<(bool, u64), u64, BuildHasherDefault<SectorHasher>>; 2],
+    index: [FastMap<(bool, u64), u64>; 2],
     max_sectors: u32,
     merge: bool,
 }
@@ -121,32 +120,6 @@ enum Link {
     ByStart = 1,
 }
 const END: u64 = u64::MAX;
-
-/// A hasher for (direction, sector) keys: one multiply per word
-/// (Fibonacci hashing). Deterministic, as every result must be.
-#[derive(Default)]
-struct SectorHasher(u64);
-
-impl Hasher for SectorHasher {
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-    #[inline]
-    fn write_u8(&mut self, v: u8) {
-        self.write_u64(v as u64);
-    }
-    #[inline]
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-}
 
 /// The merge direction of a request (writes true), or None if it never merges.
 #[inline]
