@@ -112,9 +112,12 @@ pub struct DftlFtl {
     soft_pages: u64,
     bg_target: u32,
     bg_cursor: u32,
-    /// Planes where an idle-time job reclaimed nothing (see `background`),
-    /// skipped by idle-time GC until the host writes or trims again.
-    bg_futile: Vec<bool>,
+    /// Host write and trim calls so far (`bg_futile`'s clock).
+    bg_epoch: u64,
+    /// Per plane, `bg_epoch` + 1 when an idle-time job there reclaimed
+    /// nothing (see `background`): idle-time GC skips the plane until the
+    /// host writes or trims again, which moves the clock past the mark.
+    bg_futile: Vec<u64>,
     cmt: Cmt,
     /// `ftl.cmt_granularity = page`: the CMT loads and evicts whole
     /// translation pages.
@@ -232,7 +235,8 @@ impl DftlFtl {
             },
             bg_target: c.background_gc_blocks,
             bg_cursor: 0,
-            bg_futile: vec![false; planes],
+            bg_epoch: 0,
+            bg_futile: vec![0; planes],
             cmt: Cmt::new(cap as u32, logical, c.cmt_policy),
             page_mode,
             stats: FtlStats::default(),
@@ -1290,7 +1294,7 @@ impl Ftl for DftlFtl {
     }
     fn write(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
         self.begin_call(cx);
-        self.bg_futile.fill(false);
+        self.bg_epoch += 1;
         for l in lpn.0..lpn.0 + n as u64 {
             self.page_start();
             self.blocks.clock += 1;
@@ -1320,7 +1324,7 @@ impl Ftl for DftlFtl {
     }
     fn trim(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
         self.begin_call(cx);
-        self.bg_futile.fill(false);
+        self.bg_epoch += 1;
         for l in lpn.0..lpn.0 + n as u64 {
             self.page_start();
             let (s, _) = self.lookup_entry(l, cx);
@@ -1358,7 +1362,9 @@ impl Ftl for DftlFtl {
         for k in 0..np {
             let i = (self.bg_cursor + k) % np;
             let p = PlaneId(self.picker.order[i as usize]);
-            if self.bg_futile[p.0 as usize] || self.blocks.free_count(p) >= self.bg_target {
+            if self.bg_futile[p.0 as usize] == self.bg_epoch + 1
+                || self.blocks.free_count(p) >= self.bg_target
+            {
                 continue;
             }
             let before = self.drive_free_pages();
@@ -1372,7 +1378,7 @@ impl Ftl for DftlFtl {
                 // plane where a job reclaimed none is left alone until the
                 // host writes or trims again.
                 if self.drive_free_pages() <= before {
-                    self.bg_futile[p.0 as usize] = true;
+                    self.bg_futile[p.0 as usize] = self.bg_epoch + 1;
                 }
                 return true;
             }
