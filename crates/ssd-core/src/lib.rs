@@ -28,6 +28,7 @@ pub mod fs;
 pub mod ftl;
 pub mod hash;
 pub mod hw;
+pub mod idset;
 pub mod observer;
 pub mod outfile;
 pub mod pagecache;

@@ -56,6 +56,7 @@
 
 use crate::error::{invalid, ConfigError};
 use crate::hash::FastMap;
+use crate::idset::IdSet;
 use crate::stats::{LatencyHist, LatencySummary};
 use crate::units::{Dur, SimTime, Size};
 use crate::workload::{
@@ -484,6 +485,27 @@ pub struct PageCache<S: RequestSource> {
     flusher_stalled: bool,
     /// Threads waiting for any completion to reclaim a page.
     reclaim_waiters: Vec<u32>,
+    /// Threads that may be able to move: every thread that
+    /// [`runnable`](Self::runnable) would pass is here (waiting for a call
+    /// with none queued does not count), so that a step visits these, in
+    /// index order, and not every thread.
+    ready: IdSet,
+    /// Threads in [`Stage::Throttle`] not in `ready`: they move when the
+    /// dirty and writeback pages drop to the limit.
+    throttled: IdSet,
+    /// Threads busy until a time (`until` after the instant they were
+    /// booked), by that time: the step wakes them, `wake_at` reports the
+    /// first.
+    timers: BTreeSet<(SimTime, u32)>,
+    /// Threads (the flusher aside) idle with no call queued, and ended.
+    idle_empty: usize,
+    done: usize,
+    /// Submitters with requests queued that are not asleep, in index order
+    /// (the order `poll` hands requests out in), and requests queued.
+    out_ready: IdSet,
+    out_queued: usize,
+    /// Threads the steps looked at (see [`PageCache::thread_visits`]).
+    visits: u64,
     next_periodic: Option<SimTime>,
     now: SimTime,
     /// The instant of the last step, and whether an event came since.
@@ -552,6 +574,14 @@ impl<S: RequestSource> PageCache<S> {
             kupdate: false,
             flusher_stalled: false,
             reclaim_waiters: Vec::new(),
+            ready: IdSet::default(),
+            throttled: IdSet::default(),
+            timers: BTreeSet::new(),
+            idle_empty: 0,
+            done: 0,
+            out_ready: IdSet::default(),
+            out_queued: 0,
+            visits: 0,
             next_periodic: None,
             now: SimTime::ZERO,
             stepped: None,
@@ -819,14 +849,15 @@ impl<S: RequestSource> PageCache<S> {
                 waiters,
             },
         );
-        self.outbox[sub].push_back(HostRequest {
+        let r = HostRequest {
             arrival: self.now,
             op,
             lba,
             sectors: sectors as u32,
             stream: self.threads[sub].stream,
             tag,
-        });
+        };
+        self.out_push(sub, r);
         tag
     }
 
@@ -1017,6 +1048,7 @@ impl<S: RequestSource> PageCache<S> {
         self.outbox.push(VecDeque::new());
         self.asleep.push(false);
         self.by_stream.insert(stream, t);
+        self.idle_empty += 1;
         t
     }
 
@@ -1033,11 +1065,7 @@ impl<S: RequestSource> PageCache<S> {
         self.app.clock(self.now);
         let cap = self.depth.saturating_mul(4).saturating_add(64);
         while !self.app_done
-            && (self.outstanding < self.depth
-                || self.outstanding < cap
-                    && self.threads[1..]
-                        .iter()
-                        .any(|t| t.stage == Stage::Idle && t.queue.is_empty()))
+            && (self.outstanding < self.depth || self.outstanding < cap && self.idle_empty > 0)
         {
             got = true;
             match self.app.next_request() {
@@ -1050,15 +1078,52 @@ impl<S: RequestSource> PageCache<S> {
                         self.writers.entry(r.tag).or_default().push_back(t as u32);
                     }
                     let more = (self.app.more_follow(), self.app.call_extras());
+                    if self.idle_and_empty(t) {
+                        self.idle_empty -= 1;
+                    }
                     self.threads[t].queue.push_back(r);
                     self.threads[t].more.push_back(more);
                     self.outstanding += 1;
+                    self.ready.insert(t);
                 }
                 Some(Err(e)) => return Err(e),
-                None => self.app_done = true,
+                None => {
+                    // Idle threads end (or make their end_fsync).
+                    self.app_done = true;
+                    self.ready_all();
+                }
             }
         }
         Ok(got)
+    }
+
+    /// Thread `t` (not the flusher) is idle with no call queued.
+    fn idle_and_empty(&self, t: usize) -> bool {
+        let th = &self.threads[t];
+        t > 0 && th.stage == Stage::Idle && th.queue.is_empty()
+    }
+
+    /// Thread `t` can move now: [`runnable`](Self::runnable), and not
+    /// waiting for a call that has not come (`run_thread` would return at
+    /// once).
+    fn live(&self, t: usize) -> bool {
+        (self.app_done || !self.idle_and_empty(t)) && self.runnable(t)
+    }
+
+    /// Every thread may move (the source ended, or the run stops).
+    fn ready_all(&mut self) {
+        for t in 1..self.threads.len() {
+            self.ready.insert(t);
+        }
+    }
+
+    /// Queue `r` for the device from submitter `k`.
+    fn out_push(&mut self, k: usize, r: HostRequest) {
+        self.outbox[k].push_back(r);
+        self.out_queued += 1;
+        if !self.asleep[k] {
+            self.out_ready.insert(k);
+        }
     }
 
     fn runnable(&self, t: usize) -> bool {
@@ -1101,8 +1166,14 @@ impl<S: RequestSource> PageCache<S> {
         if let Some(q) = self.writers.get_mut(&ino) {
             debug_assert_eq!(q.front(), Some(&(t as u32)));
             q.pop_front();
-            if q.is_empty() {
-                self.writers.remove(&ino);
+            match q.front() {
+                // The next writer may take the lock.
+                Some(&w) => {
+                    self.ready.insert(w as usize);
+                }
+                None => {
+                    self.writers.remove(&ino);
+                }
             }
         }
     }
@@ -1548,12 +1619,13 @@ impl<S: RequestSource> PageCache<S> {
                     );
                     self.threads[t].waits += 1;
                     let stream = self.threads[t].stream;
-                    self.outbox[t].push_back(HostRequest {
+                    let trim = HostRequest {
                         arrival: self.now,
                         tag,
                         stream,
                         ..r
-                    });
+                    };
+                    self.out_push(t, trim);
                     self.stats.trims += 1;
                     self.threads[t].stage = Stage::Complete;
                 }
@@ -1805,9 +1877,7 @@ impl<S: RequestSource> PageCache<S> {
     }
 
     fn app_finished(&self) -> bool {
-        self.app_done
-            && self.outstanding == 0
-            && self.threads[1..].iter().all(|t| t.stage == Stage::Done)
+        self.app_done && self.outstanding == 0 && self.done + 1 == self.threads.len()
     }
 
     /// Run every thread and the flusher until nothing moves.
@@ -1815,17 +1885,59 @@ impl<S: RequestSource> PageCache<S> {
         if self.start.is_none() {
             self.start = Some(self.now);
         }
+        // Threads whose copy or computation has ended.
+        while let Some(&(at, t)) = self.timers.first() {
+            if at > self.now {
+                break;
+            }
+            self.timers.pop_first();
+            self.ready.insert(t as usize);
+        }
         loop {
             let mut moved = self.fetch()?;
-            for t in 1..self.threads.len() {
+            // The threads in index order, as a walk over all of them would
+            // meet them: one made ready by a thread before it in this pass
+            // runs in this pass, one after it in the next.
+            let mut from = 1;
+            loop {
+                if !self.throttled.is_empty() && self.nr_dirty() + self.nr_wb <= self.dirty_thresh {
+                    self.ready.take_all(&mut self.throttled);
+                }
+                let Some(t) = self.ready.next_from(from) else {
+                    break;
+                };
+                from = t + 1;
+                self.ready.remove(t);
+                self.visits += 1;
                 if !self.runnable(t) {
+                    if self.threads[t].stage == Stage::Throttle {
+                        self.throttled.insert(t);
+                    }
                     continue;
                 }
                 let th = &self.threads[t];
                 let before = (th.stage, th.until, th.waits, th.queue.len());
+                let was_idle = self.idle_and_empty(t);
                 self.run_thread(t);
                 let th = &self.threads[t];
-                moved |= before != (th.stage, th.until, th.waits, th.queue.len());
+                let after = (th.stage, th.until, th.waits, th.queue.len());
+                moved |= before != after;
+                if after.1 != before.1 {
+                    self.timers.remove(&(before.1, t as u32));
+                    if after.1 > self.now {
+                        self.timers.insert((after.1, t as u32));
+                    }
+                }
+                self.idle_empty =
+                    self.idle_empty + self.idle_and_empty(t) as usize - was_idle as usize;
+                self.done += (before.0 != Stage::Done && after.0 == Stage::Done) as usize;
+                if after.0 == Stage::Throttle {
+                    self.throttled.insert(t);
+                } else if self.live(t) {
+                    // It stopped still able to move (a wait it did not
+                    // register): the next pass tries again, as before.
+                    self.ready.insert(t);
+                }
             }
             let queued = self.outbox[0].len();
             self.flusher_step();
@@ -1834,6 +1946,13 @@ impl<S: RequestSource> PageCache<S> {
                 return Ok(());
             }
         }
+    }
+
+    /// Threads the cache's steps have looked at so far: the work per event
+    /// that grows with the thread count, were the steps to walk every
+    /// thread (tests bound it per call).
+    pub fn thread_visits(&self) -> u64 {
+        self.visits
     }
 
     /// The application's call latencies of the measured phase: read,
@@ -1990,14 +2109,14 @@ impl<S: RequestSource> RequestSource for PageCache<S> {
                 return Some(Err(e));
             }
         }
-        for (k, q) in self.outbox.iter_mut().enumerate() {
-            if !self.asleep[k] {
-                if let Some(r) = q.pop_front() {
-                    return Some(Ok(r));
-                }
-            }
+        // The first submitter, in index order, with a request and room.
+        let k = self.out_ready.next_from(0)?;
+        let r = self.outbox[k].pop_front()?;
+        self.out_queued -= 1;
+        if self.outbox[k].is_empty() {
+            self.out_ready.remove(k);
         }
-        None
+        Some(Ok(r))
     }
     fn event(&mut self, ev: HostEvent, now: SimTime) {
         self.now = now;
@@ -2005,12 +2124,18 @@ impl<S: RequestSource> RequestSource for PageCache<S> {
         match ev {
             HostEvent::Blocked(tag) => {
                 if let Some(io) = self.ios.get(&tag) {
-                    self.asleep[io.submitter as usize] = true;
+                    let k = io.submitter as usize;
+                    self.asleep[k] = true;
+                    self.out_ready.remove(k);
                 }
             }
             HostEvent::Admitted(tag) => {
                 if let Some(io) = self.ios.get(&tag) {
-                    self.asleep[io.submitter as usize] = false;
+                    let k = io.submitter as usize;
+                    self.asleep[k] = false;
+                    if !self.outbox[k].is_empty() {
+                        self.out_ready.insert(k);
+                    }
                 }
             }
             HostEvent::Completed(tag) => {
@@ -2039,16 +2164,20 @@ impl<S: RequestSource> RequestSource for PageCache<S> {
                 }
                 for w in io.waiters.into_iter().chain(self.reclaim_waiters.drain(..)) {
                     self.threads[w as usize].waits -= 1;
+                    if w > 0 {
+                        self.ready.insert(w as usize);
+                    }
                 }
             }
         }
     }
     fn wake_at(&self) -> Option<SimTime> {
-        let threads = self.threads[1..]
-            .iter()
-            .filter(|t| t.waits == 0 && t.until > self.now)
-            .map(|t| t.until)
-            .min();
+        let after_now = (SimTime(self.now.0.saturating_add(1)), 0);
+        let threads = self
+            .timers
+            .range(after_now..)
+            .find(|&&(_, t)| self.threads[t as usize].waits == 0)
+            .map(|&(at, _)| at);
         let periodic = if self.app_finished() {
             None
         } else {
@@ -2060,7 +2189,7 @@ impl<S: RequestSource> RequestSource for PageCache<S> {
         }
     }
     fn finished(&self) -> bool {
-        self.app_finished() && self.outbox.iter().all(|q| q.is_empty())
+        self.app_finished() && self.out_queued == 0
     }
     fn report_sections(&self, end: SimTime) -> Vec<(String, serde_json::Value)> {
         let mut v = self.sections();
@@ -2073,7 +2202,9 @@ impl<S: RequestSource> RequestSource for PageCache<S> {
         // and each thread ends as a source's end ends it (its end_fsync
         // included). The pieces of a call under way are part of it.
         self.app_done = true;
+        self.ready_all();
         for t in 1..self.threads.len() {
+            let was_idle = self.idle_and_empty(t);
             let th = &self.threads[t];
             let keep = if th.in_call {
                 th.more
@@ -2102,6 +2233,7 @@ impl<S: RequestSource> RequestSource for PageCache<S> {
                     }
                 }
             }
+            self.idle_empty = self.idle_empty + self.idle_and_empty(t) as usize - was_idle as usize;
         }
     }
     fn ramp_over(&mut self, now: SimTime, _in_flight: u64) {
