@@ -181,8 +181,17 @@ impl FileParams {
                 "must be a multiple of 512 bytes, at most 1 GiB",
             ));
         }
-        if p.append > 1 << 30 || p.mean_size > 1 << 40 {
-            return Err(invalid("personality.io_size", "too large"));
+        if p.append > 1 << 30 {
+            return Err(invalid(
+                "personality.io_size",
+                format!("{} bytes is too large (at most 1 GiB)", p.append),
+            ));
+        }
+        if p.mean_size > 1 << 40 {
+            return Err(invalid(
+                "personality.file_size",
+                format!("{} bytes is too large (at most 1 TiB)", p.mean_size),
+            ));
         }
         if p.prealloc > 100 {
             return Err(invalid("personality.prealloc_percent", "must be 0..=100"));
@@ -286,8 +295,18 @@ pub struct FileStats {
     pub fsyncs: u64,
     /// `stat` calls (statfile).
     pub stats: u64,
+    /// Flowops run (each step of a thread's flow, skipped ones included).
+    pub flowops: u64,
     /// Flowops skipped: no file to pick, or no space left for a create or write.
     pub skipped: u64,
+    /// Of `skipped`: the file system had no room for a create or a write.
+    pub skipped_no_space: u64,
+    /// Of `skipped`: no file to pick (none exists to delete, or every entry
+    /// exists and none is free to create).
+    pub skipped_no_file: u64,
+    /// Of `skipped`: the thread has no open file (its create or open found
+    /// none, or another thread deleted it) to append to, write, read or sync.
+    pub skipped_no_open_file: u64,
     /// Metadata blocks the file system dirtied.
     pub metadata_writes: u64,
     /// Calls of the pre-allocation (creating the file set), made before the measured calls.
@@ -609,6 +628,7 @@ impl FileBench {
             {
                 self.calls.clear();
                 self.stats.skipped += 1;
+                self.stats.skipped_no_space += 1;
                 return;
             }
             self.emit(f, out, stream);
@@ -676,15 +696,23 @@ impl FileBench {
                     self.stats.deletes += 1;
                     self.delete(f, &mut out, stream);
                 }
-                None => self.stats.skipped += 1,
+                None => {
+                    self.stats.skipped += 1;
+                    self.stats.skipped_no_file += 1;
+                }
             },
             Step::Create => match self.pick(false) {
                 Some(f) if self.create(f, &mut out, stream) => {
                     self.stats.creates += 1;
                     self.threads[t].fd = Some(f);
                 }
-                _ => {
+                picked => {
                     self.stats.skipped += 1;
+                    if picked.is_some() {
+                        self.stats.skipped_no_space += 1;
+                    } else {
+                        self.stats.skipped_no_file += 1;
+                    }
                     self.threads[t].fd = None;
                 }
             },
@@ -706,6 +734,7 @@ impl FileBench {
                     }
                 } else {
                     self.stats.skipped += 1;
+                    self.stats.skipped_no_open_file += 1;
                 }
                 if self.p.kind == PersonalityKind::Webserver {
                     self.threads[t].fd = None;
@@ -718,6 +747,7 @@ impl FileBench {
                     self.write_at_end(f, n, &mut out, stream);
                 } else {
                     self.stats.skipped += 1;
+                    self.stats.skipped_no_open_file += 1;
                 }
             }
             Step::ReadWhole => {
@@ -726,6 +756,7 @@ impl FileBench {
                     self.read_whole(f, &mut out, stream);
                 } else {
                     self.stats.skipped += 1;
+                    self.stats.skipped_no_open_file += 1;
                 }
             }
             Step::Fsync => {
@@ -745,6 +776,7 @@ impl FileBench {
                     ));
                 } else {
                     self.stats.skipped += 1;
+                    self.stats.skipped_no_open_file += 1;
                 }
             }
             Step::Stat => {
@@ -787,6 +819,7 @@ impl FileBench {
         if !ok {
             self.calls.clear();
             self.stats.skipped += 1;
+            self.stats.skipped_no_space += 1;
             return;
         }
         self.emit(f, &mut out, t as u32);
@@ -1025,6 +1058,9 @@ impl RequestSource for FileBench {
                 return None;
             }
             let blocked = self.step(t);
+            if !blocked {
+                self.stats.flowops += 1;
+            }
             if blocked {
                 // Blocked on a semaphore (oltp): the next thread's turn.
                 self.stats.sem_waits += 1;
@@ -1059,7 +1095,20 @@ impl RequestSource for FileBench {
             ("filebench_whole_file_writes".into(), s.whole_writes),
             ("filebench_fsyncs".into(), s.fsyncs),
             ("filebench_stats".into(), s.stats),
+            ("filebench_flowops".into(), s.flowops),
             ("filebench_flowops_skipped".into(), s.skipped),
+            (
+                "filebench_flowops_skipped_no_space".into(),
+                s.skipped_no_space,
+            ),
+            (
+                "filebench_flowops_skipped_no_file".into(),
+                s.skipped_no_file,
+            ),
+            (
+                "filebench_flowops_skipped_no_open_file".into(),
+                s.skipped_no_open_file,
+            ),
             ("filebench_metadata_writes".into(), s.metadata_writes),
             ("filebench_prealloc_calls".into(), s.prealloc_calls),
             ("filebench_fs_calls".into(), s.fs_calls),
