@@ -136,7 +136,7 @@ pub enum AnySource {
     /// A block-level personality (`[personality]`, level block).
     Personality(ssd_core::personality::Personality),
     /// A file-level Filebench personality (through the page cache).
-    FileBench(ssd_core::filebench::FileBench),
+    FileBench(Box<ssd_core::filebench::FileBench>),
     /// An application workload through the page cache (buffered I/O).
     Buffered(Box<ssd_core::pagecache::PageCache<AnySource>>),
     /// Several flows (tenants) at once, each one of the above.
@@ -382,9 +382,9 @@ fn build_one(
     }
     let app = if let Some(p) = personality {
         if p.level == ssd_core::personality::PersonalityLevel::File {
-            AnySource::FileBench(ssd_core::filebench::FileBench::new(
+            AnySource::FileBench(Box::new(ssd_core::filebench::FileBench::new(
                 p, &cfg.fs, logical, seed,
-            )?)
+            )?))
         } else {
             AnySource::Personality(ssd_core::personality::Personality::new(p, logical, seed)?)
         }
