@@ -136,7 +136,7 @@ pub enum AnySource {
     /// A block-level personality (`[personality]`, level block).
     Personality(ssd_core::personality::Personality),
     /// A file-level Filebench personality (through the page cache).
-    FileBench(ssd_core::filebench::FileBench),
+    FileBench(Box<ssd_core::filebench::FileBench>),
     /// An application workload through the page cache (buffered I/O).
     Buffered(Box<ssd_core::pagecache::PageCache<AnySource>>),
     /// Several flows (tenants) at once, each one of the above.
@@ -382,9 +382,9 @@ fn build_one(
     }
     let app = if let Some(p) = personality {
         if p.level == ssd_core::personality::PersonalityLevel::File {
-            AnySource::FileBench(ssd_core::filebench::FileBench::new(
+            AnySource::FileBench(Box::new(ssd_core::filebench::FileBench::new(
                 p, &cfg.fs, logical, seed,
-            )?)
+            )?))
         } else {
             AnySource::Personality(ssd_core::personality::Personality::new(p, logical, seed)?)
         }
@@ -590,6 +590,8 @@ fn build<O: Observer>(
     };
     if let Some(r) = record {
         let label = r.path.display().to_string();
+        // Refused before the file is created (or an old one truncated).
+        ssd_core::trace::record::Recorder::check(&src, &label).map_err(RunError::Input)?;
         let file = std::fs::File::create(&r.path)
             .map_err(|e| RunError::Io(format!("{label}: cannot write: {e}")))?;
         let out: Box<dyn std::io::Write + Send> = Box::new(std::io::BufWriter::new(file));
@@ -856,7 +858,23 @@ fn finish_record<O: Observer>(sim: &mut Sim<O>) -> Result<(), RunError> {
     Ok(())
 }
 
+/// [`run_shared_inner`], and a `--record-trace` file it created removed if
+/// the run fails (a refused or failed run leaves no empty or partial trace
+/// behind; a file that was there before is never removed).
 fn run_shared(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, RunError> {
+    let created = opts
+        .record_trace
+        .as_ref()
+        .filter(|r| std::fs::symlink_metadata(&r.path).is_err())
+        .map(|r| r.path.clone());
+    let res = run_shared_inner(cfg, opts);
+    if let (Err(_), Some(p)) = (&res, created) {
+        let _ = std::fs::remove_file(p);
+    }
+    res
+}
+
+fn run_shared_inner(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, RunError> {
     let settings = cfg.validate()?;
     if opts.power {
         let mut sim = build(

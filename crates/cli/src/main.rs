@@ -322,6 +322,42 @@ enum Cmd {
     },
 }
 
+/// Whether standard output was closed when ssdsim started (`>&-`): Rust's
+/// runtime puts /dev/null on it, so every write would succeed and the
+/// output be lost with exit 0; it is refused here instead, as coreutils
+/// refuse it (`echo hi >&-`: "write error: Bad file descriptor", exit 1).
+static STDOUT_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Note a closed standard output before Rust's runtime starts: the runtime
+/// then opens /dev/null on it (so that no file the run opens takes
+/// descriptor 1), which hides that it was closed. An ELF constructor runs
+/// before `main` and the runtime's start; it only calls fcntl and stores a
+/// flag.
+#[cfg(target_os = "linux")]
+#[used]
+#[link_section = ".init_array"]
+static NOTE_CLOSED_STDOUT: extern "C" fn() = {
+    extern "C" fn note() {
+        // SAFETY: fcntl(F_GETFD) on a descriptor reads its flags only.
+        if unsafe { libc::fcntl(1, libc::F_GETFD) } == -1 {
+            STDOUT_CLOSED.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+    note
+};
+
+/// The error for output to a standard output that is closed, if it is.
+fn stdout_closed() -> Result<(), RunError> {
+    if STDOUT_CLOSED.load(std::sync::atomic::Ordering::Relaxed) {
+        return Err(RunError::Io(
+            "writing to standard output: Bad file descriptor (standard output is closed; \
+             redirect it, or name an output file with --out)"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     // A write past the file-size limit (ulimit -f) then fails with EFBIG and
     // is reported like any other write error, instead of killing the process.
@@ -330,6 +366,7 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
+
     let cli = Cli::parse();
     match real_main(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -391,6 +428,7 @@ fn write_out(out: Option<&PathBuf>, text: &str) -> anyhow::Result<()> {
     match out {
         Some(p) => write_file(p, text.as_bytes())?,
         None => {
+            stdout_closed()?;
             let mut so = std::io::stdout().lock();
             so.write_all(text.as_bytes())
                 .and_then(|()| so.flush())
@@ -398,6 +436,43 @@ fn write_out(out: Option<&PathBuf>, text: &str) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// A file-level run that skipped flowops measured less than its workload
+/// file asks: said on stderr (the count, its share and why), not only in the
+/// report's notes.
+fn skipped_flowops_warning(notes: &std::collections::BTreeMap<String, u64>) -> Option<String> {
+    let n = |k: &str| notes.get(k).copied().unwrap_or(0);
+    let skipped = n("filebench_flowops_skipped");
+    if skipped == 0 {
+        return None;
+    }
+    let total = n("filebench_flowops").max(skipped);
+    let why: Vec<String> = [
+        (
+            "filebench_flowops_skipped_no_space",
+            "the file system had no room for a create or a write",
+        ),
+        (
+            "filebench_flowops_skipped_no_file",
+            "no file to pick (none to delete, or no free entry to create)",
+        ),
+        (
+            "filebench_flowops_skipped_no_open_file",
+            "no open file to append to, write, read or sync (its create or open failed)",
+        ),
+    ]
+    .iter()
+    .filter(|(k, _)| n(k) > 0)
+    .map(|(k, what)| format!("{} {what}", n(k)))
+    .collect();
+    Some(format!(
+        "WARNING: the file-level flows skipped {skipped} of {total} flowops ({:.1}%): {}; the \
+         run measured less than the workload asks (a larger drive, fewer or smaller files, or \
+         another personality.prealloc_percent)",
+        100.0 * skipped as f64 / total as f64,
+        why.join("; ")
+    ))
 }
 
 /// Refuse outputs that would replace an input (`run --trace F --out F`, a
@@ -526,6 +601,29 @@ fn merge_shards(inputs: &[PathBuf], allow_partial: bool) -> Result<Vec<sweep::Ro
             )
         });
     }
+    // Points of one grid differ in at least one axis value: two indices with
+    // the same parameters mean a damaged or edited row carrying one point's
+    // parameters with another's results (never merged, not even partially).
+    let mut seen: std::collections::HashMap<&[(String, String)], (usize, usize)> =
+        std::collections::HashMap::with_capacity(rows.len());
+    for (r, f) in &rows {
+        if let Some(&(i0, f0)) = seen.get(r.params.as_slice()) {
+            if i0 != r.index {
+                let label: Vec<String> = r.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                return Err(RunError::Input(format!(
+                    "points {i0} ({}) and {} ({}) have the same parameters {:?}: one of the rows \
+                     is damaged or edited (its results are another point's); refusing to merge",
+                    inputs[f0].display(),
+                    r.index,
+                    inputs[*f].display(),
+                    label.join(" ")
+                )));
+            }
+        } else {
+            seen.insert(r.params.as_slice(), (r.index, *f));
+        }
+    }
+    drop(seen);
     let mut rows: Vec<sweep::Row> = rows.into_iter().map(|(r, _)| r).collect();
     rows.dedup_by_key(|r| r.index);
     let mut missing = 0usize;
@@ -713,6 +811,9 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                     record_trace,
                 },
             )?;
+            if let Some(w) = skipped_flowops_warning(&res.report.notes) {
+                eprintln!("{w}");
+            }
             if let Some(p) = &html {
                 write_file(p, ssdsim::html::run_page(&res, &page_info(None)).as_bytes())?;
             }
@@ -1199,6 +1300,7 @@ fn list_points(grid: &sweep::Grid, shard: (usize, usize), threads: usize) -> any
         .num_threads(threads)
         .build()
         .map_err(|e| RunError::Io(format!("cannot start {threads} worker threads: {e}")))?;
+    stdout_closed()?;
     let mut indices: Vec<usize> = Vec::with_capacity(CHUNK);
     let mut it = grid.shard_indices(shard.0, shard.1).peekable();
     let mut so = std::io::stdout().lock();
@@ -1367,16 +1469,19 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
         };
         if j.exists() {
             let (old, dropped) = sweep::read_jsonl_partial(j).map_err(RunError::Input)?;
-            let id = grid.identity();
-            if let Some(r) = old.iter().find(|r| r.sweep != id) {
-                return Err(RunError::Input(format!(
-                    "{}: point {} is from another sweep (identity {:?}, this one {id:?}: the \
-                     grid, base configuration, seed or ssdsim version differ); refusing to resume",
-                    j.display(),
-                    r.index,
-                    r.sweep
-                ))
-                .into());
+            // Every kept row must be this grid's point at its index: a row
+            // whose parameters or point count disagree would be merged as
+            // that point with another point's results.
+            for r in &old {
+                if let Err(e) = grid.check_row(r) {
+                    return Err(RunError::Input(format!(
+                        "{}: the row of point {} {e}; refusing to resume (remove that row to \
+                         run the point again)",
+                        j.display(),
+                        r.index
+                    ))
+                    .into());
+                }
             }
             let (i, n) = shard;
             if let Some(r) = old.iter().find(|r| r.index >= total || r.index % n != i) {
@@ -1735,19 +1840,20 @@ fn reproduce_cmd(
 ) -> anyhow::Result<()> {
     use ssdsim::reproduce;
     if list {
+        let mut o = String::new();
         for s in reproduce::studies() {
-            println!("{:<10} {}", s.name, s.paper);
-            println!("{:<10} {}", "", s.about);
+            o.push_str(&format!("{:<10} {}\n", s.name, s.paper));
+            o.push_str(&format!("{:<10} {}\n", "", s.about));
             for e in s.files() {
                 let n = reproduce::points(e, false).map(|p| p.len()).unwrap_or(0);
                 let q = reproduce::points(e, true).map(|p| p.len()).unwrap_or(0);
-                println!(
-                    "{:<10}   experiments/{}.toml: {n} points ({q} in --quick)",
+                o.push_str(&format!(
+                    "{:<10}   experiments/{}.toml: {n} points ({q} in --quick)\n",
                     "", e.name
-                );
+                ));
             }
         }
-        return Ok(());
+        return write_out(None, &o);
     }
     if threads > sweep::MAX_THREADS {
         return Err(RunError::Input(format!(

@@ -259,14 +259,50 @@ impl Field {
 struct Section {
     path: String,
     vals: BTreeMap<String, Field>,
+    /// The fields read that the file leaves out: (name, MQSim's default used).
+    defaulted: std::cell::RefCell<BTreeMap<String, &'static str>>,
 }
 
 impl Section {
     fn get(&self, name: &str) -> Field {
-        self.vals.get(name).cloned().unwrap_or_else(|| Field {
-            path: format!("{}/{name}", self.path),
-            text: mqsim_default(name).to_string(),
-            line: None,
+        self.vals.get(name).cloned().unwrap_or_else(|| {
+            let text = mqsim_default(name);
+            self.defaulted.borrow_mut().insert(name.to_string(), text);
+            Field {
+                path: format!("{}/{name}", self.path),
+                text: text.to_string(),
+                line: None,
+            }
+        })
+    }
+
+    /// The warning for the fields read that the file leaves out, if any:
+    /// each with the default taken. `whole`: the file has no such element
+    /// at all (every field is MQSim's default), said more loudly.
+    fn defaulted_warning(&self, whole: bool) -> Option<String> {
+        let d = self.defaulted.borrow();
+        if d.is_empty() {
+            return None;
+        }
+        let list: Vec<String> = d.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        let elem = self.path.rsplit('/').next().unwrap_or(&self.path);
+        Some(if whole {
+            format!(
+                "defaulted: NO <{elem}> in the file ({}): every one of its {} elements is \
+                 MQSim's default, not what the file describes: {}",
+                self.path,
+                d.len(),
+                list.join(", ")
+            )
+        } else {
+            format!(
+                "defaulted: {} leaves out {} element{} MQSim reads; MQSim's defaults used \
+                 (as MQSim does): {}",
+                self.path,
+                d.len(),
+                if d.len() == 1 { "" } else { "s" },
+                list.join(", ")
+            )
         })
     }
 }
@@ -348,6 +384,7 @@ fn read_section<'a, 'i>(
         Section {
             path: path.to_string(),
             vals,
+            defaulted: Default::default(),
         },
         kids,
     ))
@@ -403,7 +440,9 @@ fn import_inner(text: &str, source: &str) -> Result<Imported, String> {
     let empty = |p: &str| Section {
         path: p.to_string(),
         vals: BTreeMap::new(),
+        defaulted: Default::default(),
     };
+    let host_whole = find("Host_Parameter_Set").is_none();
     let host = match find("Host_Parameter_Set") {
         Some(n) => read_section(&doc, n, host_path, HOST_FIELDS, &[], &mut warnings)?.0,
         None => empty(host_path),
@@ -422,11 +461,23 @@ fn import_inner(text: &str, source: &str) -> Result<Imported, String> {
         &["Flash_Parameter_Set"],
         &mut warnings,
     )?;
+    let flash_whole = dkids.is_empty();
     let flash = match dkids.first() {
         Some(n) => read_section(&doc, *n, flash_path, FLASH_FIELDS, &[], &mut warnings)?.0,
         None => empty(flash_path),
     };
     let (mut config, mut notes) = map(&host, &dev, &flash)?;
+    // MQSim fills in what the file leaves out: so does the import, but says
+    // which elements and what it took (a whole set missing first).
+    let sets = [(&flash, flash_whole), (&host, host_whole), (&dev, false)];
+    let mut defaulted: Vec<String> = sets
+        .iter()
+        .filter(|(_, whole)| *whole)
+        .chain(sets.iter().filter(|(_, whole)| !*whole))
+        .filter_map(|(s, whole)| s.defaulted_warning(*whole))
+        .collect();
+    defaulted.append(&mut warnings);
+    warnings = defaulted;
     // Whatever ssdsim refuses (say, over-provisioning too small for the GC
     // threshold) is refused now, not when the file is run.
     let invalid = |e: ssd_core::config::ConfigError| {
@@ -1312,7 +1363,9 @@ mod tests {
             assert!(warned(&i, w), "no warning for {w}: {:?}", i.warnings);
             assert!(i.toml.contains(w), "{w} not in the header");
         }
-        for w in &i.warnings {
+        // (The defaulted elements are marked "(MQSim's default)" each in
+        // the file instead.)
+        for w in i.warnings.iter().filter(|w| !w.starts_with("defaulted: ")) {
             let body = w.split_once(": ").map(|x| x.1).unwrap_or(w);
             assert!(i.toml.contains(body), "warning not in the file: {w}");
         }

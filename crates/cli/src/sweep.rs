@@ -593,6 +593,56 @@ impl Grid {
         params
     }
 
+    /// The (axis, value) pairs a row of point `index` (`< len()`) carries:
+    /// [`Grid::params`] with a named workload labelled with what overrides
+    /// it (as [`Grid::point`] labels it), without building the point.
+    pub fn labels(&self, index: usize) -> Vec<(String, String)> {
+        let mut params = self.params(index);
+        label_overrides(&mut params, &self.common, &self.workloads);
+        params
+    }
+
+    /// Whether `row` is this grid's point at its index: the sweep identity,
+    /// the point count and the axis values all agree. `Err` says which differs.
+    pub fn check_row(&self, row: &Row) -> Result<(), String> {
+        if row.sweep != self.sweep {
+            return Err(format!(
+                "is from another sweep (identity {:?}, this one {:?}: the grid, base \
+                 configuration, seed or ssdsim version differ)",
+                row.sweep, self.sweep
+            ));
+        }
+        if row.points != self.total {
+            return Err(format!(
+                "claims a sweep of {} points, this one has {} (a damaged row)",
+                row.points, self.total
+            ));
+        }
+        if row.index >= self.total {
+            return Err(format!(
+                "is outside the sweep's {} points (a damaged row)",
+                self.total
+            ));
+        }
+        let want = self.labels(row.index);
+        if row.params != want {
+            let show = |p: &[(String, String)]| {
+                p.iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            return Err(format!(
+                "has the parameters {:?}, but point {} of this sweep is {:?} (a damaged or \
+                 edited row: its results are another point's)",
+                show(&row.params),
+                row.index,
+                show(&want)
+            ));
+        }
+        Ok(())
+    }
+
     /// Point `index` (`< len()`), its configuration built and validated.
     pub fn point(&self, index: usize) -> Point {
         let mut params = self.params(index);

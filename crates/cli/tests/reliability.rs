@@ -545,6 +545,74 @@ mod sweeps_merge_and_resume {
         std::fs::remove_dir_all(&d).unwrap();
     }
 
+    /// A row whose parameters are another point's (or which claims another
+    /// point count) is refused by `--resume`, naming the row, and `merge`
+    /// refuses two indices with the same parameters: before, both kept the
+    /// row, and the merged table showed one point twice, once with another
+    /// point's results.
+    #[test]
+    fn resume_and_merge_refuse_rows_that_are_not_their_point() {
+        let d = scratch("row-params");
+        let grid = [
+            "sweep",
+            "--seed",
+            "1,2,3",
+            "--rw",
+            "randread",
+            "--number_ios",
+            "200",
+        ];
+        let run = |extra: &[&str]| {
+            let mut a: Vec<&str> = grid.to_vec();
+            a.extend_from_slice(extra);
+            ssdsim_in(&d, &a)
+        };
+        let (code, _, err) = run(&["--jsonl", "a.jsonl", "--threads", "1"]);
+        assert_eq!(code, 0, "{err}");
+        let text = std::fs::read_to_string(d.join("a.jsonl")).unwrap();
+        let mut rows: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let write = |rows: &[serde_json::Value]| {
+            let t: String = rows.iter().map(|r| format!("{r}\n")).collect();
+            std::fs::write(d.join("a.jsonl"), t).unwrap();
+        };
+        // Point 0 carrying point 2's parameters.
+        let p2 = rows[2]["params"].clone();
+        rows[0]["params"] = p2;
+        write(&rows);
+        let (code, _, err) = run(&["--jsonl", "a.jsonl", "--resume"]);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains("the row of point 0 has the parameters")
+                && err.contains("seed=3")
+                && err.contains("seed=1")
+                && err.contains("refusing to resume"),
+            "{err}"
+        );
+        let (code, _, err) = ssdsim_in(&d, &["merge", "a.jsonl"]);
+        assert_ne!(code, 0, "{err}");
+        assert!(
+            err.contains("points 0 (a.jsonl) and 2 (a.jsonl) have the same parameters"),
+            "{err}"
+        );
+        // A row claiming another point count.
+        let mut rows: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        rows[1]["points"] = 4.into();
+        write(&rows);
+        let (code, _, err) = run(&["--jsonl", "a.jsonl", "--resume"]);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains("the row of point 1 claims a sweep of 4 points, this one has 3"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
     /// `merge` refuses a missing shard, a shard given twice, a shard of
     /// another sweep and an empty file, naming what is wrong;
     /// `--allow-partial` merges a partial set with a warning.
@@ -1067,6 +1135,217 @@ mod big_grids {
         let (code, _, err) = with(&["--shard", "0/9", "--jsonl", "all.jsonl"]);
         assert_eq!(code, 2, "{err}");
         assert!(err.contains("--shard 0/9: the shard has 111112"), "{err}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}
+
+/// Issue 47: the last results that were wrong or lost without a word.
+mod silent_results {
+    use super::*;
+
+    /// A blkparse `Q` line with a sector but no `+ nsectors` (blkparse
+    /// always writes `sector + nsectors [process]` for a request with data)
+    /// is an error naming the file and line, not a request dropped from the
+    /// count; the data-less forms blkparse does write (`Q FN [proc]`, a
+    /// passthrough's `N [proc]`) stay skipped.
+    #[test]
+    fn a_blkparse_line_without_nsectors_is_an_error() {
+        let d = scratch("blk-nsectors");
+        let ok = "  8,16 5 1 0.000001 7 Q W 8 + 8 [a]\n  8,16 5 2 0.000002 7 Q FN [a]\n  8,16 5 3 0.000003 7 Q R 512 [a]\n";
+        std::fs::write(d.join("ok.trace"), ok).unwrap();
+        let (code, out, err) = ssdsim_in(&d, &["trace", "stats", "ok.trace", "--format", "json"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("\"requests\": 1"), "{out}");
+        std::fs::write(
+            d.join("cut.trace"),
+            format!("{ok}  8,16 5 4 0.000004 7 Q W 1000\n"),
+        )
+        .unwrap();
+        let (code, _, err) = ssdsim_in(&d, &["trace", "stats", "cut.trace"]);
+        assert_ne!(code, 0, "{err}");
+        assert!(
+            err.contains("cut.trace:4") && err.contains("no \"+ nsectors\""),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// `import mqsim` fills in MQSim's defaults for the elements a file
+    /// leaves out, as MQSim does, but says so on stderr: each element and the
+    /// default taken, and a whole missing `<Flash_Parameter_Set>` loudly.
+    #[test]
+    fn mqsim_import_names_each_defaulted_element() {
+        let d = scratch("mqsim-defaults");
+        let xml = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/mqsim-ssdconfig.xml"),
+        )
+        .unwrap();
+        let no_rate: String = xml
+            .lines()
+            .filter(|l| !l.contains("<Channel_Transfer_Rate>"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        std::fs::write(d.join("a.xml"), no_rate).unwrap();
+        let (code, _, err) = ssdsim_in(&d, &["import", "mqsim", "a.xml", "-o", "a.toml"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            err.contains("Device_Parameter_Set leaves out")
+                && err.contains("Channel_Transfer_Rate = 300"),
+            "{err}"
+        );
+        let (a, b) = (
+            xml.find("<Flash_Parameter_Set>").unwrap(),
+            xml.find("</Flash_Parameter_Set>").unwrap(),
+        );
+        let no_flash = format!(
+            "{}{}",
+            &xml[..a],
+            &xml[b + "</Flash_Parameter_Set>".len()..]
+        );
+        std::fs::write(d.join("b.xml"), no_flash).unwrap();
+        let (code, _, err) = ssdsim_in(&d, &["import", "mqsim", "b.xml", "-o", "b.toml"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            err.contains("NO <Flash_Parameter_Set>")
+                && err.contains("Page_Capacity = 8192")
+                && err.contains("Flash_Technology = MLC"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// Each refusal names the field the user set: a too-large file size is
+    /// `personality.file_size`, not `io_size`; an over-provisioning that
+    /// leaves no logical page is `ftl.op`, not `ftl.log_area`.
+    #[test]
+    fn errors_name_the_field_that_was_set() {
+        let d = scratch("fields");
+        let (code, _, err) = ssdsim_in(
+            &d,
+            &[
+                "run",
+                "--personality",
+                "varmail",
+                "--set",
+                "personality.level=file",
+                "--set",
+                "personality.file_size=2TiB",
+                "--no-power",
+            ],
+        );
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains("personality.file_size") && !err.contains("personality.io_size"),
+            "{err}"
+        );
+        let (code, _, err) = ssdsim_in(&d, &["run", "--set", "ftl.op=1e300", "--no-power"]);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains("ftl.op") && !err.contains("ftl.log_area"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// A refused `--record-trace` leaves no empty file behind, and an old
+    /// file of that name is neither truncated nor removed.
+    #[test]
+    fn a_refused_record_trace_leaves_no_file() {
+        let d = scratch("record");
+        // The default workload is closed-loop: nothing to record.
+        let args = [
+            "run",
+            "--number_ios",
+            "100",
+            "--no-power",
+            "--record-trace",
+            "r.msr",
+        ];
+        let (code, _, err) = ssdsim_in(&d, &args);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("closed-loop"), "{err}");
+        assert_eq!(names(&d), Vec::<String>::new());
+        std::fs::write(d.join("r.msr"), "old\n").unwrap();
+        let (code, _, err) = ssdsim_in(&d, &args);
+        assert_eq!(code, 2, "{err}");
+        assert_eq!(std::fs::read_to_string(d.join("r.msr")).unwrap(), "old\n");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// A closed standard output (`>&-`) is an error, not a report thrown
+    /// away with exit 0 (Rust's standard output ignores EBADF).
+    #[test]
+    fn a_closed_stdout_is_an_error() {
+        let d = scratch("closed-stdout");
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg("exec \"$0\" \"$@\" >&-")
+            .arg(env!("CARGO_BIN_EXE_ssdsim"))
+            .args(["run", "--number_ios", "100", "--no-power"])
+            .current_dir(&d)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(err.contains("standard output is closed"), "{err}");
+        // Output to a file needs no standard output.
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg("exec \"$0\" \"$@\" >&-")
+            .arg(env!("CARGO_BIN_EXE_ssdsim"))
+            .args(["run", "--number_ios", "100", "--no-power", "--out", "r.txt"])
+            .current_dir(&d)
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(!std::fs::read_to_string(d.join("r.txt")).unwrap().is_empty());
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// A file-level run that skips flowops says so on stderr (count, share,
+    /// reasons), not only in the report's notes; one that skips none is quiet.
+    #[test]
+    fn skipped_flowops_are_a_warning() {
+        let d = scratch("flowops");
+        let run = |prealloc: &str| {
+            ssdsim_in(
+                &d,
+                &[
+                    "run",
+                    "--personality",
+                    "varmail",
+                    "--set",
+                    "personality.level=file",
+                    "--set",
+                    "personality.files=300",
+                    "--set",
+                    prealloc,
+                    "--blocks-per-plane",
+                    "256",
+                    "--time-limit",
+                    "300ms",
+                    "--no-power",
+                    "--format",
+                    "json",
+                ],
+            )
+        };
+        let (code, out, err) = run("personality.prealloc_percent=0");
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let skipped = v["notes"]["filebench_flowops_skipped"].as_u64().unwrap();
+        assert!(skipped > 0, "{out}");
+        assert!(
+            err.contains(&format!(
+                "WARNING: the file-level flows skipped {skipped} of "
+            )) && err.contains("no open file"),
+            "{err}"
+        );
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

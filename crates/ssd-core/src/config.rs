@@ -1811,6 +1811,29 @@ impl Settings {
             logical_pages = logical_pages / ppb * ppb;
         }
         if logical_pages == 0 {
+            // Name what the user set: the over-provisioning alone leaves no
+            // logical page (ftl.op = 1e300), or the log area with it.
+            let op_alone = (geometry.total_pages() as f64 / (1.0 + op)).floor() as u64;
+            let op_alone = if c.ftl.maps_blocks() {
+                op_alone / ppb * ppb
+            } else {
+                op_alone
+            };
+            if log_pages == 0 || op_alone == 0 {
+                return Err(invalid(
+                    "ftl.op",
+                    format!(
+                        "over-provisioning {op} leaves no logical capacity ({} physical \
+                         pages / (1 + op) is less than one{}): lower op, or add blocks",
+                        geometry.total_pages(),
+                        if c.ftl.maps_blocks() {
+                            " block"
+                        } else {
+                            " page"
+                        }
+                    ),
+                ));
+            }
             return Err(invalid(
                 "ftl.log_area",
                 "leaves no logical capacity: lower log_area or op, or add blocks",

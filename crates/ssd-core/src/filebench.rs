@@ -181,8 +181,17 @@ impl FileParams {
                 "must be a multiple of 512 bytes, at most 1 GiB",
             ));
         }
-        if p.append > 1 << 30 || p.mean_size > 1 << 40 {
-            return Err(invalid("personality.io_size", "too large"));
+        if p.append > 1 << 30 {
+            return Err(invalid(
+                "personality.io_size",
+                format!("{} bytes is too large (at most 1 GiB)", p.append),
+            ));
+        }
+        if p.mean_size > 1 << 40 {
+            return Err(invalid(
+                "personality.file_size",
+                format!("{} bytes is too large (at most 1 TiB)", p.mean_size),
+            ));
         }
         if p.prealloc > 100 {
             return Err(invalid("personality.prealloc_percent", "must be 0..=100"));
@@ -286,8 +295,18 @@ pub struct FileStats {
     pub fsyncs: u64,
     /// `stat` calls (statfile).
     pub stats: u64,
+    /// Flowops run (each step of a thread's flow, skipped ones included).
+    pub flowops: u64,
     /// Flowops skipped: no file to pick, or no space left for a create or write.
     pub skipped: u64,
+    /// Of `skipped`: the file system had no room for a create or a write.
+    pub skipped_no_space: u64,
+    /// Of `skipped`: no file to pick (none exists to delete, or every entry
+    /// exists and none is free to create).
+    pub skipped_no_file: u64,
+    /// Of `skipped`: the thread has no open file (its create or open found
+    /// none, or another thread deleted it) to append to, write, read or sync.
+    pub skipped_no_open_file: u64,
     /// Metadata blocks the file system dirtied.
     pub metadata_writes: u64,
     /// Calls of the pre-allocation (creating the file set), made before the measured calls.
@@ -338,6 +357,63 @@ pub struct FileBench {
     posts: u64,
     /// What the flows did so far.
     pub stats: FileStats,
+}
+
+/// `bytes` to one decimal in the largest binary unit under it ("31.8 MiB").
+fn approx_bytes(bytes: u64) -> String {
+    for (unit, m) in [
+        ("TiB", 1u64 << 40),
+        ("GiB", 1 << 30),
+        ("MiB", 1 << 20),
+        ("KiB", 1 << 10),
+    ] {
+        if bytes >= m {
+            return format!("{:.1} {unit}", bytes as f64 / m as f64);
+        }
+    }
+    format!("{bytes} bytes")
+}
+
+/// `blocks` of 4 KiB, approximately in bytes and exactly in blocks.
+fn blocks_str(blocks: u64) -> String {
+    format!("{} ({blocks} blocks)", approx_bytes(blocks * BLOCK))
+}
+
+/// The file set does not fit what the file system `fs` leaves for data
+/// (`room` blocks, `reserve` blocks kept for itself at mkfs) on the
+/// device's `dev_blocks`: an error naming the personality's fields, the
+/// file system and what it keeps. `after` says when `room` was measured,
+/// `what` how much the file set needs.
+fn no_room(
+    p: &FileParams,
+    fs: &AnyFs,
+    dev_blocks: u64,
+    reserve: u64,
+    room: u64,
+    after: &str,
+    what: &str,
+) -> ConfigError {
+    let dev = if p.offset == 0 {
+        format!("this {} device", approx_bytes(dev_blocks * BLOCK))
+    } else {
+        format!(
+            "the {} of the device after personality.offset",
+            approx_bytes(dev_blocks * BLOCK)
+        )
+    };
+    invalid(
+        "personality.files",
+        format!(
+            "the file set ({} files of mean {} bytes, {}% pre-allocated) {what}, but {} on {dev}{after} leaves {} for data ({} take {}); lower personality.files, personality.file_size or personality.prealloc_percent",
+            p.files,
+            p.mean_size,
+            p.prealloc,
+            fs.kind(),
+            blocks_str(room),
+            fs.own_areas(),
+            approx_bytes(reserve * BLOCK),
+        ),
+    )
 }
 
 impl FileBench {
@@ -420,6 +496,17 @@ impl FileBench {
             dirwidth,
             cfg.seed.unwrap_or(seed),
         )?;
+        // The file set must also fit what the file system leaves for data
+        // after its own areas (ReiserFS's journal takes half of a 64 MiB
+        // device), with the same estimate as the device's check above.
+        let fs_room = fsys.data_room();
+        let fs_reserve = fsys.blocks().saturating_sub(fs_room);
+        if need > fs_room {
+            let what = format!("preallocates {}", blocks_str(need));
+            return Err(no_room(
+                &p, &fsys, dev_blocks, fs_reserve, fs_room, "", &what,
+            ));
+        }
         let mut fb = FileBench {
             rng,
             files,
@@ -447,22 +534,42 @@ impl FileBench {
             fb.slot[f as usize] = fb.free_entries.len();
             fb.free_entries.push(f);
         }
+        let mut room = fs_room;
+        let mut aged = String::new();
         if age_target > 0 {
             fb.age(fs, entries, age_slots, age_target, age_mean, seed)?;
+            room = fb.fs.data_room();
+            aged = format!(" after aging (fs.age_fullness = {})", fs.age_fullness);
+            if need > room {
+                let what = format!("preallocates {}", blocks_str(need));
+                return Err(no_room(
+                    &fb.p, &fb.fs, dev_blocks, fs_reserve, room, &aged, &what,
+                ));
+            }
         }
         // Pre-allocation: entries 0.. written whole by stream 0 (before the
         // measured run in Filebench; here they are calls of the run, counted
         // apart as `prealloc_calls`).
         let mut pre = VecDeque::new();
         for f in 0..existing_n {
-            if !fb.create(f, &mut pre, 0) {
-                return Err(invalid(
-                    "personality.files",
-                    "the file set does not fit the file system",
+            if !fb.create(f, &mut pre, 0) || {
+                let n = fb.files[f as usize].nominal;
+                fb.write_at_end(f, n, &mut pre, 0);
+                fb.stats.skipped_no_space > 0
+            } {
+                // The estimate fits, but not with the files' own metadata
+                // (inodes, tree, index or node blocks): refused rather than
+                // run with files cut short.
+                let what = format!(
+                    "needs {} for its data, and more for its files' metadata: file {} of {} found no space",
+                    blocks_str(need),
+                    f + 1,
+                    existing_n
+                );
+                return Err(no_room(
+                    &fb.p, &fb.fs, dev_blocks, fs_reserve, room, &aged, &what,
                 ));
             }
-            let n = fb.files[f as usize].nominal;
-            fb.write_at_end(f, n, &mut pre, 0);
         }
         if fb.p.kind == PersonalityKind::Webserver && !fb.create_quiet(log, &mut pre) {
             return Err(invalid("personality.files", "no room for the log file"));
@@ -472,6 +579,15 @@ impl FileBench {
                 return Err(invalid("personality.files", "no room for the log file"));
             }
             fb.write_at_end(log, OLTP_LOG_SIZE, &mut pre, 0);
+            if fb.stats.skipped_no_space > 0 {
+                let what = format!(
+                    "needs {} for its data and log file, and more for its files' metadata: the log file found no space",
+                    blocks_str(need)
+                );
+                return Err(no_room(
+                    &fb.p, &fb.fs, dev_blocks, fs_reserve, room, &aged, &what,
+                ));
+            }
             // Each thread opens the data files in turn from its own.
             let n = fb.p.files;
             for (t, th) in fb.threads.iter_mut().enumerate() {
@@ -609,6 +725,7 @@ impl FileBench {
             {
                 self.calls.clear();
                 self.stats.skipped += 1;
+                self.stats.skipped_no_space += 1;
                 return;
             }
             self.emit(f, out, stream);
@@ -676,15 +793,23 @@ impl FileBench {
                     self.stats.deletes += 1;
                     self.delete(f, &mut out, stream);
                 }
-                None => self.stats.skipped += 1,
+                None => {
+                    self.stats.skipped += 1;
+                    self.stats.skipped_no_file += 1;
+                }
             },
             Step::Create => match self.pick(false) {
                 Some(f) if self.create(f, &mut out, stream) => {
                     self.stats.creates += 1;
                     self.threads[t].fd = Some(f);
                 }
-                _ => {
+                picked => {
                     self.stats.skipped += 1;
+                    if picked.is_some() {
+                        self.stats.skipped_no_space += 1;
+                    } else {
+                        self.stats.skipped_no_file += 1;
+                    }
                     self.threads[t].fd = None;
                 }
             },
@@ -706,6 +831,7 @@ impl FileBench {
                     }
                 } else {
                     self.stats.skipped += 1;
+                    self.stats.skipped_no_open_file += 1;
                 }
                 if self.p.kind == PersonalityKind::Webserver {
                     self.threads[t].fd = None;
@@ -718,6 +844,7 @@ impl FileBench {
                     self.write_at_end(f, n, &mut out, stream);
                 } else {
                     self.stats.skipped += 1;
+                    self.stats.skipped_no_open_file += 1;
                 }
             }
             Step::ReadWhole => {
@@ -726,6 +853,7 @@ impl FileBench {
                     self.read_whole(f, &mut out, stream);
                 } else {
                     self.stats.skipped += 1;
+                    self.stats.skipped_no_open_file += 1;
                 }
             }
             Step::Fsync => {
@@ -745,6 +873,7 @@ impl FileBench {
                     ));
                 } else {
                     self.stats.skipped += 1;
+                    self.stats.skipped_no_open_file += 1;
                 }
             }
             Step::Stat => {
@@ -787,6 +916,7 @@ impl FileBench {
         if !ok {
             self.calls.clear();
             self.stats.skipped += 1;
+            self.stats.skipped_no_space += 1;
             return;
         }
         self.emit(f, &mut out, t as u32);
@@ -1025,6 +1155,9 @@ impl RequestSource for FileBench {
                 return None;
             }
             let blocked = self.step(t);
+            if !blocked {
+                self.stats.flowops += 1;
+            }
             if blocked {
                 // Blocked on a semaphore (oltp): the next thread's turn.
                 self.stats.sem_waits += 1;
@@ -1059,7 +1192,20 @@ impl RequestSource for FileBench {
             ("filebench_whole_file_writes".into(), s.whole_writes),
             ("filebench_fsyncs".into(), s.fsyncs),
             ("filebench_stats".into(), s.stats),
+            ("filebench_flowops".into(), s.flowops),
             ("filebench_flowops_skipped".into(), s.skipped),
+            (
+                "filebench_flowops_skipped_no_space".into(),
+                s.skipped_no_space,
+            ),
+            (
+                "filebench_flowops_skipped_no_file".into(),
+                s.skipped_no_file,
+            ),
+            (
+                "filebench_flowops_skipped_no_open_file".into(),
+                s.skipped_no_open_file,
+            ),
             ("filebench_metadata_writes".into(), s.metadata_writes),
             ("filebench_prealloc_calls".into(), s.prealloc_calls),
             ("filebench_fs_calls".into(), s.fs_calls),
@@ -1388,6 +1534,54 @@ mod tests {
         .err()
         .unwrap();
         assert!(e.to_string().contains("personality.files"), "{e}");
+    }
+
+    /// ReiserFS's journal takes 32 MiB of a 64 MiB device: an oltp file set
+    /// (one size, plus its 10 MiB log) within the device's check (half the
+    /// device) but over what ReiserFS leaves for data is refused naming the
+    /// fields, reiserfs and its journal; one just under that but whose tree
+    /// nodes do not fit is refused too; a smaller one runs.
+    #[test]
+    fn a_file_set_over_the_file_systems_room_is_refused() {
+        let oltp = |files: u64, blocks: u64| PersonalityConfig {
+            files: Some(files),
+            file_size: Some(crate::units::Size(blocks * BLOCK)),
+            threads: Some(2),
+            db_writers: Some(1),
+            ..cfg(PersonalityKind::Oltp, 200)
+        };
+        let dev = 64 << 20;
+        // 5 × 1,125 + 2,560 = 8,185 blocks: at most half of 16,384, but
+        // ReiserFS leaves 8,172.
+        let e = FileBench::new(&oltp(5, 1_125), &fsc(FsKind::Reiserfs), dev, 1)
+            .err()
+            .expect("refused")
+            .to_string();
+        for want in [
+            "personality.files",
+            "personality.file_size",
+            "preallocates 32.0 MiB (8185 blocks)",
+            "reiserfs on this 64.0 MiB device leaves 31.9 MiB (8172 blocks) for data",
+            "journal",
+        ] {
+            assert!(e.contains(want), "{want:?} not in {e}");
+        }
+        // 8,170 blocks of data fit the 8,172, but not with the tree's nodes.
+        let e = FileBench::new(&oltp(5, 1_122), &fsc(FsKind::Reiserfs), dev, 1)
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(
+            e.contains("personality.files")
+                && e.contains("found no space")
+                && e.contains("reiserfs"),
+            "{e}"
+        );
+        // The same file sets fit ext4's room on the device.
+        assert!(FileBench::new(&oltp(5, 1_125), &fsc(FsKind::Ext4), dev, 1).is_ok());
+        let mut fb = FileBench::new(&oltp(5, 1_000), &fsc(FsKind::Reiserfs), dev, 1).unwrap();
+        assert_eq!(fb.stats.skipped_no_space, 0);
+        assert!(!drain(&mut fb).is_empty());
     }
 
     /// NILFS2's cleaner under the flows: a small log, no protection period;

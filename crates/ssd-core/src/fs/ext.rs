@@ -759,6 +759,16 @@ impl FileSystem for Ext {
     fn blocks(&self) -> u64 {
         self.blocks
     }
+    fn data_room(&self) -> u64 {
+        self.free.free_blocks()
+    }
+    fn own_areas(&self) -> String {
+        if self.kind == FsKind::Ext2 {
+            "its super block copies, group descriptors, bitmaps and inode tables".into()
+        } else {
+            "its journal, super block copies, group descriptors, bitmaps and inode tables".into()
+        }
+    }
     fn create(&mut self, f: u32, _now: SimTime, io: &mut Vec<FsCall>) -> Result<(), NoSpace> {
         let (d, dir_block) = self.dir_of(f);
         let g = self.dirs[d].0;

@@ -1060,6 +1060,15 @@ impl FileSystem for F2fs {
     fn blocks(&self) -> u64 {
         self.blocks
     }
+    fn data_room(&self) -> u64 {
+        self.user_blocks.saturating_sub(self.valid_total)
+    }
+    fn own_areas(&self) -> String {
+        format!(
+            "its metadata area (checkpoints, SIT, NAT, SSA) and {} over-provisioned segments of which {} reserved (fs.overprovision)",
+            self.ovp_segs, self.reserved
+        )
+    }
     fn create(&mut self, f: u32, now: SimTime, io: &mut Vec<FsCall>) -> Result<(), NoSpace> {
         debug_assert!(!self.inodes[f as usize].exists);
         if self.valid_total + 2 > self.user_blocks

@@ -714,6 +714,16 @@ pub trait FileSystem {
     fn kind(&self) -> FsKind;
     /// Blocks of 4 KiB the file system has.
     fn blocks(&self) -> u64;
+    /// Blocks a file's data could still take now: the free blocks less
+    /// what the file system keeps for itself (NILFS2's reserved segments,
+    /// F2FS's over-provisioning). Right after mkfs, what the file system
+    /// leaves for data once its own areas (journal, log, group or AG
+    /// headers, metadata area) are laid out. Per-file metadata (inodes,
+    /// tree, index or node blocks) still comes out of it.
+    fn data_room(&self) -> u64;
+    /// What the file system keeps for itself at mkfs, in words ("its
+    /// journal, super block and bitmaps"), for an error message.
+    fn own_areas(&self) -> String;
     /// Create the empty file `f` in its directory.
     fn create(&mut self, f: u32, now: SimTime, io: &mut Vec<FsCall>) -> Result<(), NoSpace>;
     /// Remove file `f` and free its blocks.
@@ -790,6 +800,12 @@ impl FileSystem for AnyFs {
     }
     fn blocks(&self) -> u64 {
         any_fs!(self, f => f.blocks())
+    }
+    fn data_room(&self) -> u64 {
+        any_fs!(self, f => f.data_room())
+    }
+    fn own_areas(&self) -> String {
+        any_fs!(self, f => f.own_areas())
     }
     fn create(&mut self, f: u32, now: SimTime, io: &mut Vec<FsCall>) -> Result<(), NoSpace> {
         any_fs!(self, s => s.create(f, now, io))

@@ -864,6 +864,15 @@ impl FileSystem for Nilfs2 {
     fn blocks(&self) -> u64 {
         self.blocks
     }
+    fn data_room(&self) -> u64 {
+        self.room(self.nrsvsegs)
+    }
+    fn own_areas(&self) -> String {
+        format!(
+            "its {} reserved segments of {} blocks (nilfs_nrsvsegs: 5 %, at least 8), the blocks past the last whole segment and each segment's summary",
+            self.nrsvsegs, self.bps
+        )
+    }
     fn create(&mut self, f: u32, _now: SimTime, _io: &mut Vec<FsCall>) -> Result<(), NoSpace> {
         debug_assert!(!self.files[f as usize].exists);
         let ino = self.ialloc();

@@ -79,6 +79,12 @@ impl FileSystem for Raw {
     fn blocks(&self) -> u64 {
         self.blocks
     }
+    fn data_room(&self) -> u64 {
+        self.free.free_blocks()
+    }
+    fn own_areas(&self) -> String {
+        "nothing: files are extents on the bare device".into()
+    }
     fn create(&mut self, f: u32, _now: SimTime, _io: &mut Vec<FsCall>) -> Result<(), NoSpace> {
         let file = &mut self.files[f as usize];
         debug_assert!(!file.exists);

@@ -780,6 +780,12 @@ impl FileSystem for Reiserfs {
     fn blocks(&self) -> u64 {
         self.blocks
     }
+    fn data_room(&self) -> u64 {
+        self.free.free_blocks()
+    }
+    fn own_areas(&self) -> String {
+        "its journal, super block, bitmaps and root node".into()
+    }
     fn create(&mut self, f: u32, _now: SimTime, io: &mut Vec<FsCall>) -> Result<(), NoSpace> {
         if self.free.free_blocks() < 16 {
             return Err(NoSpace);

@@ -1259,6 +1259,12 @@ impl FileSystem for Xfs {
     fn blocks(&self) -> u64 {
         self.blocks
     }
+    fn data_room(&self) -> u64 {
+        self.ags.iter().map(|a| a.freeblks).sum()
+    }
+    fn own_areas(&self) -> String {
+        "its log and allocation group headers and B+trees".into()
+    }
     fn create(&mut self, f: u32, now: SimTime, io: &mut Vec<FsCall>) -> Result<(), NoSpace> {
         self.now = now;
         debug_assert!(!self.files[f as usize].exists);

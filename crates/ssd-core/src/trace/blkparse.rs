@@ -74,17 +74,32 @@ pub(super) fn parse(line: &[u8], po: &ParseOptions, rec: &mut Record) -> Result<
     } else {
         return Ok(false); // no data direction (N, FN, ...)
     };
+    // blkparse ends every event line with `[process]` (or, for C, `[error]`):
+    // a line that stops earlier was cut short, not a request without data.
     let Some(sector) = it.next() else {
-        return Ok(false);
+        return Err(format!(
+            "blkparse `{}` event ends after its RWBS field: no \"sector + nsectors\" \
+             and no [process] (blkparse always writes one of them: a line cut short?)",
+            po.blkparse_action as char
+        ));
     };
-    if sector.first() == Some(&b'[') {
-        return Ok(false); // e.g. "Q WS [proc]" without a range
+    if sector.first() == Some(&b'[') || sector.first() == Some(&b'(') {
+        return Ok(false); // e.g. "Q WS [proc]": no data (a flush)
     }
     let sector = uint(sector, "sector")?;
     match it.next() {
         Some(b"+") => {}
+        // "N [proc]" or "N (cdb) [proc]": a SCSI passthrough command's byte
+        // count, not a block request (blkparse's format for BLK_TC_PC).
         Some(f) if f.first() == Some(&b'[') || f.first() == Some(&b'(') => return Ok(false),
-        None => return Ok(false),
+        None => {
+            return Err(format!(
+                "blkparse `{}` event has sector {sector} but no \"+ nsectors\" (blkparse \
+                 writes \"sector + nsectors [process]\" for every request with data: a \
+                 line cut short?)",
+                po.blkparse_action as char
+            ))
+        }
         Some(f) => {
             return Err(format!(
                 "expected \"+\" after the sector, got {:?}",

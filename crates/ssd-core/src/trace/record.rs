@@ -27,6 +27,17 @@ pub struct Recorder<S: RequestSource> {
 }
 
 impl<S: RequestSource> Recorder<S> {
+    /// Whether `inner`'s requests can be recorded (`new` refuses them
+    /// otherwise): a caller checks before it creates the output file.
+    pub fn check(inner: &S, label: &str) -> Result<(), String> {
+        if let Timing::ClosedLoop { .. } = inner.timing() {
+            return Err(format!(
+                "{label}: a closed-loop workload's requests have no submission time to record; record a buffered (page cache) or file-level run, an open-loop one (rate_iops) or a trace replay"
+            ));
+        }
+        Ok(())
+    }
+
     /// Record `inner`'s requests in `fmt` on `out` (`label` names it in
     /// errors).
     pub fn new(
@@ -35,11 +46,7 @@ impl<S: RequestSource> Recorder<S> {
         fmt: TraceFormat,
         label: &str,
     ) -> Result<Self, String> {
-        if let Timing::ClosedLoop { .. } = inner.timing() {
-            return Err(format!(
-                "{label}: a closed-loop workload's requests have no submission time to record; record a buffered (page cache) or file-level run, an open-loop one (rate_iops) or a trace replay"
-            ));
-        }
+        Self::check(&inner, label)?;
         write_header(fmt, &mut out).map_err(|e| format!("{label}: {e}"))?;
         Ok(Recorder {
             inner,

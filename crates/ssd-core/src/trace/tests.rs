@@ -198,6 +198,18 @@ fn errors_name_file_line_and_field() {
             "  8,16   5   2   0.1 18615  Q   R 1444645666 x 256 [java]\n",
             "expected \"+\"",
         ),
+        // A Q line without `+ nsectors` is cut short (blkparse always ends
+        // an event with [process]), not a request to drop silently.
+        (
+            TraceFormat::Blkparse,
+            "  8,16 5 1 0.1 7 Q W 8 + 8 [a]\n  8,16 5 2 0.2 7 Q W 1000\n",
+            "t.trace:2: blkparse `Q` event has sector 1000 but no \"+ nsectors\"",
+        ),
+        (
+            TraceFormat::Blkparse,
+            "  8,16 5 1 0.1 7 Q W\n",
+            "t.trace:1: blkparse `Q` event ends after its RWBS field",
+        ),
         (
             TraceFormat::Fiu,
             "100 7 nfsd 8 8 W 6 0 -\n100 7 nfsd 8 0 W 6 0 -\n",
