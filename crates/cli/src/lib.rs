@@ -1108,34 +1108,46 @@ pub fn require_unit(flag: &str, value: &str) -> Result<(), ConfigError> {
 /// read as a TOML literal when it is one (numbers, booleans), else as a string.
 pub fn set_field(cfg: &mut SsdConfig, field: &str, value: &str) -> Result<(), ConfigError> {
     // A value set earlier (by a fio job) that TOML cannot hold is named here,
-    // not blamed on `field`.
-    cfg.check_writable()?;
+    // not blamed on `field`: before each early return below, and where the
+    // echo further down fails (it does for every such value), so that a
+    // valid configuration is not serialized an extra time per key.
     // The optional sections exist once a workload selects them: naming the
     // personality's kind (or the trace's path) selects it.
     let bare = value.trim().trim_matches('"');
     match field {
         "personality.kind" if cfg.personality.is_none() => {
-            return apply_flag(cfg, "personality", bare)
+            cfg.check_writable()?;
+            return apply_flag(cfg, "personality", bare);
         }
-        "trace.path" if cfg.trace.is_none() => return apply_flag(cfg, "trace", bare),
+        "trace.path" if cfg.trace.is_none() => {
+            cfg.check_writable()?;
+            return apply_flag(cfg, "trace", bare);
+        }
         f if f.starts_with("personality.") && cfg.personality.is_none() => {
+            cfg.check_writable()?;
             return Err(ssd_core::config::invalid(
                 field,
                 "no personality is selected: give --personality NAME (or \
                  personality.kind=NAME) before setting its fields",
-            ))
+            ));
         }
         f if f.starts_with("trace.") && cfg.trace.is_none() => {
+            cfg.check_writable()?;
             return Err(ssd_core::config::invalid(
                 field,
                 "no trace is selected: give --trace FILE (or trace.path=FILE) before \
                  setting its fields",
-            ))
+            ));
         }
         _ => {}
     }
-    let mut root = toml::Value::try_from(&*cfg)
-        .map_err(|e| ssd_core::config::invalid(field, e.to_string()))?;
+    let mut root = match toml::Value::try_from(&*cfg) {
+        Ok(root) => root,
+        Err(e) => {
+            cfg.check_writable()?;
+            return Err(ssd_core::config::invalid(field, e.to_string()));
+        }
+    };
     let parsed: toml::Value = match format!("v = {value}").parse::<toml::Table>() {
         Ok(mut t) => t
             .remove("v")
@@ -1174,6 +1186,44 @@ pub fn set_field(cfg: &mut SsdConfig, field: &str, value: &str) -> Result<(), Co
     // so reading the configuration back tells which.
     let known = cur.contains_key(*last);
     cur.insert(last.to_string(), parsed);
+    // Read the edited tree back directly; only when that fails is it
+    // written out as text and parsed, for the error message as it always
+    // was (the text round trip reads a tree the same way, at several times
+    // the cost: a sweep sets every axis of every point through here).
+    if let Ok(c) = root.clone().try_into::<SsdConfig>() {
+        *cfg = c;
+        return Ok(());
+    }
+    text_trip(cfg, field, value, root, created, known)
+}
+
+thread_local! {
+    static TEXT_TRIPS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+fn count_text_trip() {
+    TEXT_TRIPS.with(|n| n.set(n.get() + 1));
+}
+
+/// How many times [`set_field`] on this thread read a configuration back
+/// through TOML text (its error path only): a test hook, so that a sweep's
+/// cost per point is checked without timing it.
+#[doc(hidden)]
+pub fn set_field_text_trips() -> u64 {
+    TEXT_TRIPS.with(|n| n.get())
+}
+
+/// [`set_field`]'s reading back of the edited tree `root` through TOML
+/// text, whose errors name `field` and say why.
+fn text_trip(
+    cfg: &mut SsdConfig,
+    field: &str,
+    value: &str,
+    root: toml::Value,
+    created: Option<&str>,
+    known: bool,
+) -> Result<(), ConfigError> {
+    count_text_trip();
     let text =
         toml::to_string(&root).map_err(|e| ssd_core::config::invalid(field, e.to_string()))?;
     *cfg = toml::from_str(&text).map_err(|e: toml::de::Error| {
