@@ -1836,14 +1836,13 @@ mod tests {
         );
     }
 
-    /// A point's keys are set on the typed configuration through a TOML
-    /// tree read back directly, not through the whole configuration written
-    /// out as TOML text and parsed again per key (which made `sweep
-    /// --dry-run` of a million points take minutes): a valid grid's points
-    /// take no text round trip; a bad value takes one, for the message it
-    /// always had.
+    /// A point's keys are set by echoing and reading back their section
+    /// only, not the whole configuration written out as TOML text and
+    /// parsed again per key (which made `sweep --dry-run` of a million
+    /// points take minutes): a valid grid's points echo no whole
+    /// configuration; a bad value does, for the message it always had.
     #[test]
-    fn a_points_keys_take_no_toml_text_round_trip() {
+    fn a_points_keys_do_not_echo_the_whole_configuration() {
         let ax = |k: &str, v: &[&str]| Axis {
             key: k.into(),
             values: v.iter().map(|s| s.to_string()).collect(),
@@ -1859,12 +1858,12 @@ mod tests {
             &common,
             &BTreeMap::new(),
         );
-        let before = crate::set_field_text_trips();
+        let before = crate::set_field_whole_echoes();
         for i in 0..g.len() {
             let p = g.point(i);
             assert!(p.cfg.is_ok(), "{:?}: {:?}", p.params, p.cfg.err());
         }
-        assert_eq!(crate::set_field_text_trips(), before);
+        assert_eq!(crate::set_field_whole_echoes(), before);
         let c = g.point(g.len() - 1).cfg.unwrap();
         assert_eq!((c.ftl.op, c.workload.iodepth), (0.25, 32));
         let bad = Grid::new(
@@ -1875,7 +1874,7 @@ mod tests {
         );
         let e = bad.point(0).cfg.unwrap_err();
         assert!(e.starts_with("ftl.op: ") && !e.contains("unknown"), "{e}");
-        assert_eq!(crate::set_field_text_trips(), before + 1);
+        assert_eq!(crate::set_field_whole_echoes(), before + 1);
     }
 
     fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
