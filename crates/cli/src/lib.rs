@@ -1108,41 +1108,55 @@ pub fn require_unit(flag: &str, value: &str) -> Result<(), ConfigError> {
 /// read as a TOML literal when it is one (numbers, booleans), else as a string.
 pub fn set_field(cfg: &mut SsdConfig, field: &str, value: &str) -> Result<(), ConfigError> {
     // A value set earlier (by a fio job) that TOML cannot hold is named here,
-    // not blamed on `field`.
-    cfg.check_writable()?;
+    // not blamed on `field`: before each early return below, and where the
+    // echo further down fails (it does for every such value), so that a
+    // valid configuration is not serialized an extra time per key.
     // The optional sections exist once a workload selects them: naming the
     // personality's kind (or the trace's path) selects it.
     let bare = value.trim().trim_matches('"');
     match field {
         "personality.kind" if cfg.personality.is_none() => {
-            return apply_flag(cfg, "personality", bare)
+            cfg.check_writable()?;
+            return apply_flag(cfg, "personality", bare);
         }
-        "trace.path" if cfg.trace.is_none() => return apply_flag(cfg, "trace", bare),
+        "trace.path" if cfg.trace.is_none() => {
+            cfg.check_writable()?;
+            return apply_flag(cfg, "trace", bare);
+        }
         f if f.starts_with("personality.") && cfg.personality.is_none() => {
+            cfg.check_writable()?;
             return Err(ssd_core::config::invalid(
                 field,
                 "no personality is selected: give --personality NAME (or \
                  personality.kind=NAME) before setting its fields",
-            ))
+            ));
         }
         f if f.starts_with("trace.") && cfg.trace.is_none() => {
+            cfg.check_writable()?;
             return Err(ssd_core::config::invalid(
                 field,
                 "no trace is selected: give --trace FILE (or trace.path=FILE) before \
                  setting its fields",
-            ))
+            ));
         }
         _ => {}
     }
-    let mut root = toml::Value::try_from(&*cfg)
-        .map_err(|e| ssd_core::config::invalid(field, e.to_string()))?;
-    let parsed: toml::Value = match format!("v = {value}").parse::<toml::Table>() {
-        Ok(mut t) => t
-            .remove("v")
-            .unwrap_or(toml::Value::String(value.to_string())),
-        Err(_) => toml::Value::String(value.to_string()),
-    };
+    let parsed = parse_value(value);
     let parts: Vec<&str> = field.split('.').collect();
+    // A field inside one section: only that section is echoed and read
+    // back (a configuration's sections are read independently), unless
+    // anything is out of the ordinary, when the whole configuration is.
+    if set_in_section(cfg, &parts, &parsed).is_some() {
+        return Ok(());
+    }
+    count_whole_echo();
+    let mut root = match toml::Value::try_from(&*cfg) {
+        Ok(root) => root,
+        Err(e) => {
+            cfg.check_writable()?;
+            return Err(ssd_core::config::invalid(field, e.to_string()));
+        }
+    };
     let (last, sections) = parts.split_last().expect("split yields one part");
     // Sections by name; the entries of an array of tables (`flow.1.priority`)
     // by index. A section absent from the echo is an optional one not set
@@ -1174,6 +1188,108 @@ pub fn set_field(cfg: &mut SsdConfig, field: &str, value: &str) -> Result<(), Co
     // so reading the configuration back tells which.
     let known = cur.contains_key(*last);
     cur.insert(last.to_string(), parsed);
+    // Read the edited tree back directly; only when that fails is it
+    // written out as text and parsed, for the error message as it always
+    // was (the text round trip reads a tree the same way, at several times
+    // the cost).
+    if let Ok(c) = root.clone().try_into::<SsdConfig>() {
+        *cfg = c;
+        return Ok(());
+    }
+    text_trip(cfg, field, value, root, created, known)
+}
+
+/// A `--set` value as TOML reads it when it is a TOML literal (numbers,
+/// booleans, arrays), else as a string.
+fn parse_value(value: &str) -> toml::Value {
+    match format!("v = {value}").parse::<toml::Table>() {
+        Ok(mut t) => t
+            .remove("v")
+            .unwrap_or(toml::Value::String(value.to_string())),
+        Err(_) => toml::Value::String(value.to_string()),
+    }
+}
+
+/// [`set_field`] for a dotted field `parts` inside one of the sections
+/// every configuration has (or a selected personality or trace): that
+/// section echoed as a TOML tree, the value set on it and the section read
+/// back. `None` (the caller then goes through the whole configuration,
+/// for its error messages) when the section cannot be echoed, a section
+/// on the way is missing or not a table, or the result does not read back.
+/// A configuration's sections are read independently of each other, so a
+/// section read back here is the section the whole configuration's reading
+/// back would give.
+fn set_in_section(cfg: &mut SsdConfig, parts: &[&str], value: &toml::Value) -> Option<()> {
+    fn edit<T: serde::Serialize + serde::de::DeserializeOwned>(
+        sec: &T,
+        parts: &[&str],
+        value: &toml::Value,
+    ) -> Option<T> {
+        let (last, sections) = parts.split_last()?;
+        let mut root = toml::Value::try_from(sec).ok()?;
+        let mut at = &mut root;
+        for p in sections {
+            at = at.as_table_mut()?.get_mut(*p)?;
+        }
+        // A field not in the echo (an unset optional one, or an unknown one,
+        // which the reading back refuses) is inserted as the whole
+        // configuration's path does.
+        at.as_table_mut()?.insert(last.to_string(), value.clone());
+        root.try_into().ok()
+    }
+    let (sec, rest) = parts.split_first()?;
+    if rest.is_empty() {
+        return None;
+    }
+    let c = cfg;
+    match *sec {
+        "nand" => c.nand = edit(&c.nand, rest, value)?,
+        "layout" => c.layout = edit(&c.layout, rest, value)?,
+        "controller" => c.controller = edit(&c.controller, rest, value)?,
+        "dram" => c.dram = edit(&c.dram, rest, value)?,
+        "host" => c.host = edit(&c.host, rest, value)?,
+        "ftl" => c.ftl = edit(&c.ftl, rest, value)?,
+        "sched" => c.sched = edit(&c.sched, rest, value)?,
+        "power" => c.power = edit(&c.power, rest, value)?,
+        "workload" => c.workload = edit(&c.workload, rest, value)?,
+        "sim" => c.sim = edit(&c.sim, rest, value)?,
+        "replay" => c.replay = edit(&c.replay, rest, value)?,
+        "page_cache" => c.page_cache = edit(&c.page_cache, rest, value)?,
+        "fs" => c.fs = edit(&c.fs, rest, value)?,
+        "personality" => c.personality = Some(edit(c.personality.as_ref()?, rest, value)?),
+        "trace" => c.trace = Some(edit(c.trace.as_ref()?, rest, value)?),
+        _ => return None,
+    }
+    Some(())
+}
+
+thread_local! {
+    static WHOLE_ECHOES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+fn count_whole_echo() {
+    WHOLE_ECHOES.with(|n| n.set(n.get() + 1));
+}
+
+/// How many times [`set_field`] on this thread echoed the whole
+/// configuration as TOML (for a field outside the sections it edits alone,
+/// or an error's message): a test hook, so that a sweep's cost per point is
+/// checked without timing it.
+#[doc(hidden)]
+pub fn set_field_whole_echoes() -> u64 {
+    WHOLE_ECHOES.with(|n| n.get())
+}
+
+/// [`set_field`]'s reading back of the edited tree `root` through TOML
+/// text, whose errors name `field` and say why.
+fn text_trip(
+    cfg: &mut SsdConfig,
+    field: &str,
+    value: &str,
+    root: toml::Value,
+    created: Option<&str>,
+    known: bool,
+) -> Result<(), ConfigError> {
     let text =
         toml::to_string(&root).map_err(|e| ssd_core::config::invalid(field, e.to_string()))?;
     *cfg = toml::from_str(&text).map_err(|e: toml::de::Error| {

@@ -1836,6 +1836,47 @@ mod tests {
         );
     }
 
+    /// A point's keys are set by echoing and reading back their section
+    /// only, not the whole configuration written out as TOML text and
+    /// parsed again per key (which made `sweep --dry-run` of a million
+    /// points take minutes): a valid grid's points echo no whole
+    /// configuration; a bad value does, for the message it always had.
+    #[test]
+    fn a_points_keys_do_not_echo_the_whole_configuration() {
+        let ax = |k: &str, v: &[&str]| Axis {
+            key: k.into(),
+            values: v.iter().map(|s| s.to_string()).collect(),
+        };
+        let common = [("sim.time_limit".to_string(), "1s".to_string())];
+        let g = Grid::new(
+            &SsdConfig::default(),
+            &[
+                ax("ftl.op", &["0.07", "0.125", "0.25"]),
+                ax("workload.iodepth", &["1", "4", "32"]),
+                ax("workload.rw", &["randread", "randwrite"]),
+            ],
+            &common,
+            &BTreeMap::new(),
+        );
+        let before = crate::set_field_whole_echoes();
+        for i in 0..g.len() {
+            let p = g.point(i);
+            assert!(p.cfg.is_ok(), "{:?}: {:?}", p.params, p.cfg.err());
+        }
+        assert_eq!(crate::set_field_whole_echoes(), before);
+        let c = g.point(g.len() - 1).cfg.unwrap();
+        assert_eq!((c.ftl.op, c.workload.iodepth), (0.25, 32));
+        let bad = Grid::new(
+            &SsdConfig::default(),
+            &[ax("ftl.op", &["lots"]), ax("ftl.opp", &["1"])],
+            &[],
+            &BTreeMap::new(),
+        );
+        let e = bad.point(0).cfg.unwrap_err();
+        assert!(e.starts_with("ftl.op: ") && !e.contains("unknown"), "{e}");
+        assert_eq!(crate::set_field_whole_echoes(), before + 1);
+    }
+
     fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
         move |k| {
             vars.iter()
