@@ -225,6 +225,14 @@ pub struct Blocks {
     /// The largest of `erase_count` (the drive's most-worn block), kept by
     /// [`Blocks::erase`], the only place a count grows.
     erase_max: u32,
+    /// Per plane: its largest erase count, its smallest, and how many of its
+    /// blocks have the smallest (static wear levelling's per-plane spread,
+    /// kept by [`Blocks::erase`]; the smallest is found again by a scan of the
+    /// plane when its last block leaves it, at most once per `blocks_per_plane`
+    /// erases of the plane).
+    plane_max: Vec<u32>,
+    plane_min: Vec<u32>,
+    at_min: Vec<u32>,
     /// Logical time of the last invalidation in the block (cost-benefit age),
     /// kept (and allocated) only while `stamps_on` (see `track_policy`).
     stamp: Vec<u64>,
@@ -267,6 +275,9 @@ impl Blocks {
             hot: vec![hot; nb],
             erase_count: vec![0; nb],
             erase_max: 0,
+            plane_max: vec![0; g.total_planes() as usize],
+            plane_min: vec![0; g.total_planes() as usize],
+            at_min: vec![g.blocks_per_plane; g.total_planes() as usize],
             stamp: vec![0; nb],
             stamps_on: true,
             opened: vec![0; nb],
@@ -347,6 +358,18 @@ impl Blocks {
     #[inline]
     pub fn erase_max(&self) -> u32 {
         self.erase_max
+    }
+
+    /// The largest erase count of `plane`'s blocks.
+    #[inline]
+    pub fn plane_max(&self, plane: PlaneId) -> u32 {
+        self.plane_max[plane.0 as usize]
+    }
+
+    /// The smallest erase count of `plane`'s blocks (any state).
+    #[inline]
+    pub fn plane_min(&self, plane: PlaneId) -> u32 {
+        self.plane_min[plane.0 as usize]
     }
 
     /// Start a new FTL call (see `erased_in`).
@@ -517,8 +540,21 @@ impl Blocks {
         }
         self.hot[bi].state = BlockState::Free;
         self.hot[bi].vw = 0;
-        self.erase_count[bi] += 1;
-        self.erase_max = self.erase_max.max(self.erase_count[bi]);
+        let was = self.erase_count[bi];
+        self.erase_count[bi] = was + 1;
+        self.erase_max = self.erase_max.max(was + 1);
+        let pl = self.plane_index(bi);
+        self.plane_max[pl] = self.plane_max[pl].max(was + 1);
+        if was == self.plane_min[pl] {
+            self.at_min[pl] -= 1;
+            if self.at_min[pl] == 0 {
+                let bpp = self.g.blocks_per_plane as usize;
+                let counts = &self.erase_count[pl * bpp..(pl + 1) * bpp];
+                let min = *counts.iter().min().expect("a plane has blocks");
+                self.plane_min[pl] = min;
+                self.at_min[pl] = counts.iter().filter(|&&c| c == min).count() as u32;
+            }
+        }
         self.erased_in[bi] = self.call;
         self.free[self.g.plane_of_block(b).0 as usize].push_back(b.0);
     }
@@ -688,6 +724,16 @@ impl Blocks {
         Some(BlockId(b))
     }
 
+    /// Take the most-worn free block of `plane` only (static wear levelling's
+    /// destination for cold data in the page FTL and DFTL); None if its pool
+    /// is empty.
+    pub fn alloc_most_worn_in(&mut self, plane: PlaneId) -> Option<BlockId> {
+        if self.free_count(plane) == 0 {
+            return None;
+        }
+        self.alloc_most_worn(plane)
+    }
+
     /// Choose a victim among `cands` (any blocks, e.g. a hybrid FTL's log blocks)
     /// by `policy`, scoring like [`Blocks::select_victim`]: greedy = fewest valid
     /// pages, cost-benefit = age x (1-u) / 2u, FIFO = opened first, random, and
@@ -804,6 +850,23 @@ impl Blocks {
         }
         // The victim indexes agree with a scan of the tables.
         let bpp = self.g.blocks_per_plane as usize;
+        for pl in 0..self.g.total_planes() as usize {
+            let counts = &self.erase_count[pl * bpp..(pl + 1) * bpp];
+            let (mn, mx) = (counts.iter().min(), counts.iter().max());
+            let at = counts.iter().filter(|&&c| Some(&c) == mn).count() as u32;
+            if (mn, mx, at)
+                != (
+                    Some(&self.plane_min[pl]),
+                    Some(&self.plane_max[pl]),
+                    self.at_min[pl],
+                )
+            {
+                return Err(format!(
+                    "plane {pl}: erase counts {mn:?}..{mx:?} ({at} at the least), kept as {}..{} ({})",
+                    self.plane_min[pl], self.plane_max[pl], self.at_min[pl]
+                ));
+            }
+        }
         for pl in 0..self.g.total_planes() as usize {
             let first = pl * bpp;
             let mut best: Option<usize> = None;

@@ -43,9 +43,7 @@ use crate::cmt::Cmt;
 use crate::page::entry_bytes;
 use crate::stripe::{HostFrontier, PlanePicker};
 use crate::wear::WearPolicy;
-use ssd_core::config::{
-    invalid, CmtGranularity, ConfigError, GcMode, GcPolicy, Settings, WearLeveling,
-};
+use ssd_core::config::{invalid, CmtGranularity, ConfigError, GcMode, GcPolicy, Settings};
 use ssd_core::ftl::{Ftl, FtlCtx, FtlStats, JobId, Purpose, NO_LPN};
 use ssd_core::{BlockId, Geometry, Lpn, PlaneId, Ppn};
 
@@ -140,15 +138,12 @@ pub struct DftlFtl {
     dead: Vec<u32>,
     scratch: Vec<u32>,
     wear: WearPolicy,
-    /// The drive's largest erase count when static levelling last checked
-    /// every plane (see [`WearPolicy::planes_to_check`]).
-    wl_swept: u32,
     /// Static levelling is under way: a GC its translation writes run (to
-    /// make room) does not start another round, the running one checks again.
+    /// make room) does not check again (see [`DftlFtl::static_wear_level`]).
     levelling: bool,
-    /// Wear-levelling moves left to the current command (see
-    /// [`DftlFtl::static_wear_level`]).
-    wl_budget: u32,
+    /// A static-levelling move is copying: a GC frontier that needs a block
+    /// takes its plane's most-worn free one.
+    wl_dest: bool,
 }
 
 impl DftlFtl {
@@ -253,9 +248,8 @@ impl DftlFtl {
             dead: Vec::with_capacity(planes),
             scratch: Vec::with_capacity(g.pages_per_block as usize + 1),
             wear,
-            wl_swept: 0,
             levelling: false,
-            wl_budget: 0,
+            wl_dest: false,
         })
     }
 
@@ -336,7 +330,6 @@ impl DftlFtl {
         self.new_hjob = false;
         self.hepoch = self.hepoch.wrapping_add(1);
         self.last_tprog = 0;
-        self.wl_budget = self.g.total_blocks();
     }
 
     /// The gating job host operations go to now.
@@ -414,7 +407,12 @@ impl DftlFtl {
         let b = if self.open_ok(cur) {
             cur
         } else {
-            let b = self.blocks.alloc(plane).unwrap_or_else(|| {
+            let b = if self.wl_dest && !host {
+                self.blocks.alloc_most_worn_in(plane)
+            } else {
+                self.blocks.alloc(plane)
+            };
+            let b = b.unwrap_or_else(|| {
                 panic!(
                     "plane {} has no free block: over-provisioning too small for this workload (gc threshold {}); {}",
                     plane.0, self.threshold, self.space_summary()
@@ -1016,57 +1014,34 @@ impl DftlFtl {
         true
     }
 
-    /// Static wear levelling after an erase in `plane`, as in the page FTL:
-    /// in that plane, or in every plane if the drive's largest erase count
-    /// grew, move each full data block lagging it by more than the threshold
-    /// to the GC frontier and erase it, checking again after each move.
-    /// (Translation blocks are not moved: translation pages of cold data are
-    /// rewritten whenever that data moves.) Unlike the page FTL's, a move here
-    /// writes translation pages, whose collection may raise the maximum: a
-    /// round checks each plane once, at most `blocks_per_plane` moves, and
-    /// leaves what the moves' own translation traffic caused to the next
-    /// erase's check (on a small drive the two could feed each other forever).
-    /// A command (a host request's calls, or one background job) moves at
-    /// most as many blocks as the drive has: the GC that restores the
-    /// free-block reserve after a round's moves erases again, and the rounds
-    /// after those erases could feed each other without end in one command
-    /// (a full drive at 3 % over-provisioning planned close to a million
-    /// operations for one write). The next command's erases check again.
+    /// Static wear levelling after a GC's erase in `plane`, as in the page FTL
+    /// (see the `wear` module): if the plane's erase counts spread by more
+    /// than the threshold, move its least-worn full data block to the GC
+    /// frontier (the most-worn free block when the frontier needs one) and
+    /// erase it. One move per GC erase; the move's own erase, and those of the
+    /// GCs its translation writes run to make room (`levelling`), check
+    /// nothing, so no chain of moves can feed itself and levelling's work is
+    /// linear in the GC's: at most a block's copies per GC erase. Translation
+    /// blocks are not moved: translation pages of cold data are rewritten
+    /// whenever that data moves. (Against the drive's largest count, which
+    /// translation blocks drive up, and checking after every erase, a small
+    /// drive at 3 % over-provisioning rewrote the whole drive each time that
+    /// count grew: total work quadratic in the drive's size.)
     fn static_wear_level(&mut self, plane: PlaneId, cx: &mut FtlCtx) {
-        if self.levelling || self.wear.mode != WearLeveling::Static {
+        if self.levelling {
             return;
         }
+        let (h, gc, tr) = (&self.host_open, &self.gc_open, &self.is_trans);
+        let Some(v) = self.wear.static_victim(&self.blocks, plane, |i| {
+            let b = i as u32;
+            !tr[i] && !h.contains(&b) && !gc.contains(&b)
+        }) else {
+            return;
+        };
         self.levelling = true;
-        let planes = self
-            .wear
-            .planes_to_check(&self.blocks, plane, &mut self.wl_swept);
-        for p in planes {
-            self.level_plane(PlaneId(p), cx);
-        }
+        cx.work.dram_accesses += 1;
+        self.relocate_data(v, plane, Purpose::WearLevel, false, cx);
         self.levelling = false;
-    }
-
-    /// Move lagging data blocks off `plane` until none is left, `blocks_per_plane`
-    /// have moved, or a move cannot be made now (no translation room or no
-    /// block for its copies; the plane's next GC checks again).
-    fn level_plane(&mut self, plane: PlaneId, cx: &mut FtlCtx) {
-        for _ in 0..self.g.blocks_per_plane {
-            if self.wl_budget == 0 {
-                return;
-            }
-            let (h, gc, tr) = (&self.host_open, &self.gc_open, &self.is_trans);
-            let Some(v) = self.wear.static_victim(&self.blocks, plane, |i| {
-                let b = i as u32;
-                !tr[i] && !h.contains(&b) && !gc.contains(&b)
-            }) else {
-                return;
-            };
-            cx.work.dram_accesses += 1;
-            if !self.relocate_data(v, plane, Purpose::WearLevel, false, cx) {
-                return;
-            }
-            self.wl_budget -= 1;
-        }
     }
 
     /// Move the valid pages of data block `victim` to the plane's GC frontier,
@@ -1140,6 +1115,7 @@ impl DftlFtl {
         self.new_hjob = true;
         // Every page's state is read (its reverse-map entry), live or not.
         cx.work.gc_page_checks += ppb as u64;
+        self.wl_dest = purpose == Purpose::WearLevel;
         {
             self.scratch.clear();
             let mut moved = 0u16;
@@ -1175,6 +1151,7 @@ impl DftlFtl {
                     }
                 }
             }
+            self.wl_dest = false;
             // Every moved page dies at once (one victim-index move, same end state:
             // nothing above reads the victim's count).
             self.blocks.invalidate_n(victim, moved);

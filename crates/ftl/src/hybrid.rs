@@ -252,12 +252,11 @@ pub struct Core {
     /// The plane this call last erased in (a call that erased pays one
     /// levelling check).
     last_erased: Option<PlaneId>,
-    /// Static levelling: planes erased in since their last check, whether
-    /// any is, and the drive's largest erase count when every plane was last
-    /// checked (see [`WearPolicy::planes_to_check`]).
-    wl_due: Vec<bool>,
+    /// Static levelling: per plane, erases other than levelling's own since
+    /// its last check (each allows one move), and whether any plane has one
+    /// (see [`Core::static_wear_level`]).
+    wl_due: Vec<u32>,
     wl_any: bool,
-    wl_swept: u32,
     /// Super-block pages to the drive's (None: blocks are erase blocks).
     fold: Option<Fold>,
 }
@@ -317,9 +316,8 @@ impl Core {
             drain_merge: c.drain_merge,
             order: striping_order(&g, ssd_core::config::Allocation::Cwdp),
             last_erased: None,
-            wl_due: vec![false; g.total_planes() as usize],
+            wl_due: vec![0; g.total_planes() as usize],
             wl_any: false,
-            wl_swept: 0,
             fold,
         })
     }
@@ -525,8 +523,8 @@ impl Core {
         }
         let plane = self.g.plane_of_block(BlockId(b));
         self.last_erased = Some(plane);
-        if self.wear.mode == WearLeveling::Static {
-            self.wl_due[plane.0 as usize] = true;
+        if self.wear.mode == WearLeveling::Static && purpose != Purpose::WearLevel {
+            self.wl_due[plane.0 as usize] += 1;
             self.wl_any = true;
         }
         s + 1
@@ -702,13 +700,14 @@ impl Core {
         true
     }
 
-    /// Static wear levelling after a call: in every plane erased in since its
-    /// last check (every plane if the drive's largest erase count grew), move
-    /// each data block lagging that maximum by more than the threshold to the
-    /// most-worn free block (the old block rests under cold data, the young one
-    /// returns to circulation, as in Chang's dual pool) and erase it; a move
-    /// erases, so its plane is checked again. A move never raises the maximum,
-    /// so the loop ends.
+    /// Static wear levelling after a call, per plane as in the page FTL (see
+    /// the `wear` module): for each erase other than levelling's own the call
+    /// made in a plane, one check of that plane and, if its erase counts
+    /// spread by more than the threshold, one move of its least-worn data
+    /// block to the most-worn free block (the old block rests under cold data,
+    /// the young one returns to circulation, as in Chang's dual pool), whose
+    /// erase checks nothing. So levelling moves at most one block per erase
+    /// of the merges and GCs: its total work is linear in theirs.
     pub fn static_wear_level(&mut self, cx: &mut FtlCtx) {
         if self.last_erased.take().is_some() {
             cx.work.dram_accesses += 1;
@@ -716,45 +715,40 @@ impl Core {
         if !self.wl_any {
             return;
         }
-        loop {
-            let max = self.blocks.erase_max();
-            if max > self.wl_swept {
-                self.wl_swept = max;
-                self.wl_due.fill(true);
+        for p in 0..self.wl_due.len() {
+            let due = std::mem::take(&mut self.wl_due[p]);
+            for _ in 0..due {
+                if !self.level_one(PlaneId(p as u32), cx) {
+                    break;
+                }
             }
-            let Some(p) = self.wl_due.iter().position(|&d| d) else {
-                break;
-            };
-            self.wl_due[p] = false;
-            self.level_plane(PlaneId(p as u32), cx);
         }
         self.wl_any = false;
         self.last_erased = None;
     }
 
-    /// Move lagging data blocks off `plane` until none is left or no free
-    /// block can take one (see [`Core::static_wear_level`]).
-    fn level_plane(&mut self, plane: PlaneId, cx: &mut FtlCtx) {
-        loop {
-            let owner = &self.owner;
-            let Some(v) = self
-                .wear
-                .static_victim(&self.blocks, plane, |i| owner[i] != NONE)
-            else {
-                return;
-            };
-            let lbn = self.owner[v.0 as usize];
-            let Some(nb) = self.blocks.alloc_most_worn(plane) else {
-                return;
-            };
-            cx.work.dram_accesses += 1;
-            let f = self.fill(cx, lbn, nb.0, 0..0, Purpose::WearLevel, 0);
-            self.stats.wear_level_moves += f.copies;
-            self.dmap[lbn as usize] = NONE;
-            self.owner[v.0 as usize] = NONE;
-            self.set_data(lbn, nb.0);
-            self.erase(cx, v.0, Purpose::WearLevel, f.next);
-        }
+    /// One levelling move in `plane` (see [`Core::static_wear_level`]); false
+    /// if none is due or no free block can take the data.
+    fn level_one(&mut self, plane: PlaneId, cx: &mut FtlCtx) -> bool {
+        let owner = &self.owner;
+        let Some(v) = self
+            .wear
+            .static_victim(&self.blocks, plane, |i| owner[i] != NONE)
+        else {
+            return false;
+        };
+        let lbn = self.owner[v.0 as usize];
+        let Some(nb) = self.blocks.alloc_most_worn(plane) else {
+            return false;
+        };
+        cx.work.dram_accesses += 1;
+        let f = self.fill(cx, lbn, nb.0, 0..0, Purpose::WearLevel, 0);
+        self.stats.wear_level_moves += f.copies;
+        self.dmap[lbn as usize] = NONE;
+        self.owner[v.0 as usize] = NONE;
+        self.set_data(lbn, nb.0);
+        self.erase(cx, v.0, Purpose::WearLevel, f.next);
+        true
     }
 
     /// Pick a victim among `cands` by the configured policy, counting the search.

@@ -16,7 +16,7 @@ use crate::blocks::{BlockState, Blocks};
 use crate::p2l::{BlockView, P2l};
 use crate::stripe::{HostFrontier, PlanePicker};
 use crate::wear::WearPolicy;
-use ssd_core::config::{GcMode, GcPolicy, Settings, WearLeveling};
+use ssd_core::config::{GcMode, GcPolicy, Settings};
 use ssd_core::ftl::{Ftl, FtlCtx, FtlStats, Purpose};
 use ssd_core::{BlockId, DieId, Geometry, Lpn, PlaneId, Ppn};
 
@@ -42,9 +42,9 @@ pub struct PageFtl {
     bg_target: u32,
     bg_cursor: u32,
     wear: WearPolicy,
-    /// The drive's largest erase count when static levelling last checked
-    /// every plane (see [`WearPolicy::planes_to_check`]).
-    wl_swept: u32,
+    /// A static-levelling move is copying: a GC frontier that needs a block
+    /// takes its plane's most-worn free one (see [`PageFtl::static_wear_level`]).
+    wl_dest: bool,
     stats: FtlStats,
 }
 
@@ -82,7 +82,7 @@ impl PageFtl {
             bg_target: c.background_gc_blocks,
             bg_cursor: 0,
             wear,
-            wl_swept: 0,
+            wl_dest: false,
             stats: FtlStats::default(),
         }
     }
@@ -95,7 +95,12 @@ impl PageFtl {
             &mut self.gc_open[plane.0 as usize]
         };
         if *slot == NONE || self.blocks.state(*slot as usize) != BlockState::Open {
-            let b = self.blocks.alloc(plane).unwrap_or_else(|| {
+            let b = if self.wl_dest && !host {
+                self.blocks.alloc_most_worn_in(plane)
+            } else {
+                self.blocks.alloc(plane)
+            };
+            let b = b.unwrap_or_else(|| {
                 panic!("plane {} has no free block: over-provisioning too small for this workload (gc threshold {})", plane.0, self.threshold)
             });
             *slot = b.0;
@@ -154,55 +159,38 @@ impl PageFtl {
         true
     }
 
-    /// Static wear levelling after an erase in `plane`: in that plane, or in
-    /// every plane if the drive's largest erase count grew, move the valid
-    /// pages of each full block lagging it by more than the threshold to the
-    /// GC frontier (cold data joins cold data) and erase the block, so the
-    /// young block returns to the pool. A move erases, so the rule is checked
-    /// again after each (as MQSim does after every erase); it never raises the
-    /// maximum, so the loop ends.
+    /// Static wear levelling after a GC's erase in `plane` (see the `wear`
+    /// module): if the plane's erase counts spread by more than the threshold,
+    /// move the valid pages of its least-worn full block (not a frontier) to
+    /// the GC frontier and erase it, so the young block returns to the pool.
+    /// One move per GC erase, and a move's own erase checks nothing: levelling
+    /// copies at most a block per block GC erases, so its total work is linear
+    /// in the GC's. The copies park the cold data on the most-worn free block
+    /// when the frontier needs a new one (`wl_dest`), so that the block just
+    /// worn rests under data that is not rewritten. No move when the copies
+    /// would find neither room in the GC frontier nor a free block (a plane at
+    /// the edge of its capacity; its next GC checks again).
     fn static_wear_level(&mut self, plane: PlaneId, cx: &mut FtlCtx) {
-        if self.wear.mode != WearLeveling::Static {
+        let (h, gc) = (&self.host_open, &self.gc_open);
+        let Some(v) = self.wear.static_victim(&self.blocks, plane, |i| {
+            !h.contains(&(i as u32)) && !gc.contains(&(i as u32))
+        }) else {
+            return;
+        };
+        let f = self.gc_open[plane.0 as usize];
+        let room = if f == NONE || self.blocks.state(f as usize) != BlockState::Open {
+            0
+        } else {
+            self.g.pages_per_block - self.blocks.wp(f as usize) as u32
+        };
+        if room < self.blocks.valid(v.0 as usize) as u32 && self.blocks.free_count(plane) == 0 {
             return;
         }
-        loop {
-            let planes = self
-                .wear
-                .planes_to_check(&self.blocks, plane, &mut self.wl_swept);
-            for p in planes {
-                self.level_plane(PlaneId(p), cx);
-            }
-            if self.blocks.erase_max() <= self.wl_swept {
-                return;
-            }
-        }
-    }
-
-    /// Move lagging blocks off `plane` until none is left (see
-    /// [`PageFtl::static_wear_level`]), or until a move's copies would find
-    /// neither room in the GC frontier nor a free block (a plane at the edge
-    /// of its capacity; its next GC checks again).
-    fn level_plane(&mut self, plane: PlaneId, cx: &mut FtlCtx) {
-        loop {
-            let (h, gc) = (&self.host_open, &self.gc_open);
-            let Some(v) = self.wear.static_victim(&self.blocks, plane, |i| {
-                !h.contains(&(i as u32)) && !gc.contains(&(i as u32))
-            }) else {
-                return;
-            };
-            let f = self.gc_open[plane.0 as usize];
-            let room = if f == NONE || self.blocks.state(f as usize) != BlockState::Open {
-                0
-            } else {
-                self.g.pages_per_block - self.blocks.wp(f as usize) as u32
-            };
-            if room < self.blocks.valid(v.0 as usize) as u32 && self.blocks.free_count(plane) == 0 {
-                return;
-            }
-            cx.work.dram_accesses += 1;
-            let moved = self.relocate(v, plane, Purpose::WearLevel, cx);
-            self.stats.wear_level_moves += moved;
-        }
+        cx.work.dram_accesses += 1;
+        self.wl_dest = true;
+        let moved = self.relocate(v, plane, Purpose::WearLevel, cx);
+        self.wl_dest = false;
+        self.stats.wear_level_moves += moved;
     }
 
     /// Move the valid pages of `victim` to the plane's GC frontier and erase it,

@@ -1,20 +1,42 @@
 //! Wear levelling. Dynamic: free blocks are taken least-worn first
-//! ([`FreePick::LeastWorn`]). Static: cold data is moved off every block whose
-//! erase count lags the drive's maximum by more than a threshold (ops tagged
-//! `Purpose::WearLevel`), so that the young block returns to circulation. The
-//! rule is checked after every erase, levelling's own included (as MQSim's
-//! `GC_and_WL_Unit_Base` does on each erase completion), in the plane erased
-//! in, and in every plane when the drive's maximum grows: so after each FTL
-//! call no movable block lags the maximum by more than the threshold. (A check
-//! once per GC moving one block fell behind whenever more blocks lagged than
-//! GCs came, and a plane's own maximum let planes that wear at different rates
-//! drift apart without bound.) Each FTL does the move itself (it owns the
-//! mapping); this module picks the block.
-
+//! ([`FreePick::LeastWorn`]). Static: per plane, as MQSim's
+//! `GC_and_WL_Unit_Base::check_static_wl_required` and
+//! `run_static_wearleveling` (src/ssd/GC_and_WL_Unit_Base.cpp): after an erase
+//! in a plane, if the plane's largest erase count exceeds its smallest by more
+//! than the threshold, the plane's coldest (least-erased) movable block has its
+//! data moved off and is erased (ops tagged `Purpose::WearLevel`), so that the
+//! young block returns to circulation. Each FTL does the move itself (it owns
+//! the mapping); this module says when and picks the block.
+//!
+//! One move per erase, and a levelling erase checks nothing: MQSim checks
+//! on every erase completion, its levelling's own included, but a chain of
+//! moves that feeds itself is what made the earlier rule's work quadratic.
+//! That rule compared every movable block with the drive's largest count
+//! and moved all that lagged, after every erase; DFTL's translation blocks,
+//! hot and never moved, drove that count up, and on small drives at 3 %
+//! over-provisioning each growth rewrote the whole drive (tens of millions
+//! of moves in one case of the FTL property test). Now levelling erases at
+//! most one block per erase of something else (GC, merge, translation GC),
+//! so its page copies are at most `pages_per_block` per such erase: total
+//! work linear in the GC's, whatever the drive's size.
+//!
+//! The moved data goes to the most-worn free block of the plane whenever a
+//! new block takes it (as UBI and Chang's dual pool do): the block that has
+//! just reached the plane's maximum rests under data that is not rewritten,
+//! and the young block returns to the pool, where least-worn allocation
+//! gives it to hot data. The page FTL and DFTL copy through their GC
+//! frontier, which takes the most-worn free block when it needs one during
+//! a move; the hybrids fill a most-worn block with the logical block's data.
+//!
+//! The bound (tested in tests/wear.rs, whose docs give the argument): each
+//! plane's spread stays within the threshold plus 4 for workloads that ask
+//! at most one levelling move per GC erase. No rule with bounded work per
+//! erase can bound it for every workload. Planes are levelled apart.
+//! Finding the victim scans the plane once per erase, only when the check
+//! holds, and stops at a block of the plane's smallest count.
 use crate::blocks::{BlockState, Blocks, FreePick};
 use ssd_core::config::{FtlConfig, WearLeveling};
 use ssd_core::{BlockId, PlaneId};
-use std::ops::Range;
 
 /// The wear-levelling settings of an FTL (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,43 +64,52 @@ impl WearPolicy {
         }
     }
 
-    /// Static levelling: the least-worn block of `plane` among those `eligible`
-    /// (full blocks holding data the FTL can move), if it lags the drive's most
-    /// worn block by more than the threshold. None when static levelling is off.
-    /// Moving and erasing it never raises the maximum, so calling this until it
-    /// answers None ends.
+    /// Static levelling's check after an erase in `plane` (MQSim's
+    /// `check_static_wl_required`): whether the plane's largest erase count
+    /// exceeds its smallest, over all its blocks, by more than the threshold.
+    /// O(1) (the plane's extremes are kept by [`Blocks::erase`]). False when
+    /// static levelling is off.
+    #[inline]
+    pub fn due(&self, b: &Blocks, plane: PlaneId) -> bool {
+        self.mode == WearLeveling::Static
+            && b.plane_max(plane) - b.plane_min(plane) > self.threshold
+    }
+
+    /// Static levelling's victim (MQSim's `Get_coldest_block_id`, among the
+    /// blocks it is safe to move): the least-worn block of `plane` among those
+    /// `eligible` (full blocks holding data the FTL can move), if it lags the
+    /// plane's most worn block by more than the threshold. None when static
+    /// levelling is off or the check ([`WearPolicy::due`]) does not hold.
+    /// A scan of the plane's blocks, ended early by a block at the plane's
+    /// least count; an FTL calls it at most once per erase.
     pub fn static_victim(
         &self,
         b: &Blocks,
         plane: PlaneId,
         eligible: impl Fn(usize) -> bool,
     ) -> Option<BlockId> {
-        if self.mode != WearLeveling::Static {
+        if !self.due(b, plane) {
             return None;
         }
+        let (lo, hi) = (b.plane_min(plane), b.plane_max(plane));
         let first = b.g.first_block_of_plane(plane).0 as usize;
-        let range = first..first + b.g.blocks_per_plane as usize;
-        let (min, victim) = range
-            .filter(|&i| b.state(i) == BlockState::Full && b.valid(i) > 0 && eligible(i))
-            .map(|i| (b.erase_count[i], i))
-            .min()?;
-        (b.erase_max() - min > self.threshold).then_some(BlockId(victim as u32))
-    }
-
-    /// The planes (ids) static levelling must check after an erase in `plane`:
-    /// that plane, or every plane if the drive's maximum grew past `swept` (the
-    /// maximum at the last check of every plane, updated here). Empty when
-    /// static levelling is off.
-    pub fn planes_to_check(&self, b: &Blocks, plane: PlaneId, swept: &mut u32) -> Range<u32> {
-        if self.mode != WearLeveling::Static {
-            return 0..0;
+        let mut best: Option<(u32, usize)> = None;
+        for i in first..first + b.g.blocks_per_plane as usize {
+            let c = b.erase_count[i];
+            if best.is_some_and(|(m, _)| c >= m)
+                || b.state(i) != BlockState::Full
+                || b.valid(i) == 0
+                || !eligible(i)
+            {
+                continue;
+            }
+            best = Some((c, i));
+            if c == lo {
+                break;
+            }
         }
-        if b.erase_max() > *swept {
-            *swept = b.erase_max();
-            0..b.g.total_planes()
-        } else {
-            plane.0..plane.0 + 1
-        }
+        let (min, victim) = best?;
+        (hi - min > self.threshold).then_some(BlockId(victim as u32))
     }
 }
 

@@ -813,8 +813,9 @@ pub struct FtlConfig {
     /// moving cold data off blocks that lag the most worn).
     #[serde(default)]
     pub wear_leveling: WearLeveling,
-    /// Static wear levelling: after every erase, move the data of full blocks
-    /// whose erase count lags the drive's largest by more than this.
+    /// Static wear levelling: after an erase in a plane (other than
+    /// levelling's own), if the plane's erase counts spread by more than this,
+    /// move the data of its least-worn full block (one move per erase).
     #[serde(default = "FtlConfig::default_static_wl_threshold")]
     pub static_wl_threshold: u32,
     /// DFTL: size of the Cached Mapping Table (Park et al. fix it at 32 KB).
