@@ -9,12 +9,20 @@
 #                                seconds (FUZZ_SMOKE_SECONDS, default 10): CI
 #   fuzz/run.sh long SECONDS     run each target SECONDS, one after the other,
 #                                one process each (one core); logs in fuzz/logs/
+#   fuzz/run.sh nightly          the long run at 1,800 s per target (3.5 hours
+#                                for the seven), then `keep`
+#   fuzz/run.sh keep             merge into fuzz/kept/TARGET/ (committed) the
+#                                local corpus's inputs that add coverage
 #   fuzz/run.sh build | seed     only build the targets / the seed corpora
 #
 # FUZZ_TARGETS="units fio_job" picks targets. SSDSIM_FUZZ_TRACES=DIR adds the
 # heads of the traces in DIR to the local corpus (fuzz/corpus/ is ignored by
 # git: real traces are never committed). Inputs that once failed live in
-# fuzz/regressions/TARGET/ and are run first, every time.
+# fuzz/regressions/TARGET/ and are run first, every time. fuzz/kept/TARGET/
+# is the corpus kept in the repository: each input in it added code edges
+# when a long run's corpus was merged into it (libFuzzer's set-cover merge
+# over edges, without hit counts), so it stays small; every run starts from
+# it.
 set -euo pipefail
 cd "$(dirname "$0")"
 FUZZ=$PWD
@@ -80,6 +88,9 @@ seed() {
             { printf '\000'; head_of "$f"; } >"$c/trace_detect/real-$n"
         done
     fi
+    for t in $ALL; do
+        if [ -d "$FUZZ/kept/$t" ]; then cp "$FUZZ/kept/$t"/* "$c/$t/" 2>/dev/null || true; fi
+    done
     cp "$FUZZ"/seeds/fio/*.fio "$c/fio_job/"
     cp "$FUZZ"/seeds/config/*.toml "$c/config_toml/"
     cp "$ROOT"/experiments/*.toml "$FUZZ"/seeds/grid/*.toml "$c/grid_file/"
@@ -144,6 +155,29 @@ run_all() {
     return $failed
 }
 
+# Merge the local corpus into the kept one: a smallest set of inputs that
+# adds the local corpus's code edges (-set_cover_merge=1; -use_counters=0
+# counts edges, not hit-count buckets, which would keep thousands). Refused when real traces seeded the corpus (they are never
+# committed).
+keep() {
+    if [ -n "${SSDSIM_FUZZ_TRACES:-}" ]; then
+        echo "fuzz/run.sh keep: SSDSIM_FUZZ_TRACES is set; real trace heads must not enter fuzz/kept/" >&2
+        exit 2
+    fi
+    local t before after
+    for t in $TARGETS; do
+        [ -d "$FUZZ/corpus/$t" ] || continue
+        mkdir -p "$FUZZ/kept/$t"
+        before=$(find "$FUZZ/kept/$t" -type f | wc -l)
+        cargo fuzz run -s none "$t" -- -set_cover_merge=1 -use_counters=0 -max_len=4096 \
+            -timeout=10 -rss_limit_mb=2048 \
+            "$FUZZ/kept/$t" "$FUZZ/corpus/$t" >"$FUZZ/logs/keep-$t.log" 2>&1
+        after=$(find "$FUZZ/kept/$t" -type f | wc -l)
+        printf '%-13s kept %d inputs (%d new), %s\n' "$t" "$after" $((after - before)) \
+            "$(du -sh "$FUZZ/kept/$t" | cut -f1)"
+    done
+}
+
 case ${1:-} in
 build) build ;;
 seed) seed ;;
@@ -162,8 +196,22 @@ long)
     seed
     run_all "$secs" "$FUZZ/logs"
     ;;
+nightly)
+    build
+    seed
+    status=0
+    run_all "${FUZZ_NIGHTLY_SECONDS:-1800}" "$FUZZ/logs" || status=$?
+    mkdir -p "$FUZZ/logs"
+    keep
+    exit $status
+    ;;
+keep)
+    build
+    mkdir -p "$FUZZ/logs"
+    keep
+    ;;
 *)
-    sed -n '2,19p' "$0"
+    sed -n '2,27p' "$0"
     exit 2
     ;;
 esac
