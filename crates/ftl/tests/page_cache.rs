@@ -724,17 +724,55 @@ mod property {
 /// reads from the device (without both, most of them did).
 #[test]
 fn appends_to_a_shared_log_read_nothing() {
-    use ssd_core::filebench::FileBench;
     use ssd_core::personality::{PersonalityConfig, PersonalityKind, PersonalityLevel};
-    let c = device();
-    let s = c.validate().unwrap();
     let p = PersonalityConfig {
         requests: 20_000,
         files: Some(200),
         level: PersonalityLevel::File,
         ..PersonalityConfig::new(PersonalityKind::Webserver)
     };
-    let app = FileBench::new(&p, &ssd_core::fs::FsConfig::default(), s.logical_bytes(), 4).unwrap();
+    let (r, _) = file_level(&p);
+    assert!(r.notes["filebench_appends"] > 1000, "{:?}", r.notes);
+    assert_eq!(get(&r, &["page_cache", "rmw_reads"]), 0.0);
+}
+
+/// A file-level personality's cost per call does not grow with its thread
+/// count: the cache's steps look at the threads that can move (woken by a
+/// completion, the end of a copy, a lock or the dirty limit), not at every
+/// thread on every event. Walking every thread looked at about as many
+/// threads per call as there are threads (4,096 here).
+#[test]
+fn thread_visits_per_call_do_not_grow_with_threads() {
+    use ssd_core::personality::{PersonalityConfig, PersonalityKind, PersonalityLevel};
+    let per_call = |threads: u32| {
+        let p = PersonalityConfig {
+            requests: 20_000,
+            files: Some(200),
+            threads: Some(threads),
+            level: PersonalityLevel::File,
+            ..PersonalityConfig::new(PersonalityKind::Webserver)
+        };
+        let (r, visits) = file_level(&p);
+        let calls = get(&r, &["app", "reads"]) + get(&r, &["app", "writes"]);
+        assert!(calls >= 20_000.0, "{calls} calls");
+        visits as f64 / calls
+    };
+    let (few, many) = (per_call(16), per_call(4096));
+    eprintln!("visits per call: {few} (16 threads), {many} (4,096)");
+    assert!(few > 0.5, "{few} visits per call with 16 threads");
+    assert!(
+        many < 3.0 * few,
+        "{many} visits per call with 4,096 threads against {few} with 16"
+    );
+}
+
+/// A file-level personality `p` on ext4 through a 64 MiB cache on the test
+/// device: its report, and the threads the cache's steps looked at.
+fn file_level(p: &ssd_core::personality::PersonalityConfig) -> (Report, u64) {
+    use ssd_core::filebench::FileBench;
+    let c = device();
+    let s = c.validate().unwrap();
+    let app = FileBench::new(p, &ssd_core::fs::FsConfig::default(), s.logical_bytes(), 4).unwrap();
     let src = PageCache::new(
         app,
         &cache(64),
@@ -747,52 +785,5 @@ fn appends_to_a_shared_log_read_nothing() {
     let sched = build_sched(&c.sched, s.logical_bytes() / 512).unwrap();
     let mut sim = Simulation::new(s, ftl, src, sched, Record(Rc::default()));
     let r = sim.run().unwrap();
-    assert!(r.notes["filebench_appends"] > 1000, "{:?}", r.notes);
-    assert_eq!(get(&r, &["page_cache", "rmw_reads"]), 0.0);
-}
-
-/// A file-level personality's cost per call does not grow with its thread
-/// count: the cache's steps look at the threads that can move (woken by a
-/// completion, the end of a copy, a lock or the dirty limit), not at every
-/// thread on every event. Walking every thread looked at about as many
-/// threads per call as there are threads (4,096 here).
-#[test]
-fn thread_visits_per_call_do_not_grow_with_threads() {
-    use ssd_core::filebench::FileBench;
-    use ssd_core::personality::{PersonalityConfig, PersonalityKind, PersonalityLevel};
-    let per_call = |threads: u32| {
-        let c = device();
-        let s = c.validate().unwrap();
-        let p = PersonalityConfig {
-            requests: 20_000,
-            files: Some(200),
-            threads: Some(threads),
-            level: PersonalityLevel::File,
-            ..PersonalityConfig::new(PersonalityKind::Webserver)
-        };
-        let app =
-            FileBench::new(&p, &ssd_core::fs::FsConfig::default(), s.logical_bytes(), 4).unwrap();
-        let src = PageCache::new(
-            app,
-            &cache(64),
-            AppIo::default(),
-            s.logical_bytes(),
-            1 << 19,
-        )
-        .unwrap();
-        let ftl = ftl::build(&s).unwrap();
-        let sched = build_sched(&c.sched, s.logical_bytes() / 512).unwrap();
-        let mut sim = Simulation::new(s, ftl, src, sched, Record(Rc::default()));
-        let r = sim.run().unwrap();
-        let calls = get(&r, &["app", "reads"]) + get(&r, &["app", "writes"]);
-        assert!(calls >= 20_000.0, "{calls} calls");
-        sim.src.thread_visits() as f64 / calls
-    };
-    let (few, many) = (per_call(16), per_call(4096));
-    eprintln!("visits per call: {few} (16 threads), {many} (4,096)");
-    assert!(few > 0.5, "{few} visits per call with 16 threads");
-    assert!(
-        many < 3.0 * few,
-        "{many} visits per call with 4,096 threads against {few} with 16"
-    );
+    (r, sim.src.thread_visits())
 }
