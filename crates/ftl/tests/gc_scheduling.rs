@@ -223,3 +223,37 @@ fn idle_time_gc_waits_for_the_idle_detector() {
     assert!(runs(1) > 0);
     assert_eq!(runs(5), 0);
 }
+
+/// DFTL's data GC picks among data blocks: a translation block is collected
+/// when at most half of it is valid (or dead, or when the translation
+/// frontiers run short of room), so in steady state each translation
+/// victim gives back at least as many pages as it copies, and translation
+/// GC copies no more pages than translation writes consume. Greedy over
+/// data and translation blocks alike took a translation block as soon as
+/// it was emptier than the best data block, long before its hot pages
+/// died: paced GC, which collects a victim every few host pages, then
+/// copied 1.7 translation pages per translation page written on this drive
+/// (chip2 at 1,024 blocks a plane, two channels, 10,000 writes at QD 32;
+/// 0.7 with the rule, and 0.6 in the blocking model either way).
+#[test]
+fn dftl_collects_translation_blocks_once_half_dead() {
+    for mode in [GcMode::Blocking, GcMode::Paced] {
+        let mut c = drive(mode, 1024);
+        c.ftl.kind = "dftl".into();
+        c.layout.channels = 2;
+        c.workload = WorkloadConfig {
+            rw: RwMode::RandWrite,
+            number_ios: Some(10_000),
+            iodepth: 32,
+            ..Default::default()
+        };
+        let s = run_with(&c, NullObserver).0.ftl.stats;
+        assert!(s.translation_writes > 20_000, "{mode:?}: {s:?}");
+        assert!(
+            s.translation_gc_copies <= s.translation_writes,
+            "{mode:?}: {} translation pages copied, {} written",
+            s.translation_gc_copies,
+            s.translation_writes
+        );
+    }
+}
