@@ -79,6 +79,7 @@ use ssd_core::config::{
     ConfigError, HostConfig, Interface, NandConfig, PowerConfig, Settings, SsdConfig,
 };
 use ssd_core::observer::{NullObserver, Observer, Tee};
+use ssd_core::outfile::PendingFile;
 use ssd_core::stats::Report;
 use ssd_core::workload::{FioGen, RequestSource, SourceError, Timing};
 use ssd_core::{SimError, Simulation};
@@ -450,7 +451,8 @@ pub struct RunOptions {
     pub progress: Progress,
     /// Write the block requests the run hands the block layer as a trace
     /// (`--record-trace`): what a buffered or file-level run's page cache
-    /// and file system sent the device.
+    /// and file system sent the device. The file appears (or replaces an
+    /// old one) only once the run succeeded.
     pub record_trace: Option<RecordTrace>,
 }
 
@@ -577,7 +579,7 @@ fn build<O: Observer>(
     mut settings: Settings,
     obs: impl FnOnce(&Settings) -> Result<O, RunError>,
     only: Option<usize>,
-    record: Option<&RecordTrace>,
+    record: Option<(&RecordTrace, &PendingFile)>,
 ) -> Result<Sim<O>, RunError> {
     let ftl = ftl::build(&settings)?;
     settings.fit_dram(ssd_core::ftl::Ftl::mapping_table_bytes(&ftl));
@@ -588,11 +590,11 @@ fn build<O: Observer>(
         Some(_) => build_flows(cfg, &settings, only)?,
         None => build_source(cfg, &settings)?,
     };
-    if let Some(r) = record {
+    if let Some((r, pending)) = record {
         let label = r.path.display().to_string();
-        // Refused before the file is created (or an old one truncated).
         ssd_core::trace::record::Recorder::check(&src, &label).map_err(RunError::Input)?;
-        let file = std::fs::File::create(&r.path)
+        let file = pending
+            .writer()
             .map_err(|e| RunError::Io(format!("{label}: cannot write: {e}")))?;
         let out: Box<dyn std::io::Write + Send> = Box::new(std::io::BufWriter::new(file));
         src = AnySource::Recorded(Box::new(
@@ -722,11 +724,29 @@ fn precondition_with_bar<O: Observer>(sim: &mut Sim<O>, bar: indicatif::Progress
 /// Validate `cfg`, build everything, precondition, run, report. With two
 /// or more flows and `sim.alone_runs`, each flow is also run alone to report
 /// its slowdown and the run's fairness.
+///
+/// [`RunOptions::record_trace`] is written to a temporary file beside it,
+/// which replaces it only once the whole run succeeded: a refused or failed
+/// run leaves no empty or partial trace behind, and a file that was there
+/// before is neither truncated nor removed.
 pub fn run_config(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, RunError> {
     check_options(opts)?;
-    let mut out = run_shared(cfg, opts)?;
+    let cannot_write = |r: &RecordTrace, e: std::io::Error| {
+        RunError::Io(format!("{}: cannot write: {e}", r.path.display()))
+    };
+    let pending = match &opts.record_trace {
+        Some(r) => Some((
+            r,
+            PendingFile::create(&r.path).map_err(|e| cannot_write(r, e))?,
+        )),
+        None => None,
+    };
+    let mut out = run_shared(cfg, opts, pending.as_ref().map(|(r, p)| (*r, p)))?;
     if cfg.flows.len() >= 2 && cfg.sim.alone_runs {
         add_slowdowns(cfg, opts, &mut out.report)?;
+    }
+    if let Some((r, p)) = pending {
+        p.commit().map_err(|e| cannot_write(r, e))?;
     }
     Ok(out)
 }
@@ -858,32 +878,14 @@ fn finish_record<O: Observer>(sim: &mut Sim<O>) -> Result<(), RunError> {
     Ok(())
 }
 
-/// [`run_shared_inner`], and a `--record-trace` file it created removed if
-/// the run fails (a refused or failed run leaves no empty or partial trace
-/// behind; a file that was there before is never removed).
-fn run_shared(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, RunError> {
-    let created = opts
-        .record_trace
-        .as_ref()
-        .filter(|r| std::fs::symlink_metadata(&r.path).is_err())
-        .map(|r| r.path.clone());
-    let res = run_shared_inner(cfg, opts);
-    if let (Err(_), Some(p)) = (&res, created) {
-        let _ = std::fs::remove_file(p);
-    }
-    res
-}
-
-fn run_shared_inner(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, RunError> {
+fn run_shared(
+    cfg: &SsdConfig,
+    opts: &RunOptions,
+    record: Option<(&RecordTrace, &PendingFile)>,
+) -> Result<RunOutput, RunError> {
     let settings = cfg.validate()?;
     if opts.power {
-        let mut sim = build(
-            cfg,
-            settings,
-            power_observer(opts),
-            None,
-            opts.record_trace.as_ref(),
-        )?;
+        let mut sim = build(cfg, settings, power_observer(opts), None, record)?;
         let mut report = finish(cfg, &mut sim, opts)?;
         finish_record(&mut sim)?;
         let extra = sim
@@ -926,7 +928,7 @@ fn run_shared_inner(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, Run
             power_series,
         })
     } else {
-        let mut sim = build(cfg, settings, no_observer, None, opts.record_trace.as_ref())?;
+        let mut sim = build(cfg, settings, no_observer, None, record)?;
         let report = finish(cfg, &mut sim, opts)?;
         finish_record(&mut sim)?;
         let cdf = sim.lat.all().cdf(100);

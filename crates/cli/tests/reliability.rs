@@ -1272,6 +1272,42 @@ mod silent_results {
         std::fs::remove_dir_all(&d).unwrap();
     }
 
+    /// A run that fails partway (a malformed trace line after 200 good ones)
+    /// leaves an old `--record-trace` file byte-identical and no temporary
+    /// file: the trace is recorded beside it and renamed over it only when
+    /// the run succeeded.
+    #[test]
+    fn a_run_failing_partway_keeps_the_old_record_trace() {
+        let d = scratch("record-partway");
+        let t = msr_trace(&d);
+        let mut body = std::fs::read_to_string(&t).unwrap();
+        body.push_str("99999999,ssdsim,0,Read,not-a-number,4096,0\n");
+        std::fs::write(&t, body).unwrap();
+        let old: Vec<u8> = (0..=255u8).cycle().take(10_000).collect();
+        std::fs::write(d.join("r.msr"), &old).unwrap();
+        let args = [
+            "run",
+            "--trace",
+            "t.csv",
+            "--no-power",
+            "--record-trace",
+            "r.msr",
+        ];
+        let (code, _, err) = ssdsim_in(&d, &args);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("t.csv:201"), "{err}");
+        assert_eq!(std::fs::read(d.join("r.msr")).unwrap(), old);
+        assert_eq!(names(&d), ["r.msr", "t.csv"]);
+        // The same run without the bad line replaces the file.
+        msr_trace(&d);
+        let (code, _, err) = ssdsim_in(&d, &args);
+        assert_eq!(code, 0, "{err}");
+        let new = std::fs::read_to_string(d.join("r.msr")).unwrap();
+        assert_eq!(new.lines().count(), 200, "{new}");
+        assert_eq!(names(&d), ["r.msr", "t.csv"]);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
     /// A closed standard output (`>&-`) is an error, not a report thrown
     /// away with exit 0 (Rust's standard output ignores EBADF).
     #[test]
