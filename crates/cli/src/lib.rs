@@ -1204,12 +1204,52 @@ pub fn set_field(cfg: &mut SsdConfig, field: &str, value: &str) -> Result<(), Co
 /// A `--set` value as TOML reads it when it is a TOML literal (numbers,
 /// booleans, arrays), else as a string.
 fn parse_value(value: &str) -> toml::Value {
+    if let Some(v) = parse_value_plain(value) {
+        return v;
+    }
     match format!("v = {value}").parse::<toml::Table>() {
         Ok(mut t) => t
             .remove("v")
             .unwrap_or(toml::Value::String(value.to_string())),
         Err(_) => toml::Value::String(value.to_string()),
     }
+}
+
+/// [`parse_value`] of the plainest values without a TOML parser (a sweep
+/// sets several per point): a word TOML does not read (`randread`), a
+/// number with a unit (`4KiB`, `100ms`), a decimal integer or fraction of at
+/// most 18 digits each side. `None` for anything else, which TOML reads.
+fn parse_value_plain(value: &str) -> Option<toml::Value> {
+    let b = value.as_bytes();
+    let first = *b.first()?;
+    if first.is_ascii_alphabetic() {
+        if matches!(value, "true" | "false" | "inf" | "nan")
+            || !b
+                .iter()
+                .all(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-')
+        {
+            return None;
+        }
+        return Some(toml::Value::String(value.to_string()));
+    }
+    let digits = b.strip_prefix(b"-").unwrap_or(b);
+    let n = digits.iter().take_while(|c| c.is_ascii_digit()).count();
+    if n == 0 || n > 18 || (digits[0] == b'0' && n > 1) {
+        return None;
+    }
+    let rest = &digits[n..];
+    if rest.is_empty() {
+        return value.parse::<i64>().ok().map(toml::Value::Integer);
+    }
+    if let Some(frac) = rest.strip_prefix(b".") {
+        let decimal = !frac.is_empty() && frac.len() <= 18 && frac.iter().all(u8::is_ascii_digit);
+        return decimal.then(|| value.parse::<f64>().ok().map(toml::Value::Float))?;
+    }
+    // Digits, then letters with no exponent's `e` first: not a TOML value.
+    let unit = first != b'-'
+        && !matches!(rest[0], b'e' | b'E')
+        && rest.iter().all(|c| c.is_ascii_alphabetic());
+    unit.then(|| toml::Value::String(value.to_string()))
 }
 
 /// [`set_field`] for a dotted field `parts` inside one of the sections
@@ -1599,3 +1639,89 @@ pub fn presets_json() -> serde_json::Value {
 
 /// The version of ssdsim (written in every sweep's identity).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+#[cfg(test)]
+mod tests {
+    /// The values read without TOML's parser are read as TOML reads them.
+    #[test]
+    fn plain_values_read_as_toml_reads_them() {
+        let toml = |v: &str| match format!("v = {v}").parse::<toml::Table>() {
+            Ok(mut t) => t.remove("v").unwrap(),
+            Err(_) => toml::Value::String(v.to_string()),
+        };
+        let mut plain = 0;
+        for v in [
+            "randread",
+            "rand_read",
+            "rand-read",
+            "Randread",
+            "x",
+            "true",
+            "false",
+            "inf",
+            "nan",
+            "True",
+            "nan-x",
+            "infinity",
+            "0",
+            "7",
+            "-3",
+            "+3",
+            "-0",
+            "07",
+            "00",
+            "-07",
+            "123456789012345678",
+            "-123456789012345678",
+            "1234567890123456789",
+            "9223372036854775808",
+            "1.5",
+            "-1.5",
+            "4KiB",
+            "4kib",
+            "100ms",
+            "1s",
+            "2GiB",
+            "1.5GiB",
+            "1e3",
+            "1E3",
+            "1e",
+            "0x10",
+            "0o7",
+            "0b1",
+            "1_000",
+            "2024-01-01",
+            "07:32:00",
+            "a b",
+            "\"q\"",
+            "'q'",
+            "[1, 2]",
+            "1 # c",
+            "-4KiB",
+            "4K iB",
+            "",
+            " ",
+            "é",
+            "4é",
+            "0.07",
+            "-0.5",
+            "0.1",
+            "123.456",
+            "3.14159265358979323",
+            "1.",
+            ".5",
+            "1.5.2",
+            "1.5e3",
+            "0.30000000000000004",
+            "-0.0",
+        ] {
+            if let Some(p) = super::parse_value_plain(v) {
+                plain += 1;
+                assert_eq!(format!("{p:?}"), format!("{:?}", toml(v)), "{v:?}");
+            }
+            let (a, b) = (super::parse_value(v), toml(v));
+            assert_eq!(format!("{a:?}"), format!("{b:?}"), "{v:?}");
+        }
+        assert_eq!(plain, 28);
+    }
+}
