@@ -1106,6 +1106,16 @@ pub fn require_unit(flag: &str, value: &str) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// The trace files `cfg` reads: its trace's and its flows' (outputs must
+/// not replace them).
+pub fn trace_paths(cfg: &SsdConfig) -> Vec<std::path::PathBuf> {
+    cfg.trace
+        .iter()
+        .chain(cfg.flows.iter().filter_map(|f| f.trace.as_ref()))
+        .map(|t| std::path::PathBuf::from(&t.path))
+        .collect()
+}
+
 /// Set a dotted config field (`ftl.op`, `nand.t_r`, ...) from text. The value is
 /// read as a TOML literal when it is one (numbers, booleans), else as a string.
 pub fn set_field(cfg: &mut SsdConfig, field: &str, value: &str) -> Result<(), ConfigError> {

@@ -9,7 +9,7 @@ use ssd_core::config::SsdConfig;
 use ssd_core::rng::derive_seed;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -347,6 +347,33 @@ impl SweepPlan {
     /// The plan's grid (points built as they run).
     pub fn grid(&self) -> Grid {
         Grid::new(&self.base, &self.axes, &self.common, &self.workloads)
+    }
+
+    /// Every trace file a point of the sweep may read: the base's (and its
+    /// flows'), and those an axis, a `--set` or a named workload names
+    /// (`--trace A,B`, `trace.path`, `flow.N.trace.path`). An output must
+    /// not replace one of them.
+    pub fn trace_paths(&self) -> Vec<PathBuf> {
+        let is_trace = |k: &str| {
+            k == "trace"
+                || k == "trace.path"
+                || (k.starts_with("flow.") && k.ends_with(".trace.path"))
+        };
+        let given = self
+            .axes
+            .iter()
+            .flat_map(|a| a.values.iter().map(move |v| (&a.key, v)))
+            .chain(self.common.iter().map(|(k, v)| (k, v)))
+            .chain(self.workloads.values().flatten().map(|(k, v)| (k, v)));
+        let mut v = crate::trace_paths(&self.base);
+        v.extend(
+            given
+                .filter(|(k, _)| is_trace(k))
+                .map(|(_, p)| PathBuf::from(p.trim().trim_matches('"'))),
+        );
+        v.sort();
+        v.dedup();
+        v
     }
 }
 
