@@ -79,6 +79,7 @@ use ssd_core::config::{
     ConfigError, HostConfig, Interface, NandConfig, PowerConfig, Settings, SsdConfig,
 };
 use ssd_core::observer::{NullObserver, Observer, Tee};
+use ssd_core::outfile::PendingFile;
 use ssd_core::stats::Report;
 use ssd_core::workload::{FioGen, RequestSource, SourceError, Timing};
 use ssd_core::{SimError, Simulation};
@@ -450,7 +451,8 @@ pub struct RunOptions {
     pub progress: Progress,
     /// Write the block requests the run hands the block layer as a trace
     /// (`--record-trace`): what a buffered or file-level run's page cache
-    /// and file system sent the device.
+    /// and file system sent the device. The file appears (or replaces an
+    /// old one) only once the run succeeded.
     pub record_trace: Option<RecordTrace>,
 }
 
@@ -577,7 +579,7 @@ fn build<O: Observer>(
     mut settings: Settings,
     obs: impl FnOnce(&Settings) -> Result<O, RunError>,
     only: Option<usize>,
-    record: Option<&RecordTrace>,
+    record: Option<(&RecordTrace, &PendingFile)>,
 ) -> Result<Sim<O>, RunError> {
     let ftl = ftl::build(&settings)?;
     settings.fit_dram(ssd_core::ftl::Ftl::mapping_table_bytes(&ftl));
@@ -588,11 +590,11 @@ fn build<O: Observer>(
         Some(_) => build_flows(cfg, &settings, only)?,
         None => build_source(cfg, &settings)?,
     };
-    if let Some(r) = record {
+    if let Some((r, pending)) = record {
         let label = r.path.display().to_string();
-        // Refused before the file is created (or an old one truncated).
         ssd_core::trace::record::Recorder::check(&src, &label).map_err(RunError::Input)?;
-        let file = std::fs::File::create(&r.path)
+        let file = pending
+            .writer()
             .map_err(|e| RunError::Io(format!("{label}: cannot write: {e}")))?;
         let out: Box<dyn std::io::Write + Send> = Box::new(std::io::BufWriter::new(file));
         src = AnySource::Recorded(Box::new(
@@ -722,11 +724,29 @@ fn precondition_with_bar<O: Observer>(sim: &mut Sim<O>, bar: indicatif::Progress
 /// Validate `cfg`, build everything, precondition, run, report. With two
 /// or more flows and `sim.alone_runs`, each flow is also run alone to report
 /// its slowdown and the run's fairness.
+///
+/// [`RunOptions::record_trace`] is written to a temporary file beside it,
+/// which replaces it only once the whole run succeeded: a refused or failed
+/// run leaves no empty or partial trace behind, and a file that was there
+/// before is neither truncated nor removed.
 pub fn run_config(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, RunError> {
     check_options(opts)?;
-    let mut out = run_shared(cfg, opts)?;
+    let cannot_write = |r: &RecordTrace, e: std::io::Error| {
+        RunError::Io(format!("{}: cannot write: {e}", r.path.display()))
+    };
+    let pending = match &opts.record_trace {
+        Some(r) => Some((
+            r,
+            PendingFile::create(&r.path).map_err(|e| cannot_write(r, e))?,
+        )),
+        None => None,
+    };
+    let mut out = run_shared(cfg, opts, pending.as_ref().map(|(r, p)| (*r, p)))?;
     if cfg.flows.len() >= 2 && cfg.sim.alone_runs {
         add_slowdowns(cfg, opts, &mut out.report)?;
+    }
+    if let Some((r, p)) = pending {
+        p.commit().map_err(|e| cannot_write(r, e))?;
     }
     Ok(out)
 }
@@ -858,32 +878,14 @@ fn finish_record<O: Observer>(sim: &mut Sim<O>) -> Result<(), RunError> {
     Ok(())
 }
 
-/// [`run_shared_inner`], and a `--record-trace` file it created removed if
-/// the run fails (a refused or failed run leaves no empty or partial trace
-/// behind; a file that was there before is never removed).
-fn run_shared(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, RunError> {
-    let created = opts
-        .record_trace
-        .as_ref()
-        .filter(|r| std::fs::symlink_metadata(&r.path).is_err())
-        .map(|r| r.path.clone());
-    let res = run_shared_inner(cfg, opts);
-    if let (Err(_), Some(p)) = (&res, created) {
-        let _ = std::fs::remove_file(p);
-    }
-    res
-}
-
-fn run_shared_inner(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, RunError> {
+fn run_shared(
+    cfg: &SsdConfig,
+    opts: &RunOptions,
+    record: Option<(&RecordTrace, &PendingFile)>,
+) -> Result<RunOutput, RunError> {
     let settings = cfg.validate()?;
     if opts.power {
-        let mut sim = build(
-            cfg,
-            settings,
-            power_observer(opts),
-            None,
-            opts.record_trace.as_ref(),
-        )?;
+        let mut sim = build(cfg, settings, power_observer(opts), None, record)?;
         let mut report = finish(cfg, &mut sim, opts)?;
         finish_record(&mut sim)?;
         let extra = sim
@@ -926,7 +928,7 @@ fn run_shared_inner(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, Run
             power_series,
         })
     } else {
-        let mut sim = build(cfg, settings, no_observer, None, opts.record_trace.as_ref())?;
+        let mut sim = build(cfg, settings, no_observer, None, record)?;
         let report = finish(cfg, &mut sim, opts)?;
         finish_record(&mut sim)?;
         let cdf = sim.lat.all().cdf(100);
@@ -1104,6 +1106,16 @@ pub fn require_unit(flag: &str, value: &str) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// The trace files `cfg` reads: its trace's and its flows' (outputs must
+/// not replace them).
+pub fn trace_paths(cfg: &SsdConfig) -> Vec<std::path::PathBuf> {
+    cfg.trace
+        .iter()
+        .chain(cfg.flows.iter().filter_map(|f| f.trace.as_ref()))
+        .map(|t| std::path::PathBuf::from(&t.path))
+        .collect()
+}
+
 /// Set a dotted config field (`ftl.op`, `nand.t_r`, ...) from text. The value is
 /// read as a TOML literal when it is one (numbers, booleans), else as a string.
 pub fn set_field(cfg: &mut SsdConfig, field: &str, value: &str) -> Result<(), ConfigError> {
@@ -1202,12 +1214,52 @@ pub fn set_field(cfg: &mut SsdConfig, field: &str, value: &str) -> Result<(), Co
 /// A `--set` value as TOML reads it when it is a TOML literal (numbers,
 /// booleans, arrays), else as a string.
 fn parse_value(value: &str) -> toml::Value {
+    if let Some(v) = parse_value_plain(value) {
+        return v;
+    }
     match format!("v = {value}").parse::<toml::Table>() {
         Ok(mut t) => t
             .remove("v")
             .unwrap_or(toml::Value::String(value.to_string())),
         Err(_) => toml::Value::String(value.to_string()),
     }
+}
+
+/// [`parse_value`] of the plainest values without a TOML parser (a sweep
+/// sets several per point): a word TOML does not read (`randread`), a
+/// number with a unit (`4KiB`, `100ms`), a decimal integer or fraction of at
+/// most 18 digits each side. `None` for anything else, which TOML reads.
+fn parse_value_plain(value: &str) -> Option<toml::Value> {
+    let b = value.as_bytes();
+    let first = *b.first()?;
+    if first.is_ascii_alphabetic() {
+        if matches!(value, "true" | "false" | "inf" | "nan")
+            || !b
+                .iter()
+                .all(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-')
+        {
+            return None;
+        }
+        return Some(toml::Value::String(value.to_string()));
+    }
+    let digits = b.strip_prefix(b"-").unwrap_or(b);
+    let n = digits.iter().take_while(|c| c.is_ascii_digit()).count();
+    if n == 0 || n > 18 || (digits[0] == b'0' && n > 1) {
+        return None;
+    }
+    let rest = &digits[n..];
+    if rest.is_empty() {
+        return value.parse::<i64>().ok().map(toml::Value::Integer);
+    }
+    if let Some(frac) = rest.strip_prefix(b".") {
+        let decimal = !frac.is_empty() && frac.len() <= 18 && frac.iter().all(u8::is_ascii_digit);
+        return decimal.then(|| value.parse::<f64>().ok().map(toml::Value::Float))?;
+    }
+    // Digits, then letters with no exponent's `e` first: not a TOML value.
+    let unit = first != b'-'
+        && !matches!(rest[0], b'e' | b'E')
+        && rest.iter().all(|c| c.is_ascii_alphabetic());
+    unit.then(|| toml::Value::String(value.to_string()))
 }
 
 /// [`set_field`] for a dotted field `parts` inside one of the sections
@@ -1597,3 +1649,89 @@ pub fn presets_json() -> serde_json::Value {
 
 /// The version of ssdsim (written in every sweep's identity).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+#[cfg(test)]
+mod tests {
+    /// The values read without TOML's parser are read as TOML reads them.
+    #[test]
+    fn plain_values_read_as_toml_reads_them() {
+        let toml = |v: &str| match format!("v = {v}").parse::<toml::Table>() {
+            Ok(mut t) => t.remove("v").unwrap(),
+            Err(_) => toml::Value::String(v.to_string()),
+        };
+        let mut plain = 0;
+        for v in [
+            "randread",
+            "rand_read",
+            "rand-read",
+            "Randread",
+            "x",
+            "true",
+            "false",
+            "inf",
+            "nan",
+            "True",
+            "nan-x",
+            "infinity",
+            "0",
+            "7",
+            "-3",
+            "+3",
+            "-0",
+            "07",
+            "00",
+            "-07",
+            "123456789012345678",
+            "-123456789012345678",
+            "1234567890123456789",
+            "9223372036854775808",
+            "1.5",
+            "-1.5",
+            "4KiB",
+            "4kib",
+            "100ms",
+            "1s",
+            "2GiB",
+            "1.5GiB",
+            "1e3",
+            "1E3",
+            "1e",
+            "0x10",
+            "0o7",
+            "0b1",
+            "1_000",
+            "2024-01-01",
+            "07:32:00",
+            "a b",
+            "\"q\"",
+            "'q'",
+            "[1, 2]",
+            "1 # c",
+            "-4KiB",
+            "4K iB",
+            "",
+            " ",
+            "é",
+            "4é",
+            "0.07",
+            "-0.5",
+            "0.1",
+            "123.456",
+            "3.14159265358979323",
+            "1.",
+            ".5",
+            "1.5.2",
+            "1.5e3",
+            "0.30000000000000004",
+            "-0.0",
+        ] {
+            if let Some(p) = super::parse_value_plain(v) {
+                plain += 1;
+                assert_eq!(format!("{p:?}"), format!("{:?}", toml(v)), "{v:?}");
+            }
+            let (a, b) = (super::parse_value(v), toml(v));
+            assert_eq!(format!("{a:?}"), format!("{b:?}"), "{v:?}");
+        }
+        assert_eq!(plain, 28);
+    }
+}

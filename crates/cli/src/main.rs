@@ -764,13 +764,14 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             ssdsim::require_unit("power-sample", &power_sample).map_err(RunError::from)?;
             let power_sample = ssd_core::units::parse_dur(&power_sample)
                 .map_err(|e| RunError::Input(format!("--power-sample: {e}")))?;
-            let trace_path = c.trace.as_ref().map(|t| PathBuf::from(&t.path));
+            let traces = ssdsim::trace_paths(&c);
+            let mut inputs = vec![
+                ("--config", config.as_deref()),
+                ("--fio", fio_path.as_deref()),
+            ];
+            inputs.extend(traces.iter().map(|p| ("--trace", Some(p.as_path()))));
             refuse_overwrite(
-                &[
-                    ("--trace", trace_path.as_deref()),
-                    ("--config", config.as_deref()),
-                    ("--fio", fio_path.as_deref()),
-                ],
+                &inputs,
                 &[
                     ("--out", out.as_deref()),
                     ("--power-trace", power_trace.as_deref()),
@@ -1432,13 +1433,14 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
         or(&mut a.html, "sweep.html");
         or(&mut a.plot, "plots");
     }
-    let base_trace = base.trace.as_ref().map(|t| PathBuf::from(&t.path));
+    let traces = plan.trace_paths();
+    let mut inputs = vec![
+        ("--config", a.config.as_deref()),
+        ("--grid", a.grid.as_deref()),
+    ];
+    inputs.extend(traces.iter().map(|p| ("the trace", Some(p.as_path()))));
     refuse_overwrite(
-        &[
-            ("--config", a.config.as_deref()),
-            ("--grid", a.grid.as_deref()),
-            ("the trace", base_trace.as_deref()),
-        ],
+        &inputs,
         &[
             ("--csv", a.csv.as_deref()),
             ("--jsonl", a.jsonl.as_deref()),

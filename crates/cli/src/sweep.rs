@@ -9,8 +9,9 @@ use ssd_core::config::SsdConfig;
 use ssd_core::rng::derive_seed;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 /// One axis of the grid: a flag name (`ftl`), a dotted config field
 /// (`sched.max_request`) or `workload`, and its values.
@@ -347,6 +348,33 @@ impl SweepPlan {
     pub fn grid(&self) -> Grid {
         Grid::new(&self.base, &self.axes, &self.common, &self.workloads)
     }
+
+    /// Every trace file a point of the sweep may read: the base's (and its
+    /// flows'), and those an axis, a `--set` or a named workload names
+    /// (`--trace A,B`, `trace.path`, `flow.N.trace.path`). An output must
+    /// not replace one of them.
+    pub fn trace_paths(&self) -> Vec<PathBuf> {
+        let is_trace = |k: &str| {
+            k == "trace"
+                || k == "trace.path"
+                || (k.starts_with("flow.") && k.ends_with(".trace.path"))
+        };
+        let given = self
+            .axes
+            .iter()
+            .flat_map(|a| a.values.iter().map(move |v| (&a.key, v)))
+            .chain(self.common.iter().map(|(k, v)| (k, v)))
+            .chain(self.workloads.values().flatten().map(|(k, v)| (k, v)));
+        let mut v = crate::trace_paths(&self.base);
+        v.extend(
+            given
+                .filter(|(k, _)| is_trace(k))
+                .map(|(_, p)| PathBuf::from(p.trim().trim_matches('"'))),
+        );
+        v.sort();
+        v.dedup();
+        v
+    }
 }
 
 /// The axis of a flag given a comma list of values (`--ftl page,dftl`);
@@ -534,6 +562,36 @@ pub struct Grid {
     workloads: BTreeMap<String, WorkloadDef>,
     sweep: String,
     total: usize,
+    prefixes: PrefixCache,
+}
+
+/// The configurations of the last few prefixes [`Grid::point`] built: the
+/// base with every axis but the last set, which the consecutive points that
+/// differ only in the last axis share. Keyed by `index / (last axis's
+/// length)`, in a few slots, so that workers on different ranges of the
+/// grid do not evict each other's. Only when the last axis is also set last
+/// ([`Grid::prefix_len`]).
+#[derive(Default)]
+struct PrefixCache {
+    slots: [Mutex<Option<Prefix>>; PREFIX_SLOTS],
+}
+
+/// A prefix's key (`index / prefix_len`) and its configuration.
+type Prefix = (usize, Result<SsdConfig, String>);
+
+const PREFIX_SLOTS: usize = 16;
+
+impl Clone for PrefixCache {
+    /// An empty cache: a cache only ever holds what its grid would build.
+    fn clone(&self) -> Self {
+        PrefixCache::default()
+    }
+}
+
+impl std::fmt::Debug for PrefixCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PrefixCache")
+    }
 }
 
 impl Grid {
@@ -555,6 +613,7 @@ impl Grid {
             workloads: workloads.clone(),
             sweep: identity(base, axes, common, workloads),
             total,
+            prefixes: PrefixCache::default(),
         }
     }
 
@@ -646,13 +705,20 @@ impl Grid {
     /// Point `index` (`< len()`), its configuration built and validated.
     pub fn point(&self, index: usize) -> Point {
         let mut params = self.params(index);
-        let cfg = build_point(
-            &self.base,
-            &params,
-            &self.common,
-            &self.workloads,
-            self.base.sim.seed,
-        );
+        let cfg = match self.prefix_len() {
+            Some(n) => self.prefix(index / n, &params).and_then(|mut c| {
+                let last = params.last().expect("two or more axes");
+                apply_param(&mut c, last, &self.workloads)?;
+                finish_point(c, &params, &self.common, self.base.sim.seed)
+            }),
+            None => build_point(
+                &self.base,
+                &params,
+                &self.common,
+                &self.workloads,
+                self.base.sim.seed,
+            ),
+        };
         label_overrides(&mut params, &self.common, &self.workloads);
         Point {
             index,
@@ -661,6 +727,37 @@ impl Grid {
             sweep: self.sweep.clone(),
             points: self.total,
         }
+    }
+
+    /// The length of the last axis when the points' configurations are
+    /// built from a cached prefix ([`PrefixCache`]): with two or more axes,
+    /// the last of which is set last (no axis after it in [`apply_order`]).
+    fn prefix_len(&self) -> Option<usize> {
+        let (last, rest) = self.axes.split_last()?;
+        let set_last = rest
+            .iter()
+            .all(|a| apply_order(&a.key) <= apply_order(&last.key));
+        (!rest.is_empty() && set_last).then(|| last.values.len().max(1))
+    }
+
+    /// The base with every axis of `params` but the last set: prefix `key`
+    /// (`index / prefix_len()`), from the cache or built and cached.
+    fn prefix(&self, key: usize, params: &[(String, String)]) -> Result<SsdConfig, String> {
+        let slot = &self.prefixes.slots[key % PREFIX_SLOTS];
+        let cached = |g: &Option<Prefix>| {
+            g.as_ref()
+                .filter(|(k, _)| *k == key)
+                .map(|(_, c)| c.clone())
+        };
+        // A poisoned slot only lost its entry: the lock is taken anyway.
+        if let Some(c) = cached(&slot.lock().unwrap_or_else(|e| e.into_inner())) {
+            return c;
+        }
+        let (_, head) = params.split_last().expect("two or more axes");
+        let mut c = self.base.clone();
+        let built = apply_params(&mut c, head, &self.workloads).map(|()| c);
+        *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some((key, built.clone()));
+        built
     }
 
     /// The indices of shard `i` of `n` (`index mod n == i`), in grid order.
@@ -721,6 +818,20 @@ fn label_overrides(
     }
 }
 
+/// The order a point's keys are set in: presets first (they replace whole
+/// sections), then named workloads (so that an explicit `--number_ios`, or
+/// any workload flag, overrides its default), then the rest, each group in
+/// axis order.
+fn apply_order(k: &str) -> u8 {
+    if matches!(k, "nand" | "interface" | "power") {
+        0
+    } else if matches!(k, "workload" | "personality" | "trace") {
+        1
+    } else {
+        2
+    }
+}
+
 fn build_point(
     base: &SsdConfig,
     params: &[(String, String)],
@@ -729,35 +840,54 @@ fn build_point(
     master: u64,
 ) -> Result<SsdConfig, String> {
     let mut c = base.clone();
-    // Presets first (they replace whole sections), then named workloads, then the rest.
-    let order = |k: &str| {
-        if matches!(k, "nand" | "interface" | "power") {
-            0
-        } else if matches!(k, "workload" | "personality" | "trace") {
-            // A named workload's settings come before the other axes, so that an
-            // explicit --number_ios (or any workload flag) overrides its default.
-            1
-        } else {
-            2
-        }
-    };
+    apply_params(&mut c, params, workloads)?;
+    finish_point(c, params, common, master)
+}
+
+/// Set the axis values `params` on `c`, in [`apply_order`].
+fn apply_params(
+    c: &mut SsdConfig,
+    params: &[(String, String)],
+    workloads: &BTreeMap<String, WorkloadDef>,
+) -> Result<(), String> {
     let mut ps: Vec<&(String, String)> = params.iter().collect();
-    ps.sort_by_key(|(k, _)| order(k));
-    for (k, v) in ps {
-        if k == "workload" {
-            let def = workloads.get(v).ok_or_else(|| {
-                format!(
-                    "unknown workload {v:?} (known: {})",
-                    workloads.keys().cloned().collect::<Vec<_>>().join(", ")
-                )
-            })?;
-            for (wk, wv) in def {
-                apply_key(&mut c, wk, wv)?;
-            }
-        } else {
-            apply_key(&mut c, k, v)?;
-        }
+    ps.sort_by_key(|(k, _)| apply_order(k));
+    for p in ps {
+        apply_param(c, p, workloads)?;
     }
+    Ok(())
+}
+
+/// Set one axis value: a named workload's settings, or a key.
+fn apply_param(
+    c: &mut SsdConfig,
+    (k, v): &(String, String),
+    workloads: &BTreeMap<String, WorkloadDef>,
+) -> Result<(), String> {
+    if k == "workload" {
+        let def = workloads.get(v).ok_or_else(|| {
+            format!(
+                "unknown workload {v:?} (known: {})",
+                workloads.keys().cloned().collect::<Vec<_>>().join(", ")
+            )
+        })?;
+        for (wk, wv) in def {
+            apply_key(c, wk, wv)?;
+        }
+        Ok(())
+    } else {
+        apply_key(c, k, v)
+    }
+}
+
+/// A point's configuration once its axis values are set: the common keys,
+/// the flow keys' check, `number_ios`, the point's seed, validation.
+fn finish_point(
+    mut c: SsdConfig,
+    params: &[(String, String)],
+    common: &[(String, String)],
+    master: u64,
+) -> Result<SsdConfig, String> {
     for (k, v) in common {
         apply_key(&mut c, k, v)?;
     }

@@ -143,6 +143,58 @@ mod files_never_destroyed {
         std::fs::remove_dir_all(&d).unwrap();
     }
 
+    /// Found by scripts/hostile.sh: `sweep --trace T --csv T` (and
+    /// `--jsonl`, through a symbolic or hard link too) overwrote the trace,
+    /// and `run --out T` the trace of a `[[flow]]`: only the base
+    /// configuration's own trace was checked. Every trace a point or a flow
+    /// reads is an input now: a flag's, a grid axis's, a flow's.
+    #[cfg(unix)]
+    #[test]
+    fn sweeps_and_flows_refuse_outputs_onto_their_traces() {
+        let d = scratch("sweep-self");
+        let t = msr_trace(&d);
+        let before = std::fs::read(&t).unwrap();
+        std::os::unix::fs::symlink("t.csv", d.join("l.csv")).unwrap();
+        std::fs::hard_link(&t, d.join("h.csv")).unwrap();
+        std::fs::write(d.join("g.toml"), "[grid]\n\"trace.path\" = [\"t.csv\"]\n").unwrap();
+        let sweep = ["sweep", "--precondition", "none", "--max-requests", "20"];
+        for (how, out_flag, out) in [
+            (["--trace", "t.csv,t.csv"], "--csv", "t.csv"),
+            (["--trace", "t.csv"], "--jsonl", "l.csv"),
+            (["--trace", "t.csv"], "--md", "h.csv"),
+            (["--grid", "g.toml"], "--html", "./t.csv"),
+        ] {
+            let mut args = sweep.to_vec();
+            args.extend(how);
+            args.extend([out_flag, out]);
+            let (code, _, err) = ssdsim_in(&d, &args);
+            assert_eq!(code, 2, "{args:?}: {err}");
+            assert!(err.contains("refusing to overwrite an input"), "{err}");
+            assert_eq!(std::fs::read(&t).unwrap(), before, "{args:?}");
+        }
+        std::fs::write(
+            d.join("flows.toml"),
+            "[[flow]]\nname = \"a\"\n[flow.trace]\npath = \"t.csv\"\n\
+             [[flow]]\nname = \"b\"\n[flow.workload]\nnumber_ios = 50\n",
+        )
+        .unwrap();
+        let (code, _, err) = ssdsim_in(
+            &d,
+            &[
+                "run",
+                "--config",
+                "flows.toml",
+                "--no-power",
+                "--out",
+                "h.csv",
+            ],
+        );
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("refusing to overwrite an input"), "{err}");
+        assert_eq!(std::fs::read(&t).unwrap(), before);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
     /// A full device is a clear error with a non-zero exit, for each kind of
     /// output that can be pointed at it.
     #[test]
@@ -1269,6 +1321,42 @@ mod silent_results {
         let (code, _, err) = ssdsim_in(&d, &args);
         assert_eq!(code, 2, "{err}");
         assert_eq!(std::fs::read_to_string(d.join("r.msr")).unwrap(), "old\n");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// A run that fails partway (a malformed trace line after 200 good ones)
+    /// leaves an old `--record-trace` file byte-identical and no temporary
+    /// file: the trace is recorded beside it and renamed over it only when
+    /// the run succeeded.
+    #[test]
+    fn a_run_failing_partway_keeps_the_old_record_trace() {
+        let d = scratch("record-partway");
+        let t = msr_trace(&d);
+        let mut body = std::fs::read_to_string(&t).unwrap();
+        body.push_str("99999999,ssdsim,0,Read,not-a-number,4096,0\n");
+        std::fs::write(&t, body).unwrap();
+        let old: Vec<u8> = (0..=255u8).cycle().take(10_000).collect();
+        std::fs::write(d.join("r.msr"), &old).unwrap();
+        let args = [
+            "run",
+            "--trace",
+            "t.csv",
+            "--no-power",
+            "--record-trace",
+            "r.msr",
+        ];
+        let (code, _, err) = ssdsim_in(&d, &args);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("t.csv:201"), "{err}");
+        assert_eq!(std::fs::read(d.join("r.msr")).unwrap(), old);
+        assert_eq!(names(&d), ["r.msr", "t.csv"]);
+        // The same run without the bad line replaces the file.
+        msr_trace(&d);
+        let (code, _, err) = ssdsim_in(&d, &args);
+        assert_eq!(code, 0, "{err}");
+        let new = std::fs::read_to_string(d.join("r.msr")).unwrap();
+        assert_eq!(new.lines().count(), 200, "{new}");
+        assert_eq!(names(&d), ["r.msr", "t.csv"]);
         std::fs::remove_dir_all(&d).unwrap();
     }
 

@@ -11,6 +11,8 @@ use crate::units::{Amps, Dur, Joules, Rate, Size, Volts, Watts};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+mod toml_range;
+
 /// NAND bus speed: either the time to move one page ("100us/page"), a transfer
 /// rate in MT/s times the bus width ("800MT/s"), or a byte rate ("40.96MB/s").
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -1484,6 +1486,12 @@ impl SsdConfig {
     /// 64-bit: a value set from the library or a fio job beyond that range is
     /// refused here, naming its field, rather than failing at report time.
     pub fn check_writable(&self) -> Result<(), ConfigError> {
+        // Almost every configuration: walked once, nothing built. The rest is
+        // looked at again as a JSON tree, for the dotted path of the first
+        // integer out of range (in sorted key order), as it always was named.
+        if toml_range::fits(self) {
+            return Ok(());
+        }
         /// The dotted path of the first integer beyond `i64::MAX` in `v`.
         fn too_big(v: &serde_json::Value, path: &mut Vec<String>) -> Option<(String, u64)> {
             match v {
@@ -2275,6 +2283,37 @@ mod tests {
         assert_eq!(s.geometry.page_size, 4096);
         assert_eq!(s.geometry.physical_bytes(), 16 << 30);
         assert_eq!(s.page_xfer_time(), Dur::from_us(100));
+    }
+    /// An integer the TOML echo cannot hold is named by its dotted path,
+    /// inside an array of tables too; of two, the first in sorted key order
+    /// (`sim` before `workload`), as the JSON tree it was found in orders
+    /// them.
+    #[test]
+    fn check_writable_names_the_first_integer_beyond_i64() {
+        let mut c = SsdConfig::default();
+        c.check_writable().unwrap();
+        c.workload.number_ios = Some(u64::MAX);
+        let e = c.check_writable().unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "workload.number_ios: 18446744073709551615 is out of range: the configuration \
+             is written as TOML, whose integers are at most 9223372036854775807"
+        );
+        c.sim.seed = i64::MAX as u64 + 1;
+        let e = c.check_writable().unwrap_err().to_string();
+        assert!(
+            e.starts_with("sim.seed: 9223372036854775808 is out of range"),
+            "{e}"
+        );
+        let mut c = SsdConfig::default();
+        let mut w = c.workload.clone();
+        w.number_ios = Some(u64::MAX);
+        c.flows = vec![
+            crate::flows::FlowConfig::workload("a", c.workload.clone()),
+            crate::flows::FlowConfig::workload("b", w),
+        ];
+        let e = c.check_writable().unwrap_err().to_string();
+        assert!(e.starts_with("flow.1.workload.number_ios: 1844"), "{e}");
     }
     #[test]
     fn more_planes_than_the_engine_tracks_are_refused() {

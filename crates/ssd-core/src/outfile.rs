@@ -1,8 +1,9 @@
 //! Output files that are never left half-written: [`write_atomic`] writes to a
 //! temporary file in the target's directory and renames it into place, so an
 //! interrupted or failed write leaves either the old file or the complete new
-//! one. [`same_file`] tells whether two paths name one file (an output that
-//! would replace an input).
+//! one; [`PendingFile`] does the same for a file written over a whole run.
+//! [`same_file`] tells whether two paths name one file (an output that would
+//! replace an input).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -31,47 +32,97 @@ pub fn write_atomic_with<T, E>(
     io_err: impl Fn(io::Error) -> E,
     fill: impl FnOnce(&mut dyn Write) -> Result<T, E>,
 ) -> Result<T, E> {
-    let target = match fs::canonicalize(path) {
-        Ok(real) => real,
-        // Not there yet (or a dangling link): create it where it is named.
-        Err(_) => path.to_path_buf(),
-    };
-    let old = fs::metadata(&target).ok();
-    if let Some(m) = &old {
-        if !m.is_file() {
+    let pending = PendingFile::create(path).map_err(&io_err)?;
+    let mut w = BufWriter::new(pending.writer().map_err(&io_err)?);
+    let v = fill(&mut w)?;
+    w.flush().map_err(&io_err)?;
+    drop(w);
+    pending.commit().map_err(&io_err)?;
+    Ok(v)
+}
+
+/// An output file written over a longer time (a trace recorded during a
+/// run) that appears only once complete: [`write_atomic`]'s temporary file,
+/// with the write and the rename apart. [`PendingFile::commit`] renames it
+/// over the target; dropping it uncommitted (an error anywhere in between)
+/// removes the temporary file and leaves the target as it was. A target that
+/// exists and is not a regular file (`/dev/stdout`, `/dev/full`, a FIFO) is
+/// written in place, as [`write_atomic`] does.
+#[derive(Debug)]
+pub struct PendingFile {
+    file: File,
+    /// The temporary file and the target it replaces; `None` when written
+    /// in place or once committed.
+    rename: Option<(PathBuf, PathBuf)>,
+    /// The old target's permissions, which the new file takes.
+    perms: Option<fs::Permissions>,
+}
+
+impl PendingFile {
+    /// The temporary file beside `path` (its link target, for a symbolic
+    /// link), created exclusively; `path` itself is not touched. A directory
+    /// is an error.
+    pub fn create(path: &Path) -> io::Result<PendingFile> {
+        let target = match fs::canonicalize(path) {
+            Ok(real) => real,
+            // Not there yet (or a dangling link): create it where it is named.
+            Err(_) => path.to_path_buf(),
+        };
+        let old = fs::metadata(&target).ok();
+        if let Some(m) = &old {
             if m.is_dir() {
-                return Err(io_err(io::Error::other("is a directory, not a file")));
+                return Err(io::Error::other("is a directory, not a file"));
             }
-            let file = OpenOptions::new()
-                .write(true)
-                .open(&target)
-                .map_err(&io_err)?;
-            let mut w = BufWriter::new(file);
-            let v = fill(&mut w)?;
-            w.flush().map_err(&io_err)?;
-            return Ok(v);
+            if !m.is_file() {
+                let file = OpenOptions::new().write(true).open(&target)?;
+                return Ok(PendingFile {
+                    file,
+                    rename: None,
+                    perms: None,
+                });
+            }
+        }
+        let (tmp, file) = create_temp(&target)?;
+        Ok(PendingFile {
+            file,
+            rename: Some((tmp, target)),
+            perms: old.map(|m| m.permissions()),
+        })
+    }
+
+    /// A handle to write the file through (unbuffered: wrap it in a
+    /// `BufWriter`, and flush that before [`PendingFile::commit`]).
+    pub fn writer(&self) -> io::Result<File> {
+        self.file.try_clone()
+    }
+
+    /// The file as written so far becomes the target: synced, given the old
+    /// target's permissions, renamed over it. On an error the temporary file
+    /// is removed and the target is untouched.
+    pub fn commit(mut self) -> io::Result<()> {
+        let Some((tmp, target)) = self.rename.take() else {
+            return Ok(());
+        };
+        let res = (|| {
+            if let Some(p) = &self.perms {
+                self.file.set_permissions(p.clone())?;
+            }
+            self.file.sync_all()?;
+            fs::rename(&tmp, &target)
+        })();
+        if res.is_err() {
+            let _ = fs::remove_file(&tmp);
+        }
+        res
+    }
+}
+
+impl Drop for PendingFile {
+    fn drop(&mut self) {
+        if let Some((tmp, _)) = self.rename.take() {
+            let _ = fs::remove_file(tmp);
         }
     }
-    let (tmp_path, file) = create_temp(&target).map_err(&io_err)?;
-    let res = (|| {
-        let mut w = BufWriter::new(file);
-        let v = fill(&mut w)?;
-        let finish = |w: BufWriter<File>| -> io::Result<()> {
-            let file = w.into_inner().map_err(|e| e.into_error())?;
-            if let Some(m) = &old {
-                file.set_permissions(m.permissions())?;
-            }
-            file.sync_all()?;
-            drop(file);
-            fs::rename(&tmp_path, &target)
-        };
-        finish(w).map_err(&io_err)?;
-        Ok(v)
-    })();
-    if res.is_err() {
-        let _ = fs::remove_file(&tmp_path);
-    }
-    res
 }
 
 /// [`write_atomic`] of a byte string.
@@ -161,6 +212,27 @@ mod tests {
         write_bytes_atomic(&p, b"new").unwrap();
         assert_eq!(fs::read_to_string(&p).unwrap(), "new");
         assert_eq!(fs::read_dir(&d).unwrap().count(), 1);
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_pending_file_appears_only_when_committed() {
+        let d = scratch("pending");
+        let p = d.join("out.txt");
+        fs::write(&p, "old").unwrap();
+        let pending = PendingFile::create(&p).unwrap();
+        pending.writer().unwrap().write_all(b"half").unwrap();
+        assert_eq!(fs::read_dir(&d).unwrap().count(), 2);
+        drop(pending);
+        assert_eq!(fs::read_to_string(&p).unwrap(), "old");
+        assert_eq!(fs::read_dir(&d).unwrap().count(), 1);
+        let pending = PendingFile::create(&p).unwrap();
+        pending.writer().unwrap().write_all(b"new").unwrap();
+        assert_eq!(fs::read_to_string(&p).unwrap(), "old");
+        pending.commit().unwrap();
+        assert_eq!(fs::read_to_string(&p).unwrap(), "new");
+        assert_eq!(fs::read_dir(&d).unwrap().count(), 1);
+        assert!(PendingFile::create(&d).is_err());
         fs::remove_dir_all(&d).unwrap();
     }
 

@@ -417,50 +417,92 @@ pub fn parse_si(text: &str, symbol: char, what: &'static str) -> Result<f64, Uni
 
 /// Format a size the way the parser reads it back ("4KiB", "2GiB", "1000B").
 pub fn fmt_size(s: Size) -> String {
-    let b = s.0;
-    for (unit, m) in [
-        ("TiB", 1u64 << 40),
-        ("GiB", 1 << 30),
-        ("MiB", 1 << 20),
-        ("KiB", 1 << 10),
-    ] {
-        if b >= m && b.is_multiple_of(m) {
-            return format!("{}{}", b / m, unit);
-        }
-    }
-    format!("{b}B")
+    s.to_string()
 }
 
 /// Format a duration the way the parser reads it back.
 pub fn fmt_dur(d: Dur) -> String {
-    let n = d.0;
-    for (unit, m) in [("s", 1_000_000_000u64), ("ms", 1_000_000), ("us", 1_000)] {
-        if n >= m && n.is_multiple_of(m) {
-            return format!("{}{}", n / m, unit);
-        }
-    }
-    format!("{n}ns")
+    d.to_string()
 }
 
 impl fmt::Display for Size {
+    /// As [`fmt_size`].
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&fmt_size(*self))
+        let b = self.0;
+        for (unit, m) in [
+            ("TiB", 1u64 << 40),
+            ("GiB", 1 << 30),
+            ("MiB", 1 << 20),
+            ("KiB", 1 << 10),
+        ] {
+            if b >= m && b.is_multiple_of(m) {
+                return write!(f, "{}{}", b / m, unit);
+            }
+        }
+        write!(f, "{b}B")
     }
 }
 impl fmt::Display for Dur {
+    /// As [`fmt_dur`].
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&fmt_dur(*self))
+        let n = self.0;
+        for (unit, m) in [("s", 1_000_000_000u64), ("ms", 1_000_000), ("us", 1_000)] {
+            if n >= m && n.is_multiple_of(m) {
+                return write!(f, "{}{}", n / m, unit);
+            }
+        }
+        write!(f, "{n}ns")
     }
 }
 
+/// Hand `args` formatted to `f`: on the stack when the text fits 48 bytes
+/// (every size and duration, almost every SI value), else on the heap. The
+/// units serialize through it, so that a walk over a whole configuration
+/// (`SsdConfig::check_writable`, once per configuration validated)
+/// allocates nothing per field.
+fn with_text<R>(args: fmt::Arguments<'_>, f: impl FnOnce(&str) -> R) -> R {
+    struct Stack {
+        buf: [u8; 48],
+        len: usize,
+    }
+    impl fmt::Write for Stack {
+        fn write_str(&mut self, s: &str) -> fmt::Result {
+            let end = self.len + s.len();
+            let dst = self.buf.get_mut(self.len..end).ok_or(fmt::Error)?;
+            dst.copy_from_slice(s.as_bytes());
+            self.len = end;
+            Ok(())
+        }
+    }
+    let mut st = Stack {
+        buf: [0; 48],
+        len: 0,
+    };
+    match fmt::write(&mut st, args) {
+        // Whole `str`s were copied in: valid UTF-8.
+        Ok(()) => f(std::str::from_utf8(&st.buf[..st.len]).expect("whole strs")),
+        Err(_) => f(&fmt::format(args)),
+    }
+}
+
+// The units are text ("4KiB", "25us", "15mW") in a human-readable format
+// (TOML, JSON), and their plain number (bytes, nanoseconds, the f64) in a
+// compact one, which reads them back the same way: such as the walk of
+// `SsdConfig::check_writable`, which looks only at the integers.
 impl Serialize for Size {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&fmt_size(*self))
+        if !s.is_human_readable() {
+            return s.serialize_u64(self.0);
+        }
+        with_text(format_args!("{self}"), |t| s.serialize_str(t))
     }
 }
 impl Serialize for Dur {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&fmt_dur(*self))
+        if !s.is_human_readable() {
+            return s.serialize_u64(self.0);
+        }
+        with_text(format_args!("{self}"), |t| s.serialize_str(t))
     }
 }
 
@@ -519,7 +561,9 @@ fn parse_dur_with_unit(text: &str) -> Result<Dur, UnitError> {
 
 impl<'de> Deserialize<'de> for Dur {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
+        /// Whether the format is human-readable: a compact one's integer is
+        /// nanoseconds (as `Dur` serializes there), text's needs its unit.
+        struct V(bool);
         impl de::Visitor<'_> for V {
             type Value = Dur;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -529,6 +573,9 @@ impl<'de> Deserialize<'de> for Dur {
                 parse_dur_with_unit(v).map_err(E::custom)
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<Dur, E> {
+                if !self.0 {
+                    return Ok(Dur(v));
+                }
                 self.visit_str(&v.to_string())
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Dur, E> {
@@ -537,10 +584,11 @@ impl<'de> Deserialize<'de> for Dur {
                         "a duration must not be negative, got {v}"
                     )));
                 }
-                self.visit_str(&v.to_string())
+                self.visit_u64(v as u64)
             }
         }
-        d.deserialize_any(V)
+        let human = d.is_human_readable();
+        d.deserialize_any(V(human))
     }
 }
 
@@ -551,7 +599,12 @@ macro_rules! si_unit {
         pub struct $name(pub f64);
         impl Serialize for $name {
             fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.serialize_str(&format!("{}{}", fmt_si(self.0), $sym))
+                if !s.is_human_readable() {
+                    return s.serialize_f64(self.0);
+                }
+                with_text(format_args!("{}{}", Si(self.0), $sym), |t| {
+                    s.serialize_str(t)
+                })
             }
         }
         impl<'de> Deserialize<'de> for $name {
@@ -587,28 +640,38 @@ si_unit!(Joules, 'J', "joules");
 
 /// Format an SI value with a prefix so that it reads back exactly ("15m", "3.3", "4.72u").
 pub fn fmt_si(v: f64) -> String {
-    if v == 0.0 {
-        return "0".into();
+    Si(v).to_string()
+}
+
+/// An SI value as [`fmt_si`] writes it.
+struct Si(f64);
+
+impl fmt::Display for Si {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let v = self.0;
+        if v == 0.0 {
+            return f.write_str("0");
+        }
+        let a = v.abs();
+        let (m, p) = if a >= 1.0 {
+            (1.0, "")
+        } else if a >= 1e-3 {
+            (1e3, "m")
+        } else if a >= 1e-6 {
+            (1e6, "u")
+        } else {
+            (1e9, "n")
+        };
+        let x = v * m;
+        // Round away binary noise (0.015 * 1e3 = 15.000000000000002); a value
+        // this large has no fraction to round (and x * 1e9 could overflow).
+        let r = if x.abs() >= 1e15 {
+            x
+        } else {
+            (x * 1e9).round() / 1e9
+        };
+        write!(f, "{r}{p}")
     }
-    let a = v.abs();
-    let (m, p) = if a >= 1.0 {
-        (1.0, "")
-    } else if a >= 1e-3 {
-        (1e3, "m")
-    } else if a >= 1e-6 {
-        (1e6, "u")
-    } else {
-        (1e9, "n")
-    };
-    let x = v * m;
-    // Round away binary noise (0.015 * 1e3 = 15.000000000000002); a value
-    // this large has no fraction to round (and x * 1e9 could overflow).
-    let r = if x.abs() >= 1e15 {
-        x
-    } else {
-        (x * 1e9).round() / 1e9
-    };
-    format!("{r}{p}")
 }
 
 #[cfg(test)]

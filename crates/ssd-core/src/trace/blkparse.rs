@@ -5,6 +5,9 @@
 //! with a data direction (RWBS holding R, W or D = discard) and a `+ N` sector
 //! count are records; every other line (other actions, plugs, flushes without
 //! data, the per-CPU summary blkparse prints at the end) is skipped as non-I/O.
+//! A data request of `+ 0` sectors (without F or B, a flush or barrier) is a
+//! zero-length request, an error as in every format, and so is a line with
+//! control characters that is no event line (binary damage, not a summary).
 //! The pid is the stream, the major number the device.
 
 use super::{
@@ -52,6 +55,16 @@ pub(super) fn parse(line: &[u8], po: &ParseOptions, rec: &mut Record) -> Result<
             return Err(format!(
                 "field \"device\": expected maj,min, got {:?}",
                 show(dev)
+            ));
+        }
+        // blkparse's summary is text: a line with control characters is
+        // damage (binary data in the file), not a line to skip.
+        if let Some(&c) = line
+            .iter()
+            .find(|&&c| (c < b' ' && c != b'\t') || c == 0x7f)
+        {
+            return Err(format!(
+                "not a blkparse line: control character {c:#04x} (a damaged or binary file?)"
             ));
         }
         return Ok(false); // summary / banner line
@@ -108,9 +121,11 @@ pub(super) fn parse(line: &[u8], po: &ParseOptions, rec: &mut Record) -> Result<
         }
     }
     let n = uint(next_field(&mut it, "nsectors")?, "nsectors")?;
-    if n == 0 {
-        return Ok(false); // a flush carrying no data
+    if n == 0 && rwbs.iter().any(|&c| c == b'F' || c == b'B') {
+        return Ok(false); // a flush (or an old kernel's barrier) carrying no data
     }
+    // Any other request of no sectors is a zero-length request, refused as
+    // in every format (it was skipped without a word).
     rec.time_ns = t;
     rec.op = op;
     rec.offset = sectors_to_bytes(sector, "sector")?;

@@ -510,6 +510,42 @@ Total (8,16):
     .is_err());
 }
 
+/// Found by scripts/hostile.sh: a `Q R 687310 + 0` line and a line of
+/// binary garbage were skipped as non-I/O without a word (`trace stats` and
+/// the run counted one request fewer, exit 0). A zero-sector data request
+/// is a zero-length request, refused as in every format; a line with
+/// control characters is damage, not a summary line. A flush of no data
+/// (`FWS 0 + 0`) and the summary stay skipped.
+#[test]
+fn blkparse_zero_sectors_and_binary_lines_are_errors() {
+    let ok = "  8,0 0 1 0.000001000 7 Q R 100 + 8 [a]\n";
+    let run = |extra: &str| {
+        drain(&mut replay(
+            &format!("{ok}{extra}{ok}"),
+            TraceFormat::Blkparse,
+            ReplayOptions::default(),
+        ))
+    };
+    let e = run("  8,0 0 2 0.000002000 7 Q R 687310 + 0 [a]\n").unwrap_err();
+    assert_eq!(e.location, "t.trace:2");
+    assert!(e.reason.contains("zero-length"), "{e}");
+    let e = run("\u{2}AB\u{7f}\u{1} garbage\n").unwrap_err();
+    assert_eq!(e.location, "t.trace:2");
+    assert!(e.reason.contains("control character 0x02"), "{e}");
+    assert_eq!(
+        run("  8,0 0 2 0.000002000 7 Q FWS 0 + 0 [a]\n")
+            .unwrap()
+            .len(),
+        2
+    );
+    assert_eq!(
+        run("Total (8,0):\n Reads Queued:  1,  4KiB\t Writes Queued: 0\n")
+            .unwrap()
+            .len(),
+        2
+    );
+}
+
 /// A capture without queue events (only I/D/C, as blktrace on some setups)
 /// replayed with the default action is an error that names the actions it
 /// has and suggests one of them, not an empty workload; with `D` it replays.
