@@ -1966,6 +1966,7 @@ mod tests {
             error: error.then(|| "bad <thing>".to_string()),
             sweep: "abc".into(),
             points: 4,
+            check: String::new(),
             cdf: if error {
                 vec![]
             } else {

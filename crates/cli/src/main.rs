@@ -518,6 +518,9 @@ fn merge_shards(inputs: &[PathBuf], allow_partial: bool) -> Result<Vec<sweep::Ro
     // (row, file it came from)
     let mut rows: Vec<(sweep::Row, usize)> = Vec::new();
     let mut identity: Option<(String, usize, usize)> = None; // (sweep, points, file)
+                                                             // Rows without a checksum (an older ssdsim's): their parameters cannot
+                                                             // be checked against their index.
+    let mut unchecked = 0usize;
     for (fi, p) in inputs.iter().enumerate() {
         let file_rows = sweep::read_jsonl(p).map_err(RunError::Input)?;
         if file_rows.is_empty() {
@@ -556,6 +559,21 @@ fn merge_shards(inputs: &[PathBuf], allow_partial: bool) -> Result<Vec<sweep::Ro
                 }
                 Some(_) => {}
             }
+            if r.check.is_empty() {
+                unchecked += 1;
+            } else if r.check != sweep::row_check(&r.sweep, r.points, r.index, &r.params) {
+                // Never merged, not even partially: the row's parameters
+                // (or its index) are not those it was written with.
+                let label: Vec<String> = r.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                return Err(RunError::Input(format!(
+                    "{}: point {} ({}) does not match its checksum: the row's index or \
+                     parameters were edited or damaged (its results may be another point's); \
+                     refusing to merge",
+                    p.display(),
+                    r.index,
+                    label.join(" ")
+                )));
+            }
             if r.index >= r.points {
                 // Never merged, not even partially: no point of the sweep
                 // has this index.
@@ -568,6 +586,12 @@ fn merge_shards(inputs: &[PathBuf], allow_partial: bool) -> Result<Vec<sweep::Ro
             }
             rows.push((r, fi));
         }
+    }
+    if unchecked > 0 {
+        eprintln!(
+            "warning: {unchecked} row(s) carry no checksum (written by an older ssdsim): \
+             their parameters are not checked against their index"
+        );
     }
     rows.sort_by_key(|(r, _)| r.index);
     // wall_s differs between machines; everything else must agree.

@@ -987,9 +987,29 @@ pub struct Row {
     /// The number of points of that sweep (before sharding).
     #[serde(default)]
     pub points: usize,
+    /// A checksum of the row's sweep, point count, index and parameters
+    /// ([`row_check`]): `merge`, which has no grid to compare a shard's rows
+    /// with (`--resume` compares them with the grid, [`Grid::check_row`]),
+    /// refuses a row whose parameters were edited or damaged. Empty in rows
+    /// of an older ssdsim.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub check: String,
     /// Latency CDF points (us, fraction) for plots; not written to CSV/Markdown.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cdf: Vec<(f64, f64)>,
+}
+
+/// [`Row::check`]: FNV-1a over the sweep's identity, its point count, the
+/// point's index and its parameters, one per line.
+pub fn row_check(sweep: &str, points: usize, index: usize, params: &[(String, String)]) -> String {
+    let mut text = format!("{sweep}\n{points}\n{index}");
+    for (k, v) in params {
+        text.push('\n');
+        text.push_str(k);
+        text.push('=');
+        text.push_str(v);
+    }
+    ssd_core::stats::fnv1a(&text)
 }
 
 fn extra_f64(r: &ssd_core::stats::Report, section: &str, key: &str) -> Option<f64> {
@@ -1033,6 +1053,7 @@ pub fn run_point_full(p: &Point, opts: &RunOptions) -> (Row, Option<crate::RunOu
         error: None,
         sweep: p.sweep.clone(),
         points: p.points,
+        check: row_check(&p.sweep, p.points, p.index, &p.params),
         cdf: vec![],
     };
     let cfg = match &p.cfg {

@@ -646,7 +646,52 @@ mod sweeps_merge_and_resume {
         let (code, _, err) = ssdsim_in(&d, &["merge", "a.jsonl"]);
         assert_ne!(code, 0, "{err}");
         assert!(
+            err.contains(
+                "a.jsonl: point 0 (seed=3 rw=randread number_ios=200) does not match its checksum"
+            ) && err.contains("refusing to merge"),
+            "{err}"
+        );
+        // Without their checksums (an older ssdsim's rows), the duplicate
+        // parameters still give the edit away.
+        for r in rows.iter_mut() {
+            r.as_object_mut().unwrap().remove("check");
+        }
+        write(&rows);
+        let (code, _, err) = ssdsim_in(&d, &["merge", "a.jsonl"]);
+        assert_ne!(code, 0, "{err}");
+        assert!(
             err.contains("points 0 (a.jsonl) and 2 (a.jsonl) have the same parameters"),
+            "{err}"
+        );
+        // Parameters no point of the sweep has (merge has no grid to compare
+        // them with): the checksum refuses them.
+        let mut rows: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        rows[1]["params"][0][1] = "7".into();
+        write(&rows);
+        let (code, _, err) = ssdsim_in(&d, &["merge", "a.jsonl"]);
+        assert_ne!(code, 0, "{err}");
+        assert!(
+            err.contains("point 1 (seed=7 rw=randread number_ios=200) does not match its checksum"),
+            "{err}"
+        );
+        // The untouched rows merge; rows without a checksum with a warning.
+        let mut rows: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        write(&rows);
+        let (code, _, err) = ssdsim_in(&d, &["merge", "a.jsonl"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(!err.contains("checksum"), "{err}");
+        rows[2].as_object_mut().unwrap().remove("check");
+        write(&rows);
+        let (code, _, err) = ssdsim_in(&d, &["merge", "a.jsonl"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            err.contains("1 row(s) carry no checksum (written by an older ssdsim)"),
             "{err}"
         );
         // A row claiming another point count.
