@@ -596,7 +596,16 @@ fn build<O: Observer>(
         let file = pending
             .writer()
             .map_err(|e| RunError::Io(format!("{label}: cannot write: {e}")))?;
-        let out: Box<dyn std::io::Write + Send> = Box::new(std::io::BufWriter::new(file));
+        let file = std::io::BufWriter::new(file);
+        let gz = r.path.extension().is_some_and(|e| e == "gz");
+        let out: Box<dyn std::io::Write + Send> = if gz {
+            Box::new(GzTrace(flate2::write::GzEncoder::new(
+                file,
+                flate2::Compression::default(),
+            )))
+        } else {
+            Box::new(file)
+        };
         src = AnySource::Recorded(Box::new(
             ssd_core::trace::record::Recorder::new(src, out, r.format, &label)
                 .map_err(RunError::Input)?,
@@ -604,6 +613,22 @@ fn build<O: Observer>(
     }
     let obs = Tee(obs, progress::RunMeter::off());
     Ok(Simulation::new(settings, ftl, src, sched, obs))
+}
+
+/// A `.gz` recorded trace: the recorder flushes its output once, at the
+/// run's end ([`ssd_core::trace::record::Recorder::finish`]), and that flush
+/// ends the gzip stream (its trailer), as `trace convert` ends one, before
+/// the file is renamed into place.
+struct GzTrace<W: std::io::Write>(flate2::write::GzEncoder<W>);
+
+impl<W: std::io::Write> std::io::Write for GzTrace<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.try_finish()?;
+        self.0.get_mut().flush()
+    }
 }
 
 fn finish<O: Observer>(

@@ -248,8 +248,44 @@ fn trace_record_writes_the_runs_block_stream() {
     assert!(n > 100, "{n}");
     // A header line, then one line per request.
     assert_eq!(body.lines().count(), n + 1);
-    let (code, _, err) = ssdsim(&["trace", "stats", out.to_str().unwrap()]);
+    let (code, stats, err) = ssdsim(&["trace", "stats", out.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
+    // `.gz` is a gzip stream, ended, holding the same records.
+    let gz = dir.join("varmail.csv.gz");
+    let (code, _, err) = ssdsim(&[
+        "run",
+        "--record-trace",
+        gz.to_str().unwrap(),
+        "--record-format",
+        "csv",
+        "--personality",
+        "varmail",
+        "--set",
+        "personality.level=file",
+        "--set",
+        "personality.files=200",
+        "--blocks-per-plane",
+        "256",
+        "--fs",
+        "ext3",
+        "--time-limit",
+        "200ms",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let raw = std::fs::read(&gz).unwrap();
+    assert_eq!(raw[..2], [0x1f, 0x8b], "not gzip");
+    let mut plain = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&raw[..]), &mut plain)
+        .expect("a whole gzip stream");
+    assert_eq!(plain, body);
+    let (code, stats_gz, err) = ssdsim(&["trace", "stats", gz.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let count = |t: &str| {
+        t.lines()
+            .find(|l| l.contains("requests"))
+            .map(str::to_owned)
+    };
+    assert_eq!(count(&stats_gz), count(&stats), "{stats_gz}");
     let (code, _, err) = ssdsim(&[
         "run",
         "--trace",
