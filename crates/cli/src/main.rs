@@ -559,6 +559,16 @@ fn merge_shards(inputs: &[PathBuf], allow_partial: bool) -> Result<Vec<sweep::Ro
                 }
                 Some(_) => {}
             }
+            if r.index >= r.points {
+                // Never merged, not even partially: no point of the sweep
+                // has this index.
+                return Err(RunError::Input(format!(
+                    "{}: point {} is outside the sweep's {} points (a damaged row)",
+                    p.display(),
+                    r.index,
+                    r.points
+                )));
+            }
             if r.check.is_empty() {
                 unchecked += 1;
             } else if r.check != sweep::row_check(&r.sweep, r.points, r.index, &r.params) {
@@ -572,16 +582,6 @@ fn merge_shards(inputs: &[PathBuf], allow_partial: bool) -> Result<Vec<sweep::Ro
                     p.display(),
                     r.index,
                     label.join(" ")
-                )));
-            }
-            if r.index >= r.points {
-                // Never merged, not even partially: no point of the sweep
-                // has this index.
-                return Err(RunError::Input(format!(
-                    "{}: point {} is outside the sweep's {} points (a damaged row)",
-                    p.display(),
-                    r.index,
-                    r.points
                 )));
             }
             rows.push((r, fi));
