@@ -908,8 +908,9 @@ impl DftlFtl {
     /// times faster than a data block's. Greedy over both kinds takes a
     /// translation block as soon as it is emptier than the best data block
     /// and copies pages that would have died soon after (the hot/cold
-    /// weakness of greedy cleaning: Rosenblum & Ousterhout, LFS, 1992,
-    /// section 5.4; Desnoyers, SYSTOR 2012, section 5). Translation blocks
+    /// weakness of greedy cleaning: Rosenblum & Ousterhout, ACM TOCS 1992,
+    /// the cleaning simulations under hot-and-cold access; Desnoyers,
+    /// SYSTOR 2012, on greedy under hot/cold traffic). Translation blocks
     /// are collected when at most half valid (`trans_victim`), dead
     /// (`reclaim_dead`) or when the translation frontiers run short of room
     /// (`ensure_trans_room`). On chip2 at steady state (50,000 random 4 KiB
