@@ -698,6 +698,18 @@ impl DieQueue {
         }
         self.head += 1;
     }
+    /// Move entry `i` (0 = oldest) to the head, the older ones one slot
+    /// down.
+    pub(super) fn move_to_front(&mut self, i: usize) {
+        let h = self.head;
+        let (t, k) = (self.txns[h + i], self.keys[h + i]);
+        for j in (h..h + i).rev() {
+            self.keys[j + 1] = self.keys[j];
+            self.txns[j + 1] = self.txns[j];
+        }
+        self.txns[h] = t;
+        self.keys[h] = k;
+    }
     /// Bit `i` set iff entry `i`, among the first `PARTNER_WINDOW`, has
     /// queue key `key`.
     #[inline]
