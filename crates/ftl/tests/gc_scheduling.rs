@@ -182,16 +182,17 @@ fn a_host_write_waits_for_at_most_one_gc_operation() {
     );
     // With the default costs, GC's firmware work runs on the controller's
     // CPU in the path of the command that planned it, and the commands
-    // behind it wait for the CPU (measured: 15 of 8,000 writes, up to 558 us
-    // behind one command's search and moves for its die's four planes),
-    // while their die, idle, runs GC operations that do not delay them. The
-    // bound keeps that from growing unseen.
+    // behind it wait for the CPU (measured: 26 of 8,000 writes saw two or
+    // three GC operations begin on their die, each waiting behind another
+    // command's victim search and page moves), while their die, idle, runs
+    // GC operations that do not delay them. The bound keeps that from
+    // growing unseen.
     let mut costed = drive(GcMode::Paced, 512);
     costed.workload = wl.clone();
     let (_, tc) = run_with(&costed, Timeline::default());
     let (most, over_one, matched) = gc_ops_waited_for(&tc);
     assert!(
-        most <= 6 && over_one * 400 <= matched,
+        most <= 4 && over_one * 200 <= matched,
         "paced, GC firmware costed: a write waited for {most} GC operations \
          ({over_one} of {matched} writes for more than one)"
     );
@@ -269,4 +270,49 @@ fn dftl_collects_translation_blocks_once_half_dead() {
             s.translation_writes
         );
     }
+}
+
+/// The write-back buffer (`dram.flush = "evict-lru"`): at a rate the drive
+/// sustains, writes complete at DRAM speed while the pages they evict and
+/// the GC behind them go on on flash; under a closed loop the buffer fills
+/// and writes complete at the speed flash takes them, no faster.
+#[test]
+fn a_write_buffer_absorbs_writes_until_it_fills() {
+    let buffered = |wl: WorkloadConfig, buffer: u64| {
+        let mut c = drive(GcMode::Paced, 512);
+        c.workload = wl;
+        c.dram.write_buffer = ssd_core::units::Size(buffer);
+        run_with(&c, NullObserver).0
+    };
+    let open = WorkloadConfig {
+        rw: RwMode::RandWrite,
+        number_ios: Some(8_000),
+        rate_iops: Some(1_000),
+        rate_process: RateProcess::Poisson,
+        ..Default::default()
+    };
+    let r = buffered(open, 4 << 20);
+    assert!(r.flash.gc_page_copies > 10_000, "{:?}", r.flash);
+    assert!(r.ftl.write_buffer_evictions > 5_000, "{:?}", r.ftl);
+    // A page program takes 300 us on this part; a write into DRAM, its
+    // link transfer and command path, tens of microseconds.
+    assert!(
+        r.latency_us.write.p50 < 50.0,
+        "buffered writes: p50 {} us",
+        r.latency_us.write.p50
+    );
+    let closed = WorkloadConfig {
+        rw: RwMode::RandWrite,
+        number_ios: Some(20_000),
+        iodepth: 32,
+        ..Default::default()
+    };
+    let (with, without) = (buffered(closed.clone(), 4 << 20), buffered(closed, 0));
+    assert!(
+        with.host.iops < without.host.iops * 1.1 && with.latency_us.write.p50 > 300.0,
+        "closed loop: {} IOPS buffered (p50 {} us), {} without",
+        with.host.iops,
+        with.latency_us.write.p50,
+        without.host.iops
+    );
 }

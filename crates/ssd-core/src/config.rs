@@ -466,7 +466,9 @@ pub struct ControllerConfig {
 #[serde(rename_all = "kebab-case")]
 pub enum FlushPolicy {
     /// Writes complete once in DRAM; when the buffer is full the least recently
-    /// used pages are written to flash and the incoming write waits for them.
+    /// used pages are written to flash behind them. While a page a plane is
+    /// on its way to flash, further writes wait for room (MQSim's write
+    /// cache and its back-pressure buffer).
     EvictLru,
     /// Writes go to flash before completing; the buffer only serves reads of
     /// recently written pages.

@@ -108,6 +108,50 @@ impl WriteBuffer {
     }
 }
 
+/// The flash side of the write-back buffer (`dram.flush = "evict-lru"`), as
+/// MQSim's `Data_Cache_Manager_Flash_Advanced::write_to_destage_buffer` runs
+/// its write cache: a write completes once its pages are in DRAM, and the
+/// pages it evicts go to flash behind it. Until their programs end they
+/// fill a back-pressure buffer of one page a plane (MQSim's
+/// `back_pressure_buffer_max_depth`, set in `SSD_Device.cpp` to the planes
+/// times a page); a write that finds it full waits, in arrival order, until
+/// programs end and free it (MQSim's
+/// `waiting_user_requests_queue_for_dram_free_slot`, served from
+/// `handle_transaction_serviced_signal_from_PHY`). A flush waits for every
+/// page in flight and then writes the buffer's dirty pages itself.
+#[derive(Debug)]
+pub(super) struct WriteBack {
+    on: bool,
+    /// Evicted pages whose programs have not ended.
+    inflight: u32,
+    max: u32,
+    /// The jobs programming evicted pages, with their page counts.
+    pub(super) jobs: Vec<(u32, u32)>,
+    /// Commands waiting for room (trims queue behind them too, so that a
+    /// trim does not overtake a write of the same pages).
+    waiting: VecDeque<SchedReq>,
+}
+
+impl WriteBack {
+    pub(super) fn new(on: bool, planes: u32) -> WriteBack {
+        WriteBack {
+            on,
+            inflight: 0,
+            max: planes.max(1),
+            jobs: Vec::new(),
+            waiting: VecDeque::new(),
+        }
+    }
+    /// May a command of kind `op` start now (the waiting ones aside)?
+    fn room_for(&self, op: IoOp) -> bool {
+        match op {
+            IoOp::Write => self.inflight < self.max,
+            IoOp::Flush => self.inflight == 0,
+            IoOp::Read | IoOp::Trim => true,
+        }
+    }
+}
+
 impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulation<F, S, Q, O, H> {
     pub(super) fn start_cmd(&mut self, r: SchedReq) {
         let now = self.now;
@@ -129,6 +173,38 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             self.active_since = now;
         }
         self.dev_inflight += 1;
+        if self.wback.on
+            && r.op != IoOp::Read
+            && (!self.wback.waiting.is_empty() || !self.wback.room_for(r.op))
+        {
+            self.wback.waiting.push_back(r);
+            return;
+        }
+        self.process_cmd(r);
+    }
+
+    /// Pages evicted by job `j` (a write-back job that has ended) are on
+    /// flash: free their room and start the commands waiting for it.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn write_back_done(&mut self, j: u32) {
+        let Some(i) = self.wback.jobs.iter().position(|&(x, _)| x == j) else {
+            return;
+        };
+        self.wback.inflight -= self.wback.jobs.swap_remove(i).1;
+        while let Some(&r) = self.wback.waiting.front() {
+            if !self.wback.room_for(r.op) {
+                break;
+            }
+            self.wback.waiting.pop_front();
+            self.process_cmd(r);
+        }
+    }
+
+    /// Command `r`, dispatched at `r`'s time or later: its host-link
+    /// transfer, the FTL's plan and its CPU time.
+    pub(super) fn process_cmd(&mut self, r: SchedReq) {
+        let now = self.now;
         let bytes = r.sectors as u64 * SECTOR;
         // Host link: command (and write data) host -> device.
         let data_in = if r.op == IoOp::Write { bytes } else { 0 };
@@ -148,6 +224,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             (self.div_page.quot(r.lba * SECTOR + bytes - 1) - first + 1) as u32
         };
         let mut dram = 0u64;
+        let mut evicted = 0u32;
         match r.op {
             IoOp::Read => {
                 if let Some(wb) = self.wbuf.as_mut() {
@@ -184,9 +261,13 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                                 self.counters.wbuf_hits += 1;
                             } else if let Some(v) = wb.insert(first + i) {
                                 self.counters.wbuf_evictions += 1;
+                                evicted += 1;
                                 self.ftl.write(Lpn(v), 1, &mut self.cx);
                             }
                         }
+                        // The write completes once in DRAM: its evictions
+                        // (job 0) and their GC go on behind it.
+                        self.cx.plan.gating.fill(false);
                     }
                     (Some(wb), FlushPolicy::WriteThrough) => {
                         for i in 0..n as u64 {
@@ -225,6 +306,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             jobs: NONE,
         });
         self.commit_plan(c);
+        if evicted > 0 && self.plan_jobs[0] != NONE {
+            self.wback.jobs.push((self.plan_jobs[0], evicted));
+            self.wback.inflight += evicted;
+        }
         self.q.push_fifo(0, cpu_end, Ev::CmdReady(c));
     }
 

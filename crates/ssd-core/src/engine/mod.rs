@@ -233,6 +233,11 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: 
     chans: Vec<Chan>,
     cx: FtlCtx,
     wbuf: Option<WriteBuffer>,
+    /// The write-back buffer's flash side (`dram.flush = "evict-lru"`):
+    /// evicted pages whose programs have not ended, the most that may be
+    /// (one page a plane: `WriteBack::new`), the jobs holding them and the
+    /// commands waiting for them.
+    wback: WriteBack,
     bg_jobs: u32,
     bg_enabled: bool,
     /// The idle detector (`ftl.gc_idle_after`): how long the device must be
@@ -431,6 +436,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             } else {
                 None
             },
+            wback: WriteBack::new(
+                wb_pages > 0 && c.dram.flush == FlushPolicy::EvictLru,
+                g.total_planes(),
+            ),
             bg_jobs: 0,
             bg_enabled: c.ftl.background_gc_blocks > 0,
             idle_after: c.ftl.gc_idle_after,

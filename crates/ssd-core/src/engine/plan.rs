@@ -447,6 +447,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             self.cmd_job_done(job.cmd);
         } else {
             self.bg_jobs -= 1;
+            if !self.wback.jobs.is_empty() {
+                self.write_back_done(j);
+            }
             self.maybe_background();
         }
     }
