@@ -16,7 +16,8 @@
 //! naming the element and the reason.
 
 use ssd_core::config::{
-    Allocation, BusSpeed, GcPolicy, HostConfig, Interface, Precondition, SsdConfig, WearLeveling,
+    Allocation, BusSpeed, GcMode, GcPolicy, HostConfig, Interface, Precondition, SsdConfig,
+    WearLeveling,
 };
 use ssd_core::units::{Dur, Size};
 use std::collections::BTreeMap;
@@ -1018,14 +1019,23 @@ fn map(host: &Section, dev: &Section, flash: &Section) -> Result<(SsdConfig, Not
         return Err(fh.err(format!("{hard}: must be in [0, 1)")));
     }
     if fp.boolean()? {
+        c.ftl.gc_mode = Some(GcMode::Paced);
+        n.mapped.push(format!(
+            "{} -> ftl.gc_mode = \"paced\": GC's page operations yield to host work, and \
+             GC keeps pace with host writes from one block above ftl.gc_threshold_blocks",
+            fp.shown()
+        ));
         n.dropped.push(format!(
-            "{}, {}: ssdsim's GC is not preempted by host I/O",
-            fp.shown(),
+            "{}: ssdsim's paced GC goes first for a plane once a frontier there holds a block \
+             not yet erased, not at a share of free blocks",
             fh.shown()
         ));
     } else {
-        n.mapped
-            .push(format!("{}: GC is not preempted, as ssdsim's", fp.shown()));
+        c.ftl.gc_mode = Some(GcMode::Blocking);
+        n.mapped.push(format!(
+            "{} -> ftl.gc_mode = \"blocking\": GC is not preempted",
+            fp.shown()
+        ));
         n.unused
             .push(format!("{}: used by preemptible GC only", fh.shown()));
     }

@@ -687,6 +687,13 @@ mod reads_alone {
             small(&mut cfg);
             cfg.sim.precondition = Precondition::Steady;
             cfg.workload.number_ios = Some(3000);
+            // With paced GC the die's choice between a GC operation and a
+            // host operation that become ready at the same instant follows
+            // the order of the events of that instant, which booking a read
+            // at once changes (host p50s moved by 0.5 us): the two bookings
+            // are compared under the blocking model, whose die queue is a
+            // FIFO.
+            cfg.ftl.gc_mode = Some(ssd_core::config::GcMode::Blocking);
             cfg
         };
         // Mixed host reads and GC reads; with idle-time GC drained after
@@ -701,12 +708,6 @@ mod reads_alone {
         c.workload.rw = RwMode::RandWrite;
         c.sim.drain = true;
         c.ftl.background_gc_blocks = 8;
-        // With paced GC the die's choice between a GC operation and a host
-        // write that become ready at the same instant follows the order of
-        // the events of that instant, which booking a read at once changes
-        // (one host write's p50 moved by 0.3 us): the two bookings are
-        // compared under the blocking model, whose die queue is a FIFO.
-        c.ftl.gc_mode = Some(ssd_core::config::GcMode::Blocking);
         cfgs.push(c);
         let mut c = base();
         c.workload.rw = RwMode::RandRead;

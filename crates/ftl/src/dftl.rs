@@ -113,6 +113,11 @@ pub struct DftlFtl {
     /// blocking model, DFTL's default); at least one block above
     /// `threshold`.
     soft_pages: u64,
+    /// A victim is being collected for the soft threshold (`pace`): like
+    /// idle-time GC, it never moves a fully valid block (MQSim's
+    /// `GC_and_WL_Unit_Page_Level::Check_gc_required`: "No invalid page to
+    /// erase").
+    pacing: bool,
     bg_target: u32,
     bg_cursor: u32,
     /// Host write and trim calls so far (`bg_futile`'s clock).
@@ -224,6 +229,7 @@ impl DftlFtl {
             policy: c.gc_policy,
             threshold: c.gc_threshold_blocks.max(MIN_THRESHOLD),
             threshold_given: c.gc_threshold_blocks,
+            pacing: false,
             soft_pages: match c.gc_mode() {
                 GcMode::Paced => {
                     let soft = c
@@ -1031,7 +1037,10 @@ impl DftlFtl {
         // nor does FIFO in a plane without garbage (here each such move also
         // rewrites the translation pages of its data).
         if self.blocks.valid(vi) as u32 == ppb
-            && (self.policy != GcPolicy::Fifo || background || !self.blocks.reclaimable(plane))
+            && (self.policy != GcPolicy::Fifo
+                || background
+                || self.pacing
+                || !self.blocks.reclaimable(plane))
         {
             return false;
         }
@@ -1291,7 +1300,9 @@ impl HostFrontier for DftlFtl {
         // Dead translation blocks first: they cost an erase and no copies.
         self.reclaim_dead(cx);
         if self.free_space(plane) < self.soft_pages {
+            self.pacing = true;
             self.gc_one(plane, cx, false);
+            self.pacing = false;
         }
     }
 }

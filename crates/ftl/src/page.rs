@@ -39,6 +39,11 @@ pub struct PageFtl {
     /// Paced GC's soft threshold in pages of free space per plane (0: the
     /// blocking model, `ftl.gc_mode = "blocking"`).
     soft_pages: u64,
+    /// A victim is being collected for the soft threshold (`pace`): like
+    /// idle-time GC, it never moves a fully valid block (MQSim's
+    /// `GC_and_WL_Unit_Page_Level::Check_gc_required`: "No invalid page to
+    /// erase").
+    pacing: bool,
     bg_target: u32,
     bg_cursor: u32,
     wear: WearPolicy,
@@ -75,6 +80,7 @@ impl PageFtl {
             picker: PlanePicker::new(&g, c.allocation, c.plane_allocation),
             policy: c.gc_policy,
             threshold: c.gc_threshold_blocks,
+            pacing: false,
             soft_pages: match c.gc_mode() {
                 GcMode::Paced => c.soft_threshold_blocks() as u64 * g.pages_per_block as u64,
                 GcMode::Blocking => 0,
@@ -144,7 +150,10 @@ impl PageFtl {
         // every host page that found such a plane rotated all of it (up to
         // the GC guard) before moving on to the next plane.
         if full(&self.blocks, victim)
-            && (self.policy != GcPolicy::Fifo || background || !self.blocks.reclaimable(plane))
+            && (self.policy != GcPolicy::Fifo
+                || background
+                || self.pacing
+                || !self.blocks.reclaimable(plane))
         {
             return false;
         }
@@ -332,7 +341,9 @@ impl HostFrontier for PageFtl {
     /// 3,434 and 7.15 without).
     fn pace(&mut self, plane: PlaneId, cx: &mut FtlCtx) {
         if self.soft_pages != 0 && self.free_space(plane) < self.soft_pages {
+            self.pacing = true;
             self.gc_one(plane, cx, false);
+            self.pacing = false;
         }
     }
     fn total_planes(&self) -> u32 {

@@ -780,7 +780,8 @@ pub struct FtlConfig {
     /// which collects until more are free (in both `gc_mode`s).
     pub gc_threshold_blocks: u32,
     /// How GC is scheduled against host writes: see [`GcMode`]. Default
-    /// (none given): `blocking` ([`FtlConfig::gc_mode`]).
+    /// (none given): `paced` for page and DFTL, `blocking` for the
+    /// block-mapped FTLs ([`FtlConfig::gc_mode`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gc_mode: Option<GcMode>,
     /// `gc_mode = "paced"`: the soft threshold, in blocks of free space per
@@ -915,16 +916,15 @@ pub enum WearLeveling {
 }
 
 impl FtlConfig {
-    /// How GC is scheduled: `gc_mode` as given, or `blocking`. Paced GC is
-    /// not the default yet: on drives with fewer spare blocks per plane than
-    /// chip2's 16 GiB reference drive it raises write amplification and lowers
-    /// closed-loop throughput at saturation (512 blocks a plane: write
-    /// amplification 7.68 against 7.33, 2,752 IOPS against 3,125 at QD 32), and
-    /// DFTL's paced mode copied 61 % more translation pages (write
-    /// amplification 26.8 against 22.0 on chip2's steady state at QD 32); the
-    /// hybrid FTLs' merges are not paced at all.
+    /// How GC is scheduled: `gc_mode` as given; else `paced` for the
+    /// page-mapped FTLs (page, DFTL), as controllers schedule it, and
+    /// `blocking` for the block-mapped ones, whose merges are not paced.
     pub fn gc_mode(&self) -> GcMode {
-        self.gc_mode.unwrap_or(GcMode::Blocking)
+        self.gc_mode.unwrap_or(if self.maps_blocks() {
+            GcMode::Blocking
+        } else {
+            GcMode::Paced
+        })
     }
     /// The soft GC threshold of `gc_mode = "paced"`, in blocks of free space
     /// per plane (`gc_soft_threshold_blocks`, or the hard threshold plus one).
@@ -2420,7 +2420,10 @@ mod tests {
     #[test]
     fn gc_mode_settings_checked() {
         let mut c = SsdConfig::default();
-        assert_eq!(c.ftl.gc_mode(), GcMode::Blocking);
+        assert_eq!(c.ftl.gc_mode(), GcMode::Paced);
+        let mut fast = c.clone();
+        fast.ftl.kind = "fast".into();
+        assert_eq!(fast.ftl.gc_mode(), GcMode::Blocking);
         c.ftl.gc_mode = Some(GcMode::Paced);
         assert_eq!(c.ftl.soft_threshold_blocks(), 3);
         c.validate().unwrap();
