@@ -164,7 +164,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         let n = bg.txns.len() - bg.head;
         match (0..n).find(|&i| mask & (1 << (txns[bg.get(i) as usize].plane & PLANE_BITS)) != 0) {
             Some(i) => {
-                bg.move_to_front(i);
+                if i > 0 {
+                    bg.move_to_front(i);
+                }
                 true
             }
             None => false,
