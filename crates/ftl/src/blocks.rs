@@ -395,6 +395,15 @@ impl Blocks {
         self.free_count(plane) as u64 * ppb + frontiers.iter().map(|&b| room(b)).sum::<u64>()
     }
 
+    /// `free_space(plane, frontiers) < pages`, counting the frontiers' room
+    /// only when the free blocks alone do not reach `pages` (a fill, most
+    /// pages of a drive with room: paced GC asks on every host page).
+    #[inline]
+    pub fn space_below(&self, plane: PlaneId, frontiers: &[u32], pages: u64) -> bool {
+        self.free_count(plane) as u64 * (self.g.pages_per_block as u64) < pages
+            && self.free_space(plane, frontiers) < pages
+    }
+
     /// Free blocks in `plane`'s pool.
     #[inline]
     pub fn free_count(&self, plane: PlaneId) -> u32 {

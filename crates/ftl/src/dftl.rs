@@ -1294,13 +1294,9 @@ impl HostFrontier for DftlFtl {
         self.g.total_planes()
     }
     fn pace(&mut self, plane: PlaneId, cx: &mut FtlCtx) {
-        // The free blocks alone reach the threshold (a fill, most pages of a
-        // drive with room): the frontiers' room need not be counted.
-        let ppb = self.g.pages_per_block as u64;
-        if self.soft_pages == 0
-            || self.blocks.free_count(plane) as u64 * ppb >= self.soft_pages
-            || self.free_space(plane) >= self.soft_pages
-        {
+        let p = plane.0 as usize;
+        let frontiers = [self.host_open[p], self.gc_open[p]];
+        if self.soft_pages == 0 || !self.blocks.space_below(plane, &frontiers, self.soft_pages) {
             return;
         }
         // Dead translation blocks first: they cost an erase and no copies.

@@ -299,14 +299,6 @@ impl PageFtl {
     fn begin_call(&mut self) {
         self.blocks.begin_call();
     }
-
-    /// Pages `plane` can still take without GC (`Blocks::free_space` over its
-    /// host and GC frontiers).
-    fn free_space(&self, plane: PlaneId) -> u64 {
-        let p = plane.0 as usize;
-        self.blocks
-            .free_space(plane, &[self.host_open[p], self.gc_open[p]])
-    }
 }
 
 impl HostFrontier for PageFtl {
@@ -340,13 +332,9 @@ impl HostFrontier for PageFtl {
     /// collected early: chip2 at QD 32, 3,306 IOPS and WAF 7.18 with it,
     /// 3,434 and 7.15 without).
     fn pace(&mut self, plane: PlaneId, cx: &mut FtlCtx) {
-        // The free blocks alone reach the threshold (a fill, most pages of a
-        // drive with room): the frontiers' room need not be counted.
-        let ppb = self.g.pages_per_block as u64;
-        if self.soft_pages == 0 || self.blocks.free_count(plane) as u64 * ppb >= self.soft_pages {
-            return;
-        }
-        if self.free_space(plane) < self.soft_pages {
+        let p = plane.0 as usize;
+        let frontiers = [self.host_open[p], self.gc_open[p]];
+        if self.soft_pages != 0 && self.blocks.space_below(plane, &frontiers, self.soft_pages) {
             self.pacing = true;
             self.gc_one(plane, cx, false);
             self.pacing = false;
