@@ -1942,6 +1942,7 @@ mod tests {
             index: i,
             params: vec![("ftl".into(), ftl.into()), ("op".into(), op.into())],
             seed: 1,
+            precondition_seed: 1,
             requests: 10,
             precondition: "none".into(),
             iops: 1000.0 * (i + 1) as f64,

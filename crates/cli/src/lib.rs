@@ -70,6 +70,7 @@ pub mod output;
 pub mod progress;
 pub mod reproduce;
 mod ssd;
+pub mod state;
 pub mod sweep;
 
 pub use progress::Progress;
@@ -454,6 +455,10 @@ pub struct RunOptions {
     /// and file system sent the device. The file appears (or replaces an
     /// old one) only once the run succeeded.
     pub record_trace: Option<RecordTrace>,
+    /// Where the preconditioned drive comes from and goes to: saved to a
+    /// file, loaded from one instead of preconditioning, or shared with
+    /// other runs of the same drive ([`state`]).
+    pub drive_state: state::DriveStateOpts,
 }
 
 /// Where and in which format [`RunOptions::record_trace`] writes.
@@ -477,6 +482,7 @@ impl Default for RunOptions {
             keep_power_series: false,
             progress: Progress::Off,
             record_trace: None,
+            drive_state: state::DriveStateOpts::default(),
         }
     }
 }
@@ -631,11 +637,8 @@ impl<W: std::io::Write> std::io::Write for GzTrace<W> {
     }
 }
 
-fn finish<O: Observer>(
-    cfg: &SsdConfig,
-    sim: &mut Sim<O>,
-    opts: &RunOptions,
-) -> Result<Report, RunError> {
+/// Precondition as configured, with its progress bar.
+fn precondition<O: Observer>(sim: &mut Sim<O>, opts: &RunOptions) {
     #[cfg(feature = "progress")]
     match progress::bar(
         opts.progress,
@@ -648,7 +651,60 @@ fn finish<O: Observer>(
         }
     }
     #[cfg(not(feature = "progress"))]
-    sim.precondition();
+    {
+        let _ = opts;
+        sim.precondition();
+    }
+}
+
+/// Bring the drive to its preconditioned state: loaded from a file, taken
+/// from the runs sharing it, or preconditioned here; then saved if asked.
+fn prepare_drive<O: Observer>(
+    cfg: &SsdConfig,
+    sim: &mut Sim<O>,
+    opts: &RunOptions,
+) -> Result<(), RunError> {
+    let ds = &opts.drive_state;
+    let started = std::time::Instant::now();
+    let restore = |sim: &mut Sim<O>, s: state::State, what: &str| {
+        sim.restore_drive_state(s, started.elapsed().as_secs_f64())
+            .map_err(|e| RunError::Input(format!("{what}: {e}")))
+    };
+    if let Some(path) = &ds.load {
+        let s = state::load(path, cfg)?;
+        let what = format!("--load-state {}", path.display());
+        restore(sim, s, &what)?;
+        // A file whose checksum holds but whose maps do not (written by
+        // hand, or by a broken build) is refused here, not met mid-run.
+        ssd_core::ftl::Ftl::check_invariants(&sim.ftl)
+            .map_err(|e| RunError::Input(format!("{what}: the saved FTL is inconsistent: {e}")))?;
+    } else {
+        let shared = match (&ds.shared, state::shape_of(cfg)) {
+            (Some(cache), Some(shape)) => cache.take(&shape, || {
+                precondition(sim, opts);
+                Some(sim.drive_state())
+            }),
+            _ => None,
+        };
+        match shared {
+            Some((_, true)) => {}
+            Some((Some(s), false)) => restore(sim, (*s).clone(), "a shared preconditioned drive")?,
+            // Not shared, or the run that was to make it failed first.
+            Some((None, false)) | None => precondition(sim, opts),
+        }
+    }
+    if let Some(path) = &ds.save {
+        state::save(path, cfg, &sim.drive_state())?;
+    }
+    Ok(())
+}
+
+fn finish<O: Observer>(
+    cfg: &SsdConfig,
+    sim: &mut Sim<O>,
+    opts: &RunOptions,
+) -> Result<Report, RunError> {
+    prepare_drive(cfg, sim, opts)?;
     // The measured phase's bar, from here (the preconditioning bar is gone).
     let trace = match &sim.src {
         AnySource::Trace(t) => t.file_handle().ok(),
@@ -756,6 +812,12 @@ fn precondition_with_bar<O: Observer>(sim: &mut Sim<O>, bar: indicatif::Progress
 /// before is neither truncated nor removed.
 pub fn run_config(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, RunError> {
     check_options(opts)?;
+    if let Some(p) = &opts.drive_state.save {
+        // Before a preconditioning that may take minutes: can it be written?
+        PendingFile::create(p).map_err(|e| {
+            RunError::Io(format!("--save-state {}: cannot write: {e}", p.display()))
+        })?;
+    }
     let cannot_write = |r: &RecordTrace, e: std::io::Error| {
         RunError::Io(format!("{}: cannot write: {e}", r.path.display()))
     };
@@ -825,6 +887,11 @@ pub fn run_flow_alone(
         keep_power_series: false,
         progress: Progress::Off,
         record_trace: None,
+        // The alone runs start from the shared run's drive; they save nothing.
+        drive_state: state::DriveStateOpts {
+            save: None,
+            ..opts.drive_state.clone()
+        },
         ..opts.clone()
     };
     let report = finish(cfg, &mut sim, &quiet)?;

@@ -205,6 +205,15 @@ enum Cmd {
             requires = "record_trace"
         )]
         record_format: String,
+        /// Write the drive as preconditioning left it (FTL maps, block states,
+        /// wear, DFTL's mapping cache) to this file, before the measured phase
+        #[arg(long = "save-state", value_name = "FILE")]
+        save_state: Option<PathBuf>,
+        /// Start from the drive saved in this file (--save-state) instead of
+        /// preconditioning; refused unless --precondition, the seed, the NAND, the
+        /// layout and the FTL are as when it was saved
+        #[arg(long = "load-state", value_name = "FILE")]
+        load_state: Option<PathBuf>,
         #[command(flatten)]
         progress: ProgressArgs,
     },
@@ -745,6 +754,8 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             html,
             record_trace,
             record_format,
+            save_state,
+            load_state,
             progress,
         } => {
             let record_trace = match record_trace {
@@ -792,6 +803,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             let mut inputs = vec![
                 ("--config", config.as_deref()),
                 ("--fio", fio_path.as_deref()),
+                ("--load-state", load_state.as_deref()),
             ];
             inputs.extend(traces.iter().map(|p| ("--trace", Some(p.as_path()))));
             refuse_overwrite(
@@ -806,10 +818,12 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                         "--record-trace",
                         record_trace.as_ref().map(|r| r.path.as_path()),
                     ),
+                    ("--save-state", save_state.as_deref()),
                 ],
             )?;
             check_writable(&[
                 record_trace.as_ref().map(|r| r.path.as_path()),
+                save_state.as_deref(),
                 out.as_deref(),
                 power_trace.as_deref(),
                 plot_power.as_deref(),
@@ -834,6 +848,11 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                     keep_power_series: html.is_some(),
                     progress: progress.mode(),
                     record_trace,
+                    drive_state: ssdsim::state::DriveStateOpts {
+                        load: load_state,
+                        save: save_state,
+                        shared: None,
+                    },
                 },
             )?;
             if let Some(w) = skipped_flowops_warning(&res.report.notes) {
@@ -920,6 +939,8 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                 html: None,
                 record_trace: Some(output),
                 record_format: to,
+                save_state: None,
+                load_state: None,
                 progress: ProgressArgs {
                     no_progress: false,
                     progress_sink: false,

@@ -908,6 +908,22 @@ fn finish_point(
     let label: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
     // 63 bits: seeds round-trip through TOML (signed 64-bit integers).
     c.sim.seed = derive_seed(master, &label.join(",")) >> 1;
+    // Points that build the same drive and precondition it alike start from
+    // the same preconditioned drive, which the sweep makes once
+    // (crate::state): its seed is derived from the master seed and the
+    // drive (plus a seed the point names, so that replications by seed stay
+    // independent), not from the workload.
+    if c.sim.precondition_seed.is_none()
+        && c.sim.precondition != ssd_core::config::Precondition::None
+    {
+        let mut drive = c.drive_shape();
+        for (k, v) in params.iter().chain(common) {
+            if k == "seed" || k == "sim.seed" {
+                drive.push_str(&format!("\n{k}={v}"));
+            }
+        }
+        c.sim.precondition_seed = Some(derive_seed(master, &drive) >> 1);
+    }
     c.validate().map_err(|e| e.to_string())?;
     Ok(c)
 }
@@ -929,6 +945,10 @@ pub struct Row {
     pub params: Vec<(String, String)>,
     /// The seed the point ran with.
     pub seed: u64,
+    /// The seed its preconditioning drew from (`sim.precondition_seed`:
+    /// one per drive of the sweep).
+    #[serde(default)]
+    pub precondition_seed: u64,
     /// Host requests completed.
     pub requests: u64,
     /// The preconditioning the point ran after (none, fill or steady).
@@ -1029,6 +1049,7 @@ pub fn run_point_full(p: &Point, opts: &RunOptions) -> (Row, Option<crate::RunOu
         index: p.index,
         params: p.params.clone(),
         seed: 0,
+        precondition_seed: 0,
         requests: 0,
         precondition: String::new(),
         iops: 0.0,
@@ -1064,6 +1085,7 @@ pub fn run_point_full(p: &Point, opts: &RunOptions) -> (Row, Option<crate::RunOu
         }
     };
     row.seed = cfg.sim.seed;
+    row.precondition_seed = cfg.sim.precondition_seed();
     let started = std::time::Instant::now();
     // A failure (or a panic inside one simulation) is reported in its row.
     let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_config(cfg, opts)));
@@ -1369,8 +1391,48 @@ fn run_each<'a>(
         .num_threads(threads)
         .build()
         .map_err(|e| format!("cannot start {threads} worker threads: {e}"))?;
-    Ok(pool.install(|| {
+    // Points that precondition the same drive alike share it: the first to
+    // start preconditions, the others start from a copy (crate::state). They
+    // run next to each other, so that a drive is dropped soon after it is
+    // made and a sweep holds few at a time; rows come back in grid order.
+    let keys: Vec<Option<u64>> = pool.install(|| {
         (0..count)
+            .into_par_iter()
+            .map(|k| {
+                let p = point(k)?;
+                let cfg = p.cfg.as_ref().ok()?;
+                crate::state::shape_of(cfg).map(|s| crate::state::shape_key(&s))
+            })
+            .collect()
+    });
+    let cache = std::sync::Arc::new(crate::state::StateCache::new(
+        keys.iter().flatten().copied(),
+    ));
+    let mut first: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+    for (k, key) in keys.iter().enumerate() {
+        if let Some(key) = key {
+            first.entry(*key).or_insert(k);
+        }
+    }
+    let mut order: Vec<usize> = (0..count).collect();
+    order.sort_by_key(|&k| (keys[k].map_or(k, |key| first[&key]), k));
+    drop(first);
+    drop(keys);
+    let shared;
+    let opts = if cache.is_empty() || opts.drive_state.load.is_some() {
+        opts
+    } else {
+        shared = RunOptions {
+            drive_state: crate::state::DriveStateOpts {
+                shared: Some(cache),
+                ..opts.drive_state.clone()
+            },
+            ..opts.clone()
+        };
+        &shared
+    };
+    let mut rows: Vec<(usize, Row)> = pool.install(|| {
+        order
             .into_par_iter()
             .filter_map(|k| {
                 if stop_requested() {
@@ -1379,10 +1441,12 @@ fn run_each<'a>(
                 let p = point(k)?;
                 let r = run_point(&p, opts);
                 on_row(done.fetch_add(1, Ordering::Relaxed) + 1, count, &r);
-                Some(r)
+                Some((k, r))
             })
             .collect()
-    }))
+    });
+    rows.sort_by_key(|&(k, _)| k);
+    Ok(rows.into_iter().map(|(_, r)| r).collect())
 }
 
 // ------------------------------------------------------------------ output

@@ -13,7 +13,7 @@ use ssd_core::config::{ConfigError, Settings};
 use ssd_core::ftl::{Ftl, FtlCtx, Purpose};
 
 /// The BAST FTL (see the module docs).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Bast {
     /// The block map, page view, merges and counters shared with the other block-mapped FTLs.
     pub core: Core,

@@ -12,7 +12,7 @@ use ssd_core::ftl::{Ftl, FtlCtx, Purpose};
 use ssd_core::Lpn;
 
 /// The block-mapping FTL (see the module docs).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct BlockFtl {
     /// The block map, page view, merges and counters shared with the other block-mapped FTLs.
     pub core: Core,

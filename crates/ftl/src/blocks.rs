@@ -17,7 +17,7 @@ use std::collections::{BTreeSet, VecDeque};
 /// a Fenwick tree of "is full" by block id (the number of candidates a firmware
 /// scan in id order examines up to a block, and the k-th full block), and the
 /// full blocks in opening order (FIFO). Kept in step with `state` and `valid`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 struct VictimIndex {
     /// Buckets per plane (`pages_per_block + 1`).
     nb: usize,
@@ -164,7 +164,7 @@ impl VictimIndex {
 }
 
 /// Life cycle of a physical block.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum BlockState {
     /// Erased, in its plane's free pool.
     Free,
@@ -175,7 +175,7 @@ pub enum BlockState {
 }
 
 /// How a free block is chosen from a plane's pool.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum FreePick {
     /// Oldest freed first (rotates naturally).
     Fifo,
@@ -186,7 +186,7 @@ pub enum FreePick {
 /// What a page dying or being programmed touches of its block, in one
 /// 8-byte record (one cache line access instead of one per table: under
 /// random writes every host write kills a page of a random block).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 #[repr(C, align(8))]
 struct Hot {
     /// Valid pages (low 16 bits) and the next page to program, FTL view
@@ -211,7 +211,7 @@ impl Hot {
 
 /// Per-block state of the whole drive: life cycle, valid pages, write pointer, erase count,
 /// free pools and the GC victim index (see the module docs).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Blocks {
     /// The drive's geometry.
     pub g: Geometry,

@@ -16,7 +16,7 @@ const PROBATION: usize = 0;
 const PROTECTED: usize = 1;
 
 /// DFTL's Cached Mapping Table (see the module docs).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Cmt {
     cap: u32,
     protected_cap: u32,

@@ -65,7 +65,7 @@ const KEEP: u32 = 1;
 const MIN_THRESHOLD: u32 = KEEP + 1;
 
 /// The DFTL FTL (see the module docs).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct DftlFtl {
     g: Geometry,
     logical: u64,

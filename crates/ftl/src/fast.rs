@@ -15,7 +15,7 @@ use ssd_core::{BlockId, PlaneId};
 use std::collections::VecDeque;
 
 /// The FAST FTL (see the module docs).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Fast {
     /// The block map, page view, merges and counters shared with the other block-mapped FTLs.
     pub core: Core,

@@ -61,7 +61,7 @@ pub fn unit_geometry(s: &Settings) -> Geometry {
 /// planes in groups of K (a die's planes together, then dies channel
 /// first), super-block b of group j made of block b of each of the group's
 /// planes, its page i on member i mod K at page i / K.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Fold {
     k: u32,
     unit_ppb: u32,
@@ -157,7 +157,7 @@ macro_rules! hybrid_core_methods {
 pub(crate) use hybrid_core_methods;
 
 /// Per-call stage tracker (see the module docs). Values are stage + 1, 0 = none.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Seq {
     epoch: u32,
     seen: Vec<u32>,
@@ -200,7 +200,7 @@ fn st(s: u16) -> u8 {
 }
 
 /// Result of [`Core::fill`].
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Fill {
     /// Valid pages copied.
     pub copies: u64,
@@ -212,7 +212,7 @@ pub struct Fill {
 
 /// What the block-mapped FTLs share (see the module docs): the block map, an exact page-level
 /// view, block states, counters and the stage tracker.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Core {
     /// The drive's geometry.
     pub g: Geometry,

@@ -22,7 +22,7 @@ use ssd_core::ftl::{Ftl, FtlCtx, Purpose};
 use ssd_core::{BlockId, Lpn, PlaneId, Ppn};
 
 /// The LAST FTL (see the module docs).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Last {
     /// The block map, page view, merges and counters shared with the other block-mapped FTLs.
     pub core: Core,

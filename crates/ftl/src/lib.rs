@@ -38,7 +38,7 @@ macro_rules! any_ftl {
         /// size difference between variants costs nothing; boxing would add an
         /// indirection to every call.
         #[allow(clippy::large_enum_variant)]
-        #[derive(Clone, Debug)]
+        #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
         pub enum AnyFtl { $($(#[$m])* $variant($ty)),* }
         impl Ftl for AnyFtl {
             fn name(&self) -> &'static str { match self { $(AnyFtl::$variant(f) => f.name()),* } }

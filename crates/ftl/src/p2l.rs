@@ -34,7 +34,7 @@ const NONE: u32 = u32::MAX;
 const DENSE: u32 = 1 << 31;
 
 /// Per-block header, kept together so a lookup touches one cache line.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 struct Meta {
     /// Run: LPN of page 0. Dense: offset of the block's chunk in the slab (a
     /// multiple of `pages_per_block`; fits a `u32` as the page count does).
@@ -47,7 +47,7 @@ struct Meta {
 }
 
 /// A copy of one block's P2L header (see [`P2l::view`]).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub struct BlockView {
     a: u32,
     stride: u32,
@@ -63,7 +63,7 @@ impl BlockView {
 }
 
 /// The compressed P2L map (see the module docs).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct P2l {
     ppb: u32,
     /// log2(ppb) when it is a power of two (a shift instead of a division).

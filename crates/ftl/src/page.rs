@@ -23,7 +23,7 @@ use ssd_core::{BlockId, DieId, Geometry, Lpn, PlaneId, Ppn};
 const NONE: u32 = u32::MAX;
 
 /// The page-mapping FTL (see the module docs).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct PageFtl {
     g: Geometry,
     logical: u64,

@@ -38,7 +38,7 @@ pub fn striping_order(g: &Geometry, alloc: Allocation) -> Vec<u32> {
 }
 
 /// The allocation cursor of one write stream.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct PlanePicker {
     alloc: Allocation,
     /// Planes by logical page, not by arrival.

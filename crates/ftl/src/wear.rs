@@ -39,7 +39,7 @@ use ssd_core::config::{FtlConfig, WearLeveling};
 use ssd_core::{BlockId, PlaneId};
 
 /// The wear-levelling settings of an FTL (see the module docs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct WearPolicy {
     /// None, dynamic or static (`ftl.wear_leveling`).
     pub mode: WearLeveling,

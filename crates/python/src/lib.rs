@@ -351,7 +351,9 @@ fn row_dict<'py>(py: Python<'py>, r: &Row) -> PyResult<Bound<'py, PyAny>> {
 ///     saying why in `error`.
 ///
 /// Each point's seed is derived from the master seed (`sim.seed`) and the
-/// point's parameters, so rows do not depend on threads or order. The GIL is
+/// point's parameters, so rows do not depend on threads or order; a point
+/// that preconditions draws it from `precondition_seed`, one per drive of
+/// the sweep, so that points of one drive share its preconditioning. The GIL is
 /// released while the points run; KeyboardInterrupt stops starting points and
 /// raises once the running ones finish.
 #[pyfunction]

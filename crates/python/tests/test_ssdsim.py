@@ -171,9 +171,16 @@ def test_determinism():
 
 
 def point_run(base, row):
-    """`run` of a sweep row's point: its parameters and the seed the sweep
-    derived for it."""
-    return ssdsim.run(base, set={**row["params"], "sim.seed": row["seed"]})
+    """`run` of a sweep row's point: its parameters and the seeds the sweep
+    derived for it (the point's, and its drive's preconditioning's)."""
+    return ssdsim.run(
+        base,
+        set={
+            **row["params"],
+            "sim.seed": row["seed"],
+            "sim.precondition_seed": row["precondition_seed"],
+        },
+    )
 
 
 def test_sweep_2x2_rows_are_runs_of_their_points():

@@ -5,36 +5,36 @@
 //! So the die, plane and block of a page are divisions, and every per-die,
 //! per-plane and per-block table is a flat `Vec` indexed by those ids.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Logical page number (host address space in units of flash pages).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Lpn(pub u64);
 
 /// Physical page number (flat; see the module docs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Ppn(pub u32);
 
 /// Flat physical block id (`ppn / pages_per_block`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct BlockId(pub u32);
 
 /// Flat die id (`channel * ways * dies + way * dies + die`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct DieId(pub u32);
 
 /// Flat plane id (`die * planes + plane`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct PlaneId(pub u32);
 
 /// Channel index.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct ChannelId(pub u32);
 
 /// Division by a run-time constant: a shift when it is a power of two (the
 /// usual geometry), a hardware division otherwise. For hot address splits
 /// (a division sits on the path to the table entry it indexes).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 pub struct FastDiv {
     d: u64,
     shift: u32,
@@ -80,7 +80,7 @@ pub struct PhysAddr {
 
 /// The validated shape of the flash array. All counts are non-zero and the total
 /// page count fits a `u32` (so [`Ppn`] tables stay 4 bytes an entry).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Geometry {
     /// Channels.
     pub channels: u32,

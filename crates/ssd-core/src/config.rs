@@ -1213,6 +1213,13 @@ pub struct SimConfig {
     pub seed: u64,
     /// Preconditioning before the measured phase (default none).
     pub precondition: Precondition,
+    /// Seed of preconditioning's random writes and of the FTL's random
+    /// choices while it runs (default: `seed`). The measured phase draws from
+    /// `seed` alone, so runs that differ only in it start from the same
+    /// preconditioned drive (a sweep sets it per drive: see
+    /// [`SsdConfig::drive_shape`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precondition_seed: Option<u64>,
     /// Stop the measured phase at this simulated time (None = when the workload ends).
     pub time_limit: Option<Dur>,
     /// fio's `ramp_time`: the workload runs from time 0, but every statistic
@@ -1238,6 +1245,13 @@ pub struct SimConfig {
 
 fn yes() -> bool {
     true
+}
+
+impl SimConfig {
+    /// The seed preconditioning draws from (`precondition_seed`, else `seed`).
+    pub fn precondition_seed(&self) -> u64 {
+        self.precondition_seed.unwrap_or(self.seed)
+    }
 }
 
 /// The whole simulated system and its workload: what `ssdsim run` resolves.
@@ -1288,6 +1302,52 @@ pub struct SsdConfig {
 }
 
 impl SsdConfig {
+    /// The fields that shape the drive's state after preconditioning, as
+    /// one line of JSON: [`SsdConfig::drive_shape`] and the seed
+    /// preconditioning draws from (`sim.precondition_seed`, by default
+    /// `sim.seed`). Two configurations of one shape precondition to the same
+    /// state (the engine's functional preconditioning reads nothing else), so
+    /// a state saved under one may stand in for preconditioning under the
+    /// other ([`crate::engine::DriveState`]).
+    pub fn state_shape(&self) -> String {
+        self.shape(Some(self.sim.precondition_seed()))
+    }
+
+    /// The drive and its preconditioning, without a seed: the NAND and its
+    /// array (`[nand]`, `[layout]`), the FTL and everything it is built from
+    /// (`[ftl]`), and `sim.precondition`. The sections it leaves out
+    /// (controller, DRAM, host link, scheduler, power, workload, file
+    /// system, flows) only time or drive the measured phase.
+    pub fn drive_shape(&self) -> String {
+        self.shape(None)
+    }
+
+    fn shape(&self, seed: Option<u64>) -> String {
+        #[derive(Serialize)]
+        struct Sim {
+            precondition: Precondition,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            precondition_seed: Option<u64>,
+        }
+        #[derive(Serialize)]
+        struct Shape<'a> {
+            nand: &'a NandConfig,
+            layout: &'a LayoutConfig,
+            ftl: &'a FtlConfig,
+            sim: Sim,
+        }
+        serde_json::to_string(&Shape {
+            nand: &self.nand,
+            layout: &self.layout,
+            ftl: &self.ftl,
+            sim: Sim {
+                precondition: self.sim.precondition,
+                precondition_seed: seed,
+            },
+        })
+        .expect("a configuration serialises to JSON")
+    }
+
     /// Does the workload go through the page cache?
     pub fn buffered(&self) -> bool {
         if self.trace.is_some() {
@@ -1355,6 +1415,7 @@ impl Default for SsdConfig {
             sim: SimConfig {
                 seed: 1,
                 precondition: Precondition::None,
+                precondition_seed: None,
                 time_limit: None,
                 ramp_time: None,
                 drain: false,

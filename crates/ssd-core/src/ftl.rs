@@ -17,7 +17,7 @@
 use crate::addr::{BlockId, FastDiv, Geometry, Lpn, PlaneId, Ppn};
 use crate::rng::SimRng;
 use crate::units::SimTime;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What a flash operation does to the array.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -310,7 +310,7 @@ macro_rules! ftl_stats {
     ($($(#[$m:meta])* $f:ident),* $(,)?) => {
         /// FTL-internal counters reported in `ftl.stats`. Every FTL fills what
         /// applies to it and leaves the rest zero.
-        #[derive(Clone, Debug, Default, PartialEq, Serialize)]
+        #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
         pub struct FtlStats { $($(#[$m])* pub $f: u64,)* }
         impl FtlStats {
             /// Field-wise `self - before` (counters of a phase).
@@ -420,7 +420,7 @@ pub trait Ftl {
 /// the erase count. Every planned operation is applied here when planned, so an FTL
 /// that programs out of order, programs a page twice or reads an unwritten page is
 /// caught at once (a panic naming the block and page).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FlashArray {
     geometry: Geometry,
     write_ptr: Vec<u16>,

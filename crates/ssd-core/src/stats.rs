@@ -475,6 +475,9 @@ pub struct RunReport {
     pub precondition_steady: bool,
     /// The random seed (`sim.seed`).
     pub seed: u64,
+    /// The seed preconditioning drew from (`sim.precondition_seed`, by
+    /// default `sim.seed`).
+    pub precondition_seed: u64,
     /// FNV-1a hash of the resolved configuration's TOML.
     pub config_hash: String,
     /// Simulated seconds after the last request spent finishing GC (sim.drain).

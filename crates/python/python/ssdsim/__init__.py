@@ -53,7 +53,8 @@ __all__ = [
 ]
 
 # The metric columns of a sweep row, in the order `ssdsim sweep --csv` writes
-# them (after the index and the parameters).
+# them (after the index and the parameters), with `precondition_seed`, which
+# the JSONL rows carry and the CSV does not.
 _METRICS = [
     "precondition",
     "requests",
@@ -77,6 +78,7 @@ _METRICS = [
     "sim_time_s",
     "wall_s",
     "seed",
+    "precondition_seed",
     "error",
     "sweep",
     "points",

@@ -49,6 +49,7 @@ mod plan;
 mod precondition;
 mod queue;
 mod report;
+mod state;
 mod suspend;
 
 use cache::SLOT;
@@ -59,6 +60,7 @@ use host::*;
 pub use precondition::{PreconditionOutcome, PreconditionProgress};
 use queue::*;
 use report::*;
+pub use state::{DriveState, STATE_FORMAT};
 
 const NONE: u32 = u32::MAX;
 const MAX_PLANES: usize = 16;
@@ -427,6 +429,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             jobs: Slab::default(),
             dies,
             chans,
+            // The measured phase's stream (`measured_rng`); preconditioning
+            // draws from its own.
             cx: FtlCtx::new(
                 SimRng::from_seed_label(c.sim.seed, "ftl"),
                 g.total_dies() as usize,

@@ -30,7 +30,7 @@ pub enum PreconditionProgress {
 }
 
 /// Result of preconditioning.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct PreconditionOutcome {
     /// Logical pages written by the sequential fill.
     pub pages_written: u64,
@@ -71,6 +71,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         programs
     }
 
+    /// The FTL's random stream of the measured phase (from `sim.seed`).
+    pub(super) fn measured_rng(&self) -> SimRng {
+        SimRng::from_seed_label(self.settings.config.sim.seed, "ftl")
+    }
+
     /// Precondition the drive as configured (`sim.precondition`), functionally:
     /// FTL and flash state change, no events are timed and no statistics kept.
     pub fn precondition(&mut self) -> PreconditionOutcome {
@@ -91,6 +96,12 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         if mode == Precondition::None {
             return out;
         }
+        // The FTL's random choices while preconditioning draw from the
+        // preconditioning's seed, and the measured phase's from the run's
+        // own (`Simulation::measured_rng`): the drive depends on
+        // `sim.precondition_seed` alone.
+        let pseed = self.settings.config.sim.precondition_seed();
+        self.cx.rng = SimRng::from_seed_label(pseed, "ftl-precondition");
         let lp = self.ftl.logical_pages();
         let chunk = 64u64;
         let mut lpn = 0;
@@ -112,7 +123,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             // SNIA PTS-style steady state: rounds of lp/8 random page writes; steady when
             // the last 5 rounds' WAF lie within 2% of their mean (data excursion) and
             // the least-squares slope over the window is within 1% of the mean.
-            let mut rng = SimRng::from_seed_label(self.settings.config.sim.seed, "precondition");
+            let mut rng = SimRng::from_seed_label(pseed, "precondition");
             let round = (lp / 8).max(1);
             let max_rounds: u32 = 8 * 20; // 20 full drive writes at most
             let mut hist: Vec<f64> = Vec::new();
@@ -160,6 +171,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             }
         }
         self.cx.work = FtlWork::default();
+        self.cx.rng = self.measured_rng();
         self.ftl_before = self.ftl.stats();
         out.wall_s = started.elapsed().as_secs_f64();
         self.pre = out.clone();

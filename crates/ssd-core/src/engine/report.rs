@@ -337,6 +337,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             precondition_waf: self.pre.final_waf,
             precondition_steady: self.pre.steady,
             seed: c.sim.seed,
+            precondition_seed: c.sim.precondition_seed(),
             config_hash: fnv1a(&toml),
             drain_s: Dur(self.drain_ns).secs_f64(),
             version: env!("CARGO_PKG_VERSION").to_string(),

@@ -1,0 +1,303 @@
+//! Preconditioning once: a saved drive state loaded in place of
+//! preconditioning gives the report a run that preconditions gives, for
+//! every FTL; a state is refused, with the reason, when the configuration
+//! would have preconditioned another drive or the file is damaged; a sweep
+//! whose points share a drive preconditions it once and gives the rows of
+//! points that each precondition.
+
+use ssd_core::config::{Precondition, SsdConfig};
+use ssd_core::stats::Report;
+use ssdsim::state::DriveStateOpts;
+use ssdsim::sweep::{expand, run_point, run_points, standard_workload_defs, Axis, Row};
+use ssdsim::{run_config, RunOptions};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ssdsim-state-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A small drive (2 channels, 64 blocks a plane) under random writes.
+fn drive(ftl: &str, pre: Precondition) -> SsdConfig {
+    let mut c = SsdConfig::default();
+    c.layout.channels = 2;
+    c.nand.blocks_per_plane = 64;
+    c.ftl.op = 0.25;
+    c.ftl.kind = ftl.into();
+    c.sim.precondition = pre;
+    c.workload.rw = ssd_core::workload::RwMode::RandRw;
+    c.workload.number_ios = Some(4000);
+    c
+}
+
+/// The report as JSON without its wall-clock fields.
+fn json(r: &Report) -> String {
+    let mut v = serde_json::to_value(r).unwrap();
+    v["run"]["wall_s"] = 0.into();
+    v["run"]["precondition_wall_s"] = 0.into();
+    serde_json::to_string_pretty(&v).unwrap()
+}
+
+fn with(ds: DriveStateOpts) -> RunOptions {
+    RunOptions {
+        drive_state: ds,
+        ..RunOptions::default()
+    }
+}
+
+#[test]
+fn a_loaded_state_gives_the_report_of_a_fresh_preconditioning_for_every_ftl() {
+    let d = dir("roundtrip");
+    for ftl in ["page", "dftl", "block", "bast", "fast", "last"] {
+        for pre in [Precondition::Fill, Precondition::Steady] {
+            let c = drive(ftl, pre);
+            let file = d.join(format!("{ftl}-{pre:?}.state"));
+            let saved = run_config(
+                &c,
+                &with(DriveStateOpts {
+                    save: Some(file.clone()),
+                    ..Default::default()
+                }),
+            )
+            .unwrap();
+            let fresh = run_config(&c, &RunOptions::default()).unwrap();
+            assert_eq!(
+                json(&saved.report),
+                json(&fresh.report),
+                "{ftl} {pre:?}: saving changed the run"
+            );
+            let loaded = run_config(
+                &c,
+                &with(DriveStateOpts {
+                    load: Some(file.clone()),
+                    ..Default::default()
+                }),
+            )
+            .unwrap();
+            assert_eq!(
+                json(&loaded.report),
+                json(&fresh.report),
+                "{ftl} {pre:?}: the loaded state ran differently"
+            );
+            assert!(
+                fresh.report.flash.page_programs > 0,
+                "{ftl} {pre:?}: the run wrote nothing"
+            );
+            // A run of another workload and seed on the same drive may load it.
+            let mut other = c.clone();
+            other.workload.rw = ssd_core::workload::RwMode::RandRead;
+            other.sim.precondition_seed = Some(other.sim.seed);
+            other.sim.seed = 99;
+            let fresh = run_config(&other, &RunOptions::default()).unwrap();
+            let loaded = run_config(
+                &other,
+                &with(DriveStateOpts {
+                    load: Some(file),
+                    ..Default::default()
+                }),
+            )
+            .unwrap();
+            assert_eq!(json(&loaded.report), json(&fresh.report), "{ftl} {pre:?}");
+        }
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn a_state_of_another_drive_or_a_damaged_file_is_refused_with_the_reason() {
+    let d = dir("refused");
+    let c = drive("page", Precondition::Steady);
+    let file = d.join("page.state");
+    run_config(
+        &c,
+        &with(DriveStateOpts {
+            save: Some(file.clone()),
+            ..Default::default()
+        }),
+    )
+    .unwrap();
+    let load = |c: &SsdConfig, f: &PathBuf| {
+        run_config(
+            c,
+            &with(DriveStateOpts {
+                load: Some(f.clone()),
+                ..Default::default()
+            }),
+        )
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default()
+    };
+    let mut op = c.clone();
+    op.ftl.op = 0.2;
+    let e = load(&op, &file);
+    assert!(e.contains("ftl.op is 0.25 in the state, 0.2 here"), "{e}");
+    let mut seed = c.clone();
+    seed.sim.seed = 5;
+    let e = load(&seed, &file);
+    assert!(
+        e.contains("sim.precondition_seed is 1 in the state, 5 here"),
+        "{e}"
+    );
+    let mut none = c.clone();
+    none.sim.precondition = Precondition::Fill;
+    let e = load(&none, &file);
+    assert!(
+        e.contains("sim.precondition is \"steady\" in the state, \"fill\" here"),
+        "{e}"
+    );
+    // What the measured phase alone reads may differ.
+    let mut timing = c.clone();
+    timing.nand.blocks_per_plane = 64;
+    timing.controller.cpu_mhz = 200;
+    timing.workload.iodepth = 4;
+    assert_eq!(load(&timing, &file), "");
+
+    let bytes = std::fs::read(&file).unwrap();
+    let cut = d.join("cut.state");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let e = load(&c, &cut);
+    assert!(e.contains("cut.state") && e.contains("truncated"), "{e}");
+    let flip = d.join("flip.state");
+    let mut b = bytes.clone();
+    let mid = b.len() / 2;
+    b[mid] ^= 0x40;
+    std::fs::write(&flip, &b).unwrap();
+    let e = load(&c, &flip);
+    assert!(e.contains("flip.state") && e.contains("damaged"), "{e}");
+    let tail = d.join("tail.state");
+    let mut b = bytes.clone();
+    b.push(0);
+    std::fs::write(&tail, &b).unwrap();
+    let e = load(&c, &tail);
+    assert!(e.contains("bytes follow its checksum"), "{e}");
+    let text = d.join("text.state");
+    std::fs::write(&text, "[ftl]\nkind = \"page\"\n").unwrap();
+    let e = load(&c, &text);
+    assert!(e.contains("not an ssdsim state file"), "{e}");
+    let e = load(&c, &d.join("missing.state"));
+    assert!(
+        e.contains("missing.state") && e.contains("cannot read"),
+        "{e}"
+    );
+    // A state that cannot be written is refused before preconditioning.
+    let e = run_config(
+        &c,
+        &with(DriveStateOpts {
+            save: Some(d.join("no-such-dir").join("x.state")),
+            ..Default::default()
+        }),
+    )
+    .err()
+    .map(|e| e.to_string())
+    .unwrap_or_default();
+    assert!(
+        e.contains("--save-state") && e.contains("cannot write"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+fn strip(rows: &[Row]) -> Vec<String> {
+    rows.iter()
+        .map(|r| {
+            serde_json::to_string(&Row {
+                wall_s: 0.0,
+                ..r.clone()
+            })
+            .unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn a_sweep_preconditions_each_drive_once_and_its_rows_are_those_of_points_run_alone() {
+    let mut base = SsdConfig::default();
+    base.layout.channels = 2;
+    base.nand.blocks_per_plane = 64;
+    let axes = vec![
+        Axis {
+            key: "ftl".into(),
+            values: vec!["page".into(), "dftl".into()],
+        },
+        Axis {
+            key: "workload".into(),
+            values: vec![
+                "seq-write".into(),
+                "rand-read".into(),
+                "rand-write".into(),
+                "mix-70-30".into(),
+            ],
+        },
+    ];
+    let common = vec![
+        ("number_ios".to_string(), "2000".to_string()),
+        ("op".to_string(), "0.25".to_string()),
+    ];
+    let workloads: BTreeMap<_, _> = standard_workload_defs();
+    let points = expand(&base, &axes, &common, &workloads);
+    assert_eq!(points.len(), 8);
+    // One drive per FTL and preconditioning: the steady rows of an FTL
+    // share a preconditioning seed, the FTLs do not.
+    let pseed = |i: usize| points[i].cfg.as_ref().unwrap().sim.precondition_seed;
+    assert_eq!(pseed(1), pseed(2));
+    assert_eq!(pseed(1), pseed(3));
+    assert_ne!(pseed(1), pseed(5));
+    assert_ne!(pseed(0), pseed(1));
+    let shared = run_points(&points, 2, &RunOptions::default(), |_, _, _| {}).unwrap();
+    let alone: Vec<Row> = points
+        .iter()
+        .map(|p| run_point(p, &RunOptions::default()))
+        .collect();
+    assert!(shared.iter().all(|r| r.error.is_none()), "{shared:?}");
+    assert_eq!(strip(&shared), strip(&alone));
+    assert!(shared.iter().all(|r| r.precondition_seed != 0));
+    let serial = run_points(&points, 1, &RunOptions::default(), |_, _, _| {}).unwrap();
+    assert_eq!(strip(&serial), strip(&alone));
+}
+
+/// `ssdsim run --save-state` then `--load-state`: the same report.
+#[test]
+fn the_cli_saves_and_loads_a_state() {
+    let d = dir("cli");
+    let file = d.join("drive.state");
+    let run = |extra: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ssdsim"))
+            .args([
+                "run",
+                "--blocks-per-plane",
+                "64",
+                "--channels",
+                "2",
+                "--precondition",
+                "steady",
+                "--rw",
+                "randwrite",
+                "--number_ios",
+                "3000",
+                "--format",
+                "json",
+                "--no-progress",
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["run"]["wall_s"] = 0.into();
+        v["run"]["precondition_wall_s"] = 0.into();
+        v
+    };
+    let saved = run(&["--save-state", file.to_str().unwrap()]);
+    assert!(file.metadata().unwrap().len() > 0);
+    let loaded = run(&["--load-state", file.to_str().unwrap()]);
+    assert_eq!(saved, loaded);
+    assert_eq!(loaded["run"]["precondition"], "steady");
+    std::fs::remove_dir_all(&d).unwrap();
+}
