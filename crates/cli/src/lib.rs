@@ -575,7 +575,7 @@ fn app_latencies<S: RequestSource>(pc: &ssd_core::pagecache::PageCache<S>) -> Ru
 
 /// A simulation of the CLI's choices; beside its observer `O`, the progress
 /// meter of the measured phase (empty unless a bar is drawn).
-type Sim<O> =
+pub(crate) type Sim<O> =
     Simulation<ftl::AnyFtl, AnySource, ssd_core::scheds::AnySched, Tee<O, progress::RunMeter>>;
 
 /// The simulation of `cfg`; its observer is made by `obs` from the settings
@@ -679,12 +679,16 @@ fn prepare_drive<O: Observer>(
         ssd_core::ftl::Ftl::check_invariants(&sim.ftl)
             .map_err(|e| RunError::Input(format!("{what}: the saved FTL is inconsistent: {e}")))?;
     } else {
-        let shared = match (&ds.shared, state::shape_of(cfg)) {
-            (Some(cache), Some(shape)) => cache.take(&shape, || {
+        let shared = match ds
+            .shared
+            .as_ref()
+            .and_then(|c| Some((c, state::shape_of(cfg)?)))
+        {
+            Some((cache, shape)) => cache.take(&shape, || {
                 precondition(sim, opts);
                 Some(sim.drive_state())
             }),
-            _ => None,
+            None => None,
         };
         match shared {
             Some((_, true)) => {}
@@ -694,7 +698,7 @@ fn prepare_drive<O: Observer>(
         }
     }
     if let Some(path) = &ds.save {
-        state::save(path, cfg, &sim.drive_state())?;
+        state::save(path, cfg, sim)?;
     }
     Ok(())
 }
@@ -828,8 +832,28 @@ pub fn run_config(cfg: &SsdConfig, opts: &RunOptions) -> Result<RunOutput, RunEr
         )),
         None => None,
     };
+    // With alone runs, the shared run and each flow's alone run start from
+    // one preconditioning (the same drive: the same configuration).
+    let alone = cfg.flows.len() >= 2 && cfg.sim.alone_runs;
+    let with_cache;
+    let own = alone && opts.drive_state.load.is_none() && opts.drive_state.shared.is_none();
+    let opts = match own.then(|| state::shape_of(cfg)).flatten() {
+        Some(shape) => {
+            let key = state::shape_key(&shape);
+            let runs = std::iter::repeat_n(key, cfg.flows.len() + 1);
+            with_cache = RunOptions {
+                drive_state: state::DriveStateOpts {
+                    shared: Some(std::sync::Arc::new(state::StateCache::new(runs))),
+                    ..opts.drive_state.clone()
+                },
+                ..opts.clone()
+            };
+            &with_cache
+        }
+        _ => opts,
+    };
     let mut out = run_shared(cfg, opts, pending.as_ref().map(|(r, p)| (*r, p)))?;
-    if cfg.flows.len() >= 2 && cfg.sim.alone_runs {
+    if alone {
         add_slowdowns(cfg, opts, &mut out.report)?;
     }
     if let Some((r, p)) = pending {

@@ -158,16 +158,19 @@ pub fn load(path: &Path, cfg: &SsdConfig) -> Result<State, RunError> {
         .map_err(|e| RunError::Input(format!("--load-state {name}: {e}")))
 }
 
-/// Write `state`, the drive of a run of `cfg`, to `path` (atomically).
-pub fn save(path: &Path, cfg: &SsdConfig, state: &State) -> Result<(), RunError> {
+/// Write the drive of `sim`, a run of `cfg`, to `path` (atomically).
+pub(crate) fn save<O: ssd_core::observer::Observer>(
+    path: &Path,
+    cfg: &SsdConfig,
+    sim: &crate::Sim<O>,
+) -> Result<(), RunError> {
     let name = path.display().to_string();
     let shape = cfg.state_shape();
     ssd_core::outfile::write_atomic_with(
         path,
         |e| RunError::Io(format!("--save-state {name}: cannot write: {e}")),
         |w| {
-            state
-                .write_to(w, &shape)
+            sim.write_drive_state(w, &shape)
                 .map_err(|e| RunError::Io(format!("--save-state {name}: cannot write: {e}")))
         },
     )

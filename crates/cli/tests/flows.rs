@@ -197,6 +197,13 @@ fn slowdown_and_fairness_follow_their_definitions() {
     let hi = s.iter().cloned().fold(0.0, f64::max);
     assert!((n(fair, "fairness") - lo / hi).abs() < 1e-12);
     assert!(n(fair, "fairness") > 0.0 && n(fair, "fairness") <= 1.0);
+    // The alone runs start from the shared run's preconditioned drive: each
+    // is what the flow run alone on a drive it preconditioned itself gives.
+    for (i, x) in f.iter().enumerate() {
+        let own = ssdsim::run_flow_alone(&c, i, &opts()).unwrap();
+        assert_eq!(x["alone"]["latency_us"], own["latency_us"], "flow {i}");
+        assert_eq!(x["alone"]["requests"], own["requests"], "flow {i}");
+    }
     // The alone run of a flow is the same flow: the same requests in the
     // same range, so alone it is as fast as a one-flow configuration.
     let mut one = c.clone();

@@ -84,28 +84,43 @@ impl<R: Read> Read for Crc<R> {
 /// shape's JSON) must fit.
 const SCRATCH: usize = 1 << 20;
 
+/// [`DriveState`] borrowed from a simulation, for writing without a copy:
+/// the same fields in the same order, so the same bytes.
+#[derive(Serialize)]
+struct DriveStateRef<'a, F> {
+    ftl: &'a F,
+    flash: &'a FlashArray,
+    blocks: Vec<(u32, u32, u32)>,
+    outcome: &'a PreconditionOutcome,
+}
+
 impl<F: Serialize> DriveState<F> {
     /// Write the state to `w` in the file layout of the module docs, with
     /// `shape` the configuration that shaped it.
     pub fn write_to(&self, w: impl Write, shape: &str) -> Result<(), String> {
-        let mut w = Crc {
-            inner: w,
-            crc: crc32fast::Hasher::new(),
-        };
-        let io = |e: std::io::Error| e.to_string();
-        let pc = |e: postcard::Error| e.to_string();
-        w.write_all(MAGIC).map_err(io)?;
-        let header = Header {
-            format: STATE_FORMAT,
-            version: env!("CARGO_PKG_VERSION").into(),
-            shape: shape.into(),
-        };
-        let w = postcard::to_io(&header, w).map_err(pc)?;
-        let mut w = postcard::to_io(self, w).map_err(pc)?;
-        let crc = w.crc.clone().finalize();
-        w.inner.write_all(&crc.to_le_bytes()).map_err(io)?;
-        w.inner.flush().map_err(io)
+        write_state(self, w, shape)
     }
+}
+
+/// Write `state` (a [`DriveState`] or a [`DriveStateRef`]) in the file layout.
+fn write_state(state: &impl Serialize, w: impl Write, shape: &str) -> Result<(), String> {
+    let mut w = Crc {
+        inner: w,
+        crc: crc32fast::Hasher::new(),
+    };
+    let io = |e: std::io::Error| e.to_string();
+    let pc = |e: postcard::Error| e.to_string();
+    w.write_all(MAGIC).map_err(io)?;
+    let header = Header {
+        format: STATE_FORMAT,
+        version: env!("CARGO_PKG_VERSION").into(),
+        shape: shape.into(),
+    };
+    let w = postcard::to_io(&header, w).map_err(pc)?;
+    let mut w = postcard::to_io(state, w).map_err(pc)?;
+    let crc = w.crc.clone().finalize();
+    w.inner.write_all(&crc.to_le_bytes()).map_err(io)?;
+    w.inner.flush().map_err(io)
 }
 
 impl<F: DeserializeOwned> DriveState<F> {
@@ -225,6 +240,26 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 .collect(),
             outcome: self.pre.clone(),
         }
+    }
+
+    /// Write the drive as [`Simulation::drive_state`] would give it, without
+    /// copying it, in the file layout of the module docs ([`DriveState::read_from`]
+    /// reads it back).
+    pub fn write_drive_state(&self, w: impl Write, shape: &str) -> Result<(), String>
+    where
+        F: Serialize,
+    {
+        let state = DriveStateRef {
+            ftl: &self.ftl,
+            flash: &self.flash,
+            blocks: self
+                .blk
+                .iter()
+                .map(|b| (b.plan_epoch, b.exec_epoch, b.exec_wp))
+                .collect(),
+            outcome: &self.pre,
+        };
+        write_state(&state, w, shape)
     }
 
     /// Put back a state of [`Simulation::drive_state`] in place of
