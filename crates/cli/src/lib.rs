@@ -676,7 +676,12 @@ fn prepare_drive<O: Observer>(
         restore(sim, s, &what)?;
         // A file whose checksum holds but whose maps do not (written by
         // hand, or by a broken build) is refused here, not met mid-run.
-        ssd_core::ftl::Ftl::check_invariants(&sim.ftl)
+        // (A map that points outside its tables may panic the check.)
+        let checked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            ssd_core::ftl::Ftl::check_invariants(&sim.ftl)
+        }))
+        .unwrap_or_else(|_| Err("its tables do not fit the drive".into()));
+        checked
             .map_err(|e| RunError::Input(format!("{what}: the saved FTL is inconsistent: {e}")))?;
     } else {
         let shared = match ds

@@ -173,6 +173,17 @@ fn a_state_of_another_drive_or_a_damaged_file_is_refused_with_the_reason() {
     std::fs::write(&tail, &b).unwrap();
     let e = load(&c, &tail);
     assert!(e.contains("bytes follow its checksum"), "{e}");
+    // A value changed and the checksum made to fit (a file edited by hand):
+    // the FTL's own invariant check refuses it before the run.
+    let edited = d.join("edited.state");
+    let mut b = bytes.clone();
+    let n = b.len() - 4;
+    b[n / 4] ^= 0x01; // a varint's low bit: the same length, another value
+    let crc = crc32(&b[..n]);
+    b[n..].copy_from_slice(&crc.to_le_bytes());
+    std::fs::write(&edited, &b).unwrap();
+    let e = load(&c, &edited);
+    assert!(e.contains("edited.state") && e.contains("inconsistent"), "{e}");
     let text = d.join("text.state");
     std::fs::write(&text, "[ftl]\nkind = \"page\"\n").unwrap();
     let e = load(&c, &text);
@@ -198,6 +209,18 @@ fn a_state_of_another_drive_or_a_damaged_file_is_refused_with_the_reason() {
         "{e}"
     );
     std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// CRC-32 (IEEE, reflected), as the state file's trailer.
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut c = !0u32;
+    for &x in bytes {
+        c ^= x as u32;
+        for _ in 0..8 {
+            c = if c & 1 != 0 { (c >> 1) ^ 0xEDB8_8320 } else { c >> 1 };
+        }
+    }
+    !c
 }
 
 fn strip(rows: &[Row]) -> Vec<String> {
