@@ -183,7 +183,10 @@ fn a_state_of_another_drive_or_a_damaged_file_is_refused_with_the_reason() {
     b[n..].copy_from_slice(&crc.to_le_bytes());
     std::fs::write(&edited, &b).unwrap();
     let e = load(&c, &edited);
-    assert!(e.contains("edited.state") && e.contains("inconsistent"), "{e}");
+    assert!(
+        e.contains("edited.state") && e.contains("inconsistent"),
+        "{e}"
+    );
     let text = d.join("text.state");
     std::fs::write(&text, "[ftl]\nkind = \"page\"\n").unwrap();
     let e = load(&c, &text);
@@ -217,7 +220,11 @@ fn crc32(bytes: &[u8]) -> u32 {
     for &x in bytes {
         c ^= x as u32;
         for _ in 0..8 {
-            c = if c & 1 != 0 { (c >> 1) ^ 0xEDB8_8320 } else { c >> 1 };
+            c = if c & 1 != 0 {
+                (c >> 1) ^ 0xEDB8_8320
+            } else {
+                c >> 1
+            };
         }
     }
     !c
