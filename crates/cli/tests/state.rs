@@ -331,3 +331,49 @@ fn the_cli_saves_and_loads_a_state() {
     assert_eq!(loaded["run"]["precondition"], "steady");
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// A state file is read only by a build that lays it out, and preconditions,
+/// as the one that wrote it: the bytes of a small drive's states under every
+/// FTL are pinned here to `STATE_FORMAT`. A change that moves them (a field
+/// added to an FTL, another fill order) must raise
+/// `ssd_core::engine::STATE_FORMAT`, so that older files are refused with
+/// the reason, and put the new hash here.
+#[test]
+fn the_state_files_bytes_are_pinned_to_the_layout_version() {
+    let d = dir("pinned");
+    let mut all = String::new();
+    for ftl in ["page", "dftl", "block", "bast", "fast", "last"] {
+        let mut c = drive(ftl, Precondition::Steady);
+        c.workload.number_ios = Some(10);
+        let file = d.join(format!("{ftl}.state"));
+        run_config(
+            &c,
+            &with(DriveStateOpts {
+                save: Some(file.clone()),
+                ..Default::default()
+            }),
+        )
+        .unwrap();
+        let bytes = std::fs::read(&file).unwrap();
+        // The state itself: after the header, whose shape (the
+        // configuration) a new field moves without moving the layout (the
+        // shape check refuses such a file already), and without the
+        // wall-clock seconds preconditioning took (the outcome's last field,
+        // 8 bytes before the checksum).
+        let shape = c.state_shape();
+        let from = bytes
+            .windows(shape.len())
+            .position(|w| w == shape.as_bytes())
+            .expect("the header holds the shape")
+            + shape.len();
+        let n = bytes.len() - 12;
+        all.push_str(&ssd_core::stats::fnv1a(&format!("{:?}", &bytes[from..n])));
+        all.push('\n');
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+    assert_eq!(
+        (ssd_core::engine::STATE_FORMAT, ssd_core::stats::fnv1a(&all)),
+        (1, String::from("3d9a02b374a694b5")),
+        "the state files' bytes moved: raise STATE_FORMAT and pin the new hash"
+    );
+}
