@@ -47,6 +47,22 @@ fn with(ds: DriveStateOpts) -> RunOptions {
     }
 }
 
+/// Options that save the preconditioned drive to `file`.
+fn saving(file: impl Into<PathBuf>) -> RunOptions {
+    with(DriveStateOpts {
+        save: Some(file.into()),
+        ..Default::default()
+    })
+}
+
+/// Options that load the preconditioned drive from `file`.
+fn loading(file: impl Into<PathBuf>) -> RunOptions {
+    with(DriveStateOpts {
+        load: Some(file.into()),
+        ..Default::default()
+    })
+}
+
 #[test]
 fn a_loaded_state_gives_the_report_of_a_fresh_preconditioning_for_every_ftl() {
     let d = dir("roundtrip");
@@ -54,28 +70,14 @@ fn a_loaded_state_gives_the_report_of_a_fresh_preconditioning_for_every_ftl() {
         for pre in [Precondition::Fill, Precondition::Steady] {
             let c = drive(ftl, pre);
             let file = d.join(format!("{ftl}-{pre:?}.state"));
-            let saved = run_config(
-                &c,
-                &with(DriveStateOpts {
-                    save: Some(file.clone()),
-                    ..Default::default()
-                }),
-            )
-            .unwrap();
+            let saved = run_config(&c, &saving(file.clone())).unwrap();
             let fresh = run_config(&c, &RunOptions::default()).unwrap();
             assert_eq!(
                 json(&saved.report),
                 json(&fresh.report),
                 "{ftl} {pre:?}: saving changed the run"
             );
-            let loaded = run_config(
-                &c,
-                &with(DriveStateOpts {
-                    load: Some(file.clone()),
-                    ..Default::default()
-                }),
-            )
-            .unwrap();
+            let loaded = run_config(&c, &loading(file.clone())).unwrap();
             assert_eq!(
                 json(&loaded.report),
                 json(&fresh.report),
@@ -91,14 +93,7 @@ fn a_loaded_state_gives_the_report_of_a_fresh_preconditioning_for_every_ftl() {
             other.sim.precondition_seed = Some(other.sim.seed);
             other.sim.seed = 99;
             let fresh = run_config(&other, &RunOptions::default()).unwrap();
-            let loaded = run_config(
-                &other,
-                &with(DriveStateOpts {
-                    load: Some(file),
-                    ..Default::default()
-                }),
-            )
-            .unwrap();
+            let loaded = run_config(&other, &loading(file)).unwrap();
             assert_eq!(json(&loaded.report), json(&fresh.report), "{ftl} {pre:?}");
         }
     }
@@ -110,25 +105,12 @@ fn a_state_of_another_drive_or_a_damaged_file_is_refused_with_the_reason() {
     let d = dir("refused");
     let c = drive("page", Precondition::Steady);
     let file = d.join("page.state");
-    run_config(
-        &c,
-        &with(DriveStateOpts {
-            save: Some(file.clone()),
-            ..Default::default()
-        }),
-    )
-    .unwrap();
+    run_config(&c, &saving(file.clone())).unwrap();
     let load = |c: &SsdConfig, f: &PathBuf| {
-        run_config(
-            c,
-            &with(DriveStateOpts {
-                load: Some(f.clone()),
-                ..Default::default()
-            }),
-        )
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default()
+        run_config(c, &loading(f.clone()))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
     };
     let mut op = c.clone();
     op.ftl.op = 0.2;
@@ -346,14 +328,7 @@ fn the_state_files_bytes_are_pinned_to_the_layout_version() {
         let mut c = drive(ftl, Precondition::Steady);
         c.workload.number_ios = Some(10);
         let file = d.join(format!("{ftl}.state"));
-        run_config(
-            &c,
-            &with(DriveStateOpts {
-                save: Some(file.clone()),
-                ..Default::default()
-            }),
-        )
-        .unwrap();
+        run_config(&c, &saving(file.clone())).unwrap();
         let bytes = std::fs::read(&file).unwrap();
         // The state itself: after the header, whose shape (the
         // configuration) a new field moves without moving the layout (the

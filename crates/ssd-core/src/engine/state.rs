@@ -41,13 +41,6 @@ pub struct DriveState<F> {
     outcome: PreconditionOutcome,
 }
 
-impl<F> DriveState<F> {
-    /// The preconditioning this state is the result of.
-    pub fn outcome(&self) -> &PreconditionOutcome {
-        &self.outcome
-    }
-}
-
 #[derive(Serialize, Deserialize)]
 struct Header {
     format: u32,
