@@ -7,7 +7,7 @@ use ssd_core::config::GcPolicy;
 use ssd_core::ftl::FtlWork;
 use ssd_core::rng::SimRng;
 use ssd_core::{BlockId, FastDiv, Geometry, PlaneId, Ppn};
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// The victim index: per plane, the full blocks in buckets by valid count
 /// (a bitmap over plane-local block ids per bucket, plus a count per bucket:
@@ -183,6 +183,53 @@ pub enum FreePick {
     LeastWorn,
 }
 
+/// One plane's free blocks, in the order [`FreePick`] takes them from.
+///
+/// FIFO keeps them in arrival order (`fifo`). The least-worn pick keeps them
+/// in buckets by erase count, each in arrival order (`by_wear`), so that the
+/// least-worn block (and the most-worn, static wear levelling's destination)
+/// is found at a bucket's front rather than by a scan of the pool: the pick
+/// is the one a scan for the least (erase count, arrival) would make. Only
+/// the pick's collection is used; `len` counts either (paced GC reads it on
+/// every host page).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+struct FreePool {
+    len: u32,
+    fifo: VecDeque<u32>,
+    by_wear: BTreeMap<u32, VecDeque<u32>>,
+}
+
+impl FreePool {
+    /// Add block `b`, erased `ec` times, as the newest arrival.
+    #[inline]
+    fn push(&mut self, pick: FreePick, b: u32, ec: u32) {
+        self.len += 1;
+        match pick {
+            FreePick::Fifo => self.fifo.push_back(b),
+            FreePick::LeastWorn => self.by_wear.entry(ec).or_default().push_back(b),
+        }
+    }
+
+    /// The pool's blocks: in arrival order, or by bucket then arrival.
+    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.fifo
+            .iter()
+            .chain(self.by_wear.values().flatten())
+            .copied()
+    }
+
+    /// Take the front of the bucket of erase count `ec`.
+    fn take_from_bucket(&mut self, ec: u32) -> u32 {
+        let q = self.by_wear.get_mut(&ec).expect("a bucket in the pool");
+        let b = q.pop_front().expect("buckets are never empty");
+        if q.is_empty() {
+            self.by_wear.remove(&ec);
+        }
+        self.len -= 1;
+        b
+    }
+}
+
 /// What a page dying or being programmed touches of its block, in one
 /// 8-byte record (one cache line access instead of one per table: under
 /// random writes every host write kills a page of a random block).
@@ -239,9 +286,9 @@ pub struct Blocks {
     stamps_on: bool,
     /// Order in which the block was opened (FIFO victim order).
     pub opened: Vec<u64>,
-    free: Vec<VecDeque<u32>>,
+    free: Vec<FreePool>,
     /// How a free block is taken from a plane's pool (FIFO or least worn).
-    pub pick: FreePick,
+    pick: FreePick,
     /// Logical clock: advances on every host page write.
     pub clock: u64,
     open_seq: u64,
@@ -261,7 +308,11 @@ impl Blocks {
         let free = (0..g.total_planes())
             .map(|p| {
                 let first = g.first_block_of_plane(PlaneId(p)).0;
-                (first..first + g.blocks_per_plane).collect()
+                FreePool {
+                    len: g.blocks_per_plane,
+                    fifo: (first..first + g.blocks_per_plane).collect(),
+                    by_wear: BTreeMap::new(),
+                }
             })
             .collect();
         let hot = Hot {
@@ -407,20 +458,56 @@ impl Blocks {
     /// Free blocks in `plane`'s pool.
     #[inline]
     pub fn free_count(&self, plane: PlaneId) -> u32 {
-        self.free[plane.0 as usize].len() as u32
+        self.free[plane.0 as usize].len
+    }
+
+    /// How free blocks are taken from the pools; the pools are rebuilt in
+    /// the new order (an FTL sets it once, on a new table).
+    pub fn set_pick(&mut self, pick: FreePick) {
+        if pick == self.pick {
+            return;
+        }
+        let was = std::mem::replace(&mut self.pick, pick);
+        for q in &mut self.free {
+            let mut arrival: Vec<u32> = q.iter().collect();
+            if was == FreePick::LeastWorn {
+                // The buckets do not keep the arrival order across counts:
+                // order by block id (a new table's order).
+                arrival.sort_unstable();
+            }
+            let mut n = FreePool::default();
+            for b in arrival {
+                n.push(pick, b, self.erase_count[b as usize]);
+            }
+            *q = n;
+        }
     }
 
     /// Take a free block of `plane` and open it.
     pub fn alloc(&mut self, plane: PlaneId) -> Option<BlockId> {
         let q = &mut self.free[plane.0 as usize];
         let b = match self.pick {
-            FreePick::Fifo => q.pop_front()?,
+            FreePick::Fifo => {
+                let b = q.fifo.pop_front()?;
+                q.len -= 1;
+                b
+            }
             FreePick::LeastWorn => {
-                let (i, _) = q.iter().enumerate().min_by_key(|&(i, &b)| {
-                    let fresh = self.erased_in[b as usize] == self.call;
-                    (fresh, self.erase_count[b as usize], i)
-                })?;
-                q.remove(i)?
+                // The least (erased in this call, erase count, arrival):
+                // blocks erased in this call arrived last, so they end each
+                // bucket, and a bucket whose front is one holds no other.
+                let mut fresh_min = None;
+                let mut pick = None;
+                for (&ec, bucket) in &q.by_wear {
+                    let front = *bucket.front().expect("buckets are never empty");
+                    if self.erased_in[front as usize] != self.call {
+                        pick = Some(ec);
+                        break;
+                    }
+                    fresh_min.get_or_insert(ec);
+                }
+                let ec = pick.or(fresh_min)?;
+                q.take_from_bucket(ec)
             }
         };
         let bi = b as usize;
@@ -565,7 +652,7 @@ impl Blocks {
             }
         }
         self.erased_in[bi] = self.call;
-        self.free[self.g.plane_of_block(b).0 as usize].push_back(b.0);
+        self.free[self.g.plane_of_block(b).0 as usize].push(self.pick, b.0, was + 1);
     }
 
     /// Whether a full block of `plane` holds an invalid page: something GC
@@ -699,7 +786,7 @@ impl Blocks {
 
     /// Total free blocks over all planes.
     pub fn free_total(&self) -> u32 {
-        self.free.iter().map(|q| q.len() as u32).sum()
+        self.free.iter().map(|q| q.len).sum()
     }
 
     /// Take a free block, from `pref` if it has one, else from the plane with the
@@ -709,8 +796,8 @@ impl Blocks {
             return self.alloc(pref);
         }
         let best = (0..self.free.len())
-            .max_by_key(|&p| (self.free[p].len(), std::cmp::Reverse(p)))
-            .filter(|&p| !self.free[p].is_empty())?;
+            .max_by_key(|&p| (self.free[p].len, std::cmp::Reverse(p)))
+            .filter(|&p| self.free[p].len > 0)?;
         self.alloc(PlaneId(best as u32))
     }
 
@@ -721,11 +808,23 @@ impl Blocks {
             return self.alloc_near(pref);
         }
         let q = &mut self.free[pref.0 as usize];
-        let (i, _) = q
-            .iter()
-            .enumerate()
-            .max_by_key(|&(i, &b)| (self.erase_count[b as usize], std::cmp::Reverse(i)))?;
-        let b = q.remove(i)?;
+        let b = match self.pick {
+            FreePick::Fifo => {
+                let ec = &self.erase_count;
+                let (i, _) = q
+                    .fifo
+                    .iter()
+                    .enumerate()
+                    .max_by_key(|&(i, &b)| (ec[b as usize], std::cmp::Reverse(i)))?;
+                let b = q.fifo.remove(i)?;
+                q.len -= 1;
+                b
+            }
+            FreePick::LeastWorn => {
+                let (&ec, _) = q.by_wear.last_key_value()?;
+                q.take_from_bucket(ec)
+            }
+        };
         let bi = b as usize;
         self.hot[bi].state = BlockState::Open;
         self.open_seq += 1;
@@ -823,11 +922,36 @@ impl Blocks {
         let ppb = self.g.pages_per_block as u16;
         let mut pooled = vec![false; self.hot.len()];
         for q in &self.free {
-            for &b in q {
-                if pooled[b as usize] {
-                    return Err(format!("block {b} twice in the free pool"));
+            for b in q.iter() {
+                if pooled.get(b as usize) != Some(&false) {
+                    return Err(format!("block {b} twice in the free pool, or no block"));
                 }
                 pooled[b as usize] = true;
+            }
+            let n = q.fifo.len() + q.by_wear.values().map(|b| b.len()).sum::<usize>();
+            if n != q.len as usize {
+                return Err(format!("a free pool counts {} blocks but holds {n}", q.len));
+            }
+            let other = match self.pick {
+                FreePick::Fifo => !q.by_wear.is_empty(),
+                FreePick::LeastWorn => !q.fifo.is_empty(),
+            };
+            if other {
+                return Err(format!("a free pool not kept in {:?} order", self.pick));
+            }
+            for (&ec, bucket) in &q.by_wear {
+                if bucket.is_empty() {
+                    return Err(format!("an empty free bucket for {ec} erases"));
+                }
+                if let Some(&b) = bucket
+                    .iter()
+                    .find(|&&b| self.erase_count.get(b as usize) != Some(&ec))
+                {
+                    return Err(format!(
+                        "free block {b} in the bucket of {ec} erases has {:?}",
+                        self.erase_count.get(b as usize)
+                    ));
+                }
             }
         }
         for (i, h) in self.hot.iter().enumerate() {
@@ -995,6 +1119,73 @@ mod tests {
         }
         kept.check().unwrap();
         scan.check().unwrap();
+    }
+
+    /// The least-worn pick from erase-count buckets is the one a scan of the
+    /// pool in arrival order makes (least erased-in-this-call, erase count,
+    /// arrival), and the most-worn pick the scan's (most erases, earliest).
+    #[test]
+    fn the_wear_buckets_pick_what_a_scan_of_the_pool_picks() {
+        let g = Geometry {
+            channels: 1,
+            ways: 1,
+            dies: 1,
+            planes: 1,
+            blocks_per_plane: 24,
+            pages_per_block: 2,
+            page_size: 4096,
+        };
+        let mut t = Blocks::new(g);
+        t.set_pick(FreePick::LeastWorn);
+        // The pool in arrival order, as the scan saw it.
+        let mut pool: VecDeque<u32> = (0..24).collect();
+        let mut rng = SimRng::from_seed_label(11, "test");
+        let mut open: Vec<BlockId> = Vec::new();
+        let plane = PlaneId(0);
+        for step in 0..20_000u32 {
+            if rng.gen::<u32>() % 7 == 0 {
+                t.begin_call();
+            }
+            let take = !pool.is_empty() && (open.is_empty() || rng.gen::<u32>() % 2 == 0);
+            if take {
+                let most = rng.gen::<u32>() % 5 == 0;
+                let (i, _) = if most {
+                    pool.iter()
+                        .enumerate()
+                        .max_by_key(|&(i, &b)| (t.erase_count[b as usize], std::cmp::Reverse(i)))
+                        .unwrap()
+                } else {
+                    pool.iter()
+                        .enumerate()
+                        .min_by_key(|&(i, &b)| {
+                            let fresh = t.erased_this_call(BlockId(b));
+                            (fresh, t.erase_count[b as usize], i)
+                        })
+                        .unwrap()
+                };
+                let want = pool.remove(i).unwrap();
+                let got = if most {
+                    t.alloc_most_worn_in(plane)
+                } else {
+                    t.alloc(plane)
+                };
+                assert_eq!(got, Some(BlockId(want)), "step {step}, most worn {most}");
+                open.push(BlockId(want));
+            } else {
+                let b = open.swap_remove(rng.gen::<u32>() as usize % open.len());
+                t.program_next(b);
+                t.program_next(b);
+                t.invalidate_n(b, 2);
+                t.erase(b);
+                pool.push_back(b.0);
+            }
+            assert_eq!(t.free_count(plane), pool.len() as u32);
+        }
+        t.check().unwrap();
+        assert!(
+            t.erase_max() > 100,
+            "the blocks wore unevenly enough to matter"
+        );
     }
 
     /// A victim search counts every candidate it examines: a window F over

@@ -201,7 +201,7 @@ impl DftlFtl {
         let np = g.total_pages() as usize;
         let wear = WearPolicy::from_config(c);
         let mut blocks = Blocks::new(g);
-        blocks.pick = wear.free_pick();
+        blocks.set_pick(wear.free_pick());
         blocks.track_policy(c.gc_policy);
         Ok(DftlFtl {
             g,

@@ -294,7 +294,7 @@ impl Core {
         let nb = total as usize;
         let wear = WearPolicy::from_config(c);
         let mut blocks = Blocks::new(g);
-        blocks.pick = wear.free_pick();
+        blocks.set_pick(wear.free_pick());
         blocks.track_policy(c.gc_policy);
         Ok(Core {
             g,

@@ -67,7 +67,7 @@ impl PageFtl {
         let planes = g.total_planes() as usize;
         let wear = WearPolicy::from_config(c);
         let mut blocks = Blocks::new(g);
-        blocks.pick = wear.free_pick();
+        blocks.set_pick(wear.free_pick());
         blocks.track_policy(c.gc_policy);
         PageFtl {
             g,
