@@ -2,19 +2,8 @@
 //! writes the way each layout implies, bad `[fs]` input is refused naming
 //! the field, and `trace record` writes the block stream a run produced.
 
-use std::process::Command;
-
-fn ssdsim(args: &[&str]) -> (i32, String, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_ssdsim"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into(),
-        String::from_utf8_lossy(&o.stderr).into(),
-    )
-}
+mod common;
+use common::ssdsim;
 
 /// varmail on a small drive for a short time, as JSON.
 fn varmail(fs: &str, extra: &[&str]) -> serde_json::Value {

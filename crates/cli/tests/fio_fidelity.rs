@@ -5,20 +5,9 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-/// Run `ssdsim ARGS`: (exit code, stdout, stderr).
-fn ssdsim(args: &[&str]) -> (i32, String, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_ssdsim"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into(),
-        String::from_utf8_lossy(&o.stderr).into(),
-    )
-}
+mod common;
+use common::ssdsim;
 
 /// A fresh scratch directory for one test.
 fn scratch(name: &str) -> PathBuf {

@@ -11,6 +11,9 @@ use ssd_core::workload::{HostRequest, IoOp, RwMode, Timing, VecSource};
 use ssd_core::{Dur, Lpn, SimTime, Simulation};
 use ssdsim::{run_config, RunOptions};
 
+mod common;
+use common::{rows_without_wall, ssdsim, ssdsim_in};
+
 fn small(cfg: &mut SsdConfig) {
     cfg.nand.blocks_per_plane = 64;
 }
@@ -22,25 +25,6 @@ fn run_checked(cfg: &SsdConfig) -> ssd_core::stats::Report {
         ..Default::default()
     };
     run_config(cfg, &opts).unwrap().report
-}
-
-/// Run the `ssdsim` binary: (exit code, stdout, stderr).
-fn ssdsim(args: &[&str]) -> (i32, String, String) {
-    ssdsim_in(&std::env::current_dir().unwrap(), args)
-}
-
-/// [`ssdsim`] in working directory `dir` (for commands that write files there).
-fn ssdsim_in(dir: &std::path::Path, args: &[&str]) -> (i32, String, String) {
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ssdsim"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into(),
-        String::from_utf8_lossy(&o.stderr).into(),
-    )
 }
 
 mod analytic {
@@ -1080,6 +1064,7 @@ mod cli {
 }
 
 mod sweeps {
+    use super::rows_without_wall;
     use ssd_core::config::SsdConfig;
     use ssdsim::sweep::{
         expand, run_points, shard, standard_workload_defs, Axis, Row, WorkloadDef,
@@ -1113,19 +1098,6 @@ mod sweeps {
         expand(&base, &axes, &common, &workloads)
     }
 
-    fn strip(rows: &[Row]) -> String {
-        rows.iter()
-            .map(|r| {
-                serde_json::to_string(&Row {
-                    wall_s: 0.0,
-                    ..r.clone()
-                })
-                .unwrap()
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
-
     #[test]
     fn parallel_equals_serial_and_shards_union_equals_whole() {
         let points = grid();
@@ -1134,8 +1106,8 @@ mod sweeps {
         let serial = run_points(&points, 1, &opts, |_, _, _| {}).unwrap();
         let parallel = run_points(&points, 2, &opts, |_, _, _| {}).unwrap();
         assert_eq!(
-            strip(&serial),
-            strip(&parallel),
+            rows_without_wall(&serial),
+            rows_without_wall(&parallel),
             "thread count changed results"
         );
         // A failing configuration is reported in its row; the others still ran.
@@ -1154,7 +1126,7 @@ mod sweeps {
             union.extend(run_points(&shard(points.clone(), i, 3), 1, &opts, |_, _, _| {}).unwrap());
         }
         union.sort_by_key(|r| r.index);
-        assert_eq!(strip(&union), strip(&serial));
+        assert_eq!(rows_without_wall(&union), rows_without_wall(&serial));
     }
 }
 

@@ -19,19 +19,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Run the `ssdsim` binary in `dir`; panics unless it succeeds.
-fn ssdsim(dir: &Path, args: &[&str]) {
-    let o = Command::new(env!("CARGO_BIN_EXE_ssdsim"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "ssdsim {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
+mod common;
+use common::ssdsim_ok_in;
 
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("ssdsim-html-{}-{name}", std::process::id()));
@@ -282,11 +271,11 @@ fn reports_load_in_chromium_with_every_chart_and_no_error() {
     ];
     let mut run = vec!["run", "--rw", "randrw", "--html", "run.html"];
     run.extend(small);
-    ssdsim(&dir, &run);
+    ssdsim_ok_in(&dir, &run);
     let mut quiet = vec!["run", "--no-power", "--html", "nopower.html"];
     quiet.extend(small);
-    ssdsim(&dir, &quiet);
-    ssdsim(
+    ssdsim_ok_in(&dir, &quiet);
+    ssdsim_ok_in(
         &dir,
         &[
             "sweep",
@@ -303,7 +292,7 @@ fn reports_load_in_chromium_with_every_chart_and_no_error() {
             "out",
         ],
     );
-    ssdsim(&dir, &["merge", "out/sweep.jsonl", "--html", "merged.html"]);
+    ssdsim_ok_in(&dir, &["merge", "out/sweep.jsonl", "--html", "merged.html"]);
 
     let pages: [(&str, &[&str]); 4] = [
         ("run.html", RUN_CHARTS),

@@ -3,24 +3,14 @@
 //! on it; a variant of it checks the idle page read against tR + transfer.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+mod common;
+use common::ssdsim;
 
 const SHIPPED: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/data/mqsim-ssdconfig.xml"
 );
-
-fn ssdsim(args: &[&str]) -> (i32, String, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_ssdsim"))
-        .args(args)
-        .output()
-        .expect("run ssdsim");
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
 
 fn tmpdir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("ssdsim-mqsim-{name}-{}", std::process::id()));

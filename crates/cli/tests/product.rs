@@ -3,17 +3,8 @@
 
 use std::process::Command;
 
-fn ssdsim(args: &[&str]) -> (i32, String, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_ssdsim"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into(),
-        String::from_utf8_lossy(&o.stderr).into(),
-    )
-}
+mod common;
+use common::ssdsim;
 
 /// `ssdsim --version`: the version and the commit the binary was built from
 /// (that of this checkout, when the tests run in one).

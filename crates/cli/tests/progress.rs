@@ -6,23 +6,12 @@ use ssd_core::config::{Precondition, SsdConfig};
 use ssd_core::workload::RwMode;
 use ssdsim::{run_config, Progress, RunOptions};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+mod common;
+use common::ssdsim_bytes_in;
 
 fn repo(p: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(p)
-}
-
-fn ssdsim_in(dir: &Path, args: &[&str]) -> (i32, Vec<u8>, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_ssdsim"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        o.stdout,
-        String::from_utf8_lossy(&o.stderr).into(),
-    )
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -139,7 +128,7 @@ fn the_binary_writes_the_same_bytes_with_the_progress_path_on() {
     let t = repo("traces/synth.spc");
     let run = |flag: &str, name: &str| {
         let trace = format!("{name}.csv");
-        let (code, out, err) = ssdsim_in(
+        let (code, out, err) = ssdsim_bytes_in(
             &d,
             &[
                 "run",
@@ -176,7 +165,7 @@ fn the_binary_writes_the_same_bytes_with_the_progress_path_on() {
     }
     let sweep = |flag: &str, name: &str| {
         let csv = format!("{name}.csv");
-        let (code, out, err) = ssdsim_in(
+        let (code, out, err) = ssdsim_bytes_in(
             &d,
             &[
                 "sweep",

@@ -5,42 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-/// Run the `ssdsim` binary in `dir`: (exit code, stdout, stderr). A process
-/// killed by a signal has exit code -1.
-fn ssdsim_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_ssdsim"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into(),
-        String::from_utf8_lossy(&o.stderr).into(),
-    )
-}
-
-#[allow(dead_code)]
-fn ssdsim(args: &[&str]) -> (i32, String, String) {
-    ssdsim_in(&std::env::current_dir().unwrap(), args)
-}
-
-/// `ssdsim ARGS` under `sh -c 'ulimit -f BLOCKS; exec ...'` in `dir`.
-fn ssdsim_ulimit_f(dir: &Path, blocks: u32, args: &[&str]) -> (i32, String, String) {
-    let o = Command::new("sh")
-        .arg("-c")
-        .arg(format!("ulimit -f {blocks}; exec \"$0\" \"$@\""))
-        .arg(env!("CARGO_BIN_EXE_ssdsim"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into(),
-        String::from_utf8_lossy(&o.stderr).into(),
-    )
-}
+mod common;
+use common::{ssdsim, ssdsim_in, ssdsim_ulimit_f};
 
 /// A fresh scratch directory for one test.
 fn scratch(name: &str) -> PathBuf {

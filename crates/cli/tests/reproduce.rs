@@ -5,19 +5,9 @@
 
 use ssdsim::sweep::GridFile;
 use std::path::Path;
-use std::process::Command;
 
-fn ssdsim(args: &[&str]) -> (i32, String, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_ssdsim"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into(),
-        String::from_utf8_lossy(&o.stderr).into(),
-    )
-}
+mod common;
+use common::ssdsim;
 
 fn tmp(name: &str) -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!("ssdsim-reproduce-{}-{name}", std::process::id()));

@@ -13,6 +13,9 @@ use ssdsim::{run_config, RunOptions};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+mod common;
+use common::rows_without_wall;
+
 fn dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("ssdsim-state-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
@@ -225,18 +228,6 @@ fn crc32(bytes: &[u8]) -> u32 {
     !c
 }
 
-fn strip(rows: &[Row]) -> Vec<String> {
-    rows.iter()
-        .map(|r| {
-            serde_json::to_string(&Row {
-                wall_s: 0.0,
-                ..r.clone()
-            })
-            .unwrap()
-        })
-        .collect()
-}
-
 #[test]
 fn a_sweep_preconditions_each_drive_once_and_its_rows_are_those_of_points_run_alone() {
     let mut base = SsdConfig::default();
@@ -277,10 +268,10 @@ fn a_sweep_preconditions_each_drive_once_and_its_rows_are_those_of_points_run_al
         .map(|p| run_point(p, &RunOptions::default()))
         .collect();
     assert!(shared.iter().all(|r| r.error.is_none()), "{shared:?}");
-    assert_eq!(strip(&shared), strip(&alone));
+    assert_eq!(rows_without_wall(&shared), rows_without_wall(&alone));
     assert!(shared.iter().all(|r| r.precondition_seed != 0));
     let serial = run_points(&points, 1, &RunOptions::default(), |_, _, _| {}).unwrap();
-    assert_eq!(strip(&serial), strip(&alone));
+    assert_eq!(rows_without_wall(&serial), rows_without_wall(&alone));
 }
 
 /// `ssdsim run --save-state` then `--load-state`: the same report.

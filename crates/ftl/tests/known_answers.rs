@@ -1,4 +1,6 @@
-//! Known-answer tests of the zoo's merge accounting (spec/ftl.md).
+//! Known-answer tests of the zoo's merge accounting: block mapping's
+//! read-modify-write, BAST's switch and partial merges, FAST's full merges, none
+//! for page mapping; and the mapping tables' sizes.
 
 use ssd_core::config::{GcPolicy, SsdConfig};
 use ssd_core::ftl::{FlashArray, Ftl, FtlCtx};

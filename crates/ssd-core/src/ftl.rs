@@ -363,8 +363,22 @@ ftl_stats!(
 );
 
 /// A flash translation layer. Implementations must be deterministic given the
-/// context's RNG, keep the invariants of spec/ftl.md, and report broken internal
+/// context's RNG, keep the invariants below, and report broken internal
 /// invariants by panicking with context (never by returning wrong data).
+///
+/// The invariants every FTL keeps (checked by [`Ftl::check_invariants`] and
+/// the property tests in `crates/ftl/tests`):
+/// - read-your-writes: a read of a logical page finds the data of the last
+///   write to it, across GC, merges, evictions and wear levelling; a page
+///   never written (or trimmed) reads as unmapped;
+/// - a physical page is programmed at most once between erases, and the
+///   pages of a block in order;
+/// - every valid physical page is the target of exactly one mapping; a
+///   block's valid count is the number of mapped pages in it; free + valid +
+///   invalid pages = all pages;
+/// - the logical capacity is always writable (no false "device full" while
+///   space can be reclaimed), and GC never loses a valid page;
+/// - erase counts only grow.
 pub trait Ftl {
     /// Short name of the FTL (`page`, `dftl`, ...), as `--ftl` takes it and the report shows it.
     fn name(&self) -> &'static str;
@@ -395,7 +409,7 @@ pub trait Ftl {
     /// Where the data of `lpn` lives now (for tests, tools and the engine's
     /// read prefetch hint: it must be cheap and change nothing).
     fn lookup(&self, lpn: Lpn) -> Option<Ppn>;
-    /// Check every invariant of spec/ftl.md; the property tests call it after each step.
+    /// Check every invariant of the [`Ftl`] docs; the property tests call it after each step.
     fn check_invariants(&self) -> Result<(), String>;
     /// The FTL's counters since it was built.
     fn stats(&self) -> FtlStats;
