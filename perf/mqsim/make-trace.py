@@ -11,7 +11,9 @@ below what the drive sustains, so neither simulator queues without bound.
 MQSim's line: arrival (ns), device, start sector, sectors, 0 = write / 1 = read,
 separated by single spaces (MQSim splits on one space).
 
-    python3 make-trace.py > /tmp/fill-randread.trace
+    mkdir -p /tmp/mq && python3 make-trace.py > /tmp/mq/fill-randread.trace
+
+(the path fill-randread-trace.xml names).
 """
 import random
 import sys
