@@ -53,7 +53,7 @@ fn bench(c: &mut Criterion) {
         ("randwrite_zipf1.2", Distribution::Zipf(1.2)),
     ] {
         let s = settings(dist);
-        let mut base = sim_from(&s, ftl::build(&s).unwrap(), None);
+        let mut base = sim_from(&s, ftl::build(&s.config.ftl, &s.shape()).unwrap(), None);
         base.precondition();
         let (f0, a0) = (base.ftl.clone(), base.flash.clone());
         // One run outside the timing to report what the workload does to the CMT.

@@ -63,7 +63,7 @@ fn bench(c: &mut Criterion) {
                 b.iter_batched(
                     || {
                         let s = cfg.validate().expect("valid bench config");
-                        let f = ftl::build(&s).expect("ftl");
+                        let f = ftl::build(&s.config.ftl, &s.shape()).expect("ftl");
                         let src = FioGen::new(&cfg.workload, s.logical_bytes(), 1);
                         let mut sim =
                             Simulation::new(s, f, src, Noop::new(1024, true), NullObserver);

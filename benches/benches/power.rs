@@ -30,7 +30,7 @@ type Sim<O> = Simulation<ftl::PageFtl, FioGen, Noop, O>;
 /// A preconditioned simulation ready to run (setup, not timed).
 fn setup<O: Observer>(c: &SsdConfig, make: impl Fn(&ssd_core::Settings) -> O) -> Sim<O> {
     let s = c.validate().unwrap();
-    let ftl = ftl::PageFtl::new(&s);
+    let ftl = ftl::PageFtl::new(&s.config.ftl, &s.shape());
     let src = FioGen::new(&c.workload, s.logical_bytes(), c.sim.seed);
     let obs = make(&s);
     let mut sim = Simulation::new(s, ftl, src, Noop::new(1024, true), obs);

@@ -68,7 +68,7 @@ fn replay(c: &mut Criterion) {
                 }
                 .with_capacity(s.logical_bytes());
                 let src = Replay::new(&data[..], TraceFormat::Spc, "bench", opts);
-                let ftl = ftl::build(&s).unwrap();
+                let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
                 let mut sim =
                     Simulation::new(s.clone(), ftl, src, Noop::new(1024, true), NullObserver);
                 std::hint::black_box(sim.run().unwrap().host.requests)

@@ -26,7 +26,7 @@ pub fn default_device(rw: RwMode, precondition: Precondition, batch: u64) -> (Sp
         ..Default::default()
     };
     let s = cfg.validate().expect("the default device validates");
-    let f = ftl::build(&s).expect("the page FTL builds");
+    let f = ftl::build(&s.config.ftl, &s.shape()).expect("the page FTL builds");
     let src = FioGen::new(&cfg.workload, s.logical_bytes(), 1);
     let mut sim = Simulation::new(s, f, src, Noop::new(1024, true), NullObserver);
     sim.precondition();

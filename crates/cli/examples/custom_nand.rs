@@ -95,8 +95,8 @@ fn main() {
     let mut reqs: Vec<_> = (0..n).map(|i| req(IoOp::Write, i)).collect();
     reqs.extend((0..n).map(|i| req(IoOp::Read, i)));
     let src = VecSource::new(reqs, Timing::ClosedLoop { depth: 1 });
-    let ftl = ftl::build(&s).expect("an FTL");
-    let hw = Parts::with_nand(&s, part);
+    let ftl = ftl::build(&s.config.ftl, &s.shape()).expect("an FTL");
+    let hw = Parts::with_nand(s.hw(), part);
     let obs = power::PowerObserver::new(&s, Dur::from_ms(1)).expect("a power model");
     let mut sim = Simulation::with_hardware(s.clone(), hw, ftl, src, Noop::new(1024, true), obs);
     let report = sim.run().expect("the run");

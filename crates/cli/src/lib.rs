@@ -587,11 +587,18 @@ fn build<O: Observer>(
     only: Option<usize>,
     record: Option<(&RecordTrace, &PendingFile)>,
 ) -> Result<Sim<O>, RunError> {
-    let ftl = ftl::build(&settings)?;
+    let ftl = ftl::build(&settings.config.ftl, &settings.shape())?;
     settings.fit_dram(ssd_core::ftl::Ftl::mapping_table_bytes(&ftl));
     let obs = obs(&settings)?;
-    let sched =
-        ssd_core::scheds::build_host_queues(&settings.config, settings.logical_bytes() / 512)?;
+    let sched = {
+        let c = &settings.config;
+        ssd_core::scheds::build_host_queues(
+            &c.sched,
+            &c.host,
+            &c.flows,
+            settings.logical_bytes() / 512,
+        )?
+    };
     let mut src = match only {
         Some(_) => build_flows(cfg, &settings, only)?,
         None => build_source(cfg, &settings)?,

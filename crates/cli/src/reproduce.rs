@@ -1094,7 +1094,7 @@ fn devices_section(
     for &(dev, paper_name, vr, vw, idle) in table {
         let (cr, cw) = SsdConfig::default()
             .with_device(dev)
-            .map(|c| ssd_core::devices::sequential_ceilings(&c))
+            .map(|c| ssd_core::devices::sequential_ceilings(&c.nand, &c.layout, &c.host))
             .unwrap_or((f64::NAN, f64::NAN));
         let get = |w: &str, path: &str| {
             e.at(&[("device", dev), ("workload", w)])

@@ -204,12 +204,18 @@ mod tests {
         assert!(cache.take(&lone.state_shape(), || unreachable!()).is_none());
         let settings = a.validate().unwrap();
         let state = || {
-            let f = ftl::build(&settings).unwrap();
+            let f = ftl::build(&settings.config.ftl, &settings.shape()).unwrap();
             let sim = ssd_core::Simulation::new(
                 settings.clone(),
                 f,
                 ssd_core::workload::FioGen::new(&a.workload, settings.logical_bytes(), 1),
-                ssd_core::scheds::build_host_queues(&a, settings.logical_bytes() / 512).unwrap(),
+                ssd_core::scheds::build_host_queues(
+                    &a.sched,
+                    &a.host,
+                    &a.flows,
+                    settings.logical_bytes() / 512,
+                )
+                .unwrap(),
                 ssd_core::observer::NullObserver,
             );
             Some(sim.drive_state())

@@ -172,7 +172,8 @@ fn page_granular_cmt_reads_each_translation_page_once() {
     );
     let tr = |r: &Report| flash(r, "read", "translation");
     assert_eq!(tr(&entry), 5000);
-    let ept = match ftl::build(&config(&base).validate().unwrap()).unwrap() {
+    let s = config(&base).validate().unwrap();
+    let ept = match ftl::build(&s.config.ftl, &s.shape()).unwrap() {
         ftl::AnyFtl::Dftl(d) => d.entries_per_translation_page(),
         _ => unreachable!("a DFTL configuration"),
     };
@@ -203,7 +204,11 @@ proptest! {
         ]);
         c.ftl.gc_threshold_blocks = threshold;
         c.sim.seed = seed;
-        if c.validate().is_err() || ftl::build(&c.validate().unwrap()).is_err() {
+        if c
+            .validate()
+            .and_then(|s| ftl::build(&s.config.ftl, &s.shape()))
+            .is_err()
+        {
             // Refused before the run, with a reason: nothing to check.
             return Ok(());
         }

@@ -55,7 +55,7 @@ mod analytic {
             },
         ];
         let src = VecSource::new(reqs, Timing::ClosedLoop { depth: 1 });
-        let ftl = ftl::build(&s).unwrap();
+        let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
         let mut sim = Simulation::new(s.clone(), ftl, src, Noop::new(1024, true), NullObserver);
         let r = sim.run().unwrap();
         let c = &cfg.controller;
@@ -168,7 +168,7 @@ mod analytic {
         cfg.ftl.gc_policy = policy;
         cfg.ftl.gc_threshold_blocks = 1;
         let s = cfg.validate().unwrap();
-        let mut f = ftl::PageFtl::new(&s);
+        let mut f = ftl::PageFtl::new(&s.config.ftl, &s.shape());
         let mut flash = FlashArray::new(s.geometry);
         let mut cx = FtlCtx::new(SimRng::from_seed_label(7, "ftl"), 1);
         let mut rng = SimRng::from_seed_label(7, "wa-test");
@@ -314,7 +314,7 @@ mod completion {
         cfg.workload.number_ios = Some(2000);
         let make = || {
             let s = cfg.validate().unwrap();
-            let ftl = ftl::build(&s).unwrap();
+            let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
             let src = ssd_core::workload::FioGen::new(&cfg.workload, s.logical_bytes(), 1);
             Simulation::new(s, ftl, src, Noop::new(1024, true), NullObserver)
         };
@@ -399,7 +399,7 @@ mod completion {
         };
         let reqs = vec![req(0), req(SimTime::MAX_ARRIVAL.0 + 1)];
         let src = VecSource::new(reqs, Timing::OpenLoop);
-        let ftl = ftl::build(&s).unwrap();
+        let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
         let mut sim = Simulation::new(s, ftl, src, Noop::new(1024, true), NullObserver);
         let e = sim.run().unwrap_err().to_string();
         assert!(e.contains("beyond the simulated time range"), "{e}");
@@ -508,7 +508,7 @@ mod completion {
             cfg.workload.rate_iops = rate;
             cfg.sim.time_limit = Some(Dur::from_ms(3));
             let s = cfg.validate().unwrap();
-            let ftl = ftl::build(&s).unwrap();
+            let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
             let gen = |n, seed| {
                 let mut w = cfg.workload.clone();
                 w.number_ios = Some(n);
@@ -611,7 +611,7 @@ mod reads_alone {
     /// once where they may be or not.
     fn run(cfg: &SsdConfig, two_steps: bool) -> (Vec<serde_json::Value>, u64, Log) {
         let s = cfg.validate().unwrap();
-        let ftl = ftl::build(&s).unwrap();
+        let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
         let gen = |seed| ssd_core::workload::FioGen::new(&cfg.workload, s.logical_bytes(), seed);
         let mut sim = Simulation::new(
             s.clone(),

@@ -49,7 +49,7 @@ fn sequential(cfg: &SsdConfig, n: u64, reads: bool, precondition: bool) -> (f64,
         reqs.extend((0..n).map(|i| req(IoOp::Read, i)));
     }
     let src = VecSource::new(reqs, Timing::ClosedLoop { depth: 1 });
-    let ftl = ftl::build(&s).unwrap();
+    let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
     let mut sim = Simulation::new(s, ftl, src, Noop::new(1024, true), NullObserver);
     if precondition {
         sim.settings.config.sim.precondition = Precondition::Fill;
@@ -277,7 +277,7 @@ fn open_loop(
     cfg.sim.precondition = Precondition::Fill;
     let s = cfg.validate().unwrap();
     let src = VecSource::new(reqs, Timing::OpenLoop);
-    let ftl = ftl::build(&s).unwrap();
+    let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
     let mut sim = Simulation::new(s, ftl, src, Noop::new(1024, true), NullObserver);
     sim.precondition();
     let r = sim.run().unwrap();
@@ -462,16 +462,16 @@ fn a_hardware_bundle_of_ones_own() {
         let hw: Parts<MyHw> = Parts {
             nand: FixedNand::from_config(&cfg.nand),
             chan: SlowBus,
-            ctrl: CycleCpu::from_settings(&s),
-            dram: FixedDram::from_settings(&s),
-            link: SerialLink::from_settings(&s),
+            ctrl: CycleCpu::new(&s.config.controller, &s.config.power),
+            dram: FixedDram::new(&s.config.dram),
+            link: SerialLink::new(&s.config.host),
         };
         let mut reqs = vec![page_req(IoOp::Write, 0, 0)];
         if op == IoOp::Read {
             reqs.push(page_req(IoOp::Read, 10_000, 0));
         }
         let src = VecSource::new(reqs, Timing::OpenLoop);
-        let ftl = ftl::build(&s).unwrap();
+        let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
         let mut sim =
             Simulation::with_hardware(s.clone(), hw, ftl, src, Noop::new(1024, true), NullObserver);
         sim.run().unwrap();
@@ -533,7 +533,7 @@ fn seq_phases(cfg: &SsdConfig, n: u64, qd: u32, reads: bool) -> ssd_core::stats:
             .collect::<Vec<_>>()
     };
     let src = VecSource::new(reqs(IoOp::Write), Timing::ClosedLoop { depth: qd });
-    let ftl = ftl::build(&s).unwrap();
+    let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
     let mut sim = Simulation::new(s, ftl, src, Noop::new(1024, false), NullObserver);
     let r = sim.run().unwrap();
     if !reads {
@@ -570,7 +570,7 @@ fn multiplane_rule_max_planes_and_plane_gap_closed_form() {
             tag: 0,
         };
         let src = VecSource::new(vec![w(0, 0), w(1_000, 4)], Timing::OpenLoop);
-        let ftl = ftl::build(&s).unwrap();
+        let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
         let mut sim = Simulation::new(s, ftl, src, Noop::new(1024, false), NullObserver);
         let r = sim.run().unwrap();
         let (max, sum) = (sim.lat.write.max_ns(), 2.0 * sim.lat.write.mean_ns());
@@ -963,7 +963,7 @@ fn one_request(cfg: &SsdConfig, op: IoOp, n: u64) -> (u64, ssd_core::stats::Repo
         tag: 0,
     };
     let closed = Timing::ClosedLoop { depth: 1 };
-    let ftl = ftl::build(&s).unwrap();
+    let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
     let src = VecSource::new(vec![req(IoOp::Write)], closed);
     let mut sim = Simulation::new(s, ftl, src, Noop::new(1024, false), NullObserver);
     let mut r = sim.run().unwrap();
@@ -1169,9 +1169,9 @@ fn a_nand_models_own_currents_set_the_energy() {
             .collect();
         let src = VecSource::new(reqs, Timing::ClosedLoop { depth: 1 });
         let nand = Powered(FixedNand::from_config(&cfg.nand), currents);
-        let hw = Parts::with_nand(&s, nand);
+        let hw = Parts::with_nand(s.hw(), nand);
         let obs = power::PowerObserver::new(&s, Dur::from_ms(1)).unwrap();
-        let ftl = ftl::build(&s).unwrap();
+        let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
         let mut sim =
             Simulation::with_hardware(s.clone(), hw, ftl, src, Noop::new(1024, true), obs);
         let r = sim.run().unwrap();

@@ -151,7 +151,7 @@ fn main() {
             c.sim.precondition = Precondition::Fill;
             let s = c.validate().expect("valid config");
             let cap = s.logical_bytes() / 512;
-            let ftl = ftl::build(&s).expect("page FTL");
+            let ftl = ftl::build(&s.config.ftl, &s.shape()).expect("page FTL");
             let sched = build_sched(&c.sched, cap).expect("scheduler");
             let src = Personality::new(kind, number_ios, c.sim.seed, cap);
             let mut sim = Simulation::new(s, ftl, src, sched, NullObserver);

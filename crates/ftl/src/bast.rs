@@ -9,8 +9,9 @@
 //! Idle time (background_gc_blocks > 0) merges logs until that many are free.
 
 use crate::hybrid::{hybrid_core_methods, Core, NONE};
-use ssd_core::config::{ConfigError, Settings};
+use ssd_core::config::{ConfigError, FtlConfig};
 use ssd_core::ftl::{Ftl, FtlCtx, Purpose};
+use ssd_core::DriveShape;
 
 /// The BAST FTL (see the module docs).
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
@@ -28,17 +29,14 @@ pub struct Bast {
 impl Bast {
     /// BAST with `ftl.log_area`'s log blocks; an error if the capacity is not whole blocks or
     /// the physical blocks cannot hold the data and log blocks.
-    pub fn new(s: &Settings) -> Result<Bast, ConfigError> {
-        let lb = s
-            .config
-            .ftl
-            .log_blocks(crate::hybrid::unit_geometry(s).total_blocks() as u64)
-            as u32;
-        let core = Core::new(s, lb)?;
+    pub fn new(c: &FtlConfig, d: &DriveShape) -> Result<Bast, ConfigError> {
+        let units = crate::hybrid::unit_geometry(c, d).total_blocks();
+        let lb = c.log_blocks(units as u64) as u32;
+        let core = Core::new(c, d, lb)?;
         Ok(Bast {
             logmap: vec![NONE; core.nlb as usize],
             logs: Vec::new(),
-            log_owner: vec![NONE; crate::hybrid::unit_geometry(s).total_blocks() as usize],
+            log_owner: vec![NONE; units as usize],
             core,
         })
     }

@@ -7,8 +7,9 @@
 //! `merge_erases`) and the host write waits for it. No log blocks, no GC.
 
 use crate::hybrid::{hybrid_core_methods, Core, NONE};
-use ssd_core::config::{ConfigError, Settings};
+use ssd_core::config::{ConfigError, FtlConfig};
 use ssd_core::ftl::{Ftl, FtlCtx, Purpose};
+use ssd_core::DriveShape;
 use ssd_core::Lpn;
 
 /// The block-mapping FTL (see the module docs).
@@ -21,9 +22,9 @@ pub struct BlockFtl {
 impl BlockFtl {
     /// Block mapping without log blocks; an error if the capacity is not whole blocks or the
     /// physical blocks cannot hold them with 2 spares.
-    pub fn new(s: &Settings) -> Result<BlockFtl, ConfigError> {
+    pub fn new(c: &FtlConfig, d: &DriveShape) -> Result<BlockFtl, ConfigError> {
         Ok(BlockFtl {
-            core: Core::new(s, 0)?,
+            core: Core::new(c, d, 0)?,
         })
     }
 

@@ -48,8 +48,9 @@ use crate::cmt::Cmt;
 use crate::page::entry_bytes;
 use crate::stripe::{HostFrontier, PlanePicker};
 use crate::wear::WearPolicy;
-use ssd_core::config::{invalid, CmtGranularity, ConfigError, GcMode, GcPolicy, Settings};
+use ssd_core::config::{invalid, CmtGranularity, ConfigError, FtlConfig, GcMode, GcPolicy};
 use ssd_core::ftl::{Ftl, FtlCtx, FtlStats, JobId, Purpose, NO_LPN};
+use ssd_core::DriveShape;
 use ssd_core::{BlockId, Geometry, Lpn, PlaneId, Ppn};
 
 const NONE: u32 = u32::MAX;
@@ -159,10 +160,9 @@ pub struct DftlFtl {
 impl DftlFtl {
     /// DFTL over the drive of `s`; an error if the logical space is too large, `ftl.op` leaves
     /// too little room for the translation blocks, or the CMT cannot hold `ftl.cmt_size`.
-    pub fn new(s: &Settings) -> Result<DftlFtl, ConfigError> {
-        let g = s.geometry;
-        let c = &s.config.ftl;
-        let logical = s.logical_pages;
+    pub fn new(c: &FtlConfig, d: &DriveShape) -> Result<DftlFtl, ConfigError> {
+        let g = d.geometry;
+        let logical = d.logical_pages;
         if logical >= NONE as u64 {
             return Err(invalid("ftl.op", "too many logical pages for DFTL"));
         }
@@ -175,7 +175,8 @@ impl DftlFtl {
         // every translation page twice.
         let spare = g.total_pages() - logical;
         let ppb = g.pages_per_block as u64;
-        let need = planes as u64 * (c.gc_threshold_blocks as u64 + 4) * ppb + 2 * n_tp;
+        // Three frontiers: host, GC and translation writes.
+        let need = planes as u64 * c.spare_blocks_needed(3) * ppb + 2 * n_tp;
         if spare < need {
             return Err(invalid(
                 "ftl.op",

@@ -9,8 +9,9 @@
 //! goes in place.
 
 use crate::hybrid::{hybrid_core_methods, Core, NONE};
-use ssd_core::config::{invalid, ConfigError, Settings};
+use ssd_core::config::{invalid, ConfigError, FtlConfig};
 use ssd_core::ftl::{Ftl, FtlCtx, Purpose};
+use ssd_core::DriveShape;
 use ssd_core::{BlockId, PlaneId};
 use std::collections::VecDeque;
 
@@ -30,12 +31,8 @@ pub struct Fast {
 impl Fast {
     /// FAST with `ftl.log_area`'s log blocks (at least 2: one sequential, one random); an error
     /// otherwise or when the physical blocks cannot hold the data and log blocks.
-    pub fn new(s: &Settings) -> Result<Fast, ConfigError> {
-        let lb = s
-            .config
-            .ftl
-            .log_blocks(crate::hybrid::unit_geometry(s).total_blocks() as u64)
-            as u32;
+    pub fn new(c: &FtlConfig, d: &DriveShape) -> Result<Fast, ConfigError> {
+        let lb = c.log_blocks(crate::hybrid::unit_geometry(c, d).total_blocks() as u64) as u32;
         if lb < 2 {
             return Err(invalid(
                 "ftl.log_area",
@@ -43,7 +40,7 @@ impl Fast {
             ));
         }
         Ok(Fast {
-            core: Core::new(s, lb)?,
+            core: Core::new(c, d, lb)?,
             sw: NONE,
             sw_lbn: NONE,
             rw: VecDeque::new(),

@@ -27,8 +27,9 @@ use crate::blocks::{BlockState, Blocks};
 use crate::page::entry_bytes;
 use crate::stripe::striping_order;
 use crate::wear::WearPolicy;
-use ssd_core::config::{invalid, ConfigError, GcPolicy, Settings, WearLeveling};
+use ssd_core::config::{invalid, ConfigError, FtlConfig, GcPolicy, WearLeveling};
 use ssd_core::ftl::{FtlCtx, FtlStats, JobId, Purpose};
+use ssd_core::DriveShape;
 use ssd_core::{BlockId, Geometry, Lpn, PlaneId, Ppn};
 use std::ops::Range;
 
@@ -40,9 +41,9 @@ pub const NONE: u32 = u32::MAX;
 /// K times the pages and whose planes are the groups of K planes (each
 /// group one plane on a channel of its own: the FTL reads only plane and
 /// block numbers of this geometry, never its channels or dies).
-pub fn unit_geometry(s: &Settings) -> Geometry {
-    let g = s.geometry;
-    let k = s.config.ftl.superblock.max(1);
+pub fn unit_geometry(c: &FtlConfig, d: &DriveShape) -> Geometry {
+    let g = d.geometry;
+    let k = c.superblock.max(1);
     if k == 1 {
         return g;
     }
@@ -265,21 +266,20 @@ impl Core {
     /// The shared state for a drive of `s` with `log_limit` log blocks; an error if the logical
     /// capacity is not whole blocks or the physical blocks cannot hold the data blocks, the log
     /// blocks and 2 spares.
-    pub fn new(s: &Settings, log_limit: u32) -> Result<Core, ConfigError> {
-        let g = unit_geometry(s);
-        let c = &s.config.ftl;
-        let fold = (c.superblock > 1).then(|| Fold::new(&s.geometry, c.superblock));
+    pub fn new(c: &FtlConfig, d: &DriveShape, log_limit: u32) -> Result<Core, ConfigError> {
+        let g = unit_geometry(c, d);
+        let fold = (c.superblock > 1).then(|| Fold::new(&d.geometry, c.superblock));
         let ppb = g.pages_per_block;
-        if s.logical_pages / ppb as u64 * ppb as u64 != s.logical_pages {
+        if d.logical_pages / ppb as u64 * ppb as u64 != d.logical_pages {
             return Err(invalid(
                 "ftl.kind",
                 format!(
                     "{} maps whole blocks but the logical capacity ({} pages) is not a multiple of {ppb} pages per block",
-                    c.kind, s.logical_pages
+                    c.kind, d.logical_pages
                 ),
             ));
         }
-        let nlb = (s.logical_pages / ppb as u64) as u32;
+        let nlb = (d.logical_pages / ppb as u64) as u32;
         let total = g.total_blocks() as u64;
         // Data blocks + log blocks + one block a merge allocates before it frees
         // + one for static wear levelling: free space can never run out.
@@ -300,8 +300,8 @@ impl Core {
             g,
             ppb,
             nlb,
-            logical: s.logical_pages,
-            l2p: vec![NONE; s.logical_pages as usize],
+            logical: d.logical_pages,
+            l2p: vec![NONE; d.logical_pages as usize],
             p2l: vec![NONE; g.total_pages() as usize],
             dmap: vec![NONE; nlb as usize],
             owner: vec![NONE; nb],

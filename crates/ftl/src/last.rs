@@ -17,8 +17,9 @@
 //! weakness.
 
 use crate::hybrid::{hybrid_core_methods, Core, NONE};
-use ssd_core::config::{invalid, ConfigError, Settings};
+use ssd_core::config::{invalid, ConfigError, FtlConfig};
 use ssd_core::ftl::{Ftl, FtlCtx, Purpose};
+use ssd_core::DriveShape;
 use ssd_core::{BlockId, Lpn, PlaneId, Ppn};
 
 /// The LAST FTL (see the module docs).
@@ -43,12 +44,8 @@ pub struct Last {
 impl Last {
     /// LAST with `ftl.log_area`'s log blocks (at least 3: sequential, hot and cold random); an
     /// error otherwise or when the physical blocks cannot hold the data and log blocks.
-    pub fn new(s: &Settings) -> Result<Last, ConfigError> {
-        let lb = s
-            .config
-            .ftl
-            .log_blocks(crate::hybrid::unit_geometry(s).total_blocks() as u64)
-            as usize;
+    pub fn new(c: &FtlConfig, d: &DriveShape) -> Result<Last, ConfigError> {
+        let lb = c.log_blocks(crate::hybrid::unit_geometry(c, d).total_blocks() as u64) as usize;
         if lb < 3 {
             return Err(invalid(
                 "ftl.log_area",
@@ -56,10 +53,10 @@ impl Last {
             ));
         }
         let max_seq = lb.div_ceil(4).clamp(1, lb - 2);
-        let t = s.config.ftl.last_seq_threshold.0;
-        let page = s.geometry.page_size as u64;
+        let t = c.last_seq_threshold.0;
+        let page = d.geometry.page_size as u64;
         Ok(Last {
-            core: Core::new(s, lb as u32)?,
+            core: Core::new(c, d, lb as u32)?,
             // size > t bytes  <=>  pages * page > t  <=>  pages > floor(t / page)
             seq_pages: t / page,
             seq: Vec::new(),
@@ -67,7 +64,7 @@ impl Last {
             hot: Vec::new(),
             cold: Vec::new(),
             max_rand: lb - max_seq,
-            in_rand: vec![false; crate::hybrid::unit_geometry(s).total_blocks() as usize],
+            in_rand: vec![false; crate::hybrid::unit_geometry(c, d).total_blocks() as usize],
             rr: 0,
         })
     }

@@ -28,8 +28,9 @@ pub use dftl::DftlFtl;
 pub use fast::Fast;
 pub use last::Last;
 pub use page::PageFtl;
-use ssd_core::config::{invalid, ConfigError, Settings};
+use ssd_core::config::{invalid, ConfigError, FtlConfig};
 use ssd_core::ftl::{Ftl, FtlCtx, FtlStats};
+use ssd_core::DriveShape;
 use ssd_core::{Lpn, PlaneId, Ppn};
 
 macro_rules! any_ftl {
@@ -77,15 +78,16 @@ any_ftl!(
 /// Names accepted by `--ftl`.
 pub const FTL_NAMES: &[&str] = &["page", "block", "bast", "fast", "last", "dftl"];
 
-/// Build the FTL named in `settings.config.ftl.kind`.
-pub fn build(settings: &Settings) -> Result<AnyFtl, ConfigError> {
-    match settings.config.ftl.kind.as_str() {
-        "page" => Ok(AnyFtl::Page(PageFtl::new(settings))),
-        "block" => Ok(AnyFtl::Block(BlockFtl::new(settings)?)),
-        "bast" => Ok(AnyFtl::Bast(Bast::new(settings)?)),
-        "fast" => Ok(AnyFtl::Fast(Fast::new(settings)?)),
-        "last" => Ok(AnyFtl::Last(Last::new(settings)?)),
-        "dftl" => Ok(AnyFtl::Dftl(DftlFtl::new(settings)?)),
+/// Build the FTL `c.kind` names over a drive of shape `d` (a validated
+/// configuration's `Settings::shape`).
+pub fn build(c: &FtlConfig, d: &DriveShape) -> Result<AnyFtl, ConfigError> {
+    match c.kind.as_str() {
+        "page" => Ok(AnyFtl::Page(PageFtl::new(c, d))),
+        "block" => Ok(AnyFtl::Block(BlockFtl::new(c, d)?)),
+        "bast" => Ok(AnyFtl::Bast(Bast::new(c, d)?)),
+        "fast" => Ok(AnyFtl::Fast(Fast::new(c, d)?)),
+        "last" => Ok(AnyFtl::Last(Last::new(c, d)?)),
+        "dftl" => Ok(AnyFtl::Dftl(DftlFtl::new(c, d)?)),
         other => Err(invalid(
             "ftl.kind",
             format!("unknown FTL {other:?} (known: {})", FTL_NAMES.join(", ")),

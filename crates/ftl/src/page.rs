@@ -16,8 +16,9 @@ use crate::blocks::{BlockState, Blocks};
 use crate::p2l::{BlockView, P2l};
 use crate::stripe::{HostFrontier, PlanePicker};
 use crate::wear::WearPolicy;
-use ssd_core::config::{GcMode, GcPolicy, Settings};
+use ssd_core::config::{FtlConfig, GcMode, GcPolicy};
 use ssd_core::ftl::{Ftl, FtlCtx, FtlStats, Purpose};
+use ssd_core::DriveShape;
 use ssd_core::{BlockId, DieId, Geometry, Lpn, PlaneId, Ppn};
 
 const NONE: u32 = u32::MAX;
@@ -61,9 +62,8 @@ pub fn entry_bytes(n: u64) -> u64 {
 
 impl PageFtl {
     /// Page mapping over the drive of `s`, all pages unmapped.
-    pub fn new(s: &Settings) -> PageFtl {
-        let g = s.geometry;
-        let c = &s.config.ftl;
+    pub fn new(c: &FtlConfig, d: &DriveShape) -> PageFtl {
+        let g = d.geometry;
         let planes = g.total_planes() as usize;
         let wear = WearPolicy::from_config(c);
         let mut blocks = Blocks::new(g);
@@ -71,8 +71,8 @@ impl PageFtl {
         blocks.track_policy(c.gc_policy);
         PageFtl {
             g,
-            logical: s.logical_pages,
-            l2p: vec![NONE; s.logical_pages as usize],
+            logical: d.logical_pages,
+            l2p: vec![NONE; d.logical_pages as usize],
             p2l: P2l::new(&g),
             blocks,
             host_open: vec![NONE; planes],
@@ -547,7 +547,7 @@ mod tests {
         let g = s.geometry;
         let mut sim = Simulation::new(
             s.clone(),
-            PageFtl::new(&s),
+            PageFtl::new(&s.config.ftl, &s.shape()),
             src,
             Noop::new(1024, true),
             NullObserver,

@@ -22,7 +22,7 @@ fn device() -> SsdConfig {
 
 fn run(c: &SsdConfig, reqs: Vec<HostRequest>, timing: Timing) -> Report {
     let s = c.validate().unwrap();
-    let ftl = ftl::build(&s).unwrap();
+    let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
     let sched = build_sched(&c.sched, s.logical_bytes() / 512).unwrap();
     let mut sim = Simulation::new(s, ftl, VecSource::new(reqs, timing), sched, NullObserver);
     sim.precondition();

@@ -452,7 +452,7 @@ fn smallest(s: &mut SsdConfig, need: u64) -> Option<Settings> {
         if let Ok(set) = s.validate() {
             // A page-granular CMT smaller than a translation page is refused
             // by DFTL: grow it to one page rather than the drive.
-            if let Err(e) = ftl::build(&set) {
+            if let Err(e) = ftl::build(&set.config.ftl, &set.shape()) {
                 if e.to_string().starts_with("ftl.cmt_size") {
                     s.ftl.cmt_size = Size(s.ftl.cmt_size.0 * 2);
                     continue;
@@ -853,7 +853,7 @@ struct Outcome {
 
 fn run_case(c: &Case) -> Result<Outcome, String> {
     let (cfg, set) = drive(c);
-    let f = ftl::build(&set).map_err(|e| e.to_string())?;
+    let f = ftl::build(&set.config.ftl, &set.shape()).map_err(|e| e.to_string())?;
     let q = build_sched(&cfg.sched, set.logical_bytes() / SECTOR).map_err(|e| e.to_string())?;
     let src = build_source(c, &cfg, &set);
     let l: Shared = Rc::default();

@@ -281,7 +281,7 @@ proptest! {
             (cmt, CmtGranularity::Entry)
         };
         let s = small_with(cmt, policy, gc, granularity, threshold);
-        let mut rig = Rig::new(&s, DftlFtl::new(&s).unwrap());
+        let mut rig = Rig::new(&s, DftlFtl::new(&s.config.ftl, &s.shape()).unwrap());
         rig.fill();
         for op in &ops {
             rig.step(op);
@@ -300,8 +300,8 @@ proptest! {
 fn whole_map_cmt_matches_page_ftl() {
     for gc in [GcPolicy::Greedy, GcPolicy::Random, GcPolicy::Windowed(0.5)] {
         let s = small(1 << 20, CmtPolicy::Slru, gc);
-        let mut d = Rig::new(&s, DftlFtl::new(&s).unwrap());
-        let mut p = Rig::new(&s, PageFtl::new(&s));
+        let mut d = Rig::new(&s, DftlFtl::new(&s.config.ftl, &s.shape()).unwrap());
+        let mut p = Rig::new(&s, PageFtl::new(&s.config.ftl, &s.shape()));
         let mut rng = SimRng::from_seed_label(3, "ops");
         use rand::Rng;
         let lp = s.logical_pages;
@@ -355,7 +355,7 @@ fn whole_map_cmt_matches_page_ftl() {
 #[test]
 fn miss_reads_translation_page_first() {
     let s = small(4, CmtPolicy::Lru, GcPolicy::Greedy);
-    let mut r = Rig::new(&s, DftlFtl::new(&s).unwrap());
+    let mut r = Rig::new(&s, DftlFtl::new(&s.config.ftl, &s.shape()).unwrap());
     r.fill();
     r.step(&Op::Flush);
     // lpn 0's entry was evicted long ago; its translation page is on flash, and
@@ -396,7 +396,7 @@ fn miss_reads_translation_page_first() {
 #[test]
 fn dirty_eviction_batches_its_translation_page() {
     let s = small(8, CmtPolicy::Lru, GcPolicy::Greedy);
-    let mut r = Rig::new(&s, DftlFtl::new(&s).unwrap());
+    let mut r = Rig::new(&s, DftlFtl::new(&s.config.ftl, &s.shape()).unwrap());
     // Eight dirty entries of translation page 0 fill the CMT.
     r.step(&Op::Write(0, 8));
     assert_eq!(r.ftl.dirty_entries(), 8);
@@ -448,7 +448,7 @@ fn dirty_eviction_batches_its_translation_page() {
 fn slru_survives_a_scan() {
     let run = |policy| {
         let s = small(16, policy, GcPolicy::Greedy);
-        let mut r = Rig::new(&s, DftlFtl::new(&s).unwrap());
+        let mut r = Rig::new(&s, DftlFtl::new(&s.config.ftl, &s.shape()).unwrap());
         r.fill();
         for round in 0..20u64 {
             r.step(&Op::Read(5, 1));
@@ -474,10 +474,10 @@ fn mapping_table_bytes_match_the_model() {
         c.ftl.op = 0.25;
         let s = c.validate().unwrap();
         let p = MapParams::for_drive(&s);
-        let d = DftlFtl::new(&s).unwrap();
+        let d = DftlFtl::new(&s.config.ftl, &s.shape()).unwrap();
         assert_eq!(d.mapping_table_bytes(), table_bytes(Scheme::Dftl, &p));
         assert_eq!(
-            PageFtl::new(&s).mapping_table_bytes(),
+            PageFtl::new(&s.config.ftl, &s.shape()).mapping_table_bytes(),
             table_bytes(Scheme::Page, &p)
         );
         assert_eq!(d.translation_pages() as u64, p.translation_pages());
@@ -493,7 +493,9 @@ fn dftl_refuses_too_little_spare_space() {
     // gc_threshold_blocks + 4 (6) plus its translation pages.
     c.ftl.op = 0.07;
     let s = c.validate().unwrap();
-    let e = ftl::build(&s).unwrap_err().to_string();
+    let e = ftl::build(&s.config.ftl, &s.shape())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("ftl.op") && e.contains("DFTL"), "{e}");
 }
 
@@ -511,7 +513,7 @@ fn sim_run(rw: RwMode, dist: Distribution) -> (ssd_core::stats::Report, String) 
         ..Default::default()
     };
     let s = c.validate().unwrap();
-    let f = ftl::build(&s).unwrap();
+    let f = ftl::build(&s.config.ftl, &s.shape()).unwrap();
     let src = FioGen::new(&c.workload, s.logical_bytes(), 1);
     let mut sim = Simulation::new(s, f, src, Noop::new(1024, true), NullObserver);
     sim.precondition();
@@ -541,7 +543,7 @@ fn full_simulation_is_consistent_and_deterministic() {
 #[test]
 fn lookup_outside_capacity_is_none() {
     let s = small(8, CmtPolicy::Slru, GcPolicy::Greedy);
-    let d = DftlFtl::new(&s).unwrap();
+    let d = DftlFtl::new(&s.config.ftl, &s.shape()).unwrap();
     assert_eq!(d.lookup(Lpn(s.logical_pages)), None);
     assert_eq!(d.lookup(Lpn(0)), None::<Ppn>);
     assert_eq!(d.cmt_capacity(), 8);
@@ -560,7 +562,7 @@ fn tight_drive_greedy() {
     c.ftl.op = 0.25;
     c.ftl.cmt_size = Size(8);
     let s = c.validate().unwrap();
-    let mut r = Rig::new(&s, DftlFtl::new(&s).unwrap());
+    let mut r = Rig::new(&s, DftlFtl::new(&s.config.ftl, &s.shape()).unwrap());
     r.fill();
     let mut rng = SimRng::from_seed_label(5, "ops");
     use rand::Rng;
@@ -592,7 +594,7 @@ fn steady_default_shape(blocks: u32, dist: Distribution) -> (ssd_core::stats::Re
     };
     let s = c.validate().unwrap();
     assert_eq!(s.geometry.total_planes(), 32);
-    let f = ftl::build(&s).unwrap();
+    let f = ftl::build(&s.config.ftl, &s.shape()).unwrap();
     let src = FioGen::new(&c.workload, s.logical_bytes(), 1);
     let mut sim = Simulation::new(s, f, src, Noop::new(1024, true), NullObserver);
     let pre = sim.precondition();

@@ -23,7 +23,7 @@ fn drive(mode: GcMode, blocks: u32) -> SsdConfig {
 
 fn run_with<O: Observer>(c: &SsdConfig, obs: O) -> (Report, O) {
     let s = c.validate().unwrap();
-    let ftl = ftl::build(&s).unwrap();
+    let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
     let src = FioGen::new(&c.workload, s.logical_bytes(), 1);
     let mut sim = Simulation::new(s, ftl, src, Noop::new(1024, true), obs);
     sim.precondition();

@@ -201,7 +201,8 @@ fn check_ftl(kind: &str, k: &Knobs, ops: &[Op]) -> Result<(), TestCaseError> {
     let s = c
         .validate()
         .map_err(|e| TestCaseError::fail(e.to_string()))?;
-    let mut f = ftl::build(&s).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let mut f =
+        ftl::build(&s.config.ftl, &s.shape()).map_err(|e| TestCaseError::fail(e.to_string()))?;
     let lp = f.logical_pages();
     prop_assert_eq!(lp, s.logical_pages, "FTL and settings disagree on capacity");
     let g = s.geometry;

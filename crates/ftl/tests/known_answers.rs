@@ -25,7 +25,7 @@ fn setup_with(kind: &str, log_area: f64, policy: GcPolicy) -> (ftl::AnyFtl, FtlC
     c.ftl.op = 0.3;
     c.ftl.log_area = log_area;
     let s = c.validate().unwrap();
-    let f = ftl::build(&s).unwrap();
+    let f = ftl::build(&s.config.ftl, &s.shape()).unwrap();
     let cx = FtlCtx::new(SimRng::from_seed_label(1, "ftl"), 2);
     (f, cx, FlashArray::new(s.geometry))
 }

@@ -58,7 +58,7 @@ fn run(
     io: AppIo,
 ) -> (Report, Vec<(IoOp, u64, SimTime, SimTime)>) {
     let s = c.validate().unwrap();
-    let ftl = ftl::build(&s).unwrap();
+    let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
     let sched = build_sched(&c.sched, s.logical_bytes() / 512).unwrap();
     let app = FioGen::new(w, s.logical_bytes(), 7);
     let src = PageCache::new(app, pc, io, s.logical_bytes(), c.sched.max_request.0).unwrap();
@@ -362,7 +362,7 @@ fn fsync_writes_back_one_file() {
             c.sched.max_request.0,
         )
         .unwrap();
-        let ftl = ftl::build(&s).unwrap();
+        let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
         let sched = build_sched(&c.sched, s.logical_bytes() / 512).unwrap();
         let log: Log = Rc::default();
         let mut sim = Simulation::new(s.clone(), ftl, src, sched, Record(log.clone()));
@@ -404,7 +404,7 @@ fn copies_share_the_host_cores() {
         // 16 MiB written: under the background threshold of 256 MiB.
         let pc = PageCacheConfig { cpus, ..cache(256) };
         let src = PageCache::new(app, &pc, AppIo::default(), s.logical_bytes(), 1 << 19).unwrap();
-        let ftl = ftl::build(&s).unwrap();
+        let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
         let sched = build_sched(&c.sched, s.logical_bytes() / 512).unwrap();
         let mut sim = Simulation::new(s.clone(), ftl, src, sched, Record(Rc::default()));
         let r = sim.run().unwrap();
@@ -676,7 +676,7 @@ mod property {
         };
         let app = Counting(app, calls.clone());
         let src = PageCache::new(app, &pc, io, s.logical_bytes(), d.sched.max_request.0).unwrap();
-        let ftl = ftl::build(&s).unwrap();
+        let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
         let sched = build_sched(&d.sched, s.logical_bytes() / 512).unwrap();
         let log: Log = Rc::default();
         let mut sim = Simulation::new(s, ftl, src, sched, Record(log.clone()));
@@ -781,7 +781,7 @@ fn file_level(p: &ssd_core::personality::PersonalityConfig) -> (Report, u64) {
         1 << 19,
     )
     .unwrap();
-    let ftl = ftl::build(&s).unwrap();
+    let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
     let sched = build_sched(&c.sched, s.logical_bytes() / 512).unwrap();
     let mut sim = Simulation::new(s, ftl, src, sched, Record(Rc::default()));
     let r = sim.run().unwrap();

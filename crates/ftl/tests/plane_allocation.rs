@@ -51,7 +51,7 @@ fn run(kind: &str, plane: PlaneAllocation, lpns: &[u64]) -> (Vec<u32>, f64) {
     let c = config(kind, plane);
     let s = c.validate().unwrap();
     let g = s.geometry;
-    let f = ftl::build(&s).unwrap();
+    let f = ftl::build(&s.config.ftl, &s.shape()).unwrap();
     let mut sim = Simulation::new(s, f, writes(lpns), Noop::new(1024, true), NullObserver);
     let r = sim.run().unwrap();
     sim.ftl.check_invariants().unwrap();

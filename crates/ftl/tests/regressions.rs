@@ -42,7 +42,7 @@ impl Rig {
     fn new(s: &Settings) -> Rig {
         let g = s.geometry;
         Rig {
-            f: ftl::build(s).expect("the FTL takes the drive"),
+            f: ftl::build(&s.config.ftl, &s.shape()).expect("the FTL takes the drive"),
             cx: FtlCtx::new(SimRng::from_seed_label(1, "ftl"), g.total_dies() as usize),
             flash: FlashArray::new(g),
         }
@@ -253,7 +253,7 @@ fn dftl_at_three_percent_op_survives_steady_state() {
         c.ftl.gc_policy = policy;
         c.sim.precondition = Precondition::Steady;
         let s = settings(&c);
-        let f = ftl::build(&s).unwrap();
+        let f = ftl::build(&s.config.ftl, &s.shape()).unwrap();
         let src = VecSource::new(Vec::new(), Timing::ClosedLoop { depth: 1 });
         let mut sim = Simulation::new(s, f, src, Noop::new(1024, true), NullObserver);
         sim.precondition();

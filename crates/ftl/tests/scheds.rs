@@ -136,7 +136,7 @@ proptest! {
                 c.sched.antic_expire = Dur::from_ms(1);
             }
             let s = c.validate().unwrap();
-            let ftl = ftl::build(&s).unwrap();
+            let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
             let sched = build_sched(&c.sched, s.logical_bytes() / 512).unwrap();
             let src = VecSource::new(reqs.clone(), Timing::OpenLoop);
             let mut sim = Simulation::new(s, ftl, src, sched, Done::default());

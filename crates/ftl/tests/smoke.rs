@@ -22,7 +22,7 @@ fn smoke() {
         };
         c.sim.precondition = ssd_core::config::Precondition::Fill;
         let s = c.validate().unwrap();
-        let ftl = ftl::build(&s).unwrap();
+        let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
         let src = FioGen::new(&c.workload, s.logical_bytes(), 1);
         let mut sim = Simulation::new(s, ftl, src, Noop::new(1024, true), NullObserver);
         sim.precondition();

@@ -37,7 +37,7 @@ struct Rig {
 fn rig(c: &SsdConfig) -> Rig {
     let s = c.validate().unwrap();
     Rig {
-        f: ftl::build(&s).unwrap(),
+        f: ftl::build(&s.config.ftl, &s.shape()).unwrap(),
         cx: FtlCtx::new(
             SimRng::from_seed_label(1, "ftl"),
             s.geometry.total_dies() as usize,
@@ -174,8 +174,12 @@ fn capacity_and_log_area_count_superblocks() {
     let e = big.validate().unwrap_err().to_string();
     assert!(e.contains("ftl.superblock") && e.contains("65535"), "{e}");
     // The block map has one entry per super-block.
-    let t1 = ftl::build(&one).unwrap().mapping_table_bytes();
-    let t4 = ftl::build(&four).unwrap().mapping_table_bytes();
+    let t1 = ftl::build(&one.config.ftl, &one.shape())
+        .unwrap()
+        .mapping_table_bytes();
+    let t4 = ftl::build(&four.config.ftl, &four.shape())
+        .unwrap()
+        .mapping_table_bytes();
     assert!(t4 < t1, "{t4} >= {t1}");
 }
 
@@ -275,7 +279,7 @@ fn park_mlc_sequential(superblock: u32) -> (f64, u64) {
         ..Default::default()
     };
     let s = c.validate().unwrap();
-    let f = ftl::build(&s).unwrap();
+    let f = ftl::build(&s.config.ftl, &s.shape()).unwrap();
     let src = FioGen::new(&c.workload, s.logical_bytes(), 1);
     let mut sim = ssd_core::Simulation::new(s, f, src, Noop::new(1024, true), NullObserver);
     sim.precondition();

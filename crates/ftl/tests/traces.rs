@@ -19,7 +19,7 @@ fn small_ssd() -> SsdConfig {
 
 fn run<S: RequestSource>(c: &SsdConfig, src: impl FnOnce(u64) -> S) -> Report {
     let s = c.clone().validate().unwrap();
-    let ftl = ftl::build(&s).unwrap();
+    let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
     let source = src(s.logical_bytes());
     let mut sim = Simulation::new(s, ftl, source, Noop::new(1024, true), NullObserver);
     sim.precondition();

@@ -109,7 +109,7 @@ fn run_on(
         ..Default::default()
     };
     let s = c.validate().unwrap();
-    let f = ftl::build(&s).unwrap();
+    let f = ftl::build(&s.config.ftl, &s.shape()).unwrap();
     let src = FioGen::new(&c.workload, s.logical_bytes(), seed);
     let mut sim = Simulation::new(s.clone(), f, src, Noop::new(1024, true), NullObserver);
     sim.precondition();

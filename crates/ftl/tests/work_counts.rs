@@ -29,7 +29,7 @@ fn settings(kind: &str, policy: GcPolicy) -> Settings {
 /// `n` single-page random writes (after a sequential fill); the work and
 /// stats of those writes, and the host pages written.
 fn random_writes(s: &Settings, n: u32) -> (ftl::AnyFtl, FtlWork, FtlStats, u64) {
-    let mut f = ftl::build(s).unwrap();
+    let mut f = ftl::build(&s.config.ftl, &s.shape()).unwrap();
     let mut cx = FtlCtx::new(SimRng::from_seed_label(1, "ftl"), 2);
     let mut fa = FlashArray::new(s.geometry);
     let logical = f.logical_pages();

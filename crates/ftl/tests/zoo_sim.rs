@@ -23,7 +23,7 @@ fn run(kind: &str, rw: RwMode) -> (f64, u64, f64) {
         ..Default::default()
     };
     let s = c.validate().unwrap();
-    let f = ftl::build(&s).unwrap();
+    let f = ftl::build(&s.config.ftl, &s.shape()).unwrap();
     let src = FioGen::new(&c.workload, s.logical_bytes(), 1);
     let mut sim = Simulation::new(s, f, src, Noop::new(1024, true), NullObserver);
     sim.precondition();

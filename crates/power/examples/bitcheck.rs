@@ -23,7 +23,7 @@ fn run_on(mut c: SsdConfig, drain: bool, sample: Dur, cap: usize, rw: RwMode) {
         ..Default::default()
     };
     let s = c.validate().unwrap();
-    let ftl = ftl::PageFtl::new(&s);
+    let ftl = ftl::PageFtl::new(&s.config.ftl, &s.shape());
     let src = FioGen::new(&c.workload, s.logical_bytes(), c.sim.seed);
     let obs = PowerObserver::with_sample_cap(&s, sample, cap).unwrap();
     let mut sim = Simulation::new(s, ftl, src, Noop::new(1024, true), obs);

@@ -30,7 +30,7 @@ fn cpu_ticks() -> u64 {
 
 fn timed<O: Observer>(c: &SsdConfig, make: impl Fn(&Settings) -> O) -> u64 {
     let s = c.validate().unwrap();
-    let ftl = ftl::PageFtl::new(&s);
+    let ftl = ftl::PageFtl::new(&s.config.ftl, &s.shape());
     let src = FioGen::new(&c.workload, s.logical_bytes(), c.sim.seed);
     let obs = make(&s);
     let mut sim = Simulation::new(s, ftl, src, Noop::new(1024, true), obs);

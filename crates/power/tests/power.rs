@@ -40,7 +40,7 @@ fn small(rw: RwMode, n: u64) -> SsdConfig {
 
 fn run(c: &SsdConfig, sample: Dur) -> (Report, PowerObserver) {
     let s = c.validate().unwrap();
-    let ftl = ftl::PageFtl::new(&s);
+    let ftl = ftl::PageFtl::new(&s.config.ftl, &s.shape());
     let src = FioGen::new(&c.workload, s.logical_bytes(), c.sim.seed);
     let obs = PowerObserver::new(&s, sample).unwrap();
     let mut sim = Simulation::new(s, ftl, src, Noop::new(1024, true), obs);
@@ -442,7 +442,7 @@ mod end_to_end {
     fn long_run_coarsens_the_series_and_says_so() {
         let c = small(RwMode::RandRead, 3000);
         let s = c.validate().unwrap();
-        let ftl = ftl::PageFtl::new(&s);
+        let ftl = ftl::PageFtl::new(&s.config.ftl, &s.shape());
         let src = FioGen::new(&c.workload, s.logical_bytes(), 1);
         let obs = PowerObserver::with_sample_cap(&s, Dur(1_000), 64).unwrap();
         let mut sim = Simulation::new(s, ftl, src, Noop::new(1024, true), obs);
@@ -530,7 +530,7 @@ mod slow_mode {
             PowerObserver::new(&s, Dur::from_ms(1)).unwrap(),
             Done::default(),
         );
-        let ftl = ftl::PageFtl::new(&s);
+        let ftl = ftl::PageFtl::new(&s.config.ftl, &s.shape());
         let mut sim = Simulation::new(s, ftl, src, Noop::new(1024, true), obs);
         sim.run().unwrap();
         let Tee(p, d) = sim.obs;

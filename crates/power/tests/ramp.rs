@@ -51,7 +51,7 @@ fn run(c: &SsdConfig, ramp: Option<Dur>) -> (Report, PowerObserver) {
     let mut c = c.clone();
     c.sim.ramp_time = ramp;
     let s = c.validate().unwrap();
-    let ftl = ftl::PageFtl::new(&s);
+    let ftl = ftl::PageFtl::new(&s.config.ftl, &s.shape());
     let src = FioGen::new(&c.workload, s.logical_bytes(), c.sim.seed);
     let obs = PowerObserver::new(&s, Dur::from_ms(1)).unwrap();
     let mut sim = Simulation::new(s, ftl, src, Noop::new(1024, true), obs);
@@ -174,7 +174,7 @@ fn an_idle_ramp_costs_idle_power_over_it() {
         let mut c = c.clone();
         c.sim.ramp_time = ramp.map(Dur);
         let s = c.validate().unwrap();
-        let ftl = ftl::PageFtl::new(&s);
+        let ftl = ftl::PageFtl::new(&s.config.ftl, &s.shape());
         let src = VecSource::new(reqs.clone(), Timing::OpenLoop);
         let obs = PowerObserver::new(&s, Dur::from_ms(1)).unwrap();
         let mut sim = Simulation::new(s, ftl, src, Noop::new(1024, true), obs);

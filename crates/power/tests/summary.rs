@@ -43,7 +43,7 @@ fn run(c: &Case) -> PowerObserver {
         ..Default::default()
     };
     let s = cfg.validate().unwrap();
-    let ftl = ftl::build(&s).unwrap();
+    let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
     let src = FioGen::new(&cfg.workload, s.logical_bytes(), 7);
     let obs = PowerObserver::new(&s, Dur(c.sample_ns)).unwrap();
     let mut sim = Simulation::new(s, ftl, src, Noop::new(1024, true), obs);

@@ -217,6 +217,17 @@ impl Geometry {
     }
 }
 
+/// What every component built from its own configuration section shares:
+/// the drive's physical geometry and the logical pages the host addresses
+/// (`Settings::shape`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DriveShape {
+    /// Channels, ways, dies, planes, blocks, pages.
+    pub geometry: Geometry,
+    /// The pages the host addresses (`FtlConfig::capacity`).
+    pub logical_pages: u64,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -50,7 +50,8 @@
 //!   block, FAST fills one block at a time: 38 MB/s on MLC against the
 //!   closed form's 72.6). OLD's ceiling is its one channel's bus either way.
 
-use crate::config::ConfigError;
+use crate::error::{invalid, ConfigError};
+use crate::hw::{HostConfig, LayoutConfig, NandConfig};
 
 /// A whole drive as a configuration fragment.
 #[derive(Clone, Copy, Debug)]
@@ -305,17 +306,16 @@ ways = 1
 /// ways x planes x page / (tR + planes x transfer)))` for reads, the same
 /// with `planes x transfer + tPROG` for writes; `planes` is the die's planes
 /// when multi-plane commands are on, else 1.
-pub fn sequential_ceilings(c: &crate::config::SsdConfig) -> (f64, f64) {
-    let n = &c.nand;
+pub fn sequential_ceilings(n: &NandConfig, layout: &LayoutConfig, host: &HostConfig) -> (f64, f64) {
     let planes = if n.multiplane { n.planes_per_die } else { 1 } as f64;
     let page = n.page_size.0 as f64;
     let bus = n.bus.rate(n.page_size, n.bus_width_bits).mb_per_s();
     let xfer_us = page / bus;
-    let ways = (c.layout.ways * n.dies_per_chip) as f64;
-    let channels = c.layout.channels as f64;
+    let ways = (layout.ways * n.dies_per_chip) as f64;
+    let channels = layout.channels as f64;
     let ceiling = |busy_us: f64| {
         let per_channel = bus.min(ways * planes * page / busy_us);
-        (channels * per_channel).min(c.host.link_mbps)
+        (channels * per_channel).min(host.link_mbps)
     };
     (
         ceiling(n.t_r.0 as f64 / 1e3 + planes * xfer_us),
@@ -329,7 +329,7 @@ pub fn device_preset(name: &str) -> Result<&'static DevicePreset, ConfigError> {
         .iter()
         .find(|d| d.name == name)
         .ok_or_else(|| {
-            crate::config::invalid(
+            invalid(
                 "device",
                 format!(
                     "unknown device preset {name:?} (known: {})",
@@ -341,72 +341,4 @@ pub fn device_preset(name: &str) -> Result<&'static DevicePreset, ConfigError> {
                 ),
             )
         })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::config::SsdConfig;
-
-    /// Every preset resolves to a valid configuration with the paper's
-    /// capacity (within the GB-versus-GiB and over-provisioning margin) and
-    /// its fitted idle power adding up to Table 4's.
-    #[test]
-    fn every_device_resolves_with_its_capacity_and_idle_power() {
-        let table4 = [
-            ("park-old", 32.0, 1.075),
-            ("park-mlc", 32.0, 0.519),
-            ("park-mtron", 16.0, 0.937),
-            ("park-tgn", 128.0, 0.210),
-            ("sun-ssd-i", 80.0, 0.15),
-            ("sun-ssd-s", 64.0, 1.5),
-            ("sun-ssd-k", 64.0, 3.3),
-        ];
-        for (name, gb, idle) in table4 {
-            let c = SsdConfig::from_toml_over(None, &format!("device = \"{name}\""), "t")
-                .unwrap_or_else(|e| panic!("{name}: {e}"));
-            c.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
-            let n = &c.nand;
-            let chip = n.page_size.0
-                * n.pages_per_block as u64
-                * n.blocks_per_plane as u64
-                * n.planes_per_die as u64
-                * n.dies_per_chip as u64;
-            let raw = chip * (c.layout.channels * c.layout.ways) as u64;
-            let ratio = raw as f64 / (gb * 1e9);
-            assert!((1.0..1.2).contains(&ratio), "{name}: raw {raw} for {gb} GB");
-            let chips = (c.layout.channels * c.layout.ways) as f64;
-            let p = &c.power;
-            let sum = p.cpu_idle_power.0
-                + p.dram_standby_power.0
-                + chips * p.flash_idle_current.0 * p.voltage.0
-                + p.link_idle_power.0;
-            assert!(
-                (sum - idle).abs() < 1e-3,
-                "{name}: idle {sum} W, Table 4 {idle} W"
-            );
-        }
-        // The closed forms each preset's `about` quotes.
-        for (name, r, w) in [
-            ("park-old", 40.0, 40.0),
-            ("park-mlc", 160.0, 72.6),
-            ("park-mtron", 160.0, 108.4),
-            ("park-tgn", 160.0, 160.0),
-            ("sun-ssd-i", 200.0, 74.1),
-            ("sun-ssd-s", 80.0, 80.0),
-            ("sun-ssd-k", 300.0, 118.6),
-        ] {
-            let c = SsdConfig::default().with_device(name).unwrap();
-            let (cr, cw) = sequential_ceilings(&c);
-            assert!(
-                (cr - r).abs() < 0.1 && (cw - w).abs() < 0.1,
-                "{name}: {cr} / {cw}"
-            );
-        }
-        let err = device_preset("nope").unwrap_err().to_string();
-        assert!(
-            err.contains("device: unknown device preset \"nope\""),
-            "{err}"
-        );
-    }
 }

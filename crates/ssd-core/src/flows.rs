@@ -820,6 +820,91 @@ impl<S: RequestSource> RequestSource for Flows<S> {
     }
 }
 
+/// Check one workload source: the fio-style `w` (used when neither a
+/// personality nor a trace is given), `p` or `t`. `prefix` is prepended to
+/// the field names of errors (`""` at the top level, `"flow.1."` in a flow).
+pub fn check_source(
+    prefix: &str,
+    w: &crate::workload::WorkloadConfig,
+    p: Option<&crate::personality::PersonalityConfig>,
+    t: Option<&TraceSpec>,
+    logical_bytes: u64,
+) -> Result<(), ConfigError> {
+    let f = |x: &str| format!("{prefix}{x}");
+    w.validate(logical_bytes).map_err(|e| match e {
+        ConfigError::Invalid { field, reason } if !prefix.is_empty() => ConfigError::Invalid {
+            field: f(&field),
+            reason,
+        },
+        e => e,
+    })?;
+    if let Some(t) = t {
+        if let Some(fmt) = &t.format {
+            fmt.parse::<crate::trace::TraceFormat>()
+                .map_err(|e| invalid(&f("trace.format"), e.to_string()))?;
+        }
+        if t.path.is_empty() {
+            return Err(invalid(&f("trace.path"), "empty path"));
+        }
+    }
+    if let Some(p) = p {
+        if p.level == crate::personality::PersonalityLevel::File {
+            if p.is_direct() {
+                return Err(invalid(
+                    &f("personality.direct"),
+                    "a file-level personality runs buffered: its data and its metadata go through the page cache (Filebench's default directio=0)",
+                ));
+            }
+            crate::filebench::FileParams::from_config(p)?;
+        } else {
+            // Knobs of Filebench's file-level flowops: refused rather
+            // than ignored.
+            for (set, x) in [
+                (p.prealloc_percent.is_some(), "personality.prealloc_percent"),
+                (p.db_writers.is_some(), "personality.db_writers"),
+            ] {
+                if set {
+                    return Err(invalid(
+                        &f(x),
+                        "a knob of the file-level personalities (personality.level = \"file\")",
+                    ));
+                }
+            }
+        }
+    }
+    if t.is_some() && p.is_some() {
+        return Err(invalid(
+            &f("personality"),
+            "a run replays a trace or runs a personality, not both",
+        ));
+    }
+    if p.is_none() && t.is_none() {
+        if w.direct && (w.sync || w.fsync > 0 || w.end_fsync) {
+            let x = if w.sync {
+                "workload.sync"
+            } else if w.fsync > 0 {
+                "workload.fsync"
+            } else {
+                "workload.end_fsync"
+            };
+            return Err(invalid(
+                &f(x),
+                format!(
+                    "acts on the page cache: it needs buffered I/O ({} = false)",
+                    f("workload.direct")
+                ),
+            ));
+        }
+        if !w.direct && w.rate_iops.is_some() {
+            return Err(invalid(
+                &f("workload.direct"),
+                "buffered I/O is made by application threads (closed loop); rate_iops needs direct = true",
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -41,7 +41,7 @@ pub mod trace;
 pub mod units;
 pub mod workload;
 
-pub use addr::{BlockId, ChannelId, DieId, FastDiv, Geometry, Lpn, PlaneId, Ppn};
+pub use addr::{BlockId, ChannelId, DieId, DriveShape, FastDiv, Geometry, Lpn, PlaneId, Ppn};
 pub use config::{ConfigError, Settings, SsdConfig};
 pub use engine::{SimError, Simulation};
 pub use units::{Dur, SimTime, Size};

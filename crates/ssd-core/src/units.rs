@@ -674,6 +674,19 @@ impl fmt::Display for Si {
     }
 }
 
+// ------------------------------------------------------- configuration ranges
+
+/// The longest single operation (flash read, program, erase, page transfer,
+/// DRAM access, command overhead, CPU wake-up) a configuration may give.
+pub const MAX_OP_TIME: Dur = Dur(1_000_000_000);
+/// The range of a transfer rate (host link, NAND bus) in MB/s: rates are kept
+/// in bytes per millisecond, so a slower one would round to zero.
+pub const MIN_RATE_MBPS: f64 = 0.001;
+/// Upper end of the transfer-rate range in MB/s (see [`MIN_RATE_MBPS`]).
+pub const MAX_RATE_MBPS: f64 = 1e9;
+/// The most controller cycles one step of work may take.
+pub const MAX_CYCLES: u64 = 1_000_000_000;
+
 #[cfg(test)]
 mod tests {
     use super::*;

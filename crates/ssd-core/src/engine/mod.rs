@@ -293,7 +293,7 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: 
 impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, O, StdHw> {
     /// A simulation on the built-in hardware models the settings name.
     pub fn new(settings: Settings, ftl: F, src: S, sched: Q, obs: O) -> Self {
-        let hw = Parts::from_settings(&settings)
+        let hw = Parts::new(settings.hw())
             .expect("validated settings describe built-in hardware models");
         Self::with_hardware(settings, hw, ftl, src, sched, obs)
     }

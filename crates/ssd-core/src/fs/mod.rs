@@ -51,6 +51,7 @@ pub mod xfs;
 
 use crate::error::{invalid, ConfigError};
 use crate::units::{Dur, SimTime, Size};
+pub use crate::workload::FsyncIo;
 use crate::workload::IoOp;
 use serde::{Deserialize, Serialize};
 
@@ -609,51 +610,6 @@ pub enum FsCall {
     },
     /// A device cache flush, waited for.
     Flush,
-}
-
-/// What an fsync writes after the file's data is written and before the
-/// device flush.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct FsyncIo {
-    /// Other files whose dirty data goes first (ext3's ordered mode: the
-    /// files with new blocks in the committing transaction), by index.
-    pub ordered: Vec<u32>,
-    /// Metadata blocks to write back from the buffer cache if dirty (ext2's
-    /// inode and indirect blocks of the file).
-    pub metadata: Vec<u64>,
-    /// Direct writes (a journal commit), as runs of (block, blocks).
-    pub direct: Vec<(u64, u32)>,
-    /// Flush the device cache before the direct writes' last block (a
-    /// journal commit block's barrier) as well as after.
-    pub barrier: bool,
-    /// Every direct run is a barrier write of its own (XFS without delayed
-    /// logging: each in-core log buffer is written ordered): a flush before
-    /// each run; the fsync's own flush follows the last.
-    pub barrier_each: bool,
-    /// No device flush after the fsync (`barrier=0`/`nobarrier`: the file
-    /// system issues none).
-    pub no_flush: bool,
-}
-
-impl FsyncIo {
-    /// Nothing to write but the fsync's device flush, which a file system
-    /// mounted without barriers (`barriers` false) does not issue.
-    pub fn flush_only(barriers: bool) -> FsyncIo {
-        FsyncIo {
-            no_flush: !barriers,
-            ..FsyncIo::default()
-        }
-    }
-
-    /// A journal or log commit of the runs `direct`: with barriers, a flush
-    /// before its last block and after it; without, neither.
-    pub fn commit(direct: Vec<(u64, u32)>, barriers: bool) -> FsyncIo {
-        FsyncIo {
-            direct,
-            barrier: barriers,
-            ..FsyncIo::flush_only(barriers)
-        }
-    }
 }
 
 /// The file system ran out of space: the operation is skipped.

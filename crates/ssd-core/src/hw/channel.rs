@@ -12,8 +12,8 @@
 //! [`Channel::arbitration`] says which waiting die the channel serves next
 //! when it frees (first come first served unless the model says otherwise).
 
-use crate::config::Settings;
 use crate::ftl::OpKind;
+use crate::hw::NandConfig;
 use crate::units::Dur;
 use serde::{Deserialize, Serialize};
 
@@ -76,11 +76,11 @@ pub struct OnfiChannel {
 impl OnfiChannel {
     /// The channel of `[nand]`: command and page transfer times at the bus rate, and
     /// `nand.bus_arbitration`.
-    pub fn from_settings(s: &Settings) -> OnfiChannel {
+    pub fn new(n: &NandConfig) -> OnfiChannel {
         OnfiChannel {
-            cmd: s.cmd_time(),
-            page: s.page_xfer_time(),
-            arbitration: s.config.nand.bus_arbitration,
+            cmd: n.cmd_time(),
+            page: n.page_xfer_time(),
+            arbitration: n.bus_arbitration,
         }
     }
 }

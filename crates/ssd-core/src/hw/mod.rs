@@ -24,20 +24,26 @@
 
 pub mod channel;
 pub mod controller;
+pub mod dram;
+pub mod link;
 pub mod nand;
+pub mod power;
 
 pub use channel::{BusArbitration, Channel, OnfiChannel};
-pub use controller::{
-    AnyDram, Controller, CycleCpu, Dram, FixedDram, HostLink, RefreshConfig, RefreshDram,
-    SerialLink,
+pub use controller::{Controller, ControllerConfig, CycleCpu};
+pub use dram::{
+    AnyDram, Dram, DramCapacity, DramConfig, FixedDram, FlushPolicy, RefreshConfig, RefreshDram,
 };
+pub use link::{Arbitration, HostConfig, HostLink, Interface, SerialLink};
 pub use nand::{
-    AnyNand, ArrayOp, CacheConfig, CacheOps, FixedNand, MultiplaneConfig, MultiplaneRule, Nand,
-    NandCtx, NandCurrents, PageTypeNand, ReadRetry,
+    AnyNand, ArrayOp, BusSpeed, CacheConfig, CacheOps, FixedNand, MultiplaneConfig, MultiplaneRule,
+    Nand, NandConfig, NandCtx, NandCurrents, PageTypeNand, ReadRetry,
 };
+pub use power::PowerConfig;
 
-use crate::config::Settings;
-use crate::error::ConfigError;
+use crate::addr::Geometry;
+use crate::error::{check_nonzero, invalid, ConfigError};
+use serde::{Deserialize, Serialize};
 
 /// The hardware a simulation runs on: one associated type per component
 /// model, so the engine is compiled for the concrete models.
@@ -79,16 +85,37 @@ impl Hardware for StdHw {
     type Link = SerialLink;
 }
 
+/// The configuration sections the built-in models are built from, each
+/// model from its own (`Settings::hw` gives them for a validated
+/// configuration).
+#[derive(Clone, Copy, Debug)]
+pub struct HwConfig<'a> {
+    /// `[nand]`: the array's times and the channel's bus.
+    pub nand: &'a NandConfig,
+    /// `[controller]`: the CPU's clock and cycle costs.
+    pub controller: &'a ControllerConfig,
+    /// `[dram]`: access latency and refresh.
+    pub dram: &'a DramConfig,
+    /// `[host]`: the link's overhead and rate.
+    pub host: &'a HostConfig,
+    /// `[power]`: the CPU's slow mode.
+    pub power: &'a PowerConfig,
+    /// The drive's blocks (a NAND model that tracks blocks sizes its state
+    /// by them).
+    pub blocks: usize,
+    /// `sim.seed`: a NAND model's random sub-stream derives from it.
+    pub seed: u64,
+}
+
 impl Parts<StdHw> {
-    /// The built-in models a validated configuration names; errors name the
-    /// field.
-    pub fn from_settings(s: &Settings) -> Result<Parts<StdHw>, ConfigError> {
+    /// The built-in models the sections name; errors name the field.
+    pub fn new(c: HwConfig<'_>) -> Result<Parts<StdHw>, ConfigError> {
         Ok(Parts {
-            nand: AnyNand::from_settings(s)?,
-            chan: OnfiChannel::from_settings(s),
-            ctrl: CycleCpu::from_settings(s),
-            dram: AnyDram::from_settings(s),
-            link: SerialLink::from_settings(s),
+            nand: AnyNand::new(c.nand, c.blocks, c.seed)?,
+            chan: OnfiChannel::new(c.nand),
+            ctrl: CycleCpu::new(c.controller, c.power),
+            dram: AnyDram::new(c.dram),
+            link: SerialLink::new(c.host),
         })
     }
 }
@@ -107,14 +134,66 @@ impl<N: Nand> Hardware for WithNand<N> {
 }
 
 impl<N: Nand> Parts<WithNand<N>> {
-    /// `nand` with the built-in CPU, DRAM and link the settings describe.
-    pub fn with_nand(s: &Settings, nand: N) -> Parts<WithNand<N>> {
+    /// `nand` with the built-in channel, CPU, DRAM and link the sections
+    /// describe.
+    pub fn with_nand(c: HwConfig<'_>, nand: N) -> Parts<WithNand<N>> {
         Parts {
             nand,
-            chan: OnfiChannel::from_settings(s),
-            ctrl: CycleCpu::from_settings(s),
-            dram: AnyDram::from_settings(s),
-            link: SerialLink::from_settings(s),
+            chan: OnfiChannel::new(c.nand),
+            ctrl: CycleCpu::new(c.controller, c.power),
+            dram: AnyDram::new(c.dram),
+            link: SerialLink::new(c.host),
         }
+    }
+}
+
+/// How chips hang off the controller.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LayoutConfig {
+    /// Independent channels (buses) from the controller to the chips. Default 8.
+    pub channels: u32,
+    /// Chips (ways) per channel.
+    pub ways: u32,
+}
+
+impl Default for LayoutConfig {
+    /// Lee & Won's reference SSD: 8 channels of one chip.
+    fn default() -> LayoutConfig {
+        LayoutConfig {
+            channels: 8,
+            ways: 1,
+        }
+    }
+}
+
+impl LayoutConfig {
+    /// The drive's geometry: these channels and ways of the chip `n` (whose
+    /// own rules [`NandConfig::check`] checks). Every physical page must have
+    /// a 32-bit number.
+    pub fn geometry(&self, n: &NandConfig) -> Result<Geometry, ConfigError> {
+        check_nonzero("layout.channels", self.channels)?;
+        check_nonzero("layout.ways", self.ways)?;
+        let total = self.channels as u128
+            * self.ways as u128
+            * n.dies_per_chip as u128
+            * n.planes_per_die as u128
+            * n.blocks_per_plane as u128
+            * n.pages_per_block as u128;
+        if total >= u32::MAX as u128 {
+            return Err(invalid(
+                "geometry",
+                format!("{total} physical pages exceed the 2^32-1 a page number can address; use larger pages or fewer blocks"),
+            ));
+        }
+        Ok(Geometry {
+            channels: self.channels,
+            ways: self.ways,
+            dies: n.dies_per_chip,
+            planes: n.planes_per_die,
+            blocks_per_plane: n.blocks_per_plane,
+            pages_per_block: n.pages_per_block,
+            page_size: n.page_size.0 as u32,
+        })
     }
 }

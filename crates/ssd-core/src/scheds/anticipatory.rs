@@ -16,7 +16,7 @@
 
 use super::deadline::{DeadlineCore, NextMode};
 use super::dir_of;
-use crate::sched::SchedConfig;
+use super::SchedConfig;
 use crate::sched::{IoScheduler, SchedReq};
 use crate::units::{Dur, SimTime};
 use crate::workload::IoOp;

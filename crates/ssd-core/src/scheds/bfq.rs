@@ -25,8 +25,8 @@
 //! and all weights here are equal), weight raising for interactive and soft
 //! real-time processes, cgroups, I/O priority classes, the async charge factor.
 
+use super::SchedConfig;
 use super::{max_sectors, Added, DirQueue, Slots};
-use crate::sched::SchedConfig;
 use crate::sched::{IoScheduler, SchedReq};
 use crate::units::{Dur, SimTime};
 use crate::workload::IoOp;

@@ -18,8 +18,8 @@
 //! Not modelled: I/O priority classes and levels (all best effort, one level),
 //! cgroups, `cfq_quantum` (in-flight limit per queue), back-seek penalties.
 
+use super::SchedConfig;
 use super::{dir_of, max_sectors, Added, DirQueue, Slots};
-use crate::sched::SchedConfig;
 use crate::sched::{IoScheduler, SchedReq};
 use crate::units::{Dur, SimTime};
 use crate::workload::IoOp;

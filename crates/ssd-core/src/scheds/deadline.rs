@@ -9,8 +9,8 @@
 //! starts at the FIFO head if that has expired (or if the sweep reached the end
 //! of the sorted tree), else at the next request in sector order.
 
+use super::SchedConfig;
 use super::{dir_of, max_sectors, DirQueue, Slots};
-use crate::sched::SchedConfig;
 use crate::sched::{IoScheduler, SchedReq};
 use crate::units::{Dur, SimTime};
 use crate::workload::IoOp;

@@ -21,7 +21,7 @@
 //! 8 queued requests of the domain (as `blk_bio_list_merge`).
 
 use super::dir_of;
-use crate::sched::SchedConfig;
+use super::SchedConfig;
 use crate::sched::{try_merge, IoScheduler, SchedReq};
 use crate::units::{Dur, SimTime};
 use crate::workload::IoOp;

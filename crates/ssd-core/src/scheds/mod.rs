@@ -39,20 +39,23 @@ mod mq_deadline;
 mod nvme;
 mod pardispatcher;
 
+pub use crate::hw::Arbitration;
 pub use anticipatory::Anticipatory;
 pub use bfq::Bfq;
 pub use cfq::Cfq;
 pub use deadline::Deadline;
 pub use kyber::Kyber;
 pub use mq_deadline::MqDeadline;
-pub use nvme::{Arbitration, NvmeQueues};
+pub use nvme::NvmeQueues;
 pub use pardispatcher::ParDispatcher;
 
-use crate::error::ConfigError;
-use crate::sched::SchedConfig;
+use crate::error::{invalid, ConfigError};
+use crate::flows::FlowConfig;
+use crate::hw::HostConfig;
 use crate::sched::{try_merge, IoScheduler, Noop, SchedReq};
-use crate::units::SimTime;
+use crate::units::{Dur, SimTime, Size};
 use crate::workload::IoOp;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
 /// Names accepted by `sched.kind` (and `--sched`).
@@ -128,22 +131,173 @@ pub fn build_sched(cfg: &SchedConfig, capacity_sectors: u64) -> Result<AnySched,
 /// interface, a submission queue per flow and the controller's arbitration
 /// ([`NvmeQueues`]); otherwise the elevator `sched.kind` ([`build_sched`]).
 pub fn build_host_queues(
-    c: &crate::config::SsdConfig,
+    sched: &SchedConfig,
+    host: &HostConfig,
+    flows: &[FlowConfig],
     capacity_sectors: u64,
 ) -> Result<AnySched, ConfigError> {
-    if c.flows.is_empty() || !c.host.interface.is_nvme() {
-        return build_sched(&c.sched, capacity_sectors);
+    if flows.is_empty() || !host.interface.is_nvme() {
+        return build_sched(sched, capacity_sectors);
     }
-    c.sched.validate()?;
-    let classes: Vec<_> = c.flows.iter().map(|f| f.priority).collect();
+    sched.validate()?;
+    let classes: Vec<_> = flows.iter().map(|f| f.priority).collect();
     Ok(AnySched::Nvme(NvmeQueues::new(
         &classes,
-        c.host.arbitration,
-        c.host.arbitration_burst,
-        c.host.wrr_weights,
-        max_sectors(&c.sched),
-        c.sched.merge,
+        host.arbitration,
+        host.arbitration_burst,
+        host.wrr_weights,
+        max_sectors(sched),
+        sched.merge,
     )))
+}
+
+/// Which host I/O scheduler sits between the workload and the device queue, and
+/// its tunables (each scheduler reads the ones it knows; see `crate::scheds`).
+/// Missing fields take the Linux / paper defaults of [`SchedConfig::default`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SchedConfig {
+    /// Scheduler name: one of `SCHED_NAMES`.
+    pub kind: String,
+    /// Largest request after merging.
+    pub max_request: Size,
+    /// Merge contiguous requests.
+    pub merge: bool,
+    /// Requests the block layer may hold for the device at once: queued in the
+    /// elevator, held in a plug or in the device (Linux's
+    /// `/sys/block/*/queue/nr_requests`, 128 in the single-queue block layer).
+    /// A submitter that finds them all taken sleeps until a request completes;
+    /// its latency counts the wait.
+    pub nr_requests: u32,
+    /// Plug per submitter (Linux's `blk_start_plug`): the requests one stream
+    /// submits at the same instant of an open-loop workload are held, sorted by
+    /// sector and inserted into the elevator together at the end of that
+    /// instant (or once 16 are held, `BLK_MAX_REQUEST_COUNT`), so it can merge
+    /// and order the whole burst. A closed-loop workload submits one request at
+    /// a time, as fio does with its default `iodepth_batch_submit=1`.
+    pub plug: bool,
+    /// deadline / mq-deadline / anticipatory / pardispatcher: read FIFO expiry.
+    pub read_expire: Dur,
+    /// ... and write FIFO expiry.
+    pub write_expire: Dur,
+    /// deadline / mq-deadline / anticipatory: requests per sector-order batch.
+    pub fifo_batch: u32,
+    /// deadline / mq-deadline / anticipatory: read batches before writes must be served.
+    pub writes_starved: u32,
+    /// cfq: time slice of a sync (read) queue.
+    pub slice_sync: Dur,
+    /// cfq: time slice of the async (write) queue.
+    pub slice_async: Dur,
+    /// cfq: wait this long for the next request of an emptied sync queue (0 = no idling).
+    pub slice_idle: Dur,
+    /// anticipatory: wait after a read for a nearby read of the same process.
+    pub antic_expire: Dur,
+    /// pardispatcher: subregion size S (one subqueue per subregion); clamped to the capacity.
+    pub subregion: Size,
+    /// pardispatcher: reads per batch.
+    pub read_batch: u32,
+    /// pardispatcher: writes per batch.
+    pub write_batch: u32,
+    /// kyber: read latency target.
+    pub kyber_read_target: Dur,
+    /// kyber: (sync) write latency target.
+    pub kyber_write_target: Dur,
+    /// bfq: largest budget of a queue, in sectors.
+    pub bfq_max_budget: u32,
+    /// bfq: longest a queue keeps the device for one budget.
+    pub bfq_timeout: Dur,
+}
+
+impl Default for SchedConfig {
+    /// Linux defaults (block/deadline-iosched.c, cfq-iosched.c, as-iosched.c,
+    /// kyber-iosched.c, bfq-iosched.c) and Wang et al. 2013 for ParDispatcher.
+    fn default() -> Self {
+        SchedConfig {
+            kind: "noop".into(),
+            max_request: Size::kib(512),
+            merge: true,
+            nr_requests: 128,
+            plug: true,
+            read_expire: Dur::from_ms(500),
+            write_expire: Dur::from_ms(5000),
+            fifo_batch: 16,
+            writes_starved: 2,
+            slice_sync: Dur::from_ms(100),
+            slice_async: Dur::from_ms(40),
+            // Linux shows 8 ms, but CFQ never arms the idle timer on a non-rotational
+            // device with command queueing (cfq_arm_slice_timer): 0 is what runs.
+            slice_idle: Dur::ZERO,
+            antic_expire: Dur::from_ms(6),
+            subregion: Size::gib(4),
+            read_batch: 16,
+            write_batch: 8,
+            kyber_read_target: Dur::from_ms(2),
+            kyber_write_target: Dur::from_ms(10),
+            bfq_max_budget: 16 * 1024,
+            bfq_timeout: Dur::from_ms(125),
+        }
+    }
+}
+
+impl SchedConfig {
+    /// Check the tunables; errors name the field (`sched.NAME`).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if !SCHED_NAMES.contains(&self.kind.as_str()) {
+            return Err(invalid(
+                "sched.kind",
+                format!(
+                    "unknown scheduler {:?} (known: {})",
+                    self.kind,
+                    SCHED_NAMES.join(", ")
+                ),
+            ));
+        }
+        if self.max_request.0 < 512 {
+            return Err(invalid("sched.max_request", "must be at least one sector"));
+        }
+        if self.max_request.0 / 512 > u32::MAX as u64 {
+            return Err(invalid("sched.max_request", "too large"));
+        }
+        let pos = |v: u64, f: &str| {
+            if v == 0 {
+                Err(invalid(f, "must be positive"))
+            } else {
+                Ok(())
+            }
+        };
+        pos(self.read_expire.0, "sched.read_expire")?;
+        pos(self.write_expire.0, "sched.write_expire")?;
+        pos(self.fifo_batch as u64, "sched.fifo_batch")?;
+        if self.nr_requests == 0 || self.nr_requests > 1_000_000 {
+            return Err(invalid(
+                "sched.nr_requests",
+                format!("must be in 1..=1000000, got {}", self.nr_requests),
+            ));
+        }
+        pos(self.slice_sync.0, "sched.slice_sync")?;
+        pos(self.slice_async.0, "sched.slice_async")?;
+        pos(self.read_batch as u64, "sched.read_batch")?;
+        pos(self.write_batch as u64, "sched.write_batch")?;
+        pos(self.kyber_read_target.0, "sched.kyber_read_target")?;
+        pos(self.kyber_write_target.0, "sched.kyber_write_target")?;
+        pos(self.bfq_timeout.0, "sched.bfq_timeout")?;
+        if self.bfq_max_budget < 32 {
+            return Err(invalid(
+                "sched.bfq_max_budget",
+                format!("must be at least 32 sectors, got {}", self.bfq_max_budget),
+            ));
+        }
+        if self.subregion.0 < 512 || self.subregion.0 & 511 != 0 {
+            return Err(invalid(
+                "sched.subregion",
+                format!(
+                    "must be a positive multiple of 512 bytes, got {}",
+                    self.subregion.0
+                ),
+            ));
+        }
+        Ok(())
+    }
 }
 
 // ------------------------------------------------------------ shared parts

@@ -6,7 +6,7 @@
 //! modelled: every request has the same (best-effort) class.
 
 use super::deadline::{DeadlineCore, NextMode};
-use crate::sched::SchedConfig;
+use super::SchedConfig;
 use crate::sched::{IoScheduler, SchedReq};
 use crate::units::SimTime;
 

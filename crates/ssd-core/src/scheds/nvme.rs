@@ -23,20 +23,9 @@
 //! bits of each request's stream ([`crate::flows::flow_of`]).
 
 use crate::flows::{flow_of, FlowPriority};
+use crate::hw::Arbitration;
 use crate::sched::{IoScheduler, Noop, SchedReq};
 use crate::units::SimTime;
-use serde::{Deserialize, Serialize};
-
-/// How the controller chooses the SQ it fetches from next.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Arbitration {
-    /// Round robin over every SQ.
-    #[default]
-    Rr,
-    /// Weighted round robin with urgent priority class.
-    Wrr,
-}
 
 const URGENT: usize = 0;
 

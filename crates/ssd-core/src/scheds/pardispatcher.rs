@@ -17,9 +17,9 @@
 //! deadline, the next turn is that request's subqueue and direction, and the batch
 //! starts at it (continuing upward in address order, then from the lowest).
 
+use super::SchedConfig;
 use super::{dir_of, max_sectors, Added, DirQueue, Slots};
 use crate::error::{invalid, ConfigError};
-use crate::sched::SchedConfig;
 use crate::sched::{IoScheduler, SchedReq};
 use crate::units::{Dur, SimTime};
 use crate::workload::{IoOp, SECTOR};

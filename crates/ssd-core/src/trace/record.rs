@@ -171,7 +171,7 @@ impl<S: RequestSource> RequestSource for Recorder<S> {
     fn call_extras(&self) -> crate::workload::CallExtras {
         self.inner.call_extras()
     }
-    fn fsync_io(&mut self, ino: u32, now: SimTime) -> crate::fs::FsyncIo {
+    fn fsync_io(&mut self, ino: u32, now: SimTime) -> crate::workload::FsyncIo {
         self.inner.fsync_io(ino, now)
     }
 }

@@ -30,9 +30,9 @@
 //!
 //! [`AnyNand`] closes them over an enum for run-time choice.
 
-use crate::config::{NandConfig, PowerConfig, Settings};
 use crate::error::{invalid, ConfigError};
 use crate::ftl::{OpKind, Purpose};
+use crate::hw::PowerConfig;
 use crate::rng::{SimRng, SimRngExt};
 use crate::units::{Amps, Dur, SimTime};
 use rand::Rng;
@@ -181,10 +181,12 @@ impl NandCurrents {
     }
 }
 
+mod config;
 mod ops;
 mod page_types;
 mod retry;
 
+pub use config::{BusSpeed, NandConfig};
 pub use ops::*;
 pub use page_types::*;
 pub use retry::*;
@@ -282,11 +284,8 @@ pub fn check_models(n: &NandConfig) -> Result<(), ConfigError> {
 
 impl AnyNand {
     /// The model a validated configuration describes.
-    pub fn from_settings(s: &Settings) -> Result<AnyNand, ConfigError> {
-        let n = &s.config.nand;
+    pub fn new(n: &NandConfig, blocks: usize, seed: u64) -> Result<AnyNand, ConfigError> {
         check_models(n)?;
-        let blocks = s.geometry.total_blocks() as usize;
-        let seed = s.config.sim.seed;
         let model = match (&n.page_types, &n.retry) {
             (None, None) => StdModel::Fixed(FixedNand::from_config(n)),
             (Some(p), None) => StdModel::PageType(PageTypeNand::new(p, n.t_bers)),

@@ -93,12 +93,12 @@ impl CacheConfig {
             ("nand.cache.t_dcbsyr", self.t_dcbsyr),
             ("nand.cache.t_cbsy", self.t_cbsy),
         ] {
-            if t > crate::config::MAX_OP_TIME {
+            if t > crate::units::MAX_OP_TIME {
                 return Err(invalid(
                     field,
                     format!(
                         "{t} is out of range: an operation time is at most {}",
-                        crate::config::MAX_OP_TIME
+                        crate::units::MAX_OP_TIME
                     ),
                 ));
             }
@@ -192,13 +192,13 @@ impl MultiplaneConfig {
                 ));
             }
         }
-        if self.plane_gap > crate::config::MAX_OP_TIME {
+        if self.plane_gap > crate::units::MAX_OP_TIME {
             return Err(invalid(
                 "nand.multiplane_rule.plane_gap",
                 format!(
                     "{} is out of range: an operation time is at most {}",
                     self.plane_gap,
-                    crate::config::MAX_OP_TIME
+                    crate::units::MAX_OP_TIME
                 ),
             ));
         }

@@ -14,6 +14,13 @@
 //! **Architecture invariant:** ssd-core knows no concrete FTL. Concrete FTLs live in
 //! the `ftl` crate; the application closes the choice with an enum.
 
+mod config;
+
+pub use config::{
+    Allocation, CmtGranularity, CmtPolicy, FtlCapacity, FtlConfig, GcMode, GcPolicy,
+    PlaneAllocation, WearLeveling,
+};
+
 use crate::addr::{BlockId, FastDiv, Geometry, Lpn, PlaneId, Ppn};
 use crate::rng::SimRng;
 use crate::units::SimTime;
