@@ -226,6 +226,33 @@ impl RequestSource for AnySource {
             _ => Vec::new(),
         }
     }
+    fn ramp_over(&mut self, now: ssd_core::SimTime, in_flight: u64) {
+        match self {
+            AnySource::Fio(s) => s.ramp_over(now, in_flight),
+            AnySource::Trace(s) => s.ramp_over(now, in_flight),
+            AnySource::Personality(s) => s.ramp_over(now, in_flight),
+            AnySource::FileBench(s) => s.ramp_over(now, in_flight),
+            AnySource::Buffered(s) => s.ramp_over(now, in_flight),
+            AnySource::Flows(s) => s.ramp_over(now, in_flight),
+            AnySource::Recorded(s) => s.ramp_over(now, in_flight),
+        }
+    }
+    fn stop(&mut self, now: ssd_core::SimTime) {
+        match self {
+            AnySource::Fio(s) => s.stop(now),
+            AnySource::Trace(s) => s.stop(now),
+            AnySource::Personality(s) => s.stop(now),
+            AnySource::FileBench(s) => s.stop(now),
+            AnySource::Buffered(s) => s.stop(now),
+            AnySource::Flows(s) => s.stop(now),
+            AnySource::Recorded(s) => s.stop(now),
+        }
+    }
+}
+
+/// The page cache's hooks reach the file-level application (Filebench) and a
+/// recorder around one; the other sources keep the defaults.
+impl ssd_core::workload::AppSource for AnySource {
     fn more_follow(&self) -> bool {
         match self {
             AnySource::FileBench(s) => s.more_follow(),
@@ -247,33 +274,11 @@ impl RequestSource for AnySource {
             _ => {}
         }
     }
-    fn fsync_io(&mut self, ino: u32, now: ssd_core::SimTime) -> ssd_core::fs::FsyncIo {
+    fn fsync_io(&mut self, ino: u32, now: ssd_core::SimTime) -> ssd_core::workload::FsyncIo {
         match self {
             AnySource::FileBench(s) => s.fsync_io(ino, now),
             AnySource::Recorded(s) => s.fsync_io(ino, now),
-            _ => ssd_core::fs::FsyncIo::default(),
-        }
-    }
-    fn ramp_over(&mut self, now: ssd_core::SimTime, in_flight: u64) {
-        match self {
-            AnySource::Fio(s) => s.ramp_over(now, in_flight),
-            AnySource::Trace(s) => s.ramp_over(now, in_flight),
-            AnySource::Personality(s) => s.ramp_over(now, in_flight),
-            AnySource::FileBench(s) => s.ramp_over(now, in_flight),
-            AnySource::Buffered(s) => s.ramp_over(now, in_flight),
-            AnySource::Flows(s) => s.ramp_over(now, in_flight),
-            AnySource::Recorded(s) => s.ramp_over(now, in_flight),
-        }
-    }
-    fn stop(&mut self, now: ssd_core::SimTime) {
-        match self {
-            AnySource::Fio(s) => s.stop(now),
-            AnySource::Trace(s) => s.stop(now),
-            AnySource::Personality(s) => s.stop(now),
-            AnySource::FileBench(s) => s.stop(now),
-            AnySource::Buffered(s) => s.stop(now),
-            AnySource::Flows(s) => s.stop(now),
-            AnySource::Recorded(s) => s.stop(now),
+            _ => ssd_core::workload::FsyncIo::default(),
         }
     }
 }
@@ -561,7 +566,9 @@ fn latencies<O: Observer>(sim: &Sim<O>) -> RunLatencies {
 }
 
 /// A page cache's application calls' latencies.
-fn app_latencies<S: RequestSource>(pc: &ssd_core::pagecache::PageCache<S>) -> RunLatencies {
+fn app_latencies<S: ssd_core::workload::AppSource>(
+    pc: &ssd_core::pagecache::PageCache<S>,
+) -> RunLatencies {
     let [read, write, trim, sync] = pc.app_latencies().clone();
     RunLatencies {
         read,

@@ -12,7 +12,7 @@ use ssd_core::pagecache::{AppIo, PageCache, PageCacheConfig, PAGE};
 use ssd_core::scheds::build_sched;
 use ssd_core::stats::Report;
 use ssd_core::units::{SimTime, Size};
-use ssd_core::workload::{FioGen, IoOp, RwMode, WorkloadConfig};
+use ssd_core::workload::{AppSource, FioGen, IoOp, RwMode, WorkloadConfig};
 use ssd_core::Simulation;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -559,7 +559,7 @@ mod property {
     ];
 
     /// A source that counts the calls it hands out.
-    struct Counting(Box<dyn RequestSource>, Rc<RefCell<u64>>);
+    struct Counting(Box<dyn AppSource>, Rc<RefCell<u64>>);
     impl RequestSource for Counting {
         fn timing(&self) -> ssd_core::workload::Timing {
             self.0.timing()
@@ -580,13 +580,15 @@ mod property {
             }
             r
         }
+    }
+    impl AppSource for Counting {
         fn clock(&mut self, now: ssd_core::SimTime) {
             self.0.clock(now)
         }
         fn more_follow(&self) -> bool {
             self.0.more_follow()
         }
-        fn fsync_io(&mut self, ino: u32, now: ssd_core::SimTime) -> ssd_core::fs::FsyncIo {
+        fn fsync_io(&mut self, ino: u32, now: ssd_core::SimTime) -> ssd_core::workload::FsyncIo {
             self.0.fsync_io(ino, now)
         }
     }
@@ -610,7 +612,7 @@ mod property {
             ..Default::default()
         };
         let calls = Rc::new(RefCell::new(0u64));
-        let (app, io): (Box<dyn RequestSource>, AppIo) = match &c.app {
+        let (app, io): (Box<dyn AppSource>, AppIo) = match &c.app {
             App::Fio {
                 rw,
                 bs,
@@ -654,7 +656,7 @@ mod property {
                     direct: Some(false),
                     ..PersonalityConfig::new(k)
                 };
-                let src: Box<dyn RequestSource> = if *file_level {
+                let src: Box<dyn AppSource> = if *file_level {
                     let p = PersonalityConfig {
                         level: ssd_core::personality::PersonalityLevel::File,
                         ..p

@@ -42,8 +42,8 @@
 //! direct I/O on [`crate::pagecache::FS_INO`]. What the file system does in
 //! the background (a journal's commit interval) runs as one more thread,
 //! the file system's, told the time by the page cache
-//! ([`RequestSource::clock`]); an fsync's journal commit is asked for by the
-//! page cache once the file's data is written ([`RequestSource::fsync_io`]).
+//! ([`AppSource::clock`]); an fsync's journal commit is asked for by the
+//! page cache once the file's data is written ([`AppSource::fsync_io`]).
 //! Metadata and file-system calls are not application calls: they do not
 //! count against `calls`. The counts are reported (`notes`) and the file
 //! system's own statistics in the report's `file_system` section.
@@ -54,7 +54,9 @@ use crate::pagecache::{FS_INO, METADATA_INO};
 use crate::personality::{PersonalityConfig, PersonalityKind};
 use crate::rng::{SimRng, SimRngExt};
 use crate::units::SimTime;
-use crate::workload::{CallExtras, HostRequest, IoOp, RequestSource, SourceError, Timing, SECTOR};
+use crate::workload::{
+    AppSource, CallExtras, HostRequest, IoOp, RequestSource, SourceError, Timing, SECTOR,
+};
 use rand::Rng;
 use rand_distr::{Distribution, Gamma};
 use std::collections::VecDeque;
@@ -62,8 +64,8 @@ use std::collections::VecDeque;
 const BLOCK: u64 = crate::fs::BLOCK;
 
 /// Requests and, per request, whether more pieces of its application call
-/// follow ([`RequestSource::more_follow`]) and what else its call asks
-/// ([`RequestSource::call_extras`]).
+/// follow ([`AppSource::more_follow`]) and what else its call asks
+/// ([`AppSource::call_extras`]).
 type Out = VecDeque<(HostRequest, bool, CallExtras)>;
 /// Filebench's `cvar-gamma` shape (its default `gamma:1.5`).
 const GAMMA_SHAPE: f64 = 1.5;
@@ -1220,6 +1222,21 @@ impl RequestSource for FileBench {
         }
         v
     }
+    fn report_sections(&self, _end: SimTime) -> Vec<(String, serde_json::Value)> {
+        let mut st = self.fs.stats();
+        (
+            st.aged_files_created,
+            st.aged_files_deleted,
+            st.aged_blocks_in_use,
+        ) = self.aged;
+        vec![(
+            "file_system".into(),
+            serde_json::to_value(st).unwrap_or_default(),
+        )]
+    }
+}
+
+impl AppSource for FileBench {
     fn more_follow(&self) -> bool {
         self.last_more
     }
@@ -1286,18 +1303,6 @@ impl RequestSource for FileBench {
             r.1 *= pages as u32;
         }
         io
-    }
-    fn report_sections(&self, _end: SimTime) -> Vec<(String, serde_json::Value)> {
-        let mut st = self.fs.stats();
-        (
-            st.aged_files_created,
-            st.aged_files_deleted,
-            st.aged_blocks_in_use,
-        ) = self.aged;
-        vec![(
-            "file_system".into(),
-            serde_json::to_value(st).unwrap_or_default(),
-        )]
     }
 }
 

@@ -60,7 +60,7 @@ use crate::idset::IdSet;
 use crate::stats::{LatencyHist, LatencySummary};
 use crate::units::{Dur, SimTime, Size};
 use crate::workload::{
-    CallExtras, HostEvent, HostRequest, IoOp, RequestSource, SourceError, Timing,
+    AppSource, CallExtras, HostEvent, HostRequest, IoOp, RequestSource, SourceError, Timing,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -344,8 +344,8 @@ struct Thread {
     stream: u32,
     queue: VecDeque<HostRequest>,
     /// Per queued request, whether more pieces of its call follow
-    /// ([`RequestSource::more_follow`]) and what else its call asks
-    /// ([`RequestSource::call_extras`]).
+    /// ([`AppSource::more_follow`]) and what else its call asks
+    /// ([`AppSource::call_extras`]).
     more: VecDeque<(bool, CallExtras)>,
     /// The current call is an O_DSYNC write.
     dsync: bool,
@@ -380,7 +380,7 @@ struct Thread {
 }
 
 /// A step of what a file system writes in an fsync after the file's data
-/// ([`RequestSource::fsync_io`]), each waited for before the next.
+/// ([`AppSource::fsync_io`]), each waited for before the next.
 #[derive(Debug)]
 enum FsStep {
     /// Write another file's dirty data and wait for its writeback.
@@ -434,7 +434,7 @@ const WB_FSYNC: usize = 2;
 const WB_SYNC_WRITE: usize = 3;
 
 /// The page cache in front of an application source (see the module docs).
-pub struct PageCache<S: RequestSource> {
+pub struct PageCache<S: AppSource> {
     app: S,
     app_done: bool,
     /// Calls the application may have outstanding (its closed-loop depth).
@@ -515,7 +515,7 @@ pub struct PageCache<S: RequestSource> {
     stats: Stats,
 }
 
-impl<S: RequestSource> PageCache<S> {
+impl<S: AppSource> PageCache<S> {
     /// A cache of `cfg` in front of `app` (a closed-loop source) on a device
     /// of `dev_bytes`, whose block layer splits requests at `max_request`
     /// bytes.
@@ -2084,7 +2084,7 @@ impl Thread {
     }
 }
 
-impl<S: RequestSource> RequestSource for PageCache<S> {
+impl<S: AppSource> RequestSource for PageCache<S> {
     fn timing(&self) -> Timing {
         Timing::Reactive
     }

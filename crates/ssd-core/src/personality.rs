@@ -29,7 +29,7 @@
 use crate::error::{invalid, ConfigError};
 use crate::rng::{SimRng, SimRngExt};
 use crate::units::{SimTime, Size};
-use crate::workload::{HostRequest, IoOp, RequestSource, SourceError, Timing, SECTOR};
+use crate::workload::{AppSource, HostRequest, IoOp, RequestSource, SourceError, Timing, SECTOR};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
@@ -574,6 +574,9 @@ impl Personality {
         Some(r)
     }
 }
+
+/// A block-level personality run buffered: one piece a call, nothing beyond its bytes.
+impl AppSource for Personality {}
 
 impl RequestSource for Personality {
     fn timing(&self) -> Timing {

@@ -139,6 +139,15 @@ pub trait RequestSource {
     /// cannot stop runs to its end ([`crate::flows::Flows`] stops closed-
     /// and open-loop sources itself, by no longer asking them).
     fn stop(&mut self, _now: SimTime) {}
+}
+
+/// What a page cache asks of the application whose calls it runs (a
+/// closed-loop source of file-level calls: Filebench over a file system, a
+/// buffered fio job), beside the requests themselves: how the pieces of a
+/// call belong together, what a call asks beyond its bytes, the time, and
+/// what an fsync writes after the file's data. A source the engine runs
+/// directly needs none of it; each method's default is "nothing".
+pub trait AppSource: RequestSource {
     /// Whether the request the last `next_request` returned is followed,
     /// on its stream, by more pieces of the same application call (one read
     /// or write whose bytes lie in several places on the device, as a
@@ -211,7 +220,7 @@ impl FsyncIo {
 }
 
 /// What an application call asks of the page cache beside its request
-/// ([`RequestSource::call_extras`]).
+/// ([`AppSource::call_extras`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CallExtras {
     /// An O_DSYNC write: its pages are written back and the device cache
@@ -666,6 +675,9 @@ fn coprime_multiplier(n: u64) -> u64 {
     m
 }
 
+/// A buffered fio job's calls: one piece each, nothing beyond their bytes.
+impl AppSource for FioGen {}
+
 impl RequestSource for FioGen {
     fn timing(&self) -> Timing {
         self.timing
@@ -742,6 +754,8 @@ impl VecSource {
         }
     }
 }
+impl AppSource for VecSource {}
+
 impl RequestSource for VecSource {
     fn timing(&self) -> Timing {
         self.timing

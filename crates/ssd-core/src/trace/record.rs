@@ -5,7 +5,7 @@
 
 use super::{write_header, write_record, Op, Record, TraceFormat, WriteError, WriteState};
 use crate::units::SimTime;
-use crate::workload::{HostEvent, HostRequest, RequestSource, SourceError, Timing};
+use crate::workload::{AppSource, HostEvent, HostRequest, RequestSource, SourceError, Timing};
 use std::io::Write;
 
 /// A source that writes every request it hands out as a trace record, at
@@ -162,6 +162,9 @@ impl<S: RequestSource> RequestSource for Recorder<S> {
     fn stop(&mut self, now: SimTime) {
         self.inner.stop(now)
     }
+}
+
+impl<S: AppSource> AppSource for Recorder<S> {
     fn clock(&mut self, now: SimTime) {
         self.inner.clock(now)
     }
