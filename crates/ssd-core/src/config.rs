@@ -457,6 +457,9 @@ pub struct Settings {
     pub link: Rate,
     /// The configuration these settings were derived from.
     pub config: SsdConfig,
+    /// What the engine's block-layer front end takes from `[sched]` and the
+    /// flows.
+    pub block: crate::sched::BlockQueue,
     /// `dram.capacity` in bytes; for `"fit"`, None until [`Settings::fit_dram`].
     dram_bytes: Option<u64>,
 }
@@ -541,6 +544,18 @@ impl Settings {
             bus: n.bus_rate(),
             link: c.host.link_rate(),
             config: c.clone(),
+            // Flows on NVMe: each flow's submission queue bounds what it
+            // holds (`host.sq_depth`, kept by the flows' source), as blk-mq
+            // gives each hardware queue its own tags.
+            block: crate::sched::BlockQueue {
+                nr_requests: if !c.flows.is_empty() && c.host.interface.is_nvme() {
+                    u32::MAX
+                } else {
+                    c.sched.nr_requests
+                },
+                plug: c.sched.plug,
+                flows: c.flows.len(),
+            },
             dram_bytes: c.dram.capacity.bytes(),
         })
     }

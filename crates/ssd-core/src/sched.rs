@@ -12,6 +12,35 @@ use crate::units::SimTime;
 use crate::workload::IoOp;
 use std::collections::hash_map::Entry;
 
+/// What the engine's block-layer front end takes from the host stack's
+/// configuration (`[sched]`, `[[flow]]`): it is set by the host's
+/// validation, and a drive validated alone gets the defaults.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockQueue {
+    /// Requests the queue holds (in the elevator, in a plug or in the
+    /// device) before a submitter sleeps: `sched.nr_requests`, or no bound
+    /// where each flow's NVMe submission queue bounds its own (`u32::MAX`).
+    pub nr_requests: u32,
+    /// An open- or reactive-loop submitter's requests of one instant are
+    /// plugged and inserted together (`sched.plug`).
+    pub plug: bool,
+    /// Flows whose streams ([`crate::workload::flow_of`]) the engine
+    /// accounts apart; 0 without `[[flow]]`s.
+    pub flows: usize,
+}
+
+impl Default for BlockQueue {
+    /// Linux's single-queue default of 128 requests (`BLKDEV_MAX_RQ`,
+    /// include/linux/blkdev.h), plugging on, no flows.
+    fn default() -> BlockQueue {
+        BlockQueue {
+            nr_requests: 128,
+            plug: true,
+            flows: 0,
+        }
+    }
+}
+
 /// A request as the scheduler sees it. `id` is the engine's handle of the first
 /// host request it stands for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

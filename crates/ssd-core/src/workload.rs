@@ -233,6 +233,62 @@ pub struct CallExtras {
     pub cpu_cycles: u64,
 }
 
+// ------------------------------------------------ the flows' stream space
+
+/// A request's flow is in its stream's high bits: flow `i`'s streams are
+/// `i << FLOW_SHIFT | thread`, so every flow's threads stay distinct
+/// processes to the elevator and the plug.
+pub const FLOW_SHIFT: u32 = 24;
+/// The most flows a run may have.
+pub const MAX_FLOWS: usize = 64;
+
+/// The flow slot of a request's stream.
+#[inline]
+pub fn flow_of(stream: u32) -> usize {
+    (stream >> FLOW_SHIFT) as usize
+}
+
+/// The stream a flow's request carries: the flow's slot and the low bits of
+/// the stream its own source gave (a page cache's flusher, `u32::MAX`, stays
+/// the flow's highest stream).
+#[inline]
+pub fn flow_stream(slot: usize, stream: u32) -> u32 {
+    ((slot as u32) << FLOW_SHIFT) | (stream & ((1 << FLOW_SHIFT) - 1))
+}
+
+/// How the flows divide the logical space.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FlowSpace {
+    /// Equal disjoint shares (MQSim).
+    #[default]
+    Split,
+    /// Every flow addresses the whole drive.
+    Shared,
+}
+
+/// The sector range `[start, end)` of flow `slot` among `n` on a drive of
+/// `logical_bytes`, `page` bytes per page.
+pub fn flow_range(
+    space: FlowSpace,
+    slot: usize,
+    n: usize,
+    logical_bytes: u64,
+    page: u64,
+) -> (u64, u64) {
+    let sectors = logical_bytes / SECTOR;
+    match space {
+        FlowSpace::Shared => (0, sectors),
+        FlowSpace::Split => {
+            let per_page = (page / SECTOR).max(1);
+            let pages = sectors / per_page;
+            let start = pages * slot as u64 / n as u64 * per_page;
+            let end = pages * (slot as u64 + 1) / n as u64 * per_page;
+            (start, end)
+        }
+    }
+}
+
 /// fio's `rw=`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

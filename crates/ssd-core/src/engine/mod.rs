@@ -404,16 +404,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             ahead: Ahead::default(),
             ahead_end: None,
             merged: Vec::new(),
-            // Flows on NVMe: each flow's submission queue bounds what it
-            // holds (`host.sq_depth`, kept by the flows' source), as blk-mq
-            // gives each hardware queue its own tags.
-            nr_requests: if !c.flows.is_empty() && c.host.interface.is_nvme() {
-                u32::MAX
-            } else {
-                c.sched.nr_requests
-            },
+            nr_requests: settings.block.nr_requests,
             blocked: VecDeque::new(),
-            plug_on: c.sched.plug && !matches!(timing, Timing::ClosedLoop { .. }),
+            plug_on: settings.block.plug && !matches!(timing, Timing::ClosedLoop { .. }),
             plugged: Vec::new(),
             plug_booked: false,
             qd_since: SimTime::ZERO,
@@ -477,7 +470,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             tp_woken: Vec::new(),
             late_reads: Default::default(),
             start: SimTime::ZERO,
-            flow_flash: FlowFlash::new(c, settings.logical_pages, g.page_size as u64),
+            flow_flash: FlowFlash::new(&settings),
             ramp_end: settings
                 .config
                 .sim
@@ -520,7 +513,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         self.outstanding = self.hosts.live;
         self.reset_stats(self.now);
         self.plug_on =
-            self.settings.config.sched.plug && !matches!(self.timing, Timing::ClosedLoop { .. });
+            self.settings.block.plug && !matches!(self.timing, Timing::ClosedLoop { .. });
         self.host_wake = None;
         self.draining = false;
         self.busy_at_drain = None;

@@ -32,16 +32,18 @@ pub(super) struct FlowFlash {
 }
 
 impl FlowFlash {
-    pub(super) fn new(c: &crate::config::SsdConfig, logical_pages: u64, page: u64) -> FlowFlash {
-        let n = c.flows.len();
+    pub(super) fn new(s: &Settings) -> FlowFlash {
+        let (c, logical_pages) = (&s.config, s.logical_pages);
+        let page = s.geometry.page_size as u64;
+        let n = s.block.flows;
         if n == 0 {
             return FlowFlash::default();
         }
         let mut owner = vec![0u8; logical_pages as usize];
-        if c.sim.flow_space == crate::flows::FlowSpace::Split {
+        if c.sim.flow_space == crate::workload::FlowSpace::Split {
             let logical = logical_pages * page;
             for i in 0..n {
-                let (s, e) = crate::flows::flow_range(c.sim.flow_space, i, n, logical, page);
+                let (s, e) = crate::workload::flow_range(c.sim.flow_space, i, n, logical, page);
                 let per = page / SECTOR;
                 owner[(s / per) as usize..(e / per) as usize].fill(i as u8 + 1);
             }
@@ -71,7 +73,7 @@ impl FlowFlash {
     #[cold]
     #[inline(never)]
     pub(super) fn written(&mut self, first: u64, n: u32, stream: u32) {
-        let f = crate::flows::flow_of(stream).min(self.host_pages.len() - 1);
+        let f = crate::workload::flow_of(stream).min(self.host_pages.len() - 1);
         self.host_pages[f] += n as u64;
         let end = (first + n as u64).min(self.owner.len() as u64);
         if first < end {

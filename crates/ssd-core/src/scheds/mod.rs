@@ -52,7 +52,7 @@ pub use pardispatcher::ParDispatcher;
 use crate::error::{invalid, ConfigError};
 use crate::flows::FlowConfig;
 use crate::hw::HostConfig;
-use crate::sched::{try_merge, IoScheduler, Noop, SchedReq};
+use crate::sched::{try_merge, BlockQueue, IoScheduler, Noop, SchedReq};
 use crate::units::{Dur, SimTime, Size};
 use crate::workload::IoOp;
 use serde::{Deserialize, Serialize};
@@ -216,8 +216,8 @@ impl Default for SchedConfig {
             kind: "noop".into(),
             max_request: Size::kib(512),
             merge: true,
-            nr_requests: 128,
-            plug: true,
+            nr_requests: BlockQueue::default().nr_requests,
+            plug: BlockQueue::default().plug,
             read_expire: Dur::from_ms(500),
             write_expire: Dur::from_ms(5000),
             fifo_batch: 16,
