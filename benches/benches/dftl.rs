@@ -8,16 +8,16 @@
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use ftl::AnyFtl;
-use ssd_core::config::{Precondition, Settings, SsdConfig};
 use ssd_core::ftl::{FlashArray, Ftl};
 use ssd_core::observer::NullObserver;
 use ssd_core::sched::Noop;
-use ssd_core::workload::{Distribution, FioGen, RwMode, WorkloadConfig};
 use ssd_core::Simulation;
+use ssdsim_host::config::{Precondition, Settings, SsdConfig};
+use ssdsim_host::workload::{Distribution, FioGen, RwMode, WorkloadConfig};
 
 const IOS: u64 = 20_000;
 
-fn settings(dist: Distribution) -> Settings {
+fn settings(dist: Distribution) -> (Settings, WorkloadConfig) {
     let mut c = SsdConfig::default();
     c.layout.channels = 4;
     c.nand.blocks_per_plane = 64;
@@ -30,13 +30,13 @@ fn settings(dist: Distribution) -> Settings {
         number_ios: Some(IOS),
         ..Default::default()
     };
-    c.validate().expect("bench config")
+    (c.validate().expect("bench config"), c.workload)
 }
 
 type Sim = Simulation<AnyFtl, FioGen, Noop, NullObserver>;
 
-fn sim_from(s: &Settings, ftl: AnyFtl, flash: Option<FlashArray>) -> Sim {
-    let src = FioGen::new(&s.config.workload, s.logical_bytes(), s.config.sim.seed);
+fn sim_from(s: &Settings, w: &WorkloadConfig, ftl: AnyFtl, flash: Option<FlashArray>) -> Sim {
+    let src = FioGen::new(w, s.logical_bytes(), s.config.sim.seed);
     let mut sim = Simulation::new(s.clone(), ftl, src, Noop::new(1024, true), NullObserver);
     if let Some(f) = flash {
         sim.flash = f;
@@ -52,12 +52,12 @@ fn bench(c: &mut Criterion) {
         ("randwrite_uniform_steady", Distribution::Uniform),
         ("randwrite_zipf1.2", Distribution::Zipf(1.2)),
     ] {
-        let s = settings(dist);
-        let mut base = sim_from(&s, ftl::build(&s.config.ftl, &s.shape()).unwrap(), None);
+        let (s, w) = settings(dist);
+        let mut base = sim_from(&s, &w, ftl::build(&s.config.ftl, &s.shape()).unwrap(), None);
         base.precondition();
         let (f0, a0) = (base.ftl.clone(), base.flash.clone());
         // One run outside the timing to report what the workload does to the CMT.
-        let mut probe = sim_from(&s, f0.clone(), Some(a0.clone()));
+        let mut probe = sim_from(&s, &w, f0.clone(), Some(a0.clone()));
         let r = probe.run().unwrap();
         let st = &r.ftl.stats;
         eprintln!(
@@ -74,7 +74,7 @@ fn bench(c: &mut Criterion) {
         probe.ftl.check_invariants().unwrap();
         g.bench_function(name, |b| {
             b.iter_batched(
-                || sim_from(&s, f0.clone(), Some(a0.clone())),
+                || sim_from(&s, &w, f0.clone(), Some(a0.clone())),
                 |mut sim| sim.run().unwrap().host.requests,
                 BatchSize::LargeInput,
             )

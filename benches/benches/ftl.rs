@@ -8,11 +8,11 @@
 //! `cargo bench -p ssdsim-benches --bench ftl -- --measurement-time 3`
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use ssd_core::config::{Precondition, SsdConfig};
 use ssd_core::observer::NullObserver;
 use ssd_core::sched::Noop;
-use ssd_core::workload::{Distribution, FioGen, RwMode, WorkloadConfig};
 use ssd_core::{Simulation, Size};
+use ssdsim_host::config::{Precondition, SsdConfig};
+use ssdsim_host::workload::{Distribution, FioGen, RwMode, WorkloadConfig};
 
 const IOS: u64 = 4000;
 

@@ -5,12 +5,12 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use power::PowerObserver;
-use ssd_core::config::{Precondition, SsdConfig};
 use ssd_core::observer::{NullObserver, Observer};
 use ssd_core::sched::Noop;
 use ssd_core::units::Dur;
-use ssd_core::workload::{FioGen, RwMode, WorkloadConfig};
 use ssd_core::Simulation;
+use ssdsim_host::config::{Precondition, SsdConfig};
+use ssdsim_host::workload::{FioGen, RwMode, WorkloadConfig};
 use std::time::{Duration, Instant};
 
 fn config() -> SsdConfig {

@@ -9,9 +9,9 @@
 //! (`Simulation::restart`), so the figure is the steady-state speed.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use ssd_core::config::Precondition;
-use ssd_core::workload::RwMode;
 use ssdsim_benches::{default_device, restart};
+use ssdsim_host::config::Precondition;
+use ssdsim_host::workload::RwMode;
 use std::time::{Duration, Instant};
 
 const BATCH: u64 = 200_000;

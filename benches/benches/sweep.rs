@@ -3,9 +3,9 @@
 //! differs.
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use ssd_core::config::{Precondition, SsdConfig};
 use ssdsim::sweep::{expand, run_points, Axis};
 use ssdsim::RunOptions;
+use ssdsim_host::config::{Precondition, SsdConfig};
 use std::collections::BTreeMap;
 use std::time::Duration;
 

@@ -2,11 +2,11 @@
 //! Run: cargo bench -p ssdsim-benches --bench trace
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use ssd_core::config::{Precondition, SsdConfig};
 use ssd_core::observer::NullObserver;
 use ssd_core::sched::Noop;
-use ssd_core::trace::{synth, ParseOptions, Replay, ReplayOptions, TraceFormat, TraceReader};
 use ssd_core::Simulation;
+use ssdsim_host::config::{Precondition, SsdConfig};
+use ssdsim_host::trace::{synth, ParseOptions, Replay, ReplayOptions, TraceFormat, TraceReader};
 use std::time::Duration;
 
 const LINES: u64 = 100_000;

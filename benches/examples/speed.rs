@@ -5,9 +5,9 @@
 //! `cargo run --release -p ssdsim-benches --example speed -- {read|write} [N]`
 //! Instruction counts of the measured phase only (precondition excluded):
 //! `valgrind --tool=callgrind --toggle-collect='speed::measured' target/release/examples/speed write 50000`
-use ssd_core::config::Precondition;
-use ssd_core::workload::RwMode;
 use ssdsim_benches::{default_device, restart, SpeedSim};
+use ssdsim_host::config::Precondition;
+use ssdsim_host::workload::RwMode;
 
 fn main() {
     let w = std::env::args().nth(1).unwrap_or_else(|| "read".into());

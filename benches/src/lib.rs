@@ -1,10 +1,10 @@
 //! Shared set-ups of the benchmarks and the speed example.
 
-use ssd_core::config::{GcPolicy, Precondition, SsdConfig};
 use ssd_core::observer::NullObserver;
 use ssd_core::sched::Noop;
-use ssd_core::workload::{FioGen, RwMode, WorkloadConfig};
 use ssd_core::Simulation;
+use ssdsim_host::config::{GcPolicy, Precondition, SsdConfig};
+use ssdsim_host::workload::{FioGen, RwMode, WorkloadConfig};
 
 /// The simulation the speed figures are measured on.
 pub type SpeedSim = Simulation<ftl::AnyFtl, FioGen, Noop, NullObserver>;

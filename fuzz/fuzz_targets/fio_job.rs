@@ -11,8 +11,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ssd_core::workload::WorkloadConfig;
-use ssd_core::{ConfigError, SsdConfig};
+use ssdsim_host::workload::WorkloadConfig;
+use ssdsim_host::{config::ConfigError, SsdConfig};
 use ssdsim::fio::parse_str;
 
 fuzz_target!(|data: &[u8]| {

@@ -12,7 +12,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ssd_core::SsdConfig;
+use ssdsim_host::SsdConfig;
 use ssdsim::sweep::{expand, grid_size, standard_workload_defs, GridFile, WorkloadDef};
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -13,7 +13,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ssd_core::{ConfigError, SsdConfig};
+use ssdsim_host::{config::ConfigError, SsdConfig};
 use ssdsim::{apply_flag, set_field};
 
 fuzz_target!(|data: &[u8]| {

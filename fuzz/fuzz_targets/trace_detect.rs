@@ -16,7 +16,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ssd_core::trace::{detect, write_records, Op, ParseOptions, Record, TraceFormat};
+use ssdsim_host::trace::{detect, write_records, Op, ParseOptions, Record, TraceFormat};
 use ssdsim_fuzz::*;
 
 fuzz_target!(|data: &[u8]| {

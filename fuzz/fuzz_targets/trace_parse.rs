@@ -16,7 +16,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ssd_core::trace::{convert_stream, ParseOptions, TraceError, TraceFormat, TraceReader};
+use ssdsim_host::trace::{convert_stream, ParseOptions, TraceError, TraceFormat, TraceReader};
 use ssdsim_fuzz::*;
 use std::io::{BufReader, Cursor};
 use std::path::Path;

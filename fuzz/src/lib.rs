@@ -5,7 +5,7 @@
 use num_bigint::BigUint;
 use num_integer::Integer;
 use num_traits::{ToPrimitive, Zero};
-use ssd_core::trace::{Op, ParseOptions, Record, TraceFormat, TraceReader};
+use ssdsim_host::trace::{Op, ParseOptions, Record, TraceFormat, TraceReader};
 use std::io::{BufReader, Cursor};
 
 pub const SECTOR: u64 = 512;

@@ -11,13 +11,13 @@
 //! one-die drive, and checks the mean latencies and the array read energy
 //! against the model's closed form.
 
-use ssd_core::config::SsdConfig;
 use ssd_core::ftl::OpKind;
 use ssd_core::hw::{ArrayOp, Nand, NandCtx, NandCurrents, Parts};
 use ssd_core::sched::Noop;
 use ssd_core::units::Amps;
-use ssd_core::workload::{HostRequest, IoOp, Timing, VecSource};
 use ssd_core::{Dur, SimTime, Simulation};
+use ssdsim_host::config::SsdConfig;
+use ssdsim_host::workload::{HostRequest, IoOp, Timing, VecSource};
 
 /// The made-up part.
 struct GrayTlc {

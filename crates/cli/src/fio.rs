@@ -7,7 +7,7 @@
 //! `end_fsync` as fio has them.
 
 use ssd_core::units::{clip, parse_dur};
-use ssd_core::workload::{Distribution, RateProcess, RwMode, WorkloadConfig};
+use ssdsim_host::workload::{Distribution, RateProcess, RwMode, WorkloadConfig};
 use std::path::Path;
 
 /// An error in a fio job file: where and why.
@@ -409,7 +409,7 @@ fn apply(
             }
             "iodepth" => {
                 let d = num(v)?;
-                let max = ssd_core::workload::MAX_IODEPTH;
+                let max = ssdsim_host::workload::MAX_IODEPTH;
                 if d == 0 || d > max as u64 {
                     return Err(e(format!("{k}: must be in 1..={max}, got {d}")));
                 }
@@ -497,10 +497,10 @@ fn apply(
             "end_fsync" => w.end_fsync = fio_bool(v).map_err(|m| e(format!("end_fsync: {m}")))?,
             "numjobs" => {
                 let n = num(v)?;
-                if n == 0 || n > ssd_core::flows::MAX_FLOWS as u64 {
+                if n == 0 || n > ssdsim_host::flows::MAX_FLOWS as u64 {
                     return Err(e(format!(
                         "numjobs: must be in 1..={} (each clone is a flow of the run)",
-                        ssd_core::flows::MAX_FLOWS
+                        ssdsim_host::flows::MAX_FLOWS
                     )));
                 }
                 job.numjobs = n as u32;
@@ -662,7 +662,7 @@ pub struct OutputJob {
 /// Several jobs of one file as flows of one run (`numjobs` clones each),
 /// over the whole device, as fio runs a file's jobs against one target.
 ///
-/// fio's time frames are kept ([`ssd_core::flows::FlowConfig`]'s fields):
+/// fio's time frames are kept ([`ssdsim_host::flows::FlowConfig`]'s fields):
 /// jobs start as fio's `run_threads` starts them, a job with `stonewall`
 /// once every job started before it has finished and one with `startdelay`
 /// no sooner than that long after the run's start; each job has its own
@@ -676,7 +676,7 @@ pub struct OutputJob {
 ///
 /// Returns the output job of each flow, in slot order.
 pub fn jobs_to_flows(
-    c: &mut ssd_core::config::SsdConfig,
+    c: &mut ssdsim_host::config::SsdConfig,
     jobs: Vec<(WorkloadConfig, FioJob)>,
     file: &str,
 ) -> Result<Vec<OutputJob>, FioError> {
@@ -714,7 +714,7 @@ pub fn jobs_to_flows(
         .validate()
         .map_err(|e| err(0, e.to_string()))?
         .logical_bytes();
-    let mut flows: Vec<ssd_core::flows::FlowConfig> = Vec::new();
+    let mut flows: Vec<ssdsim_host::flows::FlowConfig> = Vec::new();
     let mut out = Vec::new();
     // fio's init.c: the group id goes up at a stonewall or new_group that
     // follows a job of the current group.
@@ -752,7 +752,7 @@ pub fn jobs_to_flows(
             if flows.iter().any(|f| f.name == name) {
                 name = format!("{name}-{}", flows.len());
             }
-            let mut f = ssd_core::flows::FlowConfig::workload(&name, w.clone());
+            let mut f = ssdsim_host::flows::FlowConfig::workload(&name, w.clone());
             if !one_frame {
                 // Clones start together: only the first waits.
                 f.stonewall = j.stonewall && k == 0;
@@ -768,19 +768,19 @@ pub fn jobs_to_flows(
             });
         }
     }
-    if flows.len() > ssd_core::flows::MAX_FLOWS {
+    if flows.len() > ssdsim_host::flows::MAX_FLOWS {
         return Err(err(
             0,
             format!(
                 "{} jobs (numjobs included): at most {}",
                 flows.len(),
-                ssd_core::flows::MAX_FLOWS
+                ssdsim_host::flows::MAX_FLOWS
             ),
         ));
     }
     c.flows = flows;
     // fio's jobs address the same target, and fio runs nothing alone.
-    c.sim.flow_space = ssd_core::flows::FlowSpace::Shared;
+    c.sim.flow_space = ssdsim_host::flows::FlowSpace::Shared;
     c.sim.alone_runs = false;
     Ok(out)
 }

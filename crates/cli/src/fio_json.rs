@@ -195,7 +195,7 @@ fn counts(v: &Value, trims: &str) -> (u64, u64, u64, u64, u64, f64) {
 
 /// The output jobs of a run of `[[flow]]`s given without a fio job file:
 /// one per flow, under its name, grouped as fio groups a stonewall.
-pub fn flow_jobs(cfg: &ssd_core::config::SsdConfig) -> Vec<crate::fio::OutputJob> {
+pub fn flow_jobs(cfg: &ssdsim_host::config::SsdConfig) -> Vec<crate::fio::OutputJob> {
     let mut groupid = 0;
     cfg.flows
         .iter()
@@ -224,7 +224,7 @@ pub fn flow_jobs(cfg: &ssd_core::config::SsdConfig) -> Vec<crate::fio::OutputJob
 /// are the run's.
 pub fn fio_json_run(
     jobs: &[crate::fio::OutputJob],
-    cfg: &ssd_core::config::SsdConfig,
+    cfg: &ssdsim_host::config::SsdConfig,
     report: &Report,
     lat: &crate::RunLatencies,
 ) -> Value {

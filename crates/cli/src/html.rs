@@ -17,7 +17,7 @@
 //!
 //! ```
 //! use ssdsim::{html, run_config, RunOptions};
-//! use ssd_core::config::SsdConfig;
+//! use ssdsim_host::config::SsdConfig;
 //! let mut cfg = SsdConfig::default();
 //! cfg.workload.number_ios = Some(500);
 //! let opts = RunOptions { keep_power_series: true, ..RunOptions::default() };
@@ -802,7 +802,7 @@ fn config_block(o: &mut String, what: &str, text: &str) {
 /// The report's `config` as TOML, as `--print-config` writes it (JSON if it
 /// is not a configuration TOML can hold).
 fn config_text(v: &Value) -> (String, &'static str) {
-    if let Ok(c) = serde_json::from_value::<ssd_core::config::SsdConfig>(v.clone()) {
+    if let Ok(c) = serde_json::from_value::<ssdsim_host::config::SsdConfig>(v.clone()) {
         return (c.to_toml(), "TOML");
     }
     fn strip_nulls(v: &mut Value) {

@@ -38,7 +38,7 @@
 //!
 //! ```
 //! use ssdsim::{run_config, RunOptions};
-//! use ssd_core::config::SsdConfig;
+//! use ssdsim_host::config::SsdConfig;
 //! let mut cfg = SsdConfig::default();
 //! cfg.workload.number_ios = Some(2_000);
 //! let out = run_config(&cfg, &RunOptions::default()).unwrap();
@@ -76,14 +76,14 @@ pub mod sweep;
 pub use progress::Progress;
 pub use ssd::{Ssd, SsdBuilder};
 
-use ssd_core::config::{
-    ConfigError, HostConfig, Interface, NandConfig, PowerConfig, Settings, SsdConfig,
-};
 use ssd_core::observer::{NullObserver, Observer, Tee};
 use ssd_core::outfile::PendingFile;
 use ssd_core::stats::Report;
-use ssd_core::workload::{FioGen, RequestSource, SourceError, Timing};
 use ssd_core::{SimError, Simulation};
+use ssdsim_host::config::{
+    ConfigError, HostConfig, Interface, NandConfig, PowerConfig, Settings, SsdConfig,
+};
+use ssdsim_host::workload::{FioGen, RequestSource, SourceError, Timing};
 
 /// The README's Rust code, compiled by `cargo test` (as doctests) so that the
 /// library example it shows stays true.
@@ -134,17 +134,17 @@ pub enum AnySource {
     /// The fio-style generator (`[workload]`, `--rw`, a fio job file).
     Fio(FioGen),
     /// A block trace replay (`[trace]`, `--trace`).
-    Trace(ssd_core::trace::TraceSource),
+    Trace(ssdsim_host::trace::TraceSource),
     /// A block-level personality (`[personality]`, level block).
-    Personality(ssd_core::personality::Personality),
+    Personality(ssdsim_host::personality::Personality),
     /// A file-level Filebench personality (through the page cache).
-    FileBench(Box<ssd_core::filebench::FileBench>),
+    FileBench(Box<ssdsim_host::filebench::FileBench>),
     /// An application workload through the page cache (buffered I/O).
-    Buffered(Box<ssd_core::pagecache::PageCache<AnySource>>),
+    Buffered(Box<ssdsim_host::pagecache::PageCache<AnySource>>),
     /// Several flows (tenants) at once, each one of the above.
-    Flows(Box<ssd_core::flows::Flows<AnySource>>),
+    Flows(Box<ssdsim_host::flows::Flows<AnySource>>),
     /// One of the above, its requests written as a trace (`--record-trace`).
-    Recorded(Box<ssd_core::trace::record::Recorder<AnySource>>),
+    Recorded(Box<ssdsim_host::trace::record::Recorder<AnySource>>),
 }
 
 impl RequestSource for AnySource {
@@ -160,7 +160,7 @@ impl RequestSource for AnySource {
         }
     }
     #[inline]
-    fn next_request(&mut self) -> Option<Result<ssd_core::workload::HostRequest, SourceError>> {
+    fn next_request(&mut self) -> Option<Result<ssdsim_host::workload::HostRequest, SourceError>> {
         match self {
             AnySource::Fio(s) => s.next_request(),
             AnySource::Trace(s) => s.next_request(),
@@ -185,7 +185,7 @@ impl RequestSource for AnySource {
     fn poll(
         &mut self,
         now: ssd_core::SimTime,
-    ) -> Option<Result<ssd_core::workload::HostRequest, SourceError>> {
+    ) -> Option<Result<ssdsim_host::workload::HostRequest, SourceError>> {
         match self {
             AnySource::Buffered(s) => s.poll(now),
             AnySource::Flows(s) => s.poll(now),
@@ -193,7 +193,7 @@ impl RequestSource for AnySource {
             _ => None,
         }
     }
-    fn event(&mut self, ev: ssd_core::workload::HostEvent, now: ssd_core::SimTime) {
+    fn event(&mut self, ev: ssdsim_host::workload::HostEvent, now: ssd_core::SimTime) {
         match self {
             AnySource::Buffered(s) => s.event(ev, now),
             AnySource::Flows(s) => s.event(ev, now),
@@ -252,7 +252,7 @@ impl RequestSource for AnySource {
 
 /// The page cache's hooks reach the file-level application (Filebench) and a
 /// recorder around one; the other sources keep the defaults.
-impl ssd_core::workload::AppSource for AnySource {
+impl ssdsim_host::workload::AppSource for AnySource {
     fn more_follow(&self) -> bool {
         match self {
             AnySource::FileBench(s) => s.more_follow(),
@@ -260,7 +260,7 @@ impl ssd_core::workload::AppSource for AnySource {
             _ => false,
         }
     }
-    fn call_extras(&self) -> ssd_core::workload::CallExtras {
+    fn call_extras(&self) -> ssdsim_host::workload::CallExtras {
         match self {
             AnySource::FileBench(s) => s.call_extras(),
             AnySource::Recorded(s) => s.call_extras(),
@@ -274,11 +274,11 @@ impl ssd_core::workload::AppSource for AnySource {
             _ => {}
         }
     }
-    fn fsync_io(&mut self, ino: u32, now: ssd_core::SimTime) -> ssd_core::workload::FsyncIo {
+    fn fsync_io(&mut self, ino: u32, now: ssd_core::SimTime) -> ssdsim_host::workload::FsyncIo {
         match self {
             AnySource::FileBench(s) => s.fsync_io(ino, now),
             AnySource::Recorded(s) => s.fsync_io(ino, now),
-            _ => ssd_core::workload::FsyncIo::default(),
+            _ => ssdsim_host::workload::FsyncIo::default(),
         }
     }
 }
@@ -306,7 +306,7 @@ pub fn build_flows(
     settings: &Settings,
     only: Option<usize>,
 ) -> Result<AnySource, RunError> {
-    use ssd_core::flows::{flow_range, Flow, Flows};
+    use ssdsim_host::flows::{flow_range, Flow, Flows};
     let n = cfg.flows.len();
     let mut flows = Vec::new();
     for (i, f) in cfg.flows.iter().enumerate() {
@@ -332,7 +332,7 @@ pub fn build_flows(
             &w,
             f.personality.as_ref(),
             f.trace.as_ref(),
-            (range.1 - range.0) * ssd_core::workload::SECTOR,
+            (range.1 - range.0) * ssdsim_host::workload::SECTOR,
             seed,
         )
         .map_err(|e| match e {
@@ -352,7 +352,7 @@ pub fn build_flows(
             // A flow run alone (a baseline) starts with the run: it has no
             // group to wait for.
             schedule: match only {
-                Some(_) => ssd_core::flows::FlowSchedule {
+                Some(_) => ssdsim_host::flows::FlowSchedule {
                     stonewall: false,
                     start_delay: None,
                     ..f.schedule()
@@ -368,32 +368,34 @@ pub fn build_flows(
 /// One workload source on a drive (or flow range) of `logical` bytes.
 fn build_one(
     cfg: &SsdConfig,
-    w: &ssd_core::workload::WorkloadConfig,
-    personality: Option<&ssd_core::personality::PersonalityConfig>,
-    trace: Option<&ssd_core::config::TraceSpec>,
+    w: &ssdsim_host::workload::WorkloadConfig,
+    personality: Option<&ssdsim_host::personality::PersonalityConfig>,
+    trace: Option<&ssdsim_host::config::TraceSpec>,
     logical: u64,
     seed: u64,
 ) -> Result<AnySource, RunError> {
     if let Some(t) = trace {
         let fmt = match &t.format {
             Some(f) => Some(
-                f.parse::<ssd_core::trace::TraceFormat>()
+                f.parse::<ssdsim_host::trace::TraceFormat>()
                     .map_err(|e| RunError::Input(format!("trace.format: {e}")))?,
             ),
             None => None,
         };
         let opts = cfg.replay.clone().with_capacity(logical);
-        let src = ssd_core::trace::open_trace(std::path::Path::new(&t.path), fmt, &opts)
+        let src = ssdsim_host::trace::open_trace(std::path::Path::new(&t.path), fmt, &opts)
             .map_err(|e| RunError::Input(e.to_string()))?;
         return Ok(AnySource::Trace(src));
     }
     let app = if let Some(p) = personality {
-        if p.level == ssd_core::personality::PersonalityLevel::File {
-            AnySource::FileBench(Box::new(ssd_core::filebench::FileBench::new(
+        if p.level == ssdsim_host::personality::PersonalityLevel::File {
+            AnySource::FileBench(Box::new(ssdsim_host::filebench::FileBench::new(
                 p, &cfg.fs, logical, seed,
             )?))
         } else {
-            AnySource::Personality(ssd_core::personality::Personality::new(p, logical, seed)?)
+            AnySource::Personality(ssdsim_host::personality::Personality::new(
+                p, logical, seed,
+            )?)
         }
     } else {
         AnySource::Fio(FioGen::new(w, logical, seed))
@@ -407,14 +409,14 @@ fn build_one(
     }
     let io = match personality {
         // A personality's fsyncs are its own Flush calls.
-        Some(_) => ssd_core::pagecache::AppIo::default(),
-        None => ssd_core::pagecache::AppIo {
+        Some(_) => ssdsim_host::pagecache::AppIo::default(),
+        None => ssdsim_host::pagecache::AppIo {
             sync: w.sync,
             fsync: w.fsync,
             end_fsync: w.end_fsync,
         },
     };
-    let cache = ssd_core::pagecache::PageCache::new(
+    let cache = ssdsim_host::pagecache::PageCache::new(
         app,
         &cfg.page_cache,
         io,
@@ -425,7 +427,7 @@ fn build_one(
 }
 
 /// Scheduler names accepted by `--sched`.
-pub use ssd_core::scheds::SCHED_NAMES;
+pub use ssdsim_host::scheds::SCHED_NAMES;
 
 /// Options of one run that are not part of the simulated system.
 #[derive(Clone, Debug)]
@@ -472,7 +474,7 @@ pub struct RecordTrace {
     /// File to write the trace to (`.gz` is compressed).
     pub path: std::path::PathBuf,
     /// The trace format to write.
-    pub format: ssd_core::trace::TraceFormat,
+    pub format: ssdsim_host::trace::TraceFormat,
 }
 
 impl Default for RunOptions {
@@ -566,8 +568,8 @@ fn latencies<O: Observer>(sim: &Sim<O>) -> RunLatencies {
 }
 
 /// A page cache's application calls' latencies.
-fn app_latencies<S: ssd_core::workload::AppSource>(
-    pc: &ssd_core::pagecache::PageCache<S>,
+fn app_latencies<S: ssdsim_host::workload::AppSource>(
+    pc: &ssdsim_host::pagecache::PageCache<S>,
 ) -> RunLatencies {
     let [read, write, trim, sync] = pc.app_latencies().clone();
     RunLatencies {
@@ -583,7 +585,7 @@ fn app_latencies<S: ssd_core::workload::AppSource>(
 /// A simulation of the CLI's choices; beside its observer `O`, the progress
 /// meter of the measured phase (empty unless a bar is drawn).
 pub(crate) type Sim<O> =
-    Simulation<ftl::AnyFtl, AnySource, ssd_core::scheds::AnySched, Tee<O, progress::RunMeter>>;
+    Simulation<ftl::AnyFtl, AnySource, ssdsim_host::scheds::AnySched, Tee<O, progress::RunMeter>>;
 
 /// The simulation of `cfg`; its observer is made by `obs` from the settings
 /// once the FTL is built (`dram.capacity = "fit"` is resolved by then).
@@ -597,22 +599,19 @@ fn build<O: Observer>(
     let ftl = ftl::build(&settings.config.ftl, &settings.shape())?;
     settings.fit_dram(ssd_core::ftl::Ftl::mapping_table_bytes(&ftl));
     let obs = obs(&settings)?;
-    let sched = {
-        let c = &settings.config;
-        ssd_core::scheds::build_host_queues(
-            &c.sched,
-            &c.host,
-            &c.flows,
-            settings.logical_bytes() / 512,
-        )?
-    };
+    let sched = ssdsim_host::scheds::build_host_queues(
+        &cfg.sched,
+        &cfg.host,
+        &cfg.flows,
+        settings.logical_bytes() / 512,
+    )?;
     let mut src = match only {
         Some(_) => build_flows(cfg, &settings, only)?,
         None => build_source(cfg, &settings)?,
     };
     if let Some((r, pending)) = record {
         let label = r.path.display().to_string();
-        ssd_core::trace::record::Recorder::check(&src, &label).map_err(RunError::Input)?;
+        ssdsim_host::trace::record::Recorder::check(&src, &label).map_err(RunError::Input)?;
         let file = pending
             .writer()
             .map_err(|e| RunError::Io(format!("{label}: cannot write: {e}")))?;
@@ -627,7 +626,7 @@ fn build<O: Observer>(
             Box::new(file)
         };
         src = AnySource::Recorded(Box::new(
-            ssd_core::trace::record::Recorder::new(src, out, r.format, &label)
+            ssdsim_host::trace::record::Recorder::new(src, out, r.format, &label)
                 .map_err(RunError::Input)?,
         ));
     }
@@ -636,7 +635,7 @@ fn build<O: Observer>(
 }
 
 /// A `.gz` recorded trace: the recorder flushes its output once, at the
-/// run's end ([`ssd_core::trace::record::Recorder::finish`]), and that flush
+/// run's end ([`ssdsim_host::trace::record::Recorder::finish`]), and that flush
 /// ends the gzip stream (its trailer), as `trace convert` ends one, before
 /// the file is renamed into place.
 struct GzTrace<W: std::io::Write>(flate2::write::GzEncoder<W>);
@@ -1101,7 +1100,7 @@ pub fn apply_flag(cfg: &mut SsdConfig, flag: &str, value: &str) -> Result<(), Co
         "interface" => {
             let i: Interface = serde_json::from_value(serde_json::Value::String(v.to_string()))
                 .map_err(|_| {
-                    ssd_core::config::invalid(
+                    ssdsim_host::config::invalid(
                         "host.interface",
                         format!(
                             "unknown interface {v:?} (sata3g, sata6g, nvme-gen3x4, nvme-gen4x4)"
@@ -1120,7 +1119,7 @@ pub fn apply_flag(cfg: &mut SsdConfig, flag: &str, value: &str) -> Result<(), Co
                 cfg.trace = None;
             } else {
                 let format = cfg.trace.as_ref().and_then(|t| t.format.clone());
-                cfg.trace = Some(ssd_core::config::TraceSpec {
+                cfg.trace = Some(ssdsim_host::config::TraceSpec {
                     path: v.to_string(),
                     format,
                 });
@@ -1128,7 +1127,7 @@ pub fn apply_flag(cfg: &mut SsdConfig, flag: &str, value: &str) -> Result<(), Co
             return Ok(());
         }
         "trace-format" => {
-            let t = cfg.trace.get_or_insert(ssd_core::config::TraceSpec {
+            let t = cfg.trace.get_or_insert(ssdsim_host::config::TraceSpec {
                 path: String::new(),
                 format: None,
             });
@@ -1139,9 +1138,9 @@ pub fn apply_flag(cfg: &mut SsdConfig, flag: &str, value: &str) -> Result<(), Co
             if v.is_empty() || v == "none" {
                 cfg.personality = None;
             } else {
-                let k = ssd_core::personality::PersonalityKind::parse(v)
-                    .map_err(|m| ssd_core::config::invalid("personality.kind", m))?;
-                cfg.personality = Some(ssd_core::personality::PersonalityConfig::new(k));
+                let k = ssdsim_host::personality::PersonalityKind::parse(v)
+                    .map_err(|m| ssdsim_host::config::invalid("personality.kind", m))?;
+                cfg.personality = Some(ssdsim_host::personality::PersonalityConfig::new(k));
             }
             return Ok(());
         }
@@ -1153,14 +1152,17 @@ pub fn apply_flag(cfg: &mut SsdConfig, flag: &str, value: &str) -> Result<(), Co
         "skip-bad-lines" => "replay.skip_bad_lines",
         "runtime" => {
             let d = fio::fio_dur(v)
-                .map_err(|e| ssd_core::config::invalid("--runtime", e.to_string()))?;
+                .map_err(|e| ssdsim_host::config::invalid("--runtime", e.to_string()))?;
             if d.0 == 0 {
-                return Err(ssd_core::config::invalid("--runtime", "must be positive"));
+                return Err(ssdsim_host::config::invalid(
+                    "--runtime",
+                    "must be positive",
+                ));
             }
             // fio's runtime counts from the end of the ramp.
             let limit = d.0 + cfg.sim.ramp_time.map_or(0, |r| r.0);
             if limit > ssd_core::Dur::MAX.0 {
-                return Err(ssd_core::config::invalid(
+                return Err(ssdsim_host::config::invalid(
                     "--runtime",
                     format!(
                         "with sim.ramp_time, at most {} ns in all (2^62 ns)",
@@ -1185,8 +1187,8 @@ pub fn apply_flag(cfg: &mut SsdConfig, flag: &str, value: &str) -> Result<(), Co
         "fs" => "fs.kind",
         "op" => "ftl.op",
         "gc" => {
-            let p = ssd_core::config::GcPolicy::parse(v)
-                .map_err(|m| ssd_core::config::invalid("ftl.gc_policy", m))?;
+            let p = ssdsim_host::config::GcPolicy::parse(v)
+                .map_err(|m| ssdsim_host::config::invalid("ftl.gc_policy", m))?;
             cfg.ftl.gc_policy = p;
             return Ok(());
         }
@@ -1228,7 +1230,7 @@ pub fn require_unit(flag: &str, value: &str) -> Result<(), ConfigError> {
         && v.bytes()
             .all(|b| b.is_ascii_digit() || b == b'.' || b == b'_')
     {
-        return Err(ssd_core::config::invalid(
+        return Err(ssdsim_host::config::invalid(
             &format!("--{flag}"),
             format!(
                 "{:?} has no unit: give one of ns, us, ms, s, min, h (e.g. {}s or {}ms)",
@@ -1272,7 +1274,7 @@ pub fn set_field(cfg: &mut SsdConfig, field: &str, value: &str) -> Result<(), Co
         }
         f if f.starts_with("personality.") && cfg.personality.is_none() => {
             cfg.check_writable()?;
-            return Err(ssd_core::config::invalid(
+            return Err(ssdsim_host::config::invalid(
                 field,
                 "no personality is selected: give --personality NAME (or \
                  personality.kind=NAME) before setting its fields",
@@ -1280,7 +1282,7 @@ pub fn set_field(cfg: &mut SsdConfig, field: &str, value: &str) -> Result<(), Co
         }
         f if f.starts_with("trace.") && cfg.trace.is_none() => {
             cfg.check_writable()?;
-            return Err(ssd_core::config::invalid(
+            return Err(ssdsim_host::config::invalid(
                 field,
                 "no trace is selected: give --trace FILE (or trace.path=FILE) before \
                  setting its fields",
@@ -1301,7 +1303,7 @@ pub fn set_field(cfg: &mut SsdConfig, field: &str, value: &str) -> Result<(), Co
         Ok(root) => root,
         Err(e) => {
             cfg.check_writable()?;
-            return Err(ssd_core::config::invalid(field, e.to_string()));
+            return Err(ssdsim_host::config::invalid(field, e.to_string()));
         }
     };
     let (last, sections) = parts.split_last().expect("split yields one part");
@@ -1325,11 +1327,11 @@ pub fn set_field(cfg: &mut SsdConfig, field: &str, value: &str) -> Result<(), Co
             toml::Value::Array(a) => p.parse::<usize>().ok().and_then(|i| a.get_mut(i)),
             _ => None,
         }
-        .ok_or_else(|| ssd_core::config::invalid(field, format!("unknown section {p:?}")))?;
+        .ok_or_else(|| ssdsim_host::config::invalid(field, format!("unknown section {p:?}")))?;
     }
     let cur = at
         .as_table_mut()
-        .ok_or_else(|| ssd_core::config::invalid(field, "not a section"))?;
+        .ok_or_else(|| ssdsim_host::config::invalid(field, "not a section"))?;
     // A field absent from the echo is an unset optional one (None is not
     // written) or not a field at all: every section refuses unknown fields,
     // so reading the configuration back tells which.
@@ -1478,7 +1480,7 @@ fn text_trip(
     known: bool,
 ) -> Result<(), ConfigError> {
     let text =
-        toml::to_string(&root).map_err(|e| ssd_core::config::invalid(field, e.to_string()))?;
+        toml::to_string(&root).map_err(|e| ssdsim_host::config::invalid(field, e.to_string()))?;
     *cfg = toml::from_str(&text).map_err(|e: toml::de::Error| {
         // All digits but beyond TOML's signed 64-bit integers: it was kept as
         // text, and "invalid type: string" would not say why.
@@ -1495,7 +1497,7 @@ fn text_trip(
         } else {
             e.message().to_string()
         };
-        ssd_core::config::invalid(field, m)
+        ssdsim_host::config::invalid(field, m)
     })?;
     Ok(())
 }
@@ -1678,7 +1680,7 @@ pub fn number_ios_to_source(cfg: &mut SsdConfig, max_requests_given: bool) {
 /// else one per flow.
 pub fn apply_fio_jobs(
     c: &mut SsdConfig,
-    jobs: Vec<(ssd_core::workload::WorkloadConfig, fio::FioJob)>,
+    jobs: Vec<(ssdsim_host::workload::WorkloadConfig, fio::FioJob)>,
     source: &str,
     flags: &[(&str, String)],
     warn: &mut dyn FnMut(String),

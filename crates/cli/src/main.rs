@@ -1170,7 +1170,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                 }
             }
             o.push_str("\nPower presets\n");
-            for p in ssd_core::config::PowerConfig::presets() {
+            for p in ssdsim_host::config::PowerConfig::presets() {
                 o.push_str(&format!(
                     "  {}: {}\n",
                     p.name,
@@ -1179,9 +1179,9 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             }
             o.push_str("\nHost interfaces\n");
             for n in ["sata3g", "sata6g", "nvme-gen3x4", "nvme-gen4x4"] {
-                let i: ssd_core::config::Interface =
+                let i: ssdsim_host::config::Interface =
                     serde_json::from_value(serde_json::Value::String(n.to_string()))?;
-                let h = ssd_core::config::HostConfig::preset(i);
+                let h = ssdsim_host::config::HostConfig::preset(i);
                 o.push_str(&format!(
                     "  {:<12} {:>7.0} MB/s  queue depth {:>5}  command overhead {}\n",
                     n, h.link_mbps, h.queue_depth, h.command_overhead
@@ -1688,7 +1688,7 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
 }
 
 fn trace_cmd(cmd: TraceCmd) -> anyhow::Result<()> {
-    use ssd_core::trace::TraceFormat;
+    use ssdsim_host::trace::TraceFormat;
     let fmt = |f: &Option<String>| -> Result<Option<TraceFormat>, RunError> {
         f.as_deref()
             .map(|s| {
@@ -1698,13 +1698,13 @@ fn trace_cmd(cmd: TraceCmd) -> anyhow::Result<()> {
             .transpose()
     };
     // `--blkparse-action`, checked as `replay.blkparse_action` is.
-    let parse_opts = |action: String| -> Result<ssd_core::trace::ParseOptions, RunError> {
-        let opts = ssd_core::trace::ReplayOptions {
+    let parse_opts = |action: String| -> Result<ssdsim_host::trace::ParseOptions, RunError> {
+        let opts = ssdsim_host::trace::ReplayOptions {
             blkparse_action: action,
             ..Default::default()
         };
         opts.validate().map_err(|e| match e {
-            ssd_core::config::ConfigError::Invalid { reason, .. } => {
+            ssdsim_host::config::ConfigError::Invalid { reason, .. } => {
                 RunError::Input(format!("--blkparse-action: {reason}"))
             }
             other => RunError::Input(other.to_string()),
@@ -1720,7 +1720,7 @@ fn trace_cmd(cmd: TraceCmd) -> anyhow::Result<()> {
             format,
         } => {
             let po = parse_opts(blkparse_action)?;
-            let st = ssd_core::trace::stats_with(&file, fmt(&trace_format)?, &po)
+            let st = ssdsim_host::trace::stats_with(&file, fmt(&trace_format)?, &po)
                 .map_err(|e| RunError::Input(e.to_string()))?;
             if format == Format::Json {
                 return write_out(None, &(serde_json::to_string_pretty(&st)? + "\n"));
@@ -1772,7 +1772,7 @@ fn trace_cmd(cmd: TraceCmd) -> anyhow::Result<()> {
                 .parse()
                 .map_err(|e| RunError::Input(format!("--to: {e}")))?;
             let po = parse_opts(blkparse_action)?;
-            let r = ssd_core::trace::convert_with(
+            let r = ssdsim_host::trace::convert_with(
                 &input,
                 fmt(&from)?,
                 &output,

@@ -15,11 +15,11 @@
 //! number, an unknown enumeration value and a value out of range are errors
 //! naming the element and the reason.
 
-use ssd_core::config::{
+use ssd_core::units::{Dur, Size};
+use ssdsim_host::config::{
     Allocation, BusSpeed, GcMode, GcPolicy, HostConfig, Interface, Precondition, SsdConfig,
     WearLeveling,
 };
-use ssd_core::units::{Dur, Size};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -481,7 +481,7 @@ fn import_inner(text: &str, source: &str) -> Result<Imported, String> {
     warnings = defaulted;
     // Whatever ssdsim refuses (say, over-provisioning too small for the GC
     // threshold) is refused now, not when the file is run.
-    let invalid = |e: ssd_core::config::ConfigError| {
+    let invalid = |e: ssdsim_host::config::ConfigError| {
         format!("the imported drive is not a valid ssdsim configuration: {e}")
     };
     let s = config.validate().map_err(invalid)?;
@@ -1090,7 +1090,7 @@ fn map(host: &Section, dev: &Section, flash: &Section) -> Result<(SsdConfig, Not
     c.ftl.allocation = alloc;
     // MQSim places a page by its LPA (Address_Mapping_Unit_Page_Level::
     // allocate_plane_for_user_write), not by arrival.
-    c.ftl.plane_allocation = ssd_core::config::PlaneAllocation::Static;
+    c.ftl.plane_allocation = ssdsim_host::config::PlaneAllocation::Static;
     if s.eq_ignore_ascii_case(name) {
         n.mapped.push(format!(
             "{} -> ftl.allocation = \"{name}\", ftl.plane_allocation = \"static\" (by LPA, as MQSim)",
@@ -1136,7 +1136,7 @@ fn map(host: &Section, dev: &Section, flash: &Section) -> Result<(SsdConfig, Not
     c.dram.write_buffer = Size(wb);
     // Provisional: import() sizes it once the mapping table is known.
     c.dram.capacity = Size(wb + cmt).into();
-    c.dram.flush = ssd_core::config::FlushPolicy::EvictLru;
+    c.dram.flush = ssdsim_host::config::FlushPolicy::EvictLru;
     n.mapped.push(format!(
         "{}, {} -> dram.write_buffer = {wb} B (writes complete in DRAM; LRU pages go to flash \
          when it is full: MQSim's WRITE_CACHE mode, the default it sets per flow in the \

@@ -19,10 +19,10 @@
 
 #[cfg(feature = "progress")]
 use indicatif::{HumanBytes, ProgressBar, ProgressDrawTarget, ProgressStyle};
-use ssd_core::config::SsdConfig;
 use ssd_core::observer::Observer;
 use ssd_core::units::SimTime;
-use ssd_core::workload::IoOp;
+use ssdsim_host::config::SsdConfig;
+use ssdsim_host::workload::IoOp;
 use std::io::IsTerminal;
 #[cfg(feature = "progress")]
 use std::io::Seek;
@@ -164,7 +164,7 @@ impl RunMeter {
     }
 
     /// The bar of a run of `cfg` where `mode` says; `trace` is the replayed
-    /// trace file's handle ([`ssd_core::trace::TraceSource::file_handle`]).
+    /// trace file's handle ([`ssdsim_host::trace::TraceSource::file_handle`]).
     #[cfg(not(feature = "progress"))]
     pub fn new(
         _mode: Progress,
@@ -176,7 +176,7 @@ impl RunMeter {
     }
 
     /// The bar of a run of `cfg` where `mode` says; `trace` is the replayed
-    /// trace file's handle ([`ssd_core::trace::TraceSource::file_handle`]).
+    /// trace file's handle ([`ssdsim_host::trace::TraceSource::file_handle`]).
     #[cfg(feature = "progress")]
     pub fn new(
         mode: Progress,

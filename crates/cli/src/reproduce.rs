@@ -17,7 +17,7 @@
 use crate::sweep::{self, GridFile, Point, Row, SweepSpec};
 use crate::{RunError, RunOptions};
 use serde_json::Value;
-use ssd_core::config::SsdConfig;
+use ssdsim_host::config::SsdConfig;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 

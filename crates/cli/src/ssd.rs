@@ -12,8 +12,8 @@ use crate::{
     apply_fio_jobs, check_runnable, fio, resolve_settings, run_config, Progress, RunError,
     RunOptions, RunOutput, Setting,
 };
-use ssd_core::config::{ConfigError, NandConfig, SsdConfig};
-use ssd_core::workload::WorkloadConfig;
+use ssdsim_host::config::{ConfigError, NandConfig, SsdConfig};
+use ssdsim_host::workload::WorkloadConfig;
 use std::path::PathBuf;
 
 /// A simulated SSD and its workload: a validated configuration and the
@@ -234,7 +234,7 @@ impl SsdBuilder {
             Ok(v) => self.settings.push(Setting::Section(name, v.to_string())),
             Err(e) => {
                 self.error
-                    .get_or_insert(ssd_core::config::invalid(name, e.to_string()));
+                    .get_or_insert(ssdsim_host::config::invalid(name, e.to_string()));
             }
         }
         self

@@ -7,13 +7,13 @@
 //!
 //! What shapes a state, and so what must agree between the run that saved
 //! it and the run that loads it, is
-//! [`ssd_core::config::SsdConfig::state_shape`]: the NAND, the array, the
+//! [`ssdsim_host::config::SsdConfig::state_shape`]: the NAND, the array, the
 //! FTL, the preconditioning and the seed. The file's layout is
 //! [`ssd_core::engine::DriveState`]'s.
 
 use crate::RunError;
-use ssd_core::config::{Precondition, SsdConfig};
 use ssd_core::engine::DriveState;
+use ssdsim_host::config::{Precondition, SsdConfig};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -208,8 +208,8 @@ mod tests {
             let sim = ssd_core::Simulation::new(
                 settings.clone(),
                 f,
-                ssd_core::workload::FioGen::new(&a.workload, settings.logical_bytes(), 1),
-                ssd_core::scheds::build_host_queues(
+                ssdsim_host::workload::FioGen::new(&a.workload, settings.logical_bytes(), 1),
+                ssdsim_host::scheds::build_host_queues(
                     &a.sched,
                     &a.host,
                     &a.flows,

@@ -5,8 +5,8 @@
 use crate::{apply_flag, run_config, set_field, RunOptions};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use ssd_core::config::SsdConfig;
 use ssd_core::rng::derive_seed;
+use ssdsim_host::config::SsdConfig;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -218,7 +218,7 @@ impl GridFile {
                 base: Some(b.clone()),
                 ..GridFile::default()
             };
-            ssd_core::config::deep_merge(
+            ssdsim_host::config::deep_merge(
                 &mut merged,
                 toml::Value::Table(over.base_nested().unwrap_or_default()),
             );
@@ -258,7 +258,7 @@ impl GridFile {
                     t.insert(part.to_string(), over);
                     over = toml::Value::Table(t);
                 }
-                ssd_core::config::deep_merge(&mut out, over);
+                ssdsim_host::config::deep_merge(&mut out, over);
             }
             match out {
                 toml::Value::Table(t) => t,
@@ -456,7 +456,7 @@ pub fn plan(spec: SweepSpec) -> Result<SweepPlan, crate::RunError> {
         && !spec.base_given
         && spec.grid.is_none()
     {
-        base.sim.precondition = ssd_core::config::Precondition::Steady;
+        base.sim.precondition = ssdsim_host::config::Precondition::Steady;
     }
     // A setting common to every point would overwrite an axis of the same
     // key after the axis was applied: every point would run the --set value
@@ -914,7 +914,7 @@ fn finish_point(
     // drive (plus a seed the point names, so that replications by seed stay
     // independent), not from the workload.
     if c.sim.precondition_seed.is_none()
-        && c.sim.precondition != ssd_core::config::Precondition::None
+        && c.sim.precondition != ssdsim_host::config::Precondition::None
     {
         let mut drive = c.drive_shape();
         for (k, v) in params.iter().chain(common) {
@@ -1913,7 +1913,7 @@ mod tests {
         assert_eq!(p.axes[1].values.len(), standard_workloads().len());
         assert_eq!(
             p.base.sim.precondition,
-            ssd_core::config::Precondition::Steady
+            ssdsim_host::config::Precondition::Steady
         );
         assert_eq!(p.grid().len(), 2 * standard_workloads().len());
 

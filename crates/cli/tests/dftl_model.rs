@@ -4,9 +4,9 @@
 //! PROPTEST_CASES for a deep run.
 
 use proptest::prelude::*;
-use ssd_core::config::SsdConfig;
 use ssd_core::stats::Report;
 use ssdsim::{apply_flag, run_config, set_field, RunOptions};
+use ssdsim_host::config::SsdConfig;
 
 /// `cfg` with `flags` applied as `ssdsim run` applies them.
 fn config(flags: &[(&str, &str)]) -> SsdConfig {

@@ -4,8 +4,8 @@
 //! `resolve_config_text` and as the `ssdsim` binary itself; bad settings are
 //! refused at `build()` with the field named.
 
-use ssd_core::config::{NandConfig, SsdConfig};
 use ssdsim::{resolve_config_text, run_config, RunOptions, Ssd, SsdBuilder};
+use ssdsim_host::config::{NandConfig, SsdConfig};
 
 /// A report as `ssdsim run --format json` prints it, with the wall-clock
 /// fields (`run.wall_s`, `run.precondition_wall_s`) set to 0.
@@ -287,8 +287,8 @@ fn settings_apply_in_the_clis_order() {
 fn whole_sections_equal_their_fields_set_one_by_one() {
     let mut nand = NandConfig::preset("chip3").unwrap();
     nand.blocks_per_plane = 128;
-    let w = ssd_core::workload::WorkloadConfig {
-        rw: ssd_core::workload::RwMode::RandWrite,
+    let w = ssdsim_host::workload::WorkloadConfig {
+        rw: ssdsim_host::workload::RwMode::RandWrite,
         iodepth: 4,
         number_ios: Some(1_000),
         ..Default::default()

@@ -2,12 +2,12 @@
 //! per-flow statistics, slowdown and fairness. Each test checks a
 //! consequence a user would see.
 
-use ssd_core::config::{Interface, SsdConfig};
-use ssd_core::flows::{FlowConfig, FlowPriority, FlowSpace};
-use ssd_core::scheds::Arbitration;
-use ssd_core::workload::{RwMode, WorkloadConfig};
 use ssd_core::Dur;
 use ssdsim::{run_config, RunOptions};
+use ssdsim_host::config::{Interface, SsdConfig};
+use ssdsim_host::flows::{FlowConfig, FlowPriority, FlowSpace};
+use ssdsim_host::scheds::Arbitration;
+use ssdsim_host::workload::{RwMode, WorkloadConfig};
 
 /// A small NVMe drive (2 channels x 2 ways) whose controller holds
 /// `slots` commands, with flows added by the test.
@@ -16,9 +16,9 @@ fn drive(slots: u32) -> SsdConfig {
     c.layout.channels = 2;
     c.layout.ways = 2;
     c.nand.blocks_per_plane = 64;
-    c.host = ssd_core::config::HostConfig::preset(Interface::NvmeGen3x4);
+    c.host = ssdsim_host::config::HostConfig::preset(Interface::NvmeGen3x4);
     c.host.queue_depth = slots;
-    c.sim.precondition = ssd_core::config::Precondition::Fill;
+    c.sim.precondition = ssdsim_host::config::Precondition::Fill;
     c
 }
 
@@ -267,7 +267,7 @@ fn buffered_and_direct_flows_run_together() {
 #[test]
 fn flows_share_one_elevator_on_sata() {
     let mut c = drive(32);
-    c.host = ssd_core::config::HostConfig::preset(Interface::Sata6g);
+    c.host = ssdsim_host::config::HostConfig::preset(Interface::Sata6g);
     c.sched.kind = "cfq".into();
     c.flows = vec![
         flow("a", RwMode::RandRead, 16, 2000, FlowPriority::Medium),
@@ -286,7 +286,7 @@ fn flows_share_one_elevator_on_sata() {
     let f = flows(&r);
     assert_eq!(n(&f[0], "reads") + n(&f[1], "writes"), 4000.0);
     // On NVMe the same flows are refused under an elevator.
-    c.host = ssd_core::config::HostConfig::preset(Interface::NvmeGen3x4);
+    c.host = ssdsim_host::config::HostConfig::preset(Interface::NvmeGen3x4);
     let e = c.validate().unwrap_err().to_string();
     assert!(e.starts_with("sched.kind:"), "{e}");
 }
@@ -355,7 +355,7 @@ fn bad_flow_configurations_name_their_field() {
 #[test]
 fn per_flow_programs_add_up_to_the_drives() {
     let mut c = drive(64);
-    c.sim.precondition = ssd_core::config::Precondition::Steady;
+    c.sim.precondition = ssdsim_host::config::Precondition::Steady;
     c.ftl.op = 0.1;
     c.flows = vec![
         flow(

@@ -2,14 +2,14 @@
 //! ceilings, FIFO/greedy write amplification), determinism, completion
 //! accounting and bad-input handling of the CLI.
 
-use ssd_core::config::{GcPolicy, Precondition, Settings, SsdConfig};
 use ssd_core::ftl::{FlashArray, Ftl, FtlCtx};
 use ssd_core::observer::NullObserver;
 use ssd_core::rng::{SimRng, SimRngExt};
 use ssd_core::sched::Noop;
-use ssd_core::workload::{HostRequest, IoOp, RwMode, Timing, VecSource};
 use ssd_core::{Dur, Lpn, SimTime, Simulation};
 use ssdsim::{run_config, RunOptions};
+use ssdsim_host::config::{GcPolicy, Precondition, Settings, SsdConfig};
+use ssdsim_host::workload::{HostRequest, IoOp, RwMode, Timing, VecSource};
 
 mod common;
 use common::{rows_without_wall, ssdsim, ssdsim_in};
@@ -231,7 +231,7 @@ mod determinism {
         cfg.sim.precondition = Precondition::Steady;
         cfg.workload.rw = RwMode::RandRw;
         cfg.workload.number_ios = Some(5000);
-        cfg.workload.random_distribution = ssd_core::workload::Distribution::Zipf(1.1);
+        cfg.workload.random_distribution = ssdsim_host::workload::Distribution::Zipf(1.1);
         let a =
             serde_json::to_value(run_config(&cfg, &RunOptions::default()).unwrap().report).unwrap();
         let b =
@@ -250,11 +250,11 @@ mod determinism {
         let mut cfg = SsdConfig::default();
         small(&mut cfg);
         cfg.sched.kind = "cfq".into();
-        cfg.personality = Some(ssd_core::personality::PersonalityConfig {
+        cfg.personality = Some(ssdsim_host::personality::PersonalityConfig {
             requests: 3000,
             direct: Some(false),
-            ..ssd_core::personality::PersonalityConfig::new(
-                ssd_core::personality::PersonalityKind::Varmail,
+            ..ssdsim_host::personality::PersonalityConfig::new(
+                ssdsim_host::personality::PersonalityKind::Varmail,
             )
         });
         cfg.page_cache.size = ssd_core::Size::mib(32);
@@ -315,7 +315,7 @@ mod completion {
         let make = || {
             let s = cfg.validate().unwrap();
             let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
-            let src = ssd_core::workload::FioGen::new(&cfg.workload, s.logical_bytes(), 1);
+            let src = ssdsim_host::workload::FioGen::new(&cfg.workload, s.logical_bytes(), 1);
             Simulation::new(s, ftl, src, Noop::new(1024, true), NullObserver)
         };
         let (mut a, mut b) = (make(), make());
@@ -449,7 +449,7 @@ mod completion {
         cfg.ftl.op = 0.5;
         // Blocking GC does not converge on this drive within the cap
         // (paced GC does: its victims are spread over the frontier blocks).
-        cfg.ftl.gc_mode = Some(ssd_core::config::GcMode::Blocking);
+        cfg.ftl.gc_mode = Some(ssdsim_host::config::GcMode::Blocking);
         cfg.sim.precondition = Precondition::Steady;
         cfg.workload.rw = RwMode::RandWrite;
         cfg.workload.number_ios = Some(10);
@@ -512,7 +512,7 @@ mod completion {
             let gen = |n, seed| {
                 let mut w = cfg.workload.clone();
                 w.number_ios = Some(n);
-                ssd_core::workload::FioGen::new(&w, s.logical_bytes(), seed)
+                ssdsim_host::workload::FioGen::new(&w, s.logical_bytes(), seed)
             };
             let mut sim = Simulation::new(
                 s.clone(),
@@ -612,7 +612,7 @@ mod reads_alone {
     fn run(cfg: &SsdConfig, two_steps: bool) -> (Vec<serde_json::Value>, u64, Log) {
         let s = cfg.validate().unwrap();
         let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
-        let gen = |seed| ssd_core::workload::FioGen::new(&cfg.workload, s.logical_bytes(), seed);
+        let gen = |seed| ssdsim_host::workload::FioGen::new(&cfg.workload, s.logical_bytes(), seed);
         let mut sim = Simulation::new(
             s.clone(),
             ftl,
@@ -677,7 +677,7 @@ mod reads_alone {
             // at once changes (host p50s moved by 0.5 us): the two bookings
             // are compared under the blocking model, whose die queue is a
             // FIFO.
-            cfg.ftl.gc_mode = Some(ssd_core::config::GcMode::Blocking);
+            cfg.ftl.gc_mode = Some(ssdsim_host::config::GcMode::Blocking);
             cfg
         };
         // Mixed host reads and GC reads; with idle-time GC drained after
@@ -697,7 +697,7 @@ mod reads_alone {
         c.workload.rw = RwMode::RandRead;
         c.workload.bs = ssd_core::Size::kib(16);
         c.workload.rate_iops = Some(20_000);
-        c.workload.rate_process = ssd_core::workload::RateProcess::Poisson;
+        c.workload.rate_process = ssdsim_host::workload::RateProcess::Poisson;
         cfgs.push(c);
         let mut c = base();
         c.workload.rw = RwMode::RandRead;
@@ -899,7 +899,7 @@ mod cli {
     /// 64-bit) is refused up front, naming the field.
     #[test]
     fn unwritable_config_values_are_refused_by_validate() {
-        let mut c = ssd_core::config::SsdConfig::default();
+        let mut c = ssdsim_host::config::SsdConfig::default();
         c.workload.number_ios = Some(u64::MAX);
         let e = c.validate().unwrap_err().to_string();
         assert!(e.contains("workload.number_ios"), "{e}");
@@ -1065,17 +1065,17 @@ mod cli {
 
 mod sweeps {
     use super::rows_without_wall;
-    use ssd_core::config::SsdConfig;
     use ssdsim::sweep::{
         expand, run_points, shard, standard_workload_defs, Axis, Row, WorkloadDef,
     };
     use ssdsim::RunOptions;
+    use ssdsim_host::config::SsdConfig;
     use std::collections::BTreeMap;
 
     fn grid() -> Vec<ssdsim::sweep::Point> {
         let mut base = SsdConfig::default();
         base.nand.blocks_per_plane = 64;
-        base.sim.precondition = ssd_core::config::Precondition::Fill;
+        base.sim.precondition = ssdsim_host::config::Precondition::Fill;
         let axes = vec![
             Axis {
                 key: "ftl".into(),
@@ -1301,7 +1301,7 @@ mod write_buffer {
 
     fn run(
         buffer: &str,
-        flush: ssd_core::config::FlushPolicy,
+        flush: ssdsim_host::config::FlushPolicy,
         rw: RwMode,
     ) -> ssd_core::stats::Report {
         let mut cfg = SsdConfig::default();
@@ -1325,7 +1325,7 @@ mod write_buffer {
 
     #[test]
     fn lru_buffer_absorbs_rewrites_and_serves_reads() {
-        use ssd_core::config::FlushPolicy::*;
+        use ssdsim_host::config::FlushPolicy::*;
         let none = run("0", EvictLru, RwMode::RandWrite);
         let big = run("1MiB", EvictLru, RwMode::RandWrite);
         // 128 distinct pages fit in a 256-page buffer: nothing reaches flash.

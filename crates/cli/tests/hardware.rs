@@ -5,18 +5,18 @@
 //! request's latency is the fixed path (link, CPU, DRAM, command and page
 //! transfer) plus the array time the model gives for its page.
 
-use ssd_core::config::{Precondition, SsdConfig};
 use ssd_core::hw::nand::{PageMap, ProgramScheme, RetryConfig};
 use ssd_core::observer::NullObserver;
 use ssd_core::sched::Noop;
-use ssd_core::workload::{HostRequest, IoOp, Timing, VecSource};
 use ssd_core::{Dur, SimTime, Simulation};
 use ssdsim::{run_config, RunOptions};
+use ssdsim_host::config::{Precondition, SsdConfig};
+use ssdsim_host::workload::{HostRequest, IoOp, Timing, VecSource};
 
 /// `preset` on one channel, one die, one plane, 64 blocks.
 fn one_die(preset: &str) -> SsdConfig {
     let mut cfg = SsdConfig {
-        nand: ssd_core::config::NandConfig::preset(preset).unwrap(),
+        nand: ssdsim_host::config::NandConfig::preset(preset).unwrap(),
         ..SsdConfig::default()
     };
     cfg.layout.channels = 1;
@@ -194,8 +194,8 @@ fn read_retry_costs_tail_latency_and_energy() {
     let run = |preset: &str| {
         let mut cfg = one_die(preset);
         cfg.sim.precondition = Precondition::Fill;
-        cfg.power = ssd_core::config::PowerConfig::preset("lee2011").unwrap();
-        cfg.workload.rw = ssd_core::workload::RwMode::RandRead;
+        cfg.power = ssdsim_host::config::PowerConfig::preset("lee2011").unwrap();
+        cfg.workload.rw = ssdsim_host::workload::RwMode::RandRead;
         cfg.workload.bs = cfg.nand.page_size;
         cfg.workload.iodepth = 4;
         cfg.workload.number_ios = Some(2000);
@@ -352,7 +352,7 @@ fn suspension_cuts_the_read_tail_under_mixed_load() {
                 ..suspend_cfg(20, 20)
             });
         }
-        cfg.workload.rw = ssd_core::workload::RwMode::RandRw;
+        cfg.workload.rw = ssdsim_host::workload::RwMode::RandRw;
         cfg.workload.rwmixread = 70;
         cfg.workload.bs = cfg.nand.page_size;
         cfg.workload.iodepth = 4;
@@ -377,7 +377,7 @@ fn suspension_cuts_the_read_tail_under_mixed_load() {
             > 100
     );
     let mut bad = one_die("park-slc");
-    bad.power = ssd_core::config::PowerConfig::preset("park-slc").unwrap();
+    bad.power = ssdsim_host::config::PowerConfig::preset("park-slc").unwrap();
     bad.nand.suspend = Some(suspend_cfg(20, 10));
     let e = bad.validate().unwrap_err().to_string();
     assert!(
@@ -402,13 +402,13 @@ fn suspension_under_gc_keeps_every_invariant() {
         cfg.nand.planes_per_die = 2;
         cfg.nand.dies_per_chip = 2;
         cfg.nand.blocks_per_plane = 64;
-        cfg.power = ssd_core::config::PowerConfig::preset("lee2011").unwrap();
+        cfg.power = ssdsim_host::config::PowerConfig::preset("lee2011").unwrap();
         cfg.sim.precondition = Precondition::Fill;
         cfg.nand.suspend = Some(ssd_core::hw::nand::SuspendConfig {
             max_per_op: 4,
             ..suspend_cfg(20, 20)
         });
-        cfg.workload.rw = ssd_core::workload::RwMode::RandRw;
+        cfg.workload.rw = ssdsim_host::workload::RwMode::RandRw;
         cfg.workload.rwmixread = 50;
         cfg.workload.bs = cfg.nand.page_size;
         cfg.workload.iodepth = 16;
@@ -498,8 +498,8 @@ fn four_planes(dies: u32) -> SsdConfig {
     let mut cfg = one_die("chip2");
     cfg.nand.planes_per_die = 4;
     cfg.nand.dies_per_chip = dies;
-    cfg.nand.bus = ssd_core::config::BusSpeed::PageTime(Dur::from_us(10));
-    cfg.host = ssd_core::config::HostConfig::preset(ssd_core::config::Interface::NvmeGen4x4);
+    cfg.nand.bus = ssdsim_host::config::BusSpeed::PageTime(Dur::from_us(10));
+    cfg.host = ssdsim_host::config::HostConfig::preset(ssdsim_host::config::Interface::NvmeGen4x4);
     cfg.dram.write_buffer = ssd_core::Size(0);
     cfg
 }
@@ -666,7 +666,7 @@ fn multiplane_without_same_page_batches_random_reads() {
             plane_gap: Dur::ZERO,
         });
         c.sim.precondition = Precondition::Fill;
-        c.workload.rw = ssd_core::workload::RwMode::RandRead;
+        c.workload.rw = ssdsim_host::workload::RwMode::RandRead;
         c.workload.bs = c.nand.page_size;
         c.workload.iodepth = 64;
         c.workload.number_ios = Some(8000);
@@ -785,10 +785,10 @@ fn dram_refresh_power_adds_its_mean_to_standby() {
     let run = |r: Option<ssd_core::hw::RefreshConfig>| {
         let mut cfg = one_die("chip2");
         cfg.dram.refresh = r;
-        cfg.power = ssd_core::config::PowerConfig::preset("lee2011").unwrap();
+        cfg.power = ssdsim_host::config::PowerConfig::preset("lee2011").unwrap();
         cfg.sim.precondition = Precondition::Fill;
         cfg.sim.time_limit = Some(Dur::from_ms(20));
-        cfg.workload.rw = ssd_core::workload::RwMode::RandRead;
+        cfg.workload.rw = ssdsim_host::workload::RwMode::RandRead;
         cfg.workload.bs = cfg.nand.page_size;
         cfg.workload.iodepth = 4;
         let rep = run_config(&cfg, &RunOptions::default()).unwrap().report;
@@ -841,7 +841,7 @@ fn reads_first_bus_arbitration_favours_reads_under_mixed_load() {
         cfg.nand.blocks_per_plane = 256;
         cfg.nand.bus_arbitration = arb;
         cfg.sim.precondition = Precondition::Fill;
-        cfg.workload.rw = ssd_core::workload::RwMode::RandRw;
+        cfg.workload.rw = ssdsim_host::workload::RwMode::RandRw;
         cfg.workload.rwmixread = 70;
         cfg.workload.bs = cfg.nand.page_size;
         cfg.workload.iodepth = 16;
@@ -891,7 +891,7 @@ fn the_hardware_rules_example_runs() {
     assert!(cfg.dram.refresh.is_some());
     cfg.nand.blocks_per_plane = 64;
     cfg.sim.precondition = Precondition::Fill;
-    cfg.workload.rw = ssd_core::workload::RwMode::RandRw;
+    cfg.workload.rw = ssdsim_host::workload::RwMode::RandRw;
     cfg.workload.bs = cfg.nand.page_size;
     cfg.workload.iodepth = 32;
     cfg.workload.number_ios = Some(4000);
@@ -938,7 +938,7 @@ fn set_creates_an_optional_model_section() {
 fn cached(read: bool, program: bool, xfer_us: u64) -> SsdConfig {
     let mut cfg = one_die("chip2");
     cfg.dram.write_buffer = ssd_core::Size(0);
-    cfg.nand.bus = ssd_core::config::BusSpeed::PageTime(Dur::from_us(xfer_us));
+    cfg.nand.bus = ssdsim_host::config::BusSpeed::PageTime(Dur::from_us(xfer_us));
     cfg.nand.cache = Some(ssd_core::hw::CacheConfig {
         read,
         program,
@@ -1085,7 +1085,7 @@ fn cache_commands_under_gc_and_multiplane_keep_every_invariant() {
     cfg.layout.ways = 2;
     cfg.nand.bus_arbitration = ssd_core::hw::BusArbitration::ReadsFirst;
     cfg.sim.precondition = Precondition::Fill;
-    cfg.workload.rw = ssd_core::workload::RwMode::RandRw;
+    cfg.workload.rw = ssdsim_host::workload::RwMode::RandRw;
     cfg.workload.bs = ssd_core::Size(cfg.nand.page_size.0 * 4);
     cfg.workload.iodepth = 16;
     cfg.workload.number_ios = Some(3000);

@@ -51,6 +51,7 @@ fn the_library_alone_pulls_no_cli_dependency() {
     for p in [
         "ssdsim",
         "ssd-core",
+        "ssdsim-host",
         "ssdsim-ftl",
         "ssdsim-power",
         "serde",

@@ -2,10 +2,10 @@
 //! DRAM standby that scales with capacity, `dram.capacity = "fit"`, and the
 //! firmware's CPU and DRAM energy by FTL activity, against closed forms.
 
-use ssd_core::config::{DramCapacity, GcPolicy, Precondition, SsdConfig};
 use ssd_core::units::{Size, Watts};
-use ssd_core::workload::RwMode;
 use ssdsim::{run_config, RunOptions};
+use ssdsim_host::config::{DramCapacity, GcPolicy, Precondition, SsdConfig};
+use ssdsim_host::workload::RwMode;
 
 fn run(cfg: &SsdConfig) -> serde_json::Value {
     let opts = RunOptions {

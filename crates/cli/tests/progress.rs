@@ -2,9 +2,9 @@
 //! same results with the progress code path forced on (drawing into a sink)
 //! as without it, and no bar reaches a pipe.
 
-use ssd_core::config::{Precondition, SsdConfig};
-use ssd_core::workload::RwMode;
 use ssdsim::{run_config, Progress, RunOptions};
+use ssdsim_host::config::{Precondition, SsdConfig};
+use ssdsim_host::workload::RwMode;
 use std::path::{Path, PathBuf};
 
 mod common;
@@ -87,7 +87,7 @@ fn runs_are_the_same_with_the_progress_path_on() {
 /// The replay's file handle follows its position in the trace file.
 #[test]
 fn the_trace_handle_follows_the_replay() {
-    use ssd_core::workload::RequestSource;
+    use ssdsim_host::workload::RequestSource;
     use std::io::Seek;
     let d = scratch("handle");
     let plain = repo("traces/synth.spc");
@@ -102,8 +102,8 @@ fn the_trace_handle_follows_the_replay() {
         e.finish().unwrap();
     }
     for p in [&plain, &gz] {
-        let opts = ssd_core::trace::ReplayOptions::default();
-        let mut src = ssd_core::trace::open_trace(p, None, &opts).unwrap();
+        let opts = ssdsim_host::trace::ReplayOptions::default();
+        let mut src = ssdsim_host::trace::open_trace(p, None, &opts).unwrap();
         let mut h = src.file_handle().unwrap();
         let size = h.metadata().unwrap().len();
         let mut n = 0;

@@ -5,11 +5,11 @@
 //! whose points share a drive preconditions it once and gives the rows of
 //! points that each precondition.
 
-use ssd_core::config::{Precondition, SsdConfig};
 use ssd_core::stats::Report;
 use ssdsim::state::DriveStateOpts;
 use ssdsim::sweep::{expand, run_point, run_points, standard_workload_defs, Axis, Row};
 use ssdsim::{run_config, RunOptions};
+use ssdsim_host::config::{Precondition, SsdConfig};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -30,7 +30,7 @@ fn drive(ftl: &str, pre: Precondition) -> SsdConfig {
     c.ftl.op = 0.25;
     c.ftl.kind = ftl.into();
     c.sim.precondition = pre;
-    c.workload.rw = ssd_core::workload::RwMode::RandRw;
+    c.workload.rw = ssdsim_host::workload::RwMode::RandRw;
     c.workload.number_ios = Some(4000);
     c
 }
@@ -69,7 +69,7 @@ fn loading(file: impl Into<PathBuf>) -> RunOptions {
 #[test]
 fn a_loaded_state_gives_the_report_of_a_fresh_preconditioning_for_every_ftl() {
     let d = dir("roundtrip");
-    use ssd_core::config::WearLeveling;
+    use ssdsim_host::config::WearLeveling;
     let drives = [
         ("page", WearLeveling::None),
         ("dftl", WearLeveling::None),
@@ -105,7 +105,7 @@ fn a_loaded_state_gives_the_report_of_a_fresh_preconditioning_for_every_ftl() {
             );
             // A run of another workload and seed on the same drive may load it.
             let mut other = c.clone();
-            other.workload.rw = ssd_core::workload::RwMode::RandRead;
+            other.workload.rw = ssdsim_host::workload::RwMode::RandRead;
             other.sim.precondition_seed = Some(other.sim.seed);
             other.sim.seed = 99;
             let fresh = run_config(&other, &RunOptions::default()).unwrap();
@@ -335,7 +335,7 @@ fn the_state_files_bytes_are_pinned_to_the_layout_version() {
         let mut c = drive(ftl, Precondition::Steady);
         c.workload.number_ios = Some(10);
         if i == 6 {
-            c.ftl.wear_leveling = ssd_core::config::WearLeveling::Dynamic;
+            c.ftl.wear_leveling = ssdsim_host::config::WearLeveling::Dynamic;
         }
         let file = d.join(format!("{ftl}-{i}.state"));
         run_config(&c, &saving(file.clone())).unwrap();

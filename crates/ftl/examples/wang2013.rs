@@ -15,13 +15,13 @@
 //! queue depth (32, SATA NCQ), so the host scheduler holds a queue to order.
 
 use rand::Rng;
-use ssd_core::config::{Precondition, SsdConfig};
 use ssd_core::observer::NullObserver;
 use ssd_core::rng::{SimRng, SimRngExt};
-use ssd_core::scheds::{build_sched, SCHED_NAMES};
 use ssd_core::units::Size;
-use ssd_core::workload::{HostRequest, IoOp, RequestSource, SourceError, Timing};
 use ssd_core::Simulation;
+use ssdsim_host::config::{Precondition, SsdConfig};
+use ssdsim_host::scheds::{build_sched, SCHED_NAMES};
+use ssdsim_host::workload::{HostRequest, IoOp, RequestSource, SourceError, Timing};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Kind {

@@ -529,11 +529,11 @@ mod tests {
     /// afterwards densify only the blocks they break, and the map stays exact.
     #[test]
     fn fill_keeps_the_p2l_compact() {
-        use ssd_core::config::{Precondition, SsdConfig};
         use ssd_core::observer::NullObserver;
         use ssd_core::sched::Noop;
-        use ssd_core::workload::{FioGen, RwMode, WorkloadConfig};
         use ssd_core::Simulation;
+        use ssdsim_host::config::{Precondition, SsdConfig};
+        use ssdsim_host::workload::{FioGen, RwMode, WorkloadConfig};
         let mut c = SsdConfig::default();
         c.nand.blocks_per_plane = 64;
         c.sim.precondition = Precondition::Fill;

@@ -4,14 +4,14 @@
 //! at one instant (sorted, merged, at most 16 at a time), and the report's
 //! queue-depth and dispatch statistics say what the elevator held.
 
-use ssd_core::config::{Precondition, SsdConfig};
 use ssd_core::observer::NullObserver;
 use ssd_core::sched::IoScheduler;
-use ssd_core::scheds::build_sched;
 use ssd_core::stats::Report;
 use ssd_core::units::SimTime;
-use ssd_core::workload::{HostRequest, IoOp, Timing, VecSource};
 use ssd_core::Simulation;
+use ssdsim_host::config::{Precondition, SsdConfig};
+use ssdsim_host::scheds::build_sched;
+use ssdsim_host::workload::{HostRequest, IoOp, Timing, VecSource};
 
 fn device() -> SsdConfig {
     let mut c = SsdConfig::default();

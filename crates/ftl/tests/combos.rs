@@ -40,22 +40,22 @@
 
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestRunner};
-use ssd_core::config::{
+use ssd_core::ftl::Ftl;
+use ssd_core::observer::Observer;
+use ssd_core::sched::{IoScheduler, SchedReq};
+use ssd_core::stats::Report;
+use ssd_core::units::{Dur, SimTime, Size};
+use ssd_core::Simulation;
+use ssdsim_host::config::{
     Allocation, CmtGranularity, CmtPolicy, FlushPolicy, GcPolicy, Precondition, SchedConfig,
     Settings, SsdConfig, WearLeveling,
 };
-use ssd_core::ftl::Ftl;
-use ssd_core::observer::Observer;
-use ssd_core::personality::{Personality, PersonalityConfig, PersonalityKind};
-use ssd_core::sched::{IoScheduler, SchedReq};
-use ssd_core::scheds::{build_sched, SCHED_NAMES};
-use ssd_core::stats::Report;
-use ssd_core::units::{Dur, SimTime, Size};
-use ssd_core::workload::{
+use ssdsim_host::personality::{Personality, PersonalityConfig, PersonalityKind};
+use ssdsim_host::scheds::{build_sched, SCHED_NAMES};
+use ssdsim_host::workload::{
     Distribution, FioGen, HostRequest, IoOp, RateProcess, RequestSource, RwMode, SourceError,
     Timing, VecSource, WorkloadConfig, SECTOR,
 };
-use ssd_core::Simulation;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
@@ -381,7 +381,7 @@ fn drive(c: &Case) -> (SsdConfig, Settings) {
     s.ftl.gc_threshold_blocks = c.gc_threshold;
     s.ftl.gc_policy = c.gc_policy;
     if c.blocking {
-        s.ftl.gc_mode = Some(ssd_core::config::GcMode::Blocking);
+        s.ftl.gc_mode = Some(ssdsim_host::config::GcMode::Blocking);
     }
     s.ftl.background_gc_blocks = c.background_gc;
     s.ftl.wear_leveling = c.wear;

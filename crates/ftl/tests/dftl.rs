@@ -5,14 +5,14 @@
 use ftl::mapsize::{table_bytes, MapParams, Scheme};
 use ftl::{DftlFtl, PageFtl};
 use proptest::prelude::*;
-use ssd_core::config::{CmtGranularity, CmtPolicy, GcPolicy, Precondition, Settings, SsdConfig};
 use ssd_core::ftl::{FlashArray, FlashOp, Ftl, FtlCtx, OpKind, Purpose, NO_PPN};
 use ssd_core::observer::NullObserver;
 use ssd_core::rng::{SimRng, SimRngExt};
 use ssd_core::sched::Noop;
 use ssd_core::units::Size;
-use ssd_core::workload::{Distribution, FioGen, RwMode, WorkloadConfig};
 use ssd_core::{Lpn, Ppn, Simulation};
+use ssdsim_host::config::{CmtGranularity, CmtPolicy, GcPolicy, Precondition, Settings, SsdConfig};
+use ssdsim_host::workload::{Distribution, FioGen, RwMode, WorkloadConfig};
 use std::collections::BTreeMap;
 
 /// A small drive: 2 channels x 2 planes x 64 blocks x 16 pages of 512 B, 40 % OP,

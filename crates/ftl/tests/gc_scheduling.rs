@@ -2,14 +2,14 @@
 //! with its preemptible queues a host write waits for at most the one GC
 //! operation its die is running; idle-time GC waits for its idle detector.
 
-use ssd_core::config::{GcMode, Precondition, SsdConfig};
 use ssd_core::ftl::{OpKind, Purpose};
 use ssd_core::observer::{NullObserver, Observer, XferKind};
 use ssd_core::sched::Noop;
 use ssd_core::stats::Report;
 use ssd_core::units::SimTime;
-use ssd_core::workload::{FioGen, IoOp, RateProcess, RwMode, WorkloadConfig};
 use ssd_core::{ChannelId, DieId, Simulation};
+use ssdsim_host::config::{GcMode, Precondition, SsdConfig};
+use ssdsim_host::workload::{FioGen, IoOp, RateProcess, RwMode, WorkloadConfig};
 
 /// A chip2 drive (8 dies of 4 planes, `blocks` blocks a plane) in
 /// random-write steady state, so that GC runs from the first request.

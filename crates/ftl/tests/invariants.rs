@@ -16,10 +16,10 @@
 //! --test invariants --release` for a deep run.
 
 use proptest::prelude::*;
-use ssd_core::config::{GcPolicy, SsdConfig, WearLeveling};
 use ssd_core::ftl::{FlashArray, FlashOp, Ftl, FtlCtx, OpKind, Purpose, NO_LPN, NO_PPN};
 use ssd_core::rng::{SimRng, SimRngExt};
 use ssd_core::{Lpn, Ppn, Size};
+use ssdsim_host::config::{GcPolicy, SsdConfig, WearLeveling};
 use std::collections::BTreeMap;
 
 #[derive(Clone, Debug)]

@@ -2,10 +2,10 @@
 //! read-modify-write, BAST's switch and partial merges, FAST's full merges, none
 //! for page mapping; and the mapping tables' sizes.
 
-use ssd_core::config::{GcPolicy, SsdConfig};
 use ssd_core::ftl::{FlashArray, Ftl, FtlCtx};
 use ssd_core::rng::{SimRng, SimRngExt};
 use ssd_core::{Lpn, Size};
+use ssdsim_host::config::{GcPolicy, SsdConfig};
 
 const PPB: u64 = 8;
 

@@ -6,14 +6,14 @@
 //! application call completes exactly once.
 
 use serde_json::Value;
-use ssd_core::config::SsdConfig;
 use ssd_core::observer::Observer;
-use ssd_core::pagecache::{AppIo, PageCache, PageCacheConfig, PAGE};
-use ssd_core::scheds::build_sched;
 use ssd_core::stats::Report;
 use ssd_core::units::{SimTime, Size};
-use ssd_core::workload::{AppSource, FioGen, IoOp, RwMode, WorkloadConfig};
 use ssd_core::Simulation;
+use ssdsim_host::config::SsdConfig;
+use ssdsim_host::pagecache::{AppIo, PageCache, PageCacheConfig, PAGE};
+use ssdsim_host::scheds::build_sched;
+use ssdsim_host::workload::{AppSource, FioGen, IoOp, RwMode, WorkloadConfig};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -295,7 +295,7 @@ fn no_readahead_reads_what_is_asked() {
 /// least once.
 #[test]
 fn every_call_completes_through_every_scheduler() {
-    for sched in ssd_core::scheds::SCHED_NAMES {
+    for sched in ssdsim_host::scheds::SCHED_NAMES {
         let mut c = device();
         c.sched.kind = sched.to_string();
         let mut pc = cache(16);
@@ -333,7 +333,7 @@ fn every_call_completes_through_every_scheduler() {
 /// on file 0) the same fsync writes all 300 pages.
 #[test]
 fn fsync_writes_back_one_file() {
-    use ssd_core::workload::{HostRequest, Timing, VecSource};
+    use ssdsim_host::workload::{HostRequest, Timing, VecSource};
     let c = device();
     let s = c.validate().unwrap();
     let call = |op, lba: u64, stream, tag| HostRequest {
@@ -385,7 +385,7 @@ fn fsync_writes_back_one_file() {
 /// each take 4,000 copy times on one core, 2,000 on two, 1,000 on four.
 #[test]
 fn copies_share_the_host_cores() {
-    use ssd_core::workload::{HostRequest, Timing, VecSource};
+    use ssdsim_host::workload::{HostRequest, Timing, VecSource};
     let c = device();
     let s = c.validate().unwrap();
     let copy_ns = (PAGE as f64 / 4000e6 * 1e9).round();
@@ -425,8 +425,8 @@ mod property {
     //! writeback the cache counted, and end_fsync leaves nothing dirty.
     use super::*;
     use proptest::prelude::*;
-    use ssd_core::personality::{Personality, PersonalityConfig, PersonalityKind};
-    use ssd_core::workload::RequestSource;
+    use ssdsim_host::personality::{Personality, PersonalityConfig, PersonalityKind};
+    use ssdsim_host::workload::RequestSource;
 
     fn cases() -> ProptestConfig {
         let n = std::env::var("PROPTEST_CASES")
@@ -561,19 +561,19 @@ mod property {
     /// A source that counts the calls it hands out.
     struct Counting(Box<dyn AppSource>, Rc<RefCell<u64>>);
     impl RequestSource for Counting {
-        fn timing(&self) -> ssd_core::workload::Timing {
+        fn timing(&self) -> ssdsim_host::workload::Timing {
             self.0.timing()
         }
         fn next_request(
             &mut self,
-        ) -> Option<Result<ssd_core::workload::HostRequest, ssd_core::workload::SourceError>>
+        ) -> Option<Result<ssdsim_host::workload::HostRequest, ssdsim_host::workload::SourceError>>
         {
             let r = self.0.next_request();
             // A file system's metadata updates and own I/O are not
             // application calls.
             // A call in pieces counts once, as its last piece.
-            if matches!(r, Some(Ok(q)) if q.tag != ssd_core::pagecache::METADATA_INO
-                && q.tag != ssd_core::pagecache::FS_INO)
+            if matches!(r, Some(Ok(q)) if q.tag != ssdsim_host::pagecache::METADATA_INO
+                && q.tag != ssdsim_host::pagecache::FS_INO)
                 && !self.0.more_follow()
             {
                 *self.1.borrow_mut() += 1;
@@ -588,7 +588,7 @@ mod property {
         fn more_follow(&self) -> bool {
             self.0.more_follow()
         }
-        fn fsync_io(&mut self, ino: u32, now: ssd_core::SimTime) -> ssd_core::workload::FsyncIo {
+        fn fsync_io(&mut self, ino: u32, now: ssd_core::SimTime) -> ssdsim_host::workload::FsyncIo {
             self.0.fsync_io(ino, now)
         }
     }
@@ -596,7 +596,7 @@ mod property {
     fn run_case(c: &Case) -> Result<(), TestCaseError> {
         let mut d = device();
         d.nand.blocks_per_plane = 64;
-        d.sched.kind = ssd_core::scheds::SCHED_NAMES[c.sched].into();
+        d.sched.kind = ssdsim_host::scheds::SCHED_NAMES[c.sched].into();
         d.sched.nr_requests = c.nr_requests;
         d.sched.plug = c.plug;
         d.sched.max_request = Size::kib(c.max_kib);
@@ -658,13 +658,13 @@ mod property {
                 };
                 let src: Box<dyn AppSource> = if *file_level {
                     let p = PersonalityConfig {
-                        level: ssd_core::personality::PersonalityLevel::File,
+                        level: ssdsim_host::personality::PersonalityLevel::File,
                         ..p
                     };
                     Box::new(
-                        ssd_core::filebench::FileBench::new(
+                        ssdsim_host::filebench::FileBench::new(
                             &p,
-                            &ssd_core::fs::FsConfig::default(),
+                            &ssdsim_host::fs::FsConfig::default(),
                             s.logical_bytes(),
                             5,
                         )
@@ -726,7 +726,7 @@ mod property {
 /// reads from the device (without both, most of them did).
 #[test]
 fn appends_to_a_shared_log_read_nothing() {
-    use ssd_core::personality::{PersonalityConfig, PersonalityKind, PersonalityLevel};
+    use ssdsim_host::personality::{PersonalityConfig, PersonalityKind, PersonalityLevel};
     let p = PersonalityConfig {
         requests: 20_000,
         files: Some(200),
@@ -745,7 +745,7 @@ fn appends_to_a_shared_log_read_nothing() {
 /// threads per call as there are threads (4,096 here).
 #[test]
 fn thread_visits_per_call_do_not_grow_with_threads() {
-    use ssd_core::personality::{PersonalityConfig, PersonalityKind, PersonalityLevel};
+    use ssdsim_host::personality::{PersonalityConfig, PersonalityKind, PersonalityLevel};
     let per_call = |threads: u32| {
         let p = PersonalityConfig {
             requests: 20_000,
@@ -770,11 +770,17 @@ fn thread_visits_per_call_do_not_grow_with_threads() {
 
 /// A file-level personality `p` on ext4 through a 64 MiB cache on the test
 /// device: its report, and the threads the cache's steps looked at.
-fn file_level(p: &ssd_core::personality::PersonalityConfig) -> (Report, u64) {
-    use ssd_core::filebench::FileBench;
+fn file_level(p: &ssdsim_host::personality::PersonalityConfig) -> (Report, u64) {
+    use ssdsim_host::filebench::FileBench;
     let c = device();
     let s = c.validate().unwrap();
-    let app = FileBench::new(p, &ssd_core::fs::FsConfig::default(), s.logical_bytes(), 4).unwrap();
+    let app = FileBench::new(
+        p,
+        &ssdsim_host::fs::FsConfig::default(),
+        s.logical_bytes(),
+        4,
+    )
+    .unwrap();
     let src = PageCache::new(
         app,
         &cache(64),

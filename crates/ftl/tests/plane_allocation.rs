@@ -6,12 +6,12 @@
 //! whose addresses all map to one plane queue on one die under static
 //! allocation and spread over every die under dynamic.
 
-use ssd_core::config::{Allocation, PlaneAllocation, SsdConfig};
 use ssd_core::ftl::Ftl;
 use ssd_core::observer::NullObserver;
 use ssd_core::sched::Noop;
-use ssd_core::workload::{HostRequest, IoOp, Timing, VecSource};
 use ssd_core::{Lpn, SimTime, Simulation};
+use ssdsim_host::config::{Allocation, PlaneAllocation, SsdConfig};
+use ssdsim_host::workload::{HostRequest, IoOp, Timing, VecSource};
 
 /// A drive of 2 channels x 2 ways x 1 die x 2 planes (8 planes, 4 dies),
 /// large enough for DFTL's translation reserve.

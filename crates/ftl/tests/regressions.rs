@@ -2,15 +2,15 @@
 //! combinations property test (`tests/combos.rs`) found; the exact failing
 //! runs are replayed there.
 
-use ssd_core::config::{
-    Allocation, CmtGranularity, GcPolicy, Precondition, Settings, SsdConfig, WearLeveling,
-};
 use ssd_core::ftl::{FlashArray, FlashOp, Ftl, FtlCtx, OpKind};
 use ssd_core::observer::NullObserver;
 use ssd_core::rng::{SimRng, SimRngExt};
 use ssd_core::sched::Noop;
-use ssd_core::workload::{Timing, VecSource};
 use ssd_core::{Lpn, Simulation, Size};
+use ssdsim_host::config::{
+    Allocation, CmtGranularity, GcPolicy, Precondition, Settings, SsdConfig, WearLeveling,
+};
+use ssdsim_host::workload::{Timing, VecSource};
 
 /// A drive of `planes` planes (one per die) of blocks of `ppb` 4 KiB pages.
 fn config(kind: &str, planes: u32, ppb: u32, op: f64) -> SsdConfig {

@@ -9,13 +9,13 @@
 //! Case counts are moderate by default; set PROPTEST_CASES for a deep run.
 
 use proptest::prelude::*;
-use ssd_core::config::{Precondition, SchedConfig, SsdConfig};
 use ssd_core::observer::Observer;
 use ssd_core::sched::{IoScheduler, SchedReq};
-use ssd_core::scheds::{build_sched, SCHED_NAMES};
 use ssd_core::units::{Dur, SimTime, Size};
-use ssd_core::workload::{HostRequest, IoOp, Timing, VecSource};
 use ssd_core::Simulation;
+use ssdsim_host::config::{Precondition, SchedConfig, SsdConfig};
+use ssdsim_host::scheds::{build_sched, SCHED_NAMES};
+use ssdsim_host::workload::{HostRequest, IoOp, Timing, VecSource};
 use std::collections::{BTreeMap, BTreeSet};
 
 fn cases(default: u32) -> ProptestConfig {

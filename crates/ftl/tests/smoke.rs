@@ -1,8 +1,8 @@
-use ssd_core::config::SsdConfig;
 use ssd_core::observer::NullObserver;
 use ssd_core::sched::Noop;
-use ssd_core::workload::{FioGen, RwMode, WorkloadConfig};
 use ssd_core::Simulation;
+use ssdsim_host::config::SsdConfig;
+use ssdsim_host::workload::{FioGen, RwMode, WorkloadConfig};
 
 #[test]
 fn smoke() {
@@ -20,7 +20,7 @@ fn smoke() {
             number_ios: Some(20000),
             ..Default::default()
         };
-        c.sim.precondition = ssd_core::config::Precondition::Fill;
+        c.sim.precondition = ssdsim_host::config::Precondition::Fill;
         let s = c.validate().unwrap();
         let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
         let src = FioGen::new(&c.workload, s.logical_bytes(), 1);

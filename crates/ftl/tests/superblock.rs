@@ -3,10 +3,10 @@
 //! where a super-block's pages land, what erasing one erases, what the
 //! capacity counts, and that the drain leaves no log block holding data.
 
-use ssd_core::config::SsdConfig;
 use ssd_core::ftl::{FlashArray, Ftl, FtlCtx, OpKind};
 use ssd_core::rng::{SimRng, SimRngExt};
 use ssd_core::{Geometry, Lpn, Ppn, Size};
+use ssdsim_host::config::SsdConfig;
 
 const PPB: u32 = 8;
 
@@ -264,10 +264,10 @@ fn drain_merge_needs_the_drain() {
 /// Sequential 1 MiB writes at QD32 on the park-mlc drive (FAST, 16 chips of
 /// two planes on 4 channels), filled first: MB/s and multi-plane batches.
 fn park_mlc_sequential(superblock: u32) -> (f64, u64) {
-    use ssd_core::config::Precondition;
     use ssd_core::observer::NullObserver;
     use ssd_core::sched::Noop;
-    use ssd_core::workload::{FioGen, RwMode, WorkloadConfig};
+    use ssdsim_host::config::Precondition;
+    use ssdsim_host::workload::{FioGen, RwMode, WorkloadConfig};
     let mut c = SsdConfig::default().with_device("park-mlc").unwrap();
     c.ftl.superblock = superblock;
     c.sim.precondition = Precondition::Fill;

@@ -1,14 +1,14 @@
 //! End-to-end replay of real traces (../shared/traces) and of the workload
 //! personalities through the engine with a real FTL.
 
-use ssd_core::config::{Precondition, SsdConfig};
 use ssd_core::observer::NullObserver;
-use ssd_core::personality::{Personality, PersonalityConfig, PersonalityKind};
 use ssd_core::sched::Noop;
 use ssd_core::stats::Report;
-use ssd_core::trace::{self, ReplayOptions, TraceFormat};
-use ssd_core::workload::RequestSource;
 use ssd_core::Simulation;
+use ssdsim_host::config::{Precondition, SsdConfig};
+use ssdsim_host::personality::{Personality, PersonalityConfig, PersonalityKind};
+use ssdsim_host::trace::{self, ReplayOptions, TraceFormat};
+use ssdsim_host::workload::RequestSource;
 
 fn small_ssd() -> SsdConfig {
     let mut c = SsdConfig::default();

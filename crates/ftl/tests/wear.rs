@@ -57,12 +57,12 @@
 //! written logical block can stay open for any number of merges elsewhere,
 //! and levelling cannot reach it.
 
-use ssd_core::config::{Precondition, SsdConfig, WearLeveling};
 use ssd_core::ftl::Ftl;
 use ssd_core::observer::NullObserver;
 use ssd_core::sched::Noop;
-use ssd_core::workload::{FioGen, RwMode, WorkloadConfig};
 use ssd_core::{Simulation, Size};
+use ssdsim_host::config::{Precondition, SsdConfig, WearLeveling};
+use ssdsim_host::workload::{FioGen, RwMode, WorkloadConfig};
 
 /// What a run did.
 struct Run {

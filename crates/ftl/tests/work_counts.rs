@@ -5,10 +5,10 @@
 //! page or a copy touches is a map lookup.
 
 use rand::Rng;
-use ssd_core::config::{GcPolicy, Settings, SsdConfig};
 use ssd_core::ftl::{FlashArray, Ftl, FtlCtx, FtlStats, FtlWork};
 use ssd_core::rng::{SimRng, SimRngExt};
 use ssd_core::{Lpn, Size};
+use ssdsim_host::config::{GcPolicy, Settings, SsdConfig};
 
 const PPB: u32 = 8;
 

@@ -2,12 +2,12 @@
 //! invariants, are deterministic, and rank as the literature says under small
 //! random writes (block mapping worst, page mapping best).
 
-use ssd_core::config::{Precondition, SsdConfig};
 use ssd_core::ftl::Ftl;
 use ssd_core::observer::NullObserver;
 use ssd_core::sched::Noop;
-use ssd_core::workload::{FioGen, RwMode, WorkloadConfig};
 use ssd_core::Simulation;
+use ssdsim_host::config::{Precondition, SsdConfig};
+use ssdsim_host::workload::{FioGen, RwMode, WorkloadConfig};
 
 fn run(kind: &str, rw: RwMode) -> (f64, u64, f64) {
     let mut c = SsdConfig::default();

@@ -3,11 +3,11 @@
 //! change any result).
 //! cargo run --release -p ssdsim-power --example bitcheck > before.txt
 use power::PowerObserver;
-use ssd_core::config::{PowerConfig, Precondition, SsdConfig};
 use ssd_core::sched::Noop;
 use ssd_core::units::Dur;
-use ssd_core::workload::{FioGen, RwMode, WorkloadConfig};
 use ssd_core::Simulation;
+use ssdsim_host::config::{PowerConfig, Precondition, SsdConfig};
+use ssdsim_host::workload::{FioGen, RwMode, WorkloadConfig};
 
 fn run(drain: bool, sample: Dur, cap: usize, rw: RwMode) {
     run_on(SsdConfig::default(), drain, sample, cap, rw);

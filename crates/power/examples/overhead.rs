@@ -9,12 +9,12 @@
 //! (`callgrind_annotate --inclusive=yes` splits `run` by source file of the
 //! inlined code, so one of its lines is not the whole of `run`).
 use power::PowerObserver;
-use ssd_core::config::{Precondition, SsdConfig};
 use ssd_core::observer::{NullObserver, Observer};
 use ssd_core::sched::Noop;
 use ssd_core::units::Dur;
-use ssd_core::workload::{FioGen, RwMode, WorkloadConfig};
 use ssd_core::{Settings, Simulation};
+use ssdsim_host::config::{Precondition, SsdConfig};
+use ssdsim_host::workload::{FioGen, RwMode, WorkloadConfig};
 
 fn cpu_ticks() -> u64 {
     let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();

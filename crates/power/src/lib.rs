@@ -11,11 +11,11 @@
 //!
 //! ```
 //! use power::PowerObserver;
-//! use ssd_core::config::SsdConfig;
+//! use ssd_core::config::DriveConfig;
 //! use ssd_core::observer::Observer;
 //! use ssd_core::units::{Dur, SimTime};
 //!
-//! let settings = SsdConfig::default().validate().unwrap(); // lee2011, 8 x chip2
+//! let settings = DriveConfig::default().validate().unwrap(); // lee2011, 8 x chip2
 //! let mut obs = PowerObserver::new(&settings, Dur::from_ms(1)).unwrap();
 //! obs.finish(SimTime(1_000_000_000)); // one idle second
 //! let e = obs.energy().unwrap();

@@ -8,10 +8,10 @@
 use power::series::{BUS, FLASH};
 use power::PowerObserver;
 use ssd_core::addr::{ChannelId, DieId};
-use ssd_core::config::{PowerConfig, Settings, SsdConfig};
 use ssd_core::ftl::{OpKind, Purpose};
 use ssd_core::observer::{Observer, XferKind};
 use ssd_core::units::{Amps, Dur, SimTime};
+use ssdsim_host::config::{PowerConfig, Settings, SsdConfig};
 
 #[derive(Clone, Copy, Debug)]
 enum Act {

@@ -3,14 +3,14 @@
 
 use power::PowerObserver;
 use ssd_core::addr::{ChannelId, DieId};
-use ssd_core::config::{Precondition, SsdConfig};
 use ssd_core::ftl::{OpKind, Purpose};
 use ssd_core::observer::{Observer, Tee, XferKind};
 use ssd_core::sched::Noop;
 use ssd_core::stats::Report;
 use ssd_core::units::{Dur, SimTime, Watts};
-use ssd_core::workload::{FioGen, HostRequest, IoOp, RwMode, Timing, VecSource, WorkloadConfig};
 use ssd_core::Simulation;
+use ssdsim_host::config::{Precondition, SsdConfig};
+use ssdsim_host::workload::{FioGen, HostRequest, IoOp, RwMode, Timing, VecSource, WorkloadConfig};
 
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-10 * a.abs().max(b.abs()).max(1e-30)

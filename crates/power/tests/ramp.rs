@@ -5,14 +5,14 @@
 
 use power::PowerObserver;
 use ssd_core::addr::DieId;
-use ssd_core::config::SsdConfig;
 use ssd_core::ftl::{OpKind, Purpose};
 use ssd_core::observer::Observer;
 use ssd_core::sched::Noop;
 use ssd_core::stats::Report;
 use ssd_core::units::{Dur, Joules, SimTime};
-use ssd_core::workload::{FioGen, HostRequest, IoOp, RwMode, Timing, VecSource, WorkloadConfig};
 use ssd_core::Simulation;
+use ssdsim_host::config::SsdConfig;
+use ssdsim_host::workload::{FioGen, HostRequest, IoOp, RwMode, Timing, VecSource, WorkloadConfig};
 
 const MS: u64 = 1_000_000;
 

@@ -4,11 +4,11 @@
 //! link, a drain, open-loop arrivals).
 
 use power::PowerObserver;
-use ssd_core::config::{Precondition, SsdConfig};
 use ssd_core::sched::Noop;
 use ssd_core::units::Dur;
-use ssd_core::workload::{FioGen, RwMode, WorkloadConfig};
 use ssd_core::Simulation;
+use ssdsim_host::config::{Precondition, SsdConfig};
+use ssdsim_host::workload::{FioGen, RwMode, WorkloadConfig};
 
 #[derive(Clone, Debug)]
 struct Case {

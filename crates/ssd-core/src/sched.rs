@@ -5,7 +5,7 @@
 //! hands them to the device (`dispatch`) when the device has a free queue slot.
 //! Schedulers that wait on purpose (anticipation, time slices) say when to ask
 //! again through `wake_at`. Concrete schedulers beyond `noop` live in
-//! [`crate::scheds`]; the application closes the choice with [`AnySched`](crate::scheds::AnySched).
+//! the host crate's `scheds`; the application closes the choice with its `AnySched`.
 
 use crate::hash::FastMap;
 use crate::units::SimTime;

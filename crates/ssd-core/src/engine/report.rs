@@ -329,7 +329,6 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             cpu: frac(busy.cpu),
             host_link: frac(busy.link),
         };
-        let toml = c.to_toml();
         r.run = RunReport {
             events: k.events,
             wall_s: wall,
@@ -340,7 +339,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             precondition_steady: self.pre.steady,
             seed: c.sim.seed,
             precondition_seed: c.sim.precondition_seed(),
-            config_hash: fnv1a(&toml),
+            config_hash: self.settings.echo.toml_hash.clone(),
             drain_s: Dur(self.drain_ns).secs_f64(),
             version: env!("CARGO_PKG_VERSION").to_string(),
         };
@@ -385,7 +384,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             r.extra
                 .insert("hardware".into(), serde_json::json!({ "nand": v }));
         }
-        r.config = serde_json::to_value(c).expect("config serializes");
+        r.config = self.settings.echo.json.clone();
         r
     }
 }

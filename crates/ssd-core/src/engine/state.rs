@@ -14,7 +14,7 @@
 //! # File layout
 //! `ssdsim-state\n`, then in postcard (serde's data model in varints): the
 //! layout's version ([`STATE_FORMAT`]), the ssdsim version that wrote it, the
-//! configuration that shaped the state ([`crate::config::SsdConfig::state_shape`],
+//! configuration that shaped the state (`SsdConfig::state_shape` of the host crate,
 //! as JSON), the state itself; last the CRC-32 of every byte before it
 //! (little-endian). A file of another layout version, another shape, a
 //! damaged or truncated file is refused with the reason.
@@ -259,7 +259,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// preconditioning (before [`Simulation::run`]); `wall_s` is what getting
     /// it cost (reported as `run.precondition_wall_s`). Refused if the state
     /// is of another geometry or capacity; the configuration that shaped it
-    /// is the caller's to check ([`crate::config::SsdConfig::state_shape`]).
+    /// is the caller's to check (`SsdConfig::state_shape` of the host crate).
     pub fn restore_drive_state(&mut self, s: DriveState<F>, wall_s: f64) -> Result<(), String> {
         if s.blocks.len() != self.blk.len() || s.flash.geometry() != self.flash.geometry() {
             return Err(format!(

@@ -1,0 +1,457 @@
+//! The whole run's configuration: the drive's sections (`ssd_core::config`,
+//! re-exported here) and the host stack's (`[sched]`, `[workload]`,
+//! `[trace]`, `[replay]`, `[personality]`, `[page_cache]`, `[fs]`,
+//! `[[flow]]`), read from TOML (a preset, then the file, then flags: flag >
+//! file > preset > default) and validated into `Settings`.
+
+pub use crate::scheds::SchedConfig;
+pub use crate::trace::TraceSpec;
+use serde::{Deserialize, Serialize};
+pub use ssd_core::config::*;
+
+mod toml_range;
+
+/// The whole simulated system and its workload: what `ssdsim run` resolves.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SsdConfig {
+    /// The NAND chips (`[nand]`, or a preset by `nand_preset`).
+    pub nand: NandConfig,
+    /// Channels and ways (`[layout]`).
+    pub layout: LayoutConfig,
+    /// The controller CPU and flash scheduler (`[controller]`).
+    pub controller: ControllerConfig,
+    /// The controller's DRAM and write buffer (`[dram]`).
+    pub dram: DramConfig,
+    /// The host interface (`[host]`).
+    pub host: HostConfig,
+    /// The FTL (`[ftl]`).
+    pub ftl: FtlConfig,
+    /// The host I/O scheduler (`[sched]`).
+    pub sched: SchedConfig,
+    /// Power parameters (`[power]`).
+    pub power: PowerConfig,
+    /// The fio-style workload generator (`[workload]`).
+    pub workload: crate::workload::WorkloadConfig,
+    /// Simulation control (`[sim]`).
+    pub sim: SimConfig,
+    /// Replay a block trace instead of the fio-style generator (`[trace]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceSpec>,
+    /// How a trace is replayed (`[replay]`).
+    #[serde(default)]
+    pub replay: crate::trace::ReplayOptions,
+    /// Use a workload personality instead of the fio-style generator (`[personality]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub personality: Option<crate::personality::PersonalityConfig>,
+    /// The host's page cache and writeback, used by buffered workloads
+    /// (`workload.direct = false`, `personality.direct = false`).
+    #[serde(default)]
+    pub page_cache: crate::pagecache::PageCacheConfig,
+    /// The file system of file-level personalities (`[fs]`, `--fs`).
+    #[serde(default)]
+    pub fs: crate::fs::FsConfig,
+    /// Tenants (`[[flow]]`): several workloads at once, each with its own
+    /// queue and statistics (see [`crate::flows`]). Empty: the one workload
+    /// above.
+    #[serde(default, rename = "flow", skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<crate::flows::FlowConfig>,
+}
+
+impl SsdConfig {
+    /// The fields that shape the drive's state after preconditioning, as
+    /// one line of JSON: [`SsdConfig::drive_shape`] and the seed
+    /// preconditioning draws from (`sim.precondition_seed`, by default
+    /// `sim.seed`). Two configurations of one shape precondition to the same
+    /// state (the engine's functional preconditioning reads nothing else), so
+    /// a state saved under one may stand in for preconditioning under the
+    /// other ([`ssd_core::engine::DriveState`]).
+    pub fn state_shape(&self) -> String {
+        self.shape(Some(self.sim.precondition_seed()))
+    }
+
+    /// The drive and its preconditioning, without a seed: the NAND and its
+    /// array (`[nand]`, `[layout]`), the FTL and everything it is built from
+    /// (`[ftl]`), and `sim.precondition`. The sections it leaves out
+    /// (controller, DRAM, host link, scheduler, power, workload, file
+    /// system, flows) only time or drive the measured phase.
+    pub fn drive_shape(&self) -> String {
+        self.shape(None)
+    }
+
+    fn shape(&self, seed: Option<u64>) -> String {
+        #[derive(Serialize)]
+        struct Sim {
+            precondition: Precondition,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            precondition_seed: Option<u64>,
+        }
+        #[derive(Serialize)]
+        struct Shape<'a> {
+            nand: &'a NandConfig,
+            layout: &'a LayoutConfig,
+            ftl: &'a FtlConfig,
+            sim: Sim,
+        }
+        serde_json::to_string(&Shape {
+            nand: &self.nand,
+            layout: &self.layout,
+            ftl: &self.ftl,
+            sim: Sim {
+                precondition: self.sim.precondition,
+                precondition_seed: seed,
+            },
+        })
+        .expect("a configuration serialises to JSON")
+    }
+
+    /// Does the workload go through the page cache?
+    pub fn buffered(&self) -> bool {
+        if self.trace.is_some() {
+            return false;
+        }
+        match &self.personality {
+            Some(p) => !p.is_direct(),
+            None => !self.workload.direct,
+        }
+    }
+}
+
+impl Default for SsdConfig {
+    /// The drive of [`DriveConfig::default`] (Lee & Won's reference SSD)
+    /// under a fio-style workload, no file system, no flows.
+    fn default() -> Self {
+        let DriveConfig {
+            nand,
+            layout,
+            controller,
+            dram,
+            host,
+            ftl,
+            power,
+            sim,
+        } = DriveConfig::default();
+        SsdConfig {
+            nand,
+            layout,
+            controller,
+            dram,
+            host,
+            ftl,
+            sched: SchedConfig::default(),
+            power,
+            workload: crate::workload::WorkloadConfig::default(),
+            sim,
+            trace: None,
+            replay: crate::trace::ReplayOptions::default(),
+            personality: None,
+            page_cache: Default::default(),
+            fs: Default::default(),
+            flows: Vec::new(),
+        }
+    }
+}
+
+impl SsdConfig {
+    /// Default device with the NAND preset `name`. park-slc gives Park et al.'s
+    /// 1 GiB drive (8 channels x 1 chip) and its per-operation power preset.
+    pub fn with_nand(name: &str) -> Result<SsdConfig, ConfigError> {
+        let mut c = SsdConfig {
+            nand: NandConfig::preset(name)?,
+            ..SsdConfig::default()
+        };
+        if name == "park-slc" {
+            c.power = PowerConfig::park_slc();
+        }
+        Ok(c)
+    }
+
+    /// This configuration with device preset `name` applied over it
+    /// ([`ssd_core::devices`]): the fields the preset sets replace these.
+    pub fn with_device(self, name: &str) -> Result<SsdConfig, ConfigError> {
+        let d = ssd_core::devices::device_preset(name)?;
+        SsdConfig::from_toml_over(Some(self), d.toml, &format!("device preset {name}"))
+    }
+
+    /// Parse TOML text and merge it over the preset it names (`nand_preset = "..."`
+    /// at top level, default chip2) or over `base`. Unknown fields are errors that
+    /// name the field; `source_name` (a path) prefixes every message.
+    pub fn from_toml_over(
+        base: Option<SsdConfig>,
+        text: &str,
+        source_name: &str,
+    ) -> Result<SsdConfig, ConfigError> {
+        // Kept hand-written rather than figment or config: the layers are
+        // already preset -> this TOML -> `--set`/flags (`ssdsim::set_field`),
+        // the presets named inside the file (`device`, `nand_preset`, ...)
+        // reorder the layers, a flow's workload defaults field by field, and
+        // every error names the file and the field (`nand.t_r: ...`) through
+        // serde_path_to_error; neither crate reads presets named in the data,
+        // and their errors would replace these messages (issue 29).
+        let perr = |m: String| ConfigError::Parse {
+            source_name: source_name.to_string(),
+            message: m,
+        };
+        let mut file: toml::Table = text
+            .parse::<toml::Table>()
+            .map_err(|e| perr(e.to_string()))?;
+        let mut base = base.unwrap_or_default();
+        // A device preset first: everything else the text says goes over it.
+        if let Some(v) = file.remove("device") {
+            let name = v
+                .as_str()
+                .ok_or_else(|| perr("device: expected a string".into()))?;
+            base = base.with_device(name)?;
+        }
+        if let Some(v) = file.remove("nand_preset") {
+            let name = v
+                .as_str()
+                .ok_or_else(|| perr("nand_preset: expected a string".into()))?;
+            base = SsdConfig {
+                nand: NandConfig::preset(name)?,
+                ..base
+            };
+        }
+        if let Some(v) = file.remove("power_preset") {
+            let name = v
+                .as_str()
+                .ok_or_else(|| perr("power_preset: expected a string".into()))?;
+            base.power = PowerConfig::preset(name)?;
+        }
+        if let Some(v) = file.remove("interface") {
+            let name = v
+                .as_str()
+                .ok_or_else(|| perr("interface: expected a string".into()))?;
+            let i: Interface = Interface::deserialize(toml::Value::String(name.into()))
+                .map_err(|e| perr(format!("interface: {e}")))?;
+            base.host = HostConfig::preset(i);
+        }
+        let mut merged = toml::Value::try_from(&base).map_err(|e| perr(e.to_string()))?;
+        deep_merge(&mut merged, toml::Value::Table(file));
+        // A flow's workload defaults field by field, as `[workload]` does.
+        if let Some(toml::Value::Array(flows)) = merged.get_mut("flow") {
+            let w = toml::Value::try_from(crate::workload::WorkloadConfig::default())
+                .map_err(|e| perr(e.to_string()))?;
+            for f in flows {
+                if let Some(fw) = f.get_mut("workload").filter(|v| v.is_table()) {
+                    let mut full = w.clone();
+                    deep_merge(&mut full, fw.clone());
+                    *fw = full;
+                }
+            }
+        }
+        // The merged value has no place in the file, so an error names the
+        // field it is in (`nand.t_r: ...`) instead.
+        serde_path_to_error::deserialize::<_, SsdConfig>(merged).map_err(|e| {
+            let path = e.path().to_string();
+            let m = e.into_inner().message().to_string();
+            perr(if path == "." {
+                m
+            } else {
+                format!("{path}: {m}")
+            })
+        })
+    }
+
+    /// Serialize the fully resolved configuration to TOML (`validate` has
+    /// checked that it can be).
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).expect("config serializes")
+    }
+
+    /// The drive's sections.
+    pub fn drive(&self) -> DriveConfig {
+        DriveConfig {
+            nand: self.nand.clone(),
+            layout: self.layout.clone(),
+            controller: self.controller.clone(),
+            dram: self.dram.clone(),
+            host: self.host.clone(),
+            ftl: self.ftl.clone(),
+            power: self.power.clone(),
+            sim: self.sim.clone(),
+        }
+    }
+
+    /// Check the configuration and derive the settings the engine runs on:
+    /// the drive ([`DriveConfig::validate`]), then the host stack's sections
+    /// and the block layer's queue they set.
+    pub fn validate(&self) -> Result<Settings, ConfigError> {
+        self.check_writable()?;
+        let mut s = self.drive().validate()?;
+        let c = self;
+        c.sched.validate()?;
+        c.replay.validate()?;
+        c.fs.validate()?;
+        let file_level = |p: Option<&crate::personality::PersonalityConfig>| {
+            p.is_some_and(|p| p.level == crate::personality::PersonalityLevel::File)
+        };
+        let any_file_level = file_level(c.personality.as_ref()) && c.trace.is_none()
+            || c.flows.iter().any(|f| file_level(f.personality.as_ref()));
+        if !any_file_level && c.fs != crate::fs::FsConfig::default() {
+            return Err(invalid(
+                "fs",
+                "a file system is laid out by file-level personalities (personality.level = \"file\"); this workload addresses the block device",
+            ));
+        }
+        let logical = s.logical_bytes();
+        if c.flows.is_empty() {
+            crate::flows::check_source(
+                "",
+                &c.workload,
+                c.personality.as_ref(),
+                c.trace.as_ref(),
+                logical,
+            )?;
+            if c.buffered() {
+                c.page_cache.validate()?;
+            }
+        } else {
+            c.workload.validate(logical)?;
+            check_flows(c, logical)?;
+        }
+        // Flows on NVMe: each flow's submission queue bounds what it holds
+        // (`host.sq_depth`, kept by the flows' source), as blk-mq gives each
+        // hardware queue its own tags.
+        s.block = BlockQueue {
+            nr_requests: if !c.flows.is_empty() && c.host.interface.is_nvme() {
+                u32::MAX
+            } else {
+                c.sched.nr_requests
+            },
+            plug: c.sched.plug,
+            flows: c.flows.len(),
+        };
+        s.echo = ConfigEcho::of(self)?;
+        Ok(s)
+    }
+
+    /// The report echoes the configuration as TOML, whose integers are signed
+    /// 64-bit: a value set from the library or a fio job beyond that range is
+    /// refused here, naming its field, rather than failing at report time.
+    pub fn check_writable(&self) -> Result<(), ConfigError> {
+        // Almost every configuration: walked once, nothing built. The rest is
+        // looked at again as a JSON tree, for the dotted path of the first
+        // integer out of range (in sorted key order), as it always was named.
+        if toml_range::fits(self) {
+            return Ok(());
+        }
+        /// The dotted path of the first integer beyond `i64::MAX` in `v`.
+        fn too_big(v: &serde_json::Value, path: &mut Vec<String>) -> Option<(String, u64)> {
+            match v {
+                serde_json::Value::Number(n) => match n.as_u64() {
+                    Some(x) if x > i64::MAX as u64 => Some((path.join("."), x)),
+                    _ => None,
+                },
+                serde_json::Value::Object(m) => m.iter().find_map(|(k, v)| {
+                    path.push(k.clone());
+                    let r = too_big(v, path);
+                    path.pop();
+                    r
+                }),
+                serde_json::Value::Array(a) => a.iter().enumerate().find_map(|(i, v)| {
+                    path.push(i.to_string());
+                    let r = too_big(v, path);
+                    path.pop();
+                    r
+                }),
+                _ => None,
+            }
+        }
+        let v = serde_json::to_value(self).map_err(|e| invalid("config", e.to_string()))?;
+        if let Some((field, x)) = too_big(&v, &mut Vec::new()) {
+            return Err(invalid(
+                &field,
+                format!(
+                    "{x} is out of range: the configuration is written as TOML, \
+                     whose integers are at most {}",
+                    i64::MAX
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Merge `over` into `base`: tables recursively, everything else replaced.
+pub fn deep_merge(base: &mut toml::Value, over: toml::Value) {
+    match (base, over) {
+        (toml::Value::Table(b), toml::Value::Table(o)) => {
+            for (k, v) in o {
+                match b.get_mut(&k) {
+                    Some(bv) if bv.is_table() && v.is_table() => deep_merge(bv, v),
+                    _ => {
+                        b.insert(k, v);
+                    }
+                }
+            }
+        }
+        (b, o) => *b = o,
+    }
+}
+
+/// Check the `[[flow]]`s of `c` and the multi-queue settings they use.
+fn check_flows(c: &SsdConfig, logical_bytes: u64) -> Result<(), ConfigError> {
+    use crate::flows::{flow_range, MAX_FLOWS};
+    let n = c.flows.len();
+    if n > MAX_FLOWS {
+        return Err(invalid(
+            "flow",
+            format!("at most {MAX_FLOWS} flows, got {n}"),
+        ));
+    }
+    if c.trace.is_some() || c.personality.is_some() {
+        return Err(invalid(
+            if c.trace.is_some() {
+                "trace"
+            } else {
+                "personality"
+            },
+            "with [[flow]]s each flow names its own workload: move it into a flow",
+        ));
+    }
+    let h = &c.host;
+    h.check_queues()?;
+    if h.interface.is_nvme() && c.sched.kind != "noop" {
+        return Err(invalid(
+            "sched.kind",
+            format!(
+                "{:?}: with [[flow]]s on NVMe each flow has its own submission queue, which Linux runs without an elevator (`none`): use sched.kind = \"noop\" (its merging), or a SATA interface for one shared queue behind an elevator",
+                c.sched.kind
+            ),
+        ));
+    }
+    let page = c.nand.page_size.0;
+    for (i, fl) in c.flows.iter().enumerate() {
+        let field = format!("flow.{i}");
+        fl.validate(&field)?;
+        if let Some(j) = c.flows[..i].iter().position(|g| g.name == fl.name) {
+            return Err(invalid(
+                &format!("{field}.name"),
+                format!("{:?} is also the name of flow.{j}", fl.name),
+            ));
+        }
+        let (s, e) = flow_range(c.sim.flow_space, i, n, logical_bytes, page);
+        if e <= s {
+            return Err(invalid(
+                &field,
+                format!("the drive is too small to give {n} flows a page each"),
+            ));
+        }
+        let w = fl.workload.clone().unwrap_or_default();
+        crate::flows::check_source(
+            &format!("{field}."),
+            &w,
+            fl.personality.as_ref(),
+            fl.trace.as_ref(),
+            (e - s) * crate::workload::SECTOR,
+        )?;
+    }
+    if c.flows.iter().any(|f| f.buffered()) {
+        c.page_cache.validate()?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

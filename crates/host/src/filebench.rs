@@ -1,0 +1,1858 @@
+//! File-level Filebench personalities (`personality.level = "file"`):
+//! varmail, fileserver, webserver and oltp as Filebench's own workload
+//! files define them (workloads/*.f), on a file system ([`crate::fs`]).
+//!
+//! **The file set** (`define fileset`): `files` entries whose sizes are
+//! drawn once from Filebench's `cvar-gamma` (gamma with shape 1.5 and the
+//! personality's mean, at least one byte); `prealloc` percent of them exist
+//! at the start, written whole (as Filebench's pre-allocation, before the
+//! measured run). Webserver adds its one-entry log file set.
+//!
+//! **The flowops**, per thread, in Filebench's order (openfile and closefile
+//! cost no I/O and are not calls; statfile reads metadata that is cached):
+//! * varmail: deletefile, createfile, appendfilerand, fsync, closefile,
+//!   openfile, readwholefile, appendfilerand, fsync, closefile, openfile,
+//!   readwholefile, closefile;
+//! * fileserver: createfile, writewholefile, closefile, openfile,
+//!   appendfilerand, closefile, openfile, readwholefile, closefile,
+//!   deletefile, statfile;
+//! * webserver: ten times openfile, readwholefile, closefile; then
+//!   appendfilerand to the log.
+//! * oltp (oltp.f): ten 10 MiB data files and a 10 MiB log file, all
+//!   pre-allocated, of one size; a log writer, `db_writers` database
+//!   writers and `threads` shadows, tied by Filebench's semaphores and
+//!   their high-water marks (`step_oltp`). Its aiowrites are O_DSYNC writes made in
+//!   turn (Linux runs buffered AIO synchronously), and its `hog` flowops
+//!   are CPU work in cycles ([`CallExtras::cpu_cycles`], one per loop
+//!   iteration of the one-byte store), placed before the thread's next
+//!   call.
+//!
+//! `readwholefile` and `writewholefile` move the file in `iosize` (1 MiB)
+//! calls; `appendfilerand` appends a uniformly drawn size in [1, iosize)
+//! (16 KiB), as `flowoplib_appendfilerand`, skipping a zero draw; createfile
+//! picks an entry that does not exist, deletefile and openfile one that
+//! does (a flowop with no such entry is skipped and counted).
+//!
+//! **The file system** (`[fs]`, [`crate::fs`]) places the files and adds
+//! its metadata, journal or log traffic: the flowops call its `create`,
+//! `unlink`, `write`, `read` and `fsync`, and its calls become the
+//! personality's: data calls on the file's inode, metadata calls on
+//! [`crate::pagecache::METADATA_INO`] (dirtied in the buffer cache at no cost
+//! to the thread, written back like any page), and the file system's own
+//! direct I/O on [`crate::pagecache::FS_INO`]. What the file system does in
+//! the background (a journal's commit interval) runs as one more thread,
+//! the file system's, told the time by the page cache
+//! ([`AppSource::clock`]); an fsync's journal commit is asked for by the
+//! page cache once the file's data is written ([`AppSource::fsync_io`]).
+//! Metadata and file-system calls are not application calls: they do not
+//! count against `calls`. The counts are reported (`notes`) and the file
+//! system's own statistics in the report's `file_system` section.
+
+use crate::fs::{AnyFs, FileSystem, FsCall, FsConfig, FsyncIo};
+use crate::pagecache::{FS_INO, METADATA_INO};
+use crate::personality::{PersonalityConfig, PersonalityKind};
+use crate::workload::{
+    AppSource, CallExtras, HostRequest, IoOp, RequestSource, SourceError, Timing, SECTOR,
+};
+use rand::Rng;
+use rand_distr::{Distribution, Gamma};
+use ssd_core::error::{invalid, ConfigError};
+use ssd_core::rng::{SimRng, SimRngExt};
+use ssd_core::units::SimTime;
+use std::collections::VecDeque;
+
+const BLOCK: u64 = crate::fs::BLOCK;
+
+/// Requests and, per request, whether more pieces of its application call
+/// follow ([`AppSource::more_follow`]) and what else its call asks
+/// ([`AppSource::call_extras`]).
+type Out = VecDeque<(HostRequest, bool, CallExtras)>;
+/// Filebench's `cvar-gamma` shape (its default `gamma:1.5`).
+const GAMMA_SHAPE: f64 = 1.5;
+/// oltp.f: the log file's size (`logfilesize`) and the log writer's
+/// `iosize`.
+const OLTP_LOG_SIZE: u64 = 10 << 20;
+const OLTP_LOG_IOSIZE: u64 = 256 << 10;
+/// oltp.f: `lg-block`'s value and high-water mark.
+const OLTP_LG_VALUE: u64 = 3_200;
+const OLTP_LG_HIGHWATER: u64 = 1_000;
+/// oltp.f: `dbwr-block`'s value and high-water mark, and `dbwrite-a`'s
+/// `iters`.
+const OLTP_DBWR_VALUE: u64 = 1_000;
+const OLTP_DBWR_HIGHWATER: u64 = 2_000;
+const OLTP_DBWR_ITERS: u32 = 100;
+/// oltp.f: the `hog` flowops' values (`usermode` for the shadows): loop
+/// iterations of a one-byte store, about a cycle each.
+const OLTP_SHADOW_HOG: u64 = 200_000;
+const OLTP_DBWR_HOG: u64 = 10_000;
+
+/// A file-level personality's parameters (Filebench's defaults, which are
+/// the ones of Sun et al.'s Table 1, unless the config overrides them).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FileParams {
+    /// Which personality (varmail, fileserver, webserver or oltp).
+    pub kind: PersonalityKind,
+    /// Entries of the file set (Filebench's `nfiles`).
+    pub files: u64,
+    /// Mean file size, bytes (sizes drawn from Filebench's gamma).
+    pub mean_size: u64,
+    /// Threads, each an application thread making synchronous calls.
+    pub threads: u32,
+    /// `iosize` of readwholefile / writewholefile.
+    pub iosize: u64,
+    /// `meanappendsize` (appendfilerand's `iosize`).
+    pub append: u64,
+    /// Percent of the entries that exist at the start.
+    pub prealloc: u32,
+    /// Application calls to make after the pre-allocation.
+    pub calls: u64,
+    /// Start of the file system on the device, bytes.
+    pub offset: u64,
+    /// oltp: database writer threads (`ndbwriters`); `threads` are the
+    /// shadows (`nshadows`), and one log writer runs beside them.
+    pub db_writers: u32,
+}
+
+impl FileParams {
+    /// The parameters of `c` with Filebench's defaults filled in; an error
+    /// names a field that is zero or out of range, or a knob of the
+    /// block-level flows.
+    pub fn from_config(c: &PersonalityConfig) -> Result<FileParams, ConfigError> {
+        use PersonalityKind::*;
+        let (files, mean, threads, prealloc, append) = match c.kind {
+            Varmail => (1_000, 16 << 10, 16, 80, 16 << 10),
+            Fileserver => (10_000, 128 << 10, 50, 80, 16 << 10),
+            Webserver => (1_000, 16 << 10, 100, 100, 16 << 10),
+            // oltp.f: nfiles, filesize, nshadows, prealloc, iosize.
+            Oltp => (10, 10 << 20, 200, 100, 2 << 10),
+        };
+        // Knobs of the block-level flows that Filebench's flowops do not
+        // have: refused rather than ignored.
+        let block_only = [
+            (c.read_fraction.is_some(), "personality.read_fraction"),
+            (c.hot_fraction.is_some(), "personality.hot_fraction"),
+            (c.hot_access.is_some(), "personality.hot_access"),
+            (c.fsync.is_some(), "personality.fsync"),
+            (c.depth_per_thread != 1, "personality.depth_per_thread"),
+            (!c.prealloc, "personality.prealloc"),
+        ];
+        for (set, f) in block_only {
+            if set {
+                return Err(invalid(
+                    f,
+                    "a knob of the block-level flows (level = \"block\"); Filebench's flowops take their mix from its workload file (for the file set that exists at the start, use personality.prealloc_percent)",
+                ));
+            }
+        }
+        if c.db_writers.is_some() && c.kind != Oltp {
+            return Err(invalid(
+                "personality.db_writers",
+                "only oltp has database writers",
+            ));
+        }
+        let p = FileParams {
+            kind: c.kind,
+            files: c.files.unwrap_or(files),
+            mean_size: c.file_size.map_or(mean, |s| s.0),
+            threads: c.threads.unwrap_or(threads),
+            iosize: c.read_size.map_or(1 << 20, |s| s.0),
+            append: c.io_size.map_or(append, |s| s.0),
+            prealloc: c.prealloc_percent.unwrap_or(prealloc),
+            calls: c.requests,
+            offset: c.offset.0,
+            db_writers: c.db_writers.unwrap_or(10),
+        };
+        let fields = [
+            (p.files, "personality.files"),
+            (p.mean_size, "personality.file_size"),
+            (p.threads as u64, "personality.threads"),
+            (p.iosize, "personality.read_size"),
+            (p.append, "personality.io_size"),
+        ];
+        for (v, f) in fields {
+            if v == 0 {
+                return Err(invalid(f, "must be positive"));
+            }
+        }
+        if p.files > 1 << 24 {
+            return Err(invalid("personality.files", "at most 16,777,216 files"));
+        }
+        if !p.iosize.is_multiple_of(SECTOR) || p.iosize > 1 << 30 {
+            return Err(invalid(
+                "personality.read_size",
+                "must be a multiple of 512 bytes, at most 1 GiB",
+            ));
+        }
+        if p.append > 1 << 30 {
+            return Err(invalid(
+                "personality.io_size",
+                format!("{} bytes is too large (at most 1 GiB)", p.append),
+            ));
+        }
+        if p.mean_size > 1 << 40 {
+            return Err(invalid(
+                "personality.file_size",
+                format!("{} bytes is too large (at most 1 TiB)", p.mean_size),
+            ));
+        }
+        if p.prealloc > 100 {
+            return Err(invalid("personality.prealloc_percent", "must be 0..=100"));
+        }
+        if !p.offset.is_multiple_of(BLOCK) {
+            return Err(invalid("personality.offset", "must be a multiple of 4 KiB"));
+        }
+        if p.threads > 1 << 16 {
+            return Err(invalid("personality.threads", "at most 65,536"));
+        }
+        if p.kind == Oltp {
+            if p.db_writers == 0 || p.db_writers > 1 << 12 {
+                return Err(invalid("personality.db_writers", "must be 1..=4096"));
+            }
+            if !p.append.is_multiple_of(SECTOR) || p.append > p.mean_size {
+                return Err(invalid(
+                    "personality.io_size",
+                    format!(
+                        "oltp's iosize must be a multiple of 512 bytes and fit in a data file ({} bytes)",
+                        p.mean_size
+                    ),
+                ));
+            }
+        }
+        Ok(p)
+    }
+}
+
+/// An entry of the file set: the size it is created with (drawn once, as
+/// Filebench's). Where its bytes are is the file system's.
+#[derive(Clone, Debug, Default)]
+struct File {
+    nominal: u64,
+}
+
+/// A step of a thread's flow, expanded into calls as it runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    Delete,
+    Create,
+    Append,
+    Fsync,
+    Open,
+    ReadWhole,
+    WriteWhole,
+    Stat,
+    OpenLog,
+}
+
+const VARMAIL: &[Step] = &[
+    Step::Delete,
+    Step::Create,
+    Step::Append,
+    Step::Fsync,
+    Step::Open,
+    Step::ReadWhole,
+    Step::Append,
+    Step::Fsync,
+    Step::Open,
+    Step::ReadWhole,
+];
+const FILESERVER: &[Step] = &[
+    Step::Create,
+    Step::WriteWhole,
+    Step::Open,
+    Step::Append,
+    Step::Open,
+    Step::ReadWhole,
+    Step::Delete,
+    Step::Stat,
+];
+
+#[derive(Clone, Debug, Default)]
+struct Thread {
+    pc: usize,
+    /// The open file (fd=1).
+    fd: Option<u64>,
+    /// Calls of the current step not handed out yet.
+    pending: Out,
+    /// oltp: the next data file (`opennext`), the writes left of a
+    /// database writer's batch, and the semaphore waits it entered.
+    cursor: u64,
+    left: u32,
+    entered: u64,
+}
+
+/// Counts of what the flows did (reported as notes).
+#[derive(Clone, Debug, Default)]
+pub struct FileStats {
+    /// Files created.
+    pub creates: u64,
+    /// Files deleted.
+    pub deletes: u64,
+    /// Appends.
+    pub appends: u64,
+    /// Whole-file reads.
+    pub whole_reads: u64,
+    /// Whole-file writes.
+    pub whole_writes: u64,
+    /// fsync calls.
+    pub fsyncs: u64,
+    /// `stat` calls (statfile).
+    pub stats: u64,
+    /// Flowops run (each step of a thread's flow, skipped ones included).
+    pub flowops: u64,
+    /// Flowops skipped: no file to pick, or no space left for a create or write.
+    pub skipped: u64,
+    /// Of `skipped`: the file system had no room for a create or a write.
+    pub skipped_no_space: u64,
+    /// Of `skipped`: no file to pick (none exists to delete, or every entry
+    /// exists and none is free to create).
+    pub skipped_no_file: u64,
+    /// Of `skipped`: the thread has no open file (its create or open found
+    /// none, or another thread deleted it) to append to, write, read or sync.
+    pub skipped_no_open_file: u64,
+    /// Metadata blocks the file system dirtied.
+    pub metadata_writes: u64,
+    /// Calls of the pre-allocation (creating the file set), made before the measured calls.
+    pub prealloc_calls: u64,
+    /// Direct calls of the file system (journal commits, log writes).
+    pub fs_calls: u64,
+    /// oltp: the shadows' reads handed out.
+    pub shadow_reads: u64,
+    /// oltp: the database writers' writes handed out.
+    pub db_writes: u64,
+    /// oltp: the log writer's writes handed out.
+    pub log_writes: u64,
+    /// oltp: turns a thread passed because it waited on a semaphore.
+    pub sem_waits: u64,
+}
+
+/// A file-level Filebench personality as a closed-loop source of
+/// application calls (each tagged with its file's inode number), on a
+/// file system.
+pub struct FileBench {
+    p: FileParams,
+    rng: SimRng,
+    files: Vec<File>,
+    fs: AnyFs,
+    existing: Vec<u64>,
+    free_entries: Vec<u64>,
+    /// Position of each entry in `existing` or `free_entries`.
+    slot: Vec<usize>,
+    /// The file system's first block on the device.
+    base: u64,
+    log: u64,
+    threads: Vec<Thread>,
+    next_thread: usize,
+    /// Pre-allocation calls, then the flows'.
+    pre: Out,
+    /// The file system's thread's calls (its background work).
+    daemon: Out,
+    now: SimTime,
+    issued: u64,
+    calls: Vec<FsCall>,
+    /// Aging: files created and deleted, blocks the aging files hold.
+    aged: (u64, u64, u64),
+    /// Whether more pieces follow the request handed out last, and what
+    /// else its call asks.
+    last_more: bool,
+    last_extras: CallExtras,
+    /// oltp: the shadows' posts so far (to every semaphore at once).
+    posts: u64,
+    /// What the flows did so far.
+    pub stats: FileStats,
+}
+
+/// `bytes` to one decimal in the largest binary unit under it ("31.8 MiB").
+fn approx_bytes(bytes: u64) -> String {
+    for (unit, m) in [
+        ("TiB", 1u64 << 40),
+        ("GiB", 1 << 30),
+        ("MiB", 1 << 20),
+        ("KiB", 1 << 10),
+    ] {
+        if bytes >= m {
+            return format!("{:.1} {unit}", bytes as f64 / m as f64);
+        }
+    }
+    format!("{bytes} bytes")
+}
+
+/// `blocks` of 4 KiB, approximately in bytes and exactly in blocks.
+fn blocks_str(blocks: u64) -> String {
+    format!("{} ({blocks} blocks)", approx_bytes(blocks * BLOCK))
+}
+
+/// The file set does not fit what the file system `fs` leaves for data
+/// (`room` blocks, `reserve` blocks kept for itself at mkfs) on the
+/// device's `dev_blocks`: an error naming the personality's fields, the
+/// file system and what it keeps. `after` says when `room` was measured,
+/// `what` how much the file set needs.
+fn no_room(
+    p: &FileParams,
+    fs: &AnyFs,
+    dev_blocks: u64,
+    reserve: u64,
+    room: u64,
+    after: &str,
+    what: &str,
+) -> ConfigError {
+    let dev = if p.offset == 0 {
+        format!("this {} device", approx_bytes(dev_blocks * BLOCK))
+    } else {
+        format!(
+            "the {} of the device after personality.offset",
+            approx_bytes(dev_blocks * BLOCK)
+        )
+    };
+    invalid(
+        "personality.files",
+        format!(
+            "the file set ({} files of mean {} bytes, {}% pre-allocated) {what}, but {} on {dev}{after} leaves {} for data ({} take {}); lower personality.files, personality.file_size or personality.prealloc_percent",
+            p.files,
+            p.mean_size,
+            p.prealloc,
+            fs.kind(),
+            blocks_str(room),
+            fs.own_areas(),
+            approx_bytes(reserve * BLOCK),
+        ),
+    )
+}
+
+impl FileBench {
+    /// The personality `cfg` on the file system `fs` made (mkfs) on the
+    /// device's `logical_bytes` after `personality.offset`.
+    pub fn new(
+        cfg: &PersonalityConfig,
+        fs: &FsConfig,
+        logical_bytes: u64,
+        seed: u64,
+    ) -> Result<FileBench, ConfigError> {
+        let p = FileParams::from_config(cfg)?;
+        let mut rng = SimRng::from_seed_label(cfg.seed.unwrap_or(seed), "filebench");
+        // Webserver's and oltp's log file is one more entry.
+        let with_log = matches!(p.kind, PersonalityKind::Webserver | PersonalityKind::Oltp);
+        let entries = p.files + u64::from(with_log);
+        let dev_blocks = logical_bytes.saturating_sub(p.offset) / BLOCK;
+        let gamma = Gamma::new(GAMMA_SHAPE, p.mean_size as f64 / GAMMA_SHAPE)
+            .map_err(|e| invalid("personality.file_size", e.to_string()))?;
+        let mut files: Vec<File> = (0..entries)
+            .map(|_| File {
+                nominal: if p.kind == PersonalityKind::Oltp {
+                    // oltp.f's file sets have one size (no cvar).
+                    p.mean_size
+                } else {
+                    (gamma.sample(&mut rng).round() as u64).max(1)
+                },
+            })
+            .collect();
+        let log = p.files;
+        match p.kind {
+            // The log file set: one entry, created empty, grown by appends.
+            PersonalityKind::Webserver => files[log as usize].nominal = 0,
+            // oltp's log file (`logfilesize`), pre-allocated whole.
+            PersonalityKind::Oltp => files[log as usize].nominal = OLTP_LOG_SIZE,
+            _ => {}
+        }
+        let existing_n = p.files * p.prealloc as u64 / 100;
+        // The data the pre-allocated files need must fit, with room to grow.
+        let logged = existing_n as usize + usize::from(p.kind == PersonalityKind::Oltp);
+        let need: u64 = files[..logged]
+            .iter()
+            .map(|f| f.nominal.div_ceil(BLOCK))
+            .sum::<u64>();
+        if need.saturating_mul(2) > dev_blocks {
+            return Err(invalid(
+                "personality.files",
+                format!(
+                    "the file set ({} files of mean {} bytes, {}% pre-allocated: {} blocks) needs twice that room on the device ({} blocks after the offset)",
+                    p.files, p.mean_size, p.prealloc, need, dev_blocks
+                ),
+            ));
+        }
+        // Filebench's `meandirwidth`: varmail keeps its files in one
+        // directory, fileserver and webserver in directories of 20, oltp
+        // in directories of 1,024.
+        let dirwidth = match p.kind {
+            PersonalityKind::Varmail => 1_000_000,
+            PersonalityKind::Oltp => 1_024,
+            _ => 20,
+        };
+        // oltp: the log writer, the database writers, then the shadows.
+        let nthreads = match p.kind {
+            PersonalityKind::Oltp => 1 + p.db_writers as usize + p.threads as usize,
+            _ => p.threads as usize,
+        };
+        // Aging files take the entries after the file set's.
+        let age_mean = fs.age_file_size.map_or(64 << 10, |s| s.0);
+        let age_target = (fs.age_fullness * dev_blocks as f64) as u64;
+        let age_slots = if age_target > 0 {
+            age_target / age_mean.div_ceil(BLOCK) * 2 + 64
+        } else {
+            0
+        };
+        // The directory tree is the file set's, drawn from the personality's
+        // seed (the same under every scheduler and file system).
+        let fsys = fs.build(
+            dev_blocks,
+            entries + age_slots,
+            dirwidth,
+            cfg.seed.unwrap_or(seed),
+        )?;
+        // The file set must also fit what the file system leaves for data
+        // after its own areas (ReiserFS's journal takes half of a 64 MiB
+        // device), with the same estimate as the device's check above.
+        let fs_room = fsys.data_room();
+        let fs_reserve = fsys.blocks().saturating_sub(fs_room);
+        if need > fs_room {
+            let what = format!("preallocates {}", blocks_str(need));
+            return Err(no_room(
+                &p, &fsys, dev_blocks, fs_reserve, fs_room, "", &what,
+            ));
+        }
+        let mut fb = FileBench {
+            rng,
+            files,
+            fs: fsys,
+            existing: Vec::new(),
+            free_entries: Vec::new(),
+            slot: vec![0; entries as usize],
+            base: p.offset / BLOCK,
+            log,
+            threads: vec![Thread::default(); nthreads],
+            next_thread: 0,
+            pre: VecDeque::new(),
+            daemon: VecDeque::new(),
+            now: SimTime::ZERO,
+            issued: 0,
+            calls: Vec::new(),
+            aged: (0, 0, 0),
+            last_more: false,
+            last_extras: CallExtras::default(),
+            posts: 0,
+            stats: FileStats::default(),
+            p,
+        };
+        for f in 0..fb.p.files {
+            fb.slot[f as usize] = fb.free_entries.len();
+            fb.free_entries.push(f);
+        }
+        let mut room = fs_room;
+        let mut aged = String::new();
+        if age_target > 0 {
+            fb.age(fs, entries, age_slots, age_target, age_mean, seed)?;
+            room = fb.fs.data_room();
+            aged = format!(" after aging (fs.age_fullness = {})", fs.age_fullness);
+            if need > room {
+                let what = format!("preallocates {}", blocks_str(need));
+                return Err(no_room(
+                    &fb.p, &fb.fs, dev_blocks, fs_reserve, room, &aged, &what,
+                ));
+            }
+        }
+        // Pre-allocation: entries 0.. written whole by stream 0 (before the
+        // measured run in Filebench; here they are calls of the run, counted
+        // apart as `prealloc_calls`).
+        let mut pre = VecDeque::new();
+        for f in 0..existing_n {
+            if !fb.create(f, &mut pre, 0) || {
+                let n = fb.files[f as usize].nominal;
+                fb.write_at_end(f, n, &mut pre, 0);
+                fb.stats.skipped_no_space > 0
+            } {
+                // The estimate fits, but not with the files' own metadata
+                // (inodes, tree, index or node blocks): refused rather than
+                // run with files cut short.
+                let what = format!(
+                    "needs {} for its data, and more for its files' metadata: file {} of {} found no space",
+                    blocks_str(need),
+                    f + 1,
+                    existing_n
+                );
+                return Err(no_room(
+                    &fb.p, &fb.fs, dev_blocks, fs_reserve, room, &aged, &what,
+                ));
+            }
+        }
+        if fb.p.kind == PersonalityKind::Webserver && !fb.create_quiet(log, &mut pre) {
+            return Err(invalid("personality.files", "no room for the log file"));
+        }
+        if fb.p.kind == PersonalityKind::Oltp {
+            if !fb.create_quiet(log, &mut pre) {
+                return Err(invalid("personality.files", "no room for the log file"));
+            }
+            fb.write_at_end(log, OLTP_LOG_SIZE, &mut pre, 0);
+            if fb.stats.skipped_no_space > 0 {
+                let what = format!(
+                    "needs {} for its data and log file, and more for its files' metadata: the log file found no space",
+                    blocks_str(need)
+                );
+                return Err(no_room(
+                    &fb.p, &fb.fs, dev_blocks, fs_reserve, room, &aged, &what,
+                ));
+            }
+            // Each thread opens the data files in turn from its own.
+            let n = fb.p.files;
+            for (t, th) in fb.threads.iter_mut().enumerate() {
+                th.cursor = t as u64 % n;
+            }
+        }
+        fb.stats.prealloc_calls = pre.len() as u64;
+        fb.pre = pre;
+        Ok(fb)
+    }
+
+    /// The resolved parameters.
+    pub fn params(&self) -> &FileParams {
+        &self.p
+    }
+
+    /// The file system.
+    pub fn fs(&self) -> &AnyFs {
+        &self.fs
+    }
+
+    fn ino(f: u64) -> u32 {
+        (f + 1) as u32
+    }
+
+    /// The file system's calls of this operation (in `self.calls`) as
+    /// requests of `stream` for file `f`.
+    fn emit(&mut self, f: u64, out: &mut Out, stream: u32) {
+        let base = self.base;
+        // The data pieces of one operation are one application call: all
+        // but the last are followed by more.
+        let last_data = self
+            .calls
+            .iter()
+            .rposition(|c| matches!(c, FsCall::Data { .. }));
+        for (i, c) in self.calls.drain(..).enumerate() {
+            let more = matches!(c, FsCall::Data { .. }) && last_data.is_some_and(|l| i < l);
+            let r = match c {
+                FsCall::Data { op, at, bytes } => HostRequest {
+                    arrival: SimTime::ZERO,
+                    op,
+                    lba: base * (BLOCK / SECTOR) + at / SECTOR,
+                    sectors: (bytes / SECTOR) as u32,
+                    stream,
+                    tag: Self::ino(f),
+                },
+                FsCall::Meta { block } => {
+                    self.stats.metadata_writes += 1;
+                    HostRequest {
+                        arrival: SimTime::ZERO,
+                        op: IoOp::Write,
+                        lba: (base + block) * (BLOCK / SECTOR),
+                        sectors: (BLOCK / SECTOR) as u32,
+                        stream,
+                        tag: METADATA_INO,
+                    }
+                }
+                FsCall::Direct { op, block, blocks } => {
+                    self.stats.fs_calls += 1;
+                    HostRequest {
+                        arrival: SimTime::ZERO,
+                        op,
+                        lba: (base + block) * (BLOCK / SECTOR),
+                        sectors: blocks * (BLOCK / SECTOR) as u32,
+                        stream,
+                        tag: FS_INO,
+                    }
+                }
+                FsCall::Flush => {
+                    self.stats.fs_calls += 1;
+                    HostRequest {
+                        arrival: SimTime::ZERO,
+                        op: IoOp::Flush,
+                        lba: 0,
+                        sectors: 0,
+                        stream,
+                        tag: FS_INO,
+                    }
+                }
+            };
+            out.push_back((r, more, CallExtras::default()));
+        }
+    }
+
+    fn create_quiet(&mut self, f: u64, out: &mut Out) -> bool {
+        let now = self.now;
+        let ok = self.fs.create(f as u32, now, &mut self.calls).is_ok();
+        self.emit(f, out, 0);
+        ok
+    }
+
+    fn create(&mut self, f: u64, out: &mut Out, stream: u32) -> bool {
+        let now = self.now;
+        if self.fs.create(f as u32, now, &mut self.calls).is_err() {
+            self.calls.clear();
+            return false;
+        }
+        self.emit(f, out, stream);
+        // Entry f moves from free to existing.
+        let i = self.slot[f as usize];
+        self.free_entries.swap_remove(i);
+        if let Some(&m) = self.free_entries.get(i) {
+            self.slot[m as usize] = i;
+        }
+        self.slot[f as usize] = self.existing.len();
+        self.existing.push(f);
+        true
+    }
+
+    fn delete(&mut self, f: u64, out: &mut Out, stream: u32) {
+        let i = self.slot[f as usize];
+        self.existing.swap_remove(i);
+        if let Some(&m) = self.existing.get(i) {
+            self.slot[m as usize] = i;
+        }
+        self.slot[f as usize] = self.free_entries.len();
+        self.free_entries.push(f);
+        let now = self.now;
+        self.fs.unlink(f as u32, now, &mut self.calls);
+        self.emit(f, out, stream);
+    }
+
+    /// Write `bytes` at the end of file `f`, in application calls of at
+    /// most `iosize`.
+    fn write_at_end(&mut self, f: u64, bytes: u64, out: &mut Out, stream: u32) {
+        let mut off = self.fs.size(f as u32);
+        let end = off + bytes;
+        while off < end {
+            let n = (end - off).min(self.p.iosize);
+            let now = self.now;
+            if self
+                .fs
+                .write(f as u32, off, n, now, &mut self.calls)
+                .is_err()
+            {
+                self.calls.clear();
+                self.stats.skipped += 1;
+                self.stats.skipped_no_space += 1;
+                return;
+            }
+            self.emit(f, out, stream);
+            off += n;
+        }
+    }
+
+    fn read_whole(&mut self, f: u64, out: &mut Out, stream: u32) {
+        let size = self.fs.size(f as u32);
+        let mut off = 0;
+        while off < size {
+            let n = (size - off).min(self.p.iosize);
+            let now = self.now;
+            self.fs.read(f as u32, off, n, now, &mut self.calls);
+            self.emit(f, out, stream);
+            off += n;
+        }
+    }
+
+    fn exists(&self, f: u64) -> bool {
+        self.fs.exists(f as u32)
+    }
+
+    fn pick(&mut self, existing: bool) -> Option<u64> {
+        let v = if existing {
+            &self.existing
+        } else {
+            &self.free_entries
+        };
+        if v.is_empty() {
+            return None;
+        }
+        let i = self.rng.gen_range(0..v.len());
+        Some(v[i])
+    }
+
+    /// Run thread `t`'s next flowop, queueing its calls; true if the
+    /// thread waits on a semaphore instead (oltp).
+    fn step(&mut self, t: usize) -> bool {
+        if self.p.kind == PersonalityKind::Oltp {
+            return self.step_oltp(t);
+        }
+        let stream = t as u32;
+        let mut out = VecDeque::new();
+        let th = &self.threads[t];
+        let (step, len) = match self.p.kind {
+            PersonalityKind::Varmail => (VARMAIL[th.pc % VARMAIL.len()], VARMAIL.len()),
+            PersonalityKind::Fileserver => (FILESERVER[th.pc % FILESERVER.len()], FILESERVER.len()),
+            _ => {
+                // webserver: 10 x (open, readwhole), then the log append.
+                let k = th.pc % 22;
+                let s = match k {
+                    20 => Step::OpenLog,
+                    21 => Step::Append,
+                    k if k % 2 == 0 => Step::Open,
+                    _ => Step::ReadWhole,
+                };
+                (s, 22)
+            }
+        };
+        let open = self.threads[t].fd.filter(|&f| self.exists(f));
+        match step {
+            Step::Delete => match self.pick(true) {
+                Some(f) => {
+                    self.stats.deletes += 1;
+                    self.delete(f, &mut out, stream);
+                }
+                None => {
+                    self.stats.skipped += 1;
+                    self.stats.skipped_no_file += 1;
+                }
+            },
+            Step::Create => match self.pick(false) {
+                Some(f) if self.create(f, &mut out, stream) => {
+                    self.stats.creates += 1;
+                    self.threads[t].fd = Some(f);
+                }
+                picked => {
+                    self.stats.skipped += 1;
+                    if picked.is_some() {
+                        self.stats.skipped_no_space += 1;
+                    } else {
+                        self.stats.skipped_no_file += 1;
+                    }
+                    self.threads[t].fd = None;
+                }
+            },
+            Step::Open => {
+                self.threads[t].fd = self.pick(true);
+                if let Some(f) = self.threads[t].fd {
+                    let now = self.now;
+                    self.fs.stat(f as u32, now, &mut self.calls);
+                    self.emit(f, &mut out, stream);
+                }
+            }
+            Step::OpenLog => self.threads[t].fd = Some(self.log),
+            Step::Append => {
+                if let Some(f) = open {
+                    let n = self.rng.gen_range(0..self.p.append);
+                    if n > 0 {
+                        self.stats.appends += 1;
+                        self.write_at_end(f, n, &mut out, stream);
+                    }
+                } else {
+                    self.stats.skipped += 1;
+                    self.stats.skipped_no_open_file += 1;
+                }
+                if self.p.kind == PersonalityKind::Webserver {
+                    self.threads[t].fd = None;
+                }
+            }
+            Step::WriteWhole => {
+                if let Some(f) = open {
+                    self.stats.whole_writes += 1;
+                    let n = self.files[f as usize].nominal;
+                    self.write_at_end(f, n, &mut out, stream);
+                } else {
+                    self.stats.skipped += 1;
+                    self.stats.skipped_no_open_file += 1;
+                }
+            }
+            Step::ReadWhole => {
+                if let Some(f) = open {
+                    self.stats.whole_reads += 1;
+                    self.read_whole(f, &mut out, stream);
+                } else {
+                    self.stats.skipped += 1;
+                    self.stats.skipped_no_open_file += 1;
+                }
+            }
+            Step::Fsync => {
+                if let Some(f) = open {
+                    self.stats.fsyncs += 1;
+                    out.push_back((
+                        HostRequest {
+                            arrival: SimTime::ZERO,
+                            op: IoOp::Flush,
+                            lba: 0,
+                            sectors: 0,
+                            stream,
+                            tag: Self::ino(f),
+                        },
+                        false,
+                        CallExtras::default(),
+                    ));
+                } else {
+                    self.stats.skipped += 1;
+                    self.stats.skipped_no_open_file += 1;
+                }
+            }
+            Step::Stat => {
+                self.stats.stats += 1;
+                if let Some(f) = self.pick(true) {
+                    let now = self.now;
+                    self.fs.stat(f as u32, now, &mut self.calls);
+                    self.emit(f, &mut out, stream);
+                }
+            }
+        }
+        let th = &mut self.threads[t];
+        th.pc = (th.pc + 1) % len;
+        th.pending = out;
+        false
+    }
+
+    /// A uniformly drawn multiple of `io` with `io` bytes of file `f`
+    /// after it (Filebench's `random` offset, `workingset=0`).
+    fn random_offset(&mut self, f: u64, io: u64) -> u64 {
+        let size = self.fs.size(f as u32);
+        self.rng.gen_range(0..(size / io).max(1)) * io
+    }
+
+    /// The calls of one oltp read or write of `io` bytes at `off` of `f`,
+    /// the data pieces carrying `extras`.
+    fn oltp_io(&mut self, f: u64, op: IoOp, off: u64, io: u64, extras: CallExtras, t: usize) {
+        let now = self.now;
+        let mut out = VecDeque::new();
+        let ok = match op {
+            IoOp::Read => {
+                self.fs.read(f as u32, off, io, now, &mut self.calls);
+                true
+            }
+            _ => self
+                .fs
+                .write(f as u32, off, io, now, &mut self.calls)
+                .is_ok(),
+        };
+        if !ok {
+            self.calls.clear();
+            self.stats.skipped += 1;
+            self.stats.skipped_no_space += 1;
+            return;
+        }
+        self.emit(f, &mut out, t as u32);
+        let mut first = true;
+        for (r, _, x) in out.iter_mut() {
+            if r.tag == Self::ino(f) {
+                x.dsync = extras.dsync;
+                if first {
+                    x.cpu_cycles = extras.cpu_cycles;
+                    first = false;
+                }
+            }
+        }
+        self.threads[t].pending = out;
+    }
+
+    /// Filebench's oltp.f, one flowop of thread `t`; true if it waits on
+    /// a semaphore. Thread 0 is the log writer (`lgwr`), threads
+    /// `1..=db_writers` the database writers (`dbwr`), the rest the
+    /// shadows. Each shadow's iteration posts once to the log writer's
+    /// semaphore and once to every database writer's; with Filebench's
+    /// values and high-water marks:
+    /// * the log writer writes 256 KiB at a random place of the log file
+    ///   (O_DSYNC) once per 3,200 posts;
+    /// * a database writer writes `iosize` at random places of the data
+    ///   files in turn (O_DSYNC), 100 of them per 1,000 posts;
+    /// * a shadow reads `iosize` at a random place of a data file, and
+    ///   waits while it is 1,000 posts ahead of the log writer's waits or
+    ///   2,000 ahead of the slowest database writer's.
+    ///
+    /// A semaphore counts calls as they are handed out, not as they
+    /// complete: the page cache runs each thread's calls in order, and the
+    /// database writer's `aiowait` is its next batch's wait.
+    fn step_oltp(&mut self, t: usize) -> bool {
+        let w = self.p.db_writers as usize;
+        let io = self.p.append;
+        if t == 0 {
+            if self.posts < OLTP_LG_VALUE * self.threads[0].entered {
+                return true;
+            }
+            let f = self.log;
+            let off = self.random_offset(f, OLTP_LOG_IOSIZE);
+            let extras = CallExtras {
+                dsync: true,
+                cpu_cycles: 0,
+            };
+            self.oltp_io(f, IoOp::Write, off, OLTP_LOG_IOSIZE, extras, 0);
+            self.threads[0].entered += 1;
+            self.stats.log_writes += 1;
+        } else if t <= w {
+            let mut cpu = 0;
+            if self.threads[t].left == 0 {
+                if self.posts < OLTP_DBWR_VALUE * self.threads[t].entered {
+                    return true;
+                }
+                self.threads[t].left = OLTP_DBWR_ITERS;
+                if self.threads[t].entered > 0 {
+                    cpu = OLTP_DBWR_HOG;
+                }
+            }
+            let f = self.threads[t].cursor;
+            self.threads[t].cursor = (f + 1) % self.p.files;
+            let off = self.random_offset(f, io);
+            let extras = CallExtras {
+                dsync: true,
+                cpu_cycles: cpu,
+            };
+            self.oltp_io(f, IoOp::Write, off, io, extras, t);
+            let th = &mut self.threads[t];
+            th.left -= 1;
+            if th.left == 0 {
+                th.entered += 1;
+            }
+            self.stats.db_writes += 1;
+        } else {
+            let slowest = self.threads[1..=w]
+                .iter()
+                .map(|th| th.entered)
+                .min()
+                .unwrap_or(0);
+            if self.posts >= OLTP_LG_HIGHWATER + OLTP_LG_VALUE * self.threads[0].entered
+                || self.posts >= OLTP_DBWR_HIGHWATER + OLTP_DBWR_VALUE * slowest
+            {
+                return true;
+            }
+            let f = self.threads[t].cursor;
+            self.threads[t].cursor = (f + 1) % self.p.files;
+            let off = self.random_offset(f, io);
+            // The hog of the previous iteration comes first.
+            let extras = CallExtras {
+                dsync: false,
+                cpu_cycles: if self.threads[t].pc > 0 {
+                    OLTP_SHADOW_HOG
+                } else {
+                    0
+                },
+            };
+            self.threads[t].pc = 1;
+            self.oltp_io(f, IoOp::Read, off, io, extras, t);
+            self.posts += 1;
+            self.stats.shadow_reads += 1;
+        }
+        false
+    }
+
+    /// Blocks of the file system in use.
+    pub fn used_blocks(&self) -> u64 {
+        self.fs.stats().used_blocks
+    }
+    /// The file system's consistency check (fsck).
+    pub fn check(&self) -> Result<(), String> {
+        self.fs.check()
+    }
+
+    /// Age the file system before the file set is created (`fs.age_*`):
+    /// eight writers create files of gamma-drawn sizes (mean `age_mean`),
+    /// appending 64 KiB at a time in turn, so that their blocks interleave
+    /// as concurrent writers' do, until the aging files hold `target + churn
+    /// x (blocks - target)` blocks; then random aging files are deleted
+    /// until they hold `target`, leaving free space in file-sized holes all
+    /// over the device. It is the file system's history, not simulated I/O:
+    /// its calls are dropped, and the file system settles (journal empty,
+    /// counters zero). The drive's own state is `sim.precondition`'s.
+    fn age(
+        &mut self,
+        fs: &FsConfig,
+        first: u64,
+        slots: u64,
+        target: u64,
+        mean: u64,
+        seed: u64,
+    ) -> Result<(), ConfigError> {
+        const WRITERS: usize = 8;
+        const CHUNK: u64 = 64 << 10;
+        let mut rng = SimRng::from_seed_label(seed, "fs-aging");
+        let gamma = Gamma::new(GAMMA_SHAPE, mean as f64 / GAMMA_SHAPE)
+            .map_err(|e| invalid("fs.age_file_size", e.to_string()))?;
+        let blocks = self.fs.blocks();
+        let peak = target + (fs.age_churn * blocks.saturating_sub(target) as f64) as u64;
+        let mut free: Vec<u64> = (first..first + slots).rev().collect();
+        let mut files: Vec<u64> = Vec::new();
+        let mut open: [Option<(u64, u64)>; WRITERS] = [None; WRITERS];
+        let (mut used, mut created, mut deleted) = (0u64, 0u64, 0u64);
+        let now = SimTime::ZERO;
+        let mut w = 0;
+        while used < peak.max(target) {
+            w = (w + 1) % WRITERS;
+            let (f, left) = match open[w] {
+                Some(x) => x,
+                None => {
+                    let Some(f) = free.pop() else {
+                        break;
+                    };
+                    if self.fs.create(f as u32, now, &mut self.calls).is_err() {
+                        free.push(f);
+                        break;
+                    }
+                    created += 1;
+                    files.push(f);
+                    let size = (gamma.sample(&mut rng).round() as u64).max(1);
+                    (f, size)
+                }
+            };
+            let n = left.min(CHUNK);
+            let off = self.fs.size(f as u32);
+            let before = off.div_ceil(BLOCK);
+            let ok = self
+                .fs
+                .write(f as u32, off, n, now, &mut self.calls)
+                .is_ok();
+            self.calls.clear();
+            if !ok {
+                break;
+            }
+            used += (off + n).div_ceil(BLOCK) - before;
+            open[w] = (left > n).then_some((f, left - n));
+        }
+        while used > target && !files.is_empty() {
+            let i = rng.gen_range(0..files.len());
+            let f = files.swap_remove(i);
+            used -= self.fs.size(f as u32).div_ceil(BLOCK);
+            self.fs.unlink(f as u32, now, &mut self.calls);
+            self.calls.clear();
+            deleted += 1;
+        }
+        self.calls.clear();
+        self.fs.settle();
+        self.aged = (created, deleted, used);
+        Ok(())
+    }
+
+    /// The file system's thread's stream.
+    fn daemon_stream(&self) -> u32 {
+        self.threads.len() as u32
+    }
+}
+
+impl RequestSource for FileBench {
+    fn timing(&self) -> Timing {
+        // The file system's thread, if it has background work, is one more.
+        Timing::ClosedLoop {
+            depth: self.threads.len() as u32 + u32::from(self.fs.next_tick().is_some()),
+        }
+    }
+    fn next_request(&mut self) -> Option<Result<HostRequest, SourceError>> {
+        if let Some((r, more, extras)) = self.pre.pop_front() {
+            (self.last_more, self.last_extras) = (more, extras);
+            return Some(Ok(r));
+        }
+        if let Some((r, more, extras)) = self.daemon.pop_front() {
+            (self.last_more, self.last_extras) = (more, extras);
+            return Some(Ok(r));
+        }
+        // Metadata and file-system calls are not application calls: they
+        // do not count against `calls`.
+        let mut quiet = 0u32;
+        loop {
+            let t = self.next_thread;
+            if let Some((r, more, extras)) = self.threads[t].pending.pop_front() {
+                if r.tag != METADATA_INO && r.tag != FS_INO {
+                    // A call's pieces count once, as its last one; the
+                    // thread keeps its turn until its call is handed out.
+                    if !more {
+                        if self.issued >= self.p.calls {
+                            self.threads[t].pending.push_front((r, more, extras));
+                            return None;
+                        }
+                        self.issued += 1;
+                        self.next_thread = (t + 1) % self.threads.len();
+                    }
+                }
+                (self.last_more, self.last_extras) = (more, extras);
+                return Some(Ok(r));
+            }
+            if self.issued >= self.p.calls {
+                return None;
+            }
+            let blocked = self.step(t);
+            if !blocked {
+                self.stats.flowops += 1;
+            }
+            if blocked {
+                // Blocked on a semaphore (oltp): the next thread's turn.
+                self.stats.sem_waits += 1;
+                self.next_thread = (t + 1) % self.threads.len();
+            }
+            if blocked || self.threads[t].pending.is_empty() {
+                // Or a flowop without I/O (open, close, stat, a skip): the
+                // thread goes on to its next one.
+                quiet += 1;
+                if quiet > 100_000 {
+                    let reason = if blocked {
+                        "every oltp thread waits on a semaphore"
+                    } else {
+                        "the file-level flows make no I/O (every flowop skipped: is the file set empty or the device full?)"
+                    };
+                    return Some(Err(SourceError {
+                        location: "personality".into(),
+                        reason: reason.into(),
+                    }));
+                }
+                continue;
+            }
+        }
+    }
+    fn notes(&self) -> Vec<(String, u64)> {
+        let s = &self.stats;
+        let mut v: Vec<(String, u64)> = vec![
+            ("filebench_creates".into(), s.creates),
+            ("filebench_deletes".into(), s.deletes),
+            ("filebench_appends".into(), s.appends),
+            ("filebench_whole_file_reads".into(), s.whole_reads),
+            ("filebench_whole_file_writes".into(), s.whole_writes),
+            ("filebench_fsyncs".into(), s.fsyncs),
+            ("filebench_stats".into(), s.stats),
+            ("filebench_flowops".into(), s.flowops),
+            ("filebench_flowops_skipped".into(), s.skipped),
+            (
+                "filebench_flowops_skipped_no_space".into(),
+                s.skipped_no_space,
+            ),
+            (
+                "filebench_flowops_skipped_no_file".into(),
+                s.skipped_no_file,
+            ),
+            (
+                "filebench_flowops_skipped_no_open_file".into(),
+                s.skipped_no_open_file,
+            ),
+            ("filebench_metadata_writes".into(), s.metadata_writes),
+            ("filebench_prealloc_calls".into(), s.prealloc_calls),
+            ("filebench_fs_calls".into(), s.fs_calls),
+        ];
+        if self.p.kind == PersonalityKind::Oltp {
+            v.extend([
+                ("filebench_shadow_reads".into(), s.shadow_reads),
+                ("filebench_db_writes".into(), s.db_writes),
+                ("filebench_log_writes".into(), s.log_writes),
+                ("filebench_semaphore_waits".into(), s.sem_waits),
+            ]);
+        }
+        v
+    }
+    fn report_sections(&self, _end: SimTime) -> Vec<(String, serde_json::Value)> {
+        let mut st = self.fs.stats();
+        (
+            st.aged_files_created,
+            st.aged_files_deleted,
+            st.aged_blocks_in_use,
+        ) = self.aged;
+        vec![(
+            "file_system".into(),
+            serde_json::to_value(st).unwrap_or_default(),
+        )]
+    }
+}
+
+impl AppSource for FileBench {
+    fn more_follow(&self) -> bool {
+        self.last_more
+    }
+    fn call_extras(&self) -> CallExtras {
+        self.last_extras
+    }
+    fn clock(&mut self, now: SimTime) {
+        self.now = now;
+        if self.fs.next_tick().is_some_and(|t| t <= now) {
+            self.fs.tick(now, &mut self.calls);
+            let mut out = VecDeque::new();
+            let stream = self.daemon_stream();
+            // The calls are the file system's, on no file.
+            let base = self.base;
+            for c in self.calls.drain(..) {
+                let r = match c {
+                    FsCall::Direct { op, block, blocks } => HostRequest {
+                        arrival: SimTime::ZERO,
+                        op,
+                        lba: (base + block) * (BLOCK / SECTOR),
+                        sectors: blocks * (BLOCK / SECTOR) as u32,
+                        stream,
+                        tag: FS_INO,
+                    },
+                    FsCall::Flush => HostRequest {
+                        arrival: SimTime::ZERO,
+                        op: IoOp::Flush,
+                        lba: 0,
+                        sectors: 0,
+                        stream,
+                        tag: FS_INO,
+                    },
+                    FsCall::Meta { block } => HostRequest {
+                        arrival: SimTime::ZERO,
+                        op: IoOp::Write,
+                        lba: (base + block) * (BLOCK / SECTOR),
+                        sectors: (BLOCK / SECTOR) as u32,
+                        stream,
+                        tag: METADATA_INO,
+                    },
+                    FsCall::Data { .. } => unreachable!("background work moves no file data here"),
+                };
+                self.stats.fs_calls += u64::from(r.tag == FS_INO);
+                out.push_back((r, false, CallExtras::default()));
+            }
+            self.daemon.extend(out);
+        }
+    }
+    fn fsync_io(&mut self, ino: u32, now: SimTime) -> FsyncIo {
+        if ino == 0 || ino > self.files.len() as u32 {
+            return FsyncIo::default();
+        }
+        let pages = BLOCK / crate::pagecache::PAGE;
+        let base = self.base * pages;
+        let mut io = self.fs.fsync(ino - 1, now);
+        for f in &mut io.ordered {
+            *f = Self::ino(*f as u64);
+        }
+        for b in &mut io.metadata {
+            *b = base + *b * pages;
+        }
+        for r in &mut io.direct {
+            r.0 = base + r.0 * pages;
+            r.1 *= pages as u32;
+        }
+        io
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::FsKind;
+    use crate::personality::PersonalityLevel;
+    use std::collections::BTreeMap;
+
+    fn fsc(kind: FsKind) -> FsConfig {
+        FsConfig {
+            kind,
+            ..FsConfig::default()
+        }
+    }
+
+    const CAP: u64 = 8 << 30;
+
+    fn cfg(kind: PersonalityKind, calls: u64) -> PersonalityConfig {
+        PersonalityConfig {
+            requests: calls,
+            level: PersonalityLevel::File,
+            ..PersonalityConfig::new(kind)
+        }
+    }
+
+    fn drain(fb: &mut FileBench) -> Vec<HostRequest> {
+        drain_more(fb).into_iter().map(|x| x.0).collect()
+    }
+
+    /// The requests, each with whether more pieces of its call follow.
+    fn drain_more(fb: &mut FileBench) -> Vec<(HostRequest, bool)> {
+        let mut v = Vec::new();
+        while let Some(r) = fb.next_request() {
+            v.push((r.unwrap(), fb.more_follow()));
+        }
+        v
+    }
+
+    /// The file set: 80 % of the entries exist (written whole), sizes have
+    /// the gamma's mean, and the extents never overlap.
+    #[test]
+    fn the_file_set_is_filebenchs() {
+        let mut fb = FileBench::new(
+            &cfg(PersonalityKind::Fileserver, 0),
+            &fsc(FsKind::Raw),
+            CAP,
+            1,
+        )
+        .unwrap();
+        assert_eq!(fb.existing.len(), 8_000);
+        let mean = fb.files.iter().map(|f| f.nominal as f64).sum::<f64>() / 10_000.0;
+        assert!(
+            (mean - 131_072.0).abs() < 0.05 * 131_072.0,
+            "mean file size {mean}"
+        );
+        let pre = drain(&mut fb);
+        let data: u64 = pre
+            .iter()
+            .filter(|r| r.tag != METADATA_INO)
+            .map(|r| r.bytes())
+            .sum();
+        let sizes: u64 = fb.existing.iter().map(|&f| fb.fs.size(f as u32)).sum();
+        assert!(
+            data >= sizes && data < sizes + 8_000 * 512,
+            "{data} bytes for {sizes}"
+        );
+        fb.check().unwrap();
+        // Pre-allocated files are written from one allocation cursor: each
+        // is one extent.
+        assert_eq!(fb.fs.stats().extents, 8_000);
+    }
+
+    /// Varmail's flow, counted over many loops: per loop one delete, one
+    /// create, two appends (a zero draw is skipped), two fsyncs and two
+    /// whole-file reads; every fsync names the file just appended.
+    #[test]
+    fn varmail_runs_filebenchs_flowops() {
+        let mut fb = FileBench::new(
+            &cfg(PersonalityKind::Varmail, 20_000),
+            &fsc(FsKind::Ext2),
+            CAP,
+            3,
+        )
+        .unwrap();
+        let pieces = drain_more(&mut fb);
+        let calls: Vec<HostRequest> = pieces.iter().map(|x| x.0).collect();
+        let s = &fb.stats;
+        assert!(
+            s.deletes > 0 && s.deletes.abs_diff(s.creates) <= 16,
+            "{s:?}"
+        );
+        // A flowop on a file another thread deleted meanwhile is skipped.
+        let slack = 32 + s.skipped;
+        assert!(s.fsyncs.abs_diff(2 * s.creates) <= slack, "{s:?}");
+        assert!(s.whole_reads.abs_diff(2 * s.creates) <= slack, "{s:?}");
+        assert!(
+            s.appends <= 2 * s.creates + 16 && s.appends * 10 > 18 * s.creates,
+            "{s:?}"
+        );
+        assert!(s.metadata_writes > 2 * s.creates, "{s:?}");
+        // The measured calls stop at the budget (metadata and file-system
+        // calls apart; a call in pieces counts once).
+        let app = |c: &[(HostRequest, bool)]| {
+            c.iter()
+                .filter(|(r, more)| r.tag != METADATA_INO && r.tag != FS_INO && !more)
+                .count()
+        };
+        let pre = s.prealloc_calls as usize;
+        assert_eq!(app(&pieces[pre..]), 20_000);
+        fb.check().unwrap();
+        // A thread's fsync names the file its last write appended to.
+        let mut last: BTreeMap<u32, u32> = BTreeMap::new();
+        for r in &calls[pre..] {
+            match r.op {
+                IoOp::Write if r.tag != METADATA_INO => {
+                    last.insert(r.stream, r.tag);
+                }
+                IoOp::Flush => assert_eq!(last.get(&r.stream), Some(&r.tag), "{r:?}"),
+                _ => {}
+            }
+        }
+    }
+
+    /// oltp.f's semaphores, checked after every call handed out: a shadow
+    /// is at most 1,000 posts ahead of the log writer's waits and 2,000
+    /// ahead of the slowest database writer's; a writer starts batch b
+    /// only after 1,000 b posts, the log writer its write n after 3,200 n.
+    /// Shadows read `iosize`, writers write it with O_DSYNC, the log
+    /// writer 256 KiB; the shadows' reads after their first carry the hog.
+    #[test]
+    fn oltp_semaphores_hold_the_mix() {
+        let mut fb = FileBench::new(
+            &cfg(PersonalityKind::Oltp, 60_000),
+            &fsc(FsKind::Ext4),
+            CAP,
+            3,
+        )
+        .unwrap();
+        let w = fb.p.db_writers as usize;
+        assert_eq!((w, fb.threads.len()), (10, 211));
+        let mut per_writer = vec![0u64; w + 1];
+        let mut pre = fb.stats.prealloc_calls;
+        while let Some(r) = fb.next_request() {
+            let r = r.unwrap();
+            let x = fb.call_extras();
+            if pre > 0 {
+                pre -= 1;
+                continue;
+            }
+            if r.tag == METADATA_INO || r.tag == FS_INO {
+                continue;
+            }
+            let t = r.stream as usize;
+            let bytes = r.sectors as u64 * SECTOR;
+            match t {
+                0 => {
+                    assert_eq!((r.op, bytes, x.dsync), (IoOp::Write, 256 << 10, true));
+                    assert!(fb.posts >= 3_200 * (fb.threads[0].entered - 1));
+                }
+                t if t <= w => {
+                    assert_eq!((r.op, bytes, x.dsync), (IoOp::Write, 2 << 10, true));
+                    per_writer[t] += 1;
+                    let batch = (per_writer[t] - 1) / 100;
+                    assert!(fb.posts >= 1_000 * batch, "writer {t} batch {batch}");
+                }
+                _ => {
+                    assert_eq!((r.op, bytes, x.dsync), (IoOp::Read, 2 << 10, false));
+                }
+            }
+            let slowest = fb.threads[1..=w].iter().map(|t| t.entered).min().unwrap();
+            assert!(fb.posts <= 1_000 + 3_200 * fb.threads[0].entered);
+            assert!(fb.posts <= 2_000 + 1_000 * slowest);
+        }
+        let s = &fb.stats;
+        assert_eq!(s.shadow_reads, fb.posts);
+        assert!(s.db_writes.abs_diff(s.shadow_reads) <= 2_000, "{s:?}");
+        assert!(
+            s.log_writes * 3_200 + 1_000 > fb.posts && s.log_writes <= fb.posts / 3_200 + 1,
+            "{s:?}"
+        );
+        assert!(s.sem_waits > 0);
+        // The hog: every shadow's reads after its first.
+        let p = cfg(PersonalityKind::Oltp, 10_000);
+        let mut fb = FileBench::new(&p, &fsc(FsKind::Ext4), CAP, 3).unwrap();
+        let mut hogs = 0;
+        let mut reads = 0;
+        while let Some(r) = fb.next_request() {
+            let r = r.unwrap();
+            if r.op == IoOp::Read && r.tag != FS_INO {
+                reads += 1;
+                hogs += u64::from(fb.call_extras().cpu_cycles == 200_000);
+            }
+            if reads == 1_000 {
+                break;
+            }
+        }
+        assert_eq!(hogs, 1_000 - 200);
+    }
+
+    #[test]
+    fn same_seed_same_calls_and_a_file_set_too_big_is_refused() {
+        let a = drain(
+            &mut FileBench::new(
+                &cfg(PersonalityKind::Webserver, 3000),
+                &fsc(FsKind::Ext4),
+                CAP,
+                9,
+            )
+            .unwrap(),
+        );
+        let mut fb = FileBench::new(
+            &cfg(PersonalityKind::Webserver, 3000),
+            &fsc(FsKind::Ext4),
+            CAP,
+            9,
+        )
+        .unwrap();
+        let b = drain(&mut fb);
+        assert_eq!(a, b);
+        // Ten whole-file reads per log append.
+        let s = &fb.stats;
+        assert!(
+            s.appends > 0 && s.whole_reads.abs_diff(10 * s.appends) <= 10 * 100 + 16,
+            "{s:?}"
+        );
+        let e = FileBench::new(
+            &cfg(PersonalityKind::Fileserver, 10),
+            &FsConfig::default(),
+            1 << 30,
+            1,
+        )
+        .err()
+        .unwrap();
+        assert!(e.to_string().contains("personality.files"), "{e}");
+    }
+
+    /// ReiserFS's journal takes 32 MiB of a 64 MiB device: an oltp file set
+    /// (one size, plus its 10 MiB log) within the device's check (half the
+    /// device) but over what ReiserFS leaves for data is refused naming the
+    /// fields, reiserfs and its journal; one just under that but whose tree
+    /// nodes do not fit is refused too; a smaller one runs.
+    #[test]
+    fn a_file_set_over_the_file_systems_room_is_refused() {
+        let oltp = |files: u64, blocks: u64| PersonalityConfig {
+            files: Some(files),
+            file_size: Some(ssd_core::units::Size(blocks * BLOCK)),
+            threads: Some(2),
+            db_writers: Some(1),
+            ..cfg(PersonalityKind::Oltp, 200)
+        };
+        let dev = 64 << 20;
+        // 5 × 1,125 + 2,560 = 8,185 blocks: at most half of 16,384, but
+        // ReiserFS leaves 8,172.
+        let e = FileBench::new(&oltp(5, 1_125), &fsc(FsKind::Reiserfs), dev, 1)
+            .err()
+            .expect("refused")
+            .to_string();
+        for want in [
+            "personality.files",
+            "personality.file_size",
+            "preallocates 32.0 MiB (8185 blocks)",
+            "reiserfs on this 64.0 MiB device leaves 31.9 MiB (8172 blocks) for data",
+            "journal",
+        ] {
+            assert!(e.contains(want), "{want:?} not in {e}");
+        }
+        // 8,170 blocks of data fit the 8,172, but not with the tree's nodes.
+        let e = FileBench::new(&oltp(5, 1_122), &fsc(FsKind::Reiserfs), dev, 1)
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(
+            e.contains("personality.files")
+                && e.contains("found no space")
+                && e.contains("reiserfs"),
+            "{e}"
+        );
+        // The same file sets fit ext4's room on the device.
+        assert!(FileBench::new(&oltp(5, 1_125), &fsc(FsKind::Ext4), dev, 1).is_ok());
+        let mut fb = FileBench::new(&oltp(5, 1_000), &fsc(FsKind::Reiserfs), dev, 1).unwrap();
+        assert_eq!(fb.stats.skipped_no_space, 0);
+        assert!(!drain(&mut fb).is_empty());
+    }
+
+    /// NILFS2's cleaner under the flows: a small log, no protection period;
+    /// the cleaner moves blocks, fsck holds and no file block loses its
+    /// latest version.
+    #[test]
+    fn nilfs2_cleans_under_the_flows() {
+        let fs = FsConfig {
+            kind: FsKind::Nilfs2,
+            segment_size: Some(ssd_core::units::Size(1 << 20)),
+            protection_period: Some(ssd_core::units::Dur(0)),
+            nsegments_per_clean: Some(8),
+            cleaning_interval: Some(ssd_core::units::Dur::from_ms(1000)),
+            ..FsConfig::default()
+        };
+        let mut c = cfg(PersonalityKind::Fileserver, 20_000);
+        c.files = Some(200);
+        let mut fb = FileBench::new(&c, &fs, 256 << 20, 3).unwrap();
+        let mut n = 0;
+        while let Some(r) = fb.next_request() {
+            let r = r.unwrap();
+            n += 1;
+            // 100 ms a call: about what the cleaner can keep up with.
+            if n % 10 == 0 {
+                fb.clock(SimTime(n * 100_000_000));
+            }
+            if r.op == IoOp::Flush && r.tag != FS_INO {
+                fb.fsync_io(r.tag, SimTime(n * 100_000_000));
+            }
+        }
+        fb.check().unwrap();
+        let crate::fs::AnyFs::Nilfs2(nf) = &fb.fs else {
+            panic!("not nilfs2")
+        };
+        nf.check_versions().unwrap();
+        let st = fb.fs.stats();
+        assert!(
+            st.cleaner_blocks_read > 0 && st.cleaner_blocks_written > 0,
+            "{st:?}"
+        );
+    }
+
+    /// F2FS's cleaner under the flows: a small device (256 MiB, 600 files),
+    /// checkpoints every 10 s, the background cleaner every 30 s (its
+    /// default) not keeping up alone: both cleaners move blocks, fsck holds
+    /// and no file block loses its latest version.
+    #[test]
+    fn f2fs_cleans_under_the_flows() {
+        let fs = FsConfig {
+            kind: FsKind::F2fs,
+            cp_interval: Some(ssd_core::units::Dur::from_ms(10_000)),
+            ..FsConfig::default()
+        };
+        let mut c = cfg(PersonalityKind::Fileserver, 20_000);
+        c.files = Some(600);
+        let mut fb = FileBench::new(&c, &fs, 256 << 20, 3).unwrap();
+        let mut n = 0;
+        // The cleaner's reads: the background one's on the file system's
+        // thread, the foreground one's on the writers'.
+        let (mut daemon_reads, mut writer_reads) = (0, 0);
+        while let Some(r) = fb.next_request() {
+            let r = r.unwrap();
+            n += 1;
+            if n % 10 == 0 {
+                fb.clock(SimTime(n * 100_000_000));
+            }
+            if r.tag == FS_INO && r.op == IoOp::Read {
+                if r.stream == fb.daemon_stream() {
+                    daemon_reads += 1;
+                } else {
+                    writer_reads += 1;
+                }
+            }
+            if r.op == IoOp::Flush && r.tag != FS_INO {
+                fb.fsync_io(r.tag, SimTime(n * 100_000_000));
+            }
+        }
+        fb.check().unwrap();
+        let crate::fs::AnyFs::F2fs(ff) = &fb.fs else {
+            panic!("not f2fs")
+        };
+        ff.check_versions().unwrap();
+        let st = fb.fs.stats();
+        assert!(
+            daemon_reads > 0
+                && writer_reads > 0
+                && st.cleaner_blocks_read > 0
+                && st.cleaner_blocks_written == st.cleaner_blocks_read,
+            "{daemon_reads} {writer_reads} {st:?}"
+        );
+        assert!(
+            st.commits_timer > 0 && st.journal_blocks_written > 0,
+            "{st:?}"
+        );
+    }
+
+    /// F2FS aged: the aging history checkpointed (its counters zeroed),
+    /// fsck holds after aging and after the flows, and the free segments
+    /// are fewer and in more runs than on a fresh file system.
+    #[test]
+    fn f2fs_ages_and_settles() {
+        let run = |fullness: f64| {
+            let f = FsConfig {
+                kind: FsKind::F2fs,
+                age_fullness: fullness,
+                ..FsConfig::default()
+            };
+            let mut c = cfg(PersonalityKind::Fileserver, 3_000);
+            c.files = Some(500);
+            let mut fb = FileBench::new(&c, &f, 1 << 30, 3).unwrap();
+            fb.check().unwrap();
+            // Counted from the pre-allocation on: the aging's are gone.
+            let st = fb.fs.stats();
+            assert!(st.data_blocks_allocated < 3 * 500 * 32, "{st:?}");
+            let _ = drain(&mut fb);
+            fb.check().unwrap();
+            let crate::fs::AnyFs::F2fs(ff) = &fb.fs else {
+                panic!("not f2fs")
+            };
+            ff.check_versions().unwrap();
+            (fb.fs.stats(), fb.aged)
+        };
+        let (fresh, _) = run(0.0);
+        let (aged, (created, deleted, used)) = run(0.5);
+        assert!(created > deleted && deleted > 0 && used > 0);
+        assert!(aged.used_blocks > fresh.used_blocks, "{fresh:?} {aged:?}");
+        assert!(aged.free_extents > fresh.free_extents, "{fresh:?} {aged:?}");
+    }
+
+    /// fsck after the flows of every personality on every modelled file
+    /// system: every allocated block reachable exactly once, and the
+    /// metadata, journal and data calls where the file system put them.
+    #[test]
+    fn every_file_system_stays_consistent_under_the_flows() {
+        for kind in FsKind::ALL {
+            // A journal (ext3, ext4, ReiserFS), a metadata log (XFS) or a
+            // log of everything (NILFS2, F2FS).
+            let logged = kind.journaled()
+                || kind == FsKind::Xfs
+                || kind == FsKind::Nilfs2
+                || kind == FsKind::F2fs;
+            for pk in [
+                PersonalityKind::Varmail,
+                PersonalityKind::Fileserver,
+                PersonalityKind::Webserver,
+            ] {
+                let mut c = cfg(pk, 6_000);
+                c.files = Some(400);
+                let mut fb = FileBench::new(&c, &fsc(kind), 1 << 30, 7).unwrap();
+                let mut n = 0;
+                while let Some(r) = fb.next_request() {
+                    let r = r.unwrap();
+                    n += 1;
+                    if n % 500 == 0 {
+                        fb.clock(SimTime(n * 20_000_000));
+                    }
+                    if r.op == IoOp::Flush && r.tag != FS_INO {
+                        let io = fb.fsync_io(r.tag, SimTime(n * 20_000_000));
+                        if kind == FsKind::F2fs {
+                            // Roll-forward: the file's node blocks, no
+                            // barrier (the fsync's flush follows); a
+                            // checkpoint has its barrier.
+                            assert!(io.ordered.is_empty() && io.metadata.is_empty(), "{io:?}");
+                        } else if logged {
+                            assert!(io.barrier || io.direct.is_empty(), "{kind}: {io:?}");
+                        }
+                    }
+                }
+                fb.check().unwrap_or_else(|e| panic!("{kind} {pk:?}: {e}"));
+                let st = fb.fs.stats();
+                assert_eq!(st.kind, kind.name());
+                if kind == FsKind::Raw {
+                    assert_eq!(fb.stats.metadata_writes, 0);
+                } else if kind == FsKind::Nilfs2 {
+                    // Everything but data goes into the log, by the file
+                    // system's own (direct) writes: no metadata writeback.
+                    assert_eq!(fb.stats.metadata_writes, 0);
+                    assert!(
+                        st.commits_fsync + st.commits_timer > 0 && st.journal_blocks_written > 0,
+                        "{kind} {pk:?}: {st:?}"
+                    );
+                } else if kind == FsKind::F2fs {
+                    // Dentry blocks through the buffer cache; nodes, NAT,
+                    // SIT, SSA and checkpoints by the file system itself.
+                    assert!(fb.stats.metadata_writes > 0, "{kind} {pk:?}");
+                    assert!(
+                        st.commits_timer > 0 && st.journal_blocks_written > 0,
+                        "{kind} {pk:?}: {st:?}"
+                    );
+                } else {
+                    assert!(fb.stats.metadata_writes > 0, "{kind} {pk:?}");
+                }
+                if logged && pk == PersonalityKind::Varmail {
+                    assert!(
+                        st.commits_fsync > 0 && st.journal_blocks_written > 0,
+                        "{st:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Aging leaves the file system as full as asked and the file set's
+    /// files in more pieces than on a fresh file system (ext2 places a
+    /// file's next block after its last one only while that block is free:
+    /// on an aged file system the holes are small), so the pre-allocation
+    /// writes them in more requests; fsck passes; the same seed ages the
+    /// same way; the counters start after aging.
+    #[test]
+    fn aging_fragments_the_file_set() {
+        let run = |fullness: f64| {
+            let mut c = cfg(PersonalityKind::Fileserver, 0);
+            c.files = Some(2000);
+            let f = FsConfig {
+                kind: FsKind::Ext2,
+                age_fullness: fullness,
+                ..FsConfig::default()
+            };
+            let mut fb = FileBench::new(&c, &f, 1 << 30, 3).unwrap();
+            let calls = drain(&mut fb);
+            fb.check().unwrap();
+            let data = calls
+                .iter()
+                .filter(|r| r.tag != METADATA_INO && r.tag != FS_INO)
+                .count();
+            let mut st = fb.fs.stats();
+            (
+                st.aged_files_created,
+                st.aged_files_deleted,
+                st.aged_blocks_in_use,
+            ) = fb.aged;
+            (st, data)
+        };
+        let (fresh, fresh_calls) = run(0.0);
+        let (aged, aged_calls) = run(0.5);
+        let blocks = aged.blocks as f64;
+        assert!(
+            (aged.aged_blocks_in_use as f64 / blocks - 0.5).abs() < 0.02,
+            "{aged:?}"
+        );
+        assert!(aged.aged_files_deleted > 0 && aged.aged_files_created > aged.aged_files_deleted);
+        assert!(
+            aged_calls as f64 > 1.2 * fresh_calls as f64,
+            "{fresh_calls} -> {aged_calls} data calls"
+        );
+        assert_eq!(format!("{aged:?}"), format!("{:?}", run(0.5).0));
+        assert_eq!(aged.data_blocks_allocated, fresh.data_blocks_allocated);
+    }
+
+    /// ReiserFS ages like the others: as full as asked, fsck passes, the
+    /// aging's journal transaction is settled before the file set.
+    #[test]
+    fn reiserfs_ages_and_stays_consistent() {
+        let mut c = cfg(PersonalityKind::Fileserver, 3000);
+        c.files = Some(1000);
+        let f = FsConfig {
+            kind: FsKind::Reiserfs,
+            age_fullness: 0.5,
+            ..FsConfig::default()
+        };
+        let mut fb = FileBench::new(&c, &f, 1 << 30, 5).unwrap();
+        drain(&mut fb);
+        fb.check().unwrap();
+        let (created, deleted, used) = fb.aged;
+        assert!(created > deleted && deleted > 0, "{:?}", fb.aged);
+        let blocks = fb.fs.stats().blocks as f64;
+        assert!((used as f64 / blocks - 0.5).abs() < 0.02, "{:?}", fb.aged);
+    }
+}

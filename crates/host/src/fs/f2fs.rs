@@ -1,0 +1,1962 @@
+//! F2FS as a log-structured layout model.
+//!
+//! **Layout (mkfs.f2fs's defaults).** Segments of [`BLKS_PER_SEG`] blocks (2
+//! MiB), one segment per section and per zone. Segment 0 holds the two
+//! superblock copies (blocks 0 and 1; mkfs aligns the next area to 2 MiB); then
+//! the metadata area, in whole segments: the checkpoint area (2 segments, one
+//! checkpoint pack in each, used in turn), the SIT (segment information table:
+//! [`SIT_ENTRY_PER_BLOCK`] 74-byte entries per block, one per segment, two
+//! copies), the NAT (node address table: [`NAT_ENTRY_PER_BLOCK`] 9-byte entries
+//! per block, an entry per block of the device at most, two copies) and the SSA
+//! (segment summary area: one summary block per segment); then the main area of
+//! segments, where every file and node block lives. Overprovisioning (mkfs
+//! `-o`, `overprovision`): mkfs's `get_best_overprovision` (the ratio, from
+//! 0.01 % to 10 % by 0.01, or from 10 % to 95 % by 5 below 256 main segments,
+//! that leaves the most user space), its reserved segments
+//! `2 * (100 / ovp + 1) + 6` (kept free for the cleaner) and overprovision
+//! segments `(main - reserved) * ovp / 100 + reserved`, which the user cannot
+//! fill: a write that would make the valid blocks exceed
+//! `user_block_count = (main - ovp segments) * 512` fails with `NoSpace`
+//! (`inc_valid_block_count`).
+//!
+//! **Multi-head logging.** Six active logs (`CURSEG_*`), each appending to its
+//! current segment and, when that is full, taking a new free one: with
+//! `no_heap` (Linux's default, `__get_next_segno`) the hot data and node logs
+//! the first free segment of the main area, the warm and cold data logs the
+//! next free one after their current segment (wrapping): hot data (directories'
+//! dentry blocks), warm data (files' data), cold data (data moved by the
+//! cleaner), hot node (direct nodes and inodes of directories), warm node
+//! (direct nodes and inodes of files), cold node (indirect and double-indirect
+//! nodes). Linux's `__get_segment_type_6` with no cold-file extensions.
+//!
+//! **Files and nodes.** A file (or directory) has an inode block, a node, with
+//! [`ADDRS_PER_INODE`] data pointers inline; then 2 direct nodes of
+//! [`ADDRS_PER_BLOCK`] pointers, 2 indirect nodes of [`NIDS_PER_BLOCK`] nids,
+//! one double-indirect node. A node is named by its nid; where it is lives in
+//! its NAT entry only, so writing a node anywhere changes its NAT entry, never
+//! its parent (the wandering tree's end). Directories hold [`DENTRY_PER_BLOCK`]
+//! entries per dentry block, in a fixed block per file (the file set's
+//! directory tree, [`super::tree::DirTree`]; the hashed multi-level dentry is
+//! not modelled); the file set's directories are made at mkfs.
+//!
+//! **Out-of-place updates, placed at write time.** Every write of a data block,
+//! when the application's `write()` reaches the file system, goes to its log's
+//! next block and the old block is invalidated (its segment's SIT valid count
+//! drops); the block's direct node (or inode) becomes dirty. A block rewritten
+//! while still dirty in the page cache (placed since its file's last fsync or
+//! the last checkpoint) keeps its place, since Linux writes a dirty page once,
+//! at writeback. Creating or removing a file rewrites its dentry block in the
+//! hot data log (a metadata block dirtied in the buffer cache, written by the
+//! flusher: [`FsCall::Meta`]) and dirties the directory's inode. Dirty nodes
+//! stay in the node cache: they are written (direct, to their node log) by
+//! fsync and by the checkpoint. Dirty NAT and SIT entries stay in memory
+//! (Linux's NAT cache and dirty SIT entries) and are written only by the
+//! checkpoint, so F2FS makes no buffer-cache writeback but dentry blocks.
+//!
+//! **fsync (roll-forward).** `f2fs_do_sync_file`: the page cache writes the
+//! file's data, then the file's dirty *direct* nodes and inode are written
+//! (direct writes in the warm node log), each with the fsync mark (Linux marks
+//! every dnode of a non-atomic fsync, `f2fs_fsync_node_pages`), the inode last
+//! and with the dentry mark if the file was created since the last checkpoint
+//! (`f2fs_need_dentry_mark`: recovery re-creates its entry), then the device
+//! flush (`f2fs_issue_flush`; no flush before the node writes in Linux's
+//! default `fsync_mode=posix`, so no barrier). Indirect nodes are left to the
+//! checkpoint (recovery does not need them). No checkpoint unless
+//! `need_do_checkpoint` says so; of its reasons the model has
+//! `!f2fs_space_for_roll_forward` (the valid blocks at the last checkpoint plus
+//! the blocks allocated since exceed `user_block_count`); the parent directory
+//! is always checkpointed (the file set's directories are made at mkfs), and no
+//! hard links, renames or non-regular files are modelled. Then the fsync is a
+//! checkpoint (with its barrier).
+//!
+//! **Checkpoint (`f2fs_write_checkpoint`).** Every `cp_interval` (60 s) when
+//! anything changed, when free segments run low (before the foreground cleaner)
+//! and when fsync needs one: the dirty nodes are written to their logs
+//! (`block_operations`), then, as direct writes, the dirty NAT blocks and SIT
+//! blocks (each into its other copy, as the NAT/SIT bitmaps flip; none when the
+//! changed entries all fit the summaries' journals, [`NAT_JOURNAL_ENTRIES`] NAT
+//! and [`SIT_JOURNAL_ENTRIES`] SIT entries), the SSA blocks of the segments
+//! written since the last checkpoint, and the checkpoint pack in the other
+//! checkpoint segment: a fixed [`CP_PACK_BLOCKS`] blocks (the checkpoint block,
+//! three compacted data summary blocks with the NAT and SIT journals, the
+//! closing checkpoint block), with a flush before the last block (the commit)
+//! and after. Segments emptied since the last checkpoint (prefree) only become
+//! free then, and the page cache's dirty data is taken as written by then (the
+//! flusher's 30 s expiry is shorter than the interval).
+//!
+//! **The cleaner (GC).** Background GC every `gc_sleep_time` (Linux's
+//! `gc_min_sleep_time`, 30 s; the model uses one interval and runs whether or
+//! not the device is idle, where Linux waits for idle), when Linux's
+//! `has_enough_invalid_blocks` holds (fewer than 60 % of the user blocks valid
+//! and fewer than 40 % of them in free segments past the overprovision
+//! segments): one victim a pass, chosen by cost-benefit (`get_cb_cost`: the
+//! most `(1 - u) * age / (1 + u)`, in percent, `u` the valid ratio, `age` the
+//! segment's modification time scaled from 100 for the oldest candidate to 0
+//! for the newest; the modification time is Linux's mean of its blocks' write
+//! times). Foreground GC, in the writer's context, when an application write
+//! would leave fewer free segments than the reserved ones plus what it and the
+//! dirty nodes need (`has_not_enough_free_secs`): a checkpoint first if
+//! segments are prefree, else a greedy victim (fewest valid blocks), until
+//! there is room. Moving a segment reads its valid blocks (direct reads),
+//! writes data blocks to the cold data log (dirtying their direct nodes) and
+//! node blocks to their own node log (dirtying their NAT entries), direct
+//! writes; the victim is prefree until the next checkpoint. A segment holding
+//! blocks still dirty in the page cache is not a victim (a checkpoint clears
+//! them when the foreground cleaner needs it). If nothing can be freed, writes
+//! fail with `NoSpace`.
+//!
+//! **Counts.** `journal_blocks_written`: the checkpoint packs and the NAT, SIT
+//! and SSA blocks the file system writes (not the node blocks);
+//! `metadata_dirtied`: node blocks made dirty plus dentry blocks dirtied;
+//! `commits_fsync`: fsyncs that wrote nodes for roll-forward (an fsync that
+//! checkpoints counts as a checkpoint); `commits_timer`: checkpoints (of every
+//! cause: the interval, low free space, fsync, mkfs's and aging's excepted as
+//! the counters start after them); `cleaner_blocks_read`/`written`: the blocks
+//! GC read and moved (data and nodes); `used_blocks`: the metadata area plus
+//! the main area's segments not free (invalid blocks take room until cleaned);
+//! `index_blocks`: node blocks other than inodes; `free_extents`: runs of free
+//! segments.
+//!
+//! **Not modelled.** Slack space recycling (SSR) and in-place updates (IPU):
+//! the logs are always appended (LFS mode), as Linux does while free segments
+//! are plentiful. `heap` allocation and `alloc_mode=reuse`. The journals'
+//! entries carried over from one checkpoint to the next (each checkpoint's
+//! journal holds its own changes only); orphan blocks, `cp_payload`, the
+//! superblock's updates. The flusher writing node pages between checkpoints;
+//! inline data and inline dentries; extent cache; multi-level hashed
+//! directories and the root directory; the cleaner waiting for an idle device,
+//! its `gc_max_sleep_time` and `gc_no_gc_sleep_time` back-off, and victim
+//! search limits. The page cache writing a page at its old place after the
+//! foreground cleaner moved it. Holes (a write past the end fills the gap).
+
+use super::tree::DirTree;
+use super::{data_calls, FileSystem, FsCall, FsConfig, FsKind, FsStats, FsyncIo, NoSpace, BLOCK};
+use crate::workload::IoOp;
+use ssd_core::error::{invalid, ConfigError};
+use ssd_core::units::{Dur, SimTime};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Blocks per segment (`log_blocks_per_seg` 9: 2 MiB).
+pub const BLKS_PER_SEG: u64 = 512;
+/// SIT entries (74 bytes) per block: `4096 / 74`.
+pub const SIT_ENTRY_PER_BLOCK: u64 = 55;
+/// NAT entries (9 bytes) per block.
+pub const NAT_ENTRY_PER_BLOCK: u64 = 455;
+/// Data pointers in an inode (`DEF_ADDRS_PER_INODE`).
+pub const ADDRS_PER_INODE: u64 = 923;
+/// Data pointers in a direct node (`DEF_ADDRS_PER_BLOCK`).
+pub const ADDRS_PER_BLOCK: u64 = 1018;
+/// Nids in an indirect node (`NIDS_PER_BLOCK`).
+pub const NIDS_PER_BLOCK: u64 = 1018;
+/// Dentries per dentry block (`NR_DENTRY_IN_BLOCK`).
+pub const DENTRY_PER_BLOCK: u64 = 214;
+/// NAT and SIT entries the checkpoint's summary journals hold
+/// (`NAT_JOURNAL_ENTRIES`, `SIT_JOURNAL_ENTRIES`).
+pub const NAT_JOURNAL_ENTRIES: u64 = 38;
+/// SIT entries the checkpoint's summary journal holds (`SIT_JOURNAL_ENTRIES`).
+pub const SIT_JOURNAL_ENTRIES: u64 = 6;
+/// Blocks of a checkpoint pack (simplified: see the module docs).
+pub const CP_PACK_BLOCKS: u64 = 5;
+/// The first nid of the model's inodes (0-2 are Linux's reserved nids and
+/// 3 the root directory).
+const FIRST_NID: u32 = 4;
+/// No address (`NULL_ADDR`): a node not written yet.
+const NULL_ADDR: u64 = u64::MAX;
+/// sysfs `cp_interval` and `gc_min_sleep_time` defaults.
+pub const DEFAULT_CP_INTERVAL: Dur = Dur::from_ms(60_000);
+/// Background GC's sleep between runs (sysfs `gc_min_sleep_time` default, 30 s).
+pub const DEFAULT_GC_SLEEP: Dur = Dur::from_ms(30_000);
+/// `LIMIT_INVALID_BLOCK` and `LIMIT_FREE_BLOCK`: background GC's limits.
+const LIMIT_INVALID_PERCENT: u64 = 40;
+const LIMIT_FREE_PERCENT: u64 = 40;
+
+/// The six logs (`CURSEG_*`).
+const HOT_DATA: usize = 0;
+const WARM_DATA: usize = 1;
+const COLD_DATA: usize = 2;
+const HOT_NODE: usize = 3;
+const WARM_NODE: usize = 4;
+const COLD_NODE: usize = 5;
+
+/// A node of a file, by its place in the file's tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum NodeKind {
+    Inode,
+    /// The d-th direct node, in file order.
+    Direct(u32),
+    /// The j-th indirect node (0, 1 under the inode, the rest under the
+    /// double-indirect node).
+    Indirect(u32),
+    Dind,
+}
+
+/// Direct nodes under the inode, and under both indirect nodes.
+const DIRECT_IN_INODE: u64 = 2;
+const DIRECT_UNDER_IND: u64 = DIRECT_IN_INODE + 2 * NIDS_PER_BLOCK;
+
+impl NodeKind {
+    /// The node holding file block `i`'s pointer.
+    fn holder(i: u64) -> NodeKind {
+        if i < ADDRS_PER_INODE {
+            NodeKind::Inode
+        } else {
+            NodeKind::Direct(((i - ADDRS_PER_INODE) / ADDRS_PER_BLOCK) as u32)
+        }
+    }
+    /// The node holding this one's nid (the inode's is itself).
+    fn parent(self) -> NodeKind {
+        match self {
+            NodeKind::Inode | NodeKind::Dind => NodeKind::Inode,
+            NodeKind::Direct(d) => {
+                let d = d as u64;
+                if d < DIRECT_IN_INODE {
+                    NodeKind::Inode
+                } else if d < DIRECT_UNDER_IND {
+                    NodeKind::Indirect(((d - DIRECT_IN_INODE) / NIDS_PER_BLOCK) as u32)
+                } else {
+                    NodeKind::Indirect((2 + (d - DIRECT_UNDER_IND) / NIDS_PER_BLOCK) as u32)
+                }
+            }
+            NodeKind::Indirect(j) if j < 2 => NodeKind::Inode,
+            NodeKind::Indirect(_) => NodeKind::Dind,
+        }
+    }
+    /// A dnode (inode or direct node), which fsync writes.
+    fn is_dnode(self) -> bool {
+        matches!(self, NodeKind::Inode | NodeKind::Direct(_))
+    }
+}
+
+/// Direct nodes, indirect nodes and whether there is a double-indirect node
+/// for a file of `n` blocks.
+fn node_shape(n: u64) -> (u64, u64, bool) {
+    if n <= ADDRS_PER_INODE {
+        return (0, 0, false);
+    }
+    let d = (n - ADDRS_PER_INODE).div_ceil(ADDRS_PER_BLOCK);
+    let mut ind = 0;
+    if d > DIRECT_IN_INODE {
+        ind += (d.min(DIRECT_UNDER_IND) - DIRECT_IN_INODE).div_ceil(NIDS_PER_BLOCK);
+    }
+    let dind = d > DIRECT_UNDER_IND;
+    if dind {
+        ind += (d - DIRECT_UNDER_IND).div_ceil(NIDS_PER_BLOCK);
+    }
+    (d, ind, dind)
+}
+
+/// Node blocks besides the inode for a file of `n` blocks.
+fn extra_nodes(n: u64) -> u64 {
+    let (d, i, dd) = node_shape(n);
+    d + i + u64::from(dd)
+}
+
+/// What a valid main-area block holds (the reverse map, Linux's SSA).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Owner {
+    /// A data block of inode `ino` (a file, or a directory's dentry block).
+    Data {
+        ino: u32,
+        fblock: u32,
+        version: u32,
+    },
+    Node {
+        nid: u32,
+    },
+}
+
+/// A NAT entry and the node cache's state of the node.
+#[derive(Clone, Copy, Debug)]
+struct Nat {
+    used: bool,
+    ino: u32,
+    kind: NodeKind,
+    addr: u64,
+    dirty: bool,
+    fsync_mark: bool,
+    dentry_mark: bool,
+}
+
+impl Default for Nat {
+    fn default() -> Self {
+        Nat {
+            used: false,
+            ino: 0,
+            kind: NodeKind::Inode,
+            addr: NULL_ADDR,
+            dirty: false,
+            fsync_mark: false,
+            dentry_mark: false,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+struct Inode {
+    exists: bool,
+    size: u64,
+    /// Per block: its place and version.
+    place: Vec<u64>,
+    version: Vec<u32>,
+    nodes: BTreeMap<NodeKind, u32>,
+    /// Blocks placed while dirty in the page cache (may hold stale ones).
+    pend: Vec<u64>,
+    /// The checkpoint count at creation (a dentry mark while unchanged).
+    born_cp: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum SegState {
+    #[default]
+    Free,
+    /// A log's current segment.
+    Cur,
+    /// Written, holding valid blocks (a victim candidate).
+    InUse,
+    /// Emptied since the last checkpoint.
+    Prefree,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Seg {
+    valid: u32,
+    state: SegState,
+    /// Blocks still dirty in the page cache.
+    pending: u32,
+    mtime: SimTime,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Curseg {
+    seg: Option<u64>,
+    off: u64,
+}
+
+/// mkfs's layout: areas' first blocks and sizes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Layout {
+    cp_start: u64,
+    sit_start: u64,
+    /// SIT blocks (one copy), and the blocks a copy's segments span.
+    sit_blocks: u64,
+    sit_copy_span: u64,
+    nat_start: u64,
+    nat_blocks: u64,
+    nat_copy_span: u64,
+    ssa_start: u64,
+    main_start: u64,
+    main_segs: u64,
+}
+
+impl Layout {
+    fn new(blocks: u64) -> Layout {
+        let total = blocks / BLKS_PER_SEG;
+        let segs = |b: u64| b.div_ceil(BLKS_PER_SEG);
+        let sit_blocks = total.div_ceil(SIT_ENTRY_PER_BLOCK).max(1);
+        let nat_blocks = (total * BLKS_PER_SEG).div_ceil(NAT_ENTRY_PER_BLOCK).max(1);
+        let sit_segs = segs(sit_blocks);
+        let nat_segs = segs(nat_blocks);
+        let ssa_segs = segs(total).max(1);
+        let cp_start = BLKS_PER_SEG;
+        let sit_start = cp_start + 2 * BLKS_PER_SEG;
+        let nat_start = sit_start + 2 * sit_segs * BLKS_PER_SEG;
+        let ssa_start = nat_start + 2 * nat_segs * BLKS_PER_SEG;
+        let main_start = ssa_start + ssa_segs * BLKS_PER_SEG;
+        Layout {
+            cp_start,
+            sit_start,
+            sit_blocks,
+            sit_copy_span: sit_segs * BLKS_PER_SEG,
+            nat_start,
+            nat_blocks,
+            nat_copy_span: nat_segs * BLKS_PER_SEG,
+            ssa_start,
+            main_start,
+            main_segs: total.saturating_sub(main_start / BLKS_PER_SEG),
+        }
+    }
+}
+
+/// mkfs.f2fs's `get_best_overprovision`: the ratio (percent) leaving the
+/// most user space for `main` segments.
+pub fn best_overprovision(main: u64) -> f64 {
+    let (mut c, end, diff) = if main < 256 {
+        (10.0, 95.0, 5.0)
+    } else {
+        (0.01, 10.0, 0.01)
+    };
+    let (mut best, mut best_space) = (c, 0.0f64);
+    let m = main as f64;
+    while c <= end + 1e-9 {
+        let reserved = 2.0 * (100.0 / c + 1.0) + 6.0;
+        let ovp = (m - reserved) * c / 100.0;
+        let space = m - reserved - ovp;
+        if space > best_space {
+            best_space = space;
+            best = c;
+        }
+        c += diff;
+    }
+    best
+}
+
+/// Reserved and overprovision segments for `main` segments at `ovp` %.
+pub fn reserved_and_ovp(main: u64, ovp: f64) -> (u64, u64) {
+    let reserved = (2.0 * (100.0 / ovp + 1.0) + 6.0) as u64;
+    let ovp_segs = ((main.saturating_sub(reserved)) as f64 * ovp / 100.0) as u64 + reserved;
+    (reserved, ovp_segs)
+}
+
+/// F2FS (see the module docs).
+pub struct F2fs {
+    blocks: u64,
+    lay: Layout,
+    nfiles: u32,
+    /// The file set's directory tree.
+    tree: DirTree,
+    /// Files `0..nfiles`, then the directories.
+    inodes: Vec<Inode>,
+    nat: Vec<Nat>,
+    free_nids: BTreeSet<u32>,
+    max_nid: u32,
+    owner: BTreeMap<u64, Owner>,
+    segs: Vec<Seg>,
+    free_segs: BTreeSet<u64>,
+    prefree: BTreeSet<u64>,
+    /// In-use (not current) segments by (valid blocks, segment).
+    by_valid: BTreeSet<(u32, u64)>,
+    logs: [Curseg; 6],
+    pending: BTreeSet<u64>,
+    pend_files: BTreeSet<u32>,
+    dirty_nodes: BTreeSet<u32>,
+    /// NAT entries (nids) and SIT entries (segments) changed since the
+    /// last checkpoint.
+    nat_dirty: BTreeSet<u32>,
+    sit_dirty: BTreeSet<u64>,
+    ssa_dirty: BTreeSet<u64>,
+    nat_copy: Vec<bool>,
+    sit_copy: Vec<bool>,
+    valid_total: u64,
+    valid_at_cp: u64,
+    alloc_since_cp: u64,
+    cp_count: u64,
+    reserved: u64,
+    ovp_segs: u64,
+    user_blocks: u64,
+    cp_interval: Dur,
+    gc_sleep: Dur,
+    last_cp: SimTime,
+    last_gc: SimTime,
+    stats: FsStats,
+}
+
+fn push_run(v: &mut Vec<(u64, u32)>, b: u64) {
+    match v.last_mut() {
+        Some((s, n)) if *s + *n as u64 == b => *n += 1,
+        _ => v.push((b, 1)),
+    }
+}
+
+impl F2fs {
+    /// mkfs.f2fs over `blocks` blocks for the file set's directory tree
+    /// `tree`; an error if the device is too small or the NAT cannot hold
+    /// the files.
+    pub fn new(cfg: &FsConfig, blocks: u64, tree: DirTree) -> Result<F2fs, ConfigError> {
+        let files = tree.files();
+        let lay = Layout::new(blocks);
+        let main = lay.main_segs;
+        let ovp = cfg
+            .overprovision
+            .unwrap_or_else(|| best_overprovision(main));
+        let (reserved, ovp_segs) = reserved_and_ovp(main, ovp);
+        if main < ovp_segs + 12 || main < reserved + 12 {
+            return Err(invalid(
+                "fs.kind",
+                format!(
+                    "{blocks} blocks is too small for f2fs ({main} main segments, {ovp_segs} overprovisioned, {reserved} reserved)"
+                ),
+            ));
+        }
+        let ndirs = tree.dirs() as u64;
+        let nids = lay.nat_blocks * NAT_ENTRY_PER_BLOCK;
+        if (files + ndirs) * 2 + FIRST_NID as u64 > nids || files + ndirs > u32::MAX as u64 / 2 {
+            return Err(invalid(
+                "personality.files",
+                "more files than f2fs's NAT holds",
+            ));
+        }
+        let mut fs = F2fs {
+            blocks,
+            lay,
+            nfiles: files as u32,
+            tree: DirTree::default(),
+            inodes: vec![Inode::default(); (files + ndirs) as usize],
+            nat: vec![Nat::default(); FIRST_NID as usize],
+            free_nids: BTreeSet::new(),
+            max_nid: nids.min(u32::MAX as u64) as u32,
+            owner: BTreeMap::new(),
+            segs: vec![Seg::default(); main as usize],
+            free_segs: (0..main).collect(),
+            prefree: BTreeSet::new(),
+            by_valid: BTreeSet::new(),
+            logs: [Curseg::default(); 6],
+            pending: BTreeSet::new(),
+            pend_files: BTreeSet::new(),
+            dirty_nodes: BTreeSet::new(),
+            nat_dirty: BTreeSet::new(),
+            sit_dirty: BTreeSet::new(),
+            ssa_dirty: BTreeSet::new(),
+            nat_copy: vec![false; lay.nat_blocks as usize],
+            sit_copy: vec![false; lay.sit_blocks as usize],
+            valid_total: 0,
+            valid_at_cp: 0,
+            alloc_since_cp: 0,
+            cp_count: 0,
+            reserved,
+            ovp_segs,
+            user_blocks: (main - ovp_segs) * BLKS_PER_SEG,
+            cp_interval: cfg.cp_interval.unwrap_or(DEFAULT_CP_INTERVAL),
+            gc_sleep: cfg.gc_sleep_time.unwrap_or(DEFAULT_GC_SLEEP),
+            last_cp: SimTime::ZERO,
+            last_gc: SimTime::ZERO,
+            stats: FsStats::default(),
+        };
+        // mkfs: the file set's directories and their dentry blocks.
+        for d in 0..ndirs as u32 {
+            let ino = fs.nfiles + d;
+            let dir_blocks = Self::dir_blocks_of(&tree, d as usize);
+            fs.inodes[ino as usize].exists = true;
+            fs.ensure_node(ino, NodeKind::Inode)
+                .ok_or_else(|| invalid("personality.files", "no nid for the directories"))?;
+            for i in 0..dir_blocks {
+                let b = fs
+                    .alloc(
+                        HOT_DATA,
+                        Owner::Data {
+                            ino,
+                            fblock: i as u32,
+                            version: 0,
+                        },
+                        SimTime::ZERO,
+                    )
+                    .ok_or_else(|| invalid("personality.files", "no room for the directories"))?;
+                let node = NodeKind::holder(i);
+                fs.ensure_node(ino, node)
+                    .ok_or_else(|| invalid("personality.files", "no nid for the directories"))?;
+                let dir = &mut fs.inodes[ino as usize];
+                dir.place.push(b);
+                dir.version.push(0);
+            }
+            fs.inodes[ino as usize].size = dir_blocks * BLOCK;
+        }
+        fs.tree = tree;
+        let _ = fs.checkpoint(SimTime::ZERO);
+        fs.stats = FsStats {
+            kind: FsKind::F2fs.name().into(),
+            ..FsStats::default()
+        };
+        Ok(fs)
+    }
+
+    fn seg_start(&self, s: u64) -> u64 {
+        self.lay.main_start + s * BLKS_PER_SEG
+    }
+    fn seg_of(&self, b: u64) -> u64 {
+        (b - self.lay.main_start) / BLKS_PER_SEG
+    }
+
+    fn nid_alloc(&mut self) -> Option<u32> {
+        if let Some(n) = self.free_nids.pop_first() {
+            return Some(n);
+        }
+        let n = self.nat.len() as u32;
+        if n >= self.max_nid {
+            return None;
+        }
+        self.nat.push(Nat::default());
+        Some(n)
+    }
+
+    /// Make node `nid` dirty in the node cache.
+    fn dirty_node(&mut self, nid: u32) {
+        let e = &mut self.nat[nid as usize];
+        if !e.dirty {
+            e.dirty = true;
+            self.dirty_nodes.insert(nid);
+            self.stats.metadata_dirtied += 1;
+        }
+    }
+
+    /// Make `ino`'s node `k` exist (and its parents), dirty.
+    fn ensure_node(&mut self, ino: u32, k: NodeKind) -> Option<u32> {
+        if let Some(&nid) = self.inodes[ino as usize].nodes.get(&k) {
+            self.dirty_node(nid);
+            return Some(nid);
+        }
+        if k != NodeKind::Inode {
+            // The parent gets the new nid: it is dirtied.
+            self.ensure_node(ino, k.parent())?;
+        }
+        let nid = self.nid_alloc()?;
+        self.nat[nid as usize] = Nat {
+            used: true,
+            ino,
+            kind: k,
+            ..Nat::default()
+        };
+        self.inodes[ino as usize].nodes.insert(k, nid);
+        self.dirty_node(nid);
+        Some(nid)
+    }
+
+    /// Dentry blocks of directory `d`: one per [`DENTRY_PER_BLOCK`]
+    /// entries (files or subdirectories).
+    fn dir_blocks_of(tree: &DirTree, d: usize) -> u64 {
+        tree.entries(d).div_ceil(DENTRY_PER_BLOCK).max(1)
+    }
+
+    fn is_dir(&self, ino: u32) -> bool {
+        ino >= self.nfiles
+    }
+
+    /// The log a node is written to.
+    fn node_log(&self, nid: u32) -> usize {
+        let e = &self.nat[nid as usize];
+        match (e.kind.is_dnode(), self.is_dir(e.ino)) {
+            (true, true) => HOT_NODE,
+            (true, false) => WARM_NODE,
+            (false, _) => COLD_NODE,
+        }
+    }
+
+    /// The next free segment after `after` (wrapping).
+    fn next_free(&self, after: Option<u64>) -> Option<u64> {
+        let from = after.map_or(0, |c| c + 1);
+        self.free_segs
+            .range(from..)
+            .next()
+            .or_else(|| self.free_segs.iter().next())
+            .copied()
+    }
+
+    /// A log's full segment leaves it.
+    fn retire(&mut self, s: u64) {
+        let seg = &mut self.segs[s as usize];
+        debug_assert_eq!(seg.state, SegState::Cur);
+        if seg.valid == 0 {
+            seg.state = SegState::Prefree;
+            self.prefree.insert(s);
+        } else {
+            seg.state = SegState::InUse;
+            self.by_valid.insert((seg.valid, s));
+        }
+    }
+
+    /// Append one block to `log` (taking a new segment when its is full).
+    fn alloc(&mut self, log: usize, o: Owner, now: SimTime) -> Option<u64> {
+        let cur = self.logs[log];
+        if cur.seg.is_none() || cur.off >= BLKS_PER_SEG {
+            // `__get_next_segno` with `no_heap` (the default): hot data and
+            // node logs search from the main area's start, warm and cold
+            // data from after their current segment.
+            let hint = if log == HOT_DATA || log >= HOT_NODE {
+                None
+            } else {
+                cur.seg
+            };
+            let s = self.next_free(hint)?;
+            if let Some(old) = cur.seg {
+                self.retire(old);
+            }
+            self.free_segs.remove(&s);
+            self.segs[s as usize] = Seg {
+                state: SegState::Cur,
+                mtime: now,
+                ..Seg::default()
+            };
+            self.logs[log] = Curseg {
+                seg: Some(s),
+                off: 0,
+            };
+        }
+        let c = &mut self.logs[log];
+        let s = c.seg.expect("a current segment");
+        let b = self.lay.main_start + s * BLKS_PER_SEG + c.off;
+        c.off += 1;
+        debug_assert!(!self.owner.contains_key(&b));
+        self.owner.insert(b, o);
+        let seg = &mut self.segs[s as usize];
+        // `update_segment_mtime`: the mean of the blocks' write times.
+        let v = seg.valid as u128;
+        seg.mtime = SimTime(((seg.mtime.0 as u128 * v + now.0 as u128) / (v + 1)) as u64);
+        seg.valid += 1;
+        self.sit_dirty.insert(s);
+        self.ssa_dirty.insert(s);
+        self.valid_total += 1;
+        self.alloc_since_cp += 1;
+        Some(b)
+    }
+
+    /// The block at `b` is invalidated.
+    fn kill(&mut self, b: u64) {
+        let o = self.owner.remove(&b);
+        debug_assert!(o.is_some(), "invalidating free block {b}");
+        let s = self.seg_of(b);
+        self.valid_total -= 1;
+        self.sit_dirty.insert(s);
+        let pend = self.pending.remove(&b);
+        let seg = &mut self.segs[s as usize];
+        if pend {
+            seg.pending -= 1;
+        }
+        let was = seg.valid;
+        seg.valid -= 1;
+        if seg.state == SegState::InUse {
+            self.by_valid.remove(&(was, s));
+            if seg.valid == 0 {
+                seg.state = SegState::Prefree;
+                self.prefree.insert(s);
+            } else {
+                self.by_valid.insert((seg.valid, s));
+            }
+        }
+    }
+
+    fn set_pending(&mut self, ino: u32, b: u64) {
+        if self.pending.insert(b) {
+            let s = self.seg_of(b);
+            self.segs[s as usize].pending += 1;
+            if !self.is_dir(ino) {
+                self.inodes[ino as usize].pend.push(b);
+                self.pend_files.insert(ino);
+            }
+        }
+    }
+
+    /// The page cache wrote `ino`'s dirty data (its fsync).
+    fn clear_pending_of(&mut self, ino: u32) {
+        let pend = std::mem::take(&mut self.inodes[ino as usize].pend);
+        self.pend_files.remove(&ino);
+        for b in pend {
+            if matches!(self.owner.get(&b), Some(Owner::Data { ino: i, .. }) if *i == ino)
+                && self.pending.remove(&b)
+            {
+                let s = self.seg_of(b);
+                self.segs[s as usize].pending -= 1;
+            }
+        }
+    }
+
+    /// Write node `nid` to its log (its old copy invalidated, its NAT entry
+    /// dirtied).
+    fn write_node(&mut self, nid: u32, now: SimTime, fsync: bool, dentry: bool) -> Option<u64> {
+        let log = self.node_log(nid);
+        let b = self.alloc(log, Owner::Node { nid }, now)?;
+        let old = self.nat[nid as usize].addr;
+        if old != NULL_ADDR {
+            self.kill(old);
+        }
+        let e = &mut self.nat[nid as usize];
+        e.addr = b;
+        e.dirty = false;
+        e.fsync_mark = fsync;
+        e.dentry_mark = dentry;
+        self.dirty_nodes.remove(&nid);
+        self.nat_dirty.insert(nid);
+        Some(b)
+    }
+
+    fn anything_dirty(&self) -> bool {
+        !self.dirty_nodes.is_empty()
+            || !self.nat_dirty.is_empty()
+            || !self.sit_dirty.is_empty()
+            || !self.ssa_dirty.is_empty()
+            || !self.pending.is_empty()
+            || !self.prefree.is_empty()
+    }
+
+    /// `f2fs_write_checkpoint`: its direct writes, in order.
+    fn checkpoint(&mut self, now: SimTime) -> Vec<(u64, u32)> {
+        let mut w: Vec<(u64, u32)> = Vec::new();
+        let nids: Vec<u32> = self.dirty_nodes.iter().copied().collect();
+        for nid in nids {
+            match self.write_node(nid, now, false, false) {
+                Some(b) => push_run(&mut w, b),
+                None => break,
+            }
+        }
+        let mut meta = 0u64;
+        // The dirty entries go into the checkpoint's summary journals when
+        // they all fit (`__has_cursum_space`), else into their blocks.
+        let nat = std::mem::take(&mut self.nat_dirty);
+        let nat_blocks: BTreeSet<u64> = if nat.len() as u64 <= NAT_JOURNAL_ENTRIES {
+            BTreeSet::new()
+        } else {
+            nat.iter()
+                .map(|&n| n as u64 / NAT_ENTRY_PER_BLOCK)
+                .collect()
+        };
+        let sit = std::mem::take(&mut self.sit_dirty);
+        let sit_blocks: BTreeSet<u64> = if sit.len() as u64 <= SIT_JOURNAL_ENTRIES {
+            BTreeSet::new()
+        } else {
+            sit.iter().map(|&s| s / SIT_ENTRY_PER_BLOCK).collect()
+        };
+        for k in nat_blocks {
+            let c = &mut self.nat_copy[k as usize];
+            *c = !*c;
+            let b = self.lay.nat_start + u64::from(*c) * self.lay.nat_copy_span + k;
+            push_run(&mut w, b);
+            meta += 1;
+        }
+        for k in sit_blocks {
+            let c = &mut self.sit_copy[k as usize];
+            *c = !*c;
+            let b = self.lay.sit_start + u64::from(*c) * self.lay.sit_copy_span + k;
+            push_run(&mut w, b);
+            meta += 1;
+        }
+        for s in std::mem::take(&mut self.ssa_dirty) {
+            push_run(&mut w, self.lay.ssa_start + s);
+            meta += 1;
+        }
+        let pack = self.lay.cp_start + (self.cp_count % 2) * BLKS_PER_SEG;
+        for i in 0..CP_PACK_BLOCKS {
+            push_run(&mut w, pack + i);
+        }
+        meta += CP_PACK_BLOCKS;
+        self.stats.journal_blocks_written += meta;
+        self.stats.commits_timer += 1;
+        self.cp_count += 1;
+        // The page cache's dirty data is written by now.
+        for b in std::mem::take(&mut self.pending) {
+            let s = self.seg_of(b);
+            self.segs[s as usize].pending -= 1;
+        }
+        for f in std::mem::take(&mut self.pend_files) {
+            self.inodes[f as usize].pend.clear();
+        }
+        for s in std::mem::take(&mut self.prefree) {
+            debug_assert_eq!(self.segs[s as usize].valid, 0);
+            self.segs[s as usize] = Seg::default();
+            self.free_segs.insert(s);
+        }
+        self.valid_at_cp = self.valid_total;
+        self.alloc_since_cp = 0;
+        self.last_cp = now;
+        w
+    }
+
+    /// Greedy victim: the fewest valid blocks, none dirty in the cache.
+    fn greedy_victim(&self) -> Option<u64> {
+        self.by_valid
+            .iter()
+            .find(|&&(v, s)| (v as u64) < BLKS_PER_SEG && self.segs[s as usize].pending == 0)
+            .map(|&(_, s)| s)
+    }
+
+    /// Cost-benefit victim (`get_cb_cost`): the most `100 * (100 - u) *
+    /// age / (100 + u)`, `u` the valid blocks in percent of the segment,
+    /// `age` from 100 (the oldest modification time of the candidates) to
+    /// 0 (the newest), 0 for all when they are equal; ties go to fewer valid
+    /// blocks, then the lower segment (Linux: the first from its last
+    /// victim).
+    fn cb_victim(&self) -> Option<u64> {
+        let cands = || {
+            self.by_valid
+                .iter()
+                .filter(|&&(v, s)| (v as u64) < BLKS_PER_SEG && self.segs[s as usize].pending == 0)
+        };
+        let (mut lo, mut hi) = (u64::MAX, 0u64);
+        for &(_, s) in cands() {
+            let m = self.segs[s as usize].mtime.0;
+            lo = lo.min(m);
+            hi = hi.max(m);
+        }
+        let mut best: Option<(u64, u64)> = None;
+        for &(v, s) in cands() {
+            let m = self.segs[s as usize].mtime.0;
+            let u = v as u64 * 100 / BLKS_PER_SEG;
+            let age = if hi > lo {
+                100 - (100 * (m - lo) as u128 / (hi - lo) as u128) as u64
+            } else {
+                0
+            };
+            let benefit = 100 * (100 - u) * age / (100 + u);
+            if best.is_none_or(|(b, _)| benefit > b) {
+                best = Some((benefit, s));
+            }
+        }
+        best.map(|(_, s)| s)
+    }
+
+    /// Move segment `s`'s valid blocks (GC): direct reads, then writes.
+    fn gc_segment(&mut self, s: u64, now: SimTime, io: &mut Vec<FsCall>) -> bool {
+        let start = self.seg_start(s);
+        let live: Vec<(u64, Owner)> = self
+            .owner
+            .range(start..start + BLKS_PER_SEG)
+            .map(|(&b, &o)| (b, o))
+            .collect();
+        // Room for the moved blocks in the cold data and node logs.
+        if (self.free_segs.len() as u64) < 3 + (live.len() as u64).div_ceil(BLKS_PER_SEG) {
+            return false;
+        }
+        let mut reads = Vec::new();
+        let mut writes = Vec::new();
+        for (b, o) in live {
+            push_run(&mut reads, b);
+            let nb = match o {
+                Owner::Data { ino, fblock, .. } => {
+                    let Some(nb) = self.alloc(COLD_DATA, o, now) else {
+                        break;
+                    };
+                    self.kill(b);
+                    self.inodes[ino as usize].place[fblock as usize] = nb;
+                    let holder = NodeKind::holder(fblock as u64);
+                    let nid = self.inodes[ino as usize].nodes[&holder];
+                    self.dirty_node(nid);
+                    nb
+                }
+                Owner::Node { nid } => {
+                    let (f, d) = {
+                        let e = &self.nat[nid as usize];
+                        (e.fsync_mark, e.dentry_mark)
+                    };
+                    let Some(nb) = self.write_node(nid, now, f, d) else {
+                        break;
+                    };
+                    nb
+                }
+            };
+            push_run(&mut writes, nb);
+            self.stats.cleaner_blocks_read += 1;
+            self.stats.cleaner_blocks_written += 1;
+        }
+        for (block, blocks) in reads {
+            io.push(FsCall::Direct {
+                op: IoOp::Read,
+                block,
+                blocks,
+            });
+        }
+        for (block, blocks) in writes {
+            io.push(FsCall::Direct {
+                op: IoOp::Write,
+                block,
+                blocks,
+            });
+        }
+        self.segs[s as usize].valid == 0
+    }
+
+    /// `has_not_enough_free_secs`: would `n` more blocks (and the dirty
+    /// nodes) leave fewer free segments than the reserved ones?
+    fn enough_free(&self, n: u64) -> bool {
+        let need = self.reserved
+            + n.div_ceil(BLKS_PER_SEG)
+            + (self.dirty_nodes.len() as u64 + 8).div_ceil(BLKS_PER_SEG);
+        self.free_segs.len() as u64 >= need
+    }
+
+    /// Foreground GC until `n` blocks fit: false if nothing can be freed.
+    fn make_room(&mut self, n: u64, now: SimTime, io: &mut Vec<FsCall>) -> bool {
+        let mut guard = 0u64;
+        while !self.enough_free(n) {
+            guard += 1;
+            if guard > 2 * self.lay.main_segs + 16 {
+                return false;
+            }
+            if !self.prefree.is_empty() {
+                let w = self.checkpoint(now);
+                super::push_commit(w, io);
+                continue;
+            }
+            match self.greedy_victim() {
+                Some(s) => {
+                    if !self.gc_segment(s, now, io) {
+                        return false;
+                    }
+                }
+                None if !self.pending.is_empty() => {
+                    let w = self.checkpoint(now);
+                    super::push_commit(w, io);
+                }
+                None => return false,
+            }
+        }
+        true
+    }
+
+    /// Rewrite `f`'s dentry block (create, unlink): Meta, and the
+    /// directory's inode dirtied.
+    fn dentry_update(&mut self, f: u32, now: SimTime, io: &mut Vec<FsCall>) {
+        let (d, k) = self.tree.dir_of(f);
+        let blk = k / DENTRY_PER_BLOCK;
+        let ino = self.nfiles + d as u32;
+        let old = self.inodes[ino as usize].place[blk as usize];
+        let dir = &mut self.inodes[ino as usize];
+        dir.version[blk as usize] += 1;
+        let o = Owner::Data {
+            ino,
+            fblock: blk as u32,
+            version: dir.version[blk as usize],
+        };
+        let b = if self.pending.contains(&old) {
+            self.owner.insert(old, o);
+            old
+        } else if let Some(b) = self.alloc(HOT_DATA, o, now) {
+            self.kill(old);
+            self.inodes[ino as usize].place[blk as usize] = b;
+            self.set_pending(ino, b);
+            b
+        } else {
+            // No segment at all: rewritten in place (IPU).
+            self.owner.insert(old, o);
+            old
+        };
+        io.push(FsCall::Meta { block: b });
+        self.stats.metadata_dirtied += 1;
+        let nid = self.inodes[ino as usize].nodes[&NodeKind::holder(blk)];
+        self.dirty_node(nid);
+    }
+
+    /// `f2fs_space_for_roll_forward`.
+    fn space_for_roll_forward(&self) -> bool {
+        self.valid_at_cp + self.alloc_since_cp <= self.user_blocks
+    }
+
+    /// The cleaner never loses data: every block of every file and
+    /// directory is where it is mapped, holding its latest version.
+    pub fn check_versions(&self) -> Result<(), String> {
+        for (i, f) in self.inodes.iter().enumerate() {
+            for (k, (&b, &ver)) in f.place.iter().zip(&f.version).enumerate() {
+                let want = Owner::Data {
+                    ino: i as u32,
+                    fblock: k as u32,
+                    version: ver,
+                };
+                if self.owner.get(&b) != Some(&want) {
+                    return Err(format!(
+                        "inode {i} block {k} (version {ver}) at {b} holds {:?}",
+                        self.owner.get(&b)
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Free segments now.
+    pub fn free_segments(&self) -> u64 {
+        self.free_segs.len() as u64
+    }
+}
+
+impl FileSystem for F2fs {
+    fn kind(&self) -> FsKind {
+        FsKind::F2fs
+    }
+    fn blocks(&self) -> u64 {
+        self.blocks
+    }
+    fn data_room(&self) -> u64 {
+        self.user_blocks.saturating_sub(self.valid_total)
+    }
+    fn own_areas(&self) -> String {
+        format!(
+            "its metadata area (checkpoints, SIT, NAT, SSA) and {} over-provisioned segments of which {} reserved (fs.overprovision)",
+            self.ovp_segs, self.reserved
+        )
+    }
+    fn create(&mut self, f: u32, now: SimTime, io: &mut Vec<FsCall>) -> Result<(), NoSpace> {
+        debug_assert!(!self.inodes[f as usize].exists);
+        if self.valid_total + 2 > self.user_blocks
+            || (self.free_nids.is_empty() && self.nat.len() as u32 >= self.max_nid)
+        {
+            return Err(NoSpace);
+        }
+        if !self.make_room(2, now, io) {
+            return Err(NoSpace);
+        }
+        self.inodes[f as usize] = Inode {
+            exists: true,
+            born_cp: self.cp_count,
+            ..Inode::default()
+        };
+        self.ensure_node(f, NodeKind::Inode).ok_or(NoSpace)?;
+        self.dentry_update(f, now, io);
+        Ok(())
+    }
+    fn unlink(&mut self, f: u32, now: SimTime, io: &mut Vec<FsCall>) {
+        if !self.inodes[f as usize].exists {
+            return;
+        }
+        let file = std::mem::take(&mut self.inodes[f as usize]);
+        self.pend_files.remove(&f);
+        for &b in &file.place {
+            self.kill(b);
+        }
+        for (_, nid) in file.nodes {
+            let e = std::mem::take(&mut self.nat[nid as usize]);
+            if e.addr != NULL_ADDR {
+                self.kill(e.addr);
+            }
+            self.dirty_nodes.remove(&nid);
+            self.nat_dirty.insert(nid);
+            self.free_nids.insert(nid);
+        }
+        self.dentry_update(f, now, io);
+    }
+    fn write(
+        &mut self,
+        f: u32,
+        off: u64,
+        len: u64,
+        now: SimTime,
+        io: &mut Vec<FsCall>,
+    ) -> Result<(), NoSpace> {
+        if len == 0 {
+            return Ok(());
+        }
+        let have = self.inodes[f as usize].place.len() as u64;
+        let first = (off / BLOCK).min(have);
+        let last = (off + len).div_ceil(BLOCK);
+        let n = last.max(have);
+        let new_nodes = extra_nodes(n) - extra_nodes(have);
+        if self.valid_total + (n - have) + new_nodes > self.user_blocks {
+            return Err(NoSpace);
+        }
+        let free_nids = self.free_nids.len() as u64 + (self.max_nid as u64 - self.nat.len() as u64);
+        if free_nids < new_nodes {
+            return Err(NoSpace);
+        }
+        let file = &self.inodes[f as usize];
+        let moves = (first..last)
+            .filter(|&i| i >= have || !self.pending.contains(&file.place[i as usize]))
+            .count() as u64;
+        if !self.make_room(moves + new_nodes, now, io) {
+            return Err(NoSpace);
+        }
+        for i in first..last {
+            let idx = i as usize;
+            let ver = if i < have {
+                let file = &mut self.inodes[f as usize];
+                file.version[idx] += 1;
+                file.version[idx]
+            } else {
+                0
+            };
+            let o = Owner::Data {
+                ino: f,
+                fblock: i as u32,
+                version: ver,
+            };
+            let old = (i < have).then(|| self.inodes[f as usize].place[idx]);
+            if let Some(b) = old.filter(|b| self.pending.contains(b)) {
+                // Still dirty in the page cache: written once, here.
+                self.owner.insert(b, o);
+            } else {
+                let Some(b) = self.alloc(WARM_DATA, o, now) else {
+                    debug_assert!(false, "make_room promised space");
+                    return Err(NoSpace);
+                };
+                if let Some(ob) = old {
+                    self.kill(ob);
+                    self.inodes[f as usize].place[idx] = b;
+                } else {
+                    let file = &mut self.inodes[f as usize];
+                    file.place.push(b);
+                    file.version.push(0);
+                }
+                self.set_pending(f, b);
+                self.stats.data_blocks_allocated += 1;
+            }
+            self.ensure_node(f, NodeKind::holder(i)).ok_or(NoSpace)?;
+        }
+        let file = &mut self.inodes[f as usize];
+        file.size = file.size.max(off + len);
+        // i_size, i_mtime: the inode.
+        let nid = file.nodes[&NodeKind::Inode];
+        self.dirty_node(nid);
+        let ext = runs(&self.inodes[f as usize].place[first as usize..last as usize]);
+        let lo = if first < off / BLOCK {
+            first * BLOCK
+        } else {
+            off
+        };
+        data_calls(&ext, IoOp::Write, lo - first * BLOCK, off + len - lo, io);
+        Ok(())
+    }
+    fn read(&mut self, f: u32, off: u64, len: u64, _now: SimTime, io: &mut Vec<FsCall>) {
+        let file = &self.inodes[f as usize];
+        let first = off / BLOCK;
+        let last = (off + len).div_ceil(BLOCK).min(file.place.len() as u64);
+        if first >= last {
+            return;
+        }
+        let ext = runs(&file.place[first as usize..last as usize]);
+        data_calls(&ext, IoOp::Read, off - first * BLOCK, len, io);
+    }
+    fn fsync(&mut self, f: u32, now: SimTime) -> FsyncIo {
+        if !self.inodes[f as usize].exists {
+            return FsyncIo::default();
+        }
+        self.clear_pending_of(f);
+        if !self.space_for_roll_forward() {
+            // `need_do_checkpoint`: the fsync is a checkpoint.
+            let direct = self.checkpoint(now);
+            return FsyncIo {
+                direct,
+                barrier: true,
+                ..FsyncIo::default()
+            };
+        }
+        let nodes: Vec<(NodeKind, u32)> = self.inodes[f as usize]
+            .nodes
+            .iter()
+            .filter(|(k, nid)| k.is_dnode() && self.nat[**nid as usize].dirty)
+            .map(|(&k, &nid)| (k, nid))
+            .collect();
+        if nodes.is_empty() {
+            return FsyncIo::default();
+        }
+        // Direct nodes first, the inode last (with the dentry mark).
+        let mut order: Vec<u32> = nodes
+            .iter()
+            .filter(|(k, _)| *k != NodeKind::Inode)
+            .map(|&(_, nid)| nid)
+            .collect();
+        order.extend(
+            nodes
+                .iter()
+                .filter(|(k, _)| *k == NodeKind::Inode)
+                .map(|&(_, nid)| nid),
+        );
+        let dentry = self.inodes[f as usize].born_cp == self.cp_count;
+        let mut direct = Vec::new();
+        let n = order.len();
+        for (i, nid) in order.into_iter().enumerate() {
+            let last = i + 1 == n;
+            let is_inode = self.nat[nid as usize].kind == NodeKind::Inode;
+            match self.write_node(nid, now, true, last && is_inode && dentry) {
+                Some(b) => push_run(&mut direct, b),
+                None => {
+                    // No segment for the node: a checkpoint instead (it
+                    // writes what it can).
+                    let mut w = direct;
+                    w.extend(self.checkpoint(now));
+                    return FsyncIo {
+                        direct: w,
+                        barrier: true,
+                        ..FsyncIo::default()
+                    };
+                }
+            }
+        }
+        self.stats.commits_fsync += 1;
+        FsyncIo {
+            direct,
+            barrier: false,
+            ..FsyncIo::default()
+        }
+    }
+    fn tick(&mut self, now: SimTime, io: &mut Vec<FsCall>) {
+        if now >= self.last_gc + self.gc_sleep {
+            self.last_gc = now;
+            // `has_enough_invalid_blocks`.
+            let invalid = self.user_blocks.saturating_sub(self.valid_total);
+            let free_user =
+                (self.free_segs.len() as u64).saturating_sub(self.ovp_segs) * BLKS_PER_SEG;
+            if invalid * 100 > self.user_blocks * LIMIT_INVALID_PERCENT
+                && free_user * 100 < self.user_blocks * LIMIT_FREE_PERCENT
+            {
+                if let Some(s) = self.cb_victim() {
+                    self.gc_segment(s, now, io);
+                }
+            }
+        }
+        if now >= self.last_cp + self.cp_interval {
+            if self.anything_dirty() {
+                let w = self.checkpoint(now);
+                super::push_commit(w, io);
+            } else {
+                self.last_cp = now;
+            }
+        }
+    }
+    fn next_tick(&self) -> Option<SimTime> {
+        Some((self.last_cp + self.cp_interval).min(self.last_gc + self.gc_sleep))
+    }
+    fn settle(&mut self) {
+        // The aging history is checkpointed (its calls dropped) and the
+        // counters start again.
+        let _ = self.checkpoint(SimTime::ZERO);
+        self.last_cp = SimTime::ZERO;
+        self.stats = FsStats {
+            kind: FsKind::F2fs.name().into(),
+            ..FsStats::default()
+        };
+    }
+    fn size(&self, f: u32) -> u64 {
+        self.inodes[f as usize].size
+    }
+    fn exists(&self, f: u32) -> bool {
+        self.inodes[f as usize].exists
+    }
+    fn check(&self) -> Result<(), String> {
+        let mut reach = 0u64;
+        let mut nids_used = 0u64;
+        for (i, f) in self.inodes.iter().enumerate() {
+            let ino = i as u32;
+            if !f.exists {
+                if !f.place.is_empty() || !f.nodes.is_empty() {
+                    return Err(format!("deleted inode {i} keeps blocks or nodes"));
+                }
+                continue;
+            }
+            let n = f.place.len() as u64;
+            if n != f.size.div_ceil(BLOCK) || f.version.len() as u64 != n {
+                return Err(format!("inode {i}: {} bytes in {n} blocks", f.size));
+            }
+            if self.is_dir(ino)
+                && n != Self::dir_blocks_of(&self.tree, (ino - self.nfiles) as usize)
+            {
+                return Err(format!("directory {i}: {n} dentry blocks"));
+            }
+            for (k, &b) in f.place.iter().enumerate() {
+                match self.owner.get(&b) {
+                    Some(Owner::Data { ino: o, fblock, .. })
+                        if *o == ino && *fblock as usize == k => {}
+                    o => return Err(format!("inode {i} block {k} at {b} is {o:?}")),
+                }
+                reach += 1;
+            }
+            // The node tree: exactly the nodes `n` blocks need.
+            let (d, ind, dind) = node_shape(n);
+            let mut want: BTreeSet<NodeKind> = BTreeSet::new();
+            want.insert(NodeKind::Inode);
+            want.extend((0..d).map(|x| NodeKind::Direct(x as u32)));
+            want.extend((0..ind).map(|x| NodeKind::Indirect(x as u32)));
+            if dind {
+                want.insert(NodeKind::Dind);
+            }
+            let have: BTreeSet<NodeKind> = f.nodes.keys().copied().collect();
+            if have != want {
+                return Err(format!("inode {i}: nodes {have:?} for {n} blocks"));
+            }
+            for (&k, &nid) in &f.nodes {
+                let e = self.nat.get(nid as usize).ok_or("nid past the NAT")?;
+                if !e.used || e.ino != ino || e.kind != k {
+                    return Err(format!("inode {i} node {k:?}: NAT entry {nid} is {e:?}"));
+                }
+                nids_used += 1;
+                if e.addr == NULL_ADDR {
+                    if !e.dirty {
+                        return Err(format!("node {nid} never written and not dirty"));
+                    }
+                } else {
+                    if self.owner.get(&e.addr) != Some(&Owner::Node { nid }) {
+                        return Err(format!(
+                            "node {nid} at {} is {:?}",
+                            e.addr,
+                            self.owner.get(&e.addr)
+                        ));
+                    }
+                    reach += 1;
+                }
+                if e.dirty != self.dirty_nodes.contains(&nid) {
+                    return Err(format!("node {nid}'s dirty state"));
+                }
+            }
+        }
+        let used = self.nat.iter().filter(|e| e.used).count() as u64;
+        if used != nids_used {
+            return Err(format!("{used} NAT entries in use, {nids_used} reachable"));
+        }
+        if reach != self.owner.len() as u64 || reach != self.valid_total {
+            return Err(format!(
+                "{} valid blocks ({} counted), {reach} reachable",
+                self.owner.len(),
+                self.valid_total
+            ));
+        }
+        if let Some((&b, _)) = self.owner.iter().next() {
+            if b < self.lay.main_start {
+                return Err(format!("block {b} in the metadata area"));
+            }
+        }
+        let cur: BTreeSet<u64> = self.logs.iter().filter_map(|c| c.seg).collect();
+        if cur.len() != self.logs.iter().filter(|c| c.seg.is_some()).count() {
+            return Err("two logs share a segment".into());
+        }
+        for s in 0..self.lay.main_segs {
+            let seg = &self.segs[s as usize];
+            let start = self.seg_start(s);
+            let n = self.owner.range(start..start + BLKS_PER_SEG).count() as u32;
+            if n != seg.valid {
+                return Err(format!(
+                    "segment {s}: {n} valid blocks, SIT says {}",
+                    seg.valid
+                ));
+            }
+            let p = self.pending.range(start..start + BLKS_PER_SEG).count() as u32;
+            if p != seg.pending {
+                return Err(format!(
+                    "segment {s}: {p} pending blocks, {} counted",
+                    seg.pending
+                ));
+            }
+            let ok = match seg.state {
+                SegState::Free => self.free_segs.contains(&s) && n == 0,
+                SegState::Prefree => self.prefree.contains(&s) && n == 0,
+                SegState::Cur => cur.contains(&s),
+                SegState::InUse => n > 0 && self.by_valid.contains(&(n, s)),
+            };
+            if !ok || (seg.state != SegState::Free) == self.free_segs.contains(&s) {
+                return Err(format!("segment {s}: state {:?} with {n} valid", seg.state));
+            }
+        }
+        if self.by_valid.len()
+            != self
+                .segs
+                .iter()
+                .filter(|s| s.state == SegState::InUse)
+                .count()
+        {
+            return Err("the victim index holds segments not in use".into());
+        }
+        if !self.pending.iter().all(|b| self.owner.contains_key(b)) {
+            return Err("a pending block is not valid".into());
+        }
+        Ok(())
+    }
+    fn stats(&self) -> FsStats {
+        let main_used = self.lay.main_segs - self.free_segs.len() as u64;
+        let index = self
+            .nat
+            .iter()
+            .filter(|e| e.used && e.kind != NodeKind::Inode)
+            .count() as u64;
+        let mut free_runs = 0u64;
+        let mut prev: Option<u64> = None;
+        for &s in &self.free_segs {
+            if prev.is_none_or(|p| p + 1 != s) {
+                free_runs += 1;
+            }
+            prev = Some(s);
+        }
+        let free_blocks = self.free_segs.len() as u64 * BLKS_PER_SEG;
+        FsStats {
+            blocks: self.blocks,
+            used_blocks: self.lay.main_start + main_used * BLKS_PER_SEG,
+            extents: self.inodes[..self.nfiles as usize]
+                .iter()
+                .map(|f| runs(&f.place).len() as u64)
+                .sum(),
+            index_blocks: index,
+            free_extents: free_runs,
+            free_extent_mean_blocks: if free_runs > 0 {
+                free_blocks as f64 / free_runs as f64
+            } else {
+                0.0
+            },
+            ..self.stats.clone()
+        }
+    }
+}
+
+/// Places as runs (first block, blocks).
+fn runs(places: &[u64]) -> Vec<(u64, u64)> {
+    let mut v: Vec<(u64, u64)> = Vec::new();
+    for &b in places {
+        match v.last_mut() {
+            Some((s, n)) if *s + *n == b => *n += 1,
+            _ => v.push((b, 1)),
+        }
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::AnyFs;
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use ssd_core::rng::SimRng;
+
+    const S: u64 = 1_000_000_000;
+
+    fn t(s: u64) -> SimTime {
+        SimTime(s * S)
+    }
+
+    fn fs_with(segs: u64, files: u64, gc: Dur) -> F2fs {
+        let cfg = FsConfig {
+            kind: FsKind::F2fs,
+            gc_sleep_time: Some(gc),
+            ..FsConfig::default()
+        };
+        cfg.validate().unwrap();
+        F2fs::new(&cfg, segs * BLKS_PER_SEG + 7, DirTree::flat(files, 16)).unwrap()
+    }
+
+    #[test]
+    fn mkfs_layout_overprovision_and_node_arithmetic() {
+        // 2 GiB: 1,024 segments; SIT 19 blocks, NAT 1,153 blocks (3
+        // segments a copy), SSA 2 segments.
+        let lay = Layout::new(1 << 19);
+        assert_eq!(lay.cp_start, 512);
+        assert_eq!(lay.sit_start, 3 * 512);
+        assert_eq!(lay.sit_blocks, 19);
+        assert_eq!(lay.nat_start, 5 * 512);
+        assert_eq!(lay.nat_blocks, 1153);
+        assert_eq!(lay.ssa_start, 11 * 512);
+        assert_eq!(lay.main_start, 13 * 512);
+        assert_eq!(lay.main_segs, 1011);
+        let ovp = best_overprovision(1011);
+        let (rsv, ovp_segs) = reserved_and_ovp(1011, ovp);
+        assert!(ovp > 1.0 && ovp < 10.0, "{ovp}");
+        assert!(rsv < ovp_segs && ovp_segs < 120, "{rsv} {ovp_segs}");
+        // Small devices: 10 % to 95 % by 5.
+        assert_eq!(best_overprovision(120), 15.0);
+        assert_eq!(reserved_and_ovp(120, 15.0), (21, 35));
+        assert_eq!(node_shape(923), (0, 0, false));
+        assert_eq!(node_shape(924), (1, 0, false));
+        assert_eq!(node_shape(923 + 2 * 1018), (2, 0, false));
+        assert_eq!(node_shape(923 + 2 * 1018 + 1), (3, 1, false));
+        assert_eq!(
+            node_shape(923 + (2 + 2 * 1018 + 1) * 1018),
+            (2 + 2 * 1018 + 1, 3, true)
+        );
+        assert_eq!(NodeKind::Direct(2).parent(), NodeKind::Indirect(0));
+        assert_eq!(NodeKind::Direct(2038).parent(), NodeKind::Indirect(2));
+        assert_eq!(NodeKind::Indirect(2).parent(), NodeKind::Dind);
+        let f = fs_with(200, 64, DEFAULT_GC_SLEEP);
+        f.check().unwrap();
+        assert_eq!(f.cp_count, 1);
+        // The directories' dentry blocks in the hot data log, their inodes
+        // in the hot node log, checkpointed.
+        assert!(f.dirty_nodes.is_empty() && f.pending.is_empty());
+        assert_eq!(f.inodes.len(), 64 + 4);
+        assert_eq!(f.stats().journal_blocks_written, 0);
+        assert!(f.logs[HOT_DATA].seg.is_some() && f.logs[HOT_NODE].seg.is_some());
+    }
+
+    #[test]
+    fn out_of_place_updates_move_blocks_and_invalidate_the_old() {
+        let mut f = fs_with(200, 64, DEFAULT_GC_SLEEP);
+        let mut io = Vec::new();
+        f.create(0, t(0), &mut io).unwrap();
+        // The dentry block moved to the hot data log, as a metadata write.
+        assert!(matches!(io[..], [FsCall::Meta { .. }]), "{io:?}");
+        io.clear();
+        f.write(0, 0, 1000 * BLOCK, t(0), &mut io).unwrap();
+        f.check().unwrap();
+        // 923 blocks in the inode, the rest in a direct node.
+        assert_eq!(f.inodes[0].nodes.len(), 2);
+        let warm = f.logs[WARM_DATA].seg.unwrap();
+        assert_eq!(
+            f.seg_of(f.inodes[0].place[0]),
+            warm.min(f.seg_of(f.inodes[0].place[0]))
+        );
+        // A rewrite while dirty in the cache keeps its place.
+        let p = f.inodes[0].place.clone();
+        f.write(0, 0, 2 * BLOCK, t(0), &mut io).unwrap();
+        assert_eq!(f.inodes[0].place, p);
+        assert_eq!(f.inodes[0].version[..3], [1, 1, 0]);
+        // After fsync the next rewrite goes to the log's next block and the
+        // old one is invalid.
+        f.fsync(0, t(1));
+        let old = f.inodes[0].place[5];
+        let seg = f.seg_of(old);
+        let v = f.segs[seg as usize].valid;
+        f.write(0, 5 * BLOCK, 10, t(2), &mut io).unwrap();
+        let new = f.inodes[0].place[5];
+        assert_ne!(new, old);
+        assert!(!f.owner.contains_key(&old));
+        if f.seg_of(new) != seg {
+            assert_eq!(f.segs[seg as usize].valid, v - 1);
+        }
+        assert!(f.nat[f.inodes[0].nodes[&NodeKind::Inode] as usize].dirty);
+        f.check().unwrap();
+        f.check_versions().unwrap();
+        f.unlink(0, t(3), &mut io);
+        f.check().unwrap();
+        assert!(f.inodes[0].place.is_empty());
+    }
+
+    #[test]
+    fn after_fsync_the_log_holds_what_recovery_needs() {
+        let mut f = fs_with(200, 64, DEFAULT_GC_SLEEP);
+        let mut io = Vec::new();
+        f.create(3, t(0), &mut io).unwrap();
+        f.write(3, 0, 2000 * BLOCK, t(0), &mut io).unwrap();
+        f.create(4, t(0), &mut io).unwrap();
+        f.write(4, 0, 3 * BLOCK, t(0), &mut io).unwrap();
+        let cps = f.cp_count;
+        let s = f.fsync(3, t(1));
+        // No checkpoint: the file's dnodes in the warm node log, no barrier
+        // (the page cache's flush follows).
+        assert_eq!(f.cp_count, cps);
+        assert!(!s.barrier && !s.direct.is_empty());
+        assert_eq!(f.stats().commits_fsync, 1);
+        // Its data is written (not pending); file 4's is still dirty.
+        assert!(f.inodes[3].pend.is_empty());
+        assert!(f.inodes[3].place.iter().all(|b| !f.pending.contains(b)));
+        assert!(f.inodes[4].place.iter().all(|b| f.pending.contains(b)));
+        // Every dnode of the file is written, clean, in the warm node log.
+        let written: BTreeSet<u64> = s
+            .direct
+            .iter()
+            .flat_map(|&(b, n)| b..b + n as u64)
+            .collect();
+        let warm_node = f.logs[WARM_NODE].seg.unwrap();
+        for (&k, &nid) in &f.inodes[3].nodes {
+            let e = f.nat[nid as usize];
+            assert!(!e.dirty && e.addr != NULL_ADDR, "{k:?}");
+            assert!(written.contains(&e.addr));
+            assert_eq!(f.seg_of(e.addr), warm_node);
+        }
+        // The inode and its two direct nodes (2,000 blocks: 923 + 1,077).
+        assert_eq!(written.len(), 3);
+        // Every dnode with the fsync mark, the inode last with (created
+        // since the last checkpoint) the dentry mark.
+        let ino = f.nat[f.inodes[3].nodes[&NodeKind::Inode] as usize];
+        assert!(ino.fsync_mark && ino.dentry_mark);
+        assert_eq!(
+            s.direct.last().map(|&(b, n)| b + n as u64 - 1),
+            Some(ino.addr)
+        );
+        let dn = f.nat[f.inodes[3].nodes[&NodeKind::Direct(0)] as usize];
+        assert!(dn.fsync_mark && !dn.dentry_mark);
+        // Nothing left for a second fsync.
+        assert_eq!(f.fsync(3, t(2)), FsyncIo::default());
+        f.check().unwrap();
+        // After a checkpoint, a file's fsync carries no dentry mark.
+        let mut io = Vec::new();
+        f.tick(t(61), &mut io);
+        assert_eq!(f.cp_count, cps + 1);
+        f.write(3, 0, 10, t(62), &mut io).unwrap();
+        f.fsync(3, t(62));
+        let ino = f.nat[f.inodes[3].nodes[&NodeKind::Inode] as usize];
+        assert!(ino.fsync_mark && !ino.dentry_mark);
+    }
+
+    #[test]
+    fn the_checkpoint_writes_nodes_nat_sit_ssa_and_its_pack() {
+        let mut f = fs_with(200, 64, DEFAULT_GC_SLEEP);
+        let mut io = Vec::new();
+        assert_eq!(f.next_tick(), Some(t(30)));
+        f.tick(t(60), &mut io);
+        assert!(io.is_empty(), "nothing dirty: {io:?}");
+        f.create(0, t(61), &mut io).unwrap();
+        f.write(0, 0, 10 * BLOCK, t(61), &mut io).unwrap();
+        io.clear();
+        f.tick(t(120), &mut io);
+        assert_eq!(f.stats().commits_timer, 1);
+        assert_eq!(io.iter().filter(|c| **c == FsCall::Flush).count(), 2);
+        assert_eq!(io[io.len() - 1], FsCall::Flush);
+        let blocks: Vec<u64> = io
+            .iter()
+            .flat_map(|c| match *c {
+                FsCall::Direct { block, blocks, .. } => (block..block + blocks as u64).collect(),
+                _ => Vec::new(),
+            })
+            .collect();
+        let lay = f.lay;
+        let in_area = |lo: u64, hi: u64| blocks.iter().filter(|&&b| b >= lo && b < hi).count();
+        // The file's inode, the directory's inode; their two NAT entries
+        // and the few segments' SIT entries in the summaries' journals.
+        assert_eq!(in_area(lay.main_start, u64::MAX), 2);
+        assert_eq!(in_area(lay.nat_start, lay.ssa_start), 0);
+        assert_eq!(in_area(lay.sit_start, lay.nat_start), 0);
+        assert!(in_area(lay.ssa_start, lay.main_start) >= 2);
+        // The second pack (the first was mkfs's), its last block after the
+        // flush.
+        assert_eq!(
+            in_area(lay.cp_start, lay.sit_start),
+            CP_PACK_BLOCKS as usize
+        );
+        assert_eq!(
+            io[io.len() - 2],
+            FsCall::Direct {
+                op: IoOp::Write,
+                block: lay.cp_start + 512 + CP_PACK_BLOCKS - 1,
+                blocks: 1
+            }
+        );
+        assert_eq!(f.stats().journal_blocks_written, blocks.len() as u64 - 2);
+        assert!(f.pending.is_empty() && f.dirty_nodes.is_empty());
+        f.check().unwrap();
+        // Forty files and their data in segments all over: the NAT and SIT
+        // entries overflow the journals and go to their blocks, into the
+        // other copy.
+        let mut io = Vec::new();
+        for k in 1..41 {
+            f.create(k, t(130), &mut io).unwrap();
+            f.write(k, 0, 200 * BLOCK, t(130), &mut io).unwrap();
+        }
+        io.clear();
+        f.tick(t(180), &mut io);
+        let blocks: BTreeSet<u64> = io
+            .iter()
+            .flat_map(|c| match *c {
+                FsCall::Direct { block, blocks, .. } => (block..block + blocks as u64).collect(),
+                _ => Vec::new(),
+            })
+            .collect();
+        let nat0 = (lay.nat_start..lay.nat_start + lay.nat_blocks)
+            .filter(|b| blocks.contains(b))
+            .count();
+        let nat1 = (lay.nat_start + lay.nat_copy_span..lay.ssa_start)
+            .filter(|b| blocks.contains(b))
+            .count();
+        assert!(nat0 + nat1 >= 1, "{io:?}");
+        let sit = (lay.sit_start..lay.nat_start)
+            .filter(|b| blocks.contains(b))
+            .count();
+        assert!(sit >= 1);
+        // Each block into the copy other than the one it was last in.
+        for (k, &c) in f.nat_copy.iter().enumerate() {
+            let b = lay.nat_start + u64::from(c) * lay.nat_copy_span + k as u64;
+            let other = lay.nat_start + u64::from(!c) * lay.nat_copy_span + k as u64;
+            assert!(!blocks.contains(&other));
+            if c {
+                assert!(blocks.contains(&b));
+            }
+        }
+        f.check().unwrap();
+    }
+
+    /// Segments made with known valid counts and times: greedy takes the
+    /// fewest valid; cost-benefit weighs age against utilisation.
+    #[test]
+    fn victim_selection_greedy_and_cost_benefit() {
+        let mut f = fs_with(200, 64, DEFAULT_GC_SLEEP);
+        let mut io = Vec::new();
+        // Three files filling three segments each, written at 0, 100, 200 s.
+        for (k, at) in [(0u32, 0u64), (1, 100), (2, 200)] {
+            f.create(k, t(at), &mut io).unwrap();
+            f.write(k, 0, 512 * BLOCK, t(at), &mut io).unwrap();
+            f.fsync(k, t(at));
+        }
+        let mut io = Vec::new();
+        f.tick(t(260), &mut io);
+        let seg = |f: &F2fs, k: u32| f.seg_of(f.inodes[k as usize].place[10]);
+        let (s0, s1, s2) = (seg(&f, 0), seg(&f, 1), seg(&f, 2));
+        assert!(s0 != s1 && s1 != s2);
+        // Invalidate: s0 (oldest) keeps 400 valid, s1 100, s2 (newest) 50.
+        let punch = |f: &mut F2fs, k: u32, n: u64, now: SimTime| {
+            let mut io = Vec::new();
+            f.write(k, 0, n * BLOCK, now, &mut io).unwrap();
+            f.fsync(k, now);
+        };
+        let valid = |f: &F2fs, s: u64| f.segs[s as usize].valid;
+        assert_eq!(
+            (valid(&f, s0), valid(&f, s1), valid(&f, s2)),
+            (512, 512, 512)
+        );
+        punch(&mut f, 0, 512 - 400, t(300));
+        punch(&mut f, 1, 512 - 100, t(300));
+        punch(&mut f, 2, 512 - 50, t(300));
+        let mut io = Vec::new();
+        f.tick(t(400), &mut io);
+        f.check().unwrap();
+        let (v0, v1, v2) = (valid(&f, s0), valid(&f, s1), valid(&f, s2));
+        assert_eq!((v0, v1, v2), (400, 100, 50));
+        assert_eq!(f.segs[s2 as usize].state, SegState::InUse);
+        assert_eq!(f.greedy_victim(), Some(s2));
+        // Cost-benefit, Linux's integer arithmetic over the candidates'
+        // modification times.
+        let cands: Vec<u64> = f.by_valid.iter().map(|&(_, s)| s).collect();
+        let lo = cands
+            .iter()
+            .map(|&s| f.segs[s as usize].mtime.0)
+            .min()
+            .unwrap();
+        let hi = cands
+            .iter()
+            .map(|&s| f.segs[s as usize].mtime.0)
+            .max()
+            .unwrap();
+        let benefit = |s: u64| {
+            let seg = f.segs[s as usize];
+            let u = seg.valid as u64 * 100 / 512;
+            let age = 100 - 100 * (seg.mtime.0 - lo) / (hi - lo);
+            100 * (100 - u) * age / (100 + u)
+        };
+        let want = cands.iter().copied().max_by_key(|&s| {
+            (
+                benefit(s),
+                std::cmp::Reverse(f.segs[s as usize].valid),
+                std::cmp::Reverse(s),
+            )
+        });
+        assert_eq!(f.cb_victim(), want);
+        // The oldest segment (age 100) at 400 valid: 100 * 22 * 100 / 178
+        // = 1,235; s1 (19 % valid, a third younger) 100 * 81 * age / 119.
+        assert_eq!(benefit(s0), 1235);
+        // Far younger segments with few valid blocks lose to an old one
+        // with many: s2 was written last of the three.
+        assert!(benefit(s2) < benefit(s1), "{} {}", benefit(s2), benefit(s1));
+        // So cost-benefit takes s1 where greedy takes s2.
+        assert_eq!(want, Some(s1));
+        // A segment with blocks dirty in the page cache is never a victim.
+        f.segs[s2 as usize].pending += 1;
+        assert_ne!(f.greedy_victim(), Some(s2));
+        assert_ne!(f.cb_victim(), Some(s2));
+        f.segs[s2 as usize].pending -= 1;
+    }
+
+    /// Write, rewrite and delete on a small device: both cleaners run and
+    /// every block holds its latest version where it is mapped.
+    #[test]
+    fn the_cleaner_never_loses_live_data() {
+        // 160 segments: about 120 main, 35 overprovisioned.
+        // The background cleaner every 20 s does not keep up: the
+        // foreground one runs too.
+        let mut f = fs_with(160, 64, Dur::from_ms(20_000));
+        let mut io = Vec::new();
+        let mut rng = SimRng::seed_from_u64(5);
+        let mut exists = [false; 48];
+        let mut failed = 0;
+        let mut tick_reads = 0;
+        for step in 0..6000u64 {
+            let now = SimTime(step * S / 2);
+            let k = rng.gen_range(0..48usize);
+            let r = rng.gen_range(0..10);
+            if !exists[k] {
+                if f.create(k as u32, now, &mut io).is_ok() {
+                    exists[k] = true;
+                }
+            } else if r == 0 && rng.gen_range(0..4) == 0 {
+                f.unlink(k as u32, now, &mut io);
+                exists[k] = false;
+            } else if r < 4 && f.valid_total * 10 < f.user_blocks * 8 {
+                // Appends up to 80 % of the user blocks, then rewrites.
+
+                let size = f.size(k as u32);
+                let len = rng.gen_range(1..200 * BLOCK);
+                if f.write(k as u32, size, len, now, &mut io).is_err() {
+                    failed += 1;
+                }
+            } else if f.size(k as u32) > 0 {
+                let size = f.size(k as u32);
+                let off = rng.gen_range(0..size);
+                let len = rng.gen_range(1..=size - off).min(64 * BLOCK);
+                if f.write(k as u32, off, len, now, &mut io).is_err() {
+                    failed += 1;
+                }
+            }
+            if r == 9 && exists[k] {
+                f.fsync(k as u32, now);
+            }
+            if f.next_tick().is_some_and(|t| t <= now) {
+                let from = io.len();
+                f.tick(now, &mut io);
+                for c in &io[from..] {
+                    match c {
+                        FsCall::Data { .. } | FsCall::Meta { .. } => panic!("{c:?} from tick"),
+                        FsCall::Direct {
+                            op: IoOp::Read,
+                            blocks,
+                            ..
+                        } => tick_reads += *blocks as u64,
+                        _ => {}
+                    }
+                }
+            }
+            if step % 100 == 0 {
+                f.check().unwrap_or_else(|e| panic!("step {step}: {e}"));
+                f.check_versions()
+                    .unwrap_or_else(|e| panic!("step {step}: {e}"));
+            }
+            io.clear();
+        }
+        f.check().unwrap();
+        f.check_versions().unwrap();
+        let st = f.stats();
+        assert!(tick_reads > 0, "background GC never ran: {st:?}");
+        assert!(
+            st.cleaner_blocks_read > tick_reads
+                && st.cleaner_blocks_written == st.cleaner_blocks_read,
+            "foreground GC never ran: {tick_reads} {st:?}"
+        );
+        assert!(st.commits_timer > 0);
+        let live: usize = f.inodes.iter().map(|x| x.place.len()).sum();
+        assert!(
+            failed < 300,
+            "{failed} writes refused, {live} live data blocks, {st:?}"
+        );
+    }
+
+    #[test]
+    fn a_full_file_system_refuses_writes_without_panicking() {
+        let mut f = fs_with(100, 8, DEFAULT_GC_SLEEP);
+        let mut io = Vec::new();
+        f.create(0, t(0), &mut io).unwrap();
+        let mut n = 0;
+        while f.write(0, f.size(0), 64 * BLOCK, t(n), &mut io).is_ok() {
+            n += 1;
+            assert!(n < 10_000);
+        }
+        f.check().unwrap();
+        // The user blocks are full: nothing more, but rewrites (the cleaner
+        // makes room for them), fsync and checkpoints still work.
+        assert!(f.valid_total + 64 > f.user_blocks);
+        for i in 0..200 {
+            f.write(0, (i * 37 % 100) * BLOCK, 8 * BLOCK, t(n + i), &mut io)
+                .unwrap();
+        }
+        f.fsync(0, t(n + 300));
+        f.tick(t(n + 400), &mut io);
+        f.check().unwrap();
+        f.check_versions().unwrap();
+        f.unlink(0, t(n + 500), &mut io);
+        f.check().unwrap();
+        f.create(1, t(n + 501), &mut io).unwrap();
+        f.write(1, 0, 100 * BLOCK, t(n + 502), &mut io).unwrap();
+        f.check().unwrap();
+    }
+
+    #[test]
+    fn knobs_are_checked_and_refused_for_other_kinds() {
+        let c = FsConfig {
+            kind: FsKind::Nilfs2,
+            cp_interval: Some(Dur(1)),
+            ..FsConfig::default()
+        };
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("fs.cp_interval"), "{e}");
+        let c = FsConfig {
+            kind: FsKind::F2fs,
+            protection_period: Some(Dur(1)),
+            ..FsConfig::default()
+        };
+        assert!(c.validate().is_err());
+        let c = FsConfig {
+            kind: FsKind::F2fs,
+            overprovision: Some(0.0),
+            ..FsConfig::default()
+        };
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("fs.overprovision"));
+        let c = FsConfig {
+            kind: FsKind::F2fs,
+            overprovision: Some(20.0),
+            gc_sleep_time: Some(Dur::from_ms(1000)),
+            ..FsConfig::default()
+        };
+        c.validate().unwrap();
+        let AnyFs::F2fs(f) = c.build(1 << 18, 100, 10, 1).unwrap() else {
+            panic!("not f2fs")
+        };
+        assert_eq!(f.reserved, 2 * 6 + 6);
+        // Too small a device is refused, not a panic.
+        assert!(c.build(20 * 512, 10, 10, 1).is_err());
+    }
+}

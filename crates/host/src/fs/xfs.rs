@@ -1,0 +1,2219 @@
+//! XFS as a layout model: allocation groups, B+trees of free space and
+//! inodes, extent maps, and the metadata log with delayed logging (or,
+//! as Linux before 2.6.39 ran it by default, without).
+//!
+//! **Layout (mkfs.xfs's defaults, v5 format: CRCs, 512-byte inodes,
+//! `finobt=1`).** The device is cut into `agcount` allocation groups (AGs)
+//! of equal size (the last one smaller): mkfs's default for a single device
+//! without a stripe is 4 AGs up to 4 TiB, AGs of 1 TiB above
+//! (`calc_default_ag_geometry`; knob `fs.agcount`); an AG is at least
+//! 16 MiB (`XFS_AG_MIN_BYTES`), and a last AG smaller than that is left out.
+//! An AG's first block holds its superblock, AGF, AGI and AGFL sectors; the
+//! next four the roots of its free-space B+trees (by block, `bnobt`, and by
+//! size, `cntbt`), its inode B+tree (`inobt`) and its free-inode B+tree
+//! (`finobt`); the rest is free space. The B+trees grow and shrink with
+//! their records (505 free-extent records of 8 bytes per 4 KiB leaf after
+//! the 56-byte CRC block header, 252 inode-chunk records of 16 bytes; node
+//! levels above): a split takes a block from the AG's free space (through
+//! the AGFL, whose refill is not modelled apart), a shrink gives one back,
+//! with a hysteresis of one block. Inodes are allocated in chunks of 64
+//! (8 blocks, aligned to 8 blocks in the AG: `sb_inoalignmt`) on demand in
+//! the AG (`xfs_ialloc_ag_alloc`, goal the AG's last new chunk,
+//! `agi_newino`); a chunk whose 64 inodes are all free is freed (`ikeep`
+//! off). mkfs's root, realtime-bitmap and realtime-summary inodes take the
+//! first three inodes of AG 0's first chunk; the root directory one block.
+//!
+//! **The internal log** is in the middle AG (`agcount / 2`), at its first
+//! free block. Its default size is mkfs.xfs's (`calculate_log_size`,
+//! xfsprogs 5.15 and later, [`default_log_blocks`]): a 2048:1 ratio of the
+//! file system's size, at least 64 MiB (`XFS_MIN_REALISTIC_LOG_BLOCKS`),
+//! except on a file system under 512 MiB, which gets the minimum size (here
+//! 10 MiB, `XFS_MIN_LOG_BYTES`, standing for mkfs's minimum computed from
+//! the transaction reservations); at most 2 GiB - 10 MiB
+//! (`XFS_MAX_LOG_BYTES`) and at most the AG's free space. Knob
+//! `fs.log_size` (mkfs.xfs `-l size=`).
+//!
+//! **Directories and placement.** The file set's entries live in
+//! Filebench's directory tree ([`super::tree::DirTree`]), made at mkfs
+//! time; new directories, at every level, rotate over the AGs (inode64's `m_agirotor`), a
+//! file's inode goes in its directory's AG (else the next AG with a free
+//! inode or room for a chunk: `xfs_dialloc`). A directory of up to 125
+//! entries (24-byte entries of ~10-character names, their 8-byte hash
+//! entries and the block tail) is one block (block form); a larger one has
+//! data blocks of 168 entries and leaf blocks of ~500 hash entries, plus a
+//! node block and a free-index block when there is more than one leaf
+//! (node form). A file's data goes in its inode's AG: a growing file right
+//! after its last extent when free (the exact allocation at the goal),
+//! else the best-fit free extent of the request's whole length
+//! (`xfs_alloc_ag_vextent_size`: the by-size B+tree's lookup), from the
+//! inode's AG on, else the largest free extents piece by piece. Delayed
+//! allocation is modelled by allocating each application write in one
+//! request at write time. Speculative EOF preallocation is not modelled.
+//!
+//! **Extent maps.** Extents of up to 2^21 - 1 blocks (`XFS_MAX_BMBT_EXTLEN`)
+//! in the inode's data fork: 21 records of 16 bytes fit its literal area
+//! ((512 - 176) / 16); beyond, the fork is a B+tree (`bmbt`) of leaves of
+//! 251 records ((4096 - 72) / 16, the CRC long-form header), with a node
+//! level when the inode's root holds more than 20 leaf pointers. bmbt blocks
+//! are allocated best-fit (a hole, not the file's goal).
+//!
+//! **Metadata and delayed logging.** Every change dirties its metadata
+//! block in the buffer cache (a `Meta` call: AG header block, free-space
+//! and inode B+tree blocks, the inode's cluster block, bmbt and directory
+//! blocks) and joins the committed item list (CIL) as a *logged region*:
+//! an inode item logs its inode log format (56 bytes) and core (176 bytes),
+//! plus its data fork (16 bytes per extent in the inode, or the bmbt root)
+//! when the extents changed; a buffer item its buf log format (24 bytes)
+//! and each contiguous run of its dirty 128-byte chunks (`XFS_BLF_CHUNK`:
+//! a B+tree record change logs the block header chunk and the record's
+//! chunk, a directory entry change the entry's and the header's chunks,
+//! an AGF or AGI change its sector's first chunk); a new inode chunk an
+//! icreate item (28 bytes); a freed extent an EFI and an EFD (16 + 16 bytes
+//! each); every region and format behind a 12-byte log op header. An item
+//! relogged before the next checkpoint is counted once, with the union of
+//! its dirty ranges. A checkpoint (CIL push) writes the CIL, a start
+//! record, a transaction header and a commit record (52 bytes) as log
+//! records in 32 KiB iclogs (`logbsize`, each with a 512-byte record
+//! header), at the log's head, circularly, as `Direct` writes of whole
+//! 4 KiB blocks, with a flush before the checkpoint's last block and after
+//! it (the commit iclog's `REQ_PREFLUSH | REQ_FUA`). Checkpoints happen when an fsync finds
+//! its file's inode in the CIL (`xfs_file_fsync`'s log force to the
+//! inode's sequence; the whole CIL goes: everybody's changes so far), when
+//! the CIL reaches an eighth of the log (`XLOG_CIL_SPACE_LIMIT`: pushed on
+//! the next tick) and every `xfssyncd_centisecs` (default 3000: 30 s; the
+//! log worker's `xfs_log_force`); `commits_fsync` counts the first,
+//! `commits_timer` the others. The logged metadata blocks stay dirty in
+//! the buffer cache and are written in place by the page cache's flusher,
+//! which stands for xfsaild's tail pushing.
+//!
+//! **Without delayed logging** (`fs.delaylog = false`, or `fs.kernel =
+//! "2.6.35"`: `delaylog` came in 2.6.35 as an experimental mount option,
+//! off by default, and became the default in 2.6.39, commit "xfs: enable
+//! delaylog by default"; `nodelaylog` was removed in 3.3), modelled as
+//! Linux 2.6.35's `fs/xfs` ran it:
+//!
+//! * *Transactions.* Each model call (create, unlink, a write that
+//!   allocates) is one transaction; its items and their regions are the
+//!   ones above, with the union of what *this* transaction dirtied in an
+//!   item, and nothing is aggregated across transactions: an item two
+//!   transactions touch is logged twice. `xfs_trans_commit` ->
+//!   `xfs_log_write`/`xlog_write` copies the transaction into the in-core
+//!   log: a start record (an op header, 12 bytes), the transaction header
+//!   (12 + 16, `xfs_trans_header`), every region behind its op header, and
+//!   `xlog_commit_record`'s commit record (12): 52 bytes of its own
+//!   ([`TRANS_OVERHEAD`]).
+//! * *In-core log buffers.* `logbsize` 32 KiB (the default for v2 logs),
+//!   each with a 512-byte record header, so 32,256 bytes of records
+//!   (`ic_size`). As `xlog_state_get_iclog_space` and `xlog_write` do, an
+//!   iclog with less room than two op headers is switched out before a
+//!   write, a record that does not fit fills it and goes on in the next
+//!   behind a continuation op header (12 bytes), and an iclog left with at
+//!   most one op header's room is switched out. A switched-out iclog is
+//!   written at once (`xlog_state_release_iclog` -> `xlog_sync`), here by
+//!   the file system's thread at the same time: its header and bytes
+//!   rounded up to 512-byte basic blocks (mkfs.xfs sets `sb_logsunit` to 1
+//!   without a log stripe, so `xlog_sync` rounds to `BBSIZE`) at the log's
+//!   head, which moves by those basic blocks.
+//! * *When iclogs are written.* When switched out full; when an fsync
+//!   forces the log; every `xfssyncd_centisecs` (`xfs_sync_worker`'s
+//!   `xfs_log_force`, the active iclog if it holds anything).
+//! * *fsync* (`xfs_fsync`, 2.6.3x): an inode with changes not logged
+//!   (`i_update_core`: timestamps and size, which 2.6.35 changed without a
+//!   transaction, at `write()` and at I/O completion) gets a synchronous
+//!   transaction of its own logging the inode core (308 bytes with the
+//!   records), which forces the log up to it; an inode without such
+//!   changes whose last transaction is not on disk yet (pinned) forces the
+//!   log up to that transaction's iclog (`_xfs_log_force_lsn`); else
+//!   nothing is written. A write that allocates is a transaction logging
+//!   the allocation and the inode (core and data fork); a write that does
+//!   not allocate logs nothing and dirties the inode in the buffer cache.
+//! * *Barriers* (`barrier`, XFS's default since 2.6.17; `fs.barrier`):
+//!   `xlog_sync` writes every iclog ordered (`XFS_BUF_ORDERED`, a
+//!   `WRITE_BARRIER`: a flush before it and after it), so each iclog write
+//!   is a flush and the write, the fsync's flush closing the last;
+//!   `nobarrier` drops every flush, the fsync's own too.
+//!
+//! Sources: Linux 2.6.33-2.6.35 `fs/xfs/xfs_log.c` (`xlog_write`,
+//! `xlog_state_get_iclog_space`, `xlog_state_switch_iclogs`, `xlog_sync`),
+//! `xfs_vnodeops.c` (`xfs_fsync`), xfsprogs `mkfs/xfs_mkfs.c`
+//! (`sb_logsunit`), Documentation/filesystems/xfs.txt (`logbsize`,
+//! `logbufs`, `barrier`, `delaylog`). *Approximated:* one transaction per
+//! model call (Linux splits some: `xfs_remove`, then inactivation's
+//! truncate, EFDs and `xfs_ifree`; delayed allocation's conversion at
+//! writeback is one transaction per extent); the continuation header is
+//! one per split record, not per split region; a write touching part of a
+//! 4 KiB log block is a write of the whole block (the next iclog rewrites
+//! it); a wrapped iclog's two writes are each a barrier write (Linux skips
+//! the first's); the on-disk format stays the one above (v5: 512-byte
+//! inodes, CRCs, the finobt; 2010's mkfs made v4 with 256-byte inodes and
+//! logged new inode chunks' buffers instead of an icreate item); the
+//! eight iclogs (`logbufs`) never all being in flight, so a committer never
+//! waits for one.
+//!
+//! **Not modelled:** speculative EOF preallocation (`xfs_iomap_prealloc_size`;
+//! without close calls its trimming at the first dirty close could not be
+//! modelled, and files under 64 KiB get none), busy extents (a freed
+//! extent is reusable at once), near-goal allocation by the by-block tree
+//! (`xfs_alloc_ag_vextent_near`: the best fit by size is used), the AGFL as
+//! a separate list, the rmap and refcount B+trees, records shifted by a
+//! B+tree insert (one record chunk is logged per change), atime updates,
+//! the log's tail (a log wrapping onto items not yet written back does not
+//! stall: wraps are counted), unlinked-list inode updates beyond the AGI,
+//! and inode-size updates at I/O completion (the size is logged at write).
+
+use super::tree::DirTree;
+use super::{data_calls, FileSystem, FsCall, FsConfig, FsKind, FsStats, FsyncIo, NoSpace, BLOCK};
+use crate::workload::IoOp;
+use ssd_core::error::{invalid, ConfigError};
+use ssd_core::units::{Dur, SimTime};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// `XFS_MIN_LOG_BLOCKS`.
+pub const MIN_LOG_BLOCKS: u64 = 512;
+/// `XFS_MAX_LOG_BYTES`: 2 GiB less `XFS_MIN_LOG_BYTES`.
+pub const MAX_LOG_BYTES: u64 = (2 << 30) - MIN_LOG_BYTES_DEFAULT;
+/// `XFS_MIN_LOG_BYTES`: 10 MiB.
+const MIN_LOG_BYTES_DEFAULT: u64 = 10 << 20;
+/// `XFS_MIN_REALISTIC_LOG_BLOCKS`: 64 MiB.
+const REALISTIC_LOG_BYTES: u64 = 64 << 20;
+/// `XFS_AG_MIN_BYTES` in blocks (16 MiB).
+const AG_MIN_BLOCKS: u64 = (16 << 20) / BLOCK;
+/// `XFS_AG_MAX_BYTES` in blocks (1 TiB).
+const AG_MAX_BLOCKS: u64 = (1 << 40) / BLOCK;
+/// An AG's own blocks: headers, bnobt, cntbt, inobt and finobt roots.
+const AG_FIXED: u64 = 5;
+const INODES_PER_BLOCK: u64 = BLOCK / 512;
+const CHUNK_BLOCKS: u64 = 8;
+/// Data-fork extent records in the inode's literal area.
+const INODE_EXTENTS: u64 = (512 - 176) / 16;
+/// bmbt records per leaf and pointers in the inode's root.
+const BMBT_LEAF: u64 = (4096 - 72) / 16;
+const BMBT_ROOT_PTRS: u64 = 20;
+const MAX_EXTLEN: u64 = (1 << 21) - 1;
+/// The AG B+trees: by block, by size, inodes, free inodes.
+const BNO: usize = 0;
+const CNT: usize = 1;
+const INO: usize = 2;
+const FINO: usize = 3;
+const TREE_NAMES: [&str; 4] = ["bnobt", "cntbt", "inobt", "finobt"];
+const TREE_LEAF: [u64; 4] = [505, 505, 252, 252];
+const TREE_NODE: [u64; 4] = [336, 336, 505, 505];
+const TREE_REC: [u64; 4] = [8, 8, 16, 16];
+const SHORT_HDR: u64 = 56;
+/// Directory geometry (see the module docs).
+const DIR_BLOCK_FORM: u64 = 125;
+const DIR_DATA_ENTRIES: u64 = 168;
+const DIR_LEAF_ENTRIES: u64 = 500;
+const DIR_HDR: u64 = 64;
+const DIRENT: u64 = 24;
+/// Log item sizes (bytes; `xfs_log_format.h`).
+const OPHDR: u64 = 12;
+const INODE_LOG_FORMAT: u64 = 56;
+const DINODE_CORE: u64 = 176;
+const BUF_LOG_FORMAT: u64 = 24;
+const BLF_CHUNK: u64 = 128;
+const ICREATE_BYTES: u64 = OPHDR + 28;
+/// An EFI and its EFD for one extent.
+const EFI_EFD_BYTES: u64 = 2 * (OPHDR + 16 + 16);
+/// Start record, transaction header, commit record.
+const CHECKPOINT_OVERHEAD: u64 = OPHDR + (OPHDR + 16) + OPHDR;
+/// `logbsize` and the log record header of an iclog.
+const ICLOG: u64 = 32 * 1024;
+const REC_HEADER: u64 = 512;
+/// nodelaylog: a transaction's own records, as a checkpoint's (start
+/// record, transaction header, commit record).
+pub const TRANS_OVERHEAD: u64 = CHECKPOINT_OVERHEAD;
+/// An iclog's data area (`ic_size`: `logbsize` less the record header).
+const ICLOG_DATA: u64 = ICLOG - REC_HEADER;
+/// A basic block (`BBSIZE`): the unit an iclog write is rounded to.
+const BB: u64 = 512;
+const BB_PER_BLOCK: u64 = BLOCK / BB;
+
+/// mkfs.xfs's default AG count for a single device of `blocks` blocks.
+pub fn default_agcount(blocks: u64) -> u64 {
+    if blocks >= 4 * AG_MAX_BLOCKS {
+        blocks.div_ceil(AG_MAX_BLOCKS)
+    } else {
+        4
+    }
+}
+
+/// mkfs.xfs's default internal log size (blocks) for a file system of
+/// `blocks` blocks in AGs of `agblocks` (see the module docs).
+pub fn default_log_blocks(blocks: u64, agblocks: u64) -> u64 {
+    let l = if blocks < (512 << 20) / BLOCK {
+        MIN_LOG_BYTES_DEFAULT / BLOCK
+    } else {
+        (blocks / 2048).max(REALISTIC_LOG_BYTES / BLOCK)
+    };
+    l.min(MAX_LOG_BYTES / BLOCK)
+        .min(agblocks.saturating_sub(AG_FIXED + 64))
+        .max(MIN_LOG_BLOCKS)
+}
+
+/// Blocks a B+tree of `records` needs: leaves, then node levels.
+fn tree_need(records: u64, leaf: u64, node: u64) -> u64 {
+    let mut level = records.div_ceil(leaf).max(1);
+    let mut total = level;
+    while level > 1 {
+        level = level.div_ceil(node);
+        total += level;
+    }
+    total
+}
+
+/// bmbt blocks for `extents` extents (none while they fit the inode).
+fn bmbt_need(extents: u64) -> u64 {
+    if extents <= INODE_EXTENTS {
+        return 0;
+    }
+    let leaves = extents.div_ceil(BMBT_LEAF);
+    leaves
+        + if leaves > BMBT_ROOT_PTRS {
+            leaves.div_ceil(BMBT_LEAF)
+        } else {
+            0
+        }
+}
+
+/// Directory blocks for `n` entries: (data, leaf, node and free-index).
+fn dir_geometry(n: u64) -> (u64, u64, u64) {
+    if n <= DIR_BLOCK_FORM {
+        return (1, 0, 0);
+    }
+    let leaves = n.div_ceil(DIR_LEAF_ENTRIES);
+    (
+        n.div_ceil(DIR_DATA_ENTRIES),
+        leaves,
+        if leaves > 1 { 2 } else { 0 },
+    )
+}
+
+fn chunk_mask(offset: u64) -> u32 {
+    1u32 << (offset / BLF_CHUNK).min(31)
+}
+
+fn hash(k: u64) -> u64 {
+    k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40
+}
+
+/// A logged item of the CIL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Item {
+    /// A buffer, by sector address (block * 8 + sector).
+    Buf(u64),
+    Inode(u64),
+    /// An inode chunk's creation, by its first block.
+    Icreate(u64),
+    /// Extent-free intents and their done items, one per freed extent.
+    Intent(u64),
+}
+
+/// What an item logs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Region {
+    /// The inode core, and `fork` bytes of its data fork.
+    Inode {
+        fork: u64,
+    },
+    /// The dirty 128-byte chunks of a buffer.
+    Buf {
+        mask: u32,
+    },
+    Fixed(u64),
+}
+
+impl Region {
+    fn bytes(self) -> u64 {
+        match self {
+            Region::Inode { fork } => {
+                OPHDR
+                    + INODE_LOG_FORMAT
+                    + OPHDR
+                    + DINODE_CORE
+                    + if fork > 0 { OPHDR + fork } else { 0 }
+            }
+            Region::Buf { mask } => {
+                let runs = (mask & !(mask << 1)).count_ones() as u64;
+                OPHDR + BUF_LOG_FORMAT + runs * OPHDR + mask.count_ones() as u64 * BLF_CHUNK
+            }
+            Region::Fixed(b) => b,
+        }
+    }
+
+    fn union(self, other: Region) -> Region {
+        match (self, other) {
+            (Region::Inode { fork: a }, Region::Inode { fork: b }) => {
+                Region::Inode { fork: a.max(b) }
+            }
+            (Region::Buf { mask: a }, Region::Buf { mask: b }) => Region::Buf { mask: a | b },
+            (_, r) => r,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Ag {
+    start: u64,
+    len: u64,
+    /// Free extents by block (the bnobt's records) and by size (cntbt's).
+    bno: BTreeMap<u64, u64>,
+    cnt: BTreeSet<(u64, u64)>,
+    /// The AGF's free-block count.
+    freeblks: u64,
+    /// Blocks of the bnobt, cntbt, inobt and finobt (the root first).
+    trees: [Vec<u64>; 4],
+    /// Inode chunks: first block -> mask of free inodes.
+    chunks: BTreeMap<u64, u64>,
+    /// Chunks with a free inode (the finobt's records).
+    free_chunks: BTreeSet<u64>,
+    /// The next chunk's goal (`agi_newino`).
+    newino: u64,
+}
+
+impl Ag {
+    fn end(&self) -> u64 {
+        self.start + self.len
+    }
+
+    fn insert_run(&mut self, s: u64, n: u64) {
+        self.bno.insert(s, n);
+        self.cnt.insert((n, s));
+    }
+
+    fn remove_run(&mut self, s: u64, n: u64) {
+        self.bno.remove(&s);
+        self.cnt.remove(&(n, s));
+    }
+
+    /// Take up to `want` blocks starting exactly at `at`, if free.
+    fn take_exact(&mut self, at: u64, want: u64) -> Option<(u64, u64)> {
+        let (&s, &n) = self.bno.range(..=at).next_back()?;
+        if at >= s + n || want == 0 {
+            return None;
+        }
+        let got = want.min(s + n - at);
+        self.remove_run(s, n);
+        if at > s {
+            self.insert_run(s, at - s);
+        }
+        if at + got < s + n {
+            self.insert_run(at + got, s + n - at - got);
+        }
+        self.freeblks -= got;
+        Some((at, got))
+    }
+
+    /// The smallest free extent of at least `want` blocks (its start).
+    fn best_fit(&self, want: u64) -> Option<u64> {
+        self.cnt.range((want, 0)..).next().map(|&(_, s)| s)
+    }
+
+    fn put(&mut self, s: u64, n: u64) {
+        debug_assert!(s >= self.start && s + n <= self.end());
+        let (mut s, mut n) = (s, n);
+        self.freeblks += n;
+        if let Some((&ps, &pn)) = self.bno.range(..s).next_back() {
+            debug_assert!(ps + pn <= s, "double free of {s}+{n}");
+            if ps + pn == s {
+                self.remove_run(ps, pn);
+                s = ps;
+                n += pn;
+            }
+        }
+        if let Some(&nn) = self.bno.get(&(s + n)) {
+            self.remove_run(s + n, nn);
+            n += nn;
+        }
+        self.insert_run(s, n);
+    }
+
+    /// The first free run from `goal` (wrapping to the AG's start) holding
+    /// `len` blocks aligned to `align` from the AG's start.
+    fn aligned_fit(&self, goal: u64, len: u64, align: u64) -> Option<u64> {
+        let fit = |s: u64, n: u64, from: u64| {
+            let lo = s.max(from);
+            let a = self.start + (lo - self.start).div_ceil(align) * align;
+            (a + len <= s + n).then_some(a)
+        };
+        let first = self
+            .bno
+            .range(..=goal)
+            .next_back()
+            .map_or(goal, |(&s, _)| s);
+        self.bno
+            .range(first..)
+            .find_map(|(&s, &n)| fit(s, n, goal))
+            .or_else(|| {
+                self.bno
+                    .range(..first)
+                    .find_map(|(&s, &n)| fit(s, n, self.start))
+            })
+    }
+
+    fn records(&self, t: usize) -> u64 {
+        match t {
+            BNO | CNT => self.bno.len() as u64,
+            INO => self.chunks.len() as u64,
+            _ => self.free_chunks.len() as u64,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct File {
+    exists: bool,
+    size: u64,
+    ino: u64,
+    extents: Vec<(u64, u64)>,
+    /// The file block each extent starts at, and the blocks mapped (the
+    /// extent lookup by offset is a binary search, as the bmbt's).
+    starts: Vec<u64>,
+    nblocks: u64,
+    bmbt: Vec<u64>,
+    /// The CIL sequence the inode was last logged in.
+    seq: u64,
+    /// nodelaylog: the in-core log buffer holding the commit record of the
+    /// last transaction that logged the inode (0: none), and whether the
+    /// inode has unlogged changes (timestamps, size: `i_update_core`).
+    lsn: u64,
+    update_core: bool,
+}
+
+impl Default for File {
+    fn default() -> Self {
+        File {
+            exists: false,
+            size: 0,
+            ino: 0,
+            extents: Vec::new(),
+            starts: Vec::new(),
+            nblocks: 0,
+            bmbt: Vec::new(),
+            seq: u64::MAX,
+            lsn: 0,
+            update_core: false,
+        }
+    }
+}
+
+impl File {
+    fn blocks(&self) -> u64 {
+        self.nblocks
+    }
+
+    /// Append `[s, s + n)` to the map, merged with the last extent when
+    /// contiguous.
+    fn append(&mut self, s: u64, n: u64) {
+        match self.extents.last_mut() {
+            Some(e) if e.0 + e.1 == s && e.1 + n <= MAX_EXTLEN => e.1 += n,
+            _ => {
+                self.extents.push((s, n));
+                self.starts.push(self.nblocks);
+            }
+        }
+        self.nblocks += n;
+    }
+
+    /// The data calls of bytes `[off, off + len)`, from the extent holding
+    /// `off` on.
+    fn calls(&self, op: IoOp, off: u64, len: u64, io: &mut Vec<FsCall>) {
+        let i = self
+            .starts
+            .partition_point(|&b| b * BLOCK <= off)
+            .saturating_sub(1);
+        let base = self.starts.get(i).map_or(0, |&b| b * BLOCK);
+        data_calls(
+            &self.extents[i.min(self.extents.len())..],
+            op,
+            off - base,
+            len,
+            io,
+        );
+    }
+
+    /// Bytes of the data fork logged when the extents change.
+    fn fork_bytes(&self) -> u64 {
+        let ne = self.extents.len() as u64;
+        if ne <= INODE_EXTENTS {
+            ne * 16
+        } else {
+            4 + (self.bmbt.len() as u64).min(BMBT_ROOT_PTRS) * 16
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Dir {
+    ag: usize,
+    ino: u64,
+    /// Data blocks, then leaf blocks, then node and free-index blocks.
+    blocks: Vec<u64>,
+    data: u64,
+    leaves: u64,
+}
+
+/// XFS (see the module docs).
+pub struct Xfs {
+    blocks: u64,
+    agblocks: u64,
+    ags: Vec<Ag>,
+    /// The internal log (start, blocks) and its head.
+    log: (u64, u64),
+    head: u64,
+    files: Vec<File>,
+    /// The file set's directory tree.
+    tree: DirTree,
+    dirs: Vec<Dir>,
+    /// mkfs's inodes (root, realtime bitmap and summary) and the root
+    /// directory's block.
+    mkfs_inodes: Vec<u64>,
+    root_block: u64,
+    cil: BTreeMap<Item, Region>,
+    cil_bytes: u64,
+    /// The CIL's checkpoint sequence (one more per push).
+    cil_seq: u64,
+    /// The items of the last checkpoint written.
+    last_checkpoint: BTreeMap<Item, Region>,
+    intents: u64,
+    /// `delaylog` (the CIL) or not (transactions into the in-core log), and
+    /// `barrier`.
+    delaylog: bool,
+    barrier: bool,
+    /// nodelaylog: the running transaction's items (one model call).
+    tx: BTreeMap<Item, Region>,
+    /// nodelaylog: the active in-core log buffer (iclog): its number and
+    /// the bytes after its record header; iclogs switched out and not yet
+    /// written (number, bytes); the first iclog not yet on disk; the log's
+    /// head in 512-byte basic blocks; when the written-out iclogs are due.
+    iclog_seq: u64,
+    iclog_fill: u64,
+    want_sync: VecDeque<(u64, u64)>,
+    synced_seq: u64,
+    head_bb: u64,
+    sync_due: Option<SimTime>,
+    /// nodelaylog: transactions committed to the in-core log.
+    transactions: u64,
+    push_limit: u64,
+    interval: Dur,
+    last_push: SimTime,
+    size_due: Option<SimTime>,
+    now: SimTime,
+    stats: FsStats,
+}
+
+impl Xfs {
+    /// mkfs.xfs over `blocks` blocks for the file set's directory tree `tree`;
+    /// an error names a bad option (agcount, log size, ...) or says the device is too small.
+    pub fn new(cfg: &FsConfig, blocks: u64, tree: DirTree) -> Result<Xfs, ConfigError> {
+        let files = tree.files();
+        let mut agcount = cfg.agcount.unwrap_or_else(|| default_agcount(blocks));
+        let agblocks = blocks.div_ceil(agcount.max(1));
+        if !(AG_MIN_BLOCKS..=AG_MAX_BLOCKS).contains(&agblocks) {
+            return Err(invalid(
+                "fs.agcount",
+                format!("AGs of {agblocks} blocks: must be 16 MiB to 1 TiB ({blocks} blocks)"),
+            ));
+        }
+        // mkfs recomputes the count from the AG size; a last AG under the
+        // minimum is left out.
+        agcount = blocks.div_ceil(agblocks);
+        let last = blocks - (agcount - 1) * agblocks;
+        if agcount > 1 && last < AG_MIN_BLOCKS {
+            agcount -= 1;
+        }
+        let blocks = blocks.min(agcount * agblocks);
+        let mut ags = Vec::new();
+        for a in 0..agcount {
+            let start = a * agblocks;
+            let len = agblocks.min(blocks - start);
+            let mut ag = Ag {
+                start,
+                len,
+                bno: BTreeMap::new(),
+                cnt: BTreeSet::new(),
+                freeblks: 0,
+                trees: [
+                    vec![start + 1],
+                    vec![start + 2],
+                    vec![start + 3],
+                    vec![start + 4],
+                ],
+                chunks: BTreeMap::new(),
+                free_chunks: BTreeSet::new(),
+                newino: start + AG_FIXED,
+            };
+            ag.put(start + AG_FIXED, len - AG_FIXED);
+            ags.push(ag);
+        }
+        let logblocks = cfg
+            .log_size
+            .map_or(default_log_blocks(blocks, agblocks), |s| s.0 / BLOCK);
+        let la = ags.len() / 2;
+        let ls = ags[la].start + AG_FIXED;
+        if ags[la].take_exact(ls, logblocks) != Some((ls, logblocks)) {
+            return Err(invalid(
+                "fs.log_size",
+                format!("{logblocks} blocks do not fit in an AG of {agblocks}"),
+            ));
+        }
+        ags[la].newino = ls + logblocks;
+        let interval = Dur::from_ms(cfg.xfssyncd_centisecs.unwrap_or(3000) * 10);
+        let mut fs = Xfs {
+            blocks,
+            agblocks,
+            ags,
+            log: (ls, logblocks),
+            head: ls,
+            files: vec![File::default(); files as usize],
+            tree: DirTree::default(),
+            dirs: Vec::new(),
+            mkfs_inodes: Vec::new(),
+            root_block: 0,
+            cil: BTreeMap::new(),
+            cil_bytes: 0,
+            cil_seq: 0,
+            last_checkpoint: BTreeMap::new(),
+            intents: 0,
+            delaylog: cfg.delaylog(),
+            barrier: cfg.barrier(),
+            tx: BTreeMap::new(),
+            iclog_seq: 1,
+            iclog_fill: 0,
+            want_sync: VecDeque::new(),
+            synced_seq: 1,
+            head_bb: 0,
+            sync_due: None,
+            transactions: 0,
+            push_limit: logblocks * BLOCK / 8,
+            interval,
+            last_push: SimTime::ZERO,
+            size_due: None,
+            now: SimTime::ZERO,
+            stats: FsStats {
+                kind: FsKind::Xfs.name().into(),
+                ..FsStats::default()
+            },
+        };
+        // mkfs: the root inode chunk, the root directory, then the file
+        // set's directories (its tree made before the run), unlogged.
+        let mut io = Vec::new();
+        let too_small = || invalid("fs.kind", format!("{blocks} blocks is too small for xfs"));
+        for _ in 0..3 {
+            let ino = fs.alloc_inode(0, &mut io).ok_or_else(too_small)?;
+            fs.mkfs_inodes.push(ino);
+        }
+        fs.root_block = fs
+            .alloc_extent(0, None, 1, &mut io)
+            .ok_or_else(too_small)?
+            .0;
+        for d in 0..tree.dirs() {
+            let (data, leaves, extra) = dir_geometry(tree.entries(d).max(1));
+            let ag = d % fs.ags.len();
+            let ino = fs.alloc_inode(ag, &mut io).ok_or_else(|| {
+                invalid("personality.files", "no room for the directories' inodes")
+            })?;
+            let mut blocks = Vec::new();
+            let mut left = data + leaves + extra;
+            while left > 0 {
+                let goal = blocks.last().map(|b| b + 1);
+                let (s, n) = fs
+                    .alloc_extent(ag, goal, left, &mut io)
+                    .ok_or_else(|| invalid("personality.files", "no room for the directories"))?;
+                blocks.extend(s..s + n);
+                left -= n;
+            }
+            fs.dirs.push(Dir {
+                ag,
+                ino,
+                blocks,
+                data,
+                leaves,
+            });
+        }
+        fs.tree = tree;
+        fs.cil.clear();
+        fs.tx.clear();
+        fs.cil_bytes = 0;
+        fs.size_due = None;
+        fs.stats.metadata_dirtied = 0;
+        Ok(fs)
+    }
+
+    fn ag_of(&self, block: u64) -> usize {
+        ((block / self.agblocks) as usize).min(self.ags.len() - 1)
+    }
+
+    /// The first block of the chunk holding inode `ino`.
+    fn chunk_of(&self, ino: u64) -> (usize, u64) {
+        let b = ino / INODES_PER_BLOCK;
+        let a = self.ag_of(b);
+        let s = self.ags[a].start;
+        (a, s + (b - s) / CHUNK_BLOCKS * CHUNK_BLOCKS)
+    }
+
+    fn cil_add(&mut self, item: Item, r: Region) {
+        if !self.delaylog {
+            // nodelaylog: the item joins the running transaction, with the
+            // union of what this transaction dirtied in it.
+            let new = self.tx.get(&item).map_or(r, |o| o.union(r));
+            self.tx.insert(item, new);
+            return;
+        }
+        let old = self.cil.get(&item).copied();
+        let new = old.map_or(r, |o| o.union(r));
+        self.cil_bytes = self.cil_bytes + new.bytes() - old.map_or(0, Region::bytes);
+        self.cil.insert(item, new);
+        if self.cil_bytes >= self.push_limit && self.size_due.is_none() {
+            self.size_due = Some(self.now);
+        }
+    }
+
+    /// Dirty metadata block `block` and log chunks `mask` of its buffer
+    /// (sector `sector` of the block for the AG headers).
+    fn buf(&mut self, block: u64, sector: u64, mask: u32, io: &mut Vec<FsCall>) {
+        self.stats.metadata_dirtied += 1;
+        io.push(FsCall::Meta { block });
+        self.cil_add(Item::Buf(block * 8 + sector), Region::Buf { mask });
+    }
+
+    fn agf(&mut self, a: usize, io: &mut Vec<FsCall>) {
+        self.buf(self.ags[a].start, 1, 1, io);
+    }
+
+    fn agi(&mut self, a: usize, io: &mut Vec<FsCall>) {
+        self.buf(self.ags[a].start, 2, 1, io);
+    }
+
+    /// Log inode `ino`'s core (and `fork` bytes of its data fork).
+    fn log_inode(&mut self, ino: u64, fork: u64, io: &mut Vec<FsCall>) {
+        self.stats.metadata_dirtied += 1;
+        io.push(FsCall::Meta {
+            block: ino / INODES_PER_BLOCK,
+        });
+        self.cil_add(Item::Inode(ino), Region::Inode { fork });
+    }
+
+    /// A record change in B+tree `t` of AG `a`, at the fraction `num / den`
+    /// of its key space: the leaf's header and the record's chunk.
+    fn touch_tree(&mut self, a: usize, t: usize, num: u64, den: u64, io: &mut Vec<FsCall>) {
+        let blocks = &self.ags[a].trees[t];
+        let n = blocks.len() as u128;
+        let x = (num as u128 * n * TREE_LEAF[t] as u128) / den.max(1) as u128;
+        let leaf = ((x / TREE_LEAF[t] as u128) as usize).min(blocks.len() - 1);
+        let pos = (x % TREE_LEAF[t] as u128) as u64;
+        let b = blocks[leaf];
+        self.buf(b, 0, 1 | chunk_mask(SHORT_HDR + pos * TREE_REC[t]), io);
+    }
+
+    /// A free extent `[s, s + n)` of AG `a` changed (taken or freed).
+    fn note_space(&mut self, a: usize, s: u64, n: u64, io: &mut Vec<FsCall>) {
+        self.agf(a, io);
+        let (start, len) = (self.ags[a].start, self.ags[a].len);
+        self.touch_tree(a, BNO, s - start, len, io);
+        self.touch_tree(a, CNT, n.ilog2() as u64, len.ilog2() as u64 + 1, io);
+    }
+
+    /// Grow or shrink AG `a`'s B+trees to their records (see the docs).
+    fn fix_trees(&mut self, a: usize, io: &mut Vec<FsCall>) {
+        for _ in 0..64 {
+            let mut changed = false;
+            for t in 0..4 {
+                let ag = &self.ags[a];
+                let need = tree_need(ag.records(t), TREE_LEAF[t], TREE_NODE[t]) as usize;
+                let have = ag.trees[t].len();
+                if have < need {
+                    let Some((&s, _)) = ag.bno.iter().next() else {
+                        continue;
+                    };
+                    self.ags[a].take_exact(s, 1);
+                    self.ags[a].trees[t].push(s);
+                    self.note_space(a, s, 1, io);
+                    self.buf(s, 0, u32::MAX, io);
+                    let root = self.ags[a].trees[t][0];
+                    self.buf(root, 0, 1, io);
+                    self.buf(self.ags[a].start, 3, 1, io);
+                    changed = true;
+                } else if have > need + 1 {
+                    let b = self.ags[a].trees[t].pop().expect("more than one block");
+                    self.ags[a].put(b, 1);
+                    self.note_space(a, b, 1, io);
+                    self.cil_add(Item::Buf(b * 8), Region::Buf { mask: 0 });
+                    self.buf(self.ags[a].start, 3, 1, io);
+                    changed = true;
+                }
+            }
+            if !changed {
+                return;
+            }
+        }
+    }
+
+    /// Take `[s, s + n)` of AG `a` already removed from its free space:
+    /// log the free-space change.
+    fn took(&mut self, a: usize, s: u64, n: u64, io: &mut Vec<FsCall>) {
+        self.note_space(a, s, n, io);
+        self.fix_trees(a, io);
+    }
+
+    /// One free extent of up to `want` blocks: at `goal` exactly, else the
+    /// best fit of the whole length from AG `a0` on, else the largest.
+    fn alloc_extent(
+        &mut self,
+        a0: usize,
+        goal: Option<u64>,
+        want: u64,
+        io: &mut Vec<FsCall>,
+    ) -> Option<(u64, u64)> {
+        let n = self.ags.len();
+        if let Some(g) = goal.filter(|&g| g < self.blocks) {
+            let a = self.ag_of(g);
+            if let Some((s, got)) = self.ags[a].take_exact(g, want) {
+                self.took(a, s, got, io);
+                return Some((s, got));
+            }
+        }
+        for k in 0..n {
+            let a = (a0 + k) % n;
+            if let Some(s) = self.ags[a].best_fit(want) {
+                let r = self.ags[a].take_exact(s, want)?;
+                self.took(a, r.0, r.1, io);
+                return Some(r);
+            }
+        }
+        for k in 0..n {
+            let a = (a0 + k) % n;
+            if let Some(&(l, s)) = self.ags[a].cnt.last() {
+                let r = self.ags[a].take_exact(s, want.min(l))?;
+                self.took(a, r.0, r.1, io);
+                return Some(r);
+            }
+        }
+        None
+    }
+
+    /// A new inode chunk in AG `a`, if room.
+    fn new_chunk(&mut self, a: usize, io: &mut Vec<FsCall>) -> Option<u64> {
+        let goal = self.ags[a].newino;
+        let s = self.ags[a].aligned_fit(goal, CHUNK_BLOCKS, CHUNK_BLOCKS)?;
+        self.ags[a].take_exact(s, CHUNK_BLOCKS);
+        let ag = &mut self.ags[a];
+        ag.chunks.insert(s, u64::MAX);
+        ag.free_chunks.insert(s);
+        ag.newino = s + CHUNK_BLOCKS;
+        self.cil_add(Item::Icreate(s), Region::Fixed(ICREATE_BYTES));
+        self.agi(a, io);
+        let (start, len) = (self.ags[a].start, self.ags[a].len);
+        self.touch_tree(a, INO, s - start, len, io);
+        self.touch_tree(a, FINO, s - start, len, io);
+        self.took(a, s, CHUNK_BLOCKS, io);
+        Some(s)
+    }
+
+    /// A free inode, in AG `a0` first (`xfs_dialloc`).
+    fn alloc_inode(&mut self, a0: usize, io: &mut Vec<FsCall>) -> Option<u64> {
+        let n = self.ags.len();
+        for k in 0..n {
+            let a = (a0 + k) % n;
+            let c = match self.ags[a].free_chunks.first() {
+                Some(&c) => c,
+                None => match self.new_chunk(a, io) {
+                    Some(c) => c,
+                    None => continue,
+                },
+            };
+            let ag = &mut self.ags[a];
+            let mask = ag.chunks.get_mut(&c).expect("a chunk");
+            let slot = mask.trailing_zeros() as u64;
+            *mask &= !(1u64 << slot);
+            if *mask == 0 {
+                ag.free_chunks.remove(&c);
+            }
+            self.agi(a, io);
+            let (start, len) = (self.ags[a].start, self.ags[a].len);
+            self.touch_tree(a, INO, c - start, len, io);
+            self.touch_tree(a, FINO, c - start, len, io);
+            self.fix_trees(a, io);
+            return Some(c * INODES_PER_BLOCK + slot);
+        }
+        None
+    }
+
+    fn free_inode(&mut self, ino: u64, io: &mut Vec<FsCall>) {
+        let (a, c) = self.chunk_of(ino);
+        let slot = ino - c * INODES_PER_BLOCK;
+        let ag = &mut self.ags[a];
+        let mask = ag.chunks.get_mut(&c).expect("the inode's chunk");
+        debug_assert!(*mask & (1 << slot) == 0, "inode {ino} freed twice");
+        *mask |= 1 << slot;
+        let empty = *mask == u64::MAX;
+        ag.free_chunks.insert(c);
+        self.agi(a, io);
+        let (start, len) = (self.ags[a].start, self.ags[a].len);
+        self.touch_tree(a, INO, c - start, len, io);
+        self.touch_tree(a, FINO, c - start, len, io);
+        if empty {
+            // xfs_ifree_cluster: the chunk goes back to free space, its
+            // cluster buffers (8 KiB each) are logged stale.
+            let ag = &mut self.ags[a];
+            ag.chunks.remove(&c);
+            ag.free_chunks.remove(&c);
+            ag.put(c, CHUNK_BLOCKS);
+            for k in (0..CHUNK_BLOCKS).step_by(2) {
+                self.cil_add(Item::Buf((c + k) * 8), Region::Buf { mask: 0 });
+            }
+            self.note_space(a, c, CHUNK_BLOCKS, io);
+        }
+        self.fix_trees(a, io);
+    }
+
+    /// A directory entry of file `f` added or removed.
+    fn dir_entry(&mut self, f: u32, io: &mut Vec<FsCall>) {
+        let (d, k) = self.tree.dir_of(f);
+        let dir = &self.dirs[d];
+        let (dino, data, leaves) = (dir.ino, dir.data, dir.leaves);
+        let h = hash(k);
+        let mut bufs: Vec<(u64, u32)> = Vec::new();
+        if leaves == 0 {
+            // Block form: the entry, the bestfree header, the hash entry
+            // and the tail.
+            let leaf_pos = h % DIR_BLOCK_FORM;
+            let mask = 1
+                | chunk_mask(DIR_HDR + k % DIR_BLOCK_FORM * DIRENT)
+                | chunk_mask(BLOCK - 8 - (DIR_BLOCK_FORM - leaf_pos) * 8)
+                | 1 << 31;
+            bufs.push((dir.blocks[0], mask));
+        } else {
+            let db = ((k / DIR_DATA_ENTRIES) % data) as usize;
+            bufs.push((
+                dir.blocks[db],
+                1 | chunk_mask(DIR_HDR + k % DIR_DATA_ENTRIES * DIRENT),
+            ));
+            let lb = data as usize + (h % leaves) as usize;
+            bufs.push((
+                dir.blocks[lb],
+                1 | chunk_mask(DIR_HDR + (h / leaves) % DIR_LEAF_ENTRIES * 8),
+            ));
+            if dir.blocks.len() as u64 > data + leaves {
+                // The free index's best-free entry.
+                let fb = *dir.blocks.last().expect("a free index");
+                bufs.push((fb, 1 | chunk_mask(DIR_HDR + db as u64 * 2)));
+            }
+        }
+        for (b, m) in bufs {
+            self.buf(b, 0, m, io);
+        }
+        self.log_inode(dino, 0, io);
+    }
+
+    /// Append `want` blocks to `f`.
+    fn grow(&mut self, f: u32, want: u64, io: &mut Vec<FsCall>) -> Result<(), NoSpace> {
+        if want == 0 {
+            return Ok(());
+        }
+        let free: u64 = self.ags.iter().map(|a| a.freeblks).sum();
+        if want + want / BMBT_LEAF + 16 * self.ags.len() as u64 > free {
+            return Err(NoSpace);
+        }
+        let ino = self.files[f as usize].ino;
+        let a0 = self.ag_of(ino / INODES_PER_BLOCK);
+        let mut left = want;
+        while left > 0 {
+            let goal = self.files[f as usize].extents.last().map(|&(s, n)| s + n);
+            let (s, n) = self
+                .alloc_extent(a0, goal, left.min(MAX_EXTLEN), io)
+                .ok_or(NoSpace)?;
+            self.stats.data_blocks_allocated += n;
+            left -= n;
+            let file = &mut self.files[f as usize];
+            file.append(s, n);
+            let ne = file.extents.len() as u64;
+            while (self.files[f as usize].bmbt.len() as u64) < bmbt_need(ne) {
+                let (b, _) = self.alloc_extent(a0, None, 1, io).ok_or(NoSpace)?;
+                self.files[f as usize].bmbt.push(b);
+                self.stats.index_blocks += 1;
+                self.buf(b, 0, u32::MAX, io);
+            }
+            if ne > INODE_EXTENTS {
+                let leaf = ((ne - 1) / BMBT_LEAF) as usize;
+                let b = self.files[f as usize].bmbt[leaf];
+                let pos = (ne - 1) % BMBT_LEAF;
+                self.buf(b, 0, 1 | chunk_mask(72 + pos * 16), io);
+            }
+        }
+        Ok(())
+    }
+
+    /// A checkpoint: the CIL written at the log's head, as runs of
+    /// (block, blocks), one per iclog; `None` if the CIL is empty.
+    fn push(&mut self) -> Option<Vec<(u64, u32)>> {
+        if self.cil.is_empty() {
+            return None;
+        }
+        let blocks = checkpoint_blocks(self.cil_bytes);
+        let (ls, ln) = self.log;
+        let mut runs = Vec::new();
+        let mut left = blocks;
+        while left > 0 {
+            let n = left.min(ICLOG / BLOCK).min(ls + ln - self.head);
+            runs.push((self.head, n as u32));
+            self.head += n;
+            left -= n;
+            if self.head == ls + ln {
+                self.head = ls;
+                self.stats.journal_wraps += 1;
+            }
+        }
+        self.stats.journal_blocks_written += blocks;
+        self.last_checkpoint = std::mem::take(&mut self.cil);
+        self.cil_bytes = 0;
+        self.cil_seq += 1;
+        self.size_due = None;
+        Some(runs)
+    }
+
+    /// Bytes in the CIL now (its logged regions and their headers).
+    pub fn cil_bytes(&self) -> u64 {
+        self.cil_bytes
+    }
+
+    /// The internal log's place (start, blocks) and its head.
+    pub fn log_area(&self) -> ((u64, u64), u64) {
+        (self.log, self.head)
+    }
+
+    /// nodelaylog: commit the running transaction (`xfs_trans_commit`):
+    /// its start record, transaction header, every item's logged regions
+    /// and commit record go into the in-core log (`xlog_write`). Returns the
+    /// number of the iclog holding the commit record; `None` if the
+    /// transaction logged nothing.
+    fn commit_tx(&mut self) -> Option<u64> {
+        if self.tx.is_empty() {
+            return None;
+        }
+        let bytes = TRANS_OVERHEAD + self.tx.values().map(|r| r.bytes()).sum::<u64>();
+        self.tx.clear();
+        self.transactions += 1;
+        Some(self.log_write(bytes))
+    }
+
+    /// Copy `len` bytes of log records into the in-core log
+    /// (`xlog_state_get_iclog_space`, `xlog_write`): an iclog with less than
+    /// two op headers' room is switched out first; a record that does not fit
+    /// fills the iclog and goes on in the next behind a continuation op
+    /// header; an iclog left with at most one op header's room is switched
+    /// out. Returns the number of the iclog holding the last byte.
+    fn log_write(&mut self, mut len: u64) -> u64 {
+        loop {
+            if ICLOG_DATA - self.iclog_fill < 2 * OPHDR {
+                self.switch_iclog();
+            }
+            let room = ICLOG_DATA - self.iclog_fill;
+            if len <= room {
+                self.iclog_fill += len;
+                let seq = self.iclog_seq;
+                if ICLOG_DATA - self.iclog_fill <= OPHDR {
+                    self.switch_iclog();
+                }
+                return seq;
+            }
+            self.iclog_fill = ICLOG_DATA;
+            len = len - room + OPHDR;
+            self.switch_iclog();
+        }
+    }
+
+    /// Switch out the active iclog (`xlog_state_switch_iclogs`): it is
+    /// written at once (by the file system's thread, or by a log force).
+    fn switch_iclog(&mut self) {
+        self.want_sync.push_back((self.iclog_seq, self.iclog_fill));
+        self.iclog_seq += 1;
+        self.iclog_fill = 0;
+        if self.sync_due.is_none() {
+            self.sync_due = Some(self.now);
+        }
+    }
+
+    /// Write the switched-out iclogs up to number `upto` at the log's head
+    /// (`xlog_sync`): each its record header and bytes rounded up to basic
+    /// blocks, as the 4 KiB blocks they touch (a run per iclog, two where it
+    /// wraps); the head moves by the basic blocks, so the next iclog may
+    /// rewrite the last block.
+    fn sync_iclogs(&mut self, upto: u64) -> Vec<(u64, u32)> {
+        let (ls, ln) = self.log;
+        let log_bb = ln * BB_PER_BLOCK;
+        let mut runs = Vec::new();
+        while let Some(&(seq, fill)) = self.want_sync.front() {
+            if seq > upto {
+                break;
+            }
+            self.want_sync.pop_front();
+            self.synced_seq = seq + 1;
+            let mut left = (REC_HEADER + fill).div_ceil(BB);
+            while left > 0 {
+                let n = left.min(log_bb - self.head_bb);
+                let (b0, b1) = (
+                    self.head_bb / BB_PER_BLOCK,
+                    (self.head_bb + n).div_ceil(BB_PER_BLOCK),
+                );
+                runs.push((ls + b0, (b1 - b0) as u32));
+                self.stats.journal_blocks_written += b1 - b0;
+                self.head_bb += n;
+                left -= n;
+                if self.head_bb == log_bb {
+                    self.head_bb = 0;
+                    self.stats.journal_wraps += 1;
+                }
+            }
+        }
+        if self.want_sync.is_empty() {
+            self.sync_due = None;
+        }
+        runs
+    }
+
+    /// nodelaylog fsync (`xfs_fsync`, 2.6.35): an inode with unlogged
+    /// changes gets a synchronous transaction logging its core, which
+    /// forces the log; else an inode whose last transaction is not on disk
+    /// yet (pinned) forces the log up to that transaction's iclog
+    /// (`_xfs_log_force_lsn`); else nothing is written.
+    fn fsync_nodelaylog(&mut self, f: u32) -> FsyncIo {
+        let file = &self.files[f as usize];
+        let ino = file.ino;
+        if file.update_core {
+            self.cil_add(Item::Inode(ino), Region::Inode { fork: 0 });
+            let lsn = self.commit_tx().expect("the inode core is logged");
+            let file = &mut self.files[f as usize];
+            file.lsn = lsn;
+            file.update_core = false;
+        } else if file.lsn < self.synced_seq {
+            return FsyncIo::flush_only(self.barrier);
+        }
+        let lsn = self.files[f as usize].lsn;
+        if lsn == self.iclog_seq {
+            self.switch_iclog();
+        }
+        let runs = self.sync_iclogs(lsn);
+        self.stats.commits_fsync += 1;
+        FsyncIo {
+            direct: runs,
+            barrier_each: self.barrier,
+            ..FsyncIo::flush_only(self.barrier)
+        }
+    }
+
+    /// nodelaylog: the file system thread's log writes: the switched-out
+    /// iclogs, and every `xfssyncd_centisecs` the active one
+    /// (`xfs_sync_worker`'s `xfs_log_force`); each iclog a barrier write.
+    fn tick_nodelaylog(&mut self, now: SimTime, io: &mut Vec<FsCall>) {
+        let timer = now >= self.last_push + self.interval;
+        let due = self.sync_due.is_some_and(|t| t <= now);
+        if !timer && !due {
+            return;
+        }
+        if timer {
+            self.last_push = now;
+            if self.iclog_fill > 0 {
+                self.switch_iclog();
+            }
+        }
+        let runs = self.sync_iclogs(self.iclog_seq);
+        if runs.is_empty() {
+            return;
+        }
+        self.stats.commits_timer += 1;
+        for (block, blocks) in runs {
+            if self.barrier {
+                io.push(FsCall::Flush);
+            }
+            io.push(FsCall::Direct {
+                op: IoOp::Write,
+                block,
+                blocks,
+            });
+        }
+        if self.barrier {
+            io.push(FsCall::Flush);
+        }
+    }
+
+    /// nodelaylog: transactions committed to the in-core log so far, the
+    /// active iclog's bytes, and the log's head in basic blocks.
+    pub fn in_core_log(&self) -> (u64, u64, u64) {
+        (self.transactions, self.iclog_fill, self.head_bb)
+    }
+}
+
+/// Log blocks a checkpoint of `cil_bytes` writes: the CIL, the checkpoint's
+/// records, a record header per 32 KiB iclog, in whole 4 KiB blocks.
+pub fn checkpoint_blocks(cil_bytes: u64) -> u64 {
+    let payload = cil_bytes + CHECKPOINT_OVERHEAD;
+    let iclogs = payload.div_ceil(ICLOG - REC_HEADER);
+    (payload + iclogs * REC_HEADER).div_ceil(BLOCK)
+}
+
+impl FileSystem for Xfs {
+    fn kind(&self) -> FsKind {
+        FsKind::Xfs
+    }
+    fn blocks(&self) -> u64 {
+        self.blocks
+    }
+    fn data_room(&self) -> u64 {
+        self.ags.iter().map(|a| a.freeblks).sum()
+    }
+    fn own_areas(&self) -> String {
+        "its log and allocation group headers and B+trees".into()
+    }
+    fn create(&mut self, f: u32, now: SimTime, io: &mut Vec<FsCall>) -> Result<(), NoSpace> {
+        self.now = now;
+        debug_assert!(!self.files[f as usize].exists);
+        let (d, _) = self.tree.dir_of(f);
+        let ag = self.dirs[d].ag;
+        let ino = self.alloc_inode(ag, io).ok_or(NoSpace)?;
+        self.log_inode(ino, 0, io);
+        self.files[f as usize] = File {
+            exists: true,
+            ino,
+            seq: self.cil_seq,
+            ..File::default()
+        };
+        self.dir_entry(f, io);
+        if let Some(lsn) = self.commit_tx() {
+            self.files[f as usize].lsn = lsn;
+        }
+        Ok(())
+    }
+    fn unlink(&mut self, f: u32, now: SimTime, io: &mut Vec<FsCall>) {
+        self.now = now;
+        let file = std::mem::take(&mut self.files[f as usize]);
+        if !file.exists {
+            return;
+        }
+        self.dir_entry(f, io);
+        // xfs_remove puts the inode on the AGI's unlinked list; inactivation
+        // frees its extents (through EFIs) and then the inode.
+        let (a, _) = self.chunk_of(file.ino);
+        self.agi(a, io);
+        for (s, n) in file
+            .extents
+            .iter()
+            .copied()
+            .chain(file.bmbt.iter().map(|&b| (b, 1)))
+        {
+            let ea = self.ag_of(s);
+            self.ags[ea].put(s, n);
+            self.intents += 1;
+            self.cil_add(Item::Intent(self.intents), Region::Fixed(EFI_EFD_BYTES));
+            self.note_space(ea, s, n, io);
+            self.fix_trees(ea, io);
+        }
+        self.stats.index_blocks -= file.bmbt.len() as u64;
+        self.log_inode(file.ino, 0, io);
+        self.free_inode(file.ino, io);
+        self.commit_tx();
+    }
+    fn write(
+        &mut self,
+        f: u32,
+        off: u64,
+        len: u64,
+        now: SimTime,
+        io: &mut Vec<FsCall>,
+    ) -> Result<(), NoSpace> {
+        self.now = now;
+        let file = &self.files[f as usize];
+        let ne = file.extents.len();
+        let need = (off + len).div_ceil(BLOCK).saturating_sub(file.blocks());
+        self.grow(f, need, io)?;
+        let file = &mut self.files[f as usize];
+        file.size = file.size.max(off + len);
+        let fork = if file.extents.len() != ne {
+            file.fork_bytes()
+        } else {
+            0
+        };
+        let ino = file.ino;
+        file.calls(IoOp::Write, off, len, io);
+        if self.delaylog {
+            self.log_inode(ino, fork, io);
+            self.files[f as usize].seq = self.cil_seq;
+            return Ok(());
+        }
+        // nodelaylog: an allocation is a transaction that logs the inode
+        // (core and data fork); timestamps and size change unlogged
+        // (`i_update_core`), the inode dirty in the buffer cache.
+        if self.tx.is_empty() {
+            self.stats.metadata_dirtied += 1;
+            io.push(FsCall::Meta {
+                block: ino / INODES_PER_BLOCK,
+            });
+        } else {
+            self.log_inode(ino, fork, io);
+            let lsn = self.commit_tx().expect("the allocation is logged");
+            self.files[f as usize].lsn = lsn;
+        }
+        self.files[f as usize].update_core = true;
+        Ok(())
+    }
+    fn read(&mut self, f: u32, off: u64, len: u64, _now: SimTime, io: &mut Vec<FsCall>) {
+        self.files[f as usize].calls(IoOp::Read, off, len, io);
+    }
+    fn fsync(&mut self, f: u32, now: SimTime) -> FsyncIo {
+        self.now = now;
+        if !self.delaylog {
+            return self.fsync_nodelaylog(f);
+        }
+        // A log force up to the inode's sequence: nothing if its changes
+        // are already in a written checkpoint.
+        if self.files[f as usize].seq != self.cil_seq {
+            return FsyncIo::default();
+        }
+        match self.push() {
+            Some(runs) => {
+                self.stats.commits_fsync += 1;
+                FsyncIo::commit(runs, self.barrier)
+            }
+            None => FsyncIo::flush_only(self.barrier),
+        }
+    }
+    fn tick(&mut self, now: SimTime, io: &mut Vec<FsCall>) {
+        self.now = now;
+        if !self.delaylog {
+            self.tick_nodelaylog(now, io);
+            return;
+        }
+        let timer = now >= self.last_push + self.interval;
+        let size = self.size_due.is_some_and(|t| t <= now);
+        if !timer && !size {
+            return;
+        }
+        if timer {
+            self.last_push = now;
+        }
+        let Some(runs) = self.push() else {
+            return;
+        };
+        self.stats.commits_timer += 1;
+        if self.barrier {
+            // The last iclog's last block after a flush (REQ_PREFLUSH | FUA).
+            super::push_commit(runs, io);
+        } else {
+            io.extend(runs.into_iter().map(|(block, blocks)| FsCall::Direct {
+                op: IoOp::Write,
+                block,
+                blocks,
+            }));
+        }
+    }
+    fn next_tick(&self) -> Option<SimTime> {
+        let timer = self.last_push + self.interval;
+        let due = if self.delaylog {
+            self.size_due
+        } else {
+            self.sync_due
+        };
+        Some(due.map_or(timer, |t| t.min(timer)))
+    }
+    fn size(&self, f: u32) -> u64 {
+        self.files[f as usize].size
+    }
+    fn exists(&self, f: u32) -> bool {
+        self.files[f as usize].exists
+    }
+    fn check(&self) -> Result<(), String> {
+        let mut owned: Vec<(u64, u64, String)> = Vec::new();
+        for (a, ag) in self.ags.iter().enumerate() {
+            owned.push((ag.start, 1, format!("AG {a}'s headers")));
+            let inside = |s: u64, n: u64| s >= ag.start && s + n <= ag.end();
+            for t in 0..4 {
+                let need = tree_need(ag.records(t), TREE_LEAF[t], TREE_NODE[t]) as usize;
+                let have = ag.trees[t].len();
+                // (A tree that could not split in a full AG is short.)
+                if (have < need && ag.freeblks > 0) || have > need + 1 {
+                    return Err(format!(
+                        "AG {a}'s {}: {have} blocks for {} records",
+                        TREE_NAMES[t],
+                        ag.records(t)
+                    ));
+                }
+                for &b in &ag.trees[t] {
+                    if !inside(b, 1) {
+                        return Err(format!("AG {a}'s {} block {b} outside", TREE_NAMES[t]));
+                    }
+                    owned.push((b, 1, format!("AG {a}'s {}", TREE_NAMES[t])));
+                }
+            }
+            let mut sum = 0;
+            let mut prev_end = None;
+            for (&s, &n) in &ag.bno {
+                if !inside(s, n) || n == 0 {
+                    return Err(format!("AG {a}: free extent {s}+{n} outside"));
+                }
+                if prev_end == Some(s) {
+                    return Err(format!("AG {a}: free extents not merged at {s}"));
+                }
+                if !ag.cnt.contains(&(n, s)) {
+                    return Err(format!("AG {a}: free extent {s}+{n} not in the cntbt"));
+                }
+                prev_end = Some(s + n);
+                sum += n;
+                owned.push((s, n, "free".into()));
+            }
+            if ag.cnt.len() != ag.bno.len() || sum != ag.freeblks {
+                return Err(format!(
+                    "AG {a}: AGF counts {} free blocks, the bnobt {sum}, the cntbt {} records for {}",
+                    ag.freeblks,
+                    ag.cnt.len(),
+                    ag.bno.len()
+                ));
+            }
+            for (&c, &mask) in &ag.chunks {
+                if !inside(c, CHUNK_BLOCKS) || (c - ag.start) % CHUNK_BLOCKS != 0 {
+                    return Err(format!("AG {a}: inode chunk {c} misplaced"));
+                }
+                if (mask != 0) != ag.free_chunks.contains(&c) || mask == u64::MAX {
+                    return Err(format!("AG {a}: chunk {c}'s finobt record is wrong"));
+                }
+                owned.push((c, CHUNK_BLOCKS, format!("AG {a}'s inode chunk")));
+            }
+            if ag.free_chunks.iter().any(|c| !ag.chunks.contains_key(c)) {
+                return Err(format!("AG {a}: a finobt record without its chunk"));
+            }
+        }
+        owned.push((self.log.0, self.log.1, "the log".into()));
+        owned.push((self.root_block, 1, "the root directory".into()));
+        // Inodes: every used one allocated in its chunk, once.
+        let mut used = BTreeSet::new();
+        let mut inodes: Vec<(u64, String)> = self
+            .mkfs_inodes
+            .iter()
+            .map(|&i| (i, "mkfs's".to_string()))
+            .collect();
+        for (d, dir) in self.dirs.iter().enumerate() {
+            inodes.push((dir.ino, format!("directory {d}")));
+            let extra = if dir.leaves > 1 { 2 } else { 0 };
+            if dir.blocks.len() as u64 != dir.data + dir.leaves + extra {
+                return Err(format!("directory {d}: {} blocks", dir.blocks.len()));
+            }
+            for &b in &dir.blocks {
+                owned.push((b, 1, format!("directory {d}")));
+            }
+        }
+        for (i, f) in self.files.iter().enumerate() {
+            if !f.exists {
+                if !f.extents.is_empty() || !f.bmbt.is_empty() {
+                    return Err(format!("deleted file {i} keeps blocks"));
+                }
+                continue;
+            }
+            inodes.push((f.ino, format!("file {i}")));
+            let mut at = 0;
+            for (k, &(_, n)) in f.extents.iter().enumerate() {
+                if f.starts.get(k) != Some(&at) {
+                    return Err(format!("file {i}: extent {k} mapped at the wrong offset"));
+                }
+                at += n;
+            }
+            if at != f.nblocks || f.starts.len() != f.extents.len() {
+                return Err(format!(
+                    "file {i}: {} blocks counted, {at} mapped",
+                    f.nblocks
+                ));
+            }
+            if f.blocks() != f.size.div_ceil(BLOCK) {
+                return Err(format!(
+                    "file {i}: {} bytes in {} blocks",
+                    f.size,
+                    f.blocks()
+                ));
+            }
+            let want = bmbt_need(f.extents.len() as u64);
+            if f.bmbt.len() as u64 != want {
+                return Err(format!(
+                    "file {i}: {} bmbt blocks for {} extents (want {want})",
+                    f.bmbt.len(),
+                    f.extents.len()
+                ));
+            }
+            for &(s, n) in &f.extents {
+                if n == 0 || n > MAX_EXTLEN {
+                    return Err(format!("file {i}: an extent of {n} blocks"));
+                }
+                owned.push((s, n, format!("file {i}")));
+            }
+            for &b in &f.bmbt {
+                owned.push((b, 1, format!("file {i}'s bmbt")));
+            }
+        }
+        for (ino, who) in &inodes {
+            if !used.insert(*ino) {
+                return Err(format!("inode {ino} ({who}) is used twice"));
+            }
+            let (a, c) = self.chunk_of(*ino);
+            let slot = ino - c * INODES_PER_BLOCK;
+            match self.ags[a].chunks.get(&c) {
+                Some(m) if m & (1 << slot) == 0 => {}
+                _ => return Err(format!("inode {ino} ({who}) is not allocated")),
+            }
+        }
+        let allocated: u64 = self
+            .ags
+            .iter()
+            .flat_map(|ag| ag.chunks.values())
+            .map(|m| m.count_zeros() as u64)
+            .sum();
+        if allocated != used.len() as u64 {
+            return Err(format!(
+                "{allocated} inodes allocated in the chunks, {} in use",
+                used.len()
+            ));
+        }
+        super::check_partition(owned, self.blocks)?;
+        Ok(())
+    }
+    fn settle(&mut self) {
+        // The aging history is checkpointed: the CIL is empty and the
+        // counters start again.
+        self.cil.clear();
+        self.cil_bytes = 0;
+        self.size_due = None;
+        // nodelaylog: the in-core log is on disk, the inodes clean.
+        self.tx.clear();
+        self.want_sync.clear();
+        self.iclog_fill = 0;
+        self.iclog_seq += 1;
+        self.synced_seq = self.iclog_seq;
+        self.sync_due = None;
+        self.transactions = 0;
+        for file in &mut self.files {
+            file.update_core = false;
+        }
+        let index_blocks = self.stats.index_blocks;
+        self.stats = FsStats {
+            kind: self.stats.kind.clone(),
+            index_blocks,
+            ..FsStats::default()
+        };
+    }
+    fn stats(&self) -> FsStats {
+        let free: u64 = self.ags.iter().map(|a| a.freeblks).sum();
+        let runs: u64 = self.ags.iter().map(|a| a.bno.len() as u64).sum();
+        FsStats {
+            blocks: self.blocks,
+            used_blocks: self.blocks - free,
+            extents: self.files.iter().map(|f| f.extents.len() as u64).sum(),
+            free_extents: runs,
+            free_extent_mean_blocks: if runs > 0 {
+                free as f64 / runs as f64
+            } else {
+                0.0
+            },
+            ..self.stats.clone()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: u64 = 1_000_000_000;
+
+    /// 4 GiB, 1,000 files in directories of 100.
+    fn fs() -> Xfs {
+        fs_with(FsConfig {
+            kind: FsKind::Xfs,
+            ..FsConfig::default()
+        })
+    }
+
+    fn fs_with(cfg: FsConfig) -> Xfs {
+        Xfs::new(&cfg, 1 << 20, DirTree::flat(1000, 100)).unwrap()
+    }
+
+    fn blocks_of(runs: &[(u64, u32)]) -> u64 {
+        runs.iter().map(|r| r.1 as u64).sum()
+    }
+
+    #[test]
+    fn mkfs_layout_is_consistent() {
+        let f = fs();
+        f.check().unwrap();
+        assert_eq!(f.ags.len(), 4);
+        assert_eq!(f.agblocks, 1 << 18);
+        // 64 MiB of log (the 2048:1 ratio gives 2 MiB: the floor wins), in
+        // the middle AG right after its headers and B+tree roots.
+        assert_eq!(f.log, (2 * (1 << 18) + AG_FIXED, 16_384));
+        assert_eq!(default_log_blocks(1 << 28, 1 << 26), (1 << 28) / 2048);
+        assert_eq!(default_log_blocks(1 << 30, 1 << 28), MAX_LOG_BYTES / BLOCK);
+        assert_eq!(default_log_blocks(100_000, 25_000), 2560);
+        assert_eq!(default_agcount(1 << 20), 4);
+        assert_eq!(default_agcount(5 << 28), 5);
+        // mkfs's inodes and the directories: 10 directories rotating over
+        // the AGs, each a block-form directory of one block.
+        assert_eq!(f.dirs.len(), 10);
+        let ags: Vec<usize> = f.dirs.iter().map(|d| d.ag).collect();
+        assert_eq!(ags, vec![0, 1, 2, 3, 0, 1, 2, 3, 0, 1]);
+        assert!(f.dirs.iter().all(|d| d.blocks.len() == 1));
+        assert_eq!(f.cil_bytes(), 0);
+        let st = f.stats();
+        assert_eq!(st.metadata_dirtied, 0);
+        assert!(st.used_blocks > 16_384 && st.used_blocks < 16_384 + 100);
+        // The per-AG knobs.
+        let g = fs_with(FsConfig {
+            kind: FsKind::Xfs,
+            agcount: Some(8),
+            log_size: Some(ssd_core::units::Size(8 << 20)),
+            ..FsConfig::default()
+        });
+        g.check().unwrap();
+        assert_eq!((g.ags.len(), g.log.1), (8, 2048));
+        assert_eq!(g.log.0, 4 * (1 << 17) + AG_FIXED);
+        let bad = FsConfig {
+            kind: FsKind::Ext4,
+            agcount: Some(8),
+            ..FsConfig::default()
+        };
+        assert!(bad
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("fs.agcount"));
+        // The [fs] section's XFS knobs, and their bounds.
+        let c: FsConfig = toml::from_str(
+            "kind = \"xfs\"\nagcount = 8\nlog_size = \"8MiB\"\nxfssyncd_centisecs = 500\n",
+        )
+        .unwrap();
+        c.validate().unwrap();
+        assert_eq!(c.log_size, Some(ssd_core::units::Size(8 << 20)));
+        for (toml, field) in [
+            ("xfssyncd_centisecs = 50", "fs.xfssyncd_centisecs"),
+            ("log_size = \"1MiB\"", "fs.log_size"),
+            ("agcount = 0", "fs.agcount"),
+        ] {
+            let c: FsConfig = toml::from_str(&format!("kind = \"xfs\"\n{toml}\n")).unwrap();
+            assert!(
+                c.validate().unwrap_err().to_string().contains(field),
+                "{toml}"
+            );
+        }
+        let ext: FsConfig = toml::from_str("kind = \"ext4\"\nxfssyncd_centisecs = 500\n").unwrap();
+        assert!(ext.validate().is_err());
+        let too_many = FsConfig {
+            kind: FsKind::Xfs,
+            agcount: Some(1024),
+            ..FsConfig::default()
+        };
+        assert!(Xfs::new(&too_many, 1 << 20, DirTree::flat(10, 10)).is_err());
+        // AGs of 16,385 blocks: 65,535 asked, 65,533 fit, and the last
+        // one, of 4 blocks, is left out (mkfs recomputes the count from the
+        // AG size).
+        let odd = FsConfig {
+            kind: FsKind::Xfs,
+            agcount: Some(65_535),
+            ..FsConfig::default()
+        };
+        assert_eq!(default_agcount(1 << 30), 4);
+        let ags = |b: u64, c: &FsConfig| Xfs::new(c, b, DirTree::flat(10, 10)).map(|f| f.ags.len());
+        assert_eq!(ags(1 << 30, &odd).unwrap(), 65_532);
+    }
+
+    #[test]
+    fn placement_by_allocation_group() {
+        let mut f = fs();
+        let mut io = Vec::new();
+        let ag_of_file = |f: &Xfs, k: u32| f.ag_of(f.files[k as usize].ino / INODES_PER_BLOCK);
+        // Files of one directory in its AG, their data near their inodes.
+        for k in 0..5 {
+            f.create(k, SimTime::ZERO, &mut io).unwrap();
+            f.write(k, 0, 3 * BLOCK, SimTime::ZERO, &mut io).unwrap();
+            assert_eq!(ag_of_file(&f, k), 0);
+            assert_eq!(f.ag_of(f.files[k as usize].extents[0].0), 0);
+        }
+        // Small files packed one after the other (best fit from one free
+        // extent).
+        let e = |f: &Xfs, k: usize| f.files[k].extents[0];
+        assert_eq!(e(&f, 0).0 + 3, e(&f, 1).0);
+        // New directories in other AGs: files of directories 1, 2, 3.
+        for (k, want) in [(100u32, 1usize), (200, 2), (300, 3)] {
+            f.create(k, SimTime::ZERO, &mut io).unwrap();
+            assert_eq!(ag_of_file(&f, k), want);
+            f.write(k, 0, BLOCK, SimTime::ZERO, &mut io).unwrap();
+            assert_eq!(f.ag_of(e(&f, k as usize).0), want);
+        }
+        // A large file written in 1 MiB calls is one extent.
+        f.create(7, SimTime::ZERO, &mut io).unwrap();
+        for k in 0..64 {
+            f.write(7, k << 20, 1 << 20, SimTime::ZERO, &mut io)
+                .unwrap();
+        }
+        assert_eq!(f.files[7].extents.len(), 1, "{:?}", f.files[7].extents);
+        f.check().unwrap();
+        // Freed space is reused best-fit: a 3-block hole takes a 3-block
+        // file.
+        let hole = e(&f, 2).0;
+        f.unlink(2, SimTime::ZERO, &mut io);
+        f.check().unwrap();
+        f.create(8, SimTime::ZERO, &mut io).unwrap();
+        f.write(8, 0, 3 * BLOCK, SimTime::ZERO, &mut io).unwrap();
+        assert_eq!(e(&f, 8).0, hole);
+        f.check().unwrap();
+    }
+
+    #[test]
+    fn many_extents_go_to_a_bmbt_and_inode_chunks_come_and_go() {
+        let mut f = fs();
+        let mut io = Vec::new();
+        // Interleave two files block by block: each extent one block.
+        f.create(0, SimTime::ZERO, &mut io).unwrap();
+        f.create(1, SimTime::ZERO, &mut io).unwrap();
+        for k in 0..600 {
+            for g in 0..2 {
+                f.write(g, k * BLOCK, BLOCK, SimTime::ZERO, &mut io)
+                    .unwrap();
+            }
+        }
+        assert_eq!(f.files[0].extents.len(), 600);
+        assert_eq!(f.files[0].bmbt.len(), 3);
+        // The calls of a range found by the extent lookup are those of the
+        // whole map walked from the start.
+        for (off, len) in [(0, 10), (BLOCK * 300 + 7, 3 * BLOCK), (599 * BLOCK, BLOCK)] {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            f.read(0, off, len, SimTime::ZERO, &mut a);
+            data_calls(&f.files[0].extents, IoOp::Read, off, len, &mut b);
+            assert_eq!(a, b);
+            assert!(!a.is_empty());
+        }
+        assert_eq!(f.stats().index_blocks, 6);
+        f.check().unwrap();
+        // 200 files in one AG: a few chunks, freed when emptied.
+        for k in 2..100 {
+            f.create(k, SimTime::ZERO, &mut io).unwrap();
+        }
+        let chunks = |f: &Xfs| f.ags[0].chunks.len();
+        assert_eq!(chunks(&f), 2);
+        f.check().unwrap();
+        for k in 0..100 {
+            f.unlink(k, SimTime::ZERO, &mut io);
+        }
+        assert_eq!(f.stats().index_blocks, 0);
+        // The root chunk (mkfs's inodes, directories 0, 4 and 8) stays.
+        assert_eq!(chunks(&f), 1);
+        f.check().unwrap();
+    }
+
+    #[test]
+    fn free_space_btrees_split_and_shrink_with_their_records() {
+        let cfg = FsConfig {
+            kind: FsKind::Xfs,
+            ..FsConfig::default()
+        };
+        let mut f = Xfs::new(&cfg, 1 << 20, DirTree::flat(2000, 2000)).unwrap();
+        let mut io = Vec::new();
+        for k in 0..2000 {
+            f.create(k, SimTime::ZERO, &mut io).unwrap();
+            f.write(k, 0, BLOCK, SimTime::ZERO, &mut io).unwrap();
+        }
+        assert_eq!(f.ags[0].trees[INO].len(), 1);
+        assert_eq!(f.ags[0].chunks.len(), 32);
+        // Every other file removed: 1,000 one-block holes, two leaves of
+        // 505 records and a root in each free-space tree.
+        for k in (0..2000).step_by(2) {
+            f.unlink(k, SimTime::ZERO, &mut io);
+        }
+        let recs = f.ags[0].bno.len() as u64;
+        assert!(recs > 900, "{recs}");
+        assert_eq!(f.ags[0].trees[BNO].len(), 3);
+        assert_eq!(f.ags[0].trees[CNT].len(), 3);
+        f.check().unwrap();
+        // The new blocks were logged whole and the AGFL sector dirtied.
+        assert_eq!(
+            f.cil[&Item::Buf(f.ags[0].trees[BNO][1] * 8)],
+            Region::Buf { mask: u32::MAX }
+        );
+        assert!(f.cil.contains_key(&Item::Buf(3)));
+        for k in (1..2000).step_by(2) {
+            f.unlink(k, SimTime::ZERO, &mut io);
+        }
+        assert!(f.ags[0].trees[BNO].len() <= 2);
+        f.check().unwrap();
+    }
+
+    #[test]
+    fn a_full_file_system_refuses_writes_and_stays_consistent() {
+        let cfg = FsConfig {
+            kind: FsKind::Xfs,
+            ..FsConfig::default()
+        };
+        // 64 MiB: AGs of 16 MiB, the minimum log.
+        let mut f = Xfs::new(&cfg, 16_384, DirTree::flat(400, 20)).unwrap();
+        assert_eq!((f.ags.len(), f.log.1), (4, 2560));
+        f.check().unwrap();
+        let empty = f.stats().used_blocks;
+        let mut io = Vec::new();
+        let mut refused = 0;
+        for k in 0..400u32 {
+            f.create(k, SimTime::ZERO, &mut io).unwrap();
+            // Odd files interleave small appends with the even ones' large
+            // writes: fragmented free space, then none.
+            let len = if k % 2 == 0 { 300 * BLOCK } else { 5000 };
+            for _ in 0..3 {
+                let sz = f.size(k);
+                if f.write(k, sz, len, SimTime::ZERO, &mut io).is_err() {
+                    refused += 1;
+                }
+            }
+        }
+        assert!(refused > 0);
+        f.check().unwrap();
+        for k in (0..400).step_by(2) {
+            f.unlink(k, SimTime::ZERO, &mut io);
+        }
+        f.check().unwrap();
+        for k in (1..400).step_by(2) {
+            f.unlink(k, SimTime::ZERO, &mut io);
+        }
+        f.check().unwrap();
+        assert_eq!(f.stats().used_blocks, empty);
+    }
+
+    #[test]
+    fn relogged_items_are_logged_once_per_checkpoint() {
+        let mut f = fs();
+        let mut io = Vec::new();
+        f.create(0, SimTime::ZERO, &mut io).unwrap();
+        f.write(0, 0, BLOCK, SimTime::ZERO, &mut io).unwrap();
+        let before = f.cil_bytes();
+        let items = f.cil.len();
+        // Ten more appends within the allocated block change only the
+        // inode core (size), already in the CIL with its fork.
+        for k in 1..10 {
+            f.write(0, 0, 100 * k, SimTime::ZERO, &mut io).unwrap();
+        }
+        assert_eq!((f.cil_bytes(), f.cil.len()), (before, items));
+        let ino = f.files[0].ino;
+        assert_eq!(
+            f.cil[&Item::Inode(ino)].bytes(),
+            OPHDR + INODE_LOG_FORMAT + OPHDR + DINODE_CORE + OPHDR + 16
+        );
+        // A force writes the checkpoint's blocks at the head, then a second
+        // force writes nothing.
+        let ((ls, _), head) = f.log_area();
+        assert_eq!(head, ls);
+        let want = checkpoint_blocks(before);
+        assert_eq!(
+            want,
+            (before + CHECKPOINT_OVERHEAD + REC_HEADER).div_ceil(BLOCK)
+        );
+        let s = f.fsync(0, SimTime::ZERO);
+        assert!(s.barrier && s.metadata.is_empty() && s.ordered.is_empty());
+        assert_eq!(s.direct, vec![(ls, want as u32)]);
+        assert_eq!(f.log_area().1, ls + want);
+        assert_eq!(f.fsync(0, SimTime::ZERO), FsyncIo::default());
+        let st = f.stats();
+        assert_eq!((st.commits_fsync, st.journal_blocks_written), (1, want));
+        // Only pure overwrites without metadata change would skip the inode;
+        // here each write logs it again in the next checkpoint.
+        f.write(0, 0, 10, SimTime::ZERO, &mut io).unwrap();
+        assert_eq!(f.cil.len(), 1);
+        f.check().unwrap();
+    }
+
+    /// After fsync(f) returns, every change made before it (by any file)
+    /// is in a written checkpoint: the CIL is empty and the checkpoint
+    /// holds the file's inode, its directory's block and inode, the AG's
+    /// headers and B+tree blocks, the other file's changes.
+    #[test]
+    fn after_fsync_the_log_holds_what_recovery_needs() {
+        let mut f = fs();
+        let mut io = Vec::new();
+        f.create(0, SimTime::ZERO, &mut io).unwrap();
+        f.create(1, SimTime::ZERO, &mut io).unwrap();
+        f.write(1, 0, 5 * BLOCK, SimTime::ZERO, &mut io).unwrap();
+        f.write(0, 0, 2 * BLOCK, SimTime::ZERO, &mut io).unwrap();
+        let logged: BTreeSet<Item> = f.cil.keys().copied().collect();
+        // Every Meta call's block is logged (inode cluster blocks through
+        // their inode items).
+        for c in &io {
+            if let FsCall::Meta { block } = c {
+                assert!(
+                    logged.iter().any(|i| match *i {
+                        Item::Buf(s) => s / 8 == *block,
+                        Item::Inode(ino) => ino / INODES_PER_BLOCK == *block,
+                        _ => false,
+                    }),
+                    "block {block} dirtied but not logged"
+                );
+            }
+        }
+        let s = f.fsync(0, SimTime::ZERO);
+        assert!(!s.direct.is_empty());
+        assert_eq!(f.cil_bytes(), 0);
+        assert!(f.cil.is_empty());
+        let written: BTreeSet<Item> = f.last_checkpoint.keys().copied().collect();
+        assert_eq!(written, logged);
+        for item in [
+            Item::Inode(f.files[0].ino),
+            Item::Inode(f.files[1].ino),
+            Item::Inode(f.dirs[0].ino),
+            Item::Buf(f.dirs[0].blocks[0] * 8),
+            // AG 0's AGF and AGI sectors, its bnobt and inobt roots.
+            Item::Buf(1),
+            Item::Buf(2),
+            Item::Buf(8),
+            Item::Buf(3 * 8),
+        ] {
+            assert!(written.contains(&item), "{item:?} not in the checkpoint");
+        }
+        // fsync of a file with nothing in the CIL writes nothing, even with
+        // other files' changes pending (a force to the inode's sequence).
+        f.create(2, SimTime::ZERO, &mut io).unwrap();
+        assert_eq!(f.fsync(1, SimTime::ZERO), FsyncIo::default());
+        assert!(!f.cil.is_empty());
+        f.check().unwrap();
+    }
+
+    #[test]
+    fn the_cil_threshold_and_the_timer_push_in_tick() {
+        let mut f = fs_with(FsConfig {
+            kind: FsKind::Xfs,
+            log_size: Some(ssd_core::units::Size(2 << 20)),
+            xfssyncd_centisecs: Some(1000),
+            ..FsConfig::default()
+        });
+        assert_eq!(f.push_limit, 512 * BLOCK / 8);
+        assert_eq!(f.next_tick(), Some(SimTime(10 * S)));
+        let mut io = Vec::new();
+        // Nothing due before the interval.
+        f.create(0, SimTime::ZERO, &mut io).unwrap();
+        io.clear();
+        f.tick(SimTime(S), &mut io);
+        assert!(io.is_empty());
+        // The timer pushes what there is: the last block after a flush.
+        f.tick(SimTime(10 * S), &mut io);
+        assert_eq!(io.iter().filter(|c| **c == FsCall::Flush).count(), 2);
+        assert_eq!(io.last(), Some(&FsCall::Flush));
+        assert_eq!(f.stats().commits_timer, 1);
+        assert_eq!(f.next_tick(), Some(SimTime(20 * S)));
+        // Creating files until the CIL passes 256 KiB makes the push due
+        // at once.
+        let mut k = 1;
+        while f.cil_bytes() < f.push_limit {
+            f.create(k, SimTime(11 * S), &mut io).unwrap();
+            f.write(k, 0, BLOCK, SimTime(11 * S), &mut io).unwrap();
+            k += 1;
+        }
+        assert_eq!(f.next_tick(), Some(SimTime(11 * S)));
+        io.clear();
+        let bytes = f.cil_bytes();
+        f.tick(SimTime(12 * S), &mut io);
+        let written: u64 = io
+            .iter()
+            .map(|c| match c {
+                FsCall::Direct { blocks, .. } => *blocks as u64,
+                _ => 0,
+            })
+            .sum();
+        assert_eq!(written, checkpoint_blocks(bytes));
+        assert_eq!(f.stats().commits_timer, 2);
+        assert_eq!(f.cil_bytes(), 0);
+        // Each iclog at most 32 KiB.
+        assert!(io.iter().all(|c| match c {
+            FsCall::Direct { blocks, .. } => *blocks <= 8,
+            _ => true,
+        }));
+        f.check().unwrap();
+    }
+
+    #[test]
+    fn the_log_wraps_within_its_area() {
+        let mut f = fs_with(FsConfig {
+            kind: FsKind::Xfs,
+            log_size: Some(ssd_core::units::Size(2 << 20)),
+            ..FsConfig::default()
+        });
+        let ((ls, ln), _) = f.log_area();
+        let mut io = Vec::new();
+        let mut total = 0;
+        for k in 0..400u32 {
+            f.create(k, SimTime::ZERO, &mut io).unwrap();
+            f.write(k, 0, 3 * BLOCK, SimTime::ZERO, &mut io).unwrap();
+            let s = f.fsync(k, SimTime::ZERO);
+            for &(b, n) in &s.direct {
+                assert!(b >= ls && b + n as u64 <= ls + ln, "{b}+{n}");
+            }
+            total += blocks_of(&s.direct);
+        }
+        let st = f.stats();
+        assert_eq!(st.journal_blocks_written, total);
+        assert_eq!(st.commits_fsync, 400);
+        assert_eq!(st.journal_wraps, total / ln);
+        assert_eq!(f.log_area().1, ls + total % ln);
+        f.check().unwrap();
+    }
+
+    fn nodelaylog() -> Xfs {
+        fs_with(FsConfig {
+            kind: FsKind::Xfs,
+            kernel: Some(super::super::Kernel::V2_6_35),
+            ..FsConfig::default()
+        })
+    }
+
+    /// Linux 2.6.35's XFS: an fsync after an overwrite logs the inode core
+    /// in a transaction of its own and forces the log, one small iclog per
+    /// fsync; the head moves by basic blocks, so four fsyncs share a block.
+    #[test]
+    fn nodelaylog_each_fsync_writes_its_transaction() {
+        let mut f = nodelaylog();
+        assert!(!f.delaylog && f.barrier);
+        let mut io = Vec::new();
+        f.create(0, SimTime::ZERO, &mut io).unwrap();
+        f.write(0, 0, BLOCK, SimTime::ZERO, &mut io).unwrap();
+        // Two transactions (create, the allocating write), still in the
+        // active iclog; the CIL is not used.
+        assert_eq!(f.in_core_log().0, 2);
+        assert!(f.cil.is_empty() && f.cil_bytes() == 0);
+        f.settle();
+        let ((ls, _), _) = f.log_area();
+        assert_eq!(f.in_core_log(), (0, 0, 0));
+        for k in 0..5u64 {
+            // An overwrite within the block: no transaction, the inode's
+            // timestamps unlogged (i_update_core).
+            io.clear();
+            f.write(0, 0, 100, SimTime::ZERO, &mut io).unwrap();
+            assert_eq!(f.in_core_log().0, k);
+            assert!(io.contains(&FsCall::Meta {
+                block: f.files[0].ino / INODES_PER_BLOCK
+            }));
+            // fsync: a transaction of the inode core: start record (12),
+            // transaction header (12 + 16), inode log format (12 + 56),
+            // core (12 + 176), commit record (12) = 308 bytes; with the
+            // 512-byte record header 820 bytes, two basic blocks.
+            let s = f.fsync(0, SimTime::ZERO);
+            assert_eq!(f.in_core_log().0, k + 1);
+            assert!(s.barrier_each && !s.barrier && !s.no_flush);
+            // Basic blocks 2k, 2k + 1: block 0 of the log four times, then
+            // block 1.
+            assert_eq!(s.direct, vec![(ls + 2 * k / 8, 1)], "fsync {k}");
+            assert_eq!(f.in_core_log().2, 2 * (k + 1));
+        }
+        assert_eq!(12 + 12 + 16 + 12 + 56 + 12 + 176 + 12, 308);
+        assert_eq!(TRANS_OVERHEAD + Region::Inode { fork: 0 }.bytes(), 308);
+        let st = f.stats();
+        assert_eq!((st.commits_fsync, st.journal_blocks_written), (5, 5));
+        // Nothing changed since: the inode is neither pinned nor dirty.
+        assert_eq!(f.fsync(0, SimTime::ZERO), FsyncIo::default());
+        f.check().unwrap();
+    }
+
+    /// Without the CIL, two transactions touching the same items log them
+    /// twice (the directory's block and inode, the AGI, the inode B+tree
+    /// leaves); delayed logging counts them once per checkpoint.
+    #[test]
+    fn nodelaylog_relogs_every_transaction_in_full() {
+        let mut n = nodelaylog();
+        let mut d = fs();
+        let mut io = Vec::new();
+        n.create(0, SimTime::ZERO, &mut io).unwrap();
+        d.create(0, SimTime::ZERO, &mut io).unwrap();
+        let (b1, c1) = (n.in_core_log().1, d.cil_bytes());
+        // One transaction: the same regions as the CIL, plus its records.
+        assert_eq!(b1, c1 + TRANS_OVERHEAD);
+        n.create(1, SimTime::ZERO, &mut io).unwrap();
+        d.create(1, SimTime::ZERO, &mut io).unwrap();
+        let (b2, c2) = (n.in_core_log().1 - b1, d.cil_bytes() - c1);
+        // The second create relogs the directory's inode core (256 bytes
+        // with its headers) and block, the AGI and the B+tree leaves,
+        // which the CIL already holds.
+        let dir_inode = Region::Inode { fork: 0 }.bytes();
+        assert!(b2 - TRANS_OVERHEAD >= c2 + dir_inode, "{b2} {c2}");
+        assert_eq!(n.in_core_log().0, 2);
+    }
+
+    /// Full iclogs are written by the file system's thread at once, each a
+    /// barrier write of 32 KiB (its record header and data rounded to
+    /// basic blocks); the timer forces the active one.
+    #[test]
+    fn nodelaylog_iclogs_fill_and_are_forced() {
+        let mut f = nodelaylog();
+        f.settle();
+        let ((ls, _), _) = f.log_area();
+        let mut io = Vec::new();
+        let t = SimTime(S);
+        let mut k = 0;
+        while f.want_sync.is_empty() {
+            f.create(k, t, &mut io).unwrap();
+            f.write(k, 0, BLOCK, t, &mut io).unwrap();
+            k += 1;
+        }
+        // The iclog was switched with less than two op headers' room.
+        let (_, full) = f.want_sync[0];
+        assert!(
+            full > ICLOG_DATA - 2 * OPHDR && full <= ICLOG_DATA,
+            "{full}"
+        );
+        assert_eq!(f.next_tick(), Some(t));
+        io.clear();
+        f.tick(t, &mut io);
+        assert_eq!(
+            io,
+            vec![
+                FsCall::Flush,
+                FsCall::Direct {
+                    op: IoOp::Write,
+                    block: ls,
+                    blocks: 8,
+                },
+                FsCall::Flush,
+            ]
+        );
+        assert_eq!(f.in_core_log().2, 64);
+        assert_eq!(f.stats().commits_timer, 1);
+        // Nothing due until the interval (30 s), which forces the active
+        // iclog: its header and bytes in basic blocks.
+        assert_eq!(f.next_tick(), Some(SimTime(30 * S)));
+        let fill = f.iclog_fill;
+        assert!(fill > 0);
+        io.clear();
+        f.tick(SimTime(30 * S), &mut io);
+        let bbs = (REC_HEADER + fill).div_ceil(BB);
+        assert_eq!(f.in_core_log(), (f.transactions, 0, 64 + bbs));
+        assert_eq!(
+            io[1],
+            FsCall::Direct {
+                op: IoOp::Write,
+                block: ls + 8,
+                blocks: bbs.div_ceil(8) as u32,
+            }
+        );
+        assert_eq!(f.stats().commits_timer, 2);
+        // A file whose transaction is on disk: its fsync writes nothing new
+        // but the fsync transaction of its unlogged timestamps.
+        let s = f.fsync(0, SimTime(31 * S));
+        assert_eq!(blocks_of(&s.direct), 1);
+        f.check().unwrap();
+    }
+
+    /// `nobarrier`: no flush around the log writes nor after the fsync.
+    #[test]
+    fn nobarrier_drops_the_flushes() {
+        for delaylog in [true, false] {
+            let mut f = fs_with(FsConfig {
+                kind: FsKind::Xfs,
+                delaylog: Some(delaylog),
+                barrier: Some(false),
+                ..FsConfig::default()
+            });
+            let mut io = Vec::new();
+            f.create(0, SimTime::ZERO, &mut io).unwrap();
+            let s = f.fsync(0, SimTime::ZERO);
+            assert!(!s.direct.is_empty() && s.no_flush && !s.barrier && !s.barrier_each);
+            f.create(1, SimTime::ZERO, &mut io).unwrap();
+            io.clear();
+            f.tick(SimTime(30 * S), &mut io);
+            assert!(!io.is_empty() && !io.contains(&FsCall::Flush), "{io:?}");
+        }
+    }
+}

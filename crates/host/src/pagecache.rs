@@ -1,0 +1,2250 @@
+//! The Linux page cache and writeback between an application and the block
+//! layer, in simulated time (`[page_cache]`; buffered I/O, `direct = false`).
+//!
+//! An application workload (the fio-style generator or a personality) is a
+//! closed-loop source of application calls; each of its streams is one
+//! application thread making synchronous calls (`read`, `write`, `fsync`,
+//! `BLKDISCARD`). A buffered fio job is one thread whatever its `iodepth`, as
+//! in Linux, where `io_submit` of buffered I/O returns only after the copy.
+//! The cache turns the calls into block requests the way Linux's mm/ does,
+//! and hands them to the engine's block layer as a reactive source
+//! ([`Timing::Reactive`]), with their submitter as the request's stream:
+//!
+//! * **Pages** of 4 KiB, kept in one LRU list. A page is up to date, dirty,
+//!   under writeback (both, when redirtied during its writeback) or locked
+//!   (being read). Reclaim evicts the least recently used clean idle page and
+//!   rotates dirty, writeback and locked pages to the head, as
+//!   `shrink_page_list` does; a thread that finds nothing to evict waits for
+//!   the next completion.
+//! * **Reads** copy from the cache (`copy_mbps`); a miss is read from the
+//!   device with Linux's on-demand readahead (mm/readahead.c,
+//!   `ondemand_readahead`): the initial window is `get_init_ra_size` of the
+//!   request, a sequential stream ramps it by `get_next_ra_size` up to
+//!   `read_ahead_kb`, a hit on the `PG_readahead` page starts the next window
+//!   asynchronously, and a small random read reads just its pages.
+//! * **Writes** copy into the cache and dirty its pages (a partial page not
+//!   in the cache is read first). Then `balance_dirty_pages`: above the
+//!   background threshold the flusher is started; above the dirty threshold
+//!   the writer sleeps until dirty plus writeback pages fall below it again
+//!   (the time is reported as throttling). Thresholds follow
+//!   `dirty_background_ratio`/`dirty_ratio` of the cache size (Linux's
+//!   "available memory"), or `dirty_background_bytes`/`dirty_bytes`; a
+//!   background threshold at or above the dirty threshold is halved, as
+//!   `domain_dirty_limits` does.
+//! * **The flusher** (one per device, its own stream: CFQ and BFQ give it an
+//!   async queue of its own) writes back in background mode while dirty
+//!   pages exceed the background threshold, and every
+//!   `dirty_writeback_centisecs` (kupdate) writes the inode whose dirty data
+//!   is older than `dirty_expire_centisecs`. It writes an inode in chunks of
+//!   `MAX_WRITEBACK_PAGES` (1,024 pages) from a cyclic cursor (the mapping's
+//!   `writeback_index`), skipping pages already under writeback, as
+//!   contiguous runs split at `sched.max_request` (max_sectors_kb), all
+//!   submitted in one instant (one plug). Like any submitter it sleeps when
+//!   `nr_requests` are taken.
+//! * **fsync** (a workload's Flush, fio's `fsync=N` and `end_fsync`) writes
+//!   the inode's dirty pages from the calling thread, waits for them and for
+//!   every page already under writeback (a page redirtied while under
+//!   writeback is written again after it), then issues a cache flush to the
+//!   device and waits for it. **O_SYNC** writes (`sync`) do the same for the
+//!   pages they wrote. A discard drops the range's pages (waiting for their
+//!   I/O) and sends the trim.
+//!
+//! A block-level workload writes one file: the block device, whose inode is
+//! the device (fsync writes back every dirty page, as `blkdev_fsync` does).
+//! What is dirty when the application's last call returns stays in the cache
+//! (`dirty_at_end_bytes`): the run ends there, unless `end_fsync` writes it.
+
+use crate::idset::IdSet;
+use crate::workload::{
+    AppSource, CallExtras, HostEvent, HostRequest, IoOp, RequestSource, SourceError, Timing,
+};
+use serde::{Deserialize, Serialize};
+use ssd_core::error::{invalid, ConfigError};
+use ssd_core::hash::FastMap;
+use ssd_core::stats::{LatencyHist, LatencySummary};
+use ssd_core::units::{Dur, SimTime, Size};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// The cache's page size (x86's).
+pub const PAGE: u64 = 4096;
+const SPP: u64 = PAGE / 512;
+/// Pages the flusher writes of one inode per pass (Linux's
+/// `MAX_WRITEBACK_PAGES`, the floor of `writeback_chunk_size`).
+pub const MAX_WRITEBACK_PAGES: usize = 1024;
+/// The flusher's stream (process) id.
+pub const FLUSHER_STREAM: u32 = u32::MAX;
+/// The inode of a file system's metadata (inode tables, directories,
+/// bitmaps): a write call on it dirties its pages without a copy and is not
+/// an application call (`page_cache.metadata_pages`).
+pub const METADATA_INO: u32 = u32::MAX - 1;
+/// A file system's own I/O (a journal commit, a log write, the cleaner): a
+/// read, write or flush call on it is submitted at once, bypassing the
+/// cache, and waited for by the calling thread; not an application call.
+pub const FS_INO: u32 = u32::MAX - 2;
+const NONE: u32 = u32::MAX;
+
+const UPTODATE: u8 = 1;
+const DIRTY: u8 = 2;
+const WRITEBACK: u8 = 4;
+const LOCKED: u8 = 8;
+/// `PG_readahead`: a hit here starts the next readahead window.
+const RA_MARK: u8 = 16;
+
+/// The page cache's size and Linux's writeback and readahead knobs, with
+/// their sysctl names and defaults.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PageCacheConfig {
+    /// Memory the page cache may use; also the "available memory" the dirty
+    /// ratios are taken of. Default 2 GiB, the memory of Sun et al.'s host.
+    pub size: Size,
+    /// `vm.dirty_background_ratio`: percent of `size` dirty at which the
+    /// flusher starts background writeback.
+    pub dirty_background_ratio: u32,
+    /// `vm.dirty_ratio`: percent of `size` dirty (plus under writeback) at
+    /// which writers are throttled.
+    pub dirty_ratio: u32,
+    /// `vm.dirty_background_bytes`: overrides the ratio when non-zero.
+    pub dirty_background_bytes: Size,
+    /// `vm.dirty_bytes`: overrides the ratio when non-zero.
+    pub dirty_bytes: Size,
+    /// `vm.dirty_expire_centisecs`: dirty data older than this is written by
+    /// the periodic (kupdate) writeback.
+    pub dirty_expire_centisecs: u32,
+    /// `vm.dirty_writeback_centisecs`: the flusher's period (0: no periodic
+    /// writeback).
+    pub dirty_writeback_centisecs: u32,
+    /// `/sys/block/*/queue/read_ahead_kb` (0: no readahead).
+    pub read_ahead_kb: u32,
+    /// Memory copy bandwidth between the application and the cache, MB/s
+    /// (`copy_to_user`/`copy_from_user` on one core).
+    pub copy_mbps: f64,
+    /// Host CPU cores the application's threads copy on: a copy waits for
+    /// a free core. Default 2, the dual-core host of Sun et al.
+    pub cpus: u32,
+    /// The host cores' clock, GHz: the time of an application's CPU work
+    /// given in cycles (Filebench's `hog`). Default 2.5, the 2.50 GHz
+    /// dual-core host of Sun et al.
+    pub cpu_ghz: f64,
+}
+
+impl Default for PageCacheConfig {
+    fn default() -> Self {
+        PageCacheConfig {
+            size: Size::gib(2),
+            dirty_background_ratio: 10,
+            dirty_ratio: 20,
+            dirty_background_bytes: Size(0),
+            dirty_bytes: Size(0),
+            dirty_expire_centisecs: 3000,
+            dirty_writeback_centisecs: 500,
+            read_ahead_kb: 128,
+            copy_mbps: 4000.0,
+            cpus: 2,
+            cpu_ghz: 2.5,
+        }
+    }
+}
+
+impl PageCacheConfig {
+    /// Refuse what Linux refuses or what cannot run.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let min = 16 * 1024 * 1024;
+        if self.size.0 < min {
+            return Err(invalid(
+                "page_cache.size",
+                format!(
+                    "{} bytes is too small: at least 16 MiB (readahead windows and dirty pages must fit)",
+                    self.size.0
+                ),
+            ));
+        }
+        if self.size.0 > 1 << 44 {
+            return Err(invalid("page_cache.size", "more than 16 TiB"));
+        }
+        for (f, v) in [
+            (
+                "page_cache.dirty_background_ratio",
+                self.dirty_background_ratio,
+            ),
+            ("page_cache.dirty_ratio", self.dirty_ratio),
+        ] {
+            if v > 100 {
+                return Err(invalid(f, format!("{v} is not a percentage (0..=100)")));
+            }
+        }
+        if self.dirty_bytes.0 == 0 && self.dirty_ratio == 0 {
+            return Err(invalid(
+                "page_cache.dirty_ratio",
+                "0 with dirty_bytes 0 leaves no room for a dirty page (Linux refuses it too)",
+            ));
+        }
+        for (f, v) in [
+            ("page_cache.dirty_bytes", self.dirty_bytes.0),
+            (
+                "page_cache.dirty_background_bytes",
+                self.dirty_background_bytes.0,
+            ),
+        ] {
+            if v > self.size.0 {
+                return Err(invalid(
+                    f,
+                    format!("{v} bytes is more than the cache ({} bytes)", self.size.0),
+                ));
+            }
+            if v != 0 && v < 2 * PAGE {
+                return Err(invalid(
+                    f,
+                    format!("{v} bytes is less than two pages (Linux's minimum is 2 pages)"),
+                ));
+            }
+        }
+        if self.read_ahead_kb as u64 * 1024 * 4 > self.size.0 {
+            return Err(invalid(
+                "page_cache.read_ahead_kb",
+                format!(
+                    "{} KiB is more than a quarter of the cache",
+                    self.read_ahead_kb
+                ),
+            ));
+        }
+        if self.cpus == 0 || self.cpus > 4096 {
+            return Err(invalid(
+                "page_cache.cpus",
+                format!("{} is not a core count (1..=4096)", self.cpus),
+            ));
+        }
+        if !(self.cpu_ghz.is_finite() && self.cpu_ghz > 0.0 && self.cpu_ghz <= 1000.0) {
+            return Err(invalid(
+                "page_cache.cpu_ghz",
+                format!(
+                    "{} is not a clock rate in GHz (0 < GHz <= 1000)",
+                    self.cpu_ghz
+                ),
+            ));
+        }
+        if !(self.copy_mbps.is_finite() && self.copy_mbps > 0.0) {
+            return Err(invalid(
+                "page_cache.copy_mbps",
+                format!("{} is not a positive bandwidth", self.copy_mbps),
+            ));
+        }
+        if self.dirty_expire_centisecs as u64 * 10_000_000 > Dur::MAX.0
+            || self.dirty_writeback_centisecs as u64 * 10_000_000 > Dur::MAX.0
+        {
+            return Err(invalid("page_cache.dirty_expire_centisecs", "too long"));
+        }
+        Ok(())
+    }
+
+    /// (background, dirty) thresholds in pages.
+    pub fn thresholds(&self) -> (u64, u64) {
+        let pages = self.size.0 / PAGE;
+        let dirty = if self.dirty_bytes.0 > 0 {
+            self.dirty_bytes.0.div_ceil(PAGE)
+        } else {
+            pages * self.dirty_ratio as u64 / 100
+        }
+        .max(1);
+        let mut bg = if self.dirty_background_bytes.0 > 0 {
+            self.dirty_background_bytes.0.div_ceil(PAGE)
+        } else {
+            pages * self.dirty_background_ratio as u64 / 100
+        };
+        if bg >= dirty {
+            bg = dirty / 2;
+        }
+        (bg, dirty)
+    }
+}
+
+/// How the application calls: fio's `sync`, `fsync` and `end_fsync`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AppIo {
+    /// O_SYNC writes.
+    pub sync: bool,
+    /// fsync after every this many writes of a thread (0: never).
+    pub fsync: u64,
+    /// fsync when a thread's last call is done.
+    pub end_fsync: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Page {
+    lpn: u64,
+    /// The file (inode) the page belongs to.
+    ino: u32,
+    flags: u8,
+    /// The I/O in flight on the page (its tag), NONE if idle.
+    io: u32,
+    prev: u32,
+    next: u32,
+}
+
+/// A file's dirty state: its dirty pages, when it was dirtied (from
+/// clean), and where its next writeback starts (the mapping's
+/// `writeback_index`).
+#[derive(Debug, Default)]
+struct Inode {
+    dirty: BTreeSet<u64>,
+    dirtied_when: SimTime,
+    cursor: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum IoKind {
+    Read,
+    Write,
+    Flush,
+    Trim,
+}
+
+#[derive(Debug)]
+struct Io {
+    kind: IoKind,
+    ino: u32,
+    lpn: u64,
+    n: u32,
+    submitter: u32,
+    waiters: Vec<u32>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    Idle,
+    ReadStart,
+    ReadCopy,
+    WriteStart,
+    WriteDirty,
+    WriteCopied,
+    Throttle,
+    SyncStart,
+    SyncWait,
+    /// A file system's direct call ([`FS_INO`]): submitted, then done.
+    DirectStart,
+    DirectDone,
+    TrimStart,
+    TrimDrop,
+    Complete,
+    Done,
+}
+
+/// Linux's `struct file_ra_state`, per thread (per open file).
+#[derive(Clone, Copy, Debug, Default)]
+struct Ra {
+    start: u64,
+    size: u64,
+    async_size: u64,
+    /// Last page read + 1 (`prev_pos`), 0 for none.
+    prev: u64,
+}
+
+#[derive(Debug)]
+struct Thread {
+    stream: u32,
+    queue: VecDeque<HostRequest>,
+    /// Per queued request, whether more pieces of its call follow
+    /// ([`AppSource::more_follow`]) and what else its call asks
+    /// ([`AppSource::call_extras`]).
+    more: VecDeque<(bool, CallExtras)>,
+    /// The current call is an O_DSYNC write.
+    dsync: bool,
+    /// The current request is a piece of a call more pieces follow, and
+    /// when the call began.
+    in_call: bool,
+    call_started: SimTime,
+    op: Option<HostRequest>,
+    /// The call is an fsync the thread makes on its own (fio's fsync=N or
+    /// end_fsync), after `op`.
+    own_fsync: bool,
+    stage: Stage,
+    waits: u32,
+    until: SimTime,
+    started: SimTime,
+    throttled_since: SimTime,
+    /// fsync / O_SYNC: pages to write again once their writeback ends.
+    deferred: Vec<u64>,
+    ra: Ra,
+    writes: u64,
+    ended: bool,
+    /// The file of the current (or last) call: the inode an fsync of the
+    /// thread's own writes back.
+    ino: u32,
+    /// fsync: the file system was asked what it writes after the data, and
+    /// the steps of that left to do.
+    fs_asked: bool,
+    fs_steps: VecDeque<FsStep>,
+    /// The file system asked for no device flush after the fsync
+    /// ([`FsyncIo::no_flush`](crate::fs::FsyncIo::no_flush)).
+    fs_no_flush: bool,
+}
+
+/// A step of what a file system writes in an fsync after the file's data
+/// ([`AppSource::fsync_io`]), each waited for before the next.
+#[derive(Debug)]
+enum FsStep {
+    /// Write another file's dirty data and wait for its writeback.
+    Ordered(u32),
+    /// Write these metadata pages if dirty.
+    Metadata(Vec<u64>),
+    /// Direct writes (page runs).
+    Direct(Vec<(u64, u32)>),
+    Flush,
+}
+
+/// Statistics of the page cache and of the application's calls.
+#[derive(Clone, Debug, Default)]
+struct Stats {
+    hits: u64,
+    misses: u64,
+    readahead_pages: u64,
+    read_requests: u64,
+    read_pages: u64,
+    evictions: u64,
+    rmw_reads: u64,
+    wb_pages: [u64; 4],
+    wb_requests: [u64; 4],
+    flushes: u64,
+    trims: u64,
+    throttled: u64,
+    throttle_ns: u128,
+    throttle_max_ns: u64,
+    /// The application's CPU work ([`CallExtras::cpu_cycles`]), summed
+    /// over threads.
+    cpu_ns: u128,
+    dirty_max: u64,
+    reclaim_waits: u64,
+    metadata_pages: u64,
+    /// Pages written back of metadata, and a file system's direct pages
+    /// written and read and its flushes (also counted in `flushes`).
+    metadata_written: u64,
+    fs_written: u64,
+    fs_read: u64,
+    fs_flushes: u64,
+    lat: [LatencyHist; 4],
+    bytes_read: u64,
+    bytes_written: u64,
+    last_end: SimTime,
+}
+
+/// Why pages were written back.
+const WB_BACKGROUND: usize = 0;
+const WB_PERIODIC: usize = 1;
+const WB_FSYNC: usize = 2;
+const WB_SYNC_WRITE: usize = 3;
+
+/// The page cache in front of an application source (see the module docs).
+pub struct PageCache<S: AppSource> {
+    app: S,
+    app_done: bool,
+    /// Calls the application may have outstanding (its closed-loop depth).
+    depth: u32,
+    outstanding: u32,
+    io: AppIo,
+    cfg: PageCacheConfig,
+    cap: u64,
+    bg_thresh: u64,
+    dirty_thresh: u64,
+    copy_ns_per_kib: f64,
+    /// When each host core is free of the copies booked on it.
+    cores: Vec<SimTime>,
+    max_req_pages: u64,
+    dev_pages: u64,
+    ra_max: u64,
+    pages: Vec<Page>,
+    free: Vec<u32>,
+    map: FastMap<u64, u32>,
+    lru_head: u32,
+    lru_tail: u32,
+    /// Files with dirty pages, and their dirtying order (Linux's `b_dirty`:
+    /// by `dirtied_when`, then inode number).
+    inodes: BTreeMap<u32, Inode>,
+    b_dirty: BTreeSet<(SimTime, u32)>,
+    nr_dirty: u64,
+    nr_wb: u64,
+    ios: FastMap<u32, Io>,
+    next_tag: u32,
+    threads: Vec<Thread>,
+    by_stream: FastMap<u32, usize>,
+    /// Writers of a file in the order their calls came (the file's lock,
+    /// `i_rwsem`, taken in that order): the source computed each write's
+    /// place (an append's end of file) in that order, so they run in it.
+    /// The block device and the metadata are not locked.
+    writers: FastMap<u32, VecDeque<u32>>,
+    /// Per device page, the file whose data it last held (empty until a
+    /// file is written).
+    owners: Vec<u32>,
+    /// Per submitter (thread index; the flusher is the last), requests to
+    /// submit and whether it sleeps on `nr_requests`.
+    outbox: Vec<VecDeque<HostRequest>>,
+    asleep: Vec<bool>,
+    flusher_bg: bool,
+    kupdate: bool,
+    /// The flusher found nothing it may write (all under writeback) and
+    /// waits for a completion.
+    flusher_stalled: bool,
+    /// Threads waiting for any completion to reclaim a page.
+    reclaim_waiters: Vec<u32>,
+    /// Threads that may be able to move: every thread that
+    /// [`runnable`](Self::runnable) would pass is here (waiting for a call
+    /// with none queued does not count), so that a step visits these, in
+    /// index order, and not every thread.
+    ready: IdSet,
+    /// Threads in [`Stage::Throttle`] not in `ready`: they move when the
+    /// dirty and writeback pages drop to the limit.
+    throttled: IdSet,
+    /// Threads busy until a time (`until` after the instant they were
+    /// booked), by that time: the step wakes them, `wake_at` reports the
+    /// first.
+    timers: BTreeSet<(SimTime, u32)>,
+    /// Threads (the flusher aside) idle with no call queued, and ended.
+    idle_empty: usize,
+    done: usize,
+    /// Submitters with requests queued that are not asleep, in index order
+    /// (the order `poll` hands requests out in), and requests queued.
+    out_ready: IdSet,
+    out_queued: usize,
+    /// Threads the steps looked at (see [`PageCache::thread_visits`]).
+    visits: u64,
+    next_periodic: Option<SimTime>,
+    now: SimTime,
+    /// The instant of the last step, and whether an event came since.
+    stepped: Option<SimTime>,
+    changed: bool,
+    start: Option<SimTime>,
+    stats: Stats,
+}
+
+impl<S: AppSource> PageCache<S> {
+    /// A cache of `cfg` in front of `app` (a closed-loop source) on a device
+    /// of `dev_bytes`, whose block layer splits requests at `max_request`
+    /// bytes.
+    pub fn new(
+        app: S,
+        cfg: &PageCacheConfig,
+        io: AppIo,
+        dev_bytes: u64,
+        max_request: u64,
+    ) -> Result<Self, ConfigError> {
+        cfg.validate()?;
+        let depth = match app.timing() {
+            Timing::ClosedLoop { depth } => depth.max(1),
+            _ => {
+                return Err(invalid(
+                    "page_cache",
+                    "buffered I/O needs an application workload (the fio-style generator or a personality); a block trace was recorded below the page cache and replays direct",
+                ))
+            }
+        };
+        let (bg, dirty) = cfg.thresholds();
+        let flusher = Thread::new(FLUSHER_STREAM);
+        Ok(PageCache {
+            app,
+            app_done: false,
+            depth,
+            outstanding: 0,
+            io,
+            cap: cfg.size.0 / PAGE,
+            bg_thresh: bg,
+            dirty_thresh: dirty,
+            copy_ns_per_kib: 1024.0 * 1000.0 / cfg.copy_mbps,
+            cores: vec![SimTime::ZERO; cfg.cpus as usize],
+            max_req_pages: (max_request / PAGE).max(1),
+            dev_pages: dev_bytes / PAGE,
+            ra_max: cfg.read_ahead_kb as u64 / 4,
+            cfg: cfg.clone(),
+            pages: Vec::new(),
+            free: Vec::new(),
+            map: FastMap::default(),
+            lru_head: NONE,
+            lru_tail: NONE,
+            inodes: BTreeMap::new(),
+            b_dirty: BTreeSet::new(),
+            nr_dirty: 0,
+            nr_wb: 0,
+            ios: FastMap::default(),
+            next_tag: 0,
+            threads: vec![flusher],
+            by_stream: FastMap::default(),
+            writers: FastMap::default(),
+            owners: Vec::new(),
+            outbox: vec![VecDeque::new()],
+            asleep: vec![false],
+            flusher_bg: false,
+            kupdate: false,
+            flusher_stalled: false,
+            reclaim_waiters: Vec::new(),
+            ready: IdSet::default(),
+            throttled: IdSet::default(),
+            timers: BTreeSet::new(),
+            idle_empty: 0,
+            done: 0,
+            out_ready: IdSet::default(),
+            out_queued: 0,
+            visits: 0,
+            next_periodic: None,
+            now: SimTime::ZERO,
+            stepped: None,
+            changed: false,
+            start: None,
+            stats: Stats::default(),
+        })
+    }
+
+    /// Dirty pages now.
+    pub fn nr_dirty(&self) -> u64 {
+        self.nr_dirty
+    }
+    /// Pages under writeback now.
+    pub fn nr_writeback(&self) -> u64 {
+        self.nr_wb
+    }
+    /// (background, dirty) thresholds in pages.
+    pub fn thresholds(&self) -> (u64, u64) {
+        (self.bg_thresh, self.dirty_thresh)
+    }
+    /// Pages resident now.
+    pub fn resident(&self) -> u64 {
+        self.map.len() as u64
+    }
+
+    // ------------------------------------------------------------ pages
+
+    fn lru_unlink(&mut self, i: u32) {
+        let (p, n) = (self.pages[i as usize].prev, self.pages[i as usize].next);
+        if p == NONE {
+            self.lru_head = n;
+        } else {
+            self.pages[p as usize].next = n;
+        }
+        if n == NONE {
+            self.lru_tail = p;
+        } else {
+            self.pages[n as usize].prev = p;
+        }
+    }
+    fn lru_push_head(&mut self, i: u32) {
+        let h = self.lru_head;
+        self.pages[i as usize].prev = NONE;
+        self.pages[i as usize].next = h;
+        if h == NONE {
+            self.lru_tail = i;
+        } else {
+            self.pages[h as usize].prev = i;
+        }
+        self.lru_head = i;
+    }
+    fn touch(&mut self, i: u32) {
+        if self.lru_head != i {
+            self.lru_unlink(i);
+            self.lru_push_head(i);
+        }
+    }
+
+    /// Evict the least recently used clean idle page; pages that cannot go
+    /// are rotated to the head. False if a whole pass found none.
+    fn evict_one(&mut self) -> bool {
+        let mut left = self.map.len();
+        while left > 0 {
+            let i = self.lru_tail;
+            let p = self.pages[i as usize];
+            if p.flags & (DIRTY | WRITEBACK | LOCKED) == 0 && p.io == NONE {
+                self.lru_unlink(i);
+                self.map.remove(&p.lpn);
+                self.free.push(i);
+                self.stats.evictions += 1;
+                return true;
+            }
+            self.touch(i);
+            left -= 1;
+        }
+        false
+    }
+
+    /// The page of `lpn`, inserted (empty) if absent; None if the cache is
+    /// full of pages that cannot be evicted.
+    fn get_or_insert(&mut self, lpn: u64, ino: u32) -> Option<u32> {
+        if let Some(&i) = self.map.get(&lpn) {
+            return Some(i);
+        }
+        if self.map.len() as u64 >= self.cap && !self.evict_one() {
+            return None;
+        }
+        let page = Page {
+            lpn,
+            ino,
+            flags: 0,
+            io: NONE,
+            prev: NONE,
+            next: NONE,
+        };
+        let i = match self.free.pop() {
+            Some(i) => {
+                self.pages[i as usize] = page;
+                i
+            }
+            None => {
+                self.pages.push(page);
+                (self.pages.len() - 1) as u32
+            }
+        };
+        self.map.insert(lpn, i);
+        self.lru_push_head(i);
+        Some(i)
+    }
+
+    /// Dirty page `i` for file `ino` (`__mark_inode_dirty`: a file that was
+    /// clean is queued on `b_dirty` now, and the flusher's periodic wakeup
+    /// is armed if it was not).
+    fn set_dirty(&mut self, i: u32, ino: u32) {
+        let p = &mut self.pages[i as usize];
+        if p.flags & DIRTY != 0 && p.ino == ino {
+            return;
+        }
+        if p.flags & DIRTY != 0 {
+            // Another file's dirty page (a slot reused after a delete whose
+            // trim did not cover it): it changes hands.
+            self.clear_dirty(i);
+        }
+        let p = &mut self.pages[i as usize];
+        p.flags |= DIRTY;
+        p.ino = ino;
+        let lpn = p.lpn;
+        let now = self.now;
+        let period = self.period();
+        let node = self.inodes.entry(ino).or_default();
+        if node.dirty.is_empty() {
+            node.dirtied_when = now;
+            self.b_dirty.insert((now, ino));
+            if self.next_periodic.is_none() && self.cfg.dirty_writeback_centisecs > 0 {
+                self.next_periodic = Some(now + period);
+            }
+        }
+        node.dirty.insert(lpn);
+        self.nr_dirty += 1;
+        self.stats.dirty_max = self.stats.dirty_max.max(self.nr_dirty);
+    }
+    fn clear_dirty(&mut self, i: u32) {
+        let p = &mut self.pages[i as usize];
+        if p.flags & DIRTY == 0 {
+            return;
+        }
+        p.flags &= !DIRTY;
+        let (lpn, ino) = (p.lpn, p.ino);
+        self.nr_dirty -= 1;
+        let node = self
+            .inodes
+            .get_mut(&ino)
+            .expect("a dirty page's file is known");
+        node.dirty.remove(&lpn);
+        if node.dirty.is_empty() {
+            self.b_dirty.remove(&(node.dirtied_when, ino));
+        }
+    }
+
+    fn period(&self) -> Dur {
+        Dur(self.cfg.dirty_writeback_centisecs as u64 * 10_000_000)
+    }
+    fn expire(&self) -> Dur {
+        Dur(self.cfg.dirty_expire_centisecs as u64 * 10_000_000)
+    }
+    fn copy_time(&self, bytes: u64) -> Dur {
+        Dur((bytes as f64 / 1024.0 * self.copy_ns_per_kib).round() as u64)
+    }
+    /// A copy of `bytes` starting now on the first core free (lowest
+    /// number on a tie): when it ends.
+    fn copy(&mut self, bytes: u64) -> SimTime {
+        let d = self.copy_time(bytes);
+        self.on_core(d)
+    }
+    /// `cycles` of the application's CPU work, on the first core free.
+    fn compute(&mut self, cycles: u64) -> SimTime {
+        let d = Dur((cycles as f64 / self.cfg.cpu_ghz).round() as u64);
+        self.stats.cpu_ns += d.0 as u128;
+        self.on_core(d)
+    }
+    /// `d` of work on the first core free: when it ends.
+    fn on_core(&mut self, d: Dur) -> SimTime {
+        let (k, &free) = self
+            .cores
+            .iter()
+            .enumerate()
+            .min_by_key(|&(k, &f)| (f.max(self.now), k))
+            .expect("at least one core");
+        let end = free.max(self.now) + d;
+        self.cores[k] = end;
+        end
+    }
+
+    // ------------------------------------------------------------ I/O
+
+    fn new_tag(&mut self) -> u32 {
+        loop {
+            let t = self.next_tag;
+            self.next_tag = self.next_tag.wrapping_add(1);
+            if !self.ios.contains_key(&t) {
+                return t;
+            }
+        }
+    }
+
+    /// Queue a request of submitter `sub` (thread index) over `n` pages from
+    /// `lpn`; `waiter` waits for it.
+    fn submit(
+        &mut self,
+        sub: usize,
+        kind: IoKind,
+        ino: u32,
+        lpn: u64,
+        n: u32,
+        waiter: Option<usize>,
+    ) -> u32 {
+        let tag = self.new_tag();
+        let (op, lba, sectors) = match kind {
+            IoKind::Read => (IoOp::Read, lpn * SPP, n as u64 * SPP),
+            IoKind::Write => (IoOp::Write, lpn * SPP, n as u64 * SPP),
+            IoKind::Trim => (IoOp::Trim, lpn * SPP, n as u64 * SPP),
+            IoKind::Flush => (IoOp::Flush, 0, 0),
+        };
+        match (kind, ino) {
+            (IoKind::Write, METADATA_INO) => self.stats.metadata_written += n as u64,
+            (IoKind::Write, FS_INO) => self.stats.fs_written += n as u64,
+            (IoKind::Read, FS_INO) => self.stats.fs_read += n as u64,
+            _ => {}
+        }
+        // A file system's direct I/O leaves the cache's pages alone.
+        let pages = if ino == FS_INO { 0 } else { n as u64 };
+        for k in 0..pages {
+            if let Some(&i) = self.map.get(&(lpn + k)) {
+                match kind {
+                    IoKind::Read => {
+                        let p = &mut self.pages[i as usize];
+                        p.flags |= LOCKED;
+                        p.io = tag;
+                    }
+                    IoKind::Write => {
+                        self.clear_dirty(i);
+                        let p = &mut self.pages[i as usize];
+                        p.flags |= WRITEBACK;
+                        p.io = tag;
+                        self.nr_wb += 1;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let mut waiters = Vec::new();
+        if let Some(w) = waiter {
+            waiters.push(w as u32);
+            self.threads[w].waits += 1;
+        }
+        self.ios.insert(
+            tag,
+            Io {
+                kind,
+                ino,
+                lpn,
+                n,
+                submitter: sub as u32,
+                waiters,
+            },
+        );
+        let r = HostRequest {
+            arrival: self.now,
+            op,
+            lba,
+            sectors: sectors as u32,
+            stream: self.threads[sub].stream,
+            tag,
+        };
+        self.out_push(sub, r);
+        tag
+    }
+
+    /// Submit the pages of `lpns` (sorted) as writes in contiguous runs of
+    /// at most `max_req_pages`; returns the pages submitted.
+    fn write_runs(
+        &mut self,
+        sub: usize,
+        ino: u32,
+        lpns: &[u64],
+        reason: usize,
+        waiter: Option<usize>,
+    ) -> u64 {
+        let mut k = 0;
+        let mut total = 0;
+        while k < lpns.len() {
+            let s = lpns[k];
+            let mut e = k + 1;
+            while e < lpns.len()
+                && lpns[e] == lpns[e - 1] + 1
+                && ((e - k) as u64) < self.max_req_pages
+            {
+                e += 1;
+            }
+            let n = (e - k) as u32;
+            self.submit(sub, IoKind::Write, ino, s, n, waiter);
+            self.stats.wb_pages[reason] += n as u64;
+            self.stats.wb_requests[reason] += 1;
+            total += n as u64;
+            k = e;
+        }
+        total
+    }
+
+    /// Submit reads of the pages in [from, from+n) that are not in the
+    /// cache (contiguous runs), marking `mark` as `PG_readahead`; the pages
+    /// of the caller's request are waited for by the caller separately.
+    fn read_missing(&mut self, sub: usize, from: u64, n: u64, mark: Option<u64>) -> bool {
+        let ino = self.threads[sub].ino;
+        let end = (from + n).min(self.dev_pages);
+        let mut run: Option<(u64, u32)> = None;
+        let mut ok = true;
+        let mut lpn = from;
+        while lpn < end {
+            let absent = !self.map.contains_key(&lpn);
+            if absent {
+                if self.get_or_insert(lpn, ino).is_none() {
+                    ok = false;
+                    break;
+                }
+                if mark == Some(lpn) {
+                    let i = self.map[&lpn];
+                    self.pages[i as usize].flags |= RA_MARK;
+                }
+                match &mut run {
+                    Some((_, c)) if (*c as u64) < self.max_req_pages => *c += 1,
+                    _ => {
+                        if let Some((s, c)) = run.take() {
+                            self.submit(sub, IoKind::Read, ino, s, c, None);
+                            self.stats.read_requests += 1;
+                            self.stats.read_pages += c as u64;
+                        }
+                        run = Some((lpn, 1));
+                    }
+                }
+            } else if let Some((s, c)) = run.take() {
+                self.submit(sub, IoKind::Read, ino, s, c, None);
+                self.stats.read_requests += 1;
+                self.stats.read_pages += c as u64;
+            }
+            lpn += 1;
+        }
+        if let Some((s, c)) = run.take() {
+            self.submit(sub, IoKind::Read, ino, s, c, None);
+            self.stats.read_requests += 1;
+            self.stats.read_pages += c as u64;
+        }
+        ok
+    }
+
+    /// Readahead window `[ra.start, ra.start + ra.size)` with the marker at
+    /// `size - async_size` (mm/readahead.c, `ra_submit`).
+    fn ra_submit(&mut self, t: usize, req_lo: u64, req_hi: u64) -> bool {
+        let ra = self.threads[t].ra;
+        let mark = ra.start + ra.size - ra.async_size;
+        let before = self.stats.read_pages;
+        let ok = self.read_missing(t, ra.start, ra.size, Some(mark));
+        // Pages read beyond the request are readahead.
+        let read = self.stats.read_pages - before;
+        let in_req = (req_hi.min(ra.start + ra.size)).saturating_sub(req_lo.max(ra.start));
+        self.stats.readahead_pages += read.saturating_sub(in_req);
+        ok
+    }
+
+    fn next_ra_size(cur: u64, max: u64) -> u64 {
+        if cur < max / 16 {
+            4 * cur
+        } else if cur <= max / 2 {
+            2 * cur
+        } else {
+            max
+        }
+    }
+    fn init_ra_size(size: u64, max: u64) -> u64 {
+        let n = size.next_power_of_two();
+        if n <= max / 32 {
+            n * 4
+        } else if n <= max / 4 {
+            n * 2
+        } else {
+            max
+        }
+    }
+
+    /// `ondemand_readahead` for a miss (`hit_marker` false) or a hit on the
+    /// readahead marker at page `index`, with `req` pages of the call left.
+    fn ondemand(
+        &mut self,
+        t: usize,
+        index: u64,
+        req: u64,
+        hit_marker: bool,
+        req_lo: u64,
+        req_hi: u64,
+    ) -> bool {
+        let max = self.ra_max.max(req.min(self.max_req_pages));
+        let mut ra = self.threads[t].ra;
+        let initial = |ra: &mut Ra| {
+            ra.start = index;
+            ra.size = Self::init_ra_size(req, max);
+            ra.async_size = if ra.size > req {
+                ra.size - req
+            } else {
+                ra.size
+            };
+        };
+        if index == 0 {
+            initial(&mut ra);
+        } else if ra.size > 0
+            && (index == ra.start + ra.size - ra.async_size || index == ra.start + ra.size)
+        {
+            ra.start += ra.size;
+            ra.size = Self::next_ra_size(ra.size, max);
+            ra.async_size = ra.size;
+        } else if hit_marker {
+            // The next page not in the cache after `index`.
+            let mut start = index + 1;
+            while start < index + max && self.map.contains_key(&start) {
+                start += 1;
+            }
+            if start - index > max {
+                self.threads[t].ra = ra;
+                return true;
+            }
+            ra.start = start;
+            ra.size = start - index + req;
+            ra.size = Self::next_ra_size(ra.size, max);
+            ra.async_size = ra.size;
+        } else if req > max || ra.prev > 0 && index >= ra.prev - 1 && index - (ra.prev - 1) <= 1 {
+            initial(&mut ra);
+        } else {
+            // A small random read: just its pages.
+            self.threads[t].ra = ra;
+            return self.read_missing(t, index, req, None);
+        }
+        if !hit_marker && index == ra.start && ra.size == ra.async_size {
+            let add = Self::next_ra_size(ra.size, max);
+            if ra.size + add <= max {
+                ra.async_size = add;
+                ra.size += add;
+            } else {
+                ra.size = max;
+                ra.async_size = max >> 1;
+            }
+        }
+        self.threads[t].ra = ra;
+        self.ra_submit(t, req_lo, req_hi)
+    }
+
+    // ------------------------------------------------------------ threads
+
+    fn thread_for(&mut self, stream: u32) -> usize {
+        if let Some(&t) = self.by_stream.get(&stream) {
+            return t;
+        }
+        let t = self.threads.len();
+        self.threads.push(Thread::new(stream));
+        self.outbox.push(VecDeque::new());
+        self.asleep.push(false);
+        self.by_stream.insert(stream, t);
+        self.idle_empty += 1;
+        t
+    }
+
+    /// Fetch application calls while fewer than `depth` are outstanding;
+    /// true if any came (or the source ended).
+    ///
+    /// A source hands its calls out in its own order (a personality: one
+    /// per thread, round robin), not in the order its threads finish: a
+    /// thread that is idle with nothing queued lets the cache read further
+    /// ahead (up to four times the depth), so that no thread waits for its
+    /// turn in the source's rotation.
+    fn fetch(&mut self) -> Result<bool, SourceError> {
+        let mut got = false;
+        self.app.clock(self.now);
+        let cap = self.depth.saturating_mul(4).saturating_add(64);
+        while !self.app_done
+            && (self.outstanding < self.depth || self.outstanding < cap && self.idle_empty > 0)
+        {
+            got = true;
+            match self.app.next_request() {
+                Some(Ok(mut r)) => {
+                    if r.stream == FLUSHER_STREAM {
+                        r.stream = FLUSHER_STREAM - 1;
+                    }
+                    let t = self.thread_for(r.stream);
+                    if Self::locked_write(&r) {
+                        self.writers.entry(r.tag).or_default().push_back(t as u32);
+                    }
+                    let more = (self.app.more_follow(), self.app.call_extras());
+                    if self.idle_and_empty(t) {
+                        self.idle_empty -= 1;
+                    }
+                    self.threads[t].queue.push_back(r);
+                    self.threads[t].more.push_back(more);
+                    self.outstanding += 1;
+                    self.ready.insert(t);
+                }
+                Some(Err(e)) => return Err(e),
+                None => {
+                    // Idle threads end (or make their end_fsync).
+                    self.app_done = true;
+                    self.ready_all();
+                }
+            }
+        }
+        Ok(got)
+    }
+
+    /// Thread `t` (not the flusher) is idle with no call queued.
+    fn idle_and_empty(&self, t: usize) -> bool {
+        let th = &self.threads[t];
+        t > 0 && th.stage == Stage::Idle && th.queue.is_empty()
+    }
+
+    /// Thread `t` can move now: [`runnable`](Self::runnable), and not
+    /// waiting for a call that has not come (`run_thread` would return at
+    /// once).
+    fn live(&self, t: usize) -> bool {
+        (self.app_done || !self.idle_and_empty(t)) && self.runnable(t)
+    }
+
+    /// Every thread may move (the source ended, or the run stops).
+    fn ready_all(&mut self) {
+        for t in 1..self.threads.len() {
+            self.ready.insert(t);
+        }
+    }
+
+    /// Queue `r` for the device from submitter `k`.
+    fn out_push(&mut self, k: usize, r: HostRequest) {
+        self.outbox[k].push_back(r);
+        self.out_queued += 1;
+        if !self.asleep[k] {
+            self.out_ready.insert(k);
+        }
+    }
+
+    fn runnable(&self, t: usize) -> bool {
+        let th = &self.threads[t];
+        th.waits == 0
+            && th.until <= self.now
+            && match th.stage {
+                Stage::Done => false,
+                Stage::Throttle => self.nr_dirty() + self.nr_wb <= self.dirty_thresh,
+                Stage::WriteStart => th.op.is_none_or(|r| {
+                    !Self::locked_write(&r)
+                        || self.writers.get(&r.tag).and_then(|q| q.front()) == Some(&(t as u32))
+                }),
+                _ => true,
+            }
+    }
+
+    /// A write on a file (not the block device, not metadata): it holds the
+    /// file's lock from its start to the end of its copy.
+    fn locked_write(r: &HostRequest) -> bool {
+        r.op == IoOp::Write && r.tag != 0 && r.tag != METADATA_INO && r.tag != FS_INO
+    }
+
+    /// The file whose data device page `lpn` last held (0: none known).
+    fn owner(&self, lpn: u64) -> u32 {
+        self.owners.get(lpn as usize).copied().unwrap_or(0)
+    }
+    fn set_owner(&mut self, lpn: u64, ino: u32) {
+        if self.owners.is_empty() {
+            // Allocated on the first file write: block-level runs never do.
+            self.owners = vec![0; self.dev_pages as usize];
+        }
+        if let Some(o) = self.owners.get_mut(lpn as usize) {
+            *o = ino;
+        }
+    }
+
+    /// Thread `t` is done with its write on `ino`: the next writer goes.
+    fn unlock(&mut self, ino: u32, t: usize) {
+        if let Some(q) = self.writers.get_mut(&ino) {
+            debug_assert_eq!(q.front(), Some(&(t as u32)));
+            q.pop_front();
+            match q.front() {
+                // The next writer may take the lock.
+                Some(&w) => {
+                    self.ready.insert(w as usize);
+                }
+                None => {
+                    self.writers.remove(&ino);
+                }
+            }
+        }
+    }
+
+    /// Pages of a request: [lo, hi).
+    fn span(r: &HostRequest) -> (u64, u64) {
+        let lo = r.lba / SPP;
+        let hi = (r.lba + r.sectors as u64).div_ceil(SPP);
+        (lo, hi)
+    }
+
+    /// Make the thread wait for the I/O on page `lpn`, if any.
+    fn wait_page_io(&mut self, t: usize, lpn: u64) {
+        if let Some(&i) = self.map.get(&lpn) {
+            let tag = self.pages[i as usize].io;
+            if tag != NONE {
+                if let Some(io) = self.ios.get_mut(&tag) {
+                    if !io.waiters.contains(&(t as u32)) {
+                        io.waiters.push(t as u32);
+                        self.threads[t].waits += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Advance thread `t` as far as it goes now.
+    fn run_thread(&mut self, t: usize) {
+        while self.runnable(t) {
+            let stage = self.threads[t].stage;
+            match stage {
+                Stage::Idle => {
+                    let th = &mut self.threads[t];
+                    match th.queue.pop_front() {
+                        Some(r) => {
+                            let (more, extras) = th.more.pop_front().unwrap_or_default();
+                            th.dsync = extras.dsync;
+                            if extras.cpu_cycles > 0 && !th.in_call {
+                                // The thread computes first (a hog flowop):
+                                // the call starts when that ends.
+                                th.queue.push_front(r);
+                                let rest = CallExtras {
+                                    cpu_cycles: 0,
+                                    ..extras
+                                };
+                                th.more.push_front((more, rest));
+                                self.threads[t].until = self.compute(extras.cpu_cycles);
+                                continue;
+                            }
+                            let th = &mut self.threads[t];
+                            if !th.in_call {
+                                th.call_started = self.now;
+                            }
+                            th.in_call = more;
+                            th.op = Some(r);
+                            th.ino = r.tag;
+                            th.own_fsync = false;
+                            th.started = self.now;
+                            th.deferred.clear();
+                            th.stage = match r.op {
+                                _ if r.tag == FS_INO => Stage::DirectStart,
+                                IoOp::Read => Stage::ReadStart,
+                                IoOp::Write => Stage::WriteStart,
+                                IoOp::Flush => Stage::SyncStart,
+                                IoOp::Trim => Stage::TrimStart,
+                            };
+                        }
+                        None => {
+                            // The source is exhausted: no call will come.
+                            if !self.app_done {
+                                return;
+                            }
+                            if self.io.end_fsync && !th.ended && th.writes > 0 {
+                                th.ended = true;
+                                th.own_fsync = true;
+                                th.op = None;
+                                th.started = self.now;
+                                th.stage = Stage::SyncStart;
+                            } else {
+                                th.stage = Stage::Done;
+                                return;
+                            }
+                        }
+                    }
+                }
+                Stage::ReadStart => {
+                    let r = self.threads[t].op.unwrap();
+                    let (lo, hi) = Self::span(&r);
+                    let mut lpn = lo;
+                    let mut ok = true;
+                    while lpn < hi {
+                        match self.map.get(&lpn).copied() {
+                            Some(i) if self.pages[i as usize].flags & (UPTODATE | LOCKED) != 0 => {
+                                let f = self.pages[i as usize].flags;
+                                if f & RA_MARK != 0 && self.ra_max > 0 {
+                                    self.pages[i as usize].flags &= !RA_MARK;
+                                    ok &= self.ondemand(t, lpn, hi - lpn, true, lo, hi);
+                                }
+                                self.stats.hits += (f & UPTODATE != 0) as u64;
+                                self.stats.misses += (f & UPTODATE == 0) as u64;
+                            }
+                            _ => {
+                                self.stats.misses += 1;
+                                ok &= if self.ra_max > 0 {
+                                    self.ondemand(t, lpn, hi - lpn, false, lo, hi)
+                                } else {
+                                    self.read_missing(t, lpn, hi - lpn, None)
+                                };
+                            }
+                        }
+                        if !ok {
+                            break;
+                        }
+                        lpn += 1;
+                    }
+                    self.threads[t].ra.prev = hi;
+                    for lpn in lo..hi {
+                        self.wait_page_io(t, lpn);
+                    }
+                    if !ok {
+                        return self.reclaim_stall(t);
+                    }
+                    self.threads[t].stage = Stage::ReadCopy;
+                }
+                Stage::ReadCopy => {
+                    let r = self.threads[t].op.unwrap();
+                    let (lo, hi) = Self::span(&r);
+                    let mut missing = false;
+                    for lpn in lo..hi {
+                        match self.map.get(&lpn).copied() {
+                            Some(i) if self.pages[i as usize].flags & UPTODATE != 0 => {
+                                self.touch(i)
+                            }
+                            _ => missing = true,
+                        }
+                    }
+                    if missing {
+                        // Evicted before the thread ran again: read it anew.
+                        self.threads[t].stage = Stage::ReadStart;
+                        continue;
+                    }
+                    self.stats.bytes_read += r.bytes();
+                    self.threads[t].until = self.copy(r.bytes());
+                    self.threads[t].stage = Stage::Complete;
+                }
+                Stage::WriteStart => {
+                    let r = self.threads[t].op.unwrap();
+                    let (lo, hi) = Self::span(&r);
+                    // A partial first or last page not in the cache is read
+                    // first (write_begin).
+                    let mut edges = vec![];
+                    if !r.lba.is_multiple_of(SPP) {
+                        edges.push(lo);
+                    }
+                    if !(r.lba + r.sectors as u64).is_multiple_of(SPP)
+                        && (edges.is_empty() || hi - 1 != lo)
+                    {
+                        edges.push(hi - 1);
+                    }
+                    let mut ok = true;
+                    let ino = r.tag;
+                    for lpn in edges {
+                        let up = self.map.get(&lpn).is_some_and(|&i| {
+                            self.pages[i as usize].flags & (UPTODATE | LOCKED) != 0
+                        });
+                        // A file's page that holds none of its data (a block
+                        // just allocated to it) is zero-filled, not read
+                        // (`block_write_begin`); the block device's pages
+                        // always hold data.
+                        let holds_data = ino == 0 || self.owner(lpn) == ino;
+                        if !up && holds_data {
+                            ok &= self.read_missing(t, lpn, 1, None);
+                            self.stats.rmw_reads += 1;
+                        }
+                        self.wait_page_io_read(t, lpn);
+                    }
+                    if !ok {
+                        return self.reclaim_stall(t);
+                    }
+                    self.threads[t].stage = Stage::WriteDirty;
+                }
+                Stage::WriteDirty => {
+                    let r = self.threads[t].op.unwrap();
+                    let (lo, hi) = Self::span(&r);
+                    for lpn in lo..hi {
+                        let ino = self.threads[t].ino;
+                        let Some(i) = self.get_or_insert(lpn, ino) else {
+                            return self.reclaim_stall(t);
+                        };
+                        if self.pages[i as usize].flags & LOCKED != 0 {
+                            // A read of the page is in flight: wait for it.
+                            self.wait_page_io(t, lpn);
+                            return;
+                        }
+                        self.pages[i as usize].flags |= UPTODATE;
+                        self.touch(i);
+                        self.set_dirty(i, ino);
+                        if ino != 0 && ino != METADATA_INO {
+                            self.set_owner(lpn, ino);
+                        }
+                    }
+                    if r.tag == METADATA_INO {
+                        // A file system's metadata update: dirtied in
+                        // memory by the call that made it, at no cost to
+                        // the thread, and not an application call.
+                        self.stats.metadata_pages += hi - lo;
+                        self.outstanding -= 1;
+                        let th = &mut self.threads[t];
+                        th.op = None;
+                        th.stage = Stage::Idle;
+                        continue;
+                    }
+                    self.stats.bytes_written += r.bytes();
+                    self.threads[t].until = self.copy(r.bytes());
+                    self.threads[t].stage = Stage::WriteCopied;
+                }
+                Stage::WriteCopied => {
+                    // balance_dirty_pages
+                    if self.nr_dirty() > self.bg_thresh {
+                        self.flusher_bg = true;
+                    }
+                    if self.nr_dirty() + self.nr_wb > self.dirty_thresh {
+                        self.flusher_bg = true;
+                        let th = &mut self.threads[t];
+                        th.stage = Stage::Throttle;
+                        th.throttled_since = self.now;
+                        continue;
+                    }
+                    if let Some(r) = self.threads[t].op.filter(Self::locked_write) {
+                        self.unlock(r.tag, t);
+                    }
+                    let th = &mut self.threads[t];
+                    th.writes += 1;
+                    th.stage = if self.io.sync || th.dsync {
+                        Stage::SyncStart
+                    } else {
+                        Stage::Complete
+                    };
+                }
+                Stage::Throttle => {
+                    let th = &mut self.threads[t];
+                    let w = self.now.0 - th.throttled_since.0;
+                    self.stats.throttled += 1;
+                    self.stats.throttle_ns += w as u128;
+                    self.stats.throttle_max_ns = self.stats.throttle_max_ns.max(w);
+                    // The thread's stall counts in the call's latency.
+                    th.stage = Stage::WriteCopied;
+                }
+                Stage::SyncStart => {
+                    // fsync of the inode (a Flush call, fsync=N, end_fsync)
+                    // or O_SYNC of the pages just written.
+                    self.threads[t].fs_asked = false;
+                    self.threads[t].fs_steps.clear();
+                    self.threads[t].fs_no_flush = false;
+                    let th = &self.threads[t];
+                    let ino = th.ino;
+                    let whole = th.own_fsync || th.op.is_none_or(|r| r.op == IoOp::Flush);
+                    let reason = if whole { WB_FSYNC } else { WB_SYNC_WRITE };
+                    let candidates: Vec<u64> = if whole {
+                        self.inodes
+                            .get(&ino)
+                            .map(|n| n.dirty.iter().copied().collect())
+                            .unwrap_or_default()
+                    } else {
+                        let (lo, hi) = Self::span(&th.op.unwrap());
+                        (lo..hi).collect()
+                    };
+                    let mut now_w = Vec::new();
+                    let mut deferred = Vec::new();
+                    for &lpn in &candidates {
+                        if let Some(&i) = self.map.get(&lpn) {
+                            let f = self.pages[i as usize].flags;
+                            if f & DIRTY != 0 && f & WRITEBACK == 0 {
+                                now_w.push(lpn);
+                            } else if f & DIRTY != 0 {
+                                deferred.push(lpn);
+                            }
+                        }
+                    }
+                    // Wait for every page under writeback (of the inode, or
+                    // of the range).
+                    if whole {
+                        let mut n = 0;
+                        for io in self.ios.values_mut() {
+                            if io.kind == IoKind::Write
+                                && io.ino == ino
+                                && !io.waiters.contains(&(t as u32))
+                            {
+                                io.waiters.push(t as u32);
+                                n += 1;
+                            }
+                        }
+                        self.threads[t].waits += n;
+                    } else {
+                        for &lpn in &candidates {
+                            self.wait_page_io_write(t, lpn);
+                        }
+                    }
+                    self.write_runs(t, ino, &now_w, reason, Some(t));
+                    self.threads[t].deferred = deferred;
+                    self.threads[t].stage = Stage::SyncWait;
+                }
+                Stage::SyncWait => {
+                    let deferred = std::mem::take(&mut self.threads[t].deferred);
+                    if deferred.is_empty() {
+                        let th = &self.threads[t];
+                        let whole = th.own_fsync || th.op.is_none_or(|r| r.op == IoOp::Flush);
+                        if whole && !th.fs_asked {
+                            // The file's data is written: what the file
+                            // system writes before the flush.
+                            let ino = th.ino;
+                            self.threads[t].fs_asked = true;
+                            let io = self.app.fsync_io(ino, self.now);
+                            self.threads[t].fs_no_flush = io.no_flush;
+                            let steps = &mut self.threads[t].fs_steps;
+                            steps.extend(io.ordered.into_iter().map(FsStep::Ordered));
+                            if !io.metadata.is_empty() {
+                                steps.push_back(FsStep::Metadata(io.metadata));
+                            }
+                            let mut direct = io.direct;
+                            if io.barrier_each {
+                                // Each run a barrier write of its own: a
+                                // flush before it.
+                                for run in direct {
+                                    steps.push_back(FsStep::Flush);
+                                    steps.push_back(FsStep::Direct(vec![run]));
+                                }
+                            } else if io.barrier && !direct.is_empty() {
+                                // The commit block after a flush.
+                                let last = direct.last_mut().unwrap();
+                                let cb = (last.0 + last.1 as u64 - 1, 1);
+                                last.1 -= 1;
+                                if last.1 == 0 {
+                                    direct.pop();
+                                }
+                                if !direct.is_empty() {
+                                    steps.push_back(FsStep::Direct(direct));
+                                }
+                                steps.push_back(FsStep::Flush);
+                                steps.push_back(FsStep::Direct(vec![cb]));
+                            } else if !direct.is_empty() {
+                                steps.push_back(FsStep::Direct(direct));
+                            }
+                        }
+                        if let Some(step) = self.threads[t].fs_steps.pop_front() {
+                            self.fs_step(t, step);
+                            continue;
+                        }
+                        if self.threads[t].fs_no_flush {
+                            // barrier=0: the file system issues no flush.
+                            self.threads[t].stage = Stage::Complete;
+                            continue;
+                        }
+                        let ino = self.threads[t].ino;
+                        self.submit(t, IoKind::Flush, ino, 0, 0, Some(t));
+                        self.stats.flushes += 1;
+                        self.threads[t].stage = Stage::Complete;
+                        continue;
+                    }
+                    let th = &self.threads[t];
+                    let whole = th.own_fsync || th.op.is_none_or(|r| r.op == IoOp::Flush);
+                    let reason = if whole { WB_FSYNC } else { WB_SYNC_WRITE };
+                    let mut now_w = Vec::new();
+                    let mut again = Vec::new();
+                    for lpn in deferred {
+                        if let Some(&i) = self.map.get(&lpn) {
+                            let f = self.pages[i as usize].flags;
+                            if f & DIRTY != 0 && f & WRITEBACK == 0 {
+                                now_w.push(lpn);
+                            } else if f & DIRTY != 0 {
+                                again.push(lpn);
+                                self.wait_page_io_write(t, lpn);
+                            }
+                        }
+                    }
+                    let ino = self.threads[t].ino;
+                    self.write_runs(t, ino, &now_w, reason, Some(t));
+                    self.threads[t].deferred = again;
+                }
+                Stage::DirectStart => {
+                    let r = self.threads[t].op.unwrap();
+                    let (lo, hi) = Self::span(&r);
+                    let kind = match r.op {
+                        IoOp::Read => IoKind::Read,
+                        IoOp::Write => IoKind::Write,
+                        IoOp::Trim => IoKind::Trim,
+                        IoOp::Flush => {
+                            self.stats.fs_flushes += 1;
+                            self.stats.flushes += 1;
+                            IoKind::Flush
+                        }
+                    };
+                    self.submit(t, kind, FS_INO, lo, (hi - lo) as u32, Some(t));
+                    self.threads[t].stage = Stage::DirectDone;
+                }
+                Stage::DirectDone => {
+                    // Not an application call: no latency recorded.
+                    self.outstanding -= 1;
+                    let th = &mut self.threads[t];
+                    th.op = None;
+                    th.stage = Stage::Idle;
+                }
+                Stage::TrimStart => {
+                    let r = self.threads[t].op.unwrap();
+                    let (lo, hi) = Self::span(&r);
+                    for lpn in lo..hi {
+                        self.wait_page_io(t, lpn);
+                    }
+                    self.threads[t].stage = Stage::TrimDrop;
+                }
+                Stage::TrimDrop => {
+                    let r = self.threads[t].op.unwrap();
+                    let (lo, hi) = Self::span(&r);
+                    if self.pages_busy(lo, hi) {
+                        for lpn in lo..hi {
+                            self.wait_page_io(t, lpn);
+                        }
+                        continue;
+                    }
+                    // Whole pages only leave the cache; partial ones keep
+                    // their (stale) data, as truncate_inode_pages_range zeroes
+                    // them.
+                    let (flo, fhi) = (r.lba.div_ceil(SPP), (r.lba + r.sectors as u64) / SPP);
+                    for lpn in flo..fhi {
+                        if let Some(i) = self.map.remove(&lpn) {
+                            self.clear_dirty(i);
+                            self.lru_unlink(i);
+                            self.free.push(i);
+                        }
+                    }
+                    // The trim itself, sector-exact, as the call gave it.
+                    let tag = self.new_tag();
+                    self.ios.insert(
+                        tag,
+                        Io {
+                            kind: IoKind::Trim,
+                            ino: r.tag,
+                            lpn: lo,
+                            n: 0,
+                            submitter: t as u32,
+                            waiters: vec![t as u32],
+                        },
+                    );
+                    self.threads[t].waits += 1;
+                    let stream = self.threads[t].stream;
+                    let trim = HostRequest {
+                        arrival: self.now,
+                        tag,
+                        stream,
+                        ..r
+                    };
+                    self.out_push(t, trim);
+                    self.stats.trims += 1;
+                    self.threads[t].stage = Stage::Complete;
+                }
+                Stage::Complete => {
+                    let th = &mut self.threads[t];
+                    // A call in pieces is timed from its first piece's start.
+                    let since = if th.op.is_some() {
+                        th.call_started
+                    } else {
+                        th.started
+                    };
+                    let lat = self.now.0 - since.0;
+                    let kind = match th.op {
+                        Some(r) => match r.op {
+                            IoOp::Read => 0,
+                            IoOp::Write => 1,
+                            IoOp::Trim => 2,
+                            IoOp::Flush => 3,
+                        },
+                        // fio's fsync=N or end_fsync: a call of the thread's own.
+                        None => 3,
+                    };
+                    // A piece more pieces of its call follow is not a call.
+                    if !(th.op.is_some() && th.in_call) {
+                        self.stats.lat[kind].record(lat);
+                    }
+                    if th.op.is_some() {
+                        self.outstanding -= 1;
+                    }
+                    self.stats.last_end = self.now;
+                    let fsync_due = kind == 1
+                        && self.io.fsync > 0
+                        && !self.io.sync
+                        && th.writes.is_multiple_of(self.io.fsync);
+                    th.op = None;
+                    th.own_fsync = fsync_due;
+                    if fsync_due {
+                        th.started = self.now;
+                        th.deferred.clear();
+                        th.stage = Stage::SyncStart;
+                    } else {
+                        th.stage = Stage::Idle;
+                    }
+                }
+                Stage::Done => return,
+            }
+        }
+    }
+
+    /// Submit a step of an fsync's file-system writes; the thread waits
+    /// for it.
+    fn fs_step(&mut self, t: usize, step: FsStep) {
+        match step {
+            FsStep::Ordered(ino) => {
+                let (now_w, busy): (Vec<u64>, Vec<u64>) = self
+                    .inodes
+                    .get(&ino)
+                    .map(|n| n.dirty.iter().copied().collect::<Vec<u64>>())
+                    .unwrap_or_default()
+                    .into_iter()
+                    .partition(|lpn| {
+                        self.map
+                            .get(lpn)
+                            .is_some_and(|&i| self.pages[i as usize].flags & WRITEBACK == 0)
+                    });
+                for lpn in busy {
+                    self.wait_page_io_write(t, lpn);
+                }
+                let mut n = 0;
+                for io in self.ios.values_mut() {
+                    if io.kind == IoKind::Write
+                        && io.ino == ino
+                        && !io.waiters.contains(&(t as u32))
+                    {
+                        io.waiters.push(t as u32);
+                        n += 1;
+                    }
+                }
+                self.threads[t].waits += n;
+                self.write_runs(t, ino, &now_w, WB_FSYNC, Some(t));
+            }
+            FsStep::Metadata(mut lpns) => {
+                lpns.sort_unstable();
+                lpns.dedup();
+                let mut now_w = Vec::new();
+                for lpn in lpns {
+                    if let Some(&i) = self.map.get(&lpn) {
+                        let f = self.pages[i as usize].flags;
+                        if f & DIRTY != 0 && f & WRITEBACK == 0 {
+                            now_w.push(lpn);
+                        } else if f & WRITEBACK != 0 {
+                            self.wait_page_io_write(t, lpn);
+                        }
+                    }
+                }
+                self.write_runs(t, METADATA_INO, &now_w, WB_FSYNC, Some(t));
+            }
+            FsStep::Direct(runs) => {
+                for (lpn, n) in runs {
+                    // At most max_sectors_kb per request, as any submitter.
+                    let mut at = lpn;
+                    let end = lpn + n as u64;
+                    while at < end {
+                        let k = (end - at).min(self.max_req_pages);
+                        self.submit(t, IoKind::Write, FS_INO, at, k as u32, Some(t));
+                        at += k;
+                    }
+                }
+            }
+            FsStep::Flush => {
+                self.submit(t, IoKind::Flush, FS_INO, 0, 0, Some(t));
+                self.stats.flushes += 1;
+                self.stats.fs_flushes += 1;
+            }
+        }
+    }
+
+    fn pages_busy(&self, lo: u64, hi: u64) -> bool {
+        (lo..hi).any(|lpn| {
+            self.map
+                .get(&lpn)
+                .is_some_and(|&i| self.pages[i as usize].io != NONE)
+        })
+    }
+
+    /// Wait for a read in flight on `lpn` (not for a writeback).
+    fn wait_page_io_read(&mut self, t: usize, lpn: u64) {
+        if let Some(&i) = self.map.get(&lpn) {
+            if self.pages[i as usize].flags & LOCKED != 0 {
+                self.wait_page_io(t, lpn);
+            }
+        }
+    }
+    /// Wait for a writeback in flight on `lpn`.
+    fn wait_page_io_write(&mut self, t: usize, lpn: u64) {
+        if let Some(&i) = self.map.get(&lpn) {
+            if self.pages[i as usize].flags & WRITEBACK != 0 {
+                self.wait_page_io(t, lpn);
+            }
+        }
+    }
+    /// Reclaim found nothing to evict: the thread waits for its I/O, or for
+    /// the next completion if it has none in flight.
+    fn reclaim_stall(&mut self, t: usize) {
+        self.stats.reclaim_waits += 1;
+        if self.threads[t].waits == 0 {
+            self.wait_any(t);
+        }
+    }
+
+    /// Wait for the next completion (reclaim found nothing to evict); the
+    /// flusher writes meanwhile, so that dirty pages become evictable.
+    fn wait_any(&mut self, t: usize) {
+        self.reclaim_waiters.push(t as u32);
+        self.threads[t].waits += 1;
+        self.flusher_bg = true;
+    }
+
+    // ------------------------------------------------------------ flusher
+
+    /// The flusher's next chunk, if it is awake, has nothing queued and has
+    /// work.
+    fn flusher_step(&mut self) {
+        // The periodic wakeup is taken when due, busy or not (a busy
+        // flusher does the kupdate pass after its current work).
+        if let Some(t) = self.next_periodic {
+            if t <= self.now {
+                self.kupdate = true;
+                self.next_periodic = if self.nr_dirty == 0 {
+                    None
+                } else {
+                    Some(self.now + self.period())
+                };
+            }
+        }
+        if self.asleep[0] || !self.outbox[0].is_empty() || self.flusher_stalled {
+            return;
+        }
+        if self.app_finished() {
+            return;
+        }
+        let reclaim = !self.reclaim_waiters.is_empty() && self.nr_dirty > 0;
+        let expire = self.expire();
+        let reason = if self.flusher_bg && (self.nr_dirty > self.bg_thresh || reclaim) {
+            WB_BACKGROUND
+        } else {
+            self.flusher_bg = false;
+            let expired = self
+                .b_dirty
+                .first()
+                .is_some_and(|&(w, _)| w + expire <= self.now);
+            if self.kupdate && expired {
+                WB_PERIODIC
+            } else {
+                self.kupdate = false;
+                return;
+            }
+        };
+        // One pass (one plug): files oldest-dirtied first, up to
+        // MAX_WRITEBACK_PAGES of each from its cursor (wrapping, skipping
+        // pages under writeback), until MAX_WRITEBACK_PAGES are written; a
+        // kupdate pass takes expired files only. A file left dirty keeps its
+        // place (its dirtied_when).
+        let files: Vec<(SimTime, u32)> = self
+            .b_dirty
+            .iter()
+            .take(MAX_WRITEBACK_PAGES)
+            .copied()
+            .collect();
+        let mut total = 0;
+        for (w, ino) in files {
+            if reason == WB_PERIODIC && w + expire > self.now {
+                break;
+            }
+            let node = &self.inodes[&ino];
+            let from = node.cursor;
+            let room = MAX_WRITEBACK_PAGES - total;
+            let mut chunk = Vec::new();
+            for &lpn in node.dirty.range(from..).chain(node.dirty.range(..from)) {
+                if chunk.len() >= room {
+                    break;
+                }
+                let i = self.map[&lpn];
+                if self.pages[i as usize].flags & WRITEBACK == 0 {
+                    chunk.push(lpn);
+                }
+            }
+            if chunk.is_empty() {
+                continue;
+            }
+            // Ascending from the cursor: the part before the wrap, then
+            // the part after it.
+            let last = *chunk.last().unwrap();
+            let split = chunk.iter().position(|&l| l < from).unwrap_or(chunk.len());
+            let (a, b) = chunk.split_at(split);
+            self.write_runs(0, ino, a, reason, None);
+            self.write_runs(0, ino, b, reason, None);
+            if let Some(n) = self.inodes.get_mut(&ino) {
+                n.cursor = last + 1;
+            }
+            total += chunk.len();
+            if total >= MAX_WRITEBACK_PAGES {
+                break;
+            }
+        }
+        if total == 0 {
+            self.flusher_stalled = true;
+        }
+    }
+
+    fn app_finished(&self) -> bool {
+        self.app_done && self.outstanding == 0 && self.done + 1 == self.threads.len()
+    }
+
+    /// Run every thread and the flusher until nothing moves.
+    fn step(&mut self) -> Result<(), SourceError> {
+        if self.start.is_none() {
+            self.start = Some(self.now);
+        }
+        // Threads whose copy or computation has ended.
+        while let Some(&(at, t)) = self.timers.first() {
+            if at > self.now {
+                break;
+            }
+            self.timers.pop_first();
+            self.ready.insert(t as usize);
+        }
+        loop {
+            let mut moved = self.fetch()?;
+            // The threads in index order, as a walk over all of them would
+            // meet them: one made ready by a thread before it in this pass
+            // runs in this pass, one after it in the next.
+            let mut from = 1;
+            loop {
+                if !self.throttled.is_empty() && self.nr_dirty() + self.nr_wb <= self.dirty_thresh {
+                    self.ready.take_all(&mut self.throttled);
+                }
+                let Some(t) = self.ready.next_from(from) else {
+                    break;
+                };
+                from = t + 1;
+                self.ready.remove(t);
+                self.visits += 1;
+                if !self.runnable(t) {
+                    if self.threads[t].stage == Stage::Throttle {
+                        self.throttled.insert(t);
+                    }
+                    continue;
+                }
+                let th = &self.threads[t];
+                let before = (th.stage, th.until, th.waits, th.queue.len());
+                let was_idle = self.idle_and_empty(t);
+                self.run_thread(t);
+                let th = &self.threads[t];
+                let after = (th.stage, th.until, th.waits, th.queue.len());
+                moved |= before != after;
+                if after.1 != before.1 {
+                    self.timers.remove(&(before.1, t as u32));
+                    if after.1 > self.now {
+                        self.timers.insert((after.1, t as u32));
+                    }
+                }
+                self.idle_empty =
+                    self.idle_empty + self.idle_and_empty(t) as usize - was_idle as usize;
+                self.done += (before.0 != Stage::Done && after.0 == Stage::Done) as usize;
+                if after.0 == Stage::Throttle {
+                    self.throttled.insert(t);
+                } else if self.live(t) {
+                    // It stopped still able to move (a wait it did not
+                    // register): the next pass tries again, as before.
+                    self.ready.insert(t);
+                }
+            }
+            let queued = self.outbox[0].len();
+            self.flusher_step();
+            moved |= self.outbox[0].len() != queued;
+            if !moved {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Threads the cache's steps have looked at so far: the work per event
+    /// that grows with the thread count, were the steps to walk every
+    /// thread (tests bound it per call).
+    pub fn thread_visits(&self) -> u64 {
+        self.visits
+    }
+
+    /// The application's call latencies of the measured phase: read,
+    /// write, trim, fsync (what the report's `app.latency_us` summarises).
+    pub fn app_latencies(&self) -> &[LatencyHist; 4] {
+        &self.stats.lat
+    }
+
+    /// The report's `page_cache` and `app` sections.
+    fn sections(&self) -> Vec<(String, serde_json::Value)> {
+        let s = &self.stats;
+        let start = self.start.unwrap_or(SimTime::ZERO);
+        let app_end = s.last_end.max(start);
+        let secs = app_end.since(start).secs_f64();
+        let lat: Vec<LatencySummary> = s.lat.iter().map(|h| h.summary()).collect();
+        let calls: u64 = lat.iter().map(|l| l.count).sum();
+        let per_s = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
+        let reasons = |a: &[u64; 4]| {
+            serde_json::json!({
+                "background": a[WB_BACKGROUND],
+                "periodic": a[WB_PERIODIC],
+                "fsync": a[WB_FSYNC],
+                "sync_write": a[WB_SYNC_WRITE],
+            })
+        };
+        let wb_pages: u64 = s.wb_pages.iter().sum();
+        let wb_reqs: u64 = s.wb_requests.iter().sum();
+        let looked = s.hits + s.misses;
+        vec![
+            (
+                "app".to_string(),
+                serde_json::json!({
+                    "calls": calls,
+                    "reads": lat[0].count,
+                    "writes": lat[1].count,
+                    "trims": lat[2].count,
+                    "fsyncs": lat[3].count,
+                    "bytes_read": s.bytes_read,
+                    "bytes_written": s.bytes_written,
+                    "time_s": secs,
+                    "cpu_s": s.cpu_ns as f64 * 1e-9,
+                    "iops": per_s(calls - lat[3].count),
+                    "mbps": if secs > 0.0 { (s.bytes_read + s.bytes_written) as f64 / secs / 1e6 } else { 0.0 },
+                    "latency_us": {
+                        "read": lat[0],
+                        "write": lat[1],
+                        "trim": lat[2],
+                        "fsync": lat[3],
+                    },
+                }),
+            ),
+            (
+                "page_cache".to_string(),
+                serde_json::json!({
+                    "size_bytes": self.cfg.size.0,
+                    "background_thresh_pages": self.bg_thresh,
+                    "dirty_thresh_pages": self.dirty_thresh,
+                    "hits": s.hits,
+                    "misses": s.misses,
+                    "hit_ratio": if looked > 0 { s.hits as f64 / looked as f64 } else { 0.0 },
+                    "read_requests": s.read_requests,
+                    "read_pages": s.read_pages,
+                    "readahead_pages": s.readahead_pages,
+                    "rmw_reads": s.rmw_reads,
+                    "evictions": s.evictions,
+                    "dirty_max_pages": s.dirty_max,
+                    "writeback": {
+                        "pages": wb_pages,
+                        "requests": wb_reqs,
+                        "pages_per_request": if wb_reqs > 0 { wb_pages as f64 / wb_reqs as f64 } else { 0.0 },
+                        "pages_by_reason": reasons(&s.wb_pages),
+                        "requests_by_reason": reasons(&s.wb_requests),
+                    },
+                    "flushes": s.flushes,
+                    "trims": s.trims,
+                    "throttled": {
+                        "count": s.throttled,
+                        "total_s": s.throttle_ns as f64 * 1e-9,
+                        "mean_us": if s.throttled > 0 { s.throttle_ns as f64 / s.throttled as f64 / 1e3 } else { 0.0 },
+                        "max_us": s.throttle_max_ns as f64 / 1e3,
+                    },
+                    "reclaim_waits": s.reclaim_waits,
+                    "metadata_pages_dirtied": s.metadata_pages,
+                    "metadata_pages_written": s.metadata_written,
+                    "fs_direct_pages_written": s.fs_written,
+                    "fs_direct_pages_read": s.fs_read,
+                    "fs_flushes": s.fs_flushes,
+                    // Bytes the host wrote to the device (writeback and a
+                    // file system's own writes) per byte the application
+                    // wrote: what the file system and the cache add.
+                    "host_write_amplification": if s.bytes_written > 0 {
+                        (wb_pages + s.fs_written) as f64 * PAGE as f64 / s.bytes_written as f64
+                    } else {
+                        0.0
+                    },
+                    "dirty_at_end_bytes": self.nr_dirty() * PAGE,
+                    "writeback_at_end_bytes": self.nr_wb * PAGE,
+                }),
+            ),
+        ]
+    }
+}
+
+impl Thread {
+    fn new(stream: u32) -> Thread {
+        Thread {
+            stream,
+            queue: VecDeque::new(),
+            more: VecDeque::new(),
+            dsync: false,
+            in_call: false,
+            call_started: SimTime::ZERO,
+            op: None,
+            own_fsync: false,
+            stage: Stage::Idle,
+            waits: 0,
+            until: SimTime::ZERO,
+            started: SimTime::ZERO,
+            throttled_since: SimTime::ZERO,
+            deferred: Vec::new(),
+            ra: Ra::default(),
+            writes: 0,
+            ended: false,
+            ino: 0,
+            fs_asked: false,
+            fs_steps: VecDeque::new(),
+            fs_no_flush: false,
+        }
+    }
+}
+
+impl<S: AppSource> RequestSource for PageCache<S> {
+    fn timing(&self) -> Timing {
+        Timing::Reactive
+    }
+    fn next_request(&mut self) -> Option<Result<HostRequest, SourceError>> {
+        None
+    }
+    fn notes(&self) -> Vec<(String, u64)> {
+        let mut n = self.app.notes();
+        if self.app_done && self.nr_dirty > 0 {
+            n.push(("page_cache_dirty_pages_left_at_end".into(), self.nr_dirty()));
+        }
+        n
+    }
+    fn poll(&mut self, now: SimTime) -> Option<Result<HostRequest, SourceError>> {
+        self.now = now;
+        // Nothing has happened since the last step at this instant: handing
+        // out what is queued changes no thread.
+        if self.changed || self.stepped != Some(now) {
+            self.changed = false;
+            self.stepped = Some(now);
+            if let Err(e) = self.step() {
+                return Some(Err(e));
+            }
+        }
+        // The first submitter, in index order, with a request and room.
+        let k = self.out_ready.next_from(0)?;
+        let r = self.outbox[k].pop_front()?;
+        self.out_queued -= 1;
+        if self.outbox[k].is_empty() {
+            self.out_ready.remove(k);
+        }
+        Some(Ok(r))
+    }
+    fn event(&mut self, ev: HostEvent, now: SimTime) {
+        self.now = now;
+        self.changed = true;
+        match ev {
+            HostEvent::Blocked(tag) => {
+                if let Some(io) = self.ios.get(&tag) {
+                    let k = io.submitter as usize;
+                    self.asleep[k] = true;
+                    self.out_ready.remove(k);
+                }
+            }
+            HostEvent::Admitted(tag) => {
+                if let Some(io) = self.ios.get(&tag) {
+                    let k = io.submitter as usize;
+                    self.asleep[k] = false;
+                    if !self.outbox[k].is_empty() {
+                        self.out_ready.insert(k);
+                    }
+                }
+            }
+            HostEvent::Completed(tag) => {
+                let Some(io) = self.ios.remove(&tag) else {
+                    return;
+                };
+                self.flusher_stalled = false;
+                for k in 0..io.n as u64 {
+                    if let Some(&i) = self.map.get(&(io.lpn + k)) {
+                        let p = &mut self.pages[i as usize];
+                        if p.io != tag {
+                            continue;
+                        }
+                        p.io = NONE;
+                        match io.kind {
+                            IoKind::Read => {
+                                p.flags = (p.flags & !LOCKED) | UPTODATE;
+                            }
+                            IoKind::Write => {
+                                p.flags &= !WRITEBACK;
+                                self.nr_wb -= 1;
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                for w in io.waiters.into_iter().chain(self.reclaim_waiters.drain(..)) {
+                    self.threads[w as usize].waits -= 1;
+                    if w > 0 {
+                        self.ready.insert(w as usize);
+                    }
+                }
+            }
+        }
+    }
+    fn wake_at(&self) -> Option<SimTime> {
+        let after_now = (SimTime(self.now.0.saturating_add(1)), 0);
+        let threads = self
+            .timers
+            .range(after_now..)
+            .find(|&&(_, t)| self.threads[t as usize].waits == 0)
+            .map(|&(at, _)| at);
+        let periodic = if self.app_finished() {
+            None
+        } else {
+            self.next_periodic
+        };
+        match (threads, periodic) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+    fn finished(&self) -> bool {
+        self.app_finished() && self.out_queued == 0
+    }
+    fn report_sections(&self, end: SimTime) -> Vec<(String, serde_json::Value)> {
+        let mut v = self.sections();
+        v.extend(self.app.report_sections(end));
+        v
+    }
+    fn stop(&mut self, _now: SimTime) {
+        // The application makes no new call: what its threads have queued
+        // and not begun is dropped (it was read ahead of them, not made),
+        // and each thread ends as a source's end ends it (its end_fsync
+        // included). The pieces of a call under way are part of it.
+        self.app_done = true;
+        self.ready_all();
+        for t in 1..self.threads.len() {
+            let was_idle = self.idle_and_empty(t);
+            let th = &self.threads[t];
+            let keep = if th.in_call {
+                th.more
+                    .iter()
+                    .position(|(more, _)| !more)
+                    .map_or(th.queue.len(), |p| p + 1)
+            } else {
+                0
+            };
+            while self.threads[t].queue.len() > keep {
+                let Some(r) = self.threads[t].queue.pop_back() else {
+                    break;
+                };
+                self.threads[t].more.pop_back();
+                self.outstanding -= 1;
+                if Self::locked_write(&r) {
+                    // Its place in the file's writer order, the thread's
+                    // last (a thread's writes queue in its order).
+                    if let Some(q) = self.writers.get_mut(&r.tag) {
+                        if let Some(p) = q.iter().rposition(|&w| w == t as u32) {
+                            q.remove(p);
+                        }
+                        if q.is_empty() {
+                            self.writers.remove(&r.tag);
+                        }
+                    }
+                }
+            }
+            self.idle_empty = self.idle_empty + self.idle_and_empty(t) as usize - was_idle as usize;
+        }
+    }
+    fn ramp_over(&mut self, now: SimTime, _in_flight: u64) {
+        // The cache's and the application's statistics start again; the
+        // calls in flight count when they return.
+        self.stats = Stats {
+            dirty_max: self.nr_dirty,
+            last_end: now,
+            ..Stats::default()
+        };
+        self.start = Some(now);
+        self.app.ramp_over(now, self.outstanding as u64);
+    }
+}

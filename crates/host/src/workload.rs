@@ -1,0 +1,758 @@
+//! The fio-style synthetic workload generator, and the page cache's protocol
+//! with the application whose calls it runs ([`AppSource`]). The engine's
+//! request protocol ([`RequestSource`], [`HostRequest`], ...) is
+//! `ssd_core::workload`, re-exported here.
+//!
+//! Options follow fio's names and meanings: `rw`, `bs`, `rwmixread`, `iodepth`,
+//! `rate_iops` with `rate_process`, `number_ios`, `size`, `offset`,
+//! `random_distribution`, `randseed`. Sources are iterators: nothing is
+//! materialised up front, so a billion-request run uses constant memory.
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+use ssd_core::error::{invalid, ConfigError};
+use ssd_core::rng::{SimRng, SimRngExt};
+use ssd_core::units::{Dur, SimTime, Size};
+pub use ssd_core::workload::*;
+use std::fmt;
+
+/// What a page cache asks of the application whose calls it runs (a
+/// closed-loop source of file-level calls: Filebench over a file system, a
+/// buffered fio job), beside the requests themselves: how the pieces of a
+/// call belong together, what a call asks beyond its bytes, the time, and
+/// what an fsync writes after the file's data. A source the engine runs
+/// directly needs none of it; each method's default is "nothing".
+pub trait AppSource: RequestSource {
+    /// Whether the request the last `next_request` returned is followed,
+    /// on its stream, by more pieces of the same application call (one read
+    /// or write whose bytes lie in several places on the device, as a
+    /// file's extents): the page cache counts and times the pieces as one
+    /// call, from the first piece's start to the last one's end.
+    fn more_follow(&self) -> bool {
+        false
+    }
+    /// What the call of the request the last `next_request` returned asks
+    /// of the page cache beside its bytes: an O_DSYNC write, CPU work
+    /// before it (see [`CallExtras`]).
+    fn call_extras(&self) -> CallExtras {
+        CallExtras::default()
+    }
+    /// A closed-loop source run by the page cache is told the simulated
+    /// time before it is asked for calls (a file system's timers: a
+    /// journal's commit interval).
+    fn clock(&mut self, _now: SimTime) {}
+    /// What an fsync of file `ino` writes after the file's data is written
+    /// and before the device flush (a file system's journal commit), in the
+    /// device's 4 KiB pages and the source's inode numbers.
+    fn fsync_io(&mut self, _ino: u32, _now: SimTime) -> FsyncIo {
+        FsyncIo::default()
+    }
+}
+
+/// What an fsync writes after the file's data is written and before the
+/// device flush.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FsyncIo {
+    /// Other files whose dirty data goes first (ext3's ordered mode: the
+    /// files with new blocks in the committing transaction), by index.
+    pub ordered: Vec<u32>,
+    /// Metadata blocks to write back from the buffer cache if dirty (ext2's
+    /// inode and indirect blocks of the file).
+    pub metadata: Vec<u64>,
+    /// Direct writes (a journal commit), as runs of (block, blocks).
+    pub direct: Vec<(u64, u32)>,
+    /// Flush the device cache before the direct writes' last block (a
+    /// journal commit block's barrier) as well as after.
+    pub barrier: bool,
+    /// Every direct run is a barrier write of its own (XFS without delayed
+    /// logging: each in-core log buffer is written ordered): a flush before
+    /// each run; the fsync's own flush follows the last.
+    pub barrier_each: bool,
+    /// No device flush after the fsync (`barrier=0`/`nobarrier`: the file
+    /// system issues none).
+    pub no_flush: bool,
+}
+
+impl FsyncIo {
+    /// Nothing to write but the fsync's device flush, which a file system
+    /// mounted without barriers (`barriers` false) does not issue.
+    pub fn flush_only(barriers: bool) -> FsyncIo {
+        FsyncIo {
+            no_flush: !barriers,
+            ..FsyncIo::default()
+        }
+    }
+
+    /// A journal or log commit of the runs `direct`: with barriers, a flush
+    /// before its last block and after it; without, neither.
+    pub fn commit(direct: Vec<(u64, u32)>, barriers: bool) -> FsyncIo {
+        FsyncIo {
+            direct,
+            barrier: barriers,
+            ..FsyncIo::flush_only(barriers)
+        }
+    }
+}
+
+/// What an application call asks of the page cache beside its request
+/// ([`AppSource::call_extras`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CallExtras {
+    /// An O_DSYNC write: its pages are written back and the device cache
+    /// flushed before the call returns (`generic_write_sync` of the range),
+    /// as fio's `sync` does for every write of a job.
+    pub dsync: bool,
+    /// CPU cycles the thread computes before the call (Filebench's `hog`
+    /// flowop), on one of the host's cores (`page_cache.cpus`) at
+    /// `page_cache.cpu_ghz`; not part of the call's latency.
+    pub cpu_cycles: u64,
+}
+
+/// fio's `rw=`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RwMode {
+    /// Sequential reads.
+    Read,
+    /// Sequential writes.
+    Write,
+    /// Random reads.
+    RandRead,
+    /// Random writes.
+    RandWrite,
+    /// Sequential mixed (`rw` / `readwrite`).
+    Rw,
+    /// Random mixed reads and writes (`rwmixread` percent reads).
+    RandRw,
+    /// Sequential trims.
+    Trim,
+    /// Random trims.
+    RandTrim,
+}
+
+impl RwMode {
+    /// Parse fio's name (`read`, `write`, `randread`, `randwrite`, `rw`/`readwrite`, `randrw`,
+    /// `trim`, `randtrim`); an error lists them.
+    pub fn parse(s: &str) -> Result<RwMode, String> {
+        Ok(match s {
+            "read" => RwMode::Read,
+            "write" => RwMode::Write,
+            "randread" => RwMode::RandRead,
+            "randwrite" => RwMode::RandWrite,
+            "rw" | "readwrite" => RwMode::Rw,
+            "randrw" => RwMode::RandRw,
+            "trim" => RwMode::Trim,
+            "randtrim" => RwMode::RandTrim,
+            _ => return Err(format!("unknown rw mode {:?} (read, write, randread, randwrite, rw, randrw, trim, randtrim)", ssd_core::units::clip(s))),
+        })
+    }
+    /// Whether the mode picks random addresses (the `rand*` modes).
+    pub fn is_random(self) -> bool {
+        matches!(
+            self,
+            RwMode::RandRead | RwMode::RandWrite | RwMode::RandRw | RwMode::RandTrim
+        )
+    }
+}
+
+/// fio's `random_distribution=`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Distribution {
+    /// Uniform over the span (fio's `random`).
+    Uniform,
+    /// Zipf with exponent theta (positive, not 1), as fio's `zipf:THETA`.
+    Zipf(f64),
+    /// Pareto with shape h in (0, 1), as fio's `pareto:H`.
+    Pareto(f64),
+}
+
+impl Distribution {
+    /// Parse `random`/`uniform`, `zipf:THETA` or `pareto:H`; an error says which values are
+    /// allowed.
+    pub fn parse(s: &str) -> Result<Distribution, String> {
+        let s = s.trim();
+        if s == "random" || s == "uniform" {
+            return Ok(Distribution::Uniform);
+        }
+        let q = || ssd_core::units::clip(s);
+        let (name, arg) = s.split_once(':').ok_or_else(|| {
+            format!(
+                "unknown random_distribution {:?} (uniform, zipf:THETA, pareto:H)",
+                q()
+            )
+        })?;
+        let v: f64 = arg
+            .parse()
+            .map_err(|_| format!("bad parameter in random_distribution {:?}", q()))?;
+        match name {
+            "zipf" if v > 0.0 && v != 1.0 && v.is_finite() => Ok(Distribution::Zipf(v)),
+            "zipf" => Err(format!(
+                "zipf theta must be positive and not 1.0 (as in fio), got {v}"
+            )),
+            "pareto" if v > 0.0 && v < 1.0 => Ok(Distribution::Pareto(v)),
+            "pareto" => Err(format!("pareto h must be in (0, 1), got {v}")),
+            _ => Err(format!(
+                "unknown random_distribution {:?} (uniform, zipf:THETA, pareto:H)",
+                q()
+            )),
+        }
+    }
+}
+impl fmt::Display for Distribution {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Distribution::Uniform => f.write_str("random"),
+            Distribution::Zipf(t) => write!(f, "zipf:{t}"),
+            Distribution::Pareto(h) => write!(f, "pareto:{h}"),
+        }
+    }
+}
+impl Serialize for Distribution {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+impl<'de> Deserialize<'de> for Distribution {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Distribution::parse(&String::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+/// fio's `rate_process=`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RateProcess {
+    /// Fixed inter-arrival time 1/rate_iops.
+    Linear,
+    /// Exponential inter-arrival times with mean 1/rate_iops.
+    Poisson,
+}
+
+/// The synthetic workload, spelled as fio spells it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadConfig {
+    /// Access pattern (fio's `rw`); default randread.
+    pub rw: RwMode,
+    /// Request size (fio's `bs`), a multiple of 512 bytes; default 4 KiB.
+    pub bs: Size,
+    /// Percentage of reads in mixed modes.
+    pub rwmixread: u32,
+    /// Outstanding requests (closed loop) when rate_iops is not set.
+    pub iodepth: u32,
+    /// Open loop at this many requests per second.
+    pub rate_iops: Option<u64>,
+    /// Inter-arrival process of the open loop (`rate_iops`); default linear.
+    pub rate_process: RateProcess,
+    /// Number of requests; default one pass over `size` (size / bs), as fio.
+    pub number_ios: Option<u64>,
+    /// Address span; default the whole logical capacity (minus offset).
+    pub size: Option<Size>,
+    /// Start of the address span, bytes (fio's `offset`); default 0.
+    pub offset: Size,
+    /// Distribution of random addresses over the span; default uniform.
+    pub random_distribution: Distribution,
+    /// fio's `percentage_random`: of a random workload's requests, this
+    /// percentage go to a random block and the rest continue sequentially
+    /// from where the last request of the same direction ended (100, the
+    /// default: all random; 0: all sequential). Ignored by sequential modes.
+    #[serde(default = "hundred")]
+    pub percentage_random: u32,
+    /// Seed of the address/mix generator; default derived from sim.seed.
+    pub randseed: Option<u64>,
+    /// fio's `direct`: bypass the page cache (O_DIRECT). True by default in
+    /// ssdsim's `[workload]` (block-level runs); a fio job file follows fio,
+    /// whose default is buffered (`direct=0`). False runs the workload
+    /// through `[page_cache]` as one application thread making
+    /// synchronous calls.
+    #[serde(default = "yes")]
+    pub direct: bool,
+    /// fio's `sync`: buffered writes are O_SYNC (each waits for its pages
+    /// and a cache flush).
+    #[serde(default)]
+    pub sync: bool,
+    /// fio's `fsync`: fsync after every this many writes (0: never).
+    #[serde(default)]
+    pub fsync: u64,
+    /// fio's `end_fsync`: fsync once the last call is done.
+    #[serde(default)]
+    pub end_fsync: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn hundred() -> u32 {
+    100
+}
+
+impl Default for WorkloadConfig {
+    fn default() -> Self {
+        WorkloadConfig {
+            rw: RwMode::RandRead,
+            bs: Size::kib(4),
+            rwmixread: 50,
+            iodepth: 32,
+            rate_iops: None,
+            rate_process: RateProcess::Linear,
+            number_ios: Some(200_000),
+            size: None,
+            offset: Size(0),
+            random_distribution: Distribution::Uniform,
+            percentage_random: 100,
+            randseed: None,
+            direct: true,
+            sync: false,
+            fsync: 0,
+            end_fsync: false,
+        }
+    }
+}
+
+/// The deepest closed loop a workload may keep (`workload.iodepth`,
+/// `replay.closed_loop_depth`): every outstanding request is held by the host.
+pub const MAX_IODEPTH: u32 = 65_536;
+
+impl WorkloadConfig {
+    /// Check the workload against a drive of `logical_bytes`; an error names the field
+    /// (`workload.NAME`).
+    pub fn validate(&self, logical_bytes: u64) -> Result<(), ConfigError> {
+        if self.bs.0 == 0 || !self.bs.0.is_multiple_of(SECTOR) {
+            return Err(invalid(
+                "workload.bs",
+                format!(
+                    "must be a positive multiple of 512 bytes, got {}",
+                    self.bs.0
+                ),
+            ));
+        }
+        if self.bs.0 > u32::MAX as u64 * SECTOR / 2 {
+            return Err(invalid("workload.bs", "too large"));
+        }
+        if self.percentage_random > 100 {
+            return Err(invalid(
+                "workload.percentage_random",
+                format!("must be 0..=100, got {}", self.percentage_random),
+            ));
+        }
+        if self.rwmixread > 100 {
+            return Err(invalid(
+                "workload.rwmixread",
+                format!("must be 0..=100, got {}", self.rwmixread),
+            ));
+        }
+        if self.iodepth == 0 || self.iodepth > MAX_IODEPTH {
+            return Err(invalid(
+                "workload.iodepth",
+                format!("must be in 1..={MAX_IODEPTH}, got {}", self.iodepth),
+            ));
+        }
+        if self.number_ios == Some(0) {
+            return Err(invalid(
+                "workload.number_ios",
+                "must be at least 1 (0 would simulate nothing)",
+            ));
+        }
+        if self.rate_iops == Some(0) {
+            return Err(invalid("workload.rate_iops", "must be positive"));
+        }
+        if !self.offset.0.is_multiple_of(SECTOR) {
+            return Err(invalid(
+                "workload.offset",
+                "must be a multiple of 512 bytes",
+            ));
+        }
+        if self.offset.0 >= logical_bytes {
+            return Err(invalid(
+                "workload.offset",
+                format!(
+                    "{} is beyond the logical capacity {}",
+                    self.offset.0, logical_bytes
+                ),
+            ));
+        }
+        let span = self.span(logical_bytes);
+        if self.offset.0 + span > logical_bytes {
+            return Err(invalid(
+                "workload.size",
+                format!(
+                    "offset + size = {} exceeds the logical capacity of {} bytes",
+                    self.offset.0 + span,
+                    logical_bytes
+                ),
+            ));
+        }
+        if span < self.bs.0 {
+            return Err(invalid(
+                "workload.size",
+                format!("span {span} is smaller than bs {}", self.bs.0),
+            ));
+        }
+        Ok(())
+    }
+    /// Address span in bytes.
+    pub fn span(&self, logical_bytes: u64) -> u64 {
+        self.size
+            .map(|s| s.0)
+            .unwrap_or(logical_bytes.saturating_sub(self.offset.0))
+    }
+    /// Closed loop at `iodepth`, or open loop when `rate_iops` is set.
+    pub fn timing(&self) -> Timing {
+        if self.rate_iops.is_some() {
+            Timing::OpenLoop
+        } else {
+            Timing::ClosedLoop {
+                depth: self.iodepth,
+            }
+        }
+    }
+}
+
+/// The fio-style generator.
+pub struct FioGen {
+    rw: RwMode,
+    bs_sectors: u32,
+    mix: u32,
+    base_sector: u64,
+    blocks: u64,
+    next_seq: u64,
+    remaining: u64,
+    /// The request count the workload ends at (`remaining` at the start).
+    count: u64,
+    rng: SimRng,
+    dist: DistSampler,
+    timing: Timing,
+    interarrival_ns: f64,
+    poisson: bool,
+    t: f64,
+    /// `percentage_random` (100: every random-mode request is random).
+    perc_random: u32,
+    /// The block after the last request of each direction (read, write,
+    /// trim): where a sequential request of a partly random workload goes.
+    next_by_dir: [u64; 3],
+}
+
+enum DistSampler {
+    Uniform,
+    Zipf {
+        zipf: rand_distr::Zipf<f64>,
+        scatter: u64,
+    },
+    Pareto {
+        pow: f64,
+        scatter: u64,
+    },
+}
+
+impl FioGen {
+    /// Build from a validated workload config. `seed` is used unless `randseed` is set.
+    pub fn new(cfg: &WorkloadConfig, logical_bytes: u64, seed: u64) -> FioGen {
+        let span = cfg.span(logical_bytes);
+        let blocks = (span / cfg.bs.0).max(1);
+        let rng = SimRng::from_seed_label(cfg.randseed.unwrap_or(seed), "workload");
+        let scatter = coprime_multiplier(blocks);
+        let dist = match cfg.random_distribution {
+            Distribution::Uniform => DistSampler::Uniform,
+            Distribution::Zipf(t) => DistSampler::Zipf {
+                zipf: rand_distr::Zipf::new(blocks, t).expect("validated zipf"),
+                scatter,
+            },
+            Distribution::Pareto(h) => DistSampler::Pareto {
+                pow: h.ln() / (1.0 - h).ln(),
+                scatter,
+            },
+        };
+        let remaining = cfg.number_ios.unwrap_or(blocks);
+        let (interarrival_ns, poisson) = match cfg.rate_iops {
+            Some(r) => (1e9 / r as f64, cfg.rate_process == RateProcess::Poisson),
+            None => (0.0, false),
+        };
+        FioGen {
+            rw: cfg.rw,
+            bs_sectors: (cfg.bs.0 / SECTOR) as u32,
+            mix: cfg.rwmixread,
+            base_sector: cfg.offset.0 / SECTOR,
+            blocks,
+            next_seq: 0,
+            remaining,
+            count: remaining,
+            rng,
+            dist,
+            timing: cfg.timing(),
+            interarrival_ns,
+            poisson,
+            t: 0.0,
+            perc_random: cfg.percentage_random,
+            next_by_dir: [0; 3],
+        }
+    }
+
+    /// A block of a partly random workload (`percentage_random` < 100),
+    /// kept out of line so the common fully random path stays small: fio's
+    /// should_do_random, a draw in 1..=100 against the percentage, else the
+    /// block after the direction's last one.
+    #[inline(never)]
+    fn partly_random_block(&mut self, op: IoOp) -> u64 {
+        let dir = match op {
+            IoOp::Read => 0,
+            IoOp::Write => 1,
+            _ => 2,
+        };
+        let b = if self.rng.gen_range(1..=100u32) <= self.perc_random {
+            self.random_block()
+        } else {
+            self.next_by_dir[dir]
+        };
+        self.next_by_dir[dir] = (b + 1) % self.blocks;
+        b
+    }
+
+    // Always inlined: with two callers the compiler would otherwise keep it
+    // out of line, which costs the fully random path a call per request.
+    #[inline(always)]
+    fn random_block(&mut self) -> u64 {
+        match &self.dist {
+            DistSampler::Uniform => self.rng.gen_range(0..self.blocks),
+            DistSampler::Zipf { zipf, scatter } => {
+                let rank =
+                    rand::distributions::Distribution::sample(zipf, &mut self.rng) as u64 - 1;
+                scatter_rank(rank.min(self.blocks - 1), *scatter, self.blocks)
+            }
+            DistSampler::Pareto { pow, scatter } => {
+                // fio lib/zipf.c pareto_next: n = (nranges - 1) * rand^pow.
+                let u: f64 = self.rng.gen();
+                let rank = ((self.blocks - 1) as f64 * u.powf(*pow)) as u64;
+                scatter_rank(rank.min(self.blocks - 1), *scatter, self.blocks)
+            }
+        }
+    }
+}
+
+/// Spread hot ranks over the span (fio hashes ranks for the same reason) with a
+/// bijection: rank * m mod n where gcd(m, n) = 1.
+fn scatter_rank(rank: u64, m: u64, n: u64) -> u64 {
+    ((rank as u128 * m as u128) % n as u128) as u64
+}
+
+fn coprime_multiplier(n: u64) -> u64 {
+    fn gcd(a: u64, b: u64) -> u64 {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
+    }
+    let mut m = (0x9E37_79B9_7F4A_7C15u64 % n.max(2)) | 1;
+    while gcd(m, n) != 1 {
+        m += 2;
+    }
+    m
+}
+
+/// A buffered fio job's calls: one piece each, nothing beyond their bytes.
+impl AppSource for FioGen {}
+
+impl RequestSource for FioGen {
+    fn timing(&self) -> Timing {
+        self.timing
+    }
+    fn ramp_over(&mut self, _now: SimTime, in_flight: u64) {
+        // fio resets its byte and request counts when the ramp ends: the
+        // job then does its whole size (the requests in flight included).
+        self.remaining = self.count.saturating_sub(in_flight);
+    }
+    #[inline]
+    fn next_request(&mut self) -> Option<Result<HostRequest, SourceError>> {
+        if self.remaining == 0 {
+            return None;
+        }
+        self.remaining -= 1;
+        let op = match self.rw {
+            RwMode::Read | RwMode::RandRead => IoOp::Read,
+            RwMode::Write | RwMode::RandWrite => IoOp::Write,
+            RwMode::Trim | RwMode::RandTrim => IoOp::Trim,
+            RwMode::Rw | RwMode::RandRw => {
+                if self.rng.gen_range(0..100) < self.mix {
+                    IoOp::Read
+                } else {
+                    IoOp::Write
+                }
+            }
+        };
+        let block = if self.rw.is_random() {
+            if self.perc_random >= 100 {
+                self.random_block()
+            } else {
+                self.partly_random_block(op)
+            }
+        } else {
+            let b = self.next_seq;
+            self.next_seq = (self.next_seq + 1) % self.blocks;
+            b
+        };
+        let arrival = if self.interarrival_ns > 0.0 {
+            let now = self.t;
+            let gap = if self.poisson {
+                let u: f64 = self.rng.gen::<f64>();
+                -(1.0 - u).ln() * self.interarrival_ns
+            } else {
+                self.interarrival_ns
+            };
+            self.t += gap;
+            SimTime(now.round() as u64)
+        } else {
+            SimTime::ZERO
+        };
+        Some(Ok(HostRequest {
+            arrival,
+            op,
+            lba: self.base_sector + block * self.bs_sectors as u64,
+            sectors: self.bs_sectors,
+            stream: 0,
+            tag: 0,
+        }))
+    }
+}
+
+/// Requests of a closed-loop source, pre-built (tests, small experiments).
+pub struct VecSource {
+    reqs: std::vec::IntoIter<HostRequest>,
+    timing: Timing,
+}
+impl VecSource {
+    /// A source yielding `reqs` in order with `timing`.
+    pub fn new(reqs: Vec<HostRequest>, timing: Timing) -> VecSource {
+        VecSource {
+            reqs: reqs.into_iter(),
+            timing,
+        }
+    }
+}
+impl AppSource for VecSource {}
+
+impl RequestSource for VecSource {
+    fn timing(&self) -> Timing {
+        self.timing
+    }
+    fn next_request(&mut self) -> Option<Result<HostRequest, SourceError>> {
+        self.reqs.next().map(Ok)
+    }
+}
+
+/// Convert the time of a wall-clock-free `Dur` to requests/s for reports.
+pub fn per_second(count: u64, span: Dur) -> f64 {
+    if span.0 == 0 {
+        0.0
+    } else {
+        count as f64 / span.secs_f64()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    fn collect(cfg: &WorkloadConfig, n: usize) -> Vec<HostRequest> {
+        let mut g = FioGen::new(cfg, 1 << 30, 7);
+        (0..n).map(|_| g.next_request().unwrap().unwrap()).collect()
+    }
+
+    /// fio's percentage_random: of a random job's requests, that share go to
+    /// a random block; the others continue where the last request of their
+    /// direction ended. With 1 GiB of 4 KiB blocks a random block follows
+    /// its direction's last one by chance 1/262,144, so the share of
+    /// requests that continue a run is (100 - p) % within sampling error.
+    #[test]
+    fn percentage_random_splits_random_and_sequential_requests() {
+        for (p, rw) in [
+            (100u32, RwMode::RandWrite),
+            (70, RwMode::RandWrite),
+            (20, RwMode::RandRw),
+            (0, RwMode::RandRead),
+        ] {
+            let cfg = WorkloadConfig {
+                rw,
+                percentage_random: p,
+                number_ios: Some(20_000),
+                ..Default::default()
+            };
+            let reqs = collect(&cfg, 20_000);
+            let mut last: [Option<u64>; 2] = [None, None];
+            let mut continued = 0usize;
+            for r in &reqs {
+                let d = (r.op == IoOp::Write) as usize;
+                if last[d] == Some(r.lba) {
+                    continued += 1;
+                }
+                last[d] = Some(r.lba + r.sectors as u64);
+            }
+            let share = continued as f64 / reqs.len() as f64;
+            let want = (100 - p) as f64 / 100.0;
+            // Binomial sd at n = 20,000 is at most 0.0036: 5 sd.
+            assert!(
+                (share - want).abs() < 0.018,
+                "p={p}: {share} continued, want {want}"
+            );
+        }
+        let bad = WorkloadConfig {
+            percentage_random: 101,
+            ..Default::default()
+        };
+        let err = bad.validate(1 << 30).unwrap_err().to_string();
+        assert!(err.contains("workload.percentage_random"), "{err}");
+    }
+    #[test]
+    fn sequential_wraps_in_span() {
+        let cfg = WorkloadConfig {
+            rw: RwMode::Write,
+            size: Some(Size::kib(16)),
+            number_ios: Some(6),
+            ..Default::default()
+        };
+        let r = collect(&cfg, 6);
+        let lbas: Vec<u64> = r.iter().map(|r| r.lba).collect();
+        assert_eq!(lbas, vec![0, 8, 16, 24, 0, 8]);
+    }
+    #[test]
+    fn mix_ratio_and_alignment() {
+        let cfg = WorkloadConfig {
+            rw: RwMode::RandRw,
+            rwmixread: 70,
+            number_ios: Some(20000),
+            ..Default::default()
+        };
+        let r = collect(&cfg, 20000);
+        let reads = r.iter().filter(|r| r.op == IoOp::Read).count() as f64 / 20000.0;
+        assert!((reads - 0.7).abs() < 0.02, "{reads}");
+        assert!(r
+            .iter()
+            .all(|r| r.lba % 8 == 0 && r.lba + 8 <= (1 << 30) / 512));
+    }
+    #[test]
+    fn zipf_is_skewed_and_in_range() {
+        let cfg = WorkloadConfig {
+            rw: RwMode::RandRead,
+            random_distribution: Distribution::Zipf(1.2),
+            ..Default::default()
+        };
+        let r = collect(&cfg, 20000);
+        let mut counts = std::collections::BTreeMap::new();
+        for q in &r {
+            *counts.entry(q.lba).or_insert(0u32) += 1;
+        }
+        let max = *counts.values().max().unwrap();
+        assert!(max > 1000, "hottest block only {max} hits");
+        assert!(r.iter().all(|q| q.lba + 8 <= (1 << 30) / 512));
+    }
+    #[test]
+    fn poisson_mean_interarrival() {
+        let cfg = WorkloadConfig {
+            rate_iops: Some(1000),
+            rate_process: RateProcess::Poisson,
+            ..Default::default()
+        };
+        let r = collect(&cfg, 20000);
+        let mean = r.last().unwrap().arrival.0 as f64 / 19999.0;
+        assert!((mean - 1e6).abs() < 3e4, "{mean}");
+    }
+}
