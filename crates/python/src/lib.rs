@@ -11,9 +11,9 @@
 use pyo3::exceptions::{PyException, PyKeyboardInterrupt, PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
-use ssdsim_host::config::{ConfigError, SsdConfig};
 use ssdsim::sweep::{self as sw, GridFile, Row, SweepSpec};
 use ssdsim::{RunError, RunOptions};
+use ssdsim_host::config::{ConfigError, SsdConfig};
 use std::path::PathBuf;
 
 pyo3::create_exception!(
