@@ -60,6 +60,10 @@
 //! [`run_config`], config resolution, sweeps (on rayon, written as CSV: both
 //! small), fio job files, the presets and the HTML reports ([`html`], whose
 //! charts are SVG written by hand), without clap, indicatif or plotters.
+//!
+//! Over 1,500 lines on purpose: the application layer's one path from a
+//! configuration to a report (resolution, the source builders, the run and its
+//! outputs), which the CLI, the builder, sweeps and the Python bindings share.
 
 #![warn(missing_docs)]
 

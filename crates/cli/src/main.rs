@@ -1,4 +1,7 @@
 //! `ssdsim`: simulate flash SSDs. A thin shell over the `ssdsim` library crate.
+//!
+//! Over 1,500 lines on purpose: the command line's subcommands, each with its
+//! flags' handling and its dispatch; the library does the work.
 
 mod args;
 mod mqsim;

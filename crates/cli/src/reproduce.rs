@@ -13,6 +13,9 @@
 //! scale, [`crate::sweep::GridFile::quick_form`]); the full run is the
 //! paper's scale. Either way every point of every file runs, and a point
 //! that fails fails the study.
+//!
+//! Over 1,500 lines on purpose: each study's runner sits with the table that
+//! sets its results next to the paper's figures.
 
 use crate::sweep::{self, GridFile, Point, Row, SweepSpec};
 use crate::{RunError, RunOptions};

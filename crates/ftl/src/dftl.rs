@@ -42,6 +42,10 @@
 //! GC job just rewrote is not delayed by that program, an approximation.)
 //!
 //! [`PageFtl`]: crate::PageFtl
+//!
+//! Over 1,500 lines on purpose: the translation pages, the GTD, the CMT's
+//! write-backs and GC's translation updates keep one mapping's invariants
+//! together (`check_invariants`); the CMT's replacement policies are `cmt.rs`.
 
 use crate::blocks::{BlockState, Blocks};
 use crate::cmt::Cmt;

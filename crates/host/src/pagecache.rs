@@ -53,6 +53,10 @@
 //! the device (fsync writes back every dirty page, as `blkdev_fsync` does).
 //! What is dirty when the application's last call returns stays in the cache
 //! (`dirty_at_end_bytes`): the run ends there, unless `end_fsync` writes it.
+//!
+//! Over 1,500 lines on purpose: the application threads, the flusher, the per-
+//! file dirty lists and fsync are one state machine over `PageCache`'s private
+//! state; a split would hand that state to sibling modules field by field.
 
 use crate::idset::IdSet;
 use crate::workload::{

@@ -101,6 +101,11 @@
 //! (`drain_start` was called), the window extends to the end of the last reported
 //! activity (the engine reports `finish` at the last completion), and everything
 //! after the drain start is also accumulated separately.
+//!
+//! Over 1,500 lines on purpose: one pass integrates every component's states
+//! from the engine's intervals (dies, channels, CPU modes, DRAM, link, the
+//! drain and the ramp); the time series are `series.rs`, the report sections
+//! `report.rs`.
 
 use crate::series::{ns_f64, Counters, Rates, Series, BUS, CPU, DRAM, FLASH, HOST};
 use crate::PowerError;

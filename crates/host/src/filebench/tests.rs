@@ -1,0 +1,547 @@
+//! Tests of `filebench`.
+
+use super::*;
+use crate::fs::FsKind;
+use crate::personality::PersonalityLevel;
+use std::collections::BTreeMap;
+
+fn fsc(kind: FsKind) -> FsConfig {
+    FsConfig {
+        kind,
+        ..FsConfig::default()
+    }
+}
+
+const CAP: u64 = 8 << 30;
+
+fn cfg(kind: PersonalityKind, calls: u64) -> PersonalityConfig {
+    PersonalityConfig {
+        requests: calls,
+        level: PersonalityLevel::File,
+        ..PersonalityConfig::new(kind)
+    }
+}
+
+fn drain(fb: &mut FileBench) -> Vec<HostRequest> {
+    drain_more(fb).into_iter().map(|x| x.0).collect()
+}
+
+/// The requests, each with whether more pieces of its call follow.
+fn drain_more(fb: &mut FileBench) -> Vec<(HostRequest, bool)> {
+    let mut v = Vec::new();
+    while let Some(r) = fb.next_request() {
+        v.push((r.unwrap(), fb.more_follow()));
+    }
+    v
+}
+
+/// The file set: 80 % of the entries exist (written whole), sizes have
+/// the gamma's mean, and the extents never overlap.
+#[test]
+fn the_file_set_is_filebenchs() {
+    let mut fb = FileBench::new(
+        &cfg(PersonalityKind::Fileserver, 0),
+        &fsc(FsKind::Raw),
+        CAP,
+        1,
+    )
+    .unwrap();
+    assert_eq!(fb.existing.len(), 8_000);
+    let mean = fb.files.iter().map(|f| f.nominal as f64).sum::<f64>() / 10_000.0;
+    assert!(
+        (mean - 131_072.0).abs() < 0.05 * 131_072.0,
+        "mean file size {mean}"
+    );
+    let pre = drain(&mut fb);
+    let data: u64 = pre
+        .iter()
+        .filter(|r| r.tag != METADATA_INO)
+        .map(|r| r.bytes())
+        .sum();
+    let sizes: u64 = fb.existing.iter().map(|&f| fb.fs.size(f as u32)).sum();
+    assert!(
+        data >= sizes && data < sizes + 8_000 * 512,
+        "{data} bytes for {sizes}"
+    );
+    fb.check().unwrap();
+    // Pre-allocated files are written from one allocation cursor: each
+    // is one extent.
+    assert_eq!(fb.fs.stats().extents, 8_000);
+}
+
+/// Varmail's flow, counted over many loops: per loop one delete, one
+/// create, two appends (a zero draw is skipped), two fsyncs and two
+/// whole-file reads; every fsync names the file just appended.
+#[test]
+fn varmail_runs_filebenchs_flowops() {
+    let mut fb = FileBench::new(
+        &cfg(PersonalityKind::Varmail, 20_000),
+        &fsc(FsKind::Ext2),
+        CAP,
+        3,
+    )
+    .unwrap();
+    let pieces = drain_more(&mut fb);
+    let calls: Vec<HostRequest> = pieces.iter().map(|x| x.0).collect();
+    let s = &fb.stats;
+    assert!(
+        s.deletes > 0 && s.deletes.abs_diff(s.creates) <= 16,
+        "{s:?}"
+    );
+    // A flowop on a file another thread deleted meanwhile is skipped.
+    let slack = 32 + s.skipped;
+    assert!(s.fsyncs.abs_diff(2 * s.creates) <= slack, "{s:?}");
+    assert!(s.whole_reads.abs_diff(2 * s.creates) <= slack, "{s:?}");
+    assert!(
+        s.appends <= 2 * s.creates + 16 && s.appends * 10 > 18 * s.creates,
+        "{s:?}"
+    );
+    assert!(s.metadata_writes > 2 * s.creates, "{s:?}");
+    // The measured calls stop at the budget (metadata and file-system
+    // calls apart; a call in pieces counts once).
+    let app = |c: &[(HostRequest, bool)]| {
+        c.iter()
+            .filter(|(r, more)| r.tag != METADATA_INO && r.tag != FS_INO && !more)
+            .count()
+    };
+    let pre = s.prealloc_calls as usize;
+    assert_eq!(app(&pieces[pre..]), 20_000);
+    fb.check().unwrap();
+    // A thread's fsync names the file its last write appended to.
+    let mut last: BTreeMap<u32, u32> = BTreeMap::new();
+    for r in &calls[pre..] {
+        match r.op {
+            IoOp::Write if r.tag != METADATA_INO => {
+                last.insert(r.stream, r.tag);
+            }
+            IoOp::Flush => assert_eq!(last.get(&r.stream), Some(&r.tag), "{r:?}"),
+            _ => {}
+        }
+    }
+}
+
+/// oltp.f's semaphores, checked after every call handed out: a shadow
+/// is at most 1,000 posts ahead of the log writer's waits and 2,000
+/// ahead of the slowest database writer's; a writer starts batch b
+/// only after 1,000 b posts, the log writer its write n after 3,200 n.
+/// Shadows read `iosize`, writers write it with O_DSYNC, the log
+/// writer 256 KiB; the shadows' reads after their first carry the hog.
+#[test]
+fn oltp_semaphores_hold_the_mix() {
+    let mut fb = FileBench::new(
+        &cfg(PersonalityKind::Oltp, 60_000),
+        &fsc(FsKind::Ext4),
+        CAP,
+        3,
+    )
+    .unwrap();
+    let w = fb.p.db_writers as usize;
+    assert_eq!((w, fb.threads.len()), (10, 211));
+    let mut per_writer = vec![0u64; w + 1];
+    let mut pre = fb.stats.prealloc_calls;
+    while let Some(r) = fb.next_request() {
+        let r = r.unwrap();
+        let x = fb.call_extras();
+        if pre > 0 {
+            pre -= 1;
+            continue;
+        }
+        if r.tag == METADATA_INO || r.tag == FS_INO {
+            continue;
+        }
+        let t = r.stream as usize;
+        let bytes = r.sectors as u64 * SECTOR;
+        match t {
+            0 => {
+                assert_eq!((r.op, bytes, x.dsync), (IoOp::Write, 256 << 10, true));
+                assert!(fb.posts >= 3_200 * (fb.threads[0].entered - 1));
+            }
+            t if t <= w => {
+                assert_eq!((r.op, bytes, x.dsync), (IoOp::Write, 2 << 10, true));
+                per_writer[t] += 1;
+                let batch = (per_writer[t] - 1) / 100;
+                assert!(fb.posts >= 1_000 * batch, "writer {t} batch {batch}");
+            }
+            _ => {
+                assert_eq!((r.op, bytes, x.dsync), (IoOp::Read, 2 << 10, false));
+            }
+        }
+        let slowest = fb.threads[1..=w].iter().map(|t| t.entered).min().unwrap();
+        assert!(fb.posts <= 1_000 + 3_200 * fb.threads[0].entered);
+        assert!(fb.posts <= 2_000 + 1_000 * slowest);
+    }
+    let s = &fb.stats;
+    assert_eq!(s.shadow_reads, fb.posts);
+    assert!(s.db_writes.abs_diff(s.shadow_reads) <= 2_000, "{s:?}");
+    assert!(
+        s.log_writes * 3_200 + 1_000 > fb.posts && s.log_writes <= fb.posts / 3_200 + 1,
+        "{s:?}"
+    );
+    assert!(s.sem_waits > 0);
+    // The hog: every shadow's reads after its first.
+    let p = cfg(PersonalityKind::Oltp, 10_000);
+    let mut fb = FileBench::new(&p, &fsc(FsKind::Ext4), CAP, 3).unwrap();
+    let mut hogs = 0;
+    let mut reads = 0;
+    while let Some(r) = fb.next_request() {
+        let r = r.unwrap();
+        if r.op == IoOp::Read && r.tag != FS_INO {
+            reads += 1;
+            hogs += u64::from(fb.call_extras().cpu_cycles == 200_000);
+        }
+        if reads == 1_000 {
+            break;
+        }
+    }
+    assert_eq!(hogs, 1_000 - 200);
+}
+
+#[test]
+fn same_seed_same_calls_and_a_file_set_too_big_is_refused() {
+    let a = drain(
+        &mut FileBench::new(
+            &cfg(PersonalityKind::Webserver, 3000),
+            &fsc(FsKind::Ext4),
+            CAP,
+            9,
+        )
+        .unwrap(),
+    );
+    let mut fb = FileBench::new(
+        &cfg(PersonalityKind::Webserver, 3000),
+        &fsc(FsKind::Ext4),
+        CAP,
+        9,
+    )
+    .unwrap();
+    let b = drain(&mut fb);
+    assert_eq!(a, b);
+    // Ten whole-file reads per log append.
+    let s = &fb.stats;
+    assert!(
+        s.appends > 0 && s.whole_reads.abs_diff(10 * s.appends) <= 10 * 100 + 16,
+        "{s:?}"
+    );
+    let e = FileBench::new(
+        &cfg(PersonalityKind::Fileserver, 10),
+        &FsConfig::default(),
+        1 << 30,
+        1,
+    )
+    .err()
+    .unwrap();
+    assert!(e.to_string().contains("personality.files"), "{e}");
+}
+
+/// ReiserFS's journal takes 32 MiB of a 64 MiB device: an oltp file set
+/// (one size, plus its 10 MiB log) within the device's check (half the
+/// device) but over what ReiserFS leaves for data is refused naming the
+/// fields, reiserfs and its journal; one just under that but whose tree
+/// nodes do not fit is refused too; a smaller one runs.
+#[test]
+fn a_file_set_over_the_file_systems_room_is_refused() {
+    let oltp = |files: u64, blocks: u64| PersonalityConfig {
+        files: Some(files),
+        file_size: Some(ssd_core::units::Size(blocks * BLOCK)),
+        threads: Some(2),
+        db_writers: Some(1),
+        ..cfg(PersonalityKind::Oltp, 200)
+    };
+    let dev = 64 << 20;
+    // 5 × 1,125 + 2,560 = 8,185 blocks: at most half of 16,384, but
+    // ReiserFS leaves 8,172.
+    let e = FileBench::new(&oltp(5, 1_125), &fsc(FsKind::Reiserfs), dev, 1)
+        .err()
+        .expect("refused")
+        .to_string();
+    for want in [
+        "personality.files",
+        "personality.file_size",
+        "preallocates 32.0 MiB (8185 blocks)",
+        "reiserfs on this 64.0 MiB device leaves 31.9 MiB (8172 blocks) for data",
+        "journal",
+    ] {
+        assert!(e.contains(want), "{want:?} not in {e}");
+    }
+    // 8,170 blocks of data fit the 8,172, but not with the tree's nodes.
+    let e = FileBench::new(&oltp(5, 1_122), &fsc(FsKind::Reiserfs), dev, 1)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        e.contains("personality.files") && e.contains("found no space") && e.contains("reiserfs"),
+        "{e}"
+    );
+    // The same file sets fit ext4's room on the device.
+    assert!(FileBench::new(&oltp(5, 1_125), &fsc(FsKind::Ext4), dev, 1).is_ok());
+    let mut fb = FileBench::new(&oltp(5, 1_000), &fsc(FsKind::Reiserfs), dev, 1).unwrap();
+    assert_eq!(fb.stats.skipped_no_space, 0);
+    assert!(!drain(&mut fb).is_empty());
+}
+
+/// NILFS2's cleaner under the flows: a small log, no protection period;
+/// the cleaner moves blocks, fsck holds and no file block loses its
+/// latest version.
+#[test]
+fn nilfs2_cleans_under_the_flows() {
+    let fs = FsConfig {
+        kind: FsKind::Nilfs2,
+        segment_size: Some(ssd_core::units::Size(1 << 20)),
+        protection_period: Some(ssd_core::units::Dur(0)),
+        nsegments_per_clean: Some(8),
+        cleaning_interval: Some(ssd_core::units::Dur::from_ms(1000)),
+        ..FsConfig::default()
+    };
+    let mut c = cfg(PersonalityKind::Fileserver, 20_000);
+    c.files = Some(200);
+    let mut fb = FileBench::new(&c, &fs, 256 << 20, 3).unwrap();
+    let mut n = 0;
+    while let Some(r) = fb.next_request() {
+        let r = r.unwrap();
+        n += 1;
+        // 100 ms a call: about what the cleaner can keep up with.
+        if n % 10 == 0 {
+            fb.clock(SimTime(n * 100_000_000));
+        }
+        if r.op == IoOp::Flush && r.tag != FS_INO {
+            fb.fsync_io(r.tag, SimTime(n * 100_000_000));
+        }
+    }
+    fb.check().unwrap();
+    let crate::fs::AnyFs::Nilfs2(nf) = &fb.fs else {
+        panic!("not nilfs2")
+    };
+    nf.check_versions().unwrap();
+    let st = fb.fs.stats();
+    assert!(
+        st.cleaner_blocks_read > 0 && st.cleaner_blocks_written > 0,
+        "{st:?}"
+    );
+}
+
+/// F2FS's cleaner under the flows: a small device (256 MiB, 600 files),
+/// checkpoints every 10 s, the background cleaner every 30 s (its
+/// default) not keeping up alone: both cleaners move blocks, fsck holds
+/// and no file block loses its latest version.
+#[test]
+fn f2fs_cleans_under_the_flows() {
+    let fs = FsConfig {
+        kind: FsKind::F2fs,
+        cp_interval: Some(ssd_core::units::Dur::from_ms(10_000)),
+        ..FsConfig::default()
+    };
+    let mut c = cfg(PersonalityKind::Fileserver, 20_000);
+    c.files = Some(600);
+    let mut fb = FileBench::new(&c, &fs, 256 << 20, 3).unwrap();
+    let mut n = 0;
+    // The cleaner's reads: the background one's on the file system's
+    // thread, the foreground one's on the writers'.
+    let (mut daemon_reads, mut writer_reads) = (0, 0);
+    while let Some(r) = fb.next_request() {
+        let r = r.unwrap();
+        n += 1;
+        if n % 10 == 0 {
+            fb.clock(SimTime(n * 100_000_000));
+        }
+        if r.tag == FS_INO && r.op == IoOp::Read {
+            if r.stream == fb.daemon_stream() {
+                daemon_reads += 1;
+            } else {
+                writer_reads += 1;
+            }
+        }
+        if r.op == IoOp::Flush && r.tag != FS_INO {
+            fb.fsync_io(r.tag, SimTime(n * 100_000_000));
+        }
+    }
+    fb.check().unwrap();
+    let crate::fs::AnyFs::F2fs(ff) = &fb.fs else {
+        panic!("not f2fs")
+    };
+    ff.check_versions().unwrap();
+    let st = fb.fs.stats();
+    assert!(
+        daemon_reads > 0
+            && writer_reads > 0
+            && st.cleaner_blocks_read > 0
+            && st.cleaner_blocks_written == st.cleaner_blocks_read,
+        "{daemon_reads} {writer_reads} {st:?}"
+    );
+    assert!(
+        st.commits_timer > 0 && st.journal_blocks_written > 0,
+        "{st:?}"
+    );
+}
+
+/// F2FS aged: the aging history checkpointed (its counters zeroed),
+/// fsck holds after aging and after the flows, and the free segments
+/// are fewer and in more runs than on a fresh file system.
+#[test]
+fn f2fs_ages_and_settles() {
+    let run = |fullness: f64| {
+        let f = FsConfig {
+            kind: FsKind::F2fs,
+            age_fullness: fullness,
+            ..FsConfig::default()
+        };
+        let mut c = cfg(PersonalityKind::Fileserver, 3_000);
+        c.files = Some(500);
+        let mut fb = FileBench::new(&c, &f, 1 << 30, 3).unwrap();
+        fb.check().unwrap();
+        // Counted from the pre-allocation on: the aging's are gone.
+        let st = fb.fs.stats();
+        assert!(st.data_blocks_allocated < 3 * 500 * 32, "{st:?}");
+        let _ = drain(&mut fb);
+        fb.check().unwrap();
+        let crate::fs::AnyFs::F2fs(ff) = &fb.fs else {
+            panic!("not f2fs")
+        };
+        ff.check_versions().unwrap();
+        (fb.fs.stats(), fb.aged)
+    };
+    let (fresh, _) = run(0.0);
+    let (aged, (created, deleted, used)) = run(0.5);
+    assert!(created > deleted && deleted > 0 && used > 0);
+    assert!(aged.used_blocks > fresh.used_blocks, "{fresh:?} {aged:?}");
+    assert!(aged.free_extents > fresh.free_extents, "{fresh:?} {aged:?}");
+}
+
+/// fsck after the flows of every personality on every modelled file
+/// system: every allocated block reachable exactly once, and the
+/// metadata, journal and data calls where the file system put them.
+#[test]
+fn every_file_system_stays_consistent_under_the_flows() {
+    for kind in FsKind::ALL {
+        // A journal (ext3, ext4, ReiserFS), a metadata log (XFS) or a
+        // log of everything (NILFS2, F2FS).
+        let logged = kind.journaled()
+            || kind == FsKind::Xfs
+            || kind == FsKind::Nilfs2
+            || kind == FsKind::F2fs;
+        for pk in [
+            PersonalityKind::Varmail,
+            PersonalityKind::Fileserver,
+            PersonalityKind::Webserver,
+        ] {
+            let mut c = cfg(pk, 6_000);
+            c.files = Some(400);
+            let mut fb = FileBench::new(&c, &fsc(kind), 1 << 30, 7).unwrap();
+            let mut n = 0;
+            while let Some(r) = fb.next_request() {
+                let r = r.unwrap();
+                n += 1;
+                if n % 500 == 0 {
+                    fb.clock(SimTime(n * 20_000_000));
+                }
+                if r.op == IoOp::Flush && r.tag != FS_INO {
+                    let io = fb.fsync_io(r.tag, SimTime(n * 20_000_000));
+                    if kind == FsKind::F2fs {
+                        // Roll-forward: the file's node blocks, no
+                        // barrier (the fsync's flush follows); a
+                        // checkpoint has its barrier.
+                        assert!(io.ordered.is_empty() && io.metadata.is_empty(), "{io:?}");
+                    } else if logged {
+                        assert!(io.barrier || io.direct.is_empty(), "{kind}: {io:?}");
+                    }
+                }
+            }
+            fb.check().unwrap_or_else(|e| panic!("{kind} {pk:?}: {e}"));
+            let st = fb.fs.stats();
+            assert_eq!(st.kind, kind.name());
+            if kind == FsKind::Raw {
+                assert_eq!(fb.stats.metadata_writes, 0);
+            } else if kind == FsKind::Nilfs2 {
+                // Everything but data goes into the log, by the file
+                // system's own (direct) writes: no metadata writeback.
+                assert_eq!(fb.stats.metadata_writes, 0);
+                assert!(
+                    st.commits_fsync + st.commits_timer > 0 && st.journal_blocks_written > 0,
+                    "{kind} {pk:?}: {st:?}"
+                );
+            } else if kind == FsKind::F2fs {
+                // Dentry blocks through the buffer cache; nodes, NAT,
+                // SIT, SSA and checkpoints by the file system itself.
+                assert!(fb.stats.metadata_writes > 0, "{kind} {pk:?}");
+                assert!(
+                    st.commits_timer > 0 && st.journal_blocks_written > 0,
+                    "{kind} {pk:?}: {st:?}"
+                );
+            } else {
+                assert!(fb.stats.metadata_writes > 0, "{kind} {pk:?}");
+            }
+            if logged && pk == PersonalityKind::Varmail {
+                assert!(
+                    st.commits_fsync > 0 && st.journal_blocks_written > 0,
+                    "{st:?}"
+                );
+            }
+        }
+    }
+}
+
+/// Aging leaves the file system as full as asked and the file set's
+/// files in more pieces than on a fresh file system (ext2 places a
+/// file's next block after its last one only while that block is free:
+/// on an aged file system the holes are small), so the pre-allocation
+/// writes them in more requests; fsck passes; the same seed ages the
+/// same way; the counters start after aging.
+#[test]
+fn aging_fragments_the_file_set() {
+    let run = |fullness: f64| {
+        let mut c = cfg(PersonalityKind::Fileserver, 0);
+        c.files = Some(2000);
+        let f = FsConfig {
+            kind: FsKind::Ext2,
+            age_fullness: fullness,
+            ..FsConfig::default()
+        };
+        let mut fb = FileBench::new(&c, &f, 1 << 30, 3).unwrap();
+        let calls = drain(&mut fb);
+        fb.check().unwrap();
+        let data = calls
+            .iter()
+            .filter(|r| r.tag != METADATA_INO && r.tag != FS_INO)
+            .count();
+        let mut st = fb.fs.stats();
+        (
+            st.aged_files_created,
+            st.aged_files_deleted,
+            st.aged_blocks_in_use,
+        ) = fb.aged;
+        (st, data)
+    };
+    let (fresh, fresh_calls) = run(0.0);
+    let (aged, aged_calls) = run(0.5);
+    let blocks = aged.blocks as f64;
+    assert!(
+        (aged.aged_blocks_in_use as f64 / blocks - 0.5).abs() < 0.02,
+        "{aged:?}"
+    );
+    assert!(aged.aged_files_deleted > 0 && aged.aged_files_created > aged.aged_files_deleted);
+    assert!(
+        aged_calls as f64 > 1.2 * fresh_calls as f64,
+        "{fresh_calls} -> {aged_calls} data calls"
+    );
+    assert_eq!(format!("{aged:?}"), format!("{:?}", run(0.5).0));
+    assert_eq!(aged.data_blocks_allocated, fresh.data_blocks_allocated);
+}
+
+/// ReiserFS ages like the others: as full as asked, fsck passes, the
+/// aging's journal transaction is settled before the file set.
+#[test]
+fn reiserfs_ages_and_stays_consistent() {
+    let mut c = cfg(PersonalityKind::Fileserver, 3000);
+    c.files = Some(1000);
+    let f = FsConfig {
+        kind: FsKind::Reiserfs,
+        age_fullness: 0.5,
+        ..FsConfig::default()
+    };
+    let mut fb = FileBench::new(&c, &f, 1 << 30, 5).unwrap();
+    drain(&mut fb);
+    fb.check().unwrap();
+    let (created, deleted, used) = fb.aged;
+    assert!(created > deleted && deleted > 0, "{:?}", fb.aged);
+    let blocks = fb.fs.stats().blocks as f64;
+    assert!((used as f64 / blocks - 0.5).abs() < 0.02, "{:?}", fb.aged);
+}

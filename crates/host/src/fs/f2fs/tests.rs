@@ -1,0 +1,480 @@
+//! Tests of `f2fs`.
+
+use super::super::AnyFs;
+use super::*;
+use rand::{Rng, SeedableRng};
+use ssd_core::rng::SimRng;
+
+const S: u64 = 1_000_000_000;
+
+fn t(s: u64) -> SimTime {
+    SimTime(s * S)
+}
+
+fn fs_with(segs: u64, files: u64, gc: Dur) -> F2fs {
+    let cfg = FsConfig {
+        kind: FsKind::F2fs,
+        gc_sleep_time: Some(gc),
+        ..FsConfig::default()
+    };
+    cfg.validate().unwrap();
+    F2fs::new(&cfg, segs * BLKS_PER_SEG + 7, DirTree::flat(files, 16)).unwrap()
+}
+
+#[test]
+fn mkfs_layout_overprovision_and_node_arithmetic() {
+    // 2 GiB: 1,024 segments; SIT 19 blocks, NAT 1,153 blocks (3
+    // segments a copy), SSA 2 segments.
+    let lay = Layout::new(1 << 19);
+    assert_eq!(lay.cp_start, 512);
+    assert_eq!(lay.sit_start, 3 * 512);
+    assert_eq!(lay.sit_blocks, 19);
+    assert_eq!(lay.nat_start, 5 * 512);
+    assert_eq!(lay.nat_blocks, 1153);
+    assert_eq!(lay.ssa_start, 11 * 512);
+    assert_eq!(lay.main_start, 13 * 512);
+    assert_eq!(lay.main_segs, 1011);
+    let ovp = best_overprovision(1011);
+    let (rsv, ovp_segs) = reserved_and_ovp(1011, ovp);
+    assert!(ovp > 1.0 && ovp < 10.0, "{ovp}");
+    assert!(rsv < ovp_segs && ovp_segs < 120, "{rsv} {ovp_segs}");
+    // Small devices: 10 % to 95 % by 5.
+    assert_eq!(best_overprovision(120), 15.0);
+    assert_eq!(reserved_and_ovp(120, 15.0), (21, 35));
+    assert_eq!(node_shape(923), (0, 0, false));
+    assert_eq!(node_shape(924), (1, 0, false));
+    assert_eq!(node_shape(923 + 2 * 1018), (2, 0, false));
+    assert_eq!(node_shape(923 + 2 * 1018 + 1), (3, 1, false));
+    assert_eq!(
+        node_shape(923 + (2 + 2 * 1018 + 1) * 1018),
+        (2 + 2 * 1018 + 1, 3, true)
+    );
+    assert_eq!(NodeKind::Direct(2).parent(), NodeKind::Indirect(0));
+    assert_eq!(NodeKind::Direct(2038).parent(), NodeKind::Indirect(2));
+    assert_eq!(NodeKind::Indirect(2).parent(), NodeKind::Dind);
+    let f = fs_with(200, 64, DEFAULT_GC_SLEEP);
+    f.check().unwrap();
+    assert_eq!(f.cp_count, 1);
+    // The directories' dentry blocks in the hot data log, their inodes
+    // in the hot node log, checkpointed.
+    assert!(f.dirty_nodes.is_empty() && f.pending.is_empty());
+    assert_eq!(f.inodes.len(), 64 + 4);
+    assert_eq!(f.stats().journal_blocks_written, 0);
+    assert!(f.logs[HOT_DATA].seg.is_some() && f.logs[HOT_NODE].seg.is_some());
+}
+
+#[test]
+fn out_of_place_updates_move_blocks_and_invalidate_the_old() {
+    let mut f = fs_with(200, 64, DEFAULT_GC_SLEEP);
+    let mut io = Vec::new();
+    f.create(0, t(0), &mut io).unwrap();
+    // The dentry block moved to the hot data log, as a metadata write.
+    assert!(matches!(io[..], [FsCall::Meta { .. }]), "{io:?}");
+    io.clear();
+    f.write(0, 0, 1000 * BLOCK, t(0), &mut io).unwrap();
+    f.check().unwrap();
+    // 923 blocks in the inode, the rest in a direct node.
+    assert_eq!(f.inodes[0].nodes.len(), 2);
+    let warm = f.logs[WARM_DATA].seg.unwrap();
+    assert_eq!(
+        f.seg_of(f.inodes[0].place[0]),
+        warm.min(f.seg_of(f.inodes[0].place[0]))
+    );
+    // A rewrite while dirty in the cache keeps its place.
+    let p = f.inodes[0].place.clone();
+    f.write(0, 0, 2 * BLOCK, t(0), &mut io).unwrap();
+    assert_eq!(f.inodes[0].place, p);
+    assert_eq!(f.inodes[0].version[..3], [1, 1, 0]);
+    // After fsync the next rewrite goes to the log's next block and the
+    // old one is invalid.
+    f.fsync(0, t(1));
+    let old = f.inodes[0].place[5];
+    let seg = f.seg_of(old);
+    let v = f.segs[seg as usize].valid;
+    f.write(0, 5 * BLOCK, 10, t(2), &mut io).unwrap();
+    let new = f.inodes[0].place[5];
+    assert_ne!(new, old);
+    assert!(!f.owner.contains_key(&old));
+    if f.seg_of(new) != seg {
+        assert_eq!(f.segs[seg as usize].valid, v - 1);
+    }
+    assert!(f.nat[f.inodes[0].nodes[&NodeKind::Inode] as usize].dirty);
+    f.check().unwrap();
+    f.check_versions().unwrap();
+    f.unlink(0, t(3), &mut io);
+    f.check().unwrap();
+    assert!(f.inodes[0].place.is_empty());
+}
+
+#[test]
+fn after_fsync_the_log_holds_what_recovery_needs() {
+    let mut f = fs_with(200, 64, DEFAULT_GC_SLEEP);
+    let mut io = Vec::new();
+    f.create(3, t(0), &mut io).unwrap();
+    f.write(3, 0, 2000 * BLOCK, t(0), &mut io).unwrap();
+    f.create(4, t(0), &mut io).unwrap();
+    f.write(4, 0, 3 * BLOCK, t(0), &mut io).unwrap();
+    let cps = f.cp_count;
+    let s = f.fsync(3, t(1));
+    // No checkpoint: the file's dnodes in the warm node log, no barrier
+    // (the page cache's flush follows).
+    assert_eq!(f.cp_count, cps);
+    assert!(!s.barrier && !s.direct.is_empty());
+    assert_eq!(f.stats().commits_fsync, 1);
+    // Its data is written (not pending); file 4's is still dirty.
+    assert!(f.inodes[3].pend.is_empty());
+    assert!(f.inodes[3].place.iter().all(|b| !f.pending.contains(b)));
+    assert!(f.inodes[4].place.iter().all(|b| f.pending.contains(b)));
+    // Every dnode of the file is written, clean, in the warm node log.
+    let written: BTreeSet<u64> = s
+        .direct
+        .iter()
+        .flat_map(|&(b, n)| b..b + n as u64)
+        .collect();
+    let warm_node = f.logs[WARM_NODE].seg.unwrap();
+    for (&k, &nid) in &f.inodes[3].nodes {
+        let e = f.nat[nid as usize];
+        assert!(!e.dirty && e.addr != NULL_ADDR, "{k:?}");
+        assert!(written.contains(&e.addr));
+        assert_eq!(f.seg_of(e.addr), warm_node);
+    }
+    // The inode and its two direct nodes (2,000 blocks: 923 + 1,077).
+    assert_eq!(written.len(), 3);
+    // Every dnode with the fsync mark, the inode last with (created
+    // since the last checkpoint) the dentry mark.
+    let ino = f.nat[f.inodes[3].nodes[&NodeKind::Inode] as usize];
+    assert!(ino.fsync_mark && ino.dentry_mark);
+    assert_eq!(
+        s.direct.last().map(|&(b, n)| b + n as u64 - 1),
+        Some(ino.addr)
+    );
+    let dn = f.nat[f.inodes[3].nodes[&NodeKind::Direct(0)] as usize];
+    assert!(dn.fsync_mark && !dn.dentry_mark);
+    // Nothing left for a second fsync.
+    assert_eq!(f.fsync(3, t(2)), FsyncIo::default());
+    f.check().unwrap();
+    // After a checkpoint, a file's fsync carries no dentry mark.
+    let mut io = Vec::new();
+    f.tick(t(61), &mut io);
+    assert_eq!(f.cp_count, cps + 1);
+    f.write(3, 0, 10, t(62), &mut io).unwrap();
+    f.fsync(3, t(62));
+    let ino = f.nat[f.inodes[3].nodes[&NodeKind::Inode] as usize];
+    assert!(ino.fsync_mark && !ino.dentry_mark);
+}
+
+#[test]
+fn the_checkpoint_writes_nodes_nat_sit_ssa_and_its_pack() {
+    let mut f = fs_with(200, 64, DEFAULT_GC_SLEEP);
+    let mut io = Vec::new();
+    assert_eq!(f.next_tick(), Some(t(30)));
+    f.tick(t(60), &mut io);
+    assert!(io.is_empty(), "nothing dirty: {io:?}");
+    f.create(0, t(61), &mut io).unwrap();
+    f.write(0, 0, 10 * BLOCK, t(61), &mut io).unwrap();
+    io.clear();
+    f.tick(t(120), &mut io);
+    assert_eq!(f.stats().commits_timer, 1);
+    assert_eq!(io.iter().filter(|c| **c == FsCall::Flush).count(), 2);
+    assert_eq!(io[io.len() - 1], FsCall::Flush);
+    let blocks: Vec<u64> = io
+        .iter()
+        .flat_map(|c| match *c {
+            FsCall::Direct { block, blocks, .. } => (block..block + blocks as u64).collect(),
+            _ => Vec::new(),
+        })
+        .collect();
+    let lay = f.lay;
+    let in_area = |lo: u64, hi: u64| blocks.iter().filter(|&&b| b >= lo && b < hi).count();
+    // The file's inode, the directory's inode; their two NAT entries
+    // and the few segments' SIT entries in the summaries' journals.
+    assert_eq!(in_area(lay.main_start, u64::MAX), 2);
+    assert_eq!(in_area(lay.nat_start, lay.ssa_start), 0);
+    assert_eq!(in_area(lay.sit_start, lay.nat_start), 0);
+    assert!(in_area(lay.ssa_start, lay.main_start) >= 2);
+    // The second pack (the first was mkfs's), its last block after the
+    // flush.
+    assert_eq!(
+        in_area(lay.cp_start, lay.sit_start),
+        CP_PACK_BLOCKS as usize
+    );
+    assert_eq!(
+        io[io.len() - 2],
+        FsCall::Direct {
+            op: IoOp::Write,
+            block: lay.cp_start + 512 + CP_PACK_BLOCKS - 1,
+            blocks: 1
+        }
+    );
+    assert_eq!(f.stats().journal_blocks_written, blocks.len() as u64 - 2);
+    assert!(f.pending.is_empty() && f.dirty_nodes.is_empty());
+    f.check().unwrap();
+    // Forty files and their data in segments all over: the NAT and SIT
+    // entries overflow the journals and go to their blocks, into the
+    // other copy.
+    let mut io = Vec::new();
+    for k in 1..41 {
+        f.create(k, t(130), &mut io).unwrap();
+        f.write(k, 0, 200 * BLOCK, t(130), &mut io).unwrap();
+    }
+    io.clear();
+    f.tick(t(180), &mut io);
+    let blocks: BTreeSet<u64> = io
+        .iter()
+        .flat_map(|c| match *c {
+            FsCall::Direct { block, blocks, .. } => (block..block + blocks as u64).collect(),
+            _ => Vec::new(),
+        })
+        .collect();
+    let nat0 = (lay.nat_start..lay.nat_start + lay.nat_blocks)
+        .filter(|b| blocks.contains(b))
+        .count();
+    let nat1 = (lay.nat_start + lay.nat_copy_span..lay.ssa_start)
+        .filter(|b| blocks.contains(b))
+        .count();
+    assert!(nat0 + nat1 >= 1, "{io:?}");
+    let sit = (lay.sit_start..lay.nat_start)
+        .filter(|b| blocks.contains(b))
+        .count();
+    assert!(sit >= 1);
+    // Each block into the copy other than the one it was last in.
+    for (k, &c) in f.nat_copy.iter().enumerate() {
+        let b = lay.nat_start + u64::from(c) * lay.nat_copy_span + k as u64;
+        let other = lay.nat_start + u64::from(!c) * lay.nat_copy_span + k as u64;
+        assert!(!blocks.contains(&other));
+        if c {
+            assert!(blocks.contains(&b));
+        }
+    }
+    f.check().unwrap();
+}
+
+/// Segments made with known valid counts and times: greedy takes the
+/// fewest valid; cost-benefit weighs age against utilisation.
+#[test]
+fn victim_selection_greedy_and_cost_benefit() {
+    let mut f = fs_with(200, 64, DEFAULT_GC_SLEEP);
+    let mut io = Vec::new();
+    // Three files filling three segments each, written at 0, 100, 200 s.
+    for (k, at) in [(0u32, 0u64), (1, 100), (2, 200)] {
+        f.create(k, t(at), &mut io).unwrap();
+        f.write(k, 0, 512 * BLOCK, t(at), &mut io).unwrap();
+        f.fsync(k, t(at));
+    }
+    let mut io = Vec::new();
+    f.tick(t(260), &mut io);
+    let seg = |f: &F2fs, k: u32| f.seg_of(f.inodes[k as usize].place[10]);
+    let (s0, s1, s2) = (seg(&f, 0), seg(&f, 1), seg(&f, 2));
+    assert!(s0 != s1 && s1 != s2);
+    // Invalidate: s0 (oldest) keeps 400 valid, s1 100, s2 (newest) 50.
+    let punch = |f: &mut F2fs, k: u32, n: u64, now: SimTime| {
+        let mut io = Vec::new();
+        f.write(k, 0, n * BLOCK, now, &mut io).unwrap();
+        f.fsync(k, now);
+    };
+    let valid = |f: &F2fs, s: u64| f.segs[s as usize].valid;
+    assert_eq!(
+        (valid(&f, s0), valid(&f, s1), valid(&f, s2)),
+        (512, 512, 512)
+    );
+    punch(&mut f, 0, 512 - 400, t(300));
+    punch(&mut f, 1, 512 - 100, t(300));
+    punch(&mut f, 2, 512 - 50, t(300));
+    let mut io = Vec::new();
+    f.tick(t(400), &mut io);
+    f.check().unwrap();
+    let (v0, v1, v2) = (valid(&f, s0), valid(&f, s1), valid(&f, s2));
+    assert_eq!((v0, v1, v2), (400, 100, 50));
+    assert_eq!(f.segs[s2 as usize].state, SegState::InUse);
+    assert_eq!(f.greedy_victim(), Some(s2));
+    // Cost-benefit, Linux's integer arithmetic over the candidates'
+    // modification times.
+    let cands: Vec<u64> = f.by_valid.iter().map(|&(_, s)| s).collect();
+    let lo = cands
+        .iter()
+        .map(|&s| f.segs[s as usize].mtime.0)
+        .min()
+        .unwrap();
+    let hi = cands
+        .iter()
+        .map(|&s| f.segs[s as usize].mtime.0)
+        .max()
+        .unwrap();
+    let benefit = |s: u64| {
+        let seg = f.segs[s as usize];
+        let u = seg.valid as u64 * 100 / 512;
+        let age = 100 - 100 * (seg.mtime.0 - lo) / (hi - lo);
+        100 * (100 - u) * age / (100 + u)
+    };
+    let want = cands.iter().copied().max_by_key(|&s| {
+        (
+            benefit(s),
+            std::cmp::Reverse(f.segs[s as usize].valid),
+            std::cmp::Reverse(s),
+        )
+    });
+    assert_eq!(f.cb_victim(), want);
+    // The oldest segment (age 100) at 400 valid: 100 * 22 * 100 / 178
+    // = 1,235; s1 (19 % valid, a third younger) 100 * 81 * age / 119.
+    assert_eq!(benefit(s0), 1235);
+    // Far younger segments with few valid blocks lose to an old one
+    // with many: s2 was written last of the three.
+    assert!(benefit(s2) < benefit(s1), "{} {}", benefit(s2), benefit(s1));
+    // So cost-benefit takes s1 where greedy takes s2.
+    assert_eq!(want, Some(s1));
+    // A segment with blocks dirty in the page cache is never a victim.
+    f.segs[s2 as usize].pending += 1;
+    assert_ne!(f.greedy_victim(), Some(s2));
+    assert_ne!(f.cb_victim(), Some(s2));
+    f.segs[s2 as usize].pending -= 1;
+}
+
+/// Write, rewrite and delete on a small device: both cleaners run and
+/// every block holds its latest version where it is mapped.
+#[test]
+fn the_cleaner_never_loses_live_data() {
+    // 160 segments: about 120 main, 35 overprovisioned.
+    // The background cleaner every 20 s does not keep up: the
+    // foreground one runs too.
+    let mut f = fs_with(160, 64, Dur::from_ms(20_000));
+    let mut io = Vec::new();
+    let mut rng = SimRng::seed_from_u64(5);
+    let mut exists = [false; 48];
+    let mut failed = 0;
+    let mut tick_reads = 0;
+    for step in 0..6000u64 {
+        let now = SimTime(step * S / 2);
+        let k = rng.gen_range(0..48usize);
+        let r = rng.gen_range(0..10);
+        if !exists[k] {
+            if f.create(k as u32, now, &mut io).is_ok() {
+                exists[k] = true;
+            }
+        } else if r == 0 && rng.gen_range(0..4) == 0 {
+            f.unlink(k as u32, now, &mut io);
+            exists[k] = false;
+        } else if r < 4 && f.valid_total * 10 < f.user_blocks * 8 {
+            // Appends up to 80 % of the user blocks, then rewrites.
+
+            let size = f.size(k as u32);
+            let len = rng.gen_range(1..200 * BLOCK);
+            if f.write(k as u32, size, len, now, &mut io).is_err() {
+                failed += 1;
+            }
+        } else if f.size(k as u32) > 0 {
+            let size = f.size(k as u32);
+            let off = rng.gen_range(0..size);
+            let len = rng.gen_range(1..=size - off).min(64 * BLOCK);
+            if f.write(k as u32, off, len, now, &mut io).is_err() {
+                failed += 1;
+            }
+        }
+        if r == 9 && exists[k] {
+            f.fsync(k as u32, now);
+        }
+        if f.next_tick().is_some_and(|t| t <= now) {
+            let from = io.len();
+            f.tick(now, &mut io);
+            for c in &io[from..] {
+                match c {
+                    FsCall::Data { .. } | FsCall::Meta { .. } => panic!("{c:?} from tick"),
+                    FsCall::Direct {
+                        op: IoOp::Read,
+                        blocks,
+                        ..
+                    } => tick_reads += *blocks as u64,
+                    _ => {}
+                }
+            }
+        }
+        if step % 100 == 0 {
+            f.check().unwrap_or_else(|e| panic!("step {step}: {e}"));
+            f.check_versions()
+                .unwrap_or_else(|e| panic!("step {step}: {e}"));
+        }
+        io.clear();
+    }
+    f.check().unwrap();
+    f.check_versions().unwrap();
+    let st = f.stats();
+    assert!(tick_reads > 0, "background GC never ran: {st:?}");
+    assert!(
+        st.cleaner_blocks_read > tick_reads && st.cleaner_blocks_written == st.cleaner_blocks_read,
+        "foreground GC never ran: {tick_reads} {st:?}"
+    );
+    assert!(st.commits_timer > 0);
+    let live: usize = f.inodes.iter().map(|x| x.place.len()).sum();
+    assert!(
+        failed < 300,
+        "{failed} writes refused, {live} live data blocks, {st:?}"
+    );
+}
+
+#[test]
+fn a_full_file_system_refuses_writes_without_panicking() {
+    let mut f = fs_with(100, 8, DEFAULT_GC_SLEEP);
+    let mut io = Vec::new();
+    f.create(0, t(0), &mut io).unwrap();
+    let mut n = 0;
+    while f.write(0, f.size(0), 64 * BLOCK, t(n), &mut io).is_ok() {
+        n += 1;
+        assert!(n < 10_000);
+    }
+    f.check().unwrap();
+    // The user blocks are full: nothing more, but rewrites (the cleaner
+    // makes room for them), fsync and checkpoints still work.
+    assert!(f.valid_total + 64 > f.user_blocks);
+    for i in 0..200 {
+        f.write(0, (i * 37 % 100) * BLOCK, 8 * BLOCK, t(n + i), &mut io)
+            .unwrap();
+    }
+    f.fsync(0, t(n + 300));
+    f.tick(t(n + 400), &mut io);
+    f.check().unwrap();
+    f.check_versions().unwrap();
+    f.unlink(0, t(n + 500), &mut io);
+    f.check().unwrap();
+    f.create(1, t(n + 501), &mut io).unwrap();
+    f.write(1, 0, 100 * BLOCK, t(n + 502), &mut io).unwrap();
+    f.check().unwrap();
+}
+
+#[test]
+fn knobs_are_checked_and_refused_for_other_kinds() {
+    let c = FsConfig {
+        kind: FsKind::Nilfs2,
+        cp_interval: Some(Dur(1)),
+        ..FsConfig::default()
+    };
+    let e = c.validate().unwrap_err().to_string();
+    assert!(e.contains("fs.cp_interval"), "{e}");
+    let c = FsConfig {
+        kind: FsKind::F2fs,
+        protection_period: Some(Dur(1)),
+        ..FsConfig::default()
+    };
+    assert!(c.validate().is_err());
+    let c = FsConfig {
+        kind: FsKind::F2fs,
+        overprovision: Some(0.0),
+        ..FsConfig::default()
+    };
+    assert!(c
+        .validate()
+        .unwrap_err()
+        .to_string()
+        .contains("fs.overprovision"));
+    let c = FsConfig {
+        kind: FsKind::F2fs,
+        overprovision: Some(20.0),
+        gc_sleep_time: Some(Dur::from_ms(1000)),
+        ..FsConfig::default()
+    };
+    c.validate().unwrap();
+    let AnyFs::F2fs(f) = c.build(1 << 18, 100, 10, 1).unwrap() else {
+        panic!("not f2fs")
+    };
+    assert_eq!(f.reserved, 2 * 6 + 6);
+    // Too small a device is refused, not a panic.
+    assert!(c.build(20 * 512, 10, 10, 1).is_err());
+}
