@@ -259,6 +259,50 @@ impl SsdConfig {
         toml::to_string_pretty(self).expect("config serializes")
     }
 
+    /// The drive's sections and the host stack's, apart.
+    fn split(self) -> (DriveConfig, HostSections) {
+        let SsdConfig {
+            nand,
+            layout,
+            controller,
+            dram,
+            host,
+            ftl,
+            sched,
+            power,
+            workload,
+            sim,
+            trace,
+            replay,
+            personality,
+            page_cache,
+            fs,
+            flows,
+        } = self;
+        (
+            DriveConfig {
+                nand,
+                layout,
+                controller,
+                dram,
+                host,
+                ftl,
+                power,
+                sim,
+            },
+            HostSections {
+                sched,
+                workload,
+                trace,
+                replay,
+                personality,
+                page_cache,
+                fs,
+                flows,
+            },
+        )
+    }
+
     /// The drive's sections.
     pub fn drive(&self) -> DriveConfig {
         DriveConfig {
@@ -274,11 +318,13 @@ impl SsdConfig {
     }
 
     /// Check the configuration and derive the settings the engine runs on:
-    /// the drive ([`DriveConfig::validate`]), then the host stack's sections
-    /// and the block layer's queue they set.
+    /// the drive (`Settings::new`, with this configuration as what its
+    /// reports echo), then the host stack's sections and the block layer's
+    /// queue they set.
     pub fn validate(&self) -> Result<Settings, ConfigError> {
         self.check_writable()?;
-        let mut s = self.drive().validate()?;
+        let (drive, host) = self.clone().split();
+        let mut s = Settings::new(drive, std::sync::Arc::new(host))?;
         let c = self;
         c.sched.validate()?;
         c.replay.validate()?;
@@ -322,7 +368,6 @@ impl SsdConfig {
             plug: c.sched.plug,
             flows: c.flows.len(),
         };
-        s.echo = ConfigEcho::of(self)?;
         Ok(s)
     }
 
@@ -370,6 +415,45 @@ impl SsdConfig {
             ));
         }
         Ok(())
+    }
+}
+
+/// The host stack's sections of a validated configuration: what its
+/// reports echo beyond the drive (`Settings::echo`).
+#[derive(Clone, Debug)]
+struct HostSections {
+    sched: SchedConfig,
+    workload: crate::workload::WorkloadConfig,
+    trace: Option<TraceSpec>,
+    replay: crate::trace::ReplayOptions,
+    personality: Option<crate::personality::PersonalityConfig>,
+    page_cache: crate::pagecache::PageCacheConfig,
+    fs: crate::fs::FsConfig,
+    flows: Vec<crate::flows::FlowConfig>,
+}
+
+impl Echo for HostSections {
+    fn echo(&self, drive: &DriveConfig) -> ConfigEcho {
+        let d = drive.clone();
+        let h = self.clone();
+        ConfigEcho::of(&SsdConfig {
+            nand: d.nand,
+            layout: d.layout,
+            controller: d.controller,
+            dram: d.dram,
+            host: d.host,
+            ftl: d.ftl,
+            sched: h.sched,
+            power: d.power,
+            workload: h.workload,
+            sim: d.sim,
+            trace: h.trace,
+            replay: h.replay,
+            personality: h.personality,
+            page_cache: h.page_cache,
+            fs: h.fs,
+            flows: h.flows,
+        })
     }
 }
 

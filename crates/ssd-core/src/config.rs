@@ -178,7 +178,7 @@ impl DriveConfig {
     /// settings the engine runs on (with the block layer's defaults,
     /// [`BlockQueue::default`], which the host stack's validation replaces).
     pub fn validate(&self) -> Result<Settings, ConfigError> {
-        Settings::from_config(self)
+        Settings::new(self.clone(), std::sync::Arc::new(DriveOnly))
     }
 }
 
@@ -199,15 +199,35 @@ pub struct Settings {
     /// What the engine's block-layer front end takes from the host stack
     /// (`[sched]`, the flows): set by its validation.
     pub block: BlockQueue,
-    /// The configuration a report echoes: the host stack's validation puts
-    /// the whole run's here; a drive validated alone echoes its drive.
-    pub echo: ConfigEcho,
+    /// The configuration a report echoes, serialised only when a report is
+    /// made: the host stack's validation puts the whole run's here; a drive
+    /// validated alone echoes its drive.
+    pub echo: std::sync::Arc<dyn Echo>,
     /// `dram.capacity` in bytes; for `"fit"`, None until [`Settings::fit_dram`].
     dram_bytes: Option<u64>,
 }
 
 impl Settings {
-    fn from_config(c: &DriveConfig) -> Result<Settings, ConfigError> {
+    /// Check the drive `c` and derive its settings; `echo` is the whole
+    /// configuration its reports echo (the host's `SsdConfig`, or `c`).
+    pub fn new(c: DriveConfig, echo: std::sync::Arc<dyn Echo>) -> Result<Settings, ConfigError> {
+        let (geometry, logical_pages) = Settings::check(&c)?;
+        let n = &c.nand;
+        Ok(Settings {
+            geometry,
+            logical_pages,
+            bus: n.bus_rate(),
+            link: c.host.link_rate(),
+            block: BlockQueue::default(),
+            echo,
+            dram_bytes: c.dram.capacity.bytes(),
+            config: c,
+        })
+    }
+
+    /// The sections' own rules, then the rules between them; the drive's
+    /// geometry and logical pages.
+    fn check(c: &DriveConfig) -> Result<(Geometry, u64), ConfigError> {
         let n = &c.nand;
         // Each section's own rules, then the rules between sections.
         n.check()?;
@@ -249,17 +269,7 @@ impl Settings {
                 "is per DRAM device: set dram.device_size (the bytes of one device)",
             ));
         }
-        let logical_pages = cap.logical_pages;
-        Ok(Settings {
-            geometry,
-            logical_pages,
-            bus: n.bus_rate(),
-            link: c.host.link_rate(),
-            config: c.clone(),
-            block: BlockQueue::default(),
-            echo: ConfigEcho::of(c)?,
-            dram_bytes: c.dram.capacity.bytes(),
-        })
+        Ok((geometry, cap.logical_pages))
     }
 
     /// The DRAM's capacity in bytes: `dram.capacity`, or for `"fit"` what
@@ -379,13 +389,38 @@ pub struct ConfigEcho {
     pub toml_hash: String,
 }
 
+/// A configuration a report echoes ([`Settings::echo`]): serialised when
+/// the report is made, not at validation, which a sweep runs for every point
+/// of its grid before running any.
+/// It holds what the configuration has beyond the drive, which the settings
+/// keep already (`Settings::config`).
+pub trait Echo: std::fmt::Debug + Send + Sync {
+    /// The whole configuration of `drive` as a report echoes it.
+    fn echo(&self, drive: &DriveConfig) -> ConfigEcho;
+}
+
+/// Nothing beyond the drive: a drive validated alone echoes itself.
+#[derive(Clone, Copy, Debug)]
+pub struct DriveOnly;
+
+impl Echo for DriveOnly {
+    fn echo(&self, drive: &DriveConfig) -> ConfigEcho {
+        ConfigEcho::of(drive)
+    }
+}
+
 impl ConfigEcho {
-    /// The echo of `config` (refused only if it cannot be written as TOML).
-    pub fn of<T: Serialize>(config: &T) -> Result<ConfigEcho, ConfigError> {
-        let toml = toml::to_string_pretty(config).map_err(|e| invalid("config", e.to_string()))?;
-        Ok(ConfigEcho {
-            json: serde_json::to_value(config).map_err(|e| invalid("config", e.to_string()))?,
-            toml_hash: crate::stats::fnv1a(&toml),
-        })
+    /// `config` as JSON and the FNV-1a hash of its TOML text.
+    pub fn of<T: Serialize>(config: &T) -> ConfigEcho {
+        let json = serde_json::to_value(config).expect("a configuration serialises to JSON");
+        // The host's configuration is checked to be writable as TOML at
+        // validation (`check_writable`); a drive validated alone through the
+        // library is not, and one TOML cannot write (an integer beyond
+        // 2^63) is hashed by its JSON text instead.
+        let text = toml::to_string_pretty(config).unwrap_or_else(|_| json.to_string());
+        ConfigEcho {
+            toml_hash: crate::stats::fnv1a(&text),
+            json,
+        }
     }
 }

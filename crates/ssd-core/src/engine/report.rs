@@ -172,6 +172,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     pub(super) fn report(&self, end: SimTime, wall: f64) -> Report {
         let g = self.settings.geometry;
         let c = &self.settings.config;
+        let echo = self.settings.echo.echo(c);
         let k = &self.counters;
         let span = end.since(self.start);
         let secs = span.secs_f64();
@@ -339,7 +340,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             precondition_steady: self.pre.steady,
             seed: c.sim.seed,
             precondition_seed: c.sim.precondition_seed(),
-            config_hash: self.settings.echo.toml_hash.clone(),
+            config_hash: echo.toml_hash,
             drain_s: Dur(self.drain_ns).secs_f64(),
             version: env!("CARGO_PKG_VERSION").to_string(),
         };
@@ -384,7 +385,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             r.extra
                 .insert("hardware".into(), serde_json::json!({ "nand": v }));
         }
-        r.config = self.settings.echo.json.clone();
+        r.config = echo.json;
         r
     }
 }
