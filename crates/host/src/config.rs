@@ -121,34 +121,7 @@ impl Default for SsdConfig {
     /// The drive of [`DriveConfig::default`] (Lee & Won's reference SSD)
     /// under a fio-style workload, no file system, no flows.
     fn default() -> Self {
-        let DriveConfig {
-            nand,
-            layout,
-            controller,
-            dram,
-            host,
-            ftl,
-            power,
-            sim,
-        } = DriveConfig::default();
-        SsdConfig {
-            nand,
-            layout,
-            controller,
-            dram,
-            host,
-            ftl,
-            sched: SchedConfig::default(),
-            power,
-            workload: crate::workload::WorkloadConfig::default(),
-            sim,
-            trace: None,
-            replay: crate::trace::ReplayOptions::default(),
-            personality: None,
-            page_cache: Default::default(),
-            fs: Default::default(),
-            flows: Vec::new(),
-        }
+        HostSections::default().join(DriveConfig::default())
     }
 }
 
@@ -303,20 +276,6 @@ impl SsdConfig {
         )
     }
 
-    /// The drive's sections.
-    pub fn drive(&self) -> DriveConfig {
-        DriveConfig {
-            nand: self.nand.clone(),
-            layout: self.layout.clone(),
-            controller: self.controller.clone(),
-            dram: self.dram.clone(),
-            host: self.host.clone(),
-            ftl: self.ftl.clone(),
-            power: self.power.clone(),
-            sim: self.sim.clone(),
-        }
-    }
-
     /// Check the configuration and derive the settings the engine runs on:
     /// the drive (`Settings::new`, with this configuration as what its
     /// reports echo), then the host stack's sections and the block layer's
@@ -420,7 +379,7 @@ impl SsdConfig {
 
 /// The host stack's sections of a validated configuration: what its
 /// reports echo beyond the drive (`Settings::echo`).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 struct HostSections {
     sched: SchedConfig,
     workload: crate::workload::WorkloadConfig,
@@ -432,28 +391,33 @@ struct HostSections {
     flows: Vec<crate::flows::FlowConfig>,
 }
 
-impl Echo for HostSections {
-    fn echo(&self, drive: &DriveConfig) -> ConfigEcho {
-        let d = drive.clone();
-        let h = self.clone();
-        ConfigEcho::of(&SsdConfig {
+impl HostSections {
+    /// The whole configuration of `drive` with these host sections.
+    fn join(self, d: DriveConfig) -> SsdConfig {
+        SsdConfig {
             nand: d.nand,
             layout: d.layout,
             controller: d.controller,
             dram: d.dram,
             host: d.host,
             ftl: d.ftl,
-            sched: h.sched,
+            sched: self.sched,
             power: d.power,
-            workload: h.workload,
+            workload: self.workload,
             sim: d.sim,
-            trace: h.trace,
-            replay: h.replay,
-            personality: h.personality,
-            page_cache: h.page_cache,
-            fs: h.fs,
-            flows: h.flows,
-        })
+            trace: self.trace,
+            replay: self.replay,
+            personality: self.personality,
+            page_cache: self.page_cache,
+            fs: self.fs,
+            flows: self.flows,
+        }
+    }
+}
+
+impl Echo for HostSections {
+    fn echo(&self, drive: &DriveConfig) -> ConfigEcho {
+        ConfigEcho::of(&self.clone().join(drive.clone()))
     }
 }
 
