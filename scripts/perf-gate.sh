@@ -5,7 +5,7 @@
 # perf/baseline.tsv. Fails if any run costs more than 3 % over its baseline;
 # a run more than 10 % under it is noted (update the baseline so it stays
 # tight). Builds nothing: instruction counts belong to one exact binary, so
-# give it the one CI builds, `cargo build --release --locked -p ssdsim`.
+# give it the one CI builds, `cargo build --release --locked -p ssdsim-cli`.
 #
 #   scripts/perf-gate.sh [BIN]            # check (BIN: target/release/ssdsim)
 #   scripts/perf-gate.sh --update [BIN]   # measure and rewrite the baseline
@@ -44,7 +44,7 @@ while [ $# -gt 0 ]; do
     shift
 done
 if [ ! -x "$BIN" ]; then
-    echo "perf-gate: no binary at $BIN (cargo build --release --locked -p ssdsim)" >&2
+    echo "perf-gate: no binary at $BIN (cargo build --release --locked -p ssdsim-cli)" >&2
     exit 2
 fi
 if ! command -v valgrind >/dev/null 2>&1; then
@@ -150,7 +150,7 @@ if [ "$UPDATE" -eq 1 ]; then
         echo "# Instructions of whole \`ssdsim run\` processes under callgrind (total Ir),"
         echo "# checked in CI by scripts/perf-gate.sh (fails at more than +${MAX_OVER} %)."
         echo "# Regenerate with scripts/perf-gate.sh --update after"
-        echo "# \`cargo build --release --locked -p ssdsim\`, and commit it with the change"
+        echo "# \`cargo build --release --locked -p ssdsim-cli\`, and commit it with the change"
         echo "# that moved it, the reason in the commit message and PERFORMANCE.md."
         echo "# Each run also has: ${COMMON[*]}"
         echo "# Built by: $rustc_version"

@@ -24,7 +24,7 @@ for c in munged slurmctld slurmd sbatch sinfo scontrol; do
 done
 
 if [ -z "${SSDSIM:-}" ]; then
-    cargo build --release --locked -p ssdsim
+    cargo build --release --locked -p ssdsim-cli
     SSDSIM="${CARGO_TARGET_DIR:-target}/release/ssdsim"
 fi
 SSDSIM="$(realpath "$SSDSIM")"

@@ -3,14 +3,13 @@
 //! Over 1,500 lines on purpose: the command line's subcommands, each with its
 //! flags' handling and its dispatch; the library does the work.
 
-mod args;
-mod mqsim;
-
 use ssdsim::sweep;
 
-use args::ConfigArgs;
 use clap::{Parser, Subcommand, ValueEnum};
+use ssdsim::html;
 use ssdsim::{resolve_config, run_config, RunError, RunOptions};
+use ssdsim_cli::args::ConfigArgs;
+use ssdsim_cli::{mqsim, reproduce};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -862,7 +861,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                 eprintln!("{w}");
             }
             if let Some(p) = &html {
-                write_file(p, ssdsim::html::run_page(&res, &page_info(None)).as_bytes())?;
+                write_file(p, html::run_page(&res, &page_info(None)).as_bytes())?;
             }
             let text = match (output_format, format) {
                 (Some(FioFormat::Json), _) => {
@@ -1282,21 +1281,15 @@ struct Outputs<'a> {
 
 /// What an HTML report says about where it came from: this program's
 /// version and command line, and `config` (TOML) if given.
-fn page_info(config: Option<String>) -> ssdsim::html::PageInfo {
-    ssdsim::html::PageInfo {
-        command: ssdsim::html::shell_join(
-            std::env::args_os().map(|a| a.to_string_lossy().into_owned()),
-        ),
+fn page_info(config: Option<String>) -> html::PageInfo {
+    html::PageInfo {
+        command: html::shell_join(std::env::args_os().map(|a| a.to_string_lossy().into_owned())),
         version: VERSION.to_string(),
         config_toml: config,
     }
 }
 
-fn write_outputs(
-    rows: &[sweep::Row],
-    out: &Outputs,
-    info: &ssdsim::html::PageInfo,
-) -> anyhow::Result<()> {
+fn write_outputs(rows: &[sweep::Row], out: &Outputs, info: &html::PageInfo) -> anyhow::Result<()> {
     let Outputs {
         csv,
         jsonl,
@@ -1314,7 +1307,7 @@ fn write_outputs(
         write_file(p, sweep::markdown(rows).as_bytes())?;
     }
     if let Some(p) = html {
-        write_file(p, ssdsim::html::sweep_page(rows, info).as_bytes())?;
+        write_file(p, html::sweep_page(rows, info).as_bytes())?;
     }
     let tables: Vec<String> = [csv, jsonl, md, html]
         .into_iter()
@@ -1888,7 +1881,6 @@ fn reproduce_cmd(
     out: &std::path::Path,
     threads: usize,
 ) -> anyhow::Result<()> {
-    use ssdsim::reproduce;
     if list {
         let mut o = String::new();
         for s in reproduce::studies() {

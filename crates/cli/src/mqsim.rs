@@ -28,8 +28,11 @@ use std::fmt::Write as _;
 /// represent).
 #[derive(Debug)]
 pub struct Imported {
+    /// The configuration MQSim's file describes, as far as ssdsim models it.
     pub config: SsdConfig,
+    /// Its TOML, as `ssdsim import` writes it.
     pub toml: String,
+    /// What ssdsim approximates or cannot represent, one line each.
     pub warnings: Vec<String>,
 }
 

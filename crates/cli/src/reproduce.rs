@@ -10,16 +10,16 @@
 //! one that needs a model ssdsim lacks says which.
 //!
 //! `--quick` runs each file's `[quick]` form (the same grid at a smaller
-//! scale, [`crate::sweep::GridFile::quick_form`]); the full run is the
+//! scale, [`ssdsim::sweep::GridFile::quick_form`]); the full run is the
 //! paper's scale. Either way every point of every file runs, and a point
 //! that fails fails the study.
 //!
 //! Over 1,500 lines on purpose: each study's runner sits with the table that
 //! sets its results next to the paper's figures.
 
-use crate::sweep::{self, GridFile, Point, Row, SweepSpec};
-use crate::{RunError, RunOptions};
 use serde_json::Value;
+use ssdsim::sweep::{self, GridFile, Point, Row, SweepSpec};
+use ssdsim::{RunError, RunOptions};
 use ssdsim_host::config::SsdConfig;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -545,9 +545,9 @@ pub fn write_dir(
             reports.push('\n');
         }
         put(&mut written, format!("{}.reports.jsonl", e.name), &reports)?;
-        let html = crate::html::sweep_page(
+        let html = ssdsim::html::sweep_page(
             &rows,
-            &crate::html::PageInfo {
+            &ssdsim::html::PageInfo {
                 command: format!(
                     "ssdsim reproduce {}{}",
                     study.name,

@@ -1,5 +1,6 @@
 //! The product surface a new user meets first: `--version` with the git
-//! commit, shell completions and the manual page generated from the flags.
+//! commit, shell completions and the manual page generated from the flags,
+//! and a drive saved by `--save-state` and loaded by `--load-state`.
 
 use std::process::Command;
 
@@ -238,4 +239,49 @@ fn mapping_size_plot_has_one_legend_entry_per_scheme() {
             "{scheme}"
         );
     }
+}
+
+/// `ssdsim run --save-state` then `--load-state`: the same report.
+#[test]
+fn the_cli_saves_and_loads_a_state() {
+    let d = std::env::temp_dir().join(format!("ssdsim-state-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    let file = d.join("drive.state");
+    let run = |extra: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ssdsim"))
+            .args([
+                "run",
+                "--blocks-per-plane",
+                "64",
+                "--channels",
+                "2",
+                "--precondition",
+                "steady",
+                "--rw",
+                "randwrite",
+                "--number_ios",
+                "3000",
+                "--format",
+                "json",
+                "--no-progress",
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["run"]["wall_s"] = 0.into();
+        v["run"]["precondition_wall_s"] = 0.into();
+        v
+    };
+    let saved = run(&["--save-state", file.to_str().unwrap()]);
+    assert!(file.metadata().unwrap().len() > 0);
+    let loaded = run(&["--load-state", file.to_str().unwrap()]);
+    assert_eq!(saved, loaded);
+    assert_eq!(loaded["run"]["precondition"], "steady");
+    std::fs::remove_dir_all(&d).unwrap();
 }

@@ -19,7 +19,7 @@ fn tmp(name: &str) -> std::path::PathBuf {
 fn list_names_every_study_and_its_experiment_files() {
     let (code, out, err) = ssdsim(&["reproduce", "--list"]);
     assert_eq!(code, 0, "{err}");
-    for s in ssdsim::reproduce::studies() {
+    for s in ssdsim_cli::reproduce::studies() {
         assert!(out.contains(s.name), "{out}");
         for e in s.experiments {
             assert!(out.contains(&format!("experiments/{e}.toml")), "{out}");

@@ -274,50 +274,6 @@ fn a_sweep_preconditions_each_drive_once_and_its_rows_are_those_of_points_run_al
     assert_eq!(rows_without_wall(&serial), rows_without_wall(&alone));
 }
 
-/// `ssdsim run --save-state` then `--load-state`: the same report.
-#[test]
-fn the_cli_saves_and_loads_a_state() {
-    let d = dir("cli");
-    let file = d.join("drive.state");
-    let run = |extra: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ssdsim"))
-            .args([
-                "run",
-                "--blocks-per-plane",
-                "64",
-                "--channels",
-                "2",
-                "--precondition",
-                "steady",
-                "--rw",
-                "randwrite",
-                "--number_ios",
-                "3000",
-                "--format",
-                "json",
-                "--no-progress",
-            ])
-            .args(extra)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        v["run"]["wall_s"] = 0.into();
-        v["run"]["precondition_wall_s"] = 0.into();
-        v
-    };
-    let saved = run(&["--save-state", file.to_str().unwrap()]);
-    assert!(file.metadata().unwrap().len() > 0);
-    let loaded = run(&["--load-state", file.to_str().unwrap()]);
-    assert_eq!(saved, loaded);
-    assert_eq!(loaded["run"]["precondition"], "steady");
-    std::fs::remove_dir_all(&d).unwrap();
-}
-
 /// A state file is read only by a build that lays it out, and preconditions,
 /// as the one that wrote it: the bytes of a small drive's states under every
 /// FTL are pinned here to `STATE_FORMAT`. A change that moves them (a field

@@ -1568,7 +1568,7 @@ pub fn column_unit(column: &str) -> Option<&'static str> {
 
 /// The tables' columns (the index, the parameters, the metrics) and one
 /// line of cells per row, as the CSV and Markdown tables have them.
-pub(crate) fn columns(rows: &[Row]) -> (Vec<String>, Vec<Vec<String>>) {
+pub fn columns(rows: &[Row]) -> (Vec<String>, Vec<Vec<String>>) {
     let keys = param_keys(rows);
     let mut header: Vec<String> = vec!["index".into()];
     header.extend(keys.iter().cloned());

@@ -1,7 +1,7 @@
-//! The facade without its default features (`ssdsim = { default-features =
-//! false }`) pulls none of the command line's dependencies: `cargo tree`
-//! of the package, offline and from the lock file (no download), has no
-//! clap, indicatif or plotters, while the default build has them all.
+//! The library alone (`ssdsim = { path = ... }`) pulls none of the command
+//! line's dependencies: `cargo tree` of the package, offline and from the
+//! lock file (no download), has no clap, indicatif or plotters, while the
+//! program's package (`ssdsim-cli`) has them all.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -18,13 +18,13 @@ const CLI_ONLY: &[&str] = &[
     "anyhow",
 ];
 
-/// The packages of `ssdsim`'s normal dependency tree (build and dev
+/// The packages of `package`'s normal dependency tree (build and dev
 /// dependencies left out) with `features` (cargo flags).
-fn tree(features: &[&str]) -> BTreeSet<String> {
+fn tree(package: &str, features: &[&str]) -> BTreeSet<String> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.toml");
     let o = Command::new(cargo)
-        .args(["tree", "-p", "ssdsim", "-e", "normal", "--prefix", "none"])
+        .args(["tree", "-p", package, "-e", "normal", "--prefix", "none"])
         .args(["--offline", "--locked", "--color", "never"])
         .arg("--manifest-path")
         .arg(&manifest)
@@ -46,7 +46,7 @@ fn tree(features: &[&str]) -> BTreeSet<String> {
 
 #[test]
 fn the_library_alone_pulls_no_cli_dependency() {
-    let lean = tree(&["--no-default-features"]);
+    let lean = tree("ssdsim", &[]);
     // The tree is there (not an empty answer), with what a run needs.
     for p in [
         "ssdsim",
@@ -60,22 +60,19 @@ fn the_library_alone_pulls_no_cli_dependency() {
         assert!(lean.contains(p), "{p} missing from {lean:?}");
     }
     let found: Vec<&&str> = CLI_ONLY.iter().filter(|p| lean.contains(**p)).collect();
-    assert!(
-        found.is_empty(),
-        "pulled without the cli feature: {found:?}"
-    );
-    // The default build (the binary's) has every one of them: the names
-    // above are the real ones.
-    let full = tree(&[]);
+    assert!(found.is_empty(), "pulled by the library alone: {found:?}");
+    // The program's build has every one of them: the names above are the
+    // real ones.
+    let full = tree("ssdsim-cli", &[]);
     for p in CLI_ONLY {
-        assert!(full.contains(*p), "{p} missing from the default tree");
+        assert!(full.contains(*p), "{p} missing from the program's tree");
     }
     // The `progress` and `plots` features bring their crate and nothing of
     // the command line's.
-    let progress = tree(&["--no-default-features", "--features", "progress"]);
+    let progress = tree("ssdsim", &["--features", "progress"]);
     assert!(progress.contains("indicatif") && !progress.contains("plotters"));
     assert!(!progress.contains("clap"));
-    let plots = tree(&["--no-default-features", "--features", "plots"]);
+    let plots = tree("ssdsim", &["--features", "plots"]);
     assert!(plots.contains("plotters") && !plots.contains("indicatif"));
     assert!(!plots.contains("clap"));
 }
