@@ -67,6 +67,7 @@
 
 #![warn(missing_docs)]
 
+pub mod custom;
 pub mod fio;
 pub mod fio_json;
 #[cfg(feature = "html")]

@@ -278,3 +278,69 @@ fn a_plot_without_the_plots_feature_is_refused() {
     let e = run_config(&cfg, &opts).err().expect("refused").to_string();
     assert!(e.contains("`plots` feature"), "{e}");
 }
+
+/// `Ssd::custom()` with no part replaced runs the configured parts: the
+/// report of `Ssd::run`, byte for byte but for the wall-clock fields, with
+/// the power model and without.
+#[test]
+fn custom_parts_left_as_configured_report_as_run() {
+    for power in [true, false] {
+        let ssd = builder().power_model(power).build().unwrap();
+        let custom = ssd.custom().run().unwrap();
+        let custom = normalized(&(serde_json::to_string_pretty(&custom.report).unwrap() + "\n"));
+        assert_eq!(custom, report_json(&ssd), "power model {power}");
+    }
+}
+
+/// A part of one's own replaces the configured one (its name is reported),
+/// and what needs the built-in parts is refused before the run, naming it.
+#[test]
+fn custom_parts_replace_the_configured_ones_and_refuse_what_needs_them() {
+    use ssd_core::sched::Noop;
+    use ssdsim::custom::Settings;
+    use ssdsim_host::workload::{HostRequest, IoOp, Timing, VecSource};
+    let ssd = builder().build().unwrap();
+    let out = ssd
+        .custom()
+        .scheduler(|_: &Settings| Noop::new(256, false))
+        .source(|s: &Settings| {
+            let sectors = s.geometry.page_size / 512;
+            let reqs = (0..500u64)
+                .map(|i| HostRequest {
+                    arrival: ssd_core::SimTime::ZERO,
+                    op: IoOp::Write,
+                    lba: i * sectors as u64,
+                    sectors,
+                    stream: 0,
+                    tag: 0,
+                })
+                .collect();
+            VecSource::new(reqs, Timing::ClosedLoop { depth: 4 })
+        })
+        .run()
+        .unwrap();
+    assert_eq!(out.report.sched.kind, "noop");
+    assert_eq!(out.report.host.writes, 500);
+    assert_eq!(out.report.host.reads, 0);
+    let saving = RunOptions {
+        drive_state: ssdsim::state::DriveStateOpts {
+            save: Some(std::env::temp_dir().join("ssdsim-never-written.state")),
+            ..Default::default()
+        },
+        ..RunOptions::default()
+    };
+    let e = builder()
+        .options(saving)
+        .build()
+        .unwrap()
+        .custom()
+        .run()
+        .err()
+        .expect("refused");
+    assert!(
+        e.to_string().starts_with(
+            "a saved or shared drive state (RunOptions::drive_state) needs the built-in parts"
+        ),
+        "{e}"
+    );
+}
