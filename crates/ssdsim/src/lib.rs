@@ -70,6 +70,7 @@
 pub mod custom;
 pub mod fio;
 pub mod fio_json;
+pub mod flags;
 #[cfg(feature = "html")]
 pub mod html;
 pub mod output;
@@ -1103,12 +1104,23 @@ fn run_shared(
 
 // ------------------------------------------------------------------ config resolution
 
-/// A value flag and the config it changes. Preset flags replace whole sections;
-/// the others set one dotted field, so errors name that field.
+/// Apply a configuration flag ([`flags::FLAGS`]) by its rule: a preset
+/// replaces whole sections; a field flag sets one dotted field, so errors
+/// name that field. A name that is no flag is taken as a dotted field
+/// (`--set`'s keys go through here too).
 pub fn apply_flag(cfg: &mut SsdConfig, flag: &str, value: &str) -> Result<(), ConfigError> {
+    use flags::Rule;
     let v = value.trim();
-    let field = match flag {
-        "nand" => {
+    let Some(f) = flags::find(flag) else {
+        return set_field(cfg, flag, v);
+    };
+    match f.rule {
+        Rule::Field(field) => set_field(cfg, field, v),
+        Rule::Duration(field) => {
+            require_unit(f.name, v)?;
+            set_field(cfg, field, v)
+        }
+        Rule::Nand => {
             let base = SsdConfig::with_nand(v)?;
             let keep_power =
                 cfg.power.name != PowerConfig::lee2011().name && cfg.power.name != "park-slc";
@@ -1116,13 +1128,13 @@ pub fn apply_flag(cfg: &mut SsdConfig, flag: &str, value: &str) -> Result<(), Co
             if !keep_power {
                 cfg.power = base.power;
             }
-            return Ok(());
+            Ok(())
         }
-        "device" => {
+        Rule::Device => {
             *cfg = cfg.clone().with_device(v)?;
-            return Ok(());
+            Ok(())
         }
-        "interface" => {
+        Rule::Interface => {
             let i: Interface = serde_json::from_value(serde_json::Value::String(v.to_string()))
                 .map_err(|_| {
                     ssdsim_host::config::invalid(
@@ -1133,13 +1145,19 @@ pub fn apply_flag(cfg: &mut SsdConfig, flag: &str, value: &str) -> Result<(), Co
                     )
                 })?;
             cfg.host = HostConfig::preset(i);
-            return Ok(());
+            Ok(())
         }
-        "power" => {
+        Rule::Power => {
             cfg.power = PowerConfig::preset(v)?;
-            return Ok(());
+            Ok(())
         }
-        "trace" => {
+        Rule::GcPolicy => {
+            let p = ssdsim_host::config::GcPolicy::parse(v)
+                .map_err(|m| ssdsim_host::config::invalid("ftl.gc_policy", m))?;
+            cfg.ftl.gc_policy = p;
+            Ok(())
+        }
+        Rule::Trace => {
             if v.is_empty() || v == "none" {
                 cfg.trace = None;
             } else {
@@ -1149,17 +1167,17 @@ pub fn apply_flag(cfg: &mut SsdConfig, flag: &str, value: &str) -> Result<(), Co
                     format,
                 });
             }
-            return Ok(());
+            Ok(())
         }
-        "trace-format" => {
+        Rule::TraceFormat => {
             let t = cfg.trace.get_or_insert(ssdsim_host::config::TraceSpec {
                 path: String::new(),
                 format: None,
             });
             t.format = Some(v.to_string());
-            return Ok(());
+            Ok(())
         }
-        "personality" => {
+        Rule::Personality => {
             if v.is_empty() || v == "none" {
                 cfg.personality = None;
             } else {
@@ -1167,15 +1185,9 @@ pub fn apply_flag(cfg: &mut SsdConfig, flag: &str, value: &str) -> Result<(), Co
                     .map_err(|m| ssdsim_host::config::invalid("personality.kind", m))?;
                 cfg.personality = Some(ssdsim_host::personality::PersonalityConfig::new(k));
             }
-            return Ok(());
+            Ok(())
         }
-        "speed" => "replay.speed",
-        "closed-loop-depth" => "replay.closed_loop_depth",
-        "max-requests" => "replay.max_requests",
-        "out-of-range" => "replay.out_of_range",
-        "reorder-window" => "replay.reorder_window",
-        "skip-bad-lines" => "replay.skip_bad_lines",
-        "runtime" => {
+        Rule::Runtime => {
             let d = fio::fio_dur(v)
                 .map_err(|e| ssdsim_host::config::invalid("--runtime", e.to_string()))?;
             if d.0 == 0 {
@@ -1196,54 +1208,9 @@ pub fn apply_flag(cfg: &mut SsdConfig, flag: &str, value: &str) -> Result<(), Co
                 ));
             }
             cfg.sim.time_limit = Some(ssd_core::Dur(limit));
-            return Ok(());
+            Ok(())
         }
-        "time-limit" | "max-gap" => {
-            require_unit(flag, v)?;
-            if flag == "time-limit" {
-                "sim.time_limit"
-            } else {
-                "replay.max_gap"
-            }
-        }
-        "drain" => "sim.drain",
-        "ftl" => "ftl.kind",
-        "sched" => "sched.kind",
-        "fs" => "fs.kind",
-        "op" => "ftl.op",
-        "gc" => {
-            let p = ssdsim_host::config::GcPolicy::parse(v)
-                .map_err(|m| ssdsim_host::config::invalid("ftl.gc_policy", m))?;
-            cfg.ftl.gc_policy = p;
-            return Ok(());
-        }
-        "allocation" => "ftl.allocation",
-        "channels" => "layout.channels",
-        "ways" => "layout.ways",
-        "dies" => "nand.dies_per_chip",
-        "planes" => "nand.planes_per_die",
-        "blocks-per-plane" => "nand.blocks_per_plane",
-        "pages-per-block" => "nand.pages_per_block",
-        "page-size" => "nand.page_size",
-        "queue-depth" => "host.queue_depth",
-        "write-buffer" => "dram.write_buffer",
-        "precondition" => "sim.precondition",
-        "seed" => "sim.seed",
-        "rw" => "workload.rw",
-        "bs" => "workload.bs",
-        "iodepth" => "workload.iodepth",
-        "rwmixread" => "workload.rwmixread",
-        "number_ios" => "workload.number_ios",
-        "rate_iops" => "workload.rate_iops",
-        "rate_process" => "workload.rate_process",
-        "random_distribution" => "workload.random_distribution",
-        "percentage_random" => "workload.percentage_random",
-        "size" => "workload.size",
-        "offset" => "workload.offset",
-        "randseed" => "workload.randseed",
-        other => other,
-    };
-    set_field(cfg, field, v)
+    }
 }
 
 /// A duration flag's value must say its unit: a bare number would be read as
@@ -1637,22 +1604,6 @@ pub(crate) fn resolve_settings(
     Ok(cfg)
 }
 
-/// The flags (and sweep keys) that set the one top-level workload.
-pub const WORKLOAD_FLAGS: &[&str] = &[
-    "rw",
-    "bs",
-    "iodepth",
-    "rwmixread",
-    "number_ios",
-    "rate_iops",
-    "rate_process",
-    "random_distribution",
-    "percentage_random",
-    "size",
-    "offset",
-    "randseed",
-];
-
 /// With `[[flow]]`s the top-level workload is not run: a key that sets it
 /// (a workload flag, `workload`, `workload.*`, `personality*`, `trace*`) is
 /// refused rather than dropped.
@@ -1664,7 +1615,7 @@ pub fn check_flow_keys<'a>(
         return Ok(());
     }
     for k in keys {
-        let top = WORKLOAD_FLAGS.contains(&k)
+        let top = flags::is_workload(k)
             || matches!(k, "workload" | "personality" | "trace" | "max-requests")
             || ["workload.", "personality.", "trace.", "replay."]
                 .iter()
@@ -1714,7 +1665,7 @@ pub fn apply_fio_jobs(
     if several {
         if let Some((f, _)) = flags
             .iter()
-            .find(|(f, _)| WORKLOAD_FLAGS.contains(f) || matches!(*f, "trace" | "personality"))
+            .find(|(f, _)| flags::is_workload(f) || matches!(*f, "trace" | "personality"))
         {
             return Err(RunError::Input(format!(
                 "--{f}: {source} has several jobs, each its own workload (set flow.N.workload.* with --set)"
@@ -1755,7 +1706,7 @@ pub fn apply_fio_jobs(
     // job file.
     let mut number_ios_flag = false;
     for (f, v) in flags {
-        if WORKLOAD_FLAGS.contains(f) || matches!(*f, "time-limit" | "runtime") {
+        if flags::is_workload(f) || matches!(*f, "time-limit" | "runtime") {
             apply_flag(c, f, v)?;
             number_ios_flag |= *f == "number_ios";
         }

@@ -128,8 +128,10 @@ impl SsdBuilder {
         self
     }
 
-    /// A setting made by name, as the CLI's flag `--FLAG`.
+    /// A setting made by name, as the CLI's flag `--FLAG` (one of
+    /// [`crate::flags::FLAGS`]).
     fn flag(mut self, flag: &'static str, value: impl ToString) -> Self {
+        debug_assert!(crate::flags::find(flag).is_some(), "{flag}: no such flag");
         self.flags.push((flag, value.to_string()));
         self.set(flag, value)
     }

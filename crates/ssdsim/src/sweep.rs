@@ -414,7 +414,7 @@ pub fn set_axis(axes: &mut Vec<Axis>, axis: Axis) {
 /// `precondition` says otherwise. The grid's size is checked
 /// ([`grid_size`]).
 pub fn plan(spec: SweepSpec) -> Result<SweepPlan, crate::RunError> {
-    use crate::{RunError, WORKLOAD_FLAGS};
+    use crate::{flags, RunError};
     let mut workloads: BTreeMap<String, WorkloadDef> = standard_workload_defs();
     let mut axes: Vec<Axis> = Vec::new();
     let mut base = spec.base;
@@ -430,16 +430,19 @@ pub fn plan(spec: SweepSpec) -> Result<SweepPlan, crate::RunError> {
     for (f, v) in &spec.flags {
         set_axis(&mut axes, flag_axis(f, v, f == "random_distribution")?);
     }
-    let has_workload_flags = spec.flags.iter().any(|(f, _)| {
-        WORKLOAD_FLAGS.contains(&f.as_str()) || matches!(f.as_str(), "trace" | "personality")
-    }) || axes.iter().any(|x| {
-        WORKLOAD_FLAGS.contains(&x.key.as_str())
-            || x.key == "personality"
-            || x.key == "trace"
-            || x.key.starts_with("workload.")
-            || x.key.starts_with("personality.")
-            || x.key.starts_with("trace.")
-    }) || base.trace.is_some()
+    let has_workload_flags = spec
+        .flags
+        .iter()
+        .any(|(f, _)| flags::is_workload(f) || matches!(f.as_str(), "trace" | "personality"))
+        || axes.iter().any(|x| {
+            flags::is_workload(&x.key)
+                || x.key == "personality"
+                || x.key == "trace"
+                || x.key.starts_with("workload.")
+                || x.key.starts_with("personality.")
+                || x.key.starts_with("trace.")
+        })
+        || base.trace.is_some()
         || base.personality.is_some()
         || !base.flows.is_empty();
     if let Some(w) = &spec.workload {
