@@ -12,7 +12,10 @@ use ssdsim_host::config::{GcPolicy, Precondition, Settings, SsdConfig};
 use ssdsim_host::workload::{HostRequest, IoOp, RwMode, Timing, VecSource};
 
 mod common;
-use common::{rows_without_wall, ssdsim, ssdsim_in};
+use common::{ssdsim, ssdsim_in};
+#[path = "../../ssdsim/tests/common/mod.rs"]
+mod lib_common;
+use lib_common::rows_without_wall;
 
 fn small(cfg: &mut SsdConfig) {
     cfg.nand.blocks_per_plane = 64;

@@ -4,65 +4,10 @@
 //! `resolve_config_text` and as the `ssdsim` binary itself; bad settings are
 //! refused at `build()` with the field named.
 
+mod common;
+use common::{builder, flags, normalized, report_json, ONE_JOB, TWO_JOBS};
 use ssdsim::{resolve_config_text, run_config, RunOptions, Ssd, SsdBuilder};
 use ssdsim_host::config::{NandConfig, SsdConfig};
-
-/// A report as `ssdsim run --format json` prints it, with the wall-clock
-/// fields (`run.wall_s`, `run.precondition_wall_s`) set to 0.
-fn normalized(json: &str) -> String {
-    json.lines()
-        .map(|l| {
-            let key = l.trim_start();
-            if key.starts_with("\"wall_s\":") || key.starts_with("\"precondition_wall_s\":") {
-                let (k, _) = l.split_once(':').unwrap();
-                let comma = if l.ends_with(',') { "," } else { "" };
-                format!("{k}: 0{comma}")
-            } else {
-                l.to_string()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-fn report_json(ssd: &Ssd) -> String {
-    let out = ssd.run().unwrap();
-    normalized(&(serde_json::to_string_pretty(&out.report).unwrap() + "\n"))
-}
-
-/// The settings of the comparisons: the builder's calls and the same as
-/// CLI flags.
-fn builder() -> SsdBuilder {
-    Ssd::builder()
-        .nand("chip2")
-        .ftl("dftl")
-        .sched("deadline")
-        .set("ftl.op", "0.1")
-        .set("rw", "randrw")
-        .set("bs", "8KiB")
-        .set("nand.blocks_per_plane", 256)
-        .precondition("fill")
-        .number_ios(3_000)
-        .seed(7)
-}
-
-fn flags() -> Vec<(String, String)> {
-    [
-        ("nand", "chip2"),
-        ("ftl", "dftl"),
-        ("sched", "deadline"),
-        ("precondition", "fill"),
-        ("seed", "7"),
-        ("rw", "randrw"),
-        ("bs", "8KiB"),
-        ("number_ios", "3000"),
-        ("ftl.op", "0.1"),
-        ("nand.blocks_per_plane", "256"),
-    ]
-    .iter()
-    .map(|(f, v)| (f.to_string(), v.to_string()))
-    .collect()
-}
 
 #[test]
 fn the_builder_reports_as_run_config_over_the_cli_resolution() {
@@ -76,11 +21,6 @@ fn the_builder_reports_as_run_config_over_the_cli_resolution() {
     // Deterministic: the same Ssd runs to the same report.
     assert_eq!(report_json(&ssd), direct);
 }
-
-/// One job (host-side options listed), and two jobs (flows), for `--fio`.
-const ONE_JOB: &str = "[global]\nioengine=libaio\nbs=4k\n[w]\nrw=randwrite\niodepth=8\nsize=16m\n";
-const TWO_JOBS: &str =
-    "[global]\nbs=4k\nsize=8m\n[r]\nrw=randread\nfilename=/dev/x\n[w]\nrw=randwrite\n";
 
 #[test]
 fn a_fio_job_ends_as_fio_ends_it_unless_number_ios_is_set() {

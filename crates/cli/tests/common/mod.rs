@@ -1,6 +1,7 @@
-//! Helpers shared by the CLI's integration tests: running the built binary
-//! and comparing reports without their wall-clock fields. Each test file is
-//! its own crate and uses some of them.
+//! Helpers shared by the program's integration tests: running the built
+//! binary. (The library's, `crates/ssdsim/tests/common`, compare reports
+//! and rows without their wall-clock fields.) Each test file is its own
+//! crate and uses some of them.
 #![allow(dead_code)]
 
 use std::path::Path;
@@ -57,17 +58,4 @@ pub fn ssdsim_ulimit_f(dir: &Path, blocks: u32, args: &[&str]) -> (i32, String, 
         .arg(env!("CARGO_BIN_EXE_ssdsim"))
         .args(args)
         .current_dir(dir)))
-}
-
-/// Sweep rows as JSON without their wall-clock seconds, one string a row.
-pub fn rows_without_wall(rows: &[ssdsim::sweep::Row]) -> Vec<String> {
-    rows.iter()
-        .map(|r| {
-            serde_json::to_string(&ssdsim::sweep::Row {
-                wall_s: 0.0,
-                ..r.clone()
-            })
-            .expect("a row serialises")
-        })
-        .collect()
 }
