@@ -243,12 +243,7 @@ fn output<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware>(
     RunOutput {
         report,
         cdf: sim.lat.all().cdf(100),
-        latency: RunLatencies {
-            read: sim.lat.read.clone(),
-            write: sim.lat.write.clone(),
-            trim: sim.lat.other.clone(),
-            ..RunLatencies::default()
-        },
+        latency: RunLatencies::of_requests(&sim.lat),
         power_series,
     }
 }

@@ -69,23 +69,16 @@ const fn flag(name: &'static str, rule: Rule, help: &'static str) -> Flag {
     }
 }
 
-/// A flag that fio spells with underscores, accepted with dashes too.
-const fn fio(name: &'static str, dashed: &'static str, help: &'static str) -> Flag {
+/// A fio workload flag spelled with underscores, accepted with dashes too.
+const fn fio(
+    name: &'static str,
+    dashed: &'static str,
+    field: &'static str,
+    help: &'static str,
+) -> Flag {
     Flag {
         alias: Some(dashed),
-        ..flag(name, Rule::Field(workload_field(name)), help)
-    }
-}
-
-/// `workload.NAME` for the fio flags (a `const fn` cannot concatenate).
-const fn workload_field(name: &'static str) -> &'static str {
-    match name.as_bytes() {
-        b"number_ios" => "workload.number_ios",
-        b"rate_iops" => "workload.rate_iops",
-        b"rate_process" => "workload.rate_process",
-        b"random_distribution" => "workload.random_distribution",
-        b"percentage_random" => "workload.percentage_random",
-        _ => panic!("not a fio flag spelled with underscores"),
+        ..flag(name, Rule::Field(field), help)
     }
 }
 
@@ -219,26 +212,31 @@ pub const FLAGS: &[Flag] = &[
     fio(
         "number_ios",
         "number-ios",
+        "workload.number_ios",
         "fio: number of requests (at least 1)",
     ),
     fio(
         "rate_iops",
         "rate-iops",
+        "workload.rate_iops",
         "fio: open loop at this rate, in requests per second",
     ),
     fio(
         "rate_process",
         "rate-process",
+        "workload.rate_process",
         "fio: linear or poisson arrivals",
     ),
     fio(
         "random_distribution",
         "random-distribution",
+        "workload.random_distribution",
         "fio: uniform (random), zipf:THETA, pareto:H",
     ),
     fio(
         "percentage_random",
         "percentage-random",
+        "workload.percentage_random",
         "fio: of a random workload's requests, the percentage that go to a random block (the \
          rest continue sequentially), 0..=100",
     ),

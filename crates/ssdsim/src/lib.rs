@@ -536,40 +536,31 @@ pub struct RunLatencies {
     pub flows: Vec<RunLatencies>,
 }
 
+impl RunLatencies {
+    /// The block requests' histograms (trims and flushes as `trim`).
+    pub fn of_requests(l: &ssd_core::stats::Latencies) -> RunLatencies {
+        RunLatencies {
+            read: l.read.clone(),
+            write: l.write.clone(),
+            trim: l.other.clone(),
+            ..RunLatencies::default()
+        }
+    }
+}
+
 fn latencies<O: Observer>(sim: &Sim<O>) -> RunLatencies {
     match &sim.src {
         AnySource::Flows(f) => RunLatencies {
-            read: sim.lat.read.clone(),
-            write: sim.lat.write.clone(),
-            trim: sim.lat.other.clone(),
-            sync: Default::default(),
-            app: false,
             flows: (0..f.len())
                 .map(|i| match f.source(i) {
                     AnySource::Buffered(pc) => app_latencies(pc),
-                    _ => {
-                        let l = f.latencies(i);
-                        RunLatencies {
-                            read: l.read.clone(),
-                            write: l.write.clone(),
-                            trim: l.other.clone(),
-                            sync: Default::default(),
-                            app: false,
-                            flows: Vec::new(),
-                        }
-                    }
+                    _ => RunLatencies::of_requests(f.latencies(i)),
                 })
                 .collect(),
+            ..RunLatencies::of_requests(&sim.lat)
         },
         AnySource::Buffered(pc) => app_latencies(pc),
-        _ => RunLatencies {
-            read: sim.lat.read.clone(),
-            write: sim.lat.write.clone(),
-            trim: sim.lat.other.clone(),
-            sync: Default::default(),
-            app: false,
-            flows: Vec::new(),
-        },
+        _ => RunLatencies::of_requests(&sim.lat),
     }
 }
 
