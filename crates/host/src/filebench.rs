@@ -361,8 +361,9 @@ pub struct FileBench {
     last_extras: CallExtras,
     /// oltp: the shadows' posts so far (to every semaphore at once).
     posts: u64,
-    /// Flowops in a row that made no I/O (unlinks aside): the flows are
-    /// stuck past 100,000 (a semaphore no one posts, a device full).
+    /// Flowops in a row with no request handed out but unlinks (which
+    /// take no time): the flows are stuck past 100,000 (a semaphore no
+    /// one posts, a device full).
     quiet: u32,
     /// What the flows did so far.
     pub stats: FileStats,
@@ -723,8 +724,8 @@ impl FileBench {
         // at the unlink, or, if another thread is still in a call sequence
         // on it (a whole-file write or read of several calls, made on its
         // open file), after that thread's last call (its close: `__fput`
-        // drops the last reference). Both come after the file's writes
-        // handed out before (the file's lock).
+        // drops the last reference). The page cache serves the calls on
+        // the file handed out before it first.
         let unlink = (
             HostRequest {
                 arrival: SimTime::ZERO,
@@ -740,15 +741,23 @@ impl FileBench {
                 ..CallExtras::default()
             },
         );
-        // A thread with writes on it left, else with reads.
+        // A thread with writes on it left, else the first with reads.
         let ino = Self::ino(f);
-        let on_it = |th: &Thread, write: bool| {
-            th.pending
-                .iter()
-                .any(|(r, _, x)| r.tag == ino && !x.unlink && (!write || r.op == IoOp::Write))
-        };
-        let holder = (self.threads.iter().position(|th| on_it(th, true)))
-            .or_else(|| self.threads.iter().position(|th| on_it(th, false)));
+        let (mut writer, mut reader) = (None, None);
+        for (h, th) in self.threads.iter().enumerate() {
+            for (r, _, x) in &th.pending {
+                if r.tag == ino && !x.unlink {
+                    if r.op == IoOp::Write {
+                        writer = Some(h);
+                    }
+                    reader = reader.or(Some(h));
+                }
+            }
+            if writer.is_some() {
+                break;
+            }
+        }
+        let holder = writer.or(reader);
         match holder {
             Some(h) => {
                 let mut u = unlink;
@@ -1173,11 +1182,8 @@ impl RequestSource for FileBench {
         }
     }
     fn next_request(&mut self) -> Option<Result<HostRequest, SourceError>> {
-        if let Some((r, more, extras)) = self.pre.pop_front() {
-            (self.last_more, self.last_extras) = (more, extras);
-            return Some(Ok(r));
-        }
-        if let Some((r, more, extras)) = self.daemon.pop_front() {
+        if let Some((r, more, extras)) = self.pre.pop_front().or_else(|| self.daemon.pop_front()) {
+            self.quiet = 0;
             (self.last_more, self.last_extras) = (more, extras);
             return Some(Ok(r));
         }

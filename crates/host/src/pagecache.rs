@@ -54,9 +54,10 @@
 //!   being written (`folio_cancel_dirty`, `folio_account_cleaned`: the dirty
 //!   count the flusher and `balance_dirty_pages` go by drops), a page under
 //!   writeback or being read is waited for first (`folio_wait_writeback`,
-//!   the folio lock, in `truncate_inode_pages_range`). The cache knows a
-//!   file's pages as Linux's `address_space` does: each page carries its
-//!   file, and each file keeps the list of its pages in the cache.
+//!   the folio lock, in `truncate_inode_pages_range`). It comes after the
+//!   calls on the file that came before it. The cache knows a file's pages
+//!   as Linux's `address_space` does: each page carries its file, and each
+//!   file keeps the list of its pages in the cache.
 //!
 //! A block-level workload writes one file: the block device, whose inode is
 //! the device (fsync writes back every dirty page, as `blkdev_fsync` does).
@@ -389,9 +390,12 @@ struct Thread {
     stream: u32,
     queue: VecDeque<HostRequest>,
     /// Per queued request, whether more pieces of its call follow
-    /// ([`AppSource::more_follow`]) and what else its call asks
-    /// ([`AppSource::call_extras`]).
-    more: VecDeque<(bool, CallExtras)>,
+    /// ([`AppSource::more_follow`]), what else its call asks
+    /// ([`AppSource::call_extras`]) and its place in the order the calls
+    /// came.
+    more: VecDeque<(bool, CallExtras, u64)>,
+    /// The current request's place in the order the calls came.
+    seq: u64,
     /// The current call is an O_DSYNC write.
     dsync: bool,
     /// The current request is a piece of a call more pieces follow, and
@@ -508,9 +512,10 @@ pub struct PageCache<S: AppSource> {
     map: FastMap<u64, u32>,
     lru_head: u32,
     lru_tail: u32,
-    /// Files with dirty pages, and their dirtying order (Linux's `b_dirty`:
-    /// by `dirtied_when`, then inode number).
-    inodes: BTreeMap<u32, Inode>,
+    /// Files with pages in the cache or dirty pages (never iterated), and
+    /// the dirtying order of those with dirty pages (Linux's `b_dirty`: by
+    /// `dirtied_when`, then inode number).
+    inodes: FastMap<u32, Inode>,
     b_dirty: BTreeSet<(SimTime, u32)>,
     nr_dirty: u64,
     nr_wb: u64,
@@ -523,6 +528,12 @@ pub struct PageCache<S: AppSource> {
     /// place (an append's end of file) in that order, so they run in it.
     /// The block device and the metadata are not locked.
     writers: FastMap<u32, VecDeque<u32>>,
+    /// Per file, the calls on it not done (their places in the order the
+    /// calls came; a few, kept with their room once the file has had
+    /// calls): a file's unlink waits for those that came before it.
+    users: FastMap<u32, Vec<u64>>,
+    /// The next call's place in that order.
+    next_seq: u64,
     /// Per device page, the file whose data it last held (empty until a
     /// file is written).
     owners: Vec<u32>,
@@ -610,7 +621,7 @@ impl<S: AppSource> PageCache<S> {
             map: FastMap::default(),
             lru_head: NONE,
             lru_tail: NONE,
-            inodes: BTreeMap::new(),
+            inodes: FastMap::default(),
             b_dirty: BTreeSet::new(),
             nr_dirty: 0,
             nr_wb: 0,
@@ -619,6 +630,8 @@ impl<S: AppSource> PageCache<S> {
             threads: vec![flusher],
             by_stream: FastMap::default(),
             writers: FastMap::default(),
+            users: FastMap::default(),
+            next_seq: 0,
             owners: Vec::new(),
             outbox: vec![VecDeque::new()],
             asleep: vec![false],
@@ -1173,9 +1186,14 @@ impl<S: AppSource> PageCache<S> {
                         r.stream = FLUSHER_STREAM - 1;
                     }
                     let t = self.thread_for(r.stream);
-                    let more = (self.app.more_follow(), self.app.call_extras());
+                    let seq = self.next_seq;
+                    self.next_seq += 1;
+                    let more = (self.app.more_follow(), self.app.call_extras(), seq);
                     if Self::locks_file(&r, &more.1) {
                         self.writers.entry(r.tag).or_default().push_back(t as u32);
+                    }
+                    if is_file(r.tag) && !more.1.unlink {
+                        self.users.entry(r.tag).or_default().push(seq);
                     }
                     if self.idle_and_empty(t) {
                         self.idle_empty -= 1;
@@ -1239,6 +1257,10 @@ impl<S: AppSource> PageCache<S> {
                 Stage::Unlink => th.op.is_none_or(|r| {
                     !is_file(r.tag)
                         || self.writers.get(&r.tag).and_then(|q| q.front()) == Some(&(t as u32))
+                            && self
+                                .users
+                                .get(&r.tag)
+                                .is_none_or(|u| u.iter().all(|&s| s > th.seq))
                 }),
                 _ => true,
             }
@@ -1250,10 +1272,11 @@ impl<S: AppSource> PageCache<S> {
         r.op == IoOp::Write && is_file(r.tag)
     }
     /// A call that takes its file's lock, in the order the calls came: a
-    /// write, and an unlink, whose pages go after the writes before it (in
-    /// Linux `evict` runs at the last `iput`, once every writer has closed
-    /// the file) and before any write after it (a new file of the same
-    /// number).
+    /// write, and an unlink, whose pages go after the writes before it and
+    /// before any write after it (a new file of the same number). It also
+    /// waits for the file's other calls that came before it (`users`): in
+    /// Linux `evict` runs at the last `iput`, once every call in progress
+    /// on the file is done and it is closed.
     fn locks_file(r: &HostRequest, x: &CallExtras) -> bool {
         if x.unlink {
             is_file(r.tag)
@@ -1324,7 +1347,7 @@ impl<S: AppSource> PageCache<S> {
                     let th = &mut self.threads[t];
                     match th.queue.pop_front() {
                         Some(r) => {
-                            let (more, extras) = th.more.pop_front().unwrap_or_default();
+                            let (more, extras, seq) = th.more.pop_front().unwrap_or_default();
                             th.dsync = extras.dsync;
                             if extras.cpu_cycles > 0 && !th.in_call {
                                 // The thread computes first (a hog flowop):
@@ -1334,7 +1357,7 @@ impl<S: AppSource> PageCache<S> {
                                     cpu_cycles: 0,
                                     ..extras
                                 };
-                                th.more.push_front((more, rest));
+                                th.more.push_front((more, rest, seq));
                                 self.threads[t].until = self.compute(extras.cpu_cycles);
                                 continue;
                             }
@@ -1343,6 +1366,7 @@ impl<S: AppSource> PageCache<S> {
                                 th.call_started = self.now;
                             }
                             th.in_call = more;
+                            th.seq = seq;
                             th.op = Some(r);
                             th.ino = r.tag;
                             th.own_fsync = false;
@@ -1748,8 +1772,9 @@ impl<S: AppSource> PageCache<S> {
                     // evict -> truncate_inode_pages_final (mm/truncate.c):
                     // the file's last reference is gone, and every page of
                     // its mapping leaves the cache. Taken with the file's
-                    // lock: the writes before the unlink have dirtied their
-                    // pages, none after it has begun.
+                    // lock once the calls on it that came before are done
+                    // (`runnable`): the writes before the unlink have
+                    // dirtied their pages, none after it has begun.
                     let ino = self.threads[t].op.unwrap().tag;
                     self.stats.unlinks += 1;
                     let busy = self.unlink_pages(t, ino);
@@ -1818,6 +1843,7 @@ impl<S: AppSource> PageCache<S> {
                     if th.op.is_some() {
                         self.outstanding -= 1;
                     }
+                    let done = th.op.map(|r| (r.tag, th.seq));
                     self.stats.last_end = self.now;
                     let fsync_due = kind == 1
                         && self.io.fsync > 0
@@ -1832,8 +1858,29 @@ impl<S: AppSource> PageCache<S> {
                     } else {
                         th.stage = Stage::Idle;
                     }
+                    if let Some((ino, seq)) = done {
+                        self.call_done(ino, seq);
+                    }
                 }
                 Stage::Done => return,
+            }
+        }
+    }
+
+    /// The call `seq` on file `ino` is done (or dropped): an unlink of the
+    /// file that waits for the calls before it may go.
+    fn call_done(&mut self, ino: u32, seq: u64) {
+        if !is_file(ino) {
+            return;
+        }
+        if let Some(u) = self.users.get_mut(&ino) {
+            if let Some(k) = u.iter().position(|&s| s == seq) {
+                u.swap_remove(k);
+            }
+        }
+        if let Some(&w) = self.writers.get(&ino).and_then(|q| q.front()) {
+            if self.threads[w as usize].stage == Stage::Unlink {
+                self.ready.insert(w as usize);
             }
         }
     }
@@ -2212,7 +2259,10 @@ impl<S: AppSource> PageCache<S> {
                 self.nr_dirty, self.nr_wb
             ));
         }
-        for (&ino, n) in &self.inodes {
+        let mut inos: Vec<u32> = self.inodes.keys().copied().collect();
+        inos.sort_unstable();
+        for ino in inos {
+            let n = &self.inodes[&ino];
             let (pages, dirty) = sets.remove(&ino).unwrap_or_default();
             let mut listed = BTreeSet::new();
             let (mut at, mut prev) = (n.first, NONE);
@@ -2371,6 +2421,7 @@ impl Thread {
             stream,
             queue: VecDeque::new(),
             more: VecDeque::new(),
+            seq: 0,
             dsync: false,
             in_call: false,
             call_started: SimTime::ZERO,
@@ -2518,7 +2569,7 @@ impl<S: AppSource> RequestSource for PageCache<S> {
             let keep = if th.in_call {
                 th.more
                     .iter()
-                    .position(|(more, _)| !more)
+                    .position(|(more, _, _)| !more)
                     .map_or(th.queue.len(), |p| p + 1)
             } else {
                 0
@@ -2527,8 +2578,11 @@ impl<S: AppSource> RequestSource for PageCache<S> {
                 let Some(r) = self.threads[t].queue.pop_back() else {
                     break;
                 };
-                let (_, x) = self.threads[t].more.pop_back().unwrap_or_default();
+                let (_, x, seq) = self.threads[t].more.pop_back().unwrap_or_default();
                 self.outstanding -= 1;
+                if !x.unlink {
+                    self.call_done(r.tag, seq);
+                }
                 if Self::locks_file(&r, &x) {
                     // Its place in the file's writer order, the thread's
                     // last (a thread's writes queue in its order).

@@ -110,10 +110,11 @@ pub struct CallExtras {
     /// unlink has dropped the last reference (`iput` -> `evict`), and every
     /// page of the file (the request's tag) leaves the cache, the dirty ones
     /// unwritten, each after the I/O in flight on it
-    /// (`truncate_inode_pages_final`). It comes after the writes the file
-    /// had before it and before those of a new file of the same number
-    /// (the file's lock); the request's op, address and length are not
-    /// used, and nothing reaches the device.
+    /// (`truncate_inode_pages_final`). It comes after every call on the
+    /// file that came before it (each held the file) and before the writes
+    /// that came after it (a new file of the same number: the file's
+    /// lock); the request's op, address and length are not used, and
+    /// nothing reaches the device.
     pub unlink: bool,
 }
 

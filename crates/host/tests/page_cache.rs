@@ -826,7 +826,8 @@ fn file_level(p: &ssdsim_host::personality::PersonalityConfig) -> (Report, u64) 
 }
 
 /// An application whose calls are given, each with what it asks beside
-/// its bytes ([`CallExtras`]): one thread's calls in order.
+/// its bytes ([`CallExtras`]), up to 8 of them outstanding (each stream is
+/// a thread making its calls in order).
 struct Script {
     calls: std::collections::VecDeque<(HostRequest, CallExtras)>,
     last: CallExtras,
@@ -834,7 +835,7 @@ struct Script {
 
 impl RequestSource for Script {
     fn timing(&self) -> Timing {
-        Timing::ClosedLoop { depth: 1 }
+        Timing::ClosedLoop { depth: 8 }
     }
     fn next_request(&mut self) -> Option<Result<HostRequest, ssdsim_host::workload::SourceError>> {
         let (r, x) = self.calls.pop_front()?;
@@ -1032,4 +1033,46 @@ fn an_unlink_waits_for_its_pages_under_writeback() {
         "the app ended at {} s, the writeback at {last:?}",
         get(&r, &["app", "time_s"])
     );
+}
+
+/// The calls on a file that came before its unlink are served before its
+/// pages go, as in Linux, where a call in progress holds the file (the
+/// eviction waits for the last reference): thread 1's read of file 5,
+/// which starts after 1 ms of CPU work, hits the pages thread 0 wrote,
+/// and thread 2's fsync writes them; thread 3's unlink, which came after
+/// both, drops nothing dirty. Without the fsync, the unlink drops the 64
+/// dirty pages and the device sees nothing but the read's absence.
+#[test]
+fn calls_before_an_unlink_are_served_first() {
+    for fsync in [true, false] {
+        let mut calls = file_writes(5, 2048, 64);
+        let mut read = file_writes(5, 2048, 64).remove(0);
+        read.0.op = IoOp::Read;
+        read.0.stream = 1;
+        read.1.cpu_cycles = 2_500_000;
+        calls.push(read);
+        if fsync {
+            let mut f = file_writes(5, 2048, 1).remove(0);
+            (f.0.op, f.0.sectors, f.0.stream) = (IoOp::Flush, 0, 2);
+            f.1.cpu_cycles = 5_000_000;
+            calls.push(f);
+        }
+        let mut u = unlink(5);
+        u.0.stream = 3;
+        calls.push(u);
+        let (r, sent, _, cache) = scripted(calls, &cache(64));
+        let pc = |k: &str| get(&r, &["page_cache", k]);
+        assert_eq!((pc("hits"), pc("misses")), (64.0, 0.0), "fsync {fsync}");
+        assert_eq!(pc("unlink_pages_dropped"), 64.0);
+        let written = pages_written(&sent, 2048, 2048 + 64);
+        if fsync {
+            assert_eq!(written, 64);
+            assert_eq!(pc("unlink_dirty_pages_dropped"), 0.0);
+        } else {
+            assert_eq!(written, 0);
+            assert_eq!(pc("unlink_dirty_pages_dropped"), 64.0);
+            assert!(sent.borrow().is_empty());
+        }
+        assert_eq!(cache.resident(), 0);
+    }
 }
