@@ -44,8 +44,12 @@
 //! the file system's, told the time by the page cache
 //! ([`AppSource::clock`]); an fsync's journal commit is asked for by the
 //! page cache once the file's data is written ([`AppSource::fsync_io`]).
-//! Metadata and file-system calls are not application calls: they do not
-//! count against `calls`. The counts are reported (`notes`) and the file
+//! A deletefile's calls end with the file's unlink
+//! ([`CallExtras::unlink`]): the page cache drops the file's pages, the
+//! dirty ones unwritten; a thread still in a call sequence on the file (a
+//! whole-file write of several calls) makes it after its last call.
+//! Metadata and file-system calls and unlinks are not application calls:
+//! they do not count against `calls`. The counts are reported (`notes`) and the file
 //! system's own statistics in the report's `file_system` section.
 
 use crate::fs::{AnyFs, FileSystem, FsCall, FsConfig, FsyncIo};
@@ -362,6 +366,9 @@ pub struct FileBench {
     last_extras: CallExtras,
     /// oltp: the shadows' posts so far (to every semaphore at once).
     posts: u64,
+    /// Flowops in a row that made no I/O (unlinks aside): the flows are
+    /// stuck past 100,000 (a semaphore no one posts, a device full).
+    quiet: u32,
     /// What the flows did so far.
     pub stats: FileStats,
 }
@@ -534,6 +541,7 @@ impl FileBench {
             last_more: false,
             last_extras: CallExtras::default(),
             posts: 0,
+            quiet: 0,
             stats: FileStats::default(),
             p,
         };
@@ -715,6 +723,45 @@ impl FileBench {
         let now = self.now;
         self.fs.unlink(f as u32, now, &mut self.calls);
         self.emit(f, out, stream);
+        // The file's pages leave the page cache when its last reference
+        // goes (`iput_final` -> `evict` -> `truncate_inode_pages_final`):
+        // at the unlink, or, if another thread is still in a call sequence
+        // on it (a whole-file write or read of several calls, made on its
+        // open file), after that thread's last call (its close: `__fput`
+        // drops the last reference). Both come after the file's writes
+        // handed out before (the file's lock).
+        let unlink = (
+            HostRequest {
+                arrival: SimTime::ZERO,
+                op: IoOp::Trim,
+                lba: 0,
+                sectors: 0,
+                stream,
+                tag: Self::ino(f),
+            },
+            false,
+            CallExtras {
+                unlink: true,
+                ..CallExtras::default()
+            },
+        );
+        // A thread with writes on it left, else with reads.
+        let ino = Self::ino(f);
+        let on_it = |th: &Thread, write: bool| {
+            th.pending
+                .iter()
+                .any(|(r, _, x)| r.tag == ino && !x.unlink && (!write || r.op == IoOp::Write))
+        };
+        let holder = (self.threads.iter().position(|th| on_it(th, true)))
+            .or_else(|| self.threads.iter().position(|th| on_it(th, false)));
+        match holder {
+            Some(h) => {
+                let mut u = unlink;
+                u.0.stream = h as u32;
+                self.threads[h].pending.push_back(u);
+            }
+            None => out.push_back(unlink),
+        }
     }
 
     /// Write `bytes` at the end of file `f`, in application calls of at
@@ -968,7 +1015,7 @@ impl FileBench {
             let off = self.random_offset(f, OLTP_LOG_IOSIZE);
             let extras = CallExtras {
                 dsync: true,
-                cpu_cycles: 0,
+                ..CallExtras::default()
             };
             self.oltp_io(f, IoOp::Write, off, OLTP_LOG_IOSIZE, extras, 0);
             self.threads[0].entered += 1;
@@ -990,6 +1037,7 @@ impl FileBench {
             let extras = CallExtras {
                 dsync: true,
                 cpu_cycles: cpu,
+                ..CallExtras::default()
             };
             self.oltp_io(f, IoOp::Write, off, io, extras, t);
             let th = &mut self.threads[t];
@@ -1020,6 +1068,7 @@ impl FileBench {
                 } else {
                     0
                 },
+                ..CallExtras::default()
             };
             self.threads[t].pc = 1;
             self.oltp_io(f, IoOp::Read, off, io, extras, t);
@@ -1137,13 +1186,12 @@ impl RequestSource for FileBench {
             (self.last_more, self.last_extras) = (more, extras);
             return Some(Ok(r));
         }
-        // Metadata and file-system calls are not application calls: they
-        // do not count against `calls`.
-        let mut quiet = 0u32;
+        // Metadata and file-system calls and unlinks are not application
+        // calls: they do not count against `calls`.
         loop {
             let t = self.next_thread;
             if let Some((r, more, extras)) = self.threads[t].pending.pop_front() {
-                if r.tag != METADATA_INO && r.tag != FS_INO {
+                if r.tag != METADATA_INO && r.tag != FS_INO && !extras.unlink {
                     // A call's pieces count once, as its last one; the
                     // thread keeps its turn until its call is handed out.
                     if !more {
@@ -1154,6 +1202,9 @@ impl RequestSource for FileBench {
                         self.issued += 1;
                         self.next_thread = (t + 1) % self.threads.len();
                     }
+                }
+                if !extras.unlink {
+                    self.quiet = 0;
                 }
                 (self.last_more, self.last_extras) = (more, extras);
                 return Some(Ok(r));
@@ -1170,11 +1221,12 @@ impl RequestSource for FileBench {
                 self.stats.sem_waits += 1;
                 self.next_thread = (t + 1) % self.threads.len();
             }
-            if blocked || self.threads[t].pending.is_empty() {
-                // Or a flowop without I/O (open, close, stat, a skip): the
-                // thread goes on to its next one.
-                quiet += 1;
-                if quiet > 100_000 {
+            // Blocked, or a flowop without I/O (open, close, stat, a skip,
+            // a delete that is only its unlink): the thread goes on to its
+            // next one (after handing out the unlink).
+            if blocked || self.threads[t].pending.iter().all(|x| x.2.unlink) {
+                self.quiet += 1;
+                if self.quiet > 100_000 {
                     let reason = if blocked {
                         "every oltp thread waits on a semaphore"
                     } else {

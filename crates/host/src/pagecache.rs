@@ -48,6 +48,15 @@
 //!   device and waits for it. **O_SYNC** writes (`sync`) do the same for the
 //!   pages they wrote. A discard drops the range's pages (waiting for their
 //!   I/O) and sends the trim.
+//! * **Unlink** (a file's last reference going, [`CallExtras::unlink`]):
+//!   every page of the file leaves the cache, as `evict` ->
+//!   `truncate_inode_pages_final` does: a dirty page is cancelled without
+//!   being written (`folio_cancel_dirty`, `folio_account_cleaned`: the dirty
+//!   count the flusher and `balance_dirty_pages` go by drops), a page under
+//!   writeback or being read is waited for first (`folio_wait_writeback`,
+//!   the folio lock, in `truncate_inode_pages_range`). The cache knows a
+//!   file's pages as Linux's `address_space` does: each page carries its
+//!   file, and each file keeps the list of its pages in the cache.
 //!
 //! A block-level workload writes one file: the block device, whose inode is
 //! the device (fsync writes back every dirty page, as `blkdev_fsync` does).
@@ -87,6 +96,13 @@ pub const METADATA_INO: u32 = u32::MAX - 1;
 /// cache, and waited for by the calling thread; not an application call.
 pub const FS_INO: u32 = u32::MAX - 2;
 const NONE: u32 = u32::MAX;
+
+/// Whether `ino` is a file's (not the block device's, 0, nor the
+/// metadata's or the file system's own I/O's): a file's pages are kept in
+/// its list, which its unlink drops.
+fn is_file(ino: u32) -> bool {
+    ino != 0 && ino != METADATA_INO && ino != FS_INO
+}
 
 const UPTODATE: u8 = 1;
 const DIRTY: u8 = 2;
@@ -469,18 +485,39 @@ struct Page {
     flags: u8,
     /// The I/O in flight on the page (its tag), NONE if idle.
     io: u32,
+    /// The LRU list's neighbours.
     prev: u32,
     next: u32,
+    /// The neighbours in its file's list of pages ([`Inode::first`]).
+    fprev: u32,
+    fnext: u32,
 }
 
-/// A file's dirty state: its dirty pages, when it was dirtied (from
-/// clean), and where its next writeback starts (the mapping's
-/// `writeback_index`).
-#[derive(Debug, Default)]
+/// A file's pages and dirty state: its pages in the cache (the mapping's
+/// `i_pages`: what an unlink drops), its dirty pages, when it was dirtied
+/// (from clean), and where its next writeback starts (the mapping's
+/// `writeback_index`). The block device's and the metadata's pages are in
+/// no list ([`is_file`]).
+#[derive(Debug)]
 struct Inode {
+    /// The first of the file's pages in the cache (NONE: none), a list
+    /// through the pages' `fprev`/`fnext`: joining and leaving it cost no
+    /// search, on every page brought in or evicted.
+    first: u32,
     dirty: BTreeSet<u64>,
     dirtied_when: SimTime,
     cursor: u64,
+}
+
+impl Default for Inode {
+    fn default() -> Inode {
+        Inode {
+            first: NONE,
+            dirty: BTreeSet::new(),
+            dirtied_when: SimTime::ZERO,
+            cursor: 0,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -517,6 +554,10 @@ enum Stage {
     DirectDone,
     TrimStart,
     TrimDrop,
+    /// A file's unlink ([`CallExtras::unlink`]): its pages leave the cache,
+    /// then those that had I/O in flight once it is done.
+    Unlink,
+    UnlinkWait,
     Complete,
     Done,
 }
@@ -554,7 +595,8 @@ struct Thread {
     until: SimTime,
     started: SimTime,
     throttled_since: SimTime,
-    /// fsync / O_SYNC: pages to write again once their writeback ends.
+    /// fsync / O_SYNC: pages to write again once their writeback ends;
+    /// an unlink: pages to drop once their I/O ends.
     deferred: Vec<u64>,
     ra: Ra,
     writes: u64,
@@ -613,6 +655,12 @@ struct Stats {
     fs_written: u64,
     fs_read: u64,
     fs_flushes: u64,
+    /// Unlinks, and the pages they dropped: all, the dirty ones (never
+    /// written), and those waited for (I/O in flight).
+    unlinks: u64,
+    unlink_pages: u64,
+    unlink_dirty_pages: u64,
+    unlink_waited_pages: u64,
     lat: [LatencyHist; 4],
     bytes_read: u64,
     bytes_written: u64,
@@ -860,9 +908,7 @@ impl<S: AppSource> PageCache<S> {
             let i = self.lru_tail;
             let p = self.pages[i as usize];
             if p.flags & (DIRTY | WRITEBACK | LOCKED) == 0 && p.io == NONE {
-                self.lru_unlink(i);
-                self.map.remove(&p.lpn);
-                self.free.push(i);
+                self.remove_page(i);
                 self.stats.evictions += 1;
                 return true;
             }
@@ -888,6 +934,8 @@ impl<S: AppSource> PageCache<S> {
             io: NONE,
             prev: NONE,
             next: NONE,
+            fprev: NONE,
+            fnext: NONE,
         };
         let i = match self.free.pop() {
             Some(i) => {
@@ -901,7 +949,48 @@ impl<S: AppSource> PageCache<S> {
         };
         self.map.insert(lpn, i);
         self.lru_push_head(i);
+        self.page_joins(i);
         Some(i)
+    }
+
+    /// Page `i` leaves the cache (its file's list too).
+    fn remove_page(&mut self, i: u32) {
+        self.map.remove(&self.pages[i as usize].lpn);
+        self.lru_unlink(i);
+        self.page_leaves(i);
+        self.free.push(i);
+    }
+    /// Page `i` joins the list of its file (`ino`; the block device and
+    /// the metadata keep none).
+    fn page_joins(&mut self, i: u32) {
+        let ino = self.pages[i as usize].ino;
+        if !is_file(ino) {
+            return;
+        }
+        let node = self.inodes.entry(ino).or_default();
+        let first = std::mem::replace(&mut node.first, i);
+        let p = &mut self.pages[i as usize];
+        (p.fprev, p.fnext) = (NONE, first);
+        if first != NONE {
+            self.pages[first as usize].fprev = i;
+        }
+    }
+    /// Page `i` leaves the list of its file.
+    fn page_leaves(&mut self, i: u32) {
+        let p = self.pages[i as usize];
+        if !is_file(p.ino) {
+            return;
+        }
+        if p.fprev == NONE {
+            if let Some(n) = self.inodes.get_mut(&p.ino) {
+                n.first = p.fnext;
+            }
+        } else {
+            self.pages[p.fprev as usize].fnext = p.fnext;
+        }
+        if p.fnext != NONE {
+            self.pages[p.fnext as usize].fprev = p.fprev;
+        }
     }
 
     /// Dirty page `i` for file `ino` (`__mark_inode_dirty`: a file that was
@@ -917,9 +1006,15 @@ impl<S: AppSource> PageCache<S> {
             // trim did not cover it): it changes hands.
             self.clear_dirty(i);
         }
+        if self.pages[i as usize].ino != ino {
+            // Written by another file than the one that brought it in:
+            // the page is the writer's now.
+            self.page_leaves(i);
+            self.pages[i as usize].ino = ino;
+            self.page_joins(i);
+        }
         let p = &mut self.pages[i as usize];
         p.flags |= DIRTY;
-        p.ino = ino;
         let lpn = p.lpn;
         let now = self.now;
         let period = self.period();
@@ -1285,10 +1380,10 @@ impl<S: AppSource> PageCache<S> {
                         r.stream = FLUSHER_STREAM - 1;
                     }
                     let t = self.thread_for(r.stream);
-                    if Self::locked_write(&r) {
+                    let more = (self.app.more_follow(), self.app.call_extras());
+                    if Self::locks_file(&r, &more.1) {
                         self.writers.entry(r.tag).or_default().push_back(t as u32);
                     }
-                    let more = (self.app.more_follow(), self.app.call_extras());
                     if self.idle_and_empty(t) {
                         self.idle_empty -= 1;
                     }
@@ -1348,6 +1443,10 @@ impl<S: AppSource> PageCache<S> {
                     !Self::locked_write(&r)
                         || self.writers.get(&r.tag).and_then(|q| q.front()) == Some(&(t as u32))
                 }),
+                Stage::Unlink => th.op.is_none_or(|r| {
+                    !is_file(r.tag)
+                        || self.writers.get(&r.tag).and_then(|q| q.front()) == Some(&(t as u32))
+                }),
                 _ => true,
             }
     }
@@ -1355,7 +1454,19 @@ impl<S: AppSource> PageCache<S> {
     /// A write on a file (not the block device, not metadata): it holds the
     /// file's lock from its start to the end of its copy.
     fn locked_write(r: &HostRequest) -> bool {
-        r.op == IoOp::Write && r.tag != 0 && r.tag != METADATA_INO && r.tag != FS_INO
+        r.op == IoOp::Write && is_file(r.tag)
+    }
+    /// A call that takes its file's lock, in the order the calls came: a
+    /// write, and an unlink, whose pages go after the writes before it (in
+    /// Linux `evict` runs at the last `iput`, once every writer has closed
+    /// the file) and before any write after it (a new file of the same
+    /// number).
+    fn locks_file(r: &HostRequest, x: &CallExtras) -> bool {
+        if x.unlink {
+            is_file(r.tag)
+        } else {
+            Self::locked_write(r)
+        }
     }
 
     /// The file whose data device page `lpn` last held (0: none known).
@@ -1445,6 +1556,7 @@ impl<S: AppSource> PageCache<S> {
                             th.started = self.now;
                             th.deferred.clear();
                             th.stage = match r.op {
+                                _ if extras.unlink => Stage::Unlink,
                                 _ if r.tag == FS_INO => Stage::DirectStart,
                                 IoOp::Read => Stage::ReadStart,
                                 IoOp::Write => Stage::WriteStart,
@@ -1809,10 +1921,9 @@ impl<S: AppSource> PageCache<S> {
                     // them.
                     let (flo, fhi) = (r.lba.div_ceil(SPP), (r.lba + r.sectors as u64) / SPP);
                     for lpn in flo..fhi {
-                        if let Some(i) = self.map.remove(&lpn) {
+                        if let Some(&i) = self.map.get(&lpn) {
                             self.clear_dirty(i);
-                            self.lru_unlink(i);
-                            self.free.push(i);
+                            self.remove_page(i);
                         }
                     }
                     // The trim itself, sector-exact, as the call gave it.
@@ -1839,6 +1950,54 @@ impl<S: AppSource> PageCache<S> {
                     self.out_push(t, trim);
                     self.stats.trims += 1;
                     self.threads[t].stage = Stage::Complete;
+                }
+                Stage::Unlink => {
+                    // evict -> truncate_inode_pages_final (mm/truncate.c):
+                    // the file's last reference is gone, and every page of
+                    // its mapping leaves the cache. Taken with the file's
+                    // lock: the writes before the unlink have dirtied their
+                    // pages, none after it has begun.
+                    let ino = self.threads[t].op.unwrap().tag;
+                    self.stats.unlinks += 1;
+                    let busy = self.unlink_pages(t, ino);
+                    self.stats.unlink_waited_pages += busy.len() as u64;
+                    self.threads[t].deferred = busy;
+                    self.threads[t].stage = Stage::UnlinkWait;
+                }
+                Stage::UnlinkWait => {
+                    let ino = self.threads[t].op.unwrap().tag;
+                    let mut again = Vec::new();
+                    for lpn in std::mem::take(&mut self.threads[t].deferred) {
+                        // A page written meanwhile by another file (a block
+                        // the file system gave it) is that file's now.
+                        let Some(&i) = self.map.get(&lpn) else {
+                            continue;
+                        };
+                        if self.pages[i as usize].ino == ino && !self.unlink_page(t, i) {
+                            again.push(lpn);
+                        }
+                    }
+                    if !again.is_empty() {
+                        self.threads[t].deferred = again;
+                        continue;
+                    }
+                    if is_file(ino) {
+                        self.unlock(ino, t);
+                        // The inode is gone: a new file of the same number
+                        // starts writeback from its first page.
+                        if self
+                            .inodes
+                            .get(&ino)
+                            .is_some_and(|n| n.first == NONE && n.dirty.is_empty())
+                        {
+                            self.inodes.remove(&ino);
+                        }
+                    }
+                    // Not an application call: no latency recorded.
+                    self.outstanding -= 1;
+                    let th = &mut self.threads[t];
+                    th.op = None;
+                    th.stage = Stage::Idle;
                 }
                 Stage::Complete => {
                     let th = &mut self.threads[t];
@@ -1952,6 +2111,75 @@ impl<S: AppSource> PageCache<S> {
                 self.stats.fs_flushes += 1;
             }
         }
+    }
+
+    /// Every page of file `ino` leaves the cache, its dirty pages cleaned
+    /// unwritten; the pages with I/O in flight, which thread `t` then
+    /// waits for, stay (the file's) and are returned.
+    fn unlink_pages(&mut self, t: usize, ino: u32) -> Vec<u64> {
+        let Some(node) = self.inodes.get_mut(&ino) else {
+            return Vec::new();
+        };
+        let mut at = std::mem::replace(&mut node.first, NONE);
+        let dirty = std::mem::take(&mut node.dirty);
+        if !dirty.is_empty() {
+            // truncate_cleanup_folio -> folio_cancel_dirty ->
+            // folio_account_cleaned, for each dirty page (here at once):
+            // the pages leave the dirty count that balance_dirty_pages and
+            // the flusher go by, and the file leaves b_dirty. A page under
+            // writeback is cleaned too: nothing can write it any more (the
+            // inode is unreachable; Linux cancels its dirty bit once the
+            // wait below is over, to the same effect).
+            self.b_dirty.remove(&(node.dirtied_when, ino));
+            self.nr_dirty -= dirty.len() as u64;
+            self.stats.unlink_dirty_pages += dirty.len() as u64;
+            for lpn in &dirty {
+                let i = self.map[lpn];
+                self.pages[i as usize].flags &= !DIRTY;
+            }
+        }
+        // The list is taken whole: the pages that stay join it again.
+        let mut busy = Vec::new();
+        while at != NONE {
+            let i = at;
+            let p = self.pages[i as usize];
+            at = p.fnext;
+            if p.io != NONE {
+                // truncate_inode_pages_range: folio_wait_writeback, or the
+                // folio lock of a read in flight; the page goes after.
+                self.wait_page_io(t, p.lpn);
+                self.page_joins(i);
+                busy.push(p.lpn);
+            } else {
+                self.map.remove(&p.lpn);
+                self.lru_unlink(i);
+                self.free.push(i);
+                self.stats.unlink_pages += 1;
+            }
+        }
+        busy
+    }
+
+    /// Page `i` of a file being unlinked, whose I/O thread `t` waited for,
+    /// leaves the cache; false if it has I/O in flight (again), which the
+    /// thread then waits for.
+    fn unlink_page(&mut self, t: usize, i: u32) -> bool {
+        let p = self.pages[i as usize];
+        if p.flags & DIRTY != 0 {
+            // Cleaned unwritten, as in `unlink_pages` (none should be: the
+            // file's writers wait for its lock).
+            self.clear_dirty(i);
+            self.stats.unlink_dirty_pages += 1;
+        }
+        if p.io != NONE {
+            // truncate_inode_pages_range: folio_wait_writeback, or the
+            // folio lock of a read in flight.
+            self.wait_page_io(t, p.lpn);
+            return false;
+        }
+        self.remove_page(i);
+        self.stats.unlink_pages += 1;
+        true
     }
 
     fn pages_busy(&self, lo: u64, hi: u64) -> bool {
@@ -2159,6 +2387,77 @@ impl<S: AppSource> PageCache<S> {
         }
     }
 
+    /// The cache's bookkeeping against its pages (the property tests call
+    /// it after a run): the dirty and writeback counts are the pages so
+    /// marked, each file's list of pages and dirty list are its pages
+    /// (dirty ones) in the cache, `b_dirty` holds the files with dirty
+    /// pages.
+    pub fn check(&self) -> Result<(), String> {
+        let (mut dirty, mut wb) = (0u64, 0u64);
+        let mut sets: BTreeMap<u32, (BTreeSet<u64>, BTreeSet<u64>)> = BTreeMap::new();
+        for (&lpn, &i) in self.map.iter() {
+            let p = &self.pages[i as usize];
+            if p.lpn != lpn {
+                return Err(format!(
+                    "page {i} is at {lpn} in the map but holds {}",
+                    p.lpn
+                ));
+            }
+            dirty += u64::from(p.flags & DIRTY != 0);
+            wb += u64::from(p.flags & WRITEBACK != 0);
+            let e = sets.entry(p.ino).or_default();
+            if is_file(p.ino) {
+                e.0.insert(lpn);
+            }
+            if p.flags & DIRTY != 0 {
+                e.1.insert(lpn);
+            }
+        }
+        if (dirty, wb) != (self.nr_dirty, self.nr_wb) {
+            return Err(format!(
+                "{dirty} dirty and {wb} writeback pages, counted {} and {}",
+                self.nr_dirty, self.nr_wb
+            ));
+        }
+        for (&ino, n) in &self.inodes {
+            let (pages, dirty) = sets.remove(&ino).unwrap_or_default();
+            let mut listed = BTreeSet::new();
+            let (mut at, mut prev) = (n.first, NONE);
+            while at != NONE {
+                let p = &self.pages[at as usize];
+                if p.fprev != prev
+                    || p.ino != ino
+                    || self.map.get(&p.lpn) != Some(&at)
+                    || !listed.insert(p.lpn)
+                {
+                    return Err(format!("file {ino}'s list is broken at page {at}"));
+                }
+                (prev, at) = (at, p.fnext);
+            }
+            if listed != pages {
+                return Err(format!("file {ino}'s list is not its pages"));
+            }
+            if n.dirty != dirty {
+                return Err(format!("file {ino}'s dirty list is not its dirty pages"));
+            }
+            if n.dirty.is_empty() == self.b_dirty.contains(&(n.dirtied_when, ino)) {
+                return Err(format!(
+                    "file {ino} is on b_dirty or not as it is dirty or not"
+                ));
+            }
+        }
+        if let Some((ino, _)) = sets
+            .iter()
+            .find(|(_, (p, d))| !p.is_empty() || !d.is_empty())
+        {
+            return Err(format!("file {ino} has pages but no inode"));
+        }
+        if self.b_dirty.len() != self.inodes.values().filter(|n| !n.dirty.is_empty()).count() {
+            return Err("b_dirty holds a file with no dirty page".into());
+        }
+        Ok(())
+    }
+
     /// Threads the cache's steps have looked at so far: the work per event
     /// that grows with the thread count, were the steps to walk every
     /// thread (tests bound it per call).
@@ -2253,6 +2552,12 @@ impl<S: AppSource> PageCache<S> {
                         "max_us": s.throttle_max_ns as f64 / 1e3,
                     },
                     "reclaim_waits": s.reclaim_waits,
+                    // What unlinks dropped: pages, of which dirty (never
+                    // written) and waited for (I/O in flight).
+                    "unlinks": s.unlinks,
+                    "unlink_pages_dropped": s.unlink_pages,
+                    "unlink_dirty_pages_dropped": s.unlink_dirty_pages,
+                    "unlink_pages_waited_for": s.unlink_waited_pages,
                     "metadata_pages_dirtied": s.metadata_pages,
                     "metadata_pages_written": s.metadata_written,
                     "fs_direct_pages_written": s.fs_written,
@@ -2436,9 +2741,9 @@ impl<S: AppSource> RequestSource for PageCache<S> {
                 let Some(r) = self.threads[t].queue.pop_back() else {
                     break;
                 };
-                self.threads[t].more.pop_back();
+                let (_, x) = self.threads[t].more.pop_back().unwrap_or_default();
                 self.outstanding -= 1;
-                if Self::locked_write(&r) {
+                if Self::locks_file(&r, &x) {
                     // Its place in the file's writer order, the thread's
                     // last (a thread's writes queue in its order).
                     if let Some(q) = self.writers.get_mut(&r.tag) {

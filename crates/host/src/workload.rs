@@ -112,6 +112,15 @@ pub struct CallExtras {
     /// flowop), on one of the host's cores (`page_cache.cpus`) at
     /// `page_cache.cpu_ghz`; not part of the call's latency.
     pub cpu_cycles: u64,
+    /// Not a call but the end of a file the application deleted: its
+    /// unlink has dropped the last reference (`iput` -> `evict`), and every
+    /// page of the file (the request's tag) leaves the cache, the dirty ones
+    /// unwritten, each after the I/O in flight on it
+    /// (`truncate_inode_pages_final`). It comes after the writes the file
+    /// had before it and before those of a new file of the same number
+    /// (the file's lock); the request's op, address and length are not
+    /// used, and nothing reaches the device.
+    pub unlink: bool,
 }
 
 /// fio's `rw=`.

@@ -2,9 +2,12 @@
 //! device sees: writeback waits for its thresholds and for expiry, writers
 //! are throttled to the device's pace, fsync and O_SYNC write and flush
 //! before they return, readahead turns a sequential stream of small reads
-//! into few large ones (and leaves random reads alone), and every
-//! application call completes exactly once.
+//! into few large ones (and leaves random reads alone), every application
+//! call completes exactly once, and an unlinked file's pages leave the
+//! cache unwritten.
 
+mod common;
+use common::{pages_written, Logged, Sent};
 use serde_json::Value;
 use ssd_core::observer::Observer;
 use ssd_core::stats::Report;
@@ -13,7 +16,9 @@ use ssd_core::Simulation;
 use ssdsim_host::config::SsdConfig;
 use ssdsim_host::pagecache::{AppIo, PageCache, PageCacheConfig, PAGE};
 use ssdsim_host::scheds::build_sched;
-use ssdsim_host::workload::{AppSource, FioGen, IoOp, RwMode, WorkloadConfig};
+use ssdsim_host::workload::{
+    AppSource, CallExtras, FioGen, HostRequest, IoOp, RequestSource, RwMode, Timing, WorkloadConfig,
+};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -333,7 +338,7 @@ fn every_call_completes_through_every_scheduler() {
 /// on file 0) the same fsync writes all 300 pages.
 #[test]
 fn fsync_writes_back_one_file() {
-    use ssdsim_host::workload::{HostRequest, Timing, VecSource};
+    use ssdsim_host::workload::VecSource;
     let c = device();
     let s = c.validate().unwrap();
     let call = |op, lba: u64, stream, tag| HostRequest {
@@ -385,7 +390,7 @@ fn fsync_writes_back_one_file() {
 /// each take 4,000 copy times on one core, 2,000 on two, 1,000 on four.
 #[test]
 fn copies_share_the_host_cores() {
-    use ssdsim_host::workload::{HostRequest, Timing, VecSource};
+    use ssdsim_host::workload::VecSource;
     let c = device();
     let s = c.validate().unwrap();
     let copy_ns = (PAGE as f64 / 4000e6 * 1e9).round();
@@ -569,11 +574,12 @@ mod property {
         ) -> Option<Result<ssdsim_host::workload::HostRequest, ssdsim_host::workload::SourceError>>
         {
             let r = self.0.next_request();
-            // A file system's metadata updates and own I/O are not
-            // application calls.
+            // A file system's metadata updates and own I/O, and a file's
+            // unlink, are not application calls.
             // A call in pieces counts once, as its last piece.
             if matches!(r, Some(Ok(q)) if q.tag != ssdsim_host::pagecache::METADATA_INO
                 && q.tag != ssdsim_host::pagecache::FS_INO)
+                && !self.0.call_extras().unlink
                 && !self.0.more_follow()
             {
                 *self.1.borrow_mut() += 1;
@@ -587,6 +593,9 @@ mod property {
         }
         fn more_follow(&self) -> bool {
             self.0.more_follow()
+        }
+        fn call_extras(&self) -> ssdsim_host::workload::CallExtras {
+            self.0.call_extras()
         }
         fn fsync_io(&mut self, ino: u32, now: ssd_core::SimTime) -> ssdsim_host::workload::FsyncIo {
             self.0.fsync_io(ino, now)
@@ -708,6 +717,11 @@ mod property {
             prop_assert_eq!(get(&r, &["page_cache", "dirty_at_end_bytes"]), 0.0);
         }
         prop_assert_eq!(get(&r, &["page_cache", "writeback_at_end_bytes"]), 0.0);
+        // The cache's counts and lists are its pages, unlinks and all.
+        sim.src.check().map_err(TestCaseError::fail)?;
+        // An unlink sends nothing to the device: every trim is a call's.
+        let trims = log.iter().filter(|e| e.0 == IoOp::Trim).count() as f64;
+        prop_assert_eq!(trims, get(&r, &["page_cache", "trims"]));
         Ok(())
     }
 
@@ -916,5 +930,214 @@ fn the_applications_memory_is_filebenchs_and_fios() {
     assert_eq!(
         get(&r, &["page_cache", "memory", "application_bytes"]),
         (100 * (10 << 20)) as f64
+    );
+}
+
+/// An application whose calls are given, each with what it asks beside
+/// its bytes ([`CallExtras`]): one thread's calls in order.
+struct Script {
+    calls: std::collections::VecDeque<(HostRequest, CallExtras)>,
+    last: CallExtras,
+}
+
+impl RequestSource for Script {
+    fn timing(&self) -> Timing {
+        Timing::ClosedLoop { depth: 1 }
+    }
+    fn next_request(&mut self) -> Option<Result<HostRequest, ssdsim_host::workload::SourceError>> {
+        let (r, x) = self.calls.pop_front()?;
+        self.last = x;
+        Some(Ok(r))
+    }
+}
+impl AppSource for Script {
+    fn call_extras(&self) -> CallExtras {
+        self.last
+    }
+}
+
+/// Writes of `pages` pages of file `ino` from page `lpn`, in calls of at
+/// most 256 pages (1 MiB).
+fn file_writes(ino: u32, lpn: u64, pages: u64) -> Vec<(HostRequest, CallExtras)> {
+    (0..pages.div_ceil(256))
+        .map(|k| {
+            let n = (pages - k * 256).min(256);
+            let r = HostRequest {
+                arrival: SimTime::ZERO,
+                op: IoOp::Write,
+                lba: (lpn + k * 256) * 8,
+                sectors: (n * 8) as u32,
+                stream: 0,
+                tag: ino,
+            };
+            (r, CallExtras::default())
+        })
+        .collect()
+}
+
+/// File `ino`'s unlink (its last reference going).
+fn unlink(ino: u32) -> (HostRequest, CallExtras) {
+    let r = HostRequest {
+        arrival: SimTime::ZERO,
+        op: IoOp::Trim,
+        lba: 0,
+        sectors: 0,
+        stream: 0,
+        tag: ino,
+    };
+    let x = CallExtras {
+        unlink: true,
+        ..CallExtras::default()
+    };
+    (r, x)
+}
+
+/// `calls` through a cache `pc` on the test device: the report, the
+/// requests the device got, the device's completions, and the cache.
+fn scripted(
+    calls: Vec<(HostRequest, CallExtras)>,
+    pc: &PageCacheConfig,
+) -> (Report, Sent, Log, PageCache<Script>) {
+    let c = device();
+    let s = c.validate().unwrap();
+    let app = Script {
+        calls: calls.into(),
+        last: CallExtras::default(),
+    };
+    let cache = PageCache::new(app, pc, AppIo::default(), s.logical_bytes(), 1 << 19).unwrap();
+    let sent: Sent = Rc::default();
+    let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
+    let sched = build_sched(&c.sched, s.logical_bytes() / 512).unwrap();
+    let log: Log = Rc::default();
+    let mut sim = Simulation::new(
+        s,
+        ftl,
+        Logged(cache, sent.clone()),
+        sched,
+        Record(log.clone()),
+    );
+    let r = sim.run().unwrap();
+    sim.src.0.check().unwrap();
+    (r, sent, log, sim.src.0)
+}
+
+/// A file written (buffered) and deleted before the flusher runs reaches
+/// no device: file 7's 64 dirty pages are dropped by its unlink, while
+/// file 8's, kept, are written by the periodic writeback once they are 30 s
+/// old (the thread computes for 40 s). Without the unlink both files are
+/// written. Nothing of the unlink itself reaches the device.
+#[test]
+fn a_deleted_files_dirty_pages_reach_no_device() {
+    let (f7, f8) = (1024u64, 8192u64);
+    for delete in [true, false] {
+        let mut calls = file_writes(7, f7, 64);
+        calls.extend(file_writes(8, f8, 64));
+        if delete {
+            calls.push(unlink(7));
+        }
+        // 40 s of CPU work before a read of file 8 (a hit).
+        let mut hog = file_writes(8, f8, 1).remove(0);
+        hog.0.op = IoOp::Read;
+        hog.1.cpu_cycles = 100_000_000_000;
+        calls.push(hog);
+        let (r, sent, _, cache) = scripted(calls, &cache(64));
+        let periodic = get(
+            &r,
+            &["page_cache", "writeback", "pages_by_reason", "periodic"],
+        );
+        assert_eq!(pages_written(&sent, f8, f8 + 64), 64, "delete {delete}");
+        if delete {
+            assert_eq!(pages_written(&sent, f7, f7 + 64), 0);
+            assert_eq!(periodic, 64.0);
+            assert_eq!(get(&r, &["page_cache", "unlinks"]), 1.0);
+            assert_eq!(get(&r, &["page_cache", "unlink_pages_dropped"]), 64.0);
+            assert_eq!(get(&r, &["page_cache", "unlink_dirty_pages_dropped"]), 64.0);
+            // File 8's pages stay cached, file 7's are gone.
+            assert_eq!(cache.resident(), 64);
+        } else {
+            assert_eq!(pages_written(&sent, f7, f7 + 64), 64);
+            assert_eq!(periodic, 128.0);
+            assert_eq!(get(&r, &["page_cache", "unlink_dirty_pages_dropped"]), 0.0);
+            assert_eq!(cache.resident(), 128);
+        }
+        assert_eq!(get(&r, &["app", "calls"]), 3.0, "the unlink is no call");
+        assert!(sent.borrow().iter().all(|e| e.0 == IoOp::Write));
+        assert_eq!(get(&r, &["page_cache", "dirty_at_end_bytes"]), 0.0);
+    }
+}
+
+/// An unlink takes its file's dirty pages off the dirty count that drives
+/// writeback and throttling (dirty limit 8 MiB, background 6 MiB): 5 MiB
+/// of file 1, unlinked, then 5 MiB of file 2 stay under the background
+/// threshold, so nothing is written back and no writer waits; without the
+/// unlink the same writes pass both thresholds.
+#[test]
+fn an_unlinks_dirty_pages_leave_the_dirty_count() {
+    let pc = PageCacheConfig {
+        dirty_bytes: Size::mib(8),
+        dirty_background_bytes: Size::mib(6),
+        ..cache(64)
+    };
+    for delete in [true, false] {
+        let mut calls = file_writes(1, 0, 1280);
+        if delete {
+            calls.push(unlink(1));
+        }
+        calls.extend(file_writes(2, 4096, 1280));
+        let (r, sent, _, cache) = scripted(calls, &pc);
+        let pc_ = |k: &str| get(&r, &["page_cache", k]);
+        let throttled = get(&r, &["page_cache", "throttled", "count"]);
+        let wb = get(&r, &["page_cache", "writeback", "pages"]);
+        if delete {
+            assert_eq!(pc_("unlink_dirty_pages_dropped"), 1280.0);
+            assert_eq!(cache.nr_dirty(), 1280);
+            assert_eq!(pc_("dirty_at_end_bytes"), 5.0 * (1 << 20) as f64);
+            assert_eq!(pc_("dirty_max_pages"), 1280.0);
+            assert_eq!((wb, throttled), (0.0, 0.0));
+            assert!(sent.borrow().is_empty());
+        } else {
+            assert!(pc_("dirty_max_pages") > 1536.0);
+            assert!(
+                wb > 0.0 && throttled > 0.0,
+                "{wb} pages written, {throttled} throttled"
+            );
+        }
+        assert_eq!(cache.nr_writeback(), 0);
+    }
+}
+
+/// An unlink waits for its file's pages under writeback, as
+/// truncate_inode_pages_range does, and drops the rest unwritten: 8 MiB of
+/// file 1 pass the background threshold, the flusher writes a chunk, and
+/// the unlink right after it drops what is still dirty. Every page is
+/// written once or dropped, none after its unlink; the thread's next call
+/// waits for the writeback, and no page under writeback is lost (none is
+/// left at the end).
+#[test]
+fn an_unlink_waits_for_its_pages_under_writeback() {
+    let mut calls = file_writes(1, 0, 2048);
+    calls.push(unlink(1));
+    calls.extend(file_writes(2, 4096, 1));
+    let (r, sent, log, cache) = scripted(calls, &cache(64));
+    let pc = |k: &str| get(&r, &["page_cache", k]);
+    let written = pages_written(&sent, 0, 2048);
+    let waited = pc("unlink_pages_waited_for");
+    assert!(waited > 0.0, "no page was under writeback at the unlink");
+    assert!(written > 0 && written < 2048, "{written} pages written");
+    assert_eq!(
+        written as f64,
+        get(&r, &["page_cache", "writeback", "pages"])
+    );
+    assert_eq!(written as f64 + pc("unlink_dirty_pages_dropped"), 2048.0);
+    assert_eq!(pc("unlink_pages_dropped"), 2048.0);
+    assert_eq!(pc("writeback_at_end_bytes"), 0.0);
+    assert_eq!(cache.nr_dirty(), 1, "file 2's page");
+    assert_eq!(cache.resident(), 1);
+    // The write after the unlink returned after the last writeback.
+    let last = log.borrow().iter().map(|e| e.3).max().unwrap();
+    assert!(
+        get(&r, &["app", "time_s"]) * 1e9 >= last.0 as f64,
+        "the app ended at {} s, the writeback at {last:?}",
+        get(&r, &["app", "time_s"])
     );
 }

@@ -5,6 +5,9 @@ use crate::fs::FsKind;
 use crate::personality::PersonalityLevel;
 use std::collections::BTreeMap;
 
+#[path = "../../tests/common/mod.rs"]
+mod common;
+
 fn fsc(kind: FsKind) -> FsConfig {
     FsConfig {
         kind,
@@ -26,11 +29,12 @@ fn drain(fb: &mut FileBench) -> Vec<HostRequest> {
     drain_more(fb).into_iter().map(|x| x.0).collect()
 }
 
-/// The requests, each with whether more pieces of its call follow.
-fn drain_more(fb: &mut FileBench) -> Vec<(HostRequest, bool)> {
+/// The requests, each with whether more pieces of its call follow and
+/// what else it asks.
+fn drain_more(fb: &mut FileBench) -> Vec<(HostRequest, bool, CallExtras)> {
     let mut v = Vec::new();
     while let Some(r) = fb.next_request() {
-        v.push((r.unwrap(), fb.more_follow()));
+        v.push((r.unwrap(), fb.more_follow(), fb.call_extras()));
     }
     v
 }
@@ -98,12 +102,18 @@ fn varmail_runs_filebenchs_flowops() {
     );
     assert!(s.metadata_writes > 2 * s.creates, "{s:?}");
     // The measured calls stop at the budget (metadata and file-system
-    // calls apart; a call in pieces counts once).
-    let app = |c: &[(HostRequest, bool)]| {
+    // calls and unlinks apart; a call in pieces counts once).
+    let app = |c: &[(HostRequest, bool, CallExtras)]| {
         c.iter()
-            .filter(|(r, more)| r.tag != METADATA_INO && r.tag != FS_INO && !more)
+            .filter(|(r, more, x)| r.tag != METADATA_INO && r.tag != FS_INO && !more && !x.unlink)
             .count()
     };
+    // Each delete is followed by its file's unlink, on no device page.
+    let unlinks: Vec<&HostRequest> = pieces.iter().filter(|x| x.2.unlink).map(|x| &x.0).collect();
+    assert_eq!(unlinks.len() as u64, s.deletes);
+    assert!(unlinks
+        .iter()
+        .all(|r| r.sectors == 0 && r.tag >= 1 && r.tag <= 1_000));
     let pre = s.prealloc_calls as usize;
     assert_eq!(app(&pieces[pre..]), 20_000);
     fb.check().unwrap();
@@ -544,4 +554,126 @@ fn reiserfs_ages_and_stays_consistent() {
     assert!(created > deleted && deleted > 0, "{:?}", fb.aged);
     let blocks = fb.fs.stats().blocks as f64;
     assert!((used as f64 / blocks - 0.5).abs() < 0.02, "{:?}", fb.aged);
+}
+
+/// A file's unlink follows the calls another thread still has to make on
+/// it (the rest of a whole-file write, made on its open file: its close
+/// is the last reference), and otherwise comes right after the deleting
+/// thread's own calls.
+#[test]
+fn an_unlink_follows_the_calls_left_on_its_file() {
+    let mut c = cfg(PersonalityKind::Fileserver, 0);
+    c.files = Some(20);
+    c.prealloc_percent = Some(0);
+    let mut fb = FileBench::new(&c, &fsc(FsKind::Ext4), CAP, 1).unwrap();
+    let (mut a, mut b) = (VecDeque::new(), VecDeque::new());
+    assert!(fb.create(3, &mut a, 0) && fb.create(4, &mut a, 0));
+    // Thread 1 has written the first of three 1 MiB calls of file 3.
+    fb.write_at_end(3, 3 << 20, &mut b, 1);
+    let first = b
+        .iter()
+        .position(|(r, more, _)| r.tag == 4 && !more)
+        .unwrap();
+    fb.threads[1].pending = b.split_off(first + 1);
+    let left = fb.threads[1].pending.len();
+    let mut out = VecDeque::new();
+    fb.delete(3, &mut out, 0);
+    assert!(out.iter().all(|(_, _, x)| !x.unlink), "{out:?}");
+    let p = &fb.threads[1].pending;
+    assert_eq!(p.len(), left + 1);
+    let (r, more, x) = p.back().unwrap();
+    assert!(x.unlink && !more && r.tag == 4 && r.stream == 1, "{r:?}");
+    // No thread has calls left on file 4: its unlink is the deleter's.
+    fb.delete(4, &mut out, 0);
+    let (r, _, x) = out.back().unwrap();
+    assert!(x.unlink && r.tag == 5 && r.stream == 0, "{r:?}");
+}
+
+/// A file written (buffered) and deleted before the flusher runs reaches
+/// no device, on every file system: files 3 and 4 are written (256 KiB
+/// each), file 3 is deleted, and the thread computes for 40 s, past the
+/// 30 s expiry of the periodic writeback. File 3's pages are never
+/// written; file 4's are. Without the delete both files are written.
+#[test]
+fn a_deleted_files_pages_reach_no_device_on_every_file_system() {
+    use crate::pagecache::{AppIo, PageCache, PageCacheConfig};
+    use common::{pages_written, Logged};
+    let mut c = crate::config::SsdConfig::default();
+    c.nand.blocks_per_plane = 256;
+    let s = c.validate().unwrap();
+    for kind in FsKind::ALL {
+        for delete in [true, false] {
+            let mut p = cfg(PersonalityKind::Fileserver, 0);
+            p.files = Some(20);
+            p.prealloc_percent = Some(0);
+            let mut fb = FileBench::new(&p, &fsc(kind), s.logical_bytes(), 1).unwrap();
+            let mut q = VecDeque::new();
+            assert!(fb.create(3, &mut q, 0) && fb.create(4, &mut q, 0));
+            let from = q.len();
+            fb.write_at_end(3, 256 << 10, &mut q, 0);
+            // File 3's pages, where the file system put them.
+            let pages = |q: &Out, from: usize, ino: u32| -> Vec<(u64, u64)> {
+                q.iter()
+                    .skip(from)
+                    .filter(|(r, _, _)| r.tag == ino && r.op == IoOp::Write)
+                    .map(|(r, _, _)| (r.lba / 8, (r.lba + r.sectors as u64).div_ceil(8)))
+                    .collect()
+            };
+            let f3 = pages(&q, from, 4);
+            let from = q.len();
+            fb.write_at_end(4, 256 << 10, &mut q, 0);
+            let f4 = pages(&q, from, 5);
+            if delete {
+                fb.delete(3, &mut q, 0);
+            }
+            // 40 s of CPU work before a read of file 4 (a hit).
+            let (mut r, _, _) = q
+                .iter()
+                .skip(from)
+                .find(|(r, _, _)| r.tag == 5)
+                .copied()
+                .unwrap();
+            r.op = IoOp::Read;
+            let hog = CallExtras {
+                cpu_cycles: 100_000_000_000,
+                ..CallExtras::default()
+            };
+            q.push_back((r, false, hog));
+            fb.pre = q;
+            let cache = PageCache::new(
+                fb,
+                &PageCacheConfig::default(),
+                AppIo::default(),
+                s.logical_bytes(),
+                1 << 19,
+            )
+            .unwrap();
+            let sent = common::Sent::default();
+            let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
+            let sched = crate::scheds::build_sched(&c.sched, s.logical_bytes() / 512).unwrap();
+            let mut sim = ssd_core::Simulation::new(
+                s.clone(),
+                ftl,
+                Logged(cache, sent.clone()),
+                sched,
+                ssd_core::observer::NullObserver,
+            );
+            let rep = sim.run().unwrap();
+            sim.src.0.check().unwrap();
+            let written = |runs: &[(u64, u64)]| -> u64 {
+                runs.iter().map(|&(a, b)| pages_written(&sent, a, b)).sum()
+            };
+            let f3_pages: u64 = f3.iter().map(|(a, b)| b - a).sum();
+            assert!(f3_pages >= 64, "{kind}: {f3:?}");
+            assert_eq!(written(&f4), f3_pages, "{kind} delete {delete}: file 4");
+            let dropped = rep.extra["page_cache"]["unlink_dirty_pages_dropped"].as_u64();
+            if delete {
+                assert_eq!(written(&f3), 0, "{kind}: file 3 was written");
+                assert_eq!(dropped, Some(f3_pages), "{kind}");
+            } else {
+                assert_eq!(written(&f3), f3_pages, "{kind}: file 3");
+                assert_eq!(dropped, Some(0), "{kind}");
+            }
+        }
+    }
 }
