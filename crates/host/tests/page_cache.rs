@@ -473,6 +473,8 @@ mod property {
             threads: u32,
             n: u64,
             file_level: bool,
+            /// The file system of a file-level run (`FsKind::ALL`).
+            fs: usize,
         },
     }
 
@@ -498,15 +500,24 @@ mod property {
                     span_mib,
                     depth
                 }),
-            (0usize..3, 1u64..40, 1u32..8, 20u64..400, any::<bool>()).prop_map(
-                |(kind, files, threads, n, file_level)| App::Personality {
-                    kind,
-                    files,
-                    threads,
-                    n,
-                    file_level,
-                }
-            ),
+            (
+                0usize..3,
+                1u64..40,
+                1u32..8,
+                20u64..400,
+                any::<bool>(),
+                0..ssdsim_host::fs::FsKind::ALL.len()
+            )
+                .prop_map(|(kind, files, threads, n, file_level, fs)| {
+                    App::Personality {
+                        kind,
+                        files,
+                        threads,
+                        n,
+                        file_level,
+                        fs,
+                    }
+                }),
         ]
     }
 
@@ -651,6 +662,7 @@ mod property {
                 threads,
                 n,
                 file_level,
+                fs,
             } => {
                 let k = [
                     PersonalityKind::Varmail,
@@ -673,7 +685,10 @@ mod property {
                     Box::new(
                         ssdsim_host::filebench::FileBench::new(
                             &p,
-                            &ssdsim_host::fs::FsConfig::default(),
+                            &ssdsim_host::fs::FsConfig {
+                                kind: ssdsim_host::fs::FsKind::ALL[*fs],
+                                ..Default::default()
+                            },
                             s.logical_bytes(),
                             5,
                         )
