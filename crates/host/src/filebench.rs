@@ -1370,7 +1370,7 @@ impl AppSource for FileBench {
             PersonalityKind::Oltp => OLTP_MEMSIZE,
             _ => MEMSIZE,
         };
-        self.threads.len() as u64 * memsize
+        (self.threads.len() as u64).saturating_mul(memsize)
     }
 }
 

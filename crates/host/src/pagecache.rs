@@ -370,7 +370,7 @@ impl PageCacheConfig {
             Kernel::V2_6_35 => (56, 65_536),
             Kernel::Current => (64, 262_144),
         };
-        let kernel_bytes = pages * struct_page + self.kernel_memory.0;
+        let kernel_bytes = (pages * struct_page).saturating_add(self.kernel_memory.0);
         let min_kb = isqrt(ram / 1024 * 16).clamp(128, max_min_kb);
         let min = min_kb * 1024 / PAGE;
         let high = match kernel {
@@ -378,7 +378,11 @@ impl PageCacheConfig {
             Kernel::Current => min + 2 * (min / 4).max(pages * 10 / 10_000),
         };
         let reserve = high * PAGE;
-        let left = ram.saturating_sub(kernel_bytes + reserve + app_bytes);
+        let left = ram.saturating_sub(
+            kernel_bytes
+                .saturating_add(reserve)
+                .saturating_add(app_bytes),
+        );
         let (cache, dirtyable) = if self.size.0 != 0 {
             if self.size.0 > left {
                 return Err(invalid(

@@ -575,7 +575,7 @@ impl AppSource for FioGen {
             Timing::ClosedLoop { depth } => depth.max(1) as u64,
             _ => 1,
         };
-        depth * self.bs_sectors as u64 * SECTOR
+        depth.saturating_mul(self.bs_sectors as u64 * SECTOR)
     }
 }
 
