@@ -322,7 +322,7 @@ impl SsdConfig {
             nr_requests: if !c.flows.is_empty() && c.host.interface.is_nvme() {
                 u32::MAX
             } else {
-                c.sched.nr_requests
+                c.sched.nr_requests_for(c.host.queue_depth)
             },
             plug: c.sched.plug,
             flows: c.flows.len(),

@@ -71,6 +71,11 @@ const BLOCK: u64 = crate::fs::BLOCK;
 /// follow ([`AppSource::more_follow`]) and what else its call asks
 /// ([`AppSource::call_extras`]).
 type Out = VecDeque<(HostRequest, bool, CallExtras)>;
+/// A thread's own memory (`memsize=10m`) in varmail.f, fileserver.f and
+/// webserver.f.
+const MEMSIZE: u64 = 10 << 20;
+/// oltp.f's `$memperthread`, every thread's `memsize`.
+const OLTP_MEMSIZE: u64 = 1 << 20;
 /// Filebench's `cvar-gamma` shape (its default `gamma:1.5`).
 const GAMMA_SHAPE: f64 = 1.5;
 /// oltp.f: the log file's size (`logfilesize`) and the log writer's
@@ -1361,6 +1366,17 @@ impl AppSource for FileBench {
             r.1 *= pages as u32;
         }
         io
+    }
+    /// Each Filebench thread allocates its `memsize` and touches it
+    /// (`threadflow_init` in threadflow.c: `malloc` then `memset`):
+    /// `memsize=10m` in varmail.f, fileserver.f and webserver.f,
+    /// `$memperthread` (1m) for every oltp.f thread.
+    fn memory(&self) -> u64 {
+        let memsize = match self.params().kind {
+            PersonalityKind::Oltp => OLTP_MEMSIZE,
+            _ => MEMSIZE,
+        };
+        (self.threads.len() as u64).saturating_mul(memsize)
     }
 }
 

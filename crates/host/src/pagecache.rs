@@ -68,6 +68,7 @@
 //! file dirty lists and fsync are one state machine over `PageCache`'s private
 //! state; a split would hand that state to sibling modules field by field.
 
+use crate::fs::Kernel;
 use crate::idset::IdSet;
 use crate::workload::{
     AppSource, CallExtras, HostEvent, HostRequest, IoOp, RequestSource, SourceError, Timing,
@@ -116,8 +117,23 @@ const RA_MARK: u8 = 16;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PageCacheConfig {
-    /// Memory the page cache may use; also the "available memory" the dirty
-    /// ratios are taken of. Default 2 GiB, the memory of Sun et al.'s host.
+    /// The host's memory (RAM). Default 2 GiB, the memory of Sun et al.'s
+    /// host. The page cache gets what the kernel and the application leave
+    /// of it (see [`PageCacheConfig::plan`]).
+    pub memory: Size,
+    /// Memory the kernel holds beyond its page descriptors and its free-page
+    /// reserve, which are computed from `memory`: its image, slab caches,
+    /// page tables. Default 0 (not modelled unless set).
+    pub kernel_memory: Size,
+    /// Whether the host has swap space. Linux 2.6.35 counts the
+    /// application's anonymous memory as dirtyable only with swap
+    /// (`global_reclaimable_pages`); current kernels never do. Default true
+    /// (Ubuntu's installer makes a swap partition).
+    pub swap: bool,
+    /// The page cache's memory, pinned: also the "available memory" the
+    /// dirty ratios are taken of, whatever the kernel and the application
+    /// hold. Default 0: computed from `memory` (see
+    /// [`PageCacheConfig::plan`]).
     pub size: Size,
     /// `vm.dirty_background_ratio`: percent of `size` dirty at which the
     /// flusher starts background writeback.
@@ -152,7 +168,10 @@ pub struct PageCacheConfig {
 impl Default for PageCacheConfig {
     fn default() -> Self {
         PageCacheConfig {
-            size: Size::gib(2),
+            memory: Size::gib(2),
+            kernel_memory: Size(0),
+            swap: true,
+            size: Size(0),
             dirty_background_ratio: 10,
             dirty_ratio: 20,
             dirty_background_bytes: Size(0),
@@ -170,8 +189,29 @@ impl Default for PageCacheConfig {
 impl PageCacheConfig {
     /// Refuse what Linux refuses or what cannot run.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        let min = 16 * 1024 * 1024;
-        if self.size.0 < min {
+        let min = MIN_CACHE;
+        if self.memory.0 < min {
+            return Err(invalid(
+                "page_cache.memory",
+                format!(
+                    "{} bytes is too small: at least 16 MiB (readahead windows and dirty pages must fit)",
+                    self.memory.0
+                ),
+            ));
+        }
+        if self.memory.0 > 1 << 44 {
+            return Err(invalid("page_cache.memory", "more than 16 TiB"));
+        }
+        if self.kernel_memory.0 >= self.memory.0 {
+            return Err(invalid(
+                "page_cache.kernel_memory",
+                format!(
+                    "{} bytes leaves nothing of the host's memory ({} bytes)",
+                    self.kernel_memory.0, self.memory.0
+                ),
+            ));
+        }
+        if self.size.0 != 0 && self.size.0 < min {
             return Err(invalid(
                 "page_cache.size",
                 format!(
@@ -180,8 +220,14 @@ impl PageCacheConfig {
                 ),
             ));
         }
-        if self.size.0 > 1 << 44 {
-            return Err(invalid("page_cache.size", "more than 16 TiB"));
+        if self.size.0 > self.memory.0 {
+            return Err(invalid(
+                "page_cache.size",
+                format!(
+                    "{} bytes is more than the host's memory (page_cache.memory, {} bytes)",
+                    self.size.0, self.memory.0
+                ),
+            ));
         }
         for (f, v) in [
             (
@@ -207,10 +253,13 @@ impl PageCacheConfig {
                 self.dirty_background_bytes.0,
             ),
         ] {
-            if v > self.size.0 {
+            if v > self.memory.0 {
                 return Err(invalid(
                     f,
-                    format!("{v} bytes is more than the cache ({} bytes)", self.size.0),
+                    format!(
+                        "{v} bytes is more than the host's memory ({} bytes)",
+                        self.memory.0
+                    ),
                 ));
             }
             if v != 0 && v < 2 * PAGE {
@@ -219,15 +268,6 @@ impl PageCacheConfig {
                     format!("{v} bytes is less than two pages (Linux's minimum is 2 pages)"),
                 ));
             }
-        }
-        if self.read_ahead_kb as u64 * 1024 * 4 > self.size.0 {
-            return Err(invalid(
-                "page_cache.read_ahead_kb",
-                format!(
-                    "{} KiB is more than a quarter of the cache",
-                    self.read_ahead_kb
-                ),
-            ));
         }
         if self.cpus == 0 || self.cpus > 4096 {
             return Err(invalid(
@@ -258,9 +298,13 @@ impl PageCacheConfig {
         Ok(())
     }
 
-    /// (background, dirty) thresholds in pages.
-    pub fn thresholds(&self) -> (u64, u64) {
-        let pages = self.size.0 / PAGE;
+    /// (background, dirty) thresholds in pages of `dirtyable` bytes of
+    /// dirtyable memory, as `domain_dirty_limits` (mm/page-writeback.c;
+    /// 2.6.35's `get_dirty_limits`) takes them: `dirty_bytes` rounded up
+    /// to pages, else `dirty_ratio` percent of it; the same for the
+    /// background threshold, halved when it is not below the dirty one.
+    pub fn thresholds_of(&self, dirtyable: u64) -> (u64, u64) {
+        let pages = dirtyable / PAGE;
         let dirty = if self.dirty_bytes.0 > 0 {
             self.dirty_bytes.0.div_ceil(PAGE)
         } else {
@@ -277,6 +321,154 @@ impl PageCacheConfig {
         }
         (bg, dirty)
     }
+
+    /// (background, dirty) thresholds in pages on the current kernel with
+    /// no application memory (see [`PageCacheConfig::plan`]).
+    ///
+    /// # Panics
+    /// If the configuration leaves no page cache (`validate` refuses it).
+    pub fn thresholds(&self) -> (u64, u64) {
+        let p = self
+            .plan(Kernel::Current, 0)
+            .expect("a valid page cache configuration");
+        (p.background_pages, p.dirty_pages)
+    }
+
+    /// How the host's memory divides between the kernel, the application
+    /// (`app_bytes` of anonymous memory: Filebench's per-thread `memsize`,
+    /// fio's I/O buffers) and the page cache, and the dirty thresholds, on
+    /// `kernel`:
+    ///
+    /// * **The kernel** keeps a page descriptor (`struct page`) for every
+    ///   4 KiB page of RAM, allocated at boot: 56 bytes in 2.6.35's layout
+    ///   (flags, `_count`, `_mapcount`, `private`, `mapping`, `index`,
+    ///   `lru`), 64 in current kernels; plus `kernel_memory`.
+    /// * **The free-page reserve**: `min_free_kbytes` is
+    ///   `int_sqrt(lowmem_kbytes * 16)`, clamped to [128, 65536] KiB
+    ///   (262144 in current kernels; `init_per_zone_wmark_min`, taking all
+    ///   of RAM as one zone); the high watermark is `min + min / 2` on
+    ///   2.6.35 and `min + 2 * max(min / 4, 0.1 % of RAM)` on current
+    ///   kernels (`__setup_per_zone_wmarks`, `watermark_scale_factor` 10).
+    ///   kswapd keeps that many pages free, so the cache cannot use them
+    ///   (`calculate_totalreserve_pages`; one zone, no `lowmem_reserve`).
+    /// * **The page cache** gets the rest: RAM less the kernel, the
+    ///   reserve and the application.
+    /// * **Dirtyable memory** (what the dirty ratios are taken of): on
+    ///   2.6.35 free plus reclaimable pages, `determine_dirtyable_memory`:
+    ///   `NR_FREE_PAGES + global_reclaimable_pages()`, the latter counting
+    ///   anonymous pages only with swap, and no reserve taken off; on
+    ///   current kernels free plus file pages less the reserve
+    ///   (`global_dirtyable_memory`; anonymous memory left out since 3.14),
+    ///   which is the cache's share.
+    ///
+    /// A pinned `size` is both the cache and the dirtyable memory. Refused,
+    /// naming the fields, when the kernel and the application leave less
+    /// than 16 MiB, or when a pinned size or `read_ahead_kb` does not fit.
+    pub fn plan(&self, kernel: Kernel, app_bytes: u64) -> Result<MemoryPlan, ConfigError> {
+        let ram = self.memory.0;
+        let pages = ram / PAGE;
+        let (struct_page, max_min_kb) = match kernel {
+            Kernel::V2_6_35 => (56, 65_536),
+            Kernel::Current => (64, 262_144),
+        };
+        let kernel_bytes = (pages * struct_page).saturating_add(self.kernel_memory.0);
+        let min_kb = isqrt(ram / 1024 * 16).clamp(128, max_min_kb);
+        let min = min_kb * 1024 / PAGE;
+        let high = match kernel {
+            Kernel::V2_6_35 => min + min / 2,
+            Kernel::Current => min + 2 * (min / 4).max(pages * 10 / 10_000),
+        };
+        let reserve = high * PAGE;
+        let left = ram.saturating_sub(
+            kernel_bytes
+                .saturating_add(reserve)
+                .saturating_add(app_bytes),
+        );
+        let (cache, dirtyable) = if self.size.0 != 0 {
+            if self.size.0 > left {
+                return Err(invalid(
+                    "page_cache.size",
+                    format!(
+                        "{} bytes is more than the memory the kernel and the application leave ({left} bytes of page_cache.memory's {ram}: kernel {kernel_bytes}, free-page reserve {reserve}, application {app_bytes})",
+                        self.size.0
+                    ),
+                ));
+            }
+            (self.size.0, self.size.0)
+        } else {
+            if left < MIN_CACHE {
+                return Err(invalid(
+                    "page_cache.memory",
+                    format!(
+                        "{ram} bytes leave {left} bytes for the page cache (at least 16 MiB) after the kernel ({kernel_bytes}), the free-page reserve ({reserve}) and the application's memory ({app_bytes} bytes: Filebench's memsize per thread, fio's I/O buffers)"
+                    ),
+                ));
+            }
+            let dirtyable = match kernel {
+                Kernel::V2_6_35 if self.swap => ram - kernel_bytes,
+                Kernel::V2_6_35 => ram - kernel_bytes - app_bytes,
+                Kernel::Current => left,
+            };
+            (left, dirtyable)
+        };
+        if self.read_ahead_kb as u64 * 1024 * 4 > cache {
+            return Err(invalid(
+                "page_cache.read_ahead_kb",
+                format!(
+                    "{} KiB is more than a quarter of the page cache ({cache} bytes)",
+                    self.read_ahead_kb
+                ),
+            ));
+        }
+        let (background_pages, dirty_pages) = self.thresholds_of(dirtyable);
+        Ok(MemoryPlan {
+            ram,
+            kernel: kernel_bytes,
+            reserve,
+            application: app_bytes,
+            cache,
+            dirtyable,
+            background_pages,
+            dirty_pages,
+        })
+    }
+}
+
+/// The smallest page cache (readahead windows and dirty pages must fit).
+const MIN_CACHE: u64 = 16 * 1024 * 1024;
+
+/// `int_sqrt`: the integer square root, rounded down.
+fn isqrt(x: u64) -> u64 {
+    let mut r = (x as f64).sqrt() as u64;
+    while r * r > x {
+        r -= 1;
+    }
+    while (r + 1) * (r + 1) <= x {
+        r += 1;
+    }
+    r
+}
+
+/// How the host's memory divides ([`PageCacheConfig::plan`]), in bytes,
+/// and the dirty thresholds in pages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryPlan {
+    /// The host's memory.
+    pub ram: u64,
+    /// The kernel's own: page descriptors and `kernel_memory`.
+    pub kernel: u64,
+    /// The free pages kswapd keeps (the high watermark).
+    pub reserve: u64,
+    /// The application's anonymous memory.
+    pub application: u64,
+    /// What the page cache may hold.
+    pub cache: u64,
+    /// What the dirty ratios are taken of.
+    pub dirtyable: u64,
+    /// Dirty pages at which the flusher starts background writeback.
+    pub background_pages: u64,
+    /// Dirty plus writeback pages at which writers are throttled.
+    pub dirty_pages: u64,
 }
 
 /// How the application calls: fio's `sync`, `fsync` and `end_fsync`.
@@ -499,6 +691,8 @@ pub struct PageCache<S: AppSource> {
     io: AppIo,
     cfg: PageCacheConfig,
     cap: u64,
+    /// How the host's memory divides (the cache's share is `cap`).
+    plan: MemoryPlan,
     bg_thresh: u64,
     dirty_thresh: u64,
     copy_ns_per_kib: f64,
@@ -582,6 +776,8 @@ impl<S: AppSource> PageCache<S> {
     /// A cache of `cfg` in front of `app` (a closed-loop source) on a device
     /// of `dev_bytes`, whose block layer splits requests at `max_request`
     /// bytes.
+    ///
+    /// The host runs the current kernel (see [`PageCache::on_kernel`]).
     pub fn new(
         app: S,
         cfg: &PageCacheConfig,
@@ -589,7 +785,22 @@ impl<S: AppSource> PageCache<S> {
         dev_bytes: u64,
         max_request: u64,
     ) -> Result<Self, ConfigError> {
+        Self::on_kernel(app, cfg, Kernel::Current, io, dev_bytes, max_request)
+    }
+
+    /// As [`PageCache::new`], on a host running `kernel` (what its memory
+    /// rules follow: [`PageCacheConfig::plan`]). The application's memory
+    /// is what `app` says it holds ([`AppSource::memory`]).
+    pub fn on_kernel(
+        app: S,
+        cfg: &PageCacheConfig,
+        kernel: Kernel,
+        io: AppIo,
+        dev_bytes: u64,
+        max_request: u64,
+    ) -> Result<Self, ConfigError> {
         cfg.validate()?;
+        let plan = cfg.plan(kernel, app.memory())?;
         let depth = match app.timing() {
             Timing::ClosedLoop { depth } => depth.max(1),
             _ => {
@@ -599,7 +810,6 @@ impl<S: AppSource> PageCache<S> {
                 ))
             }
         };
-        let (bg, dirty) = cfg.thresholds();
         let flusher = Thread::new(FLUSHER_STREAM);
         Ok(PageCache {
             app,
@@ -607,9 +817,10 @@ impl<S: AppSource> PageCache<S> {
             depth,
             outstanding: 0,
             io,
-            cap: cfg.size.0 / PAGE,
-            bg_thresh: bg,
-            dirty_thresh: dirty,
+            cap: plan.cache / PAGE,
+            bg_thresh: plan.background_pages,
+            dirty_thresh: plan.dirty_pages,
+            plan,
             copy_ns_per_kib: 1024.0 * 1000.0 / cfg.copy_mbps,
             cores: vec![SimTime::ZERO; cfg.cpus as usize],
             max_req_pages: (max_request / PAGE).max(1),
@@ -2360,7 +2571,14 @@ impl<S: AppSource> PageCache<S> {
             (
                 "page_cache".to_string(),
                 serde_json::json!({
-                    "size_bytes": self.cfg.size.0,
+                    "size_bytes": self.plan.cache,
+                    "memory": {
+                        "ram_bytes": self.plan.ram,
+                        "kernel_bytes": self.plan.kernel,
+                        "free_reserve_bytes": self.plan.reserve,
+                        "application_bytes": self.plan.application,
+                        "dirtyable_bytes": self.plan.dirtyable,
+                    },
                     "background_thresh_pages": self.bg_thresh,
                     "dirty_thresh_pages": self.dirty_thresh,
                     "hits": s.hits,

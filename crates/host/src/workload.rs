@@ -47,6 +47,12 @@ pub trait AppSource: RequestSource {
     fn fsync_io(&mut self, _ino: u32, _now: SimTime) -> FsyncIo {
         FsyncIo::default()
     }
+    /// Bytes of anonymous memory the application's threads hold for the
+    /// whole run, which the page cache cannot use (Filebench's per-thread
+    /// `memsize`, fio's I/O buffers).
+    fn memory(&self) -> u64 {
+        0
+    }
 }
 
 /// What an fsync writes after the file's data is written and before the
@@ -561,7 +567,18 @@ fn coprime_multiplier(n: u64) -> u64 {
 }
 
 /// A buffered fio job's calls: one piece each, nothing beyond their bytes.
-impl AppSource for FioGen {}
+/// A buffered job's buffers: fio allocates `iodepth` I/O units of the
+/// largest block size per job (`init_io_u`: `max_bs * iodepth`) and
+/// touches them.
+impl AppSource for FioGen {
+    fn memory(&self) -> u64 {
+        let depth = match self.timing {
+            Timing::ClosedLoop { depth } => depth.max(1) as u64,
+            _ => 1,
+        };
+        depth.saturating_mul(self.bs_sectors as u64 * SECTOR)
+    }
+}
 
 impl RequestSource for FioGen {
     fn timing(&self) -> Timing {

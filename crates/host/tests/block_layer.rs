@@ -144,3 +144,33 @@ fn a_plug_holds_sixteen_requests_per_submitter() {
     assert_eq!(r.sched.plugged, 8);
     assert_eq!(r.host.requests, 8);
 }
+
+/// `nr_requests` by queue type when not set: 128 for the single-queue
+/// elevators (`BLKDEV_MAX_RQ`, set by `blk_queue_make_request`), twice the
+/// device's tag depth up to 256 for the blk-mq schedulers
+/// (`blk_mq_init_sched`); what the engine's block layer is given.
+#[test]
+fn nr_requests_is_the_kernels_for_each_queue_type() {
+    let mut c = device();
+    for (kind, sata, nvme) in [
+        ("noop", 128, 128),
+        ("deadline", 128, 128),
+        ("cfq", 128, 128),
+        ("anticipatory", 128, 128),
+        ("pardispatcher", 128, 128),
+        ("mq-deadline", 64, 256),
+        ("kyber", 64, 256),
+        ("bfq", 64, 256),
+    ] {
+        c.sched.kind = kind.into();
+        assert_eq!(c.sched.nr_requests_for(32), sata, "{kind} on NCQ 32");
+        assert_eq!(c.sched.nr_requests_for(1024), nvme, "{kind} on 1,024 tags");
+        assert_eq!(c.sched.nr_requests_for(1), if sata == 64 { 2 } else { 128 });
+        c.host.queue_depth = 32;
+        assert_eq!(c.validate().unwrap().block.nr_requests, sata, "{kind}");
+    }
+    // Set, it wins.
+    c.sched.nr_requests = 8;
+    assert_eq!(c.sched.nr_requests_for(1024), 8);
+    assert_eq!(c.validate().unwrap().block.nr_requests, 8);
+}

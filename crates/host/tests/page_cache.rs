@@ -798,7 +798,7 @@ fn thread_visits_per_call_do_not_grow_with_threads() {
 }
 
 /// A file-level personality `p` on ext4 through a 64 MiB cache on the test
-/// device: its report, and the threads the cache's steps looked at.
+/// device (of a 64 GiB host): its report, and the threads the cache's steps looked at.
 fn file_level(p: &ssdsim_host::personality::PersonalityConfig) -> (Report, u64) {
     use ssdsim_host::filebench::FileBench;
     let c = device();
@@ -810,19 +810,142 @@ fn file_level(p: &ssdsim_host::personality::PersonalityConfig) -> (Report, u64) 
         4,
     )
     .unwrap();
-    let src = PageCache::new(
-        app,
-        &cache(64),
-        AppIo::default(),
-        s.logical_bytes(),
-        1 << 19,
-    )
-    .unwrap();
+    // A host with memory for 4,096 threads' memsize (40 GiB).
+    let pc = PageCacheConfig {
+        memory: Size::gib(64),
+        ..cache(64)
+    };
+    let src = PageCache::new(app, &pc, AppIo::default(), s.logical_bytes(), 1 << 19).unwrap();
     let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
     let sched = build_sched(&c.sched, s.logical_bytes() / 512).unwrap();
     let mut sim = Simulation::new(s, ftl, src, sched, Record(Rc::default()));
     let r = sim.run().unwrap();
     (r, sim.src.thread_visits())
+}
+
+/// How a 2 GiB host's memory divides, figured by hand from the kernel's
+/// rules ([`PageCacheConfig::plan`]): page descriptors of 64 bytes (56 on
+/// 2.6.35) per 4 KiB page; `min_free_kbytes` = `int_sqrt(2,097,152 x 16)`
+/// = 5,792 KiB = 1,448 pages (`init_per_zone_wmark_min`); the high
+/// watermark `min + 2 x max(min / 4, 0.1 % of 524,288 pages)` = 1,448 + 2 x
+/// 524 = 2,496 pages now, `min + min / 2` = 2,172 pages on 2.6.35
+/// (`__setup_per_zone_wmarks`); the application's memory off the cache;
+/// dirtyable memory without it now (`global_dirtyable_memory`), with it on
+/// 2.6.35 with swap (`determine_dirtyable_memory`), without it on 2.6.35
+/// without swap.
+#[test]
+fn the_hosts_memory_divides_as_the_kernel_divides_it() {
+    use ssdsim_host::fs::Kernel;
+    let pc = PageCacheConfig::default();
+    let ram = 2u64 << 30;
+    let app = 1000u64 << 20; // webserver: 100 threads x memsize 10m
+    let now = pc.plan(Kernel::Current, app).unwrap();
+    assert_eq!(now.kernel, 524_288 * 64);
+    assert_eq!(now.reserve, 2_496 * PAGE);
+    assert_eq!(now.cache, ram - 524_288 * 64 - 2_496 * PAGE - app);
+    assert_eq!(now.dirtyable, now.cache);
+    assert_eq!(now.dirty_pages, now.dirtyable / PAGE * 20 / 100);
+    assert_eq!(now.background_pages, now.dirtyable / PAGE * 10 / 100);
+    let old = pc.plan(Kernel::V2_6_35, app).unwrap();
+    assert_eq!(old.kernel, 524_288 * 56);
+    assert_eq!(old.reserve, 2_172 * PAGE);
+    assert_eq!(old.cache, ram - 524_288 * 56 - 2_172 * PAGE - app);
+    assert_eq!(old.dirtyable, ram - 524_288 * 56);
+    let no_swap = PageCacheConfig {
+        swap: false,
+        ..pc.clone()
+    };
+    let old = no_swap.plan(Kernel::V2_6_35, app).unwrap();
+    assert_eq!(old.dirtyable, ram - 524_288 * 56 - app);
+    // kernel_memory comes off the cache too.
+    let k = PageCacheConfig {
+        kernel_memory: Size::mib(100),
+        ..pc.clone()
+    };
+    assert_eq!(
+        k.plan(Kernel::Current, app).unwrap().cache,
+        now.cache - (100 << 20)
+    );
+    // A pinned size is the cache and the dirtyable memory both.
+    let pinned = cache(64).plan(Kernel::V2_6_35, app).unwrap();
+    assert_eq!((pinned.cache, pinned.dirtyable), (64 << 20, 64 << 20));
+}
+
+/// An application whose memory leaves the page cache less than 16 MiB is
+/// refused before the run, naming the field; so is a pinned cache larger
+/// than what is left.
+#[test]
+fn an_application_that_leaves_no_cache_is_refused() {
+    use ssdsim_host::fs::Kernel;
+    let pc = PageCacheConfig {
+        memory: Size::gib(1),
+        ..Default::default()
+    };
+    let e = pc
+        .plan(Kernel::Current, 1000 << 20)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("page_cache.memory"), "{e}");
+    assert!(e.contains("application"), "{e}");
+    let e = PageCacheConfig {
+        size: Size::mib(1900),
+        ..Default::default()
+    }
+    .plan(Kernel::Current, 500 << 20)
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("page_cache.size"), "{e}");
+}
+
+/// Filebench's threads hold their `memsize` (10 MiB in webserver.f, 1 MiB
+/// in oltp.f) and a buffered fio job its `iodepth` buffers of `bs`: the
+/// page cache of a run is the host's memory less that.
+#[test]
+fn the_applications_memory_is_filebenchs_and_fios() {
+    use ssdsim_host::filebench::FileBench;
+    use ssdsim_host::personality::{PersonalityConfig, PersonalityKind, PersonalityLevel};
+    let c = device();
+    let s = c.validate().unwrap();
+    let mut p = PersonalityConfig {
+        level: PersonalityLevel::File,
+        files: Some(100),
+        requests: 2_000,
+        ..PersonalityConfig::new(PersonalityKind::Webserver)
+    };
+    let fs = ssdsim_host::fs::FsConfig::default();
+    let web = FileBench::new(&p, &fs, s.logical_bytes(), 4).unwrap();
+    assert_eq!(web.memory(), 100 * (10 << 20));
+    p = PersonalityConfig {
+        level: PersonalityLevel::File,
+        files: Some(100),
+        ..PersonalityConfig::new(PersonalityKind::Varmail)
+    };
+    let var = FileBench::new(&p, &fs, s.logical_bytes(), 4).unwrap();
+    assert_eq!(var.memory(), 16 * (10 << 20));
+    let mut w = workload(RwMode::RandWrite, 16384, 10);
+    w.iodepth = 8;
+    let fio = FioGen::new(&w, s.logical_bytes(), 1);
+    assert_eq!(fio.memory(), 8 * 16384);
+    // The cache a webserver run gets: 2 GiB less the kernel, the reserve
+    // and 1,000 MiB, reported.
+    let src = PageCache::new(
+        web,
+        &PageCacheConfig::default(),
+        AppIo::default(),
+        s.logical_bytes(),
+        1 << 19,
+    )
+    .unwrap();
+    let want = (2u64 << 30) - 524_288 * 64 - 2_496 * PAGE - 100 * (10 << 20);
+    let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
+    let sched = build_sched(&c.sched, s.logical_bytes() / 512).unwrap();
+    let mut sim = Simulation::new(s, ftl, src, sched, Record(Rc::default()));
+    let r = sim.run().unwrap();
+    assert_eq!(get(&r, &["page_cache", "size_bytes"]), want as f64);
+    assert_eq!(
+        get(&r, &["page_cache", "memory", "application_bytes"]),
+        (100 * (10 << 20)) as f64
+    );
 }
 
 /// An application whose calls are given, each with what it asks beside

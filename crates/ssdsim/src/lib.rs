@@ -287,6 +287,14 @@ impl ssdsim_host::workload::AppSource for AnySource {
             _ => ssdsim_host::workload::FsyncIo::default(),
         }
     }
+    fn memory(&self) -> u64 {
+        match self {
+            AnySource::FileBench(s) => s.memory(),
+            AnySource::Fio(s) => s.memory(),
+            AnySource::Recorded(s) => s.memory(),
+            _ => 0,
+        }
+    }
 }
 
 /// Build the workload source a configuration names: its `[[flow]]`s, or
@@ -422,9 +430,10 @@ fn build_one(
             end_fsync: w.end_fsync,
         },
     };
-    let cache = ssdsim_host::pagecache::PageCache::new(
+    let cache = ssdsim_host::pagecache::PageCache::on_kernel(
         app,
         &cfg.page_cache,
+        cfg.fs.kernel(),
         io,
         logical,
         cfg.sched.max_request.0,

@@ -165,9 +165,10 @@ pub struct SchedConfig {
     pub merge: bool,
     /// Requests the block layer may hold for the device at once: queued in the
     /// elevator, held in a plug or in the device (Linux's
-    /// `/sys/block/*/queue/nr_requests`, 128 in the single-queue block layer).
-    /// A submitter that finds them all taken sleeps until a request completes;
-    /// its latency counts the wait.
+    /// `/sys/block/*/queue/nr_requests`). A submitter that finds them all
+    /// taken sleeps until a request completes; its latency counts the wait.
+    /// Default 0: what the kernel gives the scheduler's queue type
+    /// ([`SchedConfig::nr_requests_for`]).
     pub nr_requests: u32,
     /// Plug per submitter (Linux's `blk_start_plug`): the requests one stream
     /// submits at the same instant of an open-loop workload are held, sorted by
@@ -216,7 +217,7 @@ impl Default for SchedConfig {
             kind: "noop".into(),
             max_request: Size::kib(512),
             merge: true,
-            nr_requests: BlockQueue::default().nr_requests,
+            nr_requests: 0,
             plug: BlockQueue::default().plug,
             read_expire: Dur::from_ms(500),
             write_expire: Dur::from_ms(5000),
@@ -240,6 +241,25 @@ impl Default for SchedConfig {
 }
 
 impl SchedConfig {
+    /// The requests the block layer holds for a device of `device_depth`
+    /// tags (`host.queue_depth`): `nr_requests` when set, else the kernel's
+    /// for the scheduler's queue type. The single-queue elevators (noop,
+    /// deadline, cfq, anticipatory, and ParDispatcher, built on them) get
+    /// `BLKDEV_MAX_RQ`, 128 (`blk_queue_make_request`); the blk-mq
+    /// schedulers (mq-deadline, kyber, bfq) twice the hardware queue's
+    /// depth, at most 2 x 128 (`blk_mq_init_sched`: `2 *
+    /// min(tag_set->queue_depth, BLKDEV_MAX_RQ)`).
+    pub fn nr_requests_for(&self, device_depth: u32) -> u32 {
+        const BLKDEV_MAX_RQ: u32 = 128;
+        if self.nr_requests != 0 {
+            return self.nr_requests;
+        }
+        match self.kind.as_str() {
+            "mq-deadline" | "kyber" | "bfq" => 2 * device_depth.clamp(1, BLKDEV_MAX_RQ),
+            _ => BLKDEV_MAX_RQ,
+        }
+    }
+
     /// Check the tunables; errors name the field (`sched.NAME`).
     pub fn validate(&self) -> Result<(), ConfigError> {
         if !SCHED_NAMES.contains(&self.kind.as_str()) {
@@ -268,10 +288,13 @@ impl SchedConfig {
         pos(self.read_expire.0, "sched.read_expire")?;
         pos(self.write_expire.0, "sched.write_expire")?;
         pos(self.fifo_batch as u64, "sched.fifo_batch")?;
-        if self.nr_requests == 0 || self.nr_requests > 1_000_000 {
+        if self.nr_requests > 1_000_000 {
             return Err(invalid(
                 "sched.nr_requests",
-                format!("must be in 1..=1000000, got {}", self.nr_requests),
+                format!(
+                    "must be in 1..=1000000 (0: the kernel's), got {}",
+                    self.nr_requests
+                ),
             ));
         }
         pos(self.slice_sync.0, "sched.slice_sync")?;

@@ -177,4 +177,7 @@ impl<S: AppSource> AppSource for Recorder<S> {
     fn fsync_io(&mut self, ino: u32, now: SimTime) -> crate::workload::FsyncIo {
         self.inner.fsync_io(ino, now)
     }
+    fn memory(&self) -> u64 {
+        self.inner.memory()
+    }
 }

@@ -258,7 +258,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             let t = t.max(self.now);
             if self.host_wake.is_none_or(|w| w > t) {
                 self.host_wake = Some(t);
-                self.q.push(t, Ev::HostWake);
+                if !self.host_wakes.contains(&t) {
+                    self.host_wakes.push(t);
+                    self.q.push(t, Ev::HostWake);
+                }
             }
         }
         self.try_dispatch();

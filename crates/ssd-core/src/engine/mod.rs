@@ -226,6 +226,11 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: 
     wake_pending: Option<SimTime>,
     /// A reactive source's booked timer, and when it finished.
     host_wake: Option<SimTime>,
+    /// The times of the `HostWake` events in the queue, each once: a timer
+    /// booked again for a time already queued (a source that wakes early,
+    /// then asks for its far timer again) adds no event, so stale far
+    /// timers do not pile up in the queue.
+    host_wakes: Vec<SimTime>,
     host_end: SimTime,
     error: Option<SimError>,
     // flash side
@@ -416,6 +421,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             idle_since: SimTime::ZERO,
             wake_pending: None,
             host_wake: None,
+            host_wakes: Vec::new(),
             host_end: SimTime::ZERO,
             error: None,
             txns: Runs::default(),
@@ -597,6 +603,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             };
             if self.error.is_some() {
                 break;
+            }
+            if ev == Ev::HostWake {
+                if let Some(i) = self.host_wakes.iter().position(|&w| w == t) {
+                    self.host_wakes.swap_remove(i);
+                }
             }
             if ev == Ev::HostWake && (self.source_done || self.host_wake != Some(t)) {
                 // A timer of a host that has finished, or one re-booked
