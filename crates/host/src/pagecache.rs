@@ -693,8 +693,6 @@ pub struct PageCache<S: AppSource> {
     cap: u64,
     /// How the host's memory divides (the cache's share is `cap`).
     plan: MemoryPlan,
-    bg_thresh: u64,
-    dirty_thresh: u64,
     copy_ns_per_kib: f64,
     /// When each host core is free of the copies booked on it.
     cores: Vec<SimTime>,
@@ -818,8 +816,6 @@ impl<S: AppSource> PageCache<S> {
             outstanding: 0,
             io,
             cap: plan.cache / PAGE,
-            bg_thresh: plan.background_pages,
-            dirty_thresh: plan.dirty_pages,
             plan,
             copy_ns_per_kib: 1024.0 * 1000.0 / cfg.copy_mbps,
             cores: vec![SimTime::ZERO; cfg.cpus as usize],
@@ -877,7 +873,7 @@ impl<S: AppSource> PageCache<S> {
     }
     /// (background, dirty) thresholds in pages.
     pub fn thresholds(&self) -> (u64, u64) {
-        (self.bg_thresh, self.dirty_thresh)
+        (self.plan.background_pages, self.plan.dirty_pages)
     }
     /// Pages resident now.
     pub fn resident(&self) -> u64 {
@@ -1460,7 +1456,7 @@ impl<S: AppSource> PageCache<S> {
             && th.until <= self.now
             && match th.stage {
                 Stage::Done => false,
-                Stage::Throttle => self.nr_dirty() + self.nr_wb <= self.dirty_thresh,
+                Stage::Throttle => self.nr_dirty() + self.nr_wb <= self.plan.dirty_pages,
                 Stage::WriteStart => th.op.is_none_or(|r| {
                     !Self::locked_write(&r)
                         || self.writers.get(&r.tag).and_then(|q| q.front()) == Some(&(t as u32))
@@ -1743,10 +1739,10 @@ impl<S: AppSource> PageCache<S> {
                 }
                 Stage::WriteCopied => {
                     // balance_dirty_pages
-                    if self.nr_dirty() > self.bg_thresh {
+                    if self.nr_dirty() > self.plan.background_pages {
                         self.flusher_bg = true;
                     }
-                    if self.nr_dirty() + self.nr_wb > self.dirty_thresh {
+                    if self.nr_dirty() + self.nr_wb > self.plan.dirty_pages {
                         self.flusher_bg = true;
                         let th = &mut self.threads[t];
                         th.stage = Stage::Throttle;
@@ -2299,7 +2295,7 @@ impl<S: AppSource> PageCache<S> {
         }
         let reclaim = !self.reclaim_waiters.is_empty() && self.nr_dirty > 0;
         let expire = self.expire();
-        let reason = if self.flusher_bg && (self.nr_dirty > self.bg_thresh || reclaim) {
+        let reason = if self.flusher_bg && (self.nr_dirty > self.plan.background_pages || reclaim) {
             WB_BACKGROUND
         } else {
             self.flusher_bg = false;
@@ -2390,7 +2386,9 @@ impl<S: AppSource> PageCache<S> {
             // runs in this pass, one after it in the next.
             let mut from = 1;
             loop {
-                if !self.throttled.is_empty() && self.nr_dirty() + self.nr_wb <= self.dirty_thresh {
+                if !self.throttled.is_empty()
+                    && self.nr_dirty() + self.nr_wb <= self.plan.dirty_pages
+                {
                     self.ready.take_all(&mut self.throttled);
                 }
                 let Some(t) = self.ready.next_from(from) else {
@@ -2579,8 +2577,8 @@ impl<S: AppSource> PageCache<S> {
                         "application_bytes": self.plan.application,
                         "dirtyable_bytes": self.plan.dirtyable,
                     },
-                    "background_thresh_pages": self.bg_thresh,
-                    "dirty_thresh_pages": self.dirty_thresh,
+                    "background_thresh_pages": self.plan.background_pages,
+                    "dirty_thresh_pages": self.plan.dirty_pages,
                     "hits": s.hits,
                     "misses": s.misses,
                     "hit_ratio": if looked > 0 { s.hits as f64 / looked as f64 } else { 0.0 },

@@ -608,11 +608,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 if let Some(i) = self.host_wakes.iter().position(|&w| w == t) {
                     self.host_wakes.swap_remove(i);
                 }
-            }
-            if ev == Ev::HostWake && (self.source_done || self.host_wake != Some(t)) {
-                // A timer of a host that has finished, or one re-booked
-                // earlier: not an instant of the run.
-                continue;
+                if self.source_done || self.host_wake != Some(t) {
+                    // A timer of a host that has finished, or one re-booked
+                    // earlier: not an instant of the run.
+                    continue;
+                }
             }
             if ev == Ev::IdleCheck && self.idle_check != Some(t) {
                 // An idle period that ended before its wait did.
