@@ -1,6 +1,6 @@
 //! The whole run's configuration: the drive's sections (`ssd_core::config`,
 //! re-exported here) and the host stack's (`[sched]`, `[workload]`,
-//! `[trace]`, `[replay]`, `[personality]`, `[page_cache]`, `[fs]`,
+//! `[trace]`, `[replay]`, `[personality]`, `[page_cache]`, `[cpu]`, `[fs]`,
 //! `[[flow]]`), read from TOML (a preset, then the file, then flags: flag >
 //! file > preset > default) and validated into `Settings`.
 
@@ -48,6 +48,9 @@ pub struct SsdConfig {
     /// (`workload.direct = false`, `personality.direct = false`).
     #[serde(default)]
     pub page_cache: crate::pagecache::PageCacheConfig,
+    /// The host's CPU, which buffered workloads' threads run on (`[cpu]`).
+    #[serde(default)]
+    pub cpu: crate::cpu::CpuConfig,
     /// The file system of file-level personalities (`[fs]`, `--fs`).
     #[serde(default)]
     pub fs: crate::fs::FsConfig,
@@ -249,6 +252,7 @@ impl SsdConfig {
             replay,
             personality,
             page_cache,
+            cpu,
             fs,
             flows,
         } = self;
@@ -270,6 +274,7 @@ impl SsdConfig {
                 replay,
                 personality,
                 page_cache,
+                cpu,
                 fs,
                 flows,
             },
@@ -310,6 +315,7 @@ impl SsdConfig {
             )?;
             if c.buffered() {
                 c.page_cache.validate()?;
+                c.cpu.validate()?;
             }
         } else {
             c.workload.validate(logical)?;
@@ -387,6 +393,7 @@ struct HostSections {
     replay: crate::trace::ReplayOptions,
     personality: Option<crate::personality::PersonalityConfig>,
     page_cache: crate::pagecache::PageCacheConfig,
+    cpu: crate::cpu::CpuConfig,
     fs: crate::fs::FsConfig,
     flows: Vec<crate::flows::FlowConfig>,
 }
@@ -409,6 +416,7 @@ impl HostSections {
             replay: self.replay,
             personality: self.personality,
             page_cache: self.page_cache,
+            cpu: self.cpu,
             fs: self.fs,
             flows: self.flows,
         }
@@ -497,6 +505,7 @@ fn check_flows(c: &SsdConfig, logical_bytes: u64) -> Result<(), ConfigError> {
     }
     if c.flows.iter().any(|f| f.buffered()) {
         c.page_cache.validate()?;
+        c.cpu.validate()?;
     }
     Ok(())
 }

@@ -52,6 +52,7 @@
 //! they do not count against `calls`. The counts are reported (`notes`) and the file
 //! system's own statistics in the report's `file_system` section.
 
+use crate::cpu::Syscalls;
 use crate::fs::{AnyFs, FileSystem, FsCall, FsConfig, FsyncIo};
 use crate::pagecache::{FS_INO, METADATA_INO};
 use crate::personality::{PersonalityConfig, PersonalityKind};
@@ -264,6 +265,21 @@ const VARMAIL: &[Step] = &[
     Step::Open,
     Step::ReadWhole,
 ];
+/// The closefile flowops a thread makes before step `pc` of its flow: one
+/// before each openfile but a cycle's first (webserver), before varmail's
+/// and fileserver's openfiles, varmail's deletefile (after the last
+/// readwholefile) and fileserver's deletefile (after its readwholefile),
+/// and before webserver's log append (after its tenth readwholefile).
+fn closes_before(kind: PersonalityKind, pc: usize) -> u32 {
+    let closes = match kind {
+        PersonalityKind::Varmail => matches!(VARMAIL[pc], Step::Open | Step::Delete),
+        PersonalityKind::Fileserver => matches!(FILESERVER[pc], Step::Open | Step::Delete),
+        PersonalityKind::Webserver => pc > 0 && pc.is_multiple_of(2),
+        _ => false,
+    };
+    u32::from(closes)
+}
+
 const FILESERVER: &[Step] = &[
     Step::Create,
     Step::WriteWhole,
@@ -282,6 +298,9 @@ struct Thread {
     fd: Option<u64>,
     /// Calls of the current step not handed out yet.
     pending: Out,
+    /// System calls and flowops made since the thread's last call was
+    /// handed out: paid before its next one ([`CallExtras::syscalls`]).
+    debt: Syscalls,
     /// oltp: the next data file (`opennext`), the writes left of a
     /// database writer's batch, and the semaphore waits it entered.
     cursor: u64,
@@ -372,6 +391,22 @@ pub struct FileBench {
     quiet: u32,
     /// What the flows did so far.
     pub stats: FileStats,
+    /// Filebench's IO Summary counts, and where they stood at the ramp's
+    /// end.
+    io: IoCounts,
+    io_at_ramp: IoCounts,
+}
+
+/// What Filebench's IO Summary counts (`stats_snap`): its I/O flowops
+/// (`FLOW_TYPE_IO` and `FLOW_TYPE_AIO`: openfile, closefile, createfile,
+/// deletefile, statfile, fsync, the reads and the writes; not hog nor the
+/// semaphores), those of them that read and write, and their bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct IoCounts {
+    ops: u64,
+    reads: u64,
+    writes: u64,
+    bytes: u64,
 }
 
 /// `bytes` to one decimal in the largest binary unit under it ("31.8 MiB").
@@ -544,6 +579,8 @@ impl FileBench {
             posts: 0,
             quiet: 0,
             stats: FileStats::default(),
+            io: IoCounts::default(),
+            io_at_ramp: IoCounts::default(),
             p,
         };
         for f in 0..fb.p.files {
@@ -850,9 +887,26 @@ impl FileBench {
             }
         };
         let open = self.threads[t].fd.filter(|&f| self.exists(f));
+        // The flowop's system calls without I/O of their own, and the
+        // closefile flowops before it (the workload files' closefile
+        // follows a file's last use; here it is made before the next
+        // openfile, or deletefile in varmail and fileserver, or the log's
+        // appendfilerand in webserver: see `closes_before`).
+        let closes = closes_before(self.p.kind, self.threads[t].pc);
+        let mut calls = Syscalls {
+            close: closes,
+            flowops: closes + u32::from(step != Step::OpenLog),
+            ..Syscalls::default()
+        };
+        // Whether the flowop ran (Filebench counts no flowop that found no
+        // file), and the bytes it read or wrote.
+        let skipped = self.stats.skipped;
+        let mut ran = step != Step::OpenLog;
+        let (mut read, mut written) = (None, None);
         match step {
             Step::Delete => match self.pick(true) {
                 Some(f) => {
+                    calls.unlink = 1;
                     self.stats.deletes += 1;
                     self.delete(f, &mut out, stream);
                 }
@@ -863,6 +917,9 @@ impl FileBench {
             },
             Step::Create => match self.pick(false) {
                 Some(f) if self.create(f, &mut out, stream) => {
+                    // fileset_openfile stats the parent directory first.
+                    calls.create = 1;
+                    calls.stat = 1;
                     self.stats.creates += 1;
                     self.threads[t].fd = Some(f);
                 }
@@ -878,7 +935,9 @@ impl FileBench {
             },
             Step::Open => {
                 self.threads[t].fd = self.pick(true);
+                ran = self.threads[t].fd.is_some();
                 if let Some(f) = self.threads[t].fd {
+                    calls.open = 1;
                     let now = self.now;
                     self.fs.stat(f as u32, now, &mut self.calls);
                     self.emit(f, &mut out, stream);
@@ -887,8 +946,14 @@ impl FileBench {
             Step::OpenLog => self.threads[t].fd = Some(self.log),
             Step::Append => {
                 if let Some(f) = open {
+                    // flowoplib_appendfilerand: the size from /dev/urandom
+                    // (fb_urandom64), an lseek to the end, the write.
+                    calls.other = 1;
                     let n = self.rng.gen_range(0..self.p.append);
+                    ran = n > 0;
                     if n > 0 {
+                        written = Some(n);
+                        calls.other += 1;
                         self.stats.appends += 1;
                         self.write_at_end(f, n, &mut out, stream);
                     }
@@ -904,6 +969,7 @@ impl FileBench {
                 if let Some(f) = open {
                     self.stats.whole_writes += 1;
                     let n = self.files[f as usize].nominal;
+                    written = Some(n);
                     self.write_at_end(f, n, &mut out, stream);
                 } else {
                     self.stats.skipped += 1;
@@ -912,6 +978,10 @@ impl FileBench {
             }
             Step::ReadWhole => {
                 if let Some(f) = open {
+                    // flowoplib_readwholefile: an lseek to 0, the reads,
+                    // and the read that meets the end of the file.
+                    calls.other = 2;
+                    read = Some(self.fs.size(f as u32));
                     self.stats.whole_reads += 1;
                     self.read_whole(f, &mut out, stream);
                 } else {
@@ -941,15 +1011,34 @@ impl FileBench {
             }
             Step::Stat => {
                 self.stats.stats += 1;
-                if let Some(f) = self.pick(true) {
+                let picked = self.pick(true);
+                ran = picked.is_some();
+                if let Some(f) = picked {
+                    calls.stat = 1;
                     let now = self.now;
                     self.fs.stat(f as u32, now, &mut self.calls);
                     self.emit(f, &mut out, stream);
                 }
             }
         }
+        if ran && self.stats.skipped == skipped {
+            self.io.ops += 1;
+            if let Some(n) = read {
+                self.io.reads += 1;
+                self.io.bytes += n;
+            }
+            if let Some(n) = written {
+                self.io.writes += 1;
+                self.io.bytes += n;
+            }
+        }
+        self.io.ops += closes as u64;
         let th = &mut self.threads[t];
         th.pc = (th.pc + 1) % len;
+        th.debt.add(&calls);
+        if let Some(first) = out.front_mut() {
+            first.2.syscalls = std::mem::take(&mut th.debt);
+        }
         th.pending = out;
         false
     }
@@ -983,12 +1072,21 @@ impl FileBench {
             return;
         }
         self.emit(f, &mut out, t as u32);
+        self.io.ops += 1;
+        self.io.bytes += io;
+        if op == IoOp::Read {
+            self.io.reads += 1;
+        } else {
+            self.io.writes += 1;
+        }
         let mut first = true;
         for (r, _, x) in out.iter_mut() {
             if r.tag == Self::ino(f) {
                 x.dsync = extras.dsync;
                 if first {
                     x.cpu_cycles = extras.cpu_cycles;
+                    // The I/O flowop, and the hog before it.
+                    x.syscalls.flowops = 1 + u32::from(extras.cpu_cycles > 0);
                     first = false;
                 }
             }
@@ -1285,6 +1383,10 @@ impl RequestSource for FileBench {
         }
         v
     }
+    fn ramp_over(&mut self, _now: SimTime, _in_flight: u64) {
+        // Filebench's stats_clear: the IO Summary counts from here.
+        self.io_at_ramp = self.io;
+    }
     fn report_sections(&self, _end: SimTime) -> Vec<(String, serde_json::Value)> {
         let mut st = self.fs.stats();
         (
@@ -1371,6 +1473,51 @@ impl AppSource for FileBench {
     /// (`threadflow_init` in threadflow.c: `malloc` then `memset`):
     /// `memsize=10m` in varmail.f, fileserver.f and webserver.f,
     /// `$memperthread` (1m) for every oltp.f thread.
+    /// Filebench 1.4.9's IO Summary (`stats_snap` in stats.c) of the
+    /// measured span: every I/O flowop counted (open, close, create,
+    /// delete, stat and fsync included) as it is made, ops/s over the
+    /// span, the reading and writing flowops per second, MiB/s of their
+    /// bytes, and the host's CPU (user and system, not interrupts) and the
+    /// flowops' summed latency each divided by the reading and writing
+    /// flowops, as Filebench divides them. `line` is Filebench's own.
+    fn host_report(&self, host: &crate::workload::HostRun) -> Vec<(String, serde_json::Value)> {
+        let io = IoCounts {
+            ops: self.io.ops - self.io_at_ramp.ops,
+            reads: self.io.reads - self.io_at_ramp.reads,
+            writes: self.io.writes - self.io_at_ramp.writes,
+            bytes: self.io.bytes - self.io_at_ramp.bytes,
+        };
+        let secs = host.secs;
+        let per_s = |n: f64| if secs > 0.0 { n / secs } else { 0.0 };
+        let rw = (io.reads + io.writes) as f64;
+        let per_rw = |n: f64| if rw > 0.0 { n / rw } else { 0.0 };
+        let ops_s = per_s(io.ops as f64);
+        let (r_s, w_s) = (per_s(io.reads as f64), per_s(io.writes as f64));
+        let mb_s = per_s(io.bytes as f64 / 1048576.0);
+        let cpu_us = per_rw(host.cpu_ns as f64 / 1e3);
+        let lat_ms = per_rw(host.latency_ns as f64 / 1e6);
+        let line = format!(
+            "IO Summary: {:5} ops, {ops_s:5.3} ops/s, ({r_s:.0}/{w_s:.0} r/w), {mb_s:5.1}mb/s, {cpu_us:6.0}us cpu/op, {lat_ms:5.1}ms latency",
+            io.ops
+        );
+        vec![(
+            "filebench".into(),
+            serde_json::json!({
+                "io_summary": {
+                    "ops": io.ops,
+                    "ops_per_s": ops_s,
+                    "reads": io.reads,
+                    "writes": io.writes,
+                    "reads_per_s": r_s,
+                    "writes_per_s": w_s,
+                    "mb_per_s": mb_s,
+                    "cpu_us_per_op": cpu_us,
+                    "latency_ms": lat_ms,
+                    "line": line,
+                }
+            }),
+        )]
+    }
     fn memory(&self) -> u64 {
         let memsize = match self.params().kind {
             PersonalityKind::Oltp => OLTP_MEMSIZE,

@@ -4,7 +4,7 @@
 //! fio-style generator ([`workload`]), block-trace replay ([`trace`]),
 //! Filebench-like personalities ([`personality`]) and Filebench's flowops
 //! over a file system ([`filebench`], [`fs`]), the page cache and writeback
-//! ([`pagecache`]), tenants ([`flows`]), and the block layer's I/O schedulers
+//! ([`pagecache`]) on the host's cores ([`cpu`]), tenants ([`flows`]), and the block layer's I/O schedulers
 //! ([`scheds`]). It talks to the device core (`ssd-core`) through
 //! `ssd_core::workload::RequestSource` (a source's requests and the
 //! engine's events), `ssd_core::sched::IoScheduler` (the elevator the
@@ -22,6 +22,7 @@
 #![warn(missing_docs)]
 
 pub mod config;
+pub mod cpu;
 pub mod filebench;
 pub mod flows;
 pub mod fs;

@@ -16,8 +16,9 @@
 //!   rotates dirty, writeback and locked pages to the head, as
 //!   `shrink_page_list` does; a thread that finds nothing to evict waits for
 //!   the next completion.
-//! * **Reads** copy from the cache (`copy_mbps`); a miss is read from the
-//!   device with Linux's on-demand readahead (mm/readahead.c,
+//! * **Reads** copy from the cache on the host's cores (`cpu.copy_mbps`,
+//!   [`crate::cpu`]); a miss is read from the device with Linux's on-demand
+//!   readahead (mm/readahead.c,
 //!   `ondemand_readahead`): the initial window is `get_init_ra_size` of the
 //!   request, a sequential stream ramps it by `get_next_ra_size` up to
 //!   `read_ahead_kb`, a hit on the `PG_readahead` page starts the next window
@@ -68,10 +69,12 @@
 //! file dirty lists and fsync are one state machine over `PageCache`'s private
 //! state; a split would hand that state to sibling modules field by field.
 
+use crate::cpu::{Cores, CpuConfig, Syscalls, Work};
 use crate::fs::Kernel;
 use crate::idset::IdSet;
 use crate::workload::{
-    AppSource, CallExtras, HostEvent, HostRequest, IoOp, RequestSource, SourceError, Timing,
+    AppSource, CallExtras, HostEvent, HostRequest, HostRun, IoOp, RequestSource, SourceError,
+    Timing,
 };
 use serde::{Deserialize, Serialize};
 use ssd_core::error::{invalid, ConfigError};
@@ -153,16 +156,6 @@ pub struct PageCacheConfig {
     pub dirty_writeback_centisecs: u32,
     /// `/sys/block/*/queue/read_ahead_kb` (0: no readahead).
     pub read_ahead_kb: u32,
-    /// Memory copy bandwidth between the application and the cache, MB/s
-    /// (`copy_to_user`/`copy_from_user` on one core).
-    pub copy_mbps: f64,
-    /// Host CPU cores the application's threads copy on: a copy waits for
-    /// a free core. Default 2, the dual-core host of Sun et al.
-    pub cpus: u32,
-    /// The host cores' clock, GHz: the time of an application's CPU work
-    /// given in cycles (Filebench's `hog`). Default 2.5, the 2.50 GHz
-    /// dual-core host of Sun et al.
-    pub cpu_ghz: f64,
 }
 
 impl Default for PageCacheConfig {
@@ -179,9 +172,6 @@ impl Default for PageCacheConfig {
             dirty_expire_centisecs: 3000,
             dirty_writeback_centisecs: 500,
             read_ahead_kb: 128,
-            copy_mbps: 4000.0,
-            cpus: 2,
-            cpu_ghz: 2.5,
         }
     }
 }
@@ -268,27 +258,6 @@ impl PageCacheConfig {
                     format!("{v} bytes is less than two pages (Linux's minimum is 2 pages)"),
                 ));
             }
-        }
-        if self.cpus == 0 || self.cpus > 4096 {
-            return Err(invalid(
-                "page_cache.cpus",
-                format!("{} is not a core count (1..=4096)", self.cpus),
-            ));
-        }
-        if !(self.cpu_ghz.is_finite() && self.cpu_ghz > 0.0 && self.cpu_ghz <= 1000.0) {
-            return Err(invalid(
-                "page_cache.cpu_ghz",
-                format!(
-                    "{} is not a clock rate in GHz (0 < GHz <= 1000)",
-                    self.cpu_ghz
-                ),
-            ));
-        }
-        if !(self.copy_mbps.is_finite() && self.copy_mbps > 0.0) {
-            return Err(invalid(
-                "page_cache.copy_mbps",
-                format!("{} is not a positive bandwidth", self.copy_mbps),
-            ));
         }
         if self.dirty_expire_centisecs as u64 * 10_000_000 > Dur::MAX.0
             || self.dirty_writeback_centisecs as u64 * 10_000_000 > Dur::MAX.0
@@ -654,6 +623,10 @@ struct Stats {
     /// The application's CPU work ([`CallExtras::cpu_cycles`]), summed
     /// over threads.
     cpu_ns: u128,
+    /// The calls' latencies summed, and those of the system calls without
+    /// I/O made before them ([`CallExtras::syscalls`]).
+    calls_ns: u128,
+    syscalls_ns: u128,
     dirty_max: u64,
     reclaim_waits: u64,
     metadata_pages: u64,
@@ -693,9 +666,9 @@ pub struct PageCache<S: AppSource> {
     cap: u64,
     /// How the host's memory divides (the cache's share is `cap`).
     plan: MemoryPlan,
-    copy_ns_per_kib: f64,
-    /// When each host core is free of the copies booked on it.
-    cores: Vec<SimTime>,
+    /// The host's CPU: what work costs, and the cores it runs on.
+    cpu: CpuConfig,
+    cores: Cores,
     max_req_pages: u64,
     dev_pages: u64,
     ra_max: u64,
@@ -775,7 +748,8 @@ impl<S: AppSource> PageCache<S> {
     /// of `dev_bytes`, whose block layer splits requests at `max_request`
     /// bytes.
     ///
-    /// The host runs the current kernel (see [`PageCache::on_kernel`]).
+    /// The host runs the current kernel on the default CPU (see
+    /// [`PageCache::on_host`]).
     pub fn new(
         app: S,
         cfg: &PageCacheConfig,
@@ -783,21 +757,31 @@ impl<S: AppSource> PageCache<S> {
         dev_bytes: u64,
         max_request: u64,
     ) -> Result<Self, ConfigError> {
-        Self::on_kernel(app, cfg, Kernel::Current, io, dev_bytes, max_request)
+        Self::on_host(
+            app,
+            cfg,
+            &CpuConfig::default(),
+            Kernel::Current,
+            io,
+            dev_bytes,
+            max_request,
+        )
     }
 
-    /// As [`PageCache::new`], on a host running `kernel` (what its memory
-    /// rules follow: [`PageCacheConfig::plan`]). The application's memory
-    /// is what `app` says it holds ([`AppSource::memory`]).
-    pub fn on_kernel(
+    /// As [`PageCache::new`], on a host of `cpu` running `kernel` (what its
+    /// memory rules follow: [`PageCacheConfig::plan`]). The application's
+    /// memory is what `app` says it holds ([`AppSource::memory`]).
+    pub fn on_host(
         app: S,
         cfg: &PageCacheConfig,
+        cpu: &CpuConfig,
         kernel: Kernel,
         io: AppIo,
         dev_bytes: u64,
         max_request: u64,
     ) -> Result<Self, ConfigError> {
         cfg.validate()?;
+        cpu.validate()?;
         let plan = cfg.plan(kernel, app.memory())?;
         let depth = match app.timing() {
             Timing::ClosedLoop { depth } => depth.max(1),
@@ -817,8 +801,8 @@ impl<S: AppSource> PageCache<S> {
             io,
             cap: plan.cache / PAGE,
             plan,
-            copy_ns_per_kib: 1024.0 * 1000.0 / cfg.copy_mbps,
-            cores: vec![SimTime::ZERO; cfg.cpus as usize],
+            cores: Cores::new(cpu.cores),
+            cpu: cpu.clone(),
             max_req_pages: (max_request / PAGE).max(1),
             dev_pages: dev_bytes / PAGE,
             ra_max: cfg.read_ahead_kb as u64 / 4,
@@ -1067,32 +1051,51 @@ impl<S: AppSource> PageCache<S> {
     fn expire(&self) -> Dur {
         Dur(self.cfg.dirty_expire_centisecs as u64 * 10_000_000)
     }
-    fn copy_time(&self, bytes: u64) -> Dur {
-        Dur((bytes as f64 / 1024.0 * self.copy_ns_per_kib).round() as u64)
+    /// The copy of request `r`'s bytes between the application and its
+    /// pages, from now on the first core free: when it ends.
+    fn copy(&mut self, r: &HostRequest) -> SimTime {
+        let (lo, hi) = Self::span(r);
+        let d = self.cpu.copy(r.bytes(), hi - lo);
+        self.cores.run(self.now, d, Work::Copy)
     }
-    /// A copy of `bytes` starting now on the first core free (lowest
-    /// number on a tie): when it ends.
-    fn copy(&mut self, bytes: u64) -> SimTime {
-        let d = self.copy_time(bytes);
-        self.on_core(d)
-    }
-    /// `cycles` of the application's CPU work, on the first core free.
-    fn compute(&mut self, cycles: u64) -> SimTime {
-        let d = Dur((cycles as f64 / self.cfg.cpu_ghz).round() as u64);
+    /// What a thread does before its call: the application's computing
+    /// (`cycles`, a hog flowop), then the system calls and benchmark
+    /// operations it made since its last call, then the call's entry
+    /// (`entry`, [`PageCache::entry_cost`]), one after the other on one
+    /// core: when the call starts and when its entry ends.
+    fn before_call(&mut self, cycles: u64, calls: &Syscalls, entry: Dur) -> (SimTime, SimTime) {
+        let d = self.cpu.cycles(cycles);
         self.stats.cpu_ns += d.0 as u128;
-        self.on_core(d)
+        let bench = Dur(calls.flowops as u64 * self.cpu.flowop);
+        let [computed, called, start, entered] = self.cores.run_all(
+            self.now,
+            [
+                (d, Work::App),
+                (self.cpu.calls(calls), Work::Kernel),
+                (bench, Work::Benchmark),
+                (entry, Work::Kernel),
+            ],
+        );
+        // The system calls' latency, their wait for a core included.
+        self.stats.syscalls_ns += (called.0 - computed.0) as u128;
+        (start, entered)
     }
-    /// `d` of work on the first core free: when it ends.
-    fn on_core(&mut self, d: Dur) -> SimTime {
-        let (k, &free) = self
-            .cores
-            .iter()
-            .enumerate()
-            .min_by_key(|&(k, &f)| (f.max(self.now), k))
-            .expect("at least one core");
-        let end = free.max(self.now) + d;
-        self.cores[k] = end;
-        end
+    /// A call of the thread's own (fio's fsync=N, end_fsync) entering the
+    /// kernel now: when its entry ends.
+    fn call_entry(&mut self, op: IoOp) -> SimTime {
+        let d = self.entry_cost(op);
+        self.cores.run(self.now, d, Work::Kernel)
+    }
+    /// An application call's entry into the kernel and its own path
+    /// (`read`, `write` or `fsync`; its pages are paid with its copy).
+    fn entry_cost(&self, op: IoOp) -> Dur {
+        let own = match op {
+            IoOp::Read => self.cpu.read,
+            IoOp::Write => self.cpu.write,
+            IoOp::Flush => self.cpu.fsync,
+            IoOp::Trim => 0,
+        };
+        Dur(self.cpu.syscall + own)
     }
 
     // ------------------------------------------------------------ I/O
@@ -1177,6 +1180,14 @@ impl<S: AppSource> PageCache<S> {
             tag,
         };
         self.out_push(sub, r);
+        // The submitter pays the request's way through the block layer
+        // (an application thread moves on once it has; the flusher's CPU
+        // is booked, its own pace is the device's).
+        let from = self.threads[sub].until.max(self.now);
+        let end = self.cores.run(from, Dur(self.cpu.submit), Work::Submit);
+        if sub > 0 {
+            self.threads[sub].until = end;
+        }
         tag
     }
 
@@ -1556,28 +1567,36 @@ impl<S: AppSource> PageCache<S> {
                         Some(r) => {
                             let (more, extras, seq) = th.more.pop_front().unwrap_or_default();
                             th.dsync = extras.dsync;
-                            if extras.cpu_cycles > 0 && !th.in_call {
-                                // The thread computes first (a hog flowop):
-                                // the call starts when that ends.
-                                th.queue.push_front(r);
-                                let rest = CallExtras {
-                                    cpu_cycles: 0,
-                                    ..extras
-                                };
-                                th.more.push_front((more, rest, seq));
-                                self.threads[t].until = self.compute(extras.cpu_cycles);
-                                continue;
-                            }
+                            let first_piece = !th.in_call;
+                            // An application call enters the kernel (a
+                            // file system's own I/O and metadata are the
+                            // call's that made them, an unlink its
+                            // deletefile's).
+                            let app_call =
+                                r.tag != METADATA_INO && r.tag != FS_INO && !extras.unlink;
+                            let entry = if app_call && first_piece {
+                                self.entry_cost(r.op)
+                            } else {
+                                Dur(0)
+                            };
+                            // The thread computes first (a hog flowop) and
+                            // makes its calls without I/O: the call starts
+                            // when they end, then enters the kernel.
+                            let (start, entered) = if first_piece {
+                                self.before_call(extras.cpu_cycles, &extras.syscalls, entry)
+                            } else {
+                                (self.now, self.now)
+                            };
                             let th = &mut self.threads[t];
-                            if !th.in_call {
-                                th.call_started = self.now;
+                            if first_piece {
+                                th.call_started = start;
                             }
                             th.in_call = more;
                             th.seq = seq;
                             th.op = Some(r);
                             th.ino = r.tag;
                             th.own_fsync = false;
-                            th.started = self.now;
+                            th.started = start;
                             th.deferred.clear();
                             th.stage = match r.op {
                                 _ if extras.unlink => Stage::Unlink,
@@ -1587,6 +1606,7 @@ impl<S: AppSource> PageCache<S> {
                                 IoOp::Flush => Stage::SyncStart,
                                 IoOp::Trim => Stage::TrimStart,
                             };
+                            self.threads[t].until = entered;
                         }
                         None => {
                             // The source is exhausted: no call will come.
@@ -1599,6 +1619,7 @@ impl<S: AppSource> PageCache<S> {
                                 th.op = None;
                                 th.started = self.now;
                                 th.stage = Stage::SyncStart;
+                                self.threads[t].until = self.call_entry(IoOp::Flush);
                             } else {
                                 th.stage = Stage::Done;
                                 return;
@@ -1663,7 +1684,7 @@ impl<S: AppSource> PageCache<S> {
                         continue;
                     }
                     self.stats.bytes_read += r.bytes();
-                    self.threads[t].until = self.copy(r.bytes());
+                    self.threads[t].until = self.copy(&r);
                     self.threads[t].stage = Stage::Complete;
                 }
                 Stage::WriteStart => {
@@ -1734,7 +1755,7 @@ impl<S: AppSource> PageCache<S> {
                         continue;
                     }
                     self.stats.bytes_written += r.bytes();
-                    self.threads[t].until = self.copy(r.bytes());
+                    self.threads[t].until = self.copy(&r);
                     self.threads[t].stage = Stage::WriteCopied;
                 }
                 Stage::WriteCopied => {
@@ -2046,6 +2067,7 @@ impl<S: AppSource> PageCache<S> {
                     // A piece more pieces of its call follow is not a call.
                     if !(th.op.is_some() && th.in_call) {
                         self.stats.lat[kind].record(lat);
+                        self.stats.calls_ns += lat as u128;
                     }
                     if th.op.is_some() {
                         self.outstanding -= 1;
@@ -2062,6 +2084,7 @@ impl<S: AppSource> PageCache<S> {
                         th.started = self.now;
                         th.deferred.clear();
                         th.stage = Stage::SyncStart;
+                        self.threads[t].until = self.call_entry(IoOp::Flush);
                     } else {
                         th.stage = Stage::Idle;
                     }
@@ -2627,6 +2650,10 @@ impl<S: AppSource> PageCache<S> {
                     "writeback_at_end_bytes": self.nr_wb * PAGE,
                 }),
             ),
+            (
+                "host_cpu".to_string(),
+                self.cores.report(&self.cpu, start, app_end),
+            ),
         ]
     }
 }
@@ -2738,11 +2765,30 @@ impl<S: AppSource> RequestSource for PageCache<S> {
                         }
                     }
                 }
+                // The completion's interrupt and softirq run on a core,
+                // then the switch to each thread it wakes (one waiting for
+                // nothing else), which moves on when its switch ends.
+                let irq = self
+                    .cores
+                    .preempt(now, Dur(self.cpu.complete), Work::Complete);
                 for w in io.waiters.into_iter().chain(self.reclaim_waiters.drain(..)) {
                     self.threads[w as usize].waits -= 1;
-                    if w > 0 {
-                        self.ready.insert(w as usize);
+                    if w == 0 {
+                        continue;
                     }
+                    if self.threads[w as usize].waits == 0 {
+                        let woken = self.cores.preempt(irq, Dur(self.cpu.wakeup), Work::Wakeup);
+                        let th = &mut self.threads[w as usize];
+                        if th.until < woken {
+                            let before = th.until;
+                            th.until = woken;
+                            self.timers.remove(&(before, w));
+                            if woken > now {
+                                self.timers.insert((woken, w));
+                            }
+                        }
+                    }
+                    self.ready.insert(w as usize);
                 }
             }
         }
@@ -2770,6 +2816,19 @@ impl<S: AppSource> RequestSource for PageCache<S> {
     fn report_sections(&self, end: SimTime) -> Vec<(String, serde_json::Value)> {
         let mut v = self.sections();
         v.extend(self.app.report_sections(end));
+        let s = &self.stats;
+        let start = self.start.unwrap_or(SimTime::ZERO);
+        let busy = |w: Work| self.cores.busy(w);
+        let host = HostRun {
+            secs: s.last_end.max(start).since(start).secs_f64(),
+            latency_ns: s.calls_ns + s.syscalls_ns,
+            cpu_ns: busy(Work::Kernel)
+                + busy(Work::Copy)
+                + busy(Work::Submit)
+                + busy(Work::Wakeup)
+                + busy(Work::Benchmark),
+        };
+        v.extend(self.app.host_report(&host));
         v
     }
     fn stop(&mut self, _now: SimTime) {
@@ -2824,6 +2883,7 @@ impl<S: AppSource> RequestSource for PageCache<S> {
             ..Stats::default()
         };
         self.start = Some(now);
+        self.cores.restart();
         self.app.ramp_over(now, self.outstanding as u64);
     }
 }

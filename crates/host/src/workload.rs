@@ -53,6 +53,27 @@ pub trait AppSource: RequestSource {
     fn memory(&self) -> u64 {
         0
     }
+    /// Report sections the application makes of what the host measured of
+    /// its calls (Filebench's IO Summary), beside its own
+    /// (`RequestSource::report_sections`).
+    fn host_report(&self, _host: &HostRun) -> Vec<(String, serde_json::Value)> {
+        Vec::new()
+    }
+}
+
+/// What the host measured of an application's calls over the measured
+/// span (after a ramp), for [`AppSource::host_report`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct HostRun {
+    /// The measured span: from its start to the last call's end, seconds.
+    pub secs: f64,
+    /// The calls' latencies summed (each from its entry to its return),
+    /// with those of the system calls without I/O made before them
+    /// ([`CallExtras::syscalls`]), ns.
+    pub latency_ns: u128,
+    /// The host's CPU time but the application's own computing and the
+    /// interrupts: what Linux counts as user, nice and system time, ns.
+    pub cpu_ns: u128,
 }
 
 /// What an fsync writes after the file's data is written and before the
@@ -109,9 +130,15 @@ pub struct CallExtras {
     /// as fio's `sync` does for every write of a job.
     pub dsync: bool,
     /// CPU cycles the thread computes before the call (Filebench's `hog`
-    /// flowop), on one of the host's cores (`page_cache.cpus`) at
-    /// `page_cache.cpu_ghz`; not part of the call's latency.
+    /// flowop), on one of the host's cores (`cpu.cores`) at `cpu.ghz`; not
+    /// part of the call's latency.
     pub cpu_cycles: u64,
+    /// System calls without I/O of their own and benchmark operations the
+    /// thread made before the call (Filebench's open, close, stat, create
+    /// and delete flowops, and its per-flowop work): their CPU
+    /// ([`crate::cpu::CpuConfig::calls`]) is paid before the call, not part
+    /// of its latency.
+    pub syscalls: crate::cpu::Syscalls,
     /// Not a call but the end of a file the application deleted: its
     /// unlink has dropped the last reference (`iput` -> `evict`), and every
     /// page of the file (the request's tag) leaves the cache, the dirty ones

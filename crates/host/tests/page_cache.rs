@@ -14,6 +14,8 @@ use ssd_core::stats::Report;
 use ssd_core::units::{SimTime, Size};
 use ssd_core::Simulation;
 use ssdsim_host::config::SsdConfig;
+use ssdsim_host::cpu::{CpuConfig, Syscalls};
+use ssdsim_host::fs::Kernel;
 use ssdsim_host::pagecache::{AppIo, PageCache, PageCacheConfig, PAGE};
 use ssdsim_host::scheds::build_sched;
 use ssdsim_host::workload::{
@@ -124,10 +126,12 @@ fn writeback_waits_for_its_thresholds() {
     assert_eq!(written as f64, bgp * PAGE as f64);
     assert!(get(&r, &["page_cache", "dirty_max_pages"]) <= dirty as f64);
     // The first writeback is submitted once the background threshold is
-    // crossed: at the copy of page bg + 1 (1.024 us per 4 KiB at 4 GB/s).
+    // crossed: at the end of write bg + 1, each write's CPU its entry, its
+    // VFS path and its copy, one after the other (one thread).
     let first = log.iter().map(|e| e.2).min().unwrap();
-    let copy_ns = (PAGE as f64 / 4000e6 * 1e9).round() as u64;
-    assert_eq!(first.0, (bg + 1) * copy_ns, "first writeback at {first:?}");
+    let cpu = CpuConfig::default();
+    let write_ns = cpu.syscall + cpu.write + cpu.copy(PAGE, 1).0;
+    assert_eq!(first.0, (bg + 1) * write_ns, "first writeback at {first:?}");
     // Writeback is sorted and merged into max_sectors_kb requests.
     let max = c.sched.max_request.0;
     assert!(log.iter().all(|e| e.1 <= max));
@@ -386,15 +390,21 @@ fn fsync_writes_back_one_file() {
     }
 }
 
-/// Copies share the host's cores: four threads writing 1,000 cached pages
-/// each take 4,000 copy times on one core, 2,000 on two, 1,000 on four.
+/// Host work shares the host's cores: four threads writing 1,000 cached
+/// pages each take 4,000 times a write's CPU (its entry, its own path, its
+/// copy and its page) on one core, 2,000 on two, 1,000 on four.
 #[test]
-fn copies_share_the_host_cores() {
+fn host_work_shares_the_host_cores() {
     use ssdsim_host::workload::VecSource;
     let c = device();
     let s = c.validate().unwrap();
-    let copy_ns = (PAGE as f64 / 4000e6 * 1e9).round();
-    for cpus in [1u32, 2, 4] {
+    for cores in [1u32, 2, 4] {
+        let cpu = CpuConfig {
+            cores,
+            ..CpuConfig::default()
+        };
+        let copy_ns = (PAGE as f64 * 1000.0 / cpu.copy_mbps).round()
+            + (cpu.page + cpu.syscall + cpu.write) as f64;
         let calls: Vec<HostRequest> = (0..4000u64)
             .map(|k| HostRequest {
                 arrival: SimTime::ZERO,
@@ -407,17 +417,36 @@ fn copies_share_the_host_cores() {
             .collect();
         let app = VecSource::new(calls, Timing::ClosedLoop { depth: 8 });
         // 16 MiB written: under the background threshold of 256 MiB.
-        let pc = PageCacheConfig { cpus, ..cache(256) };
-        let src = PageCache::new(app, &pc, AppIo::default(), s.logical_bytes(), 1 << 19).unwrap();
+        let pc = cache(256);
+        let src = PageCache::on_host(
+            app,
+            &pc,
+            &cpu,
+            Kernel::Current,
+            AppIo::default(),
+            s.logical_bytes(),
+            1 << 19,
+        )
+        .unwrap();
         let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
         let sched = build_sched(&c.sched, s.logical_bytes() / 512).unwrap();
         let mut sim = Simulation::new(s.clone(), ftl, src, sched, Record(Rc::default()));
         let r = sim.run().unwrap();
         let t = get(&r, &["app", "time_s"]) * 1e9;
-        let want = 4000.0 / cpus as f64 * copy_ns;
+        let want = 4000.0 / cores as f64 * copy_ns;
         assert!(
             (t - want).abs() <= copy_ns,
-            "{cpus} cores: {t} ns, want {want}"
+            "{cores} cores: {t} ns, want {want}"
+        );
+        let busy = get(&r, &["host_cpu", "busy_s"]) * 1e9;
+        assert!(
+            (busy - 4000.0 * copy_ns).abs() < 1.0,
+            "{cores} cores: busy {busy} ns"
+        );
+        let u = get(&r, &["host_cpu", "utilisation"]);
+        assert!(
+            u > 0.99 && u <= 1.0 + 1e-9,
+            "{cores} cores: utilisation {u}"
         );
     }
 }
@@ -628,8 +657,11 @@ mod property {
             dirty_expire_centisecs: c.expire,
             dirty_writeback_centisecs: c.interval,
             read_ahead_kb: c.ra_kb,
-            cpus: c.cpus,
             ..Default::default()
+        };
+        let cpu = CpuConfig {
+            cores: c.cpus,
+            ..CpuConfig::default()
         };
         let calls = Rc::new(RefCell::new(0u64));
         let (app, io): (Box<dyn AppSource>, AppIo) = match &c.app {
@@ -701,7 +733,16 @@ mod property {
             }
         };
         let app = Counting(app, calls.clone());
-        let src = PageCache::new(app, &pc, io, s.logical_bytes(), d.sched.max_request.0).unwrap();
+        let src = PageCache::on_host(
+            app,
+            &pc,
+            &cpu,
+            Kernel::Current,
+            io,
+            s.logical_bytes(),
+            d.sched.max_request.0,
+        )
+        .unwrap();
         let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
         let sched = build_sched(&d.sched, s.logical_bytes() / 512).unwrap();
         let log: Log = Rc::default();
@@ -1014,13 +1055,31 @@ fn scripted(
     calls: Vec<(HostRequest, CallExtras)>,
     pc: &PageCacheConfig,
 ) -> (Report, Sent, Log, PageCache<Script>) {
+    scripted_on(calls, pc, &CpuConfig::default())
+}
+
+/// As [`scripted`], on a host of `cpu`.
+fn scripted_on(
+    calls: Vec<(HostRequest, CallExtras)>,
+    pc: &PageCacheConfig,
+    cpu: &CpuConfig,
+) -> (Report, Sent, Log, PageCache<Script>) {
     let c = device();
     let s = c.validate().unwrap();
     let app = Script {
         calls: calls.into(),
         last: CallExtras::default(),
     };
-    let cache = PageCache::new(app, pc, AppIo::default(), s.logical_bytes(), 1 << 19).unwrap();
+    let cache = PageCache::on_host(
+        app,
+        pc,
+        cpu,
+        Kernel::Current,
+        AppIo::default(),
+        s.logical_bytes(),
+        1 << 19,
+    )
+    .unwrap();
     let sent: Sent = Rc::default();
     let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
     let sched = build_sched(&c.sched, s.logical_bytes() / 512).unwrap();
@@ -1198,4 +1257,113 @@ fn calls_before_an_unlink_are_served_first() {
         }
         assert_eq!(cache.resident(), 0);
     }
+}
+
+/// One page of file `ino` at page `lpn`, read or written by thread 0.
+fn one_page(op: IoOp, ino: u32, lpn: u64) -> HostRequest {
+    HostRequest {
+        arrival: SimTime::ZERO,
+        op,
+        lba: lpn * 8,
+        sectors: 8,
+        stream: 0,
+        tag: ino,
+    }
+}
+
+/// The system calls a thread makes without I/O before a call (Filebench's
+/// open, close, stat, creat, unlink, lseek and its own per-flowop work)
+/// are CPU on a core before the call, not part of its latency; the call
+/// pays its entry, its own path and its copy. One thread on one core
+/// writing 100 cached pages: each call's time is all of it, one after
+/// the other, and the report's CPU parts are those sums.
+#[test]
+fn calls_without_io_cost_cpu_before_the_call() {
+    let cpu = CpuConfig {
+        cores: 1,
+        ..CpuConfig::default()
+    };
+    let before = Syscalls {
+        open: 1,
+        close: 1,
+        stat: 1,
+        create: 1,
+        unlink: 1,
+        other: 2,
+        flowops: 3,
+    };
+    let calls: Vec<_> = (0..100)
+        .map(|k| {
+            let x = CallExtras {
+                syscalls: before,
+                ..CallExtras::default()
+            };
+            (one_page(IoOp::Write, 5, k), x)
+        })
+        .collect();
+    let (r, ..) = scripted_on(calls, &cache(256), &cpu);
+    // The kernel's part before a call: seven entries and the five calls'
+    // own work.
+    let pre = 7 * cpu.syscall + cpu.open + cpu.close + cpu.stat + cpu.create + cpu.unlink;
+    assert_eq!(cpu.calls(&before).0, pre);
+    let bench = 3 * cpu.flowop;
+    let entry = cpu.syscall + cpu.write;
+    let copy = cpu.copy(PAGE, 1).0;
+    let ns = |path: &[&str]| (get(&r, path) * 1e9).round() as u64;
+    assert_eq!(
+        ns(&["host_cpu", "busy_by_work_s", "kernel"]),
+        100 * (pre + entry)
+    );
+    assert_eq!(
+        ns(&["host_cpu", "busy_by_work_s", "benchmark"]),
+        100 * bench
+    );
+    assert_eq!(ns(&["host_cpu", "busy_by_work_s", "copy"]), 100 * copy);
+    // One core, one thread: the calls follow each other; the first's
+    // system calls start the measured span.
+    let t = ns(&["app", "time_s"]);
+    assert_eq!(t, 100 * (pre + bench + entry + copy));
+    // A write's latency is its entry and its copy.
+    let mean = get(&r, &["app", "latency_us", "write", "mean"]) * 1e3;
+    assert!(
+        (mean - (entry + copy) as f64).abs() < 1.0,
+        "write latency {mean} ns, want {}",
+        entry + copy
+    );
+}
+
+/// A completion wakes its waiter after the interrupt and the switch to it
+/// (`CpuConfig::complete`, `CpuConfig::wakeup`): reads of pages not
+/// cached, one at a time on an idle device, each take the switch longer
+/// than with a free one; the device's part is the same.
+#[test]
+fn a_completion_wakes_its_waiter_after_the_switch() {
+    let pc = PageCacheConfig {
+        read_ahead_kb: 0,
+        ..cache(256)
+    };
+    let calls: Vec<_> = (0..50)
+        .map(|k| (one_page(IoOp::Read, 5, k * 1_000), CallExtras::default()))
+        .collect();
+    let run = |cpu: &CpuConfig| {
+        let (r, ..) = scripted_on(calls.clone(), &pc, cpu);
+        assert_eq!(get(&r, &["app", "reads"]), 50.0);
+        get(&r, &["app", "latency_us", "read", "mean"]) * 1e3
+    };
+    let cpu = CpuConfig {
+        complete: 3_000,
+        ..CpuConfig::default()
+    };
+    let free = CpuConfig {
+        complete: 0,
+        wakeup: 0,
+        ..cpu.clone()
+    };
+    let (paid, unpaid) = (run(&cpu), run(&free));
+    let want = (cpu.complete + cpu.wakeup) as f64;
+    assert!(
+        (paid - unpaid - want).abs() < 1.0,
+        "read latency {paid} ns against {unpaid} ns: {} ns more, want {want}",
+        paid - unpaid
+    );
 }

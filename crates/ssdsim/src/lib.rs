@@ -295,6 +295,16 @@ impl ssdsim_host::workload::AppSource for AnySource {
             _ => 0,
         }
     }
+    fn host_report(
+        &self,
+        host: &ssdsim_host::workload::HostRun,
+    ) -> Vec<(String, serde_json::Value)> {
+        match self {
+            AnySource::FileBench(s) => s.host_report(host),
+            AnySource::Recorded(s) => s.host_report(host),
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// Build the workload source a configuration names: its `[[flow]]`s, or
@@ -430,9 +440,10 @@ fn build_one(
             end_fsync: w.end_fsync,
         },
     };
-    let cache = ssdsim_host::pagecache::PageCache::on_kernel(
+    let cache = ssdsim_host::pagecache::PageCache::on_host(
         app,
         &cfg.page_cache,
+        &cfg.cpu,
         cfg.fs.kernel(),
         io,
         logical,
@@ -1436,6 +1447,7 @@ fn set_in_section(cfg: &mut SsdConfig, parts: &[&str], value: &toml::Value) -> O
         "sim" => c.sim = edit(&c.sim, rest, value)?,
         "replay" => c.replay = edit(&c.replay, rest, value)?,
         "page_cache" => c.page_cache = edit(&c.page_cache, rest, value)?,
+        "cpu" => c.cpu = edit(&c.cpu, rest, value)?,
         "fs" => c.fs = edit(&c.fs, rest, value)?,
         "personality" => c.personality = Some(edit(c.personality.as_ref()?, rest, value)?),
         "trace" => c.trace = Some(edit(c.trace.as_ref()?, rest, value)?),

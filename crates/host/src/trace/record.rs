@@ -180,4 +180,7 @@ impl<S: AppSource> AppSource for Recorder<S> {
     fn memory(&self) -> u64 {
         self.inner.memory()
     }
+    fn host_report(&self, host: &crate::workload::HostRun) -> Vec<(String, serde_json::Value)> {
+        self.inner.host_report(host)
+    }
 }
