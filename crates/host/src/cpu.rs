@@ -316,18 +316,25 @@ impl Cores {
         }
     }
 
-    /// `d` of `work` asked for at `now`, on the first core free (lowest
-    /// number on a tie): when it ends. Nothing is booked for no time.
-    pub fn run(&mut self, now: SimTime, d: Dur, work: Work) -> SimTime {
-        if d.0 == 0 {
-            return now;
-        }
+    /// The core free first from `now` (the lowest numbered on a tie), and
+    /// when it is free of what is booked on it.
+    fn first_free(&self, now: SimTime) -> (usize, SimTime) {
         let (k, &free) = self
             .free
             .iter()
             .enumerate()
             .min_by_key(|&(k, &f)| (f.max(now), k))
             .expect("at least one core");
+        (k, free)
+    }
+
+    /// `d` of `work` asked for at `now`, on the first core free (lowest
+    /// number on a tie): when it ends. Nothing is booked for no time.
+    pub fn run(&mut self, now: SimTime, d: Dur, work: Work) -> SimTime {
+        if d.0 == 0 {
+            return now;
+        }
+        let (k, free) = self.first_free(now);
         let end = free.max(now) + d;
         self.free[k] = end;
         self.busy[work as usize] += d.0 as u128;
@@ -342,12 +349,7 @@ impl Cores {
         now: SimTime,
         parts: [(Dur, Work); N],
     ) -> [SimTime; N] {
-        let (k, &free) = self
-            .free
-            .iter()
-            .enumerate()
-            .min_by_key(|&(k, &f)| (f.max(now), k))
-            .expect("at least one core");
+        let (k, free) = self.first_free(now);
         let mut at = free.max(now);
         let mut ends = [now; N];
         let mut busy = false;
@@ -375,12 +377,7 @@ impl Cores {
         if d.0 == 0 {
             return now;
         }
-        let (k, &free) = self
-            .free
-            .iter()
-            .enumerate()
-            .min_by_key(|&(k, &f)| (f.max(now), k))
-            .expect("at least one core");
+        let (k, free) = self.first_free(now);
         self.free[k] = free.max(now) + d;
         self.busy[work as usize] += d.0 as u128;
         if free > now {
