@@ -259,10 +259,6 @@ pub struct Syscalls {
 }
 
 impl Syscalls {
-    /// Nothing to pay.
-    pub fn is_empty(&self) -> bool {
-        *self == Syscalls::default()
-    }
     /// Both lots.
     pub fn add(&mut self, o: &Syscalls) {
         self.open += o.open;
@@ -331,14 +327,7 @@ impl Cores {
     /// `d` of `work` asked for at `now`, on the first core free (lowest
     /// number on a tie): when it ends. Nothing is booked for no time.
     pub fn run(&mut self, now: SimTime, d: Dur, work: Work) -> SimTime {
-        if d.0 == 0 {
-            return now;
-        }
-        let (k, free) = self.first_free(now);
-        let end = free.max(now) + d;
-        self.free[k] = end;
-        self.busy[work as usize] += d.0 as u128;
-        end
+        self.run_all(now, [(d, work)])[0]
     }
 
     /// Pieces of work one thread asks for at `now`, one after the other on
