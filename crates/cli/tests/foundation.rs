@@ -47,6 +47,7 @@ mod analytic {
                 sectors: 8,
                 stream: 0,
                 tag: 0,
+                sync: false,
             },
             HostRequest {
                 arrival: SimTime(0),
@@ -55,6 +56,7 @@ mod analytic {
                 sectors: 8,
                 stream: 0,
                 tag: 0,
+                sync: false,
             },
         ];
         let src = VecSource::new(reqs, Timing::ClosedLoop { depth: 1 });
@@ -399,6 +401,7 @@ mod completion {
             sectors: 8,
             stream: 0,
             tag: 0,
+            sync: false,
         };
         let reqs = vec![req(0), req(SimTime::MAX_ARRIVAL.0 + 1)];
         let src = VecSource::new(reqs, Timing::OpenLoop);

@@ -129,6 +129,7 @@ impl RequestSource for Personality {
             sectors: CHUNK,
             stream: s as u32,
             tag: 0,
+            sync: false,
         };
         p.next += CHUNK as u64;
         p.left -= 1;
@@ -152,7 +153,7 @@ fn main() {
             let s = c.validate().expect("valid config");
             let cap = s.logical_bytes() / 512;
             let ftl = ftl::build(&s.config.ftl, &s.shape()).expect("page FTL");
-            let sched = build_sched(&c.sched, cap).expect("scheduler");
+            let sched = build_sched(&c.sched, cap, c.host.queue_depth).expect("scheduler");
             let src = Personality::new(kind, number_ios, c.sim.seed, cap);
             let mut sim = Simulation::new(s, ftl, src, sched, NullObserver);
             sim.precondition();

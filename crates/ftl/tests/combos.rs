@@ -580,6 +580,7 @@ fn build_source(c: &Case, cfg: &SsdConfig, set: &Settings) -> Src {
                         sectors: if flush { 0 } else { sectors as u32 },
                         stream,
                         tag: 0,
+                        sync: false,
                     }
                 })
                 .collect();
@@ -854,7 +855,12 @@ struct Outcome {
 fn run_case(c: &Case) -> Result<Outcome, String> {
     let (cfg, set) = drive(c);
     let f = ftl::build(&set.config.ftl, &set.shape()).map_err(|e| e.to_string())?;
-    let q = build_sched(&cfg.sched, set.logical_bytes() / SECTOR).map_err(|e| e.to_string())?;
+    let q = build_sched(
+        &cfg.sched,
+        set.logical_bytes() / SECTOR,
+        cfg.host.queue_depth,
+    )
+    .map_err(|e| e.to_string())?;
     let src = build_source(c, &cfg, &set);
     let l: Shared = Rc::default();
     l.borrow_mut().open_loop = src.timing() == Timing::OpenLoop;

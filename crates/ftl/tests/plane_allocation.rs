@@ -41,6 +41,7 @@ fn writes(lpns: &[u64]) -> VecSource {
             sectors: 8,
             stream: 0,
             tag: i as u32,
+            sync: false,
         })
         .collect();
     VecSource::new(reqs, Timing::ClosedLoop { depth: 32 })

@@ -686,6 +686,7 @@ impl FileBench {
                     sectors: (bytes / SECTOR) as u32,
                     stream,
                     tag: Self::ino(f),
+                    sync: false,
                 },
                 FsCall::Meta { block } => {
                     self.stats.metadata_writes += 1;
@@ -696,9 +697,15 @@ impl FileBench {
                         sectors: (BLOCK / SECTOR) as u32,
                         stream,
                         tag: METADATA_INO,
+                        sync: false,
                     }
                 }
-                FsCall::Direct { op, block, blocks } => {
+                FsCall::Direct {
+                    op,
+                    block,
+                    blocks,
+                    sync,
+                } => {
                     self.stats.fs_calls += 1;
                     HostRequest {
                         arrival: SimTime::ZERO,
@@ -707,6 +714,7 @@ impl FileBench {
                         sectors: blocks * (BLOCK / SECTOR) as u32,
                         stream,
                         tag: FS_INO,
+                        sync,
                     }
                 }
                 FsCall::Flush => {
@@ -718,6 +726,7 @@ impl FileBench {
                         sectors: 0,
                         stream,
                         tag: FS_INO,
+                        sync: false,
                     }
                 }
             };
@@ -776,6 +785,7 @@ impl FileBench {
                 sectors: 0,
                 stream,
                 tag: Self::ino(f),
+                sync: false,
             },
             false,
             CallExtras {
@@ -1000,6 +1010,7 @@ impl FileBench {
                             sectors: 0,
                             stream,
                             tag: Self::ino(f),
+                            sync: false,
                         },
                         false,
                         CallExtras::default(),
@@ -1418,13 +1429,19 @@ impl AppSource for FileBench {
             let base = self.base;
             for c in self.calls.drain(..) {
                 let r = match c {
-                    FsCall::Direct { op, block, blocks } => HostRequest {
+                    FsCall::Direct {
+                        op,
+                        block,
+                        blocks,
+                        sync,
+                    } => HostRequest {
                         arrival: SimTime::ZERO,
                         op,
                         lba: (base + block) * (BLOCK / SECTOR),
                         sectors: blocks * (BLOCK / SECTOR) as u32,
                         stream,
                         tag: FS_INO,
+                        sync,
                     },
                     FsCall::Flush => HostRequest {
                         arrival: SimTime::ZERO,
@@ -1433,6 +1450,7 @@ impl AppSource for FileBench {
                         sectors: 0,
                         stream,
                         tag: FS_INO,
+                        sync: false,
                     },
                     FsCall::Meta { block } => HostRequest {
                         arrival: SimTime::ZERO,
@@ -1441,6 +1459,7 @@ impl AppSource for FileBench {
                         sectors: (BLOCK / SECTOR) as u32,
                         stream,
                         tag: METADATA_INO,
+                        sync: false,
                     },
                     FsCall::Data { .. } => unreachable!("background work moves no file data here"),
                 };

@@ -598,8 +598,8 @@ enum FsStep {
     Ordered(u32),
     /// Write these metadata pages if dirty.
     Metadata(Vec<u64>),
-    /// Direct writes (page runs).
-    Direct(Vec<(u64, u32)>),
+    /// Direct writes (page runs, each `REQ_SYNC` or not).
+    Direct(Vec<(u64, u32, bool)>),
     Flush,
 }
 
@@ -1111,7 +1111,8 @@ impl<S: AppSource> PageCache<S> {
     }
 
     /// Queue a request of submitter `sub` (thread index) over `n` pages from
-    /// `lpn`; `waiter` waits for it.
+    /// `lpn`; `waiter` waits for it; `sync` marks a write `REQ_SYNC`.
+    #[allow(clippy::too_many_arguments)]
     fn submit(
         &mut self,
         sub: usize,
@@ -1120,6 +1121,7 @@ impl<S: AppSource> PageCache<S> {
         lpn: u64,
         n: u32,
         waiter: Option<usize>,
+        sync: bool,
     ) -> u32 {
         let tag = self.new_tag();
         let (op, lba, sectors) = match kind {
@@ -1178,6 +1180,7 @@ impl<S: AppSource> PageCache<S> {
             sectors: sectors as u32,
             stream: self.threads[sub].stream,
             tag,
+            sync,
         };
         self.out_push(sub, r);
         // The submitter pays the request's way through the block layer
@@ -1213,7 +1216,12 @@ impl<S: AppSource> PageCache<S> {
                 e += 1;
             }
             let n = (e - k) as u32;
-            self.submit(sub, IoKind::Write, ino, s, n, waiter);
+            // Writeback for fsync or O_SYNC is WB_SYNC_ALL, whose writes
+            // are REQ_SYNC (`wbc_to_write_flags`, include/linux/writeback.h;
+            // 2.6.35's `__block_write_full_page` picks WRITE_SYNC_PLUG for
+            // it); the flusher's WB_SYNC_NONE writes are not.
+            let sync = matches!(reason, WB_FSYNC | WB_SYNC_WRITE);
+            self.submit(sub, IoKind::Write, ino, s, n, waiter, sync);
             self.stats.wb_pages[reason] += n as u64;
             self.stats.wb_requests[reason] += 1;
             total += n as u64;
@@ -1246,7 +1254,7 @@ impl<S: AppSource> PageCache<S> {
                     Some((_, c)) if (*c as u64) < self.max_req_pages => *c += 1,
                     _ => {
                         if let Some((s, c)) = run.take() {
-                            self.submit(sub, IoKind::Read, ino, s, c, None);
+                            self.submit(sub, IoKind::Read, ino, s, c, None, false);
                             self.stats.read_requests += 1;
                             self.stats.read_pages += c as u64;
                         }
@@ -1254,14 +1262,14 @@ impl<S: AppSource> PageCache<S> {
                     }
                 }
             } else if let Some((s, c)) = run.take() {
-                self.submit(sub, IoKind::Read, ino, s, c, None);
+                self.submit(sub, IoKind::Read, ino, s, c, None, false);
                 self.stats.read_requests += 1;
                 self.stats.read_pages += c as u64;
             }
             lpn += 1;
         }
         if let Some((s, c)) = run.take() {
-            self.submit(sub, IoKind::Read, ino, s, c, None);
+            self.submit(sub, IoKind::Read, ino, s, c, None, false);
             self.stats.read_requests += 1;
             self.stats.read_pages += c as u64;
         }
@@ -1861,29 +1869,44 @@ impl<S: AppSource> PageCache<S> {
                             if !io.metadata.is_empty() {
                                 steps.push_back(FsStep::Metadata(io.metadata));
                             }
-                            let mut direct = io.direct;
+                            // The log blocks and the commit block with
+                            // their REQ_SYNC as the file system marks them.
+                            let sync = io.sync;
+                            let mut direct: Vec<(u64, u32, bool)> =
+                                io.direct.iter().map(|&(l, n)| (l, n, sync.log)).collect();
                             if io.barrier_each {
                                 // Each run a barrier write of its own: a
                                 // flush before it.
-                                for run in direct {
+                                for (l, n, _) in direct {
                                     steps.push_back(FsStep::Flush);
-                                    steps.push_back(FsStep::Direct(vec![run]));
+                                    steps.push_back(FsStep::Direct(vec![(l, n, sync.commit)]));
                                 }
-                            } else if io.barrier && !direct.is_empty() {
-                                // The commit block after a flush.
-                                let last = direct.last_mut().unwrap();
-                                let cb = (last.0 + last.1 as u64 - 1, 1);
+                            } else if let Some(last) = direct.last_mut() {
+                                // The commit block, after a flush with
+                                // barriers.
+                                let cb = (last.0 + last.1 as u64 - 1, 1, sync.commit);
                                 last.1 -= 1;
                                 if last.1 == 0 {
                                     direct.pop();
                                 }
-                                if !direct.is_empty() {
+                                if io.barrier {
+                                    if !direct.is_empty() {
+                                        steps.push_back(FsStep::Direct(direct));
+                                    }
+                                    steps.push_back(FsStep::Flush);
+                                    steps.push_back(FsStep::Direct(vec![cb]));
+                                } else {
+                                    // One submission; the commit block a
+                                    // request of its own only when its
+                                    // flag differs.
+                                    match direct.last_mut() {
+                                        Some(r) if r.2 == cb.2 && r.0 + r.1 as u64 == cb.0 => {
+                                            r.1 += 1
+                                        }
+                                        _ => direct.push(cb),
+                                    }
                                     steps.push_back(FsStep::Direct(direct));
                                 }
-                                steps.push_back(FsStep::Flush);
-                                steps.push_back(FsStep::Direct(vec![cb]));
-                            } else if !direct.is_empty() {
-                                steps.push_back(FsStep::Direct(direct));
                             }
                         }
                         if let Some(step) = self.threads[t].fs_steps.pop_front() {
@@ -1896,7 +1919,7 @@ impl<S: AppSource> PageCache<S> {
                             continue;
                         }
                         let ino = self.threads[t].ino;
-                        self.submit(t, IoKind::Flush, ino, 0, 0, Some(t));
+                        self.submit(t, IoKind::Flush, ino, 0, 0, Some(t), false);
                         self.stats.flushes += 1;
                         self.threads[t].stage = Stage::Complete;
                         continue;
@@ -1934,7 +1957,7 @@ impl<S: AppSource> PageCache<S> {
                             IoKind::Flush
                         }
                     };
-                    self.submit(t, kind, FS_INO, lo, (hi - lo) as u32, Some(t));
+                    self.submit(t, kind, FS_INO, lo, (hi - lo) as u32, Some(t), r.sync);
                     self.threads[t].stage = Stage::DirectDone;
                 }
                 Stage::DirectDone => {
@@ -2164,19 +2187,19 @@ impl<S: AppSource> PageCache<S> {
                 self.write_runs(t, METADATA_INO, &now_w, WB_FSYNC, Some(t));
             }
             FsStep::Direct(runs) => {
-                for (lpn, n) in runs {
+                for (lpn, n, sync) in runs {
                     // At most max_sectors_kb per request, as any submitter.
                     let mut at = lpn;
                     let end = lpn + n as u64;
                     while at < end {
                         let k = (end - at).min(self.max_req_pages);
-                        self.submit(t, IoKind::Write, FS_INO, at, k as u32, Some(t));
+                        self.submit(t, IoKind::Write, FS_INO, at, k as u32, Some(t), sync);
                         at += k;
                     }
                 }
             }
             FsStep::Flush => {
-                self.submit(t, IoKind::Flush, FS_INO, 0, 0, Some(t));
+                self.submit(t, IoKind::Flush, FS_INO, 0, 0, Some(t), false);
                 self.stats.flushes += 1;
                 self.stats.fs_flushes += 1;
             }

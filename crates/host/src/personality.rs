@@ -420,6 +420,10 @@ impl Personality {
             sectors: (bytes / SECTOR) as u32,
             stream,
             tag: ino,
+            // At block level with `direct`, an O_DIRECT write: REQ_SYNC
+            // (as fio's, [`crate::workload::FioGen`]). Through the page
+            // cache the cache marks its own writes.
+            sync: op == IoOp::Write,
         }
     }
 
@@ -563,6 +567,7 @@ impl Personality {
                     sectors: 0,
                     stream: th,
                     tag: f.ino,
+                    sync: false,
                 });
             }
             return None;

@@ -98,6 +98,31 @@ pub struct FsyncIo {
     /// No device flush after the fsync (`barrier=0`/`nobarrier`: the file
     /// system issues none).
     pub no_flush: bool,
+    /// Which of the direct writes are `REQ_SYNC`: the log blocks, and
+    /// the last block (the commit block).
+    pub sync: CommitSync,
+}
+
+/// Which of a journal's or log's writes the kernel marks `REQ_SYNC`
+/// (`FsConfig::commit_sync` in the file systems): its log blocks, and its last block (the
+/// commit block, super root or last log block). The block layer's
+/// schedulers queue them apart from the flusher's writes when they are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CommitSync {
+    /// The log blocks before the last.
+    pub log: bool,
+    /// The last block.
+    pub commit: bool,
+}
+
+impl Default for CommitSync {
+    /// A current kernel's jbd2 and XFS: every block `REQ_SYNC`.
+    fn default() -> CommitSync {
+        CommitSync {
+            log: true,
+            commit: true,
+        }
+    }
 }
 
 impl FsyncIo {
@@ -665,6 +690,10 @@ impl RequestSource for FioGen {
             sectors: self.bs_sectors,
             stream: 0,
             tag: 0,
+            // fio's direct=1: an O_DIRECT write is REQ_SYNC (2.6.35
+            // `__blockdev_direct_IO_newtrunc`: WRITE_ODIRECT_PLUG; current
+            // `dio_bio_write_op` in block/fops.c: REQ_SYNC | REQ_IDLE).
+            sync: op == IoOp::Write,
         }))
     }
 }

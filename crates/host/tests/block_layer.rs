@@ -23,7 +23,7 @@ fn device() -> SsdConfig {
 fn run(c: &SsdConfig, reqs: Vec<HostRequest>, timing: Timing) -> Report {
     let s = c.validate().unwrap();
     let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
-    let sched = build_sched(&c.sched, s.logical_bytes() / 512).unwrap();
+    let sched = build_sched(&c.sched, s.logical_bytes() / 512, c.host.queue_depth).unwrap();
     let mut sim = Simulation::new(s, ftl, VecSource::new(reqs, timing), sched, NullObserver);
     sim.precondition();
     let r = sim.run().unwrap();
@@ -39,6 +39,7 @@ fn req(t: u64, op: IoOp, lba: u64, sectors: u32, stream: u32) -> HostRequest {
         sectors,
         stream,
         tag: 0,
+        sync: false,
     }
 }
 

@@ -66,7 +66,7 @@ fn run(
 ) -> (Report, Vec<(IoOp, u64, SimTime, SimTime)>) {
     let s = c.validate().unwrap();
     let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
-    let sched = build_sched(&c.sched, s.logical_bytes() / 512).unwrap();
+    let sched = build_sched(&c.sched, s.logical_bytes() / 512, c.host.queue_depth).unwrap();
     let app = FioGen::new(w, s.logical_bytes(), 7);
     let src = PageCache::new(app, pc, io, s.logical_bytes(), c.sched.max_request.0).unwrap();
     let log: Log = Rc::default();
@@ -352,6 +352,7 @@ fn fsync_writes_back_one_file() {
         sectors: if op == IoOp::Flush { 0 } else { 8 },
         stream,
         tag,
+        sync: false,
     };
     for (files, fsynced, left) in [(true, 200.0, 100.0), (false, 300.0, 0.0)] {
         let ino = |f: u32| if files { f } else { 0 };
@@ -372,7 +373,7 @@ fn fsync_writes_back_one_file() {
         )
         .unwrap();
         let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
-        let sched = build_sched(&c.sched, s.logical_bytes() / 512).unwrap();
+        let sched = build_sched(&c.sched, s.logical_bytes() / 512, c.host.queue_depth).unwrap();
         let log: Log = Rc::default();
         let mut sim = Simulation::new(s.clone(), ftl, src, sched, Record(log.clone()));
         let r = sim.run().unwrap();
@@ -413,6 +414,7 @@ fn host_work_shares_the_host_cores() {
                 sectors: 8,
                 stream: (k % 4) as u32,
                 tag: 0,
+                sync: false,
             })
             .collect();
         let app = VecSource::new(calls, Timing::ClosedLoop { depth: 8 });
@@ -429,7 +431,7 @@ fn host_work_shares_the_host_cores() {
         )
         .unwrap();
         let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
-        let sched = build_sched(&c.sched, s.logical_bytes() / 512).unwrap();
+        let sched = build_sched(&c.sched, s.logical_bytes() / 512, c.host.queue_depth).unwrap();
         let mut sim = Simulation::new(s.clone(), ftl, src, sched, Record(Rc::default()));
         let r = sim.run().unwrap();
         let t = get(&r, &["app", "time_s"]) * 1e9;
@@ -744,7 +746,7 @@ mod property {
         )
         .unwrap();
         let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
-        let sched = build_sched(&d.sched, s.logical_bytes() / 512).unwrap();
+        let sched = build_sched(&d.sched, s.logical_bytes() / 512, d.host.queue_depth).unwrap();
         let log: Log = Rc::default();
         let mut sim = Simulation::new(s, ftl, src, sched, Record(log.clone()));
         let r = sim.run().map_err(|e| TestCaseError::fail(e.to_string()))?;
@@ -858,7 +860,7 @@ fn file_level(p: &ssdsim_host::personality::PersonalityConfig) -> (Report, u64) 
     };
     let src = PageCache::new(app, &pc, AppIo::default(), s.logical_bytes(), 1 << 19).unwrap();
     let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
-    let sched = build_sched(&c.sched, s.logical_bytes() / 512).unwrap();
+    let sched = build_sched(&c.sched, s.logical_bytes() / 512, c.host.queue_depth).unwrap();
     let mut sim = Simulation::new(s, ftl, src, sched, Record(Rc::default()));
     let r = sim.run().unwrap();
     (r, sim.src.thread_visits())
@@ -979,7 +981,7 @@ fn the_applications_memory_is_filebenchs_and_fios() {
     .unwrap();
     let want = (2u64 << 30) - 524_288 * 64 - 2_496 * PAGE - 100 * (10 << 20);
     let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
-    let sched = build_sched(&c.sched, s.logical_bytes() / 512).unwrap();
+    let sched = build_sched(&c.sched, s.logical_bytes() / 512, c.host.queue_depth).unwrap();
     let mut sim = Simulation::new(s, ftl, src, sched, Record(Rc::default()));
     let r = sim.run().unwrap();
     assert_eq!(get(&r, &["page_cache", "size_bytes"]), want as f64);
@@ -1026,6 +1028,7 @@ fn file_writes(ino: u32, lpn: u64, pages: u64) -> Vec<(HostRequest, CallExtras)>
                 sectors: (n * 8) as u32,
                 stream: 0,
                 tag: ino,
+                sync: false,
             };
             (r, CallExtras::default())
         })
@@ -1041,6 +1044,7 @@ fn unlink(ino: u32) -> (HostRequest, CallExtras) {
         sectors: 0,
         stream: 0,
         tag: ino,
+        sync: false,
     };
     let x = CallExtras {
         unlink: true,
@@ -1082,7 +1086,7 @@ fn scripted_on(
     .unwrap();
     let sent: Sent = Rc::default();
     let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
-    let sched = build_sched(&c.sched, s.logical_bytes() / 512).unwrap();
+    let sched = build_sched(&c.sched, s.logical_bytes() / 512, c.host.queue_depth).unwrap();
     let log: Log = Rc::default();
     let mut sim = Simulation::new(
         s,
@@ -1268,6 +1272,7 @@ fn one_page(op: IoOp, ino: u32, lpn: u64) -> HostRequest {
         sectors: 8,
         stream: 0,
         tag: ino,
+        sync: false,
     }
 }
 

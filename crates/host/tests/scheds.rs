@@ -119,6 +119,7 @@ proptest! {
                     sectors: if op == IoOp::Flush { 0 } else { s.sectors },
                     stream: s.stream,
                     tag: 0,
+                    sync: false,
                 }
             })
             .collect();
@@ -137,7 +138,7 @@ proptest! {
             }
             let s = c.validate().unwrap();
             let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
-            let sched = build_sched(&c.sched, s.logical_bytes() / 512).unwrap();
+            let sched = build_sched(&c.sched, s.logical_bytes() / 512, c.host.queue_depth).unwrap();
             let src = VecSource::new(reqs.clone(), Timing::OpenLoop);
             let mut sim = Simulation::new(s, ftl, src, sched, Done::default());
             sim.precondition();
@@ -170,6 +171,9 @@ struct Bounds {
     write: u64,
     /// One global FIFO (ParDispatcher) instead of one per direction.
     global: bool,
+    /// The FIFOs are sync and async, not read and write (anticipatory);
+    /// `read` bounds the sync one.
+    by_sync: bool,
 }
 
 fn run_model<S: IoScheduler>(
@@ -214,7 +218,11 @@ fn run_model<S: IoScheduler>(
                 *riders.entry(kept).or_insert(0) += 1;
             } else {
                 seq += 1;
-                let d = (r.op != IoOp::Read) as usize;
+                let d = if b.by_sync {
+                    !r.is_sync() as usize
+                } else {
+                    (r.op != IoOp::Read) as usize
+                };
                 let key = if b.global { 0 } else { d as u64 };
                 let e = (now + expire[d], seq, r.id);
                 m.fifos.entry(key).or_default().insert(e);
@@ -232,7 +240,12 @@ fn run_model<S: IoScheduler>(
             let Some(r) = s.dispatch(now) else { break };
             if let Some(mark) = m.marked.remove(&r.id) {
                 let waited = dispatches - mark;
-                let bound = if r.op == IoOp::Read { b.read } else { b.write };
+                let first = if b.by_sync {
+                    r.is_sync()
+                } else {
+                    r.op == IoOp::Read
+                };
+                let bound = if first { b.read } else { b.write };
                 prop_assert!(
                     waited <= bound,
                     "request {} ({:?}) went out {} dispatches after it was the expired head (bound {})",
@@ -289,6 +302,7 @@ fn arrivals(specs: &[Spec]) -> Vec<SchedReq> {
                 sectors: s.sectors,
                 arrival: SimTime(t),
                 stream: s.stream,
+                sync: s.op % 3 == 0,
             }
         })
         .collect()
@@ -319,17 +333,17 @@ proptest! {
             cfg.write_batch = write_batch;
             cfg.subregion = Size::kib(256);
             let expire = [cfg.read_expire, cfg.write_expire];
-            let mut s = build_sched(&cfg, 1 << 16).unwrap();
+            let mut s = build_sched(&cfg, 1 << 16, 32).unwrap();
             let (fb, ws) = (fifo_batch as u64, writes_starved as u64);
             let b = if name == "pardispatcher" {
                 // The running batch ends, then the next turn starts with the
                 // oldest expired request.
                 let m = read_batch.max(write_batch) as u64;
-                Bounds { read: m, write: m, global: true }
+                Bounds { read: m, write: m, global: true, by_sync: false }
             } else {
                 // Reads: the running batch, then at most one forced write batch.
                 // Writes: the running batch, then at most writes_starved read batches.
-                Bounds { read: 2 * fb, write: (1 + ws) * fb, global: false }
+                Bounds { read: 2 * fb, write: (1 + ws) * fb, global: false, by_sync: name == "anticipatory" }
             };
             run_model(&mut s, &arr, expire, qd, svc, b)?;
         }

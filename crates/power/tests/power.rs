@@ -524,6 +524,7 @@ mod slow_mode {
             sectors: 8,
             stream: 0,
             tag: 0,
+            sync: false,
         };
         let src = VecSource::new(vec![req(0, 0), req(5_000_000, 64)], Timing::OpenLoop);
         let obs = Tee(

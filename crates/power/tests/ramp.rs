@@ -168,6 +168,7 @@ fn an_idle_ramp_costs_idle_power_over_it() {
             sectors: 8,
             stream: 0,
             tag: 0,
+            sync: false,
         })
         .collect();
     let go = |ramp: Option<u64>| {

@@ -57,9 +57,20 @@ pub struct SchedReq {
     pub arrival: SimTime,
     /// Stream (process) id of the submitter.
     pub stream: u32,
+    /// Marked `REQ_SYNC` ([`crate::workload::HostRequest::sync`]); a merged
+    /// request keeps the flag of the request it was built on, as a bio
+    /// merged into a Linux request leaves the request's flags alone.
+    pub sync: bool,
 }
 
 impl SchedReq {
+    /// Synchronous as Linux's `rq_is_sync` has it: a read, or marked
+    /// `REQ_SYNC`. CFQ, BFQ, the anticipatory scheduler and Kyber sort by it.
+    #[inline]
+    pub fn is_sync(&self) -> bool {
+        crate::workload::op_is_sync(self.op, self.sync)
+    }
+
     /// The sector after the request's last.
     #[inline]
     pub fn end(&self) -> u64 {
@@ -350,6 +361,7 @@ mod tests {
             sectors: 8,
             arrival: SimTime(id as u64),
             stream: 0,
+            sync: false,
         }
     }
     #[test]
@@ -419,6 +431,7 @@ mod tests {
                     sectors: 8 * (1 + next(3) as u32),
                     arrival: SimTime(id as u64),
                     stream: 0,
+                    sync: false,
                 };
                 a.add(r, SimTime(0), &mut ma);
                 b.add(r, &mut mb);

@@ -41,6 +41,11 @@ pub struct HostRequest {
     /// The source's own name for the request, handed back with its events
     /// (a [`Timing::Reactive`] source); 0 where unused.
     pub tag: u32,
+    /// The submitter waits for this write: Linux's `REQ_SYNC` (O_DIRECT
+    /// writes, writeback for fsync and O_SYNC, journal commits a caller
+    /// waits for). Reads are synchronous whatever it says
+    /// ([`HostRequest::is_sync`]).
+    pub sync: bool,
 }
 
 impl HostRequest {
@@ -48,6 +53,20 @@ impl HostRequest {
     pub fn bytes(&self) -> u64 {
         self.sectors as u64 * SECTOR
     }
+
+    /// Whether the block layer treats the request as synchronous, as
+    /// Linux's `op_is_sync` (include/linux/blk_types.h) does: every read,
+    /// and a write or discard marked `REQ_SYNC`.
+    #[inline]
+    pub fn is_sync(&self) -> bool {
+        op_is_sync(self.op, self.sync)
+    }
+}
+
+/// Linux's `op_is_sync`: a read, or anything marked `REQ_SYNC`.
+#[inline]
+pub fn op_is_sync(op: IoOp, sync: bool) -> bool {
+    op == IoOp::Read || sync
 }
 
 /// How a source's requests arrive.

@@ -91,6 +91,7 @@ fn main() {
         sectors,
         stream: 0,
         tag: 0,
+        sync: false,
     };
     let mut reqs: Vec<_> = (0..n).map(|i| req(IoOp::Write, i)).collect();
     reqs.extend((0..n).map(|i| req(IoOp::Read, i)));

@@ -253,6 +253,7 @@ fn custom_parts_replace_the_configured_ones_and_refuse_what_needs_them() {
                     sectors,
                     stream: 0,
                     tag: 0,
+                    sync: false,
                 })
                 .collect();
             VecSource::new(reqs, Timing::ClosedLoop { depth: 4 })

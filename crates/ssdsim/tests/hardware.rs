@@ -41,6 +41,7 @@ fn sequential(cfg: &SsdConfig, n: u64, reads: bool, precondition: bool) -> (f64,
         sectors,
         stream: 0,
         tag: 0,
+        sync: false,
     };
     if !precondition {
         reqs.extend((0..n).map(|i| req(IoOp::Write, i)));
@@ -296,6 +297,7 @@ fn page_req(op: IoOp, at_us: u64, page: u64) -> HostRequest {
         sectors: 8,
         stream: 0,
         tag: 0,
+        sync: false,
     }
 }
 
@@ -529,6 +531,7 @@ fn seq_phases(cfg: &SsdConfig, n: u64, qd: u32, reads: bool) -> ssd_core::stats:
                 sectors,
                 stream: 0,
                 tag: 0,
+                sync: false,
             })
             .collect::<Vec<_>>()
     };
@@ -568,6 +571,7 @@ fn multiplane_rule_max_planes_and_plane_gap_closed_form() {
             sectors: 4 * s.geometry.page_size / 512,
             stream: 0,
             tag: 0,
+            sync: false,
         };
         let src = VecSource::new(vec![w(0, 0), w(1_000, 4)], Timing::OpenLoop);
         let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
@@ -961,6 +965,7 @@ fn one_request(cfg: &SsdConfig, op: IoOp, n: u64) -> (u64, ssd_core::stats::Repo
         sectors: sectors * n as u32,
         stream: 0,
         tag: 0,
+        sync: false,
     };
     let closed = Timing::ClosedLoop { depth: 1 };
     let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();

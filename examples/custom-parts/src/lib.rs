@@ -352,6 +352,7 @@ impl RequestSource for Overwrite {
             sectors: self.sectors_per_page,
             stream: 0,
             tag: 0,
+            sync: false,
         }))
     }
 }

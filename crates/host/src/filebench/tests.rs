@@ -650,7 +650,9 @@ fn a_deleted_files_pages_reach_no_device_on_every_file_system() {
             .unwrap();
             let sent = common::Sent::default();
             let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
-            let sched = crate::scheds::build_sched(&c.sched, s.logical_bytes() / 512).unwrap();
+            let sched =
+                crate::scheds::build_sched(&c.sched, s.logical_bytes() / 512, c.host.queue_depth)
+                    .unwrap();
             let mut sim = ssd_core::Simulation::new(
                 s.clone(),
                 ftl,

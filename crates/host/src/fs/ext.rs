@@ -79,6 +79,7 @@ use super::tree::DirTree;
 use super::{
     data_calls, FileSystem, FsCall, FsConfig, FsKind, FsStats, FsyncIo, JournalMode, NoSpace, BLOCK,
 };
+use crate::workload::CommitSync;
 use crate::workload::IoOp;
 use ssd_core::error::{invalid, ConfigError};
 use ssd_core::units::{Dur, SimTime};
@@ -145,6 +146,8 @@ impl Transaction {
 
 /// ext2, ext3 or ext4 (see the module docs).
 pub struct Ext {
+    /// Which of its journal or log writes are `REQ_SYNC` on the kernel profile.
+    commit_sync: CommitSync,
     kind: FsKind,
     blocks: u64,
     groups: Vec<Group>,
@@ -299,6 +302,7 @@ impl Ext {
             }
         }
         let mut fs = Ext {
+            commit_sync: cfg.commit_sync(),
             kind,
             blocks,
             groups,
@@ -873,6 +877,7 @@ impl FileSystem for Ext {
                 runs.push((cb, 1));
                 FsyncIo {
                     ordered,
+                    sync: self.commit_sync,
                     ..FsyncIo::commit(runs, self.barrier)
                 }
             }
@@ -896,14 +901,10 @@ impl FileSystem for Ext {
             self.stats.commits_timer += 1;
             runs.push((cb, 1));
             if self.barrier {
-                super::push_commit(runs, io);
+                super::push_commit(runs, self.commit_sync, io);
             } else {
                 // barrier=0: the commit block is a plain write.
-                io.extend(runs.into_iter().map(|(block, blocks)| FsCall::Direct {
-                    op: IoOp::Write,
-                    block,
-                    blocks,
-                }));
+                super::push_plain(runs, self.commit_sync, io);
             }
         }
     }

@@ -131,6 +131,7 @@
 
 use super::tree::DirTree;
 use super::{data_calls, FileSystem, FsCall, FsConfig, FsKind, FsStats, FsyncIo, NoSpace, BLOCK};
+use crate::workload::CommitSync;
 use crate::workload::IoOp;
 use ssd_core::error::{invalid, ConfigError};
 use ssd_core::units::{Dur, SimTime};
@@ -409,6 +410,8 @@ pub fn reserved_and_ovp(main: u64, ovp: f64) -> (u64, u64) {
 
 /// F2FS (see the module docs).
 pub struct F2fs {
+    /// Which of its journal or log writes are `REQ_SYNC` on the kernel profile.
+    commit_sync: CommitSync,
     blocks: u64,
     lay: Layout,
     nfiles: u32,
@@ -486,6 +489,7 @@ impl F2fs {
             ));
         }
         let mut fs = F2fs {
+            commit_sync: cfg.commit_sync(),
             blocks,
             lay,
             nfiles: files as u32,
@@ -938,13 +942,17 @@ impl F2fs {
                 op: IoOp::Read,
                 block,
                 blocks,
+                sync: false,
             });
         }
         for (block, blocks) in writes {
+            // Cleaning's moves, taken as plain writes (the foreground
+            // cleaner's flags were not checked against gc.c).
             io.push(FsCall::Direct {
                 op: IoOp::Write,
                 block,
                 blocks,
+                sync: false,
             });
         }
         self.segs[s as usize].valid == 0
@@ -969,7 +977,7 @@ impl F2fs {
             }
             if !self.prefree.is_empty() {
                 let w = self.checkpoint(now);
-                super::push_commit(w, io);
+                super::push_commit(w, self.commit_sync, io);
                 continue;
             }
             match self.greedy_victim() {
@@ -980,7 +988,7 @@ impl F2fs {
                 }
                 None if !self.pending.is_empty() => {
                     let w = self.checkpoint(now);
-                    super::push_commit(w, io);
+                    super::push_commit(w, self.commit_sync, io);
                 }
                 None => return false,
             }
@@ -1209,6 +1217,7 @@ impl FileSystem for F2fs {
             return FsyncIo {
                 direct,
                 barrier: true,
+                sync: self.commit_sync,
                 ..FsyncIo::default()
             };
         }
@@ -1249,6 +1258,7 @@ impl FileSystem for F2fs {
                     return FsyncIo {
                         direct: w,
                         barrier: true,
+                        sync: self.commit_sync,
                         ..FsyncIo::default()
                     };
                 }
@@ -1258,6 +1268,7 @@ impl FileSystem for F2fs {
         FsyncIo {
             direct,
             barrier: false,
+            sync: self.commit_sync,
             ..FsyncIo::default()
         }
     }
@@ -1279,7 +1290,7 @@ impl FileSystem for F2fs {
         if now >= self.last_cp + self.cp_interval {
             if self.anything_dirty() {
                 let w = self.checkpoint(now);
-                super::push_commit(w, io);
+                super::push_commit(w, self.commit_sync, io);
             } else {
                 self.last_cp = now;
             }

@@ -50,7 +50,7 @@ pub mod tree;
 pub mod xfs;
 
 pub use crate::workload::FsyncIo;
-use crate::workload::IoOp;
+use crate::workload::{CommitSync, IoOp};
 use serde::{Deserialize, Serialize};
 use ssd_core::error::{invalid, ConfigError};
 use ssd_core::units::{Dur, SimTime, Size};
@@ -354,6 +354,47 @@ impl FsConfig {
         self.barrier.unwrap_or(self.kernel().barrier(self.kind))
     }
 
+    /// Which of the file system's own journal or log writes are `REQ_SYNC`
+    /// on this kernel ([`CommitSync`]).
+    pub fn commit_sync(&self) -> CommitSync {
+        let current = self.kernel() == Kernel::Current;
+        let (log, commit) = match self.kind {
+            // jbd/jbd2 on 2.6.35 (`journal_commit_transaction`,
+            // `jbd2_journal_commit_transaction`): `write_op = WRITE` unless
+            // a handle was `h_sync`, which fsync in data=ordered does not
+            // set (`ext4_sync_file`, `ext3_sync_file` start the commit and
+            // wait for it); the commit record goes out with
+            // `sync_dirty_buffer` (jbd, WRITE_SYNC) or WRITE_SYNC_PLUG
+            // (jbd2). Current jbd2: `JBD2_JOURNAL_REQ_FLAGS` (REQ_META |
+            // REQ_SYNC | REQ_IDLE) on every log block and the commit.
+            FsKind::Ext2 | FsKind::Ext3 | FsKind::Ext4 => (current, true),
+            // ReiserFS (fs/reiserfs/journal.c): log blocks by
+            // `submit_logged_buffer` and `flush_commit_list` as plain
+            // writes on both kernels; the commit block by
+            // `sync_dirty_buffer` (REQ_SYNC), except 2.6.35's barrier write
+            // (`submit_barrier_buffer`: WRITE_BARRIER, no BIO_RW_SYNCIO).
+            FsKind::Reiserfs => (false, current || !self.barrier()),
+            // XFS 2.6.35 (`_xfs_buf_ioapply`): an iclog is WRITE_SYNC
+            // (XBF_LOG_BUFFER) unless `xlog_sync` made it a barrier write
+            // (XBF_ORDERED: WRITE_BARRIER). Current `xlog_write_iclog`:
+            // REQ_SYNC always.
+            FsKind::Xfs => {
+                let s = current || !self.barrier();
+                (s, s)
+            }
+            // NILFS2 (`nilfs_segbuf_write`, fs/nilfs2/segbuf.c): a
+            // segment's bios are plain writes but the last, which is
+            // REQ_SYNC, on both kernels.
+            FsKind::Nilfs2 => (false, true),
+            // F2FS's checkpoint and meta pages: REQ_SYNC | REQ_META |
+            // REQ_PRIO (`__f2fs_submit_merged_write` with META_FLUSH,
+            // `f2fs_do_write_meta_page`).
+            FsKind::F2fs => (true, true),
+            FsKind::Raw => (true, true),
+        };
+        CommitSync { log, commit }
+    }
+
     /// Refuse knobs of another kind and values out of range.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let ext = matches!(self.kind, FsKind::Ext2 | FsKind::Ext3 | FsKind::Ext4);
@@ -607,6 +648,8 @@ pub enum FsCall {
         block: u64,
         /// Number of blocks.
         blocks: u32,
+        /// Marked `REQ_SYNC` ([`CommitSync`]).
+        sync: bool,
     },
     /// A device cache flush, waited for.
     Flush,
@@ -811,10 +854,42 @@ impl FileSystem for AnyFs {
     }
 }
 
+/// A commit's direct writes without barriers as the calls of the file
+/// system's thread: the log blocks, then the last block on its own when
+/// its flag differs.
+pub fn push_plain(mut runs: Vec<(u64, u32)>, sync: CommitSync, io: &mut Vec<FsCall>) {
+    let last = if sync.log == sync.commit {
+        None
+    } else {
+        runs.last_mut().map(|r| {
+            r.1 -= 1;
+            r.0 + r.1 as u64
+        })
+    };
+    for (block, blocks) in runs {
+        if blocks > 0 {
+            io.push(FsCall::Direct {
+                op: IoOp::Write,
+                block,
+                blocks,
+                sync: sync.log,
+            });
+        }
+    }
+    if let Some(block) = last {
+        io.push(FsCall::Direct {
+            op: IoOp::Write,
+            block,
+            blocks: 1,
+            sync: sync.commit,
+        });
+    }
+}
+
 /// A commit's direct writes as the calls of the file system's thread: the
 /// runs, a flush, their last block (the commit block, super root or last
 /// log block) and a flush, as `REQ_PREFLUSH | REQ_FUA` on that block.
-pub fn push_commit(mut runs: Vec<(u64, u32)>, io: &mut Vec<FsCall>) {
+pub fn push_commit(mut runs: Vec<(u64, u32)>, sync: CommitSync, io: &mut Vec<FsCall>) {
     let Some(last) = runs.last_mut() else { return };
     let lb = last.0 + last.1 as u64 - 1;
     last.1 -= 1;
@@ -826,6 +901,7 @@ pub fn push_commit(mut runs: Vec<(u64, u32)>, io: &mut Vec<FsCall>) {
             op: IoOp::Write,
             block,
             blocks,
+            sync: sync.log,
         });
     }
     io.push(FsCall::Flush);
@@ -833,6 +909,7 @@ pub fn push_commit(mut runs: Vec<(u64, u32)>, io: &mut Vec<FsCall>) {
         op: IoOp::Write,
         block: lb,
         blocks: 1,
+        sync: sync.commit,
     });
     io.push(FsCall::Flush);
 }

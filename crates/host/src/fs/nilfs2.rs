@@ -91,6 +91,7 @@
 
 use super::tree::DirTree;
 use super::{data_calls, FileSystem, FsCall, FsConfig, FsKind, FsStats, FsyncIo, NoSpace, BLOCK};
+use crate::workload::CommitSync;
 use crate::workload::IoOp;
 use ssd_core::error::{invalid, ConfigError};
 use ssd_core::units::{Dur, SimTime};
@@ -173,6 +174,8 @@ struct Seg {
 
 /// NILFS2 (see the module docs).
 pub struct Nilfs2 {
+    /// Which of its journal or log writes are `REQ_SYNC` on the kernel profile.
+    commit_sync: CommitSync,
     blocks: u64,
     bps: u64,
     nsegs: u64,
@@ -289,6 +292,7 @@ impl Nilfs2 {
         }
         let pct = |p: u64| (nsegs * p).div_ceil(100);
         let mut fs = Nilfs2 {
+            commit_sync: cfg.commit_sync(),
             blocks,
             bps,
             nsegs,
@@ -726,13 +730,17 @@ impl Nilfs2 {
                 op: IoOp::Read,
                 block,
                 blocks,
+                sync: false,
             });
         }
         for (block, blocks) in writes {
+            // The cleaner's moved blocks: a segment's bios other than
+            // its last are plain writes (`nilfs_segbuf_write`).
             io.push(FsCall::Direct {
                 op: IoOp::Write,
                 block,
                 blocks,
+                sync: false,
             });
         }
         self.seg_dirty.insert(s);
@@ -781,7 +789,7 @@ impl Nilfs2 {
         // if the metadata grew past the estimate), the moved blocks stay
         // pending and the victims in use until a later pass.
         if let Some(runs) = self.construct(now) {
-            super::push_commit(runs, io);
+            super::push_commit(runs, self.commit_sync, io);
             for s in cleaned {
                 self.free_segment(s);
             }
@@ -1027,6 +1035,7 @@ impl FileSystem for Nilfs2 {
                 FsyncIo {
                     direct,
                     barrier: true,
+                    sync: self.commit_sync,
                     ..FsyncIo::default()
                 }
             }
@@ -1038,7 +1047,7 @@ impl FileSystem for Nilfs2 {
             self.last_construct = now;
             if let Some(runs) = self.construct(now) {
                 self.stats.commits_timer += 1;
-                super::push_commit(runs, io);
+                super::push_commit(runs, self.commit_sync, io);
             }
         }
         if now >= self.last_clean + self.cleaning_interval {

@@ -115,6 +115,7 @@ use super::tree::DirTree;
 use super::{
     data_calls, FileSystem, FsCall, FsConfig, FsKind, FsStats, FsyncIo, JournalMode, NoSpace, BLOCK,
 };
+use crate::workload::CommitSync;
 use crate::workload::IoOp;
 use ssd_core::error::{invalid, ConfigError};
 use ssd_core::units::{Dur, SimTime};
@@ -285,6 +286,8 @@ fn file_calls(file: &File, op: IoOp, off: u64, len: u64, io: &mut Vec<FsCall>) {
 
 /// ReiserFS 3.6 (see the module docs).
 pub struct Reiserfs {
+    /// Which of its journal or log writes are `REQ_SYNC` on the kernel profile.
+    commit_sync: CommitSync,
     blocks: u64,
     ngroups: u64,
     /// Journal blocks (without the header).
@@ -355,6 +358,7 @@ impl Reiserfs {
             },
         );
         let mut fs = Reiserfs {
+            commit_sync: cfg.commit_sync(),
             blocks,
             ngroups,
             jsize,
@@ -720,7 +724,7 @@ impl Reiserfs {
         if let Some((mut runs, cb)) = self.commit() {
             self.stats.commits_timer += 1;
             runs.push((cb, 1));
-            super::push_commit(runs, io);
+            super::push_commit(runs, self.commit_sync, io);
         }
     }
 
@@ -922,6 +926,7 @@ impl FileSystem for Reiserfs {
                     metadata: Vec::new(),
                     direct: runs,
                     barrier: true,
+                    sync: self.commit_sync,
                     ..FsyncIo::default()
                 }
             }

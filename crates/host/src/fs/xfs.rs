@@ -167,6 +167,7 @@
 
 use super::tree::DirTree;
 use super::{data_calls, FileSystem, FsCall, FsConfig, FsKind, FsStats, FsyncIo, NoSpace, BLOCK};
+use crate::workload::CommitSync;
 use crate::workload::IoOp;
 use ssd_core::error::{invalid, ConfigError};
 use ssd_core::units::{Dur, SimTime};
@@ -559,6 +560,8 @@ struct Dir {
 
 /// XFS (see the module docs).
 pub struct Xfs {
+    /// Which of its journal or log writes are `REQ_SYNC` on the kernel profile.
+    commit_sync: CommitSync,
     blocks: u64,
     agblocks: u64,
     ags: Vec<Ag>,
@@ -664,6 +667,7 @@ impl Xfs {
         ags[la].newino = ls + logblocks;
         let interval = Dur::from_ms(cfg.xfssyncd_centisecs.unwrap_or(3000) * 10);
         let mut fs = Xfs {
+            commit_sync: cfg.commit_sync(),
             blocks,
             agblocks,
             ags,
@@ -1202,6 +1206,7 @@ impl Xfs {
         FsyncIo {
             direct: runs,
             barrier_each: self.barrier,
+            sync: self.commit_sync,
             ..FsyncIo::flush_only(self.barrier)
         }
     }
@@ -1234,6 +1239,7 @@ impl Xfs {
                 op: IoOp::Write,
                 block,
                 blocks,
+                sync: self.commit_sync.commit,
             });
         }
         if self.barrier {
@@ -1376,7 +1382,10 @@ impl FileSystem for Xfs {
         match self.push() {
             Some(runs) => {
                 self.stats.commits_fsync += 1;
-                FsyncIo::commit(runs, self.barrier)
+                FsyncIo {
+                    sync: self.commit_sync,
+                    ..FsyncIo::commit(runs, self.barrier)
+                }
             }
             None => FsyncIo::flush_only(self.barrier),
         }
@@ -1401,13 +1410,9 @@ impl FileSystem for Xfs {
         self.stats.commits_timer += 1;
         if self.barrier {
             // The last iclog's last block after a flush (REQ_PREFLUSH | FUA).
-            super::push_commit(runs, io);
+            super::push_commit(runs, self.commit_sync, io);
         } else {
-            io.extend(runs.into_iter().map(|(block, blocks)| FsCall::Direct {
-                op: IoOp::Write,
-                block,
-                blocks,
-            }));
+            super::push_plain(runs, self.commit_sync, io);
         }
     }
     fn next_tick(&self) -> Option<SimTime> {

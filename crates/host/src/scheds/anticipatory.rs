@@ -10,14 +10,17 @@
 //! average with weight 7/8 on the past, as `as_update_thinktime`) exceeds
 //! `antic_expire` is not waited for.
 //!
+//! As in AS, "read" here means synchronous (`rq_is_sync`: reads and
+//! `REQ_SYNC` writes such as O_DIRECT ones): its two queues are sync and
+//! async, not read and write (`as_add_request`), and it anticipates after
+//! any sync request of a process.
+//!
 //! Simplifications: batches are `fifo_batch` requests (AS used time-based batches
 //! of 125 ms reads / 5 ms writes); the "close request from another process" and
 //! seek-distance heuristics are not modelled (on flash, seek distance is moot).
 
 use super::deadline::{DeadlineCore, NextMode};
-use super::dir_of;
 use super::SchedConfig;
-use crate::workload::IoOp;
 use ssd_core::sched::{IoScheduler, SchedReq};
 use ssd_core::units::{Dur, SimTime};
 use std::collections::{BTreeMap, BTreeSet};
@@ -59,7 +62,7 @@ impl Anticipatory {
     /// An anticipatory scheduler with the tunables of `cfg` (`sched.*`); `cfg` must be valid.
     pub fn new(cfg: &SchedConfig) -> Anticipatory {
         Anticipatory {
-            core: DeadlineCore::new(cfg, NextMode::Successor),
+            core: DeadlineCore::new(cfg, NextMode::Successor).by_sync(),
             antic_expire: cfg.antic_expire,
             antic: None,
             reads_of: BTreeMap::new(),
@@ -69,7 +72,7 @@ impl Anticipatory {
     }
 
     fn forget_read(&mut self, r: &SchedReq) {
-        if r.op == IoOp::Read {
+        if r.is_sync() {
             if let Some(set) = self.reads_of.get_mut(&r.stream) {
                 set.remove(&(r.lba, r.id));
                 if set.is_empty() {
@@ -80,10 +83,10 @@ impl Anticipatory {
     }
 
     fn out(&mut self, id: u32) -> SchedReq {
-        let d = dir_of(self.core.slots.get(id).r.op);
+        let d = self.core.slots.get(id).owner as usize;
         let r = self.core.take(id, d);
         self.forget_read(&r);
-        if r.op == IoOp::Read {
+        if r.is_sync() {
             *self.inflight_reads.entry(r.stream).or_insert(0) += 1;
         }
         r
@@ -95,7 +98,7 @@ impl IoScheduler for Anticipatory {
         "anticipatory"
     }
     fn add(&mut self, r: SchedReq, now: SimTime, merged: &mut Vec<(u32, u32)>) {
-        if r.op == IoOp::Read {
+        if r.is_sync() {
             let t = self.think.entry(r.stream).or_default();
             if let Some(done) = t.last_done.take() {
                 let ttime = now.0.saturating_sub(done.0);
@@ -106,7 +109,7 @@ impl IoScheduler for Anticipatory {
         let n = merged.len();
         let queued_before = self.core.slots.len();
         self.core.add(r, now, merged);
-        if r.op == IoOp::Read && merged.len() == n && self.core.slots.len() > queued_before {
+        if r.is_sync() && merged.len() == n && self.core.slots.len() > queued_before {
             self.reads_of
                 .entry(r.stream)
                 .or_default()
@@ -115,7 +118,7 @@ impl IoScheduler for Anticipatory {
             // A merge may have moved the kept read's start (front merge): re-key it.
             let kept = merged[n].0;
             let s = *self.core.slots.get(kept);
-            if s.r.op == IoOp::Read {
+            if s.r.is_sync() {
                 let set = self.reads_of.entry(s.r.stream).or_default();
                 set.retain(|&(_, id)| id != kept);
                 set.insert((s.r.lba, kept));
@@ -153,7 +156,7 @@ impl IoScheduler for Anticipatory {
         Some(self.out(id))
     }
     fn completed(&mut self, r: &SchedReq, now: SimTime) {
-        if r.op != IoOp::Read {
+        if !r.is_sync() {
             return;
         }
         let n = self
@@ -197,6 +200,7 @@ impl IoScheduler for Anticipatory {
 mod tests {
     use super::super::testutil::*;
     use super::*;
+    use crate::workload::IoOp;
 
     #[test]
     fn waits_for_the_same_process_after_a_read() {

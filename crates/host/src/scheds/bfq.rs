@@ -1,8 +1,10 @@
 //! BFQ, budget fair queueing (Valente & Checconi; Linux block/bfq-iosched.c), in a
 //! simplified but faithful form.
 //!
-//! Each process (request `stream`) has a sync queue for its reads; writes and
-//! trims of all processes share one async queue. A queue in service owns the
+//! Each process (request `stream`) has a sync queue for its reads and
+//! `REQ_SYNC` writes; async writes and trims of all processes share one
+//! async queue, which is charged three times the sectors it is served
+//! (`bfq_serv_to_charge` with `bfq_async_charge_factor`). A queue in service owns the
 //! device until it has received its *budget* (in sectors), until it runs empty,
 //! or until `bfq_timeout` has passed. Queues are scheduled by B-WF2Q+ on sector
 //! service: every backlogged queue has a virtual start S and finish F = S +
@@ -20,10 +22,14 @@
 //! served (at least `bfq_max_budget / 32`). New sync queues start at 2/3 of the
 //! maximum; the async queue always gets the maximum.
 //!
-//! Not modelled: idling (BFQ disables it for non-rotational devices with command
-//! queueing unless it is needed for service guarantees among unequal weights,
-//! and all weights here are equal), weight raising for interactive and soft
-//! real-time processes, cgroups, I/O priority classes, the async charge factor.
+//! Not modelled: weight raising (`bfq_bfqq_handle_idle_busy_switch`: a sync
+//! queue that was idle 2 s or is new gets 30 x weight for about 3 s on an
+//! SSD, and then idling does apply to it), and with it idling: on a
+//! non-rotational device with queueing and equal weights BFQ idles an
+//! emptied sync queue only when it is the only busy one
+//! (`idling_needed_for_service_guarantees`), which delays nobody; cgroups,
+//! I/O priority classes, injection, queue merging, and the depth limits on
+//! async and sync-write requests (`bfq_limit_depth`).
 
 use super::SchedConfig;
 use super::{max_sectors, Added, DirQueue, Slots};
@@ -35,6 +41,10 @@ use std::collections::{BTreeMap, VecDeque};
 use super::cfq::{fifo_deadline, key_of, ASYNC};
 /// Default ioprio weight of every queue (BFQ_DEFAULT_QUEUE_IOPRIO maps to 100).
 const WEIGHT: u64 = 100;
+/// `bfq_async_charge_factor`: the service an async request is charged, per
+/// sector (no queue is weight-raised and weights are equal here, the
+/// cases where BFQ charges async I/O its plain size).
+const ASYNC_CHARGE: u32 = 3;
 /// Virtual-time fixed point: sectors << VT_SHIFT.
 const VT_SHIFT: u32 = 16;
 
@@ -230,7 +240,12 @@ impl IoScheduler for Bfq {
                 }
                 _ => q.q.clook(q.pos).expect("non-empty"),
             };
-            let sectors = self.slots.get(id).r.sectors;
+            // `bfq_serv_to_charge`: an async request costs its queue
+            // `bfq_async_charge_factor` (3) times its sectors.
+            let mut sectors = self.slots.get(id).r.sectors;
+            if a.key == ASYNC {
+                sectors = sectors.saturating_mul(ASYNC_CHARGE);
+            }
             if a.served > 0 && a.served as u64 + sectors as u64 > q.budget as u64 {
                 self.active = Some(a);
                 self.expire(Expiry::Exhausted);

@@ -39,6 +39,9 @@ pub(crate) struct DeadlineCore {
     max: u32,
     merge: bool,
     mode: NextMode,
+    /// Queue index by `rq_is_sync` (the anticipatory scheduler's
+    /// `REQ_SYNC`/`REQ_ASYNC` lists) instead of by direction.
+    by_sync: bool,
     next_rq: [Option<u32>; 2],
     latest_pos: [Option<u64>; 2],
     last_dir: usize,
@@ -58,6 +61,7 @@ impl DeadlineCore {
             max: max_sectors(cfg),
             merge: cfg.merge,
             mode,
+            by_sync: false,
             next_rq: [None; 2],
             latest_pos: [None; 2],
             last_dir: 0,
@@ -71,10 +75,24 @@ impl DeadlineCore {
             self.pass.push_back(r);
             return;
         }
-        let d = dir_of(r.op);
+        let d = if self.by_sync {
+            !r.is_sync() as usize
+        } else {
+            dir_of(r.op)
+        };
         let deadline = now + self.expire[d];
         let merge = self.merge.then_some(self.max);
         self.q[d].add(&mut self.slots, r, deadline, d as u64, merge, merged);
+    }
+
+    /// Index the queues by sync and async instead of read and write (the
+    /// anticipatory scheduler's `as_add_request`: `data_dir =
+    /// rq_is_sync(rq)`).
+    pub fn by_sync(self) -> DeadlineCore {
+        DeadlineCore {
+            by_sync: true,
+            ..self
+        }
     }
 
     fn next_in_order(&self, d: usize) -> Option<u32> {

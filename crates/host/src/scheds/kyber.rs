@@ -1,7 +1,9 @@
 //! Kyber (Linux block/kyber-iosched.c, 4.18+ form): token-based latency targets.
 //!
-//! Requests fall into scheduling domains: reads, writes (sync writes in Linux;
-//! every write here) and other (discards). Each domain has a token pool; a
+//! Requests fall into scheduling domains by operation, as
+//! `kyber_sched_domain` has done since 4.19: reads, writes (sync or not) and
+//! discards (its fourth domain, other, holds flushes, which pass every
+//! scheduler here). Each domain has a token pool; a
 //! request needs a token to be dispatched and returns it on completion, so a
 //! domain's pool size is its dispatch depth (initially 256 reads, 128 writes, 64
 //! other; never below 1 or above the initial size). Dispatch serves the domains

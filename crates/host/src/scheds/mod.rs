@@ -110,15 +110,21 @@ any_sched!(
 );
 
 /// Build the scheduler named in `cfg.kind` for a device of `capacity_sectors`
-/// logical sectors (ParDispatcher sizes its subqueues from it).
-pub fn build_sched(cfg: &SchedConfig, capacity_sectors: u64) -> Result<AnySched, ConfigError> {
+/// logical sectors (ParDispatcher sizes its subqueues from it) that holds
+/// `device_depth` requests (`host.queue_depth`: CFQ idles only without
+/// command queueing).
+pub fn build_sched(
+    cfg: &SchedConfig,
+    capacity_sectors: u64,
+    device_depth: u32,
+) -> Result<AnySched, ConfigError> {
     cfg.validate()?;
     let max = (cfg.max_request.0 / crate::workload::SECTOR) as u32;
     Ok(match cfg.kind.as_str() {
         "noop" => AnySched::Noop(Noop::new(max, cfg.merge)),
         "deadline" => AnySched::Deadline(Deadline::new(cfg)),
         "mq-deadline" => AnySched::MqDeadline(MqDeadline::new(cfg)),
-        "cfq" => AnySched::Cfq(Cfq::new(cfg)),
+        "cfq" => AnySched::Cfq(Cfq::new(cfg, device_depth)),
         "anticipatory" => AnySched::Anticipatory(Anticipatory::new(cfg)),
         "pardispatcher" => AnySched::ParDispatcher(ParDispatcher::new(cfg, capacity_sectors)?),
         "kyber" => AnySched::Kyber(Kyber::new(cfg)),
@@ -137,7 +143,7 @@ pub fn build_host_queues(
     capacity_sectors: u64,
 ) -> Result<AnySched, ConfigError> {
     if flows.is_empty() || !host.interface.is_nvme() {
-        return build_sched(sched, capacity_sectors);
+        return build_sched(sched, capacity_sectors, host.queue_depth);
     }
     sched.validate()?;
     let classes: Vec<_> = flows.iter().map(|f| f.priority).collect();
@@ -189,7 +195,10 @@ pub struct SchedConfig {
     pub slice_sync: Dur,
     /// cfq: time slice of the async (write) queue.
     pub slice_async: Dur,
-    /// cfq: wait this long for the next request of an emptied sync queue (0 = no idling).
+    /// cfq: wait this long for the next request of an emptied sync queue (0 =
+    /// no idling). CFQ arms this timer only without command queueing
+    /// (`host.queue_depth` < 5); on a queueing drive the value still paces
+    /// `cfq_slice_used_soon` and the shortest scaled slice.
     pub slice_idle: Dur,
     /// anticipatory: wait after a read for a nearby read of the same process.
     pub antic_expire: Dur,
@@ -225,9 +234,9 @@ impl Default for SchedConfig {
             writes_starved: 2,
             slice_sync: Dur::from_ms(100),
             slice_async: Dur::from_ms(40),
-            // Linux shows 8 ms, but CFQ never arms the idle timer on a non-rotational
-            // device with command queueing (cfq_arm_slice_timer): 0 is what runs.
-            slice_idle: Dur::ZERO,
+            // cfq_slice_idle, HZ / 125 (CFQ decides itself not to arm the
+            // timer on a queueing SSD: `cfq_arm_slice_timer`).
+            slice_idle: Dur::from_ms(8),
             antic_expire: Dur::from_ms(6),
             subregion: Size::gib(4),
             read_batch: 16,
@@ -563,6 +572,7 @@ pub(crate) mod testutil {
             sectors,
             arrival: SimTime(t_ns),
             stream,
+            sync: false,
         }
     }
 
@@ -587,20 +597,20 @@ mod tests {
                 kind: n.to_string(),
                 ..Default::default()
             };
-            let s = build_sched(&cfg, 1 << 30).unwrap();
+            let s = build_sched(&cfg, 1 << 30, 32).unwrap();
             assert_eq!(s.name(), *n);
         }
         let cfg = SchedConfig {
             kind: "elevator".into(),
             ..Default::default()
         };
-        let e = build_sched(&cfg, 1 << 20).unwrap_err().to_string();
+        let e = build_sched(&cfg, 1 << 20, 32).unwrap_err().to_string();
         assert!(e.contains("sched.kind") && e.contains("elevator"), "{e}");
         let cfg = SchedConfig {
             fifo_batch: 0,
             ..Default::default()
         };
-        let e = build_sched(&cfg, 1 << 20).unwrap_err().to_string();
+        let e = build_sched(&cfg, 1 << 20, 32).unwrap_err().to_string();
         assert!(e.contains("sched.fifo_batch"), "{e}");
     }
 
@@ -612,12 +622,24 @@ mod tests {
                 slice_idle: Dur::ZERO,
                 ..Default::default()
             };
-            let mut s = build_sched(&cfg, 1 << 30).unwrap();
+            let mut s = build_sched(&cfg, 1 << 30, 32).unwrap();
             let mut m = vec![];
             s.add(req(1, IoOp::Write, 800, 8, 0, 0), SimTime(0), &mut m);
             s.add(req(2, IoOp::Read, 80, 8, 0, 0), SimTime(0), &mut m);
             s.add(req(3, IoOp::Flush, 0, 0, 0, 0), SimTime(0), &mut m);
-            let ids = drain(&mut s, SimTime(0));
+            // Dispatch, completing what is in the device whenever the
+            // scheduler holds back (CFQ keeps a read behind a write).
+            let mut ids = vec![];
+            let mut out = vec![];
+            for t in 0..8u64 {
+                while let Some(r) = s.dispatch(SimTime(t)) {
+                    ids.push(r.id);
+                    out.push(r);
+                }
+                for r in out.drain(..) {
+                    s.completed(&r, SimTime(t));
+                }
+            }
             assert_eq!(ids[0], 3, "{n}: {ids:?}");
             let mut sorted = ids.clone();
             sorted.sort();

@@ -187,6 +187,7 @@ mod tests {
             sectors: 8,
             arrival: SimTime::ZERO,
             stream: flow << FLOW_SHIFT,
+            sync: false,
         }
     }
 

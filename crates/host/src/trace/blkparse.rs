@@ -132,20 +132,21 @@ pub(super) fn parse(line: &[u8], po: &ParseOptions, rec: &mut Record) -> Result<
     rec.size = sectors_to_bytes(n, "nsectors")?;
     rec.stream = pid;
     rec.device = uint32(maj, "device")?;
+    // RWBS's `S`: REQ_SYNC (blktrace's `fill_rwbs`).
+    rec.sync = rwbs.contains(&b'S');
     Ok(true)
 }
 
 /// Writes one `Q` event per record (device `maj,0`, CPU 0, process `ssdsim`).
 pub(super) fn write(w: &mut impl Write, r: &Record, seq: u64) -> Result<(), WriteError> {
     let rwbs = match r.op {
+        Op::Trim if r.sync => "DS",
         Op::Trim => "D",
-        _ => {
-            if op_rw(r, "blkparse")? {
-                "R"
-            } else {
-                "W"
-            }
-        }
+        _ => match (op_rw(r, "blkparse")?, r.sync) {
+            (true, _) => "R",
+            (false, true) => "WS",
+            (false, false) => "W",
+        },
     };
     let (lba, n) = sector_span(r)?;
     writeln!(

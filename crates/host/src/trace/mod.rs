@@ -199,6 +199,9 @@ pub struct Record {
     pub device: u32,
     /// Stream id the trace suggests (ASU, disk or host, pid, ...).
     pub stream: u32,
+    /// The request was marked `REQ_SYNC` (blkparse's `S`); false in the
+    /// formats that do not record it.
+    pub sync: bool,
 }
 
 /// Record operation; `Default` only so a record can be reused as scratch.
@@ -1258,6 +1261,7 @@ impl<R: BufRead> Replay<R> {
             sectors,
             stream: if self.opts.streams { rec.stream } else { 0 },
             tag: 0,
+            sync: rec.sync,
         }))
     }
 

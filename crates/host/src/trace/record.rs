@@ -87,6 +87,7 @@ impl<S: RequestSource> Recorder<S> {
             size: r.bytes(),
             device: 0,
             stream: r.stream,
+            sync: r.sync,
         };
         match write_record(self.fmt, &mut self.out, &rec, &mut self.st) {
             Ok(()) => self.records += 1,

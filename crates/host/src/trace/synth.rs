@@ -74,6 +74,7 @@ pub fn records(spec: SynthSpec) -> impl Iterator<Item = Record> {
             size,
             device,
             stream: device,
+            sync: false,
         }
     })
 }

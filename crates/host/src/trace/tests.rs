@@ -490,6 +490,9 @@ Total (8,16):
         (IoOp::Read, 1444645666, 256, 18615)
     );
     assert_eq!((q[1].op, q[1].arrival.0), (IoOp::Write, 8150));
+    // RWBS's S is REQ_SYNC: the `WS` write is synchronous, the read is by
+    // being a read.
+    assert!(q[1].sync && q[1].is_sync() && q[0].is_sync() && !q[0].sync);
     let d = drain(&mut replay(
         text,
         TraceFormat::Blkparse,
@@ -501,6 +504,26 @@ Total (8,16):
     .unwrap();
     assert_eq!(d.len(), 1);
     assert_eq!((d[0].lba, d[0].stream), (16, 3626));
+    assert!(!d[0].sync, "a `WM` write is not REQ_SYNC");
+    // A recorded sync write is written back as `WS` and reads back sync.
+    let mut out = Vec::new();
+    let w = Record {
+        op: Op::Write,
+        offset: 4096,
+        size: 4096,
+        sync: true,
+        ..Record::default()
+    };
+    write_records(&mut out, TraceFormat::Blkparse, [&w]).unwrap();
+    let line = String::from_utf8(out).unwrap();
+    assert!(line.contains(" WS 8 + 8 "), "{line}");
+    let back = drain(&mut replay(
+        &line,
+        TraceFormat::Blkparse,
+        ReplayOptions::default(),
+    ))
+    .unwrap();
+    assert!(back[0].sync);
     assert_eq!(detect(text.as_bytes()), Ok(TraceFormat::Blkparse));
     assert!(ReplayOptions {
         blkparse_action: "QQ".into(),

@@ -44,6 +44,7 @@ impl Default for Ahead {
             sectors: 0,
             stream: 0,
             tag: 0,
+            sync: false,
         };
         Ahead {
             buf: [none; AHEAD],
@@ -348,6 +349,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             sectors: r.sectors,
             arrival: r.arrival,
             stream: r.stream,
+            sync: r.sync,
         };
         self.merged.clear();
         self.sched.add(sr, self.now, &mut self.merged);

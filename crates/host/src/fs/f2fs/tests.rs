@@ -203,7 +203,8 @@ fn the_checkpoint_writes_nodes_nat_sit_ssa_and_its_pack() {
         FsCall::Direct {
             op: IoOp::Write,
             block: lay.cp_start + 512 + CP_PACK_BLOCKS - 1,
-            blocks: 1
+            blocks: 1,
+            sync: true,
         }
     );
     assert_eq!(f.stats().journal_blocks_written, blocks.len() as u64 - 2);

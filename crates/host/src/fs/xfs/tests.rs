@@ -548,7 +548,10 @@ fn nodelaylog_iclogs_fill_and_are_forced() {
             FsCall::Direct {
                 op: IoOp::Write,
                 block: ls,
+                // 2.6.35's barrier iclog write: WRITE_BARRIER, no
+                // BIO_RW_SYNCIO (`_xfs_buf_ioapply`).
                 blocks: 8,
+                sync: false,
             },
             FsCall::Flush,
         ]
@@ -570,6 +573,7 @@ fn nodelaylog_iclogs_fill_and_are_forced() {
             op: IoOp::Write,
             block: ls + 8,
             blocks: bbs.div_ceil(8) as u32,
+            sync: false,
         }
     );
     assert_eq!(f.stats().commits_timer, 2);
