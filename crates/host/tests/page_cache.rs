@@ -1140,9 +1140,48 @@ fn a_deleted_files_dirty_pages_reach_no_device() {
             assert_eq!(cache.resident(), 128);
         }
         assert_eq!(get(&r, &["app", "calls"]), 3.0, "the unlink is no call");
-        assert!(sent.borrow().iter().all(|e| e.0 == IoOp::Write));
+        assert!(sent.borrow().iter().all(|e| e.op == IoOp::Write));
         assert_eq!(get(&r, &["page_cache", "dirty_at_end_bytes"]), 0.0);
     }
+}
+
+/// REQ_SYNC as the kernel sets it on writeback (`wbc_to_write_flags`):
+/// file 7's pages, written by its fsync (WB_SYNC_ALL), go out sync; file
+/// 8's, left to the periodic writeback (WB_SYNC_NONE) while the thread
+/// computes for 40 s, go out async.
+#[test]
+fn fsync_writeback_is_sync_and_the_flushers_is_not() {
+    let (f7, f8) = (1024u64, 8192u64);
+    let mut calls = file_writes(7, f7, 64);
+    calls.extend(file_writes(8, f8, 64));
+    let mut fsync = unlink(7).0;
+    fsync.op = IoOp::Flush;
+    calls.push((fsync, CallExtras::default()));
+    let mut hog = file_writes(8, f8, 1).remove(0);
+    hog.0.op = IoOp::Read;
+    hog.1.cpu_cycles = 100_000_000_000;
+    calls.push(hog);
+    let (_, sent, _, _) = scripted(calls, &cache(64));
+    let sent = sent.borrow();
+    let writes = |lo: u64, hi: u64| {
+        sent.iter()
+            .filter(|e| e.op == IoOp::Write && e.lba / 8 >= lo && e.lba / 8 < hi)
+            .map(|e| e.sync)
+            .collect::<Vec<bool>>()
+    };
+    let (w7, w8) = (writes(f7, f7 + 64), writes(f8, f8 + 64));
+    assert!(
+        !w7.is_empty() && w7.iter().all(|&s| s),
+        "fsync's writeback: {w7:?}"
+    );
+    assert!(
+        !w8.is_empty() && w8.iter().all(|&s| !s),
+        "the flusher's: {w8:?}"
+    );
+    assert!(
+        sent.iter().any(|e| e.op == IoOp::Flush),
+        "the fsync's flush"
+    );
 }
 
 /// An unlink takes its file's dirty pages off the dirty count that drives

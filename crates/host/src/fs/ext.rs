@@ -1212,6 +1212,25 @@ mod tests {
         io.clear();
         old.tick(SimTime(5 * 1_000_000_000), &mut io);
         assert!(!io.is_empty() && !io.contains(&FsCall::Flush), "{io:?}");
+        // jbd's `write_op = WRITE` for the log blocks, the commit block by
+        // `sync_dirty_buffer` (REQ_SYNC); a current jbd2 marks them all.
+        let flags: Vec<bool> = io
+            .iter()
+            .map(|c| match c {
+                FsCall::Direct { sync, .. } => *sync,
+                _ => unreachable!(),
+            })
+            .collect();
+        assert!(flags.len() >= 2 && flags[..flags.len() - 1].iter().all(|&s| !s));
+        assert!(flags[flags.len() - 1], "the commit block: {flags:?}");
+        assert_eq!(
+            a.sync,
+            crate::workload::CommitSync {
+                log: false,
+                commit: true
+            }
+        );
+        assert_eq!(b.sync, crate::workload::CommitSync::default());
         let e4 = Ext::new(&cfg(FsKind::Ext4), 1 << 20, DirTree::flat(1000, 100)).unwrap();
         assert!(e4.barrier);
     }

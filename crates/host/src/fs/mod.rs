@@ -989,6 +989,36 @@ mod props;
 mod tests {
     use super::*;
 
+    /// `commit_sync`'s table: which journal and log writes each kernel
+    /// marks REQ_SYNC (log blocks, last block).
+    #[test]
+    fn commit_sync_follows_each_kernels_journal_code() {
+        let c = |kind, kernel, barrier| {
+            let s = FsConfig {
+                kind,
+                kernel: Some(kernel),
+                barrier,
+                ..FsConfig::default()
+            }
+            .commit_sync();
+            (s.log, s.commit)
+        };
+        use Kernel::{Current, V2_6_35};
+        for k in [FsKind::Ext3, FsKind::Ext4] {
+            assert_eq!(c(k, Current, None), (true, true), "{k}");
+            assert_eq!(c(k, V2_6_35, None), (false, true), "{k}");
+        }
+        assert_eq!(c(FsKind::Xfs, Current, None), (true, true));
+        assert_eq!(c(FsKind::Xfs, V2_6_35, None), (false, false));
+        assert_eq!(c(FsKind::Xfs, V2_6_35, Some(false)), (true, true));
+        assert_eq!(c(FsKind::Reiserfs, Current, None), (false, true));
+        assert_eq!(c(FsKind::Reiserfs, V2_6_35, None), (false, false));
+        for k in [Current, V2_6_35] {
+            assert_eq!(c(FsKind::Nilfs2, k, None), (false, true));
+        }
+        assert_eq!(c(FsKind::F2fs, Current, None), (true, true));
+    }
+
     #[test]
     fn kinds_parse_and_knobs_of_other_kinds_are_refused() {
         for k in FsKind::ALL {

@@ -7,7 +7,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 /// The requests a source handed the device: (op, first sector, sectors).
-pub type Sent = Rc<RefCell<Vec<(IoOp, u64, u32)>>>;
+pub type Sent = Rc<RefCell<Vec<HostRequest>>>;
 
 /// A source that logs every request it hands the device, and is
 /// otherwise the source it wraps (`.0`).
@@ -16,7 +16,7 @@ pub struct Logged<S>(pub S, pub Sent);
 impl<S: RequestSource> Logged<S> {
     fn log(&self, r: &Option<Result<HostRequest, SourceError>>) {
         if let Some(Ok(q)) = r {
-            self.1.borrow_mut().push((q.op, q.lba, q.sectors));
+            self.1.borrow_mut().push(*q);
         }
     }
 }
@@ -62,9 +62,9 @@ impl<S: RequestSource> RequestSource for Logged<S> {
 pub fn pages_written(sent: &Sent, lo: u64, hi: u64) -> u64 {
     sent.borrow()
         .iter()
-        .filter(|e| e.0 == IoOp::Write)
-        .map(|&(_, lba, n)| {
-            let (a, b) = (lba / 8, (lba + n as u64).div_ceil(8));
+        .filter(|e| e.op == IoOp::Write)
+        .map(|e| {
+            let (a, b) = (e.lba / 8, (e.lba + e.sectors as u64).div_ceil(8));
             b.min(hi).saturating_sub(a.max(lo))
         })
         .sum()
