@@ -594,8 +594,9 @@ struct Thread {
 /// ([`AppSource::fsync_io`]), each waited for before the next.
 #[derive(Debug)]
 enum FsStep {
-    /// Write another file's dirty data and wait for its writeback.
-    Ordered(u32),
+    /// Write another file's dirty data (`REQ_SYNC` or not) and wait for
+    /// its writeback.
+    Ordered(u32, bool),
     /// Write these metadata pages if dirty.
     Metadata(Vec<u64>),
     /// Direct writes (page runs, each `REQ_SYNC` or not).
@@ -1195,7 +1196,11 @@ impl<S: AppSource> PageCache<S> {
     }
 
     /// Submit the pages of `lpns` (sorted) as writes in contiguous runs of
-    /// at most `max_req_pages`; returns the pages submitted.
+    /// at most `max_req_pages`; returns the pages submitted. Writeback for
+    /// fsync or O_SYNC is WB_SYNC_ALL, whose writes are REQ_SYNC
+    /// (`wbc_to_write_flags`, include/linux/writeback.h; 2.6.35's
+    /// `__block_write_full_page` picks WRITE_SYNC_PLUG for it); the
+    /// flusher's WB_SYNC_NONE writes are not.
     fn write_runs(
         &mut self,
         sub: usize,
@@ -1203,6 +1208,21 @@ impl<S: AppSource> PageCache<S> {
         lpns: &[u64],
         reason: usize,
         waiter: Option<usize>,
+    ) -> u64 {
+        let sync = matches!(reason, WB_FSYNC | WB_SYNC_WRITE);
+        self.write_runs_flagged(sub, ino, lpns, reason, waiter, sync)
+    }
+
+    /// [`write_runs`](Self::write_runs) with the requests' `REQ_SYNC` given
+    /// (a journal's ordered data, marked as its commit marks it).
+    fn write_runs_flagged(
+        &mut self,
+        sub: usize,
+        ino: u32,
+        lpns: &[u64],
+        reason: usize,
+        waiter: Option<usize>,
+        sync: bool,
     ) -> u64 {
         let mut k = 0;
         let mut total = 0;
@@ -1216,11 +1236,6 @@ impl<S: AppSource> PageCache<S> {
                 e += 1;
             }
             let n = (e - k) as u32;
-            // Writeback for fsync or O_SYNC is WB_SYNC_ALL, whose writes
-            // are REQ_SYNC (`wbc_to_write_flags`, include/linux/writeback.h;
-            // 2.6.35's `__block_write_full_page` picks WRITE_SYNC_PLUG for
-            // it); the flusher's WB_SYNC_NONE writes are not.
-            let sync = matches!(reason, WB_FSYNC | WB_SYNC_WRITE);
             self.submit(sub, IoKind::Write, ino, s, n, waiter, sync);
             self.stats.wb_pages[reason] += n as u64;
             self.stats.wb_requests[reason] += 1;
@@ -1865,7 +1880,11 @@ impl<S: AppSource> PageCache<S> {
                             let io = self.app.fsync_io(ino, self.now);
                             self.threads[t].fs_no_flush = io.no_flush;
                             let steps = &mut self.threads[t].fs_steps;
-                            steps.extend(io.ordered.into_iter().map(FsStep::Ordered));
+                            steps.extend(
+                                io.ordered
+                                    .iter()
+                                    .map(|&o| FsStep::Ordered(o, io.sync.ordered)),
+                            );
                             if !io.metadata.is_empty() {
                                 steps.push_back(FsStep::Metadata(io.metadata));
                             }
@@ -2142,7 +2161,7 @@ impl<S: AppSource> PageCache<S> {
     /// for it.
     fn fs_step(&mut self, t: usize, step: FsStep) {
         match step {
-            FsStep::Ordered(ino) => {
+            FsStep::Ordered(ino, sync) => {
                 let (now_w, busy): (Vec<u64>, Vec<u64>) = self
                     .inodes
                     .get(&ino)
@@ -2168,7 +2187,7 @@ impl<S: AppSource> PageCache<S> {
                     }
                 }
                 self.threads[t].waits += n;
-                self.write_runs(t, ino, &now_w, WB_FSYNC, Some(t));
+                self.write_runs_flagged(t, ino, &now_w, WB_FSYNC, Some(t), sync);
             }
             FsStep::Metadata(mut lpns) => {
                 lpns.sort_unstable();

@@ -113,6 +113,9 @@ pub struct CommitSync {
     pub log: bool,
     /// The last block.
     pub commit: bool,
+    /// The other files' data an ordered-mode commit writes first
+    /// ([`FsyncIo::ordered`]).
+    pub ordered: bool,
 }
 
 impl Default for CommitSync {
@@ -121,6 +124,7 @@ impl Default for CommitSync {
         CommitSync {
             log: true,
             commit: true,
+            ordered: true,
         }
     }
 }

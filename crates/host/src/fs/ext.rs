@@ -1227,7 +1227,8 @@ mod tests {
             a.sync,
             crate::workload::CommitSync {
                 log: false,
-                commit: true
+                commit: true,
+                ordered: false
             }
         );
         assert_eq!(b.sync, crate::workload::CommitSync::default());

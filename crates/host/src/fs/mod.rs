@@ -392,7 +392,21 @@ impl FsConfig {
             FsKind::F2fs => (true, true),
             FsKind::Raw => (true, true),
         };
-        CommitSync { log, commit }
+        // The ordered data a commit writes: jbd (ext3 on 2.6.35) submits it
+        // with the commit's `write_op` (`journal_submit_data_buffers`),
+        // plain; jbd2 writes it with WB_SYNC_ALL
+        // (`journal_submit_inode_data_buffers`), REQ_SYNC; ReiserFS by
+        // `write_ordered_buffers`, plain on both kernels.
+        let ordered = match self.kind {
+            FsKind::Ext3 => current,
+            FsKind::Reiserfs => false,
+            _ => true,
+        };
+        CommitSync {
+            log,
+            commit,
+            ordered,
+        }
     }
 
     /// Refuse knobs of another kind and values out of range.
@@ -1001,22 +1015,22 @@ mod tests {
                 ..FsConfig::default()
             }
             .commit_sync();
-            (s.log, s.commit)
+            (s.log, s.commit, s.ordered)
         };
         use Kernel::{Current, V2_6_35};
         for k in [FsKind::Ext3, FsKind::Ext4] {
-            assert_eq!(c(k, Current, None), (true, true), "{k}");
-            assert_eq!(c(k, V2_6_35, None), (false, true), "{k}");
+            assert_eq!(c(k, Current, None), (true, true, true), "{k}");
+            assert_eq!(c(k, V2_6_35, None), (false, true, k == FsKind::Ext4), "{k}");
         }
-        assert_eq!(c(FsKind::Xfs, Current, None), (true, true));
-        assert_eq!(c(FsKind::Xfs, V2_6_35, None), (false, false));
-        assert_eq!(c(FsKind::Xfs, V2_6_35, Some(false)), (true, true));
-        assert_eq!(c(FsKind::Reiserfs, Current, None), (false, true));
-        assert_eq!(c(FsKind::Reiserfs, V2_6_35, None), (false, false));
+        assert_eq!(c(FsKind::Xfs, Current, None), (true, true, true));
+        assert_eq!(c(FsKind::Xfs, V2_6_35, None), (false, false, true));
+        assert_eq!(c(FsKind::Xfs, V2_6_35, Some(false)), (true, true, true));
+        assert_eq!(c(FsKind::Reiserfs, Current, None), (false, true, false));
+        assert_eq!(c(FsKind::Reiserfs, V2_6_35, None), (false, false, false));
         for k in [Current, V2_6_35] {
-            assert_eq!(c(FsKind::Nilfs2, k, None), (false, true));
+            assert_eq!(c(FsKind::Nilfs2, k, None), (false, true, true));
         }
-        assert_eq!(c(FsKind::F2fs, Current, None), (true, true));
+        assert_eq!(c(FsKind::F2fs, Current, None), (true, true, true));
     }
 
     #[test]
