@@ -1900,9 +1900,15 @@ impl<S: AppSource> PageCache<S> {
                                     steps.push_back(FsStep::Flush);
                                     steps.push_back(FsStep::Direct(vec![(l, n, sync.commit)]));
                                 }
+                            } else if !io.barrier && sync.log == sync.commit {
+                                // One submission, the runs as they are.
+                                if !direct.is_empty() {
+                                    steps.push_back(FsStep::Direct(direct));
+                                }
                             } else if let Some(last) = direct.last_mut() {
-                                // The commit block, after a flush with
-                                // barriers.
+                                // The commit block a request of its own:
+                                // after a flush with barriers, or in the
+                                // same submission with its own flag.
                                 let cb = (last.0 + last.1 as u64 - 1, 1, sync.commit);
                                 last.1 -= 1;
                                 if last.1 == 0 {
@@ -1915,15 +1921,7 @@ impl<S: AppSource> PageCache<S> {
                                     steps.push_back(FsStep::Flush);
                                     steps.push_back(FsStep::Direct(vec![cb]));
                                 } else {
-                                    // One submission; the commit block a
-                                    // request of its own only when its
-                                    // flag differs.
-                                    match direct.last_mut() {
-                                        Some(r) if r.2 == cb.2 && r.0 + r.1 as u64 == cb.0 => {
-                                            r.1 += 1
-                                        }
-                                        _ => direct.push(cb),
-                                    }
+                                    direct.push(cb);
                                     steps.push_back(FsStep::Direct(direct));
                                 }
                             }
