@@ -666,6 +666,50 @@ impl FileBench {
         (f + 1) as u32
     }
 
+    /// The request of file system call `c` on a file system whose block 0
+    /// is device block `base`, made by `stream`; a data call's `tag` is its
+    /// file's inode, the file system's own calls carry theirs.
+    fn request_of(base: u64, c: FsCall, stream: u32, tag: u32) -> HostRequest {
+        let (op, lba, sectors, tag, sync) = match c {
+            FsCall::Data { op, at, bytes } => (
+                op,
+                base * (BLOCK / SECTOR) + at / SECTOR,
+                (bytes / SECTOR) as u32,
+                tag,
+                false,
+            ),
+            FsCall::Meta { block } => (
+                IoOp::Write,
+                (base + block) * (BLOCK / SECTOR),
+                (BLOCK / SECTOR) as u32,
+                METADATA_INO,
+                false,
+            ),
+            FsCall::Direct {
+                op,
+                block,
+                blocks,
+                sync,
+            } => (
+                op,
+                (base + block) * (BLOCK / SECTOR),
+                blocks * (BLOCK / SECTOR) as u32,
+                FS_INO,
+                sync,
+            ),
+            FsCall::Flush => (IoOp::Flush, 0, 0, FS_INO, false),
+        };
+        HostRequest {
+            arrival: SimTime::ZERO,
+            op,
+            lba,
+            sectors,
+            stream,
+            tag,
+            sync,
+        }
+    }
+
     /// The file system's calls of this operation (in `self.calls`) as
     /// requests of `stream` for file `f`.
     fn emit(&mut self, f: u64, out: &mut Out, stream: u32) {
@@ -678,58 +722,12 @@ impl FileBench {
             .rposition(|c| matches!(c, FsCall::Data { .. }));
         for (i, c) in self.calls.drain(..).enumerate() {
             let more = matches!(c, FsCall::Data { .. }) && last_data.is_some_and(|l| i < l);
-            let r = match c {
-                FsCall::Data { op, at, bytes } => HostRequest {
-                    arrival: SimTime::ZERO,
-                    op,
-                    lba: base * (BLOCK / SECTOR) + at / SECTOR,
-                    sectors: (bytes / SECTOR) as u32,
-                    stream,
-                    tag: Self::ino(f),
-                    sync: false,
-                },
-                FsCall::Meta { block } => {
-                    self.stats.metadata_writes += 1;
-                    HostRequest {
-                        arrival: SimTime::ZERO,
-                        op: IoOp::Write,
-                        lba: (base + block) * (BLOCK / SECTOR),
-                        sectors: (BLOCK / SECTOR) as u32,
-                        stream,
-                        tag: METADATA_INO,
-                        sync: false,
-                    }
-                }
-                FsCall::Direct {
-                    op,
-                    block,
-                    blocks,
-                    sync,
-                } => {
-                    self.stats.fs_calls += 1;
-                    HostRequest {
-                        arrival: SimTime::ZERO,
-                        op,
-                        lba: (base + block) * (BLOCK / SECTOR),
-                        sectors: blocks * (BLOCK / SECTOR) as u32,
-                        stream,
-                        tag: FS_INO,
-                        sync,
-                    }
-                }
-                FsCall::Flush => {
-                    self.stats.fs_calls += 1;
-                    HostRequest {
-                        arrival: SimTime::ZERO,
-                        op: IoOp::Flush,
-                        lba: 0,
-                        sectors: 0,
-                        stream,
-                        tag: FS_INO,
-                        sync: false,
-                    }
-                }
-            };
+            match c {
+                FsCall::Meta { .. } => self.stats.metadata_writes += 1,
+                FsCall::Direct { .. } | FsCall::Flush => self.stats.fs_calls += 1,
+                FsCall::Data { .. } => {}
+            }
+            let r = Self::request_of(base, c, stream, Self::ino(f));
             out.push_back((r, more, CallExtras::default()));
         }
     }
@@ -1428,41 +1426,11 @@ impl AppSource for FileBench {
             // The calls are the file system's, on no file.
             let base = self.base;
             for c in self.calls.drain(..) {
-                let r = match c {
-                    FsCall::Direct {
-                        op,
-                        block,
-                        blocks,
-                        sync,
-                    } => HostRequest {
-                        arrival: SimTime::ZERO,
-                        op,
-                        lba: (base + block) * (BLOCK / SECTOR),
-                        sectors: blocks * (BLOCK / SECTOR) as u32,
-                        stream,
-                        tag: FS_INO,
-                        sync,
-                    },
-                    FsCall::Flush => HostRequest {
-                        arrival: SimTime::ZERO,
-                        op: IoOp::Flush,
-                        lba: 0,
-                        sectors: 0,
-                        stream,
-                        tag: FS_INO,
-                        sync: false,
-                    },
-                    FsCall::Meta { block } => HostRequest {
-                        arrival: SimTime::ZERO,
-                        op: IoOp::Write,
-                        lba: (base + block) * (BLOCK / SECTOR),
-                        sectors: (BLOCK / SECTOR) as u32,
-                        stream,
-                        tag: METADATA_INO,
-                        sync: false,
-                    },
-                    FsCall::Data { .. } => unreachable!("background work moves no file data here"),
-                };
+                assert!(
+                    !matches!(c, FsCall::Data { .. }),
+                    "background work moves no file data here"
+                );
+                let r = Self::request_of(base, c, stream, FS_INO);
                 self.stats.fs_calls += u64::from(r.tag == FS_INO);
                 out.push_back((r, false, CallExtras::default()));
             }

@@ -655,6 +655,14 @@ const WB_PERIODIC: usize = 1;
 const WB_FSYNC: usize = 2;
 const WB_SYNC_WRITE: usize = 3;
 
+/// Whether writeback of `reason` is `REQ_SYNC`: for fsync and O_SYNC it is
+/// WB_SYNC_ALL, whose writes are (`wbc_to_write_flags`,
+/// include/linux/writeback.h; 2.6.35's `__block_write_full_page` picks
+/// WRITE_SYNC_PLUG for it); the flusher's WB_SYNC_NONE writes are not.
+fn wb_sync(reason: usize) -> bool {
+    matches!(reason, WB_FSYNC | WB_SYNC_WRITE)
+}
+
 /// The page cache in front of an application source (see the module docs).
 pub struct PageCache<S: AppSource> {
     app: S,
@@ -1196,26 +1204,9 @@ impl<S: AppSource> PageCache<S> {
     }
 
     /// Submit the pages of `lpns` (sorted) as writes in contiguous runs of
-    /// at most `max_req_pages`; returns the pages submitted. Writeback for
-    /// fsync or O_SYNC is WB_SYNC_ALL, whose writes are REQ_SYNC
-    /// (`wbc_to_write_flags`, include/linux/writeback.h; 2.6.35's
-    /// `__block_write_full_page` picks WRITE_SYNC_PLUG for it); the
-    /// flusher's WB_SYNC_NONE writes are not.
+    /// at most `max_req_pages`, `REQ_SYNC` when `sync` ([`wb_sync`] for
+    /// writeback of `reason`); returns the pages submitted.
     fn write_runs(
-        &mut self,
-        sub: usize,
-        ino: u32,
-        lpns: &[u64],
-        reason: usize,
-        waiter: Option<usize>,
-    ) -> u64 {
-        let sync = matches!(reason, WB_FSYNC | WB_SYNC_WRITE);
-        self.write_runs_flagged(sub, ino, lpns, reason, waiter, sync)
-    }
-
-    /// [`write_runs`](Self::write_runs) with the requests' `REQ_SYNC` given
-    /// (a journal's ordered data, marked as its commit marks it).
-    fn write_runs_flagged(
         &mut self,
         sub: usize,
         ino: u32,
@@ -1863,7 +1854,7 @@ impl<S: AppSource> PageCache<S> {
                             self.wait_page_io_write(t, lpn);
                         }
                     }
-                    self.write_runs(t, ino, &now_w, reason, Some(t));
+                    self.write_runs(t, ino, &now_w, reason, Some(t), wb_sync(reason));
                     self.threads[t].deferred = deferred;
                     self.threads[t].stage = Stage::SyncWait;
                 }
@@ -1958,7 +1949,7 @@ impl<S: AppSource> PageCache<S> {
                         }
                     }
                     let ino = self.threads[t].ino;
-                    self.write_runs(t, ino, &now_w, reason, Some(t));
+                    self.write_runs(t, ino, &now_w, reason, Some(t), wb_sync(reason));
                     self.threads[t].deferred = again;
                 }
                 Stage::DirectStart => {
@@ -2185,7 +2176,7 @@ impl<S: AppSource> PageCache<S> {
                     }
                 }
                 self.threads[t].waits += n;
-                self.write_runs_flagged(t, ino, &now_w, WB_FSYNC, Some(t), sync);
+                self.write_runs(t, ino, &now_w, WB_FSYNC, Some(t), sync);
             }
             FsStep::Metadata(mut lpns) => {
                 lpns.sort_unstable();
@@ -2201,7 +2192,14 @@ impl<S: AppSource> PageCache<S> {
                         }
                     }
                 }
-                self.write_runs(t, METADATA_INO, &now_w, WB_FSYNC, Some(t));
+                self.write_runs(
+                    t,
+                    METADATA_INO,
+                    &now_w,
+                    WB_FSYNC,
+                    Some(t),
+                    wb_sync(WB_FSYNC),
+                );
             }
             FsStep::Direct(runs) => {
                 for (lpn, n, sync) in runs {
@@ -2410,8 +2408,8 @@ impl<S: AppSource> PageCache<S> {
             let last = *chunk.last().unwrap();
             let split = chunk.iter().position(|&l| l < from).unwrap_or(chunk.len());
             let (a, b) = chunk.split_at(split);
-            self.write_runs(0, ino, a, reason, None);
-            self.write_runs(0, ino, b, reason, None);
+            self.write_runs(0, ino, a, reason, None, wb_sync(reason));
+            self.write_runs(0, ino, b, reason, None, wb_sync(reason));
             if let Some(n) = self.inodes.get_mut(&ino) {
                 n.cursor = last + 1;
             }

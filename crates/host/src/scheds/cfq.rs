@@ -176,7 +176,12 @@ impl Cfq {
     /// unless the device is non-rotational with queueing, else the last
     /// busy one of its kind.
     fn should_idle(&self, key: u64) -> bool {
-        key != ASYNC && (self.arm_idle || self.busy().1 == 1)
+        self.should_idle_with(key, self.busy().1)
+    }
+
+    /// [`should_idle`](Self::should_idle) with the busy sync queues counted.
+    fn should_idle_with(&self, key: u64, busy_sync: u32) -> bool {
+        key != ASYNC && (self.arm_idle || busy_sync == 1)
     }
 
     /// The slice a queue gets at its first completion (`cfq_set_prio_slice`
@@ -207,7 +212,8 @@ impl Cfq {
     fn may_dispatch(&self, a: &Active, now: SimTime) -> bool {
         let q = &self.queues[&a.key];
         let sync = a.key != ASYNC;
-        if self.should_idle(a.key) && self.in_flight[0] > 0 {
+        let (busy, busy_sync) = self.busy();
+        if self.should_idle_with(a.key, busy_sync) && self.in_flight[0] > 0 {
             return false; // drain async requests before sync I/O
         }
         if self.in_flight[1] > 0 && !sync {
@@ -215,7 +221,6 @@ impl Cfq {
         }
         let mut max = (QUANTUM / 2).max(1);
         if q.dispatched >= max {
-            let busy = self.busy().0;
             if busy > 1 && self.slice_used_soon(a, q.dispatched, now) {
                 return false;
             }
@@ -326,8 +331,7 @@ impl IoScheduler for Cfq {
                 a.slice_dispatch += 1;
                 a.idle_until = None;
                 self.active = Some(a);
-                let (busy, _) = self.busy();
-                if a.key == ASYNC && busy > 1 && a.slice_dispatch >= ASYNC_MAXRQ {
+                if a.key == ASYNC && a.slice_dispatch >= ASYNC_MAXRQ && self.busy().0 > 1 {
                     self.expire_active();
                 }
                 return Some(s.r);
