@@ -88,6 +88,7 @@ fn records(b: &[u8]) -> Vec<Record> {
                 size: (u64::from(c[4]).max(1)) << (c[5] % 24),
                 device: u32::from(c[6] % 4),
                 stream: u32::from(c[7]),
+                sync: c[1] & 2 != 0,
             }
         })
         .collect()

@@ -169,6 +169,9 @@ pub fn after_convert(out: TraceFormat, r: &Record) -> Record {
         Cloudphysics => 0,
         _ => e.device,
     };
+    // Only blkparse's RWBS records REQ_SYNC (`WS`, `DS`; a read is written
+    // `R`, sync by its op); the other formats read back async.
+    e.sync = out == Blkparse && r.sync && r.op != Op::Read;
     e
 }
 
