@@ -374,6 +374,9 @@ pub struct FileBench {
     pre: Out,
     /// The file system's thread's calls (its background work).
     daemon: Out,
+    /// The file system asked its thread for a commit
+    /// ([`AppSource::take_commit`]).
+    commit_asked: bool,
     now: SimTime,
     issued: u64,
     calls: Vec<FsCall>,
@@ -570,6 +573,7 @@ impl FileBench {
             next_thread: 0,
             pre: VecDeque::new(),
             daemon: VecDeque::new(),
+            commit_asked: false,
             now: SimTime::ZERO,
             issued: 0,
             calls: Vec::new(),
@@ -697,7 +701,7 @@ impl FileBench {
                 FS_INO,
                 sync,
             ),
-            FsCall::Flush => (IoOp::Flush, 0, 0, FS_INO, false),
+            FsCall::Flush | FsCall::Commit => (IoOp::Flush, 0, 0, FS_INO, false),
         };
         HostRequest {
             arrival: SimTime::ZERO,
@@ -726,6 +730,12 @@ impl FileBench {
                 FsCall::Meta { .. } => self.stats.metadata_writes += 1,
                 FsCall::Direct { .. } | FsCall::Flush => self.stats.fs_calls += 1,
                 FsCall::Data { .. } => {}
+                FsCall::Commit => {
+                    // A commit the call hands to the file system's thread
+                    // (a full transaction): that thread writes it.
+                    self.commit_asked = true;
+                    continue;
+                }
             }
             let r = Self::request_of(base, c, stream, Self::ino(f));
             out.push_back((r, more, CallExtras::default()));
@@ -1284,6 +1294,24 @@ impl FileBench {
     fn daemon_stream(&self) -> u32 {
         self.threads.len() as u32
     }
+
+    /// What a file system's fsync or commit writes, in the device's pages
+    /// and the page cache's inode numbers.
+    fn in_pages(&self, mut io: FsyncIo) -> FsyncIo {
+        let pages = BLOCK / crate::pagecache::PAGE;
+        let base = self.base * pages;
+        for f in &mut io.ordered {
+            *f = Self::ino(*f as u64);
+        }
+        for b in &mut io.metadata {
+            *b = base + *b * pages;
+        }
+        for r in &mut io.direct {
+            r.0 = base + r.0 * pages;
+            r.1 *= pages as u32;
+        }
+        io
+    }
 }
 
 impl RequestSource for FileBench {
@@ -1294,7 +1322,9 @@ impl RequestSource for FileBench {
         }
     }
     fn next_request(&mut self) -> Option<Result<HostRequest, SourceError>> {
-        if let Some((r, more, extras)) = self.pre.pop_front().or_else(|| self.daemon.pop_front()) {
+        // The file system's thread is the kernel's: its calls never wait
+        // behind the application's preallocation.
+        if let Some((r, more, extras)) = self.daemon.pop_front().or_else(|| self.pre.pop_front()) {
             self.quiet = 0;
             (self.last_more, self.last_extras) = (more, extras);
             return Some(Ok(r));
@@ -1430,6 +1460,10 @@ impl AppSource for FileBench {
                     !matches!(c, FsCall::Data { .. }),
                     "background work moves no file data here"
                 );
+                if c == FsCall::Commit {
+                    self.commit_asked = true;
+                    continue;
+                }
                 let r = Self::request_of(base, c, stream, FS_INO);
                 self.stats.fs_calls += u64::from(r.tag == FS_INO);
                 out.push_back((r, false, CallExtras::default()));
@@ -1441,20 +1475,25 @@ impl AppSource for FileBench {
         if ino == 0 || ino > self.files.len() as u32 {
             return FsyncIo::default();
         }
-        let pages = BLOCK / crate::pagecache::PAGE;
-        let base = self.base * pages;
-        let mut io = self.fs.fsync(ino - 1, now);
-        for f in &mut io.ordered {
-            *f = Self::ino(*f as u64);
-        }
-        for b in &mut io.metadata {
-            *b = base + *b * pages;
-        }
-        for r in &mut io.direct {
-            r.0 = base + r.0 * pages;
-            r.1 *= pages as u32;
-        }
-        io
+        let io = self.fs.fsync(ino - 1, now);
+        self.commit_asked |= io.wait.is_some_and(|w| w.start);
+        self.in_pages(io)
+    }
+    fn commit_io(&mut self, now: SimTime) -> Option<FsyncIo> {
+        let io = self.fs.commit_io(now)?;
+        Some(self.in_pages(io))
+    }
+    fn commit_done(&mut self, now: SimTime) {
+        self.fs.commit_done(now);
+    }
+    fn committed(&self, tid: u64) -> bool {
+        self.fs.committed(tid)
+    }
+    fn journal_stream(&self) -> u32 {
+        self.daemon_stream()
+    }
+    fn take_commit(&mut self) -> bool {
+        std::mem::take(&mut self.commit_asked)
     }
     /// Each Filebench thread allocates its `memsize` and touches it
     /// (`threadflow_init` in threadflow.c: `malloc` then `memset`):

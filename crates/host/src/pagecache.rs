@@ -73,8 +73,8 @@ use crate::cpu::{Cores, CpuConfig, Syscalls, Work};
 use crate::fs::Kernel;
 use crate::idset::IdSet;
 use crate::workload::{
-    AppSource, CallExtras, HostEvent, HostRequest, HostRun, IoOp, RequestSource, SourceError,
-    Timing,
+    AppSource, CallExtras, FsyncIo, HostEvent, HostRequest, HostRun, IoOp, RequestSource,
+    SourceError, Timing,
 };
 use serde::{Deserialize, Serialize};
 use ssd_core::error::{invalid, ConfigError};
@@ -523,6 +523,12 @@ enum Stage {
     Throttle,
     SyncStart,
     SyncWait,
+    /// An fsync waits for the journal commit of its transaction
+    /// ([`FsyncIo::wait`](crate::fs::FsyncIo::wait)).
+    CommitWait,
+    /// The file system's thread writes a journal commit
+    /// ([`CallExtras::commit`]): its steps, then the commit is done.
+    CommitRun,
     /// A file system's direct call ([`FS_INO`]): submitted, then done.
     DirectStart,
     DirectDone,
@@ -585,6 +591,8 @@ struct Thread {
     /// the steps of that left to do.
     fs_asked: bool,
     fs_steps: VecDeque<FsStep>,
+    /// The journal transaction an fsync waits for (0: none).
+    commit_wait: u64,
     /// The file system asked for no device flush after the fsync
     /// ([`FsyncIo::no_flush`](crate::fs::FsyncIo::no_flush)).
     fs_no_flush: bool,
@@ -594,9 +602,9 @@ struct Thread {
 /// ([`AppSource::fsync_io`]), each waited for before the next.
 #[derive(Debug)]
 enum FsStep {
-    /// Write another file's dirty data (`REQ_SYNC` or not) and wait for
-    /// its writeback.
-    Ordered(u32, bool),
+    /// Write other files' dirty data (`REQ_SYNC` or not), all submitted
+    /// at once, and wait for their writeback.
+    Ordered(Vec<u32>, bool),
     /// Write these metadata pages if dirty.
     Metadata(Vec<u64>),
     /// Direct writes (page runs, each `REQ_SYNC` or not).
@@ -637,6 +645,10 @@ struct Stats {
     fs_written: u64,
     fs_read: u64,
     fs_flushes: u64,
+    /// fsyncs that waited for a journal commit the file system's thread
+    /// wrote, and the commits that thread wrote.
+    commit_waits: u64,
+    commits: u64,
     /// Unlinks, and the pages they dropped: all, the dirty ones (never
     /// written), and those waited for (I/O in flight).
     unlinks: u64,
@@ -1413,27 +1425,9 @@ impl<S: AppSource> PageCache<S> {
         {
             got = true;
             match self.app.next_request() {
-                Some(Ok(mut r)) => {
-                    if r.stream == FLUSHER_STREAM {
-                        r.stream = FLUSHER_STREAM - 1;
-                    }
-                    let t = self.thread_for(r.stream);
-                    let seq = self.next_seq;
-                    self.next_seq += 1;
-                    let more = (self.app.more_follow(), self.app.call_extras(), seq);
-                    if Self::locks_file(&r, &more.1) {
-                        self.writers.entry(r.tag).or_default().push_back(t as u32);
-                    }
-                    if is_file(r.tag) && !more.1.unlink {
-                        self.users.entry(r.tag).or_default().push(seq);
-                    }
-                    if self.idle_and_empty(t) {
-                        self.idle_empty -= 1;
-                    }
-                    self.threads[t].queue.push_back(r);
-                    self.threads[t].more.push_back(more);
-                    self.outstanding += 1;
-                    self.ready.insert(t);
+                Some(Ok(r)) => {
+                    let (more, extras) = (self.app.more_follow(), self.app.call_extras());
+                    self.enqueue(r, more, extras);
                 }
                 Some(Err(e)) => return Err(e),
                 None => {
@@ -1443,7 +1437,38 @@ impl<S: AppSource> PageCache<S> {
                 }
             }
         }
+        // The timer's commits and those the calls asked for.
+        got |= self.poll_commit();
         Ok(got)
+    }
+
+    /// Queue call `r` (with whether more pieces follow it and its extras)
+    /// on its stream's thread.
+    fn enqueue(&mut self, mut r: HostRequest, more: bool, extras: CallExtras) {
+        if r.stream == FLUSHER_STREAM {
+            r.stream = FLUSHER_STREAM - 1;
+        }
+        let t = self.thread_for(r.stream);
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        if Self::locks_file(&r, &extras) {
+            self.writers.entry(r.tag).or_default().push_back(t as u32);
+        }
+        if is_file(r.tag) && !extras.unlink {
+            self.users.entry(r.tag).or_default().push(seq);
+        }
+        if self.threads[t].stage == Stage::Done {
+            // A thread that had ended (the file system's, once the
+            // application was done) is woken for a commit.
+            self.threads[t].stage = Stage::Idle;
+            self.done -= 1;
+        } else if self.idle_and_empty(t) {
+            self.idle_empty -= 1;
+        }
+        self.threads[t].queue.push_back(r);
+        self.threads[t].more.push_back((more, extras, seq));
+        self.outstanding += 1;
+        self.ready.insert(t);
     }
 
     /// Thread `t` (not the flusher) is idle with no call queued.
@@ -1486,6 +1511,7 @@ impl<S: AppSource> PageCache<S> {
                     !Self::locked_write(&r)
                         || self.writers.get(&r.tag).and_then(|q| q.front()) == Some(&(t as u32))
                 }),
+                Stage::CommitWait => self.app.committed(th.commit_wait),
                 Stage::Unlink => th.op.is_none_or(|r| {
                     !is_file(r.tag)
                         || self.writers.get(&r.tag).and_then(|q| q.front()) == Some(&(t as u32))
@@ -1614,6 +1640,7 @@ impl<S: AppSource> PageCache<S> {
                             th.deferred.clear();
                             th.stage = match r.op {
                                 _ if extras.unlink => Stage::Unlink,
+                                _ if extras.commit => Stage::CommitRun,
                                 _ if r.tag == FS_INO => Stage::DirectStart,
                                 IoOp::Read => Stage::ReadStart,
                                 IoOp::Write => Stage::WriteStart,
@@ -1870,55 +1897,22 @@ impl<S: AppSource> PageCache<S> {
                             self.threads[t].fs_asked = true;
                             let io = self.app.fsync_io(ino, self.now);
                             self.threads[t].fs_no_flush = io.no_flush;
-                            let steps = &mut self.threads[t].fs_steps;
-                            steps.extend(
-                                io.ordered
-                                    .iter()
-                                    .map(|&o| FsStep::Ordered(o, io.sync.ordered)),
-                            );
-                            if !io.metadata.is_empty() {
-                                steps.push_back(FsStep::Metadata(io.metadata));
+                            let wait = io.wait;
+                            self.threads[t].fs_steps = Self::fs_steps_of(io);
+                            if let Some(w) = wait {
+                                self.threads[t].commit_wait = w.tid;
+                                self.stats.commit_waits += 1;
                             }
-                            // The log blocks and the commit block with
-                            // their REQ_SYNC as the file system marks them.
-                            let sync = io.sync;
-                            let mut direct: Vec<(u64, u32, bool)> =
-                                io.direct.iter().map(|&(l, n)| (l, n, sync.log)).collect();
-                            if io.barrier_each {
-                                // Each run a barrier write of its own: a
-                                // flush before it.
-                                for (l, n, _) in direct {
-                                    steps.push_back(FsStep::Flush);
-                                    steps.push_back(FsStep::Direct(vec![(l, n, sync.commit)]));
-                                }
-                            } else if !io.barrier && sync.log == sync.commit {
-                                // One submission, the runs as they are.
-                                if !direct.is_empty() {
-                                    steps.push_back(FsStep::Direct(direct));
-                                }
-                            } else if let Some(last) = direct.last_mut() {
-                                // The commit block a request of its own:
-                                // after a flush with barriers, or in the
-                                // same submission with its own flag.
-                                let cb = (last.0 + last.1 as u64 - 1, 1, sync.commit);
-                                last.1 -= 1;
-                                if last.1 == 0 {
-                                    direct.pop();
-                                }
-                                if io.barrier {
-                                    if !direct.is_empty() {
-                                        steps.push_back(FsStep::Direct(direct));
-                                    }
-                                    steps.push_back(FsStep::Flush);
-                                    steps.push_back(FsStep::Direct(vec![cb]));
-                                } else {
-                                    direct.push(cb);
-                                    steps.push_back(FsStep::Direct(direct));
-                                }
-                            }
+                            let _ = self.poll_commit();
                         }
                         if let Some(step) = self.threads[t].fs_steps.pop_front() {
                             self.fs_step(t, step);
+                            continue;
+                        }
+                        if self.threads[t].commit_wait != 0 {
+                            // jbd2_log_wait_commit: until the file system's
+                            // thread has written the transaction.
+                            self.threads[t].stage = Stage::CommitWait;
                             continue;
                         }
                         if self.threads[t].fs_no_flush {
@@ -1951,6 +1945,46 @@ impl<S: AppSource> PageCache<S> {
                     let ino = self.threads[t].ino;
                     self.write_runs(t, ino, &now_w, reason, Some(t), wb_sync(reason));
                     self.threads[t].deferred = again;
+                }
+                Stage::CommitWait => {
+                    // The transaction is on disk: the fsync ends as it
+                    // would have after a commit of its own.
+                    self.threads[t].commit_wait = 0;
+                    self.threads[t].stage = Stage::SyncWait;
+                }
+                Stage::CommitRun => {
+                    if !self.threads[t].fs_asked {
+                        // kjournald2 takes the transaction asked for and
+                        // writes it: its ordered data, log and commit block,
+                        // then the commit block's flush (FUA) with barriers.
+                        self.threads[t].fs_asked = true;
+                        if let Some(io) = self.app.commit_io(self.now) {
+                            let no_flush = io.no_flush;
+                            let mut steps = Self::fs_steps_of(io);
+                            if !no_flush {
+                                steps.push_back(FsStep::Flush);
+                            }
+                            self.threads[t].fs_steps = steps;
+                        }
+                    }
+                    if let Some(step) = self.threads[t].fs_steps.pop_front() {
+                        self.fs_step(t, step);
+                        continue;
+                    }
+                    // The commit is on disk: the fsyncs waiting for it go
+                    // on (`wake_up(&journal->j_wait_done_commit)`).
+                    self.app.commit_done(self.now);
+                    self.stats.commits += 1;
+                    for u in 1..self.threads.len() {
+                        if self.threads[u].stage == Stage::CommitWait {
+                            self.ready.insert(u);
+                        }
+                    }
+                    self.outstanding -= 1;
+                    let th = &mut self.threads[t];
+                    th.fs_asked = false;
+                    th.op = None;
+                    th.stage = Stage::Idle;
                 }
                 Stage::DirectStart => {
                     let r = self.threads[t].op.unwrap();
@@ -2146,37 +2180,123 @@ impl<S: AppSource> PageCache<S> {
         }
     }
 
+    /// The steps of what a file system writes in an fsync after the file's
+    /// data, or in a journal commit, each waited for before the next: the
+    /// ordered data, the metadata, then the log with its commit block as
+    /// the file system flags and orders them.
+    fn fs_steps_of(io: FsyncIo) -> VecDeque<FsStep> {
+        let mut steps = VecDeque::new();
+        // jbd's `journal_submit_data_buffers` (jbd2: per inode,
+        // `jbd2_journal_submit_inode_data_buffers`) submits all of it, and
+        // the commit waits for it before its commit block; ReiserFS's
+        // `write_ordered_buffers` before its log. Here the log follows the
+        // data's writeback in both.
+        if !io.ordered.is_empty() {
+            steps.push_back(FsStep::Ordered(io.ordered, io.sync.ordered));
+        }
+        if !io.metadata.is_empty() {
+            steps.push_back(FsStep::Metadata(io.metadata));
+        }
+        // The log blocks and the commit block with their REQ_SYNC as the
+        // file system marks them.
+        let sync = io.sync;
+        let mut direct: Vec<(u64, u32, bool)> =
+            io.direct.iter().map(|&(l, n)| (l, n, sync.log)).collect();
+        if io.barrier_each {
+            // Each run a barrier write of its own: a flush before it.
+            for (l, n, _) in direct {
+                steps.push_back(FsStep::Flush);
+                steps.push_back(FsStep::Direct(vec![(l, n, sync.commit)]));
+            }
+        } else if !io.barrier && sync.log == sync.commit {
+            // One submission, the runs as they are.
+            if !direct.is_empty() {
+                steps.push_back(FsStep::Direct(direct));
+            }
+        } else if let Some(last) = direct.last_mut() {
+            // The commit block a request of its own: after a flush with
+            // barriers, or in the same submission with its own flag.
+            let cb = (last.0 + last.1 as u64 - 1, 1, sync.commit);
+            last.1 -= 1;
+            if last.1 == 0 {
+                direct.pop();
+            }
+            if io.barrier {
+                if !direct.is_empty() {
+                    steps.push_back(FsStep::Direct(direct));
+                }
+                steps.push_back(FsStep::Flush);
+                steps.push_back(FsStep::Direct(vec![cb]));
+            } else {
+                direct.push(cb);
+                steps.push_back(FsStep::Direct(direct));
+            }
+        }
+        steps
+    }
+
+    /// kjournald2 is woken for a commit the file system asked for (an
+    /// fsync's `jbd2_log_start_commit`, the commit timer, a full
+    /// transaction): the file system's thread gets a commit call, after
+    /// what it has queued. Once the application has ended, only a commit
+    /// an fsync waits for is still written.
+    fn poll_commit(&mut self) -> bool {
+        if !self.app.take_commit()
+            || self.app_done && self.threads.iter().all(|th| th.commit_wait == 0)
+        {
+            return false;
+        }
+        let stream = self.app.journal_stream();
+        let r = HostRequest {
+            arrival: self.now,
+            op: IoOp::Flush,
+            lba: 0,
+            sectors: 0,
+            stream,
+            tag: FS_INO,
+            sync: false,
+        };
+        let extras = CallExtras {
+            commit: true,
+            ..CallExtras::default()
+        };
+        self.enqueue(r, false, extras);
+        true
+    }
+
     /// Submit a step of an fsync's file-system writes; the thread waits
     /// for it.
     fn fs_step(&mut self, t: usize, step: FsStep) {
         match step {
-            FsStep::Ordered(ino, sync) => {
-                let (now_w, busy): (Vec<u64>, Vec<u64>) = self
-                    .inodes
-                    .get(&ino)
-                    .map(|n| n.dirty.iter().copied().collect::<Vec<u64>>())
-                    .unwrap_or_default()
-                    .into_iter()
-                    .partition(|lpn| {
-                        self.map
-                            .get(lpn)
-                            .is_some_and(|&i| self.pages[i as usize].flags & WRITEBACK == 0)
-                    });
-                for lpn in busy {
-                    self.wait_page_io_write(t, lpn);
-                }
-                let mut n = 0;
-                for io in self.ios.values_mut() {
-                    if io.kind == IoKind::Write
-                        && io.ino == ino
-                        && !io.waiters.contains(&(t as u32))
-                    {
-                        io.waiters.push(t as u32);
-                        n += 1;
+            FsStep::Ordered(inos, sync) => {
+                for ino in inos {
+                    let (now_w, busy): (Vec<u64>, Vec<u64>) = self
+                        .inodes
+                        .get(&ino)
+                        .map(|n| n.dirty.iter().copied().collect::<Vec<u64>>())
+                        .unwrap_or_default()
+                        .into_iter()
+                        .partition(|lpn| {
+                            self.map
+                                .get(lpn)
+                                .is_some_and(|&i| self.pages[i as usize].flags & WRITEBACK == 0)
+                        });
+                    for lpn in busy {
+                        self.wait_page_io_write(t, lpn);
                     }
+                    let mut n = 0;
+                    for io in self.ios.values_mut() {
+                        if io.kind == IoKind::Write
+                            && io.ino == ino
+                            && !io.waiters.contains(&(t as u32))
+                        {
+                            io.waiters.push(t as u32);
+                            n += 1;
+                        }
+                    }
+                    self.threads[t].waits += n;
+                    self.write_runs(t, ino, &now_w, WB_FSYNC, Some(t), sync);
                 }
-                self.threads[t].waits += n;
-                self.write_runs(t, ino, &now_w, WB_FSYNC, Some(t), sync);
             }
             FsStep::Metadata(mut lpns) => {
                 lpns.sort_unstable();
@@ -2676,6 +2796,8 @@ impl<S: AppSource> PageCache<S> {
                     "fs_direct_pages_written": s.fs_written,
                     "fs_direct_pages_read": s.fs_read,
                     "fs_flushes": s.fs_flushes,
+                    "fs_thread_commits": s.commits,
+                    "fsync_commit_waits": s.commit_waits,
                     // Bytes the host wrote to the device (writeback and a
                     // file system's own writes) per byte the application
                     // wrote: what the file system and the cache add.
@@ -2720,6 +2842,7 @@ impl Thread {
             ino: 0,
             fs_asked: false,
             fs_steps: VecDeque::new(),
+            commit_wait: 0,
             fs_no_flush: false,
         }
     }

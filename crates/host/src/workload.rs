@@ -47,6 +47,33 @@ pub trait AppSource: RequestSource {
     fn fsync_io(&mut self, _ino: u32, _now: SimTime) -> FsyncIo {
         FsyncIo::default()
     }
+    /// The file system's thread runs a journal commit (a call marked
+    /// [`CallExtras::commit`]): what it writes, as an fsync's steps are
+    /// given (the ordered data, the log, the commit block), or nothing. The
+    /// running transaction closes now (jbd2's `jbd2_journal_commit_transaction`
+    /// in kjournald2).
+    fn commit_io(&mut self, _now: SimTime) -> Option<FsyncIo> {
+        None
+    }
+    /// The commit [`AppSource::commit_io`] started has reached the device.
+    fn commit_done(&mut self, _now: SimTime) {}
+    /// Whether transaction `tid` has committed (an fsync waiting for it,
+    /// [`CommitWait`], may return).
+    fn committed(&self, _tid: u64) -> bool {
+        true
+    }
+    /// The stream of the file system's thread (kjournald2), which runs
+    /// the commits asked for ([`AppSource::take_commit`]).
+    fn journal_stream(&self) -> u32 {
+        0
+    }
+    /// Whether the file system asked its thread for a commit since the
+    /// last call (its timer, a full transaction, an fsync's
+    /// [`CommitWait::start`]): the page cache hands that thread a commit
+    /// call ([`CallExtras::commit`]).
+    fn take_commit(&mut self) -> bool {
+        false
+    }
     /// Bytes of anonymous memory the application's threads hold for the
     /// whole run, which the page cache cannot use (Filebench's per-thread
     /// `memsize`, fio's I/O buffers).
@@ -101,6 +128,22 @@ pub struct FsyncIo {
     /// Which of the direct writes are `REQ_SYNC`: the log blocks, and
     /// the last block (the commit block).
     pub sync: CommitSync,
+    /// The fsync waits, after the steps above and before its flush, for
+    /// the journal's commit of a transaction that the file system's thread
+    /// writes (jbd2's `jbd2_log_wait_commit`).
+    pub wait: Option<CommitWait>,
+}
+
+/// An fsync's wait for a journal commit that the file system's thread
+/// writes ([`FsyncIo::wait`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CommitWait {
+    /// The transaction the file's changes are in.
+    pub tid: u64,
+    /// The fsync asked for the commit (`jbd2_log_start_commit` woke
+    /// kjournald2): the file system's thread gets a commit call
+    /// ([`AppSource::take_commit`]).
+    pub start: bool,
 }
 
 /// Which of a journal's or log's writes the kernel marks `REQ_SYNC`
@@ -178,6 +221,13 @@ pub struct CallExtras {
     /// lock); the request's op, address and length are not used, and
     /// nothing reaches the device.
     pub unlink: bool,
+    /// Not a call but a journal commit the file system's thread runs (its
+    /// timer, or an fsync's request): the page cache asks
+    /// [`AppSource::commit_io`] what it writes when the thread gets to it,
+    /// writes that, then tells [`AppSource::commit_done`] and wakes the
+    /// fsyncs waiting for it. The request's op, address and length are not
+    /// used.
+    pub commit: bool,
 }
 
 /// fio's `rw=`.

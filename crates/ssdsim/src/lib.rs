@@ -287,6 +287,41 @@ impl ssdsim_host::workload::AppSource for AnySource {
             _ => ssdsim_host::workload::FsyncIo::default(),
         }
     }
+    fn commit_io(&mut self, now: ssd_core::SimTime) -> Option<ssdsim_host::workload::FsyncIo> {
+        match self {
+            AnySource::FileBench(s) => s.commit_io(now),
+            AnySource::Recorded(s) => s.commit_io(now),
+            _ => None,
+        }
+    }
+    fn commit_done(&mut self, now: ssd_core::SimTime) {
+        match self {
+            AnySource::FileBench(s) => s.commit_done(now),
+            AnySource::Recorded(s) => s.commit_done(now),
+            _ => {}
+        }
+    }
+    fn committed(&self, tid: u64) -> bool {
+        match self {
+            AnySource::FileBench(s) => s.committed(tid),
+            AnySource::Recorded(s) => s.committed(tid),
+            _ => true,
+        }
+    }
+    fn journal_stream(&self) -> u32 {
+        match self {
+            AnySource::FileBench(s) => s.journal_stream(),
+            AnySource::Recorded(s) => s.journal_stream(),
+            _ => 0,
+        }
+    }
+    fn take_commit(&mut self) -> bool {
+        match self {
+            AnySource::FileBench(s) => s.take_commit(),
+            AnySource::Recorded(s) => s.take_commit(),
+            _ => false,
+        }
+    }
     fn memory(&self) -> u64 {
         match self {
             AnySource::FileBench(s) => s.memory(),

@@ -440,11 +440,12 @@ fn every_file_system_stays_consistent_under_the_flows() {
             while let Some(r) = fb.next_request() {
                 let r = r.unwrap();
                 n += 1;
+                let now = SimTime(n * 20_000_000);
                 if n % 500 == 0 {
-                    fb.clock(SimTime(n * 20_000_000));
+                    fb.clock(now);
                 }
                 if r.op == IoOp::Flush && r.tag != FS_INO {
-                    let io = fb.fsync_io(r.tag, SimTime(n * 20_000_000));
+                    let io = fb.fsync_io(r.tag, now);
                     if kind == FsKind::F2fs {
                         // Roll-forward: the file's node blocks, no
                         // barrier (the fsync's flush follows); a
@@ -453,6 +454,14 @@ fn every_file_system_stays_consistent_under_the_flows() {
                     } else if logged {
                         assert!(io.barrier || io.direct.is_empty(), "{kind}: {io:?}");
                     }
+                }
+                // The file system's thread writes the commits asked of it,
+                // each with its barrier.
+                if fb.take_commit() {
+                    if let Some(io) = fb.commit_io(now) {
+                        assert!(io.barrier && !io.direct.is_empty(), "{kind}: {io:?}");
+                    }
+                    fb.commit_done(now);
                 }
             }
             fb.check().unwrap_or_else(|e| panic!("{kind} {pk:?}: {e}"));
@@ -678,4 +687,80 @@ fn a_deleted_files_pages_reach_no_device_on_every_file_system() {
             }
         }
     }
+}
+
+/// jbd2 as the kernel runs it, through the page cache: an fsync asks
+/// kjournald2 for the commit of its file's transaction and waits for it
+/// (`jbd2_complete_transaction` -> `jbd2_log_wait_commit`); the commits
+/// are written by the file system's thread, on its own stream, one at a
+/// time, each serving the fsyncs whose changes it holds; the fsyncs that waited issue no flush of their own (the commit's
+/// barrier and FUA are the file system's). On 2.6.35 an fsync finding its
+/// commit asked for already does not wait (`__log_start_commit` returns 0):
+/// it flushes, and fewer fsyncs wait.
+#[test]
+fn fsyncs_wait_for_the_journal_threads_commits() {
+    use crate::pagecache::{AppIo, PageCache, PageCacheConfig};
+    use common::Logged;
+    let mut c = crate::config::SsdConfig::default();
+    c.nand.blocks_per_plane = 256;
+    let s = c.validate().unwrap();
+    let mut waits = Vec::new();
+    for kernel in [None, Some(crate::fs::Kernel::V2_6_35)] {
+        let p = cfg(PersonalityKind::Varmail, 3_000);
+        let f = FsConfig {
+            kind: FsKind::Ext4,
+            kernel,
+            ..FsConfig::default()
+        };
+        let fb = FileBench::new(&p, &f, s.logical_bytes(), 1).unwrap();
+        let journal = fb.journal_stream();
+        let cache = PageCache::new(
+            fb,
+            &PageCacheConfig::default(),
+            AppIo::default(),
+            s.logical_bytes(),
+            1 << 19,
+        )
+        .unwrap();
+        let sent = common::Sent::default();
+        let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
+        let sched =
+            crate::scheds::build_sched(&c.sched, s.logical_bytes() / 512, c.host.queue_depth)
+                .unwrap();
+        let mut sim = ssd_core::Simulation::new(
+            s.clone(),
+            ftl,
+            Logged(cache, sent.clone()),
+            sched,
+            ssd_core::observer::NullObserver,
+        );
+        let rep = sim.run().unwrap();
+        let n = |k: &str| rep.extra["page_cache"][k].as_u64().unwrap();
+        let st = |k: &str| rep.extra["file_system"][k].as_u64().unwrap();
+        let commits = st("commits_fsync") + st("commits_timer");
+        assert!(commits > 10, "{commits}");
+        // Every commit was the thread's, on its stream; its log blocks
+        // and flushes are on no application thread's.
+        assert_eq!(n("fs_thread_commits"), commits);
+        let sent = sent.borrow();
+        let on = |op: IoOp, journal_thread: bool| {
+            sent.iter()
+                .filter(|r| r.op == op && (r.stream == journal) == journal_thread)
+                .map(|r| r.sectors as u64 / 8 + u64::from(op == IoOp::Flush))
+                .sum::<u64>()
+        };
+        assert!(n("fs_direct_pages_written") > 0);
+        assert_eq!(on(IoOp::Write, true), n("fs_direct_pages_written"));
+        assert_eq!(on(IoOp::Flush, true), 2 * commits);
+        assert_eq!(n("fs_flushes"), 2 * commits);
+        // Every commit an fsync asked for had it waiting (and any other
+        // fsync that found it running or being written).
+        let w = n("fsync_commit_waits");
+        assert!(w >= st("commits_fsync"), "{w} waits for {commits} commits");
+        let fsyncs = rep.extra["app"]["fsyncs"].as_u64().unwrap();
+        assert_eq!(fsyncs - w + n("fs_flushes"), n("flushes"));
+        assert_eq!(on(IoOp::Flush, false), fsyncs - w);
+        waits.push(w);
+    }
+    assert!(waits[1] < waits[0], "{waits:?}");
 }

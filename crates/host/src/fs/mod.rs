@@ -667,6 +667,10 @@ pub enum FsCall {
     },
     /// A device cache flush, waited for.
     Flush,
+    /// The file system's thread commits the running transaction (a
+    /// journal's timer): what it writes is asked of
+    /// [`FileSystem::commit_io`] when the thread gets to it.
+    Commit,
 }
 
 /// The file system ran out of space: the operation is skipped.
@@ -759,6 +763,19 @@ pub trait FileSystem {
     fn fsync(&mut self, f: u32, now: SimTime) -> FsyncIo;
     /// Background work due at `now`: the calls of the file system's thread.
     fn tick(&mut self, _now: SimTime, _io: &mut Vec<FsCall>) {}
+    /// The file system's thread starts a commit (a [`FsCall::Commit`] of
+    /// the timer, or one an fsync asked for, [`crate::workload::CommitWait`]):
+    /// the running transaction closes and this is what the commit writes,
+    /// ordered data first. `None` when nothing is asked or written.
+    fn commit_io(&mut self, _now: SimTime) -> Option<FsyncIo> {
+        None
+    }
+    /// The commit [`FileSystem::commit_io`] returned has been written.
+    fn commit_done(&mut self, _now: SimTime) {}
+    /// Whether transaction `tid` has committed.
+    fn committed(&self, _tid: u64) -> bool {
+        true
+    }
     /// When [`FileSystem::tick`] has work next.
     fn next_tick(&self) -> Option<SimTime> {
         None
@@ -847,6 +864,15 @@ impl FileSystem for AnyFs {
     }
     fn tick(&mut self, now: SimTime, io: &mut Vec<FsCall>) {
         any_fs!(self, s => s.tick(now, io))
+    }
+    fn commit_io(&mut self, now: SimTime) -> Option<FsyncIo> {
+        any_fs!(self, s => s.commit_io(now))
+    }
+    fn commit_done(&mut self, now: SimTime) {
+        any_fs!(self, s => s.commit_done(now))
+    }
+    fn committed(&self, tid: u64) -> bool {
+        any_fs!(self, s => s.committed(tid))
     }
     fn next_tick(&self) -> Option<SimTime> {
         any_fs!(self, s => s.next_tick())

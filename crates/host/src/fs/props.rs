@@ -44,13 +44,28 @@ fn inside(fs: &AnyFs, io: &[FsCall]) -> Result<(), String> {
             FsCall::Direct { block, blocks, .. } => {
                 blocks > 0 && block + blocks as u64 <= fs.blocks()
             }
-            FsCall::Flush => true,
+            FsCall::Flush | FsCall::Commit => true,
         };
         if !ok {
             return Err(format!("{c:?} outside {} blocks", fs.blocks()));
         }
     }
     Ok(())
+}
+
+/// The commits the file system's thread is asked for, written one after
+/// the other, each inside the file system.
+fn commits(fs: &mut AnyFs, now: SimTime) -> Result<(), TestCaseError> {
+    for _ in 0..4 {
+        let Some(c) = fs.commit_io(now) else {
+            return Ok(());
+        };
+        for &(b, n) in &c.direct {
+            prop_assert!(n > 0 && b + n as u64 <= fs.blocks());
+        }
+        fs.commit_done(now);
+    }
+    Err(TestCaseError::fail("a commit asked for more commits"))
 }
 
 fn data_bytes(io: &[FsCall], want: IoOp) -> u64 {
@@ -130,16 +145,23 @@ fn run(kind: FsKind, ops: &[Op]) -> Result<(), TestCaseError> {
             }
             Op::Fsync(f) if exists[f as usize] => {
                 let s = fs.fsync(f, now);
-                let again = fs.fsync(f, now);
-                // Once committed, nothing is left for a second fsync.
-                prop_assert!(
-                    again.direct.is_empty(),
-                    "{kind}: a second fsync writes {:?}",
-                    again.direct
-                );
                 for &(b, n) in &s.direct {
                     prop_assert!(n > 0 && b + n as u64 <= fs.blocks());
                 }
+                // The file system's thread writes what was asked of it; the
+                // fsync's transaction is then on disk.
+                commits(&mut fs, now)?;
+                if let Some(w) = s.wait {
+                    prop_assert!(fs.committed(w.tid), "{kind}: {w:?} not committed");
+                }
+                let again = fs.fsync(f, now);
+                // Once committed, nothing is left for a second fsync.
+                prop_assert!(
+                    again.direct.is_empty() && again.wait.is_none(),
+                    "{kind}: a second fsync writes {:?} or waits {:?}",
+                    again.direct,
+                    again.wait
+                );
             }
             Op::Tick(ms) => {
                 now = SimTime(now.0 + ms as u64 * 1_000_000);
@@ -148,6 +170,9 @@ fn run(kind: FsKind, ops: &[Op]) -> Result<(), TestCaseError> {
                     !io.iter().any(|c| matches!(c, FsCall::Data { .. })),
                     "{kind}: background work moved file data"
                 );
+                if io.contains(&FsCall::Commit) {
+                    commits(&mut fs, now)?;
+                }
             }
             _ => {}
         }

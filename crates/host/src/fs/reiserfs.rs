@@ -96,15 +96,17 @@
 //! transaction; the transaction age limit `JOURNAL_MAX_TRANS_AGE`, 30 s,
 //! is not the binding one) and when a transaction reaches `j_max_batch`
 //! blocks (900 of `JOURNAL_TRANS_MAX` 1,024, scaled down for a smaller
-//! journal): Linux hands that commit to its workqueue, here the writer
-//! whose call filled it writes it; both count as `commits_timer`. In
-//! ordered mode an fsync's commit first writes the dirty data of every file
-//! with new blocks in the transaction. The journaled blocks stay dirty in
-//! the buffer cache and the flusher writes them in place (the checkpoint).
-//! Not modelled: the journal header block's updates, the check that old
-//! transactions are flushed before the journal's space is reused (wraps are
-//! counted), and the background commit's ordered data (the flusher writes
-//! it).
+//! journal): Linux hands that commit to its workqueue. Both are written by
+//! the file system's thread ([`FsCall::Commit`], [`FileSystem::commit_io`])
+//! and count as `commits_timer`; an fsync of a file whose transaction that
+//! thread is writing waits for it (`reiserfs_commit_for_inode` ->
+//! `flush_commit_list(sb, jl, 1)`). In ordered mode every commit, the
+//! fsync's and the background one, first writes the dirty data of every
+//! file with new blocks in the transaction (`write_ordered_buffers`). The
+//! journaled blocks stay dirty in the buffer cache and the flusher writes
+//! them in place (the checkpoint). Not modelled: the journal header
+//! block's updates and the check that old transactions are flushed before
+//! the journal's space is reused (wraps are counted).
 //!
 //! `FsStats::index_blocks` counts the tree's formatted nodes (leaves and
 //! internal nodes); `extents` the files' runs of contiguous unformatted
@@ -115,8 +117,8 @@ use super::tree::DirTree;
 use super::{
     data_calls, FileSystem, FsCall, FsConfig, FsKind, FsStats, FsyncIo, JournalMode, NoSpace, BLOCK,
 };
-use crate::workload::CommitSync;
 use crate::workload::IoOp;
+use crate::workload::{CommitSync, CommitWait};
 use ssd_core::error::{invalid, ConfigError};
 use ssd_core::units::{Dur, SimTime};
 use std::collections::{BTreeMap, BTreeSet};
@@ -313,6 +315,13 @@ pub struct Reiserfs {
     head: u64,
     tx: Transaction,
     last_commit: SimTime,
+    /// A background commit is asked of the file system's thread and has
+    /// not started yet.
+    commit_asked: bool,
+    /// The transaction the file system's thread is writing, and the
+    /// latest one written.
+    committing: Option<u64>,
+    committed: u64,
     stats: FsStats,
 }
 
@@ -381,6 +390,9 @@ impl Reiserfs {
                 ..Transaction::default()
             },
             last_commit: SimTime::ZERO,
+            commit_asked: false,
+            committing: None,
+            committed: 0,
             stats: FsStats {
                 kind: FsKind::Reiserfs.name().into(),
                 ..FsStats::default()
@@ -712,19 +724,21 @@ impl Reiserfs {
         self.tx.ordered.insert(f);
     }
 
-    /// Commit a transaction that reached `j_max_batch` (the caller writes
-    /// it).
+    /// A transaction that reached `j_max_batch` is handed to the commit
+    /// workqueue (`do_journal_end` -> `queue_delayed_work` of
+    /// `reiserfs_async_progress_wu`): the file system's thread writes it.
     fn commit_if_full(&mut self, io: &mut Vec<FsCall>) {
         if self.running_transaction_blocks() >= self.max_batch {
             self.background_commit(io);
         }
     }
 
+    /// Ask the file system's thread for a commit of the running
+    /// transaction ([`FileSystem::commit_io`] writes it).
     fn background_commit(&mut self, io: &mut Vec<FsCall>) {
-        if let Some((mut runs, cb)) = self.commit() {
-            self.stats.commits_timer += 1;
-            runs.push((cb, 1));
-            super::push_commit(runs, self.commit_sync, io);
+        if !self.commit_asked && self.running_transaction_blocks() > 0 {
+            self.commit_asked = true;
+            io.push(FsCall::Commit);
         }
     }
 
@@ -904,8 +918,14 @@ impl FileSystem for Reiserfs {
     fn fsync(&mut self, f: u32, _now: SimTime) -> FsyncIo {
         // reiserfs_commit_for_inode: only a file changed in the running
         // transaction commits it.
-        if self.files[f as usize].trans != self.tx.id {
-            return FsyncIo::default();
+        let tid = self.files[f as usize].trans;
+        if tid != self.tx.id {
+            // Its transaction is being written by the file system's
+            // thread: the fsync waits for it; or it is on disk.
+            return FsyncIo {
+                wait: (self.committing == Some(tid)).then_some(CommitWait { tid, start: false }),
+                ..FsyncIo::default()
+            };
         }
         let ordered: Vec<u32> = if self.mode == JournalMode::Ordered {
             self.tx
@@ -933,6 +953,38 @@ impl FileSystem for Reiserfs {
             None => FsyncIo::default(),
         }
     }
+    /// A background commit (the timer's or a full transaction's):
+    /// `flush_commit_list` writes the ordered data first
+    /// (`write_ordered_buffers` of the list's `j_bh_list`) in ordered mode,
+    /// then the log and the commit block with its barrier.
+    fn commit_io(&mut self, _now: SimTime) -> Option<FsyncIo> {
+        self.commit_asked = false;
+        let ordered: Vec<u32> = if self.mode == JournalMode::Ordered {
+            self.tx.ordered.iter().copied().collect()
+        } else {
+            Vec::new()
+        };
+        let tid = self.tx.id;
+        let (mut runs, cb) = self.commit()?;
+        self.committing = Some(tid);
+        self.stats.commits_timer += 1;
+        runs.push((cb, 1));
+        Some(FsyncIo {
+            ordered,
+            direct: runs,
+            barrier: true,
+            sync: self.commit_sync,
+            ..FsyncIo::default()
+        })
+    }
+    fn commit_done(&mut self, _now: SimTime) {
+        if let Some(tid) = self.committing.take() {
+            self.committed = tid;
+        }
+    }
+    fn committed(&self, tid: u64) -> bool {
+        tid <= self.committed
+    }
     fn tick(&mut self, now: SimTime, io: &mut Vec<FsCall>) {
         if now < self.last_commit + self.commit_interval {
             return;
@@ -944,6 +996,9 @@ impl FileSystem for Reiserfs {
         Some(self.last_commit + self.commit_interval)
     }
     fn settle(&mut self) {
+        self.committed = self.tx.id;
+        self.committing = None;
+        self.commit_asked = false;
         self.tx = Transaction {
             id: self.tx.id + 1,
             ..Transaction::default()

@@ -178,6 +178,21 @@ impl<S: AppSource> AppSource for Recorder<S> {
     fn fsync_io(&mut self, ino: u32, now: SimTime) -> crate::workload::FsyncIo {
         self.inner.fsync_io(ino, now)
     }
+    fn commit_io(&mut self, now: SimTime) -> Option<crate::workload::FsyncIo> {
+        self.inner.commit_io(now)
+    }
+    fn commit_done(&mut self, now: SimTime) {
+        self.inner.commit_done(now)
+    }
+    fn committed(&self, tid: u64) -> bool {
+        self.inner.committed(tid)
+    }
+    fn journal_stream(&self) -> u32 {
+        self.inner.journal_stream()
+    }
+    fn take_commit(&mut self) -> bool {
+        self.inner.take_commit()
+    }
     fn memory(&self) -> u64 {
         self.inner.memory()
     }
