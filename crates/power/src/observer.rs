@@ -456,6 +456,18 @@ struct WorkShape {
     dram: [u64; Activity::COUNT],
 }
 
+impl WorkShape {
+    /// `w` is of this shape (compared without branches or a call to `bcmp`).
+    #[inline(always)]
+    fn is_of(&self, w: &WorkSpan) -> bool {
+        let mut d = (self.cpu_ns ^ (w.c - w.s)) | (self.dram_ns ^ (w.e - w.c));
+        for k in 0..Activity::COUNT {
+            d |= (self.cycles[k] ^ w.cycles[k]) | (self.dram[k] ^ w.dram[k]);
+        }
+        d == 0
+    }
+}
+
 /// `n` consecutive firmware passes of one shape, counted but not yet added
 /// to [`Acc::act`] (see [`PowerObserver::push_work`]).
 #[derive(Clone, Copy, Debug, Default)]
@@ -1455,7 +1467,31 @@ impl PowerObserver {
         }
     }
 
+    /// Charge a DRAM access or host-link transfer that can no longer be cut:
+    /// inline while no cut point is known and it lies in the series' hot
+    /// bucket (nearly always), else as `commit_other_cold`.
+    #[inline(always)]
     fn commit_other(&mut self, dram: bool, it: Span) {
+        if it.s >= self.fast_from && it.e >= it.s && self.series.is_hot(it.s, it.e) {
+            let ns = it.e - it.s;
+            if dram {
+                self.all.dram_active_ns += ns;
+                self.series.cur.dram_ns += ns;
+            } else {
+                self.all.link_active_ns += ns;
+                self.series.cur.link_ns += ns;
+            }
+            return;
+        }
+        self.commit_other_cold(dram, it);
+    }
+
+    /// `commit_other` off its fast path: clipped to the window and split at
+    /// the drain start once a cut point is known; in the series outside its
+    /// hot bucket.
+    #[cold]
+    #[inline(never)]
+    fn commit_other_cold(&mut self, dram: bool, it: Span) {
         if it.s >= self.fast_from {
             return self.charge_other(dram, it.s, it.e, false);
         }
@@ -1519,11 +1555,10 @@ impl PowerObserver {
     #[inline]
     fn push_work(&mut self, it: WorkSpan) {
         if it.s >= self.fast_from {
-            let shape = it.shape();
-            if shape == self.work_run.shape {
+            if self.work_run.shape.is_of(&it) {
                 self.work_run.n += 1;
             } else {
-                self.new_work_run(shape);
+                self.new_work_run(it.shape());
             }
             if self.work_log.len() >= self.work_log_cap {
                 self.trim_work_log();
@@ -1996,7 +2031,9 @@ impl Observer for PowerObserver {
         while j < pend.len() && pend[j].1 <= d {
             j += 1;
         }
-        if j > i {
+        if j == pend.len() {
+            pend.truncate(i);
+        } else if j > i {
             pend.drain(i..j);
         }
     }
