@@ -421,6 +421,52 @@ struct Span {
     e: u64,
 }
 
+/// A FIFO of [`Span`]s: a vector read from `head`, emptied whenever it has
+/// all been read (nearly every time: each access commits the one before),
+/// and compacted when most of it has been read. Cheaper than a `VecDeque`,
+/// whose every push and pop computes a wrapped index.
+#[derive(Clone, Debug, Default)]
+struct SpanLane {
+    buf: Vec<Span>,
+    head: usize,
+}
+
+impl SpanLane {
+    /// The front span, removed, if it ended by `lb`.
+    #[inline(always)]
+    fn pop_front_if_ended(&mut self, lb: u64) -> Option<Span> {
+        let f = *self.buf.get(self.head)?;
+        if f.e > lb {
+            return None;
+        }
+        self.head += 1;
+        Some(f)
+    }
+
+    #[inline(always)]
+    fn pop_front(&mut self) -> Option<Span> {
+        self.pop_front_if_ended(u64::MAX)
+    }
+
+    #[inline(always)]
+    fn push_back(&mut self, it: Span) {
+        if self.head == self.buf.len() {
+            self.buf.clear();
+            self.head = 0;
+        } else if self.head >= 32 && 2 * self.head >= self.buf.len() {
+            self.compact();
+        }
+        self.buf.push(it);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn compact(&mut self) {
+        self.buf.drain(..self.head);
+        self.head = 0;
+    }
+}
+
 /// A firmware pass waiting to be divided among activities (see
 /// `Observer::firmware_work`): CPU `[s, c)`, DRAM `[c, e)`.
 #[derive(Clone, Copy, Debug)]
@@ -641,8 +687,8 @@ pub struct PowerObserver {
     /// Die activities that overlap their die's next one (none with the engine's
     /// one-state dies), kept correctable until they end.
     aside: Vec<(u32, Item)>,
-    dram_lane: VecDeque<Span>,
-    link_lane: VecDeque<Span>,
+    dram_lane: SpanLane,
+    link_lane: SpanLane,
     /// Firmware passes to commit once they end before `now_lb`: those
     /// reported after a cut point or beginning before the window start, and
     /// those a cut point took back from `work_log`.
@@ -743,8 +789,8 @@ impl PowerObserver {
             n_chans: g.channels,
             die_lanes: vec![DieLane::default(); n_dies as usize],
             aside: Vec::new(),
-            dram_lane: VecDeque::new(),
-            link_lane: VecDeque::new(),
+            dram_lane: SpanLane::default(),
+            link_lane: SpanLane::default(),
             work_lane: VecDeque::new(),
             work_log: Vec::new(),
             work_log_cap: WORK_LOG_MIN,
@@ -1425,29 +1471,25 @@ impl PowerObserver {
         }
     }
 
-    #[inline]
+    /// Queue a DRAM access or link transfer after committing those at the
+    /// front of its lane that ended before `now_lb`.
+    #[inline(always)]
     fn push_other(&mut self, dram: bool, it: Span) {
         self.see(it.s, it.e);
         let lb = self.now_lb;
-        loop {
-            let lane = if dram {
-                &mut self.dram_lane
-            } else {
-                &mut self.link_lane
-            };
-            match lane.front() {
-                Some(f) if f.e <= lb => {
-                    let f = lane.pop_front().expect("front");
-                    self.commit_other(dram, f);
-                }
-                _ => break,
-            }
-        }
-        let lane = if dram {
+        let mut lane = if dram {
             &mut self.dram_lane
         } else {
             &mut self.link_lane
         };
+        while let Some(f) = lane.pop_front_if_ended(lb) {
+            self.commit_other(dram, f);
+            lane = if dram {
+                &mut self.dram_lane
+            } else {
+                &mut self.link_lane
+            };
+        }
         lane.push_back(it);
     }
 
@@ -2149,6 +2191,43 @@ mod tests {
     use ssd_core::observer::Observer;
     use ssd_core::units::{Dur, SimTime};
     use ssd_core::workload::IoOp;
+
+    #[test]
+    fn span_lane_is_a_fifo() {
+        use super::{Span, SpanLane};
+        let mut lane = SpanLane::default();
+        let mut want = std::collections::VecDeque::new();
+        let mut x = 0x9E37_79B9u64;
+        for i in 0..5_000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let it = Span {
+                s: i,
+                e: i + (x >> 60),
+            };
+            lane.push_back(it);
+            want.push_back(it);
+            // Pop up to a bound, sometimes leaving a long queue behind.
+            let lb = if x >> 63 == 0 {
+                i.saturating_sub(100)
+            } else {
+                i
+            };
+            while let Some(f) = lane.pop_front_if_ended(lb) {
+                let w = want.pop_front().unwrap();
+                assert_eq!((f.s, f.e), (w.s, w.e));
+                assert!(f.e <= lb);
+            }
+            assert!(want.front().is_none_or(|w| w.e > lb));
+            assert!(lane.buf.len() - lane.head == want.len());
+        }
+        while let Some(f) = lane.pop_front() {
+            let w = want.pop_front().unwrap();
+            assert_eq!((f.s, f.e), (w.s, w.e));
+        }
+        assert!(want.is_empty());
+    }
 
     #[test]
     fn passes_counted_at_once_match_each_committed_after_the_cuts() {
