@@ -657,16 +657,17 @@ impl DieLane {
 /// The CPU's normal-mode union, finalized in time order.
 #[derive(Clone, Debug, Default)]
 struct CpuTrack {
-    /// Bookings (cpu_busy / cpu_wakeup) not yet merged with io_active; sorted, disjoint.
-    pending: VecDeque<(u64, u64)>,
+    /// Bookings (cpu_busy / cpu_wakeup) not yet merged with io_active,
+    /// sorted and disjoint: `before`, then `after`. With `covered_from`,
+    /// `after` holds those that start at or after it (a completion drops
+    /// its front, no search, no move); without, all are in `before`.
+    before: VecDeque<(u64, u64)>,
+    after: VecDeque<(u64, u64)>,
     /// Everything before this instant is finalized.
     cur_end: u64,
     /// First completion seen since the last io_active report: from here to the
     /// latest completion the SSD is certainly busy.
     covered_from: Option<u64>,
-    /// With `covered_from`: the index of the first pending booking that starts
-    /// at or after it (kept up to date, not searched per completion).
-    covered_idx: usize,
     wakeups: u64,
     wakeup_ns: u64,
 }
@@ -1766,23 +1767,24 @@ impl PowerObserver {
         self.cpu.cur_end = e;
     }
 
+    #[inline(always)]
     fn cpu_booking(&mut self, s: u64, e: u64) {
         self.see(s, e);
         if e > s {
             let cpu = &mut self.cpu;
-            cpu.pending.push_back((s, e));
             match cpu.covered_from {
-                // Bookings are sorted: one before `c` comes after all others.
-                Some(c) if s < c => {
-                    cpu.covered_idx = cpu.pending.partition_point(|&(b, _)| b < c);
-                }
-                _ => {}
+                Some(c) if s >= c => cpu.after.push_back((s, e)),
+                // Bookings are sorted: one before `c` comes after all
+                // others (`after` is empty).
+                _ => cpu.before.push_back((s, e)),
             }
         }
     }
 
     fn flush_cpu(&mut self, window_end: u64) {
-        while let Some((s, e)) = self.cpu.pending.pop_front() {
+        let mut pend = std::mem::take(&mut self.cpu.before);
+        pend.append(&mut self.cpu.after);
+        while let Some((s, e)) = pend.pop_front() {
             self.cpu_normal(s, e);
         }
         let cur = self.cpu.cur_end;
@@ -2021,15 +2023,18 @@ impl Observer for PowerObserver {
         self.see(a0, a1);
         self.now_lb = self.now_lb.max(a1);
         self.cpu.covered_from = None;
+        // Every pending booking, in order; what is left stays in `before`.
+        let mut pend = std::mem::take(&mut self.cpu.before);
+        pend.append(&mut self.cpu.after);
         // Bookings before the period are outside it; those inside are subsumed; a
         // booking straddling its end keeps its remainder.
         let mut a_done = false;
         let mut rest = None;
-        while let Some(&(s, e)) = self.cpu.pending.front() {
+        while let Some(&(s, e)) = pend.front() {
             if s >= a1 {
                 break;
             }
-            self.cpu.pending.pop_front();
+            pend.pop_front();
             if !a_done && s >= a0 {
                 self.cpu_normal(a0, a1);
                 a_done = true;
@@ -2043,8 +2048,9 @@ impl Observer for PowerObserver {
             self.cpu_normal(a0, a1);
         }
         if let Some(r) = rest {
-            self.cpu.pending.push_front(r);
+            pend.push_front(r);
         }
+        self.cpu.before = pend;
     }
 
     fn request_done(&mut self, _op: IoOp, bytes: u64, _arrival: SimTime, done: SimTime) {
@@ -2056,27 +2062,18 @@ impl Observer for PowerObserver {
         // [covered_from, d] lies inside the busy period that io_active will report:
         // drop the bookings wholly inside it.
         let cpu = &mut self.cpu;
-        let pend = &mut cpu.pending;
-        let i = match cpu.covered_from {
-            Some(_) => cpu.covered_idx,
-            None => {
-                cpu.covered_from = Some(d);
-                cpu.covered_idx = pend.partition_point(|&(s, _)| s < d);
-                cpu.covered_idx
+        if cpu.covered_from.is_none() {
+            cpu.covered_from = Some(d);
+            // The bookings that start at `d` or later: the last ones.
+            while let Some(&b) = cpu.before.back().filter(|b| b.0 >= d) {
+                cpu.before.pop_back();
+                cpu.after.push_front(b);
             }
-        };
-        debug_assert_eq!(
-            i,
-            pend.partition_point(|&(s, _)| Some(s) < cpu.covered_from)
-        );
-        let mut j = i;
-        while j < pend.len() && pend[j].1 <= d {
-            j += 1;
         }
-        if j == pend.len() {
-            pend.truncate(i);
-        } else if j > i {
-            pend.drain(i..j);
+        debug_assert!(cpu.before.iter().all(|b| Some(b.0) < cpu.covered_from));
+        debug_assert!(cpu.after.iter().all(|b| Some(b.0) >= cpu.covered_from));
+        while cpu.after.front().is_some_and(|b| b.1 <= d) {
+            cpu.after.pop_front();
         }
     }
 
