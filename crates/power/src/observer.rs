@@ -414,14 +414,16 @@ fn units_of(per_op: bool, planes: u64, ns: u64) -> u64 {
     }
 }
 
-/// A DRAM access or host-link transfer waiting to be charged.
+/// A DRAM access or host-link transfer waiting to be charged, or a CPU
+/// booking waiting for the busy period around it.
 #[derive(Clone, Copy, Debug)]
 struct Span {
     s: u64,
     e: u64,
 }
 
-/// A FIFO of [`Span`]s: a vector read from `head`, emptied whenever it has
+/// A FIFO of [`Span`]s (DRAM accesses, link transfers, CPU bookings): a
+/// vector read from `head`, emptied whenever it has
 /// all been read (nearly every time: each access commits the one before),
 /// and compacted when most of it has been read. Cheaper than a `VecDeque`,
 /// whose every push and pop computes a wrapped index.
@@ -457,6 +459,23 @@ impl SpanLane {
             self.compact();
         }
         self.buf.push(it);
+    }
+
+    /// Put `it` first.
+    fn push_front(&mut self, it: Span) {
+        if self.head > 0 {
+            self.head -= 1;
+            self.buf[self.head] = it;
+        } else {
+            self.buf.insert(0, it);
+        }
+    }
+
+    /// Append every span to `to`, in order, leaving the lane empty.
+    fn move_to(&mut self, to: &mut VecDeque<(u64, u64)>) {
+        to.extend(self.buf[self.head..].iter().map(|x| (x.s, x.e)));
+        self.buf.clear();
+        self.head = 0;
     }
 
     #[cold]
@@ -662,7 +681,7 @@ struct CpuTrack {
     /// `after` holds those that start at or after it (a completion drops
     /// its front, no search, no move); without, all are in `before`.
     before: VecDeque<(u64, u64)>,
-    after: VecDeque<(u64, u64)>,
+    after: SpanLane,
     /// Everything before this instant is finalized.
     cur_end: u64,
     /// First completion seen since the last io_active report: from here to the
@@ -1773,7 +1792,7 @@ impl PowerObserver {
         if e > s {
             let cpu = &mut self.cpu;
             match cpu.covered_from {
-                Some(c) if s >= c => cpu.after.push_back((s, e)),
+                Some(c) if s >= c => cpu.after.push_back(Span { s, e }),
                 // Bookings are sorted: one before `c` comes after all
                 // others (`after` is empty).
                 _ => cpu.before.push_back((s, e)),
@@ -1783,7 +1802,7 @@ impl PowerObserver {
 
     fn flush_cpu(&mut self, window_end: u64) {
         let mut pend = std::mem::take(&mut self.cpu.before);
-        pend.append(&mut self.cpu.after);
+        self.cpu.after.move_to(&mut pend);
         while let Some((s, e)) = pend.pop_front() {
             self.cpu_normal(s, e);
         }
@@ -2025,7 +2044,7 @@ impl Observer for PowerObserver {
         self.cpu.covered_from = None;
         // Every pending booking, in order; what is left stays in `before`.
         let mut pend = std::mem::take(&mut self.cpu.before);
-        pend.append(&mut self.cpu.after);
+        self.cpu.after.move_to(&mut pend);
         // Bookings before the period are outside it; those inside are subsumed; a
         // booking straddling its end keeps its remainder.
         let mut a_done = false;
@@ -2067,14 +2086,14 @@ impl Observer for PowerObserver {
             // The bookings that start at `d` or later: the last ones.
             while let Some(&b) = cpu.before.back().filter(|b| b.0 >= d) {
                 cpu.before.pop_back();
-                cpu.after.push_front(b);
+                cpu.after.push_front(Span { s: b.0, e: b.1 });
             }
         }
         debug_assert!(cpu.before.iter().all(|b| Some(b.0) < cpu.covered_from));
-        debug_assert!(cpu.after.iter().all(|b| Some(b.0) >= cpu.covered_from));
-        while cpu.after.front().is_some_and(|b| b.1 <= d) {
-            cpu.after.pop_front();
-        }
+        debug_assert!(cpu.after.buf[cpu.after.head..]
+            .iter()
+            .all(|b| Some(b.s) >= cpu.covered_from));
+        while cpu.after.pop_front_if_ended(d).is_some() {}
     }
 
     fn measure_start(&mut self, t: SimTime) {
