@@ -24,9 +24,9 @@
 //!   buckets (`SERIES_WAIT`, spread in joules once the die moves on). An
 //!   activity that overlaps its die's next one (never with the engine's dies) is
 //!   set aside, still correctable, until it ends.
-//! * **DRAM, host link**: each access waits in a small queue until its end lies
-//!   before a lower bound of the engine clock (`now_lb`: the latest completion),
-//!   so one committed never straddles a cut point.
+//! * **DRAM, host link**: each access waits in a small queue (`SpanLane`)
+//!   until its end lies before a lower bound of the engine clock (`now_lb`:
+//!   the latest completion), so one committed never straddles a cut point.
 //! * **Firmware passes** (their division among activities, `Acc::act`):
 //!   while no cut point is known, a pass is counted at once, and passes of
 //!   one shape in a row (the same CPU and DRAM lengths and weights: every
@@ -423,10 +423,10 @@ struct Span {
 }
 
 /// A FIFO of [`Span`]s (DRAM accesses, link transfers, CPU bookings): a
-/// vector read from `head`, emptied whenever it has
-/// all been read (nearly every time: each access commits the one before),
-/// and compacted when most of it has been read. Cheaper than a `VecDeque`,
-/// whose every push and pop computes a wrapped index.
+/// vector read from `head`, emptied whenever it has all been read (nearly
+/// every push: each access commits the one before) and compacted when most
+/// of it has been read. Cheaper than a `VecDeque`, whose every push and pop
+/// computes a wrapped index.
 #[derive(Clone, Debug, Default)]
 struct SpanLane {
     buf: Vec<Span>,
@@ -522,7 +522,7 @@ struct WorkShape {
 }
 
 impl WorkShape {
-    /// `w` is of this shape (compared without branches or a call to `bcmp`).
+    /// `w` is of this shape (field by field: `==` on the arrays calls `bcmp`).
     #[inline(always)]
     fn is_of(&self, w: &WorkSpan) -> bool {
         let mut d = (self.cpu_ns ^ (w.c - w.s)) | (self.dram_ns ^ (w.e - w.c));
