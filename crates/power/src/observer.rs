@@ -24,9 +24,17 @@
 //!   buckets (`SERIES_WAIT`, spread in joules once the die moves on). An
 //!   activity that overlaps its die's next one (never with the engine's dies) is
 //!   set aside, still correctable, until it ends.
-//! * **DRAM, host link**: each access waits in a small queue until its end lies
-//!   before a lower bound of the engine clock (`now_lb`: the latest completion),
-//!   so one committed never straddles a cut point.
+//! * **DRAM, host link**: each access waits in a small queue (`SpanLane`)
+//!   until its end lies before a lower bound of the engine clock (`now_lb`:
+//!   the latest completion), so one committed never straddles a cut point.
+//! * **Firmware passes** (their division among activities, `Acc::act`):
+//!   while no cut point is known, a pass is counted at once, and passes of
+//!   one shape in a row (the same CPU and DRAM lengths and weights: every
+//!   host write of one size) are divided once for the whole run of them
+//!   (exact: a pass's parts depend on its shape only). Each also goes to a
+//!   log, trimmed of passes that ended before `now_lb`; a cut point takes
+//!   back, exactly, the logged passes it may split, clip or put in the
+//!   drain, which are then committed as the passes reported after it.
 //! * **CPU**: see below.
 //!
 //! All of this holds only in-flight work, so memory does not grow with the
@@ -406,11 +414,76 @@ fn units_of(per_op: bool, planes: u64, ns: u64) -> u64 {
     }
 }
 
-/// A DRAM access or host-link transfer waiting to be charged.
+/// A DRAM access or host-link transfer waiting to be charged, or a CPU
+/// booking waiting for the busy period around it.
 #[derive(Clone, Copy, Debug)]
 struct Span {
     s: u64,
     e: u64,
+}
+
+/// A FIFO of [`Span`]s (DRAM accesses, link transfers, CPU bookings): a
+/// vector read from `head`, emptied whenever it has all been read (nearly
+/// every push: each access commits the one before) and compacted when most
+/// of it has been read. Cheaper than a `VecDeque`, whose every push and pop
+/// computes a wrapped index.
+#[derive(Clone, Debug, Default)]
+struct SpanLane {
+    buf: Vec<Span>,
+    head: usize,
+}
+
+impl SpanLane {
+    /// The front span, removed, if it ended by `lb`.
+    #[inline(always)]
+    fn pop_front_if_ended(&mut self, lb: u64) -> Option<Span> {
+        let f = *self.buf.get(self.head)?;
+        if f.e > lb {
+            return None;
+        }
+        self.head += 1;
+        Some(f)
+    }
+
+    #[inline(always)]
+    fn pop_front(&mut self) -> Option<Span> {
+        self.pop_front_if_ended(u64::MAX)
+    }
+
+    #[inline(always)]
+    fn push_back(&mut self, it: Span) {
+        if self.head == self.buf.len() {
+            self.buf.clear();
+            self.head = 0;
+        } else if self.head >= 32 && 2 * self.head >= self.buf.len() {
+            self.compact();
+        }
+        self.buf.push(it);
+    }
+
+    /// Put `it` first.
+    fn push_front(&mut self, it: Span) {
+        if self.head > 0 {
+            self.head -= 1;
+            self.buf[self.head] = it;
+        } else {
+            self.buf.insert(0, it);
+        }
+    }
+
+    /// Append every span to `to`, in order, leaving the lane empty.
+    fn move_to(&mut self, to: &mut VecDeque<(u64, u64)>) {
+        to.extend(self.buf[self.head..].iter().map(|x| (x.s, x.e)));
+        self.buf.clear();
+        self.head = 0;
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn compact(&mut self) {
+        self.buf.drain(..self.head);
+        self.head = 0;
+    }
 }
 
 /// A firmware pass waiting to be divided among activities (see
@@ -422,6 +495,92 @@ struct WorkSpan {
     e: u64,
     cycles: [u64; Activity::COUNT],
     dram: [u64; Activity::COUNT],
+}
+
+impl WorkSpan {
+    /// What dividing the pass among activities depends on.
+    #[inline(always)]
+    fn shape(&self) -> WorkShape {
+        WorkShape {
+            cpu_ns: self.c - self.s,
+            dram_ns: self.e - self.c,
+            cycles: self.cycles,
+            dram: self.dram,
+        }
+    }
+}
+
+/// A firmware pass but for where it lies: its CPU and DRAM lengths and its
+/// weights. [`proportional_ends`] divides an interval into the same lengths
+/// wherever it starts, so passes of one shape add the same integers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct WorkShape {
+    cpu_ns: u64,
+    dram_ns: u64,
+    cycles: [u64; Activity::COUNT],
+    dram: [u64; Activity::COUNT],
+}
+
+impl WorkShape {
+    /// `w` is of this shape (field by field: `==` on the arrays calls `bcmp`).
+    #[inline(always)]
+    fn is_of(&self, w: &WorkSpan) -> bool {
+        let mut d = (self.cpu_ns ^ (w.c - w.s)) | (self.dram_ns ^ (w.e - w.c));
+        for k in 0..Activity::COUNT {
+            d |= (self.cycles[k] ^ w.cycles[k]) | (self.dram[k] ^ w.dram[k]);
+        }
+        d == 0
+    }
+}
+
+/// `n` consecutive firmware passes of one shape, counted but not yet added
+/// to [`Acc::act`] (see [`PowerObserver::push_work`]).
+#[derive(Clone, Copy, Debug, Default)]
+struct WorkRun {
+    shape: WorkShape,
+    n: u64,
+}
+
+/// The firmware-pass log ([`PowerObserver::work_log`]) is trimmed when it
+/// reaches this length, or twice what the last trim kept.
+const WORK_LOG_MIN: usize = 64;
+
+/// `len` divided in proportion to `w`: the length of each part, as
+/// [`proportional_ends`] divides any interval of that length.
+#[inline]
+fn proportional_parts(len: u64, w: &[u64; Activity::COUNT]) -> [u64; Activity::COUNT] {
+    let mut prev = 0;
+    proportional_ends(0, len, w).map(|end| {
+        let part = end - prev;
+        prev = end;
+        part
+    })
+}
+
+impl ActivityAcc {
+    /// Count `n` whole passes of shape `sh`.
+    fn add_passes(&mut self, sh: &WorkShape, n: u64) {
+        let cpu = proportional_parts(sh.cpu_ns, &sh.cycles);
+        let dram = proportional_parts(sh.dram_ns, &sh.dram);
+        for k in 0..Activity::COUNT {
+            self.cycles[k] += n * sh.cycles[k];
+            self.accesses[k] += n * sh.dram[k];
+            self.cpu_ns[k] += n * cpu[k];
+            self.dram_ns[k] += n * dram[k];
+        }
+    }
+
+    /// Take back one whole pass of shape `sh` counted by `add_passes`.
+    fn sub_pass(&mut self, sh: &WorkShape) {
+        let cpu = proportional_parts(sh.cpu_ns, &sh.cycles);
+        let dram = proportional_parts(sh.dram_ns, &sh.dram);
+        for k in 0..Activity::COUNT {
+            self.cycles[k] -= sh.cycles[k];
+            self.accesses[k] -= sh.dram[k];
+            self.cpu_ns[k] -= cpu[k];
+            self.dram_ns[k] -= dram[k];
+        }
+    }
 }
 
 /// `[s, e)` divided in proportion to `w`: the end of each part (part `k` is
@@ -517,16 +676,17 @@ impl DieLane {
 /// The CPU's normal-mode union, finalized in time order.
 #[derive(Clone, Debug, Default)]
 struct CpuTrack {
-    /// Bookings (cpu_busy / cpu_wakeup) not yet merged with io_active; sorted, disjoint.
-    pending: VecDeque<(u64, u64)>,
+    /// Bookings (cpu_busy / cpu_wakeup) not yet merged with io_active,
+    /// sorted and disjoint: `before`, then `after`. With `covered_from`,
+    /// `after` holds those that start at or after it (a completion drops
+    /// its front, no search, no move); without, all are in `before`.
+    before: VecDeque<(u64, u64)>,
+    after: SpanLane,
     /// Everything before this instant is finalized.
     cur_end: u64,
     /// First completion seen since the last io_active report: from here to the
     /// latest completion the SSD is certainly busy.
     covered_from: Option<u64>,
-    /// With `covered_from`: the index of the first pending booking that starts
-    /// at or after it (kept up to date, not searched per completion).
-    covered_idx: usize,
     wakeups: u64,
     wakeup_ns: u64,
 }
@@ -547,9 +707,19 @@ pub struct PowerObserver {
     /// Die activities that overlap their die's next one (none with the engine's
     /// one-state dies), kept correctable until they end.
     aside: Vec<(u32, Item)>,
-    dram_lane: VecDeque<Span>,
-    link_lane: VecDeque<Span>,
+    dram_lane: SpanLane,
+    link_lane: SpanLane,
+    /// Firmware passes to commit once they end before `now_lb`: those
+    /// reported after a cut point or beginning before the window start, and
+    /// those a cut point took back from `work_log`.
     work_lane: VecDeque<WorkSpan>,
+    /// Firmware passes counted at once (in `work_run`) that a later cut
+    /// point may still split or clip: all passes since the last trim (see
+    /// [`PowerObserver::push_work`]).
+    work_log: Vec<WorkSpan>,
+    work_log_cap: usize,
+    /// The latest passes counted at once, all of one shape.
+    work_run: WorkRun,
     /// Joules per unit by rate index (see [`RATE_SLOT`]): per plane-ns of an
     /// array operation (per plane-op under the per-operation form), per ns of a
     /// transfer by the kind of op served (0 when that op is charged per operation).
@@ -639,9 +809,12 @@ impl PowerObserver {
             n_chans: g.channels,
             die_lanes: vec![DieLane::default(); n_dies as usize],
             aside: Vec::new(),
-            dram_lane: VecDeque::new(),
-            link_lane: VecDeque::new(),
+            dram_lane: SpanLane::default(),
+            link_lane: SpanLane::default(),
             work_lane: VecDeque::new(),
+            work_log: Vec::new(),
+            work_log_cap: WORK_LOG_MIN,
+            work_run: WorkRun::default(),
             unit_j,
             op_per_op,
             rates,
@@ -1275,6 +1448,18 @@ impl PowerObserver {
         self.requests = 0;
         self.bytes = 0;
         self.series.restart_at(t);
+        // Passes counted at once are dropped with the rest; those that run
+        // past `t` are counted again, whole if they begin at `t` or later,
+        // else clipped (in `work_lane`).
+        self.work_run = WorkRun::default();
+        self.work_log_cap = WORK_LOG_MIN;
+        for w in std::mem::take(&mut self.work_log) {
+            if w.s >= t {
+                self.push_work(w);
+            } else if w.e > t {
+                self.work_lane.push_back(w);
+            }
+        }
         for (d, it) in again {
             if self.cut {
                 self.commit_die(d as usize, it);
@@ -1306,29 +1491,25 @@ impl PowerObserver {
         }
     }
 
-    #[inline]
+    /// Queue a DRAM access or link transfer after committing those at the
+    /// front of its lane that ended before `now_lb`.
+    #[inline(always)]
     fn push_other(&mut self, dram: bool, it: Span) {
         self.see(it.s, it.e);
         let lb = self.now_lb;
-        loop {
-            let lane = if dram {
-                &mut self.dram_lane
-            } else {
-                &mut self.link_lane
-            };
-            match lane.front() {
-                Some(f) if f.e <= lb => {
-                    let f = lane.pop_front().expect("front");
-                    self.commit_other(dram, f);
-                }
-                _ => break,
-            }
-        }
-        let lane = if dram {
+        let mut lane = if dram {
             &mut self.dram_lane
         } else {
             &mut self.link_lane
         };
+        while let Some(f) = lane.pop_front_if_ended(lb) {
+            self.commit_other(dram, f);
+            lane = if dram {
+                &mut self.dram_lane
+            } else {
+                &mut self.link_lane
+            };
+        }
         lane.push_back(it);
     }
 
@@ -1348,7 +1529,31 @@ impl PowerObserver {
         }
     }
 
+    /// Charge a DRAM access or host-link transfer that can no longer be cut:
+    /// inline while no cut point is known and it lies in the series' hot
+    /// bucket (nearly always), else as `commit_other_cold`.
+    #[inline(always)]
     fn commit_other(&mut self, dram: bool, it: Span) {
+        if it.s >= self.fast_from && it.e >= it.s && self.series.is_hot(it.s, it.e) {
+            let ns = it.e - it.s;
+            if dram {
+                self.all.dram_active_ns += ns;
+                self.series.cur.dram_ns += ns;
+            } else {
+                self.all.link_active_ns += ns;
+                self.series.cur.link_ns += ns;
+            }
+            return;
+        }
+        self.commit_other_cold(dram, it);
+    }
+
+    /// `commit_other` off its fast path: clipped to the window and split at
+    /// the drain start once a cut point is known; in the series outside its
+    /// hot bucket.
+    #[cold]
+    #[inline(never)]
+    fn commit_other_cold(&mut self, dram: bool, it: Span) {
         if it.s >= self.fast_from {
             return self.charge_other(dram, it.s, it.e, false);
         }
@@ -1399,43 +1604,88 @@ impl PowerObserver {
 
     // ------------------------------------------------------------ firmware work
 
+    /// A firmware pass. While no cut point is known, a pass in the window
+    /// is counted at once, whole: passes of one shape in a row only raise
+    /// `work_run.n` (the engine's repeat: every host write of one size is
+    /// one shape), and the run is divided among activities once, when the
+    /// shape changes or a cut point comes (`flush_work_run`): the same
+    /// integers as dividing each pass. The pass also goes to `work_log`,
+    /// from which a cut point takes back (exactly: integers) those it may
+    /// split, clip or put in the drain (`cut_work`); the log drops passes
+    /// that ended before `now_lb` when it grows (`trim_work_log`), so it
+    /// holds about the passes in flight. Other passes wait in `work_lane`.
     #[inline]
     fn push_work(&mut self, it: WorkSpan) {
+        if it.s >= self.fast_from {
+            if self.work_run.shape.is_of(&it) {
+                self.work_run.n += 1;
+            } else {
+                self.new_work_run(it.shape());
+            }
+            if self.work_log.len() >= self.work_log_cap {
+                self.trim_work_log();
+            }
+            self.work_log.push(it);
+            return;
+        }
+        self.push_work_slow(it);
+    }
+
+    /// Count the run so far and start one of `shape`.
+    #[inline(never)]
+    fn new_work_run(&mut self, shape: WorkShape) {
+        self.flush_work_run();
+        self.work_run = WorkRun { shape, n: 1 };
+    }
+
+    /// Add the run counted so far to the whole run's counts.
+    fn flush_work_run(&mut self) {
+        let run = std::mem::take(&mut self.work_run);
+        if run.n > 0 {
+            self.all.act.add_passes(&run.shape, run.n);
+        }
+    }
+
+    /// Drop from `work_log` the passes that ended before `now_lb`: no cut
+    /// point can come before it.
+    #[cold]
+    #[inline(never)]
+    fn trim_work_log(&mut self) {
+        let lb = self.now_lb;
+        self.work_log.retain(|w| w.e > lb);
+        self.work_log_cap = (2 * self.work_log.len()).max(WORK_LOG_MIN);
+    }
+
+    /// A cut point `t` arrived: the passes counted at once that it splits or
+    /// clips (ending after it) or that are the drain's (beginning at it or
+    /// later) are taken back and wait in `work_lane`, committed as passes
+    /// reported from now on are.
+    fn cut_work(&mut self, t: u64) {
+        self.flush_work_run();
+        for w in std::mem::take(&mut self.work_log) {
+            if w.e > t || w.s >= t {
+                self.all.act.sub_pass(&w.shape());
+                self.work_lane.push_back(w);
+            }
+        }
+        self.work_log_cap = WORK_LOG_MIN;
+    }
+
+    /// `push_work` after a cut point, or of a pass that began before the
+    /// window start.
+    #[cold]
+    #[inline(never)]
+    fn push_work_slow(&mut self, it: WorkSpan) {
         let lb = self.now_lb;
         while self.work_lane.front().is_some_and(|f| f.e <= lb) {
             let f = self.work_lane.pop_front().expect("front");
-            self.commit_work(f);
+            self.commit_work_cut(f);
         }
         self.work_lane.push_back(it);
     }
 
     /// Divide a firmware pass's CPU and DRAM times among its activities,
-    /// clipped at the window end and split at the drain start.
-    #[inline]
-    fn commit_work(&mut self, it: WorkSpan) {
-        if it.s >= self.fast_from {
-            let a = &mut self.all.act;
-            for k in 0..Activity::COUNT {
-                a.cycles[k] += it.cycles[k];
-                a.accesses[k] += it.dram[k];
-            }
-            // No cut point known: the whole pass, in the run's counts only.
-            for (s, e, w, acc) in [
-                (it.s, it.c, &it.cycles, &mut a.cpu_ns),
-                (it.c, it.e, &it.dram, &mut a.dram_ns),
-            ] {
-                let mut prev = s;
-                for (k, end) in proportional_ends(s, e, w).into_iter().enumerate() {
-                    acc[k] += end - prev;
-                    prev = end;
-                }
-            }
-            return;
-        }
-        self.commit_work_cut(it);
-    }
-
-    /// `commit_work` once the window end or the drain start is known.
+    /// clipped at the window start and end and split at the drain start.
     #[cold]
     #[inline(never)]
     fn commit_work_cut(&mut self, it: WorkSpan) {
@@ -1536,23 +1786,24 @@ impl PowerObserver {
         self.cpu.cur_end = e;
     }
 
+    #[inline(always)]
     fn cpu_booking(&mut self, s: u64, e: u64) {
         self.see(s, e);
         if e > s {
             let cpu = &mut self.cpu;
-            cpu.pending.push_back((s, e));
             match cpu.covered_from {
-                // Bookings are sorted: one before `c` comes after all others.
-                Some(c) if s < c => {
-                    cpu.covered_idx = cpu.pending.partition_point(|&(b, _)| b < c);
-                }
-                _ => {}
+                Some(c) if s >= c => cpu.after.push_back(Span { s, e }),
+                // Bookings are sorted: one before `c` comes after all
+                // others (`after` is empty).
+                _ => cpu.before.push_back((s, e)),
             }
         }
     }
 
     fn flush_cpu(&mut self, window_end: u64) {
-        while let Some((s, e)) = self.cpu.pending.pop_front() {
+        let mut pend = std::mem::take(&mut self.cpu.before);
+        self.cpu.after.move_to(&mut pend);
+        while let Some((s, e)) = pend.pop_front() {
             self.cpu_normal(s, e);
         }
         let cur = self.cpu.cur_end;
@@ -1791,15 +2042,18 @@ impl Observer for PowerObserver {
         self.see(a0, a1);
         self.now_lb = self.now_lb.max(a1);
         self.cpu.covered_from = None;
+        // Every pending booking, in order; what is left stays in `before`.
+        let mut pend = std::mem::take(&mut self.cpu.before);
+        self.cpu.after.move_to(&mut pend);
         // Bookings before the period are outside it; those inside are subsumed; a
         // booking straddling its end keeps its remainder.
         let mut a_done = false;
         let mut rest = None;
-        while let Some(&(s, e)) = self.cpu.pending.front() {
+        while let Some(&(s, e)) = pend.front() {
             if s >= a1 {
                 break;
             }
-            self.cpu.pending.pop_front();
+            pend.pop_front();
             if !a_done && s >= a0 {
                 self.cpu_normal(a0, a1);
                 a_done = true;
@@ -1813,8 +2067,9 @@ impl Observer for PowerObserver {
             self.cpu_normal(a0, a1);
         }
         if let Some(r) = rest {
-            self.cpu.pending.push_front(r);
+            pend.push_front(r);
         }
+        self.cpu.before = pend;
     }
 
     fn request_done(&mut self, _op: IoOp, bytes: u64, _arrival: SimTime, done: SimTime) {
@@ -1826,26 +2081,19 @@ impl Observer for PowerObserver {
         // [covered_from, d] lies inside the busy period that io_active will report:
         // drop the bookings wholly inside it.
         let cpu = &mut self.cpu;
-        let pend = &mut cpu.pending;
-        let i = match cpu.covered_from {
-            Some(_) => cpu.covered_idx,
-            None => {
-                cpu.covered_from = Some(d);
-                cpu.covered_idx = pend.partition_point(|&(s, _)| s < d);
-                cpu.covered_idx
+        if cpu.covered_from.is_none() {
+            cpu.covered_from = Some(d);
+            // The bookings that start at `d` or later: the last ones.
+            while let Some(&b) = cpu.before.back().filter(|b| b.0 >= d) {
+                cpu.before.pop_back();
+                cpu.after.push_front(Span { s: b.0, e: b.1 });
             }
-        };
-        debug_assert_eq!(
-            i,
-            pend.partition_point(|&(s, _)| Some(s) < cpu.covered_from)
-        );
-        let mut j = i;
-        while j < pend.len() && pend[j].1 <= d {
-            j += 1;
         }
-        if j > i {
-            pend.drain(i..j);
-        }
+        debug_assert!(cpu.before.iter().all(|b| Some(b.0) < cpu.covered_from));
+        debug_assert!(cpu.after.buf[cpu.after.head..]
+            .iter()
+            .all(|b| Some(b.s) >= cpu.covered_from));
+        while cpu.after.pop_front_if_ended(d).is_some() {}
     }
 
     fn measure_start(&mut self, t: SimTime) {
@@ -1859,6 +2107,7 @@ impl Observer for PowerObserver {
             self.drain_at = Some(t.0);
             self.set_cut();
             self.recount_all(t.0);
+            self.cut_work(t.0);
         }
     }
 
@@ -1912,6 +2161,7 @@ impl Observer for PowerObserver {
         self.end = Some(w);
         self.set_cut();
         self.recount_all(w);
+        self.cut_work(w);
         for (d, it) in std::mem::take(&mut self.deferred) {
             self.commit_die(d as usize, it);
         }
@@ -1929,7 +2179,7 @@ impl Observer for PowerObserver {
             self.commit_other(false, it);
         }
         while let Some(it) = self.work_lane.pop_front() {
-            self.commit_work(it);
+            self.commit_work_cut(it);
         }
         self.flush_cpu(w);
         // Baselines drawn the whole window: die idle, DRAM standby, CPU idle, link idle.
@@ -1953,7 +2203,113 @@ impl Observer for PowerObserver {
 
 #[cfg(test)]
 mod tests {
-    use super::{proportional_ends, proportional_ends_wide};
+    use super::{proportional_ends, proportional_ends_wide, PowerObserver, WorkSpan};
+    use ssd_core::observer::Observer;
+    use ssd_core::units::{Dur, SimTime};
+    use ssd_core::workload::IoOp;
+
+    #[test]
+    fn span_lane_is_a_fifo() {
+        use super::{Span, SpanLane};
+        let mut lane = SpanLane::default();
+        let mut want = std::collections::VecDeque::new();
+        let mut x = 0x9E37_79B9u64;
+        for i in 0..5_000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let it = Span {
+                s: i,
+                e: i + (x >> 60),
+            };
+            lane.push_back(it);
+            want.push_back(it);
+            // Pop up to a bound, sometimes leaving a long queue behind.
+            let lb = if x >> 63 == 0 {
+                i.saturating_sub(100)
+            } else {
+                i
+            };
+            while let Some(f) = lane.pop_front_if_ended(lb) {
+                let w = want.pop_front().unwrap();
+                assert_eq!((f.s, f.e), (w.s, w.e));
+                assert!(f.e <= lb);
+            }
+            assert!(want.front().is_none_or(|w| w.e > lb));
+            assert!(lane.buf.len() - lane.head == want.len());
+        }
+        while let Some(f) = lane.pop_front() {
+            let w = want.pop_front().unwrap();
+            assert_eq!((f.s, f.e), (w.s, w.e));
+        }
+        assert!(want.is_empty());
+    }
+
+    #[test]
+    fn passes_counted_at_once_match_each_committed_after_the_cuts() {
+        // Firmware passes reported in time order, runs of one shape among
+        // them, completions advancing the clock's lower bound, and a ramp's
+        // end, a drain start and the window end anywhere: what is counted
+        // at once and taken back at the cuts must equal each pass divided
+        // with every cut point known.
+        let settings = ssdsim_host::config::SsdConfig::default()
+            .validate()
+            .unwrap();
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = |bits: u32| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x >> (64 - bits)
+        };
+        let shapes = [[40, 8, 0, 0, 0], [40, 0, 0, 0, 0], [40, 8, 30, 90, 0]];
+        for case in 0..300 {
+            let mut o = PowerObserver::new(&settings, Dur::from_us(50)).unwrap();
+            let mut passes = Vec::new();
+            let mut clock = 0u64;
+            for i in 0..(1 + next(9)) {
+                clock += next(9);
+                if next(1) == 0 {
+                    let t = SimTime(clock);
+                    o.request_done(IoOp::Write, 4096, t, t);
+                }
+                if next(6) == 0 {
+                    o.measure_start(SimTime(clock));
+                }
+                if case % 3 == 0 && next(7) == 0 {
+                    o.drain_start(SimTime(clock));
+                }
+                let sh = if i % 7 == 6 {
+                    [0, 1, 2, 3, 4].map(|_| next(5))
+                } else {
+                    shapes[next(4) as usize % 3]
+                };
+                let s = clock + next(8);
+                let c = s + 1 + next(7);
+                let e = c + next(1) * (1 + next(7));
+                let (cycles, dram) = (sh, [sh[1] / 8, sh[1] / 4, 0, sh[3], 1]);
+                o.firmware_work(SimTime(s), SimTime(c), SimTime(e), &cycles, &dram);
+                passes.push(WorkSpan {
+                    s,
+                    c,
+                    e,
+                    cycles,
+                    dram,
+                });
+            }
+            o.finish(SimTime(clock + next(8)));
+            let mut r = PowerObserver::new(&settings, Dur::from_us(50)).unwrap();
+            (r.from, r.drain_at, r.end) = (o.from, o.drain_at, o.end);
+            for p in passes {
+                r.commit_work_cut(p);
+            }
+            assert_eq!(
+                format!("{:?} {:?}", o.all.act, o.drain.act),
+                format!("{:?} {:?}", r.all.act, r.drain.act),
+                "case {case}"
+            );
+        }
+    }
 
     #[test]
     fn the_narrow_division_gives_the_wide_ones_quotients() {
