@@ -1865,17 +1865,7 @@ impl<S: AppSource> PageCache<S> {
                     // Wait for every page under writeback (of the inode, or
                     // of the range).
                     if whole {
-                        let mut n = 0;
-                        for io in self.ios.values_mut() {
-                            if io.kind == IoKind::Write
-                                && io.ino == ino
-                                && !io.waiters.contains(&(t as u32))
-                            {
-                                io.waiters.push(t as u32);
-                                n += 1;
-                            }
-                        }
-                        self.threads[t].waits += n;
+                        self.wait_inode_writes(t, ino);
                     } else {
                         for &lpn in &candidates {
                             self.wait_page_io_write(t, lpn);
@@ -2264,6 +2254,18 @@ impl<S: AppSource> PageCache<S> {
         true
     }
 
+    /// Thread `t` waits for every write of file `ino` in flight.
+    fn wait_inode_writes(&mut self, t: usize, ino: u32) {
+        let mut n = 0;
+        for io in self.ios.values_mut() {
+            if io.kind == IoKind::Write && io.ino == ino && !io.waiters.contains(&(t as u32)) {
+                io.waiters.push(t as u32);
+                n += 1;
+            }
+        }
+        self.threads[t].waits += n;
+    }
+
     /// Submit a step of an fsync's file-system writes; the thread waits
     /// for it.
     fn fs_step(&mut self, t: usize, step: FsStep) {
@@ -2284,17 +2286,7 @@ impl<S: AppSource> PageCache<S> {
                     for lpn in busy {
                         self.wait_page_io_write(t, lpn);
                     }
-                    let mut n = 0;
-                    for io in self.ios.values_mut() {
-                        if io.kind == IoKind::Write
-                            && io.ino == ino
-                            && !io.waiters.contains(&(t as u32))
-                        {
-                            io.waiters.push(t as u32);
-                            n += 1;
-                        }
-                    }
-                    self.threads[t].waits += n;
+                    self.wait_inode_writes(t, ino);
                     self.write_runs(t, ino, &now_w, WB_FSYNC, Some(t), sync);
                 }
             }

@@ -598,6 +598,39 @@ fn an_unlink_follows_the_calls_left_on_its_file() {
     assert!(x.unlink && r.tag == 5 && r.stream == 0, "{r:?}");
 }
 
+/// Run `fb` through the page cache (its defaults) on the drive `c`: the
+/// report and the requests the cache handed the device; the cache's
+/// bookkeeping is checked at the end.
+fn run_cached(
+    fb: FileBench,
+    c: &crate::config::SsdConfig,
+) -> (ssd_core::stats::Report, common::Sent) {
+    use crate::pagecache::{AppIo, PageCache, PageCacheConfig};
+    let s = c.validate().unwrap();
+    let cache = PageCache::new(
+        fb,
+        &PageCacheConfig::default(),
+        AppIo::default(),
+        s.logical_bytes(),
+        1 << 19,
+    )
+    .unwrap();
+    let sent = common::Sent::default();
+    let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
+    let sched =
+        crate::scheds::build_sched(&c.sched, s.logical_bytes() / 512, c.host.queue_depth).unwrap();
+    let mut sim = ssd_core::Simulation::new(
+        s,
+        ftl,
+        common::Logged(cache, sent.clone()),
+        sched,
+        ssd_core::observer::NullObserver,
+    );
+    let rep = sim.run().unwrap();
+    sim.src.0.check().unwrap();
+    (rep, sent)
+}
+
 /// A file written (buffered) and deleted before the flusher runs reaches
 /// no device, on every file system: files 3 and 4 are written (256 KiB
 /// each), file 3 is deleted, and the thread computes for 40 s, past the
@@ -605,8 +638,7 @@ fn an_unlink_follows_the_calls_left_on_its_file() {
 /// written; file 4's are. Without the delete both files are written.
 #[test]
 fn a_deleted_files_pages_reach_no_device_on_every_file_system() {
-    use crate::pagecache::{AppIo, PageCache, PageCacheConfig};
-    use common::{pages_written, Logged};
+    use common::pages_written;
     let mut c = crate::config::SsdConfig::default();
     c.nand.blocks_per_plane = 256;
     let s = c.validate().unwrap();
@@ -649,28 +681,7 @@ fn a_deleted_files_pages_reach_no_device_on_every_file_system() {
             };
             q.push_back((r, false, hog));
             fb.pre = q;
-            let cache = PageCache::new(
-                fb,
-                &PageCacheConfig::default(),
-                AppIo::default(),
-                s.logical_bytes(),
-                1 << 19,
-            )
-            .unwrap();
-            let sent = common::Sent::default();
-            let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
-            let sched =
-                crate::scheds::build_sched(&c.sched, s.logical_bytes() / 512, c.host.queue_depth)
-                    .unwrap();
-            let mut sim = ssd_core::Simulation::new(
-                s.clone(),
-                ftl,
-                Logged(cache, sent.clone()),
-                sched,
-                ssd_core::observer::NullObserver,
-            );
-            let rep = sim.run().unwrap();
-            sim.src.0.check().unwrap();
+            let (rep, sent) = run_cached(fb, &c);
             let written = |runs: &[(u64, u64)]| -> u64 {
                 runs.iter().map(|&(a, b)| pages_written(&sent, a, b)).sum()
             };
@@ -699,8 +710,6 @@ fn a_deleted_files_pages_reach_no_device_on_every_file_system() {
 /// it flushes, and fewer fsyncs wait.
 #[test]
 fn fsyncs_wait_for_the_journal_threads_commits() {
-    use crate::pagecache::{AppIo, PageCache, PageCacheConfig};
-    use common::Logged;
     let mut c = crate::config::SsdConfig::default();
     c.nand.blocks_per_plane = 256;
     let s = c.validate().unwrap();
@@ -714,27 +723,7 @@ fn fsyncs_wait_for_the_journal_threads_commits() {
         };
         let fb = FileBench::new(&p, &f, s.logical_bytes(), 1).unwrap();
         let journal = fb.journal_stream();
-        let cache = PageCache::new(
-            fb,
-            &PageCacheConfig::default(),
-            AppIo::default(),
-            s.logical_bytes(),
-            1 << 19,
-        )
-        .unwrap();
-        let sent = common::Sent::default();
-        let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
-        let sched =
-            crate::scheds::build_sched(&c.sched, s.logical_bytes() / 512, c.host.queue_depth)
-                .unwrap();
-        let mut sim = ssd_core::Simulation::new(
-            s.clone(),
-            ftl,
-            Logged(cache, sent.clone()),
-            sched,
-            ssd_core::observer::NullObserver,
-        );
-        let rep = sim.run().unwrap();
+        let (rep, sent) = run_cached(fb, &c);
         let n = |k: &str| rep.extra["page_cache"][k].as_u64().unwrap();
         let st = |k: &str| rep.extra["file_system"][k].as_u64().unwrap();
         let commits = st("commits_fsync") + st("commits_timer");
