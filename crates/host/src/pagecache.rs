@@ -2228,12 +2228,10 @@ impl<S: AppSource> PageCache<S> {
     /// kjournald2 is woken for a commit the file system asked for (an
     /// fsync's `jbd2_log_start_commit`, the commit timer, a full
     /// transaction): the file system's thread gets a commit call, after
-    /// what it has queued. Once the application has ended, only a commit
-    /// an fsync waits for is still written.
+    /// what it has queued (the file system counts it as asked for, so an
+    /// fsync may wait for it, also after the application's last call).
     fn poll_commit(&mut self) -> bool {
-        if !self.app.take_commit()
-            || self.app_done && self.threads.iter().all(|th| th.commit_wait == 0)
-        {
+        if !self.app.take_commit() {
             return false;
         }
         let stream = self.app.journal_stream();
