@@ -114,7 +114,7 @@ impl SsdConfig {
             return false;
         }
         match &self.personality {
-            Some(p) => !p.is_direct(),
+            Some(p) => p.uses_page_cache(),
             None => !self.workload.direct,
         }
     }

@@ -121,6 +121,10 @@ pub struct FileParams {
     /// oltp: database writer threads (`ndbwriters`); `threads` are the
     /// shadows (`nshadows`), and one log writer runs beside them.
     pub db_writers: u32,
+    /// Filebench's `directio`: every read and write flowop opens its file
+    /// `O_DIRECT` ([`CallExtras::direct`]); the file set's preallocation
+    /// stays buffered (`fileset_alloc_file` writes through the cache).
+    pub direct: bool,
 }
 
 impl FileParams {
@@ -171,6 +175,7 @@ impl FileParams {
             calls: c.requests,
             offset: c.offset.0,
             db_writers: c.db_writers.unwrap_or(10),
+            direct: c.is_direct(),
         };
         let fields = [
             (p.files, "personality.files"),
@@ -1349,6 +1354,13 @@ impl RequestSource for FileBench {
                 if !extras.unlink {
                     self.quiet = 0;
                 }
+                let mut extras = extras;
+                // directio: the flowop's data reads and writes bypass the
+                // cache (its metadata and the file system's own I/O do not).
+                extras.direct = self.p.direct
+                    && !extras.unlink
+                    && crate::pagecache::is_file(r.tag)
+                    && matches!(r.op, IoOp::Read | IoOp::Write);
                 (self.last_more, self.last_extras) = (more, extras);
                 return Some(Ok(r));
             }

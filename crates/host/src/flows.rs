@@ -189,7 +189,7 @@ impl FlowConfig {
             return false;
         }
         match (&self.personality, &self.workload) {
-            (Some(p), _) => !p.is_direct(),
+            (Some(p), _) => p.uses_page_cache(),
             (None, Some(w)) => !w.direct,
             _ => false,
         }
@@ -797,12 +797,6 @@ pub fn check_source(
     }
     if let Some(p) = p {
         if p.level == crate::personality::PersonalityLevel::File {
-            if p.is_direct() {
-                return Err(invalid(
-                    &f("personality.direct"),
-                    "a file-level personality runs buffered: its data and its metadata go through the page cache (Filebench's default directio=0)",
-                ));
-            }
             crate::filebench::FileParams::from_config(p)?;
         } else {
             // Knobs of Filebench's file-level flowops: refused rather

@@ -104,7 +104,7 @@ const NONE: u32 = u32::MAX;
 /// Whether `ino` is a file's (not the block device's, 0, nor the
 /// metadata's or the file system's own I/O's): a file's pages are kept in
 /// its list, which its unlink drops.
-fn is_file(ino: u32) -> bool {
+pub fn is_file(ino: u32) -> bool {
     ino != 0 && ino != METADATA_INO && ino != FS_INO
 }
 
@@ -523,6 +523,10 @@ enum Stage {
     Throttle,
     SyncStart,
     SyncWait,
+    /// An O_DIRECT call ([`CallExtras::direct`]): the range's cached dirty
+    /// pages are written back and waited for, then the request is sent.
+    DioStart,
+    DioSubmit,
     /// An fsync waits for the journal commit of its transaction
     /// ([`FsyncIo::wait`](crate::fs::FsyncIo::wait)).
     CommitWait,
@@ -658,6 +662,9 @@ struct Stats {
     lat: [LatencyHist; 4],
     bytes_read: u64,
     bytes_written: u64,
+    /// Of those, the O_DIRECT calls' bytes ([`CallExtras::direct`]).
+    dio_read: u64,
+    dio_written: u64,
     last_end: SimTime,
 }
 
@@ -1204,15 +1211,19 @@ impl<S: AppSource> PageCache<S> {
             sync,
         };
         self.out_push(sub, r);
-        // The submitter pays the request's way through the block layer
-        // (an application thread moves on once it has; the flusher's CPU
-        // is booked, its own pace is the device's).
+        self.pay_submit(sub);
+        tag
+    }
+
+    /// The submitter pays a request's way through the block layer (an
+    /// application thread moves on once it has; the flusher's CPU is
+    /// booked, its own pace is the device's).
+    fn pay_submit(&mut self, sub: usize) {
         let from = self.threads[sub].until.max(self.now);
         let end = self.cores.run(from, Dur(self.cpu.submit), Work::Submit);
         if sub > 0 {
             self.threads[sub].until = end;
         }
-        tag
     }
 
     /// Submit the pages of `lpns` (sorted) as writes in contiguous runs of
@@ -1507,7 +1518,7 @@ impl<S: AppSource> PageCache<S> {
             && match th.stage {
                 Stage::Done => false,
                 Stage::Throttle => self.nr_dirty() + self.nr_wb <= self.plan.dirty_pages,
-                Stage::WriteStart => th.op.is_none_or(|r| {
+                Stage::WriteStart | Stage::DioStart => th.op.is_none_or(|r| {
                     !Self::locked_write(&r)
                         || self.writers.get(&r.tag).and_then(|q| q.front()) == Some(&(t as u32))
                 }),
@@ -1641,6 +1652,7 @@ impl<S: AppSource> PageCache<S> {
                             th.stage = match r.op {
                                 _ if extras.unlink => Stage::Unlink,
                                 _ if extras.commit => Stage::CommitRun,
+                                IoOp::Read | IoOp::Write if extras.direct => Stage::DioStart,
                                 _ if r.tag == FS_INO => Stage::DirectStart,
                                 IoOp::Read => Stage::ReadStart,
                                 IoOp::Write => Stage::WriteStart,
@@ -1935,6 +1947,64 @@ impl<S: AppSource> PageCache<S> {
                     let ino = self.threads[t].ino;
                     self.write_runs(t, ino, &now_w, reason, Some(t), wb_sync(reason));
                     self.threads[t].deferred = again;
+                }
+                Stage::DioStart => {
+                    // filemap_write_and_wait_range (iomap_dio_rw,
+                    // 2.6.35's generic_file_aio_write / _read): the
+                    // range's dirty pages written back, those under I/O
+                    // waited for.
+                    let r = self.threads[t].op.unwrap();
+                    let (lo, hi) = Self::span(&r);
+                    let mut now_w = Vec::new();
+                    for lpn in lo..hi {
+                        if let Some(&i) = self.map.get(&lpn) {
+                            let f = self.pages[i as usize].flags;
+                            if f & DIRTY != 0 && f & WRITEBACK == 0 {
+                                now_w.push(lpn);
+                            } else if f & WRITEBACK != 0 {
+                                self.wait_page_io_write(t, lpn);
+                            } else if f & LOCKED != 0 {
+                                self.wait_page_io(t, lpn);
+                            }
+                        }
+                    }
+                    self.write_runs(t, r.tag, &now_w, WB_SYNC_WRITE, Some(t), true);
+                    self.threads[t].stage = Stage::DioSubmit;
+                }
+                Stage::DioSubmit => {
+                    let r = self.threads[t].op.unwrap();
+                    let (lo, hi) = Self::span(&r);
+                    if r.op == IoOp::Write {
+                        // kiocb_invalidate_pages: the cached copies of the
+                        // range leave the cache, the device's are newer.
+                        for lpn in lo..hi {
+                            if let Some(&i) = self.map.get(&lpn) {
+                                if self.pages[i as usize].flags & (DIRTY | WRITEBACK | LOCKED) == 0
+                                {
+                                    self.remove_page(i);
+                                }
+                            }
+                        }
+                        self.stats.bytes_written += r.bytes();
+                        self.stats.dio_written += r.bytes();
+                        if Self::locked_write(&r) {
+                            self.unlock(r.tag, t);
+                        }
+                        self.threads[t].writes += 1;
+                    } else {
+                        self.stats.bytes_read += r.bytes();
+                        self.stats.dio_read += r.bytes();
+                    }
+                    self.submit_direct(t, &r);
+                    // O_DSYNC as well (oltp's log writes): once the write
+                    // is done, generic_write_sync of the range, the
+                    // device flush.
+                    let th = &mut self.threads[t];
+                    th.stage = if r.op == IoOp::Write && (self.io.sync || th.dsync) {
+                        Stage::SyncStart
+                    } else {
+                        Stage::Complete
+                    };
                 }
                 Stage::CommitWait => {
                     // The transaction is on disk: the fsync ends as it
@@ -2250,6 +2320,48 @@ impl<S: AppSource> PageCache<S> {
         };
         self.enqueue(r, false, extras);
         true
+    }
+
+    /// An O_DIRECT call's request, sector-exact, in pieces of at most
+    /// `max_sectors_kb` (the block layer's split), each waited for by `t`;
+    /// a write is `REQ_SYNC` (`iomap_dio_bio_opflags`, 2.6.35's
+    /// `WRITE_ODIRECT_PLUG`). No page of the cache is touched.
+    fn submit_direct(&mut self, t: usize, r: &HostRequest) {
+        let kind = if r.op == IoOp::Write {
+            IoKind::Write
+        } else {
+            IoKind::Read
+        };
+        let max = self.max_req_pages * SPP;
+        let (mut at, end) = (r.lba, r.lba + r.sectors as u64);
+        while at < end {
+            let k = (end - at).min(max);
+            let tag = self.new_tag();
+            self.ios.insert(
+                tag,
+                Io {
+                    kind,
+                    ino: r.tag,
+                    lpn: at / SPP,
+                    n: 0,
+                    submitter: t as u32,
+                    waiters: vec![t as u32],
+                },
+            );
+            self.threads[t].waits += 1;
+            let req = HostRequest {
+                arrival: self.now,
+                op: r.op,
+                lba: at,
+                sectors: k as u32,
+                stream: self.threads[t].stream,
+                tag,
+                sync: r.op == IoOp::Write,
+            };
+            self.out_push(t, req);
+            self.pay_submit(t);
+            at += k;
+        }
     }
 
     /// Thread `t` waits for every write of file `ino` in flight.
@@ -2791,8 +2903,11 @@ impl<S: AppSource> PageCache<S> {
                     // Bytes the host wrote to the device (writeback and a
                     // file system's own writes) per byte the application
                     // wrote: what the file system and the cache add.
+                    "direct_io_bytes_read": s.dio_read,
+                    "direct_io_bytes_written": s.dio_written,
                     "host_write_amplification": if s.bytes_written > 0 {
-                        (wb_pages + s.fs_written) as f64 * PAGE as f64 / s.bytes_written as f64
+                        ((wb_pages + s.fs_written) * PAGE + s.dio_written) as f64
+                            / s.bytes_written as f64
                     } else {
                         0.0
                     },

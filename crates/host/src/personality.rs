@@ -120,7 +120,9 @@ pub struct PersonalityConfig {
     /// Filebench's `directio`: bypass the page cache. Default: true at
     /// block level, false (Filebench's default) at file level. False runs
     /// the personality through `[page_cache]` (each thread a synchronous
-    /// application thread, its Flush an fsync).
+    /// application thread, its Flush an fsync); at file level, true opens
+    /// every read and write flowop's file `O_DIRECT` (the file system's
+    /// metadata and the preallocation still go through the cache).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub direct: Option<bool>,
     /// `block`: the block-level flows of this module; `file`: Filebench's
@@ -152,6 +154,14 @@ impl PersonalityConfig {
     /// Does the personality bypass the page cache?
     pub fn is_direct(&self) -> bool {
         self.direct.unwrap_or(self.level == PersonalityLevel::Block)
+    }
+
+    /// Whether the personality runs through a page cache: at file level
+    /// always (its metadata and the file system's own I/O go through it,
+    /// and with `direct` its data calls bypass it one by one), at block
+    /// level unless it is direct.
+    pub fn uses_page_cache(&self) -> bool {
+        self.level == PersonalityLevel::File || !self.is_direct()
     }
 }
 

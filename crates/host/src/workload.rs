@@ -228,6 +228,13 @@ pub struct CallExtras {
     /// fsyncs waiting for it. The request's op, address and length are not
     /// used.
     pub commit: bool,
+    /// An O_DIRECT read or write of a file (Filebench's `directio`): the
+    /// page cache writes back and waits for the range's dirty pages
+    /// (`filemap_write_and_wait_range`), a write then drops the range's
+    /// clean pages (`kiocb_invalidate_pages`), and the request goes to the
+    /// device as it is (split at `max_sectors_kb`, a write `REQ_SYNC`:
+    /// `iomap_dio_bio_opflags`), the thread waiting for it; no copy.
+    pub direct: bool,
 }
 
 /// fio's `rw=`.

@@ -1411,3 +1411,50 @@ fn a_completion_wakes_its_waiter_after_the_switch() {
         paid - unpaid
     );
 }
+
+/// O_DIRECT calls ([`CallExtras::direct`]) as `iomap_dio_rw` makes them:
+/// the range's dirty cached pages are written back first
+/// (`filemap_write_and_wait_range`), the request goes to the device
+/// sector-exact and waited for (a write `REQ_SYNC`), a write drops the
+/// range's cached pages (`kiocb_invalidate_pages`), and nothing is copied
+/// into or read from the cache. File 7's 16 pages are written buffered;
+/// a direct write of its first 8 pages writes those back, then itself;
+/// a direct read of all 16 writes back the other 8, then reads.
+#[test]
+fn o_direct_calls_bypass_the_cache() {
+    let f7 = 1024u64;
+    let mut calls = file_writes(7, f7, 16);
+    let direct = CallExtras {
+        direct: true,
+        ..CallExtras::default()
+    };
+    let mut w = file_writes(7, f7, 8).remove(0);
+    w.1 = direct;
+    let mut r = file_writes(7, f7, 16).remove(0);
+    r.0.op = IoOp::Read;
+    r.1 = direct;
+    calls.extend([w, r]);
+    let (rep, sent, _, cache) = scripted(calls, &cache(64));
+    let sent = sent.borrow();
+    let writes: Vec<&HostRequest> = sent.iter().filter(|q| q.op == IoOp::Write).collect();
+    // Writeback of pages 0-7 (fsync-like, REQ_SYNC), the direct write, then
+    // the writeback of pages 8-15 before the read.
+    assert_eq!(writes.len(), 3, "{writes:?}");
+    assert_eq!((writes[0].lba, writes[0].sectors), (f7 * 8, 64));
+    assert_eq!((writes[1].lba, writes[1].sectors), (f7 * 8, 64));
+    assert!(writes[1].sync);
+    assert_eq!((writes[2].lba, writes[2].sectors), ((f7 + 8) * 8, 64));
+    let reads: Vec<&HostRequest> = sent.iter().filter(|q| q.op == IoOp::Read).collect();
+    assert_eq!(reads.len(), 1);
+    assert_eq!((reads[0].lba, reads[0].sectors), (f7 * 8, 128));
+    assert_eq!(
+        get(&rep, &["page_cache", "direct_io_bytes_written"]),
+        32768.0
+    );
+    assert_eq!(get(&rep, &["page_cache", "direct_io_bytes_read"]), 65536.0);
+    // The direct read is no cache hit or miss; the write dropped pages 0-7.
+    assert_eq!(get(&rep, &["page_cache", "hits"]), 0.0);
+    assert_eq!(get(&rep, &["page_cache", "misses"]), 0.0);
+    assert_eq!(cache.resident(), 8);
+    assert_eq!(cache.nr_dirty(), 0);
+}

@@ -460,7 +460,7 @@ fn build_one(
         AnySource::Fio(FioGen::new(w, logical, seed))
     };
     let buffered = match personality {
-        Some(p) => !p.is_direct(),
+        Some(p) => p.uses_page_cache(),
         None => !w.direct,
     };
     if !buffered {
