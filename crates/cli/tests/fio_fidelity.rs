@@ -60,11 +60,11 @@ fn size_ends_the_job_unless_time_based() {
     let b = job(
         &d,
         "b.fio",
-        "[j]\nrw=randwrite\nbs=4k\nsize=1M\ndirect=1\nruntime=30ms\ntime_based\n",
+        "[j]\nrw=randwrite\nbs=4k\nsize=1M\ndirect=1\nruntime=200ms\ntime_based\n",
     );
     let r = report(&["--fio", &b]);
     assert!(
-        (f(&r["host"]["sim_time_s"]) - 0.03).abs() < 1e-9,
+        (f(&r["host"]["sim_time_s"]) - 0.2).abs() < 1e-9,
         "{}",
         r["host"]
     );

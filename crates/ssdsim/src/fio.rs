@@ -317,8 +317,12 @@ fn apply(
     mut job: FioJob,
 ) -> Result<(WorkloadConfig, FioJob), FioError> {
     let mut w = base.clone();
-    // fio's default is buffered I/O (direct=0): through the page cache.
+    // fio's defaults for what the job leaves unset (fio's options.c), where
+    // ssdsim's `[workload]` has others: buffered I/O (`direct=0`, through
+    // the page cache), `rw=read` and `iodepth=1`.
     w.direct = false;
+    w.rw = RwMode::Read;
+    w.iodepth = 1;
     // The job's own end conditions (size, number_ios, runtime) decide when
     // it ends, as in fio; the base's request count does not.
     w.number_ios = None;
@@ -788,6 +792,19 @@ pub fn jobs_to_flows(
 #[cfg(test)]
 mod tests {
     use super::*;
+    /// A job leaves `rw`, `iodepth` and `direct` at fio's defaults (read,
+    /// 1, buffered), not at ssdsim's `[workload]` ones (randread at 32,
+    /// direct).
+    #[test]
+    fn unset_options_take_fios_defaults() {
+        let base = WorkloadConfig {
+            iodepth: 8,
+            rw: RwMode::RandWrite,
+            ..WorkloadConfig::default()
+        };
+        let (w, _) = parse_str("[j]\nsize=1m\n", "t.fio", &base).unwrap();
+        assert_eq!((w.rw, w.iodepth, w.direct), (RwMode::Read, 1, false));
+    }
     #[test]
     fn parses_a_job() {
         let text = "; comment\n[global]\nioengine=libaio\ndirect=1\n[job1]\nrw=randrw\nrwmixread=70\nbs=8k\niodepth=16\nnumber_ios=1000\nrandom_distribution=zipf:1.1\n";
@@ -1024,7 +1041,8 @@ mod tests {
         )
         .unwrap();
         assert_eq!(w.bs.0, 8192);
-        assert_eq!(w.iodepth, WorkloadConfig::default().iodepth);
+        // fio's own default, not the global after the job.
+        assert_eq!(w.iodepth, 1);
         // ... but its options are still checked.
         let e = parse_str(
             "[j]\nrw=read\n[global]\nverify=crc32c\n",
