@@ -111,13 +111,22 @@ pub const FLAGS: &[Flag] = &[
         Rule::Interface,
         "Host interface preset (sata3g, sata6g, nvme-gen3x4, nvme-gen4x4)",
     ),
-    flag("power", Rule::Power, "Power preset (lee2011, park-slc)"),
+    flag(
+        "power",
+        Rule::Power,
+        "Power preset (lee2011, park-slc, modern-tlc)",
+    ),
     flag(
         "ftl",
         Field("ftl.kind"),
         "FTL (page, ...; see `ssdsim presets`)",
     ),
-    flag("sched", Field("sched.kind"), "Host I/O scheduler"),
+    flag(
+        "sched",
+        Field("sched.kind"),
+        "Host I/O scheduler (noop, deadline, mq-deadline, cfq, anticipatory, pardispatcher, \
+         kyber, bfq)",
+    ),
     flag(
         "fs",
         Field("fs.kind"),
@@ -342,6 +351,29 @@ mod tests {
             if let Some(c) = f.conflicts {
                 assert!(find(c).is_some(), "{}: conflicts with no flag {c}", f.name);
             }
+        }
+    }
+
+    /// The help of a flag that takes a preset or a kind names every value
+    /// the configuration accepts.
+    #[test]
+    fn help_lists_every_value() {
+        let help = |n: &str| find(n).expect("a flag").help;
+        for p in ssd_core::hw::PowerConfig::presets() {
+            assert!(
+                help("power").contains(p.name.as_str()),
+                "--power: {}",
+                p.name
+            );
+        }
+        for n in ssdsim_host::scheds::SCHED_NAMES {
+            assert!(help("sched").contains(n), "--sched: {n}");
+        }
+        for k in ssdsim_host::fs::FsKind::ALL {
+            assert!(help("fs").contains(k.name()), "--fs: {}", k.name());
+        }
+        for c in ssd_core::hw::NandConfig::presets() {
+            assert!(help("nand").contains(c.name.as_str()), "--nand: {}", c.name);
         }
     }
 
