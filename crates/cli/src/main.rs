@@ -1742,10 +1742,22 @@ fn trace_cmd(cmd: TraceCmd) -> anyhow::Result<()> {
             ));
             o.push_str(&format!("  address span        {} bytes\n", st.span_bytes));
             o.push_str(&format!("  duration            {:.3} s\n", st.duration_s));
-            o.push_str(&format!(
-                "  size histogram      {}\n",
-                serde_json::to_string(&st.size_histogram)?
-            ));
+            // The size histogram as a table: each row the requests above the
+            // row before's bound, up to its own.
+            o.push_str("  request sizes       up to        requests    share\n");
+            for b in &st.size_histogram {
+                let share = if st.requests > 0 {
+                    100.0 * b.count as f64 / st.requests as f64
+                } else {
+                    0.0
+                };
+                o.push_str(&format!(
+                    "                      {:<10} {:>10}  {:>5.1} %\n",
+                    binary_size(b.max_bytes),
+                    b.count,
+                    share
+                ));
+            }
             write_out(None, &o)
         }
         TraceCmd::Convert {
@@ -1965,4 +1977,21 @@ fn reproduce_cmd(
         anyhow::bail!("{failed} points failed (listed above)");
     }
     Ok(())
+}
+
+/// A power-of-two byte count in the largest binary unit it is a whole
+/// number of (`512 B`, `4 KiB`, `1 MiB`).
+fn binary_size(b: u64) -> String {
+    const UNITS: [(&str, u64); 4] = [
+        ("GiB", 1 << 30),
+        ("MiB", 1 << 20),
+        ("KiB", 1 << 10),
+        ("B", 1),
+    ];
+    for (u, n) in UNITS {
+        if b >= n && b.is_multiple_of(n) {
+            return format!("{} {u}", b / n);
+        }
+    }
+    format!("{b} B")
 }

@@ -241,6 +241,21 @@ fn trace_record_writes_the_runs_block_stream() {
     assert_eq!(body.lines().count(), n + 1);
     let (code, stats, err) = ssdsim(&["trace", "stats", out.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
+    // The size histogram is a table of rows `up to, requests, share`, not
+    // JSON; its counts add up to the requests.
+    assert!(!stats.contains("max_bytes"), "{stats}");
+    let rows: Vec<Vec<&str>> = stats
+        .lines()
+        .skip_while(|l| !l.contains("request sizes"))
+        .skip(1)
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert!(
+        !rows.is_empty() && rows.iter().all(|r| r.len() == 5 && r[4] == "%"),
+        "{stats}"
+    );
+    let counted: usize = rows.iter().map(|r| r[2].parse::<usize>().unwrap()).sum();
+    assert_eq!(counted, n, "{stats}");
     // `.gz` is a gzip stream, ended, holding the same records.
     let gz = dir.join("varmail.csv.gz");
     let (code, _, err) = ssdsim(&[
