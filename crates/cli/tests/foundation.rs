@@ -805,6 +805,26 @@ mod cli {
         assert_eq!(n("hits") + n("misses"), 0, "{}", v["page_cache"]);
     }
 
+    /// A buffered run's text report says where the application's bytes
+    /// went: a thousand 4 KiB writes all still in the page cache, none on
+    /// the device; a direct run says nothing of it.
+    #[test]
+    fn a_buffered_report_says_its_writes_sit_in_the_cache() {
+        let args = ["run", "--rw", "write", "--number_ios", "1000"];
+        let (code, out, err) = ssdsim(&[&args[..], &["--set", "workload.direct=false"]].concat());
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("host     0 requests"), "{out}");
+        assert!(
+            out.contains(
+                "page cache (app, cache below); 4096000 bytes written were not on the device"
+            ),
+            "{out}"
+        );
+        let (code, out, err) = ssdsim(&args);
+        assert_eq!(code, 0, "{err}");
+        assert!(!out.contains("buffered:"), "{out}");
+    }
+
     #[test]
     fn bad_input_names_the_field_and_exits_2() {
         let cases: &[(&[&str], &str)] = &[

@@ -42,6 +42,23 @@ pub fn text(r: &Report) -> String {
         "host     {} requests ({} reads, {} writes) in {:.6} s simulated: {:.0} IOPS, {:.2} MB/s",
         h.requests, h.reads, h.writes, h.sim_time_s, h.iops, h.mbps
     );
+    if let Some(pc) = r.extra.get("page_cache") {
+        // A buffered run: the device's requests are the cache's, not the
+        // application's calls, whose bytes may still sit in memory.
+        let dirty = pc["dirty_at_end_bytes"].as_u64().unwrap_or(0)
+            + pc["writeback_at_end_bytes"].as_u64().unwrap_or(0);
+        let _ = write!(
+            o,
+            "         buffered: the application's calls go through the page cache (app, cache below)"
+        );
+        if dirty > 0 {
+            let _ = write!(
+                o,
+                "; {dirty} bytes written were not on the device at the end"
+            );
+        }
+        let _ = writeln!(o);
+    }
     let _ = writeln!(o, "latency (us)");
     lat_line(&mut o, "all", &r.latency_us.all);
     lat_line(&mut o, "read", &r.latency_us.read);
