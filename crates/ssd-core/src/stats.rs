@@ -279,6 +279,9 @@ pub struct HostReport {
     pub writes: u64,
     /// Trims completed.
     pub trims: u64,
+    /// Flushes (of the device's write cache) completed: with the reads,
+    /// writes and trims, every request.
+    pub flushes: u64,
     /// Bytes read.
     pub bytes_read: u64,
     /// Bytes written.

@@ -39,8 +39,8 @@ pub fn text(r: &Report) -> String {
     let h = &r.host;
     let _ = writeln!(
         o,
-        "host     {} requests ({} reads, {} writes) in {:.6} s simulated: {:.0} IOPS, {:.2} MB/s",
-        h.requests, h.reads, h.writes, h.sim_time_s, h.iops, h.mbps
+        "host     {} requests ({} reads, {} writes, {} trims, {} flushes) in {:.6} s simulated: {:.0} IOPS, {:.2} MB/s",
+        h.requests, h.reads, h.writes, h.trims, h.flushes, h.sim_time_s, h.iops, h.mbps
     );
     if let Some(pc) = r.extra.get("page_cache") {
         // A buffered run: the device's requests are the cache's, not the

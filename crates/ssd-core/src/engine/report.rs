@@ -182,6 +182,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             reads: k.reads,
             writes: k.writes,
             trims: k.trims,
+            flushes: k.flushes,
             bytes_read: k.bytes_read,
             bytes_written: k.bytes_written,
             sim_time_s: secs,
