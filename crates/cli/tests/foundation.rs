@@ -771,6 +771,12 @@ mod cli {
             2 * n("page_cache", "fs_thread_commits")
         );
         assert!(n("page_cache", "fs_flushes") > 0);
+        // The host's counts add up to its requests, flushes included.
+        assert_eq!(
+            n("host", "reads") + n("host", "writes") + n("host", "trims") + n("host", "flushes"),
+            n("host", "requests")
+        );
+        assert!(n("host", "flushes") > 0);
         // A knob of the block-level flows is refused at file level.
         let (code, _, err) = ssdsim(&[
             "run",
