@@ -1955,19 +1955,7 @@ impl<S: AppSource> PageCache<S> {
                     // waited for.
                     let r = self.threads[t].op.unwrap();
                     let (lo, hi) = Self::span(&r);
-                    let mut now_w = Vec::new();
-                    for lpn in lo..hi {
-                        if let Some(&i) = self.map.get(&lpn) {
-                            let f = self.pages[i as usize].flags;
-                            if f & DIRTY != 0 && f & WRITEBACK == 0 {
-                                now_w.push(lpn);
-                            } else if f & WRITEBACK != 0 {
-                                self.wait_page_io_write(t, lpn);
-                            } else if f & LOCKED != 0 {
-                                self.wait_page_io(t, lpn);
-                            }
-                        }
-                    }
+                    let now_w = self.dirty_to_write(t, lo..hi, true);
                     self.write_runs(t, r.tag, &now_w, WB_SYNC_WRITE, Some(t), true);
                     self.threads[t].stage = Stage::DioSubmit;
                 }
@@ -2364,6 +2352,29 @@ impl<S: AppSource> PageCache<S> {
         }
     }
 
+    /// Of the cached pages among `lpns`, those dirty and not under
+    /// writeback, to write now; thread `t` waits for those under writeback
+    /// (and, with `reads`, for those being read).
+    fn dirty_to_write(
+        &mut self,
+        t: usize,
+        lpns: impl IntoIterator<Item = u64>,
+        reads: bool,
+    ) -> Vec<u64> {
+        let mut now_w = Vec::new();
+        for lpn in lpns {
+            if let Some(&i) = self.map.get(&lpn) {
+                let f = self.pages[i as usize].flags;
+                if f & DIRTY != 0 && f & WRITEBACK == 0 {
+                    now_w.push(lpn);
+                } else if f & WRITEBACK != 0 || reads && f & LOCKED != 0 {
+                    self.wait_page_io(t, lpn);
+                }
+            }
+        }
+        now_w
+    }
+
     /// Thread `t` waits for every write of file `ino` in flight.
     fn wait_inode_writes(&mut self, t: usize, ino: u32) {
         let mut n = 0;
@@ -2382,20 +2393,12 @@ impl<S: AppSource> PageCache<S> {
         match step {
             FsStep::Ordered(inos, sync) => {
                 for ino in inos {
-                    let (now_w, busy): (Vec<u64>, Vec<u64>) = self
+                    let dirty: Vec<u64> = self
                         .inodes
                         .get(&ino)
-                        .map(|n| n.dirty.iter().copied().collect::<Vec<u64>>())
-                        .unwrap_or_default()
-                        .into_iter()
-                        .partition(|lpn| {
-                            self.map
-                                .get(lpn)
-                                .is_some_and(|&i| self.pages[i as usize].flags & WRITEBACK == 0)
-                        });
-                    for lpn in busy {
-                        self.wait_page_io_write(t, lpn);
-                    }
+                        .map(|n| n.dirty.iter().copied().collect())
+                        .unwrap_or_default();
+                    let now_w = self.dirty_to_write(t, dirty, false);
                     self.wait_inode_writes(t, ino);
                     self.write_runs(t, ino, &now_w, WB_FSYNC, Some(t), sync);
                 }
@@ -2403,17 +2406,7 @@ impl<S: AppSource> PageCache<S> {
             FsStep::Metadata(mut lpns) => {
                 lpns.sort_unstable();
                 lpns.dedup();
-                let mut now_w = Vec::new();
-                for lpn in lpns {
-                    if let Some(&i) = self.map.get(&lpn) {
-                        let f = self.pages[i as usize].flags;
-                        if f & DIRTY != 0 && f & WRITEBACK == 0 {
-                            now_w.push(lpn);
-                        } else if f & WRITEBACK != 0 {
-                            self.wait_page_io_write(t, lpn);
-                        }
-                    }
-                }
+                let now_w = self.dirty_to_write(t, lpns, false);
                 self.write_runs(
                     t,
                     METADATA_INO,
