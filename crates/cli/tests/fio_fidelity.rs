@@ -235,14 +235,21 @@ fn ramp_time_is_left_out_of_the_statistics() {
         "{}",
         r["config"]["sim"]
     );
-    // As in fio, the size counts from the end of the ramp.
+    // As in fio (3.33 with ioengine=null and rate_iops: size=4m over a 1 s
+    // ramp reports 23 requests), the size counts from the start: the
+    // ramp's requests are done but not reported.
     let s = job(
         &d,
         "s.fio",
         "[j]\nrw=randwrite\nbs=4k\nsize=4M\ndirect=1\nramp_time=5ms\n",
     );
     let r = report(&["--fio", &s]);
-    assert_eq!(n(&r["host"]["bytes_written"]), 4 << 20, "{}", r["host"]);
+    let w = n(&r["host"]["bytes_written"]);
+    assert!(
+        w > 0 && w < 4 << 20 && w.is_multiple_of(4096),
+        "{}",
+        r["host"]
+    );
     // A job over before its ramp is: an error that says so.
     let short = job(
         &d,

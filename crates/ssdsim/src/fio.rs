@@ -7,7 +7,9 @@
 //! `end_fsync` as fio has them.
 
 use ssd_core::units::{clip, parse_dur};
-use ssdsim_host::workload::{Distribution, RateProcess, RwMode, WorkloadConfig};
+use ssdsim_host::workload::{
+    BlockSizes, BsDraw, Distribution, RateProcess, RwMode, WorkloadConfig,
+};
 use std::path::Path;
 
 /// An error in a fio job file: where and why.
@@ -55,6 +57,15 @@ pub struct FioJob {
     pub group_reporting: bool,
     /// The line of the job's section header (0 for a file of globals only).
     pub line: usize,
+    /// `offset=N%`: the span starts at this percentage of the device.
+    pub offset_percent: Option<u64>,
+    /// `size=N%`: the span is this percentage of the device.
+    pub size_percent: Option<u64>,
+    /// `offset_increment=`: clone `k` of the job (`numjobs`) starts this
+    /// many bytes further.
+    pub offset_increment: u64,
+    /// `offset_increment=N%`: the increment as a percentage of the device.
+    pub offset_increment_percent: Option<u64>,
 }
 
 impl FioJob {
@@ -73,28 +84,168 @@ impl FioJob {
     /// the runtime. Call it once the workload flags given beside the job
     /// file are applied to `w`, with the device's logical capacity.
     pub fn resolve_end(&self, w: &mut WorkloadConfig, logical_bytes: u64) {
+        self.resolve_clone(w, logical_bytes, 0)
+    }
+
+    /// [`FioJob::resolve_end`] for clone `k` of the job (`numjobs`), which
+    /// also places the span as fio's `get_start_offset` and `setup_files`
+    /// do: a percentage offset (plus `k` increments) is rounded up to the
+    /// smallest block size, a percentage size is of the whole device, at
+    /// most what lies past the offset, rounded down to the smallest block
+    /// size.
+    pub fn resolve_clone(&self, w: &mut WorkloadConfig, logical_bytes: u64, k: u32) {
+        let min_bs = w.block_sizes.as_ref().map_or(w.bs.0, |b| b.min()).max(1);
+        let increment = match self.offset_increment_percent {
+            Some(p) => (logical_bytes as u128 * p as u128 / 100) as u64,
+            None => self.offset_increment,
+        };
+        let mut align = self.offset_increment_percent.is_some();
+        let base = match self.offset_percent {
+            Some(p) => {
+                align = true;
+                (logical_bytes as u128 * p as u128 / 100) as u64
+            }
+            None => w.offset.0,
+        };
+        let mut offset = base.saturating_add(increment.saturating_mul(k as u64));
+        if align {
+            offset = offset.div_ceil(min_bs).saturating_mul(min_bs);
+        }
+        w.offset = ssd_core::Size(offset);
+        if let Some(p) = self.size_percent {
+            let left = logical_bytes.saturating_sub(offset);
+            let s = ((logical_bytes as u128 * p as u128 / 100) as u64).min(left);
+            w.size = Some(ssd_core::Size(s - s % min_bs));
+        }
         if self.time_based {
             // 2^63 - 1 requests is as good as unbounded, and (unlike
             // u64::MAX) the report's TOML echo of the configuration can
             // hold it.
             w.number_ios = Some(i64::MAX as u64);
+            w.io_size = None;
             return;
         }
-        let pass = (w.span(logical_bytes) / w.bs.0.max(1)).max(1);
-        w.number_ios = Some(w.number_ios.map_or(pass, |n| n.min(pass)));
+        // fio's job does `size` bytes (or `io_size`), `loops` times, unless
+        // `number_ios` comes first; the generator counts the bytes from the
+        // start (`io_issue_bytes`) and the requests from the ramp's end.
+        if w.io_size.is_none() && w.number_ios.is_some() {
+            w.io_size = Some(ssd_core::Size(w.span(logical_bytes)));
+        }
     }
 }
 
-/// Options accepted without effect on the simulation (they concern the host OS).
-const HOST_ONLY: &[&str] = &[
+/// Options accepted without effect on the simulation: they choose the
+/// host's engine, files or threads, logging and reporting, or CPU
+/// placement, none of which changes the requests the drive sees.
+/// `randrepeat` is among them because ssdsim's runs always repeat: the
+/// seed is `randseed` or `sim.seed`.
+pub const HOST_ONLY: &[&str] = &[
     "ioengine",
     "filename",
+    "directory",
+    "filename_format",
+    "unique_filename",
     "thread",
     "name",
     "description",
     "invalidate",
-    "norandommap",
     "randrepeat",
+    "allrandrepeat",
+    "random_generator",
+    "gtod_reduce",
+    "disable_lat",
+    "disable_clat",
+    "disable_slat",
+    "disable_bw_measurement",
+    "clat_percentiles",
+    "lat_percentiles",
+    "slat_percentiles",
+    "percentile_list",
+    "write_bw_log",
+    "write_lat_log",
+    "write_iops_log",
+    "write_hist_log",
+    "log_avg_msec",
+    "log_hist_msec",
+    "log_max_value",
+    "log_offset",
+    "log_compression",
+    "per_job_logs",
+    "stats",
+    "cpus_allowed",
+    "cpus_allowed_policy",
+    "cpumask",
+    "numa_cpu_nodes",
+    "numa_mem_policy",
+    "nice",
+    "prio",
+    "prioclass",
+    "cgroup",
+    "uid",
+    "gid",
+    "exitall",
+    "exitall_on_error",
+    "continue_on_error",
+    "lockmem",
+    "iomem",
+    "mem",
+    "iomem_align",
+    "mem_align",
+    "hugepage-size",
+    "overwrite",
+    "create_on_open",
+    "create_only",
+    "allow_file_create",
+    "allow_mounted_write",
+    "fallocate",
+    "file_service_type",
+    "lockfile",
+    "scramble_buffers",
+    "buffer_compress_percentage",
+    "buffer_compress_chunk",
+    "buffer_pattern",
+    "refill_buffers",
+    "zero_buffers",
+    "dedupe_percentage",
+    "iodepth_batch",
+    "iodepth_batch_submit",
+    "iodepth_batch_complete",
+    "iodepth_batch_complete_min",
+    "iodepth_batch_complete_max",
+    "hipri",
+    "fixedbufs",
+    "registerfiles",
+    "sqthread_poll",
+    "cmd_type",
+    "port",
+    "hostname",
+    "http_verbose",
+    "userspace_reap",
+    "kb_base_output",
+    "unit_base",
+    "clocksource",
+    "exec_prerun",
+    "exec_postrun",
+    "create_serialize",
+    "unlink",
+    "log_prio",
+    "io_submit_mode",
+    "ignore_error",
+    // Options of one engine: where its I/O goes, not what I/O it is.
+    "https",
+    "http_mode",
+    "sg_write_mode",
+    "verb",
+    "protocol",
+    "clientname",
+    "volume",
+    "uri",
+    "pool",
+    "nfs_url",
+    "gpu_dev_id",
+    "gpu_dev_ids",
+    "program",
+    "sqthread_poll_cpu",
 ];
 
 /// Options this subset supports (applied to the workload).
@@ -130,6 +281,14 @@ pub const SUPPORTED: &[&str] = &[
     "sync",
     "fsync",
     "end_fsync",
+    "norandommap",
+    "io_size",
+    "io_limit",
+    "loops",
+    "bsrange",
+    "blocksize_range",
+    "bssplit",
+    "offset_increment",
 ];
 
 /// Parse the job file at `path` of one job, over `base` (see [`parse_str`]); an error names the
@@ -240,8 +399,10 @@ pub fn parse_jobs_str(
     let mut sections: Vec<(String, usize, Vec<Opt>)> = vec![("global".into(), 0, vec![])];
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
-        let l = raw.trim();
-        if l.is_empty() || l.starts_with(';') || l.starts_with('#') {
+        // fio's `strip_blank_end` (parse.c): a `;` or `#` anywhere starts a
+        // comment that runs to the end of the line.
+        let l = raw.split([';', '#']).next().unwrap_or("").trim();
+        if l.is_empty() {
             continue;
         }
         if l.starts_with('[') {
@@ -323,6 +484,11 @@ fn apply(
     w.direct = false;
     w.rw = RwMode::Read;
     w.iodepth = 1;
+    // fio keeps a random map unless `norandommap` is given.
+    w.norandommap = false;
+    // Sizes by direction (read, write, trim) as the options give them, in
+    // order; `bs` alone leaves them all the same.
+    let mut dirs: [BsDraw; 3] = std::array::from_fn(|_| BsDraw::Fixed(w.bs.0));
     // The job's own end conditions (size, number_ios, runtime) decide when
     // it ends, as in fio; the base's request count does not.
     w.number_ios = None;
@@ -364,27 +530,97 @@ fn apply(
         };
         match k {
             "rw" | "readwrite" => {
-                // fio allows "randread:8" style suffixes for sequential skips; not supported.
-                w.rw = RwMode::parse(v).map_err(|m| e(format!("{k}: {m}")))?
+                // fio's `str_rw_cb`: `rw=randread:8` takes a new random
+                // offset every 8 requests; `rw=write:4k` skips 4k after
+                // each sequential request.
+                let (mode, suffix) = match v.split_once(':') {
+                    Some((m, x)) => (m.trim(), Some(x.trim())),
+                    None => (v, None),
+                };
+                w.rw = RwMode::parse(mode).map_err(|m| e(format!("{k}: {m}")))?;
+                w.ddir_seq_nr = 1;
+                w.ddir_seq_add = ssd_core::Size(0);
+                if let Some(x) = suffix {
+                    if w.rw.is_random() {
+                        let n = num(x)?;
+                        if n == 0 || n > u32::MAX as u64 {
+                            return Err(e(format!(
+                                "{k}: the suffix of a random mode is the requests between new \
+                                 offsets, 1..={}, got {n}",
+                                u32::MAX
+                            )));
+                        }
+                        w.ddir_seq_nr = n as u32;
+                    } else {
+                        if x.starts_with('-') {
+                            return Err(e(format!(
+                                "{k}: a negative skip ({}) runs backwards; not supported",
+                                clip(x)
+                            )));
+                        }
+                        let b = size(x)?;
+                        if !b.0.is_multiple_of(512) {
+                            return Err(e(format!(
+                                "{k}: the skip must be a multiple of 512 bytes, got {}",
+                                b.0
+                            )));
+                        }
+                        w.ddir_seq_add = b;
+                    }
+                }
             }
-            "bs" | "blocksize" => {
-                if v.contains(',') {
+            "bs" | "blocksize" | "bsrange" | "blocksize_range" | "bssplit" => {
+                for (d, part) in by_direction(v).into_iter().enumerate() {
+                    let Some(part) = part else { continue };
+                    let draw = match k {
+                        "bs" | "blocksize" => BsDraw::Fixed(size(part)?.0),
+                        "bsrange" | "blocksize_range" => {
+                            let (a, b) = part.split_once('-').ok_or_else(|| {
+                                e(format!("{k}: expected MIN-MAX, got {:?}", clip(part)))
+                            })?;
+                            let (a, b) = (size(a)?.0, size(b)?.0);
+                            if a == b {
+                                BsDraw::Fixed(a)
+                            } else {
+                                BsDraw::Range { min: a.min(b), max: a.max(b) }
+                            }
+                        }
+                        _ => bssplit(part, kb_base).map_err(|m| e(format!("{k}: {m}")))?,
+                    };
+                    draw.check().map_err(|m| e(format!("{k}: {m}")))?;
+                    dirs[d] = draw;
+                }
+            }
+            "norandommap" => {
+                w.norandommap = fio_bool(v).map_err(|m| e(format!("{k}: {m}")))?
+            }
+            "io_size" | "io_limit" => {
+                if v.ends_with('%') {
                     return Err(e(format!(
-                        "{k}: separate read/write block sizes ({}) are not supported",
-                        clip(v)
+                        "{k}: a percentage of size is not supported; give a size"
                     )));
                 }
-                let b = size(v)?;
-                if b.0 == 0 || !b.0.is_multiple_of(512) {
-                    return Err(e(format!(
-                        "{k}: must be a positive multiple of 512 bytes, got {}",
-                        b.0
-                    )));
+                let n = size(v)?;
+                if n.0 == 0 {
+                    return Err(e(format!("{k}: must be positive")));
                 }
-                if b.0 > u32::MAX as u64 * 512 / 2 {
-                    return Err(e(format!("{k}: {} bytes is too large", b.0)));
+                w.io_size = Some(n)
+            }
+            "loops" => {
+                let n = num(v)?;
+                if n == 0 || n > u32::MAX as u64 {
+                    return Err(e(format!("{k}: must be in 1..={}", u32::MAX)));
                 }
-                w.bs = b
+                w.loops = n as u32
+            }
+            "offset_increment" => {
+                if let Some(p) = v.strip_suffix('%') {
+                    job.offset_increment_percent = Some(percent(p).map_err(|m| e(format!("{k}: {m}")))?);
+                    job.offset_increment = 0;
+                } else {
+                    job.offset_increment = size(v)?.0;
+                    job.offset_increment_percent = None;
+                }
             }
             "percentage_random" | "percentage_sequential" => {
                 if v.contains(',') {
@@ -448,9 +684,12 @@ fn apply(
                 w.number_ios = Some(n)
             }
             "size" => {
-                if v.ends_with('%') {
-                    return Err(e("size: percentages are not supported; give a size".into()));
+                if let Some(p) = v.strip_suffix('%') {
+                    job.size_percent = Some(percent(p).map_err(|m| e(format!("{k}: {m}")))?);
+                    w.size = None;
+                    continue;
                 }
+                job.size_percent = None;
                 let n = size(v)?;
                 if n.0 == 0 {
                     return Err(e("size: must be positive".into()));
@@ -458,6 +697,11 @@ fn apply(
                 w.size = Some(n)
             }
             "offset" => {
+                if let Some(p) = v.strip_suffix('%') {
+                    job.offset_percent = Some(percent(p).map_err(|m| e(format!("{k}: {m}")))?);
+                    continue;
+                }
+                job.offset_percent = None;
                 let n = size(v)?;
                 if !n.0.is_multiple_of(512) {
                     return Err(e(format!(
@@ -532,13 +776,22 @@ fn apply(
             k if HOST_ONLY.contains(&k) => job.ignored.push(k.to_string()),
             other => {
                 return Err(e(format!(
-                    "unsupported fio option {:?} (supported: {}; accepted without effect: {})",
+                    "unsupported fio option {:?} (supported: {}; options that only choose the host's \
+                     engine, files, logging or CPUs, such as ioengine, filename, directory, thread, \
+                     write_lat_log or cpus_allowed, are accepted without effect; README.md lists \
+                     them)",
                     clip(other),
-                    SUPPORTED.join(", "),
-                    HOST_ONLY.join(", ")
+                    SUPPORTED.join(", ")
                 )))
             }
         }
+    }
+    if dirs.iter().all(|d| *d == BsDraw::Fixed(dirs[0].min())) {
+        w.bs = ssd_core::Size(dirs[0].min());
+        w.block_sizes = None;
+    } else {
+        w.bs = ssd_core::Size(dirs[0].min());
+        w.block_sizes = Some(BlockSizes(dirs));
     }
     // What the page cache model cannot run, named where the job says it.
     let last = |keys: &[&str]| {
@@ -587,6 +840,79 @@ fn apply(
         ));
     }
     Ok((w, job))
+}
+
+/// fio's values by direction (`bs=8k,32k`): one applies to reads, writes
+/// and trims; with commas, the first is the reads', the second the
+/// writes' (and the trims' unless a third is given); an empty one leaves
+/// that direction as it was.
+fn by_direction(v: &str) -> [Option<&str>; 3] {
+    let p: Vec<&str> = v.split(',').map(str::trim).collect();
+    fn some(s: &str) -> Option<&str> {
+        (!s.is_empty()).then_some(s)
+    }
+    match p.as_slice() {
+        [a] => [some(a), some(a), some(a)],
+        [a, b] => [some(a), some(b), some(b)],
+        [a, b, c, ..] => [some(a), some(b), some(c)],
+        [] => [None, None, None],
+    }
+}
+
+/// One direction of fio's `bssplit` (`options.c`, `bssplit_ddir`):
+/// `SIZE/PERCENT:SIZE/PERCENT...`; sizes without a percentage share what
+/// the others leave of 100 evenly.
+fn bssplit(v: &str, kb_base: u64) -> Result<BsDraw, String> {
+    let mut out: Vec<(u64, Option<u32>)> = Vec::new();
+    for e in v.split(':') {
+        let (b, p) = match e.split_once('/') {
+            Some((b, p)) => (b, Some(p.trim())),
+            None => (e, None),
+        };
+        let b = fio_size(b, kb_base)?.0;
+        let p = match p.filter(|p| !p.is_empty()) {
+            Some(p) => Some(
+                p.parse::<u32>()
+                    .ok()
+                    .filter(|&p| p <= 100)
+                    .ok_or_else(|| format!("{:?}: a percentage is 0..=100", clip(p)))?,
+            ),
+            None => None,
+        };
+        out.push((b, p));
+    }
+    if out.len() > 64 {
+        return Err("at most 64 sizes a direction, as in fio".into());
+    }
+    let given: u32 = out.iter().filter_map(|e| e.1).sum();
+    let missing = out.iter().filter(|e| e.1.is_none()).count() as u32;
+    if given > 100 {
+        return Err(format!("percentages add up to {given}, more than 100"));
+    }
+    let share = (100 - given).checked_div(missing).unwrap_or(0);
+    let mut split: Vec<(u64, u32)> = out.iter().map(|e| (e.0, e.1.unwrap_or(share))).collect();
+    // fio gives what integer division leaves over to no one; ssdsim gives
+    // it to the last size without a percentage, so that they add up.
+    let sum: u32 = split.iter().map(|e| e.1).sum();
+    if sum != 100 {
+        match out.iter().rposition(|e| e.1.is_none()) {
+            Some(i) => split[i].1 += 100 - sum,
+            None => return Err(format!("percentages add up to {sum}, not 100")),
+        }
+    }
+    if split.len() == 1 {
+        return Ok(BsDraw::Fixed(split[0].0));
+    }
+    Ok(BsDraw::Split(split))
+}
+
+/// A percentage of the device (`offset=20%`, `size=50%`): 1..=100.
+fn percent(p: &str) -> Result<u64, String> {
+    p.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|p| (1..=100).contains(p))
+        .ok_or_else(|| format!("{:?}%: a percentage is 1..=100", clip(p)))
 }
 
 /// A fio boolean: 1 or 0 (a bare option is 1).
@@ -728,8 +1054,6 @@ pub fn jobs_to_flows(
             groupid += 1;
             group_jobs = 0;
         }
-        let mut w = w;
-        j.resolve_end(&mut w, logical);
         let base: String = j
             .name
             .chars()
@@ -756,7 +1080,9 @@ pub fn jobs_to_flows(
             if flows.iter().any(|f| f.name == name) {
                 name = format!("{name}-{}", flows.len());
             }
-            let mut f = ssdsim_host::flows::FlowConfig::workload(&name, w.clone());
+            let mut wk = w.clone();
+            j.resolve_clone(&mut wk, logical, k);
+            let mut f = ssdsim_host::flows::FlowConfig::workload(&name, wk);
             if !one_frame {
                 // Clones start together: only the first waits.
                 f.stonewall = j.stonewall && k == 0;
@@ -898,8 +1224,14 @@ mod tests {
             (w, j)
         };
         let p = |t: &str| parse_str(t, "t.fio", &WorkloadConfig::default()).unwrap();
-        let (w, j) = end("[j]\nrw=randwrite\nbs=4k\nsize=1G\nruntime=60\n", 1 << 34);
-        assert_eq!(w.number_ios, Some(1 << 18), "1 GiB of 4 KiB requests");
+        // The requests the generator makes of it.
+        let ios = |w: &WorkloadConfig, cap: u64| {
+            use ssd_core::workload::RequestSource;
+            let mut g = ssdsim_host::workload::FioGen::new(w, cap, 1);
+            std::iter::from_fn(|| g.next_request()).count() as u64
+        };
+        let (w, j) = end("[j]\nrw=randwrite\nbs=4k\nsize=64M\nruntime=60\n", 1 << 34);
+        assert_eq!(ios(&w, 1 << 34), 1 << 14, "64 MiB of 4 KiB requests");
         assert_eq!(j.time_limit(), Some(ssd_core::Dur(60_000_000_000)));
         let (w, j) = end(
             "[j]\nrw=randwrite\nbs=4k\nsize=1G\nruntime=60\ntime_based\n",
@@ -909,15 +1241,27 @@ mod tests {
         assert!(j.time_based);
         assert_eq!(j.time_limit(), Some(ssd_core::Dur(60_000_000_000)));
         let (w, _) = end("[j]\nbs=4k\nsize=1M\nnumber_ios=10\n", 1 << 34);
-        assert_eq!(w.number_ios, Some(10), "number_ios ends it first");
+        assert_eq!(ios(&w, 1 << 34), 10, "number_ios ends it first");
         let (w, _) = end("[j]\nbs=4k\nsize=1M\nnumber_ios=1000\n", 1 << 34);
-        assert_eq!(w.number_ios, Some(256), "size ends it first");
+        assert_eq!(ios(&w, 1 << 34), 256, "size ends it first");
         // No size: one pass over the device from the offset (or number_ios,
         // if fewer).
         let (w, _) = end("[j]\nbs=4k\noffset=512k\n", 1 << 20);
-        assert_eq!(w.number_ios, Some(128));
+        assert_eq!(ios(&w, 1 << 20), 128);
         let (w, _) = end("[j]\nbs=4k\nnumber_ios=1000000\n", 1 << 20);
-        assert_eq!(w.number_ios, Some(256));
+        assert_eq!(ios(&w, 1 << 20), 256);
+        // loops, io_size, a percentage offset and size, a part-block end.
+        for (job, n) in [
+            ("rw=randwrite\nsize=64k\nloops=3", 48),
+            ("rw=write\nsize=64k\nio_size=100k", 25),
+            ("rw=write\nsize=10k", 2),
+            ("rw=write\nsize=8k\nio_size=10k", 2),
+            ("rw=randwrite\noffset=50%\nsize=25%", 64),
+            ("rw=randwrite\nsize=64k\nio_size=256k", 64),
+        ] {
+            let (w, _) = end(&format!("[j]\nbs=4k\n{job}\n"), 1 << 20);
+            assert_eq!(ios(&w, 1 << 20), n, "{job}");
+        }
         // The base's request count is not the job's.
         let base = WorkloadConfig {
             number_ios: Some(7),
@@ -925,7 +1269,7 @@ mod tests {
         };
         let (mut w, j) = parse_str("[j]\nbs=4k\nsize=64k\n", "t.fio", &base).unwrap();
         j.resolve_end(&mut w, 1 << 30);
-        assert_eq!(w.number_ios, Some(16));
+        assert_eq!(ios(&w, 1 << 30), 16);
         // Ramp: lead-in time.
         let (_, j) = p("[j]\nruntime=1m\nramp_time=10s\ntime_based=1\n");
         assert_eq!(j.time_limit(), Some(ssd_core::Dur(70_000_000_000)));
@@ -984,7 +1328,7 @@ mod tests {
         for (opt, what) in [
             ("bs=4", "multiple of 512"),
             ("bs=0", "multiple of 512"),
-            ("blocksize=4t", "too large"),
+            ("blocksize=4t", "multiple of 512"),
             ("rate_iops=0", "positive"),
             (
                 "rate_iops=9223372036854775808",

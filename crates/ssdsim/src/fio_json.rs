@@ -56,6 +56,18 @@ pub fn lat_object(h: &LatencyHist) -> Value {
     Value::Object(o)
 }
 
+/// The bytes of every trim of a fio-style workload, when they are one size
+/// (`bs`, or the trims' own fixed size).
+fn fixed_trim_bs(w: &ssdsim_host::workload::WorkloadConfig) -> Option<u64> {
+    match &w.block_sizes {
+        None => Some(w.bs.0),
+        Some(b) => match b.0[2] {
+            ssdsim_host::workload::BsDraw::Fixed(t) => Some(t),
+            _ => None,
+        },
+    }
+}
+
 /// What fio writes for a latency it did not measure.
 fn unmeasured() -> Value {
     json!({"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0})
@@ -251,7 +263,7 @@ pub fn fio_json_run(
                     }
                 };
                 let fc = cfg.flows.get(i);
-                let trim_bs = fc.and_then(|c| c.workload.as_ref()).map(|w| w.bs.0);
+                let trim_bs = fc.and_then(|c| c.workload.as_ref()).and_then(fixed_trim_bs);
                 let j = &jobs[i];
                 let e = Entry {
                     name: j.name.clone(),
@@ -288,9 +300,9 @@ pub fn fio_json_run(
                         )
                     }
                 };
-            // Every request of the fio-style workload is `bs` bytes.
-            let trim_bs =
-                (cfg.trace.is_none() && cfg.personality.is_none()).then_some(cfg.workload.bs.0);
+            let trim_bs = (cfg.trace.is_none() && cfg.personality.is_none())
+                .then(|| fixed_trim_bs(&cfg.workload))
+                .flatten();
             let (name, groupid) = jobs
                 .first()
                 .map_or(("ssdsim".to_string(), 0), |j| (j.name.clone(), j.groupid));

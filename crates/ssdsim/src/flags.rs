@@ -37,6 +37,12 @@ pub enum Rule {
     Personality,
     /// `--runtime`: fio's runtime, counted from the end of the ramp.
     Runtime,
+    /// A fio size (`--bs`, `--size`, `--offset`): `k`, `m`, `g` (`KB`,
+    /// `MB`, `GB`) are 1024-based as in fio; `KiB`, `MiB`, `GiB` are
+    /// 1024-based too, as IEC has them (fio's default `kb_base=1024` reads
+    /// them as 1000-based, a compatibility mode a job file still follows).
+    /// Set on this dotted field in bytes.
+    FioSize(&'static str),
 }
 
 /// One configuration flag.
@@ -205,8 +211,9 @@ pub const FLAGS: &[Flag] = &[
     ),
     flag(
         "bs",
-        Field("workload.bs"),
-        "fio: block size: bytes, or with a unit (4096, 4k, 4KiB; KB and MB are 1000-based)",
+        Rule::FioSize("workload.bs"),
+        "fio: block size: bytes, or 4k, 64k, 4KiB (k, m, g, KB, MB are 1024-based, as in fio; \
+         so are KiB, MiB, which a job file reads as fio's default kb_base=1024 does: 1000-based)",
     ),
     flag(
         "iodepth",
@@ -251,13 +258,14 @@ pub const FLAGS: &[Flag] = &[
     ),
     flag(
         "size",
-        Field("workload.size"),
-        "fio: address span: bytes, or with a unit (1GiB, 64m; default the whole device)",
+        Rule::FioSize("workload.size"),
+        "fio: address span, in --bs's units (64m, 1g; default the whole device). As in fio, the \
+         run ends once it has done this many bytes (or --number_ios requests, if fewer)",
     ),
     flag(
         "offset",
-        Field("workload.offset"),
-        "fio: start of the address span: bytes, or with a unit (0, 1GiB, 64m)",
+        Rule::FioSize("workload.offset"),
+        "fio: start of the address span, in --bs's units (0, 64m, 1g)",
     ),
     flag(
         "randseed",
@@ -333,7 +341,10 @@ pub fn find(name: &str) -> Option<&'static Flag> {
 /// A flag (or sweep key) that sets the one top-level fio-style workload:
 /// one whose field is `workload.*`.
 pub fn is_workload(name: &str) -> bool {
-    matches!(find(name), Some(Flag { rule: Rule::Field(f), .. }) if f.starts_with("workload."))
+    matches!(
+        find(name),
+        Some(Flag { rule: Rule::Field(f) | Rule::FioSize(f), .. }) if f.starts_with("workload.")
+    )
 }
 
 #[cfg(test)]

@@ -838,12 +838,26 @@ pub(crate) fn check_measured(
             now.secs_f64()
         )));
     }
+    let calls = |v: &serde_json::Value| {
+        v.get("app")
+            .and_then(|a| a.get("calls"))
+            .and_then(|c| c.as_u64())
+            .unwrap_or(0)
+    };
+    // The application's calls: the run's, or its flows' (buffered fio jobs
+    // run as flows).
+    let flow_calls: u64 = report
+        .extra
+        .get("flows")
+        .and_then(|f| f.as_array())
+        .map_or(0, |f| f.iter().map(calls).sum());
     let app_calls = report
         .extra
         .get("app")
         .and_then(|a| a.get("calls"))
         .and_then(|c| c.as_u64())
-        .unwrap_or(0);
+        .unwrap_or(0)
+        + flow_calls;
     // A buffered run whose calls all hit the cache is a result (the device
     // saw nothing); a run that completed nothing at all is not.
     if report.host.requests == 0 && app_calls == 0 {
@@ -1162,6 +1176,14 @@ pub fn apply_flag(cfg: &mut SsdConfig, flag: &str, value: &str) -> Result<(), Co
     };
     match f.rule {
         Rule::Field(field) => set_field(cfg, field, v),
+        Rule::FioSize(field) => {
+            // fio's suffixes, but an IEC one (`KiB`) means 1024 as IEC has
+            // it: fio's kb_base=1000 reading, not its compatibility mode's.
+            let iec = v.to_ascii_lowercase().ends_with("ib");
+            let b = fio::fio_size(v, if iec { 1000 } else { 1024 })
+                .map_err(|m| ssdsim_host::config::invalid(field, m))?;
+            set_field(cfg, field, &b.0.to_string())
+        }
         Rule::Duration(field) => {
             require_unit(f.name, v)?;
             set_field(cfg, field, v)
@@ -1648,6 +1670,12 @@ pub(crate) fn resolve_settings(
     if settings.iter().any(|s| s.flag("number_ios")) {
         number_ios_to_source(&mut cfg, settings.iter().any(|s| s.flag("max-requests")));
     }
+    // fio's `size=` ends the job after its bytes (number_ios first if it
+    // comes first), where `[workload]`'s own default ends it after
+    // `number_ios` requests.
+    if settings.iter().any(|s| s.flag("size")) {
+        size_ends_the_job(&mut cfg, settings.iter().any(|s| s.flag("number_ios")));
+    }
     Ok(cfg)
 }
 
@@ -1676,6 +1704,19 @@ pub fn check_flow_keys<'a>(
         }
     }
     Ok(())
+}
+
+/// `--size` given: the workload ends as fio's does, after `size` bytes, or
+/// after `number_ios` requests if those were given too and come first.
+pub fn size_ends_the_job(cfg: &mut SsdConfig, number_ios_given: bool) {
+    let w = &mut cfg.workload;
+    if number_ios_given {
+        if w.io_size.is_none() {
+            w.io_size = w.size;
+        }
+    } else {
+        w.number_ios = None;
+    }
 }
 
 /// An explicit `number_ios` (fio: end after that many requests) applied to a

@@ -912,6 +912,10 @@ fn finish_point(
     if given("number_ios") {
         crate::number_ios_to_source(&mut c, given("max-requests") || given("max_requests"));
     }
+    // The `size` flag ends the job as fio's `size=` does (as in `run`).
+    if params.iter().chain(common).any(|(k, _)| k == "size") {
+        crate::size_ends_the_job(&mut c, given("number_ios"));
+    }
     let label: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
     // 63 bits: seeds round-trip through TOML (signed 64-bit integers).
     c.sim.seed = derive_seed(master, &label.join(",")) >> 1;

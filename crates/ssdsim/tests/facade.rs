@@ -25,7 +25,9 @@ fn the_builder_reports_as_run_config_over_the_cli_resolution() {
 #[test]
 fn a_fio_job_ends_as_fio_ends_it_unless_number_ios_is_set() {
     let ssd = Ssd::builder().fio(ONE_JOB).build().unwrap();
-    assert_eq!(ssd.config().workload.number_ios, Some(4096)); // 16m of 4k
+    // One pass over size=16m (fio's end by bytes): no request count.
+    assert_eq!(ssd.config().workload.number_ios, None);
+    assert_eq!(ssd.config().workload.size, Some(ssd_core::Size(16 << 20)));
     assert_eq!(ssd.config().workload.iodepth, 8);
     assert_eq!(
         ssd.warnings(),

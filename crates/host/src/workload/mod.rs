@@ -16,6 +16,9 @@ use ssd_core::units::{Dur, SimTime, Size};
 pub use ssd_core::workload::*;
 use std::fmt;
 
+pub mod pattern;
+pub use pattern::{BlockSizes, BsDraw, RandomMap};
+
 /// What a page cache asks of the application whose calls it runs (a
 /// closed-loop source of file-level calls: Filebench over a file system, a
 /// buffered fio job), beside the requests themselves: how the pieces of a
@@ -406,6 +409,48 @@ pub struct WorkloadConfig {
     /// fio's `end_fsync`: fsync once the last call is done.
     #[serde(default)]
     pub end_fsync: bool,
+    /// fio's `norandommap`: random addresses are drawn independently, so a
+    /// pass may touch a block twice and miss another. True by default in
+    /// `[workload]` (as MQSim's generator and the analytic models draw); a
+    /// fio job file follows fio, whose default keeps the random map: each
+    /// block once per pass (uniform random addresses only, as in fio).
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub norandommap: bool,
+    /// fio's `io_size`: the bytes the job does, counted from its start (the
+    /// ramp included), going over `size` as often as it takes. None: one
+    /// pass over `size` when `number_ios` is not set either.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_size: Option<Size>,
+    /// fio's `loops`: the job is done this many times (each a new pass,
+    /// with a fresh random map).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub loops: u32,
+    /// fio's sizes by direction (`bs=4k,64k`, `bsrange`, `bssplit`), as
+    /// `"READ,WRITE,TRIM"` in bytes (see [`BlockSizes`]); None: `bs` for
+    /// every request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_sizes: Option<BlockSizes>,
+    /// fio's `rw=write:SIZE` (`ddir_seq_add`): bytes skipped after each
+    /// sequential request (sequential I/O with holes).
+    #[serde(default, skip_serializing_if = "is_zero_size")]
+    pub ddir_seq_add: Size,
+    /// fio's `rw=randread:N` (`ddir_seq_nr`): a random workload takes a new
+    /// random offset every N requests and goes on sequentially between.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub ddir_seq_nr: u32,
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+fn one() -> u32 {
+    1
+}
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+fn is_zero_size(s: &Size) -> bool {
+    s.0 == 0
 }
 
 fn yes() -> bool {
@@ -435,6 +480,12 @@ impl Default for WorkloadConfig {
             sync: false,
             fsync: 0,
             end_fsync: false,
+            norandommap: true,
+            io_size: None,
+            loops: 1,
+            block_sizes: None,
+            ddir_seq_add: Size(0),
+            ddir_seq_nr: 1,
         }
     }
 }
@@ -518,7 +569,66 @@ impl WorkloadConfig {
                 format!("span {span} is smaller than bs {}", self.bs.0),
             ));
         }
+        if let Some(b) = &self.block_sizes {
+            for (d, name) in b.0.iter().zip(["read", "write", "trim"]) {
+                d.check()
+                    .map_err(|m| invalid("workload.block_sizes", format!("{name}: {m}")))?;
+            }
+            if span < b.min() {
+                return Err(invalid(
+                    "workload.size",
+                    format!(
+                        "span {span} is smaller than the smallest block size {}",
+                        b.min()
+                    ),
+                ));
+            }
+        }
+        if self.loops == 0 {
+            return Err(invalid("workload.loops", "must be at least 1"));
+        }
+        if self
+            .io_size
+            .is_some_and(|s| s.0 == 0 || s.0 > i64::MAX as u64)
+        {
+            return Err(invalid(
+                "workload.io_size",
+                format!("must be in 1..={} bytes", i64::MAX),
+            ));
+        }
+        if self.ddir_seq_nr == 0 {
+            return Err(invalid("workload.ddir_seq_nr", "must be at least 1"));
+        }
+        if !self.ddir_seq_add.0.is_multiple_of(SECTOR) || self.ddir_seq_add.0 > i64::MAX as u64 {
+            return Err(invalid(
+                "workload.ddir_seq_add",
+                "must be a multiple of 512 bytes",
+            ));
+        }
         Ok(())
+    }
+    /// Whether requests need fio's pattern beyond one size over one range
+    /// ([`pattern`]): the random map, sizes by direction, holes or random
+    /// offsets every N requests.
+    pub fn extended(&self) -> bool {
+        (!self.norandommap
+            && self.rw.is_random()
+            && self.random_distribution == Distribution::Uniform)
+            || self.block_sizes.is_some()
+            || self.ddir_seq_add.0 > 0
+            || self.ddir_seq_nr > 1
+    }
+    /// The bytes the job may issue from its start (fio's `io_size`, else
+    /// `size` once when `number_ios` is unset, times `loops`), and whether
+    /// it is bounded by passes (`loops` passes when `io_size` is unset) or
+    /// by bytes alone; None: no byte bound.
+    fn budget(&self, pass_bytes: u64) -> (u64, Option<u64>) {
+        let loops = self.loops.max(1) as u64;
+        match (self.io_size, self.number_ios) {
+            (Some(s), _) => (s.0.saturating_mul(loops), None),
+            (None, None) => (pass_bytes.saturating_mul(loops), Some(loops)),
+            (None, Some(_)) => (u64::MAX, None),
+        }
     }
     /// Address span in bytes.
     pub fn span(&self, logical_bytes: u64) -> u64 {
@@ -560,6 +670,35 @@ pub struct FioGen {
     /// The block after the last request of each direction (read, write,
     /// trim): where a sequential request of a partly random workload goes.
     next_by_dir: [u64; 3],
+    /// The bytes the job may still issue (fio's `size`/`io_size` times
+    /// `loops`): counted from the start, the ramp included, as fio counts
+    /// them (`io_issue_bytes`).
+    budget: u64,
+    /// Passes left when the job is `loops` passes (None: bounded by bytes
+    /// or requests alone).
+    passes: Option<u64>,
+    /// fio's pattern beyond one size over one range, when the workload asks
+    /// for it ([`WorkloadConfig::extended`]).
+    ext: Option<Box<Ext>>,
+}
+
+/// The state of [`pattern`]'s requests (see [`FioGen::next_ext`]).
+struct Ext {
+    sizes: [BsDraw; 3],
+    /// Each direction's smallest size: its offsets' alignment and unit.
+    min_bs: [u64; 3],
+    /// The largest size of any direction.
+    max_bs: u64,
+    span: u64,
+    map: Option<RandomMap>,
+    seq_add: u64,
+    seq_nr: u32,
+    seq_left: u32,
+    /// Where each direction's next sequential request starts (fio's
+    /// `last_pos`), in bytes from the span's start.
+    last_pos: [u64; 3],
+    /// Requests issued in this pass.
+    in_pass: u64,
 }
 
 enum DistSampler {
@@ -592,7 +731,41 @@ impl FioGen {
                 scatter,
             },
         };
-        let remaining = cfg.number_ios.unwrap_or(blocks);
+        let loops = cfg.loops.max(1) as u64;
+        let ext = cfg.extended().then(|| {
+            let sizes = cfg
+                .block_sizes
+                .clone()
+                .map_or_else(|| std::array::from_fn(|_| BsDraw::Fixed(cfg.bs.0)), |b| b.0);
+            let min_bs: [u64; 3] = std::array::from_fn(|d| sizes[d].min());
+            let unit = *min_bs.iter().min().expect("three");
+            let map = (!cfg.norandommap
+                && cfg.rw.is_random()
+                && cfg.random_distribution == Distribution::Uniform)
+                .then(|| RandomMap::new((span / unit).max(1)));
+            Box::new(Ext {
+                max_bs: sizes.iter().map(BsDraw::max).max().expect("three"),
+                sizes,
+                min_bs,
+                span,
+                map,
+                seq_add: cfg.ddir_seq_add.0,
+                seq_nr: cfg.ddir_seq_nr.max(1),
+                seq_left: cfg.ddir_seq_nr.max(1),
+                last_pos: [0; 3],
+                in_pass: 0,
+            })
+        });
+        // One pass is whole blocks of `bs` (a last part-block is not done,
+        // as in fio: `fill_io_u` refuses a request past the end), or the
+        // span itself when sizes vary.
+        let pass_bytes = if ext.is_some() {
+            span
+        } else {
+            blocks * cfg.bs.0
+        };
+        let (budget, passes) = cfg.budget(pass_bytes);
+        let remaining = cfg.number_ios.map_or(u64::MAX, |n| n.saturating_mul(loops));
         let (interarrival_ns, poisson) = match cfg.rate_iops {
             Some(r) => (1e9 / r as f64, cfg.rate_process == RateProcess::Poisson),
             None => (0.0, false),
@@ -614,7 +787,255 @@ impl FioGen {
             t: 0.0,
             perc_random: cfg.percentage_random,
             next_by_dir: [0; 3],
+            budget,
+            passes,
+            ext,
         }
+    }
+
+    /// A pass over the span has ended (a sequential workload is back at its
+    /// start, or fio's offset generation failed): fio's `keep_running` runs
+    /// another while `loops` are left, or, for `io_size`, while at least the
+    /// largest block size is left to do. Whether the job goes on.
+    #[cold]
+    fn pass_over(&mut self, max_bs: u64) -> bool {
+        let more = match &mut self.passes {
+            Some(n) => {
+                *n = n.saturating_sub(1);
+                *n > 0
+            }
+            None => self.budget >= max_bs,
+        };
+        if !more {
+            self.budget = 0;
+        }
+        more
+    }
+
+    /// The direction of the next request (a mixed workload draws it with
+    /// `rwmixread`).
+    #[inline(always)]
+    fn draw_op(&mut self) -> IoOp {
+        match self.rw {
+            RwMode::Read | RwMode::RandRead => IoOp::Read,
+            RwMode::Write | RwMode::RandWrite => IoOp::Write,
+            RwMode::Trim | RwMode::RandTrim => IoOp::Trim,
+            RwMode::Rw | RwMode::RandRw => {
+                if self.rng.gen_range(0..100) < self.mix {
+                    IoOp::Read
+                } else {
+                    IoOp::Write
+                }
+            }
+        }
+    }
+
+    /// The arrival time of the next request of an open loop (zero in a
+    /// closed loop).
+    #[inline(always)]
+    fn next_arrival(&mut self) -> SimTime {
+        if self.interarrival_ns > 0.0 {
+            let now = self.t;
+            let gap = if self.poisson {
+                let u: f64 = self.rng.gen::<f64>();
+                -(1.0 - u).ln() * self.interarrival_ns
+            } else {
+                self.interarrival_ns
+            };
+            self.t += gap;
+            SimTime(now.round() as u64)
+        } else {
+            SimTime::ZERO
+        }
+    }
+
+    /// The next request of fio's pattern beyond one size over one range
+    /// (`fill_io_u` in fio's `io_u.c`): the direction, then the offset
+    /// (`get_next_offset`), the size (`get_next_buflen`) and the random
+    /// map's mark (`mark_random_map`, which cuts a request at the first
+    /// block taken already). When no offset can be made the pass is over
+    /// and the next one starts afresh, if the job goes on.
+    #[inline(never)]
+    fn next_ext(&mut self) -> Option<Result<HostRequest, SourceError>> {
+        loop {
+            let op = self.draw_op();
+            if let Some((off, len)) = self.ext_offset_len(op) {
+                self.remaining -= 1;
+                self.budget = self.budget.saturating_sub(len);
+                self.ext.as_mut().expect("extended").in_pass += 1;
+                let arrival = self.next_arrival();
+                return Some(Ok(HostRequest {
+                    arrival,
+                    op,
+                    lba: self.base_sector + off / SECTOR,
+                    sectors: (len / SECTOR) as u32,
+                    stream: 0,
+                    tag: 0,
+                    sync: op == IoOp::Write,
+                }));
+            }
+            let e = self.ext.as_mut().expect("extended");
+            let (max_bs, empty) = (e.max_bs, e.in_pass == 0);
+            // A pass that could not make one request would fail again.
+            if empty || !self.pass_over(max_bs) {
+                self.budget = 0;
+                return None;
+            }
+            let e = self.ext.as_mut().expect("extended");
+            e.in_pass = 0;
+            e.last_pos = [0; 3];
+            e.seq_left = e.seq_nr;
+            if let Some(m) = e.map.as_mut() {
+                m.reset();
+            }
+        }
+    }
+
+    /// fio's `get_next_seq_offset`: where direction `d`'s next sequential
+    /// request goes, after a hole of `seq_add` bytes (wrapping to the start
+    /// past the end); None at the end of the span.
+    fn seq_offset(e: &Ext, d: usize) -> Option<u64> {
+        let mut pos = e.last_pos[d];
+        if pos >= e.span {
+            return None;
+        }
+        if pos != 0 && e.seq_add != 0 {
+            pos += e.seq_add;
+            if pos >= e.span {
+                pos = 0;
+            }
+        }
+        Some(pos)
+    }
+
+    /// The offset and length of the next request of direction `op`, or
+    /// None when the pass is over.
+    fn ext_offset_len(&mut self, op: IoOp) -> Option<(u64, u64)> {
+        let d = match op {
+            IoOp::Read => 0,
+            IoOp::Write => 1,
+            _ => 2,
+        };
+        let random = self.rw.is_random();
+        // fio's `ddir_seq_nr`: a new offset every N requests.
+        let hit = {
+            let e = self.ext.as_mut().expect("extended");
+            if e.seq_nr > 1 {
+                e.seq_left -= 1;
+                if e.seq_left == 0 {
+                    e.seq_left = e.seq_nr;
+                    true
+                } else {
+                    false
+                }
+            } else {
+                true
+            }
+        };
+        let do_random = random
+            && hit
+            && (self.perc_random >= 100 || self.rng.gen_range(1..=100u32) <= self.perc_random);
+        let mut mark = false;
+        let off = if do_random {
+            mark = true;
+            self.ext_random_offset(d)?
+        } else {
+            let e = self.ext.as_ref().expect("extended");
+            match Self::seq_offset(e, d) {
+                Some(o) => o,
+                // A random workload's sequential stretch at the end of the
+                // span takes a random block instead (fio's `get_next_block`).
+                None if random => self.ext_random_offset(d)?,
+                None => return None,
+            }
+        };
+        let e = self.ext.as_ref().expect("extended");
+        let (span, min) = (e.span, e.min_bs[d]);
+        if off + min > span {
+            return None;
+        }
+        let mut len = match &e.sizes[d] {
+            BsDraw::Fixed(b) => *b,
+            sizes => {
+                let sizes = sizes.clone();
+                self.draw_len(&sizes, off, span)
+            }
+        };
+        if off + len > span {
+            return None;
+        }
+        let e = self.ext.as_mut().expect("extended");
+        if mark {
+            if let Some(m) = e.map.as_mut() {
+                let set = m.set_nr(off / min, len.div_ceil(min));
+                if set > 0 && set * min < len {
+                    len = set * min;
+                }
+            }
+        }
+        e.last_pos[d] = off + len;
+        Some((off, len))
+    }
+
+    /// fio's random offset (`get_next_rand_offset`): a block of the
+    /// direction's smallest size, drawn from the distribution; with the
+    /// random map, the next free block when it is taken. None when the map
+    /// is full or the block lies past the span (the pass is over).
+    fn ext_random_offset(&mut self, d: usize) -> Option<u64> {
+        let (min, span) = {
+            let e = self.ext.as_ref().expect("extended");
+            (e.min_bs[d], e.span)
+        };
+        let last = (span / min).max(1);
+        let mut b = if matches!(self.dist, DistSampler::Uniform) {
+            self.rng.gen_range(0..last)
+        } else {
+            self.random_block().min(last - 1)
+        };
+        let e = self.ext.as_ref().expect("extended");
+        if let Some(m) = &e.map {
+            if m.is_set(b) {
+                b = m.next_free(b)?;
+            }
+        }
+        let off = b * min;
+        (off < span).then_some(off)
+    }
+
+    /// fio's `get_next_buflen` for a range or a split: drawn until it fits
+    /// before the span's end, a multiple of the smallest size, at most the
+    /// largest.
+    fn draw_len(&mut self, sizes: &BsDraw, off: u64, span: u64) -> u64 {
+        let (min, max) = (sizes.min(), sizes.max());
+        let fits = |b: u64| off + b <= span;
+        for _ in 0..64 {
+            let u: f64 = self.rng.gen();
+            let mut len = match sizes {
+                BsDraw::Range { min, max } => min + (*max as f64 * u) as u64,
+                BsDraw::Split(v) => {
+                    let mut perc = 0;
+                    let mut len = min;
+                    for &(b, p) in v {
+                        if p == 0 {
+                            continue;
+                        }
+                        len = b;
+                        perc += p;
+                        if u * 100.0 < perc as f64 && fits(b) {
+                            break;
+                        }
+                    }
+                    len
+                }
+                BsDraw::Fixed(b) => *b,
+            };
+            len -= len % min;
+            len = len.min(max);
+            if fits(len) {
+                return len;
+            }
+        }
+        min
     }
 
     /// A block of a partly random workload (`percentage_random` < 100),
@@ -698,28 +1119,24 @@ impl RequestSource for FioGen {
         self.timing
     }
     fn ramp_over(&mut self, _now: SimTime, in_flight: u64) {
-        // fio resets its byte and request counts when the ramp ends: the
-        // job then does its whole size (the requests in flight included).
+        // fio resets its request count when the ramp ends (`reset_all_stats`
+        // zeroes `io_blocks`, which `exceeds_number_ios` counts with the
+        // requests in flight), not the bytes it issued (`io_issue_bytes`):
+        // `number_ios` counts from the ramp's end, `size` from the start.
         self.remaining = self.count.saturating_sub(in_flight);
     }
     #[inline]
     fn next_request(&mut self) -> Option<Result<HostRequest, SourceError>> {
-        if self.remaining == 0 {
+        if self.remaining == 0 || self.budget == 0 {
             return None;
         }
+        if self.ext.is_some() {
+            return self.next_ext();
+        }
         self.remaining -= 1;
-        let op = match self.rw {
-            RwMode::Read | RwMode::RandRead => IoOp::Read,
-            RwMode::Write | RwMode::RandWrite => IoOp::Write,
-            RwMode::Trim | RwMode::RandTrim => IoOp::Trim,
-            RwMode::Rw | RwMode::RandRw => {
-                if self.rng.gen_range(0..100) < self.mix {
-                    IoOp::Read
-                } else {
-                    IoOp::Write
-                }
-            }
-        };
+        let bytes = self.bs_sectors as u64 * SECTOR;
+        self.budget = self.budget.saturating_sub(bytes);
+        let op = self.draw_op();
         let block = if self.rw.is_random() {
             if self.perc_random >= 100 {
                 self.random_block()
@@ -728,22 +1145,14 @@ impl RequestSource for FioGen {
             }
         } else {
             let b = self.next_seq;
-            self.next_seq = (self.next_seq + 1) % self.blocks;
+            self.next_seq += 1;
+            if self.next_seq == self.blocks {
+                self.next_seq = 0;
+                self.pass_over(bytes);
+            }
             b
         };
-        let arrival = if self.interarrival_ns > 0.0 {
-            let now = self.t;
-            let gap = if self.poisson {
-                let u: f64 = self.rng.gen::<f64>();
-                -(1.0 - u).ln() * self.interarrival_ns
-            } else {
-                self.interarrival_ns
-            };
-            self.t += gap;
-            SimTime(now.round() as u64)
-        } else {
-            SimTime::ZERO
-        };
+        let arrival = self.next_arrival();
         Some(Ok(HostRequest {
             arrival,
             op,
