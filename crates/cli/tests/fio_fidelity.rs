@@ -636,3 +636,44 @@ fn a_buffered_jobs_runtime_stops_its_calls() {
     assert_eq!(n(&c["app"]["bytes_read"]), 4 << 20);
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// fio's `thinktime` (`handle_thinktime`): once `thinktime_blocks` requests
+/// have completed, the job drains what is in flight and pauses. At depth 1
+/// each request is followed by the pause: the run is its requests' time
+/// plus one pause per request, exactly.
+#[test]
+fn thinktime_pauses_after_each_block_of_requests() {
+    let d = scratch("thinktime");
+    let base = "[j]\ndirect=1\nrw=randread\nbs=4k\nsize=400k\niodepth=1\n";
+    let plain = report(&["--fio", &job(&d, "a.fio", base)]);
+    let paused = report(&[
+        "--fio",
+        &job(&d, "b.fio", &format!("{base}thinktime=1000\n")),
+    ]);
+    let t = |r: &Value| f(&r["host"]["sim_time_s"]);
+    assert_eq!(n(&paused["host"]["requests"]), 100);
+    assert!(
+        (t(&paused) - t(&plain) - 0.1).abs() < 1e-9,
+        "{} s with pauses, {} s without",
+        t(&paused),
+        t(&plain)
+    );
+    // The drive is idle during the pauses: the requests' latency is that
+    // of a lone request either way.
+    assert_eq!(
+        paused["latency_us"]["all"]["mean"],
+        plain["latency_us"]["all"]["mean"]
+    );
+    // A buffered job's pauses are refused, naming the option.
+    let (code, _, err) = ssdsim(&[
+        "run",
+        "--fio",
+        &job(&d, "c.fio", "[j]\nrw=read\nsize=64k\nthinktime=10\n"),
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("c.fio:4") && err.contains("thinktime"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}

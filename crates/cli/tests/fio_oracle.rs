@@ -68,6 +68,8 @@ fn ssdsim_reads_job_files_as_fio_does() {
         eprintln!("fio is not installed: the fio oracle test is skipped");
         return;
     }
+    // env-var.fio reads its rw from the environment, as fio's `${NAME}`.
+    std::env::set_var("ORACLE_RW", "randwrite");
     let mut files: Vec<PathBuf> = std::fs::read_dir(jobs_dir())
         .unwrap()
         .map(|e| e.unwrap().path())

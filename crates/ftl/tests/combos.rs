@@ -524,14 +524,14 @@ fn build_source(c: &Case, cfg: &SsdConfig, set: &Settings) -> Src {
     if let Some(p) = personality_config(&c.src) {
         return Src::Personality(Personality::new(&p, cap, c.seed).expect("the drive holds it"));
     }
-    match c.src {
-        Source::Fio {
+    match &c.src {
+        &Source::Fio {
             rw,
             bs,
             iodepth,
             ios,
             rate,
-            dist,
+            ref dist,
             span,
         } => {
             let w = WorkloadConfig {
@@ -546,7 +546,7 @@ fn build_source(c: &Case, cfg: &SsdConfig, set: &Settings) -> Src {
                 },
                 number_ios: Some(ios),
                 size: span.map(|f| Size(((cap as f64 * f) as u64 / bs).max(1) * bs)),
-                random_distribution: dist,
+                random_distribution: dist.clone(),
                 ..Default::default()
             };
             let mut v = cfg.clone();

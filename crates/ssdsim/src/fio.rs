@@ -222,6 +222,22 @@ pub const HOST_ONLY: &[&str] = &[
     "http_verbose",
     "userspace_reap",
     "kb_base_output",
+    "unified_rw_reporting",
+    "dedupe_global",
+    "block_error_percentiles",
+    // The tiobench profile's option, which fio's parser takes in any job
+    // and which changes nothing outside that profile.
+    "threads",
+    "ratemin",
+    "dedupe_mode",
+    "dedupe_working_set_percentage",
+    "skip_bad",
+    "nonvectored",
+    "rate_min",
+    "rate_iops_min",
+    "significant_figures",
+    "job_start_clock_id",
+    "serialize_overlap",
     "unit_base",
     "clocksource",
     "exec_prerun",
@@ -246,6 +262,215 @@ pub const HOST_ONLY: &[&str] = &[
     "gpu_dev_ids",
     "program",
     "sqthread_poll_cpu",
+];
+
+/// fio engines that do no block I/O on a drive, and what they do instead.
+const NO_BLOCK_IO: &[(&str, &str)] = &[
+    ("net", "it sends the job's bytes over a network socket"),
+    (
+        "netsplice",
+        "it sends the job's bytes over a network socket",
+    ),
+    ("rdma", "it moves the job's bytes over RDMA"),
+    ("librpma_apm_client", "it moves the job's bytes over RDMA"),
+    ("librpma_apm_server", "it moves the job's bytes over RDMA"),
+    ("librpma_gpspm_client", "it moves the job's bytes over RDMA"),
+    ("librpma_gpspm_server", "it moves the job's bytes over RDMA"),
+    ("http", "it sends HTTP requests to an object store"),
+    ("rados", "it talks to a Ceph cluster"),
+    ("rbd", "it talks to a Ceph cluster"),
+    ("nfs", "it talks to an NFS server"),
+    ("dfs", "it talks to a DAOS server"),
+    ("gfapi", "it talks to a GlusterFS server"),
+    ("gfapi_async", "it talks to a GlusterFS server"),
+    ("cpuio", "it burns CPU and does no I/O"),
+    ("exec", "it runs a program and does no I/O"),
+    (
+        "filecreate",
+        "it creates files (file system metadata), not data I/O",
+    ),
+    (
+        "filestat",
+        "it stats files (file system metadata), not data I/O",
+    ),
+    (
+        "filedelete",
+        "it deletes files (file system metadata), not data I/O",
+    ),
+    (
+        "dircreate",
+        "it creates directories (file system metadata), not data I/O",
+    ),
+    (
+        "dirstat",
+        "it stats directories (file system metadata), not data I/O",
+    ),
+    (
+        "dirdelete",
+        "it deletes directories (file system metadata), not data I/O",
+    ),
+    (
+        "libcufile",
+        "it moves the job's bytes to GPU memory through cuFile",
+    ),
+    ("ime_psync", "it talks to a DDN IME server"),
+    ("ime_psyncv", "it talks to a DDN IME server"),
+    ("ime_aio", "it talks to a DDN IME server"),
+];
+
+/// Options that shape the I/O in ways ssdsim does not model, and why; a
+/// job that gives one is refused rather than run unlike fio.
+const REFUSED: &[(&str, &str)] = &[
+    (
+        "thinktime_iotime",
+        "pauses by I/O time are not modelled; give thinktime_blocks",
+    ),
+    (
+        "nrfiles",
+        "a job of several files is not modelled; give one range (size, offset) or several jobs",
+    ),
+    (
+        "filesize",
+        "a job of several files is not modelled; give one range (size, offset) or several jobs",
+    ),
+    ("openfiles", "a job of several files is not modelled"),
+    (
+        "file_append",
+        "appending to a file needs a file system; give offset",
+    ),
+    (
+        "zonemode",
+        "fio's zoned modes are not modelled: zonemode=zbd needs a zoned drive (ZNS), and \
+      zonemode=strided's zones are not modelled; give several jobs with offset and size",
+    ),
+    ("zonesize", "fio's zoned modes are not modelled"),
+    ("zonerange", "fio's zoned modes are not modelled"),
+    ("zoneskip", "fio's zoned modes are not modelled"),
+    ("zonecapacity", "fio's zoned modes are not modelled"),
+    (
+        "verify",
+        "verification reads back what was written after the writes, which is not modelled",
+    ),
+    (
+        "do_verify",
+        "verification reads back what was written after the writes, which is not modelled",
+    ),
+    (
+        "verify_backlog",
+        "verification reads back what was written, which is not modelled",
+    ),
+    (
+        "trim_percentage",
+        "trims of written blocks before verification are not modelled",
+    ),
+    (
+        "latency_target",
+        "fio's search for the queue depth that meets a latency target is not modelled",
+    ),
+    (
+        "latency_window",
+        "fio's search for the queue depth that meets a latency target is not modelled",
+    ),
+    (
+        "latency_percentile",
+        "fio's search for the queue depth that meets a latency target is not modelled",
+    ),
+    ("flow", "fio's flow control between jobs is not modelled"),
+    ("flow_id", "fio's flow control between jobs is not modelled"),
+    (
+        "flow_watermark",
+        "fio's flow control between jobs is not modelled",
+    ),
+    (
+        "flow_sleep",
+        "fio's flow control between jobs is not modelled",
+    ),
+    (
+        "wait_for",
+        "waiting for one named job is not modelled; stonewall waits for the jobs before",
+    ),
+    (
+        "cmdprio_percentage",
+        "per-request I/O priorities are not modelled",
+    ),
+    (
+        "cmdprio_bssplit",
+        "per-request I/O priorities are not modelled",
+    ),
+    (
+        "cmdprio_class",
+        "per-request I/O priorities are not modelled",
+    ),
+    ("cmdprio", "per-request I/O priorities are not modelled"),
+    (
+        "steadystate",
+        "fio's steady-state detection, which ends a job early, is not modelled",
+    ),
+    (
+        "ss",
+        "fio's steady-state detection, which ends a job early, is not modelled",
+    ),
+    (
+        "ss_dur",
+        "fio's steady-state detection, which ends a job early, is not modelled",
+    ),
+    (
+        "ss_ramp",
+        "fio's steady-state detection, which ends a job early, is not modelled",
+    ),
+    (
+        "read_iolog",
+        "replaying an fio I/O log is not supported; give the trace with --trace",
+    ),
+    (
+        "write_iolog",
+        "writing an fio I/O log is not supported; record with --record-trace",
+    ),
+    (
+        "replay_no_stall",
+        "replaying an fio I/O log is not supported; give the trace with --trace",
+    ),
+    ("rw_sequencer", "rw_sequencer=identical is not modelled"),
+    (
+        "random_distribution_zoned",
+        "zoned random distributions are not modelled",
+    ),
+    (
+        "bs_unaligned",
+        "sizes that are not multiples of the smallest one are not modelled: ssdsim's \
+      requests are whole 512-byte sectors",
+    ),
+    (
+        "blocksize_unaligned",
+        "sizes that are not multiples of the smallest one are not modelled",
+    ),
+    (
+        "bs_is_seq_rand",
+        "sizes by sequential and random requests are not modelled",
+    ),
+    (
+        "offset_align",
+        "offset_align is not modelled; give offset in bytes",
+    ),
+    (
+        "ioscheduler",
+        "the drive's I/O scheduler is ssdsim's own setting: give --sched",
+    ),
+    (
+        "iodepth_low",
+        "fio's refill watermark is not modelled: the queue is kept at iodepth",
+    ),
+    (
+        "pre_read",
+        "reading the files into the page cache first is not modelled",
+    ),
+    ("fdatasync", "fdatasync is not modelled; give fsync"),
+    (
+        "sync_file_range",
+        "sync_file_range is not modelled; give fsync",
+    ),
+    ("write_barrier", "write barriers are not modelled"),
+    ("rate_cycle", "rate_cycle is not modelled"),
 ];
 
 /// Options this subset supports (applied to the workload).
@@ -289,6 +514,12 @@ pub const SUPPORTED: &[&str] = &[
     "blocksize_range",
     "bssplit",
     "offset_increment",
+    "rate",
+    "blockalign",
+    "ba",
+    "thinktime",
+    "thinktime_blocks",
+    "thinktime_blocks_type",
 ];
 
 /// Parse the job file at `path` of one job, over `base` (see [`parse_str`]); an error names the
@@ -362,7 +593,10 @@ pub fn fio_size(text: &str, kb_base: u64) -> Result<ssd_core::Size, String> {
 struct Opt<'a> {
     line: usize,
     key: &'a str,
-    value: &'a str,
+    value: std::borrow::Cow<'a, str>,
+    /// An environment variable the value names (`${NAME}`) that is not
+    /// set: fio reads it as empty.
+    unset: Option<String>,
 }
 
 /// Parse a job file of one job (with `numjobs=1`); a file of several is an
@@ -418,11 +652,13 @@ pub fn parse_jobs_str(
             Some((k, v)) => (k.trim(), v.trim()),
             None => (l, ""),
         };
-        sections
-            .last_mut()
-            .expect("starts with one")
-            .2
-            .push(Opt { line, key, value });
+        let (value, unset) = expand_env(value);
+        sections.last_mut().expect("starts with one").2.push(Opt {
+            line,
+            key,
+            value,
+            unset,
+        });
     }
     let mut globals: Vec<&Opt> = Vec::new();
     // The globals after the last job (they apply to no job).
@@ -489,6 +725,8 @@ fn apply(
     // Sizes by direction (read, write, trim) as the options give them, in
     // order; `bs` alone leaves them all the same.
     let mut dirs: [BsDraw; 3] = std::array::from_fn(|_| BsDraw::Fixed(w.bs.0));
+    // `rate=` (bytes a second) and its line.
+    let mut rate_bytes: Option<(u64, usize)> = None;
     // The job's own end conditions (size, number_ios, runtime) decide when
     // it ends, as in fio; the base's request count does not.
     w.number_ios = None;
@@ -499,7 +737,7 @@ fn apply(
     };
     let mut kb_base = 1024;
     for o in opts.iter().filter(|o| o.key == "kb_base") {
-        kb_base = match o.value {
+        kb_base = match &*o.value {
             "1024" => 1024,
             "1000" => 1000,
             v => {
@@ -511,7 +749,16 @@ fn apply(
         };
     }
     for o in opts {
-        let (line, k, v) = (o.line, o.key, o.value);
+        let (line, k, v) = (o.line, o.key, &*o.value);
+        if let Some(name) = o.unset.as_ref().filter(|_| !HOST_ONLY.contains(&k)) {
+            return Err(err(
+                line,
+                format!(
+                    "{k}: ${{{}}} is not set in the environment (fio reads it as empty)",
+                    clip(name)
+                ),
+            ));
+        }
         let e = |reason: String| err(line, reason);
         let size = |v: &str| fio_size(v, kb_base).map_err(|x| e(format!("{k}: {x}")));
         // The configuration is echoed as TOML, whose integers are signed 64-bit.
@@ -591,6 +838,37 @@ fn apply(
                     dirs[d] = draw;
                 }
             }
+            "thinktime" => {
+                // fio's `is_time` option: a bare number is microseconds.
+                let t = if v.chars().all(|c| c.is_ascii_digit()) {
+                    format!("{v}us")
+                } else {
+                    v.to_string()
+                };
+                w.thinktime = fio_dur(&t).map_err(|x| e(format!("{k}: {x}")))?;
+            }
+            "thinktime_blocks" => {
+                let n = num(v)?;
+                if n == 0 {
+                    return Err(e(format!("{k}: must be at least 1")));
+                }
+                w.thinktime_blocks = n
+            }
+            "thinktime_blocks_type" => {
+                w.thinktime_on_issue = match v {
+                    "complete" => false,
+                    "issue" => true,
+                    _ => {
+                        return Err(e(format!(
+                            "{k}: expected complete or issue, got {:?}",
+                            clip(v)
+                        )))
+                    }
+                }
+            }
+            // Spinning is part of the pause (fio sleeps `thinktime` minus
+            // the spin): the drive sees the same gap.
+            "thinktime_spin" => job.ignored.push(k.to_string()),
             "norandommap" => {
                 w.norandommap = fio_bool(v).map_err(|m| e(format!("{k}: {m}")))?
             }
@@ -773,7 +1051,58 @@ fn apply(
                 let d = fio_dur(v).map_err(|x| e(format!("ramp_time: {x}")))?;
                 job.ramp_time = (d.0 > 0).then_some(d)
             }
+            "ioengine" => {
+                // Engines that do block I/O on the target (or none, as
+                // null) run as the drive's requests; the others do no I/O
+                // on a drive.
+                let name = v.split(':').next().unwrap_or("").trim();
+                if let Some((_, why)) = NO_BLOCK_IO.iter().find(|(n, _)| *n == name) {
+                    return Err(e(format!(
+                        "ioengine={}: {why}; ssdsim simulates a drive's block requests",
+                        clip(v)
+                    )));
+                }
+                job.ignored.push(k.to_string())
+            }
+            "rate" => {
+                // fio's bandwidth limit: one value for every direction.
+                let parts = by_direction(v);
+                if parts.iter().any(|p| *p != parts[0]) || parts[0].is_none() {
+                    return Err(e(format!(
+                        "rate: a limit by direction ({}) is not supported; give one value, or \
+                         rate_iops",
+                        clip(v)
+                    )));
+                }
+                let b = size(parts[0].expect("checked"))?;
+                if b.0 == 0 {
+                    return Err(e("rate: must be positive".into()));
+                }
+                rate_bytes = Some((b.0, line));
+            }
+            "blockalign" | "ba" => {
+                if by_direction(v).iter().any(|p| *p != by_direction(v)[0]) {
+                    return Err(e(format!(
+                        "{k}: an alignment by direction ({}) is not supported",
+                        clip(v)
+                    )));
+                }
+                let b = size(by_direction(v)[0].unwrap_or("0"))?;
+                if b.0 == 0 || !b.0.is_multiple_of(512) {
+                    return Err(e(format!(
+                        "{k}: must be a positive multiple of 512 bytes, got {}",
+                        b.0
+                    )));
+                }
+                w.blockalign = b;
+            }
+            "zonemode" if v == "none" => job.ignored.push(k.to_string()),
+            "verify" if v == "0" => job.ignored.push(k.to_string()),
             k if HOST_ONLY.contains(&k) => job.ignored.push(k.to_string()),
+            k if REFUSED.iter().any(|(n, _)| *n == k) => {
+                let why = REFUSED.iter().find(|(n, _)| *n == k).expect("found").1;
+                return Err(e(format!("{k}: {why}")));
+            }
             other => {
                 return Err(e(format!(
                     "unsupported fio option {:?} (supported: {}; options that only choose the host's \
@@ -785,6 +1114,20 @@ fn apply(
                 )))
             }
         }
+    }
+    if let Some((bytes, line)) = rate_bytes {
+        // For requests of one size, fio's bandwidth limit is a request rate.
+        let one = dirs.iter().all(|d| *d == BsDraw::Fixed(dirs[0].min()));
+        if !one || !bytes.is_multiple_of(dirs[0].min()) {
+            return Err(err(
+                line,
+                format!(
+                    "rate: {bytes} bytes/s is not a whole number of requests of one size a \
+                     second; give rate_iops"
+                ),
+            ));
+        }
+        w.rate_iops = Some(bytes / dirs[0].min());
     }
     if dirs.iter().all(|d| *d == BsDraw::Fixed(dirs[0].min())) {
         w.bs = ssd_core::Size(dirs[0].min());
@@ -805,6 +1148,14 @@ fn apply(
             last(&["rate_iops"]).unwrap_or(0),
             "rate_iops: a buffered job (fio's default direct=0) is made by a thread's \
              synchronous calls; ssdsim rates direct I/O only: add direct=1"
+                .into(),
+        ));
+    }
+    if !w.thinktime.is_zero() && (!w.direct || w.rate_iops.is_some()) {
+        return Err(err(
+            last(&["thinktime"]).unwrap_or(0),
+            "thinktime: pauses are modelled for direct closed-loop jobs (direct=1, no rate); \
+             a buffered job's pauses between its calls are not"
                 .into(),
         ));
     }
@@ -840,6 +1191,34 @@ fn apply(
         ));
     }
     Ok((w, job))
+}
+
+/// fio's `${NAME}` in a value (options.c, `option_dup_subs`): the
+/// environment variable's value, or nothing when it is not set (the first
+/// such name is returned beside the value).
+fn expand_env(v: &str) -> (std::borrow::Cow<'_, str>, Option<String>) {
+    if !v.contains("${") {
+        return (std::borrow::Cow::Borrowed(v), None);
+    }
+    let mut out = String::new();
+    let mut unset = None;
+    let mut rest = v;
+    while let Some(i) = rest.find("${") {
+        out.push_str(&rest[..i]);
+        let Some(j) = rest[i..].find('}').filter(|&j| j > 2) else {
+            break;
+        };
+        let name = &rest[i + 2..i + j];
+        match std::env::var(name) {
+            Ok(val) => out.push_str(&val),
+            Err(_) => {
+                unset.get_or_insert_with(|| name.to_string());
+            }
+        }
+        rest = &rest[i + j + 1..];
+    }
+    out.push_str(rest);
+    (std::borrow::Cow::Owned(out), unset)
 }
 
 /// fio's values by direction (`bs=8k,32k`): one applies to reads, writes
@@ -1396,6 +1775,76 @@ mod tests {
         .unwrap_err();
         assert_eq!(e.line, 4);
     }
+    /// fio's forms of sizes by direction, splits, holes, percentages and
+    /// comments, and the reasons given for what is refused.
+    #[test]
+    fn options_that_shape_the_io_read_as_fio_reads_them() {
+        let p = |t: &str| {
+            parse_str(&format!("[j]\n{t}\n"), "t.fio", &WorkloadConfig::default()).map(|(w, _)| w)
+        };
+        let w = p("bs=8k,32k").unwrap();
+        assert_eq!(
+            w.block_sizes.unwrap().to_string(),
+            "8192,32768,32768",
+            "a value not ended by a comma applies to the directions after it"
+        );
+        let w = p("bs=8k,32k,").unwrap();
+        assert_eq!(w.block_sizes.unwrap().to_string(), "8192,32768,4096");
+        assert_eq!(
+            bssplit("4k/50:1k/:32k/", 1024).unwrap(),
+            BsDraw::Split(vec![(4096, 50), (1024, 25), (32768, 25)])
+        );
+        assert!(bssplit("4k/60:8k/50", 1024).is_err());
+        let w = p("bsrange=4k-16k").unwrap();
+        assert_eq!(
+            w.block_sizes.unwrap().0[1],
+            BsDraw::Range {
+                min: 4096,
+                max: 16384
+            }
+        );
+        let w = p("rw=write:8k").unwrap();
+        assert_eq!((w.rw, w.ddir_seq_add.0), (RwMode::Write, 8192));
+        let w = p("rw=randread:8").unwrap();
+        assert_eq!((w.rw, w.ddir_seq_nr), (RwMode::RandRead, 8));
+        let w = p("rw=randwrite # a comment\nbs=4k ; another").unwrap();
+        assert_eq!((w.rw, w.bs.0), (RwMode::RandWrite, 4096));
+        assert!(!w.norandommap, "fio keeps its random map by default");
+        assert!(p("norandommap").unwrap().norandommap);
+        let w = p("rate=8m\nbs=4k\ndirect=1").unwrap();
+        assert_eq!(w.rate_iops, Some(2048));
+        let (_, j) = parse_str(
+            "[j]\noffset=10%\nsize=50%\n",
+            "t.fio",
+            &WorkloadConfig::default(),
+        )
+        .unwrap();
+        assert_eq!((j.offset_percent, j.size_percent), (Some(10), Some(50)));
+        for (opt, why) in [
+            ("thinktime=10", "direct closed-loop"),
+            ("nrfiles=4", "several files"),
+            ("zonemode=zbd", "zoned"),
+            ("verify=md5", "verification"),
+            ("ioengine=net", "network socket"),
+            (
+                "rw=${SSDSIM_SURELY_UNSET_VAR}",
+                "not set in the environment",
+            ),
+        ] {
+            let e = p(opt).unwrap_err();
+            assert_eq!(e.line, 2, "{opt}");
+            assert!(e.reason.contains(why), "{opt}: {e}");
+        }
+        // Host-only options, even with an unset variable, change nothing.
+        let (_, j) = parse_str(
+            "[j]\nioengine=libaio\ndirectory=${SSDSIM_SURELY_UNSET_VAR}\nthread\n",
+            "t.fio",
+            &WorkloadConfig::default(),
+        )
+        .unwrap();
+        assert_eq!(j.ignored, ["ioengine", "directory", "thread"]);
+    }
+
     #[test]
     fn a_huge_option_is_quoted_short() {
         let text = format!(

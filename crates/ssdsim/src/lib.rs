@@ -193,6 +193,8 @@ impl RequestSource for AnySource {
         now: ssd_core::SimTime,
     ) -> Option<Result<ssdsim_host::workload::HostRequest, SourceError>> {
         match self {
+            // A fio job with pauses (thinktime) reacts to completions.
+            AnySource::Fio(s) => s.poll(now),
             AnySource::Buffered(s) => s.poll(now),
             AnySource::Flows(s) => s.poll(now),
             AnySource::Recorded(s) => s.poll(now),
@@ -201,6 +203,7 @@ impl RequestSource for AnySource {
     }
     fn event(&mut self, ev: ssdsim_host::workload::HostEvent, now: ssd_core::SimTime) {
         match self {
+            AnySource::Fio(s) => s.event(ev, now),
             AnySource::Buffered(s) => s.event(ev, now),
             AnySource::Flows(s) => s.event(ev, now),
             AnySource::Recorded(s) => s.event(ev, now),
@@ -209,6 +212,7 @@ impl RequestSource for AnySource {
     }
     fn wake_at(&self) -> Option<ssd_core::SimTime> {
         match self {
+            AnySource::Fio(s) => s.wake_at(),
             AnySource::Buffered(s) => s.wake_at(),
             AnySource::Flows(s) => s.wake_at(),
             AnySource::Recorded(s) => s.wake_at(),
@@ -217,6 +221,7 @@ impl RequestSource for AnySource {
     }
     fn finished(&self) -> bool {
         match self {
+            AnySource::Fio(s) => s.finished(),
             AnySource::Buffered(s) => s.finished(),
             AnySource::Flows(s) => s.finished(),
             AnySource::Recorded(s) => s.finished(),

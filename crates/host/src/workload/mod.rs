@@ -288,7 +288,7 @@ impl RwMode {
 }
 
 /// fio's `random_distribution=`.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Distribution {
     /// Uniform over the span (fio's `random`).
     Uniform,
@@ -296,6 +296,10 @@ pub enum Distribution {
     Zipf(f64),
     /// Pareto with shape h in (0, 1), as fio's `pareto:H`.
     Pareto(f64),
+    /// fio's `zoned:ACCESS/RANGE:...`: each zone takes ACCESS percent of
+    /// the requests, uniformly over the next RANGE percent of the span
+    /// (`__get_next_rand_offset_zoned`); both add up to 100.
+    Zoned(Vec<(u32, u32)>),
 }
 
 impl Distribution {
@@ -307,6 +311,9 @@ impl Distribution {
             return Ok(Distribution::Uniform);
         }
         let q = || ssd_core::units::clip(s);
+        if let Some(z) = s.strip_prefix("zoned:") {
+            return Self::zoned(z).map_err(|m| format!("random_distribution {:?}: {m}", q()));
+        }
         let (name, arg) = s.split_once(':').ok_or_else(|| {
             format!(
                 "unknown random_distribution {:?} (uniform, zipf:THETA, pareto:H)",
@@ -324,10 +331,59 @@ impl Distribution {
             "pareto" if v > 0.0 && v < 1.0 => Ok(Distribution::Pareto(v)),
             "pareto" => Err(format!("pareto h must be in (0, 1), got {v}")),
             _ => Err(format!(
-                "unknown random_distribution {:?} (uniform, zipf:THETA, pareto:H)",
+                "unknown random_distribution {:?} (uniform, zipf:THETA, pareto:H, \
+                 zoned:ACCESS/RANGE:...)",
                 q()
             )),
         }
+    }
+
+    /// fio's zones (`options.c`, `zone_split_ddir`): `ACCESS/RANGE`
+    /// percentages; a blank range shares what the others leave of 100.
+    fn zoned(z: &str) -> Result<Distribution, String> {
+        if z.contains(',') {
+            return Err("zones by direction are not supported; give one set".into());
+        }
+        let pct = |t: &str| {
+            t.trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|&p| p <= 100)
+                .ok_or_else(|| format!("{t:?}: a percentage is 0..=100"))
+        };
+        let mut zones: Vec<(u32, Option<u32>)> = Vec::new();
+        for e in z.split(':') {
+            let (a, r) = e
+                .split_once('/')
+                .ok_or_else(|| format!("{e:?}: expected ACCESS/RANGE"))?;
+            let r = if r.trim().is_empty() {
+                None
+            } else {
+                Some(pct(r)?)
+            };
+            zones.push((pct(a)?, r));
+        }
+        if zones.len() > 256 {
+            return Err("at most 256 zones, as in fio".into());
+        }
+        let access: u32 = zones.iter().map(|z| z.0).sum();
+        let given: u32 = zones.iter().filter_map(|z| z.1).sum();
+        let blank = zones.iter().filter(|z| z.1.is_none()).count() as u32;
+        if access != 100 || given > 100 {
+            return Err(format!(
+                "accesses must add up to 100 (got {access}) and ranges to at most 100 (got {given})"
+            ));
+        }
+        let share = (100 - given).checked_div(blank).unwrap_or(0);
+        let mut out: Vec<(u32, u32)> = zones.iter().map(|z| (z.0, z.1.unwrap_or(share))).collect();
+        let ranges: u32 = out.iter().map(|z| z.1).sum();
+        if ranges != 100 {
+            match zones.iter().rposition(|z| z.1.is_none()) {
+                Some(i) => out[i].1 += 100 - ranges,
+                None => return Err(format!("ranges must add up to 100, got {ranges}")),
+            }
+        }
+        Ok(Distribution::Zoned(out))
     }
 }
 impl fmt::Display for Distribution {
@@ -336,6 +392,16 @@ impl fmt::Display for Distribution {
             Distribution::Uniform => f.write_str("random"),
             Distribution::Zipf(t) => write!(f, "zipf:{t}"),
             Distribution::Pareto(h) => write!(f, "pareto:{h}"),
+            Distribution::Zoned(z) => {
+                f.write_str("zoned:")?;
+                for (i, (a, r)) in z.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(":")?;
+                    }
+                    write!(f, "{a}/{r}")?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -438,6 +504,31 @@ pub struct WorkloadConfig {
     /// random offset every N requests and goes on sequentially between.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub ddir_seq_nr: u32,
+    /// fio's `blockalign`: random offsets are multiples of this (0: of the
+    /// direction's smallest size). An alignment other than that turns the
+    /// random map off, as in fio (`fixup_options`).
+    #[serde(default, skip_serializing_if = "is_zero_size")]
+    pub blockalign: Size,
+    /// fio's `thinktime`: once `thinktime_blocks` requests have completed,
+    /// the job lets its requests in flight complete and pauses this long
+    /// before the next (`handle_thinktime` in fio's backend.c). Direct,
+    /// closed-loop jobs only. Zero: no pause.
+    #[serde(default, skip_serializing_if = "Dur::is_zero")]
+    pub thinktime: Dur,
+    /// fio's `thinktime_blocks`: requests between pauses (default 1).
+    #[serde(default = "one_u64", skip_serializing_if = "is_one_u64")]
+    pub thinktime_blocks: u64,
+    /// fio's `thinktime_blocks_type=issue`: count the requests issued, not
+    /// completed, towards `thinktime_blocks`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub thinktime_on_issue: bool,
+}
+
+fn one_u64() -> u64 {
+    1
+}
+fn is_one_u64(n: &u64) -> bool {
+    *n == 1
 }
 
 fn is_true(b: &bool) -> bool {
@@ -486,6 +577,10 @@ impl Default for WorkloadConfig {
             block_sizes: None,
             ddir_seq_add: Size(0),
             ddir_seq_nr: 1,
+            blockalign: Size(0),
+            thinktime: Dur::ZERO,
+            thinktime_blocks: 1,
+            thinktime_on_issue: false,
         }
     }
 }
@@ -596,6 +691,23 @@ impl WorkloadConfig {
                 format!("must be in 1..={} bytes", i64::MAX),
             ));
         }
+        if !self.blockalign.0.is_multiple_of(SECTOR) || self.blockalign.0 > span {
+            return Err(invalid(
+                "workload.blockalign",
+                "must be a multiple of 512 bytes, at most the span",
+            ));
+        }
+        if !self.thinktime.is_zero() {
+            if !self.direct || self.rate_iops.is_some() {
+                return Err(invalid(
+                    "workload.thinktime",
+                    "pauses are modelled for direct closed-loop jobs (direct, no rate_iops)",
+                ));
+            }
+            if self.thinktime_blocks == 0 {
+                return Err(invalid("workload.thinktime_blocks", "must be at least 1"));
+            }
+        }
         if self.ddir_seq_nr == 0 {
             return Err(invalid("workload.ddir_seq_nr", "must be at least 1"));
         }
@@ -611,12 +723,21 @@ impl WorkloadConfig {
     /// ([`pattern`]): the random map, sizes by direction, holes or random
     /// offsets every N requests.
     pub fn extended(&self) -> bool {
-        (!self.norandommap
-            && self.rw.is_random()
-            && self.random_distribution == Distribution::Uniform)
+        self.random_map()
             || self.block_sizes.is_some()
             || self.ddir_seq_add.0 > 0
             || self.ddir_seq_nr > 1
+            || self.blockalign.0 > 0
+    }
+    /// Whether fio keeps its random map for this workload: uniform random
+    /// addresses, `norandommap` unset and no alignment other than the
+    /// smallest size.
+    fn random_map(&self) -> bool {
+        let min = self.block_sizes.as_ref().map_or(self.bs.0, |b| b.min());
+        !self.norandommap
+            && self.rw.is_random()
+            && self.random_distribution == Distribution::Uniform
+            && (self.blockalign.0 == 0 || self.blockalign.0 == min)
     }
     /// The bytes the job may issue from its start (fio's `io_size`, else
     /// `size` once when `number_ios` is unset, times `loops`), and whether
@@ -636,9 +757,12 @@ impl WorkloadConfig {
             .map(|s| s.0)
             .unwrap_or(logical_bytes.saturating_sub(self.offset.0))
     }
-    /// Closed loop at `iodepth`, or open loop when `rate_iops` is set.
+    /// Closed loop at `iodepth`, or open loop when `rate_iops` is set; a
+    /// job that pauses (`thinktime`) reacts to its completions.
     pub fn timing(&self) -> Timing {
-        if self.rate_iops.is_some() {
+        if !self.thinktime.is_zero() {
+            Timing::Reactive
+        } else if self.rate_iops.is_some() {
             Timing::OpenLoop
         } else {
             Timing::ClosedLoop {
@@ -680,13 +804,55 @@ pub struct FioGen {
     /// fio's pattern beyond one size over one range, when the workload asks
     /// for it ([`WorkloadConfig::extended`]).
     ext: Option<Box<Ext>>,
+    /// fio's `thinktime`: the closed loop with pauses, run as a reactive
+    /// source.
+    think: Option<Think>,
+}
+
+/// The state of a job with pauses (see [`WorkloadConfig::thinktime`]).
+struct Think {
+    pause: Dur,
+    blocks: u64,
+    on_issue: bool,
+    depth: u32,
+    outstanding: u32,
+    /// Requests completed (or issued, `on_issue`) so far, and at the last
+    /// pause (fio's `last_thinktime_blocks`).
+    counted: u64,
+    last: u64,
+    /// Waiting for the requests in flight before pausing (`io_u_quiesce`).
+    draining: bool,
+    /// Paused until then.
+    until: Option<SimTime>,
+    /// The generator has no more requests.
+    done: bool,
+    next_tag: u32,
+}
+
+impl Think {
+    /// A pause is due: count reached (`handle_thinktime`).
+    fn check(&mut self) {
+        if !self.draining && self.counted >= self.last + self.blocks {
+            self.draining = true;
+            self.last = self.counted;
+        }
+    }
+    /// Drained at `now`: the pause starts.
+    fn drained(&mut self, now: SimTime) {
+        if self.draining && self.outstanding == 0 {
+            self.draining = false;
+            self.until = Some(now + self.pause);
+        }
+    }
 }
 
 /// The state of [`pattern`]'s requests (see [`FioGen::next_ext`]).
 struct Ext {
     sizes: [BsDraw; 3],
-    /// Each direction's smallest size: its offsets' alignment and unit.
+    /// Each direction's smallest size: the random map's unit.
     min_bs: [u64; 3],
+    /// Each direction's alignment of random offsets (fio's `ba`).
+    align: [u64; 3],
     /// The largest size of any direction.
     max_bs: u64,
     span: u64,
@@ -711,6 +877,9 @@ enum DistSampler {
         pow: f64,
         scatter: u64,
     },
+    /// fio's zoned distribution: for a draw in 1..=100, the zone's first
+    /// block and its blocks.
+    Zoned(Box<[(u64, u64)]>),
 }
 
 impl FioGen {
@@ -720,16 +889,32 @@ impl FioGen {
         let blocks = (span / cfg.bs.0).max(1);
         let rng = SimRng::from_seed_label(cfg.randseed.unwrap_or(seed), "workload");
         let scatter = coprime_multiplier(blocks);
-        let dist = match cfg.random_distribution {
+        let dist = match &cfg.random_distribution {
             Distribution::Uniform => DistSampler::Uniform,
             Distribution::Zipf(t) => DistSampler::Zipf {
-                zipf: rand_distr::Zipf::new(blocks, t).expect("validated zipf"),
+                zipf: rand_distr::Zipf::new(blocks, *t).expect("validated zipf"),
                 scatter,
             },
             Distribution::Pareto(h) => DistSampler::Pareto {
                 pow: h.ln() / (1.0 - h).ln(),
                 scatter,
             },
+            Distribution::Zoned(z) => {
+                // For each draw 1..=100, the zone's first block and its
+                // blocks (fio's `zone_state_index`).
+                let mut by_draw = Vec::with_capacity(100);
+                let mut start = 0u64;
+                for &(access, range) in z {
+                    let first = blocks * start / 100;
+                    let n = (blocks * range as u64 / 100).max(1);
+                    for _ in 0..access {
+                        by_draw
+                            .push((first.min(blocks - 1), n.min(blocks - first.min(blocks - 1))));
+                    }
+                    start += range as u64;
+                }
+                DistSampler::Zoned(by_draw.into_boxed_slice())
+            }
         };
         let loops = cfg.loops.max(1) as u64;
         let ext = cfg.extended().then(|| {
@@ -739,11 +924,17 @@ impl FioGen {
                 .map_or_else(|| std::array::from_fn(|_| BsDraw::Fixed(cfg.bs.0)), |b| b.0);
             let min_bs: [u64; 3] = std::array::from_fn(|d| sizes[d].min());
             let unit = *min_bs.iter().min().expect("three");
-            let map = (!cfg.norandommap
-                && cfg.rw.is_random()
-                && cfg.random_distribution == Distribution::Uniform)
+            let map = cfg
+                .random_map()
                 .then(|| RandomMap::new((span / unit).max(1)));
             Box::new(Ext {
+                align: std::array::from_fn(|d| {
+                    if cfg.blockalign.0 > 0 {
+                        cfg.blockalign.0
+                    } else {
+                        min_bs[d]
+                    }
+                }),
                 max_bs: sizes.iter().map(BsDraw::max).max().expect("three"),
                 sizes,
                 min_bs,
@@ -790,6 +981,19 @@ impl FioGen {
             budget,
             passes,
             ext,
+            think: (!cfg.thinktime.is_zero()).then(|| Think {
+                pause: cfg.thinktime,
+                blocks: cfg.thinktime_blocks.max(1),
+                on_issue: cfg.thinktime_on_issue,
+                depth: cfg.iodepth.max(1),
+                outstanding: 0,
+                counted: 0,
+                last: 0,
+                draining: false,
+                until: None,
+                done: false,
+                next_tag: 0,
+            }),
         }
     }
 
@@ -982,11 +1186,13 @@ impl FioGen {
     /// random map, the next free block when it is taken. None when the map
     /// is full or the block lies past the span (the pass is over).
     fn ext_random_offset(&mut self, d: usize) -> Option<u64> {
-        let (min, span) = {
+        let (min, ba, span) = {
             let e = self.ext.as_ref().expect("extended");
-            (e.min_bs[d], e.span)
+            (e.min_bs[d], e.align[d], e.span)
         };
-        let last = (span / min).max(1);
+        // fio's `last_block`: the last start at which the smallest size
+        // still fits, in units of the alignment.
+        let last = (span.saturating_sub(min.saturating_sub(ba)) / ba).max(1);
         let mut b = if matches!(self.dist, DistSampler::Uniform) {
             self.rng.gen_range(0..last)
         } else {
@@ -998,7 +1204,7 @@ impl FioGen {
                 b = m.next_free(b)?;
             }
         }
-        let off = b * min;
+        let off = b * ba;
         (off < span).then_some(off)
     }
 
@@ -1075,6 +1281,10 @@ impl FioGen {
                 let rank = ((self.blocks - 1) as f64 * u.powf(*pow)) as u64;
                 scatter_rank(rank.min(self.blocks - 1), *scatter, self.blocks)
             }
+            DistSampler::Zoned(z) => {
+                let (first, n) = z[self.rng.gen_range(0..100usize)];
+                first + self.rng.gen_range(0..n)
+            }
         }
     }
 }
@@ -1117,6 +1327,51 @@ impl AppSource for FioGen {
 impl RequestSource for FioGen {
     fn timing(&self) -> Timing {
         self.timing
+    }
+    fn poll(&mut self, now: SimTime) -> Option<Result<HostRequest, SourceError>> {
+        let t = self.think.as_mut()?;
+        if t.done || t.draining || t.outstanding >= t.depth || t.until.is_some_and(|u| now < u) {
+            return None;
+        }
+        t.until = None;
+        let r = self.next_request();
+        let t = self.think.as_mut().expect("think");
+        match r {
+            None => {
+                t.done = true;
+                None
+            }
+            Some(Ok(mut r)) => {
+                r.tag = t.next_tag;
+                t.next_tag = t.next_tag.wrapping_add(1);
+                t.outstanding += 1;
+                if t.on_issue {
+                    t.counted += 1;
+                    t.check();
+                }
+                Some(Ok(r))
+            }
+            Some(Err(e)) => Some(Err(e)),
+        }
+    }
+    fn event(&mut self, ev: HostEvent, now: SimTime) {
+        let Some(t) = self.think.as_mut() else {
+            return;
+        };
+        if let HostEvent::Completed(_) = ev {
+            t.outstanding = t.outstanding.saturating_sub(1);
+            if !t.on_issue {
+                t.counted += 1;
+                t.check();
+            }
+            t.drained(now);
+        }
+    }
+    fn wake_at(&self) -> Option<SimTime> {
+        self.think.as_ref().and_then(|t| t.until)
+    }
+    fn finished(&self) -> bool {
+        self.think.as_ref().is_none_or(|t| t.done)
     }
     fn ramp_over(&mut self, _now: SimTime, in_flight: u64) {
         // fio resets its request count when the ramp ends (`reset_all_stats`
