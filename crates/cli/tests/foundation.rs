@@ -1007,12 +1007,15 @@ mod cli {
         let f = dir.join("job.fio");
         std::fs::write(
             &f,
-            "[global]\nioengine=libaio\n[j]\nrw=randread\nverify=md5\n",
+            "[global]\nioengine=libaio\n[j]\nrw=randread\nfrobnicate=md5\n",
         )
         .unwrap();
         let (code, _, err) = ssdsim(&["run", "--fio", f.to_str().unwrap()]);
         assert_eq!(code, 2);
-        assert!(err.contains("job.fio:5") && err.contains("verify"), "{err}");
+        assert!(
+            err.contains("job.fio:5") && err.contains("frobnicate"),
+            "{err}"
+        );
         // Host-side options are accepted, and said to have no effect.
         let ok = dir.join("ok.fio");
         std::fs::write(

@@ -223,6 +223,16 @@ pub const HOST_ONLY: &[&str] = &[
     "userspace_reap",
     "kb_base_output",
     "unified_rw_reporting",
+    // The check of the data read back is the host's.
+    "verify_pattern",
+    "verify_interval",
+    "verify_offset",
+    "verify_fatal",
+    "verify_dump",
+    "verify_async",
+    "verify_async_cpus",
+    "verify_state_save",
+    "verify_state_load",
     "dedupe_global",
     "block_error_percentiles",
     // The tiobench profile's option, which fio's parser takes in any job
@@ -348,16 +358,12 @@ const REFUSED: &[(&str, &str)] = &[
     ("zoneskip", "fio's zoned modes are not modelled"),
     ("zonecapacity", "fio's zoned modes are not modelled"),
     (
-        "verify",
-        "verification reads back what was written after the writes, which is not modelled",
-    ),
-    (
-        "do_verify",
-        "verification reads back what was written after the writes, which is not modelled",
-    ),
-    (
         "verify_backlog",
-        "verification reads back what was written, which is not modelled",
+        "verification interleaved with the writes is not modelled: the read-back follows them",
+    ),
+    (
+        "verify_only",
+        "reading back data written by an earlier run is not modelled",
     ),
     (
         "trim_percentage",
@@ -725,6 +731,7 @@ fn apply(
     // Sizes by direction (read, write, trim) as the options give them, in
     // order; `bs` alone leaves them all the same.
     let mut dirs: [BsDraw; 3] = std::array::from_fn(|_| BsDraw::Fixed(w.bs.0));
+    let (mut verify_method, mut do_verify) = (false, true);
     // `rate=` (bytes a second) and its line.
     let mut rate_bytes: Option<(u64, usize)> = None;
     // The job's own end conditions (size, number_ios, runtime) decide when
@@ -1097,7 +1104,11 @@ fn apply(
                 w.blockalign = b;
             }
             "zonemode" if v == "none" => job.ignored.push(k.to_string()),
-            "verify" if v == "0" => job.ignored.push(k.to_string()),
+            // fio's `verify`: any method but 0 reads back what the job
+            // wrote (the data's check is the host's; the reads are the
+            // drive's), unless `do_verify=0`.
+            "verify" => verify_method = v != "0" && v != "none",
+            "do_verify" => do_verify = fio_bool(v).map_err(|m| e(format!("{k}: {m}")))?,
             k if HOST_ONLY.contains(&k) => job.ignored.push(k.to_string()),
             k if REFUSED.iter().any(|(n, _)| *n == k) => {
                 let why = REFUSED.iter().find(|(n, _)| *n == k).expect("found").1;
@@ -1115,6 +1126,7 @@ fn apply(
             }
         }
     }
+    w.verify = verify_method && do_verify;
     if let Some((bytes, line)) = rate_bytes {
         // For requests of one size, fio's bandwidth limit is a request rate.
         let one = dirs.iter().all(|d| *d == BsDraw::Fixed(dirs[0].min()));
@@ -1166,6 +1178,12 @@ fn apply(
             "sync, fsync and end_fsync act on the page cache: ssdsim runs them on buffered \
              jobs only (direct=0)"
                 .into(),
+        ));
+    }
+    if w.verify && job.time_based {
+        return Err(err(
+            last(&["verify"]).unwrap_or(0),
+            "verify: a time_based job's read-back after its runtime is not modelled".into(),
         ));
     }
     if job.time_based && job.runtime.is_none() {
@@ -1670,14 +1688,14 @@ mod tests {
     #[test]
     fn names_unsupported_option_and_line() {
         let e = parse_str(
-            "[j]\nrw=read\nverify=crc32c\n",
+            "[j]\nrw=read\nverify_only=1\n",
             "t.fio",
             &WorkloadConfig::default(),
         )
         .unwrap_err();
         assert_eq!(e.line, 3);
         assert!(
-            e.to_string().contains("t.fio:3") && e.to_string().contains("verify"),
+            e.to_string().contains("t.fio:3") && e.to_string().contains("verify_only"),
             "{e}"
         );
     }
@@ -1768,7 +1786,7 @@ mod tests {
         assert_eq!(w.iodepth, 1);
         // ... but its options are still checked.
         let e = parse_str(
-            "[j]\nrw=read\n[global]\nverify=crc32c\n",
+            "[j]\nrw=read\n[global]\nverify_only=1\n",
             "t.fio",
             &WorkloadConfig::default(),
         )
@@ -1824,7 +1842,7 @@ mod tests {
             ("thinktime=10", "direct closed-loop"),
             ("nrfiles=4", "several files"),
             ("zonemode=zbd", "zoned"),
-            ("verify=md5", "verification"),
+            ("verify_backlog=16", "interleaved"),
             ("ioengine=net", "network socket"),
             (
                 "rw=${SSDSIM_SURELY_UNSET_VAR}",

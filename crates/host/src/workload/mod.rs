@@ -522,6 +522,12 @@ pub struct WorkloadConfig {
     /// completed, towards `thinktime_blocks`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub thinktime_on_issue: bool,
+    /// fio's `verify` (with `do_verify`, its default): once the job's
+    /// writes are done, it reads back what it wrote (`log_io_piece`,
+    /// `get_next_verify`): in the order written under the random map, else
+    /// each range's last write in offset order.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub verify: bool,
 }
 
 fn one_u64() -> u64 {
@@ -581,6 +587,7 @@ impl Default for WorkloadConfig {
             thinktime: Dur::ZERO,
             thinktime_blocks: 1,
             thinktime_on_issue: false,
+            verify: false,
         }
     }
 }
@@ -728,6 +735,7 @@ impl WorkloadConfig {
             || self.ddir_seq_add.0 > 0
             || self.ddir_seq_nr > 1
             || self.blockalign.0 > 0
+            || self.verify
     }
     /// Whether fio keeps its random map for this workload: uniform random
     /// addresses, `norandommap` unset and no alignment other than the
@@ -865,6 +873,59 @@ struct Ext {
     last_pos: [u64; 3],
     /// Requests issued in this pass.
     in_pass: u64,
+    /// fio's verify log, when the job verifies.
+    verify: Option<VerifyLog>,
+}
+
+/// The writes a verifying job reads back (fio's `io_hist_list` or its
+/// rb-tree), then the read-back's place.
+#[derive(Default)]
+struct VerifyLog {
+    /// Under the random map: every write, in order.
+    list: Vec<(u64, u64)>,
+    /// Otherwise: the last write of each range, by offset (a write that
+    /// overlaps earlier ones replaces them, as `log_io_piece` does).
+    tree: std::collections::BTreeMap<u64, u64>,
+    in_order: bool,
+    /// The read-back has begun: what is left of it.
+    reading: Option<std::vec::IntoIter<(u64, u64)>>,
+}
+
+impl VerifyLog {
+    fn log(&mut self, off: u64, len: u64) {
+        if self.in_order {
+            self.list.push((off, len));
+            return;
+        }
+        // Remove every logged range that overlaps [off, off + len).
+        let end = off + len;
+        let first = self
+            .tree
+            .range(..off)
+            .next_back()
+            .filter(|(&o, &l)| o + l > off)
+            .map(|(&o, _)| o);
+        let over: Vec<u64> = first
+            .into_iter()
+            .chain(self.tree.range(off..end).map(|(&o, _)| o))
+            .collect();
+        for o in over {
+            self.tree.remove(&o);
+        }
+        self.tree.insert(off, len);
+    }
+    /// The next range to read back, starting the read-back if need be.
+    fn next(&mut self) -> Option<(u64, u64)> {
+        if self.reading.is_none() {
+            let all: Vec<(u64, u64)> = if self.in_order {
+                std::mem::take(&mut self.list)
+            } else {
+                std::mem::take(&mut self.tree).into_iter().collect()
+            };
+            self.reading = Some(all.into_iter());
+        }
+        self.reading.as_mut().and_then(|r| r.next())
+    }
 }
 
 enum DistSampler {
@@ -945,6 +1006,10 @@ impl FioGen {
                 seq_left: cfg.ddir_seq_nr.max(1),
                 last_pos: [0; 3],
                 in_pass: 0,
+                verify: cfg.verify.then(|| VerifyLog {
+                    in_order: cfg.random_map(),
+                    ..Default::default()
+                }),
             })
         });
         // One pass is whole blocks of `bs` (a last part-block is not done,
@@ -1062,11 +1127,31 @@ impl FioGen {
     #[inline(never)]
     fn next_ext(&mut self) -> Option<Result<HostRequest, SourceError>> {
         loop {
+            if self.remaining == 0 || self.budget == 0 {
+                // The job's I/O is done: a verifying job reads it back.
+                let (off, len) = self.ext.as_mut()?.verify.as_mut()?.next()?;
+                let arrival = self.next_arrival();
+                return Some(Ok(HostRequest {
+                    arrival,
+                    op: IoOp::Read,
+                    lba: self.base_sector + off / SECTOR,
+                    sectors: (len / SECTOR) as u32,
+                    stream: 0,
+                    tag: 0,
+                    sync: false,
+                }));
+            }
             let op = self.draw_op();
             if let Some((off, len)) = self.ext_offset_len(op) {
                 self.remaining -= 1;
                 self.budget = self.budget.saturating_sub(len);
-                self.ext.as_mut().expect("extended").in_pass += 1;
+                let e = self.ext.as_mut().expect("extended");
+                e.in_pass += 1;
+                if op == IoOp::Write {
+                    if let Some(v) = e.verify.as_mut() {
+                        v.log(off, len);
+                    }
+                }
                 let arrival = self.next_arrival();
                 return Some(Ok(HostRequest {
                     arrival,
@@ -1083,7 +1168,7 @@ impl FioGen {
             // A pass that could not make one request would fail again.
             if empty || !self.pass_over(max_bs) {
                 self.budget = 0;
-                return None;
+                continue;
             }
             let e = self.ext.as_mut().expect("extended");
             e.in_pass = 0;
@@ -1382,11 +1467,11 @@ impl RequestSource for FioGen {
     }
     #[inline]
     fn next_request(&mut self) -> Option<Result<HostRequest, SourceError>> {
-        if self.remaining == 0 || self.budget == 0 {
-            return None;
-        }
         if self.ext.is_some() {
             return self.next_ext();
+        }
+        if self.remaining == 0 || self.budget == 0 {
+            return None;
         }
         self.remaining -= 1;
         let bytes = self.bs_sectors as u64 * SECTOR;
