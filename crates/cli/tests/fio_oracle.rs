@@ -79,7 +79,9 @@ fn ssdsim_reads_job_files_as_fio_does() {
     assert!(files.len() >= 50, "{} job files", files.len());
     // fio writes its logs (write_lat_log) where it runs.
     let scratch = std::env::temp_dir().join(format!("ssdsim-fio-oracle-{}", std::process::id()));
-    std::fs::create_dir_all(&scratch).unwrap();
+    // The nrfiles jobs' files live in `directory=oracle-files` (fio's null
+    // engine creates none, but the directory must exist).
+    std::fs::create_dir_all(scratch.join("oracle-files")).unwrap();
     let mut failures = Vec::new();
     for f in &files {
         let name = f.file_name().unwrap().to_string_lossy().to_string();

@@ -198,7 +198,6 @@ pub const HOST_ONLY: &[&str] = &[
     "allow_file_create",
     "allow_mounted_write",
     "fallocate",
-    "file_service_type",
     "lockfile",
     "scramble_buffers",
     "buffer_compress_percentage",
@@ -223,6 +222,10 @@ pub const HOST_ONLY: &[&str] = &[
     "userspace_reap",
     "kb_base_output",
     "unified_rw_reporting",
+    "error_dump",
+    "exit_what",
+    // The e4defrag engine's donor file.
+    "donorname",
     // The check of the data read back is the host's.
     "verify_pattern",
     "verify_interval",
@@ -336,14 +339,9 @@ const REFUSED: &[(&str, &str)] = &[
         "pauses by I/O time are not modelled; give thinktime_blocks",
     ),
     (
-        "nrfiles",
-        "a job of several files is not modelled; give one range (size, offset) or several jobs",
+        "openfiles",
+        "a limit on the files open at once is not modelled: every file is open",
     ),
-    (
-        "filesize",
-        "a job of several files is not modelled; give one range (size, offset) or several jobs",
-    ),
-    ("openfiles", "a job of several files is not modelled"),
     (
         "file_append",
         "appending to a file needs a file system; give offset",
@@ -526,6 +524,12 @@ pub const SUPPORTED: &[&str] = &[
     "thinktime",
     "thinktime_blocks",
     "thinktime_blocks_type",
+    "verify",
+    "do_verify",
+    "nrfiles",
+    "filesize",
+    "file_service_type",
+    "fill_device",
 ];
 
 /// Parse the job file at `path` of one job, over `base` (see [`parse_str`]); an error names the
@@ -836,7 +840,10 @@ fn apply(
                             if a == b {
                                 BsDraw::Fixed(a)
                             } else {
-                                BsDraw::Range { min: a.min(b), max: a.max(b) }
+                                BsDraw::Range {
+                                    min: a.min(b),
+                                    max: a.max(b),
+                                }
                             }
                         }
                         _ => bssplit(part, kb_base).map_err(|m| e(format!("{k}: {m}")))?,
@@ -876,9 +883,41 @@ fn apply(
             // Spinning is part of the pause (fio sleeps `thinktime` minus
             // the spin): the drive sees the same gap.
             "thinktime_spin" => job.ignored.push(k.to_string()),
-            "norandommap" => {
-                w.norandommap = fio_bool(v).map_err(|m| e(format!("{k}: {m}")))?
+            // fio's `fill_device`: on a block device the size is what lies
+            // past the offset (`setup_files`), ssdsim's default.
+            "fill_device" | "fill_fs" => {
+                if fio_bool(v).map_err(|m| e(format!("{k}: {m}")))? {
+                    w.size = None;
+                }
             }
+            "nrfiles" => {
+                let n = num(v)?;
+                if n == 0 || n > 1 << 20 {
+                    return Err(e(format!("{k}: must be in 1..=1048576")));
+                }
+                w.nrfiles = n as u32
+            }
+            "filesize" => {
+                if v.contains('-') || v.contains(':') {
+                    return Err(e(format!(
+                        "{k}: a range ({}) draws each file's size at random; give one size",
+                        clip(v)
+                    )));
+                }
+                let n = size(v)?;
+                if n.0 == 0 || !n.0.is_multiple_of(512) {
+                    return Err(e(format!(
+                        "{k}: must be a positive multiple of 512 bytes, got {}",
+                        n.0
+                    )));
+                }
+                w.filesize = Some(n)
+            }
+            "file_service_type" => {
+                w.file_service_type = ssdsim_host::workload::FileService::parse(v)
+                    .map_err(|m| e(format!("{k}: {m}")))?
+            }
+            "norandommap" => w.norandommap = fio_bool(v).map_err(|m| e(format!("{k}: {m}")))?,
             "io_size" | "io_limit" => {
                 if v.ends_with('%') {
                     return Err(e(format!(
@@ -900,7 +939,8 @@ fn apply(
             }
             "offset_increment" => {
                 if let Some(p) = v.strip_suffix('%') {
-                    job.offset_increment_percent = Some(percent(p).map_err(|m| e(format!("{k}: {m}")))?);
+                    job.offset_increment_percent =
+                        Some(percent(p).map_err(|m| e(format!("{k}: {m}")))?);
                     job.offset_increment = 0;
                 } else {
                     job.offset_increment = size(v)?.0;
@@ -1116,17 +1156,24 @@ fn apply(
             }
             other => {
                 return Err(e(format!(
-                    "unsupported fio option {:?} (supported: {}; options that only choose the host's \
-                     engine, files, logging or CPUs, such as ioengine, filename, directory, thread, \
-                     write_lat_log or cpus_allowed, are accepted without effect; README.md lists \
-                     them)",
-                    clip(other),
-                    SUPPORTED.join(", ")
+                    "unsupported fio option {:?}: not one ssdsim reads (such as rw, bs, bsrange, \
+                     bssplit, size, io_size, offset, nrfiles, iodepth, rate_iops, thinktime, \
+                     verify, numjobs, runtime), nor one that only chooses the host's engine, \
+                     files, logging or CPUs (ioengine, directory, thread, write_lat_log, ...), \
+                     which are accepted without effect; docs/fio.md lists both",
+                    clip(other)
                 )))
             }
         }
     }
     w.verify = verify_method && do_verify;
+    // fio's `size` with `filesize`: the files are `filesize` each, and
+    // `size` is how much the job does.
+    if w.filesize.is_some() {
+        if let Some(s) = w.size.take() {
+            w.io_size.get_or_insert(s);
+        }
+    }
     if let Some((bytes, line)) = rate_bytes {
         // For requests of one size, fio's bandwidth limit is a request rate.
         let one = dirs.iter().all(|d| *d == BsDraw::Fixed(dirs[0].min()));
@@ -1840,7 +1887,7 @@ mod tests {
         assert_eq!((j.offset_percent, j.size_percent), (Some(10), Some(50)));
         for (opt, why) in [
             ("thinktime=10", "direct closed-loop"),
-            ("nrfiles=4", "several files"),
+            ("filesize=1m-2m", "range"),
             ("zonemode=zbd", "zoned"),
             ("verify_backlog=16", "interleaved"),
             ("ioengine=net", "network socket"),
@@ -1861,6 +1908,23 @@ mod tests {
         )
         .unwrap();
         assert_eq!(j.ignored, ["ioengine", "directory", "thread"]);
+    }
+
+    /// docs/fio.md lists every option the parser knows, with what it does.
+    #[test]
+    fn the_fio_page_lists_every_option() {
+        let doc = include_str!("../../../docs/fio.md");
+        let names = SUPPORTED
+            .iter()
+            .chain(HOST_ONLY)
+            .chain(REFUSED.iter().map(|r| &r.0))
+            .chain(NO_BLOCK_IO.iter().map(|r| &r.0));
+        for n in names {
+            assert!(
+                doc.contains(&format!("`{n}`")),
+                "docs/fio.md does not list {n}"
+            );
+        }
     }
 
     #[test]

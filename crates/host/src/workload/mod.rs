@@ -260,6 +260,10 @@ pub enum RwMode {
     Trim,
     /// Random trims.
     RandTrim,
+    /// fio's `trimwrite`: each block trimmed, then written, in order.
+    TrimWrite,
+    /// fio's `randtrimwrite`: a random block trimmed, then written.
+    RandTrimWrite,
 }
 
 impl RwMode {
@@ -275,6 +279,8 @@ impl RwMode {
             "randrw" => RwMode::RandRw,
             "trim" => RwMode::Trim,
             "randtrim" => RwMode::RandTrim,
+            "trimwrite" => RwMode::TrimWrite,
+            "randtrimwrite" => RwMode::RandTrimWrite,
             _ => return Err(format!("unknown rw mode {:?} (read, write, randread, randwrite, rw, randrw, trim, randtrim)", ssd_core::units::clip(s))),
         })
     }
@@ -282,7 +288,11 @@ impl RwMode {
     pub fn is_random(self) -> bool {
         matches!(
             self,
-            RwMode::RandRead | RwMode::RandWrite | RwMode::RandRw | RwMode::RandTrim
+            RwMode::RandRead
+                | RwMode::RandWrite
+                | RwMode::RandRw
+                | RwMode::RandTrim
+                | RwMode::RandTrimWrite
         )
     }
 }
@@ -528,6 +538,90 @@ pub struct WorkloadConfig {
     /// each range's last write in offset order.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub verify: bool,
+    /// fio's `nrfiles`: the job's span is this many files, laid one after
+    /// the other from `offset` (a block-level job's files as address
+    /// ranges), each with its own sequential position and random map.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub nrfiles: u32,
+    /// fio's `filesize`: each file's size (None: the span divided among
+    /// the files, in whole smallest blocks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filesize: Option<Size>,
+    /// fio's `file_service_type`: which file each request goes to.
+    #[serde(default, skip_serializing_if = "FileService::is_default")]
+    pub file_service_type: FileService,
+}
+
+/// fio's `file_service_type` (`get_next_file` in io_u.c): which of a
+/// job's files the next request goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileService {
+    /// The next file after every N requests (`roundrobin`, fio's default,
+    /// N = 1).
+    RoundRobin(u32),
+    /// A random file after every N requests (`random`).
+    Random(u32),
+    /// One file until it is done, then the next (`sequential`).
+    Sequential,
+}
+
+impl Default for FileService {
+    fn default() -> Self {
+        FileService::RoundRobin(1)
+    }
+}
+
+impl FileService {
+    fn is_default(&self) -> bool {
+        *self == FileService::default()
+    }
+    /// Parse fio's `roundrobin[:N]`, `random[:N]` or `sequential`.
+    pub fn parse(s: &str) -> Result<FileService, String> {
+        let (name, n) = match s.split_once(':') {
+            Some((a, b)) => (
+                a.trim(),
+                Some(
+                    b.trim()
+                        .parse::<u32>()
+                        .ok()
+                        .filter(|&n| n > 0)
+                        .ok_or_else(|| {
+                            format!("{:?}: N must be a positive count", ssd_core::units::clip(s))
+                        })?,
+                ),
+            ),
+            None => (s.trim(), None),
+        };
+        match name {
+            "roundrobin" => Ok(FileService::RoundRobin(n.unwrap_or(1))),
+            "random" => Ok(FileService::Random(n.unwrap_or(1))),
+            "sequential" if n.is_none() => Ok(FileService::Sequential),
+            _ => Err(format!(
+                "{:?}: expected roundrobin[:N], random[:N] or sequential (fio's zipf, pareto, \
+                 normal and gauss file choices are not modelled)",
+                ssd_core::units::clip(s)
+            )),
+        }
+    }
+}
+impl fmt::Display for FileService {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            FileService::RoundRobin(n) => write!(f, "roundrobin:{n}"),
+            FileService::Random(n) => write!(f, "random:{n}"),
+            FileService::Sequential => f.write_str("sequential"),
+        }
+    }
+}
+impl Serialize for FileService {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+impl<'de> Deserialize<'de> for FileService {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        FileService::parse(&String::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
 }
 
 fn one_u64() -> u64 {
@@ -588,6 +682,9 @@ impl Default for WorkloadConfig {
             thinktime_blocks: 1,
             thinktime_on_issue: false,
             verify: false,
+            nrfiles: 1,
+            filesize: None,
+            file_service_type: FileService::RoundRobin(1),
         }
     }
 }
@@ -704,6 +801,28 @@ impl WorkloadConfig {
                 "must be a multiple of 512 bytes, at most the span",
             ));
         }
+        if self.nrfiles == 0 || self.nrfiles > 1 << 20 {
+            return Err(invalid("workload.nrfiles", "must be in 1..=1048576"));
+        }
+        if self
+            .filesize
+            .is_some_and(|f| f.0 == 0 || !f.0.is_multiple_of(SECTOR))
+        {
+            return Err(invalid(
+                "workload.filesize",
+                "must be a positive multiple of 512 bytes",
+            ));
+        }
+        let min = self.block_sizes.as_ref().map_or(self.bs.0, |b| b.min());
+        if self.file_span(logical_bytes) < min {
+            return Err(invalid(
+                "workload.nrfiles",
+                format!(
+                    "{} files of the span leave each less than a block of {min} bytes",
+                    self.nrfiles
+                ),
+            ));
+        }
         if !self.thinktime.is_zero() {
             if !self.direct || self.rate_iops.is_some() {
                 return Err(invalid(
@@ -736,6 +855,8 @@ impl WorkloadConfig {
             || self.ddir_seq_nr > 1
             || self.blockalign.0 > 0
             || self.verify
+            || self.nrfiles > 1
+            || matches!(self.rw, RwMode::TrimWrite | RwMode::RandTrimWrite)
     }
     /// Whether fio keeps its random map for this workload: uniform random
     /// addresses, `norandommap` unset and no alignment other than the
@@ -759,11 +880,30 @@ impl WorkloadConfig {
             (None, Some(_)) => (u64::MAX, None),
         }
     }
-    /// Address span in bytes.
+    /// Address span in bytes (a job of files: all of them).
     pub fn span(&self, logical_bytes: u64) -> u64 {
+        if let Some(f) = self.filesize {
+            return f.0.saturating_mul(self.nrfiles.max(1) as u64);
+        }
         self.size
             .map(|s| s.0)
             .unwrap_or(logical_bytes.saturating_sub(self.offset.0))
+    }
+    /// Each file's span: `filesize`, or the span divided among the files
+    /// in whole smallest blocks.
+    pub fn file_span(&self, logical_bytes: u64) -> u64 {
+        let min = self
+            .block_sizes
+            .as_ref()
+            .map_or(self.bs.0, |b| b.min())
+            .max(1);
+        match self.filesize {
+            Some(f) => f.0,
+            None => {
+                let each = self.span(logical_bytes) / self.nrfiles.max(1) as u64;
+                each - each % min
+            }
+        }
     }
     /// Closed loop at `iodepth`, or open loop when `rate_iops` is set; a
     /// job that pauses (`thinktime`) reacts to its completions.
@@ -875,6 +1015,24 @@ struct Ext {
     in_pass: u64,
     /// fio's verify log, when the job verifies.
     verify: Option<VerifyLog>,
+    /// A job of several files: the others' state, the current one's start
+    /// (its state is `last_pos` and `map` above) and the file service.
+    files: Vec<FileSlot>,
+    cur: usize,
+    file_start: u64,
+    service: FileService,
+    service_left: u32,
+    /// A trim+write job's write, due after its trim (`td_trimwrite`).
+    pending_write: Option<(u64, u64)>,
+}
+
+/// A file's own state while another is current (fio's `fio_file`).
+#[derive(Default)]
+struct FileSlot {
+    last_pos: [u64; 3],
+    map: Option<RandomMap>,
+    /// Its offsets ran out in this pass (`fio_file_done`).
+    done: bool,
 }
 
 /// The writes a verifying job reads back (fio's `io_hist_list` or its
@@ -985,9 +1143,18 @@ impl FioGen {
                 .map_or_else(|| std::array::from_fn(|_| BsDraw::Fixed(cfg.bs.0)), |b| b.0);
             let min_bs: [u64; 3] = std::array::from_fn(|d| sizes[d].min());
             let unit = *min_bs.iter().min().expect("three");
+            let file_span = cfg.file_span(logical_bytes);
             let map = cfg
                 .random_map()
-                .then(|| RandomMap::new((span / unit).max(1)));
+                .then(|| RandomMap::new((file_span / unit).max(1)));
+            let nrfiles = cfg.nrfiles.max(1) as usize;
+            // The other files' state (the current one's is in `Ext`).
+            let files = (0..nrfiles)
+                .map(|i| FileSlot {
+                    map: if i > 0 { map.clone() } else { None },
+                    ..FileSlot::default()
+                })
+                .collect();
             Box::new(Ext {
                 align: std::array::from_fn(|d| {
                     if cfg.blockalign.0 > 0 {
@@ -999,7 +1166,7 @@ impl FioGen {
                 max_bs: sizes.iter().map(BsDraw::max).max().expect("three"),
                 sizes,
                 min_bs,
-                span,
+                span: file_span,
                 map,
                 seq_add: cfg.ddir_seq_add.0,
                 seq_nr: cfg.ddir_seq_nr.max(1),
@@ -1010,6 +1177,15 @@ impl FioGen {
                     in_order: cfg.random_map(),
                     ..Default::default()
                 }),
+                files,
+                cur: 0,
+                file_start: 0,
+                pending_write: None,
+                service: cfg.file_service_type,
+                service_left: match cfg.file_service_type {
+                    FileService::RoundRobin(n) | FileService::Random(n) => n,
+                    FileService::Sequential => u32::MAX,
+                },
             })
         });
         // One pass is whole blocks of `bs` (a last part-block is not done,
@@ -1089,6 +1265,8 @@ impl FioGen {
             RwMode::Read | RwMode::RandRead => IoOp::Read,
             RwMode::Write | RwMode::RandWrite => IoOp::Write,
             RwMode::Trim | RwMode::RandTrim => IoOp::Trim,
+            // The write of a trim+write pair is made in `next_ext`.
+            RwMode::TrimWrite | RwMode::RandTrimWrite => IoOp::Trim,
             RwMode::Rw | RwMode::RandRw => {
                 if self.rng.gen_range(0..100) < self.mix {
                     IoOp::Read
@@ -1141,12 +1319,48 @@ impl FioGen {
                     sync: false,
                 }));
             }
-            let op = self.draw_op();
-            if let Some((off, len)) = self.ext_offset_len(op) {
+            // A trim+write job writes the blocks it just trimmed (fio's
+            // `get_next_block` for randtrimwrite: the trim's offset and
+            // length); its bytes are the writes' (`__io_bytes_exceeded`
+            // counts a writing job's writes).
+            if let Some((off, len)) = self.ext.as_mut().and_then(|e| e.pending_write.take()) {
                 self.remaining -= 1;
                 self.budget = self.budget.saturating_sub(len);
                 let e = self.ext.as_mut().expect("extended");
+                if let Some(v) = e.verify.as_mut() {
+                    v.log(off, len);
+                }
+                let arrival = self.next_arrival();
+                return Some(Ok(HostRequest {
+                    arrival,
+                    op: IoOp::Write,
+                    lba: self.base_sector + off / SECTOR,
+                    sectors: (len / SECTOR) as u32,
+                    stream: 0,
+                    tag: 0,
+                    sync: true,
+                }));
+            }
+            let op = self.draw_op();
+            let pair = matches!(self.rw, RwMode::TrimWrite | RwMode::RandTrimWrite);
+            if let Some((off, len)) = self.ext_offset_len(op) {
+                self.remaining -= 1;
+                if !pair {
+                    self.budget = self.budget.saturating_sub(len);
+                }
+                let e = self.ext.as_mut().expect("extended");
                 e.in_pass += 1;
+                let off = off + e.file_start;
+                if pair {
+                    e.pending_write = Some((off, len));
+                }
+                if e.files.len() > 1 {
+                    e.service_left = e.service_left.saturating_sub(1);
+                    if e.service_left == 0 {
+                        self.next_file(false);
+                    }
+                }
+                let e = self.ext.as_mut().expect("extended");
                 if op == IoOp::Write {
                     if let Some(v) = e.verify.as_mut() {
                         v.log(off, len);
@@ -1163,6 +1377,10 @@ impl FioGen {
                     sync: op == IoOp::Write,
                 }));
             }
+            // This file's offsets ran out: the next one not done, if any.
+            if self.ext.as_ref().is_some_and(|e| e.files.len() > 1) && self.next_file(true) {
+                continue;
+            }
             let e = self.ext.as_mut().expect("extended");
             let (max_bs, empty) = (e.max_bs, e.in_pass == 0);
             // A pass that could not make one request would fail again.
@@ -1177,7 +1395,67 @@ impl FioGen {
             if let Some(m) = e.map.as_mut() {
                 m.reset();
             }
+            // A new pass: every file afresh, from the first.
+            for f in &mut e.files {
+                f.last_pos = [0; 3];
+                f.done = false;
+                if let Some(m) = f.map.as_mut() {
+                    m.reset();
+                }
+            }
+            if e.files.len() > 1 {
+                Self::switch_file(e, 0);
+            }
         }
+    }
+
+    /// Make file `i` the current one: its state in, the current one's out.
+    fn switch_file(e: &mut Ext, i: usize) {
+        if i == e.cur {
+            return;
+        }
+        let cur = e.cur;
+        std::mem::swap(&mut e.files[cur].last_pos, &mut e.last_pos);
+        std::mem::swap(&mut e.files[cur].map, &mut e.map);
+        std::mem::swap(&mut e.files[i].last_pos, &mut e.last_pos);
+        std::mem::swap(&mut e.files[i].map, &mut e.map);
+        e.cur = i;
+        e.file_start = i as u64 * e.span;
+    }
+
+    /// fio's `get_next_file`: the file the next request goes to, by the
+    /// file service (`done`: the current file's offsets ran out). False
+    /// when every file is done.
+    fn next_file(&mut self, done: bool) -> bool {
+        let n = self.ext.as_ref().expect("extended").files.len();
+        let pick = {
+            let e = self.ext.as_mut().expect("extended");
+            if done {
+                let cur = e.cur;
+                e.files[cur].done = true;
+            }
+            e.service_left = match e.service {
+                FileService::RoundRobin(k) | FileService::Random(k) => k,
+                FileService::Sequential => u32::MAX,
+            };
+            if e.files.iter().all(|f| f.done) {
+                return false;
+            }
+            e.service
+        };
+        let e = self.ext.as_ref().expect("extended");
+        let next = match pick {
+            FileService::Random(_) => {
+                let open: Vec<usize> = (0..n).filter(|&i| !e.files[i].done).collect();
+                open[self.rng.gen_range(0..open.len())]
+            }
+            _ => (1..=n)
+                .map(|k| (e.cur + k) % n)
+                .find(|&i| !e.files[i].done)
+                .expect("one is not done"),
+        };
+        Self::switch_file(self.ext.as_mut().expect("extended"), next);
+        true
     }
 
     /// fio's `get_next_seq_offset`: where direction `d`'s next sequential
