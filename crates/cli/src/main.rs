@@ -404,25 +404,22 @@ fn split_set(set: &[String]) -> Result<Vec<(String, String)>, RunError> {
 
 /// Fail now, before any simulation, if an output file cannot be written
 /// (a missing directory, a directory in its place, no permission): a long
-/// sweep must not end in an error after its runs. A file that did not exist
-/// is created and removed again.
+/// sweep must not end in an error after its runs. The output itself is
+/// neither created nor changed: a file that is there is opened to append
+/// (nothing written), and the directory it goes to takes a temporary file
+/// beside it, removed at once, as the atomic write will (a refused run then
+/// leaves no empty file, also through a dangling symbolic link).
 fn check_writable(files: &[Option<&std::path::Path>]) -> Result<(), RunError> {
     for p in files.iter().flatten() {
-        let existed = p.exists();
-        match std::fs::OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(p)
-        {
-            Ok(_) => {
-                if !existed {
-                    let _ = std::fs::remove_file(p);
-                }
-            }
-            Err(e) => {
-                return Err(RunError::Io(format!("{}: cannot write: {e}", p.display())));
-            }
+        let cannot =
+            |e: std::io::Error| RunError::Io(format!("{}: cannot write: {e}", p.display()));
+        if std::fs::metadata(p).is_ok_and(|m| m.is_file()) {
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(p)
+                .map_err(cannot)?;
         }
+        ssd_core::outfile::PendingFile::create(p).map_err(cannot)?;
     }
     Ok(())
 }
