@@ -196,8 +196,9 @@ enum Cmd {
         /// energy breakdown, configuration; readable offline)
         #[arg(long)]
         html: Option<PathBuf>,
-        /// Write the block requests the run sends the device as a trace here (a
-        /// buffered or file-level run: what its page cache and file system wrote)
+        /// Write the block requests the run sends the device as a trace here, each at
+        /// its submission time (a buffered or file-level run: what its page cache and
+        /// file system wrote; a closed loop: when a slot of its iodepth was free)
         #[arg(long = "record-trace")]
         record_trace: Option<PathBuf>,
         /// Format of --record-trace (msr, spc, blkparse, disksim, csv, ...)

@@ -1370,6 +1370,71 @@ mod silent_results {
         std::fs::remove_dir_all(&d).unwrap();
     }
 
+    /// A closed-loop (iodepth) direct run is recorded: one line per request
+    /// at the time the engine submitted it (the first `iodepth` at 0, then
+    /// each as a slot frees), so replaying the trace open-loop runs the same
+    /// requests at the same times and reports the same figures.
+    #[test]
+    fn a_closed_loop_run_records_its_submission_times() {
+        let d = scratch("record-closed");
+        let run = [
+            "run",
+            "--rw",
+            "randwrite",
+            "--iodepth",
+            "4",
+            "--number_ios",
+            "1000",
+            "--precondition",
+            "none",
+            "--no-power",
+            "--format",
+            "json",
+        ];
+        let mut args = run.to_vec();
+        args.extend(["--record-trace", "r.csv", "--record-format", "csv"]);
+        let (code, out, err) = ssdsim_in(&d, &args);
+        assert_eq!(code, 0, "{err}");
+        let body = std::fs::read_to_string(d.join("r.csv")).unwrap();
+        let lines: Vec<&str> = body.lines().skip(1).collect();
+        assert_eq!(lines.len(), 1000, "one line per request");
+        let times: Vec<u64> = lines
+            .iter()
+            .map(|l| l.split(',').next().unwrap().parse().unwrap())
+            .collect();
+        assert!(times.windows(2).all(|w| w[0] <= w[1]), "times go back");
+        assert!(times[..4].iter().all(|&t| t == 0), "{:?}", &times[..5]);
+        assert!(
+            times[4] > 0 && *times.last().unwrap() > 0,
+            "{:?}",
+            &times[..5]
+        );
+        // The replay, open loop, is the same run.
+        let (code, replay, err) = ssdsim_in(
+            &d,
+            &[
+                "run",
+                "--trace",
+                "r.csv",
+                "--precondition",
+                "none",
+                "--no-power",
+                "--format",
+                "json",
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        let (a, b): (serde_json::Value, serde_json::Value) = (
+            serde_json::from_str(&out).unwrap(),
+            serde_json::from_str(&replay).unwrap(),
+        );
+        for p in ["/host/requests", "/host/writes", "/host/sim_time_s"] {
+            assert_eq!(a.pointer(p), b.pointer(p), "{p}");
+        }
+        assert_eq!(a["latency_us"]["all"], b["latency_us"]["all"]);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
     /// A run that fails partway (a malformed trace line after 200 good ones)
     /// leaves an old `--record-trace` file byte-identical and no temporary
     /// file: the trace is recorded beside it and renamed over it only when

@@ -177,6 +177,18 @@ impl RequestSource for AnySource {
             AnySource::Recorded(s) => s.next_request(),
         }
     }
+    #[inline]
+    fn submitted(&mut self, r: &ssdsim_host::workload::HostRequest) {
+        match self {
+            AnySource::Fio(s) => s.submitted(r),
+            AnySource::Trace(s) => s.submitted(r),
+            AnySource::Personality(s) => s.submitted(r),
+            AnySource::FileBench(s) => s.submitted(r),
+            AnySource::Buffered(s) => s.submitted(r),
+            AnySource::Flows(s) => s.submitted(r),
+            AnySource::Recorded(s) => s.submitted(r),
+        }
+    }
     fn notes(&self) -> Vec<(String, u64)> {
         match self {
             AnySource::Fio(s) => s.notes(),
@@ -663,7 +675,6 @@ fn build<O: Observer>(
     };
     if let Some((r, pending)) = record {
         let label = r.path.display().to_string();
-        ssdsim_host::trace::record::Recorder::check(&src, &label).map_err(RunError::Input)?;
         let file = pending
             .writer()
             .map_err(|e| RunError::Io(format!("{label}: cannot write: {e}")))?;
