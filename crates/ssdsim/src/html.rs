@@ -953,10 +953,9 @@ pub fn run_page(out: &RunOutput, info: &PageInfo) -> String {
             (
                 "write amplification (WAF)",
                 // As the text report: no host writes, no ratio.
-                if r.host.bytes_written == 0 {
-                    "n/a (no host writes)".to_string()
-                } else {
-                    format!("{:.4}", f.waf)
+                match f.waf {
+                    Some(w) => format!("{w:.4}"),
+                    None => "n/a (no host writes)".to_string(),
                 },
             ),
             (
@@ -1200,7 +1199,11 @@ fn flows_section(o: &mut String, r: &ssd_core::stats::Report) {
                 cell(f, &["bandwidth_mbps"]),
                 cell(f, &["latency_us", "mean"]),
                 cell(f, &["latency_us", "p99"]),
-                cell(f, &["waf"]),
+                // A flow that wrote nothing has no WAF.
+                match f.get("waf") {
+                    Some(Value::Null) => "n/a".into(),
+                    _ => cell(f, &["waf"]),
+                },
                 cell(f, &["slowdown"]),
             ]
         })

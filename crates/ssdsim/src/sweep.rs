@@ -1108,7 +1108,7 @@ pub fn run_point_full(p: &Point, opts: &RunOptions) -> (Row, Option<crate::RunOu
             row.lat_p99_us = r.latency_us.all.p99;
             row.read_p99_us = r.latency_us.read.p99;
             row.write_p99_us = r.latency_us.write.p99;
-            row.waf = r.flash.waf;
+            row.waf = r.flash.waf.unwrap_or(0.0);
             row.erases = r.flash.block_erases;
             row.gc_copies = r.flash.gc_page_copies;
             row.energy_j = extra_f64(r, "energy_j", "total");

@@ -187,7 +187,7 @@ fn a_run_page_has_every_chart_labelled_and_escapes_its_text() {
     );
     let mut written = sample_output(true);
     written.report.host.bytes_written = 4096;
-    written.report.flash.waf = 1.25;
+    written.report.flash.waf = Some(1.25);
     let page_w = run_page(&written, &info);
     assert!(page_w.contains("1.2500") && !page_w.contains("no host writes"));
     // Nothing from outside the file.
