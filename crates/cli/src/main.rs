@@ -994,7 +994,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                 write_file(p, t.as_bytes())?;
             }
             if let Some(p) = &plot {
-                mapsize_plot(&rows, p).map_err(RunError::Io)?;
+                write_file(p, ssdsim::plots::mapping_size(&rows).as_bytes())?;
             }
             if format == Format::Json {
                 return write_out(None, &(serde_json::to_string_pretty(&rows)? + "\n"));
@@ -1796,82 +1796,6 @@ fn trace_cmd(cmd: TraceCmd) -> anyhow::Result<()> {
             Ok(())
         }
     }
-}
-
-fn mapsize_plot(rows: &[ftl::mapsize::MapSizeRow], path: &std::path::Path) -> Result<(), String> {
-    use plotters::prelude::*;
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (900, 600)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
-        let xmax = rows
-            .iter()
-            .map(|r| r.capacity_bytes as f64 / (1u64 << 30) as f64)
-            .fold(0.0f64, f64::max)
-            .max(1e-3);
-        let xmin = rows
-            .iter()
-            .map(|r| r.capacity_bytes as f64 / (1u64 << 30) as f64)
-            .fold(f64::MAX, f64::min)
-            .min(xmax / 2.0);
-        let ymax = rows.iter().map(|r| r.table_kib).fold(1.0f64, f64::max);
-        let ymin = rows
-            .iter()
-            .map(|r| r.table_kib)
-            .fold(f64::MAX, f64::min)
-            .clamp(1e-3, ymax / 2.0);
-        let mut chart = ChartBuilder::on(&root)
-            .caption("mapping-table memory", ("sans-serif", 18))
-            .margin(10)
-            .x_label_area_size(35)
-            .y_label_area_size(60)
-            .build_cartesian_2d(
-                (xmin..xmax * 1.1).log_scale(),
-                (ymin..ymax * 1.5).log_scale(),
-            )
-            .map_err(|e| e.to_string())?;
-        chart
-            .configure_mesh()
-            .x_desc("capacity (GiB)")
-            .y_desc("table (KiB)")
-            .draw()
-            .map_err(|e| e.to_string())?;
-        // One series per scheme, in order of first appearance (the rows go
-        // capacity by capacity, so the schemes repeat).
-        let mut schemes: Vec<&str> = Vec::new();
-        for r in rows.iter() {
-            if !schemes.contains(&r.scheme) {
-                schemes.push(r.scheme);
-            }
-        }
-        for (i, s) in schemes.iter().enumerate() {
-            let pts: Vec<(f64, f64)> = rows
-                .iter()
-                .filter(|r| r.scheme == *s)
-                .map(|r| {
-                    (
-                        r.capacity_bytes as f64 / (1u64 << 30) as f64,
-                        r.table_kib.max(ymin),
-                    )
-                })
-                .collect();
-            chart
-                .draw_series(LineSeries::new(pts, Palette99::pick(i).stroke_width(2)))
-                .map_err(|e| e.to_string())?
-                .label(*s)
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 15, y)], Palette99::pick(i))
-                });
-        }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()
-            .map_err(|e| e.to_string())?;
-        root.present().map_err(|e| e.to_string())?;
-    }
-    write_file(path, svg.as_bytes()).map_err(|e| e.to_string())
 }
 
 /// A duration for the presets table: whole microseconds as `ssd_core` writes
