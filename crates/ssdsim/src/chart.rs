@@ -339,7 +339,7 @@ impl Scale {
 
 /// The head of a chart: its title and its note (wrapped) from the top.
 /// Returns the text and the height it takes.
-fn head(id: &str, title: &str, note: &str) -> (String, f64) {
+fn head(title: &str, note: &str) -> (String, f64) {
     let mut o = String::new();
     let title_lines = wrap(title, WIDTH - 40.0, TITLE_FONT * 1.1);
     let mut y = 24.0;
@@ -365,7 +365,6 @@ fn head(id: &str, title: &str, note: &str) -> (String, f64) {
             y += LINE_H;
         }
     }
-    let _ = id;
     (o, y)
 }
 
@@ -556,7 +555,7 @@ impl LineChart<'_> {
             (None, false, true) => Scale::linear(0.0, 1.0),
             (None, false, false) => Scale::linear(ymin.min(0.0), ymax * 1.05),
         };
-        let (head, top) = head(self.id, self.title, self.note);
+        let (head, top) = head(self.title, self.note);
         // The top tick's label is centred on the plot's top edge.
         let top = top + 14.0;
         // Room for the y ticks and the y axis label left of the plot, and
@@ -717,7 +716,7 @@ impl BarChart<'_> {
             + 16.0;
         let lines = labels.iter().map(Vec::len).max().unwrap_or(1).max(1);
         let row = 22.0 + (lines - 1) as f64 * LINE_H;
-        let (head, top) = head(self.id, self.title, self.note);
+        let (head, top) = head(self.title, self.note);
         let top = top + 8.0 + header.len() as f64 * LINE_H;
         let ph = n as f64 * row;
         let pw = WIDTH - left - right;
