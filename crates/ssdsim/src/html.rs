@@ -842,10 +842,11 @@ fn power_chart(o: &mut String, out: &RunOutput) {
 
 // ------------------------------------------------------------------ sweep
 
-/// The single-file HTML report of a sweep: its table (one row per point,
-/// units in the header; a click on a column sorts it), a bar chart per
-/// metric ([`sweep::chart_metrics`], one bar per point labelled by
-/// [`sweep::point_label`] and coloured by the first axis that varies) and
+/// The single-file HTML report of a sweep: its axes (those that vary, and
+/// what every point has alike, [`sweep::Layout`]), its table (one row per
+/// point, units in the header; a click on a column sorts it), a bar chart
+/// per metric ([`sweep::chart_metrics`], one bar per point labelled by
+/// [`sweep::Layout::label`] and coloured by the first axis that varies) and
 /// the points' latency CDFs (rows that carry `cdf`). Failed points are in
 /// the table, not the charts.
 pub fn sweep_page(rows: &[Row], info: &PageInfo) -> String {

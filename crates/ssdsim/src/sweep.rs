@@ -1619,7 +1619,10 @@ impl Layout {
         l
     }
 
-    /// Row `r`'s value of axis `k` as shown ([`shown_value`]).
+    /// Row `r`'s value of axis `k` as shown: a named workload's label
+    /// without the overrides that are axes of the sweep or the
+    /// preconditioning (`rand-read`, not `rand-read (precondition=fill)`
+    /// beside a `precondition` column).
     pub fn value(&self, r: &Row, k: &str) -> String {
         let keys: Vec<String> = self
             .varying
