@@ -68,7 +68,7 @@ fn bench(c: &mut Criterion) {
             st.cmt_dirty_evictions,
             st.translation_reads,
             st.translation_writes,
-            r.flash.waf,
+            r.flash.waf.unwrap_or(f64::NAN),
             r.host.iops
         );
         probe.ftl.check_invariants().unwrap();

@@ -39,7 +39,7 @@ fn main() {
             e,
             r.host.requests as f64 / e,
             r.run.events,
-            r.flash.waf
+            r.flash.waf.unwrap_or(f64::NAN)
         );
     }
 }

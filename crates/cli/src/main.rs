@@ -196,8 +196,9 @@ enum Cmd {
         /// energy breakdown, configuration; readable offline)
         #[arg(long)]
         html: Option<PathBuf>,
-        /// Write the block requests the run sends the device as a trace here (a
-        /// buffered or file-level run: what its page cache and file system wrote)
+        /// Write the block requests the run sends the device as a trace here, each at
+        /// its submission time (a buffered or file-level run: what its page cache and
+        /// file system wrote; a closed loop: when a slot of its iodepth was free)
         #[arg(long = "record-trace")]
         record_trace: Option<PathBuf>,
         /// Format of --record-trace (msr, spc, blkparse, disksim, csv, ...)
@@ -404,25 +405,22 @@ fn split_set(set: &[String]) -> Result<Vec<(String, String)>, RunError> {
 
 /// Fail now, before any simulation, if an output file cannot be written
 /// (a missing directory, a directory in its place, no permission): a long
-/// sweep must not end in an error after its runs. A file that did not exist
-/// is created and removed again.
+/// sweep must not end in an error after its runs. The output itself is
+/// neither created nor changed: a file that is there is opened to append
+/// (nothing written), and the directory it goes to takes a temporary file
+/// beside it, removed at once, as the atomic write will (a refused run then
+/// leaves no empty file, also through a dangling symbolic link).
 fn check_writable(files: &[Option<&std::path::Path>]) -> Result<(), RunError> {
     for p in files.iter().flatten() {
-        let existed = p.exists();
-        match std::fs::OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(p)
-        {
-            Ok(_) => {
-                if !existed {
-                    let _ = std::fs::remove_file(p);
-                }
-            }
-            Err(e) => {
-                return Err(RunError::Io(format!("{}: cannot write: {e}", p.display())));
-            }
+        let cannot =
+            |e: std::io::Error| RunError::Io(format!("{}: cannot write: {e}", p.display()));
+        if std::fs::metadata(p).is_ok_and(|m| m.is_file()) {
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(p)
+                .map_err(cannot)?;
         }
+        ssd_core::outfile::PendingFile::create(p).map_err(cannot)?;
     }
     Ok(())
 }
@@ -996,7 +994,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                 write_file(p, t.as_bytes())?;
             }
             if let Some(p) = &plot {
-                mapsize_plot(&rows, p).map_err(RunError::Io)?;
+                write_file(p, ssdsim::plots::mapping_size(&rows).as_bytes())?;
             }
             if format == Format::Json {
                 return write_out(None, &(serde_json::to_string_pretty(&rows)? + "\n"));
@@ -1798,82 +1796,6 @@ fn trace_cmd(cmd: TraceCmd) -> anyhow::Result<()> {
             Ok(())
         }
     }
-}
-
-fn mapsize_plot(rows: &[ftl::mapsize::MapSizeRow], path: &std::path::Path) -> Result<(), String> {
-    use plotters::prelude::*;
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (900, 600)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
-        let xmax = rows
-            .iter()
-            .map(|r| r.capacity_bytes as f64 / (1u64 << 30) as f64)
-            .fold(0.0f64, f64::max)
-            .max(1e-3);
-        let xmin = rows
-            .iter()
-            .map(|r| r.capacity_bytes as f64 / (1u64 << 30) as f64)
-            .fold(f64::MAX, f64::min)
-            .min(xmax / 2.0);
-        let ymax = rows.iter().map(|r| r.table_kib).fold(1.0f64, f64::max);
-        let ymin = rows
-            .iter()
-            .map(|r| r.table_kib)
-            .fold(f64::MAX, f64::min)
-            .clamp(1e-3, ymax / 2.0);
-        let mut chart = ChartBuilder::on(&root)
-            .caption("mapping-table memory", ("sans-serif", 18))
-            .margin(10)
-            .x_label_area_size(35)
-            .y_label_area_size(60)
-            .build_cartesian_2d(
-                (xmin..xmax * 1.1).log_scale(),
-                (ymin..ymax * 1.5).log_scale(),
-            )
-            .map_err(|e| e.to_string())?;
-        chart
-            .configure_mesh()
-            .x_desc("capacity (GiB)")
-            .y_desc("table (KiB)")
-            .draw()
-            .map_err(|e| e.to_string())?;
-        // One series per scheme, in order of first appearance (the rows go
-        // capacity by capacity, so the schemes repeat).
-        let mut schemes: Vec<&str> = Vec::new();
-        for r in rows.iter() {
-            if !schemes.contains(&r.scheme) {
-                schemes.push(r.scheme);
-            }
-        }
-        for (i, s) in schemes.iter().enumerate() {
-            let pts: Vec<(f64, f64)> = rows
-                .iter()
-                .filter(|r| r.scheme == *s)
-                .map(|r| {
-                    (
-                        r.capacity_bytes as f64 / (1u64 << 30) as f64,
-                        r.table_kib.max(ymin),
-                    )
-                })
-                .collect();
-            chart
-                .draw_series(LineSeries::new(pts, Palette99::pick(i).stroke_width(2)))
-                .map_err(|e| e.to_string())?
-                .label(*s)
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 15, y)], Palette99::pick(i))
-                });
-        }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()
-            .map_err(|e| e.to_string())?;
-        root.present().map_err(|e| e.to_string())?;
-    }
-    write_file(path, svg.as_bytes()).map_err(|e| e.to_string())
 }
 
 /// A duration for the presets table: whole microseconds as `ssd_core` writes

@@ -202,27 +202,39 @@ fn power_plots_are_labelled_and_thinned() {
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(rc, 0, "{err}");
     for label in [
-        "flash program",
-        "cpu",
-        "dram",
-        "host link",
-        "component",
-        "energy (J)",
+        ">flash program<",
+        ">flash transfer<",
+        ">controller CPU<",
+        ">DRAM<",
+        ">host link<",
+        ">component<",
+        ">energy (J)<",
     ] {
         assert!(b.contains(label), "breakdown lacks {label:?}");
     }
-    assert!(
-        b.matches(" J\n</text>").count() >= 9,
-        "a value over every bar"
+    assert_eq!(
+        b.matches("<text class=\"bar-value\"").count(),
+        9,
+        "a value at every bar"
     );
+    // Axis titles with units, and a legend of the series.
+    for label in [
+        ">simulated time (s)<",
+        ">power (W)<",
+        "<g class=\"legend\">",
+        ">total<",
+    ] {
+        assert!(p.contains(label), "power plot lacks {label:?}");
+    }
     assert!(
-        p.contains("time-weighted means"),
-        "the title says the samples were merged"
+        p.contains("each the time-weighted mean of"),
+        "the note under the title says the samples were merged"
     );
     assert!(p.len() < 2_000_000, "power plot of {} bytes", p.len());
 }
 
-/// The mapping-size plot has one series (and legend entry) per scheme.
+/// The mapping-size plot names every scheme once in its legend: a line per
+/// scheme, those of the same sizes (bast, fast and last) sharing one.
 #[test]
 fn mapping_size_plot_has_one_legend_entry_per_scheme() {
     let dir = std::env::temp_dir().join(format!("ssdsim-mapsize-{}", std::process::id()));
@@ -232,12 +244,17 @@ fn mapping_size_plot_has_one_legend_entry_per_scheme() {
     let s = std::fs::read_to_string(&svg).unwrap_or_default();
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(rc, 0, "{err}");
-    for scheme in ["page", "block", "bast", "fast", "last", "dftl"] {
-        assert_eq!(
-            s.matches(&format!("\n{scheme}\n</text>")).count(),
-            1,
-            "{scheme}"
-        );
+    let legend = &s[s.find("<g class=\"legend\">").expect("a legend")..];
+    let legend = &legend[..legend.find("</g>").unwrap()];
+    for name in [">page<", ">block<", ">bast = fast = last<", ">dftl<"] {
+        assert_eq!(legend.matches(name).count(), 1, "{name} in {legend}");
+    }
+    assert_eq!(s.matches("<path class=\"data\"").count(), 4);
+    for label in [
+        ">logical capacity (GiB, log scale)<",
+        ">mapping tables (KiB, log scale)<",
+    ] {
+        assert!(s.contains(label), "{label}");
     }
 }
 

@@ -1311,28 +1311,127 @@ mod silent_results {
         std::fs::remove_dir_all(&d).unwrap();
     }
 
-    /// A refused `--record-trace` leaves no empty file behind, and an old
+    /// A refused `--record-trace` leaves no file behind, whatever refused
+    /// it: an option refused before the run, another output that cannot be
+    /// written, a run that completed nothing; also when OUT is a dangling
+    /// symbolic link (its target is not created, the link is kept). An old
     /// file of that name is neither truncated nor removed.
     #[test]
     fn a_refused_record_trace_leaves_no_file() {
         let d = scratch("record");
-        // The default workload is closed-loop: nothing to record.
-        let args = [
-            "run",
-            "--number_ios",
-            "100",
-            "--no-power",
-            "--record-trace",
-            "r.msr",
+        let small = ["--number_ios", "100", "--precondition", "none"];
+        let refusals: [(&[&str], &str); 3] = [
+            // Refused before the run: plots need the power model.
+            (
+                &["--no-power", "--plot-power", "p.svg"],
+                "need the power model",
+            ),
+            // Another output's directory does not exist.
+            (&["--html", "no-such-dir/r.html"], "cannot write"),
+            // Refused after the run: nothing completed by the time limit.
+            (
+                &["--rate_iops", "1000", "--time-limit", "1ns", "--no-power"],
+                "completed no request",
+            ),
         ];
-        let (code, _, err) = ssdsim_in(&d, &args);
-        assert_eq!(code, 2, "{err}");
-        assert!(err.contains("closed-loop"), "{err}");
-        assert_eq!(names(&d), Vec::<String>::new());
-        std::fs::write(d.join("r.msr"), "old\n").unwrap();
-        let (code, _, err) = ssdsim_in(&d, &args);
-        assert_eq!(code, 2, "{err}");
-        assert_eq!(std::fs::read_to_string(d.join("r.msr")).unwrap(), "old\n");
+        for out in ["r.msr", "r.csv.gz"] {
+            for (extra, why) in refusals {
+                let mut args = vec!["run", "--record-trace", out];
+                args.extend(small);
+                args.extend(extra);
+                let (code, _, err) = ssdsim_in(&d, &args);
+                assert_ne!(code, 0, "{args:?}: {err}");
+                assert!(err.contains(why), "{args:?}: {err}");
+                assert_eq!(names(&d), Vec::<String>::new(), "{args:?}");
+                // An old file stays as it was.
+                std::fs::write(d.join(out), "old\n").unwrap();
+                let (code, _, err) = ssdsim_in(&d, &args);
+                assert_ne!(code, 0, "{args:?}: {err}");
+                assert_eq!(std::fs::read_to_string(d.join(out)).unwrap(), "old\n");
+                assert_eq!(names(&d), [out], "{args:?}");
+                std::fs::remove_file(d.join(out)).unwrap();
+            }
+        }
+        // Through a dangling link: neither its target nor anything else appears.
+        std::os::unix::fs::symlink("target.msr", d.join("link.msr")).unwrap();
+        for (extra, why) in refusals {
+            let mut args = vec!["run", "--record-trace", "link.msr"];
+            args.extend(small);
+            args.extend(extra);
+            let (code, _, err) = ssdsim_in(&d, &args);
+            assert_ne!(code, 0, "{args:?}: {err}");
+            assert!(err.contains(why), "{args:?}: {err}");
+            assert_eq!(names(&d), ["link.msr"], "{args:?}");
+            assert!(std::fs::symlink_metadata(d.join("link.msr"))
+                .unwrap()
+                .file_type()
+                .is_symlink());
+        }
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// A closed-loop (iodepth) direct run is recorded: one line per request
+    /// at the time the engine submitted it (the first `iodepth` at 0, then
+    /// each as a slot frees), so replaying the trace open-loop runs the same
+    /// requests at the same times and reports the same figures.
+    #[test]
+    fn a_closed_loop_run_records_its_submission_times() {
+        let d = scratch("record-closed");
+        let run = [
+            "run",
+            "--rw",
+            "randwrite",
+            "--iodepth",
+            "4",
+            "--number_ios",
+            "1000",
+            "--precondition",
+            "none",
+            "--no-power",
+            "--format",
+            "json",
+        ];
+        let mut args = run.to_vec();
+        args.extend(["--record-trace", "r.csv", "--record-format", "csv"]);
+        let (code, out, err) = ssdsim_in(&d, &args);
+        assert_eq!(code, 0, "{err}");
+        let body = std::fs::read_to_string(d.join("r.csv")).unwrap();
+        let lines: Vec<&str> = body.lines().skip(1).collect();
+        assert_eq!(lines.len(), 1000, "one line per request");
+        let times: Vec<u64> = lines
+            .iter()
+            .map(|l| l.split(',').next().unwrap().parse().unwrap())
+            .collect();
+        assert!(times.windows(2).all(|w| w[0] <= w[1]), "times go back");
+        assert!(times[..4].iter().all(|&t| t == 0), "{:?}", &times[..5]);
+        assert!(
+            times[4] > 0 && *times.last().unwrap() > 0,
+            "{:?}",
+            &times[..5]
+        );
+        // The replay, open loop, is the same run.
+        let (code, replay, err) = ssdsim_in(
+            &d,
+            &[
+                "run",
+                "--trace",
+                "r.csv",
+                "--precondition",
+                "none",
+                "--no-power",
+                "--format",
+                "json",
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        let (a, b): (serde_json::Value, serde_json::Value) = (
+            serde_json::from_str(&out).unwrap(),
+            serde_json::from_str(&replay).unwrap(),
+        );
+        for p in ["/host/requests", "/host/writes", "/host/sim_time_s"] {
+            assert_eq!(a.pointer(p), b.pointer(p), "{p}");
+        }
+        assert_eq!(a["latency_us"]["all"], b["latency_us"]["all"]);
         std::fs::remove_dir_all(&d).unwrap();
     }
 

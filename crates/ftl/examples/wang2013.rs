@@ -159,7 +159,7 @@ fn main() {
             sim.precondition();
             let r = sim.run().expect("run");
             println!(
-                "{},{},{},{},{:.0},{:.1},{:.1},{:.1},{:.1},{:.1},{},{},{:.3}",
+                "{},{},{},{},{:.0},{:.1},{:.1},{:.1},{:.1},{:.1},{},{},{}",
                 if kind == Kind::Web {
                     "webserver"
                 } else {
@@ -176,7 +176,7 @@ fn main() {
                 r.sched.write_queue_time_us.mean,
                 r.flash.block_erases,
                 r.flash.gc_page_copies,
-                r.flash.waf
+                r.flash.waf.map_or(String::new(), |w| format!("{w:.3}"))
             );
         }
     }

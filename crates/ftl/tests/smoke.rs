@@ -33,7 +33,7 @@ fn smoke() {
             r.host.requests,
             r.host.iops,
             r.latency_us.all.mean,
-            r.flash.waf,
+            r.flash.waf.unwrap_or(f64::NAN),
             r.flash.block_erases,
             t.elapsed()
         );

@@ -9,7 +9,7 @@ use ssd_core::Simulation;
 use ssdsim_host::config::{Precondition, SsdConfig};
 use ssdsim_host::workload::{FioGen, RwMode, WorkloadConfig};
 
-fn run(kind: &str, rw: RwMode) -> (f64, u64, f64) {
+fn run(kind: &str, rw: RwMode) -> (Option<f64>, u64, f64) {
     let mut c = SsdConfig::default();
     c.layout.channels = 2;
     // DFTL keeps translation blocks and needs more spare room on a tiny drive.
@@ -45,7 +45,11 @@ fn every_ftl_runs_deterministically_through_the_engine() {
 
 #[test]
 fn small_random_writes_rank_block_worst_page_best() {
-    let waf = |k| run(k, RwMode::RandWrite).0;
+    let waf = |k| {
+        run(k, RwMode::RandWrite)
+            .0
+            .expect("random writes have a WAF")
+    };
     let (page, block, bast) = (waf("page"), waf("block"), waf("bast"));
     assert!(
         page < bast && bast < block,

@@ -144,7 +144,10 @@ fn personalities_run_end_to_end() {
         let pre = r.notes["personality_prealloc_requests"];
         println!(
             "{kind:?}: {} req ({pre} prealloc), {:.0} IOPS, mean {:.1} us, waf {:.2}",
-            r.host.requests, r.host.iops, r.latency_us.all.mean, r.flash.waf
+            r.host.requests,
+            r.host.iops,
+            r.latency_us.all.mean,
+            r.flash.waf.unwrap_or(f64::NAN)
         );
         assert_eq!(r.host.requests, 5000 + pre, "{kind:?}");
     }

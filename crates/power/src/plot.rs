@@ -64,7 +64,9 @@ impl PowerObserver {
 
 #[cfg(feature = "plot")]
 impl PowerObserver {
-    /// SVG line chart of total and per-component power over time.
+    /// SVG line chart of total and per-component power over time, both axes
+    /// named with their units, the legend right of the plot area (never
+    /// over a curve).
     pub fn plot_power(&self, path: impl AsRef<Path>) -> Result<(), PowerError> {
         let path = path.as_ref();
         let samples = self.samples();
@@ -88,9 +90,11 @@ impl PowerObserver {
         // Drawn into memory, then written beside `path` and renamed into place.
         let mut svg = String::new();
         {
-            let root = SVGBackend::with_string(&mut svg, (960, 540)).into_drawing_area();
+            let root = SVGBackend::with_string(&mut svg, (1100, 540)).into_drawing_area();
             root.fill(&WHITE).map_err(plot_err(path))?;
-            let mut chart = ChartBuilder::on(&root)
+            // The legend right of the chart, never over its curves.
+            let (area, side) = root.split_horizontally(960);
+            let mut chart = ChartBuilder::on(&area)
                 .caption(
                     if merged.len() < samples.len() {
                         format!(
@@ -101,16 +105,16 @@ impl PowerObserver {
                     } else {
                         "SSD power over time".to_string()
                     },
-                    ("sans-serif", 22),
+                    ("sans-serif", 20),
                 )
                 .margin(12)
-                .x_label_area_size(40)
-                .y_label_area_size(60)
+                .x_label_area_size(44)
+                .y_label_area_size(64)
                 .build_cartesian_2d(t_start..t_end, 0.0..y_max)
                 .map_err(plot_err(path))?;
             chart
                 .configure_mesh()
-                .x_desc("time (s)")
+                .x_desc("simulated time (s)")
                 .y_desc("power (W)")
                 .draw()
                 .map_err(plot_err(path))?;
@@ -128,30 +132,45 @@ impl PowerObserver {
                     steps(&|s| s.total_w),
                     BLACK.stroke_width(2),
                 ))
-                .map_err(plot_err(path))?
-                .label("total")
-                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], BLACK));
-            for (c, name) in COMPONENTS.iter().enumerate() {
-                let color = COLORS[c];
-                chart
-                    .draw_series(LineSeries::new(steps(&|s| s.component_w[c]), color))
-                    .map_err(plot_err(path))?
-                    .label(*name)
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
-            }
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.8))
-                .border_style(BLACK)
-                .draw()
                 .map_err(plot_err(path))?;
+            let mut entries: Vec<(&str, RGBColor)> = vec![("total", BLACK)];
+            for (c, name) in COMPONENTS.iter().enumerate() {
+                chart
+                    .draw_series(LineSeries::new(steps(&|s| s.component_w[c]), COLORS[c]))
+                    .map_err(plot_err(path))?;
+                entries.push((name, COLORS[c]));
+            }
+            side.draw(&Text::new(
+                "series",
+                (10, 44),
+                ("sans-serif", 15).into_font().color(&BLACK),
+            ))
+            .map_err(plot_err(path))?;
+            for (i, (name, color)) in entries.iter().enumerate() {
+                let y = 74 + 24 * i as i32;
+                side.draw(&PathElement::new(
+                    vec![(10, y), (34, y)],
+                    color.stroke_width(3),
+                ))
+                .map_err(plot_err(path))?;
+                side.draw(&Text::new(
+                    *name,
+                    (42, y),
+                    ("sans-serif", 14)
+                        .into_font()
+                        .color(&BLACK)
+                        .pos(Pos::new(HPos::Left, VPos::Center)),
+                ))
+                .map_err(plot_err(path))?;
+            }
             root.present().map_err(plot_err(path))?;
         }
         ssd_core::outfile::write_bytes_atomic(path, svg.as_bytes()).map_err(io_err(path))
     }
 
     /// SVG bar chart of the energy breakdown (J): flash read / program / erase /
-    /// transfer / idle, CPU, DRAM, bus, host link.
+    /// transfer / idle, CPU, DRAM, bus, host link; horizontal bars, so that
+    /// each component's name is written whole, its value right of its bar.
     pub fn plot_breakdown(&self, path: impl AsRef<Path>) -> Result<(), PowerError> {
         let path = path.as_ref();
         let e = self.energy()?;
@@ -166,59 +185,63 @@ impl PowerObserver {
             ("bus", e.bus, COLORS[3]),
             ("host link", e.host, COLORS[4]),
         ];
-        let y_max = bars.iter().map(|b| b.1).fold(0.0f64, f64::max).max(1e-12) * 1.15;
+        // Room right of the longest bar for its value.
+        let x_max = bars.iter().map(|b| b.1).fold(0.0f64, f64::max).max(1e-12) * 1.3;
         let n = bars.len();
         // Drawn into memory, then written beside `path` and renamed into place.
         let mut svg = String::new();
         {
             let root = SVGBackend::with_string(&mut svg, (960, 540)).into_drawing_area();
             root.fill(&WHITE).map_err(plot_err(path))?;
+            // Horizontal bars: the component names on the left, whole.
             let mut chart = ChartBuilder::on(&root)
                 .caption(
                     format!("Energy breakdown (total {:.4} J)", e.total),
-                    ("sans-serif", 22),
+                    ("sans-serif", 20),
                 )
                 .margin(12)
-                .x_label_area_size(60)
-                .y_label_area_size(70)
-                .build_cartesian_2d((0..n).into_segmented(), 0.0..y_max)
+                .x_label_area_size(44)
+                .y_label_area_size(150)
+                .build_cartesian_2d(0.0..x_max, (0..n - 1).into_segmented())
                 .map_err(plot_err(path))?;
             let labels: Vec<String> = bars.iter().map(|b| b.0.to_string()).collect();
             chart
                 .configure_mesh()
-                .disable_x_mesh()
-                .x_labels(n)
-                .x_label_formatter(&|v| match v {
-                    SegmentValue::CenterOf(i) if *i < labels.len() => labels[*i].clone(),
+                .disable_y_mesh()
+                .y_labels(n)
+                .y_label_formatter(&|v| match v {
+                    SegmentValue::CenterOf(i) if *i < labels.len() => labels[n - 1 - *i].clone(),
                     _ => String::new(),
                 })
-                .x_desc("component")
-                .y_desc("energy (J)")
+                .x_desc("energy (J)")
+                .y_desc("component")
                 .draw()
                 .map_err(plot_err(path))?;
+            // The first component at the top.
+            let row = |i: usize| n - 1 - i;
             chart
                 .draw_series(bars.iter().enumerate().map(|(i, b)| {
                     let mut r = Rectangle::new(
                         [
-                            (SegmentValue::Exact(i), 0.0),
-                            (SegmentValue::Exact(i + 1), b.1),
+                            (0.0, SegmentValue::Exact(row(i))),
+                            (b.1, SegmentValue::Exact(row(i) + 1)),
                         ],
                         b.2.filled(),
                     );
-                    r.set_margin(0, 0, 8, 8);
+                    r.set_margin(5, 5, 0, 0);
                     r
                 }))
                 .map_err(plot_err(path))?;
-            // Each bar's value above it.
+            // Each bar's value right of it.
             chart
                 .draw_series(bars.iter().enumerate().map(|(i, b)| {
                     Text::new(
                         format!("{:.4} J", b.1),
-                        (SegmentValue::CenterOf(i), b.1 + y_max * 0.015),
+                        (b.1 + x_max * 0.01, SegmentValue::CenterOf(row(i))),
                         ("sans-serif", 13)
                             .into_font()
                             .color(&BLACK)
-                            .pos(Pos::new(HPos::Center, VPos::Bottom)),
+                            .pos(Pos::new(HPos::Left, VPos::Center)),
                     )
                 }))
                 .map_err(plot_err(path))?;

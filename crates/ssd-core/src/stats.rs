@@ -316,8 +316,9 @@ pub struct FlashReport {
     pub block_erases: u64,
     /// Page programs by garbage collection (valid-page copies).
     pub gc_page_copies: u64,
-    /// Flash page programs / host pages written.
-    pub waf: f64,
+    /// Flash page programs / host pages written; `None` (JSON `null`) when
+    /// the host wrote nothing, where the ratio has no meaning.
+    pub waf: Option<f64>,
     /// Fewest erases of any block.
     pub erase_count_min: u32,
     /// Most erases of any block.

@@ -118,6 +118,14 @@ pub trait RequestSource {
     fn notes(&self) -> Vec<(String, u64)> {
         Vec::new()
     }
+    /// [`Timing::ClosedLoop`]: the engine submitted `r` (one the source
+    /// handed out, in the order it did) at `r.arrival`, the simulated time
+    /// a slot of the loop was free. The engine may read requests ahead of
+    /// their turn, so this, not [`RequestSource::next_request`], is when a
+    /// closed-loop request is submitted; one read ahead and never submitted
+    /// (a time limit ended the run) is never reported. The default does
+    /// nothing (a trace recorder writes the request here).
+    fn submitted(&mut self, _r: &HostRequest) {}
     /// [`Timing::Reactive`]: the next request to submit at `now`, if any
     /// (its `arrival` is set to `now`). Called until it returns None.
     fn poll(&mut self, _now: SimTime) -> Option<Result<HostRequest, SourceError>> {

@@ -37,15 +37,10 @@ use crate::RunOutput;
 use serde_json::Value;
 use std::fmt::Write;
 
-/// The most points one line of a chart has: longer series are thinned
-/// ([`thin`]), or for the power time series merged into time-weighted means.
-pub const MAX_SERIES_POINTS: usize = 2000;
+pub use crate::chart::{escape, thin, MAX_SERIES_POINTS};
+use crate::chart::{fmt_value, Line, LineChart, DASHES, PALETTE};
 
-/// The most bars of a sweep's chart (its first points; the table has all).
-pub const MAX_BARS: usize = 200;
-
-/// The most curves of a sweep's latency CDF chart (its first points).
-pub const MAX_CURVES: usize = 40;
+pub use crate::sweep::{MAX_BARS, MAX_CURVES};
 
 /// What a page says about where it came from.
 #[derive(Clone, Debug, Default)]
@@ -68,39 +63,6 @@ impl PageInfo {
             &self.version
         }
     }
-}
-
-/// `text` with `&`, `<`, `>`, `"` and `'` replaced by character references:
-/// safe as element content and as a quoted attribute value.
-pub fn escape(text: &str) -> String {
-    let mut o = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            c => o.push(c),
-        }
-    }
-    o
-}
-
-/// At most `max` (at least 2) of `points`, evenly spaced by index, the
-/// first and the last always among them; all of them when they are few
-/// enough.
-pub fn thin<T: Clone>(points: &[T], max: usize) -> Vec<T> {
-    let n = points.len();
-    let max = max.max(2);
-    if n <= max {
-        return points.to_vec();
-    }
-    // Index round(k (n-1) / (max-1)): strictly increasing since n > max.
-    let (n1, m1) = ((n - 1) as u128, (max - 1) as u128);
-    (0..max as u128)
-        .map(|k| points[((2 * k * n1 + m1) / (2 * m1)) as usize].clone())
-        .collect()
 }
 
 /// Program arguments as one shell command line: an argument with anything
@@ -128,22 +90,6 @@ where
 
 // ------------------------------------------------------------------ numbers
 
-/// A value for a table or a label: 0, one decimal from 100 up, four
-/// decimals down to 0.001, three significant digits in exponent form below.
-fn fmt_value(x: f64) -> String {
-    if x == 0.0 {
-        "0".into()
-    } else if !x.is_finite() {
-        x.to_string()
-    } else if x.abs() >= 100.0 {
-        format!("{x:.1}")
-    } else if x.abs() >= 1e-3 {
-        format!("{x:.4}")
-    } else {
-        format!("{x:.3e}")
-    }
-}
-
 fn num(v: &Value) -> String {
     match v {
         Value::Number(n) if n.is_f64() => fmt_value(n.as_f64().unwrap_or(0.0)),
@@ -160,506 +106,7 @@ fn at(v: &Value, path: &[&str]) -> Option<f64> {
     path.iter().try_fold(v, |v, k| v.get(k))?.as_f64()
 }
 
-/// A tick label for `v` on an axis whose ticks are `step` apart: enough
-/// decimals for the step, thousands as k, M, G, small values in exponent form.
-fn fmt_tick(v: f64, step: f64) -> String {
-    let a = v.abs();
-    if a < step * 1e-6 {
-        return "0".into();
-    }
-    if a < 1e-3 {
-        let digits = (a.log10().floor() - step.log10().floor()).clamp(0.0, 6.0) as usize;
-        return format!("{v:.digits$e}");
-    }
-    let (scale, suffix) = if a >= 1e9 {
-        (1e9, "G")
-    } else if a >= 1e6 {
-        (1e6, "M")
-    } else if a >= 1e4 {
-        (1e3, "k")
-    } else {
-        (1.0, "")
-    };
-    let s = step / scale;
-    let dec = if s >= 1.0 {
-        0
-    } else {
-        (-s.log10() - 1e-9).ceil().clamp(0.0, 9.0) as usize
-    };
-    format!("{:.dec$}{suffix}", v / scale)
-}
-
-/// A step of 1, 2 or 5 times a power of ten giving about `target` ticks.
-fn nice_step(range: f64, target: f64) -> f64 {
-    let raw = (range / target).max(f64::MIN_POSITIVE);
-    let mag = 10f64.powf(raw.log10().floor());
-    let f = raw / mag;
-    let nice = if f <= 1.0 {
-        1.0
-    } else if f <= 2.0 {
-        2.0
-    } else if f <= 5.0 {
-        5.0
-    } else {
-        10.0
-    };
-    nice * mag
-}
-
-/// An axis: its domain and its ticks (value, label).
-struct Scale {
-    lo: f64,
-    hi: f64,
-    log: bool,
-    ticks: Vec<(f64, String)>,
-}
-
-impl Scale {
-    /// A linear axis over `[lo, hi]`, widened to whole steps.
-    fn linear(lo: f64, hi: f64) -> Scale {
-        let (lo, hi) = if hi > lo {
-            (lo, hi)
-        } else if lo == 0.0 {
-            (0.0, 1.0)
-        } else {
-            (lo - lo.abs() * 0.5, hi + hi.abs() * 0.5)
-        };
-        let step = nice_step(hi - lo, 5.0);
-        let (a, b) = ((lo / step).floor(), (hi / step).ceil());
-        let ticks = (a as i64..=b as i64)
-            .map(|i| {
-                let v = i as f64 * step;
-                (v, fmt_tick(v, step))
-            })
-            .collect();
-        Scale {
-            lo: a * step,
-            hi: b * step,
-            log: false,
-            ticks,
-        }
-    }
-
-    /// A linear axis over exactly `[lo, hi]`, its ticks the whole steps
-    /// inside it (a time axis: no empty stretch after the run's end).
-    fn linear_exact(lo: f64, hi: f64) -> Scale {
-        let wide = Scale::linear(lo, hi);
-        let (lo, hi) = if hi > lo {
-            (lo, hi)
-        } else {
-            (wide.lo, wide.hi)
-        };
-        let ticks = wide
-            .ticks
-            .into_iter()
-            .filter(|(v, _)| *v >= lo - (hi - lo) * 1e-9 && *v <= hi + (hi - lo) * 1e-9)
-            .collect();
-        Scale {
-            lo,
-            hi,
-            log: false,
-            ticks,
-        }
-    }
-
-    /// A logarithmic axis over `[lo, hi]` (both positive), widened to whole
-    /// decades, a tick per decade (every other one beyond ten).
-    fn log(lo: f64, hi: f64) -> Scale {
-        let a = lo.log10().floor();
-        let mut b = hi.log10().ceil();
-        if b <= a {
-            b = a + 1.0;
-        }
-        let every = if b - a > 10.0 { 2 } else { 1 };
-        let ticks = (a as i64..=b as i64)
-            .filter(|e| (e - a as i64) % every == 0)
-            .map(|e| {
-                let v = 10f64.powi(e as i32);
-                (v, fmt_tick(v, v))
-            })
-            .collect();
-        Scale {
-            lo: 10f64.powf(a),
-            hi: 10f64.powf(b),
-            log: true,
-            ticks,
-        }
-    }
-
-    /// The fraction of the axis at which `v` lies (clamped to it).
-    fn frac(&self, v: f64) -> f64 {
-        let f = if self.log {
-            (v.max(self.lo).log10() - self.lo.log10()) / (self.hi.log10() - self.lo.log10())
-        } else {
-            (v - self.lo) / (self.hi - self.lo)
-        };
-        if f.is_finite() {
-            f.clamp(0.0, 1.0)
-        } else {
-            0.0
-        }
-    }
-}
-
-// ------------------------------------------------------------------ charts
-
-const PALETTE: [&str; 10] = [
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-    "#bcbd22", "#17becf",
-];
-
-/// Dash patterns for lines beyond the palette's ten colours.
-const DASHES: [&str; 4] = ["", "6 3", "2 3", "8 3 2 3"];
-
-/// Text cut to `n` characters (an ellipsis marks a cut).
-fn clip(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(n.saturating_sub(1)).collect();
-        t.push('…');
-        t
-    }
-}
-
-const WIDTH: f64 = 880.0;
-
-/// The opening of a chart's SVG, its title and its axis labels.
-fn svg_open(o: &mut String, id: &str, title: &str, h: f64) {
-    let _ = write!(
-        o,
-        r#"<svg data-chart="{}" width="{WIDTH}" height="{h}" viewBox="0 0 {WIDTH} {h}" role="img" aria-label="{}"><title>{}</title><rect class="bg" x="0" y="0" width="{WIDTH}" height="{h}"/><text class="chart-title" x="{}" y="24" text-anchor="middle">{}</text>"#,
-        escape(id),
-        escape(title),
-        escape(title),
-        WIDTH / 2.0,
-        escape(title),
-    );
-}
-
-fn axis_labels(o: &mut String, x_label: &str, y_label: &str, x: f64, y: f64, y_mid: f64) {
-    let _ = write!(
-        o,
-        r#"<text class="axis-label x" x="{x:.1}" y="{y:.1}" text-anchor="middle">{}</text><text class="axis-label y" x="0" y="0" text-anchor="middle" transform="translate(16 {y_mid:.1}) rotate(-90)">{}</text>"#,
-        escape(x_label),
-        escape(y_label)
-    );
-}
-
-/// A legend below a chart from `top`: (name, colour, dash) entries in
-/// columns. Returns its height.
-fn legend(o: &mut String, entries: &[(String, &str, &str)], left: f64, top: f64) -> f64 {
-    if entries.is_empty() {
-        return 0.0;
-    }
-    let col_w = LEGEND_COLUMN;
-    let cols = legend_columns(left);
-    o.push_str(r#"<g class="legend">"#);
-    for (i, (name, color, dash)) in entries.iter().enumerate() {
-        let x = left + (i % cols) as f64 * col_w;
-        let y = top + (i / cols) as f64 * 18.0 + 9.0;
-        let _ = write!(
-            o,
-            r#"<line x1="{x:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="{color}" stroke-width="3" stroke-dasharray="{dash}"/><text x="{:.1}" y="{:.1}">{}</text>"#,
-            x + 18.0,
-            x + 24.0,
-            y + 4.0,
-            escape(&clip(name, 34))
-        );
-    }
-    o.push_str("</g>");
-    legend_height(entries.len(), left)
-}
-
-const LEGEND_COLUMN: f64 = 260.0;
-
-fn legend_columns(left: f64) -> usize {
-    (((WIDTH - left - 10.0) / LEGEND_COLUMN).floor() as usize).max(1)
-}
-
-/// The height of a legend of `n` entries from `left`.
-fn legend_height(n: usize, left: f64) -> f64 {
-    if n == 0 {
-        0.0
-    } else {
-        n.div_ceil(legend_columns(left)) as f64 * 18.0 + 8.0
-    }
-}
-
-/// One line of a line chart.
-struct Line {
-    name: String,
-    color: &'static str,
-    dash: &'static str,
-    width: f64,
-    points: Vec<(f64, f64)>,
-}
-
-/// A line chart: `x_log` for a logarithmic x axis, `y_fixed` for a fixed y
-/// domain (a CDF's 0 to 1), else from 0 (or the least value, if negative)
-/// to the greatest.
-struct LineChart<'a> {
-    id: &'a str,
-    title: &'a str,
-    x_label: &'a str,
-    y_label: &'a str,
-    x_log: bool,
-    y_fixed: Option<(f64, f64)>,
-    lines: Vec<Line>,
-}
-
-impl LineChart<'_> {
-    fn svg(mut self) -> String {
-        for l in &mut self.lines {
-            l.points
-                .retain(|&(x, y)| x.is_finite() && y.is_finite() && (!self.x_log || x > 0.0));
-            l.points = thin(&l.points, MAX_SERIES_POINTS);
-        }
-        self.lines.retain(|l| !l.points.is_empty());
-        let pts = || self.lines.iter().flat_map(|l| l.points.iter());
-        let (xmin, xmax) = pts().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
-            (a.min(p.0), b.max(p.0))
-        });
-        let (ymin, ymax) = pts().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
-            (a.min(p.1), b.max(p.1))
-        });
-        let empty = self.lines.is_empty();
-        let xs = match (self.x_log, empty) {
-            (true, true) => Scale::log(1.0, 10.0),
-            (true, false) => Scale::log(xmin, xmax),
-            (false, true) => Scale::linear(0.0, 1.0),
-            (false, false) => Scale::linear_exact(xmin, xmax),
-        };
-        let ys = match (self.y_fixed, empty) {
-            (Some((a, b)), _) => {
-                let mut s = Scale::linear(a, b);
-                (s.lo, s.hi) = (a, b);
-                s
-            }
-            (None, true) => Scale::linear(0.0, 1.0),
-            (None, false) => Scale::linear(ymin.min(0.0), ymax * 1.05),
-        };
-        let (left, right, top, ph) = (80.0, 24.0, 44.0, 320.0);
-        let pw = WIDTH - left - right;
-        let bottom_axis = top + ph;
-        let legend_entries: Vec<(String, &str, &str)> = self
-            .lines
-            .iter()
-            .map(|l| (l.name.clone(), l.color, l.dash))
-            .collect();
-        let legend_h = legend_height(legend_entries.len(), left);
-        let h = (bottom_axis + 58.0 + legend_h + 8.0).ceil();
-        let mut o = String::new();
-        svg_open(&mut o, self.id, self.title, h);
-        let px = |x: f64| left + xs.frac(x) * pw;
-        let py = |y: f64| top + (1.0 - ys.frac(y)) * ph;
-        o.push_str(r#"<g class="grid">"#);
-        for (v, _) in &xs.ticks {
-            let x = px(*v);
-            let _ = write!(
-                o,
-                r#"<line x1="{x:.1}" y1="{top:.1}" x2="{x:.1}" y2="{bottom_axis:.1}"/>"#
-            );
-        }
-        for (v, _) in &ys.ticks {
-            let y = py(*v);
-            let _ = write!(
-                o,
-                r#"<line x1="{left:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}"/>"#,
-                left + pw
-            );
-        }
-        o.push_str("</g>");
-        let _ = write!(
-            o,
-            r#"<rect class="frame" x="{left:.1}" y="{top:.1}" width="{pw:.1}" height="{ph:.1}"/><g class="ticks">"#
-        );
-        for (v, t) in &xs.ticks {
-            let _ = write!(
-                o,
-                r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-                px(*v),
-                bottom_axis + 16.0,
-                escape(t)
-            );
-        }
-        for (v, t) in &ys.ticks {
-            let _ = write!(
-                o,
-                r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
-                left - 6.0,
-                py(*v) + 4.0,
-                escape(t)
-            );
-        }
-        o.push_str("</g>");
-        axis_labels(
-            &mut o,
-            self.x_label,
-            self.y_label,
-            left + pw / 2.0,
-            bottom_axis + 38.0,
-            top + ph / 2.0,
-        );
-        o.push_str(r#"<g class="lines">"#);
-        for l in &self.lines {
-            let mut d = String::new();
-            for (i, &(x, y)) in l.points.iter().enumerate() {
-                let _ = write!(
-                    d,
-                    "{}{:.1},{:.1}",
-                    if i == 0 { "M" } else { " L" },
-                    px(x),
-                    py(y)
-                );
-            }
-            if l.points.len() == 1 {
-                // One point: a dot.
-                let _ = write!(d, " h0.1");
-            }
-            let _ = write!(
-                o,
-                r#"<path class="data" d="{d}" fill="none" stroke="{}" stroke-width="{}" stroke-dasharray="{}" stroke-linejoin="round"><title>{}</title></path>"#,
-                l.color,
-                l.width,
-                l.dash,
-                escape(&l.name)
-            );
-        }
-        o.push_str("</g>");
-        legend(&mut o, &legend_entries, left, bottom_axis + 50.0);
-        o.push_str("</svg>");
-        o
-    }
-}
-
-/// One bar of a bar chart, with the text written at its end.
-struct Bar {
-    label: String,
-    value: f64,
-    color: &'static str,
-    text: String,
-}
-
-/// A horizontal bar chart: a bar per category, its label on the left (under
-/// `header`), its value at its end; `legend`: what the colours mean.
-struct BarChart<'a> {
-    id: &'a str,
-    title: &'a str,
-    x_label: &'a str,
-    y_label: &'a str,
-    header: &'a str,
-    bars: Vec<Bar>,
-    legend: Vec<(String, &'static str)>,
-}
-
-impl BarChart<'_> {
-    fn svg(self) -> String {
-        let n = self.bars.len().max(1);
-        let label_chars = self
-            .bars
-            .iter()
-            .map(|b| clip(&b.label, 40).chars().count())
-            .max()
-            .unwrap_or(4)
-            .max(self.header.chars().count());
-        let left = (label_chars as f64 * 6.6 + 40.0).clamp(90.0, 320.0);
-        // What fits left of the bars (about 6.6 px a character).
-        let fits = ((left - 40.0) / 6.6) as usize;
-        let right = 130.0;
-        let top = 58.0;
-        let row = 22.0;
-        let ph = n as f64 * row;
-        let pw = WIDTH - left - right;
-        let bottom_axis = top + ph;
-        let entries: Vec<(String, &str, &str)> = self
-            .legend
-            .iter()
-            .map(|(n, c)| (n.clone(), *c, ""))
-            .collect();
-        let legend_h = legend_height(entries.len(), left);
-        let h = (bottom_axis + 58.0 + legend_h + 8.0).ceil();
-        let max = self
-            .bars
-            .iter()
-            .map(|b| b.value)
-            .filter(|v| v.is_finite())
-            .fold(0.0f64, f64::max);
-        let xs = Scale::linear(0.0, if max > 0.0 { max } else { 1.0 });
-        let px = |v: f64| left + xs.frac(v) * pw;
-        let mut o = String::new();
-        svg_open(&mut o, self.id, self.title, h);
-        o.push_str(r#"<g class="grid">"#);
-        for (v, _) in &xs.ticks {
-            let x = px(*v);
-            let _ = write!(
-                o,
-                r#"<line x1="{x:.1}" y1="{top:.1}" x2="{x:.1}" y2="{bottom_axis:.1}"/>"#
-            );
-        }
-        o.push_str(r#"</g><g class="ticks">"#);
-        for (v, t) in &xs.ticks {
-            let _ = write!(
-                o,
-                r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-                px(*v),
-                bottom_axis + 16.0,
-                escape(t)
-            );
-        }
-        o.push_str("</g>");
-        if !self.header.is_empty() {
-            let _ = write!(
-                o,
-                r#"<text class="bar-header" x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
-                left - 6.0,
-                top - 8.0,
-                escape(&clip(self.header, fits))
-            );
-        }
-        o.push_str(r#"<g class="bars">"#);
-        for (i, b) in self.bars.iter().enumerate() {
-            let y = top + i as f64 * row;
-            let v = if b.value.is_finite() {
-                b.value.max(0.0)
-            } else {
-                0.0
-            };
-            let w = (px(v) - left).max(0.0);
-            let _ = write!(
-                o,
-                r#"<text class="bar-label" x="{:.1}" y="{:.1}" text-anchor="end">{}</text><rect class="data" x="{left:.1}" y="{:.1}" width="{w:.1}" height="{:.1}" fill="{}"><title>{}: {}</title></rect><text class="bar-value" x="{:.1}" y="{:.1}">{}</text>"#,
-                left - 6.0,
-                y + row / 2.0 + 4.0,
-                escape(&clip(&b.label, fits)),
-                y + 3.0,
-                row - 6.0,
-                b.color,
-                escape(&b.label),
-                escape(&b.text),
-                left + w + 4.0,
-                y + row / 2.0 + 4.0,
-                escape(&b.text)
-            );
-        }
-        let _ = write!(
-            o,
-            r#"</g><line class="axis" x1="{left:.1}" y1="{top:.1}" x2="{left:.1}" y2="{bottom_axis:.1}"/><line class="axis" x1="{left:.1}" y1="{bottom_axis:.1}" x2="{:.1}" y2="{bottom_axis:.1}"/>"#,
-            left + pw
-        );
-        axis_labels(
-            &mut o,
-            self.x_label,
-            self.y_label,
-            left + pw / 2.0,
-            bottom_axis + 38.0,
-            top + ph / 2.0,
-        );
-        legend(&mut o, &entries, left, bottom_axis + 50.0);
-        o.push_str("</svg>");
-        o
-    }
-}
+// ------------------------------------------------------------------ figures
 
 /// A chart with its caption.
 fn figure(o: &mut String, svg: &str, caption: &str) {
@@ -746,7 +193,7 @@ table.sortable thead th{cursor:pointer}.unit{font-weight:normal;color:#666;font-
 .wide{overflow-x:auto;max-height:70vh;overflow-y:auto}
 figure.chart{margin:12px 0}figcaption{color:#555;font-size:12px;margin-top:2px}
 svg{max-width:100%;height:auto;font-size:12px}svg .bg{fill:#fff}svg .frame{fill:none;stroke:#444}svg .grid line{stroke:#e6e6e6}svg .axis{stroke:#444}
-svg .chart-title{font-size:16px;font-weight:600}svg .bar-header{font-style:italic;fill:#555}svg .axis-label{font-size:13px}svg .ticks text,svg .bar-label,svg .bar-value{fill:#333}
+svg .plot-area{fill:none}svg .chart-note{fill:#555}svg .legend text{fill:#333}svg .legend-title{font-style:italic}svg .chart-title{font-size:16px;font-weight:600}svg .bar-header{font-style:italic;fill:#555}svg .axis-label{font-size:13px}svg .ticks text,svg .bar-label,svg .bar-value{fill:#333}
 .note{background:#fff8e1;border-left:4px solid #f0c000;padding:6px 10px;margin:8px 0}details{margin:8px 0}summary{cursor:pointer}
 "#;
 
@@ -953,10 +400,9 @@ pub fn run_page(out: &RunOutput, info: &PageInfo) -> String {
             (
                 "write amplification (WAF)",
                 // As the text report: no host writes, no ratio.
-                if r.host.bytes_written == 0 {
-                    "n/a (no host writes)".to_string()
-                } else {
-                    format!("{:.4}", f.waf)
+                match f.waf {
+                    Some(w) => format!("{w:.4}"),
+                    None => "n/a (no host writes)".to_string(),
                 },
             ),
             (
@@ -1200,7 +646,11 @@ fn flows_section(o: &mut String, r: &ssd_core::stats::Report) {
                 cell(f, &["bandwidth_mbps"]),
                 cell(f, &["latency_us", "mean"]),
                 cell(f, &["latency_us", "p99"]),
-                cell(f, &["waf"]),
+                // A flow that wrote nothing has no WAF.
+                match f.get("waf") {
+                    Some(Value::Null) => "n/a".into(),
+                    _ => cell(f, &["waf"]),
+                },
                 cell(f, &["slowdown"]),
             ]
         })
@@ -1260,11 +710,14 @@ fn latency_cdf(o: &mut String, out: &RunOutput) {
     let svg = LineChart {
         id: "latency-cdf",
         title: "Latency CDF",
+        note: "",
         x_label: "latency (µs, log scale)",
         y_label: "fraction of requests at or below",
         x_log: true,
+        y_log: false,
         y_fixed: Some((0.0, 1.0)),
         lines,
+        legend_title: "",
     }
     .svg();
     figure(
@@ -1289,7 +742,6 @@ fn energy_section(o: &mut String, out: &RunOutput) {
         return;
     };
     let g = |p: &[&str]| at(e, p).unwrap_or(0.0);
-    let one = |k: &str| at(e, &[k]).or_else(|| at(e, &[k, "total"])).unwrap_or(0.0);
     let total = g(&["total"]);
     let share = |j: f64| {
         if total > 0.0 {
@@ -1298,17 +750,7 @@ fn energy_section(o: &mut String, out: &RunOutput) {
             "-".into()
         }
     };
-    let parts: Vec<(&str, f64, &'static str)> = vec![
-        ("flash read", g(&["flash", "read"]), PALETTE[0]),
-        ("flash program", g(&["flash", "program"]), PALETTE[0]),
-        ("flash erase", g(&["flash", "erase"]), PALETTE[0]),
-        ("flash transfer", g(&["flash", "transfer"]), PALETTE[0]),
-        ("flash idle", g(&["flash", "idle"]), PALETTE[0]),
-        ("controller CPU", one("cpu"), PALETTE[1]),
-        ("DRAM", one("dram"), PALETTE[2]),
-        ("bus", one("bus"), PALETTE[3]),
-        ("host link", one("host"), PALETTE[4]),
-    ];
+    let parts = crate::chart::energy_parts(e);
     let mut body: Vec<Vec<String>> = parts
         .iter()
         .map(|(n, j, _)| vec![n.to_string(), fmt_value(*j), share(*j)])
@@ -1355,32 +797,7 @@ fn energy_section(o: &mut String, out: &RunOutput) {
             ],
         );
     }
-    let bars = parts
-        .iter()
-        .map(|(n, j, c)| Bar {
-            label: n.to_string(),
-            value: *j,
-            color: c,
-            text: format!("{} J ({})", fmt_value(*j), share(*j)),
-        })
-        .collect();
-    let title = format!("Energy breakdown (total {} J)", fmt_value(total));
-    let svg = BarChart {
-        id: "energy-breakdown",
-        title: &title,
-        x_label: "energy (J)",
-        y_label: "component",
-        header: "",
-        bars,
-        legend: vec![
-            ("flash".into(), PALETTE[0]),
-            ("controller CPU".into(), PALETTE[1]),
-            ("DRAM".into(), PALETTE[2]),
-            ("bus".into(), PALETTE[3]),
-            ("host link".into(), PALETTE[4]),
-        ],
-    }
-    .svg();
+    let svg = crate::chart::energy_chart(e, "");
     figure(
         o,
         &svg,
@@ -1392,35 +809,6 @@ fn energy_section(o: &mut String, out: &RunOutput) {
     o.push_str("</details>\n");
 }
 
-/// Samples merged `k` to one (time-weighted means, which keep each group's
-/// energy) so that there are at most `max`: (start s, end s, [total,
-/// components] W) and `k`.
-#[allow(clippy::type_complexity)]
-fn merge_samples(s: &[power::Sample], max: usize) -> (Vec<(f64, f64, [f64; 6])>, usize) {
-    let k = s.len().div_ceil(max.max(1)).max(1);
-    let merged = s
-        .chunks(k)
-        .map(|g| {
-            let len: f64 = g.iter().map(|x| x.len_s).sum();
-            let mut w = [0.0; 6];
-            for x in g {
-                let wt = if len > 0.0 {
-                    x.len_s / len
-                } else {
-                    1.0 / g.len() as f64
-                };
-                w[0] += x.total_w * wt;
-                for c in 0..5 {
-                    w[c + 1] += x.component_w[c] * wt;
-                }
-            }
-            let last = g[g.len() - 1];
-            (g[0].time_s, last.time_s + last.len_s, w)
-        })
-        .collect();
-    (merged, k)
-}
-
 fn power_chart(o: &mut String, out: &RunOutput) {
     let s = &out.power_series;
     if s.is_empty() {
@@ -1430,39 +818,7 @@ fn power_chart(o: &mut String, out: &RunOutput) {
         );
         return;
     }
-    // A step line has two points per sample.
-    let (m, k) = merge_samples(s, MAX_SERIES_POINTS / 2);
-    let steps = |c: usize| -> Vec<(f64, f64)> {
-        m.iter()
-            .flat_map(|(a, b, w)| [(*a, w[c]), (*b, w[c])])
-            .collect()
-    };
-    let mut lines = vec![Line {
-        name: "total".into(),
-        color: "#000000",
-        dash: "",
-        width: 2.0,
-        points: steps(0),
-    }];
-    for (c, name) in power::series::COMPONENTS.iter().enumerate() {
-        lines.push(Line {
-            name: (*name).into(),
-            color: PALETTE[c],
-            dash: "",
-            width: 1.4,
-            points: steps(c + 1),
-        });
-    }
-    let svg = LineChart {
-        id: "power-over-time",
-        title: "SSD power over time",
-        x_label: "simulated time (s)",
-        y_label: "power (W)",
-        x_log: false,
-        y_fixed: None,
-        lines,
-    }
-    .svg();
+    let (svg, steps, k) = crate::chart::power_chart(s, "");
     let p = out.report.extra.get("power_w");
     let sample = p.and_then(|p| at(p, &["sample_s"])).unwrap_or(s[0].len_s);
     let mut cap = format!(
@@ -1477,8 +833,7 @@ fn power_chart(o: &mut String, out: &RunOutput) {
     if k > 1 {
         let _ = write!(
             cap,
-            "; drawn as {} points, each the time-weighted mean of {k} samples",
-            m.len()
+            "; drawn as {steps} points, each the time-weighted mean of {k} samples"
         );
     }
     cap.push('.');
@@ -1487,10 +842,11 @@ fn power_chart(o: &mut String, out: &RunOutput) {
 
 // ------------------------------------------------------------------ sweep
 
-/// The single-file HTML report of a sweep: its table (one row per point,
-/// units in the header; a click on a column sorts it), a bar chart per
-/// metric ([`sweep::chart_metrics`], one bar per point labelled by
-/// [`sweep::point_label`] and coloured by the first axis that varies) and
+/// The single-file HTML report of a sweep: its axes (those that vary, and
+/// what every point has alike, [`sweep::Layout`]), its table (one row per
+/// point, units in the header; a click on a column sorts it), a bar chart
+/// per metric ([`sweep::chart_metrics`], one bar per point labelled by
+/// [`sweep::Layout::label`] and coloured by the first axis that varies) and
 /// the points' latency CDFs (rows that carry `cdf`). Failed points are in
 /// the table, not the charts.
 pub fn sweep_page(rows: &[Row], info: &PageInfo) -> String {
@@ -1527,31 +883,29 @@ pub fn sweep_page(rows: &[Row], info: &PageInfo) -> String {
         );
     }
 
-    // The axes and their values, in order of appearance.
-    let mut axes: Vec<(String, Vec<String>)> = Vec::new();
-    for r in rows {
-        for (k, v) in &r.params {
-            match axes.iter_mut().find(|(a, _)| a == k) {
-                Some((_, vs)) => {
-                    if !vs.contains(v) {
-                        vs.push(v.clone());
-                    }
-                }
-                None => axes.push((k.clone(), vec![v.clone()])),
-            }
-        }
-    }
-    if !axes.is_empty() {
+    // The axes that vary, and what every row has alike (stated once: not
+    // a column, not in every bar's label).
+    let layout = sweep::Layout::of(rows);
+    if !layout.varying.is_empty() || !layout.fixed.is_empty() {
         o.push_str("<h2>Axes</h2>\n");
-        let rows_kv: Vec<(&str, String)> = axes
+        let mut rows_kv: Vec<(&str, String)> = layout
+            .varying
             .iter()
             .map(|(k, v)| (k.as_str(), v.join(", ")))
             .collect();
+        let fixed: Vec<String> = layout
+            .fixed
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        if !fixed.is_empty() {
+            rows_kv.push(("fixed (every point)", fixed.join(", ")));
+        }
         kv_table(&mut o, &rows_kv);
     }
 
     o.push_str("<h2>Points</h2>\n<div class=\"wide\">");
-    let (head, body) = sweep::columns(rows);
+    let (head, body) = sweep::shown_columns(rows, &layout);
     o.push_str("<table class=\"sweep sortable\"><thead><tr>");
     for h in &head {
         match sweep::column_unit(h) {
@@ -1586,7 +940,7 @@ pub fn sweep_page(rows: &[Row], info: &PageInfo) -> String {
     if ok.is_empty() {
         o.push_str("<p class=\"note\">No point succeeded: nothing to chart.</p>\n");
     } else {
-        sweep_charts(&mut o, &ok, &axes);
+        sweep_charts(&mut o, &ok, &layout);
     }
     if let Some(t) = &info.config_toml {
         o.push_str("<h2>Configuration</h2>\n");
@@ -1600,7 +954,7 @@ pub fn sweep_page(rows: &[Row], info: &PageInfo) -> String {
     o
 }
 
-fn sweep_charts(o: &mut String, ok: &[&Row], axes: &[(String, Vec<String>)]) {
+fn sweep_charts(o: &mut String, ok: &[&Row], layout: &sweep::Layout) {
     let shown = &ok[..ok.len().min(MAX_BARS)];
     let more = if ok.len() > shown.len() {
         format!(
@@ -1611,92 +965,37 @@ fn sweep_charts(o: &mut String, ok: &[&Row], axes: &[(String, Vec<String>)]) {
     } else {
         String::new()
     };
-    // Colour by the first axis with more than one value.
-    let group = axes.iter().find(|(_, v)| v.len() > 1);
-    let color_of = |r: &Row| -> &'static str {
-        let Some((k, vals)) = group else {
-            return PALETTE[0];
-        };
-        let v = r
-            .params
-            .iter()
-            .find(|(pk, _)| pk == k)
-            .map(|(_, v)| v.as_str());
-        let i = vals.iter().position(|x| Some(x.as_str()) == v).unwrap_or(0);
-        PALETTE[i % PALETTE.len()]
+    let header = layout.keys().join("/");
+    let axes = match (header.is_empty(), layout.fixed.is_empty()) {
+        (true, _) => "no axis: a single point".to_string(),
+        (false, true) => header.clone(),
+        (false, false) => format!("{header} (the settings every point has are under Axes)"),
     };
-    let legend: Vec<(String, &'static str)> = match group {
-        Some((k, vals)) => vals
-            .iter()
-            .take(30)
-            .enumerate()
-            .map(|(i, v)| (format!("{k} = {v}"), PALETTE[i % PALETTE.len()]))
-            .collect(),
-        None => Vec::new(),
-    };
-    let keys: Vec<&str> = axes.iter().map(|(k, _)| k.as_str()).collect();
-    let header = keys.join("/");
     for m in sweep::chart_metrics(ok) {
-        let bars = shown
-            .iter()
-            .map(|r| {
-                let v = (m.get)(r);
-                Bar {
-                    label: sweep::point_label(r),
-                    value: v,
-                    color: color_of(r),
-                    text: fmt_value(v),
-                }
-            })
-            .collect();
-        let title = format!("{} per point", m.title);
-        let x_label = format!("{} ({})", m.title, m.unit);
-        let svg = BarChart {
-            id: &format!("sweep-{}", m.name.replace('_', "-")),
-            title: &title,
-            x_label: &x_label,
-            y_label: "point",
-            header: &header,
-            bars,
-            legend: legend.clone(),
-        }
-        .svg();
+        let svg = crate::chart::sweep_bars(&m, shown, layout, "");
+        let na = if shown.iter().any(|r| (m.get)(r).is_none()) {
+            " n/a: no value (a WAF where the host wrote nothing)."
+        } else {
+            ""
+        };
         figure(
             o,
             &svg,
             &format!(
-                "{} ({}) of each point, column {}; a bar's label is the point's values of {}.{more}",
-                m.title, m.unit, m.name, if header.is_empty() { "its axes" } else { &header }
+                "{} ({}) of each point, column {}; a bar's label is the point's values of {axes}.{na}{more}",
+                m.title,
+                m.unit,
+                m.name,
             ),
         );
     }
-    let with_cdf: Vec<&&Row> = ok.iter().filter(|r| !r.cdf.is_empty()).collect();
+    let with_cdf: Vec<&Row> = ok.iter().copied().filter(|r| !r.cdf.is_empty()).collect();
     if with_cdf.is_empty() {
         o.push_str("<p class=\"note\">No latency CDF: the rows carry none (CSV rows, or rows from an older ssdsim).</p>\n");
         return;
     }
     let curves = &with_cdf[..with_cdf.len().min(MAX_CURVES)];
-    let lines = curves
-        .iter()
-        .enumerate()
-        .map(|(i, r)| Line {
-            name: sweep::point_label(r),
-            color: PALETTE[i % PALETTE.len()],
-            dash: DASHES[(i / PALETTE.len()) % DASHES.len()],
-            width: 1.6,
-            points: r.cdf.clone(),
-        })
-        .collect();
-    let svg = LineChart {
-        id: "sweep-latency-cdf",
-        title: "Latency CDF per point",
-        x_label: "latency (µs, log scale)",
-        y_label: "fraction of requests at or below",
-        x_log: true,
-        y_fixed: Some((0.0, 1.0)),
-        lines,
-    }
-    .svg();
+    let svg = crate::chart::sweep_cdf(curves, layout, "");
     let mut cap =
         "Cumulative distribution of each point's request latency (100 quantiles).".to_string();
     if with_cdf.len() > curves.len() {

@@ -26,7 +26,7 @@
 //! assert_eq!(ssd.config().workload.iodepth, 32);
 //! let out = ssd.run()?;               // precondition, simulate, report
 //! assert_eq!(out.report.host.requests, 3_000);
-//! assert!(out.report.flash.waf >= 1.0);
+//! assert!(out.report.flash.waf.is_some_and(|w| w >= 1.0));
 //!
 //! // A bad setting is refused at build(), the field named as by the CLI.
 //! let err = Ssd::builder().ftl("nope").build().unwrap_err();
@@ -48,15 +48,16 @@
 //! ## Features
 //!
 //! None is on by default, so a tool that takes the library pulls no
-//! progress bars and no plotting crate. The `ssdsim` program (the
-//! `ssdsim-cli` package, `crates/cli`) turns both on.
+//! progress bars. The `ssdsim` program (the `ssdsim-cli` package,
+//! `crates/cli`) turns them all on.
 //!
 //! - `progress`: progress bars on stderr (indicatif). Without it
 //!   [`RunOptions::progress`] is still there and every [`Progress`] mode
 //!   draws nothing.
-//! - `plots`: SVG plots (plotters): `sweep::plot` and
-//!   [`RunOptions::plot_power`] / [`RunOptions::plot_breakdown`] (without
-//!   it a run that asks for one is refused before it starts).
+//! - `plots`: SVG files: `sweep::plot`, [`RunOptions::plot_power`] /
+//!   [`RunOptions::plot_breakdown`] (without it a run that asks for one is
+//!   refused before it starts) and `plots::mapping_size`; the charts of the
+//!   HTML pages, drawn by hand, so the feature pulls no crate.
 //! - `html`: the HTML pages of a run or a sweep (`html::run_page`,
 //!   `html::sweep_page`); their charts are SVG written by hand, so the
 //!   feature pulls no crate.
@@ -67,6 +68,8 @@
 
 #![warn(missing_docs)]
 
+#[cfg(any(feature = "html", feature = "plots"))]
+mod chart;
 pub mod custom;
 pub mod fio;
 pub mod fio_json;
@@ -74,6 +77,8 @@ pub mod flags;
 #[cfg(feature = "html")]
 pub mod html;
 pub mod output;
+#[cfg(feature = "plots")]
+pub mod plots;
 pub mod progress;
 mod ssd;
 pub mod state;
@@ -175,6 +180,18 @@ impl RequestSource for AnySource {
             AnySource::Buffered(s) => s.next_request(),
             AnySource::Flows(s) => s.next_request(),
             AnySource::Recorded(s) => s.next_request(),
+        }
+    }
+    #[inline]
+    fn submitted(&mut self, r: &ssdsim_host::workload::HostRequest) {
+        match self {
+            AnySource::Fio(s) => s.submitted(r),
+            AnySource::Trace(s) => s.submitted(r),
+            AnySource::Personality(s) => s.submitted(r),
+            AnySource::FileBench(s) => s.submitted(r),
+            AnySource::Buffered(s) => s.submitted(r),
+            AnySource::Flows(s) => s.submitted(r),
+            AnySource::Recorded(s) => s.submitted(r),
         }
     }
     fn notes(&self) -> Vec<(String, u64)> {
@@ -668,7 +685,6 @@ fn build<O: Observer>(
     };
     if let Some((r, pending)) = record {
         let label = r.path.display().to_string();
-        ssdsim_host::trace::record::Recorder::check(&src, &label).map_err(RunError::Input)?;
         let file = pending
             .writer()
             .map_err(|e| RunError::Io(format!("{label}: cannot write: {e}")))?;
@@ -1118,12 +1134,15 @@ pub(crate) fn power_outputs(
     }
     #[cfg(feature = "plots")]
     if let Some(p) = &opts.plot_power {
-        obs.plot_power(p).map_err(|e| RunError::Io(e.to_string()))?;
+        plots::write_power(p, &obs.samples(), report.extra.get("power_w")).map_err(RunError::Io)?;
     }
     #[cfg(feature = "plots")]
     if let Some(p) = &opts.plot_breakdown {
-        obs.plot_breakdown(p)
-            .map_err(|e| RunError::Io(e.to_string()))?;
+        let e = report
+            .extra
+            .get("energy_j")
+            .ok_or_else(|| RunError::Io(format!("{}: the report has no energy", p.display())))?;
+        plots::write_breakdown(p, e).map_err(RunError::Io)?;
     }
     let series = if opts.keep_power_series {
         obs.samples()

@@ -77,10 +77,9 @@ pub fn text(r: &Report) -> String {
         );
     }
     let f = &r.flash;
-    let waf = if h.bytes_written == 0 {
-        "n/a (no host writes)".to_string()
-    } else {
-        format!("{:.3}", f.waf)
+    let waf = match f.waf {
+        Some(w) => format!("{w:.3}"),
+        None => "n/a (no host writes)".to_string(),
     };
     let _ = writeln!(
         o,

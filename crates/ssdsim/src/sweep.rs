@@ -977,8 +977,11 @@ pub struct Row {
     pub read_p99_us: f64,
     /// 99th-percentile write latency, microseconds.
     pub write_p99_us: f64,
-    /// Write amplification (flash programs / host pages).
-    pub waf: f64,
+    /// Write amplification (flash programs / host pages); `None` (JSON
+    /// `null`, an empty CSV cell, `n/a` in the tables) for a point whose
+    /// host wrote nothing, where the ratio has no meaning.
+    #[serde(default)]
+    pub waf: Option<f64>,
     /// Block erases.
     pub erases: u64,
     /// Pages copied by garbage collection.
@@ -1069,7 +1072,7 @@ pub fn run_point_full(p: &Point, opts: &RunOptions) -> (Row, Option<crate::RunOu
         lat_p99_us: 0.0,
         read_p99_us: 0.0,
         write_p99_us: 0.0,
-        waf: 0.0,
+        waf: None,
         erases: 0,
         gc_copies: 0,
         energy_j: None,
@@ -1499,15 +1502,176 @@ fn metrics(rows: &[Row]) -> Vec<&'static str> {
 }
 
 fn param_keys(rows: &[Row]) -> Vec<String> {
-    let mut keys: Vec<String> = Vec::new();
+    axes_of(rows).into_iter().map(|(k, _)| k).collect()
+}
+
+/// The axes of `rows` in order of first appearance, each with its values
+/// in order of appearance.
+pub fn axes_of(rows: &[Row]) -> Vec<(String, Vec<String>)> {
+    let mut axes: Vec<(String, Vec<String>)> = Vec::new();
     for r in rows {
-        for (k, _) in &r.params {
-            if !keys.contains(k) {
-                keys.push(k.clone());
+        for (k, v) in &r.params {
+            match axes.iter_mut().find(|(a, _)| a == k) {
+                Some((_, vs)) => {
+                    if !vs.contains(v) {
+                        vs.push(v.clone());
+                    }
+                }
+                None => axes.push((k.clone(), vec![v.clone()])),
             }
         }
     }
-    keys
+    axes
+}
+
+/// Whether an axis key is the preconditioning (`--precondition`,
+/// `sim.precondition`), which each row also reports in `precondition`.
+fn is_precondition_axis(k: &str) -> bool {
+    matches!(k, "precondition" | "sim.precondition")
+}
+
+/// Whether the `precondition` metric only repeats a preconditioning axis:
+/// every point that ran reports the value its axis gave it.
+fn precondition_is_an_axis(rows: &[Row]) -> bool {
+    rows.iter()
+        .any(|r| r.params.iter().any(|(k, _)| is_precondition_axis(k)))
+        && rows.iter().filter(|r| r.error.is_none()).all(|r| {
+            r.params
+                .iter()
+                .find(|(k, _)| is_precondition_axis(k))
+                .is_some_and(|(_, v)| v.trim().eq_ignore_ascii_case(r.precondition.trim()))
+        })
+}
+
+/// Row `r`'s value of axis `k` as a reader is shown it: a named
+/// workload's label (`rand-read (precondition=fill, bs=8KiB)`, what
+/// overrides the workload's own settings) without the overrides that are
+/// axes of the sweep (`keys`) or the preconditioning, which the tables show
+/// in a column of their own or state once.
+fn shown_value(r: &Row, k: &str, keys: &[String]) -> String {
+    let v = param(r, k);
+    if k != "workload" {
+        return v;
+    }
+    let Some((name, over)) = v.strip_suffix(')').and_then(|x| x.split_once(" (")) else {
+        return v;
+    };
+    let parts: Vec<(&str, &str)> = match over
+        .split(", ")
+        .map(|p| p.split_once('='))
+        .collect::<Option<Vec<_>>>()
+    {
+        Some(p) => p,
+        None => return v,
+    };
+    let kept: Vec<String> = parts
+        .iter()
+        .filter(|(pk, _)| !(keys.iter().any(|k| k == pk) || is_precondition_axis(pk)))
+        .map(|(pk, pv)| format!("{pk}={pv}"))
+        .collect();
+    if kept.is_empty() {
+        name.to_string()
+    } else {
+        format!("{name} ({})", kept.join(", "))
+    }
+}
+
+/// How a sweep's rows are shown to a reader (the terminal table, the
+/// Markdown and HTML tables, the charts): the axes whose value differs
+/// between rows, each with its values, and the settings every row has
+/// alike, stated once rather than as a column and in every label: the
+/// axes of one value and the preconditioning when every point that ran
+/// reports the same one.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Layout {
+    /// The axes that vary, in axis order, with their values in order of
+    /// appearance.
+    pub varying: Vec<(String, Vec<String>)>,
+    /// (setting, value) alike in every row.
+    pub fixed: Vec<(String, String)>,
+}
+
+impl Layout {
+    /// The layout of `rows`.
+    pub fn of(rows: &[Row]) -> Layout {
+        let keys: Vec<String> = param_keys(rows);
+        let mut l = Layout::default();
+        for k in &keys {
+            let mut vals: Vec<String> = Vec::new();
+            for r in rows {
+                let v = shown_value(r, k, &keys);
+                if !vals.contains(&v) {
+                    vals.push(v);
+                }
+            }
+            let everywhere = rows.iter().all(|r| r.params.iter().any(|(pk, _)| pk == k));
+            if vals.len() == 1 && everywhere {
+                l.fixed.push((k.clone(), vals.remove(0)));
+            } else {
+                l.varying.push((k.clone(), vals));
+            }
+        }
+        let ran: Vec<&Row> = rows.iter().filter(|r| r.error.is_none()).collect();
+        if let Some(first) = ran.first() {
+            let same = ran.iter().all(|r| r.precondition == first.precondition);
+            let axis = keys.iter().any(|k| is_precondition_axis(k));
+            if same && !axis && !first.precondition.is_empty() {
+                l.fixed
+                    .push(("precondition".into(), first.precondition.clone()));
+            }
+        }
+        l
+    }
+
+    /// Row `r`'s value of axis `k` as shown: a named workload's label
+    /// without the overrides that are axes of the sweep or the
+    /// preconditioning (`rand-read`, not `rand-read (precondition=fill)`
+    /// beside a `precondition` column).
+    pub fn value(&self, r: &Row, k: &str) -> String {
+        let keys: Vec<String> = self
+            .varying
+            .iter()
+            .map(|(k, _)| k.clone())
+            .chain(self.fixed.iter().map(|(k, _)| k.clone()))
+            .collect();
+        shown_value(r, k, &keys)
+    }
+
+    /// The varying axes' keys.
+    pub fn keys(&self) -> Vec<&str> {
+        self.varying.iter().map(|(k, _)| k.as_str()).collect()
+    }
+
+    /// `fixed: k=v, k=v` (empty when nothing is fixed).
+    pub fn fixed_line(&self) -> String {
+        if self.fixed.is_empty() {
+            return String::new();
+        }
+        let kv: Vec<String> = self.fixed.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        format!("fixed: {}", kv.join(", "))
+    }
+
+    /// A point's label: its values of the varying axes in axis order,
+    /// joined by `/` (so that the points of one value of the first axis,
+    /// which varies slowest, sit together); `point N` when no axis varies.
+    pub fn label(&self, r: &Row) -> String {
+        if self.varying.is_empty() {
+            return format!("point {}", r.index);
+        }
+        self.varying
+            .iter()
+            .map(|(k, _)| self.value(r, k))
+            .collect::<Vec<_>>()
+            .join("/")
+    }
+
+    /// Whether the metric column `m` is shown (a fixed preconditioning is
+    /// stated once; one that repeats an axis is that axis's column).
+    fn shows(&self, rows: &[Row], m: &str) -> bool {
+        m != "precondition"
+            || !(self.fixed.iter().any(|(k, _)| k == "precondition")
+                || precondition_is_an_axis(rows))
+    }
 }
 
 fn metric(r: &Row, m: &str) -> String {
@@ -1529,7 +1693,7 @@ fn metric(r: &Row, m: &str) -> String {
         "lat_p99_us" => f(r.lat_p99_us),
         "read_p99_us" => f(r.read_p99_us),
         "write_p99_us" => f(r.write_p99_us),
-        "waf" => f(r.waf),
+        "waf" => o(r.waf),
         "erases" => r.erases.to_string(),
         "gc_copies" => r.gc_copies.to_string(),
         "energy_j" => o(r.energy_j),
@@ -1545,6 +1709,15 @@ fn metric(r: &Row, m: &str) -> String {
         "error" => r.error.clone().unwrap_or_default(),
         _ => String::new(),
     }
+}
+
+/// A metric's cell for a reader: [`metric`], with `n/a` for a WAF that has
+/// no meaning (a point that ran and wrote nothing).
+fn shown_metric(r: &Row, m: &str) -> String {
+    if m == "waf" && r.waf.is_none() && r.error.is_none() {
+        return "n/a".into();
+    }
+    metric(r, m)
 }
 
 fn param(r: &Row, k: &str) -> String {
@@ -1573,13 +1746,19 @@ pub fn column_unit(column: &str) -> Option<&'static str> {
     })
 }
 
-/// The tables' columns (the index, the parameters, the metrics) and one
-/// line of cells per row, as the CSV and Markdown tables have them.
+/// The CSV table's columns (the index, every parameter, the metrics; the
+/// `precondition` metric left out where it repeats a preconditioning axis)
+/// and one line of cells per row (an empty cell where a metric has no
+/// value, such as the WAF of a point that wrote nothing).
 pub fn columns(rows: &[Row]) -> (Vec<String>, Vec<Vec<String>>) {
     let keys = param_keys(rows);
+    let dup = precondition_is_an_axis(rows);
+    let ms: Vec<&str> = metrics(rows)
+        .into_iter()
+        .filter(|m| !(dup && *m == "precondition"))
+        .collect();
     let mut header: Vec<String> = vec!["index".into()];
     header.extend(keys.iter().cloned());
-    let ms = metrics(rows);
     header.extend(ms.iter().map(|s| s.to_string()));
     let body = rows
         .iter()
@@ -1587,6 +1766,30 @@ pub fn columns(rows: &[Row]) -> (Vec<String>, Vec<Vec<String>>) {
             let mut v = vec![r.index.to_string()];
             v.extend(keys.iter().map(|k| param(r, k)));
             v.extend(ms.iter().map(|m| metric(r, m)));
+            v
+        })
+        .collect();
+    (header, body)
+}
+
+/// The tables' columns for a reader (Markdown, HTML): as [`columns`], less
+/// what [`Layout`] states once (the axes of one value, a preconditioning
+/// every row has), with `n/a` for a WAF that has no meaning.
+pub fn shown_columns(rows: &[Row], layout: &Layout) -> (Vec<String>, Vec<Vec<String>>) {
+    let keys = layout.keys();
+    let ms: Vec<&str> = metrics(rows)
+        .into_iter()
+        .filter(|m| layout.shows(rows, m))
+        .collect();
+    let mut header: Vec<String> = vec!["index".into()];
+    header.extend(keys.iter().map(|k| k.to_string()));
+    header.extend(ms.iter().map(|s| s.to_string()));
+    let body = rows
+        .iter()
+        .map(|r| {
+            let mut v = vec![r.index.to_string()];
+            v.extend(keys.iter().map(|k| layout.value(r, k)));
+            v.extend(ms.iter().map(|m| shown_metric(r, m)));
             v
         })
         .collect();
@@ -1657,14 +1860,22 @@ pub fn read_jsonl(path: &Path) -> Result<Vec<Row>, String> {
         .collect()
 }
 
-/// The rows as a Markdown table (the CSV's columns).
+/// The rows as a Markdown table: the CSV's columns less what is alike in
+/// every row, which a line above the table states once ([`Layout`]).
 pub fn markdown(rows: &[Row]) -> String {
-    let (h, body) = columns(rows);
-    let mut s = format!(
+    let layout = Layout::of(rows);
+    let (h, body) = shown_columns(rows, &layout);
+    let mut s = String::new();
+    let fixed = layout.fixed_line();
+    if !fixed.is_empty() {
+        s.push_str(&fixed.replace('|', "\\|"));
+        s.push_str("\n\n");
+    }
+    s.push_str(&format!(
         "| {} |\n|{}|\n",
         h.join(" | "),
         h.iter().map(|_| "---").collect::<Vec<_>>().join("|")
-    );
+    ));
     for r in body {
         s.push_str(&format!(
             "| {} |\n",
@@ -1684,7 +1895,9 @@ pub fn table(rows: &[Row]) -> String {
     // (it has no column spans) and tabled only with spans that widen the
     // columns; either would change the output and add a dependency to the
     // library's lean build, for the 40 lines below (issue 29).
-    let keys = param_keys(rows);
+    // What every row has alike is stated once, above the table.
+    let layout = Layout::of(rows);
+    let keys: Vec<String> = layout.keys().into_iter().map(String::from).collect();
     let show: Vec<&str> = {
         let mut v = vec![
             "precondition",
@@ -1694,6 +1907,7 @@ pub fn table(rows: &[Row]) -> String {
             "waf",
             "erases",
         ];
+        v.retain(|m| layout.shows(rows, m));
         if rows.iter().any(|r| r.energy_j.is_some()) {
             v.extend(["energy_j", "mean_power_w", "ai"]);
         }
@@ -1710,11 +1924,11 @@ pub fn table(rows: &[Row]) -> String {
     let mut lines: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
-            let mut v: Vec<String> = keys.iter().map(|k| param(r, k)).collect();
+            let mut v: Vec<String> = keys.iter().map(|k| layout.value(r, k)).collect();
             if let Some(e) = &r.error {
                 v.push(format!("FAILED: {e}"));
             } else {
-                v.extend(show.iter().map(|m| metric(r, m)));
+                v.extend(show.iter().map(|m| shown_metric(r, m)));
             }
             v
         })
@@ -1731,7 +1945,10 @@ pub fn table(rows: &[Row]) -> String {
                 .unwrap_or(0)
         })
         .collect();
-    let mut s = String::new();
+    let mut s = layout.fixed_line();
+    if !s.is_empty() {
+        s.push('\n');
+    }
     for l in &lines {
         let cells: Vec<String> = l
             .iter()
@@ -1750,19 +1967,9 @@ pub fn table(rows: &[Row]) -> String {
     s
 }
 
-/// A point's label in the charts (`sweep::plot`'s SVG files and the HTML
-/// report): its parameter values in axis order, joined by `/` (so that the
-/// points of one value of the first axis, which varies slowest, sit together).
-pub fn point_label(r: &Row) -> String {
-    r.params
-        .iter()
-        .map(|(_, v)| v.as_str())
-        .collect::<Vec<_>>()
-        .join("/")
-}
-
 /// A metric charted per point: its column name, what it is, its unit and
-/// its value in a row.
+/// its value in a row (`None`: no value, such as the WAF of a point that
+/// wrote nothing, drawn as `n/a` and no bar).
 #[derive(Clone, Copy)]
 pub struct ChartMetric {
     /// The metric's column name (`iops`, `waf`, ...).
@@ -1772,7 +1979,7 @@ pub struct ChartMetric {
     /// Its unit.
     pub unit: &'static str,
     /// Its value in a row.
-    pub get: fn(&Row) -> f64,
+    pub get: fn(&Row) -> Option<f64>,
 }
 
 /// The metrics charted per point (one chart each) for the rows `ok` (those
@@ -1786,121 +1993,89 @@ pub fn chart_metrics(ok: &[&Row]) -> Vec<ChartMetric> {
         get,
     };
     let mut v = vec![
-        m("iops", "IOPS", "requests/s", |r: &Row| r.iops),
-        m("lat_p99_us", "p99 latency", "µs", |r: &Row| r.lat_p99_us),
+        m("iops", "IOPS", "requests/s", |r: &Row| Some(r.iops)),
+        m("lat_p99_us", "p99 latency", "µs", |r: &Row| {
+            Some(r.lat_p99_us)
+        }),
         m("waf", "WAF", "flash programs / host pages", |r: &Row| r.waf),
         m("erases", "block erases", "blocks", |r: &Row| {
-            r.erases as f64
+            Some(r.erases as f64)
         }),
     ];
     if ok.iter().any(|r| r.energy_j.is_some()) {
-        v.push(m("energy_j", "energy", "J", |r: &Row| {
-            r.energy_j.unwrap_or(0.0)
-        }));
+        v.push(m("energy_j", "energy", "J", |r: &Row| r.energy_j));
         v.push(m("mean_power_w", "mean power", "W", |r: &Row| {
-            r.mean_power_w.unwrap_or(0.0)
+            r.mean_power_w
         }));
-        v.push(m("ai", "AI", "IOPS/W", |r: &Row| r.ai.unwrap_or(0.0)));
+        v.push(m("ai", "AI", "IOPS/W", |r: &Row| r.ai));
     }
     v
 }
 
+/// The most bars of a sweep's bar chart (its first points; the tables have
+/// every one).
+pub const MAX_BARS: usize = 200;
+
+/// The most curves of a sweep's latency CDF chart (its first points).
+pub const MAX_CURVES: usize = 40;
+
 /// Bar charts per metric ([`chart_metrics`], one bar per point labelled by
-/// [`point_label`]) and a latency CDF per configuration, as SVG files in
-/// `dir` (the `plots` feature).
+/// its values of the axes that vary, [`Layout::label`]; what every point
+/// has alike is stated once under the title) and the points' latency CDFs,
+/// as SVG files in `dir` (the `plots` feature): `NAME.svg` per metric and
+/// `latency_cdf.svg`. They are the charts of the HTML report.
 #[cfg(feature = "plots")]
 pub fn plot(rows: &[Row], dir: &Path) -> Result<Vec<std::path::PathBuf>, String> {
-    use plotters::prelude::*;
+    use crate::chart;
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let ok: Vec<&Row> = rows.iter().filter(|r| r.error.is_none()).collect();
-    let label = |r: &Row| point_label(r);
+    let layout = Layout::of(rows);
+    let mut note = layout.fixed_line();
+    let failed = rows.len() - ok.len();
+    let shown = &ok[..ok.len().min(MAX_BARS)];
+    let mut more = Vec::new();
+    if failed > 0 {
+        more.push(format!("{failed} failed points left out"));
+    }
+    if shown.len() < ok.len() {
+        more.push(format!("the first {} of {} points", shown.len(), ok.len()));
+    }
+    if !more.is_empty() {
+        if !note.is_empty() {
+            note.push_str("; ");
+        }
+        note.push_str(&more.join("; "));
+    }
     let mut files = vec![];
-    let metrics = chart_metrics(&ok);
-    for ChartMetric { name, get, .. } in &metrics {
-        let path = dir.join(format!("{name}.svg"));
-        let h = 120 + 22 * ok.len() as u32;
-        let mut svg = String::new();
-        let root = SVGBackend::with_string(&mut svg, (900, h)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
-        let max = ok.iter().map(|r| get(r)).fold(0.0f64, f64::max).max(1e-12) * 1.1;
-        let n = ok.len().max(1);
-        let mut chart = ChartBuilder::on(&root)
-            .caption(*name, ("sans-serif", 18))
-            .margin(10)
-            .x_label_area_size(30)
-            .y_label_area_size(260)
-            .build_cartesian_2d(0.0..max, (0..n).into_segmented())
-            .map_err(|e| e.to_string())?;
-        let labels: Vec<String> = ok.iter().map(|r| label(r)).collect();
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .y_labels(n)
-            .y_label_formatter(&|v| match v {
-                SegmentValue::CenterOf(i) => labels.get(*i).cloned().unwrap_or_default(),
-                _ => String::new(),
-            })
-            .draw()
-            .map_err(|e| e.to_string())?;
-        chart
-            .draw_series(ok.iter().enumerate().map(|(i, r)| {
-                Rectangle::new(
-                    [
-                        (0.0, SegmentValue::Exact(i)),
-                        (get(r), SegmentValue::Exact(i + 1)),
-                    ],
-                    Palette99::pick(i).filled(),
-                )
-            }))
-            .map_err(|e| e.to_string())?;
-        root.present().map_err(|e| e.to_string())?;
-        drop(chart);
-        drop(root);
-        write_file(&path, svg.as_bytes())?;
+    let mut write = |name: &str, svg: String| -> Result<(), String> {
+        let path = dir.join(name);
+        write_file(&path, chart::standalone(&svg).as_bytes())?;
         files.push(path);
+        Ok(())
+    };
+    for m in chart_metrics(&ok) {
+        write(
+            &format!("{}.svg", m.name),
+            chart::sweep_bars(&m, shown, &layout, &note),
+        )?;
     }
-    // Latency CDFs.
-    let path = dir.join("latency_cdf.svg");
-    let mut svg = String::new();
-    let root = SVGBackend::with_string(&mut svg, (900, 600)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| e.to_string())?;
-    let xmax = ok
-        .iter()
-        .flat_map(|r| r.cdf.iter().map(|p| p.0))
-        .fold(1.0f64, f64::max);
-    let mut chart = ChartBuilder::on(&root)
-        .caption("latency CDF", ("sans-serif", 18))
-        .margin(10)
-        .x_label_area_size(35)
-        .y_label_area_size(45)
-        .build_cartesian_2d((1.0f64..xmax * 1.1).log_scale(), 0.0f64..1.0)
-        .map_err(|e| e.to_string())?;
-    chart
-        .configure_mesh()
-        .x_desc("latency (us)")
-        .y_desc("fraction")
-        .draw()
-        .map_err(|e| e.to_string())?;
-    for (i, r) in ok.iter().enumerate() {
-        let pts: Vec<(f64, f64)> = r.cdf.iter().map(|&(x, y)| (x.max(1.0), y)).collect();
-        let color = Palette99::pick(i);
-        chart
-            .draw_series(LineSeries::new(pts, color.stroke_width(2)))
-            .map_err(|e| e.to_string())?
-            .label(label(r))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], Palette99::pick(i)));
+    let with_cdf: Vec<&Row> = ok.iter().copied().filter(|r| !r.cdf.is_empty()).collect();
+    let curves = &with_cdf[..with_cdf.len().min(MAX_CURVES)];
+    let mut cdf_note = layout.fixed_line();
+    if curves.len() < with_cdf.len() {
+        if !cdf_note.is_empty() {
+            cdf_note.push_str("; ");
+        }
+        cdf_note.push_str(&format!(
+            "the first {} of {} points",
+            curves.len(),
+            with_cdf.len()
+        ));
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|e| e.to_string())?;
-    root.present().map_err(|e| e.to_string())?;
-    drop(chart);
-    drop(root);
-    write_file(&path, svg.as_bytes())?;
-    files.push(path);
+    write(
+        "latency_cdf.svg",
+        chart::sweep_cdf(curves, &layout, &cdf_note),
+    )?;
     Ok(files)
 }
 

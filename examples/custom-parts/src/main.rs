@@ -65,14 +65,14 @@ fn main() {
         r.host.writes,
         r.flash.block_erases,
         r.flash.gc_page_copies,
-        r.flash.waf,
+        r.flash.waf.expect("the run wrote"),
         r.host.mbps,
         r.extra["energy_j"]["total"].as_f64().unwrap_or(0.0)
     );
     assert_eq!(r.ftl.kind, "log");
     assert!(r.ftl.stats.gc_runs > 0, "GC ran: the drive was overwritten");
     assert_eq!(r.flash.gc_page_copies, 0, "sequential victims are stale");
-    assert_eq!(r.flash.waf, 1.0);
+    assert_eq!(r.flash.waf, Some(1.0));
     assert_eq!(r.flash.block_erases, r.ftl.stats.gc_runs);
 
     // 2. Hot/cold: the same source into this FTL and the built-in page FTL.
@@ -95,10 +95,16 @@ fn main() {
         let r = &out.report;
         println!(
             "{name} FTL, hot/cold 90/10: {} writes, {} GC copies, WAF {:.3}, mean latency {:.1} us",
-            r.host.writes, r.flash.gc_page_copies, r.flash.waf, r.latency_us.write.mean
+            r.host.writes,
+            r.flash.gc_page_copies,
+            r.flash.waf.expect("the run wrote"),
+            r.latency_us.write.mean
         );
         assert_eq!(r.ftl.kind, name);
-        assert!(r.flash.waf > 1.0, "{name}: greedy GC copies under hot/cold");
+        assert!(
+            r.flash.waf.is_some_and(|w| w > 1.0),
+            "{name}: greedy GC copies under hot/cold"
+        );
         assert_eq!(r.host.writes, log.report.host.writes);
     }
     assert!(

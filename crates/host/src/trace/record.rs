@@ -10,10 +10,15 @@ use std::io::Write;
 
 /// A source that writes every request it hands out as a trace record, at
 /// the time it is submitted: a timed source's arrival, a reactive source's
-/// poll time. A closed-loop source has no submission time here and is
-/// refused.
+/// poll time, a closed-loop source's submission by the engine
+/// ([`RequestSource::submitted`]: the time a slot of the loop was free), so
+/// that replaying the trace open-loop submits the same requests at the same
+/// times.
 pub struct Recorder<S: RequestSource> {
     inner: S,
+    /// The inner source is closed-loop: its requests are written when the
+    /// engine submits them, not when it reads them (ahead).
+    closed: bool,
     out: Box<dyn Write + Send>,
     fmt: TraceFormat,
     st: WriteState,
@@ -27,17 +32,6 @@ pub struct Recorder<S: RequestSource> {
 }
 
 impl<S: RequestSource> Recorder<S> {
-    /// Whether `inner`'s requests can be recorded (`new` refuses them
-    /// otherwise): a caller checks before it creates the output file.
-    pub fn check(inner: &S, label: &str) -> Result<(), String> {
-        if let Timing::ClosedLoop { .. } = inner.timing() {
-            return Err(format!(
-                "{label}: a closed-loop workload's requests have no submission time to record; record a buffered (page cache) or file-level run, an open-loop one (rate_iops) or a trace replay"
-            ));
-        }
-        Ok(())
-    }
-
     /// Record `inner`'s requests in `fmt` on `out` (`label` names it in
     /// errors).
     pub fn new(
@@ -46,9 +40,9 @@ impl<S: RequestSource> Recorder<S> {
         fmt: TraceFormat,
         label: &str,
     ) -> Result<Self, String> {
-        Self::check(&inner, label)?;
         write_header(fmt, &mut out).map_err(|e| format!("{label}: {e}"))?;
         Ok(Recorder {
+            closed: matches!(inner.timing(), Timing::ClosedLoop { .. }),
             inner,
             out,
             fmt,
@@ -117,12 +111,22 @@ impl<S: RequestSource> RequestSource for Recorder<S> {
     fn next_request(&mut self) -> Option<Result<HostRequest, SourceError>> {
         let r = self.inner.next_request();
         if let Some(Ok(q)) = &r {
-            self.record(q, q.arrival);
+            // A closed loop's request has no time yet: it is written when
+            // the engine submits it (`submitted`).
+            if !self.closed {
+                self.record(q, q.arrival);
+            }
         }
         match self.failed() {
             Some(e) => Some(e),
             None => r,
         }
+    }
+    fn submitted(&mut self, r: &HostRequest) {
+        if self.closed {
+            self.record(r, r.arrival);
+        }
+        self.inner.submitted(r)
     }
     fn notes(&self) -> Vec<(String, u64)> {
         let mut v = self.inner.notes();

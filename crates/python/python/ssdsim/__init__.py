@@ -109,8 +109,9 @@ def sweep_frame(
     returned (then nothing is run). One row per point, in grid order: the
     point's ``index``, one column per axis (numbers where every value of the
     axis is one, else text), then the metrics (``iops``, ``mbps``,
-    ``lat_p99_us``, ``waf``, ``energy_j``, ... ``seed``, ``error``). The
-    latency CDF of each row is left out.
+    ``lat_p99_us``, ``waf``, ``energy_j``, ... ``seed``, ``error``; ``waf`` is
+    missing (NaN) for a point whose host wrote nothing). The latency CDF of
+    each row is left out.
 
     pandas is imported here: it is needed only for this function.
     """

@@ -62,7 +62,8 @@ def sweep(
 ) -> List[Dict[str, Any]]:
     """Run a grid as `ssdsim sweep --grid` does; one dict per point, in grid
     order (`index`, `params` {axis: value}, `seed`, `iops`, `mbps`,
-    `lat_p99_us`, `waf`, `energy_j`, ..., `error`, `cdf`)."""
+    `lat_p99_us`, `waf`, `energy_j`, ..., `error`, `cdf`). `waf` is None for
+    a point whose host wrote nothing (as the run report's `flash.waf`)."""
 
 def presets(kind: Literal["nand", "power", "interface"] = "nand") -> List[Dict[str, Any]]:
     """The built-in presets of one kind, as dicts."""

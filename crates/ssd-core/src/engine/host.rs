@@ -85,6 +85,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             Some(Ok(mut r)) => {
                 r.arrival = self.now;
                 self.outstanding += 1;
+                self.src.submitted(&r);
                 self.submit(r);
                 true
             }

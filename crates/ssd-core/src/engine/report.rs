@@ -119,10 +119,11 @@ impl FlowFlash {
             f["host_pages_written"] = h.into();
             f["flash_programs"] = p.into();
             f["relocations"] = r.into();
+            // A flow that wrote nothing has no WAF (null), not 0.
             f["waf"] = if h > 0 {
                 ((p + r) as f64 / h as f64).into()
             } else {
-                0.0.into()
+                serde_json::Value::Null
             };
         }
         if self.unowned_relocations > 0 {
@@ -217,11 +218,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             page_programs: programs,
             block_erases: k.flash_total(OpKind::Erase),
             gc_page_copies: k.flash_ops[OpKind::Program as usize][Purpose::Gc.index()],
-            waf: if k.host_pages_written > 0 {
-                programs as f64 / k.host_pages_written as f64
-            } else {
-                0.0
-            },
+            waf: (k.host_pages_written > 0).then(|| programs as f64 / k.host_pages_written as f64),
             erase_count_min: mn,
             erase_count_max: mx,
             erase_count_mean: mean,

@@ -362,3 +362,150 @@ fn shard_auto_refuses_what_it_cannot_number() {
         assert!(got.contains(want), "{v:?}: {want:?} not in {got:?}");
     }
 }
+
+/// A finished row of point `index` with `params`, its preconditioning and
+/// its WAF (`None`: the point wrote nothing).
+fn row(index: usize, params: &[(&str, &str)], precondition: &str, waf: Option<f64>) -> Row {
+    let mut r = run_point(
+        &Point {
+            index,
+            params: params
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            cfg: Err("not run".into()),
+            sweep: "s".into(),
+            points: 4,
+        },
+        &RunOptions::default(),
+    );
+    r.error = None;
+    r.precondition = precondition.into();
+    r.iops = 1000.0 + index as f64;
+    r.waf = waf;
+    r
+}
+
+/// A point that wrote nothing has no WAF: `null` in JSONL, an empty CSV
+/// cell, `n/a` in the tables; rows of an older ssdsim (a number) still read.
+#[test]
+fn a_read_only_point_has_no_waf() {
+    let rows = vec![
+        row(0, &[("ftl", "page"), ("rw", "randread")], "steady", None),
+        row(
+            1,
+            &[("ftl", "page"), ("rw", "randwrite")],
+            "steady",
+            Some(2.5),
+        ),
+    ];
+    let json = serde_json::to_value(&rows[0]).unwrap();
+    assert!(json["waf"].is_null(), "{json}");
+    let back: Row = serde_json::from_value(json).unwrap();
+    assert_eq!(back.waf, None);
+    let mut old = serde_json::to_value(&rows[1]).unwrap();
+    old["waf"] = serde_json::json!(0.0);
+    assert_eq!(serde_json::from_value::<Row>(old).unwrap().waf, Some(0.0));
+    let (h, body) = columns(&rows);
+    let w = h.iter().position(|c| c == "waf").unwrap();
+    assert_eq!(body[0][w], "");
+    assert_eq!(body[1][w], "2.5000");
+    let md = markdown(&rows);
+    assert!(md.contains("| n/a |") && md.contains("| 2.5000 |"), "{md}");
+    let t = table(&rows);
+    let line = t.lines().find(|l| l.contains("randread")).unwrap();
+    let cells: Vec<&str> = line.split_whitespace().collect();
+    let at = t
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .position(|c| c == "waf");
+    assert_eq!(cells[at.unwrap()], "n/a", "{t}");
+    let m = chart_metrics(&rows.iter().collect::<Vec<_>>());
+    let waf = m.iter().find(|m| m.name == "waf").unwrap();
+    assert_eq!(
+        ((waf.get)(&rows[0]), (waf.get)(&rows[1])),
+        (None, Some(2.5))
+    );
+}
+
+/// What every row has alike (an axis of one value, the preconditioning) is
+/// stated once above the tables, not as a column or in the labels; a
+/// preconditioning axis is one column, not two; a workload's label drops
+/// the overrides its own columns show.
+#[test]
+fn the_tables_state_once_what_every_row_has() {
+    let rows: Vec<Row> = (0..4)
+        .map(|i| {
+            let ftl = ["page", "dftl"][i / 2];
+            let rw = ["randread", "randwrite"][i % 2];
+            row(
+                i,
+                &[("ftl", ftl), ("number_ios", "300"), ("rw", rw)],
+                "steady",
+                None,
+            )
+        })
+        .collect();
+    let l = Layout::of(&rows);
+    assert_eq!(l.keys(), ["ftl", "rw"]);
+    assert_eq!(l.fixed_line(), "fixed: number_ios=300, precondition=steady");
+    assert_eq!(l.label(&rows[1]), "page/randwrite");
+    let t = table(&rows);
+    let mut lines = t.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "fixed: number_ios=300, precondition=steady"
+    );
+    let head: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    assert_eq!(&head[..3], ["ftl", "rw", "iops"], "{t}");
+    let md = markdown(&rows);
+    assert!(
+        md.starts_with("fixed: number_ios=300, precondition=steady\n\n| index | ftl | rw | iops |"),
+        "{md}"
+    );
+    // The CSV keeps every column, each once.
+    let (h, _) = columns(&rows);
+    assert_eq!(
+        &h[..5],
+        ["index", "ftl", "number_ios", "rw", "precondition"]
+    );
+
+    // A preconditioning axis: its column, not the metric's again.
+    let rows: Vec<Row> = (0..4)
+        .map(|i| {
+            let p = ["fill", "steady"][i % 2];
+            let w = ["rand-read (precondition=fill)", "rand-read"][i % 2];
+            let ftl = ["page", "dftl"][i / 2];
+            row(
+                i,
+                &[("ftl", ftl), ("precondition", p), ("workload", w)],
+                p,
+                Some(1.0),
+            )
+        })
+        .collect();
+    let (h, _) = columns(&rows);
+    assert_eq!(
+        h.iter().filter(|c| *c == "precondition").count(),
+        1,
+        "{h:?}"
+    );
+    let l = Layout::of(&rows);
+    assert_eq!(l.keys(), ["ftl", "precondition"]);
+    assert_eq!(l.fixed, [("workload".to_string(), "rand-read".to_string())]);
+    assert_eq!(l.label(&rows[0]), "page/fill");
+    let t = table(&rows);
+    assert_eq!(t.matches("precondition").count(), 1, "{t}");
+    assert!(t.starts_with("fixed: workload=rand-read\n"), "{t}");
+    // An axis whose rows differ in what the preconditioning reports keeps both.
+    let mut odd = rows.clone();
+    odd[0].precondition = "none".into();
+    let (h, _) = columns(&odd);
+    assert_eq!(
+        h.iter().filter(|c| *c == "precondition").count(),
+        2,
+        "{h:?}"
+    );
+}
