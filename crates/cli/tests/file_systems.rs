@@ -548,3 +548,38 @@ fn webserver_on_suns_host_is_cpu_bound() {
     assert!(line.starts_with("IO Summary: "), "{line}");
     assert!(line.contains(&format!("{} ops,", ops as u64)), "{line}");
 }
+
+/// A user who names a file system beside a personality means its file
+/// level: `--fs` runs the personality over that file system, unless
+/// `personality.level` is set too.
+#[test]
+fn fs_runs_a_personality_at_its_file_level() {
+    let args = [
+        "run",
+        "--fs",
+        "xfs",
+        "--personality",
+        "varmail",
+        "--time-limit",
+        "50ms",
+        "--no-power",
+        "--format",
+        "json",
+    ];
+    let (code, out, err) = ssdsim(&args);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v["config"]["personality"]["level"], "file",
+        "{}",
+        v["config"]
+    );
+    assert_eq!(v["config"]["fs"]["kind"], "xfs");
+    // Said outright, the block level is kept (and a file system is then
+    // refused, naming it).
+    let mut block = args.to_vec();
+    block.extend(["--set", "personality.level=block"]);
+    let (code, _, err) = ssdsim(&block);
+    assert_eq!(code, 2);
+    assert!(err.contains("fs"), "{err}");
+}

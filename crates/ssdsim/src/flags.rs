@@ -137,7 +137,8 @@ pub const FLAGS: &[Flag] = &[
         "fs",
         Field("fs.kind"),
         "File system of a file-level personality (ext2, ext3, ext4, xfs, reiserfs, nilfs2, f2fs, \
-         raw)",
+         raw); with --personality it runs the personality at its file level (unless \
+         personality.level is set)",
     ),
     flag(
         "op",
@@ -207,7 +208,10 @@ pub const FLAGS: &[Flag] = &[
     flag(
         "rw",
         Field("workload.rw"),
-        "fio: read, write, randread, randwrite, rw, randrw, trim, randtrim",
+        "fio: read, write, randread, randwrite, rw, randrw, trim, randtrim, trimwrite, \
+         randtrimwrite (ssdsim's default randread; fio's read). Where the command line's \
+         workload differs from fio's: direct I/O, and random addresses drawn independently \
+         (--set workload.norandommap=false keeps fio's random map)",
     ),
     flag(
         "bs",
@@ -218,7 +222,7 @@ pub const FLAGS: &[Flag] = &[
     flag(
         "iodepth",
         Field("workload.iodepth"),
-        "fio: outstanding requests (closed loop), 1..=65536",
+        "fio: outstanding requests (closed loop), 1..=65536 (ssdsim's default 32; fio's 1)",
     ),
     flag(
         "rwmixread",
@@ -229,7 +233,8 @@ pub const FLAGS: &[Flag] = &[
         "number_ios",
         "number-ios",
         "workload.number_ios",
-        "fio: number of requests (at least 1)",
+        "fio: number of requests (at least 1; ssdsim's default 200000, where fio does one pass \
+         over --size)",
     ),
     fio(
         "rate_iops",

@@ -1694,6 +1694,7 @@ pub(crate) fn resolve_settings(
     if settings.iter().any(|s| s.flag("number_ios")) {
         number_ios_to_source(&mut cfg, settings.iter().any(|s| s.flag("max-requests")));
     }
+    fs_implies_file_level(&mut cfg, settings.iter().map(Setting::key));
     // fio's `size=` ends the job after its bytes (number_ios first if it
     // comes first), where `[workload]`'s own default ends it after
     // `number_ios` requests.
@@ -1728,6 +1729,22 @@ pub fn check_flow_keys<'a>(
         }
     }
     Ok(())
+}
+
+/// `--fs` with a personality: a user who names a file system means the
+/// personality's file level (every personality has one), unless a key
+/// among `keys` sets `personality.level` itself.
+pub fn fs_implies_file_level<'a>(cfg: &mut SsdConfig, keys: impl IntoIterator<Item = &'a str>) {
+    let mut fs = false;
+    for k in keys {
+        if k == "personality.level" {
+            return;
+        }
+        fs |= k == "fs";
+    }
+    if let Some(p) = cfg.personality.as_mut().filter(|_| fs) {
+        p.level = ssdsim_host::personality::PersonalityLevel::File;
+    }
 }
 
 /// `--size` given: the workload ends as fio's does, after `size` bytes, or

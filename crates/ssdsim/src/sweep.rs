@@ -912,6 +912,7 @@ fn finish_point(
     if given("number_ios") {
         crate::number_ios_to_source(&mut c, given("max-requests") || given("max_requests"));
     }
+    crate::fs_implies_file_level(&mut c, params.iter().chain(common).map(|(k, _)| k.as_str()));
     // The `size` flag ends the job as fio's `size=` does (as in `run`).
     if params.iter().chain(common).any(|(k, _)| k == "size") {
         crate::size_ends_the_job(&mut c, given("number_ios"));
