@@ -67,7 +67,17 @@ fuzz_target!(|data: &[u8]| {
         let capacity = matches!(
             &e,
             ConfigError::Invalid { field, .. }
-                if field == "workload.offset" || field == "workload.size"
+                if matches!(
+                    field.as_str(),
+                    // Each depends on the drive's capacity (the span): an
+                    // alignment past it, files of less than a block, a
+                    // random map too large.
+                    "workload.offset"
+                        | "workload.size"
+                        | "workload.blockalign"
+                        | "workload.nrfiles"
+                        | "workload.norandommap"
+                )
         );
         assert!(capacity, "the fio parser accepts a job the config refuses: {e}");
     } else {

@@ -328,7 +328,6 @@ mod numeric_limits {
             ("iodepth=4294967304", "iodepth: must be in 1..=65536"),
             ("rwmixread=4294967346", "rwmixread: must be 0..=100"),
             ("rwmixwrite=150", "rwmixwrite: must be 0..=100"),
-            ("number_ios=0", "number_ios: must be at least 1"),
         ] {
             let f = d.join("j.fio");
             std::fs::write(&f, format!("[job]\nrw=randrw\n{line}\n")).unwrap();
@@ -337,14 +336,36 @@ mod numeric_limits {
         std::fs::remove_dir_all(&d).unwrap();
     }
 
-    /// Zero requests are refused however they are asked for.
+    /// Zero requests are refused however they are asked for: `number_ios`
+    /// 0 is fio's "no count" (a fio-style job ends by its size), which a
+    /// personality or a trace cannot take.
     #[test]
     fn zero_requests_are_refused() {
-        refused(&["run", "--number_ios", "0"], &["workload.number_ios"]);
-        refused(
-            &["run", "--set", "workload.number_ios=0"],
-            &["workload.number_ios"],
-        );
+        for args in [
+            &[
+                "run",
+                "--number_ios",
+                "0",
+                "--size",
+                "64k",
+                "--format",
+                "json",
+            ][..],
+            &[
+                "run",
+                "--set",
+                "workload.number_ios=0",
+                "--size",
+                "64k",
+                "--format",
+                "json",
+            ],
+        ] {
+            let (code, out, err) = ssdsim(args);
+            assert_eq!(code, 0, "{args:?}: {err}");
+            let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(v["host"]["requests"], 16, "{args:?}: one pass over 64k");
+        }
         refused(
             &["run", "--personality", "varmail", "--number_ios", "0"],
             &["workload.number_ios"],
@@ -362,8 +383,8 @@ mod numeric_limits {
                 "sweep",
                 "--number_ios",
                 "0",
-                "--rw",
-                "randread",
+                "--personality",
+                "varmail",
                 "--csv",
                 "s.csv",
             ],

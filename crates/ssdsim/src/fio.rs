@@ -128,7 +128,11 @@ impl FioJob {
         // fio's job does `size` bytes (or `io_size`), `loops` times, unless
         // `number_ios` comes first; the generator counts the bytes from the
         // start (`io_issue_bytes`) and the requests from the ramp's end.
-        if w.io_size.is_none() && w.number_ios.is_some() {
+        // Without a count the generator runs `loops` passes over the span
+        // (a pass that runs out of offsets ends the job, as fio's
+        // `keep_running` has it without io_size); with one, the size bounds
+        // it as bytes.
+        if w.number_ios.is_some() && w.io_size.is_none() {
             w.io_size = Some(ssd_core::Size(w.span(logical_bytes)));
         }
     }
@@ -999,15 +1003,8 @@ fn apply(
                     }
                 }
             }
-            "number_ios" => {
-                let n = num(v)?;
-                if n == 0 {
-                    return Err(e(format!(
-                        "{k}: must be at least 1 (0 would simulate nothing)"
-                    )));
-                }
-                w.number_ios = Some(n)
-            }
+            // fio's default 0 is no count.
+            "number_ios" => w.number_ios = Some(num(v)?).filter(|&n| n > 0),
             "size" => {
                 if let Some(p) = v.strip_suffix('%') {
                     job.size_percent = Some(percent(p).map_err(|m| e(format!("{k}: {m}")))?);
@@ -1908,6 +1905,28 @@ mod tests {
         )
         .unwrap();
         assert_eq!(j.ignored, ["ioengine", "directory", "thread"]);
+    }
+
+    /// A job that ends by its size echoes as a configuration that runs the
+    /// same job: `number_ios = 0` is fio's "no count".
+    #[test]
+    fn a_job_ending_by_its_size_echoes_as_itself() {
+        let (mut w, j) = parse_str(
+            "[j]\nrw=randwrite\nsize=1m\nbsrange=4k-16k\nnrfiles=2\n",
+            "t.fio",
+            &WorkloadConfig::default(),
+        )
+        .unwrap();
+        j.resolve_end(&mut w, 1 << 30);
+        assert_eq!(w.number_ios, None);
+        let cfg = ssdsim_host::config::SsdConfig {
+            workload: w.clone(),
+            ..Default::default()
+        };
+        let t = cfg.to_toml();
+        assert!(t.contains("number_ios = 0"), "{t}");
+        let back = ssdsim_host::config::SsdConfig::from_toml_over(None, &t, "echo").unwrap();
+        assert_eq!(back.workload, w);
     }
 
     /// docs/fio.md lists every option the parser knows, with what it does.

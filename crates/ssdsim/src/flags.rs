@@ -233,8 +233,8 @@ pub const FLAGS: &[Flag] = &[
         "number_ios",
         "number-ios",
         "workload.number_ios",
-        "fio: number of requests (at least 1; ssdsim's default 200000, where fio does one pass \
-         over --size)",
+        "fio: number of requests; 0 is fio's no count, the job then ending by its --size \
+         (ssdsim's default 200000, where fio does one pass over --size)",
     ),
     fio(
         "rate_iops",

@@ -1692,7 +1692,7 @@ pub(crate) fn resolve_settings(
     }
     check_flow_keys(&cfg, settings.iter().map(Setting::key))?;
     if settings.iter().any(|s| s.flag("number_ios")) {
-        number_ios_to_source(&mut cfg, settings.iter().any(|s| s.flag("max-requests")));
+        number_ios_to_source(&mut cfg, settings.iter().any(|s| s.flag("max-requests")))?;
     }
     fs_implies_file_level(&mut cfg, settings.iter().map(Setting::key));
     // fio's `size=` ends the job after its bytes (number_ios first if it
@@ -1764,13 +1764,28 @@ pub fn size_ends_the_job(cfg: &mut SsdConfig, number_ios_given: bool) {
 /// personality (its request count) or a trace (its replay limit, unless
 /// `max_requests` was given too); otherwise the flag would be dropped without
 /// a word, since only the fio-style generator reads `workload.number_ios`.
-pub fn number_ios_to_source(cfg: &mut SsdConfig, max_requests_given: bool) {
+///
+/// `number_ios = 0` is fio's "no count": the fio-style generator then ends by
+/// its size; a personality or a trace has no size to end by, so it is
+/// refused for them.
+pub fn number_ios_to_source(
+    cfg: &mut SsdConfig,
+    max_requests_given: bool,
+) -> Result<(), ConfigError> {
     let n = cfg.workload.number_ios;
+    if n.is_none() && (cfg.personality.is_some() || cfg.trace.is_some()) {
+        return Err(ssdsim_host::config::invalid(
+            "workload.number_ios",
+            "0 is fio's \"no count\" (a fio-style job then ends by its size); a personality \
+             or a trace needs a count of at least 1",
+        ));
+    }
     if let Some(p) = cfg.personality.as_mut() {
         p.requests = n.unwrap_or(p.requests);
     } else if cfg.trace.is_some() && !max_requests_given {
         cfg.replay.max_requests = n;
     }
+    Ok(())
 }
 
 /// Apply the jobs of a fio job file to `c` as `ssdsim run --fio` does

@@ -200,11 +200,17 @@ impl RunMeter {
         } else if let Some(p) = &cfg.personality {
             Some(p.requests)
         } else {
+            // The job's requests: its count, or what its bytes make of
+            // requests of `bs` (sizes that vary make this an estimate).
             let w = &cfg.workload;
-            Some(
-                w.number_ios
-                    .unwrap_or((w.span(logical_bytes) / w.bs.0.max(1)).max(1)),
-            )
+            let loops = w.loops.max(1) as u64;
+            let by_bytes = |b: u64| (b.saturating_mul(loops) / w.bs.0.max(1)).max(1);
+            Some(match (w.number_ios, w.io_size) {
+                (Some(n), Some(b)) => n.min(by_bytes(b.0)),
+                (Some(n), None) => n,
+                (None, Some(b)) => by_bytes(b.0),
+                (None, None) => by_bytes(w.span(logical_bytes)),
+            })
         };
         let now = Instant::now();
         let mut m = Meter {

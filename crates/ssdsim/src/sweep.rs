@@ -910,7 +910,8 @@ fn finish_point(
         })
     };
     if given("number_ios") {
-        crate::number_ios_to_source(&mut c, given("max-requests") || given("max_requests"));
+        crate::number_ios_to_source(&mut c, given("max-requests") || given("max_requests"))
+            .map_err(|e| e.to_string())?;
     }
     crate::fs_implies_file_level(&mut c, params.iter().chain(common).map(|(k, _)| k.as_str()));
     // The `size` flag ends the job as fio's `size=` does (as in `run`).

@@ -452,7 +452,11 @@ pub struct WorkloadConfig {
     pub rate_iops: Option<u64>,
     /// Inter-arrival process of the open loop (`rate_iops`); default linear.
     pub rate_process: RateProcess,
-    /// Number of requests; default one pass over `size` (size / bs), as fio.
+    /// fio's `number_ios`: the job ends after this many requests (counted
+    /// from the ramp's end). None (written `0`, fio's "no count"): it ends
+    /// after one pass over `size` (or `io_size` bytes), `loops` times, as
+    /// fio's does; `[workload]`'s default is 200,000 requests.
+    #[serde(default = "default_count", with = "no_count_is_zero")]
     pub number_ios: Option<u64>,
     /// Address span; default the whole logical capacity (minus offset).
     pub size: Option<Size>,
@@ -631,6 +635,22 @@ fn is_one_u64(n: &u64) -> bool {
     *n == 1
 }
 
+fn default_count() -> Option<u64> {
+    WorkloadConfig::default().number_ios
+}
+
+/// `number_ios` in a configuration: `0` is fio's "no count" (None), so that
+/// the echo of a job that ends by its size reads back as that job.
+mod no_count_is_zero {
+    use serde::{Deserialize, Deserializer, Serializer};
+    pub fn serialize<S: Serializer>(v: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(v.unwrap_or(0))
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+        Ok(Some(u64::deserialize(d)?).filter(|&n| n > 0))
+    }
+}
+
 fn is_true(b: &bool) -> bool {
     *b
 }
@@ -687,6 +707,14 @@ impl Default for WorkloadConfig {
             file_service_type: FileService::RoundRobin(1),
         }
     }
+}
+
+/// The most memory a workload's random map may take (1 GiB: a map of
+/// 512-byte blocks over 4 TiB).
+pub const MAX_RANDOM_MAP_BYTES: u64 = 1 << 30;
+
+fn min_bs_of(w: &WorkloadConfig) -> u64 {
+    w.block_sizes.as_ref().map_or(w.bs.0, |b| b.min())
 }
 
 /// The deepest closed loop a workload may keep (`workload.iodepth`,
@@ -800,6 +828,21 @@ impl WorkloadConfig {
                 "workload.blockalign",
                 "must be a multiple of 512 bytes, at most the span",
             ));
+        }
+        if self.random_map() {
+            // One bit a block of the smallest size (fio allocates the same).
+            let bits = span / min_bs_of(self).max(1);
+            if bits / 8 > MAX_RANDOM_MAP_BYTES {
+                return Err(invalid(
+                    "workload.norandommap",
+                    format!(
+                        "the random map of {bits} blocks would take {} MiB (at most {} MiB): \
+                         set norandommap, a larger block size or a smaller size",
+                        (bits / 8) >> 20,
+                        MAX_RANDOM_MAP_BYTES >> 20
+                    ),
+                ));
+            }
         }
         if self.nrfiles == 0 || self.nrfiles > 1 << 20 {
             return Err(invalid("workload.nrfiles", "must be in 1..=1048576"));
@@ -1188,15 +1231,10 @@ impl FioGen {
                 },
             })
         });
-        // One pass is whole blocks of `bs` (a last part-block is not done,
-        // as in fio: `fill_io_u` refuses a request past the end), or the
-        // span itself when sizes vary.
-        let pass_bytes = if ext.is_some() {
-            span
-        } else {
-            blocks * cfg.bs.0
-        };
-        let (budget, passes) = cfg.budget(pass_bytes);
+        // A pass's bytes are the span's (fio's `size`): a sequential pass
+        // ends at its last whole block (`fill_io_u` refuses a request past
+        // the end), a random one without the map when its bytes are done.
+        let (budget, passes) = cfg.budget(span);
         let remaining = cfg.number_ios.map_or(u64::MAX, |n| n.saturating_mul(loops));
         let (interarrival_ns, poisson) = match cfg.rate_iops {
             Some(r) => (1e9 / r as f64, cfg.rate_process == RateProcess::Poisson),
