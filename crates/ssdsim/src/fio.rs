@@ -333,6 +333,28 @@ const NO_BLOCK_IO: &[(&str, &str)] = &[
     ("ime_psync", "it talks to a DDN IME server"),
     ("ime_psyncv", "it talks to a DDN IME server"),
     ("ime_aio", "it talks to a DDN IME server"),
+    (
+        "falloc",
+        "it allocates and punches file ranges with fallocate, not data I/O",
+    ),
+    ("ftruncate", "it truncates a file, not data I/O"),
+    (
+        "e4defrag",
+        "it moves a file's extents with an ioctl, not data I/O",
+    ),
+    ("libhdfs", "it talks to an HDFS cluster"),
+    (
+        "pmemblk",
+        "it writes persistent memory through loads and stores, not a drive",
+    ),
+    (
+        "dev-dax",
+        "it writes persistent memory through loads and stores, not a drive",
+    ),
+    (
+        "libpmem",
+        "it writes persistent memory through loads and stores, not a drive",
+    ),
 ];
 
 /// Options that shape the I/O in ways ssdsim does not model, and why; a
