@@ -204,6 +204,11 @@ def test_sweep_2x2_rows_are_runs_of_their_points():
         assert r["host"]["iops"] == row["iops"]
         assert r["flash"]["waf"] == row["waf"]
         assert r["energy_j"]["total"] == row["energy_j"]
+        # A direction without requests has no p99 (None, not 0).
+        for d in ["read", "write"]:
+            want = r["latency_us"][d]["p99"] if r["host"][d + "s"] > 0 else None
+            assert row[d + "_p99_us"] == want, d
+    assert rows[0]["write_p99_us"] is None and rows[1]["read_p99_us"] is None
 
 
 def test_sweep_rows_do_not_depend_on_threads_or_spelling():

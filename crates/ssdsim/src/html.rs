@@ -974,7 +974,7 @@ fn sweep_charts(o: &mut String, ok: &[&Row], layout: &sweep::Layout) {
     for m in sweep::chart_metrics(ok) {
         let svg = crate::chart::sweep_bars(&m, shown, layout, "");
         let na = if shown.iter().any(|r| (m.get)(r).is_none()) {
-            " n/a: no value (a WAF where the host wrote nothing)."
+            " n/a: no value (a WAF where the host wrote nothing, a latency where the device completed no request)."
         } else {
             ""
         };

@@ -971,14 +971,23 @@ pub struct Row {
     pub iops: f64,
     /// Host throughput, MB/s (10^6 bytes).
     pub mbps: f64,
-    /// Mean latency of all requests, microseconds.
-    pub lat_mean_us: f64,
-    /// 99th-percentile latency of all requests, microseconds.
-    pub lat_p99_us: f64,
-    /// 99th-percentile read latency, microseconds.
-    pub read_p99_us: f64,
-    /// 99th-percentile write latency, microseconds.
-    pub write_p99_us: f64,
+    /// Mean latency of all requests, microseconds; `None` (JSON `null`, an
+    /// empty CSV cell, `n/a` in the tables) for a point whose device
+    /// completed no request (a buffered run whose calls all hit the cache).
+    #[serde(default)]
+    pub lat_mean_us: Option<f64>,
+    /// 99th-percentile latency of all requests, microseconds (`None` as
+    /// `lat_mean_us`).
+    #[serde(default)]
+    pub lat_p99_us: Option<f64>,
+    /// 99th-percentile read latency, microseconds; `None` for a point that
+    /// completed no read, where a percentile has no meaning.
+    #[serde(default)]
+    pub read_p99_us: Option<f64>,
+    /// 99th-percentile write latency, microseconds; `None` for a point that
+    /// completed no write.
+    #[serde(default)]
+    pub write_p99_us: Option<f64>,
     /// Write amplification (flash programs / host pages); `None` (JSON
     /// `null`, an empty CSV cell, `n/a` in the tables) for a point whose
     /// host wrote nothing, where the ratio has no meaning.
@@ -1070,10 +1079,10 @@ pub fn run_point_full(p: &Point, opts: &RunOptions) -> (Row, Option<crate::RunOu
         precondition: String::new(),
         iops: 0.0,
         mbps: 0.0,
-        lat_mean_us: 0.0,
-        lat_p99_us: 0.0,
-        read_p99_us: 0.0,
-        write_p99_us: 0.0,
+        lat_mean_us: None,
+        lat_p99_us: None,
+        read_p99_us: None,
+        write_p99_us: None,
         waf: None,
         erases: 0,
         gc_copies: 0,
@@ -1113,10 +1122,12 @@ pub fn run_point_full(p: &Point, opts: &RunOptions) -> (Row, Option<crate::RunOu
             row.precondition = r.run.precondition.clone();
             row.iops = r.host.iops;
             row.mbps = r.host.mbps;
-            row.lat_mean_us = r.latency_us.all.mean;
-            row.lat_p99_us = r.latency_us.all.p99;
-            row.read_p99_us = r.latency_us.read.p99;
-            row.write_p99_us = r.latency_us.write.p99;
+            // A latency of no request is not 0: it has no value.
+            let any = r.host.requests > 0;
+            row.lat_mean_us = any.then_some(r.latency_us.all.mean);
+            row.lat_p99_us = any.then_some(r.latency_us.all.p99);
+            row.read_p99_us = (r.host.reads > 0).then_some(r.latency_us.read.p99);
+            row.write_p99_us = (r.host.writes > 0).then_some(r.latency_us.write.p99);
             row.waf = r.flash.waf;
             row.erases = r.flash.block_erases;
             row.gc_copies = r.flash.gc_page_copies;
@@ -1691,10 +1702,10 @@ fn metric(r: &Row, m: &str) -> String {
         "precondition" => r.precondition.clone(),
         "iops" => f(r.iops),
         "mbps" => f(r.mbps),
-        "lat_mean_us" => f(r.lat_mean_us),
-        "lat_p99_us" => f(r.lat_p99_us),
-        "read_p99_us" => f(r.read_p99_us),
-        "write_p99_us" => f(r.write_p99_us),
+        "lat_mean_us" => o(r.lat_mean_us),
+        "lat_p99_us" => o(r.lat_p99_us),
+        "read_p99_us" => o(r.read_p99_us),
+        "write_p99_us" => o(r.write_p99_us),
         "waf" => o(r.waf),
         "erases" => r.erases.to_string(),
         "gc_copies" => r.gc_copies.to_string(),
@@ -1713,10 +1724,19 @@ fn metric(r: &Row, m: &str) -> String {
     }
 }
 
-/// A metric's cell for a reader: [`metric`], with `n/a` for a WAF that has
-/// no meaning (a point that ran and wrote nothing).
+/// A metric's cell for a reader: [`metric`], with `n/a` for a WAF or a
+/// latency that has no meaning (a point that ran and wrote nothing, read
+/// nothing, or whose device completed no request).
 fn shown_metric(r: &Row, m: &str) -> String {
-    if m == "waf" && r.waf.is_none() && r.error.is_none() {
+    let none = match m {
+        "waf" => r.waf.is_none(),
+        "lat_mean_us" => r.lat_mean_us.is_none(),
+        "lat_p99_us" => r.lat_p99_us.is_none(),
+        "read_p99_us" => r.read_p99_us.is_none(),
+        "write_p99_us" => r.write_p99_us.is_none(),
+        _ => false,
+    };
+    if none && r.error.is_none() {
         return "n/a".into();
     }
     metric(r, m)
@@ -1776,7 +1796,7 @@ pub fn columns(rows: &[Row]) -> (Vec<String>, Vec<Vec<String>>) {
 
 /// The tables' columns for a reader (Markdown, HTML): as [`columns`], less
 /// what [`Layout`] states once (the axes of one value, a preconditioning
-/// every row has), with `n/a` for a WAF that has no meaning.
+/// every row has), with `n/a` for a WAF or a latency that has no meaning.
 pub fn shown_columns(rows: &[Row], layout: &Layout) -> (Vec<String>, Vec<Vec<String>>) {
     let keys = layout.keys();
     let ms: Vec<&str> = metrics(rows)
@@ -1996,9 +2016,7 @@ pub fn chart_metrics(ok: &[&Row]) -> Vec<ChartMetric> {
     };
     let mut v = vec![
         m("iops", "IOPS", "requests/s", |r: &Row| Some(r.iops)),
-        m("lat_p99_us", "p99 latency", "µs", |r: &Row| {
-            Some(r.lat_p99_us)
-        }),
+        m("lat_p99_us", "p99 latency", "µs", |r: &Row| r.lat_p99_us),
         m("waf", "WAF", "flash programs / host pages", |r: &Row| r.waf),
         m("erases", "block erases", "blocks", |r: &Row| {
             Some(r.erases as f64)

@@ -110,8 +110,9 @@ def sweep_frame(
     point's ``index``, one column per axis (numbers where every value of the
     axis is one, else text), then the metrics (``iops``, ``mbps``,
     ``lat_p99_us``, ``waf``, ``energy_j``, ... ``seed``, ``error``; ``waf`` is
-    missing (NaN) for a point whose host wrote nothing). The latency CDF of
-    each row is left out.
+    missing (NaN) for a point whose host wrote nothing, ``read_p99_us`` for
+    one that read nothing, ``write_p99_us`` for one that wrote nothing). The
+    latency CDF of each row is left out.
 
     pandas is imported here: it is needed only for this function.
     """

@@ -63,7 +63,10 @@ def sweep(
     """Run a grid as `ssdsim sweep --grid` does; one dict per point, in grid
     order (`index`, `params` {axis: value}, `seed`, `iops`, `mbps`,
     `lat_p99_us`, `waf`, `energy_j`, ..., `error`, `cdf`). `waf` is None for
-    a point whose host wrote nothing (as the run report's `flash.waf`)."""
+    a point whose host wrote nothing (as the run report's `flash.waf`);
+    `read_p99_us` is None for one that completed no read, `write_p99_us` for
+    one that completed no write, `lat_mean_us` and `lat_p99_us` for one whose
+    device completed no request."""
 
 def presets(kind: Literal["nand", "power", "interface"] = "nand") -> List[Dict[str, Any]]:
     """The built-in presets of one kind, as dicts."""

@@ -509,3 +509,64 @@ fn the_tables_state_once_what_every_row_has() {
         "{h:?}"
     );
 }
+
+/// A point that read nothing has no read p99 (and one that wrote nothing no
+/// write p99): `null` in JSONL, an empty CSV cell, `n/a` in the tables, no
+/// bar; rows of an older ssdsim (0.0) still read.
+#[test]
+fn a_direction_without_requests_has_no_p99() {
+    let mut rows = vec![
+        row(0, &[("ftl", "page"), ("rw", "randread")], "steady", None),
+        row(
+            1,
+            &[("ftl", "page"), ("rw", "randwrite")],
+            "steady",
+            Some(2.5),
+        ),
+    ];
+    rows[0].read_p99_us = Some(120.0);
+    rows[0].lat_p99_us = Some(120.0);
+    rows[0].lat_mean_us = Some(60.0);
+    rows[1].write_p99_us = Some(300.0);
+    rows[1].lat_p99_us = Some(300.0);
+    rows[1].lat_mean_us = Some(90.0);
+    let json = serde_json::to_value(&rows[0]).unwrap();
+    assert!(json["write_p99_us"].is_null(), "{json}");
+    assert_eq!(json["read_p99_us"], serde_json::json!(120.0));
+    let back: Row = serde_json::from_value(json).unwrap();
+    assert_eq!((back.read_p99_us, back.write_p99_us), (Some(120.0), None));
+    let mut old = serde_json::to_value(&rows[1]).unwrap();
+    old["read_p99_us"] = serde_json::json!(0.0);
+    let old: Row = serde_json::from_value(old).unwrap();
+    assert_eq!(old.read_p99_us, Some(0.0));
+    let (h, body) = columns(&rows);
+    let at = |c: &str| h.iter().position(|x| x == c).unwrap();
+    assert_eq!(body[0][at("write_p99_us")], "");
+    assert_eq!(body[0][at("read_p99_us")], "120.0");
+    assert_eq!(body[1][at("read_p99_us")], "");
+    let md = markdown(&rows);
+    let line = md.lines().find(|l| l.contains("randread")).unwrap();
+    assert!(
+        line.contains("| n/a |") && line.contains("| 120.0 |"),
+        "{md}"
+    );
+    // A point whose device completed no request (a buffered run whose
+    // calls all hit the cache) has no latency at all.
+    rows[0].lat_mean_us = None;
+    rows[0].lat_p99_us = None;
+    rows[0].read_p99_us = None;
+    let t = table(&rows);
+    let head: Vec<&str> = t.lines().nth(1).unwrap().split_whitespace().collect();
+    let line = t.lines().find(|l| l.contains("randread")).unwrap();
+    let cells: Vec<&str> = line.split_whitespace().collect();
+    for c in ["lat_mean_us", "lat_p99_us"] {
+        let i = head.iter().position(|x| *x == c).unwrap();
+        assert_eq!(cells[i], "n/a", "{c}\n{t}");
+    }
+    let m = chart_metrics(&rows.iter().collect::<Vec<_>>());
+    let p99 = m.iter().find(|m| m.name == "lat_p99_us").unwrap();
+    assert_eq!(
+        ((p99.get)(&rows[0]), (p99.get)(&rows[1])),
+        (None, Some(300.0))
+    );
+}
