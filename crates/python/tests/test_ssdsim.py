@@ -127,8 +127,9 @@ def test_bad_field_raises_naming_it():
 def test_bad_value_raises_naming_field():
     with pytest.raises(ValueError, match=r"nand\.t_r"):
         ssdsim.run(set={"nand.t_r": "fast"})
+    # (0 is fio's "no count": the job ends by its size.)
     with pytest.raises(ValueError, match=r"workload\.number_ios"):
-        ssdsim.run(set={"workload.number_ios": 0})
+        ssdsim.run(set={"workload.number_ios": -1})
     with pytest.raises(ValueError, match="9223372036854775807"):
         ssdsim.run(set={"workload.number_ios": 2**64})
 
