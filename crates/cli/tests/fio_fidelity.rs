@@ -84,11 +84,21 @@ fn size_ends_the_job_unless_time_based() {
         n(&report(&["--fio", &e, "--number_ios", "20"])["host"]["requests"]),
         20
     );
-    // time_based without a runtime is refused at its line.
-    let t = job(&d, "t.fio", "[j]\nrw=read\ntime_based\n");
-    let (code, _, err) = ssdsim(&["run", "--fio", &t]);
-    assert_eq!(code, 2);
-    assert!(err.contains("t.fio:3: time_based"), "{err}");
+    // time_based without a runtime: fio ignores it, and the job ends by its
+    // size; the note on stderr says so.
+    let t = job(
+        &d,
+        "t.fio",
+        "[j]\nrw=read\nsize=64k\ntime_based\ndirect=1\n",
+    );
+    let (code, out, err) = ssdsim(&["run", "--fio", &t, "--format", "json", "--no-power"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("time_based (without runtime= fio ignores it)"),
+        "{err}"
+    );
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(n(&v["host"]["requests"]), 16);
     std::fs::remove_dir_all(&d).unwrap();
 }
 

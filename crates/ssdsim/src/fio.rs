@@ -1246,18 +1246,17 @@ fn apply(
                 .into(),
         ));
     }
+    if job.time_based && job.runtime.is_none() {
+        // fio ignores time_based without a runtime (`keep_running` has no
+        // time to keep to): the job ends by its size, and the note says so.
+        job.time_based = false;
+        job.ignored
+            .push("time_based (without runtime= fio ignores it)".into());
+    }
     if w.verify && job.time_based {
         return Err(err(
             last(&["verify"]).unwrap_or(0),
             "verify: a time_based job's read-back after its runtime is not modelled".into(),
-        ));
-    }
-    if job.time_based && job.runtime.is_none() {
-        return Err(err(
-            last(&["time_based"]).unwrap_or(0),
-            "time_based: needs runtime= (fio ignores time_based without it); give the time \
-             the job runs"
-                .into(),
         ));
     }
     // Each at most 2^62 ns: the sum must stay a valid duration.
@@ -1738,16 +1737,18 @@ mod tests {
         assert_eq!(j.time_limit(), Some(ssd_core::Dur(70_000_000_000)));
         let (_, j) = p("[j]\ntimeout=2h\n");
         assert_eq!(j.runtime, Some(ssd_core::Dur(7_200_000_000_000)));
-        // time_based without a runtime means nothing: refused at its line.
-        let e = parse_str(
+        // time_based without a runtime means nothing in fio: ignored, with
+        // a note.
+        let (_, j) = parse_str(
             "[j]\nrw=read\ntime_based\n",
             "t.fio",
             &WorkloadConfig::default(),
         )
-        .unwrap_err();
+        .unwrap();
+        assert!(!j.time_based);
         assert!(
-            e.to_string().contains("t.fio:3: time_based") && e.reason.contains("runtime"),
-            "{e}"
+            j.ignored.iter().any(|i| i.starts_with("time_based")),
+            "{j:?}"
         );
     }
 
