@@ -824,6 +824,7 @@ fn apply(
                 w.rw = RwMode::parse(mode).map_err(|m| e(format!("{k}: {m}")))?;
                 w.ddir_seq_nr = 1;
                 w.ddir_seq_add = ssd_core::Size(0);
+                w.ddir_seq_back = false;
                 if let Some(x) = suffix {
                     if w.rw.is_random() {
                         let n = num(x)?;
@@ -836,12 +837,12 @@ fn apply(
                         }
                         w.ddir_seq_nr = n as u32;
                     } else {
-                        if x.starts_with('-') {
-                            return Err(e(format!(
-                                "{k}: a negative skip ({}) runs backwards; not supported",
-                                clip(x)
-                            )));
-                        }
+                        // A negative skip reads backwards.
+                        let (back, x) = match x.strip_prefix('-') {
+                            Some(m) => (true, m),
+                            None => (false, x),
+                        };
+                        w.ddir_seq_back = back;
                         let b = size(x)?;
                         if !b.0.is_multiple_of(512) {
                             return Err(e(format!(

@@ -514,6 +514,11 @@ pub struct WorkloadConfig {
     /// sequential request (sequential I/O with holes).
     #[serde(default, skip_serializing_if = "is_zero_size")]
     pub ddir_seq_add: Size,
+    /// fio's negative `ddir_seq_add` (`rw=read:-8k`): each sequential
+    /// request starts that far before the end of the one before (reading
+    /// backwards), wrapping to the span's end.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ddir_seq_back: bool,
     /// fio's `rw=randread:N` (`ddir_seq_nr`): a random workload takes a new
     /// random offset every N requests and goes on sequentially between.
     #[serde(default = "one", skip_serializing_if = "is_one")]
@@ -696,6 +701,7 @@ impl Default for WorkloadConfig {
             loops: 1,
             block_sizes: None,
             ddir_seq_add: Size(0),
+            ddir_seq_back: false,
             ddir_seq_nr: 1,
             blockalign: Size(0),
             thinktime: Dur::ZERO,
@@ -1049,6 +1055,7 @@ struct Ext {
     span: u64,
     map: Option<RandomMap>,
     seq_add: u64,
+    seq_back: bool,
     seq_nr: u32,
     seq_left: u32,
     /// Where each direction's next sequential request starts (fio's
@@ -1212,6 +1219,7 @@ impl FioGen {
                 span: file_span,
                 map,
                 seq_add: cfg.ddir_seq_add.0,
+                seq_back: cfg.ddir_seq_back,
                 seq_nr: cfg.ddir_seq_nr.max(1),
                 seq_left: cfg.ddir_seq_nr.max(1),
                 last_pos: [0; 3],
@@ -1505,9 +1513,17 @@ impl FioGen {
             return None;
         }
         if pos != 0 && e.seq_add != 0 {
-            pos += e.seq_add;
-            if pos >= e.span {
-                pos = 0;
+            if e.seq_back {
+                // Before the start: from the end, as fio's wrap of a
+                // negative skip (`io_size + ddir_seq_add`).
+                pos = pos
+                    .checked_sub(e.seq_add)
+                    .unwrap_or_else(|| e.span.saturating_sub(e.seq_add));
+            } else {
+                pos += e.seq_add;
+                if pos >= e.span {
+                    pos = 0;
+                }
             }
         }
         Some(pos)

@@ -337,6 +337,28 @@ mod tests {
         assert!((2500..2700).contains(&distinct), "{distinct}");
     }
 
+    /// fio's `rw=read:-8k` (a negative `ddir_seq_add`): from 0, then from
+    /// the end backwards, each request 8k before the end of the last, as
+    /// fio 3.33's own I/O log of that job has them (blocks 0, 254, 253...).
+    #[test]
+    fn a_negative_skip_reads_backwards_from_the_end() {
+        use crate::workload::{FioGen, RequestSource, RwMode, WorkloadConfig};
+        let w = WorkloadConfig {
+            rw: RwMode::Read,
+            size: Some(ssd_core::Size(1 << 20)),
+            number_ios: None,
+            ddir_seq_add: ssd_core::Size(8192),
+            ddir_seq_back: true,
+            ..Default::default()
+        };
+        let mut g = FioGen::new(&w, 1 << 30, 1);
+        let blocks: Vec<u64> = std::iter::from_fn(|| g.next_request())
+            .map(|r| r.unwrap().lba / 8)
+            .collect();
+        assert_eq!(blocks.len(), 256);
+        assert_eq!(&blocks[..5], &[0, 254, 253, 252, 251]);
+    }
+
     #[test]
     fn block_sizes_round_trip_and_refuse_bad_splits() {
         let b = BlockSizes::parse("4096-16384,4096/50:65536/50,4096").unwrap();
