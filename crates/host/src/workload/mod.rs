@@ -1354,16 +1354,7 @@ impl FioGen {
             if self.remaining == 0 || self.budget == 0 {
                 // The job's I/O is done: a verifying job reads it back.
                 let (off, len) = self.ext.as_mut()?.verify.as_mut()?.next()?;
-                let arrival = self.next_arrival();
-                return Some(Ok(HostRequest {
-                    arrival,
-                    op: IoOp::Read,
-                    lba: self.base_sector + off / SECTOR,
-                    sectors: (len / SECTOR) as u32,
-                    stream: 0,
-                    tag: 0,
-                    sync: false,
-                }));
+                return Some(Ok(self.ext_request(IoOp::Read, off, len)));
             }
             // A trim+write job writes the blocks it just trimmed (fio's
             // `get_next_block` for randtrimwrite: the trim's offset and
@@ -1376,16 +1367,7 @@ impl FioGen {
                 if let Some(v) = e.verify.as_mut() {
                     v.log(off, len);
                 }
-                let arrival = self.next_arrival();
-                return Some(Ok(HostRequest {
-                    arrival,
-                    op: IoOp::Write,
-                    lba: self.base_sector + off / SECTOR,
-                    sectors: (len / SECTOR) as u32,
-                    stream: 0,
-                    tag: 0,
-                    sync: true,
-                }));
+                return Some(Ok(self.ext_request(IoOp::Write, off, len)));
             }
             let op = self.draw_op();
             let pair = matches!(self.rw, RwMode::TrimWrite | RwMode::RandTrimWrite);
@@ -1412,16 +1394,7 @@ impl FioGen {
                         v.log(off, len);
                     }
                 }
-                let arrival = self.next_arrival();
-                return Some(Ok(HostRequest {
-                    arrival,
-                    op,
-                    lba: self.base_sector + off / SECTOR,
-                    sectors: (len / SECTOR) as u32,
-                    stream: 0,
-                    tag: 0,
-                    sync: op == IoOp::Write,
-                }));
+                return Some(Ok(self.ext_request(op, off, len)));
             }
             // This file's offsets ran out: the next one not done, if any.
             if self.ext.as_ref().is_some_and(|e| e.files.len() > 1) && self.next_file(true) {
@@ -1502,6 +1475,20 @@ impl FioGen {
         };
         Self::switch_file(self.ext.as_mut().expect("extended"), next);
         true
+    }
+
+    /// A request of fio's pattern: `len` bytes at `off` from the span's
+    /// start (a write `REQ_SYNC`, as the common path's).
+    fn ext_request(&mut self, op: IoOp, off: u64, len: u64) -> HostRequest {
+        HostRequest {
+            arrival: self.next_arrival(),
+            op,
+            lba: self.base_sector + off / SECTOR,
+            sectors: (len / SECTOR) as u32,
+            stream: 0,
+            tag: 0,
+            sync: op == IoOp::Write,
+        }
     }
 
     /// fio's `get_next_seq_offset`: where direction `d`'s next sequential
