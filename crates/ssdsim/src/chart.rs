@@ -14,7 +14,6 @@
 //! headless Chromium that no text leaves the SVG's viewport or lies over
 //! the plot area (the legend, the labels) or over a data element.
 
-use crate::sweep::{ChartMetric, Layout, Row};
 use std::fmt::Write;
 
 /// The width of every chart, px.
@@ -41,6 +40,7 @@ const LINE_H: f64 = 15.0;
 
 /// The style of a chart written as a file of its own ([`standalone`]); an
 /// HTML page has the same rules in its style sheet.
+#[cfg(feature = "plots")]
 pub(crate) const SVG_CSS: &str = ".bg{fill:#fff}.frame{fill:none;stroke:#444}.plot-area{fill:none}\
 .grid line{stroke:#e6e6e6}.axis{stroke:#444}.chart-title{font-size:16px;font-weight:600}\
 .chart-note{fill:#555}.bar-header{font-style:italic;fill:#555}.axis-label{font-size:13px}\
@@ -381,6 +381,7 @@ fn svg(id: &str, title: &str, h: f64, body: &str) -> String {
 
 /// A chart as a file of its own: the SVG namespace, an XML declaration,
 /// a font and the style an HTML page would give it.
+#[cfg(feature = "plots")]
 pub(crate) fn standalone(svg: &str) -> String {
     let body = svg.strip_prefix("<svg ").unwrap_or(svg);
     let close = body.find('>').map_or(0, |i| i + 1);
@@ -960,102 +961,6 @@ pub(crate) fn power_chart(s: &[power::Sample], note: &str) -> (String, usize, us
     (svg, m.len(), k)
 }
 
-/// The colour of a sweep's point: by its value of the first axis that
-/// varies ([`Layout`]), with the legend that says so (two or more values).
-pub(crate) struct SweepColors<'a> {
-    layout: &'a Layout,
-    group: Option<&'a (String, Vec<String>)>,
-}
-
-impl<'a> SweepColors<'a> {
-    pub(crate) fn of(layout: &'a Layout) -> Self {
-        SweepColors {
-            layout,
-            group: layout.varying.first(),
-        }
-    }
-
-    pub(crate) fn color(&self, r: &Row) -> &'static str {
-        let Some((k, vals)) = self.group else {
-            return PALETTE[0];
-        };
-        let v = self.layout.value(r, k);
-        let i = vals.iter().position(|x| *x == v).unwrap_or(0);
-        PALETTE[i % PALETTE.len()]
-    }
-
-    pub(crate) fn legend(&self) -> Vec<(String, &'static str)> {
-        match self.group {
-            Some((k, vals)) => vals
-                .iter()
-                .take(30)
-                .enumerate()
-                .map(|(i, v)| (format!("{k} = {v}"), PALETTE[i % PALETTE.len()]))
-                .collect(),
-            None => Vec::new(),
-        }
-    }
-}
-
-/// A sweep's bar chart of metric `m`: a bar per point of `shown`, labelled
-/// by its values of the axes that vary (`n/a` where the metric has no
-/// value).
-pub(crate) fn sweep_bars(m: &ChartMetric, shown: &[&Row], layout: &Layout, note: &str) -> String {
-    let colors = SweepColors::of(layout);
-    let bars = shown
-        .iter()
-        .map(|r| {
-            let v = (m.get)(r);
-            Bar {
-                label: layout.label(r),
-                value: v,
-                color: colors.color(r),
-                text: v.map_or_else(|| "n/a".to_string(), fmt_value),
-            }
-        })
-        .collect();
-    BarChart {
-        id: &format!("sweep-{}", m.name.replace('_', "-")),
-        title: &format!("{} per point", m.title),
-        note,
-        x_label: &format!("{} ({})", m.title, m.unit),
-        y_label: "point",
-        header: &layout.keys().join("/"),
-        bars,
-        legend: colors.legend(),
-    }
-    .svg()
-}
-
-/// A sweep's latency CDFs: a curve per point of `curves` (which carry
-/// one), named as its bars are.
-pub(crate) fn sweep_cdf(curves: &[&Row], layout: &Layout, note: &str) -> String {
-    let lines = curves
-        .iter()
-        .enumerate()
-        .map(|(i, r)| Line {
-            name: layout.label(r),
-            color: PALETTE[i % PALETTE.len()],
-            dash: DASHES[(i / PALETTE.len()) % DASHES.len()],
-            width: 1.6,
-            points: r.cdf.clone(),
-        })
-        .collect();
-    LineChart {
-        id: "sweep-latency-cdf",
-        title: "Latency CDF per point",
-        note,
-        x_label: "latency (µs, log scale)",
-        y_label: "fraction of requests at or below",
-        x_log: true,
-        y_log: false,
-        y_fixed: Some((0.0, 1.0)),
-        lines,
-        legend_title: &layout.keys().join("/"),
-    }
-    .svg()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1115,6 +1020,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "plots")]
     fn a_standalone_chart_is_an_svg_document() {
         let svg = BarChart {
             id: "t",

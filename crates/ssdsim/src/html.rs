@@ -972,7 +972,7 @@ fn sweep_charts(o: &mut String, ok: &[&Row], layout: &sweep::Layout) {
         (false, false) => format!("{header} (the settings every point has are under Axes)"),
     };
     for m in sweep::chart_metrics(ok) {
-        let svg = crate::chart::sweep_bars(&m, shown, layout, "");
+        let svg = crate::sweep::sweep_bars(&m, shown, layout, "");
         let na = if shown.iter().any(|r| (m.get)(r).is_none()) {
             " n/a: no value (a WAF where the host wrote nothing, a latency where the device completed no request)."
         } else {
@@ -995,7 +995,7 @@ fn sweep_charts(o: &mut String, ok: &[&Row], layout: &sweep::Layout) {
         return;
     }
     let curves = &with_cdf[..with_cdf.len().min(MAX_CURVES)];
-    let svg = crate::chart::sweep_cdf(curves, layout, "");
+    let svg = crate::sweep::sweep_cdf(curves, layout, "");
     let mut cap =
         "Cumulative distribution of each point's request latency (100 quantiles).".to_string();
     if with_cdf.len() > curves.len() {

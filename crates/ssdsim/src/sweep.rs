@@ -2076,7 +2076,7 @@ pub fn plot(rows: &[Row], dir: &Path) -> Result<Vec<std::path::PathBuf>, String>
     for m in chart_metrics(&ok) {
         write(
             &format!("{}.svg", m.name),
-            chart::sweep_bars(&m, shown, &layout, &note),
+            sweep_bars(&m, shown, &layout, &note),
         )?;
     }
     let with_cdf: Vec<&Row> = ok.iter().copied().filter(|r| !r.cdf.is_empty()).collect();
@@ -2092,11 +2092,114 @@ pub fn plot(rows: &[Row], dir: &Path) -> Result<Vec<std::path::PathBuf>, String>
             with_cdf.len()
         ));
     }
-    write(
-        "latency_cdf.svg",
-        chart::sweep_cdf(curves, &layout, &cdf_note),
-    )?;
+    write("latency_cdf.svg", sweep_cdf(curves, &layout, &cdf_note))?;
     Ok(files)
+}
+
+/// The colour of a sweep's point: by its value of the first axis that
+/// varies ([`Layout`]), with the legend that says so (two or more values).
+#[cfg(any(feature = "html", feature = "plots"))]
+pub(crate) struct SweepColors<'a> {
+    layout: &'a Layout,
+    group: Option<&'a (String, Vec<String>)>,
+}
+
+#[cfg(any(feature = "html", feature = "plots"))]
+impl<'a> SweepColors<'a> {
+    pub(crate) fn of(layout: &'a Layout) -> Self {
+        SweepColors {
+            layout,
+            group: layout.varying.first(),
+        }
+    }
+
+    pub(crate) fn color(&self, r: &Row) -> &'static str {
+        let Some((k, vals)) = self.group else {
+            return crate::chart::PALETTE[0];
+        };
+        let v = self.layout.value(r, k);
+        let i = vals.iter().position(|x| *x == v).unwrap_or(0);
+        crate::chart::PALETTE[i % crate::chart::PALETTE.len()]
+    }
+
+    pub(crate) fn legend(&self) -> Vec<(String, &'static str)> {
+        match self.group {
+            Some((k, vals)) => vals
+                .iter()
+                .take(30)
+                .enumerate()
+                .map(|(i, v)| {
+                    (
+                        format!("{k} = {v}"),
+                        crate::chart::PALETTE[i % crate::chart::PALETTE.len()],
+                    )
+                })
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+}
+
+/// A sweep's bar chart of metric `m`: a bar per point of `shown`, labelled
+/// by its values of the axes that vary (`n/a` where the metric has no
+/// value).
+#[cfg(any(feature = "html", feature = "plots"))]
+pub(crate) fn sweep_bars(m: &ChartMetric, shown: &[&Row], layout: &Layout, note: &str) -> String {
+    let colors = SweepColors::of(layout);
+    let bars = shown
+        .iter()
+        .map(|r| {
+            let v = (m.get)(r);
+            crate::chart::Bar {
+                label: layout.label(r),
+                value: v,
+                color: colors.color(r),
+                text: v.map_or_else(|| "n/a".to_string(), crate::chart::fmt_value),
+            }
+        })
+        .collect();
+    crate::chart::BarChart {
+        id: &format!("sweep-{}", m.name.replace('_', "-")),
+        title: &format!("{} per point", m.title),
+        note,
+        x_label: &format!("{} ({})", m.title, m.unit),
+        y_label: "point",
+        header: &layout.keys().join("/"),
+        bars,
+        legend: colors.legend(),
+    }
+    .svg()
+}
+
+/// A sweep's latency CDFs: a curve per point of `curves` (which carry
+/// one), named as its bars are.
+#[cfg(any(feature = "html", feature = "plots"))]
+pub(crate) fn sweep_cdf(curves: &[&Row], layout: &Layout, note: &str) -> String {
+    let lines = curves
+        .iter()
+        .enumerate()
+        .map(|(i, r)| crate::chart::Line {
+            name: layout.label(r),
+            color: crate::chart::PALETTE[i % crate::chart::PALETTE.len()],
+            dash: crate::chart::DASHES
+                [(i / crate::chart::PALETTE.len()) % crate::chart::DASHES.len()],
+            width: 1.6,
+            points: r.cdf.clone(),
+        })
+        .collect();
+    crate::chart::LineChart {
+        id: "sweep-latency-cdf",
+        title: "Latency CDF per point",
+        note,
+        x_label: "latency (µs, log scale)",
+        y_label: "fraction of requests at or below",
+        x_log: true,
+        y_log: false,
+        y_fixed: Some((0.0, 1.0)),
+        lines,
+        legend_title: &layout.keys().join("/"),
+    }
+    .svg()
 }
 
 #[cfg(test)]
