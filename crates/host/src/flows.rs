@@ -254,9 +254,11 @@ struct FlowState<S> {
 struct FlowStats {
     reads: u64,
     writes: u64,
+    trims: u64,
     other: u64,
     bytes_read: u64,
     bytes_written: u64,
+    bytes_trimmed: u64,
     /// End-to-end latency by direction.
     e2e: Latencies,
     device_ns: u128,
@@ -569,7 +571,7 @@ impl<S: RequestSource> Flows<S> {
 
     fn sections_of(&self, st: &FlowState<S>, end: SimTime) -> serde_json::Value {
         let s = &st.stats;
-        let n = s.reads + s.writes + s.other;
+        let n = s.reads + s.writes + s.trims + s.other;
         // The flow's own span: from the start of its measured phase to its
         // last completion (to the end of the run if it was cut short); none
         // if it never started.
@@ -590,6 +592,8 @@ impl<S: RequestSource> Flows<S> {
             "writes": s.writes,
             "bytes_read": s.bytes_read,
             "bytes_written": s.bytes_written,
+            "trims": s.trims,
+            "bytes_trimmed": s.bytes_trimmed,
             "iops": per_s(n),
             "read_iops": per_s(s.reads),
             "write_iops": per_s(s.writes),
@@ -667,7 +671,11 @@ impl<S: RequestSource> RequestSource for Flows<S> {
                         s.writes += 1;
                         s.bytes_written += x.bytes;
                     }
-                    _ => s.other += 1,
+                    IoOp::Trim => {
+                        s.trims += 1;
+                        s.bytes_trimmed += x.bytes;
+                    }
+                    IoOp::Flush => s.other += 1,
                 }
                 s.e2e.record(x.op, now.since(x.arrived).0);
                 s.device_ns += now.since(x.submitted).0 as u128;

@@ -662,6 +662,7 @@ struct Stats {
     lat: [LatencyHist; 4],
     bytes_read: u64,
     bytes_written: u64,
+    bytes_trimmed: u64,
     /// Of those, the O_DIRECT calls' bytes ([`CallExtras::direct`]).
     dio_read: u64,
     dio_written: u64,
@@ -2059,6 +2060,7 @@ impl<S: AppSource> PageCache<S> {
                 }
                 Stage::TrimStart => {
                     let r = self.threads[t].op.unwrap();
+                    self.stats.bytes_trimmed += r.bytes();
                     let (lo, hi) = Self::span(&r);
                     for lpn in lo..hi {
                         self.wait_page_io(t, lpn);
@@ -2830,6 +2832,7 @@ impl<S: AppSource> PageCache<S> {
                     "fsyncs": lat[3].count,
                     "bytes_read": s.bytes_read,
                     "bytes_written": s.bytes_written,
+                    "bytes_trimmed": s.bytes_trimmed,
                     "time_s": secs,
                     "cpu_s": s.cpu_ns as f64 * 1e-9,
                     "iops": per_s(calls - lat[3].count),

@@ -160,6 +160,8 @@ pub struct Counters {
     pub bytes_read: u64,
     /// Bytes written by the host.
     pub bytes_written: u64,
+    /// Bytes the host trimmed (discarded).
+    pub bytes_trimmed: u64,
     /// Logical pages the host wrote to the FTL (the denominator of WAF).
     pub host_pages_written: u64,
     /// `[kind][purpose]` flash operation counts (pages for read/program, blocks for erase).
@@ -286,6 +288,8 @@ pub struct HostReport {
     pub bytes_read: u64,
     /// Bytes written.
     pub bytes_written: u64,
+    /// Bytes trimmed (discarded).
+    pub bytes_trimmed: u64,
     /// Simulated seconds of the measured phase.
     pub sim_time_s: f64,
     /// Requests per simulated second.

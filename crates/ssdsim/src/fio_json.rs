@@ -23,9 +23,8 @@
 //!   fio writes them for a job shorter than its sampling interval; host CPU
 //!   figures (`usr_cpu`, `sys_cpu`, `ctx`, `majf`, `minf`), `job options`,
 //!   the I/O depth and latency distributions and `disk_util` are left out.
-//! - A trim's bytes are known for the fio-style workload (every request is
-//!   `bs` bytes); for a trace or a personality, `trim` has no `io_bytes`,
-//!   `io_kbytes`, `bw` or `bw_bytes`.
+//! - `trim`'s bytes are the trims' own (the report's `host.bytes_trimmed`,
+//!   a flow's or the application's `bytes_trimmed`).
 
 use serde_json::{json, Map, Value};
 use ssd_core::stats::{LatencyHist, Report};
@@ -56,35 +55,21 @@ pub fn lat_object(h: &LatencyHist) -> Value {
     Value::Object(o)
 }
 
-/// The bytes of every trim of a fio-style workload, when they are one size
-/// (`bs`, or the trims' own fixed size).
-fn fixed_trim_bs(w: &ssdsim_host::workload::WorkloadConfig) -> Option<u64> {
-    match &w.block_sizes {
-        None => Some(w.bs.0),
-        Some(b) => match b.0[2] {
-            ssdsim_host::workload::BsDraw::Fixed(t) => Some(t),
-            _ => None,
-        },
-    }
-}
-
 /// What fio writes for a latency it did not measure.
 fn unmeasured() -> Value {
     json!({"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0})
 }
 
-/// One direction (`read`, `write`, `trim`): `ios` requests of `bytes` bytes
-/// (None: unknown) in `secs` simulated seconds.
-fn ddir(ios: u64, bytes: Option<u64>, secs: f64, h: &LatencyHist) -> Value {
+/// One direction (`read`, `write`, `trim`): `ios` requests of `b` bytes
+/// in `secs` simulated seconds.
+fn ddir(ios: u64, b: u64, secs: f64, h: &LatencyHist) -> Value {
     let per_s = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
     let mut o = Map::new();
-    if let Some(b) = bytes {
-        let bw_bytes = per_s(b).floor() as u64;
-        o.insert("io_bytes".into(), json!(b));
-        o.insert("io_kbytes".into(), json!(b >> 10));
-        o.insert("bw_bytes".into(), json!(bw_bytes));
-        o.insert("bw".into(), json!(bw_bytes / 1024));
-    }
+    let bw_bytes = per_s(b).floor() as u64;
+    o.insert("io_bytes".into(), json!(b));
+    o.insert("io_kbytes".into(), json!(b >> 10));
+    o.insert("bw_bytes".into(), json!(bw_bytes));
+    o.insert("bw".into(), json!(bw_bytes / 1024));
     o.insert("iops".into(), json!(per_s(ios)));
     let runtime_ms = if ios > 0 {
         (secs * 1e3).round() as u64
@@ -125,8 +110,7 @@ struct Entry {
     trims: u64,
     bytes_read: u64,
     bytes_written: u64,
-    /// The bytes of one trim, when every request has the same size.
-    trim_bs: Option<u64>,
+    bytes_trimmed: u64,
     secs: f64,
     lat: crate::RunLatencies,
 }
@@ -140,9 +124,7 @@ impl Entry {
         self.trims += o.trims;
         self.bytes_read += o.bytes_read;
         self.bytes_written += o.bytes_written;
-        self.trim_bs = self
-            .trim_bs
-            .filter(|&b| o.trim_bs == Some(b) || o.trims == 0);
+        self.bytes_trimmed += o.bytes_trimmed;
         self.secs = self.secs.max(o.secs);
         self.lat.read.merge(&o.lat.read);
         self.lat.write.merge(&o.lat.write);
@@ -159,25 +141,15 @@ impl Entry {
         job.insert("elapsed".into(), json!(self.secs.round() as u64));
         job.insert(
             "read".into(),
-            ddir(self.reads, Some(self.bytes_read), self.secs, &self.lat.read),
+            ddir(self.reads, self.bytes_read, self.secs, &self.lat.read),
         );
         job.insert(
             "write".into(),
-            ddir(
-                self.writes,
-                Some(self.bytes_written),
-                self.secs,
-                &self.lat.write,
-            ),
+            ddir(self.writes, self.bytes_written, self.secs, &self.lat.write),
         );
         job.insert(
             "trim".into(),
-            ddir(
-                self.trims,
-                self.trim_bs.map(|b| b * self.trims),
-                self.secs,
-                &self.lat.trim,
-            ),
+            ddir(self.trims, self.bytes_trimmed, self.secs, &self.lat.trim),
         );
         job.insert(
             "sync".into(),
@@ -191,16 +163,17 @@ impl Entry {
     }
 }
 
-/// The counts of a report section (`app`, a flow, or the report's `host`
-/// as JSON): reads, writes, trims, bytes read and written, seconds.
-fn counts(v: &Value, trims: &str) -> (u64, u64, u64, u64, u64, f64) {
+/// The counts of a report section (`app` or a flow, as JSON): reads,
+/// writes, trims, bytes read, written and trimmed, seconds.
+fn counts(v: &Value) -> (u64, u64, u64, u64, u64, u64, f64) {
     let u = |k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
     (
         u("reads"),
         u("writes"),
-        u(trims),
+        u("trims"),
         u("bytes_read"),
         u("bytes_written"),
+        u("bytes_trimmed"),
         v.get("time_s").and_then(Value::as_f64).unwrap_or(0.0),
     )
 }
@@ -254,16 +227,11 @@ pub fn fio_json_run(
             let mut last: Option<u32> = None;
             for (i, f) in flows.iter().enumerate() {
                 let l = &lat.flows[i];
-                let (reads, writes, trims, bytes_read, bytes_written, secs) = match f.get("app") {
-                    Some(app) if l.app => counts(app, "trims"),
-                    _ => {
-                        let (r, w, _, br, bw, secs) = counts(f, "");
-                        let n = f.get("requests").and_then(Value::as_u64).unwrap_or(0);
-                        (r, w, n.saturating_sub(r + w), br, bw, secs)
-                    }
-                };
-                let fc = cfg.flows.get(i);
-                let trim_bs = fc.and_then(|c| c.workload.as_ref()).and_then(fixed_trim_bs);
+                let (reads, writes, trims, bytes_read, bytes_written, bytes_trimmed, secs) =
+                    match f.get("app") {
+                        Some(app) if l.app => counts(app),
+                        _ => counts(f),
+                    };
                 let j = &jobs[i];
                 let e = Entry {
                     name: j.name.clone(),
@@ -273,7 +241,7 @@ pub fn fio_json_run(
                     trims,
                     bytes_read,
                     bytes_written,
-                    trim_bs,
+                    bytes_trimmed,
                     secs,
                     lat: l.clone(),
                 };
@@ -285,9 +253,9 @@ pub fn fio_json_run(
             }
         }
         _ => {
-            let (reads, writes, trims, bytes_read, bytes_written, secs) =
+            let (reads, writes, trims, bytes_read, bytes_written, bytes_trimmed, secs) =
                 match report.extra.get("app") {
-                    Some(app) if lat.app => counts(app, "trims"),
+                    Some(app) if lat.app => counts(app),
                     _ => {
                         let h = &report.host;
                         (
@@ -296,13 +264,11 @@ pub fn fio_json_run(
                             h.trims,
                             h.bytes_read,
                             h.bytes_written,
+                            h.bytes_trimmed,
                             h.sim_time_s,
                         )
                     }
                 };
-            let trim_bs = (cfg.trace.is_none() && cfg.personality.is_none())
-                .then(|| fixed_trim_bs(&cfg.workload))
-                .flatten();
             let (name, groupid) = jobs
                 .first()
                 .map_or(("ssdsim".to_string(), 0), |j| (j.name.clone(), j.groupid));
@@ -314,7 +280,7 @@ pub fn fio_json_run(
                 trims,
                 bytes_read,
                 bytes_written,
-                trim_bs,
+                bytes_trimmed,
                 secs,
                 lat: lat.clone(),
             });

@@ -458,7 +458,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                     k.writes += 1;
                     k.bytes_written += req.bytes();
                 }
-                IoOp::Trim => k.trims += 1,
+                IoOp::Trim => {
+                    k.trims += 1;
+                    k.bytes_trimmed += req.bytes();
+                }
                 IoOp::Flush => k.flushes += 1,
             }
             self.obs

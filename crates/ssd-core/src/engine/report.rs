@@ -186,6 +186,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             flushes: k.flushes,
             bytes_read: k.bytes_read,
             bytes_written: k.bytes_written,
+            bytes_trimmed: k.bytes_trimmed,
             sim_time_s: secs,
             iops: if secs > 0.0 {
                 k.requests as f64 / secs
