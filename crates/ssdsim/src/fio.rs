@@ -373,14 +373,9 @@ const REFUSED: &[(&str, &str)] = &[
         "appending to a file needs a file system; give offset",
     ),
     (
-        "zonemode",
-        "fio's zoned modes are not modelled: zonemode=zbd needs a zoned drive (ZNS), and \
-      zonemode=strided's zones are not modelled; give several jobs with offset and size",
+        "zonecapacity",
+        "zonemode=zbd's zone capacity needs a zoned drive (ZNS), which is not modelled",
     ),
-    ("zonesize", "fio's zoned modes are not modelled"),
-    ("zonerange", "fio's zoned modes are not modelled"),
-    ("zoneskip", "fio's zoned modes are not modelled"),
-    ("zonecapacity", "fio's zoned modes are not modelled"),
     (
         "verify_backlog",
         "verification interleaved with the writes is not modelled: the read-back follows them",
@@ -556,6 +551,10 @@ pub const SUPPORTED: &[&str] = &[
     "filesize",
     "file_service_type",
     "fill_device",
+    "zonemode",
+    "zonesize",
+    "zonerange",
+    "zoneskip",
 ];
 
 /// Parse the job file at `path` of one job, over `base` (see [`parse_str`]); an error names the
@@ -756,8 +755,12 @@ fn apply(
     w.direct = false;
     w.rw = RwMode::Read;
     w.iodepth = 1;
-    // fio keeps a random map unless `norandommap` is given.
+    // fio keeps a random map unless `norandommap` is given, and runs a
+    // mixed job by its direction cycle with a position per direction.
     w.norandommap = false;
+    w.rwmix_cycle = true;
+    // `zonemode` as given (fio's ZONE_MODE_NOT_SPECIFIED: None).
+    let mut zonemode: Option<(&str, usize)> = None;
     // Sizes by direction (read, write, trim) as the options give them, in
     // order; `bs` alone leaves them all the same.
     let mut dirs: [BsDraw; 3] = std::array::from_fn(|_| BsDraw::Fixed(w.bs.0));
@@ -1163,7 +1166,36 @@ fn apply(
                 }
                 w.blockalign = b;
             }
-            "zonemode" if v == "none" => job.ignored.push(k.to_string()),
+            "zonemode" => match v {
+                "none" | "strided" => {
+                    zonemode = Some((if v == "none" { "none" } else { "strided" }, line))
+                }
+                "zbd" => {
+                    return Err(e(
+                        "zonemode=zbd: a zoned block device (ZNS) is not modelled; \
+                         zonemode=strided is"
+                            .into(),
+                    ))
+                }
+                _ => {
+                    return Err(e(format!(
+                        "zonemode: none, strided or zbd, got {}",
+                        clip(v)
+                    )))
+                }
+            },
+            "zonesize" => w.zonesize = size(v)?,
+            "zonerange" => w.zonerange = size(v)?,
+            "zoneskip" => {
+                if v.trim_end().ends_with(['z', 'Z']) {
+                    return Err(e(format!(
+                        "zoneskip: a count of zones ({}) is zonemode=zbd's, which is not \
+                         modelled; give bytes",
+                        clip(v)
+                    )));
+                }
+                w.zoneskip = size(v)?
+            }
             // fio's `verify`: any method but 0 reads back what the job
             // wrote (the data's check is the host's; the reads are the
             // drive's), unless `do_verify=0`.
@@ -1246,6 +1278,44 @@ fn apply(
              jobs only (direct=0)"
                 .into(),
         ));
+    }
+    // fio's `fixup_options` on zones: zonemode's default is none, which a
+    // zonesize contradicts; strided needs a zonesize; strided is turned off
+    // for several files; zonerange defaults to zonesize
+    // (`WorkloadConfig::zone_range`).
+    match zonemode {
+        None | Some(("none", _)) if w.zonesize.0 > 0 => {
+            return Err(err(
+                zonemode.map_or_else(|| last(&["zonesize"]).unwrap_or(0), |z| z.1),
+                "zonesize needs zonemode=strided (fio: zonemode=none, its default, and \
+                 zonesize are not compatible)"
+                    .into(),
+            ))
+        }
+        Some(("strided", line)) if w.zonesize.0 == 0 => {
+            return Err(err(
+                line,
+                "zonemode=strided needs zonesize (as in fio)".into(),
+            ))
+        }
+        _ => {}
+    }
+    if w.zonesize.0 == 0 {
+        for (k, v) in [
+            ("zonerange", &mut w.zonerange),
+            ("zoneskip", &mut w.zoneskip),
+        ] {
+            if v.0 > 0 {
+                v.0 = 0;
+                job.ignored.push(format!("{k} (no zones without zonesize)"));
+            }
+        }
+    } else if w.nrfiles > 1 {
+        w.zonesize.0 = 0;
+        w.zonerange.0 = 0;
+        w.zoneskip.0 = 0;
+        job.ignored
+            .push("zonesize (fio's strided zones work with one file: off for nrfiles > 1)".into());
     }
     if job.time_based && job.runtime.is_none() {
         // fio ignores time_based without a runtime (`keep_running` has no
@@ -1840,6 +1910,45 @@ mod tests {
         assert_eq!((w.bs.0, w.size.unwrap().0), (8192, 1_000_000_000));
         let e = parse_str("[j]\nkb_base=512\n", "t.fio", &WorkloadConfig::default()).unwrap_err();
         assert!(e.to_string().contains("t.fio:2: kb_base"), "{e}");
+    }
+    /// fio's zone options as `fixup_options` takes them: strided zones
+    /// need `zonemode=strided` (its default is none, which a zonesize
+    /// contradicts), zonerange defaults to zonesize, several files turn
+    /// them off, and zbd (a zoned drive) is refused.
+    #[test]
+    fn zone_options_are_read_as_fio_reads_them() {
+        let p = |t: &str| parse_str(t, "t.fio", &WorkloadConfig::default());
+        let (w, _) = p("[j]\nrw=read\nzonemode=strided\nzonesize=256m\nzoneskip=2g\n").unwrap();
+        assert_eq!(
+            (w.zonesize.0, w.zone_range(), w.zoneskip.0),
+            (256 << 20, 256 << 20, 2 << 30)
+        );
+        let e = p("[j]\nrw=read\nzonesize=1m\n").unwrap_err().to_string();
+        assert!(
+            e.contains("t.fio:3: zonesize needs zonemode=strided"),
+            "{e}"
+        );
+        let e = p("[j]\nzonemode=strided\n").unwrap_err().to_string();
+        assert!(
+            e.contains("t.fio:2: zonemode=strided needs zonesize"),
+            "{e}"
+        );
+        let e = p("[j]\nzonemode=zbd\nzonesize=1m\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("zonemode=zbd: a zoned block device"), "{e}");
+        let e = p("[j]\nzonemode=strided\nzonesize=1m\nzoneskip=2z\n").unwrap_err();
+        assert!(e.to_string().contains("zoneskip: a count of zones"), "{e}");
+        let (w, j) = p("[j]\nzonemode=strided\nzonesize=1m\nnrfiles=2\n").unwrap();
+        assert_eq!(w.zonesize.0, 0);
+        assert!(
+            j.ignored.iter().any(|i| i.starts_with("zonesize")),
+            "{:?}",
+            j.ignored
+        );
+        // A job's mix runs by fio's direction cycle; `[workload]`'s does not.
+        assert!(p("[j]\nrw=randrw\n").unwrap().0.rwmix_cycle);
+        assert!(!WorkloadConfig::default().rwmix_cycle);
     }
     #[test]
     fn a_global_after_the_job_does_not_apply_to_it() {

@@ -559,6 +559,27 @@ pub struct WorkloadConfig {
     /// fio's `file_service_type`: which file each request goes to.
     #[serde(default, skip_serializing_if = "FileService::is_default")]
     pub file_service_type: FileService,
+    /// A mixed workload (`rw`/`randrw`) as fio runs it: the direction holds
+    /// for a stretch (`get_rw_ddir` draws a new one only once the current
+    /// direction's requests reach the other's times its share,
+    /// `set_rwmix_bytes`), and each direction has its own sequential
+    /// position (`last_pos[ddir]`). False, `[workload]`'s default (as
+    /// MQSim's generator draws): each request's direction is drawn on its
+    /// own, and a sequential mix shares one position. A fio job file sets it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rwmix_cycle: bool,
+    /// fio's strided zones (`zonemode=strided`, `zonesize`): the job does
+    /// this many bytes in a zone of `zonerange` bytes, then moves on by
+    /// `zonerange + zoneskip` (wrapping to `offset` at the device's end),
+    /// as `setup_strided_zone_mode` does. Zero: no zones.
+    #[serde(default, skip_serializing_if = "is_zero_size")]
+    pub zonesize: Size,
+    /// fio's `zonerange`: a zone's size (zero: `zonesize`).
+    #[serde(default, skip_serializing_if = "is_zero_size")]
+    pub zonerange: Size,
+    /// fio's `zoneskip`: bytes skipped between zones.
+    #[serde(default, skip_serializing_if = "is_zero_size")]
+    pub zoneskip: Size,
 }
 
 /// fio's `file_service_type` (`get_next_file` in io_u.c): which of a
@@ -711,6 +732,10 @@ impl Default for WorkloadConfig {
             nrfiles: 1,
             filesize: None,
             file_service_type: FileService::RoundRobin(1),
+            rwmix_cycle: false,
+            zonesize: Size(0),
+            zonerange: Size(0),
+            zoneskip: Size(0),
         }
     }
 }
@@ -835,9 +860,47 @@ impl WorkloadConfig {
                 "must be a multiple of 512 bytes, at most the span",
             ));
         }
+        let zone = self.zone_range();
+        if zone > 0 {
+            for (name, v) in [
+                ("zonesize", self.zonesize),
+                ("zonerange", self.zonerange),
+                ("zoneskip", self.zoneskip),
+            ] {
+                if !v.0.is_multiple_of(SECTOR) {
+                    return Err(invalid(
+                        &format!("workload.{name}"),
+                        "must be a multiple of 512 bytes",
+                    ));
+                }
+            }
+            if zone < min_bs_of(self) || zone > logical_bytes - self.offset.0 {
+                return Err(invalid(
+                    "workload.zonerange",
+                    format!(
+                        "a zone of {zone} bytes must hold a block ({}) and fit between \
+                         offset and the logical capacity ({} bytes)",
+                        min_bs_of(self),
+                        logical_bytes - self.offset.0
+                    ),
+                ));
+            }
+            if self.nrfiles > 1 {
+                return Err(invalid(
+                    "workload.zonesize",
+                    "strided zones work with one file (fio turns them off for several)",
+                ));
+            }
+        } else if self.zonerange.0 > 0 || self.zoneskip.0 > 0 {
+            return Err(invalid(
+                "workload.zonesize",
+                "zonerange and zoneskip need zonesize (the bytes done in each zone)",
+            ));
+        }
         if self.random_map() {
-            // One bit a block of the smallest size (fio allocates the same).
-            let bits = span / min_bs_of(self).max(1);
+            // One bit a block of the smallest size (fio allocates the same),
+            // over one zone when there are zones.
+            let bits = if zone > 0 { zone } else { span } / min_bs_of(self).max(1);
             if bits / 8 > MAX_RANDOM_MAP_BYTES {
                 return Err(invalid(
                     "workload.norandommap",
@@ -906,6 +969,8 @@ impl WorkloadConfig {
             || self.verify
             || self.nrfiles > 1
             || matches!(self.rw, RwMode::TrimWrite | RwMode::RandTrimWrite)
+            || (self.rwmix_cycle && matches!(self.rw, RwMode::Rw | RwMode::RandRw))
+            || self.zonesize.0 > 0
     }
     /// Whether fio keeps its random map for this workload: uniform random
     /// addresses, `norandommap` unset and no alignment other than the
@@ -927,6 +992,17 @@ impl WorkloadConfig {
             (Some(s), _) => (s.0.saturating_mul(loops), None),
             (None, None) => (pass_bytes.saturating_mul(loops), Some(loops)),
             (None, Some(_)) => (u64::MAX, None),
+        }
+    }
+    /// The extent of a strided zone (fio's `zonerange`, else `zonesize`:
+    /// `fixup_options`); 0 without zones.
+    pub fn zone_range(&self) -> u64 {
+        if self.zonesize.0 == 0 {
+            0
+        } else if self.zonerange.0 > 0 {
+            self.zonerange.0
+        } else {
+            self.zonesize.0
         }
     }
     /// Address span in bytes (a job of files: all of them).
@@ -1074,6 +1150,42 @@ struct Ext {
     service_left: u32,
     /// A trim+write job's write, due after its trim (`td_trimwrite`).
     pending_write: Option<(u64, u64)>,
+    /// Where offsets end, from the span's start: the span, or with strided
+    /// zones the device's end (fio's `real_file_size`).
+    end: u64,
+    /// fio's strided zones, when the job has them.
+    zone: Option<Strided>,
+    /// fio's read/write cycle of a mixed job (`workload.rwmix_cycle`).
+    cycle: Option<RwCycle>,
+}
+
+/// fio's strided zones (`setup_strided_zone_mode`): offsets from the
+/// span's start.
+struct Strided {
+    /// Bytes per zone before the next (`zone_size`).
+    size: u64,
+    /// A zone's extent (`zone_range`) and the gap after it (`zone_skip`).
+    range: u64,
+    skip: u64,
+    /// Bytes done in the current zone (`td->zone_bytes`).
+    bytes: u64,
+    /// The current zone's start (fio's `file_offset`).
+    start: u64,
+}
+
+/// fio's direction cycle of a mixed job (`get_rw_ddir`, `set_rwmix_bytes`):
+/// the direction holds until its requests reach `until`, then a new one is
+/// drawn; a switch sets `until` to the requests of the direction left times
+/// the new one's share.
+struct RwCycle {
+    /// Current direction (0 read, 1 write; fio starts at read).
+    ddir: usize,
+    /// `rwmix_issues`.
+    until: u64,
+    /// Requests issued in each direction since the ramp's end (`io_issues`).
+    issues: [u64; 2],
+    /// `rwmix[ddir]`: each direction's share.
+    share: [u64; 2],
 }
 
 /// A file's own state while another is current (fio's `fio_file`).
@@ -1194,9 +1306,16 @@ impl FioGen {
             let min_bs: [u64; 3] = std::array::from_fn(|d| sizes[d].min());
             let unit = *min_bs.iter().min().expect("three");
             let file_span = cfg.file_span(logical_bytes);
+            // With strided zones the map covers one zone (`init_random_map`).
+            let zone_range = cfg.zone_range();
+            let map_span = if zone_range > 0 {
+                zone_range
+            } else {
+                file_span
+            };
             let map = cfg
                 .random_map()
-                .then(|| RandomMap::new((file_span / unit).max(1)));
+                .then(|| RandomMap::new((map_span / unit).max(1)));
             let nrfiles = cfg.nrfiles.max(1) as usize;
             // The other files' state (the current one's is in `Ext`).
             let files = (0..nrfiles)
@@ -1232,6 +1351,29 @@ impl FioGen {
                 cur: 0,
                 file_start: 0,
                 pending_write: None,
+                // fio's `real_file_size`: a file's size, or the device's
+                // from `offset` (the zones of a block device job walk it
+                // all; `size` is how much the job does).
+                end: if zone_range > 0 && cfg.filesize.is_none() {
+                    logical_bytes - cfg.offset.0
+                } else {
+                    file_span
+                },
+                zone: (zone_range > 0).then_some(Strided {
+                    size: cfg.zonesize.0,
+                    range: zone_range,
+                    skip: cfg.zoneskip.0,
+                    bytes: 0,
+                    start: 0,
+                }),
+                cycle: (cfg.rwmix_cycle && matches!(cfg.rw, RwMode::Rw | RwMode::RandRw)).then(
+                    || RwCycle {
+                        ddir: 0,
+                        until: 0,
+                        issues: [0; 2],
+                        share: [cfg.rwmixread as u64, 100 - cfg.rwmixread as u64],
+                    },
+                ),
                 service: cfg.file_service_type,
                 service_left: match cfg.file_service_type {
                     FileService::RoundRobin(n) | FileService::Random(n) => n,
@@ -1323,6 +1465,33 @@ impl FioGen {
         }
     }
 
+    /// The direction of the next request of fio's pattern: a mixed job
+    /// with fio's cycle (`get_rw_ddir`) draws a new direction only once the
+    /// current one's requests reach `until`; a switch sets `until` to the
+    /// requests of the direction left times the new one's share
+    /// (`set_rwmix_bytes`).
+    fn ext_draw_op(&mut self) -> IoOp {
+        let Some(c) = self.ext.as_mut().and_then(|e| e.cycle.as_mut()) else {
+            return self.draw_op();
+        };
+        if c.issues[c.ddir] >= c.until {
+            let d = if self.rng.gen_range(0..100) < c.share[0] {
+                0
+            } else {
+                1
+            };
+            if d != c.ddir {
+                c.until = c.issues[c.ddir] * c.share[d] / 100;
+            }
+            c.ddir = d;
+        }
+        if c.ddir == 0 {
+            IoOp::Read
+        } else {
+            IoOp::Write
+        }
+    }
+
     /// The arrival time of the next request of an open loop (zero in a
     /// closed loop).
     #[inline(always)]
@@ -1369,10 +1538,13 @@ impl FioGen {
                 }
                 return Some(Ok(self.ext_request(IoOp::Write, off, len)));
             }
-            let op = self.draw_op();
+            let op = self.ext_draw_op();
             let pair = matches!(self.rw, RwMode::TrimWrite | RwMode::RandTrimWrite);
             if let Some((off, len)) = self.ext_offset_len(op) {
                 self.remaining -= 1;
+                if let Some(c) = self.ext.as_mut().and_then(|e| e.cycle.as_mut()) {
+                    c.issues[(op == IoOp::Write) as usize] += 1;
+                }
                 if !pair {
                     self.budget = self.budget.saturating_sub(len);
                 }
@@ -1411,6 +1583,15 @@ impl FioGen {
             e.in_pass = 0;
             e.last_pos = [0; 3];
             e.seq_left = e.seq_nr;
+            // fio's `clear_io_state` before each pass: the zones from the
+            // start, and the cycle's `rwmix_issues` zeroed.
+            if let Some(z) = e.zone.as_mut() {
+                z.bytes = 0;
+                z.start = 0;
+            }
+            if let Some(c) = e.cycle.as_mut() {
+                c.until = 0;
+            }
             if let Some(m) = e.map.as_mut() {
                 m.reset();
             }
@@ -1494,11 +1675,12 @@ impl FioGen {
     /// fio's `get_next_seq_offset`: where direction `d`'s next sequential
     /// request goes, after a hole of `seq_add` bytes (wrapping to the start
     /// past the end); None at the end of the span.
+    /// With strided zones the position is taken from the zone's start.
     fn seq_offset(e: &Ext, d: usize) -> Option<u64> {
-        let mut pos = e.last_pos[d];
-        if pos >= e.span {
+        if e.last_pos[d] >= e.end {
             return None;
         }
+        let mut pos = e.last_pos[d] - e.zone.as_ref().map_or(0, |z| z.start.min(e.last_pos[d]));
         if pos != 0 && e.seq_add != 0 {
             if e.seq_back {
                 // Before the start: from the end, as fio's wrap of a
@@ -1508,12 +1690,38 @@ impl FioGen {
                     .unwrap_or_else(|| e.span.saturating_sub(e.seq_add));
             } else {
                 pos += e.seq_add;
-                if pos >= e.span {
+                if pos >= e.end {
                     pos = 0;
                 }
             }
         }
         Some(pos)
+    }
+
+    /// fio's `setup_strided_zone_mode`, before direction `d`'s offset: the
+    /// next zone once `size` bytes are done in this one (wrapping to the
+    /// start past the device's end), a sequential position kept inside the
+    /// zone, and the positions and map afresh each `range` bytes
+    /// (`fio_file_reset`).
+    fn next_zone(e: &mut Ext, d: usize) {
+        let Some(z) = e.zone.as_mut() else { return };
+        if z.bytes >= z.size {
+            z.bytes = 0;
+            z.start += z.range + z.skip;
+            if z.start >= e.end {
+                z.start = 0;
+            }
+            e.last_pos[d] = z.start;
+        }
+        if e.last_pos[d] >= z.start + z.range {
+            e.last_pos[d] = z.start;
+        }
+        if z.bytes % z.range == 0 {
+            e.last_pos = [z.start; 3];
+            if let Some(m) = e.map.as_mut() {
+                m.reset();
+            }
+        }
     }
 
     /// The offset and length of the next request of direction `op`, or
@@ -1525,6 +1733,7 @@ impl FioGen {
             _ => 2,
         };
         let random = self.rw.is_random();
+        Self::next_zone(self.ext.as_mut().expect("extended"), d);
         // fio's `ddir_seq_nr`: a new offset every N requests.
         let hit = {
             let e = self.ext.as_mut().expect("extended");
@@ -1557,31 +1766,42 @@ impl FioGen {
                 None => return None,
             }
         };
+        // `off` is from the zone's start (fio's offset before
+        // `get_next_offset` adds `file_offset`); past the job's size or the
+        // device's end the pass is over.
         let e = self.ext.as_ref().expect("extended");
-        let (span, min) = (e.span, e.min_bs[d]);
-        if off + min > span {
+        let start = e.zone.as_ref().map_or(0, |z| z.start);
+        if off >= e.span {
+            return None;
+        }
+        let (rel, off) = (off, off + start);
+        let (end, min) = (e.end, e.min_bs[d]);
+        if off + min > end {
             return None;
         }
         let mut len = match &e.sizes[d] {
             BsDraw::Fixed(b) => *b,
             sizes => {
                 let sizes = sizes.clone();
-                self.draw_len(&sizes, off, span)
+                self.draw_len(&sizes, off, end)
             }
         };
-        if off + len > span {
+        if off + len > end {
             return None;
         }
         let e = self.ext.as_mut().expect("extended");
         if mark {
             if let Some(m) = e.map.as_mut() {
-                let set = m.set_nr(off / min, len.div_ceil(min));
+                let set = m.set_nr(rel / min, len.div_ceil(min));
                 if set > 0 && set * min < len {
                     len = set * min;
                 }
             }
         }
         e.last_pos[d] = off + len;
+        if let Some(z) = e.zone.as_mut() {
+            z.bytes += len;
+        }
         Some((off, len))
     }
 
@@ -1590,9 +1810,14 @@ impl FioGen {
     /// random map, the next free block when it is taken. None when the map
     /// is full or the block lies past the span (the pass is over).
     fn ext_random_offset(&mut self, d: usize) -> Option<u64> {
+        // With strided zones, a block of the zone (`last_block`).
         let (min, ba, span) = {
             let e = self.ext.as_ref().expect("extended");
-            (e.min_bs[d], e.align[d], e.span)
+            (
+                e.min_bs[d],
+                e.align[d],
+                e.zone.as_ref().map_or(e.span, |z| z.range),
+            )
         };
         // fio's `last_block`: the last start at which the smallest size
         // still fits, in units of the alignment.
@@ -1783,6 +2008,11 @@ impl RequestSource for FioGen {
         // requests in flight), not the bytes it issued (`io_issue_bytes`):
         // `number_ios` counts from the ramp's end, `size` from the start.
         self.remaining = self.count.saturating_sub(in_flight);
+        // `reset_all_stats` also zeroes `io_issues` and `rwmix_issues`.
+        if let Some(c) = self.ext.as_mut().and_then(|e| e.cycle.as_mut()) {
+            c.issues = [0; 2];
+            c.until = 0;
+        }
     }
     #[inline]
     fn next_request(&mut self) -> Option<Result<HostRequest, SourceError>> {

@@ -359,6 +359,101 @@ mod tests {
         assert_eq!(&blocks[..5], &[0, 254, 253, 252, 251]);
     }
 
+    /// fio's strided zones, as fio 3.33's own I/O log of the same job has
+    /// them: 2 MiB in each 1 MiB zone (the position wraps inside it), then
+    /// on by zonerange + zoneskip; on a device of 8 MiB the zones wrap to the
+    /// start at its end (`setup_strided_zone_mode`).
+    #[test]
+    fn strided_zones_walk_the_device_as_fio_does() {
+        use crate::workload::{FioGen, RequestSource, RwMode, WorkloadConfig};
+        use ssd_core::Size;
+        let zoned = |size: u64, zonesize: u64, zoneskip: u64, device: u64| {
+            let w = WorkloadConfig {
+                rw: RwMode::Write,
+                size: Some(Size(size)),
+                number_ios: None,
+                zonesize: Size(zonesize),
+                zonerange: Size(1 << 20),
+                zoneskip: Size(zoneskip),
+                ..Default::default()
+            };
+            let mut g = FioGen::new(&w, device, 1);
+            std::iter::from_fn(|| g.next_request())
+                .map(|r| r.unwrap().lba * 512)
+                .collect::<Vec<u64>>()
+        };
+        let offs = zoned(16 << 20, 2 << 20, 1 << 20, 1 << 30);
+        assert_eq!(offs.len(), 4096);
+        for (i, o) in offs.iter().enumerate() {
+            // 512 requests a zone, each zone's 256 blocks twice.
+            let zone = (i / 512) as u64;
+            assert_eq!(
+                *o,
+                zone * (2 << 20) + (i % 256) as u64 * 4096,
+                "request {i}"
+            );
+        }
+        // Zones every 4 MiB of an 8 MiB device: 0, 4 MiB, then 0 again.
+        let offs = zoned(4 << 20, 1 << 20, 3 << 20, 8 << 20);
+        let starts: Vec<u64> = offs.chunks(256).map(|c| c[0]).collect();
+        assert_eq!(starts, [0, 4 << 20, 0, 4 << 20]);
+    }
+
+    /// fio's mixed job (`workload.rwmix_cycle`): each direction walks from
+    /// the start on its own (`last_pos[ddir]`), and a direction it switches
+    /// to holds until its requests reach the other's times its share
+    /// (`get_rw_ddir`, `set_rwmix_bytes`).
+    #[test]
+    fn a_mixed_job_cycles_as_fio_does() {
+        use crate::workload::{FioGen, IoOp, RequestSource, RwMode, WorkloadConfig};
+        let run = |rw: RwMode, cycle: bool| {
+            let w = WorkloadConfig {
+                rw,
+                rwmixread: 70,
+                size: Some(ssd_core::Size(16 << 20)),
+                number_ios: None,
+                rwmix_cycle: cycle,
+                ..Default::default()
+            };
+            let mut g = FioGen::new(&w, 1 << 30, 3);
+            std::iter::from_fn(|| g.next_request())
+                .map(|r| r.unwrap())
+                .collect::<Vec<_>>()
+        };
+        let reqs = run(RwMode::Rw, true);
+        for op in [IoOp::Read, IoOp::Write] {
+            let lbas: Vec<u64> = reqs.iter().filter(|r| r.op == op).map(|r| r.lba).collect();
+            assert!(lbas.len() > 1000);
+            assert!(
+                lbas.iter().enumerate().all(|(i, &l)| l == i as u64 * 8),
+                "{op:?} walks from 0 on its own"
+            );
+        }
+        // Without the cycle a sequential mix shares one position.
+        let shared = run(RwMode::Rw, false);
+        assert!(shared
+            .iter()
+            .enumerate()
+            .all(|(i, r)| r.lba == i as u64 * 8));
+        // The cycle's rule: after a switch to writes, writes go on until
+        // they reach the reads so far times 30 %.
+        let reqs = run(RwMode::RandRw, true);
+        let (mut issued, mut until, mut cur) = ([0u64; 2], 0u64, 0usize);
+        for r in &reqs {
+            let d = (r.op == IoOp::Write) as usize;
+            if issued[cur] < until {
+                assert_eq!(d, cur, "switched before {until} requests");
+            }
+            if d != cur {
+                until = issued[cur] * [70, 30][d] / 100;
+                cur = d;
+            }
+            issued[d] += 1;
+        }
+        let reads = issued[0] as f64 / reqs.len() as f64;
+        assert!((0.67..0.73).contains(&reads), "{reads}");
+    }
+
     #[test]
     fn block_sizes_round_trip_and_refuse_bad_splits() {
         let b = BlockSizes::parse("4096-16384,4096/50:65536/50,4096").unwrap();
