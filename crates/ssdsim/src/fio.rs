@@ -123,6 +123,7 @@ impl FioJob {
             // hold it.
             w.number_ios = Some(i64::MAX as u64);
             w.io_size = None;
+            w.time_based = true;
             return;
         }
         // fio's job does `size` bytes (or `io_size`), `loops` times, unless

@@ -568,6 +568,11 @@ pub struct WorkloadConfig {
     /// own, and a sequential mix shares one position. A fio job file sets it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub rwmix_cycle: bool,
+    /// fio's `time_based` (a job file's, with a runtime): a sequential
+    /// direction at the end of `size` starts again from the start on its
+    /// own (`get_next_seq_offset`), where the pass would otherwise end.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub time_based: bool,
     /// fio's strided zones (`zonemode=strided`, `zonesize`): the job does
     /// this many bytes in a zone of `zonerange` bytes, then moves on by
     /// `zonerange + zoneskip` (wrapping to `offset` at the device's end),
@@ -733,6 +738,7 @@ impl Default for WorkloadConfig {
             filesize: None,
             file_service_type: FileService::RoundRobin(1),
             rwmix_cycle: false,
+            time_based: false,
             zonesize: Size(0),
             zonerange: Size(0),
             zoneskip: Size(0),
@@ -1157,6 +1163,8 @@ struct Ext {
     zone: Option<Strided>,
     /// fio's read/write cycle of a mixed job (`workload.rwmix_cycle`).
     cycle: Option<RwCycle>,
+    /// A time-based job of one file: each sequential direction wraps alone.
+    wrap_alone: bool,
 }
 
 /// fio's strided zones (`setup_strided_zone_mode`): offsets from the
@@ -1366,6 +1374,7 @@ impl FioGen {
                     bytes: 0,
                     start: 0,
                 }),
+                wrap_alone: cfg.time_based && cfg.nrfiles <= 1,
                 cycle: (cfg.rwmix_cycle && matches!(cfg.rw, RwMode::Rw | RwMode::RandRw)).then(
                     || RwCycle {
                         ddir: 0,
@@ -1757,7 +1766,12 @@ impl FioGen {
             mark = true;
             self.ext_random_offset(d)?
         } else {
-            let e = self.ext.as_ref().expect("extended");
+            let e = self.ext.as_mut().expect("extended");
+            // fio's `get_next_seq_offset` for a time-based job of one file:
+            // a direction past `size` starts again at the start alone.
+            if e.wrap_alone && e.last_pos[d] >= e.span {
+                e.last_pos[d] = e.zone.as_ref().map_or(0, |z| z.start);
+            }
             match Self::seq_offset(e, d) {
                 Some(o) => o,
                 // A random workload's sequential stretch at the end of the

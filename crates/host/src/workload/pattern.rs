@@ -454,6 +454,35 @@ mod tests {
         assert!((0.67..0.73).contains(&reads), "{reads}");
     }
 
+    /// A time-based mixed job (`get_next_seq_offset` with `time_based`):
+    /// the writes, 16 times the reads' size, wrap at the end of `size` on
+    /// their own while the reads go on, as in fio 3.33's I/O log of it.
+    #[test]
+    fn a_time_based_direction_wraps_alone() {
+        use crate::workload::{BlockSizes, FioGen, IoOp, RequestSource, RwMode, WorkloadConfig};
+        let w = WorkloadConfig {
+            rw: RwMode::Rw,
+            size: Some(ssd_core::Size(1 << 20)),
+            number_ios: Some(2000),
+            block_sizes: Some(BlockSizes::parse("4096,65536,4096").unwrap()),
+            rwmix_cycle: true,
+            time_based: true,
+            ..Default::default()
+        };
+        let mut g = FioGen::new(&w, 1 << 30, 2);
+        let reqs: Vec<_> = std::iter::from_fn(|| g.next_request())
+            .map(|r| r.unwrap())
+            .collect();
+        assert_eq!(reqs.len(), 2000);
+        for (op, step) in [(IoOp::Read, 8u64), (IoOp::Write, 128)] {
+            let lbas: Vec<u64> = reqs.iter().filter(|r| r.op == op).map(|r| r.lba).collect();
+            assert!(lbas.len() as u64 * step > 2 * 2048, "{op:?} wraps");
+            for (i, l) in lbas.iter().enumerate() {
+                assert_eq!(*l, i as u64 * step % 2048, "{op:?} request {i}");
+            }
+        }
+    }
+
     #[test]
     fn block_sizes_round_trip_and_refuse_bad_splits() {
         let b = BlockSizes::parse("4096-16384,4096/50:65536/50,4096").unwrap();
