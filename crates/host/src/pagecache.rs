@@ -27,7 +27,11 @@
 //!   in the cache is read first). Then `balance_dirty_pages`: above the
 //!   background threshold the flusher is started; above the dirty threshold
 //!   the writer sleeps until dirty plus writeback pages fall below it again
-//!   (the time is reported as throttling). Thresholds follow
+//!   (the time is reported as throttling). On `fs.kernel = "2.6.35"` it is
+//!   that kernel's instead ([`Bdp`]): checked every `ratelimit_pages`
+//!   dirtied, a writer over its limit writes back up to a chunk of pages
+//!   itself and pauses a jiffy, doubling, until under the limit or its
+//!   chunk is written. Thresholds follow
 //!   `dirty_background_ratio`/`dirty_ratio` of the cache size (Linux's
 //!   "available memory"), or `dirty_background_bytes`/`dirty_bytes`; a
 //!   background threshold at or above the dirty threshold is halved, as
@@ -521,6 +525,11 @@ enum Stage {
     WriteDirty,
     WriteCopied,
     Throttle,
+    /// 2.6.35's `balance_dirty_pages` ([`Bdp`]): checks, writes back,
+    /// pauses.
+    Balance,
+    /// The write is done with the dirty limits.
+    WriteBalanced,
     SyncStart,
     SyncWait,
     /// An O_DIRECT call ([`CallExtras::direct`]): the range's cached dirty
@@ -582,6 +591,10 @@ struct Thread {
     until: SimTime,
     started: SimTime,
     throttled_since: SimTime,
+    /// 2.6.35: the thread's `balance_dirty_pages`, and its share of the
+    /// pages newly dirtied (`task->dirties`: events, period).
+    bal: Balance,
+    dirties: (u64, u64),
     /// fsync / O_SYNC: pages to write again once their writeback ends;
     /// an unlink: pages to drop once their I/O ends.
     deferred: Vec<u64>,
@@ -626,8 +639,8 @@ struct Stats {
     read_pages: u64,
     evictions: u64,
     rmw_reads: u64,
-    wb_pages: [u64; 4],
-    wb_requests: [u64; 4],
+    wb_pages: [u64; 5],
+    wb_requests: [u64; 5],
     flushes: u64,
     trims: u64,
     throttled: u64,
@@ -674,6 +687,66 @@ const WB_BACKGROUND: usize = 0;
 const WB_PERIODIC: usize = 1;
 const WB_FSYNC: usize = 2;
 const WB_SYNC_WRITE: usize = 3;
+/// A writer's own writeback in 2.6.35's `balance_dirty_pages`.
+const WB_BALANCE: usize = 4;
+
+/// A jiffy of 2.6.35 at its default `CONFIG_HZ` (250: kernel/Kconfig.hz),
+/// the first pause of its `balance_dirty_pages`; the pause doubles up to
+/// `HZ / 10`.
+const JIFFY_2_6_35: Dur = Dur(4_000_000);
+const MAX_PAUSE_2_6_35: Dur = Dur(100_000_000);
+
+/// 2.6.35's dirty throttling (mm/page-writeback.c), where a writer over
+/// the limit writes back pages itself: `balance_dirty_pages_ratelimited_nr`
+/// calls `balance_dirty_pages` once `ratelimit_pages` pages are dirtied (8
+/// while the limit is exceeded), with a chunk of 1.5 times what was
+/// dirtied (`sync_writeback_pages`); the limit is lowered by up to an
+/// eighth for a task that dirties much of what is dirtied
+/// (`task_dirty_limit` over the `vm_dirties` proportion, lib/proportions.c).
+/// Later kernels (3.2's IO-less throttling) let writers only sleep.
+#[derive(Debug)]
+struct Bdp {
+    /// `ratelimit_pages` (`writeback_set_ratelimit`): total pages /
+    /// (CPUs x 32), within 16 and 4 MiB of pages.
+    ratelimit: u64,
+    /// Pages dirtied since the last check: the per-CPU `bdp_ratelimits`,
+    /// one counter for the host.
+    since: u64,
+    /// `bdi->dirty_exceeded`.
+    exceeded: bool,
+    /// `vm_dirties`: the events (pages newly dirtied) and the period's
+    /// shift (`calc_period_shift`: 2 + log2 of the dirty limit).
+    events: u64,
+    shift: u32,
+}
+
+impl Bdp {
+    /// Half a period of `vm_dirties` (`prop_fraction_single`).
+    fn half(&self) -> u64 {
+        1 << (self.shift - 1)
+    }
+    /// `prop_norm_single`: a task's events halve for every half-period
+    /// the global count moved on since it last looked.
+    fn norm(&self, local: &mut (u64, u64)) {
+        let period = self.events & !(self.half() - 1);
+        if local.1 != period {
+            let missed = (period - local.1) >> (self.shift - 1);
+            local.0 = if missed < 64 { local.0 >> missed } else { 0 };
+            local.1 = period;
+        }
+    }
+}
+
+/// A writer inside 2.6.35's `balance_dirty_pages`.
+#[derive(Clone, Copy, Debug, Default)]
+struct Balance {
+    /// `write_chunk` and the pages written so far.
+    chunk: u64,
+    written: u64,
+    pause: Dur,
+    /// It found the limit exceeded (counted as a throttle).
+    over: bool,
+}
 
 /// Whether writeback of `reason` is `REQ_SYNC`: for fsync and O_SYNC it is
 /// WB_SYNC_ALL, whose writes are (`wbc_to_write_flags`,
@@ -736,6 +809,8 @@ pub struct PageCache<S: AppSource> {
     outbox: Vec<VecDeque<HostRequest>>,
     asleep: Vec<bool>,
     flusher_bg: bool,
+    /// 2.6.35's writer-side throttling; None on later kernels.
+    bdp: Option<Bdp>,
     kupdate: bool,
     /// The flusher found nothing it may write (all under writeback) and
     /// waits for a completion.
@@ -856,6 +931,14 @@ impl<S: AppSource> PageCache<S> {
             outbox: vec![VecDeque::new()],
             asleep: vec![false],
             flusher_bg: false,
+            bdp: (kernel == Kernel::V2_6_35).then(|| Bdp {
+                ratelimit: (plan.ram / PAGE / (cpu.cores.max(1) as u64 * 32))
+                    .clamp(16, (4 << 20) / PAGE),
+                since: 0,
+                exceeded: false,
+                events: 0,
+                shift: 2 + (plan.dirty_pages.saturating_sub(1)).max(1).ilog2(),
+            }),
             kupdate: false,
             flusher_stalled: false,
             reclaim_waiters: Vec::new(),
@@ -1792,6 +1875,16 @@ impl<S: AppSource> PageCache<S> {
                         }
                         self.pages[i as usize].flags |= UPTODATE;
                         self.touch(i);
+                        if let Some(b) = self.bdp.as_mut() {
+                            // `account_page_dirtied` -> `task_dirty_inc`.
+                            let p = &self.pages[i as usize];
+                            if p.flags & DIRTY == 0 || p.ino != ino {
+                                let d = &mut self.threads[t].dirties;
+                                b.norm(d);
+                                d.0 += 1;
+                                b.events += 1;
+                            }
+                        }
                         self.set_dirty(i, ino);
                         if ino != 0 && ino != METADATA_INO {
                             self.set_owner(lpn, ino);
@@ -1812,6 +1905,41 @@ impl<S: AppSource> PageCache<S> {
                     self.threads[t].until = self.copy(&r);
                     self.threads[t].stage = Stage::WriteCopied;
                 }
+                Stage::WriteCopied if self.bdp.is_some() => {
+                    // 2.6.35's balance_dirty_pages_ratelimited_nr, once for
+                    // the call's pages (the kernel checks after each).
+                    let r = self.threads[t].op.unwrap();
+                    let (lo, hi) = Self::span(&r);
+                    let b = self.bdp.as_mut().expect("2.6.35");
+                    b.since += hi - lo;
+                    let limit = if b.exceeded { 8 } else { b.ratelimit };
+                    let th = &mut self.threads[t];
+                    if b.since >= limit {
+                        th.bal = Balance {
+                            chunk: b.since.max(b.ratelimit) * 3 / 2,
+                            written: 0,
+                            pause: JIFFY_2_6_35,
+                            over: false,
+                        };
+                        b.since = 0;
+                        th.stage = Stage::Balance;
+                        th.throttled_since = self.now;
+                    } else {
+                        th.stage = Stage::WriteBalanced;
+                    }
+                }
+                Stage::Balance => {
+                    if self.balance_dirty_pages(t) {
+                        let th = &mut self.threads[t];
+                        if th.bal.over {
+                            let w = self.now.0 - th.throttled_since.0;
+                            self.stats.throttled += 1;
+                            self.stats.throttle_ns += w as u128;
+                            self.stats.throttle_max_ns = self.stats.throttle_max_ns.max(w);
+                        }
+                        th.stage = Stage::WriteBalanced;
+                    }
+                }
                 Stage::WriteCopied => {
                     // balance_dirty_pages
                     if self.nr_dirty() > self.plan.background_pages {
@@ -1824,6 +1952,9 @@ impl<S: AppSource> PageCache<S> {
                         th.throttled_since = self.now;
                         continue;
                     }
+                    self.threads[t].stage = Stage::WriteBalanced;
+                }
+                Stage::WriteBalanced => {
                     if let Some(r) = self.threads[t].op.filter(Self::locked_write) {
                         self.unlock(r.tag, t);
                     }
@@ -2588,17 +2719,20 @@ impl<S: AppSource> PageCache<S> {
                 return;
             }
         };
-        // One pass (one plug): files oldest-dirtied first, up to
-        // MAX_WRITEBACK_PAGES of each from its cursor (wrapping, skipping
-        // pages under writeback), until MAX_WRITEBACK_PAGES are written; a
-        // kupdate pass takes expired files only. A file left dirty keeps its
-        // place (its dirtied_when).
-        let files: Vec<(SimTime, u32)> = self
-            .b_dirty
-            .iter()
-            .take(MAX_WRITEBACK_PAGES)
-            .copied()
-            .collect();
+        if self.writeback_pass(0, reason, MAX_WRITEBACK_PAGES) == 0 {
+            self.flusher_stalled = true;
+        }
+    }
+
+    /// One writeback pass (one plug) from submitter `sub` (the flusher, or
+    /// a writer in 2.6.35's `balance_dirty_pages`): files oldest-dirtied
+    /// first, each from its cursor (wrapping, skipping pages under
+    /// writeback), until `limit` pages are written; a kupdate pass takes
+    /// expired files only. A file left dirty keeps its place (its
+    /// dirtied_when). Returns the pages written.
+    fn writeback_pass(&mut self, sub: usize, reason: usize, limit: usize) -> usize {
+        let expire = self.expire();
+        let files: Vec<(SimTime, u32)> = self.b_dirty.iter().take(limit).copied().collect();
         let mut total = 0;
         for (w, ino) in files {
             if reason == WB_PERIODIC && w + expire > self.now {
@@ -2606,7 +2740,7 @@ impl<S: AppSource> PageCache<S> {
             }
             let node = &self.inodes[&ino];
             let from = node.cursor;
-            let room = MAX_WRITEBACK_PAGES - total;
+            let room = limit - total;
             let mut chunk = Vec::new();
             for &lpn in node.dirty.range(from..).chain(node.dirty.range(..from)) {
                 if chunk.len() >= room {
@@ -2625,19 +2759,68 @@ impl<S: AppSource> PageCache<S> {
             let last = *chunk.last().unwrap();
             let split = chunk.iter().position(|&l| l < from).unwrap_or(chunk.len());
             let (a, b) = chunk.split_at(split);
-            self.write_runs(0, ino, a, reason, None, wb_sync(reason));
-            self.write_runs(0, ino, b, reason, None, wb_sync(reason));
+            self.write_runs(sub, ino, a, reason, None, wb_sync(reason));
+            self.write_runs(sub, ino, b, reason, None, wb_sync(reason));
             if let Some(n) = self.inodes.get_mut(&ino) {
                 n.cursor = last + 1;
             }
             total += chunk.len();
-            if total >= MAX_WRITEBACK_PAGES {
+            if total >= limit {
                 break;
             }
         }
-        if total == 0 {
-            self.flusher_stalled = true;
+        total
+    }
+
+    /// One round of 2.6.35's `balance_dirty_pages` for writer `t` (see
+    /// [`Bdp`]); true when it returns, false when it pauses (`until`).
+    ///
+    /// The limit is the device's share of the dirty threshold (all of it:
+    /// one device writes) less up to an eighth by the task's share of the
+    /// pages dirtied lately (`get_dirty_limits`, `task_dirty_limit`). Under
+    /// it, or under the midpoint of the two thresholds globally, it
+    /// returns; otherwise it marks the limit exceeded, writes back up to
+    /// its chunk itself while dirty pages exceed the limit
+    /// (`writeback_inodes_wb`, WB_SYNC_NONE), and returns once under the
+    /// limit or its chunk is written, else pauses 1 jiffy, doubling to
+    /// 100 ms. On the way out it clears the exceeded mark when under the
+    /// limit and starts background writeback above that threshold.
+    fn balance_dirty_pages(&mut self, t: usize) -> bool {
+        let (dirty, bg) = (self.plan.dirty_pages, self.plan.background_pages);
+        let b = self.bdp.as_ref().expect("2.6.35");
+        let mut mine = self.threads[t].dirties;
+        b.norm(&mut mine);
+        self.threads[t].dirties = mine;
+        let den = b.half() + (b.events & (b.half() - 1));
+        let inv = ((dirty >> 3) as u128 * mine.0 as u128 / den.max(1) as u128) as u64;
+        let limit = dirty.saturating_sub(inv).max(dirty / 2);
+        let used = |s: &Self| s.nr_dirty() + s.nr_wb;
+        let mut done = used(self) <= limit || used(self) < (bg + dirty) / 2;
+        if !done {
+            self.bdp.as_mut().expect("2.6.35").exceeded = true;
+            self.threads[t].bal.over = true;
+            let bal = self.threads[t].bal;
+            if self.nr_dirty() > limit && bal.written < bal.chunk {
+                let n = self.writeback_pass(t, WB_BALANCE, (bal.chunk - bal.written) as usize);
+                self.threads[t].bal.written += n as u64;
+            }
+            let bal = self.threads[t].bal;
+            done = used(self) <= limit || bal.written >= bal.chunk;
+            if !done {
+                // The pause follows the writeback it submitted.
+                let th = &mut self.threads[t];
+                th.until = th.until.max(self.now) + bal.pause;
+                th.bal.pause = Dur((bal.pause.0 * 2).min(MAX_PAUSE_2_6_35.0));
+                return false;
+            }
         }
+        if used(self) < limit {
+            self.bdp.as_mut().expect("2.6.35").exceeded = false;
+        }
+        if self.nr_dirty() > bg {
+            self.flusher_bg = true;
+        }
+        true
     }
 
     fn app_finished(&self) -> bool {
@@ -2810,13 +2993,17 @@ impl<S: AppSource> PageCache<S> {
         let lat: Vec<LatencySummary> = s.lat.iter().map(|h| h.summary()).collect();
         let calls: u64 = lat.iter().map(|l| l.count).sum();
         let per_s = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
-        let reasons = |a: &[u64; 4]| {
-            serde_json::json!({
+        let reasons = |a: &[u64; 5]| {
+            let mut v = serde_json::json!({
                 "background": a[WB_BACKGROUND],
                 "periodic": a[WB_PERIODIC],
                 "fsync": a[WB_FSYNC],
                 "sync_write": a[WB_SYNC_WRITE],
-            })
+            });
+            if self.bdp.is_some() {
+                v["balance_dirty_pages"] = a[WB_BALANCE].into();
+            }
+            v
         };
         let wb_pages: u64 = s.wb_pages.iter().sum();
         let wb_reqs: u64 = s.wb_requests.iter().sum();
@@ -2936,6 +3123,8 @@ impl Thread {
             until: SimTime::ZERO,
             started: SimTime::ZERO,
             throttled_since: SimTime::ZERO,
+            bal: Balance::default(),
+            dirties: (0, 0),
             deferred: Vec::new(),
             ra: Ra::default(),
             writes: 0,

@@ -1068,6 +1068,16 @@ fn scripted_on(
     pc: &PageCacheConfig,
     cpu: &CpuConfig,
 ) -> (Report, Sent, Log, PageCache<Script>) {
+    scripted_kernel(calls, pc, cpu, Kernel::Current)
+}
+
+/// As [`scripted_on`], the host running `kernel`.
+fn scripted_kernel(
+    calls: Vec<(HostRequest, CallExtras)>,
+    pc: &PageCacheConfig,
+    cpu: &CpuConfig,
+    kernel: Kernel,
+) -> (Report, Sent, Log, PageCache<Script>) {
     let c = device();
     let s = c.validate().unwrap();
     let app = Script {
@@ -1078,7 +1088,7 @@ fn scripted_on(
         app,
         pc,
         cpu,
-        Kernel::Current,
+        kernel,
         AppIo::default(),
         s.logical_bytes(),
         1 << 19,
@@ -1457,4 +1467,43 @@ fn o_direct_calls_bypass_the_cache() {
     assert_eq!(get(&rep, &["page_cache", "misses"]), 0.0);
     assert_eq!(cache.resident(), 8);
     assert_eq!(cache.nr_dirty(), 0);
+}
+
+/// 2.6.35's `balance_dirty_pages` (mm/page-writeback.c): a writer over the
+/// dirty limit writes back pages itself, on its own stream, at most its
+/// chunk (1.5 x what it dirtied since the last check, at least
+/// `ratelimit_pages`) a call, then pauses (1 jiffy, doubling) until under
+/// the limit or its chunk is written; the current kernel's writers only
+/// sleep while the flusher writes. 32 MiB written into a dirty limit of
+/// 8 MiB: on 2.6.35 some of the writeback is the writer's, on the current
+/// kernel none is, and every page reaches the device once either way.
+#[test]
+fn on_2_6_35_a_writer_over_the_limit_writes_back_itself() {
+    let pc = PageCacheConfig {
+        dirty_bytes: Size::mib(8),
+        dirty_background_bytes: Size::mib(6),
+        ..cache(64)
+    };
+    for kernel in [Kernel::V2_6_35, Kernel::Current] {
+        let (r, sent, _, cache) =
+            scripted_kernel(file_writes(1, 0, 8192), &pc, &CpuConfig::default(), kernel);
+        let by = |k: &str| get(&r, &["page_cache", "writeback", "pages_by_reason", k]);
+        let own: u64 = sent
+            .borrow()
+            .iter()
+            .filter(|q| q.op == IoOp::Write && q.stream != ssdsim_host::pagecache::FLUSHER_STREAM)
+            .map(|q| q.sectors as u64 / 8)
+            .sum();
+        assert_eq!(pages_written(&sent, 0, 8192), 8192 - cache.nr_dirty());
+        if kernel == Kernel::V2_6_35 {
+            assert!(own > 0, "the writer wrote back nothing itself");
+            assert_eq!(by("balance_dirty_pages"), own as f64);
+            assert!(get(&r, &["page_cache", "throttled", "count"]) > 0.0);
+        } else {
+            assert_eq!(own, 0);
+            assert!(r.extra["page_cache"]["writeback"]["pages_by_reason"]
+                .get("balance_dirty_pages")
+                .is_none());
+        }
+    }
 }
