@@ -23,6 +23,7 @@
 
 pub mod config;
 pub mod cpu;
+pub mod dirty;
 pub mod filebench;
 pub mod flows;
 pub mod fs;

@@ -24,14 +24,13 @@
 //!   `read_ahead_kb`, a hit on the `PG_readahead` page starts the next window
 //!   asynchronously, and a small random read reads just its pages.
 //! * **Writes** copy into the cache and dirty its pages (a partial page not
-//!   in the cache is read first). Then `balance_dirty_pages`: above the
-//!   background threshold the flusher is started; above the dirty threshold
-//!   the writer sleeps until dirty plus writeback pages fall below it again
-//!   (the time is reported as throttling). On `fs.kernel = "2.6.35"` it is
-//!   that kernel's instead ([`Bdp`]): checked every `ratelimit_pages`
-//!   dirtied, a writer over its limit writes back up to a chunk of pages
-//!   itself and pauses a jiffy, doubling, until under the limit or its
-//!   chunk is written. Thresholds follow
+//!   in the cache is read first). Then the kernel profile's
+//!   `balance_dirty_pages` ([`crate::dirty`]), which starts the flusher
+//!   above the background threshold: on current kernels a writer past the
+//!   free-run ceiling is paused at a rate paced to the device's estimated
+//!   write bandwidth ([`IoLess`]); on 2.6.35 a writer over its limit writes
+//!   back up to a chunk of pages itself and pauses a jiffy, doubling
+//!   ([`Bdp`]). The pauses are reported as throttling. Thresholds follow
 //!   `dirty_background_ratio`/`dirty_ratio` of the cache size (Linux's
 //!   "available memory"), or `dirty_background_bytes`/`dirty_bytes`; a
 //!   background threshold at or above the dirty threshold is halved, as
@@ -74,6 +73,7 @@
 //! state; a split would hand that state to sibling modules field by field.
 
 use crate::cpu::{Cores, CpuConfig, Syscalls, Work};
+use crate::dirty::{Balance, Bdp, Decision, IoLess, Pace};
 use crate::fs::Kernel;
 use crate::idset::IdSet;
 use crate::workload::{
@@ -524,9 +524,8 @@ enum Stage {
     WriteStart,
     WriteDirty,
     WriteCopied,
-    Throttle,
-    /// 2.6.35's `balance_dirty_pages` ([`Bdp`]): checks, writes back,
-    /// pauses.
+    /// `balance_dirty_pages` ([`crate::dirty`]): checks, pauses, and on
+    /// 2.6.35 writes back.
     Balance,
     /// The write is done with the dirty limits.
     WriteBalanced,
@@ -591,9 +590,11 @@ struct Thread {
     until: SimTime,
     started: SimTime,
     throttled_since: SimTime,
-    /// 2.6.35: the thread's `balance_dirty_pages`, and its share of the
-    /// pages newly dirtied (`task->dirties`: events, period).
+    /// The thread's `balance_dirty_pages`; its pacing on a current
+    /// kernel; on 2.6.35 its share of the pages newly dirtied
+    /// (`task->dirties`: events, period).
     bal: Balance,
+    pace: Pace,
     dirties: (u64, u64),
     /// fsync / O_SYNC: pages to write again once their writeback ends;
     /// an unlink: pages to drop once their I/O ends.
@@ -690,64 +691,6 @@ const WB_SYNC_WRITE: usize = 3;
 /// A writer's own writeback in 2.6.35's `balance_dirty_pages`.
 const WB_BALANCE: usize = 4;
 
-/// A jiffy of 2.6.35 at its default `CONFIG_HZ` (250: kernel/Kconfig.hz),
-/// the first pause of its `balance_dirty_pages`; the pause doubles up to
-/// `HZ / 10`.
-const JIFFY_2_6_35: Dur = Dur(4_000_000);
-const MAX_PAUSE_2_6_35: Dur = Dur(100_000_000);
-
-/// 2.6.35's dirty throttling (mm/page-writeback.c), where a writer over
-/// the limit writes back pages itself: `balance_dirty_pages_ratelimited_nr`
-/// calls `balance_dirty_pages` once `ratelimit_pages` pages are dirtied (8
-/// while the limit is exceeded), with a chunk of 1.5 times what was
-/// dirtied (`sync_writeback_pages`); the limit is lowered by up to an
-/// eighth for a task that dirties much of what is dirtied
-/// (`task_dirty_limit` over the `vm_dirties` proportion, lib/proportions.c).
-/// Later kernels (3.2's IO-less throttling) let writers only sleep.
-#[derive(Debug)]
-struct Bdp {
-    /// `ratelimit_pages` (`writeback_set_ratelimit`): total pages /
-    /// (CPUs x 32), within 16 and 4 MiB of pages.
-    ratelimit: u64,
-    /// Pages dirtied since the last check: the per-CPU `bdp_ratelimits`,
-    /// one counter for the host.
-    since: u64,
-    /// `bdi->dirty_exceeded`.
-    exceeded: bool,
-    /// `vm_dirties`: the events (pages newly dirtied) and the period's
-    /// shift (`calc_period_shift`: 2 + log2 of the dirty limit).
-    events: u64,
-    shift: u32,
-}
-
-impl Bdp {
-    /// Half a period of `vm_dirties` (`prop_fraction_single`).
-    fn half(&self) -> u64 {
-        1 << (self.shift - 1)
-    }
-    /// `prop_norm_single`: a task's events halve for every half-period
-    /// the global count moved on since it last looked.
-    fn norm(&self, local: &mut (u64, u64)) {
-        let period = self.events & !(self.half() - 1);
-        if local.1 != period {
-            let missed = (period - local.1) >> (self.shift - 1);
-            local.0 = if missed < 64 { local.0 >> missed } else { 0 };
-            local.1 = period;
-        }
-    }
-}
-
-/// A writer inside 2.6.35's `balance_dirty_pages`.
-#[derive(Clone, Copy, Debug, Default)]
-struct Balance {
-    /// `write_chunk` and the pages written so far.
-    chunk: u64,
-    written: u64,
-    pause: Dur,
-    /// It found the limit exceeded (counted as a throttle).
-    over: bool,
-}
-
 /// Whether writeback of `reason` is `REQ_SYNC`: for fsync and O_SYNC it is
 /// WB_SYNC_ALL, whose writes are (`wbc_to_write_flags`,
 /// include/linux/writeback.h; 2.6.35's `__block_write_full_page` picks
@@ -809,8 +752,10 @@ pub struct PageCache<S: AppSource> {
     outbox: Vec<VecDeque<HostRequest>>,
     asleep: Vec<bool>,
     flusher_bg: bool,
-    /// 2.6.35's writer-side throttling; None on later kernels.
+    /// The kernel's dirty throttling: 2.6.35's, where writers write back,
+    /// or the IO-less pacing of later kernels.
     bdp: Option<Bdp>,
+    ioless: Option<IoLess>,
     kupdate: bool,
     /// The flusher found nothing it may write (all under writeback) and
     /// waits for a completion.
@@ -822,9 +767,6 @@ pub struct PageCache<S: AppSource> {
     /// with none queued does not count), so that a step visits these, in
     /// index order, and not every thread.
     ready: IdSet,
-    /// Threads in [`Stage::Throttle`] not in `ready`: they move when the
-    /// dirty and writeback pages drop to the limit.
-    throttled: IdSet,
     /// Threads busy until a time (`until` after the instant they were
     /// booked), by that time: the step wakes them, `wake_at` reports the
     /// first.
@@ -931,19 +873,13 @@ impl<S: AppSource> PageCache<S> {
             outbox: vec![VecDeque::new()],
             asleep: vec![false],
             flusher_bg: false,
-            bdp: (kernel == Kernel::V2_6_35).then(|| Bdp {
-                ratelimit: (plan.ram / PAGE / (cpu.cores.max(1) as u64 * 32))
-                    .clamp(16, (4 << 20) / PAGE),
-                since: 0,
-                exceeded: false,
-                events: 0,
-                shift: 2 + (plan.dirty_pages.saturating_sub(1)).max(1).ilog2(),
-            }),
+            bdp: (kernel == Kernel::V2_6_35)
+                .then(|| Bdp::new(plan.ram / PAGE, cpu.cores as u64, plan.dirty_pages)),
+            ioless: (kernel != Kernel::V2_6_35).then(IoLess::default),
             kupdate: false,
             flusher_stalled: false,
             reclaim_waiters: Vec::new(),
             ready: IdSet::default(),
-            throttled: IdSet::default(),
             timers: BTreeSet::new(),
             idle_empty: 0,
             done: 0,
@@ -1322,6 +1258,9 @@ impl<S: AppSource> PageCache<S> {
         waiter: Option<usize>,
         sync: bool,
     ) -> u64 {
+        if let Some(w) = self.ioless.as_mut() {
+            w.writeback_starts(self.now, self.nr_wb);
+        }
         let mut k = 0;
         let mut total = 0;
         while k < lpns.len() {
@@ -1601,7 +1540,6 @@ impl<S: AppSource> PageCache<S> {
             && th.until <= self.now
             && match th.stage {
                 Stage::Done => false,
-                Stage::Throttle => self.nr_dirty() + self.nr_wb <= self.plan.dirty_pages,
                 Stage::WriteStart | Stage::DioStart => th.op.is_none_or(|r| {
                     !Self::locked_write(&r)
                         || self.writers.get(&r.tag).and_then(|q| q.front()) == Some(&(t as u32))
@@ -1875,14 +1813,18 @@ impl<S: AppSource> PageCache<S> {
                         }
                         self.pages[i as usize].flags |= UPTODATE;
                         self.touch(i);
-                        if let Some(b) = self.bdp.as_mut() {
-                            // `account_page_dirtied` -> `task_dirty_inc`.
-                            let p = &self.pages[i as usize];
-                            if p.flags & DIRTY == 0 || p.ino != ino {
-                                let d = &mut self.threads[t].dirties;
-                                b.norm(d);
-                                d.0 += 1;
-                                b.events += 1;
+                        // `account_page_dirtied`: a page newly dirty counts
+                        // for the task (`task_dirty_inc` on 2.6.35;
+                        // `current->nr_dirtied` and `WB_DIRTIED` later).
+                        let p = &self.pages[i as usize];
+                        if p.flags & DIRTY == 0 || p.ino != ino {
+                            let th = &mut self.threads[t];
+                            if let Some(b) = self.bdp.as_mut() {
+                                b.dirtied(&mut th.dirties);
+                            }
+                            if let Some(w) = self.ioless.as_mut() {
+                                w.dirtied += 1;
+                                th.pace.nr_dirtied += 1;
                             }
                         }
                         self.set_dirty(i, ino);
@@ -1917,9 +1859,8 @@ impl<S: AppSource> PageCache<S> {
                     if b.since >= limit {
                         th.bal = Balance {
                             chunk: b.since.max(b.ratelimit) * 3 / 2,
-                            written: 0,
-                            pause: JIFFY_2_6_35,
-                            over: false,
+                            pause: Bdp::first_pause(),
+                            ..Balance::default()
                         };
                         b.since = 0;
                         th.stage = Stage::Balance;
@@ -1929,7 +1870,12 @@ impl<S: AppSource> PageCache<S> {
                     }
                 }
                 Stage::Balance => {
-                    if self.balance_dirty_pages(t) {
+                    let done = if self.bdp.is_some() {
+                        self.balance_dirty_pages(t)
+                    } else {
+                        self.balance_io_less(t)
+                    };
+                    if done {
                         let th = &mut self.threads[t];
                         if th.bal.over {
                             let w = self.now.0 - th.throttled_since.0;
@@ -1941,18 +1887,23 @@ impl<S: AppSource> PageCache<S> {
                     }
                 }
                 Stage::WriteCopied => {
-                    // balance_dirty_pages
-                    if self.nr_dirty() > self.plan.background_pages {
-                        self.flusher_bg = true;
-                    }
-                    if self.nr_dirty() + self.nr_wb > self.plan.dirty_pages {
-                        self.flusher_bg = true;
-                        let th = &mut self.threads[t];
-                        th.stage = Stage::Throttle;
+                    // `balance_dirty_pages_ratelimited_flags`: checked once
+                    // the thread has dirtied `nr_dirtied_pause` pages (at
+                    // most 32 KiB of them while the limit is exceeded).
+                    let exceeded = self.ioless.as_ref().is_some_and(|w| w.exceeded);
+                    let th = &mut self.threads[t];
+                    let limit = if exceeded {
+                        th.pace.nr_dirtied_pause.min(8)
+                    } else {
+                        th.pace.nr_dirtied_pause
+                    };
+                    if th.pace.nr_dirtied >= limit {
+                        th.bal = Balance::default();
+                        th.stage = Stage::Balance;
                         th.throttled_since = self.now;
-                        continue;
+                    } else {
+                        th.stage = Stage::WriteBalanced;
                     }
-                    self.threads[t].stage = Stage::WriteBalanced;
                 }
                 Stage::WriteBalanced => {
                     if let Some(r) = self.threads[t].op.filter(Self::locked_write) {
@@ -1965,15 +1916,6 @@ impl<S: AppSource> PageCache<S> {
                     } else {
                         Stage::Complete
                     };
-                }
-                Stage::Throttle => {
-                    let th = &mut self.threads[t];
-                    let w = self.now.0 - th.throttled_since.0;
-                    self.stats.throttled += 1;
-                    self.stats.throttle_ns += w as u128;
-                    self.stats.throttle_max_ns = self.stats.throttle_max_ns.max(w);
-                    // The thread's stall counts in the call's latency.
-                    th.stage = Stage::WriteCopied;
                 }
                 Stage::SyncStart => {
                     // fsync of the inode (a Flush call, fsync=N, end_fsync)
@@ -2772,6 +2714,38 @@ impl<S: AppSource> PageCache<S> {
         total
     }
 
+    /// One round of a current kernel's `balance_dirty_pages` for writer
+    /// `t` ([`IoLess::balance`]); true when it returns, false when it
+    /// pauses (`until`). A writer that woke from a pause returns, unless its
+    /// rate was 0 (over the limit), when it checks again.
+    fn balance_io_less(&mut self, t: usize) -> bool {
+        let bal = self.threads[t].bal;
+        if bal.paused && !bal.again {
+            return true;
+        }
+        let (nr_dirty, used) = (self.nr_dirty(), self.nr_dirty() + self.nr_wb);
+        let (thresh, bg) = (self.plan.dirty_pages, self.plan.background_pages);
+        let w = self.ioless.as_mut().expect("a current kernel");
+        let th = &mut self.threads[t];
+        let (d, start_bg) = w.balance(&mut th.pace, self.now, nr_dirty, used, thresh, bg);
+        if start_bg {
+            self.flusher_bg = true;
+        }
+        match d {
+            Decision::Return => true,
+            Decision::Pause { pause, again } => {
+                th.bal = Balance {
+                    over: true,
+                    paused: true,
+                    again,
+                    ..th.bal
+                };
+                th.until = th.until.max(self.now) + pause;
+                false
+            }
+        }
+    }
+
     /// One round of 2.6.35's `balance_dirty_pages` for writer `t` (see
     /// [`Bdp`]); true when it returns, false when it pauses (`until`).
     ///
@@ -2788,12 +2762,7 @@ impl<S: AppSource> PageCache<S> {
     fn balance_dirty_pages(&mut self, t: usize) -> bool {
         let (dirty, bg) = (self.plan.dirty_pages, self.plan.background_pages);
         let b = self.bdp.as_ref().expect("2.6.35");
-        let mut mine = self.threads[t].dirties;
-        b.norm(&mut mine);
-        self.threads[t].dirties = mine;
-        let den = b.half() + (b.events & (b.half() - 1));
-        let inv = ((dirty >> 3) as u128 * mine.0 as u128 / den.max(1) as u128) as u64;
-        let limit = dirty.saturating_sub(inv).max(dirty / 2);
+        let limit = b.task_limit(&mut self.threads[t].dirties, dirty);
         let used = |s: &Self| s.nr_dirty() + s.nr_wb;
         let mut done = used(self) <= limit || used(self) < (bg + dirty) / 2;
         if !done {
@@ -2810,7 +2779,7 @@ impl<S: AppSource> PageCache<S> {
                 // The pause follows the writeback it submitted.
                 let th = &mut self.threads[t];
                 th.until = th.until.max(self.now) + bal.pause;
-                th.bal.pause = Dur((bal.pause.0 * 2).min(MAX_PAUSE_2_6_35.0));
+                th.bal.pause = Bdp::next_pause(bal.pause);
                 return false;
             }
         }
@@ -2846,22 +2815,11 @@ impl<S: AppSource> PageCache<S> {
             // meet them: one made ready by a thread before it in this pass
             // runs in this pass, one after it in the next.
             let mut from = 1;
-            loop {
-                if !self.throttled.is_empty()
-                    && self.nr_dirty() + self.nr_wb <= self.plan.dirty_pages
-                {
-                    self.ready.take_all(&mut self.throttled);
-                }
-                let Some(t) = self.ready.next_from(from) else {
-                    break;
-                };
+            while let Some(t) = self.ready.next_from(from) {
                 from = t + 1;
                 self.ready.remove(t);
                 self.visits += 1;
                 if !self.runnable(t) {
-                    if self.threads[t].stage == Stage::Throttle {
-                        self.throttled.insert(t);
-                    }
                     continue;
                 }
                 let th = &self.threads[t];
@@ -2880,9 +2838,7 @@ impl<S: AppSource> PageCache<S> {
                 self.idle_empty =
                     self.idle_empty + self.idle_and_empty(t) as usize - was_idle as usize;
                 self.done += (before.0 != Stage::Done && after.0 == Stage::Done) as usize;
-                if after.0 == Stage::Throttle {
-                    self.throttled.insert(t);
-                } else if self.live(t) {
+                if self.live(t) {
                     // It stopped still able to move (a wait it did not
                     // register): the next pass tries again, as before.
                     self.ready.insert(t);
@@ -3068,6 +3024,11 @@ impl<S: AppSource> PageCache<S> {
                         "total_s": s.throttle_ns as f64 * 1e-9,
                         "mean_us": if s.throttled > 0 { s.throttle_ns as f64 / s.throttled as f64 / 1e3 } else { 0.0 },
                         "max_us": s.throttle_max_ns as f64 / 1e3,
+                        // A current kernel's estimates at the end (MB/s):
+                        // the device's write bandwidth and its dirty rate
+                        // limit (null on 2.6.35).
+                        "write_bandwidth_mbps": self.ioless.as_ref().map(|w| w.avg_write_bandwidth() as f64 * PAGE as f64 / 1e6),
+                        "dirty_ratelimit_mbps": self.ioless.as_ref().map(|w| w.dirty_ratelimit() as f64 * PAGE as f64 / 1e6),
                     },
                     "reclaim_waits": s.reclaim_waits,
                     // What unlinks dropped: pages, of which dirty (never
@@ -3124,6 +3085,7 @@ impl Thread {
             started: SimTime::ZERO,
             throttled_since: SimTime::ZERO,
             bal: Balance::default(),
+            pace: Pace::default(),
             dirties: (0, 0),
             deferred: Vec::new(),
             ra: Ra::default(),
@@ -3211,9 +3173,17 @@ impl<S: AppSource> RequestSource for PageCache<S> {
                             IoKind::Write => {
                                 p.flags &= !WRITEBACK;
                                 self.nr_wb -= 1;
+                                if let Some(w) = self.ioless.as_mut() {
+                                    w.written += 1;
+                                }
                             }
                             _ => {}
                         }
+                    }
+                }
+                if io.kind == IoKind::Write {
+                    if let Some(w) = self.ioless.as_mut() {
+                        w.written_back(now);
                     }
                 }
                 // The completion's interrupt and softirq run on a core,
