@@ -372,7 +372,7 @@ mod completion {
         let note = |ftl: &str, dram: u64| {
             let mut cfg = SsdConfig::default();
             small(&mut cfg);
-            cfg.ftl.kind = ftl.into();
+            cfg.ftl.kind = ftl.parse().unwrap();
             cfg.ftl.op = 0.15;
             cfg.dram.capacity = ssd_core::units::Size(dram).into();
             cfg.workload.number_ios = Some(100);

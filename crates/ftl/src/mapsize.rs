@@ -171,7 +171,7 @@ impl MapParams {
             pages_per_block: g.pages_per_block as u64,
             log_fraction: 0.05,
             entry: EntryMode::Byte,
-            cmt_bytes: s.config.ftl.cmt_size.0,
+            cmt_bytes: s.config.ftl.dftl.cmt_size.0,
             physical_pages: Some(g.total_pages()),
         }
     }

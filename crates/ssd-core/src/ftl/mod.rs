@@ -15,10 +15,13 @@
 //! the `ftl` crate; the application closes the choice with an enum.
 
 mod config;
+mod kinds;
 
 pub use config::{
-    Allocation, CmtGranularity, CmtPolicy, FtlCapacity, FtlConfig, GcMode, GcPolicy,
-    PlaneAllocation, WearLeveling,
+    Allocation, FtlCapacity, FtlConfig, GcMode, GcPolicy, PlaneAllocation, WearLeveling,
+};
+pub use kinds::{
+    BlockConfig, CmtGranularity, CmtPolicy, DftlConfig, FtlKind, FtlSection, LastConfig, LogConfig,
 };
 
 use crate::addr::{BlockId, FastDiv, Geometry, Lpn, PlaneId, Ppn};
