@@ -492,7 +492,7 @@ fn import_inner(text: &str, source: &str) -> Result<Imported, String> {
     // buffer and the mapping table as ssdsim's FTL keeps it (page: every
     // entry; DFTL: the cache and the directory of translation pages).
     let entry = ftl::page::entry_bytes(s.geometry.total_pages());
-    let table = if config.ftl.kind == "dftl" {
+    let table = if config.ftl.kind == ssd_core::config::FtlKind::Dftl {
         let ept = (s.geometry.page_size as u64 / entry).max(1);
         s.logical_pages.div_ceil(ept) * entry + config.ftl.dftl.cmt_size.0
     } else {
