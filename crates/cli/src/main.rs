@@ -979,7 +979,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                 .collect::<Result<Vec<u64>, _>>()?;
             let page = ssd_core::units::parse_size(&page_size)
                 .map_err(|e| RunError::Input(format!("--page-size: {e}")))?;
-            let schemes = ftl::mapsize::Scheme::parse_list(&ftl)
+            let schemes = ftl::mapsize::parse_schemes(&ftl)
                 .map_err(|e| RunError::Input(format!("--ftl: {e}")))?;
             let mut base = ftl::mapsize::MapParams::new(0, page.0);
             base.entry = ftl::mapsize::EntryMode::parse(&entry)

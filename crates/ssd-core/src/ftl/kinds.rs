@@ -17,7 +17,8 @@ use crate::units::Size;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Which FTL (`ftl.kind`, `--ftl`): the names the configuration accepts.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+/// Ordered as [`FtlKind::ALL`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum FtlKind {
     /// `page`: page-level mapping, the whole table in DRAM (the default).
     #[default]
@@ -178,18 +179,20 @@ impl DftlConfig {
     }
     fn changed(&self, out: &mut Vec<(&'static str, String)>) {
         let d = DftlConfig::default();
-        if self.cmt_size != d.cmt_size {
-            out.push(("cmt_size", value(&self.cmt_size)));
-        }
-        if self.cmt_entry_bytes != d.cmt_entry_bytes {
-            out.push(("cmt_entry_bytes", value(&self.cmt_entry_bytes)));
-        }
-        if self.cmt_policy != d.cmt_policy {
-            out.push(("cmt_policy", value(&self.cmt_policy)));
-        }
-        if self.cmt_granularity != d.cmt_granularity {
-            out.push(("cmt_granularity", value(&self.cmt_granularity)));
-        }
+        changed(out, "cmt_size", &self.cmt_size, &d.cmt_size);
+        changed(
+            out,
+            "cmt_entry_bytes",
+            &self.cmt_entry_bytes,
+            &d.cmt_entry_bytes,
+        );
+        changed(out, "cmt_policy", &self.cmt_policy, &d.cmt_policy);
+        changed(
+            out,
+            "cmt_granularity",
+            &self.cmt_granularity,
+            &d.cmt_granularity,
+        );
     }
 }
 
@@ -248,9 +251,12 @@ impl BlockConfig {
         Ok(())
     }
     fn changed(&self, out: &mut Vec<(&'static str, String)>) {
-        if *self != BlockConfig::default() {
-            out.push(("superblock", value(&self.superblock)));
-        }
+        changed(
+            out,
+            "superblock",
+            &self.superblock,
+            &BlockConfig::default().superblock,
+        );
     }
 }
 
@@ -296,12 +302,8 @@ impl LogConfig {
     }
     fn changed(&self, out: &mut Vec<(&'static str, String)>) {
         let d = LogConfig::default();
-        if self.log_area.to_bits() != d.log_area.to_bits() {
-            out.push(("log_area", value(&self.log_area)));
-        }
-        if self.drain_merge != d.drain_merge {
-            out.push(("drain_merge", value(&self.drain_merge)));
-        }
+        changed(out, "log_area", &self.log_area, &d.log_area);
+        changed(out, "drain_merge", &self.drain_merge, &d.drain_merge);
     }
 }
 
@@ -331,9 +333,13 @@ impl LastConfig {
         Ok(())
     }
     fn changed(&self, out: &mut Vec<(&'static str, String)>) {
-        if *self != LastConfig::default() {
-            out.push(("last_seq_threshold", value(&self.seq_threshold)));
-        }
+        let d = LastConfig::default();
+        changed(
+            out,
+            "last_seq_threshold",
+            &self.seq_threshold,
+            &d.seq_threshold,
+        );
     }
 }
 
@@ -401,9 +407,20 @@ impl FtlSection {
     }
 }
 
-/// A field's value as the configuration writes it (`"64KiB"`, `true`).
-fn value<T: Serialize>(v: &T) -> String {
-    serde_json::to_string(v).expect("a field serialises")
+/// Field `name` with `value` into `out`, written as the configuration
+/// writes it (`"64KiB"`, `true`), unless it is the default `default`.
+fn changed<T: PartialEq + Serialize>(
+    out: &mut Vec<(&'static str, String)>,
+    name: &'static str,
+    value: &T,
+    default: &T,
+) {
+    if value != default {
+        out.push((
+            name,
+            serde_json::to_string(value).expect("a field serialises"),
+        ));
+    }
 }
 
 /// The fields of the sections `kind` does not read that differ from their
