@@ -3,8 +3,9 @@
 //! Concrete flash translation layers behind ssd-core's [`Ftl`] trait, the shared
 //! block manager and GC victim policies. [`AnyFtl`] closes the runtime choice
 //! (`--ftl NAME`) into an enum matched once per call, so the simulation loop is
-//! statically dispatched. Adding an FTL: implement `Ftl`, add one line to
-//! `any_ftl!` below and one arm to [`build`].
+//! statically dispatched. Adding an FTL: implement `Ftl`, name it (and any
+//! section of its own) in ssd-core's `ftl/kinds.rs` (`FtlKind`,
+//! `FtlSection`), add one line to `any_ftl!` below and one arm to [`build`].
 
 #![warn(missing_docs)]
 

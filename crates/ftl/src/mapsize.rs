@@ -57,7 +57,7 @@ impl EntryMode {
     }
 }
 
-/// The mapping schemes the model covers: the FTLs, by [`FtlKind`]'s names
+/// The mapping schemes the model covers: the FTLs, by [`FtlKind`](ssd_core::config::FtlKind)'s names
 /// and in its order.
 pub use ssd_core::config::FtlKind as Scheme;
 
