@@ -21,7 +21,7 @@ fn settings(dist: Distribution) -> (Settings, WorkloadConfig) {
     let mut c = SsdConfig::default();
     c.layout.channels = 4;
     c.nand.blocks_per_plane = 64;
-    c.ftl.kind = "dftl".into();
+    c.ftl.kind = ssd_core::config::FtlKind::Dftl;
     c.ftl.op = 0.15;
     c.sim.precondition = Precondition::Steady;
     c.workload = WorkloadConfig {

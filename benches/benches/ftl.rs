@@ -20,7 +20,7 @@ fn config(kind: &str, w: WorkloadConfig) -> SsdConfig {
     let mut c = SsdConfig::default();
     c.layout.channels = 2;
     c.nand.blocks_per_plane = 64;
-    c.ftl.kind = kind.into();
+    c.ftl.kind = kind.parse().unwrap();
     c.ftl.op = 0.15;
     c.sim.precondition = Precondition::Fill;
     c.workload = w;

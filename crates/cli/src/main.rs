@@ -793,6 +793,9 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                 )?;
             }
             c.validate().map_err(RunError::from)?;
+            for n in c.ftl.unread_fields() {
+                eprintln!("note: {n}");
+            }
             if print_config {
                 return write_out(out.as_ref(), &c.to_toml());
             }
@@ -976,7 +979,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                 .collect::<Result<Vec<u64>, _>>()?;
             let page = ssd_core::units::parse_size(&page_size)
                 .map_err(|e| RunError::Input(format!("--page-size: {e}")))?;
-            let schemes = ftl::mapsize::Scheme::parse_list(&ftl)
+            let schemes = ftl::mapsize::parse_schemes(&ftl)
                 .map_err(|e| RunError::Input(format!("--ftl: {e}")))?;
             let mut base = ftl::mapsize::MapParams::new(0, page.0);
             base.entry = ftl::mapsize::EntryMode::parse(&entry)
@@ -1329,6 +1332,24 @@ fn write_outputs(rows: &[sweep::Row], out: &Outputs, info: &html::PageInfo) -> a
     Ok(())
 }
 
+/// Fields of other FTLs' sections that points of the sweep set to other
+/// values than their defaults ([`ssd_core::config::FtlConfig::unread_fields`]:
+/// a base shared by an `ftl.kind` axis), each printed once as a note with
+/// the number of points; the first 256 points of the shard are looked at.
+fn note_unread_ftl_fields(grid: &sweep::Grid, shard: (usize, usize)) {
+    let mut notes = std::collections::BTreeMap::<String, usize>::new();
+    for i in grid.shard_indices(shard.0, shard.1).take(256) {
+        if let Ok(c) = grid.point(i).cfg {
+            for n in c.ftl.unread_fields() {
+                *notes.entry(n).or_default() += 1;
+            }
+        }
+    }
+    for (n, k) in notes {
+        eprintln!("note: {n} ({k} point{})", if k == 1 { "" } else { "s" });
+    }
+}
+
 /// `sweep --dry-run`: list the points of `shard` (I, N) with their
 /// configuration's verdict, in grid order, building them in parallel a chunk
 /// at a time and writing each chunk as it is done (memory stays that of a
@@ -1554,6 +1575,7 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
             );
         }
     }
+    note_unread_ftl_fields(&grid, shard);
     let to_run = grid.shard_len(shard.0, shard.1) - done.len();
     // Finished rows are appended to --jsonl as they come (a killed sweep keeps
     // them); at the end the file is rewritten whole, in grid order.

@@ -492,9 +492,9 @@ fn import_inner(text: &str, source: &str) -> Result<Imported, String> {
     // buffer and the mapping table as ssdsim's FTL keeps it (page: every
     // entry; DFTL: the cache and the directory of translation pages).
     let entry = ftl::page::entry_bytes(s.geometry.total_pages());
-    let table = if config.ftl.kind == "dftl" {
+    let table = if config.ftl.kind == ssd_core::config::FtlKind::Dftl {
         let ept = (s.geometry.page_size as u64 / entry).max(1);
-        s.logical_pages.div_ceil(ept) * entry + config.ftl.cmt_size.0
+        s.logical_pages.div_ceil(ept) * entry + config.ftl.dftl.cmt_size.0
     } else {
         s.logical_pages * entry
     };
@@ -873,9 +873,9 @@ fn map(host: &Section, dev: &Section, flash: &Section) -> Result<(SsdConfig, Not
     let fc = dev.get("CMT_Capacity");
     let cmt = fc.uint(u32::MAX as u64)?;
     let entry = mqsim_cmt_entry_bytes(total_pages, page / 512);
-    c.ftl.cmt_entry_bytes = entry;
+    c.ftl.dftl.cmt_entry_bytes = entry;
     if ideal {
-        c.ftl.kind = "page".into();
+        c.ftl.kind = ssd_core::config::FtlKind::Page;
         n.mapped.push(format!(
             "{}, {} -> ftl.kind = \"page\" (the whole mapping table in DRAM)",
             f.shown(),
@@ -886,13 +886,13 @@ fn map(host: &Section, dev: &Section, flash: &Section) -> Result<(SsdConfig, Not
             fc.shown()
         ));
     } else {
-        c.ftl.kind = "dftl".into();
+        c.ftl.kind = ssd_core::config::FtlKind::Dftl;
         if cmt < entry as u64 {
             return Err(fc.err(format!(
                 "{cmt} bytes cannot hold one {entry}-byte mapping entry"
             )));
         }
-        c.ftl.cmt_size = Size(cmt);
+        c.ftl.dftl.cmt_size = Size(cmt);
         n.mapped.push(format!(
             "{}, {} -> ftl.kind = \"dftl\" (demand-cached mapping: translation pages on flash)",
             f.shown(),

@@ -372,7 +372,7 @@ mod completion {
         let note = |ftl: &str, dram: u64| {
             let mut cfg = SsdConfig::default();
             small(&mut cfg);
-            cfg.ftl.kind = ftl.into();
+            cfg.ftl.kind = ftl.parse().unwrap();
             cfg.ftl.op = 0.15;
             cfg.dram.capacity = ssd_core::units::Size(dram).into();
             cfg.workload.number_ios = Some(100);
@@ -863,6 +863,23 @@ mod cli {
                 "{args:?}: stderr {err:?} lacks {needle:?}"
             );
         }
+    }
+
+    /// A field of another FTL than the chosen one runs, with a note on
+    /// stderr that names it; the chosen FTL's own field is read silently.
+    #[test]
+    fn another_ftls_field_is_run_with_a_note() {
+        let base = ["run", "--number_ios", "200"];
+        let (code, _, err) = ssdsim(&[&base[..], &["--set", "ftl.cmt_size=64KiB"]].concat());
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            err.contains("note: ftl.cmt_size = \"64KiB\" is not read: it is a field of dftl"),
+            "{err}"
+        );
+        let (code, _, err) =
+            ssdsim(&[&base[..], &["--set", "ftl.cmt_size=64KiB", "--ftl", "dftl"]].concat());
+        assert_eq!(code, 0, "{err}");
+        assert!(!err.contains("note: ftl."), "{err}");
     }
 
     /// A sweep runs every point, writes every row, and exits 2 if any failed;

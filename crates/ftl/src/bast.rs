@@ -31,7 +31,7 @@ impl Bast {
     /// the physical blocks cannot hold the data and log blocks.
     pub fn new(c: &FtlConfig, d: &DriveShape) -> Result<Bast, ConfigError> {
         let units = crate::hybrid::unit_geometry(c, d).total_blocks();
-        let lb = c.log_blocks(units as u64) as u32;
+        let lb = c.log.log_blocks(units as u64) as u32;
         let core = Core::new(c, d, lb)?;
         Ok(Bast {
             logmap: vec![NONE; core.nlb as usize],

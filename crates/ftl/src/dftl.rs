@@ -189,16 +189,16 @@ impl DftlFtl {
                 ),
             ));
         }
-        let cap = (c.cmt_size.0 / c.cmt_entry_bytes as u64).clamp(1, logical.max(1));
-        let page_mode = c.cmt_granularity == CmtGranularity::Page;
+        let cap = (c.dftl.cmt_size.0 / c.dftl.cmt_entry_bytes as u64).clamp(1, logical.max(1));
+        let page_mode = c.dftl.cmt_granularity == CmtGranularity::Page;
         if page_mode && cap < ept.min(logical) {
             return Err(invalid(
                 "ftl.cmt_size",
                 format!(
                     "a page-granular CMT must hold one translation page ({} entries of {} bytes = {} bytes) but holds {cap} entries",
                     ept,
-                    c.cmt_entry_bytes,
-                    ept * c.cmt_entry_bytes as u64
+                    c.dftl.cmt_entry_bytes,
+                    ept * c.dftl.cmt_entry_bytes as u64
                 ),
             ));
         }
@@ -213,7 +213,7 @@ impl DftlFtl {
             logical,
             ept,
             entry,
-            cmt_bytes: c.cmt_size.0,
+            cmt_bytes: c.dftl.cmt_size.0,
             n_tp: n_tp as u32,
             fmap: vec![NONE; logical as usize],
             gtd: vec![NONE; n_tp as usize],
@@ -248,7 +248,7 @@ impl DftlFtl {
             bg_cursor: 0,
             bg_epoch: 0,
             bg_futile: vec![0; planes],
-            cmt: Cmt::new(cap as u32, logical, c.cmt_policy),
+            cmt: Cmt::new(cap as u32, logical, c.dftl.cmt_policy),
             page_mode,
             stats: FtlStats::default(),
             hjob: 0,

@@ -32,7 +32,10 @@ impl Fast {
     /// FAST with `ftl.log_area`'s log blocks (at least 2: one sequential, one random); an error
     /// otherwise or when the physical blocks cannot hold the data and log blocks.
     pub fn new(c: &FtlConfig, d: &DriveShape) -> Result<Fast, ConfigError> {
-        let lb = c.log_blocks(crate::hybrid::unit_geometry(c, d).total_blocks() as u64) as u32;
+        let lb = c
+            .log
+            .log_blocks(crate::hybrid::unit_geometry(c, d).total_blocks() as u64)
+            as u32;
         if lb < 2 {
             return Err(invalid(
                 "ftl.log_area",

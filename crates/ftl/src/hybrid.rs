@@ -43,7 +43,7 @@ pub const NONE: u32 = u32::MAX;
 /// block numbers of this geometry, never its channels or dies).
 pub fn unit_geometry(c: &FtlConfig, d: &DriveShape) -> Geometry {
     let g = d.geometry;
-    let k = c.superblock.max(1);
+    let k = c.block.superblock.max(1);
     if k == 1 {
         return g;
     }
@@ -268,7 +268,7 @@ impl Core {
     /// blocks and 2 spares.
     pub fn new(c: &FtlConfig, d: &DriveShape, log_limit: u32) -> Result<Core, ConfigError> {
         let g = unit_geometry(c, d);
-        let fold = (c.superblock > 1).then(|| Fold::new(&d.geometry, c.superblock));
+        let fold = (c.block.superblock > 1).then(|| Fold::new(&d.geometry, c.block.superblock));
         let ppb = g.pages_per_block;
         if d.logical_pages / ppb as u64 * ppb as u64 != d.logical_pages {
             return Err(invalid(
@@ -313,7 +313,7 @@ impl Core {
             policy: c.gc_policy,
             log_limit,
             bg_target: c.background_gc_blocks,
-            drain_merge: c.drain_merge,
+            drain_merge: c.drain_merge(),
             order: striping_order(&g, ssd_core::config::Allocation::Cwdp),
             last_erased: None,
             wl_due: vec![0; g.total_planes() as usize],

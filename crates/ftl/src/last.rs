@@ -45,7 +45,10 @@ impl Last {
     /// LAST with `ftl.log_area`'s log blocks (at least 3: sequential, hot and cold random); an
     /// error otherwise or when the physical blocks cannot hold the data and log blocks.
     pub fn new(c: &FtlConfig, d: &DriveShape) -> Result<Last, ConfigError> {
-        let lb = c.log_blocks(crate::hybrid::unit_geometry(c, d).total_blocks() as u64) as usize;
+        let lb = c
+            .log
+            .log_blocks(crate::hybrid::unit_geometry(c, d).total_blocks() as u64)
+            as usize;
         if lb < 3 {
             return Err(invalid(
                 "ftl.log_area",
@@ -53,7 +56,7 @@ impl Last {
             ));
         }
         let max_seq = lb.div_ceil(4).clamp(1, lb - 2);
-        let t = c.last_seq_threshold.0;
+        let t = c.last.seq_threshold.0;
         let page = d.geometry.page_size as u64;
         Ok(Last {
             core: Core::new(c, d, lb as u32)?,

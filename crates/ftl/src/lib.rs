@@ -3,8 +3,9 @@
 //! Concrete flash translation layers behind ssd-core's [`Ftl`] trait, the shared
 //! block manager and GC victim policies. [`AnyFtl`] closes the runtime choice
 //! (`--ftl NAME`) into an enum matched once per call, so the simulation loop is
-//! statically dispatched. Adding an FTL: implement `Ftl`, add one line to
-//! `any_ftl!` below and one arm to [`build`].
+//! statically dispatched. Adding an FTL: implement `Ftl`, name it (and any
+//! section of its own) in ssd-core's `ftl/kinds.rs` (`FtlKind`,
+//! `FtlSection`), add one line to `any_ftl!` below and one arm to [`build`].
 
 #![warn(missing_docs)]
 
@@ -28,7 +29,7 @@ pub use dftl::DftlFtl;
 pub use fast::Fast;
 pub use last::Last;
 pub use page::PageFtl;
-use ssd_core::config::{invalid, ConfigError, FtlConfig};
+use ssd_core::config::{ConfigError, FtlConfig, FtlKind};
 use ssd_core::ftl::{Ftl, FtlCtx, FtlStats};
 use ssd_core::DriveShape;
 use ssd_core::{Lpn, PlaneId, Ppn};
@@ -75,22 +76,19 @@ any_ftl!(
     Dftl(DftlFtl),
 );
 
-/// Names accepted by `--ftl`.
-pub const FTL_NAMES: &[&str] = &["page", "block", "bast", "fast", "last", "dftl"];
+/// Names accepted by `--ftl` and `ftl.kind` ([`FtlKind::NAMES`]).
+pub const FTL_NAMES: &[&str] = FtlKind::NAMES;
 
 /// Build the FTL `c.kind` names over a drive of shape `d` (a validated
-/// configuration's `Settings::shape`).
+/// configuration's `Settings::shape`). Each FTL reads the knobs every FTL
+/// shares and its own section of `c` ([`ssd_core::config::FtlSection`]).
 pub fn build(c: &FtlConfig, d: &DriveShape) -> Result<AnyFtl, ConfigError> {
-    match c.kind.as_str() {
-        "page" => Ok(AnyFtl::Page(PageFtl::new(c, d))),
-        "block" => Ok(AnyFtl::Block(BlockFtl::new(c, d)?)),
-        "bast" => Ok(AnyFtl::Bast(Bast::new(c, d)?)),
-        "fast" => Ok(AnyFtl::Fast(Fast::new(c, d)?)),
-        "last" => Ok(AnyFtl::Last(Last::new(c, d)?)),
-        "dftl" => Ok(AnyFtl::Dftl(DftlFtl::new(c, d)?)),
-        other => Err(invalid(
-            "ftl.kind",
-            format!("unknown FTL {other:?} (known: {})", FTL_NAMES.join(", ")),
-        )),
-    }
+    Ok(match c.kind {
+        FtlKind::Page => AnyFtl::Page(PageFtl::new(c, d)),
+        FtlKind::Block => AnyFtl::Block(BlockFtl::new(c, d)?),
+        FtlKind::Bast => AnyFtl::Bast(Bast::new(c, d)?),
+        FtlKind::Fast => AnyFtl::Fast(Fast::new(c, d)?),
+        FtlKind::Last => AnyFtl::Last(Last::new(c, d)?),
+        FtlKind::Dftl => AnyFtl::Dftl(DftlFtl::new(c, d)?),
+    })
 }

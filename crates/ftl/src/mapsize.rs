@@ -20,7 +20,6 @@
 
 use crate::page::entry_bytes;
 use serde::Serialize;
-use std::fmt;
 
 /// How wide a mapping entry is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -58,73 +57,27 @@ impl EntryMode {
     }
 }
 
-/// The mapping schemes the model covers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Scheme {
-    /// Page-level mapping.
-    Page,
-    /// Block-level mapping.
-    Block,
-    /// BAST (block map plus log-page table).
-    Bast,
-    /// FAST (block map plus log-page table).
-    Fast,
-    /// LAST (block map plus log-page table).
-    Last,
-    /// DFTL (translation directory plus the CMT).
-    Dftl,
-}
+/// The mapping schemes the model covers: the FTLs, by [`FtlKind`](ssd_core::config::FtlKind)'s names
+/// and in its order.
+pub use ssd_core::config::FtlKind as Scheme;
 
-impl Scheme {
-    /// Every scheme, in table order.
-    pub const ALL: [Scheme; 6] = [
-        Scheme::Page,
-        Scheme::Block,
-        Scheme::Bast,
-        Scheme::Fast,
-        Scheme::Last,
-        Scheme::Dftl,
-    ];
-    /// The scheme's name, as `--ftl` spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Scheme::Page => "page",
-            Scheme::Block => "block",
-            Scheme::Bast => "bast",
-            Scheme::Fast => "fast",
-            Scheme::Last => "last",
-            Scheme::Dftl => "dftl",
+/// Parse a comma list of FTL names, or `all`, into the schemes it stands
+/// for, in table order.
+pub fn parse_schemes(s: &str) -> Result<Vec<Scheme>, String> {
+    let mut v = Vec::new();
+    for part in s.split(',') {
+        let p = part.trim();
+        if p == "all" {
+            v.extend(Scheme::ALL);
+            continue;
         }
+        v.push(Scheme::parse(p).map_err(|_| {
+            format!("unknown mapping scheme {p:?} (page, block, bast, fast, last, dftl, all)")
+        })?);
     }
-    /// Parse one name, or `all`, into the schemes it stands for.
-    pub fn parse_list(s: &str) -> Result<Vec<Scheme>, String> {
-        let mut v = Vec::new();
-        for part in s.split(',') {
-            let p = part.trim();
-            if p == "all" {
-                v.extend(Scheme::ALL);
-                continue;
-            }
-            match Scheme::ALL.iter().find(|x| x.name() == p) {
-                Some(&x) => v.push(x),
-                None => {
-                    return Err(format!(
-                        "unknown mapping scheme {p:?} (page, block, bast, fast, last, dftl, all)"
-                    ))
-                }
-            }
-        }
-        v.sort();
-        v.dedup();
-        Ok(v)
-    }
-}
-
-impl fmt::Display for Scheme {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str(self.name())
-    }
+    v.sort();
+    v.dedup();
+    Ok(v)
 }
 
 /// The drive the model sizes tables for.
@@ -171,7 +124,7 @@ impl MapParams {
             pages_per_block: g.pages_per_block as u64,
             log_fraction: 0.05,
             entry: EntryMode::Byte,
-            cmt_bytes: s.config.ftl.cmt_size.0,
+            cmt_bytes: s.config.ftl.dftl.cmt_size.0,
             physical_pages: Some(g.total_pages()),
         }
     }
@@ -367,13 +320,13 @@ mod tests {
 
     #[test]
     fn rows_and_parse() {
-        let s = Scheme::parse_list("all").unwrap();
+        let s = parse_schemes("all").unwrap();
         assert_eq!(s.len(), 6);
         assert_eq!(
-            Scheme::parse_list("dftl,page").unwrap(),
+            parse_schemes("dftl,page").unwrap(),
             vec![Scheme::Page, Scheme::Dftl]
         );
-        assert!(Scheme::parse_list("pag").unwrap_err().contains("pag"));
+        assert!(parse_schemes("pag").unwrap_err().contains("pag"));
         let rows = table_rows(
             &[512 << 20, 1 << 30],
             &[Scheme::Page],

@@ -376,7 +376,7 @@ fn drive(c: &Case) -> (SsdConfig, Settings) {
     s.nand.multiplane = c.multiplane;
     s.controller.prioritize_reads = c.prioritize_reads;
     s.host.queue_depth = c.qd;
-    s.ftl.kind = c.ftl.into();
+    s.ftl.kind = c.ftl.parse().unwrap();
     s.ftl.op = c.op;
     s.ftl.gc_threshold_blocks = c.gc_threshold;
     s.ftl.gc_policy = c.gc_policy;
@@ -388,15 +388,15 @@ fn drive(c: &Case) -> (SsdConfig, Settings) {
     s.ftl.static_wl_threshold = 4;
     s.ftl.allocation = c.allocation;
     // LAST needs three log blocks, which a log area of 0 (two) never gives.
-    s.ftl.log_area = if c.ftl == "last" {
+    s.ftl.log.log_area = if c.ftl == "last" {
         c.log_area.max(0.05)
     } else {
         c.log_area
     };
-    s.ftl.cmt_size = Size(c.cmt.0 * 8);
-    s.ftl.cmt_entry_bytes = 8;
-    s.ftl.cmt_policy = c.cmt.1;
-    s.ftl.cmt_granularity = c.cmt.2;
+    s.ftl.dftl.cmt_size = Size(c.cmt.0 * 8);
+    s.ftl.dftl.cmt_entry_bytes = 8;
+    s.ftl.dftl.cmt_policy = c.cmt.1;
+    s.ftl.dftl.cmt_granularity = c.cmt.2;
     s.dram.write_buffer = Size(c.wbuf.0 * s.nand.page_size.0);
     s.dram.flush = c.wbuf.1;
     s.sim.seed = c.seed;
@@ -454,7 +454,7 @@ fn smallest(s: &mut SsdConfig, need: u64) -> Option<Settings> {
             // by DFTL: grow it to one page rather than the drive.
             if let Err(e) = ftl::build(&set.config.ftl, &set.shape()) {
                 if e.to_string().starts_with("ftl.cmt_size") {
-                    s.ftl.cmt_size = Size(s.ftl.cmt_size.0 * 2);
+                    s.ftl.dftl.cmt_size = Size(s.ftl.dftl.cmt_size.0 * 2);
                     continue;
                 }
             } else if set.logical_bytes() >= need {

@@ -32,7 +32,7 @@ fn small_with(
     threshold: u32,
 ) -> Settings {
     let mut c = SsdConfig::default();
-    c.ftl.cmt_granularity = granularity;
+    c.ftl.dftl.cmt_granularity = granularity;
     c.ftl.gc_threshold_blocks = threshold;
     c.layout.channels = 2;
     c.layout.ways = 1;
@@ -40,11 +40,11 @@ fn small_with(
     c.nand.blocks_per_plane = 64;
     c.nand.pages_per_block = 16;
     c.nand.page_size = Size(512);
-    c.ftl.kind = "dftl".into();
+    c.ftl.kind = ssd_core::config::FtlKind::Dftl;
     c.ftl.op = 0.4;
     c.ftl.gc_policy = gc;
-    c.ftl.cmt_size = Size(cmt_entries * 8);
-    c.ftl.cmt_policy = policy;
+    c.ftl.dftl.cmt_size = Size(cmt_entries * 8);
+    c.ftl.dftl.cmt_policy = policy;
     c.validate().expect("test config is valid")
 }
 
@@ -470,7 +470,7 @@ fn mapping_table_bytes_match_the_model() {
         c.layout.channels = ch;
         c.nand.page_size = Size(page);
         c.nand.blocks_per_plane = 256;
-        c.ftl.cmt_size = Size(cmt);
+        c.ftl.dftl.cmt_size = Size(cmt);
         c.ftl.op = 0.25;
         let s = c.validate().unwrap();
         let p = MapParams::for_drive(&s);
@@ -487,7 +487,7 @@ fn mapping_table_bytes_match_the_model() {
 #[test]
 fn dftl_refuses_too_little_spare_space() {
     let mut c = SsdConfig::default();
-    c.ftl.kind = "dftl".into();
+    c.ftl.kind = ssd_core::config::FtlKind::Dftl;
     c.nand.blocks_per_plane = 64;
     // 4 spare blocks per plane pass the generic check; DFTL wants
     // gc_threshold_blocks + 4 (6) plus its translation pages.
@@ -503,7 +503,7 @@ fn sim_run(rw: RwMode, dist: Distribution) -> (ssd_core::stats::Report, String) 
     let mut c = SsdConfig::default();
     c.layout.channels = 4;
     c.nand.blocks_per_plane = 32;
-    c.ftl.kind = "dftl".into();
+    c.ftl.kind = ssd_core::config::FtlKind::Dftl;
     c.ftl.op = 0.25;
     c.sim.precondition = Precondition::Fill;
     c.workload = WorkloadConfig {
@@ -560,7 +560,7 @@ fn tight_drive_greedy() {
     c.nand.pages_per_block = 16;
     c.nand.page_size = Size(512);
     c.ftl.op = 0.25;
-    c.ftl.cmt_size = Size(8);
+    c.ftl.dftl.cmt_size = Size(8);
     let s = c.validate().unwrap();
     let mut r = Rig::new(&s, DftlFtl::new(&s.config.ftl, &s.shape()).unwrap());
     r.fill();
@@ -584,7 +584,7 @@ fn tight_drive_greedy() {
 fn steady_default_shape(blocks: u32, dist: Distribution) -> (ssd_core::stats::Report, String) {
     let mut c = SsdConfig::default();
     c.nand.blocks_per_plane = blocks;
-    c.ftl.kind = "dftl".into();
+    c.ftl.kind = ssd_core::config::FtlKind::Dftl;
     c.sim.precondition = Precondition::Steady;
     c.workload = WorkloadConfig {
         rw: RwMode::RandWrite,

@@ -253,7 +253,7 @@ fn idle_time_gc_waits_for_the_idle_detector() {
 fn dftl_collects_translation_blocks_once_half_dead() {
     for mode in [GcMode::Blocking, GcMode::Paced] {
         let mut c = drive(mode, 1024);
-        c.ftl.kind = "dftl".into();
+        c.ftl.kind = ssd_core::config::FtlKind::Dftl;
         c.layout.channels = 2;
         c.workload = WorkloadConfig {
             rw: RwMode::RandWrite,

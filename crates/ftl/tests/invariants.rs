@@ -98,9 +98,9 @@ fn config(kind: &str, k: &Knobs) -> SsdConfig {
     c.nand.blocks_per_plane = 32;
     c.nand.pages_per_block = 8;
     c.nand.page_size = Size::kib(4);
-    c.ftl.kind = kind.into();
+    c.ftl.kind = kind.parse().unwrap();
     c.ftl.op = 0.3;
-    c.ftl.log_area = 0.1;
+    c.ftl.log.log_area = 0.1;
     c.ftl.gc_threshold_blocks = 2;
     c.ftl.gc_policy = k.policy;
     c.ftl.wear_leveling = k.wear;

@@ -21,9 +21,9 @@ fn setup_with(kind: &str, log_area: f64, policy: GcPolicy) -> (ftl::AnyFtl, FtlC
     c.nand.blocks_per_plane = 32;
     c.nand.pages_per_block = PPB as u32;
     c.nand.page_size = Size::kib(4);
-    c.ftl.kind = kind.into();
+    c.ftl.kind = kind.parse().unwrap();
     c.ftl.op = 0.3;
-    c.ftl.log_area = log_area;
+    c.ftl.log.log_area = log_area;
     let s = c.validate().unwrap();
     let f = ftl::build(&s.config.ftl, &s.shape()).unwrap();
     let cx = FtlCtx::new(SimRng::from_seed_label(1, "ftl"), 2);

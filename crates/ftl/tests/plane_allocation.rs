@@ -22,7 +22,7 @@ fn config(kind: &str, plane: PlaneAllocation) -> SsdConfig {
     c.nand.dies_per_chip = 1;
     c.nand.planes_per_die = 2;
     c.nand.blocks_per_plane = 128;
-    c.ftl.kind = kind.into();
+    c.ftl.kind = kind.parse().unwrap();
     c.ftl.allocation = Allocation::Cwdp;
     c.ftl.plane_allocation = plane;
     c

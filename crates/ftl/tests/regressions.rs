@@ -21,7 +21,7 @@ fn config(kind: &str, planes: u32, ppb: u32, op: f64) -> SsdConfig {
     c.nand.planes_per_die = 1;
     c.nand.pages_per_block = ppb;
     c.nand.blocks_per_plane = 64;
-    c.ftl.kind = kind.into();
+    c.ftl.kind = kind.parse().unwrap();
     c.ftl.op = op;
     c
 }
@@ -107,7 +107,7 @@ fn calls_that_share_a_plan_keep_its_stage_order() {
     for &kind in ftl::FTL_NAMES {
         let mut c = config(kind, 1, 4, 0.3);
         // One CMT entry: every DFTL page write evicts, and writes back, the last.
-        c.ftl.cmt_size = Size(8);
+        c.ftl.dftl.cmt_size = Size(8);
         let s = settings(&c);
         let mut r = Rig::new(&s);
         r.fill();
@@ -241,10 +241,10 @@ fn dftl_at_three_percent_op_survives_steady_state() {
         c.nand.page_size = Size::kib(2);
         c.nand.blocks_per_plane = bpp;
         match cmt {
-            Ok(entries) => c.ftl.cmt_size = Size(8 * entries),
+            Ok(entries) => c.ftl.dftl.cmt_size = Size(8 * entries),
             Err(pages) => {
-                c.ftl.cmt_granularity = CmtGranularity::Page;
-                c.ftl.cmt_size = Size::kib(8 * pages);
+                c.ftl.dftl.cmt_granularity = CmtGranularity::Page;
+                c.ftl.dftl.cmt_size = Size::kib(8 * pages);
             }
         }
         c.ftl.gc_threshold_blocks = 1;

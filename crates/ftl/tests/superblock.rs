@@ -20,10 +20,10 @@ fn config(kind: &str, superblock: u32) -> SsdConfig {
     c.nand.blocks_per_plane = 32;
     c.nand.pages_per_block = PPB;
     c.nand.page_size = Size::kib(4);
-    c.ftl.kind = kind.into();
+    c.ftl.kind = kind.parse().unwrap();
     c.ftl.op = 0.3;
-    c.ftl.log_area = 0.1;
-    c.ftl.superblock = superblock;
+    c.ftl.log.log_area = 0.1;
+    c.ftl.block.superblock = superblock;
     c
 }
 
@@ -197,7 +197,7 @@ fn the_drain_merges_every_log_block() {
     for kind in ["bast", "fast", "last"] {
         for sb in [1, 4] {
             let mut c = config(kind, sb);
-            c.ftl.drain_merge = true;
+            c.ftl.log.drain_merge = true;
             c.sim.drain = true;
             let mut r = rig(&c);
             let logical = r.f.logical_pages();
@@ -253,7 +253,7 @@ fn the_drain_merges_every_log_block() {
 #[test]
 fn drain_merge_needs_the_drain() {
     let mut c = config("fast", 1);
-    c.ftl.drain_merge = true;
+    c.ftl.log.drain_merge = true;
     let e = c.validate().unwrap_err().to_string();
     assert!(
         e.contains("ftl.drain_merge") && e.contains("sim.drain"),
@@ -269,7 +269,7 @@ fn park_mlc_sequential(superblock: u32) -> (f64, u64) {
     use ssdsim_host::config::Precondition;
     use ssdsim_host::workload::{FioGen, RwMode, WorkloadConfig};
     let mut c = SsdConfig::default().with_device("park-mlc").unwrap();
-    c.ftl.superblock = superblock;
+    c.ftl.block.superblock = superblock;
     c.sim.precondition = Precondition::Fill;
     c.workload = WorkloadConfig {
         rw: RwMode::Write,

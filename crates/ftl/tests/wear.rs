@@ -96,7 +96,7 @@ fn run_on(
     if let Some(p) = ppb {
         c.nand.pages_per_block = p;
     }
-    c.ftl.kind = kind.into();
+    c.ftl.kind = kind.parse().unwrap();
     c.ftl.op = op;
     c.ftl.wear_leveling = wl;
     c.ftl.static_wl_threshold = threshold;

@@ -20,9 +20,9 @@ fn settings(kind: &str, policy: GcPolicy) -> Settings {
     c.nand.blocks_per_plane = 32;
     c.nand.pages_per_block = PPB;
     c.nand.page_size = Size::kib(4);
-    c.ftl.kind = kind.into();
+    c.ftl.kind = kind.parse().unwrap();
     c.ftl.op = 0.3;
-    c.ftl.log_area = 0.1;
+    c.ftl.log.log_area = 0.1;
     c.validate().unwrap()
 }
 

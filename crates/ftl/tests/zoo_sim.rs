@@ -14,7 +14,7 @@ fn run(kind: &str, rw: RwMode) -> (Option<f64>, u64, f64) {
     c.layout.channels = 2;
     // DFTL keeps translation blocks and needs more spare room on a tiny drive.
     c.nand.blocks_per_plane = if kind == "dftl" { 128 } else { 32 };
-    c.ftl.kind = kind.into();
+    c.ftl.kind = kind.parse().unwrap();
     c.ftl.op = 0.15;
     c.sim.precondition = Precondition::Fill;
     c.workload = WorkloadConfig {

@@ -8,8 +8,8 @@
 use crate::addr::Geometry;
 pub use crate::error::{invalid, ConfigError};
 pub use crate::ftl::{
-    Allocation, CmtGranularity, CmtPolicy, FtlCapacity, FtlConfig, GcMode, GcPolicy,
-    PlaneAllocation, WearLeveling,
+    Allocation, BlockConfig, CmtGranularity, CmtPolicy, DftlConfig, FtlCapacity, FtlConfig,
+    FtlKind, FtlSection, GcMode, GcPolicy, LastConfig, LogConfig, PlaneAllocation, WearLeveling,
 };
 pub use crate::hw::{
     BusSpeed, ControllerConfig, DramCapacity, DramConfig, FlushPolicy, HostConfig, Interface,
@@ -257,7 +257,7 @@ impl Settings {
                 ));
             }
         }
-        if c.ftl.drain_merge && !c.sim.drain {
+        if c.ftl.drain_merge() && !c.sim.drain {
             return Err(invalid(
                 "ftl.drain_merge",
                 "merges the log blocks in the drain, but sim.drain is off: set sim.drain = true",

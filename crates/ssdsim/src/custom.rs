@@ -51,7 +51,7 @@ use ssd_core::stats::Report;
 
 pub use ssd_core::addr::DriveShape;
 pub use ssd_core::config::Settings;
-pub use ssd_core::ftl::{Ftl, FtlConfig};
+pub use ssd_core::ftl::{Ftl, FtlConfig, FtlKind, FtlSection};
 pub use ssd_core::hw::Nand;
 pub use ssd_core::sched::IoScheduler;
 pub use ssd_core::workload::RequestSource;

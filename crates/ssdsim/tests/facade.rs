@@ -122,7 +122,7 @@ fn settings_apply_in_the_clis_order() {
     assert_eq!(ssd.config().ftl.kind, "page");
     // A base configuration is where the presets start from.
     let mut base = SsdConfig::default();
-    base.ftl.kind = "bast".into();
+    base.ftl.kind = ssd_core::config::FtlKind::Bast;
     base.layout.channels = 2;
     let ssd = Ssd::builder().config(base).nand("chip1").build().unwrap();
     assert_eq!(ssd.config().ftl.kind, "bast");

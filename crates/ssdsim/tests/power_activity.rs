@@ -80,8 +80,8 @@ fn gc_search_energy_is_the_candidates_cycles_at_normal_power_and_grows_with_the_
 fn the_activities_share_out_the_cpu_busy_time_and_the_dram_active_time() {
     for kind in ["page", "dftl", "fast", "last", "bast"] {
         let mut c = park_like(0.5);
-        c.ftl.kind = kind.into();
-        c.ftl.log_area = 0.1;
+        c.ftl.kind = kind.parse().unwrap();
+        c.ftl.log.log_area = 0.1;
         let r = run(&c);
         let e = &r["energy_j"];
         let acts = e["by_activity"].as_object().unwrap();
@@ -166,7 +166,7 @@ fn a_fitted_dram_holds_the_mapping_table_and_the_write_buffer_in_whole_devices()
     for kind in ["page", "dftl", "fast"] {
         let mut c = SsdConfig::default();
         c.nand.blocks_per_plane = 64;
-        c.ftl.kind = kind.into();
+        c.ftl.kind = kind.parse().unwrap();
         c.ftl.op = 0.15;
         c.dram.capacity = DramCapacity::Fit;
         c.dram.device_size = Some(Size::kib(64));

@@ -28,7 +28,7 @@ fn drive(ftl: &str, pre: Precondition) -> SsdConfig {
     c.layout.channels = 2;
     c.nand.blocks_per_plane = 64;
     c.ftl.op = 0.25;
-    c.ftl.kind = ftl.into();
+    c.ftl.kind = ftl.parse().unwrap();
     c.sim.precondition = pre;
     c.workload.rw = ssdsim_host::workload::RwMode::RandRw;
     c.workload.number_ios = Some(4000);

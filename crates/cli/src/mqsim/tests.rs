@@ -60,9 +60,9 @@ fn the_shipped_drive_maps_field_by_field() {
         (512, 65535, 65535)
     );
     assert_eq!(c.ftl.kind, "dftl");
-    assert_eq!(c.ftl.cmt_size, Size(2 * 1024 * 1024));
+    assert_eq!(c.ftl.dftl.cmt_size, Size(2 * 1024 * 1024));
     // 2^26 physical pages, 16 sectors a page: ceil((52 + 16) / 8) = 9.
-    assert_eq!(c.ftl.cmt_entry_bytes, 9);
+    assert_eq!(c.ftl.dftl.cmt_entry_bytes, 9);
     assert!((c.ftl.op - 0.07 / 0.93).abs() < 1e-15);
     // floor(0.05 x 2048) = 102.
     assert_eq!(c.ftl.gc_threshold_blocks, 102);

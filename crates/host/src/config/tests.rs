@@ -2,6 +2,7 @@
 //! refusals of each section.
 
 use super::*;
+use ssd_core::config::{FtlKind, FtlSection};
 use ssd_core::devices::{device_preset, sequential_ceilings};
 use ssd_core::units::{Dur, Size};
 #[test]
@@ -118,24 +119,34 @@ fn toml_roundtrip_and_unknown_fields() {
 fn zoo_fields_default_validate_and_name_themselves() {
     // Files written before these fields existed still load.
     let c = SsdConfig::from_toml_over(None, "[ftl]\nkind = \"bast\"\n", "x.toml").unwrap();
-    assert_eq!(c.ftl.log_area, 0.05);
+    assert_eq!(c.ftl.log.log_area, 0.05);
     assert_eq!(c.ftl.wear_leveling, WearLeveling::None);
     let s = c.validate().unwrap();
     // Hybrids expose whole data blocks, with the log area carved out first.
     let g = s.geometry;
     let ppb = g.pages_per_block as u64;
     assert_eq!(s.logical_pages % ppb, 0);
-    let logs = c.ftl.log_blocks(g.total_blocks() as u64) * ppb;
+    let logs = c.ftl.log.log_blocks(g.total_blocks() as u64) * ppb;
     assert!(s.logical_pages as f64 <= (g.total_pages() - logs) as f64 / 1.07);
     let mut bad = c.clone();
-    bad.ftl.log_area = 0.7;
+    bad.ftl.log.log_area = 0.7;
     assert!(bad
         .validate()
         .unwrap_err()
         .to_string()
         .contains("ftl.log_area"));
     let mut bad = c.clone();
-    bad.ftl.last_seq_threshold = Size(0);
+    bad.ftl.last.seq_threshold = Size(0);
+    // BAST does not read LAST's threshold: accepted, and named as unread.
+    bad.validate().unwrap();
+    assert_eq!(
+        bad.ftl.unread_fields().len(),
+        1,
+        "{:?}",
+        bad.ftl.unread_fields()
+    );
+    assert!(bad.ftl.unread_fields()[0].starts_with("ftl.last_seq_threshold = \"0B\""));
+    bad.ftl.kind = FtlKind::Last;
     let e = bad.validate().unwrap_err().to_string();
     assert!(e.contains("ftl.last_seq_threshold"), "{e}");
     let e = SsdConfig::from_toml_over(None, "[ftl]\nwear_leveling = \"sometimes\"\n", "x.toml")
@@ -144,17 +155,55 @@ fn zoo_fields_default_validate_and_name_themselves() {
     assert!(e.contains("x.toml") && e.contains("sometimes"), "{e}");
 }
 #[test]
+fn other_ftls_fields_are_accepted_and_named() {
+    // A file (or a sweep's base) may set fields of several FTLs; the
+    // chosen one's are read and checked, the others' named as unread.
+    let text = "[ftl]\nkind = \"page\"\ncmt_size = \"64KiB\"\nlog_area = 0.1\ndrain_merge = true\n";
+    let c = SsdConfig::from_toml_over(None, text, "x.toml").unwrap();
+    assert_eq!(c.ftl.section(), FtlSection::Page);
+    c.validate().unwrap();
+    let notes = c.ftl.unread_fields();
+    assert_eq!(notes.len(), 3, "{notes:?}");
+    assert!(
+        notes[0].starts_with("ftl.log_area = 0.1 is not read"),
+        "{notes:?}"
+    );
+    assert!(
+        notes[2].starts_with("ftl.cmt_size = \"64KiB\""),
+        "{notes:?}"
+    );
+    // The values stay (the echo keeps them), so a later layer may pick the
+    // FTL that reads them.
+    let mut d = c.clone();
+    d.ftl.kind = FtlKind::Dftl;
+    assert_eq!(d.ftl.unread_fields().len(), 2);
+    assert!(matches!(d.ftl.section(), FtlSection::Dftl(t) if t.cmt_size == Size::kib(64)));
+    let mut f = c.clone();
+    f.ftl.kind = FtlKind::Fast;
+    assert!(f.ftl.drain_merge() && !c.ftl.drain_merge());
+    // The default configuration has nothing unread; an unknown FTL is refused
+    // with the list of names.
+    assert!(SsdConfig::default().ftl.unread_fields().is_empty());
+    let e = SsdConfig::from_toml_over(None, "[ftl]\nkind = \"nosuch\"\n", "x.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("ftl.kind: unknown FTL \"nosuch\" (known: page, block"),
+        "{e}"
+    );
+}
+#[test]
 fn gc_mode_settings_checked() {
     let mut c = SsdConfig::default();
     assert_eq!(c.ftl.gc_mode(), GcMode::Paced);
     let mut fast = c.clone();
-    fast.ftl.kind = "fast".into();
+    fast.ftl.kind = FtlKind::Fast;
     assert_eq!(fast.ftl.gc_mode(), GcMode::Blocking);
     c.ftl.gc_mode = Some(GcMode::Paced);
     assert_eq!(c.ftl.soft_threshold_blocks(), 3);
     c.validate().unwrap();
     let mut bad = c.clone();
-    bad.ftl.kind = "fast".into();
+    bad.ftl.kind = FtlKind::Fast;
     let e = bad.validate().unwrap_err().to_string();
     assert!(e.contains("ftl.gc_mode") && e.contains("fast"), "{e}");
     let mut bad = c.clone();
@@ -182,14 +231,16 @@ fn impossible_geometry_refused() {
     c.ftl.op = 0.0001;
     assert!(c.validate().unwrap_err().to_string().contains("ftl.op"));
     let mut c = SsdConfig::default();
-    c.ftl.cmt_size = Size(4);
+    c.ftl.kind = FtlKind::Dftl;
+    c.ftl.dftl.cmt_size = Size(4);
     assert!(c
         .validate()
         .unwrap_err()
         .to_string()
         .contains("ftl.cmt_size"));
     let mut c = SsdConfig::default();
-    c.ftl.cmt_entry_bytes = 0;
+    c.ftl.kind = FtlKind::Dftl;
+    c.ftl.dftl.cmt_entry_bytes = 0;
     let e = c.validate().unwrap_err().to_string();
     assert!(e.contains("ftl.cmt_entry_bytes"), "{e}");
     let e = SsdConfig::from_toml_over(None, "[ftl]\ncmt_policy = \"lfu\"\n", "x.toml")

@@ -657,7 +657,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                     // Work that waits for the end of the workload
                     // (ftl.drain_merge) may now run in idle time.
                     self.cx.draining = true;
-                    if self.settings.config.ftl.drain_merge {
+                    if self.settings.config.ftl.drain_merge() {
                         self.bg_enabled = true;
                     }
                     self.maybe_background();

@@ -1,6 +1,11 @@
 //! `[ftl]`: the FTL's section: which FTL, its over-provisioning, GC,
-//! allocation and wear-levelling knobs, and the capacity each leaves.
+//! allocation and wear-levelling knobs, the FTLs' own sections
+//! ([`super::kinds`]), and the capacity each leaves.
 
+use super::kinds::{
+    self, BlockConfig, CmtGranularity, CmtPolicy, DftlConfig, FtlKind, FtlSection, LastConfig,
+    LogConfig,
+};
 use crate::addr::Geometry;
 use crate::error::{invalid, ConfigError};
 use crate::units::{Dur, Size};
@@ -91,13 +96,24 @@ impl PlaneAllocation {
     }
 }
 
-/// The FTL (`[ftl]`): which one, over-provisioning, GC, allocation, wear levelling and DFTL's
-/// cache.
+/// The FTL (`[ftl]`): which one (`kind`), the knobs every FTL reads
+/// (over-provisioning, GC, allocation, wear levelling) and the sections only
+/// some FTLs read ([`FtlSection`]: DFTL's cache, the block-mapped FTLs'
+/// mapping unit, the hybrid FTLs' log area, LAST's threshold).
+///
+/// Every section is kept whatever the kind, so that the configuration's
+/// layers (preset, file, `--set`, a sweep's axes) may set a section's fields
+/// and the kind in any order; [`FtlConfig::section`] gives the chosen FTL's,
+/// and only it is checked and read. A field of another FTL's section that
+/// differs from its default is accepted and named by
+/// [`FtlConfig::unread_fields`] (the CLI prints it as a note). On the wire
+/// (TOML, the report's echo, the drive's shape) the section is one flat
+/// table, field names as before (`ftl.cmt_size`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(from = "FtlToml", into = "FtlToml")]
 pub struct FtlConfig {
-    /// FTL name: page (more come with the FTL zoo).
-    pub kind: String,
+    /// Which FTL (`ftl.kind`).
+    pub kind: FtlKind,
     /// Over-provisioning: (physical - logical) / logical.
     pub op: f64,
     /// GC victim selection (default greedy).
@@ -109,21 +125,18 @@ pub struct FtlConfig {
     /// How GC is scheduled against host writes: see [`GcMode`]. Default
     /// (none given): `paced` for page and DFTL, `blocking` for the
     /// block-mapped FTLs ([`FtlConfig::gc_mode`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gc_mode: Option<GcMode>,
     /// `gc_mode = "paced"`: the soft threshold, in blocks of free space per
     /// plane (free blocks plus the room left in the plane's write
     /// frontiers). Each host page placed in a plane with less free space
     /// than this collects one victim, in the background. Default
     /// `gc_threshold_blocks + 1`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gc_soft_threshold_blocks: Option<u32>,
     /// Page allocation order of page-mapping FTLs (default cwdp).
     pub allocation: Allocation,
     /// Page-mapping FTLs (page, DFTL): a host page's plane by arrival
     /// (`dynamic`, default) or by logical address (`static`, MQSim's), in
     /// the order of `allocation`.
-    #[serde(default, skip_serializing_if = "PlaneAllocation::is_dynamic")]
     pub plane_allocation: PlaneAllocation,
     /// Run GC in idle time until this many free blocks per plane exist (0 = off).
     /// Hybrid FTLs: merge in idle time until this many log blocks are free.
@@ -132,57 +145,144 @@ pub struct FtlConfig {
     /// must have had no request for this long before idle-time work starts
     /// (Golding et al., "Idleness is not sloth", USENIX 1995: a fixed
     /// wait-time detector). Default 0: at once.
-    #[serde(default, skip_serializing_if = "Dur::is_zero")]
     pub gc_idle_after: Dur,
-    /// Hybrid FTLs (bast, fast, last): fraction of the physical blocks kept as log
-    /// blocks, taken out of the physical space along with `op`.
-    #[serde(default = "FtlConfig::default_log_area")]
-    pub log_area: f64,
-    /// LAST: writes larger than this are sequential, the rest random.
-    #[serde(default = "FtlConfig::default_last_seq_threshold")]
-    pub last_seq_threshold: Size,
     /// Wear levelling: none, dynamic (least-worn free block) or static (dynamic plus
     /// moving cold data off blocks that lag the most worn).
-    #[serde(default)]
     pub wear_leveling: WearLeveling,
     /// Static wear levelling: after an erase in a plane (other than
     /// levelling's own), if the plane's erase counts spread by more than this,
     /// move the data of its least-worn full block (one move per erase).
-    #[serde(default = "FtlConfig::default_static_wl_threshold")]
     pub static_wl_threshold: u32,
-    /// DFTL: size of the Cached Mapping Table (Park et al. fix it at 32 KB).
-    pub cmt_size: Size,
-    /// DFTL: bytes per cached entry (lpn + ppn).
-    pub cmt_entry_bytes: u32,
-    /// DFTL: CMT replacement policy.
-    pub cmt_policy: CmtPolicy,
-    /// DFTL: what a CMT miss loads and an eviction drops: the one entry
-    /// (Gupta et al.'s DFTL, the default) or its whole translation page
-    /// (page-level caches in the manner of TPFTL and CDFTL).
+    /// DFTL's section (`ftl.cmt_*`).
+    pub dftl: DftlConfig,
+    /// The block-mapped FTLs' section (`ftl.superblock`).
+    pub block: BlockConfig,
+    /// The hybrid FTLs' section (`ftl.log_area`, `ftl.drain_merge`).
+    pub log: LogConfig,
+    /// LAST's section (`ftl.last_seq_threshold`).
+    pub last: LastConfig,
+}
+
+/// `[ftl]` on the wire: one flat table, in the order reports have always
+/// echoed it (the echo, its hash and the drive's shape, from which a sweep
+/// derives its preconditioning seeds, stay byte for byte what they were).
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FtlToml {
+    kind: FtlKind,
+    op: f64,
+    gc_policy: GcPolicy,
+    gc_threshold_blocks: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    gc_mode: Option<GcMode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    gc_soft_threshold_blocks: Option<u32>,
+    allocation: Allocation,
+    #[serde(default, skip_serializing_if = "PlaneAllocation::is_dynamic")]
+    plane_allocation: PlaneAllocation,
+    background_gc_blocks: u32,
+    #[serde(default, skip_serializing_if = "Dur::is_zero")]
+    gc_idle_after: Dur,
+    #[serde(default = "FtlToml::default_log_area")]
+    log_area: f64,
+    #[serde(default = "FtlToml::default_last_seq_threshold")]
+    last_seq_threshold: Size,
     #[serde(default)]
-    pub cmt_granularity: CmtGranularity,
-    /// Hybrid FTLs (bast, fast, last): in the drain after the workload
-    /// (`sim.drain`, which it needs), merge every log block until none holds
-    /// data: the garbage collection after the workload that Park et al.
-    /// count in an FTL's energy. Idle time during the workload merges only
-    /// as `background_gc_blocks` asks. Page-mapping FTLs have no log blocks
-    /// and do not read it.
+    wear_leveling: WearLeveling,
+    #[serde(default = "FtlToml::default_static_wl_threshold")]
+    static_wl_threshold: u32,
+    cmt_size: Size,
+    cmt_entry_bytes: u32,
+    cmt_policy: CmtPolicy,
+    #[serde(default)]
+    cmt_granularity: CmtGranularity,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub drain_merge: bool,
-    /// Block-mapped FTLs (block, bast, fast, last): physical blocks per
-    /// logical block (default 1). Above 1, every data and log block is a
-    /// super-block of this many erase blocks, one in each of as many planes
-    /// (a die's planes together, then dies channel first; the same block
-    /// index in each), its pages striped over them page by page, so a
-    /// block's consecutive pages program in parallel on different dies and
-    /// as multi-plane pairs (Kang et al. 2006's super-block). It must
-    /// divide the drive's planes. Page-mapping FTLs stripe by `allocation`
-    /// and do not read it.
+    drain_merge: bool,
     #[serde(
-        default = "FtlConfig::default_superblock",
-        skip_serializing_if = "FtlConfig::is_single_block"
+        default = "FtlToml::default_superblock",
+        skip_serializing_if = "FtlToml::is_single_block"
     )]
-    pub superblock: u32,
+    superblock: u32,
+}
+
+impl FtlToml {
+    fn default_log_area() -> f64 {
+        LogConfig::default().log_area
+    }
+    fn default_last_seq_threshold() -> Size {
+        LastConfig::default().seq_threshold
+    }
+    fn default_static_wl_threshold() -> u32 {
+        FtlConfig::default().static_wl_threshold
+    }
+    fn default_superblock() -> u32 {
+        BlockConfig::default().superblock
+    }
+    fn is_single_block(v: &u32) -> bool {
+        *v == 1
+    }
+}
+
+impl From<FtlToml> for FtlConfig {
+    fn from(t: FtlToml) -> FtlConfig {
+        FtlConfig {
+            kind: t.kind,
+            op: t.op,
+            gc_policy: t.gc_policy,
+            gc_threshold_blocks: t.gc_threshold_blocks,
+            gc_mode: t.gc_mode,
+            gc_soft_threshold_blocks: t.gc_soft_threshold_blocks,
+            allocation: t.allocation,
+            plane_allocation: t.plane_allocation,
+            background_gc_blocks: t.background_gc_blocks,
+            gc_idle_after: t.gc_idle_after,
+            wear_leveling: t.wear_leveling,
+            static_wl_threshold: t.static_wl_threshold,
+            dftl: DftlConfig {
+                cmt_size: t.cmt_size,
+                cmt_entry_bytes: t.cmt_entry_bytes,
+                cmt_policy: t.cmt_policy,
+                cmt_granularity: t.cmt_granularity,
+            },
+            block: BlockConfig {
+                superblock: t.superblock,
+            },
+            log: LogConfig {
+                log_area: t.log_area,
+                drain_merge: t.drain_merge,
+            },
+            last: LastConfig {
+                seq_threshold: t.last_seq_threshold,
+            },
+        }
+    }
+}
+
+impl From<FtlConfig> for FtlToml {
+    fn from(c: FtlConfig) -> FtlToml {
+        FtlToml {
+            kind: c.kind,
+            op: c.op,
+            gc_policy: c.gc_policy,
+            gc_threshold_blocks: c.gc_threshold_blocks,
+            gc_mode: c.gc_mode,
+            gc_soft_threshold_blocks: c.gc_soft_threshold_blocks,
+            allocation: c.allocation,
+            plane_allocation: c.plane_allocation,
+            background_gc_blocks: c.background_gc_blocks,
+            gc_idle_after: c.gc_idle_after,
+            log_area: c.log.log_area,
+            last_seq_threshold: c.last.seq_threshold,
+            wear_leveling: c.wear_leveling,
+            static_wl_threshold: c.static_wl_threshold,
+            cmt_size: c.dftl.cmt_size,
+            cmt_entry_bytes: c.dftl.cmt_entry_bytes,
+            cmt_policy: c.dftl.cmt_policy,
+            cmt_granularity: c.dftl.cmt_granularity,
+            drain_merge: c.log.drain_merge,
+            superblock: c.block.superblock,
+        }
+    }
 }
 
 /// How garbage collection is scheduled against host work (`ftl.gc_mode`).
@@ -211,23 +311,6 @@ pub enum GcMode {
     Blocking,
 }
 
-/// Unit of DFTL's Cached Mapping Table (`ftl.cmt_granularity`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CmtGranularity {
-    /// A miss reads the translation page and caches the entry it needs;
-    /// replacement evicts single entries (a dirty one writes back its page
-    /// with every dirty cached entry of that page).
-    #[default]
-    Entry,
-    /// A miss reads the translation page and caches all its entries;
-    /// replacement evicts whole pages (a dirty page is written back without
-    /// being read again, the controller holding all of it). Exploits spatial
-    /// locality; the cache holds `cmt_size / cmt_entry_bytes` entries, whole
-    /// pages of them.
-    Page,
-}
-
 /// Wear-levelling mode.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -244,10 +327,11 @@ pub enum WearLeveling {
 
 impl Default for FtlConfig {
     /// Page mapping, 7 % over-provisioning, greedy GC at 2 free blocks a
-    /// plane, CWDP striping with dynamic plane allocation, no wear levelling.
+    /// plane, CWDP striping with dynamic plane allocation, no wear levelling;
+    /// every section at its defaults.
     fn default() -> FtlConfig {
         FtlConfig {
-            kind: "page".into(),
+            kind: FtlKind::Page,
             op: 0.07,
             gc_policy: GcPolicy::Greedy,
             gc_threshold_blocks: 2,
@@ -257,26 +341,49 @@ impl Default for FtlConfig {
             plane_allocation: PlaneAllocation::Dynamic,
             background_gc_blocks: 0,
             gc_idle_after: Dur::ZERO,
-            log_area: FtlConfig::default_log_area(),
-            last_seq_threshold: FtlConfig::default_last_seq_threshold(),
             wear_leveling: WearLeveling::None,
-            static_wl_threshold: FtlConfig::default_static_wl_threshold(),
-            cmt_size: Size::kib(32),
-            cmt_entry_bytes: 8,
-            cmt_policy: CmtPolicy::Slru,
-            cmt_granularity: CmtGranularity::Entry,
-            drain_merge: false,
-            superblock: 1,
+            static_wl_threshold: 100,
+            dftl: DftlConfig::default(),
+            block: BlockConfig::default(),
+            log: LogConfig::default(),
+            last: LastConfig::default(),
         }
     }
 }
 
 impl FtlConfig {
+    /// The chosen FTL with the section it reads.
+    pub fn section(&self) -> FtlSection {
+        match self.kind {
+            FtlKind::Page => FtlSection::Page,
+            FtlKind::Dftl => FtlSection::Dftl(self.dftl),
+            FtlKind::Block => FtlSection::Block(self.block),
+            FtlKind::Bast => FtlSection::Bast(self.block, self.log),
+            FtlKind::Fast => FtlSection::Fast(self.block, self.log),
+            FtlKind::Last => FtlSection::Last(self.block, self.log, self.last),
+        }
+    }
+    /// The fields of other FTLs' sections set to other values than their
+    /// defaults, which the chosen FTL does not read, as notes
+    /// (`ftl.cmt_size = "64KiB" is not read: ...`). They are accepted, so
+    /// that one configuration may serve several FTLs (a sweep over
+    /// `ftl.kind`), and kept in the echo.
+    pub fn unread_fields(&self) -> Vec<String> {
+        kinds::unread(self.kind, &self.dftl, &self.block, &self.log, &self.last)
+            .into_iter()
+            .map(|(field, v, owners)| {
+                format!(
+                    "ftl.{field} = {v} is not read: it is a field of {owners}, and ftl.kind is {:?}",
+                    self.kind.name(),
+                )
+            })
+            .collect()
+    }
     /// How GC is scheduled: `gc_mode` as given; else `paced` for the
     /// page-mapped FTLs (page, DFTL), as controllers schedule it, and
     /// `blocking` for the block-mapped ones, whose merges are not paced.
     pub fn gc_mode(&self) -> GcMode {
-        self.gc_mode.unwrap_or(if self.maps_blocks() {
+        self.gc_mode.unwrap_or(if self.kind.maps_blocks() {
             GcMode::Blocking
         } else {
             GcMode::Paced
@@ -288,37 +395,18 @@ impl FtlConfig {
         self.gc_soft_threshold_blocks
             .unwrap_or(self.gc_threshold_blocks + 1)
     }
-    fn default_log_area() -> f64 {
-        0.05
-    }
-    fn default_last_seq_threshold() -> Size {
-        Size::kib(4)
-    }
-    fn default_static_wl_threshold() -> u32 {
-        100
-    }
-    fn default_superblock() -> u32 {
-        1
-    }
-    fn is_single_block(v: &u32) -> bool {
-        *v == 1
+    /// Whether the drain merges every log block (`ftl.drain_merge` of a
+    /// hybrid FTL).
+    pub fn drain_merge(&self) -> bool {
+        self.section().log().is_some_and(|l| l.drain_merge)
     }
     /// Pages of one logical block of a block-mapped FTL: the erase block's
-    /// pages times `superblock` (1 for page-mapping FTLs).
+    /// pages times `superblock` (the erase block's for page-mapping FTLs).
     pub fn unit_pages(&self, pages_per_block: u32) -> u64 {
-        if self.maps_blocks() {
-            pages_per_block as u64 * self.superblock.max(1) as u64
-        } else {
-            pages_per_block as u64
+        match self.section().block() {
+            Some(b) => b.unit_pages(pages_per_block),
+            None => pages_per_block as u64,
         }
-    }
-    /// FTLs that map whole logical blocks (their capacity is whole blocks).
-    pub fn maps_blocks(&self) -> bool {
-        matches!(self.kind.as_str(), "block" | "bast" | "fast" | "last")
-    }
-    /// FTLs that keep a log area (see `log_area`).
-    pub fn has_log_area(&self) -> bool {
-        matches!(self.kind.as_str(), "bast" | "fast" | "last")
     }
     /// Free blocks a plane needs beside its logical data: the GC threshold,
     /// `frontiers` blocks open for writing, and one block's worth of space
@@ -332,7 +420,8 @@ impl FtlConfig {
     /// The capacity this FTL leaves on `geometry`, and the section's rules:
     /// the over-provisioning and log area leave logical space and the spare
     /// blocks GC needs; super-blocks tile the planes; the GC, allocation and
-    /// CMT knobs are consistent. Errors name the field.
+    /// the chosen FTL's own knobs ([`FtlSection::check`]) are consistent.
+    /// Errors name the field.
     pub fn capacity(&self, geometry: &Geometry) -> Result<FtlCapacity, ConfigError> {
         let op = self.op;
         if !(op.is_finite() && op > 0.0) {
@@ -341,62 +430,29 @@ impl FtlConfig {
                 format!("over-provisioning must be positive, got {op}"),
             ));
         }
-        let la = self.log_area;
-        if !(la.is_finite() && (0.0..0.5).contains(&la)) {
-            return Err(invalid(
-                "ftl.log_area",
-                format!("must be a fraction in [0, 0.5), got {la}"),
-            ));
-        }
-        let sb = self.superblock;
-        if sb == 0 {
-            return Err(invalid("ftl.superblock", "must be at least 1"));
-        }
-        if self.maps_blocks() && sb > 1 {
-            let planes = geometry.total_planes();
-            if !planes.is_multiple_of(sb) {
-                return Err(invalid(
-                    "ftl.superblock",
-                    format!(
-                        "{sb} blocks per super-block do not divide the drive's {planes} planes"
-                    ),
-                ));
-            }
-            if geometry.pages_per_block as u64 * sb as u64 > u16::MAX as u64 {
-                return Err(invalid(
-                    "ftl.superblock",
-                    format!(
-                        "{sb} blocks of {} pages make a super-block of more than {} pages",
-                        geometry.pages_per_block,
-                        u16::MAX
-                    ),
-                ));
-            }
-        }
+        let section = self.section();
+        section.check(geometry)?;
+        let maps_blocks = self.kind.maps_blocks();
         // The unit a block-mapped FTL maps: a block, or a super-block.
         let ppb = self.unit_pages(geometry.pages_per_block);
         let units = geometry.total_pages() / ppb;
         // Hybrid FTLs: the log blocks come out of the physical space first, the rest
         // is data + over-provisioning; block-mapped FTLs expose whole blocks.
-        let log_pages = if self.has_log_area() {
-            self.log_blocks(units) * ppb
-        } else {
-            0
+        let log_pages = section.log().map_or(0, |l| l.log_blocks(units) * ppb);
+        let whole = |pages: u64| {
+            if maps_blocks {
+                pages / ppb * ppb
+            } else {
+                pages
+            }
         };
-        let mut logical_pages =
-            (geometry.total_pages().saturating_sub(log_pages) as f64 / (1.0 + op)).floor() as u64;
-        if self.maps_blocks() {
-            logical_pages = logical_pages / ppb * ppb;
-        }
+        let logical_pages = whole(
+            (geometry.total_pages().saturating_sub(log_pages) as f64 / (1.0 + op)).floor() as u64,
+        );
         if logical_pages == 0 {
             // Name what the user set: the over-provisioning alone leaves no
             // logical page (ftl.op = 1e300), or the log area with it.
-            let op_alone = (geometry.total_pages() as f64 / (1.0 + op)).floor() as u64;
-            let op_alone = if self.maps_blocks() {
-                op_alone / ppb * ppb
-            } else {
-                op_alone
-            };
+            let op_alone = whole((geometry.total_pages() as f64 / (1.0 + op)).floor() as u64);
             if log_pages == 0 || op_alone == 0 {
                 return Err(invalid(
                     "ftl.op",
@@ -404,11 +460,7 @@ impl FtlConfig {
                         "over-provisioning {op} leaves no logical capacity ({} physical \
                          pages / (1 + op) is less than one{}): lower op, or add blocks",
                         geometry.total_pages(),
-                        if self.maps_blocks() {
-                            " block"
-                        } else {
-                            " page"
-                        }
+                        if maps_blocks { " block" } else { " page" }
                     ),
                 ));
             }
@@ -416,9 +468,6 @@ impl FtlConfig {
                 "ftl.log_area",
                 "leaves no logical capacity: lower log_area or op, or add blocks",
             ));
-        }
-        if self.last_seq_threshold.0 == 0 {
-            return Err(invalid("ftl.last_seq_threshold", "must be at least 1 byte"));
         }
         // The FTL needs, per plane, room for its GC threshold plus an open block and
         // at least one block's worth of reclaimable space.
@@ -445,7 +494,7 @@ impl FtlConfig {
         if self.gc_threshold_blocks == 0 {
             return Err(invalid("ftl.gc_threshold_blocks", "must be at least 1"));
         }
-        if self.gc_mode == Some(GcMode::Paced) && self.maps_blocks() {
+        if self.gc_mode == Some(GcMode::Paced) && maps_blocks {
             return Err(invalid(
                 "ftl.gc_mode",
                 format!(
@@ -481,39 +530,11 @@ impl FtlConfig {
                 ));
             }
         }
-        if self.cmt_entry_bytes == 0 {
-            return Err(invalid("ftl.cmt_entry_bytes", "must be at least 1"));
-        }
-        if self.cmt_size.0 < self.cmt_entry_bytes as u64 {
-            return Err(invalid(
-                "ftl.cmt_size",
-                format!(
-                    "{} bytes cannot hold one {}-byte entry (ftl.cmt_entry_bytes)",
-                    self.cmt_size.0, self.cmt_entry_bytes
-                ),
-            ));
-        }
         Ok(FtlCapacity {
             logical_pages,
             spare_blocks_per_plane,
         })
     }
-
-    /// Log blocks of a hybrid FTL on a drive of `total_blocks` (at least 2).
-    pub fn log_blocks(&self, total_blocks: u64) -> u64 {
-        ((self.log_area * total_blocks as f64).ceil() as u64).max(2)
-    }
-}
-
-/// Replacement policy of DFTL's Cached Mapping Table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CmtPolicy {
-    /// Segmented LRU (Karedla et al. 1994): a probationary and a protected segment,
-    /// as in Gupta et al.'s DFTL.
-    Slru,
-    /// Plain least-recently-used.
-    Lru,
 }
 
 /// What an FTL's section leaves of a drive ([`FtlConfig::capacity`]).

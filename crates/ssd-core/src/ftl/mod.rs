@@ -12,13 +12,18 @@
 //! request) or should (a merge the write must wait for).
 //!
 //! **Architecture invariant:** ssd-core knows no concrete FTL. Concrete FTLs live in
-//! the `ftl` crate; the application closes the choice with an enum.
+//! the `ftl` crate; the application closes the choice with an enum. The core
+//! knows the FTLs' names and configuration sections only (`kinds.rs`: what
+//! the drive's capacity and the engine's GC scheduling are derived from).
 
 mod config;
+mod kinds;
 
 pub use config::{
-    Allocation, CmtGranularity, CmtPolicy, FtlCapacity, FtlConfig, GcMode, GcPolicy,
-    PlaneAllocation, WearLeveling,
+    Allocation, FtlCapacity, FtlConfig, GcMode, GcPolicy, PlaneAllocation, WearLeveling,
+};
+pub use kinds::{
+    BlockConfig, CmtGranularity, CmtPolicy, DftlConfig, FtlKind, FtlSection, LastConfig, LogConfig,
 };
 
 use crate::addr::{BlockId, FastDiv, Geometry, Lpn, PlaneId, Ppn};

@@ -1,0 +1,457 @@
+//! The FTLs by name (`ftl.kind`) and each one's own section: what a kind
+//! implies (block mapping, a log area, how GC is scheduled by default), the
+//! fields only some FTLs read, their defaults and their rules, and
+//! [`FtlSection`], the chosen FTL with its section, which the FTLs are built
+//! from.
+//!
+//! They live in the core, beside [`FtlConfig`](super::FtlConfig), and not in
+//! the FTL crate, because the core and the host crate read them and depend
+//! on no FTL: the drive's validation derives the logical capacity every
+//! component is built from (`DriveShape`) from the kind and its section, the
+//! engine schedules GC and the drain's merges by them, and the host crate's
+//! `SsdConfig` parses `[ftl]` before any FTL is chosen.
+
+use crate::addr::Geometry;
+use crate::error::{invalid, ConfigError};
+use crate::units::Size;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// Which FTL (`ftl.kind`, `--ftl`): the names the configuration accepts.
+/// Ordered as [`FtlKind::ALL`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FtlKind {
+    /// `page`: page-level mapping, the whole table in DRAM (the default).
+    #[default]
+    Page,
+    /// `block`: block-level mapping.
+    Block,
+    /// `bast`: hybrid mapping, a log block per data block.
+    Bast,
+    /// `fast`: hybrid mapping, log blocks shared by all data blocks.
+    Fast,
+    /// `last`: hybrid mapping with sequential and hot/cold random logs.
+    Last,
+    /// `dftl`: page-level mapping cached from flash (demand-based).
+    Dftl,
+}
+
+impl FtlKind {
+    /// Every FTL, in the order `--help` and errors list them.
+    pub const ALL: [FtlKind; 6] = [
+        FtlKind::Page,
+        FtlKind::Block,
+        FtlKind::Bast,
+        FtlKind::Fast,
+        FtlKind::Last,
+        FtlKind::Dftl,
+    ];
+    /// Their names, as `ftl.kind` and `--ftl` take them.
+    pub const NAMES: &'static [&'static str] = &["page", "block", "bast", "fast", "last", "dftl"];
+
+    /// The name (`"dftl"`).
+    pub fn name(self) -> &'static str {
+        FtlKind::NAMES[self as usize]
+    }
+    /// The FTL named `s`; an error lists the names.
+    pub fn parse(s: &str) -> Result<FtlKind, String> {
+        FtlKind::NAMES
+            .iter()
+            .position(|n| *n == s)
+            .map(|i| FtlKind::ALL[i])
+            .ok_or_else(|| format!("unknown FTL {s:?} (known: {})", FtlKind::NAMES.join(", ")))
+    }
+    /// FTLs that map whole logical blocks (their capacity is whole blocks,
+    /// super-blocks with `ftl.superblock`).
+    pub fn maps_blocks(self) -> bool {
+        !matches!(self, FtlKind::Page | FtlKind::Dftl)
+    }
+    /// FTLs that keep a log area (`ftl.log_area`, `ftl.drain_merge`).
+    pub fn has_log_area(self) -> bool {
+        matches!(self, FtlKind::Bast | FtlKind::Fast | FtlKind::Last)
+    }
+}
+
+impl std::str::FromStr for FtlKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<FtlKind, String> {
+        FtlKind::parse(s)
+    }
+}
+
+impl PartialEq<&str> for FtlKind {
+    /// Whether `s` is this FTL's name.
+    fn eq(&self, s: &&str) -> bool {
+        self.name() == *s
+    }
+}
+
+impl std::fmt::Display for FtlKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Serialize for FtlKind {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for FtlKind {
+    /// A name of [`FtlKind::NAMES`]; another is refused with the list.
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        FtlKind::parse(&s).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Replacement policy of DFTL's Cached Mapping Table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CmtPolicy {
+    /// Segmented LRU (Karedla et al. 1994): a probationary and a protected segment,
+    /// as in Gupta et al.'s DFTL.
+    Slru,
+    /// Plain least-recently-used.
+    Lru,
+}
+
+/// Unit of DFTL's Cached Mapping Table (`ftl.cmt_granularity`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CmtGranularity {
+    /// A miss reads the translation page and caches the entry it needs;
+    /// replacement evicts single entries (a dirty one writes back its page
+    /// with every dirty cached entry of that page).
+    #[default]
+    Entry,
+    /// A miss reads the translation page and caches all its entries;
+    /// replacement evicts whole pages (a dirty page is written back without
+    /// being read again, the controller holding all of it). Exploits spatial
+    /// locality; the cache holds `cmt_size / cmt_entry_bytes` entries, whole
+    /// pages of them.
+    Page,
+}
+
+/// DFTL's section: its Cached Mapping Table (`ftl.cmt_*`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DftlConfig {
+    /// `ftl.cmt_size`: size of the Cached Mapping Table (Park et al. fix it at 32 KB).
+    pub cmt_size: Size,
+    /// `ftl.cmt_entry_bytes`: bytes per cached entry (lpn + ppn).
+    pub cmt_entry_bytes: u32,
+    /// `ftl.cmt_policy`: the CMT's replacement policy.
+    pub cmt_policy: CmtPolicy,
+    /// `ftl.cmt_granularity`: what a CMT miss loads and an eviction drops:
+    /// the one entry (Gupta et al.'s DFTL, the default) or its whole
+    /// translation page (page-level caches in the manner of TPFTL and CDFTL).
+    pub cmt_granularity: CmtGranularity,
+}
+
+impl Default for DftlConfig {
+    /// Park et al.'s 32 KB SLRU cache of 8-byte entries, entry by entry.
+    fn default() -> DftlConfig {
+        DftlConfig {
+            cmt_size: Size::kib(32),
+            cmt_entry_bytes: 8,
+            cmt_policy: CmtPolicy::Slru,
+            cmt_granularity: CmtGranularity::Entry,
+        }
+    }
+}
+
+impl DftlConfig {
+    /// The cache holds at least one entry.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        if self.cmt_entry_bytes == 0 {
+            return Err(invalid("ftl.cmt_entry_bytes", "must be at least 1"));
+        }
+        if self.cmt_size.0 < self.cmt_entry_bytes as u64 {
+            return Err(invalid(
+                "ftl.cmt_size",
+                format!(
+                    "{} bytes cannot hold one {}-byte entry (ftl.cmt_entry_bytes)",
+                    self.cmt_size.0, self.cmt_entry_bytes
+                ),
+            ));
+        }
+        Ok(())
+    }
+    fn changed(&self, out: &mut Vec<(&'static str, String)>) {
+        let d = DftlConfig::default();
+        changed(out, "cmt_size", &self.cmt_size, &d.cmt_size);
+        changed(
+            out,
+            "cmt_entry_bytes",
+            &self.cmt_entry_bytes,
+            &d.cmt_entry_bytes,
+        );
+        changed(out, "cmt_policy", &self.cmt_policy, &d.cmt_policy);
+        changed(
+            out,
+            "cmt_granularity",
+            &self.cmt_granularity,
+            &d.cmt_granularity,
+        );
+    }
+}
+
+/// The block-mapped FTLs' section (block, bast, fast, last): the unit they map.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockConfig {
+    /// `ftl.superblock`: physical blocks per logical block (default 1).
+    /// Above 1, every data and log block is a super-block of this many
+    /// erase blocks, one in each of as many planes (a die's planes
+    /// together, then dies channel first; the same block index in each),
+    /// its pages striped over them page by page, so a block's consecutive
+    /// pages program in parallel on different dies and as multi-plane pairs
+    /// (Kang et al. 2006's super-block). It must divide the drive's planes.
+    pub superblock: u32,
+}
+
+impl Default for BlockConfig {
+    /// One erase block per logical block.
+    fn default() -> BlockConfig {
+        BlockConfig { superblock: 1 }
+    }
+}
+
+impl BlockConfig {
+    /// Pages of one logical block: the erase block's pages times `superblock`.
+    pub fn unit_pages(&self, pages_per_block: u32) -> u64 {
+        pages_per_block as u64 * self.superblock.max(1) as u64
+    }
+    /// Super-blocks tile the drive's planes and fit a block's page numbers.
+    pub fn check(&self, geometry: &Geometry) -> Result<(), ConfigError> {
+        let sb = self.superblock;
+        if sb == 0 {
+            return Err(invalid("ftl.superblock", "must be at least 1"));
+        }
+        if sb > 1 {
+            let planes = geometry.total_planes();
+            if !planes.is_multiple_of(sb) {
+                return Err(invalid(
+                    "ftl.superblock",
+                    format!(
+                        "{sb} blocks per super-block do not divide the drive's {planes} planes"
+                    ),
+                ));
+            }
+            if geometry.pages_per_block as u64 * sb as u64 > u16::MAX as u64 {
+                return Err(invalid(
+                    "ftl.superblock",
+                    format!(
+                        "{sb} blocks of {} pages make a super-block of more than {} pages",
+                        geometry.pages_per_block,
+                        u16::MAX
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+    fn changed(&self, out: &mut Vec<(&'static str, String)>) {
+        changed(
+            out,
+            "superblock",
+            &self.superblock,
+            &BlockConfig::default().superblock,
+        );
+    }
+}
+
+/// The hybrid FTLs' section (bast, fast, last): their log area.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LogConfig {
+    /// `ftl.log_area`: fraction of the physical blocks kept as log blocks,
+    /// taken out of the physical space along with `op` (default 0.05).
+    pub log_area: f64,
+    /// `ftl.drain_merge`: in the drain after the workload (`sim.drain`,
+    /// which it needs), merge every log block until none holds data: the
+    /// garbage collection after the workload that Park et al. count in an
+    /// FTL's energy. Idle time during the workload merges only as
+    /// `background_gc_blocks` asks.
+    pub drain_merge: bool,
+}
+
+impl Default for LogConfig {
+    /// 5 % of the blocks as log blocks, no merge in the drain.
+    fn default() -> LogConfig {
+        LogConfig {
+            log_area: 0.05,
+            drain_merge: false,
+        }
+    }
+}
+
+impl LogConfig {
+    /// Log blocks on a drive of `total_blocks` (at least 2).
+    pub fn log_blocks(&self, total_blocks: u64) -> u64 {
+        ((self.log_area * total_blocks as f64).ceil() as u64).max(2)
+    }
+    /// The log area is a fraction below one half.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        let la = self.log_area;
+        if !(la.is_finite() && (0.0..0.5).contains(&la)) {
+            return Err(invalid(
+                "ftl.log_area",
+                format!("must be a fraction in [0, 0.5), got {la}"),
+            ));
+        }
+        Ok(())
+    }
+    fn changed(&self, out: &mut Vec<(&'static str, String)>) {
+        let d = LogConfig::default();
+        changed(out, "log_area", &self.log_area, &d.log_area);
+        changed(out, "drain_merge", &self.drain_merge, &d.drain_merge);
+    }
+}
+
+/// LAST's own section.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LastConfig {
+    /// `ftl.last_seq_threshold`: writes larger than this are sequential,
+    /// the rest random (default 4 KiB).
+    pub seq_threshold: Size,
+}
+
+impl Default for LastConfig {
+    /// Writes above 4 KiB are sequential.
+    fn default() -> LastConfig {
+        LastConfig {
+            seq_threshold: Size::kib(4),
+        }
+    }
+}
+
+impl LastConfig {
+    /// The threshold is at least a byte.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        if self.seq_threshold.0 == 0 {
+            return Err(invalid("ftl.last_seq_threshold", "must be at least 1 byte"));
+        }
+        Ok(())
+    }
+    fn changed(&self, out: &mut Vec<(&'static str, String)>) {
+        let d = LastConfig::default();
+        changed(
+            out,
+            "last_seq_threshold",
+            &self.seq_threshold,
+            &d.seq_threshold,
+        );
+    }
+}
+
+/// The chosen FTL with the section it reads ([`FtlConfig::section`](super::FtlConfig::section)):
+/// what an FTL is built from beside the common knobs of
+/// [`FtlConfig`](super::FtlConfig).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FtlSection {
+    /// `page`: no section of its own.
+    Page,
+    /// `dftl`: its Cached Mapping Table.
+    Dftl(DftlConfig),
+    /// `block`: its mapping unit.
+    Block(BlockConfig),
+    /// `bast`: its mapping unit and log area.
+    Bast(BlockConfig, LogConfig),
+    /// `fast`: its mapping unit and log area.
+    Fast(BlockConfig, LogConfig),
+    /// `last`: its mapping unit, log area and sequential threshold.
+    Last(BlockConfig, LogConfig, LastConfig),
+}
+
+impl FtlSection {
+    /// The FTL's name.
+    pub fn kind(&self) -> FtlKind {
+        match self {
+            FtlSection::Page => FtlKind::Page,
+            FtlSection::Dftl(_) => FtlKind::Dftl,
+            FtlSection::Block(_) => FtlKind::Block,
+            FtlSection::Bast(..) => FtlKind::Bast,
+            FtlSection::Fast(..) => FtlKind::Fast,
+            FtlSection::Last(..) => FtlKind::Last,
+        }
+    }
+    /// The mapping unit of a block-mapped FTL.
+    pub fn block(&self) -> Option<&BlockConfig> {
+        match self {
+            FtlSection::Block(b)
+            | FtlSection::Bast(b, _)
+            | FtlSection::Fast(b, _)
+            | FtlSection::Last(b, ..) => Some(b),
+            FtlSection::Page | FtlSection::Dftl(_) => None,
+        }
+    }
+    /// The log area of a hybrid FTL.
+    pub fn log(&self) -> Option<&LogConfig> {
+        match self {
+            FtlSection::Bast(_, l) | FtlSection::Fast(_, l) | FtlSection::Last(_, l, _) => Some(l),
+            _ => None,
+        }
+    }
+    /// The section's own rules (each section's `check`), in field order.
+    pub fn check(&self, geometry: &Geometry) -> Result<(), ConfigError> {
+        if let Some(l) = self.log() {
+            l.check()?;
+        }
+        if let Some(b) = self.block() {
+            b.check(geometry)?;
+        }
+        match self {
+            FtlSection::Dftl(d) => d.check(),
+            FtlSection::Last(_, _, l) => l.check(),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Field `name` with `value` into `out`, written as the configuration
+/// writes it (`"64KiB"`, `true`), unless it is the default `default`.
+fn changed<T: PartialEq + Serialize>(
+    out: &mut Vec<(&'static str, String)>,
+    name: &'static str,
+    value: &T,
+    default: &T,
+) {
+    if value != default {
+        out.push((
+            name,
+            serde_json::to_string(value).expect("a field serialises"),
+        ));
+    }
+}
+
+/// The fields of the sections `kind` does not read that differ from their
+/// defaults, as (field, value, the FTLs that read it): `cmt_size` under
+/// `kind = "page"`.
+pub(super) fn unread(
+    kind: FtlKind,
+    dftl: &DftlConfig,
+    block: &BlockConfig,
+    log: &LogConfig,
+    last: &LastConfig,
+) -> Vec<(&'static str, String, &'static str)> {
+    let mut out = Vec::new();
+    let mut section = |reads: bool, owners: &'static str, changed: &dyn Fn(&mut Vec<_>)| {
+        if !reads {
+            let mut fields = Vec::new();
+            changed(&mut fields);
+            out.extend(fields.into_iter().map(|(f, v)| (f, v, owners)));
+        }
+    };
+    section(
+        kind.has_log_area(),
+        "the hybrid FTLs (bast, fast, last)",
+        &|o| log.changed(o),
+    );
+    section(kind == FtlKind::Last, "last", &|o| last.changed(o));
+    section(kind == FtlKind::Dftl, "dftl", &|o| dftl.changed(o));
+    section(
+        kind.maps_blocks(),
+        "the block-mapped FTLs (block, bast, fast, last)",
+        &|o| block.changed(o),
+    );
+    out
+}
