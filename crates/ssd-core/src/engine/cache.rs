@@ -129,7 +129,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         slot.batch_job[0] = h.job;
         slot.batch_txn[0] = head;
         let mut n = 1usize;
-        if self.multiplane {
+        if self.consts.multiplane {
             let picks;
             (n, picks) = start_partners(
                 q,
@@ -137,14 +137,14 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 blk,
                 unparked,
                 &h,
-                self.planes as usize,
-                self.page_mask,
+                self.consts.planes as usize,
+                self.consts.page_mask,
                 &mut slot.batch_job,
                 &mut slot.batch_txn,
             );
             remove_picked!(q, picks);
         }
-        queue_woken!(die, self.prio_reads, txns, unparked, woke);
+        queue_woken!(die, self.consts.prio_reads, txns, unparked, woke);
         slot.state = SlotState::ProgWaiting;
         slot.purpose = Some(h.purpose);
         slot.n = n as u8;
@@ -183,8 +183,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         let c = &mut self.chans[ch as usize];
         match slot.state {
             SlotState::ProgWaiting => {
-                let dur = bus_cmd(self.bus_t, &self.hw.chan, OpKind::Program, n)
-                    + bus_data(self.bus_t, &self.hw.chan, n);
+                let dur = bus_cmd(self.consts.bus_t, &self.hw.chan, OpKind::Program, n)
+                    + bus_data(self.consts.bus_t, &self.hw.chan, n);
                 let end = now + dur;
                 c.busy_ns += dur.0;
                 c.busy_until = end;
@@ -193,7 +193,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                     self.q.push(end, Ev::ChanFree(ch));
                 }
                 slot.state = SlotState::ProgLoaded;
-                slot.bytes = n * self.page;
+                slot.bytes = n * self.consts.page;
                 slot.xfer_start = now;
                 slot.xfer_end = end;
                 let (k, b) = (XferKind::DataIn, slot.bytes);
@@ -204,7 +204,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 }
             }
             SlotState::ReadWaiting => {
-                let dur = bus_data(self.bus_t, &self.hw.chan, n);
+                let dur = bus_data(self.consts.bus_t, &self.hw.chan, n);
                 let end = now + dur;
                 c.busy_ns += dur.0;
                 c.out = true;
@@ -213,7 +213,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 c.owner = d | SLOT;
                 slot.state = SlotState::ReadOut;
                 self.q.push(end, Ev::ChanDone(ch));
-                let (k, b) = (XferKind::DataOut, n * self.page);
+                let (k, b) = (XferKind::DataOut, n * self.consts.page);
                 self.obs
                     .bus_xfer(ChannelId(ch), DieId(d), k, purpose, b, now, end);
             }
@@ -240,7 +240,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         die.blk = s.blk;
         die.pg = s.pg;
         die.batch_start = now;
-        let start = now.max(s.xfer_end) + self.cache.t_cbsy;
+        let start = now.max(s.xfer_end) + self.consts.cache.t_cbsy;
         let n = s.n as u64;
         let t = batch_time!(self, die, d, start, OpKind::Program, n);
         die.phase = Phase::Array;
@@ -316,7 +316,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     fn start_copy(&mut self, d: u32) {
         let die = &mut self.dies[d as usize];
         die.phase = Phase::CacheCopy;
-        let end = self.now + self.cache.t_dcbsyr;
+        let end = self.now + self.consts.cache.t_dcbsyr;
         die.array_end = end;
         self.q.push(end, Ev::DieDone(d));
     }

@@ -7,7 +7,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     pub(super) fn request_channel(&mut self, d: u32) {
         let ch = self.dies[d as usize].ch;
         let now = self.now;
-        if self.exclusive {
+        if self.consts.exclusive {
             // The channel serves this die alone, which was busy until now.
             debug_assert!(self.chans[ch as usize].is_free(now));
             return self.grant(ch, d);
@@ -28,7 +28,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// Give channel `ch` (free now) to die `d` for its pending transfer.
     #[inline(always)]
     pub(super) fn grant(&mut self, ch: u32, d: u32) {
-        if self.exclusive && self.dies[d as usize].kind == OpKind::Read {
+        if self.consts.exclusive && self.dies[d as usize].kind == OpKind::Read {
             return self.grant_read_alone(ch, d);
         }
         let now = self.now;
@@ -36,15 +36,15 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         let n = die.n as u64;
         let (dur, kind, bytes) = match die.phase {
             Phase::Cmd => (
-                bus_cmd(self.bus_t, &self.hw.chan, die.kind, n),
+                bus_cmd(self.consts.bus_t, &self.hw.chan, die.kind, n),
                 XferKind::Command,
                 self.settings.config.nand.cmd_addr_bytes as u64,
             ),
             Phase::DataIn => (
-                bus_cmd(self.bus_t, &self.hw.chan, die.kind, n)
-                    + bus_data(self.bus_t, &self.hw.chan, n),
+                bus_cmd(self.consts.bus_t, &self.hw.chan, die.kind, n)
+                    + bus_data(self.consts.bus_t, &self.hw.chan, n),
                 XferKind::DataIn,
-                n * self.page,
+                n * self.consts.page,
             ),
             Phase::DataOut => return self.grant_data_out(ch, d),
             p => unreachable!("die {d} asked for the channel in phase {p:?}"),
@@ -67,7 +67,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         die.unreported = XFER | OP;
         let program = die.kind == OpKind::Program;
         self.q.push(end + t, Ev::DieDone(d));
-        if self.cache.program && program {
+        if self.consts.cache.program && program {
             self.cache_load_next(d);
         }
     }
@@ -89,10 +89,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             "die {d}: a read starts with its command"
         );
         let n = die.n as u64;
-        let cmd = bus_cmd(self.bus_t, &self.hw.chan, OpKind::Read, n);
+        let cmd = bus_cmd(self.consts.bus_t, &self.hw.chan, OpKind::Read, n);
         let (start, purpose) = (now + cmd, die.purpose);
         let end = start + batch_time!(self, die, d, start, OpKind::Read, n);
-        let out = bus_data(self.bus_t, &self.hw.chan, n);
+        let out = bus_data(self.consts.bus_t, &self.hw.chan, n);
         let out_end = end + out;
         die.phase = Phase::Array;
         die.array_start = start;
@@ -120,7 +120,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             n as u32,
             start,
             end,
-            n * self.page,
+            n * self.consts.page,
             out_end,
         );
     }
@@ -147,7 +147,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     #[inline]
     pub(super) fn book_data_out(&mut self, ch: u32, d: u32) -> (u64, SimTime) {
         let n = self.dies[d as usize].n as u64;
-        let dur = bus_data(self.bus_t, &self.hw.chan, n);
+        let dur = bus_data(self.consts.bus_t, &self.hw.chan, n);
         let end = self.now + dur;
         let c = &mut self.chans[ch as usize];
         c.busy_ns += dur.0;
@@ -156,7 +156,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         c.out_end = end;
         c.owner = d;
         self.q.push(end, Ev::ChanDone(ch));
-        (n * self.page, end)
+        (n * self.consts.page, end)
     }
 
     /// The command/data-in transfer booked on `ch` has ended: the next waiter
@@ -164,7 +164,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     pub(super) fn on_chan_free(&mut self, ch: u32) {
         let c = &mut self.chans[ch as usize];
         c.wake = false;
-        let w = match self.reads_first {
+        let w = match self.consts.reads_first {
             false => c.waiters.pop_front(),
             true => pop_reads_first(&mut c.waiters, &self.dies, &self.slots),
         };
@@ -179,7 +179,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         let c = &mut self.chans[ch as usize];
         let d = c.owner;
         c.out = false;
-        let w = match self.reads_first {
+        let w = match self.consts.reads_first {
             false => c.waiters.pop_front(),
             true => pop_reads_first(&mut c.waiters, &self.dies, &self.slots),
         };

@@ -183,11 +183,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         self.cx.plan.clear();
         self.cx.work = FtlWork::default();
         self.cx.now = now;
-        let first = self.div_page.quot(r.lba * SECTOR);
+        let first = self.consts.div_page.quot(r.lba * SECTOR);
         let n = if r.sectors == 0 {
             0
         } else {
-            (self.div_page.quot(r.lba * SECTOR + bytes - 1) - first + 1) as u32
+            (self.consts.div_page.quot(r.lba * SECTOR + bytes - 1) - first + 1) as u32
         };
         let mut dram = 0u64;
         let mut evicted = 0u32;

@@ -12,7 +12,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// `die_start`, inlined where a batch completes (most starts).
     #[inline(always)]
     pub(super) fn die_start_inline(&mut self, d: u32) {
-        if self.die_hooks {
+        if self.consts.die_hooks {
             return self.die_start_hooked(d);
         }
         self.die_start_batch::<true>(d)
@@ -22,10 +22,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     #[cold]
     #[inline(never)]
     pub(super) fn die_start_hooked(&mut self, d: u32) {
-        if self.suspend_on && self.susp[d as usize].is_suspended() {
+        if self.consts.suspend_on && self.susp[d as usize].is_suspended() {
             return self.die_start_suspended(d);
         }
-        if self.cache.any() {
+        if self.consts.cache.any() {
             return self.die_start_cached(d);
         }
         self.die_start_batch::<true>(d)
@@ -53,7 +53,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         if self.dies[d as usize].phase != Phase::Idle {
             return;
         }
-        let urgent = self.gc_yields && !self.dies[d as usize].bg.is_empty() && self.gc_urgent(d);
+        let urgent =
+            self.consts.gc_yields && !self.dies[d as usize].bg.is_empty() && self.gc_urgent(d);
         let die = &mut self.dies[d as usize];
         // Every queued transaction is ready (unready ones are parked on their
         // block). Without partners the die has an operation suspended and
@@ -82,8 +83,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         die.batch_job[0] = h.job;
         die.batch_txn[0] = head;
         let mut n = 1usize;
-        if PARTNERS && self.multiplane {
-            let planes = self.planes as usize;
+        if PARTNERS && self.consts.multiplane {
+            let planes = self.consts.planes as usize;
             let picks;
             (n, picks) = start_partners(
                 q,
@@ -92,13 +93,13 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 unparked,
                 &h,
                 planes,
-                self.page_mask,
+                self.consts.page_mask,
                 &mut die.batch_job,
                 &mut die.batch_txn,
             );
             remove_picked!(q, picks);
         }
-        queue_woken!(die, self.prio_reads, txns, unparked, woke);
+        queue_woken!(die, self.consts.prio_reads, txns, unparked, woke);
         die.n = n as u8;
         die.kind = h.kind;
         die.blk = h.blk;
@@ -148,7 +149,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     ///   behind the die's whole GC backlog).
     #[inline(never)]
     pub(super) fn gc_urgent(&mut self, d: u32) -> bool {
-        let ppd = self.planes_per_die;
+        let ppd = self.consts.planes_per_die;
         let mut mask = 0u32;
         for p in 0..ppd {
             let gp = d * ppd + p;
@@ -216,7 +217,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     }
 
     pub(super) fn on_die_done(&mut self, d: u32) {
-        if self.die_hooks && self.die_done_hooked(d) {
+        if self.consts.die_hooks && self.die_done_hooked(d) {
             return;
         }
         let die = &self.dies[d as usize];
@@ -249,7 +250,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     #[cold]
     #[inline(never)]
     pub(super) fn die_done_hooked(&mut self, d: u32) -> bool {
-        if self.suspend_on {
+        if self.consts.suspend_on {
             if self.stale_die_done(d) {
                 return true;
             }
@@ -261,7 +262,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 self.operation_done(d);
             }
         }
-        if self.cache.read && self.dies[d as usize].kind == OpKind::Read {
+        if self.consts.cache.read && self.dies[d as usize].kind == OpKind::Read {
             return self.cache_read_step(d);
         }
         false

@@ -595,7 +595,7 @@ pub(super) fn array_time<N: Nand>(
 /// reason given at `remove_picked!`: the channel's hot path (`grant`).
 macro_rules! batch_time {
     ($engine:ident, $die:expr, $d:expr, $start:expr, $kind:expr, $n:expr) => {
-        match $engine.fixed_t {
+        match $engine.consts.fixed_t {
             Some(t) => t[$kind as usize],
             None => array_time(
                 &mut $engine.hw.nand,
@@ -605,7 +605,7 @@ macro_rules! batch_time {
                 $d,
                 $start,
             ),
-        } + Dur($engine.plane_gap.0 * ($n - 1))
+        } + Dur($engine.consts.plane_gap.0 * ($n - 1))
     };
 }
 pub(super) use batch_time;

@@ -136,7 +136,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     #[inline(always)]
     pub(super) fn hint(&self, i: usize, step: u8) {
         if let Some(q) = self.ahead.get(i) {
-            let lpn = Lpn(self.div_page.quot(q.lba * SECTOR));
+            let lpn = Lpn(self.consts.div_page.quot(q.lba * SECTOR));
             match (q.op, step) {
                 (IoOp::Write, _) | (_, 2) => self.ftl.prefetch(lpn, q.op == IoOp::Write, step),
                 (IoOp::Read, 1) => {

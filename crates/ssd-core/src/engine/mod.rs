@@ -41,6 +41,7 @@ use std::time::Instant;
 
 mod cache;
 mod channel;
+mod consts;
 mod controller;
 mod die;
 mod flash;
@@ -54,6 +55,7 @@ mod suspend;
 
 use cache::SLOT;
 use channel::{bus_cmd, bus_data};
+use consts::Consts;
 use controller::*;
 use flash::*;
 use host::*;
@@ -137,58 +139,19 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: 
     pub flash: FlashArray,
     q: EventQueue,
     now: SimTime,
-    // constants
-    /// The channel model's `fixed_times` (command, one page), if it has
-    /// them (then it is not asked).
-    bus_t: Option<(Dur, Dur)>,
+    /// The constants the settings and the hardware models fix (`consts.rs`).
+    consts: Consts,
     /// The hardware models (`crate::hw`).
     hw: Parts<H>,
-    /// The NAND model's `fixed_times`, if it has them (then it is not asked).
-    fixed_t: Option<[Dur; 3]>,
-    /// The NAND model may suspend programs/erases for reads
-    /// (`Nand::can_suspend`); the per-die state of `suspend.rs` is kept
-    /// only then.
-    suspend_on: bool,
     susp: Vec<suspend::DieSuspension>,
-    /// The NAND model's cache commands (`Nand::cache_ops`); the per-die
-    /// cache registers of `cache.rs` are kept only if it has any.
-    cache: CacheOps,
     slots: Vec<cache::CacheSlot>,
     /// Batches that used the cache register: programs whose data-in
     /// overlapped the program before them, reads whose page was clocked
     /// out from it.
     cache_counts: [u64; 2],
-    /// Suspension or cache commands are on: die starts and array ends
-    /// take their cold paths (`die_start_hooked`, `die_done_hooked`).
-    die_hooks: bool,
-    page: u64,
-    /// Most planes one batch spans: the die's, or fewer by the NAND
-    /// model's multi-plane rule.
-    planes: u32,
-    /// Page size, as a divider.
-    div_page: FastDiv,
-    multiplane: bool,
-    /// A freed channel serves host and mapping reads first
-    /// (`Channel::arbitration`); otherwise its waiters in arrival order.
-    reads_first: bool,
-    /// What of a page offset partners must share (`queue_key`/`batch_key`
-    /// see `pg & page_mask`): all of it, or nothing where the multi-plane
-    /// rule lets partners be at other offsets.
-    page_mask: u16,
-    /// The multi-plane rule's extra array time per plane beyond the first.
-    plane_gap: Dur,
-    prio_reads: bool,
-    /// `ftl.gc_mode = "paced"`: GC operations of non-gating jobs yield to
-    /// foreground work at their die (`flash.rs`: `YIELDS`, `next_queue`).
-    gc_yields: bool,
     /// Paced GC: erases planned and not yet started, per plane (flat plane
     /// id; see `Simulation::gc_urgent`).
     pending_erases: Vec<u32>,
-    /// Planes per die (`pending_erases` is indexed die by die).
-    planes_per_die: u32,
-    /// Every die has its channel to itself (one die per channel): a read's
-    /// data-out never waits, so it is booked with the command (see `grant`).
-    exclusive: bool,
     max_lba: u64,
     // host side
     hosts: Slab<HostSlot>,
@@ -355,22 +318,16 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         let chans = (0..g.channels).map(|_| Chan::default()).collect();
         let wb_pages = (c.dram.write_buffer.0 / g.page_size as u64) as usize;
         let timing = src.timing();
-        let rule = hw.nand.multiplane();
-        let reads_first = hw.chan.arbitration() == crate::hw::BusArbitration::ReadsFirst;
-        let planes = g.planes.min(MAX_PLANES as u32).min(rule.max_planes.max(1));
+        let consts = Consts::new(&settings, &hw);
         Simulation {
-            bus_t: hw.chan.fixed_times(),
-            fixed_t: hw.nand.fixed_times(),
-            suspend_on: hw.nand.can_suspend(),
-            susp: if hw.nand.can_suspend() {
+            susp: if consts.suspend_on {
                 (0..g.total_dies())
                     .map(|_| suspend::DieSuspension::default())
                     .collect()
             } else {
                 Vec::new()
             },
-            cache,
-            slots: if cache.any() {
+            slots: if consts.cache.any() {
                 (0..g.total_dies())
                     .map(|_| cache::CacheSlot::default())
                     .collect()
@@ -378,22 +335,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 Vec::new()
             },
             cache_counts: [0; 2],
-            die_hooks: hw.nand.can_suspend() || cache.any(),
+            consts,
             hw,
-            page: g.page_size as u64,
-            planes,
-            div_page: FastDiv::new(g.page_size as u64),
-            multiplane: c.nand.multiplane && planes > 1,
-            page_mask: if rule.same_page { u16::MAX } else { 0 },
-            reads_first,
-            plane_gap: rule.plane_gap,
-            prio_reads: c.controller.prioritize_reads,
-            gc_yields: c.ftl.gc_mode() == crate::config::GcMode::Paced,
             pending_erases: vec![0; settings.geometry.total_planes() as usize],
-            planes_per_die: settings.geometry.planes,
-            // With cache commands a die's next operation may need the
-            // channel while its cache register's transfer holds it.
-            exclusive: g.ways * g.dies == 1 && !cache.any(),
             max_lba: settings.logical_bytes() / SECTOR,
             flash: FlashArray::new(g),
             q: EventQueue::default(),
@@ -496,7 +440,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// tests that check the two give the same run.
     #[doc(hidden)]
     pub fn book_reads_in_two_steps(&mut self) {
-        self.exclusive = false;
+        self.consts.exclusive = false;
     }
 
     /// Current simulated time.

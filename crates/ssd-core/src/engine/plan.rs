@@ -64,7 +64,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             &mut self.counters,
             &self.plan_jobs[..],
             &mut self.late_reads,
-            self.page_mask,
+            self.consts.page_mask,
         );
         // Paced GC: a non-gating job's GC and wear-levelling operations
         // yield to their die's foreground work (a gating job's would only
@@ -72,8 +72,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         // (no logical page) do not: a host command's mapping read of a
         // page being moved waits for its copy, and DFTL reads a translation
         // page on nearly every command.
-        let (gc_yields, gating) = (self.gc_yields, &self.cx.plan.gating[..]);
-        let (pending, planes) = (&mut self.pending_erases[..], self.planes_per_die);
+        let (gc_yields, gating) = (self.consts.gc_yields, &self.cx.plan.gating[..]);
+        let (pending, planes) = (&mut self.pending_erases[..], self.consts.planes_per_die);
         let yields = |op: &crate::ftl::FlashOp| {
             gc_yields
                 && matches!(op.purpose, Purpose::Gc | Purpose::WearLevel)
@@ -187,7 +187,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         let ready = can_start(bx, tx);
         self.cx.die_load[d] += 1;
         if !ready {
-            if self.gc_yields
+            if self.consts.gc_yields
                 && tx.kind == OpKind::Program
                 && tx.plane & YIELDS == 0
                 && tx.epoch != bx.exec_epoch
@@ -228,10 +228,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             return;
         }
         let die = &mut self.dies[d];
-        die_push(die, self.prio_reads, &self.txns[t], t);
+        die_push(die, self.consts.prio_reads, &self.txns[t], t);
         if die.phase == Phase::Idle {
             self.die_start(d as u32);
-        } else if self.die_hooks {
+        } else if self.consts.die_hooks {
             self.queued_at_busy_die(d as u32, t);
         }
     }
@@ -346,8 +346,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         for &t in &batch[..n] {
             let b = self.txns[t].blk;
             let bx = &mut self.blk[b as usize];
-            if self.gc_yields {
-                self.pending_erases[bx.flat_plane(self.planes_per_die)] -= 1;
+            if self.consts.gc_yields {
+                self.pending_erases[bx.flat_plane(self.consts.planes_per_die)] -= 1;
             }
             if bx.late & STARVING != 0 {
                 bx.late &= !STARVING;
@@ -372,11 +372,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     #[cold]
     #[inline(never)]
     pub(super) fn queued_at_busy_die(&mut self, d: u32, t: u32) {
-        if self.suspend_on && is_high_priority(&self.txns[t]) {
+        if self.consts.suspend_on && is_high_priority(&self.txns[t]) {
             self.maybe_suspend(d);
         }
         let die = &self.dies[d as usize];
-        if self.cache.program
+        if self.consts.cache.program
             && self.txns[t].kind == OpKind::Program
             && die.phase == Phase::Array
             && die.kind == OpKind::Program
@@ -416,10 +416,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         // Parked, it was counted in its die's load already.
         let d = bx.die as usize;
         let die = &mut self.dies[d];
-        die_push(die, self.prio_reads, &self.txns[w], w);
+        die_push(die, self.consts.prio_reads, &self.txns[w], w);
         if die.phase == Phase::Idle {
             self.die_start(d as u32);
-        } else if self.die_hooks {
+        } else if self.consts.die_hooks {
             self.queued_at_busy_die(d as u32, w);
         }
     }

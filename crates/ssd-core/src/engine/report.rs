@@ -371,11 +371,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 .insert("dram_capacity_fit_bytes".to_string(), dram_cap);
         }
         let mut nand = self.hw.nand.report();
-        if self.suspend_on {
+        if self.consts.suspend_on {
             let v = nand.get_or_insert_with(|| serde_json::json!({}));
             v["suspensions"] = serde_json::json!(self.counters.suspensions);
         }
-        if self.cache.any() {
+        if self.consts.cache.any() {
             let v = nand.get_or_insert_with(|| serde_json::json!({}));
             self.cache_report(v);
         }
