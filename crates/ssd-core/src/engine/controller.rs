@@ -167,10 +167,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             k.queue_time_dir_ns[d] += qt as u128;
             k.max_queue_time_dir_ns[d] = k.max_queue_time_dir_ns[d].max(qt);
         }
-        if self.dev_inflight == 0 {
-            self.active_since = now;
+        if self.front.dev_inflight == 0 {
+            self.front.active_since = now;
         }
-        self.dev_inflight += 1;
+        self.front.dev_inflight += 1;
         let bytes = r.sectors as u64 * SECTOR;
         // Host link: command (and write data) host -> device.
         let data_in = if r.op == IoOp::Write { bytes } else { 0 };
@@ -266,7 +266,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             }
         }
         let cpu_end = self.book_cpu(lend, dram);
-        let c = self.cmds.insert(Cmd {
+        let c = self.front.cmds.insert(Cmd {
             sreq: r,
             pending: 1,
             jobs: NONE,
@@ -297,7 +297,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         };
         if need > wb.done {
             wb.waiters.push((c, need));
-            self.cmds[c].pending += 1;
+            self.front.cmds[c].pending += 1;
         }
     }
 
@@ -337,11 +337,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         let mut start = self.cpu_free.max(ready);
         // The CPU last had work at the end of the last busy period or of
         // background firmware work, whichever is later.
-        if self.dev_inflight == 1 {
+        if self.front.dev_inflight == 1 {
             if let Some(wake) = self
                 .hw
                 .ctrl
-                .wakeup(ready, self.idle_since.max(self.cpu_free))
+                .wakeup(ready, self.front.idle_since.max(self.cpu_free))
             {
                 let wend = start + wake;
                 self.obs.cpu_wakeup(start, wend);
@@ -368,18 +368,18 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     }
 
     pub(super) fn on_cmd_ready(&mut self, c: u32) {
-        let mut j = self.cmds[c].jobs;
+        let mut j = self.front.cmds[c].jobs;
         while j != NONE {
             let next = self.jobs[j].next_release;
             self.release_stage(j);
             j = next;
         }
-        self.cmds[c].jobs = NONE;
+        self.front.cmds[c].jobs = NONE;
         self.cmd_job_done(c);
     }
 
     pub(super) fn cmd_job_done(&mut self, c: u32) {
-        let cmd = &mut self.cmds[c];
+        let cmd = &mut self.front.cmds[c];
         cmd.pending -= 1;
         if cmd.pending == 0 {
             let r = cmd.sreq;
@@ -405,11 +405,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// idle that long first: an `IdleCheck` is booked for the moment the wait
     /// ends, and a request before it starts the wait over.
     pub(super) fn maybe_background(&mut self) {
-        if !self.bg_enabled || self.dev_inflight > 0 || !self.sched.is_empty() {
+        if !self.bg_enabled || self.front.dev_inflight > 0 || !self.sched.is_empty() {
             return;
         }
         if !self.idle_after.is_zero() {
-            let due = self.idle_since + self.idle_after;
+            let due = self.front.idle_since + self.idle_after;
             if self.now < due {
                 if self.idle_check != Some(due) {
                     self.idle_check = Some(due);

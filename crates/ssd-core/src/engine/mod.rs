@@ -152,50 +152,11 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: 
     /// Paced GC: erases planned and not yet started, per plane (flat plane
     /// id; see `Simulation::gc_urgent`).
     pending_erases: Vec<u32>,
-    max_lba: u64,
-    // host side
-    hosts: Slab<HostSlot>,
-    cmds: Slab<Cmd>,
-    dev_inflight: u32,
-    qd: u32,
-    timing: Timing,
-    outstanding: u32,
-    source_done: bool,
-    pending: Option<HostRequest>,
-    /// The source's next `AHEAD` requests, fetched ahead so that the FTL can
-    /// prefetch, in steps, what each will touch (not with a time limit: the
-    /// source must not run ahead of what the run consumes)...
-    ahead: Ahead,
-    /// ... and what the source gave after them, once it ended (`Some(None)`)
-    /// or failed (`Some(Some(error))`).
-    ahead_end: Option<Option<SourceError>>,
-    merged: Vec<(u32, u32)>,
-    /// Block layer: requests it may hold at once (`sched.nr_requests`), the
-    /// submitters asleep until one frees (host request ids, in arrival
-    /// order), whether open-loop bursts are plugged, the requests plugged
-    /// now, and whether a `PlugFlush` is booked.
-    nr_requests: u32,
-    blocked: VecDeque<u32>,
-    plug_on: bool,
-    plugged: Vec<u32>,
-    plug_booked: bool,
-    /// Start of the current stretch of the elevator's queue length (its
-    /// time-weighted distribution is in `counters`).
-    qd_since: SimTime,
+    /// The host front end: the block layer's requests and the device queue
+    /// (`host.rs`).
+    front: Front,
     link_free: SimTime,
     cpu_free: SimTime,
-    active_since: SimTime,
-    idle_since: SimTime,
-    wake_pending: Option<SimTime>,
-    /// A reactive source's booked timer, and when it finished.
-    host_wake: Option<SimTime>,
-    /// The times of the `HostWake` events in the queue, each once: a timer
-    /// booked again for a time already queued (a source that wakes early,
-    /// then asks for its far timer again) adds no event, so stale far
-    /// timers do not pile up in the queue.
-    host_wakes: Vec<SimTime>,
-    host_end: SimTime,
-    error: Option<SimError>,
     // flash side
     txns: Runs,
     jobs: Slab<Job>,
@@ -338,36 +299,12 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             consts,
             hw,
             pending_erases: vec![0; settings.geometry.total_planes() as usize],
-            max_lba: settings.logical_bytes() / SECTOR,
             flash: FlashArray::new(g),
             q: EventQueue::default(),
             now: SimTime::ZERO,
-            hosts: Slab::default(),
-            cmds: Slab::default(),
-            dev_inflight: 0,
-            qd: c.host.queue_depth,
-            timing,
-            outstanding: 0,
-            source_done: false,
-            pending: None,
-            ahead: Ahead::default(),
-            ahead_end: None,
-            merged: Vec::new(),
-            nr_requests: settings.block.nr_requests,
-            blocked: VecDeque::new(),
-            plug_on: settings.block.plug && !matches!(timing, Timing::ClosedLoop { .. }),
-            plugged: Vec::new(),
-            plug_booked: false,
-            qd_since: SimTime::ZERO,
+            front: Front::new(&settings, timing),
             link_free: SimTime::ZERO,
             cpu_free: SimTime::ZERO,
-            active_since: SimTime::ZERO,
-            idle_since: SimTime::ZERO,
-            wake_pending: None,
-            host_wake: None,
-            host_wakes: Vec::new(),
-            host_end: SimTime::ZERO,
-            error: None,
             txns: Runs::default(),
             jobs: Slab::default(),
             dies,
@@ -454,17 +391,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// requests a time limit left in flight finish in the next phase (and count
     /// there); a closed loop counts them against its depth.
     pub fn restart(&mut self, src: S) {
-        self.timing = src.timing();
+        self.front.restart(src.timing(), self.settings.block.plug);
         self.src = src;
-        self.source_done = false;
-        self.pending = None;
-        self.ahead = Ahead::default();
-        self.ahead_end = None;
-        self.outstanding = self.hosts.live;
         self.reset_stats(self.now);
-        self.plug_on =
-            self.settings.block.plug && !matches!(self.timing, Timing::ClosedLoop { .. });
-        self.host_wake = None;
         self.draining = false;
         self.busy_at_drain = None;
     }
@@ -483,8 +412,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         self.link_ns = 0;
         self.start = at;
         self.last_done = at;
-        self.qd_since = at;
-        self.host_end = at;
+        self.front.qd_since = at;
+        self.front.host_end = at;
         for d in &mut self.dies {
             d.busy_ns = 0;
         }
@@ -505,10 +434,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         self.reset_stats(at);
         self.obs.measure_start(at);
         self.ftl_before = self.ftl.stats();
-        // What the source has handed over and is not done: in flight, read
-        // ahead, or waiting for its arrival time.
-        let handed = self.hosts.live as u64 + self.ahead.len as u64 + self.pending.is_some() as u64;
-        self.src.ramp_over(at, handed);
+        self.src.ramp_over(at, self.front.handed());
     }
 
     /// Whether a ramp (`sim.ramp_time`) was configured and the run has not
@@ -524,9 +450,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         let started = Instant::now();
         self.ftl_before = self.ftl.stats();
         let limit = self.settings.config.sim.time_limit.map(|d| SimTime(d.0));
-        match self.timing {
+        match self.front.timing {
             Timing::ClosedLoop { depth } => {
-                while self.outstanding < depth && self.issue_next_closed() {}
+                while self.front.outstanding < depth && self.issue_next_closed() {}
                 self.try_dispatch();
             }
             Timing::OpenLoop => self.pull_open(),
@@ -545,18 +471,13 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             let Some((t, ev)) = self.q.pop() else {
                 break;
             };
-            if self.error.is_some() {
+            if self.front.error.is_some() {
                 break;
             }
-            if ev == Ev::HostWake {
-                if let Some(i) = self.host_wakes.iter().position(|&w| w == t) {
-                    self.host_wakes.swap_remove(i);
-                }
-                if self.source_done || self.host_wake != Some(t) {
-                    // A timer of a host that has finished, or one re-booked
-                    // earlier: not an instant of the run.
-                    continue;
-                }
+            if ev == Ev::HostWake && !self.front.wake_due(t) {
+                // A timer of a host that has finished, or one re-booked
+                // earlier: not an instant of the run.
+                continue;
             }
             if ev == Ev::IdleCheck && self.idle_check != Some(t) {
                 // An idle period that ended before its wait did.
@@ -576,12 +497,12 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 Ev::DieDone(d) => self.on_die_done(d),
                 Ev::CmdComplete(c) => self.complete_cmd(c),
                 Ev::SchedWake => {
-                    self.wake_pending = None;
+                    self.front.wake_pending = None;
                     self.try_dispatch();
                 }
                 Ev::PlugFlush => self.on_plug_flush(),
                 Ev::HostWake => {
-                    self.host_wake = None;
+                    self.front.host_wake = None;
                     self.pump_host();
                 }
                 Ev::IdleCheck => {
@@ -589,7 +510,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                     self.maybe_background();
                 }
             }
-            if self.source_done && self.hosts.live == 0 && self.pending.is_none() {
+            if self.front.all_done() {
                 if !self.settings.config.sim.drain {
                     break;
                 }
@@ -608,7 +529,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 }
             }
         }
-        if let Some(e) = self.error.take() {
+        if let Some(e) = self.front.error.take() {
             return Err(e);
         }
         debug_assert!(
@@ -616,22 +537,24 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             "no transaction is alive but die loads are {:?}",
             self.cx.die_load
         );
-        let host_stuck = self.timing == Timing::Reactive && !self.source_done;
-        if limit.is_none() && (self.hosts.live > 0 || self.pending.is_some() || host_stuck) {
+        let host_stuck = self.front.timing == Timing::Reactive && !self.front.source_done;
+        if limit.is_none()
+            && (self.front.hosts.live > 0 || self.front.pending.is_some() || host_stuck)
+        {
             panic!(
                 "engine stalled at {} ns with {} host requests outstanding, {} commands in the device, {} transactions alive (a scheduling deadlock: please report with this configuration)",
-                self.now.0, self.hosts.live, self.cmds.live, self.txns.live
+                self.now.0, self.front.hosts.live, self.front.cmds.live, self.txns.live
             );
         }
         // A reactive source's application still running at the limit: the
         // measured phase is the whole time, whether or not the device was
         // busy at the cut.
-        let app_cut = self.timing == Timing::Reactive && !self.source_done;
-        let end = if limit.is_some() && (self.hosts.live > 0 || app_cut) {
+        let app_cut = self.front.timing == Timing::Reactive && !self.front.source_done;
+        let end = if limit.is_some() && (self.front.hosts.live > 0 || app_cut) {
             // Cut by the time limit: say how many requests it left unfinished
             // (they are in no statistic).
-            if self.hosts.live > 0 {
-                *self.notes_mut("time_limit_requests_unfinished") += self.hosts.live as u64;
+            if self.front.hosts.live > 0 {
+                *self.notes_mut("time_limit_requests_unfinished") += self.front.hosts.live as u64;
             }
             // Utilization covers the measured phase: what is booked past the
             // cut (a host-link transfer, CPU work, a die's running operation)
@@ -641,11 +564,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             }
             self.now
         } else {
-            self.last_done.max(self.host_end)
+            self.last_done.max(self.front.host_end)
         };
-        if self.dev_inflight > 0 {
+        if self.front.dev_inflight > 0 {
             self.obs
-                .io_active(self.active_since, end.max(self.active_since));
+                .io_active(self.front.active_since, end.max(self.front.active_since));
         }
         // With sim.drain the simulation went on until in-flight and idle-time GC
         // finished; the measured phase still ends at the last completion.

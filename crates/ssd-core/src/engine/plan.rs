@@ -130,13 +130,13 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             jb.gating = gating;
             jb.cmd = if gating { c } else { NONE };
             if gating {
-                self.cmds[c].pending += 1;
+                self.front.cmds[c].pending += 1;
             } else {
                 self.bg_jobs += 1;
             }
             if c != NONE {
                 if last_job == NONE {
-                    self.cmds[c].jobs = job;
+                    self.front.cmds[c].jobs = job;
                 } else {
                     self.jobs[last_job].next_release = job;
                 }

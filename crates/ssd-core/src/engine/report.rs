@@ -286,7 +286,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             queue_depth: {
                 // The stretch since the last change, up to the end.
                 let len = self.sched.len() as u64;
-                let dt = end.0.saturating_sub(self.qd_since.0);
+                let dt = end.0.saturating_sub(self.front.qd_since.0);
                 let span = end.0.saturating_sub(self.start.0);
                 let mut hist = k.qd_hist;
                 hist[qd_bucket(len)] += dt;
