@@ -85,11 +85,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// the cache register holds a read's page only reads start.
     #[inline(never)]
     pub(super) fn die_start_cached(&mut self, d: u32) {
-        let die = &self.dies[d as usize];
+        let die = &self.fl.dies[d as usize];
         if die.phase != Phase::Idle {
             return;
         }
-        match self.slots[d as usize].state {
+        match self.fl.slots[d as usize].state {
             SlotState::Empty => {}
             SlotState::ProgLoaded => return self.promote(d),
             // Promoted when its data-in is booked.
@@ -108,22 +108,22 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// waits, and ask for the channel for its command and data-in.
     #[inline(never)]
     pub(super) fn cache_load_next(&mut self, d: u32) {
-        if self.slots[d as usize].state != SlotState::Empty {
+        if self.fl.slots[d as usize].state != SlotState::Empty {
             return;
         }
-        let die = &mut self.dies[d as usize];
+        let die = &mut self.fl.dies[d as usize];
         if !die.hi.is_empty() || die.lo.is_empty() {
             return;
         }
-        let (blk, unparked) = (&mut self.blk[..], &mut self.unparked);
-        let txns = &mut self.txns.items[..];
+        let (blk, unparked) = (&mut self.fl.blk[..], &mut self.fl.unparked);
+        let txns = &mut self.fl.txns.items[..];
         let q = &mut die.lo;
         let head = q.get(0);
         if txns[head as usize].kind != OpKind::Program {
             return;
         }
         q.pop_front();
-        let slot = &mut self.slots[d as usize];
+        let slot = &mut self.fl.slots[d as usize];
         let woke = txn_started_one(blk, txns, unparked, head);
         let h = txns[head as usize];
         slot.batch_job[0] = h.job;
@@ -158,8 +158,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
 
     /// Ask for die `d`'s channel for its cache register's transfer.
     fn request_slot_channel(&mut self, d: u32) {
-        let ch = self.dies[d as usize].ch;
-        let c = &mut self.chans[ch as usize];
+        let ch = self.fl.dies[d as usize].ch;
+        let c = &mut self.fl.chans[ch as usize];
         if c.is_free(self.now) {
             return self.grant_slot(ch, d);
         }
@@ -177,10 +177,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     #[inline(never)]
     pub(super) fn grant_slot(&mut self, ch: u32, d: u32) {
         let now = self.now;
-        let slot = &mut self.slots[d as usize];
+        let slot = &mut self.fl.slots[d as usize];
         let n = slot.n as u64;
         let purpose = slot.purpose.unwrap_or(Purpose::Host);
-        let c = &mut self.chans[ch as usize];
+        let c = &mut self.fl.chans[ch as usize];
         match slot.state {
             SlotState::ProgWaiting => {
                 let dur = bus_cmd(self.consts.bus_t, &self.hw.chan, OpKind::Program, n)
@@ -199,7 +199,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 let (k, b) = (XferKind::DataIn, slot.bytes);
                 self.obs
                     .bus_xfer(ChannelId(ch), DieId(d), k, purpose, b, now, end);
-                if self.dies[d as usize].phase == Phase::Idle {
+                if self.fl.dies[d as usize].phase == Phase::Idle {
                     self.promote(d);
                 }
             }
@@ -226,11 +226,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// then programs; the die loads its next program meanwhile.
     fn promote(&mut self, d: u32) {
         let now = self.now;
-        let slot = &mut self.slots[d as usize];
+        let slot = &mut self.fl.slots[d as usize];
         debug_assert_eq!(slot.state, SlotState::ProgLoaded);
         slot.state = SlotState::Empty;
         let s = *slot;
-        let die = &mut self.dies[d as usize];
+        let die = &mut self.fl.dies[d as usize];
         debug_assert_eq!(die.phase, Phase::Idle);
         die.kind = OpKind::Program;
         die.purpose = s.purpose.unwrap_or(Purpose::Host);
@@ -262,11 +262,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// its page is clocked out of the page register at once, without a copy.
     #[inline(never)]
     pub(super) fn cache_read_step(&mut self, d: u32) -> bool {
-        match self.dies[d as usize].phase {
+        match self.fl.dies[d as usize].phase {
             Phase::Array => {
-                if self.slots[d as usize].state != SlotState::Empty {
+                if self.fl.slots[d as usize].state != SlotState::Empty {
                     self.report_array_op(d);
-                    self.dies[d as usize].phase = Phase::CacheWait;
+                    self.fl.dies[d as usize].phase = Phase::CacheWait;
                 } else if self.read_queued(d) {
                     self.report_array_op(d);
                     self.start_copy(d);
@@ -275,10 +275,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 }
             }
             Phase::CacheCopy => {
-                let die = &mut self.dies[d as usize];
+                let die = &mut self.fl.dies[d as usize];
                 die.phase = Phase::Idle;
                 die.busy_ns += self.now.0 - die.batch_start.0;
-                let slot = &mut self.slots[d as usize];
+                let slot = &mut self.fl.slots[d as usize];
                 debug_assert_eq!(slot.state, SlotState::Empty);
                 slot.state = SlotState::ReadWaiting;
                 slot.purpose = Some(die.purpose);
@@ -299,7 +299,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
 
     /// Whether die `d`'s next batch would be a read.
     fn read_queued(&self, d: u32) -> bool {
-        let die = &self.dies[d as usize];
+        let die = &self.fl.dies[d as usize];
         let Some(sel) = next_queue(die, false) else {
             return false;
         };
@@ -309,12 +309,12 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             QueueSel::Bg => &die.bg,
         };
         let t = q.get(0);
-        self.txns.items[t as usize].kind == OpKind::Read
+        self.fl.txns.items[t as usize].kind == OpKind::Read
     }
 
     /// Die `d`'s read page moves to its (free) cache register now.
     fn start_copy(&mut self, d: u32) {
-        let die = &mut self.dies[d as usize];
+        let die = &mut self.fl.dies[d as usize];
         die.phase = Phase::CacheCopy;
         let end = self.now + self.consts.cache.t_dcbsyr;
         die.array_end = end;
@@ -326,7 +326,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// register, or for whatever the die has queued.
     #[inline(never)]
     pub(super) fn cache_out_done(&mut self, d: u32) {
-        let slot = &mut self.slots[d as usize];
+        let slot = &mut self.fl.slots[d as usize];
         debug_assert_eq!(slot.state, SlotState::ReadOut);
         slot.state = SlotState::Empty;
         let s = *slot;
@@ -336,7 +336,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         }
         let waiters = s.purpose == Some(Purpose::Translation);
         if waiters {
-            self.take_tp_waiters(&s.batch_txn[..n]);
+            self.fl.take_tp_waiters(&s.batch_txn[..n]);
         }
         self.cx.die_load[d as usize] -= n as u32;
         for &j in &s.batch_job[..n] {
@@ -345,7 +345,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         if waiters {
             self.finish_tp_waiters();
         }
-        match self.dies[d as usize].phase {
+        match self.fl.dies[d as usize].phase {
             Phase::CacheWait => self.start_copy(d),
             Phase::Idle => self.die_start(d),
             _ => {}

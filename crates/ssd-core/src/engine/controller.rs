@@ -286,8 +286,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     #[inline(never)]
     pub(super) fn write_back_room(&mut self, c: u32, op: IoOp, evicted: u32) {
         let wb = &mut self.wback;
-        if evicted > 0 && self.plan_jobs[0] != NONE {
-            wb.jobs.push((self.plan_jobs[0], evicted));
+        if evicted > 0 && self.fl.plan_jobs[0] != NONE {
+            wb.jobs.push((self.fl.plan_jobs[0], evicted));
             wb.evicted += evicted as u64;
         }
         let need = match op {
@@ -370,7 +370,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     pub(super) fn on_cmd_ready(&mut self, c: u32) {
         let mut j = self.front.cmds[c].jobs;
         while j != NONE {
-            let next = self.jobs[j].next_release;
+            let next = self.fl.jobs[j].next_release;
             self.release_stage(j);
             j = next;
         }
@@ -418,7 +418,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 return;
             }
         }
-        while self.bg_jobs < self.dies.len() as u32 {
+        while self.bg_jobs < self.fl.dies.len() as u32 {
             self.cx.plan.clear();
             self.cx.work = FtlWork::default();
             self.cx.now = self.now;

@@ -293,7 +293,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                     // will look up its block's execution and array state.
                     if let Some(p) = self.ftl.lookup(lpn) {
                         let (b, _) = self.flash.split(p);
-                        if let Some(x) = self.blk.get(b as usize) {
+                        if let Some(x) = self.fl.blk.get(b as usize) {
                             crate::ftl::prefetch_read(x);
                         }
                         self.flash.prefetch_block(b);

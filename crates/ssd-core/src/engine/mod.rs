@@ -143,25 +143,18 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: 
     consts: Consts,
     /// The hardware models (`crate::hw`).
     hw: Parts<H>,
-    susp: Vec<suspend::DieSuspension>,
-    slots: Vec<cache::CacheSlot>,
     /// Batches that used the cache register: programs whose data-in
     /// overlapped the program before them, reads whose page was clocked
     /// out from it.
     cache_counts: [u64; 2],
-    /// Paced GC: erases planned and not yet started, per plane (flat plane
-    /// id; see `Simulation::gc_urgent`).
-    pending_erases: Vec<u32>,
     /// The host front end: the block layer's requests and the device queue
     /// (`host.rs`).
     front: Front,
     link_free: SimTime,
     cpu_free: SimTime,
-    // flash side
-    txns: Runs,
-    jobs: Slab<Job>,
-    dies: Vec<Die>,
-    chans: Vec<Chan>,
+    /// The flash scheduler: jobs, transactions, per-block execution
+    /// order, dies and channels (`flash.rs`).
+    fl: FlashSched,
     cx: FtlCtx,
     wbuf: Option<WriteBuffer>,
     /// The write-back buffer's flash side (`dram.flush = "evict-lru"`):
@@ -193,23 +186,6 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: 
     /// Busy time of dies, channels, CPU and host link up to the drain start
     /// (the measured phase's end): utilization covers the measured phase only.
     busy_at_drain: Option<BusyTimes>,
-    /// Per block: the order its programs and erases execute in, and the
-    /// transactions parked on it (one record: one memory access per block).
-    blk: Vec<BlockExec>,
-    /// Scratch of `commit_plan`: per job of a plan, its `Job`; per (job,
-    /// stage), its transaction count, then the next slot of its run to fill.
-    plan_jobs: Vec<u32>,
-    plan_fill: Vec<u32>,
-    unparked: Vec<u32>,
-    /// Translation-page reads queued or running, by (block, page): their
-    /// erase epoch and the transactions waiting for them (linked through
-    /// `Txn::next`). Looked up, never iterated, so its order decides nothing.
-    tp_reads: std::collections::HashMap<u64, TpRead>,
-    /// Scratch of `take_tp_waiters` and `finish_tp_waiters`.
-    tp_woken: Vec<u32>,
-    /// Reads planned while their block was two or more erases behind, by
-    /// (block, erase epoch): see `BlockExec::reads`.
-    late_reads: std::collections::HashMap<(u32, u32), u32>,
     start: SimTime,
     /// With flows: who owns each logical page's data, and what each flow
     /// cost the flash ([`FlowFlash`]). Empty without flows.
@@ -253,62 +229,20 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         settings.fit_dram(ftl.mapping_table_bytes());
         let g = settings.geometry;
         let c = &settings.config;
-        let dies = (0..g.total_dies())
-            .map(|d| Die {
-                ch: g.channel_of_die(DieId(d)).0,
-                blk: 0,
-                pg: 0,
-                phase: Phase::Idle,
-                kind: OpKind::Read,
-                purpose: Purpose::Host,
-                batch_job: [NONE; MAX_PLANES],
-                batch_txn: [NONE; MAX_PLANES],
-                n: 0,
-                hi: DieQueue::default(),
-                lo: DieQueue::default(),
-                bg: DieQueue::default(),
-                starved: 0,
-                batch_start: SimTime::ZERO,
-                xfer: (XferKind::Command, 0, SimTime::ZERO),
-                array_start: SimTime::ZERO,
-                array_end: SimTime::ZERO,
-                unreported: 0,
-                busy_ns: 0,
-            })
-            .collect();
-        let chans = (0..g.channels).map(|_| Chan::default()).collect();
         let wb_pages = (c.dram.write_buffer.0 / g.page_size as u64) as usize;
         let timing = src.timing();
         let consts = Consts::new(&settings, &hw);
         Simulation {
-            susp: if consts.suspend_on {
-                (0..g.total_dies())
-                    .map(|_| suspend::DieSuspension::default())
-                    .collect()
-            } else {
-                Vec::new()
-            },
-            slots: if consts.cache.any() {
-                (0..g.total_dies())
-                    .map(|_| cache::CacheSlot::default())
-                    .collect()
-            } else {
-                Vec::new()
-            },
+            fl: FlashSched::new(g, &consts),
             cache_counts: [0; 2],
             consts,
             hw,
-            pending_erases: vec![0; settings.geometry.total_planes() as usize],
             flash: FlashArray::new(g),
             q: EventQueue::default(),
             now: SimTime::ZERO,
             front: Front::new(&settings, timing),
             link_free: SimTime::ZERO,
             cpu_free: SimTime::ZERO,
-            txns: Runs::default(),
-            jobs: Slab::default(),
-            dies,
-            chans,
             // The measured phase's stream (`measured_rng`); preconditioning
             // draws from its own.
             cx: FtlCtx::new(
@@ -340,22 +274,6 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             draining: false,
             drain_ns: 0,
             busy_at_drain: None,
-            blk: (0..g.total_blocks())
-                .map(|b| {
-                    let pl = b / g.blocks_per_plane;
-                    BlockExec {
-                        die: (pl / g.planes) as u16,
-                        plane: (pl % g.planes) as u8,
-                        ..Default::default()
-                    }
-                })
-                .collect(),
-            plan_jobs: Vec::new(),
-            plan_fill: Vec::new(),
-            unparked: Vec::new(),
-            tp_reads: Default::default(),
-            tp_woken: Vec::new(),
-            late_reads: Default::default(),
             start: SimTime::ZERO,
             flow_flash: FlowFlash::new(&settings),
             ramp_end: settings
@@ -414,14 +332,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         self.last_done = at;
         self.front.qd_since = at;
         self.front.host_end = at;
-        for d in &mut self.dies {
-            d.busy_ns = 0;
-        }
-        // A data-out booked with its read and not begun yet belongs to the
-        // new phase, as it would if booked when the read ends.
-        for c in &mut self.chans {
-            c.busy_ns = c.unstarted_out(self.now);
-        }
+        self.fl.restart_busy(self.now);
     }
 
     /// The ramp (`sim.ramp_time`) is over: what happened before now is in no
@@ -533,7 +444,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             return Err(e);
         }
         debug_assert!(
-            self.txns.live > 0 || self.cx.die_load.iter().all(|&l| l == 0),
+            self.fl.txns.live > 0 || self.cx.die_load.iter().all(|&l| l == 0),
             "no transaction is alive but die loads are {:?}",
             self.cx.die_load
         );
@@ -543,7 +454,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         {
             panic!(
                 "engine stalled at {} ns with {} host requests outstanding, {} commands in the device, {} transactions alive (a scheduling deadlock: please report with this configuration)",
-                self.now.0, self.front.hosts.live, self.front.cmds.live, self.txns.live
+                self.now.0, self.front.hosts.live, self.front.cmds.live, self.fl.txns.live
             );
         }
         // A reactive source's application still running at the limit: the

@@ -57,12 +57,12 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             match op.kind {
                 OpKind::Program => {
                     programs += 1;
-                    self.blk[b].exec_wp += 1;
+                    self.fl.blk[b].exec_wp += 1;
                 }
                 OpKind::Erase => {
-                    self.blk[b].plan_epoch += 1;
-                    self.blk[b].exec_epoch += 1;
-                    self.blk[b].exec_wp = 0;
+                    self.fl.blk[b].plan_epoch += 1;
+                    self.fl.blk[b].exec_epoch += 1;
+                    self.fl.blk[b].exec_wp = 0;
                 }
                 OpKind::Read => {}
             }

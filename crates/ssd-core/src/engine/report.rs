@@ -142,6 +142,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         let past = |t: SimTime| t.0.saturating_sub(cut.0);
         BusyTimes {
             dies: self
+                .fl
                 .dies
                 .iter()
                 .map(|d| match d.phase {
@@ -151,6 +152,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 })
                 .collect(),
             chans: self
+                .fl
                 .chans
                 .iter()
                 .map(|c| {
@@ -307,11 +309,12 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             Some(b) => b,
             None => {
                 totals = BusyTimes {
-                    dies: self.dies.iter().map(|d| d.busy_ns).collect(),
+                    dies: self.fl.dies.iter().map(|d| d.busy_ns).collect(),
                     // A data-out booked with its read (a channel to one die)
                     // counts once it has begun, as one booked when the read
                     // ends would.
                     chans: self
+                        .fl
                         .chans
                         .iter()
                         .map(|c| c.busy_ns - c.unstarted_out(self.now))

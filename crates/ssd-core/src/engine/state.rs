@@ -227,6 +227,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             ftl: self.ftl.clone(),
             flash: self.flash.clone(),
             blocks: self
+                .fl
                 .blk
                 .iter()
                 .map(|b| (b.plan_epoch, b.exec_epoch, b.exec_wp))
@@ -246,6 +247,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             ftl: &self.ftl,
             flash: &self.flash,
             blocks: self
+                .fl
                 .blk
                 .iter()
                 .map(|b| (b.plan_epoch, b.exec_epoch, b.exec_wp))
@@ -261,11 +263,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// is of another geometry or capacity; the configuration that shaped it
     /// is the caller's to check (`SsdConfig::state_shape` of the host crate).
     pub fn restore_drive_state(&mut self, s: DriveState<F>, wall_s: f64) -> Result<(), String> {
-        if s.blocks.len() != self.blk.len() || s.flash.geometry() != self.flash.geometry() {
+        if s.blocks.len() != self.fl.blk.len() || s.flash.geometry() != self.flash.geometry() {
             return Err(format!(
                 "the state is of a drive of {} blocks, this one has {}",
                 s.blocks.len(),
-                self.blk.len()
+                self.fl.blk.len()
             ));
         }
         if s.ftl.name() != self.ftl.name() || s.ftl.logical_pages() != self.ftl.logical_pages() {
@@ -277,7 +279,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 self.ftl.logical_pages()
             ));
         }
-        for (b, &(plan, exec, wp)) in self.blk.iter_mut().zip(&s.blocks) {
+        for (b, &(plan, exec, wp)) in self.fl.blk.iter_mut().zip(&s.blocks) {
             b.plan_epoch = plan;
             b.exec_epoch = exec;
             b.exec_wp = wp;
