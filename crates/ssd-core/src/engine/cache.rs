@@ -249,7 +249,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         die.array_end = start + t;
         // Its data-in was reported when it was booked.
         die.unreported = OP;
-        self.cache_counts[0] += 1;
+        self.stats.cache_counts[0] += 1;
         self.q.push(start + t, Ev::DieDone(d));
         self.cache_load_next(d);
     }
@@ -287,7 +287,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 slot.batch_txn = die.batch_txn;
                 slot.blk = die.blk;
                 slot.pg = die.pg;
-                self.cache_counts[1] += 1;
+                self.stats.cache_counts[1] += 1;
                 // The next read's command goes first, then the page's data-out.
                 self.die_start(d);
                 self.request_slot_channel(d);
@@ -354,7 +354,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
 
     /// The cache commands' counts for the report (`hardware.nand`).
     pub(super) fn cache_report(&self, v: &mut serde_json::Value) {
-        v["cache_programs"] = serde_json::json!(self.cache_counts[0]);
-        v["cache_reads"] = serde_json::json!(self.cache_counts[1]);
+        v["cache_programs"] = serde_json::json!(self.stats.cache_counts[0]);
+        v["cache_reads"] = serde_json::json!(self.stats.cache_counts[1]);
     }
 }

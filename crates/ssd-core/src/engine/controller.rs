@@ -177,7 +177,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         let lstart = self.link_free.max(now);
         let lend = lstart + self.hw.link.command_time(data_in);
         self.link_free = lend;
-        self.link_ns += lend.0 - lstart.0;
+        self.stats.link_ns += lend.0 - lstart.0;
         self.obs.link_xfer(data_in, lstart, lend);
         // Controller: FTL work planned now (functional), timed on the CPU.
         self.cx.plan.clear();
@@ -216,8 +216,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             }
             IoOp::Write => {
                 self.counters.host_pages_written += n as u64;
-                if !self.flow_flash.owner.is_empty() {
-                    self.flow_flash.written(first, n, r.stream);
+                if !self.stats.flow_flash.owner.is_empty() {
+                    self.stats.flow_flash.written(first, n, r.stream);
                 }
                 match (self.wbuf.as_mut(), self.settings.config.dram.flush) {
                     (Some(wb), FlushPolicy::EvictLru) => {
@@ -330,10 +330,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// accesses), and tell the observer what the pass was for.
     pub(super) fn book_cpu(&mut self, ready: SimTime, extra_dram: u64) -> SimTime {
         let w = self.cx.work;
-        self.work.add(&w);
+        self.stats.work.add(&w);
         let cycles = self.hw.ctrl.cycles(&w, true);
         let dram_n = w.dram_total() + extra_dram;
-        self.work.dram_accesses += extra_dram;
+        self.stats.work.dram_accesses += extra_dram;
         let mut start = self.cpu_free.max(ready);
         // The CPU last had work at the end of the last busy period or of
         // background firmware work, whichever is later.
@@ -362,7 +362,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             &self.hw.ctrl.cycles_by_activity(&w, true),
             &w.dram_by_activity(extra_dram),
         );
-        self.cpu_ns += end.0 - start.0;
+        self.stats.cpu_ns += end.0 - start.0;
         self.cpu_free = end;
         end
     }
@@ -388,7 +388,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 let s = self.link_free.max(self.now);
                 let e = s + self.hw.link.read_data_time(bytes);
                 self.link_free = e;
-                self.link_ns += e.0 - s.0;
+                self.stats.link_ns += e.0 - s.0;
                 self.obs.link_xfer(bytes, s, e);
                 self.q.push_fifo(1, e, Ev::CmdComplete(c));
             } else {

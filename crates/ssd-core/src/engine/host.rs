@@ -312,7 +312,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             Some(Ok(mut r)) => {
                 if r.arrival < self.now {
                     r.arrival = self.now;
-                    *self.notes_mut("arrivals_out_of_order_clamped") += 1;
+                    *self.stats.note("arrivals_out_of_order_clamped") += 1;
                 }
                 self.q.push(r.arrival, Ev::Arrival);
                 self.front.pending = Some(r);
@@ -322,10 +322,6 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             }
             None => self.front.source_done = true,
         }
-    }
-
-    pub(super) fn notes_mut(&mut self, k: &'static str) -> &mut u64 {
-        self.notes.entry(k).or_insert(0)
     }
 
     pub(super) fn on_arrival(&mut self) {
@@ -613,7 +609,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 Timing::OpenLoop => {}
             }
         }
-        self.last_done = now;
+        self.stats.last_done = now;
         self.sched.completed(&r, now);
         self.front.dev_inflight -= 1;
         if !self.front.blocked.is_empty() {

@@ -143,10 +143,6 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: 
     consts: Consts,
     /// The hardware models (`crate::hw`).
     hw: Parts<H>,
-    /// Batches that used the cache register: programs whose data-in
-    /// overlapped the program before them, reads whose page was clocked
-    /// out from it.
-    cache_counts: [u64; 2],
     /// The host front end: the block layer's requests and the device queue
     /// (`host.rs`).
     front: Front,
@@ -174,25 +170,9 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: 
     pub counters: Counters,
     /// Request latencies of the measured phase.
     pub lat: Latencies,
-    ftl_before: FtlStats,
-    work: FtlWork,
-    cpu_ns: u64,
-    link_ns: u64,
-    last_done: SimTime,
-    pre: PreconditionOutcome,
-    notes: std::collections::BTreeMap<&'static str, u64>,
-    draining: bool,
-    drain_ns: u64,
-    /// Busy time of dies, channels, CPU and host link up to the drain start
-    /// (the measured phase's end): utilization covers the measured phase only.
-    busy_at_drain: Option<BusyTimes>,
-    start: SimTime,
-    /// With flows: who owns each logical page's data, and what each flow
-    /// cost the flash ([`FlowFlash`]). Empty without flows.
-    flow_flash: FlowFlash,
-    /// When the ramp (`sim.ramp_time`) ends and the statistics start; MAX
-    /// when there is none or it is over.
-    ramp_end: SimTime,
+    /// The rest of the measured phase's statistics, and where the phase
+    /// begins and ends (`report.rs`).
+    stats: PhaseStats,
 }
 
 impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, O, StdHw> {
@@ -234,7 +214,6 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         let consts = Consts::new(&settings, &hw);
         Simulation {
             fl: FlashSched::new(g, &consts),
-            cache_counts: [0; 2],
             consts,
             hw,
             flash: FlashArray::new(g),
@@ -264,23 +243,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             idle_check: None,
             counters: Counters::default(),
             lat: Latencies::default(),
-            ftl_before: FtlStats::default(),
-            work: FtlWork::default(),
-            cpu_ns: 0,
-            link_ns: 0,
-            last_done: SimTime::ZERO,
-            pre: PreconditionOutcome::default(),
-            notes: Default::default(),
-            draining: false,
-            drain_ns: 0,
-            busy_at_drain: None,
-            start: SimTime::ZERO,
-            flow_flash: FlowFlash::new(&settings),
-            ramp_end: settings
-                .config
-                .sim
-                .ramp_time
-                .map_or(SimTime(u64::MAX), |r| SimTime(r.0)),
+            stats: PhaseStats::new(&settings),
             settings,
             ftl,
             src,
@@ -312,8 +275,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         self.front.restart(src.timing(), self.settings.block.plug);
         self.src = src;
         self.reset_stats(self.now);
-        self.draining = false;
-        self.busy_at_drain = None;
+        self.stats.draining = false;
+        self.stats.busy_at_drain = None;
     }
 
     /// Start the statistics of the measured phase again at `at` (now, or
@@ -321,15 +284,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// happened in between).
     fn reset_stats(&mut self, at: SimTime) {
         self.counters = Counters::default();
-        self.flow_flash.restart();
+        self.stats.restart(at);
         self.hw.nand.restart_stats();
-        self.cache_counts = [0; 2];
         self.lat = Latencies::default();
-        self.work = FtlWork::default();
-        self.cpu_ns = 0;
-        self.link_ns = 0;
-        self.start = at;
-        self.last_done = at;
         self.front.qd_since = at;
         self.front.host_end = at;
         self.fl.restart_busy(self.now);
@@ -340,18 +297,18 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// source's own statistics and request count start again.
     #[cold]
     fn end_ramp(&mut self) {
-        let at = self.ramp_end;
-        self.ramp_end = SimTime(u64::MAX);
+        let at = self.stats.ramp_end;
+        self.stats.ramp_end = SimTime(u64::MAX);
         self.reset_stats(at);
         self.obs.measure_start(at);
-        self.ftl_before = self.ftl.stats();
+        self.stats.ftl_before = self.ftl.stats();
         self.src.ramp_over(at, self.front.handed());
     }
 
     /// Whether a ramp (`sim.ramp_time`) was configured and the run has not
     /// reached its end: the statistics then still hold the ramp.
     pub fn in_ramp(&self) -> bool {
-        self.ramp_end != SimTime(u64::MAX)
+        self.stats.ramp_end != SimTime(u64::MAX)
     }
 
     // -------------------------------------------------------- preconditioning
@@ -359,7 +316,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// Run the measured phase (after `precondition`) and build the report.
     pub fn run(&mut self) -> Result<Report, SimError> {
         let started = Instant::now();
-        self.ftl_before = self.ftl.stats();
+        self.stats.ftl_before = self.ftl.stats();
         let limit = self.settings.config.sim.time_limit.map(|d| SimTime(d.0));
         match self.front.timing {
             Timing::ClosedLoop { depth } => {
@@ -396,7 +353,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             }
             debug_assert!(t >= self.now, "time went backwards");
             self.now = t;
-            if t >= self.ramp_end {
+            if t >= self.stats.ramp_end {
                 self.end_ramp();
             }
             events += 1;
@@ -425,11 +382,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 if !self.settings.config.sim.drain {
                     break;
                 }
-                if !self.draining {
-                    self.draining = true;
-                    self.busy_at_drain = Some(self.busy_until_cut(self.last_done));
+                if !self.stats.draining {
+                    self.stats.draining = true;
+                    self.stats.busy_at_drain = Some(self.busy_until_cut(self.stats.last_done));
                     self.report_started_ops();
-                    self.obs.drain_start(self.last_done);
+                    self.obs.drain_start(self.stats.last_done);
                     // Work that waits for the end of the workload
                     // (ftl.drain_merge) may now run in idle time.
                     self.cx.draining = true;
@@ -465,17 +422,17 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             // Cut by the time limit: say how many requests it left unfinished
             // (they are in no statistic).
             if self.front.hosts.live > 0 {
-                *self.notes_mut("time_limit_requests_unfinished") += self.front.hosts.live as u64;
+                *self.stats.note("time_limit_requests_unfinished") += self.front.hosts.live as u64;
             }
             // Utilization covers the measured phase: what is booked past the
             // cut (a host-link transfer, CPU work, a die's running operation)
             // counts up to the cut only.
-            if self.busy_at_drain.is_none() {
-                self.busy_at_drain = Some(self.busy_until_cut(self.now));
+            if self.stats.busy_at_drain.is_none() {
+                self.stats.busy_at_drain = Some(self.busy_until_cut(self.now));
             }
             self.now
         } else {
-            self.last_done.max(self.front.host_end)
+            self.stats.last_done.max(self.front.host_end)
         };
         if self.front.dev_inflight > 0 {
             self.obs
@@ -483,12 +440,12 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         }
         // With sim.drain the simulation went on until in-flight and idle-time GC
         // finished; the measured phase still ends at the last completion.
-        let sim_end = if self.draining {
+        let sim_end = if self.stats.draining {
             self.now.max(end)
         } else {
             end
         };
-        self.drain_ns = sim_end.0 - end.0;
+        self.stats.drain_ns = sim_end.0 - end.0;
         self.report_started_ops();
         self.obs.finish(sim_end);
         self.counters.events = events;

@@ -7,8 +7,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// Turn the plan in `cx` into jobs and transactions owned by command `c`
     /// (NONE: background work, released at once).
     pub(super) fn commit_plan(&mut self, c: u32) {
-        if !self.flow_flash.owner.is_empty() {
-            self.flow_flash.count(&self.cx.plan.ops);
+        if !self.stats.flow_flash.owner.is_empty() {
+            self.stats.flow_flash.count(&self.cx.plan.ops);
         }
         // Apply every op to the flash array in the FTL's order (its state order),
         // recording each op's block epoch so that the dies execute programs and

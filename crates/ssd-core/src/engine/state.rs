@@ -232,7 +232,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 .iter()
                 .map(|b| (b.plan_epoch, b.exec_epoch, b.exec_wp))
                 .collect(),
-            outcome: self.pre.clone(),
+            outcome: self.stats.pre.clone(),
         }
     }
 
@@ -252,7 +252,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 .iter()
                 .map(|b| (b.plan_epoch, b.exec_epoch, b.exec_wp))
                 .collect(),
-            outcome: &self.pre,
+            outcome: &self.stats.pre,
         };
         write_state(&state, w, shape)
     }
@@ -289,11 +289,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         self.cx.rng = self.measured_rng();
         self.cx.plan.clear();
         self.cx.work = FtlWork::default();
-        self.ftl_before = self.ftl.stats();
-        self.pre = s.outcome;
-        self.pre.wall_s = wall_s;
-        if self.settings.config.sim.precondition == Precondition::Steady && !self.pre.steady {
-            *self.notes_mut("precondition_steady_state_not_reached") = 1;
+        self.stats.ftl_before = self.ftl.stats();
+        self.stats.pre = s.outcome;
+        self.stats.pre.wall_s = wall_s;
+        if self.settings.config.sim.precondition == Precondition::Steady && !self.stats.pre.steady {
+            *self.stats.note("precondition_steady_state_not_reached") = 1;
         }
         Ok(())
     }
