@@ -146,25 +146,13 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: 
     /// The host front end: the block layer's requests and the device queue
     /// (`host.rs`).
     front: Front,
-    link_free: SimTime,
-    cpu_free: SimTime,
     /// The flash scheduler: jobs, transactions, per-block execution
     /// order, dies and channels (`flash.rs`).
     fl: FlashSched,
     cx: FtlCtx,
-    wbuf: Option<WriteBuffer>,
-    /// The write-back buffer's flash side (`dram.flush = "evict-lru"`):
-    /// evicted pages whose programs have not ended, the most that may be
-    /// (one page a plane: `WriteBack::new`), the jobs holding them and the
-    /// commands waiting for them.
-    wback: WriteBack,
-    bg_jobs: u32,
-    bg_enabled: bool,
-    /// The idle detector (`ftl.gc_idle_after`): how long the device must be
-    /// idle before idle-time work starts, and the `IdleCheck` booked for the
-    /// current idle period.
-    idle_after: Dur,
-    idle_check: Option<SimTime>,
+    /// The controller: the host link's and the CPU's bookings, the DRAM
+    /// write buffer, idle-time work (`controller.rs`).
+    ctl: CtrlState,
     // stats
     /// Counters of the measured phase.
     pub counters: Counters,
@@ -209,7 +197,6 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         settings.fit_dram(ftl.mapping_table_bytes());
         let g = settings.geometry;
         let c = &settings.config;
-        let wb_pages = (c.dram.write_buffer.0 / g.page_size as u64) as usize;
         let timing = src.timing();
         let consts = Consts::new(&settings, &hw);
         Simulation {
@@ -220,27 +207,13 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             q: EventQueue::default(),
             now: SimTime::ZERO,
             front: Front::new(&settings, timing),
-            link_free: SimTime::ZERO,
-            cpu_free: SimTime::ZERO,
             // The measured phase's stream (`measured_rng`); preconditioning
             // draws from its own.
             cx: FtlCtx::new(
                 SimRng::from_seed_label(c.sim.seed, "ftl"),
                 g.total_dies() as usize,
             ),
-            wbuf: if wb_pages > 0 {
-                Some(WriteBuffer::new(wb_pages))
-            } else {
-                None
-            },
-            wback: WriteBack::new(
-                wb_pages > 0 && c.dram.flush == FlushPolicy::EvictLru,
-                g.total_planes(),
-            ),
-            bg_jobs: 0,
-            bg_enabled: c.ftl.background_gc_blocks > 0,
-            idle_after: c.ftl.gc_idle_after,
-            idle_check: None,
+            ctl: CtrlState::new(&settings),
             counters: Counters::default(),
             lat: Latencies::default(),
             stats: PhaseStats::new(&settings),
@@ -347,7 +320,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 // earlier: not an instant of the run.
                 continue;
             }
-            if ev == Ev::IdleCheck && self.idle_check != Some(t) {
+            if ev == Ev::IdleCheck && self.ctl.idle_check != Some(t) {
                 // An idle period that ended before its wait did.
                 continue;
             }
@@ -374,7 +347,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                     self.pump_host();
                 }
                 Ev::IdleCheck => {
-                    self.idle_check = None;
+                    self.ctl.idle_check = None;
                     self.maybe_background();
                 }
             }
@@ -391,7 +364,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                     // (ftl.drain_merge) may now run in idle time.
                     self.cx.draining = true;
                     if self.settings.config.ftl.drain_merge {
-                        self.bg_enabled = true;
+                        self.ctl.bg_enabled = true;
                     }
                     self.maybe_background();
                 }

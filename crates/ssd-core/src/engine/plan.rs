@@ -132,7 +132,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             if gating {
                 self.front.cmds[c].pending += 1;
             } else {
-                self.bg_jobs += 1;
+                self.ctl.bg_jobs += 1;
             }
             if c != NONE {
                 if last_job == NONE {
@@ -399,8 +399,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         if job.gating {
             self.cmd_job_done(job.cmd);
         } else {
-            self.bg_jobs -= 1;
-            if !self.wback.jobs.is_empty() {
+            self.ctl.bg_jobs -= 1;
+            if !self.ctl.wback.jobs.is_empty() {
                 self.write_back_done(j);
             }
             self.maybe_background();

@@ -244,8 +244,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 })
                 .collect(),
             // Saturating: `restart` zeroes the counters, not what is booked.
-            cpu: self.stats.cpu_ns.saturating_sub(past(self.cpu_free)),
-            link: self.stats.link_ns.saturating_sub(past(self.link_free)),
+            cpu: self.stats.cpu_ns.saturating_sub(past(self.ctl.cpu_free)),
+            link: self.stats.link_ns.saturating_sub(past(self.ctl.link_free)),
         }
     }
 
