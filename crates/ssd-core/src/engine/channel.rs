@@ -258,22 +258,8 @@ mod tests {
             phase: Phase::Cmd,
             kind,
             purpose,
-            batch_job: [NONE; MAX_PLANES],
-            batch_txn: [NONE; MAX_PLANES],
             n: 1,
-            hi: DieQueue::default(),
-            lo: DieQueue::default(),
-            bg: DieQueue::default(),
-            starved: 0,
-            batch_start: SimTime::ZERO,
-            xfer: (XferKind::Command, 0, SimTime::ZERO),
-            array_start: SimTime::ZERO,
-            array_end: SimTime::ZERO,
-            unreported: 0,
-            busy_ns: 0,
-            ch: 0,
-            blk: 0,
-            pg: 0,
+            ..Die::idle(0)
         }
     }
 

@@ -1,7 +1,9 @@
-//! Flash-side state: transactions, jobs, per-block execution order (parking),
-//! dies with their queues and multi-plane partner search, channels. (Over
-//! 800 lines with the unit tests of the die queue and the partner search,
-//! which need these private types; the code itself is about 640.)
+//! The flash scheduler: its state (`FlashSched`: transactions, jobs,
+//! per-block execution order (parking), dies with their queues, channels)
+//! and the free functions on its tables (readiness, wake-ups, multi-plane
+//! partner search, die queues). (Over 800 lines with the unit tests of the
+//! die queue and the partner search, which need these private types; the
+//! code itself is about 800.)
 
 use super::*;
 
@@ -36,7 +38,7 @@ pub(super) fn txn_ready(blk: &[BlockExec], txns: &[Txn], t: u32) -> bool {
     can_start(&blk[tx.blk as usize], tx)
 }
 
-/// The block state at which `tx` may start (see [`Simulation::trigger`]).
+/// The block state at which `tx` may start (see [`FlashSched::trigger`]).
 #[inline(always)]
 pub(super) fn trigger_of(tx: &Txn) -> u64 {
     let x = match tx.kind {
@@ -46,7 +48,7 @@ pub(super) fn trigger_of(tx: &Txn) -> u64 {
     trigger_key(tx.epoch, x)
 }
 
-/// [`Simulation::trigger`] on the transactions alone.
+/// [`FlashSched::trigger`] on the transactions alone.
 #[inline(always)]
 pub(super) fn txn_trigger(txns: &[Txn], t: u32) -> u64 {
     trigger_of(&txns[t as usize])
@@ -337,27 +339,7 @@ impl FlashSched {
             txns: Runs::default(),
             jobs: Slab::default(),
             dies: (0..g.total_dies())
-                .map(|d| Die {
-                    ch: g.channel_of_die(DieId(d)).0,
-                    blk: 0,
-                    pg: 0,
-                    phase: Phase::Idle,
-                    kind: OpKind::Read,
-                    purpose: Purpose::Host,
-                    batch_job: [NONE; MAX_PLANES],
-                    batch_txn: [NONE; MAX_PLANES],
-                    n: 0,
-                    hi: DieQueue::default(),
-                    lo: DieQueue::default(),
-                    bg: DieQueue::default(),
-                    starved: 0,
-                    batch_start: SimTime::ZERO,
-                    xfer: (XferKind::Command, 0, SimTime::ZERO),
-                    array_start: SimTime::ZERO,
-                    array_end: SimTime::ZERO,
-                    unreported: 0,
-                    busy_ns: 0,
-                })
+                .map(|d| Die::idle(g.channel_of_die(DieId(d)).0))
                 .collect(),
             chans: (0..g.channels).map(|_| Chan::default()).collect(),
             blk: (0..g.total_blocks())
@@ -634,7 +616,7 @@ pub(super) struct BlockExec {
     pub(super) exec_wp: u32,
     pub(super) die: u16,
     pub(super) plane: u8,
-    /// `LATE_READS`: epochs with reads in `Simulation::late_reads` (see
+    /// `LATE_READS`: epochs with reads in `FlashSched::late_reads` (see
     /// `reads`); `STARVING`: a foreground program waits for the block's
     /// erase (see `Die::starved`).
     pub(super) late: u8,
@@ -643,7 +625,7 @@ pub(super) struct BlockExec {
     /// GC waits for a victim's ongoing user reads), so a read never finds its
     /// page erased under it. A read planned two or more erases ahead of the
     /// executed epoch would share a count with an erase still to run: it is
-    /// counted in `Simulation::late_reads` until that erase has run.
+    /// counted in `FlashSched::late_reads` until that erase has run.
     pub(super) reads: [u32; 2],
 }
 
@@ -697,7 +679,7 @@ pub(super) struct Die {
     /// these (a job's transactions are freed with its run).
     pub(super) batch_job: [u32; MAX_PLANES],
     /// The running batch's transactions (read back only when a batch of
-    /// translation reads completes: see `Simulation::tp_reads`).
+    /// translation reads completes: see `FlashSched::tp_reads`).
     pub(super) batch_txn: [u32; MAX_PLANES],
     pub(super) n: u8,
     pub(super) hi: DieQueue,
@@ -723,6 +705,33 @@ pub(super) struct Die {
     /// an erase: the pages written in the block when it was planned).
     pub(super) blk: u32,
     pub(super) pg: u16,
+}
+
+impl Die {
+    /// An idle die on channel `ch`, its queues empty.
+    pub(super) fn idle(ch: u32) -> Die {
+        Die {
+            ch,
+            blk: 0,
+            pg: 0,
+            phase: Phase::Idle,
+            kind: OpKind::Read,
+            purpose: Purpose::Host,
+            batch_job: [NONE; MAX_PLANES],
+            batch_txn: [NONE; MAX_PLANES],
+            n: 0,
+            hi: DieQueue::default(),
+            lo: DieQueue::default(),
+            bg: DieQueue::default(),
+            starved: 0,
+            batch_start: SimTime::ZERO,
+            xfer: (XferKind::Command, 0, SimTime::ZERO),
+            array_start: SimTime::ZERO,
+            array_end: SimTime::ZERO,
+            unreported: 0,
+            busy_ns: 0,
+        }
+    }
 }
 
 /// How long die `d`'s batch, whose array phase starts at `start`, keeps it

@@ -25,7 +25,7 @@ pub(super) const XFER: u8 = 1;
 pub(super) const OP: u8 = 2;
 
 /// How many host requests the engine reads ahead of the one it issues (see
-/// `Simulation::ahead`; a power of two).
+/// `Front::ahead`; a power of two).
 pub(super) const AHEAD: usize = 8;
 
 /// The requests read ahead: a fixed ring (index arithmetic is a mask).
@@ -250,7 +250,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         }
     }
 
-    /// The next request of the source (see `ahead`). Each request read ahead
+    /// The next request of the source (see `Front::ahead`). Each request read ahead
     /// is hinted to the FTL three times as it comes closer: step 2 when it is
     /// read (`AHEAD` requests before its turn), step 1 halfway, step 0 one
     /// request before.
