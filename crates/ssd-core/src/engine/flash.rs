@@ -427,6 +427,48 @@ impl FlashSched {
         }
     }
 
+    /// Busy nanoseconds of each die and channel up to `cut` (not after
+    /// now): what is booked or running past it is left out.
+    pub(super) fn busy_until_cut(&self, cut: SimTime) -> (Vec<u64>, Vec<u64>) {
+        let past = |t: SimTime| t.0.saturating_sub(cut.0);
+        let dies = self
+            .dies
+            .iter()
+            .map(|d| match d.phase {
+                // A batch adds its whole time when it completes.
+                Phase::Idle => d.busy_ns,
+                _ => d.busy_ns + cut.0.saturating_sub(d.batch_start.0),
+            })
+            .collect();
+        let chans = self
+            .chans
+            .iter()
+            .map(|c| {
+                // Transfers add their whole time when they are booked.
+                let out = if c.out {
+                    past(c.out_end) - past(c.out_start)
+                } else {
+                    0
+                };
+                c.busy_ns.saturating_sub(past(c.busy_until) + out)
+            })
+            .collect();
+        (dies, chans)
+    }
+
+    /// Busy nanoseconds of each die and channel at `now`, the end of the
+    /// run: a data-out booked with its read (a channel to one die) counts
+    /// once it has begun, as one booked when the read ends would.
+    pub(super) fn busy_now(&self, now: SimTime) -> (Vec<u64>, Vec<u64>) {
+        let dies = self.dies.iter().map(|d| d.busy_ns).collect();
+        let chans = self
+            .chans
+            .iter()
+            .map(|c| c.busy_ns - c.unstarted_out(now))
+            .collect();
+        (dies, chans)
+    }
+
     /// The measured phase starts again at `now`: the dies' and channels'
     /// busy times restart (a data-out booked with its read and not begun
     /// yet belongs to the new phase, as it would if booked when the read

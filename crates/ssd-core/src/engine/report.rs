@@ -218,31 +218,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// `cut` (not after `now`): what is booked or running past it is left out.
     pub(super) fn busy_until_cut(&self, cut: SimTime) -> BusyTimes {
         let past = |t: SimTime| t.0.saturating_sub(cut.0);
+        let (dies, chans) = self.fl.busy_until_cut(cut);
         BusyTimes {
-            dies: self
-                .fl
-                .dies
-                .iter()
-                .map(|d| match d.phase {
-                    // A batch adds its whole time when it completes.
-                    Phase::Idle => d.busy_ns,
-                    _ => d.busy_ns + cut.0.saturating_sub(d.batch_start.0),
-                })
-                .collect(),
-            chans: self
-                .fl
-                .chans
-                .iter()
-                .map(|c| {
-                    // Transfers add their whole time when they are booked.
-                    let out = if c.out {
-                        past(c.out_end) - past(c.out_start)
-                    } else {
-                        0
-                    };
-                    c.busy_ns.saturating_sub(past(c.busy_until) + out)
-                })
-                .collect(),
+            dies,
+            chans,
             // Saturating: `restart` zeroes the counters, not what is booked.
             cpu: self.stats.cpu_ns.saturating_sub(past(self.ctl.cpu_free)),
             link: self.stats.link_ns.saturating_sub(past(self.ctl.link_free)),
@@ -386,17 +365,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         let busy = match &self.stats.busy_at_drain {
             Some(b) => b,
             None => {
+                let (dies, chans) = self.fl.busy_now(self.now);
                 totals = BusyTimes {
-                    dies: self.fl.dies.iter().map(|d| d.busy_ns).collect(),
-                    // A data-out booked with its read (a channel to one die)
-                    // counts once it has begun, as one booked when the read
-                    // ends would.
-                    chans: self
-                        .fl
-                        .chans
-                        .iter()
-                        .map(|c| c.busy_ns - c.unstarted_out(self.now))
-                        .collect(),
+                    dies,
+                    chans,
                     cpu: self.stats.cpu_ns,
                     link: self.stats.link_ns,
                 };
