@@ -85,11 +85,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// the cache register holds a read's page only reads start.
     #[inline(never)]
     pub(super) fn die_start_cached(&mut self, d: u32) {
-        let die = &self.dies[d as usize];
+        let die = &self.fl.dies[d as usize];
         if die.phase != Phase::Idle {
             return;
         }
-        match self.slots[d as usize].state {
+        match self.fl.slots[d as usize].state {
             SlotState::Empty => {}
             SlotState::ProgLoaded => return self.promote(d),
             // Promoted when its data-in is booked.
@@ -108,28 +108,28 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// waits, and ask for the channel for its command and data-in.
     #[inline(never)]
     pub(super) fn cache_load_next(&mut self, d: u32) {
-        if self.slots[d as usize].state != SlotState::Empty {
+        if self.fl.slots[d as usize].state != SlotState::Empty {
             return;
         }
-        let die = &mut self.dies[d as usize];
+        let die = &mut self.fl.dies[d as usize];
         if !die.hi.is_empty() || die.lo.is_empty() {
             return;
         }
-        let (blk, unparked) = (&mut self.blk[..], &mut self.unparked);
-        let txns = &mut self.txns.items[..];
+        let (blk, unparked) = (&mut self.fl.blk[..], &mut self.fl.unparked);
+        let txns = &mut self.fl.txns.items[..];
         let q = &mut die.lo;
         let head = q.get(0);
         if txns[head as usize].kind != OpKind::Program {
             return;
         }
         q.pop_front();
-        let slot = &mut self.slots[d as usize];
+        let slot = &mut self.fl.slots[d as usize];
         let woke = txn_started_one(blk, txns, unparked, head);
         let h = txns[head as usize];
         slot.batch_job[0] = h.job;
         slot.batch_txn[0] = head;
         let mut n = 1usize;
-        if self.multiplane {
+        if self.consts.multiplane {
             let picks;
             (n, picks) = start_partners(
                 q,
@@ -137,14 +137,14 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 blk,
                 unparked,
                 &h,
-                self.planes as usize,
-                self.page_mask,
+                self.consts.planes as usize,
+                self.consts.page_mask,
                 &mut slot.batch_job,
                 &mut slot.batch_txn,
             );
             remove_picked!(q, picks);
         }
-        queue_woken!(die, self.prio_reads, txns, unparked, woke);
+        queue_woken!(die, self.consts.prio_reads, txns, unparked, woke);
         slot.state = SlotState::ProgWaiting;
         slot.purpose = Some(h.purpose);
         slot.n = n as u8;
@@ -158,8 +158,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
 
     /// Ask for die `d`'s channel for its cache register's transfer.
     fn request_slot_channel(&mut self, d: u32) {
-        let ch = self.dies[d as usize].ch;
-        let c = &mut self.chans[ch as usize];
+        let ch = self.fl.dies[d as usize].ch;
+        let c = &mut self.fl.chans[ch as usize];
         if c.is_free(self.now) {
             return self.grant_slot(ch, d);
         }
@@ -177,14 +177,14 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     #[inline(never)]
     pub(super) fn grant_slot(&mut self, ch: u32, d: u32) {
         let now = self.now;
-        let slot = &mut self.slots[d as usize];
+        let slot = &mut self.fl.slots[d as usize];
         let n = slot.n as u64;
         let purpose = slot.purpose.unwrap_or(Purpose::Host);
-        let c = &mut self.chans[ch as usize];
+        let c = &mut self.fl.chans[ch as usize];
         match slot.state {
             SlotState::ProgWaiting => {
-                let dur = bus_cmd(self.bus_t, &self.hw.chan, OpKind::Program, n)
-                    + bus_data(self.bus_t, &self.hw.chan, n);
+                let dur = bus_cmd(self.consts.bus_t, &self.hw.chan, OpKind::Program, n)
+                    + bus_data(self.consts.bus_t, &self.hw.chan, n);
                 let end = now + dur;
                 c.busy_ns += dur.0;
                 c.busy_until = end;
@@ -193,18 +193,18 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                     self.q.push(end, Ev::ChanFree(ch));
                 }
                 slot.state = SlotState::ProgLoaded;
-                slot.bytes = n * self.page;
+                slot.bytes = n * self.consts.page;
                 slot.xfer_start = now;
                 slot.xfer_end = end;
                 let (k, b) = (XferKind::DataIn, slot.bytes);
                 self.obs
                     .bus_xfer(ChannelId(ch), DieId(d), k, purpose, b, now, end);
-                if self.dies[d as usize].phase == Phase::Idle {
+                if self.fl.dies[d as usize].phase == Phase::Idle {
                     self.promote(d);
                 }
             }
             SlotState::ReadWaiting => {
-                let dur = bus_data(self.bus_t, &self.hw.chan, n);
+                let dur = bus_data(self.consts.bus_t, &self.hw.chan, n);
                 let end = now + dur;
                 c.busy_ns += dur.0;
                 c.out = true;
@@ -213,7 +213,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 c.owner = d | SLOT;
                 slot.state = SlotState::ReadOut;
                 self.q.push(end, Ev::ChanDone(ch));
-                let (k, b) = (XferKind::DataOut, n * self.page);
+                let (k, b) = (XferKind::DataOut, n * self.consts.page);
                 self.obs
                     .bus_xfer(ChannelId(ch), DieId(d), k, purpose, b, now, end);
             }
@@ -226,11 +226,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// then programs; the die loads its next program meanwhile.
     fn promote(&mut self, d: u32) {
         let now = self.now;
-        let slot = &mut self.slots[d as usize];
+        let slot = &mut self.fl.slots[d as usize];
         debug_assert_eq!(slot.state, SlotState::ProgLoaded);
         slot.state = SlotState::Empty;
         let s = *slot;
-        let die = &mut self.dies[d as usize];
+        let die = &mut self.fl.dies[d as usize];
         debug_assert_eq!(die.phase, Phase::Idle);
         die.kind = OpKind::Program;
         die.purpose = s.purpose.unwrap_or(Purpose::Host);
@@ -240,7 +240,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         die.blk = s.blk;
         die.pg = s.pg;
         die.batch_start = now;
-        let start = now.max(s.xfer_end) + self.cache.t_cbsy;
+        let start = now.max(s.xfer_end) + self.consts.cache.t_cbsy;
         let n = s.n as u64;
         let t = batch_time!(self, die, d, start, OpKind::Program, n);
         die.phase = Phase::Array;
@@ -249,7 +249,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         die.array_end = start + t;
         // Its data-in was reported when it was booked.
         die.unreported = OP;
-        self.cache_counts[0] += 1;
+        self.stats.cache_counts[0] += 1;
         self.q.push(start + t, Ev::DieDone(d));
         self.cache_load_next(d);
     }
@@ -262,11 +262,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// its page is clocked out of the page register at once, without a copy.
     #[inline(never)]
     pub(super) fn cache_read_step(&mut self, d: u32) -> bool {
-        match self.dies[d as usize].phase {
+        match self.fl.dies[d as usize].phase {
             Phase::Array => {
-                if self.slots[d as usize].state != SlotState::Empty {
+                if self.fl.slots[d as usize].state != SlotState::Empty {
                     self.report_array_op(d);
-                    self.dies[d as usize].phase = Phase::CacheWait;
+                    self.fl.dies[d as usize].phase = Phase::CacheWait;
                 } else if self.read_queued(d) {
                     self.report_array_op(d);
                     self.start_copy(d);
@@ -275,10 +275,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 }
             }
             Phase::CacheCopy => {
-                let die = &mut self.dies[d as usize];
+                let die = &mut self.fl.dies[d as usize];
                 die.phase = Phase::Idle;
                 die.busy_ns += self.now.0 - die.batch_start.0;
-                let slot = &mut self.slots[d as usize];
+                let slot = &mut self.fl.slots[d as usize];
                 debug_assert_eq!(slot.state, SlotState::Empty);
                 slot.state = SlotState::ReadWaiting;
                 slot.purpose = Some(die.purpose);
@@ -287,7 +287,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 slot.batch_txn = die.batch_txn;
                 slot.blk = die.blk;
                 slot.pg = die.pg;
-                self.cache_counts[1] += 1;
+                self.stats.cache_counts[1] += 1;
                 // The next read's command goes first, then the page's data-out.
                 self.die_start(d);
                 self.request_slot_channel(d);
@@ -299,7 +299,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
 
     /// Whether die `d`'s next batch would be a read.
     fn read_queued(&self, d: u32) -> bool {
-        let die = &self.dies[d as usize];
+        let die = &self.fl.dies[d as usize];
         let Some(sel) = next_queue(die, false) else {
             return false;
         };
@@ -309,14 +309,14 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             QueueSel::Bg => &die.bg,
         };
         let t = q.get(0);
-        self.txns.items[t as usize].kind == OpKind::Read
+        self.fl.txns.items[t as usize].kind == OpKind::Read
     }
 
     /// Die `d`'s read page moves to its (free) cache register now.
     fn start_copy(&mut self, d: u32) {
-        let die = &mut self.dies[d as usize];
+        let die = &mut self.fl.dies[d as usize];
         die.phase = Phase::CacheCopy;
-        let end = self.now + self.cache.t_dcbsyr;
+        let end = self.now + self.consts.cache.t_dcbsyr;
         die.array_end = end;
         self.q.push(end, Ev::DieDone(d));
     }
@@ -326,7 +326,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// register, or for whatever the die has queued.
     #[inline(never)]
     pub(super) fn cache_out_done(&mut self, d: u32) {
-        let slot = &mut self.slots[d as usize];
+        let slot = &mut self.fl.slots[d as usize];
         debug_assert_eq!(slot.state, SlotState::ReadOut);
         slot.state = SlotState::Empty;
         let s = *slot;
@@ -336,7 +336,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         }
         let waiters = s.purpose == Some(Purpose::Translation);
         if waiters {
-            self.take_tp_waiters(&s.batch_txn[..n]);
+            self.fl.take_tp_waiters(&s.batch_txn[..n]);
         }
         self.cx.die_load[d as usize] -= n as u32;
         for &j in &s.batch_job[..n] {
@@ -345,7 +345,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         if waiters {
             self.finish_tp_waiters();
         }
-        match self.dies[d as usize].phase {
+        match self.fl.dies[d as usize].phase {
             Phase::CacheWait => self.start_copy(d),
             Phase::Idle => self.die_start(d),
             _ => {}
@@ -354,7 +354,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
 
     /// The cache commands' counts for the report (`hardware.nand`).
     pub(super) fn cache_report(&self, v: &mut serde_json::Value) {
-        v["cache_programs"] = serde_json::json!(self.cache_counts[0]);
-        v["cache_reads"] = serde_json::json!(self.cache_counts[1]);
+        v["cache_programs"] = serde_json::json!(self.stats.cache_counts[0]);
+        v["cache_reads"] = serde_json::json!(self.stats.cache_counts[1]);
     }
 }

@@ -5,14 +5,14 @@ use super::*;
 impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulation<F, S, Q, O, H> {
     #[inline(always)]
     pub(super) fn request_channel(&mut self, d: u32) {
-        let ch = self.dies[d as usize].ch;
+        let ch = self.fl.dies[d as usize].ch;
         let now = self.now;
-        if self.exclusive {
+        if self.consts.exclusive {
             // The channel serves this die alone, which was busy until now.
-            debug_assert!(self.chans[ch as usize].is_free(now));
+            debug_assert!(self.fl.chans[ch as usize].is_free(now));
             return self.grant(ch, d);
         }
-        let c = &mut self.chans[ch as usize];
+        let c = &mut self.fl.chans[ch as usize];
         if !c.is_free(now) {
             c.waiters.push_back(d);
             if !c.out && !c.wake {
@@ -28,29 +28,29 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// Give channel `ch` (free now) to die `d` for its pending transfer.
     #[inline(always)]
     pub(super) fn grant(&mut self, ch: u32, d: u32) {
-        if self.exclusive && self.dies[d as usize].kind == OpKind::Read {
+        if self.consts.exclusive && self.fl.dies[d as usize].kind == OpKind::Read {
             return self.grant_read_alone(ch, d);
         }
         let now = self.now;
-        let die = &mut self.dies[d as usize];
+        let die = &mut self.fl.dies[d as usize];
         let n = die.n as u64;
         let (dur, kind, bytes) = match die.phase {
             Phase::Cmd => (
-                bus_cmd(self.bus_t, &self.hw.chan, die.kind, n),
+                bus_cmd(self.consts.bus_t, &self.hw.chan, die.kind, n),
                 XferKind::Command,
                 self.settings.config.nand.cmd_addr_bytes as u64,
             ),
             Phase::DataIn => (
-                bus_cmd(self.bus_t, &self.hw.chan, die.kind, n)
-                    + bus_data(self.bus_t, &self.hw.chan, n),
+                bus_cmd(self.consts.bus_t, &self.hw.chan, die.kind, n)
+                    + bus_data(self.consts.bus_t, &self.hw.chan, n),
                 XferKind::DataIn,
-                n * self.page,
+                n * self.consts.page,
             ),
             Phase::DataOut => return self.grant_data_out(ch, d),
             p => unreachable!("die {d} asked for the channel in phase {p:?}"),
         };
         let end = now + dur;
-        let c = &mut self.chans[ch as usize];
+        let c = &mut self.fl.chans[ch as usize];
         c.busy_ns += dur.0;
         // Command (and data-in) cycles end at `end`; the array operation follows.
         c.busy_until = end;
@@ -67,7 +67,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         die.unreported = XFER | OP;
         let program = die.kind == OpKind::Program;
         self.q.push(end + t, Ev::DieDone(d));
-        if self.cache.program && program {
+        if self.consts.cache.program && program {
             self.cache_load_next(d);
         }
     }
@@ -83,22 +83,22 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     #[inline(never)]
     pub(super) fn grant_read_alone(&mut self, ch: u32, d: u32) {
         let now = self.now;
-        let die = &mut self.dies[d as usize];
+        let die = &mut self.fl.dies[d as usize];
         debug_assert!(
             die.phase == Phase::Cmd,
             "die {d}: a read starts with its command"
         );
         let n = die.n as u64;
-        let cmd = bus_cmd(self.bus_t, &self.hw.chan, OpKind::Read, n);
+        let cmd = bus_cmd(self.consts.bus_t, &self.hw.chan, OpKind::Read, n);
         let (start, purpose) = (now + cmd, die.purpose);
         let end = start + batch_time!(self, die, d, start, OpKind::Read, n);
-        let out = bus_data(self.bus_t, &self.hw.chan, n);
+        let out = bus_data(self.consts.bus_t, &self.hw.chan, n);
         let out_end = end + out;
         die.phase = Phase::Array;
         die.array_start = start;
         die.array_end = end;
         die.unreported = 0;
-        let c = &mut self.chans[ch as usize];
+        let c = &mut self.fl.chans[ch as usize];
         debug_assert!(
             c.waiters.is_empty() && !c.out,
             "channel {ch} serves die {d} alone"
@@ -120,7 +120,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             n as u32,
             start,
             end,
-            n * self.page,
+            n * self.consts.page,
             out_end,
         );
     }
@@ -130,7 +130,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     #[inline(never)]
     pub(super) fn grant_data_out(&mut self, ch: u32, d: u32) {
         let (bytes, end) = self.book_data_out(ch, d);
-        let (now, purpose) = (self.now, self.dies[d as usize].purpose);
+        let (now, purpose) = (self.now, self.fl.dies[d as usize].purpose);
         self.obs.bus_xfer(
             ChannelId(ch),
             DieId(d),
@@ -146,27 +146,27 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// a `ChanDone`; returns its bytes and end.
     #[inline]
     pub(super) fn book_data_out(&mut self, ch: u32, d: u32) -> (u64, SimTime) {
-        let n = self.dies[d as usize].n as u64;
-        let dur = bus_data(self.bus_t, &self.hw.chan, n);
+        let n = self.fl.dies[d as usize].n as u64;
+        let dur = bus_data(self.consts.bus_t, &self.hw.chan, n);
         let end = self.now + dur;
-        let c = &mut self.chans[ch as usize];
+        let c = &mut self.fl.chans[ch as usize];
         c.busy_ns += dur.0;
         c.out = true;
         c.out_start = self.now;
         c.out_end = end;
         c.owner = d;
         self.q.push(end, Ev::ChanDone(ch));
-        (n * self.page, end)
+        (n * self.consts.page, end)
     }
 
     /// The command/data-in transfer booked on `ch` has ended: the next waiter
     /// gets the channel.
     pub(super) fn on_chan_free(&mut self, ch: u32) {
-        let c = &mut self.chans[ch as usize];
+        let c = &mut self.fl.chans[ch as usize];
         c.wake = false;
-        let w = match self.reads_first {
+        let w = match self.consts.reads_first {
             false => c.waiters.pop_front(),
-            true => pop_reads_first(&mut c.waiters, &self.dies, &self.slots),
+            true => pop_reads_first(&mut c.waiters, &self.fl.dies, &self.fl.slots),
         };
         if let Some(w) = w {
             self.grant_waiter(ch, w);
@@ -176,12 +176,12 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// A data-out transfer has ended: the die's batch (or the read in its
     /// cache register) is complete.
     pub(super) fn on_chan_done(&mut self, ch: u32) {
-        let c = &mut self.chans[ch as usize];
+        let c = &mut self.fl.chans[ch as usize];
         let d = c.owner;
         c.out = false;
-        let w = match self.reads_first {
+        let w = match self.consts.reads_first {
             false => c.waiters.pop_front(),
-            true => pop_reads_first(&mut c.waiters, &self.dies, &self.slots),
+            true => pop_reads_first(&mut c.waiters, &self.fl.dies, &self.fl.slots),
         };
         if let Some(w) = w {
             self.grant_waiter(ch, w);
@@ -258,22 +258,8 @@ mod tests {
             phase: Phase::Cmd,
             kind,
             purpose,
-            batch_job: [NONE; MAX_PLANES],
-            batch_txn: [NONE; MAX_PLANES],
             n: 1,
-            hi: DieQueue::default(),
-            lo: DieQueue::default(),
-            bg: DieQueue::default(),
-            starved: 0,
-            batch_start: SimTime::ZERO,
-            xfer: (XferKind::Command, 0, SimTime::ZERO),
-            array_start: SimTime::ZERO,
-            array_end: SimTime::ZERO,
-            unreported: 0,
-            busy_ns: 0,
-            ch: 0,
-            blk: 0,
-            pg: 0,
+            ..Die::idle(0)
         }
     }
 

@@ -150,6 +150,54 @@ impl WriteBack {
     }
 }
 
+/// The controller's state: when the host link and the CPU are free, the
+/// DRAM write buffer and its flash side, and idle-time work.
+pub(super) struct CtrlState {
+    /// The host link and the CPU are booked busy-until these.
+    pub(super) link_free: SimTime,
+    pub(super) cpu_free: SimTime,
+    /// The DRAM write buffer (`dram.write_buffer`), if any.
+    pub(super) wbuf: Option<WriteBuffer>,
+    /// The write-back buffer's flash side (`dram.flush = "evict-lru"`):
+    /// evicted pages whose programs have not ended, the most that may be
+    /// (one page a plane: `WriteBack::new`), the jobs holding them and the
+    /// commands waiting for them.
+    pub(super) wback: WriteBack,
+    /// Background (non-gating) jobs in flight, and whether idle-time work
+    /// is on (`ftl.background_gc_blocks`, or the drain's merge).
+    pub(super) bg_jobs: u32,
+    pub(super) bg_enabled: bool,
+    /// The idle detector (`ftl.gc_idle_after`): how long the device must be
+    /// idle before idle-time work starts, and the `IdleCheck` booked for the
+    /// current idle period.
+    pub(super) idle_after: Dur,
+    pub(super) idle_check: Option<SimTime>,
+}
+
+impl CtrlState {
+    pub(super) fn new(settings: &Settings) -> CtrlState {
+        let (g, c) = (settings.geometry, &settings.config);
+        let wb_pages = (c.dram.write_buffer.0 / g.page_size as u64) as usize;
+        CtrlState {
+            link_free: SimTime::ZERO,
+            cpu_free: SimTime::ZERO,
+            wbuf: if wb_pages > 0 {
+                Some(WriteBuffer::new(wb_pages))
+            } else {
+                None
+            },
+            wback: WriteBack::new(
+                wb_pages > 0 && c.dram.flush == FlushPolicy::EvictLru,
+                g.total_planes(),
+            ),
+            bg_jobs: 0,
+            bg_enabled: c.ftl.background_gc_blocks > 0,
+            idle_after: c.ftl.gc_idle_after,
+            idle_check: None,
+        }
+    }
+}
+
 impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulation<F, S, Q, O, H> {
     pub(super) fn start_cmd(&mut self, r: SchedReq) {
         let now = self.now;
@@ -167,33 +215,33 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             k.queue_time_dir_ns[d] += qt as u128;
             k.max_queue_time_dir_ns[d] = k.max_queue_time_dir_ns[d].max(qt);
         }
-        if self.dev_inflight == 0 {
-            self.active_since = now;
+        if self.front.dev_inflight == 0 {
+            self.front.active_since = now;
         }
-        self.dev_inflight += 1;
+        self.front.dev_inflight += 1;
         let bytes = r.sectors as u64 * SECTOR;
         // Host link: command (and write data) host -> device.
         let data_in = if r.op == IoOp::Write { bytes } else { 0 };
-        let lstart = self.link_free.max(now);
+        let lstart = self.ctl.link_free.max(now);
         let lend = lstart + self.hw.link.command_time(data_in);
-        self.link_free = lend;
-        self.link_ns += lend.0 - lstart.0;
+        self.ctl.link_free = lend;
+        self.stats.link_ns += lend.0 - lstart.0;
         self.obs.link_xfer(data_in, lstart, lend);
         // Controller: FTL work planned now (functional), timed on the CPU.
         self.cx.plan.clear();
         self.cx.work = FtlWork::default();
         self.cx.now = now;
-        let first = self.div_page.quot(r.lba * SECTOR);
+        let first = self.consts.div_page.quot(r.lba * SECTOR);
         let n = if r.sectors == 0 {
             0
         } else {
-            (self.div_page.quot(r.lba * SECTOR + bytes - 1) - first + 1) as u32
+            (self.consts.div_page.quot(r.lba * SECTOR + bytes - 1) - first + 1) as u32
         };
         let mut dram = 0u64;
         let mut evicted = 0u32;
         match r.op {
             IoOp::Read => {
-                if let Some(wb) = self.wbuf.as_mut() {
+                if let Some(wb) = self.ctl.wbuf.as_mut() {
                     let mut i = 0;
                     while i < n {
                         let l = first + i as u64;
@@ -216,10 +264,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             }
             IoOp::Write => {
                 self.counters.host_pages_written += n as u64;
-                if !self.flow_flash.owner.is_empty() {
-                    self.flow_flash.written(first, n, r.stream);
+                if !self.stats.flow_flash.owner.is_empty() {
+                    self.stats.flow_flash.written(first, n, r.stream);
                 }
-                match (self.wbuf.as_mut(), self.settings.config.dram.flush) {
+                match (self.ctl.wbuf.as_mut(), self.settings.config.dram.flush) {
                     (Some(wb), FlushPolicy::EvictLru) => {
                         for i in 0..n as u64 {
                             dram += 1;
@@ -246,7 +294,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 }
             }
             IoOp::Trim => {
-                if let Some(wb) = self.wbuf.as_mut() {
+                if let Some(wb) = self.ctl.wbuf.as_mut() {
                     for i in 0..n as u64 {
                         wb.remove(first + i);
                     }
@@ -255,7 +303,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             }
             IoOp::Flush => {
                 if let (Some(wb), FlushPolicy::EvictLru) =
-                    (self.wbuf.as_mut(), self.settings.config.dram.flush)
+                    (self.ctl.wbuf.as_mut(), self.settings.config.dram.flush)
                 {
                     for l in wb.drain_all() {
                         self.counters.wbuf_evictions += 1;
@@ -266,13 +314,13 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             }
         }
         let cpu_end = self.book_cpu(lend, dram);
-        let c = self.cmds.insert(Cmd {
+        let c = self.front.cmds.insert(Cmd {
             sreq: r,
             pending: 1,
             jobs: NONE,
         });
         self.commit_plan(c);
-        if self.wback.on && r.op != IoOp::Read {
+        if self.ctl.wback.on && r.op != IoOp::Read {
             self.write_back_room(c, r.op, evicted);
         }
         self.q.push_fifo(0, cpu_end, Ev::CmdReady(c));
@@ -285,9 +333,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     #[cold]
     #[inline(never)]
     pub(super) fn write_back_room(&mut self, c: u32, op: IoOp, evicted: u32) {
-        let wb = &mut self.wback;
-        if evicted > 0 && self.plan_jobs[0] != NONE {
-            wb.jobs.push((self.plan_jobs[0], evicted));
+        let wb = &mut self.ctl.wback;
+        if evicted > 0 && self.fl.plan_jobs[0] != NONE {
+            wb.jobs.push((self.fl.plan_jobs[0], evicted));
             wb.evicted += evicted as u64;
         }
         let need = match op {
@@ -297,7 +345,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         };
         if need > wb.done {
             wb.waiters.push((c, need));
-            self.cmds[c].pending += 1;
+            self.front.cmds[c].pending += 1;
         }
     }
 
@@ -306,17 +354,17 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     #[cold]
     #[inline(never)]
     pub(super) fn write_back_done(&mut self, j: u32) {
-        let wb = &mut self.wback;
+        let wb = &mut self.ctl.wback;
         let Some(i) = wb.jobs.iter().position(|&(x, _)| x == j) else {
             return;
         };
         wb.done += wb.jobs.swap_remove(i).1 as u64;
         let done = wb.done;
         let mut k = 0;
-        while k < self.wback.waiters.len() {
-            let (c, need) = self.wback.waiters[k];
+        while k < self.ctl.wback.waiters.len() {
+            let (c, need) = self.ctl.wback.waiters[k];
             if need <= done {
-                self.wback.waiters.remove(k);
+                self.ctl.wback.waiters.remove(k);
                 self.cmd_job_done(c);
             } else {
                 k += 1;
@@ -330,18 +378,18 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// accesses), and tell the observer what the pass was for.
     pub(super) fn book_cpu(&mut self, ready: SimTime, extra_dram: u64) -> SimTime {
         let w = self.cx.work;
-        self.work.add(&w);
+        self.stats.work.add(&w);
         let cycles = self.hw.ctrl.cycles(&w, true);
         let dram_n = w.dram_total() + extra_dram;
-        self.work.dram_accesses += extra_dram;
-        let mut start = self.cpu_free.max(ready);
+        self.stats.work.dram_accesses += extra_dram;
+        let mut start = self.ctl.cpu_free.max(ready);
         // The CPU last had work at the end of the last busy period or of
         // background firmware work, whichever is later.
-        if self.dev_inflight == 1 {
+        if self.front.dev_inflight == 1 {
             if let Some(wake) = self
                 .hw
                 .ctrl
-                .wakeup(ready, self.idle_since.max(self.cpu_free))
+                .wakeup(ready, self.front.idle_since.max(self.ctl.cpu_free))
             {
                 let wend = start + wake;
                 self.obs.cpu_wakeup(start, wend);
@@ -362,33 +410,33 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             &self.hw.ctrl.cycles_by_activity(&w, true),
             &w.dram_by_activity(extra_dram),
         );
-        self.cpu_ns += end.0 - start.0;
-        self.cpu_free = end;
+        self.stats.cpu_ns += end.0 - start.0;
+        self.ctl.cpu_free = end;
         end
     }
 
     pub(super) fn on_cmd_ready(&mut self, c: u32) {
-        let mut j = self.cmds[c].jobs;
+        let mut j = self.front.cmds[c].jobs;
         while j != NONE {
-            let next = self.jobs[j].next_release;
+            let next = self.fl.jobs[j].next_release;
             self.release_stage(j);
             j = next;
         }
-        self.cmds[c].jobs = NONE;
+        self.front.cmds[c].jobs = NONE;
         self.cmd_job_done(c);
     }
 
     pub(super) fn cmd_job_done(&mut self, c: u32) {
-        let cmd = &mut self.cmds[c];
+        let cmd = &mut self.front.cmds[c];
         cmd.pending -= 1;
         if cmd.pending == 0 {
             let r = cmd.sreq;
             if r.op == IoOp::Read {
                 let bytes = r.sectors as u64 * SECTOR;
-                let s = self.link_free.max(self.now);
+                let s = self.ctl.link_free.max(self.now);
                 let e = s + self.hw.link.read_data_time(bytes);
-                self.link_free = e;
-                self.link_ns += e.0 - s.0;
+                self.ctl.link_free = e;
+                self.stats.link_ns += e.0 - s.0;
                 self.obs.link_xfer(bytes, s, e);
                 self.q.push_fifo(1, e, Ev::CmdComplete(c));
             } else {
@@ -405,20 +453,20 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// idle that long first: an `IdleCheck` is booked for the moment the wait
     /// ends, and a request before it starts the wait over.
     pub(super) fn maybe_background(&mut self) {
-        if !self.bg_enabled || self.dev_inflight > 0 || !self.sched.is_empty() {
+        if !self.ctl.bg_enabled || self.front.dev_inflight > 0 || !self.sched.is_empty() {
             return;
         }
-        if !self.idle_after.is_zero() {
-            let due = self.idle_since + self.idle_after;
+        if !self.ctl.idle_after.is_zero() {
+            let due = self.front.idle_since + self.ctl.idle_after;
             if self.now < due {
-                if self.idle_check != Some(due) {
-                    self.idle_check = Some(due);
+                if self.ctl.idle_check != Some(due) {
+                    self.ctl.idle_check = Some(due);
                     self.q.push(due, Ev::IdleCheck);
                 }
                 return;
             }
         }
-        while self.bg_jobs < self.dies.len() as u32 {
+        while self.ctl.bg_jobs < self.fl.dies.len() as u32 {
             self.cx.plan.clear();
             self.cx.work = FtlWork::default();
             self.cx.now = self.now;

@@ -12,7 +12,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// `die_start`, inlined where a batch completes (most starts).
     #[inline(always)]
     pub(super) fn die_start_inline(&mut self, d: u32) {
-        if self.die_hooks {
+        if self.consts.die_hooks {
             return self.die_start_hooked(d);
         }
         self.die_start_batch::<true>(d)
@@ -22,10 +22,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     #[cold]
     #[inline(never)]
     pub(super) fn die_start_hooked(&mut self, d: u32) {
-        if self.suspend_on && self.susp[d as usize].is_suspended() {
+        if self.consts.suspend_on && self.fl.susp[d as usize].is_suspended() {
             return self.die_start_suspended(d);
         }
-        if self.cache.any() {
+        if self.consts.cache.any() {
             return self.die_start_cached(d);
         }
         self.die_start_batch::<true>(d)
@@ -37,7 +37,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     #[cold]
     #[inline(never)]
     pub(super) fn die_start_suspended(&mut self, d: u32) {
-        if self.dies[d as usize].phase != Phase::Idle {
+        if self.fl.dies[d as usize].phase != Phase::Idle {
             return;
         }
         if self.must_resume(d) {
@@ -50,11 +50,12 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// partners if `PARTNERS`).
     #[inline(always)]
     pub(super) fn die_start_batch<const PARTNERS: bool>(&mut self, d: u32) {
-        if self.dies[d as usize].phase != Phase::Idle {
+        if self.fl.dies[d as usize].phase != Phase::Idle {
             return;
         }
-        let urgent = self.gc_yields && !self.dies[d as usize].bg.is_empty() && self.gc_urgent(d);
-        let die = &mut self.dies[d as usize];
+        let urgent =
+            self.consts.gc_yields && !self.fl.dies[d as usize].bg.is_empty() && self.gc_urgent(d);
+        let die = &mut self.fl.dies[d as usize];
         // Every queued transaction is ready (unready ones are parked on their
         // block). Without partners the die has an operation suspended and
         // serves its high-priority reads alone (`die_start_suspended`).
@@ -67,8 +68,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             return;
         };
         let q = die_queue!(die, sel);
-        let (blk, unparked) = (&mut self.blk[..], &mut self.unparked);
-        let txns = &mut self.txns.items[..];
+        let (blk, unparked) = (&mut self.fl.blk[..], &mut self.fl.unparked);
+        let txns = &mut self.fl.txns.items[..];
         let head = q.pop_front();
         if txns[head as usize].kind == OpKind::Erase && !txn_ready(blk, txns, head) {
             // Woken by its block's last program while reads planned before
@@ -82,8 +83,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         die.batch_job[0] = h.job;
         die.batch_txn[0] = head;
         let mut n = 1usize;
-        if PARTNERS && self.multiplane {
-            let planes = self.planes as usize;
+        if PARTNERS && self.consts.multiplane {
+            let planes = self.consts.planes as usize;
             let picks;
             (n, picks) = start_partners(
                 q,
@@ -92,13 +93,13 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 unparked,
                 &h,
                 planes,
-                self.page_mask,
+                self.consts.page_mask,
                 &mut die.batch_job,
                 &mut die.batch_txn,
             );
             remove_picked!(q, picks);
         }
-        queue_woken!(die, self.prio_reads, txns, unparked, woke);
+        queue_woken!(die, self.consts.prio_reads, txns, unparked, woke);
         die.n = n as u8;
         die.kind = h.kind;
         die.blk = h.blk;
@@ -108,7 +109,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         if h.kind == OpKind::Erase {
             self.erases_started(d);
         }
-        let die = &mut self.dies[d as usize];
+        let die = &mut self.fl.dies[d as usize];
         if n > 1 {
             self.counters.multiplane_batches += 1;
         }
@@ -148,19 +149,19 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     ///   behind the die's whole GC backlog).
     #[inline(never)]
     pub(super) fn gc_urgent(&mut self, d: u32) -> bool {
-        let ppd = self.planes_per_die;
+        let ppd = self.consts.planes_per_die;
         let mut mask = 0u32;
         for p in 0..ppd {
             let gp = d * ppd + p;
             let pool = self.ftl.free_blocks(crate::addr::PlaneId(gp));
-            if pool < self.pending_erases[gp as usize] {
+            if pool < self.fl.pending_erases[gp as usize] {
                 mask |= 1 << p;
             }
         }
         if mask == 0 {
             return false;
         }
-        let (bg, txns) = (&mut self.dies[d as usize].bg, &self.txns.items[..]);
+        let (bg, txns) = (&mut self.fl.dies[d as usize].bg, &self.fl.txns.items[..]);
         let n = bg.txns.len() - bg.head;
         match (0..n).find(|&i| mask & (1 << (txns[bg.get(i) as usize].plane & PLANE_BITS)) != 0) {
             Some(i) => {
@@ -180,7 +181,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// activity that began before it.
     #[inline(always)]
     pub(super) fn report_array_op(&mut self, d: u32) {
-        let die = &mut self.dies[d as usize];
+        let die = &mut self.fl.dies[d as usize];
         let (k, p, n) = (die.kind, die.purpose, die.n as u32);
         let (s, e) = (die.array_start, die.array_end);
         let (xk, xb, xs) = die.xfer;
@@ -199,8 +200,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// by now (see `report_array_op`): the transfer, and the operation if it
     /// has started.
     pub(super) fn report_started_ops(&mut self) {
-        for d in 0..self.dies.len() {
-            let die = &mut self.dies[d];
+        for d in 0..self.fl.dies.len() {
+            let die = &mut self.fl.dies[d];
             if die.phase != Phase::Array || die.unreported == 0 {
                 continue;
             }
@@ -216,19 +217,19 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     }
 
     pub(super) fn on_die_done(&mut self, d: u32) {
-        if self.die_hooks && self.die_done_hooked(d) {
+        if self.consts.die_hooks && self.die_done_hooked(d) {
             return;
         }
-        let die = &self.dies[d as usize];
+        let die = &self.fl.dies[d as usize];
         if die.kind != OpKind::Read {
             self.report_array_op(d);
             self.complete_batch(d);
             return;
         }
-        if die.unreported == XFER | OP && self.chans[die.ch as usize].is_free(self.now) {
+        if die.unreported == XFER | OP && self.fl.chans[die.ch as usize].is_free(self.now) {
             // The channel is free: the data-out starts now, and the observer
             // hears of the command, the read and the data-out at once.
-            let die = &mut self.dies[d as usize];
+            let die = &mut self.fl.dies[d as usize];
             die.unreported = 0;
             die.phase = Phase::DataOut;
             let (ch, n, purpose) = (die.ch, die.n as u32, die.purpose);
@@ -240,7 +241,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             return;
         }
         self.report_array_op(d);
-        self.dies[d as usize].phase = Phase::DataOut;
+        self.fl.dies[d as usize].phase = Phase::DataOut;
         self.request_channel(d);
     }
 
@@ -249,26 +250,26 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     #[cold]
     #[inline(never)]
     pub(super) fn die_done_hooked(&mut self, d: u32) -> bool {
-        if self.suspend_on {
+        if self.consts.suspend_on {
             if self.stale_die_done(d) {
                 return true;
             }
-            if self.dies[d as usize].phase == Phase::Suspending {
+            if self.fl.dies[d as usize].phase == Phase::Suspending {
                 self.suspended_now(d);
                 return true;
             }
-            if self.dies[d as usize].kind != OpKind::Read {
+            if self.fl.dies[d as usize].kind != OpKind::Read {
                 self.operation_done(d);
             }
         }
-        if self.cache.read && self.dies[d as usize].kind == OpKind::Read {
+        if self.consts.cache.read && self.fl.dies[d as usize].kind == OpKind::Read {
             return self.cache_read_step(d);
         }
         false
     }
 
     pub(super) fn complete_batch(&mut self, d: u32) {
-        let die = &mut self.dies[d as usize];
+        let die = &mut self.fl.dies[d as usize];
         let mut waiters = false;
         if die.kind == OpKind::Read {
             let (n, txs) = (die.n as usize, die.batch_txn);
@@ -277,10 +278,10 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 self.read_done(t);
             }
             if waiters {
-                self.take_tp_waiters(&txs[..n]);
+                self.fl.take_tp_waiters(&txs[..n]);
             }
         }
-        let die = &mut self.dies[d as usize];
+        let die = &mut self.fl.dies[d as usize];
         die.phase = Phase::Idle;
         die.busy_ns += self.now.0 - die.batch_start.0;
         let n = die.n as usize;

@@ -1,7 +1,9 @@
-//! Flash-side state: transactions, jobs, per-block execution order (parking),
-//! dies with their queues and multi-plane partner search, channels. (Over
-//! 800 lines with the unit tests of the die queue and the partner search,
-//! which need these private types; the code itself is about 640.)
+//! The flash scheduler: its state (`FlashSched`: transactions, jobs,
+//! per-block execution order (parking), dies with their queues, channels)
+//! and the free functions on its tables (readiness, wake-ups, multi-plane
+//! partner search, die queues). (Over 800 lines with the unit tests of the
+//! die queue and the partner search, which need these private types; the
+//! code itself is about 800.)
 
 use super::*;
 
@@ -36,7 +38,7 @@ pub(super) fn txn_ready(blk: &[BlockExec], txns: &[Txn], t: u32) -> bool {
     can_start(&blk[tx.blk as usize], tx)
 }
 
-/// The block state at which `tx` may start (see [`Simulation::trigger`]).
+/// The block state at which `tx` may start (see [`FlashSched::trigger`]).
 #[inline(always)]
 pub(super) fn trigger_of(tx: &Txn) -> u64 {
     let x = match tx.kind {
@@ -46,7 +48,7 @@ pub(super) fn trigger_of(tx: &Txn) -> u64 {
     trigger_key(tx.epoch, x)
 }
 
-/// [`Simulation::trigger`] on the transactions alone.
+/// [`FlashSched::trigger`] on the transactions alone.
 #[inline(always)]
 pub(super) fn txn_trigger(txns: &[Txn], t: u32) -> u64 {
     trigger_of(&txns[t as usize])
@@ -286,6 +288,201 @@ macro_rules! queue_woken {
 }
 pub(super) use queue_woken;
 
+// ------------------------------------------------------------------ the part
+
+/// The flash scheduler's state: the jobs and transactions in flight, each
+/// block's execution order and parked transactions, the dies with their
+/// queues and the channels, and the scratch of planning and completion.
+/// Owned by `plan.rs` (planning, parking, release), `die.rs`, `channel.rs`,
+/// `suspend.rs` and `cache.rs` (the phases); the controller only counts
+/// its jobs.
+pub(super) struct FlashSched {
+    /// The transactions, a contiguous run per job.
+    pub(super) txns: Runs,
+    pub(super) jobs: Slab<Job>,
+    pub(super) dies: Vec<Die>,
+    pub(super) chans: Vec<Chan>,
+    /// Per block: the order its programs and erases execute in, and the
+    /// transactions parked on it (one record: one memory access per block).
+    pub(super) blk: Vec<BlockExec>,
+    /// Scratch of `commit_plan`: per job of a plan, its `Job`; per (job,
+    /// stage), its transaction count, then the next slot of its run to fill.
+    pub(super) plan_jobs: Vec<u32>,
+    pub(super) plan_fill: Vec<u32>,
+    /// Transactions a batch start unparked, to be queued on their die.
+    pub(super) unparked: Vec<u32>,
+    /// Translation-page reads queued or running, by (block, page): their
+    /// erase epoch and the transactions waiting for them (linked through
+    /// `Txn::next`). Looked up, never iterated, so its order decides nothing.
+    pub(super) tp_reads: std::collections::HashMap<u64, TpRead>,
+    /// Scratch of `take_tp_waiters` and `finish_tp_waiters`.
+    pub(super) tp_woken: Vec<u32>,
+    /// Reads planned while their block was two or more erases behind, by
+    /// (block, erase epoch): see `BlockExec::reads`.
+    pub(super) late_reads: std::collections::HashMap<(u32, u32), u32>,
+    /// Paced GC: erases planned and not yet started, per plane (flat plane
+    /// id; see `Simulation::gc_urgent`).
+    pub(super) pending_erases: Vec<u32>,
+    /// Per die, its suspended operation (`suspend.rs`; empty unless the
+    /// NAND model suspends).
+    pub(super) susp: Vec<super::suspend::DieSuspension>,
+    /// Per die, its cache register (`cache.rs`; empty unless the NAND
+    /// model has cache commands).
+    pub(super) slots: Vec<super::cache::CacheSlot>,
+}
+
+impl FlashSched {
+    /// Idle dies and channels over geometry `g`, every block erased.
+    pub(super) fn new(g: crate::addr::Geometry, k: &Consts) -> FlashSched {
+        let per_die = |on: bool| if on { g.total_dies() as usize } else { 0 };
+        FlashSched {
+            txns: Runs::default(),
+            jobs: Slab::default(),
+            dies: (0..g.total_dies())
+                .map(|d| Die::idle(g.channel_of_die(DieId(d)).0))
+                .collect(),
+            chans: (0..g.channels).map(|_| Chan::default()).collect(),
+            blk: (0..g.total_blocks())
+                .map(|b| {
+                    let pl = b / g.blocks_per_plane;
+                    BlockExec {
+                        die: (pl / g.planes) as u16,
+                        plane: (pl % g.planes) as u8,
+                        ..Default::default()
+                    }
+                })
+                .collect(),
+            plan_jobs: Vec::new(),
+            plan_fill: Vec::new(),
+            unparked: Vec::new(),
+            tp_reads: Default::default(),
+            tp_woken: Vec::new(),
+            late_reads: Default::default(),
+            pending_erases: vec![0; g.total_planes() as usize],
+            susp: (0..per_die(k.suspend_on))
+                .map(|_| Default::default())
+                .collect(),
+            slots: (0..per_die(k.cache.any()))
+                .map(|_| Default::default())
+                .collect(),
+        }
+    }
+
+    /// The block state (`trigger_key` of its epoch and write pointer) at which
+    /// a parked transaction may start.
+    #[inline]
+    pub(super) fn trigger(&self, t: u32) -> u64 {
+        txn_trigger(&self.txns.items, t)
+    }
+
+    /// Park transaction `t`, which may not start yet, on its block `b`:
+    /// after every parked transaction with the same or an earlier trigger
+    /// (usually at the tail: a block's programs are planned in order).
+    #[inline(always)]
+    pub(super) fn park(&mut self, t: u32, b: usize) {
+        let k = self.trigger(t);
+        let tail = self.blk[b].parked_tail;
+        if tail == NONE || self.trigger(tail) <= k {
+            self.txns[t].next = NONE;
+            if tail == NONE {
+                self.blk[b].parked = t;
+            } else {
+                self.txns[tail].next = t;
+            }
+            self.blk[b].parked_tail = t;
+        } else {
+            let (mut prev, mut w) = (NONE, self.blk[b].parked);
+            while self.trigger(w) <= k {
+                prev = w;
+                w = self.txns[w].next;
+            }
+            self.txns[t].next = w;
+            if prev == NONE {
+                self.blk[b].parked = t;
+            } else {
+                self.txns[prev].next = t;
+            }
+        }
+    }
+
+    /// The translation reads `txs` are done: their entries leave the
+    /// in-flight map, and the transactions that waited for them (see
+    /// `Simulation::join_tp_read`) go to `tp_woken`, to be done after the
+    /// batch's own.
+    #[inline(never)]
+    pub(super) fn take_tp_waiters(&mut self, txs: &[u32]) {
+        debug_assert!(self.tp_woken.is_empty());
+        for &t in txs {
+            let tx = &self.txns[t];
+            let key = (tx.blk as u64) << 16 | tx.pg as u64;
+            if let std::collections::hash_map::Entry::Occupied(e) = self.tp_reads.entry(key) {
+                if e.get().epoch == tx.epoch {
+                    let mut w = e.remove().waiters;
+                    while w != NONE {
+                        self.tp_woken.push(w);
+                        w = self.txns[w].next;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Busy nanoseconds of each die and channel up to `cut` (not after
+    /// now): what is booked or running past it is left out.
+    pub(super) fn busy_until_cut(&self, cut: SimTime) -> (Vec<u64>, Vec<u64>) {
+        let past = |t: SimTime| t.0.saturating_sub(cut.0);
+        let dies = self
+            .dies
+            .iter()
+            .map(|d| match d.phase {
+                // A batch adds its whole time when it completes.
+                Phase::Idle => d.busy_ns,
+                _ => d.busy_ns + cut.0.saturating_sub(d.batch_start.0),
+            })
+            .collect();
+        let chans = self
+            .chans
+            .iter()
+            .map(|c| {
+                // Transfers add their whole time when they are booked.
+                let out = if c.out {
+                    past(c.out_end) - past(c.out_start)
+                } else {
+                    0
+                };
+                c.busy_ns.saturating_sub(past(c.busy_until) + out)
+            })
+            .collect();
+        (dies, chans)
+    }
+
+    /// Busy nanoseconds of each die and channel at `now`, the end of the
+    /// run: a data-out booked with its read (a channel to one die) counts
+    /// once it has begun, as one booked when the read ends would.
+    pub(super) fn busy_now(&self, now: SimTime) -> (Vec<u64>, Vec<u64>) {
+        let dies = self.dies.iter().map(|d| d.busy_ns).collect();
+        let chans = self
+            .chans
+            .iter()
+            .map(|c| c.busy_ns - c.unstarted_out(now))
+            .collect();
+        (dies, chans)
+    }
+
+    /// The measured phase starts again at `now`: the dies' and channels'
+    /// busy times restart (a data-out booked with its read and not begun
+    /// yet belongs to the new phase, as it would if booked when the read
+    /// ends).
+    pub(super) fn restart_busy(&mut self, now: SimTime) {
+        for d in &mut self.dies {
+            d.busy_ns = 0;
+        }
+        for c in &mut self.chans {
+            c.busy_ns = c.unstarted_out(now);
+        }
+    }
+}
+
 // ------------------------------------------------------------------ slab
 
 #[derive(Debug)]
@@ -461,7 +658,7 @@ pub(super) struct BlockExec {
     pub(super) exec_wp: u32,
     pub(super) die: u16,
     pub(super) plane: u8,
-    /// `LATE_READS`: epochs with reads in `Simulation::late_reads` (see
+    /// `LATE_READS`: epochs with reads in `FlashSched::late_reads` (see
     /// `reads`); `STARVING`: a foreground program waits for the block's
     /// erase (see `Die::starved`).
     pub(super) late: u8,
@@ -470,7 +667,7 @@ pub(super) struct BlockExec {
     /// GC waits for a victim's ongoing user reads), so a read never finds its
     /// page erased under it. A read planned two or more erases ahead of the
     /// executed epoch would share a count with an erase still to run: it is
-    /// counted in `Simulation::late_reads` until that erase has run.
+    /// counted in `FlashSched::late_reads` until that erase has run.
     pub(super) reads: [u32; 2],
 }
 
@@ -524,7 +721,7 @@ pub(super) struct Die {
     /// these (a job's transactions are freed with its run).
     pub(super) batch_job: [u32; MAX_PLANES],
     /// The running batch's transactions (read back only when a batch of
-    /// translation reads completes: see `Simulation::tp_reads`).
+    /// translation reads completes: see `FlashSched::tp_reads`).
     pub(super) batch_txn: [u32; MAX_PLANES],
     pub(super) n: u8,
     pub(super) hi: DieQueue,
@@ -550,6 +747,33 @@ pub(super) struct Die {
     /// an erase: the pages written in the block when it was planned).
     pub(super) blk: u32,
     pub(super) pg: u16,
+}
+
+impl Die {
+    /// An idle die on channel `ch`, its queues empty.
+    pub(super) fn idle(ch: u32) -> Die {
+        Die {
+            ch,
+            blk: 0,
+            pg: 0,
+            phase: Phase::Idle,
+            kind: OpKind::Read,
+            purpose: Purpose::Host,
+            batch_job: [NONE; MAX_PLANES],
+            batch_txn: [NONE; MAX_PLANES],
+            n: 0,
+            hi: DieQueue::default(),
+            lo: DieQueue::default(),
+            bg: DieQueue::default(),
+            starved: 0,
+            batch_start: SimTime::ZERO,
+            xfer: (XferKind::Command, 0, SimTime::ZERO),
+            array_start: SimTime::ZERO,
+            array_end: SimTime::ZERO,
+            unreported: 0,
+            busy_ns: 0,
+        }
+    }
 }
 
 /// How long die `d`'s batch, whose array phase starts at `start`, keeps it
@@ -595,17 +819,17 @@ pub(super) fn array_time<N: Nand>(
 /// reason given at `remove_picked!`: the channel's hot path (`grant`).
 macro_rules! batch_time {
     ($engine:ident, $die:expr, $d:expr, $start:expr, $kind:expr, $n:expr) => {
-        match $engine.fixed_t {
+        match $engine.consts.fixed_t {
             Some(t) => t[$kind as usize],
             None => array_time(
                 &mut $engine.hw.nand,
                 &$engine.flash,
-                &$engine.txns.items,
+                &$engine.fl.txns.items,
                 $die,
                 $d,
                 $start,
             ),
-        } + Dur($engine.plane_gap.0 * ($n - 1))
+        } + Dur($engine.consts.plane_gap.0 * ($n - 1))
     };
 }
 pub(super) use batch_time;

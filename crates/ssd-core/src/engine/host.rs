@@ -25,7 +25,7 @@ pub(super) const XFER: u8 = 1;
 pub(super) const OP: u8 = 2;
 
 /// How many host requests the engine reads ahead of the one it issues (see
-/// `Simulation::ahead`; a power of two).
+/// `Front::ahead`; a power of two).
 pub(super) const AHEAD: usize = 8;
 
 /// The requests read ahead: a fixed ring (index arithmetic is a mask).
@@ -76,40 +76,189 @@ impl Ahead {
     }
 }
 
+/// The host front end's state: the host requests the block layer holds
+/// (plugged, blocked, in the elevator or in the device), the device
+/// queue's commands, the source's requests read ahead or waiting for their
+/// arrival, and its timers. Owned by this file; the controller reads the
+/// device queue's occupancy (`dev_inflight`, `active_since`, `idle_since`).
+pub(super) struct Front {
+    /// The host requests in flight (merged ones chained through `next`).
+    pub(super) hosts: Slab<HostSlot>,
+    /// The device queue's commands (one per dispatched request).
+    pub(super) cmds: Slab<Cmd>,
+    /// Commands in the device, and the most it takes (`host.queue_depth`).
+    pub(super) dev_inflight: u32,
+    pub(super) qd: u32,
+    /// The source's timing, and (closed loop) its requests in flight.
+    pub(super) timing: Timing,
+    pub(super) outstanding: u32,
+    /// The source has ended (or failed: `error`).
+    pub(super) source_done: bool,
+    /// An open-loop request waiting for its arrival time.
+    pub(super) pending: Option<HostRequest>,
+    /// The source's next `AHEAD` requests, fetched ahead so that the FTL can
+    /// prefetch, in steps, what each will touch (not with a time limit: the
+    /// source must not run ahead of what the run consumes)...
+    pub(super) ahead: Ahead,
+    /// ... and what the source gave after them, once it ended (`Some(None)`)
+    /// or failed (`Some(Some(error))`).
+    pub(super) ahead_end: Option<Option<SourceError>>,
+    /// Scratch of `elevator_add`: the merges the scheduler reports.
+    pub(super) merged: Vec<(u32, u32)>,
+    /// Block layer: requests it may hold at once (`sched.nr_requests`), the
+    /// submitters asleep until one frees (host request ids, in arrival
+    /// order), whether open-loop bursts are plugged, the requests plugged
+    /// now, and whether a `PlugFlush` is booked.
+    pub(super) nr_requests: u32,
+    pub(super) blocked: VecDeque<u32>,
+    pub(super) plug_on: bool,
+    pub(super) plugged: Vec<u32>,
+    pub(super) plug_booked: bool,
+    /// Start of the current stretch of the elevator's queue length (its
+    /// time-weighted distribution is in `counters`).
+    pub(super) qd_since: SimTime,
+    /// Start of the device's current busy period, and end of its last one.
+    pub(super) active_since: SimTime,
+    pub(super) idle_since: SimTime,
+    /// The scheduler's booked `SchedWake`.
+    pub(super) wake_pending: Option<SimTime>,
+    /// A reactive source's booked timer, and when it finished.
+    pub(super) host_wake: Option<SimTime>,
+    /// The times of the `HostWake` events in the queue, each once: a timer
+    /// booked again for a time already queued (a source that wakes early,
+    /// then asks for its far timer again) adds no event, so stale far
+    /// timers do not pile up in the queue.
+    pub(super) host_wakes: Vec<SimTime>,
+    pub(super) host_end: SimTime,
+    /// The error the run ends with.
+    pub(super) error: Option<SimError>,
+    /// The drive's logical capacity in sectors.
+    pub(super) max_lba: u64,
+}
+
+impl Front {
+    pub(super) fn new(settings: &Settings, timing: Timing) -> Front {
+        Front {
+            hosts: Slab::default(),
+            cmds: Slab::default(),
+            dev_inflight: 0,
+            qd: settings.config.host.queue_depth,
+            timing,
+            outstanding: 0,
+            source_done: false,
+            pending: None,
+            ahead: Ahead::default(),
+            ahead_end: None,
+            merged: Vec::new(),
+            nr_requests: settings.block.nr_requests,
+            blocked: VecDeque::new(),
+            plug_on: settings.block.plug && !matches!(timing, Timing::ClosedLoop { .. }),
+            plugged: Vec::new(),
+            plug_booked: false,
+            qd_since: SimTime::ZERO,
+            active_since: SimTime::ZERO,
+            idle_since: SimTime::ZERO,
+            wake_pending: None,
+            host_wake: None,
+            host_wakes: Vec::new(),
+            host_end: SimTime::ZERO,
+            error: None,
+            max_lba: settings.logical_bytes() / SECTOR,
+        }
+    }
+
+    /// A new source of timing `timing` (`Simulation::restart`): what was
+    /// read ahead of the old one is dropped; the requests in flight stay
+    /// (a closed loop counts them against its depth).
+    pub(super) fn restart(&mut self, timing: Timing, plug: bool) {
+        self.timing = timing;
+        self.source_done = false;
+        self.pending = None;
+        self.ahead = Ahead::default();
+        self.ahead_end = None;
+        self.outstanding = self.hosts.live;
+        self.plug_on = plug && !matches!(timing, Timing::ClosedLoop { .. });
+        self.host_wake = None;
+    }
+
+    /// The source failed: the run ends with `e`.
+    #[inline]
+    pub(super) fn fail(&mut self, e: SimError) {
+        self.error = Some(e);
+        self.source_done = true;
+    }
+
+    /// The source has ended and every request it gave has completed.
+    #[inline]
+    pub(super) fn all_done(&self) -> bool {
+        self.source_done && self.hosts.live == 0 && self.pending.is_none()
+    }
+
+    /// What the source has handed over and is not done: in flight, read
+    /// ahead, or waiting for its arrival time.
+    pub(super) fn handed(&self) -> u64 {
+        self.hosts.live as u64 + self.ahead.len as u64 + self.pending.is_some() as u64
+    }
+
+    /// A reactive source asks to be woken at `t`: whether that needs a new
+    /// `HostWake` event (none is queued for `t` yet).
+    #[inline]
+    pub(super) fn book_wake(&mut self, t: SimTime) -> bool {
+        if self.host_wake.is_none_or(|w| w > t) {
+            self.host_wake = Some(t);
+            if !self.host_wakes.contains(&t) {
+                self.host_wakes.push(t);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// A `HostWake` event at `t` is popped: whether it is an instant of the
+    /// run (not the timer of a host that has finished, nor one re-booked
+    /// earlier).
+    #[inline]
+    pub(super) fn wake_due(&mut self, t: SimTime) -> bool {
+        if let Some(i) = self.host_wakes.iter().position(|&w| w == t) {
+            self.host_wakes.swap_remove(i);
+        }
+        !self.source_done && self.host_wake == Some(t)
+    }
+}
+
 impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulation<F, S, Q, O, H> {
     pub(super) fn issue_next_closed(&mut self) -> bool {
-        if self.source_done {
+        if self.front.source_done {
             return false;
         }
         match self.next_from_source() {
             Some(Ok(mut r)) => {
                 r.arrival = self.now;
-                self.outstanding += 1;
+                self.front.outstanding += 1;
                 self.src.submitted(&r);
                 self.submit(r);
                 true
             }
             Some(Err(e)) => {
-                self.error = Some(e.into());
-                self.source_done = true;
+                self.front.fail(e.into());
                 false
             }
             None => {
-                self.source_done = true;
+                self.front.source_done = true;
                 false
             }
         }
     }
 
-    /// The next request of the source (see `ahead`). Each request read ahead
+    /// The next request of the source (see `Front::ahead`). Each request read ahead
     /// is hinted to the FTL three times as it comes closer: step 2 when it is
     /// read (`AHEAD` requests before its turn), step 1 halfway, step 0 one
     /// request before.
     #[inline]
     pub(super) fn next_from_source(&mut self) -> Option<Result<HostRequest, SourceError>> {
-        let r = if let Some(q) = self.ahead.pop_front() {
+        let r = if let Some(q) = self.front.ahead.pop_front() {
             Some(Ok(q))
-        } else if let Some(end) = self.ahead_end.take() {
+        } else if let Some(end) = self.front.ahead_end.take() {
             end.map(Err)
         } else {
             self.src.next_request()
@@ -117,14 +266,14 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         if !matches!(r, Some(Ok(_))) || self.settings.config.sim.time_limit.is_some() {
             return r;
         }
-        while self.ahead.len < AHEAD && self.ahead_end.is_none() {
+        while self.front.ahead.len < AHEAD && self.front.ahead_end.is_none() {
             match self.src.next_request() {
                 Some(Ok(q)) => {
-                    self.ahead.push_back(q);
-                    self.hint(self.ahead.len - 1, 2);
+                    self.front.ahead.push_back(q);
+                    self.hint(self.front.ahead.len - 1, 2);
                 }
-                None => self.ahead_end = Some(None),
-                Some(Err(e)) => self.ahead_end = Some(Some(e)),
+                None => self.front.ahead_end = Some(None),
+                Some(Err(e)) => self.front.ahead_end = Some(Some(e)),
             }
         }
         self.hint(AHEAD / 2 - 1, 1);
@@ -135,8 +284,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// Prefetch hint `step` for the request `i` places ahead, if any.
     #[inline(always)]
     pub(super) fn hint(&self, i: usize, step: u8) {
-        if let Some(q) = self.ahead.get(i) {
-            let lpn = Lpn(self.div_page.quot(q.lba * SECTOR));
+        if let Some(q) = self.front.ahead.get(i) {
+            let lpn = Lpn(self.consts.div_page.quot(q.lba * SECTOR));
             match (q.op, step) {
                 (IoOp::Write, _) | (_, 2) => self.ftl.prefetch(lpn, q.op == IoOp::Write, step),
                 (IoOp::Read, 1) => {
@@ -144,7 +293,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                     // will look up its block's execution and array state.
                     if let Some(p) = self.ftl.lookup(lpn) {
                         let (b, _) = self.flash.split(p);
-                        if let Some(x) = self.blk.get(b as usize) {
+                        if let Some(x) = self.fl.blk.get(b as usize) {
                             crate::ftl::prefetch_read(x);
                         }
                         self.flash.prefetch_block(b);
@@ -158,33 +307,27 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     pub(super) fn pull_open(&mut self) {
         match self.next_from_source() {
             Some(Ok(r)) if r.arrival > SimTime::MAX_ARRIVAL => {
-                self.error = Some(SimError::TimeRange { arrival: r.arrival });
-                self.source_done = true;
+                self.front.fail(SimError::TimeRange { arrival: r.arrival });
             }
             Some(Ok(mut r)) => {
                 if r.arrival < self.now {
                     r.arrival = self.now;
-                    *self.notes_mut("arrivals_out_of_order_clamped") += 1;
+                    *self.stats.note("arrivals_out_of_order_clamped") += 1;
                 }
                 self.q.push(r.arrival, Ev::Arrival);
-                self.pending = Some(r);
+                self.front.pending = Some(r);
             }
             Some(Err(e)) => {
-                self.error = Some(e.into());
-                self.source_done = true;
+                self.front.fail(e.into());
             }
-            None => self.source_done = true,
+            None => self.front.source_done = true,
         }
-    }
-
-    pub(super) fn notes_mut(&mut self, k: &'static str) -> &mut u64 {
-        self.notes.entry(k).or_insert(0)
     }
 
     pub(super) fn on_arrival(&mut self) {
         // Only the pending request's own arrival submits it: one booked before
         // a `restart` (the run was cut by its time limit) is stale.
-        let Some(r) = self.pending.take_if(|r| r.arrival <= self.now) else {
+        let Some(r) = self.front.pending.take_if(|r| r.arrival <= self.now) else {
             return;
         };
         self.submit(r);
@@ -196,27 +339,26 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// sleeps on `nr_requests` (it is queued in `blocked`).
     pub(super) fn submit(&mut self, r: HostRequest) -> bool {
         let end = r.lba + r.sectors as u64;
-        if end > self.max_lba || (r.sectors == 0 && r.op != IoOp::Flush) {
-            self.error = Some(SimError::OutOfRange {
+        if end > self.front.max_lba || (r.sectors == 0 && r.op != IoOp::Flush) {
+            self.front.fail(SimError::OutOfRange {
                 lba: r.lba,
                 sectors: r.sectors,
-                capacity_sectors: self.max_lba,
+                capacity_sectors: self.front.max_lba,
             });
-            self.source_done = true;
             return false;
         }
-        let id = self.hosts.insert(HostSlot {
+        let id = self.front.hosts.insert(HostSlot {
             req: r,
             arrival: r.arrival,
             next: NONE,
         });
         // A request is allocated before it is plugged or queued; with
         // `nr_requests` taken, the submitter sleeps (Linux's get_request).
-        if !self.blocked.is_empty() || self.allocated() >= self.nr_requests {
-            self.blocked.push_back(id);
+        if !self.front.blocked.is_empty() || self.allocated() >= self.front.nr_requests {
+            self.front.blocked.push_back(id);
             return true;
         }
-        if self.plug_on {
+        if self.front.plug_on {
             self.plug(id);
         } else {
             self.elevator_add(id);
@@ -228,7 +370,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// instant, telling it which submitters sleep on `nr_requests`, and book
     /// its timer.
     pub(super) fn pump_host(&mut self) {
-        if self.source_done {
+        if self.front.source_done {
             return;
         }
         loop {
@@ -238,32 +380,27 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                     if self.submit(r) {
                         self.src.event(HostEvent::Blocked(r.tag), self.now);
                     }
-                    if self.error.is_some() {
+                    if self.front.error.is_some() {
                         return;
                     }
                 }
                 Some(Err(e)) => {
-                    self.error = Some(e.into());
-                    self.source_done = true;
+                    self.front.fail(e.into());
                     return;
                 }
                 None => break,
             }
         }
         if self.src.finished() {
-            self.source_done = true;
+            self.front.source_done = true;
             // The application's last call returned now: the measured phase
             // lasts at least until then (its calls may all have hit the
             // cache).
-            self.host_end = self.now;
+            self.front.host_end = self.now;
         } else if let Some(t) = self.src.wake_at() {
             let t = t.max(self.now);
-            if self.host_wake.is_none_or(|w| w > t) {
-                self.host_wake = Some(t);
-                if !self.host_wakes.contains(&t) {
-                    self.host_wakes.push(t);
-                    self.q.push(t, Ev::HostWake);
-                }
+            if self.front.book_wake(t) {
+                self.q.push(t, Ev::HostWake);
             }
         }
         self.try_dispatch();
@@ -273,24 +410,25 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// (after merging) and in the device.
     #[inline]
     pub(super) fn allocated(&self) -> u32 {
-        (self.plugged.len() + self.sched.len()) as u32 + self.dev_inflight
+        (self.front.plugged.len() + self.sched.len()) as u32 + self.front.dev_inflight
     }
 
     /// Hold `id` in its submitter's plug until the end of this instant (or
     /// until the stream has `PLUG_MAX` plugged).
     pub(super) fn plug(&mut self, id: u32) {
         self.counters.plugged += 1;
-        self.plugged.push(id);
-        let stream = self.hosts[id].req.stream;
+        self.front.plugged.push(id);
+        let stream = self.front.hosts[id].req.stream;
         let n = self
+            .front
             .plugged
             .iter()
-            .filter(|&&h| self.hosts[h].req.stream == stream)
+            .filter(|&&h| self.front.hosts[h].req.stream == stream)
             .count();
         if n >= PLUG_MAX {
             self.flush_plugs(Some(stream));
-        } else if !self.plug_booked {
-            self.plug_booked = true;
+        } else if !self.front.plug_booked {
+            self.front.plug_booked = true;
             self.q.push(self.now, Ev::PlugFlush);
         }
     }
@@ -298,12 +436,12 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// The end of an instant with plugged requests: if the next arrival is
     /// at this same instant, it goes first (it may join a plug).
     pub(super) fn on_plug_flush(&mut self) {
-        self.plug_booked = false;
-        if self.plugged.is_empty() {
+        self.front.plug_booked = false;
+        if self.front.plugged.is_empty() {
             return;
         }
-        if self.pending.is_some_and(|r| r.arrival <= self.now) {
-            self.plug_booked = true;
+        if self.front.pending.is_some_and(|r| r.arrival <= self.now) {
+            self.front.plug_booked = true;
             self.q.push(self.now, Ev::PlugFlush);
             return;
         }
@@ -315,8 +453,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// elevator, by stream and then by sector, as Linux's flush_plug_list
     /// sorts a plug list before it inserts it.
     pub(super) fn flush_plugs(&mut self, stream: Option<u32>) {
-        let mut list = std::mem::take(&mut self.plugged);
-        let hosts = &self.hosts;
+        let mut list = std::mem::take(&mut self.front.plugged);
+        let hosts = &self.front.hosts;
         let key = |h: &u32| {
             let r = &hosts[*h].req;
             (r.stream, r.lba)
@@ -325,7 +463,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         let mut keep = Vec::new();
         let mut flushed = false;
         for &h in &list {
-            if stream.is_some_and(|s| self.hosts[h].req.stream != s) {
+            if stream.is_some_and(|s| self.front.hosts[h].req.stream != s) {
                 keep.push(h);
             } else {
                 flushed = true;
@@ -335,14 +473,14 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         if flushed {
             self.counters.plug_flushes += 1;
         }
-        keep.sort_unstable_by_key(|&h| self.hosts[h].arrival);
-        self.plugged = keep;
+        keep.sort_unstable_by_key(|&h| self.front.hosts[h].arrival);
+        self.front.plugged = keep;
     }
 
     /// Hand host request `id` to the elevator (which may merge it).
     pub(super) fn elevator_add(&mut self, id: u32) {
         self.note_queue_len();
-        let r = self.hosts[id].req;
+        let r = self.front.hosts[id].req;
         let sr = SchedReq {
             id,
             op: r.op,
@@ -352,17 +490,17 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             stream: r.stream,
             sync: r.sync,
         };
-        self.merged.clear();
-        self.sched.add(sr, self.now, &mut self.merged);
+        self.front.merged.clear();
+        self.sched.add(sr, self.now, &mut self.front.merged);
         let len = self.sched.len() as u64;
         if len > self.counters.qd_max {
             self.counters.qd_max = len;
         }
-        for i in 0..self.merged.len() {
-            let (kept, absorbed) = self.merged[i];
-            let kn = self.hosts[kept].next;
-            self.hosts[absorbed].next = kn;
-            self.hosts[kept].next = absorbed;
+        for i in 0..self.front.merged.len() {
+            let (kept, absorbed) = self.front.merged[i];
+            let kn = self.front.hosts[kept].next;
+            self.front.hosts[absorbed].next = kn;
+            self.front.hosts[kept].next = absorbed;
             self.counters.merged += 1;
         }
     }
@@ -370,16 +508,16 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// Submitters asleep on `nr_requests` get their requests as completions
     /// free them, in the order they fell asleep.
     pub(super) fn wake_blocked(&mut self) {
-        while let Some(&id) = self.blocked.front() {
-            if self.allocated() >= self.nr_requests {
+        while let Some(&id) = self.front.blocked.front() {
+            if self.allocated() >= self.front.nr_requests {
                 break;
             }
-            self.blocked.pop_front();
-            if self.timing == Timing::Reactive {
+            self.front.blocked.pop_front();
+            if self.front.timing == Timing::Reactive {
                 self.src
-                    .event(HostEvent::Admitted(self.hosts[id].req.tag), self.now);
+                    .event(HostEvent::Admitted(self.front.hosts[id].req.tag), self.now);
             }
-            let waited = self.now.0 - self.hosts[id].arrival.0;
+            let waited = self.now.0 - self.front.hosts[id].arrival.0;
             let k = &mut self.counters;
             k.blocked += 1;
             k.blocked_ns += waited as u128;
@@ -395,19 +533,19 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     pub(super) fn note_queue_len(&mut self) {
         let len = self.sched.len() as u64;
         if len != 0 {
-            let dt = self.now.0.saturating_sub(self.qd_since.0);
+            let dt = self.now.0.saturating_sub(self.front.qd_since.0);
             if dt != 0 {
                 let k = &mut self.counters;
                 k.qd_area += len as u128 * dt as u128;
                 k.qd_hist[qd_bucket(len)] += dt;
             }
         }
-        self.qd_since = self.now;
+        self.front.qd_since = self.now;
     }
 
     pub(super) fn try_dispatch(&mut self) {
         let mut n = 0u64;
-        while self.dev_inflight < self.qd {
+        while self.front.dev_inflight < self.front.qd {
             if n == 0 {
                 self.note_queue_len();
             }
@@ -424,11 +562,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             k.dispatch_batches += 1;
             k.max_batch = k.max_batch.max(n);
         }
-        if !self.sched.is_empty() && self.dev_inflight < self.qd {
+        if !self.sched.is_empty() && self.front.dev_inflight < self.front.qd {
             if let Some(t) = self.sched.wake_at() {
                 let t = t.max(self.now);
-                if self.wake_pending.is_none_or(|w| w > t) {
-                    self.wake_pending = Some(t);
+                if self.front.wake_pending.is_none_or(|w| w > t) {
+                    self.front.wake_pending = Some(t);
                     self.q.push(t, Ev::SchedWake);
                 }
             }
@@ -439,11 +577,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
 
     pub(super) fn complete_cmd(&mut self, c: u32) {
         let now = self.now;
-        let r = self.cmds[c].sreq;
-        self.cmds.remove(c);
+        let r = self.front.cmds[c].sreq;
+        self.front.cmds.remove(c);
         let mut h = r.id;
         while h != NONE {
-            let slot = self.hosts[h];
+            let slot = self.front.hosts[h];
             let req = slot.req;
             let lat = now.0 - slot.arrival.0;
             self.lat.record(req.op, lat);
@@ -466,27 +604,27 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             }
             self.obs
                 .request_done(req.op, req.bytes(), slot.arrival, now);
-            self.hosts.remove(h);
+            self.front.hosts.remove(h);
             h = slot.next;
-            match self.timing {
-                Timing::ClosedLoop { .. } => self.outstanding -= 1,
+            match self.front.timing {
+                Timing::ClosedLoop { .. } => self.front.outstanding -= 1,
                 Timing::Reactive => self.src.event(HostEvent::Completed(req.tag), now),
                 Timing::OpenLoop => {}
             }
         }
-        self.last_done = now;
+        self.stats.last_done = now;
         self.sched.completed(&r, now);
-        self.dev_inflight -= 1;
-        if !self.blocked.is_empty() {
+        self.front.dev_inflight -= 1;
+        if !self.front.blocked.is_empty() {
             self.wake_blocked();
         }
-        if self.dev_inflight == 0 {
-            self.obs.io_active(self.active_since, now);
-            self.idle_since = now;
+        if self.front.dev_inflight == 0 {
+            self.obs.io_active(self.front.active_since, now);
+            self.front.idle_since = now;
         }
-        match self.timing {
+        match self.front.timing {
             Timing::ClosedLoop { depth } => {
-                while self.outstanding < depth && self.issue_next_closed() {}
+                while self.front.outstanding < depth && self.issue_next_closed() {}
             }
             Timing::Reactive => self.pump_host(),
             Timing::OpenLoop => {}

@@ -41,6 +41,7 @@ use std::time::Instant;
 
 mod cache;
 mod channel;
+mod consts;
 mod controller;
 mod die;
 mod flash;
@@ -54,6 +55,7 @@ mod suspend;
 
 use cache::SLOT;
 use channel::{bus_cmd, bus_data};
+use consts::Consts;
 use controller::*;
 use flash::*;
 use host::*;
@@ -137,162 +139,28 @@ pub struct Simulation<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: 
     pub flash: FlashArray,
     q: EventQueue,
     now: SimTime,
-    // constants
-    /// The channel model's `fixed_times` (command, one page), if it has
-    /// them (then it is not asked).
-    bus_t: Option<(Dur, Dur)>,
+    /// The constants the settings and the hardware models fix (`consts.rs`).
+    consts: Consts,
     /// The hardware models (`crate::hw`).
     hw: Parts<H>,
-    /// The NAND model's `fixed_times`, if it has them (then it is not asked).
-    fixed_t: Option<[Dur; 3]>,
-    /// The NAND model may suspend programs/erases for reads
-    /// (`Nand::can_suspend`); the per-die state of `suspend.rs` is kept
-    /// only then.
-    suspend_on: bool,
-    susp: Vec<suspend::DieSuspension>,
-    /// The NAND model's cache commands (`Nand::cache_ops`); the per-die
-    /// cache registers of `cache.rs` are kept only if it has any.
-    cache: CacheOps,
-    slots: Vec<cache::CacheSlot>,
-    /// Batches that used the cache register: programs whose data-in
-    /// overlapped the program before them, reads whose page was clocked
-    /// out from it.
-    cache_counts: [u64; 2],
-    /// Suspension or cache commands are on: die starts and array ends
-    /// take their cold paths (`die_start_hooked`, `die_done_hooked`).
-    die_hooks: bool,
-    page: u64,
-    /// Most planes one batch spans: the die's, or fewer by the NAND
-    /// model's multi-plane rule.
-    planes: u32,
-    /// Page size, as a divider.
-    div_page: FastDiv,
-    multiplane: bool,
-    /// A freed channel serves host and mapping reads first
-    /// (`Channel::arbitration`); otherwise its waiters in arrival order.
-    reads_first: bool,
-    /// What of a page offset partners must share (`queue_key`/`batch_key`
-    /// see `pg & page_mask`): all of it, or nothing where the multi-plane
-    /// rule lets partners be at other offsets.
-    page_mask: u16,
-    /// The multi-plane rule's extra array time per plane beyond the first.
-    plane_gap: Dur,
-    prio_reads: bool,
-    /// `ftl.gc_mode = "paced"`: GC operations of non-gating jobs yield to
-    /// foreground work at their die (`flash.rs`: `YIELDS`, `next_queue`).
-    gc_yields: bool,
-    /// Paced GC: erases planned and not yet started, per plane (flat plane
-    /// id; see `Simulation::gc_urgent`).
-    pending_erases: Vec<u32>,
-    /// Planes per die (`pending_erases` is indexed die by die).
-    planes_per_die: u32,
-    /// Every die has its channel to itself (one die per channel): a read's
-    /// data-out never waits, so it is booked with the command (see `grant`).
-    exclusive: bool,
-    max_lba: u64,
-    // host side
-    hosts: Slab<HostSlot>,
-    cmds: Slab<Cmd>,
-    dev_inflight: u32,
-    qd: u32,
-    timing: Timing,
-    outstanding: u32,
-    source_done: bool,
-    pending: Option<HostRequest>,
-    /// The source's next `AHEAD` requests, fetched ahead so that the FTL can
-    /// prefetch, in steps, what each will touch (not with a time limit: the
-    /// source must not run ahead of what the run consumes)...
-    ahead: Ahead,
-    /// ... and what the source gave after them, once it ended (`Some(None)`)
-    /// or failed (`Some(Some(error))`).
-    ahead_end: Option<Option<SourceError>>,
-    merged: Vec<(u32, u32)>,
-    /// Block layer: requests it may hold at once (`sched.nr_requests`), the
-    /// submitters asleep until one frees (host request ids, in arrival
-    /// order), whether open-loop bursts are plugged, the requests plugged
-    /// now, and whether a `PlugFlush` is booked.
-    nr_requests: u32,
-    blocked: VecDeque<u32>,
-    plug_on: bool,
-    plugged: Vec<u32>,
-    plug_booked: bool,
-    /// Start of the current stretch of the elevator's queue length (its
-    /// time-weighted distribution is in `counters`).
-    qd_since: SimTime,
-    link_free: SimTime,
-    cpu_free: SimTime,
-    active_since: SimTime,
-    idle_since: SimTime,
-    wake_pending: Option<SimTime>,
-    /// A reactive source's booked timer, and when it finished.
-    host_wake: Option<SimTime>,
-    /// The times of the `HostWake` events in the queue, each once: a timer
-    /// booked again for a time already queued (a source that wakes early,
-    /// then asks for its far timer again) adds no event, so stale far
-    /// timers do not pile up in the queue.
-    host_wakes: Vec<SimTime>,
-    host_end: SimTime,
-    error: Option<SimError>,
-    // flash side
-    txns: Runs,
-    jobs: Slab<Job>,
-    dies: Vec<Die>,
-    chans: Vec<Chan>,
+    /// The host front end: the block layer's requests and the device queue
+    /// (`host.rs`).
+    front: Front,
+    /// The flash scheduler: jobs, transactions, per-block execution
+    /// order, dies and channels (`flash.rs`).
+    fl: FlashSched,
     cx: FtlCtx,
-    wbuf: Option<WriteBuffer>,
-    /// The write-back buffer's flash side (`dram.flush = "evict-lru"`):
-    /// evicted pages whose programs have not ended, the most that may be
-    /// (one page a plane: `WriteBack::new`), the jobs holding them and the
-    /// commands waiting for them.
-    wback: WriteBack,
-    bg_jobs: u32,
-    bg_enabled: bool,
-    /// The idle detector (`ftl.gc_idle_after`): how long the device must be
-    /// idle before idle-time work starts, and the `IdleCheck` booked for the
-    /// current idle period.
-    idle_after: Dur,
-    idle_check: Option<SimTime>,
+    /// The controller: the host link's and the CPU's bookings, the DRAM
+    /// write buffer, idle-time work (`controller.rs`).
+    ctl: CtrlState,
     // stats
     /// Counters of the measured phase.
     pub counters: Counters,
     /// Request latencies of the measured phase.
     pub lat: Latencies,
-    ftl_before: FtlStats,
-    work: FtlWork,
-    cpu_ns: u64,
-    link_ns: u64,
-    last_done: SimTime,
-    pre: PreconditionOutcome,
-    notes: std::collections::BTreeMap<&'static str, u64>,
-    draining: bool,
-    drain_ns: u64,
-    /// Busy time of dies, channels, CPU and host link up to the drain start
-    /// (the measured phase's end): utilization covers the measured phase only.
-    busy_at_drain: Option<BusyTimes>,
-    /// Per block: the order its programs and erases execute in, and the
-    /// transactions parked on it (one record: one memory access per block).
-    blk: Vec<BlockExec>,
-    /// Scratch of `commit_plan`: per job of a plan, its `Job`; per (job,
-    /// stage), its transaction count, then the next slot of its run to fill.
-    plan_jobs: Vec<u32>,
-    plan_fill: Vec<u32>,
-    unparked: Vec<u32>,
-    /// Translation-page reads queued or running, by (block, page): their
-    /// erase epoch and the transactions waiting for them (linked through
-    /// `Txn::next`). Looked up, never iterated, so its order decides nothing.
-    tp_reads: std::collections::HashMap<u64, TpRead>,
-    /// Scratch of `take_tp_waiters` and `finish_tp_waiters`.
-    tp_woken: Vec<u32>,
-    /// Reads planned while their block was two or more erases behind, by
-    /// (block, erase epoch): see `BlockExec::reads`.
-    late_reads: std::collections::HashMap<(u32, u32), u32>,
-    start: SimTime,
-    /// With flows: who owns each logical page's data, and what each flow
-    /// cost the flash ([`FlowFlash`]). Empty without flows.
-    flow_flash: FlowFlash,
-    /// When the ramp (`sim.ramp_time`) ends and the statistics start; MAX
-    /// when there is none or it is over.
-    ramp_end: SimTime,
+    /// The rest of the measured phase's statistics, and where the phase
+    /// begins and ends (`report.rs`).
+    stats: PhaseStats,
 }
 
 impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer> Simulation<F, S, Q, O, StdHw> {
@@ -329,159 +197,26 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         settings.fit_dram(ftl.mapping_table_bytes());
         let g = settings.geometry;
         let c = &settings.config;
-        let dies = (0..g.total_dies())
-            .map(|d| Die {
-                ch: g.channel_of_die(DieId(d)).0,
-                blk: 0,
-                pg: 0,
-                phase: Phase::Idle,
-                kind: OpKind::Read,
-                purpose: Purpose::Host,
-                batch_job: [NONE; MAX_PLANES],
-                batch_txn: [NONE; MAX_PLANES],
-                n: 0,
-                hi: DieQueue::default(),
-                lo: DieQueue::default(),
-                bg: DieQueue::default(),
-                starved: 0,
-                batch_start: SimTime::ZERO,
-                xfer: (XferKind::Command, 0, SimTime::ZERO),
-                array_start: SimTime::ZERO,
-                array_end: SimTime::ZERO,
-                unreported: 0,
-                busy_ns: 0,
-            })
-            .collect();
-        let chans = (0..g.channels).map(|_| Chan::default()).collect();
-        let wb_pages = (c.dram.write_buffer.0 / g.page_size as u64) as usize;
         let timing = src.timing();
-        let rule = hw.nand.multiplane();
-        let reads_first = hw.chan.arbitration() == crate::hw::BusArbitration::ReadsFirst;
-        let planes = g.planes.min(MAX_PLANES as u32).min(rule.max_planes.max(1));
+        let consts = Consts::new(&settings, &hw);
         Simulation {
-            bus_t: hw.chan.fixed_times(),
-            fixed_t: hw.nand.fixed_times(),
-            suspend_on: hw.nand.can_suspend(),
-            susp: if hw.nand.can_suspend() {
-                (0..g.total_dies())
-                    .map(|_| suspend::DieSuspension::default())
-                    .collect()
-            } else {
-                Vec::new()
-            },
-            cache,
-            slots: if cache.any() {
-                (0..g.total_dies())
-                    .map(|_| cache::CacheSlot::default())
-                    .collect()
-            } else {
-                Vec::new()
-            },
-            cache_counts: [0; 2],
-            die_hooks: hw.nand.can_suspend() || cache.any(),
+            fl: FlashSched::new(g, &consts),
+            consts,
             hw,
-            page: g.page_size as u64,
-            planes,
-            div_page: FastDiv::new(g.page_size as u64),
-            multiplane: c.nand.multiplane && planes > 1,
-            page_mask: if rule.same_page { u16::MAX } else { 0 },
-            reads_first,
-            plane_gap: rule.plane_gap,
-            prio_reads: c.controller.prioritize_reads,
-            gc_yields: c.ftl.gc_mode() == crate::config::GcMode::Paced,
-            pending_erases: vec![0; settings.geometry.total_planes() as usize],
-            planes_per_die: settings.geometry.planes,
-            // With cache commands a die's next operation may need the
-            // channel while its cache register's transfer holds it.
-            exclusive: g.ways * g.dies == 1 && !cache.any(),
-            max_lba: settings.logical_bytes() / SECTOR,
             flash: FlashArray::new(g),
             q: EventQueue::default(),
             now: SimTime::ZERO,
-            hosts: Slab::default(),
-            cmds: Slab::default(),
-            dev_inflight: 0,
-            qd: c.host.queue_depth,
-            timing,
-            outstanding: 0,
-            source_done: false,
-            pending: None,
-            ahead: Ahead::default(),
-            ahead_end: None,
-            merged: Vec::new(),
-            nr_requests: settings.block.nr_requests,
-            blocked: VecDeque::new(),
-            plug_on: settings.block.plug && !matches!(timing, Timing::ClosedLoop { .. }),
-            plugged: Vec::new(),
-            plug_booked: false,
-            qd_since: SimTime::ZERO,
-            link_free: SimTime::ZERO,
-            cpu_free: SimTime::ZERO,
-            active_since: SimTime::ZERO,
-            idle_since: SimTime::ZERO,
-            wake_pending: None,
-            host_wake: None,
-            host_wakes: Vec::new(),
-            host_end: SimTime::ZERO,
-            error: None,
-            txns: Runs::default(),
-            jobs: Slab::default(),
-            dies,
-            chans,
+            front: Front::new(&settings, timing),
             // The measured phase's stream (`measured_rng`); preconditioning
             // draws from its own.
             cx: FtlCtx::new(
                 SimRng::from_seed_label(c.sim.seed, "ftl"),
                 g.total_dies() as usize,
             ),
-            wbuf: if wb_pages > 0 {
-                Some(WriteBuffer::new(wb_pages))
-            } else {
-                None
-            },
-            wback: WriteBack::new(
-                wb_pages > 0 && c.dram.flush == FlushPolicy::EvictLru,
-                g.total_planes(),
-            ),
-            bg_jobs: 0,
-            bg_enabled: c.ftl.background_gc_blocks > 0,
-            idle_after: c.ftl.gc_idle_after,
-            idle_check: None,
+            ctl: CtrlState::new(&settings),
             counters: Counters::default(),
             lat: Latencies::default(),
-            ftl_before: FtlStats::default(),
-            work: FtlWork::default(),
-            cpu_ns: 0,
-            link_ns: 0,
-            last_done: SimTime::ZERO,
-            pre: PreconditionOutcome::default(),
-            notes: Default::default(),
-            draining: false,
-            drain_ns: 0,
-            busy_at_drain: None,
-            blk: (0..g.total_blocks())
-                .map(|b| {
-                    let pl = b / g.blocks_per_plane;
-                    BlockExec {
-                        die: (pl / g.planes) as u16,
-                        plane: (pl % g.planes) as u8,
-                        ..Default::default()
-                    }
-                })
-                .collect(),
-            plan_jobs: Vec::new(),
-            plan_fill: Vec::new(),
-            unparked: Vec::new(),
-            tp_reads: Default::default(),
-            tp_woken: Vec::new(),
-            late_reads: Default::default(),
-            start: SimTime::ZERO,
-            flow_flash: FlowFlash::new(&settings),
-            ramp_end: settings
-                .config
-                .sim
-                .ramp_time
-                .map_or(SimTime(u64::MAX), |r| SimTime(r.0)),
+            stats: PhaseStats::new(&settings),
             settings,
             ftl,
             src,
@@ -496,7 +231,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// tests that check the two give the same run.
     #[doc(hidden)]
     pub fn book_reads_in_two_steps(&mut self) {
-        self.exclusive = false;
+        self.consts.exclusive = false;
     }
 
     /// Current simulated time.
@@ -510,19 +245,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// requests a time limit left in flight finish in the next phase (and count
     /// there); a closed loop counts them against its depth.
     pub fn restart(&mut self, src: S) {
-        self.timing = src.timing();
+        self.front.restart(src.timing(), self.settings.block.plug);
         self.src = src;
-        self.source_done = false;
-        self.pending = None;
-        self.ahead = Ahead::default();
-        self.ahead_end = None;
-        self.outstanding = self.hosts.live;
         self.reset_stats(self.now);
-        self.plug_on =
-            self.settings.block.plug && !matches!(self.timing, Timing::ClosedLoop { .. });
-        self.host_wake = None;
-        self.draining = false;
-        self.busy_at_drain = None;
+        self.stats.draining = false;
+        self.stats.busy_at_drain = None;
     }
 
     /// Start the statistics of the measured phase again at `at` (now, or
@@ -530,25 +257,12 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// happened in between).
     fn reset_stats(&mut self, at: SimTime) {
         self.counters = Counters::default();
-        self.flow_flash.restart();
+        self.stats.restart(at);
         self.hw.nand.restart_stats();
-        self.cache_counts = [0; 2];
         self.lat = Latencies::default();
-        self.work = FtlWork::default();
-        self.cpu_ns = 0;
-        self.link_ns = 0;
-        self.start = at;
-        self.last_done = at;
-        self.qd_since = at;
-        self.host_end = at;
-        for d in &mut self.dies {
-            d.busy_ns = 0;
-        }
-        // A data-out booked with its read and not begun yet belongs to the
-        // new phase, as it would if booked when the read ends.
-        for c in &mut self.chans {
-            c.busy_ns = c.unstarted_out(self.now);
-        }
+        self.front.qd_since = at;
+        self.front.host_end = at;
+        self.fl.restart_busy(self.now);
     }
 
     /// The ramp (`sim.ramp_time`) is over: what happened before now is in no
@@ -556,21 +270,18 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// source's own statistics and request count start again.
     #[cold]
     fn end_ramp(&mut self) {
-        let at = self.ramp_end;
-        self.ramp_end = SimTime(u64::MAX);
+        let at = self.stats.ramp_end;
+        self.stats.ramp_end = SimTime(u64::MAX);
         self.reset_stats(at);
         self.obs.measure_start(at);
-        self.ftl_before = self.ftl.stats();
-        // What the source has handed over and is not done: in flight, read
-        // ahead, or waiting for its arrival time.
-        let handed = self.hosts.live as u64 + self.ahead.len as u64 + self.pending.is_some() as u64;
-        self.src.ramp_over(at, handed);
+        self.stats.ftl_before = self.ftl.stats();
+        self.src.ramp_over(at, self.front.handed());
     }
 
     /// Whether a ramp (`sim.ramp_time`) was configured and the run has not
     /// reached its end: the statistics then still hold the ramp.
     pub fn in_ramp(&self) -> bool {
-        self.ramp_end != SimTime(u64::MAX)
+        self.stats.ramp_end != SimTime(u64::MAX)
     }
 
     // -------------------------------------------------------- preconditioning
@@ -578,11 +289,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// Run the measured phase (after `precondition`) and build the report.
     pub fn run(&mut self) -> Result<Report, SimError> {
         let started = Instant::now();
-        self.ftl_before = self.ftl.stats();
+        self.stats.ftl_before = self.ftl.stats();
         let limit = self.settings.config.sim.time_limit.map(|d| SimTime(d.0));
-        match self.timing {
+        match self.front.timing {
             Timing::ClosedLoop { depth } => {
-                while self.outstanding < depth && self.issue_next_closed() {}
+                while self.front.outstanding < depth && self.issue_next_closed() {}
                 self.try_dispatch();
             }
             Timing::OpenLoop => self.pull_open(),
@@ -601,26 +312,21 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             let Some((t, ev)) = self.q.pop() else {
                 break;
             };
-            if self.error.is_some() {
+            if self.front.error.is_some() {
                 break;
             }
-            if ev == Ev::HostWake {
-                if let Some(i) = self.host_wakes.iter().position(|&w| w == t) {
-                    self.host_wakes.swap_remove(i);
-                }
-                if self.source_done || self.host_wake != Some(t) {
-                    // A timer of a host that has finished, or one re-booked
-                    // earlier: not an instant of the run.
-                    continue;
-                }
+            if ev == Ev::HostWake && !self.front.wake_due(t) {
+                // A timer of a host that has finished, or one re-booked
+                // earlier: not an instant of the run.
+                continue;
             }
-            if ev == Ev::IdleCheck && self.idle_check != Some(t) {
+            if ev == Ev::IdleCheck && self.ctl.idle_check != Some(t) {
                 // An idle period that ended before its wait did.
                 continue;
             }
             debug_assert!(t >= self.now, "time went backwards");
             self.now = t;
-            if t >= self.ramp_end {
+            if t >= self.stats.ramp_end {
                 self.end_ramp();
             }
             events += 1;
@@ -632,85 +338,87 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 Ev::DieDone(d) => self.on_die_done(d),
                 Ev::CmdComplete(c) => self.complete_cmd(c),
                 Ev::SchedWake => {
-                    self.wake_pending = None;
+                    self.front.wake_pending = None;
                     self.try_dispatch();
                 }
                 Ev::PlugFlush => self.on_plug_flush(),
                 Ev::HostWake => {
-                    self.host_wake = None;
+                    self.front.host_wake = None;
                     self.pump_host();
                 }
                 Ev::IdleCheck => {
-                    self.idle_check = None;
+                    self.ctl.idle_check = None;
                     self.maybe_background();
                 }
             }
-            if self.source_done && self.hosts.live == 0 && self.pending.is_none() {
+            if self.front.all_done() {
                 if !self.settings.config.sim.drain {
                     break;
                 }
-                if !self.draining {
-                    self.draining = true;
-                    self.busy_at_drain = Some(self.busy_until_cut(self.last_done));
+                if !self.stats.draining {
+                    self.stats.draining = true;
+                    self.stats.busy_at_drain = Some(self.busy_until_cut(self.stats.last_done));
                     self.report_started_ops();
-                    self.obs.drain_start(self.last_done);
+                    self.obs.drain_start(self.stats.last_done);
                     // Work that waits for the end of the workload
                     // (ftl.drain_merge) may now run in idle time.
                     self.cx.draining = true;
                     if self.settings.config.ftl.drain_merge() {
-                        self.bg_enabled = true;
+                        self.ctl.bg_enabled = true;
                     }
                     self.maybe_background();
                 }
             }
         }
-        if let Some(e) = self.error.take() {
+        if let Some(e) = self.front.error.take() {
             return Err(e);
         }
         debug_assert!(
-            self.txns.live > 0 || self.cx.die_load.iter().all(|&l| l == 0),
+            self.fl.txns.live > 0 || self.cx.die_load.iter().all(|&l| l == 0),
             "no transaction is alive but die loads are {:?}",
             self.cx.die_load
         );
-        let host_stuck = self.timing == Timing::Reactive && !self.source_done;
-        if limit.is_none() && (self.hosts.live > 0 || self.pending.is_some() || host_stuck) {
+        let host_stuck = self.front.timing == Timing::Reactive && !self.front.source_done;
+        if limit.is_none()
+            && (self.front.hosts.live > 0 || self.front.pending.is_some() || host_stuck)
+        {
             panic!(
                 "engine stalled at {} ns with {} host requests outstanding, {} commands in the device, {} transactions alive (a scheduling deadlock: please report with this configuration)",
-                self.now.0, self.hosts.live, self.cmds.live, self.txns.live
+                self.now.0, self.front.hosts.live, self.front.cmds.live, self.fl.txns.live
             );
         }
         // A reactive source's application still running at the limit: the
         // measured phase is the whole time, whether or not the device was
         // busy at the cut.
-        let app_cut = self.timing == Timing::Reactive && !self.source_done;
-        let end = if limit.is_some() && (self.hosts.live > 0 || app_cut) {
+        let app_cut = self.front.timing == Timing::Reactive && !self.front.source_done;
+        let end = if limit.is_some() && (self.front.hosts.live > 0 || app_cut) {
             // Cut by the time limit: say how many requests it left unfinished
             // (they are in no statistic).
-            if self.hosts.live > 0 {
-                *self.notes_mut("time_limit_requests_unfinished") += self.hosts.live as u64;
+            if self.front.hosts.live > 0 {
+                *self.stats.note("time_limit_requests_unfinished") += self.front.hosts.live as u64;
             }
             // Utilization covers the measured phase: what is booked past the
             // cut (a host-link transfer, CPU work, a die's running operation)
             // counts up to the cut only.
-            if self.busy_at_drain.is_none() {
-                self.busy_at_drain = Some(self.busy_until_cut(self.now));
+            if self.stats.busy_at_drain.is_none() {
+                self.stats.busy_at_drain = Some(self.busy_until_cut(self.now));
             }
             self.now
         } else {
-            self.last_done.max(self.host_end)
+            self.stats.last_done.max(self.front.host_end)
         };
-        if self.dev_inflight > 0 {
+        if self.front.dev_inflight > 0 {
             self.obs
-                .io_active(self.active_since, end.max(self.active_since));
+                .io_active(self.front.active_since, end.max(self.front.active_since));
         }
         // With sim.drain the simulation went on until in-flight and idle-time GC
         // finished; the measured phase still ends at the last completion.
-        let sim_end = if self.draining {
+        let sim_end = if self.stats.draining {
             self.now.max(end)
         } else {
             end
         };
-        self.drain_ns = sim_end.0 - end.0;
+        self.stats.drain_ns = sim_end.0 - end.0;
         self.report_started_ops();
         self.obs.finish(sim_end);
         self.counters.events = events;

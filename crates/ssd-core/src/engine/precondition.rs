@@ -57,12 +57,12 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             match op.kind {
                 OpKind::Program => {
                     programs += 1;
-                    self.blk[b].exec_wp += 1;
+                    self.fl.blk[b].exec_wp += 1;
                 }
                 OpKind::Erase => {
-                    self.blk[b].plan_epoch += 1;
-                    self.blk[b].exec_epoch += 1;
-                    self.blk[b].exec_wp = 0;
+                    self.fl.blk[b].plan_epoch += 1;
+                    self.fl.blk[b].exec_epoch += 1;
+                    self.fl.blk[b].exec_wp = 0;
                 }
                 OpKind::Read => {}
             }
@@ -167,14 +167,14 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 // The measured phase starts from a drive that is not yet at
                 // steady state: say so next to the results, not only in
                 // `run.precondition_steady`.
-                *self.notes_mut("precondition_steady_state_not_reached") = 1;
+                *self.stats.note("precondition_steady_state_not_reached") = 1;
             }
         }
         self.cx.work = FtlWork::default();
         self.cx.rng = self.measured_rng();
-        self.ftl_before = self.ftl.stats();
+        self.stats.ftl_before = self.ftl.stats();
         out.wall_s = started.elapsed().as_secs_f64();
-        self.pre = out.clone();
+        self.stats.pre = out.clone();
         out
     }
 

@@ -135,37 +135,96 @@ impl FlowFlash {
     }
 }
 
+/// The measured phase's statistics beside `Simulation::counters` and
+/// `Simulation::lat` (the public ones), and where the phase begins and
+/// ends: what the report is built from.
+pub(super) struct PhaseStats {
+    /// When the measured phase began (a `restart`, the end of the ramp).
+    pub(super) start: SimTime,
+    /// When the ramp (`sim.ramp_time`) ends and the statistics start; MAX
+    /// when there is none or it is over.
+    pub(super) ramp_end: SimTime,
+    /// The last host completion.
+    pub(super) last_done: SimTime,
+    /// The FTL's statistics when the phase began.
+    pub(super) ftl_before: FtlStats,
+    /// The FTL's work of the phase (cycles and DRAM accesses by kind).
+    pub(super) work: FtlWork,
+    /// Busy nanoseconds of the CPU and of the host link.
+    pub(super) cpu_ns: u64,
+    pub(super) link_ns: u64,
+    /// Batches that used the cache register: programs whose data-in
+    /// overlapped the program before them, reads whose page was clocked
+    /// out from it.
+    pub(super) cache_counts: [u64; 2],
+    /// With flows: who owns each logical page's data, and what each flow
+    /// cost the flash ([`FlowFlash`]). Empty without flows.
+    pub(super) flow_flash: FlowFlash,
+    /// What preconditioning did.
+    pub(super) pre: PreconditionOutcome,
+    /// The report's notes (`run.notes`) the engine adds.
+    pub(super) notes: std::collections::BTreeMap<&'static str, u64>,
+    /// The drain (`sim.drain`) has begun, and how long it took.
+    pub(super) draining: bool,
+    pub(super) drain_ns: u64,
+    /// Busy time of dies, channels, CPU and host link up to the drain start
+    /// (the measured phase's end): utilization covers the measured phase only.
+    pub(super) busy_at_drain: Option<BusyTimes>,
+}
+
+impl PhaseStats {
+    pub(super) fn new(settings: &Settings) -> PhaseStats {
+        PhaseStats {
+            start: SimTime::ZERO,
+            ramp_end: settings
+                .config
+                .sim
+                .ramp_time
+                .map_or(SimTime(u64::MAX), |r| SimTime(r.0)),
+            last_done: SimTime::ZERO,
+            ftl_before: FtlStats::default(),
+            work: FtlWork::default(),
+            cpu_ns: 0,
+            link_ns: 0,
+            cache_counts: [0; 2],
+            flow_flash: FlowFlash::new(settings),
+            pre: PreconditionOutcome::default(),
+            notes: Default::default(),
+            draining: false,
+            drain_ns: 0,
+            busy_at_drain: None,
+        }
+    }
+
+    /// The phase's counts start again at `at` (the flows' page owners stay).
+    pub(super) fn restart(&mut self, at: SimTime) {
+        self.flow_flash.restart();
+        self.cache_counts = [0; 2];
+        self.work = FtlWork::default();
+        self.cpu_ns = 0;
+        self.link_ns = 0;
+        self.start = at;
+        self.last_done = at;
+    }
+
+    /// The report's note `k`, 0 if new.
+    pub(super) fn note(&mut self, k: &'static str) -> &mut u64 {
+        self.notes.entry(k).or_insert(0)
+    }
+}
+
 impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulation<F, S, Q, O, H> {
     /// Busy time of every die, channel, the CPU and the host link up to
     /// `cut` (not after `now`): what is booked or running past it is left out.
     pub(super) fn busy_until_cut(&self, cut: SimTime) -> BusyTimes {
         let past = |t: SimTime| t.0.saturating_sub(cut.0);
+        let (dies, chans) = self.fl.busy_until_cut(cut);
         BusyTimes {
-            dies: self
-                .dies
-                .iter()
-                .map(|d| match d.phase {
-                    // A batch adds its whole time when it completes.
-                    Phase::Idle => d.busy_ns,
-                    _ => d.busy_ns + cut.0.saturating_sub(d.batch_start.0),
-                })
-                .collect(),
-            chans: self
-                .chans
-                .iter()
-                .map(|c| {
-                    // Transfers add their whole time when they are booked.
-                    let out = if c.out {
-                        past(c.out_end) - past(c.out_start)
-                    } else {
-                        0
-                    };
-                    c.busy_ns.saturating_sub(past(c.busy_until) + out)
-                })
-                .collect(),
+            dies,
+            chans,
             // Saturating: `restart` zeroes the counters, not what is booked.
-            cpu: self.cpu_ns.saturating_sub(past(self.cpu_free)),
-            link: self.link_ns.saturating_sub(past(self.link_free)),
+            cpu: self.stats.cpu_ns.saturating_sub(past(self.ctl.cpu_free)),
+            link: self.stats.link_ns.saturating_sub(past(self.ctl.link_free)),
         }
     }
 
@@ -175,7 +234,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         let c = &self.settings.config;
         let echo = self.settings.echo.echo(c);
         let k = &self.counters;
-        let span = end.since(self.start);
+        let span = end.since(self.stats.start);
         let secs = span.secs_f64();
         let mut r = Report::default();
         r.host = HostReport {
@@ -228,13 +287,13 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             multiplane_batches: k.multiplane_batches,
             joined_translation_reads: k.joined_translation_reads,
         };
-        let mut st = self.ftl.stats().minus(&self.ftl_before);
+        let mut st = self.ftl.stats().minus(&self.stats.ftl_before);
         // The FTL counts the translation reads it plans; those that joined a
         // read in flight never reached the flash.
         st.translation_reads = st
             .translation_reads
             .saturating_sub(k.joined_translation_reads);
-        let w = &self.work;
+        let w = &self.stats.work;
         let ftl_cycles = self.hw.ctrl.cycles(w, false);
         r.ftl = FtlReport {
             kind: self.ftl.name().to_string(),
@@ -287,8 +346,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             queue_depth: {
                 // The stretch since the last change, up to the end.
                 let len = self.sched.len() as u64;
-                let dt = end.0.saturating_sub(self.qd_since.0);
-                let span = end.0.saturating_sub(self.start.0);
+                let dt = end.0.saturating_sub(self.front.qd_since.0);
+                let span = end.0.saturating_sub(self.stats.start.0);
                 let mut hist = k.qd_hist;
                 hist[qd_bucket(len)] += dt;
                 let busy: u64 = hist[1..].iter().sum();
@@ -304,21 +363,15 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             }
         };
         let totals;
-        let busy = match &self.busy_at_drain {
+        let busy = match &self.stats.busy_at_drain {
             Some(b) => b,
             None => {
+                let (dies, chans) = self.fl.busy_now(self.now);
                 totals = BusyTimes {
-                    dies: self.dies.iter().map(|d| d.busy_ns).collect(),
-                    // A data-out booked with its read (a channel to one die)
-                    // counts once it has begun, as one booked when the read
-                    // ends would.
-                    chans: self
-                        .chans
-                        .iter()
-                        .map(|c| c.busy_ns - c.unstarted_out(self.now))
-                        .collect(),
-                    cpu: self.cpu_ns,
-                    link: self.link_ns,
+                    dies,
+                    chans,
+                    cpu: self.stats.cpu_ns,
+                    link: self.stats.link_ns,
                 };
                 &totals
             }
@@ -332,18 +385,18 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         r.run = RunReport {
             events: k.events,
             wall_s: wall,
-            precondition_wall_s: self.pre.wall_s,
+            precondition_wall_s: self.stats.pre.wall_s,
             precondition: format!("{:?}", c.sim.precondition).to_lowercase(),
-            precondition_pages: self.pre.random_pages,
-            precondition_waf: self.pre.final_waf,
-            precondition_steady: self.pre.steady,
+            precondition_pages: self.stats.pre.random_pages,
+            precondition_waf: self.stats.pre.final_waf,
+            precondition_steady: self.stats.pre.steady,
             seed: c.sim.seed,
             precondition_seed: c.sim.precondition_seed(),
             config_hash: echo.toml_hash,
-            drain_s: Dur(self.drain_ns).secs_f64(),
+            drain_s: Dur(self.stats.drain_ns).secs_f64(),
             version: env!("CARGO_PKG_VERSION").to_string(),
         };
-        for (name, n) in &self.notes {
+        for (name, n) in &self.stats.notes {
             r.notes.insert(name.to_string(), *n);
         }
         for (name, n) in self.src.notes() {
@@ -352,7 +405,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         for (name, v) in self.src.report_sections(end) {
             r.extra.insert(name, v);
         }
-        self.flow_flash.report(&mut r.extra, &mut r.notes);
+        self.stats.flow_flash.report(&mut r.extra, &mut r.notes);
         for (name, n) in self.ftl.notes() {
             r.notes.insert(name.to_string(), n);
         }
@@ -372,11 +425,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 .insert("dram_capacity_fit_bytes".to_string(), dram_cap);
         }
         let mut nand = self.hw.nand.report();
-        if self.suspend_on {
+        if self.consts.suspend_on {
             let v = nand.get_or_insert_with(|| serde_json::json!({}));
             v["suspensions"] = serde_json::json!(self.counters.suspensions);
         }
-        if self.cache.any() {
+        if self.consts.cache.any() {
             let v = nand.get_or_insert_with(|| serde_json::json!({}));
             self.cache_report(v);
         }

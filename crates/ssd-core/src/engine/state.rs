@@ -227,11 +227,12 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             ftl: self.ftl.clone(),
             flash: self.flash.clone(),
             blocks: self
+                .fl
                 .blk
                 .iter()
                 .map(|b| (b.plan_epoch, b.exec_epoch, b.exec_wp))
                 .collect(),
-            outcome: self.pre.clone(),
+            outcome: self.stats.pre.clone(),
         }
     }
 
@@ -246,11 +247,12 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             ftl: &self.ftl,
             flash: &self.flash,
             blocks: self
+                .fl
                 .blk
                 .iter()
                 .map(|b| (b.plan_epoch, b.exec_epoch, b.exec_wp))
                 .collect(),
-            outcome: &self.pre,
+            outcome: &self.stats.pre,
         };
         write_state(&state, w, shape)
     }
@@ -261,11 +263,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// is of another geometry or capacity; the configuration that shaped it
     /// is the caller's to check (`SsdConfig::state_shape` of the host crate).
     pub fn restore_drive_state(&mut self, s: DriveState<F>, wall_s: f64) -> Result<(), String> {
-        if s.blocks.len() != self.blk.len() || s.flash.geometry() != self.flash.geometry() {
+        if s.blocks.len() != self.fl.blk.len() || s.flash.geometry() != self.flash.geometry() {
             return Err(format!(
                 "the state is of a drive of {} blocks, this one has {}",
                 s.blocks.len(),
-                self.blk.len()
+                self.fl.blk.len()
             ));
         }
         if s.ftl.name() != self.ftl.name() || s.ftl.logical_pages() != self.ftl.logical_pages() {
@@ -277,7 +279,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 self.ftl.logical_pages()
             ));
         }
-        for (b, &(plan, exec, wp)) in self.blk.iter_mut().zip(&s.blocks) {
+        for (b, &(plan, exec, wp)) in self.fl.blk.iter_mut().zip(&s.blocks) {
             b.plan_epoch = plan;
             b.exec_epoch = exec;
             b.exec_wp = wp;
@@ -287,11 +289,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         self.cx.rng = self.measured_rng();
         self.cx.plan.clear();
         self.cx.work = FtlWork::default();
-        self.ftl_before = self.ftl.stats();
-        self.pre = s.outcome;
-        self.pre.wall_s = wall_s;
-        if self.settings.config.sim.precondition == Precondition::Steady && !self.pre.steady {
-            *self.notes_mut("precondition_steady_state_not_reached") = 1;
+        self.stats.ftl_before = self.ftl.stats();
+        self.stats.pre = s.outcome;
+        self.stats.pre.wall_s = wall_s;
+        if self.settings.config.sim.precondition == Precondition::Steady && !self.stats.pre.steady {
+            *self.stats.note("precondition_steady_state_not_reached") = 1;
         }
         Ok(())
     }

@@ -65,8 +65,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     #[inline(never)]
     pub(super) fn maybe_suspend(&mut self, d: u32) {
         let now = self.now;
-        let die = &self.dies[d as usize];
-        let ds = &self.susp[d as usize];
+        let die = &self.fl.dies[d as usize];
+        let ds = &self.fl.susp[d as usize];
         if die.phase != Phase::Array
             || die.kind == OpKind::Read
             || ds.batch.is_some()
@@ -84,11 +84,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         let old_end = die.array_end;
         let stop = at + cost.suspend;
         // The first piece ends when the die can take a read.
-        self.dies[d as usize].array_end = stop;
+        self.fl.dies[d as usize].array_end = stop;
         self.report_array_op(d);
-        let die = &mut self.dies[d as usize];
+        let die = &mut self.fl.dies[d as usize];
         die.phase = Phase::Suspending;
-        let ds = &mut self.susp[d as usize];
+        let ds = &mut self.fl.susp[d as usize];
         ds.times += 1;
         ds.stale.push(old_end);
         ds.batch = Some(Suspended {
@@ -112,7 +112,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     #[inline(never)]
     pub(super) fn stale_die_done(&mut self, d: u32) -> bool {
         let now = self.now;
-        let st = &mut self.susp[d as usize].stale;
+        let st = &mut self.fl.susp[d as usize].stale;
         match st.iter().position(|&t| t == now) {
             Some(i) => {
                 st.swap_remove(i);
@@ -128,7 +128,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     #[inline(never)]
     pub(super) fn suspended_now(&mut self, d: u32) {
         let now = self.now;
-        let die = &mut self.dies[d as usize];
+        let die = &mut self.fl.dies[d as usize];
         die.busy_ns += now.0 - die.batch_start.0;
         die.phase = Phase::Idle;
         self.die_start(d);
@@ -140,19 +140,19 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     #[cold]
     #[inline(never)]
     pub(super) fn must_resume(&self, d: u32) -> bool {
-        let Some(s) = &self.susp[d as usize].batch else {
+        let Some(s) = &self.fl.susp[d as usize].batch else {
             return false;
         };
-        let die = &self.dies[d as usize];
+        let die = &self.fl.dies[d as usize];
         if die.hi.is_empty() {
             return true;
         }
-        let tx = &self.txns.items[die.hi.get(0) as usize];
+        let tx = &self.fl.txns.items[die.hi.get(0) as usize];
         s.kind == OpKind::Program
             && tx.pg == s.pg
             && s.batch_txn[..s.n as usize]
                 .iter()
-                .any(|&t| self.txns.items[t as usize].blk == tx.blk)
+                .any(|&t| self.fl.txns.items[t as usize].blk == tx.blk)
     }
 
     /// Resume die `d`'s suspended operation now.
@@ -160,11 +160,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     #[inline(never)]
     pub(super) fn resume(&mut self, d: u32) {
         let now = self.now;
-        let s = self.susp[d as usize]
+        let s = self.fl.susp[d as usize]
             .batch
             .take()
             .expect("a suspended operation to resume");
-        let die = &mut self.dies[d as usize];
+        let die = &mut self.fl.dies[d as usize];
         debug_assert!(die.phase == Phase::Idle);
         die.kind = s.kind;
         die.purpose = s.purpose;
@@ -187,6 +187,6 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     #[cold]
     #[inline(never)]
     pub(super) fn operation_done(&mut self, d: u32) {
-        self.susp[d as usize].times = 0;
+        self.fl.susp[d as usize].times = 0;
     }
 }
