@@ -575,8 +575,9 @@ pub struct WorkloadConfig {
     pub time_based: bool,
     /// fio's strided zones (`zonemode=strided`, `zonesize`): the job does
     /// this many bytes in a zone of `zonerange` bytes, then moves on by
-    /// `zonerange + zoneskip` (wrapping to `offset` at the device's end),
-    /// as `setup_strided_zone_mode` does. Zero: no zones.
+    /// `zonerange + zoneskip` (wrapping to `offset` at the device's end, or
+    /// at the end of the file when `filesize` is given), as
+    /// `setup_strided_zone_mode` does. Zero: no zones.
     #[serde(default, skip_serializing_if = "is_zero_size")]
     pub zonesize: Size,
     /// fio's `zonerange`: a zone's size (zero: `zonesize`).
@@ -880,14 +881,18 @@ impl WorkloadConfig {
                     ));
                 }
             }
-            if zone < min_bs_of(self) || zone > logical_bytes - self.offset.0 {
+            // The zones walk the device from `offset`, or the file.
+            let room = match self.filesize {
+                Some(_) => self.file_span(logical_bytes),
+                None => logical_bytes - self.offset.0,
+            };
+            if zone < min_bs_of(self) || zone > room {
                 return Err(invalid(
                     "workload.zonerange",
                     format!(
-                        "a zone of {zone} bytes must hold a block ({}) and fit between \
-                         offset and the logical capacity ({} bytes)",
+                        "a zone of {zone} bytes must hold a block ({}) and fit in the {room} \
+                         bytes the zones walk (the device from offset, or filesize)",
                         min_bs_of(self),
-                        logical_bytes - self.offset.0
                     ),
                 ));
             }
