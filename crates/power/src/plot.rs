@@ -86,7 +86,7 @@ impl PowerObserver {
             .fold(0.0f64, f64::max)
             .max(1e-6)
             * 1.1;
-        let merged = merge_samples(&samples, MAX_STEPS);
+        let (merged, _) = crate::series::merge_samples(&samples, MAX_STEPS);
         // Drawn into memory, then written beside `path` and renamed into place.
         let mut svg = String::new();
         {
@@ -121,22 +121,20 @@ impl PowerObserver {
             // Step lines: each sample holds its value over its bucket. A long
             // run's samples are merged into at most `MAX_STEPS` time-weighted
             // means (energy kept), so the file stays small.
-            let steps = |f: &dyn Fn(&crate::Sample) -> f64| -> Vec<(f64, f64)> {
+            // Column `c` of each merged sample's watts (0: total).
+            let steps = |c: usize| -> Vec<(f64, f64)> {
                 merged
                     .iter()
-                    .flat_map(|s| [(s.time_s, f(s)), (s.time_s + s.len_s, f(s))])
+                    .flat_map(|(a, b, w)| [(*a, w[c]), (*b, w[c])])
                     .collect()
             };
             chart
-                .draw_series(LineSeries::new(
-                    steps(&|s| s.total_w),
-                    BLACK.stroke_width(2),
-                ))
+                .draw_series(LineSeries::new(steps(0), BLACK.stroke_width(2)))
                 .map_err(plot_err(path))?;
             let mut entries: Vec<(&str, RGBColor)> = vec![("total", BLACK)];
             for (c, name) in COMPONENTS.iter().enumerate() {
                 chart
-                    .draw_series(LineSeries::new(steps(&|s| s.component_w[c]), COLORS[c]))
+                    .draw_series(LineSeries::new(steps(c + 1), COLORS[c]))
                     .map_err(plot_err(path))?;
                 entries.push((name, COLORS[c]));
             }
@@ -254,71 +252,3 @@ impl PowerObserver {
 /// Most steps a power plot draws per series.
 #[cfg(feature = "plot")]
 const MAX_STEPS: usize = 2000;
-
-/// `samples` merged into at most `max` buckets of consecutive samples, each
-/// the time-weighted mean of its samples (so the energy under each line is
-/// kept); unchanged if there are no more than `max`.
-#[cfg(feature = "plot")]
-fn merge_samples(samples: &[crate::Sample], max: usize) -> Vec<crate::Sample> {
-    if samples.len() <= max || max == 0 {
-        return samples.to_vec();
-    }
-    let per = samples.len().div_ceil(max);
-    samples
-        .chunks(per)
-        .map(|c| {
-            let len: f64 = c.iter().map(|s| s.len_s).sum();
-            let w = |f: &dyn Fn(&crate::Sample) -> f64| {
-                if len > 0.0 {
-                    c.iter().map(|s| f(s) * s.len_s).sum::<f64>() / len
-                } else {
-                    f(&c[0])
-                }
-            };
-            let mut m = c[0];
-            m.len_s = len;
-            m.total_w = w(&|s| s.total_w);
-            for k in 0..m.component_w.len() {
-                m.component_w[k] = w(&|s| s.component_w[k]);
-            }
-            m.iops = w(&|s| s.iops);
-            m.mbps = w(&|s| s.mbps);
-            m
-        })
-        .collect()
-}
-
-#[cfg(all(test, feature = "plot"))]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn merging_keeps_energy_and_caps_the_steps() {
-        let samples: Vec<crate::Sample> = (0..10_001)
-            .map(|i| crate::Sample {
-                time_s: i as f64 * 1e-3,
-                len_s: 1e-3,
-                total_w: (i % 7) as f64,
-                component_w: [(i % 3) as f64, 1.0, 0.0, 0.5, (i % 5) as f64],
-                iops: i as f64,
-                mbps: 0.0,
-            })
-            .collect();
-        let m = merge_samples(&samples, 2000);
-        assert!(m.len() <= 2000, "{}", m.len());
-        let energy = |v: &[crate::Sample], f: &dyn Fn(&crate::Sample) -> f64| {
-            v.iter().map(|s| f(s) * s.len_s).sum::<f64>()
-        };
-        for f in [
-            &(|s: &crate::Sample| s.total_w) as &dyn Fn(&crate::Sample) -> f64,
-            &|s| s.component_w[4],
-        ] {
-            let (a, b) = (energy(&samples, f), energy(&m, f));
-            assert!((a - b).abs() < 1e-9 * a.max(1.0), "{a} vs {b}");
-        }
-        assert_eq!(m[0].time_s, 0.0);
-        let end = |v: &[crate::Sample]| v.last().map(|s| s.time_s + s.len_s).unwrap();
-        assert!((end(&m) - end(&samples)).abs() < 1e-12);
-        assert_eq!(merge_samples(&samples[..10], 2000).len(), 10);
-    }
-}

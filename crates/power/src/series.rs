@@ -77,6 +77,36 @@ pub struct Sample {
     pub mbps: f64,
 }
 
+/// Samples merged `k` to one (time-weighted means, which keep each group's
+/// energy; a group of no length, their plain mean) so that there are at
+/// most `max`: (start s, end s, [total, components] W) per group, and `k`
+/// (1: each sample alone). The power charts draw these.
+#[allow(clippy::type_complexity)]
+pub fn merge_samples(s: &[Sample], max: usize) -> (Vec<(f64, f64, [f64; 6])>, usize) {
+    let k = s.len().div_ceil(max.max(1)).max(1);
+    let merged = s
+        .chunks(k)
+        .map(|g| {
+            let len: f64 = g.iter().map(|x| x.len_s).sum();
+            let mut w = [0.0; 6];
+            for x in g {
+                let wt = if len > 0.0 {
+                    x.len_s / len
+                } else {
+                    1.0 / g.len() as f64
+                };
+                w[0] += x.total_w * wt;
+                for c in 0..5 {
+                    w[c + 1] += x.component_w[c] * wt;
+                }
+            }
+            let last = g[g.len() - 1];
+            (g[0].time_s, last.time_s + last.len_s, w)
+        })
+        .collect();
+    (merged, k)
+}
+
 /// The power time series (see the module docs): buckets of `interval` ns, at most `cap` of
 /// them, coarsened by doubling the interval when a run outgrows them. Bucket
 /// `i` covers `[origin + i x interval, origin + (i + 1) x interval)`: the
@@ -729,6 +759,37 @@ impl Series {
 
 #[cfg(test)]
 mod tests {
+
+    /// The power charts' merge keeps each line's energy and its span, and
+    /// leaves at most `max` groups (fewer samples: each alone).
+    #[test]
+    fn merging_keeps_energy_and_caps_the_steps() {
+        let samples: Vec<Sample> = (0..10_001)
+            .map(|i| Sample {
+                time_s: i as f64 * 1e-3,
+                len_s: 1e-3,
+                total_w: (i % 7) as f64,
+                component_w: [(i % 3) as f64, 1.0, 0.0, 0.5, (i % 5) as f64],
+                iops: i as f64,
+                mbps: 0.0,
+            })
+            .collect();
+        let (m, _) = merge_samples(&samples, 2000);
+        assert!(m.len() <= 2000, "{}", m.len());
+        for c in [0, 5] {
+            let a: f64 = samples
+                .iter()
+                .map(|s| [s.total_w, 0.0, 0.0, 0.0, 0.0, s.component_w[4]][c] * s.len_s)
+                .sum();
+            let b: f64 = m.iter().map(|(s, e, w)| w[c] * (e - s)).sum();
+            assert!((a - b).abs() < 1e-9 * a.max(1.0), "{a} vs {b}");
+        }
+        assert_eq!(m[0].0, 0.0);
+        let end = samples.last().map(|s| s.time_s + s.len_s).unwrap();
+        assert!((m.last().unwrap().1 - end).abs() < 1e-12);
+        assert_eq!(merge_samples(&samples[..10], 2000).0.len(), 10);
+    }
+
     use super::*;
 
     #[test]

@@ -14,6 +14,7 @@
 //! headless Chromium that no text leaves the SVG's viewport or lies over
 //! the plot area (the legend, the labels) or over a data element.
 
+use power::series::merge_samples;
 use std::fmt::Write;
 
 /// The width of every chart, px.
@@ -519,7 +520,30 @@ pub(crate) struct LineChart<'a> {
     pub(crate) legend_title: &'a str,
 }
 
-impl LineChart<'_> {
+impl<'a> LineChart<'a> {
+    /// A latency CDF: latency on a log axis against the fraction of
+    /// requests at or below it (a run's or a sweep's).
+    pub(crate) fn latency_cdf(
+        id: &'a str,
+        title: &'a str,
+        note: &'a str,
+        lines: Vec<Line>,
+        legend_title: &'a str,
+    ) -> LineChart<'a> {
+        LineChart {
+            id,
+            title,
+            note,
+            x_label: "latency (µs, log scale)",
+            y_label: "fraction of requests at or below",
+            x_log: true,
+            y_log: false,
+            y_fixed: Some((0.0, 1.0)),
+            lines,
+            legend_title,
+        }
+    }
+
     pub(crate) fn svg(mut self) -> String {
         for l in &mut self.lines {
             l.points.retain(|&(x, y)| {
@@ -886,35 +910,6 @@ pub(crate) fn energy_chart(e: &serde_json::Value, note: &str) -> String {
         ],
     }
     .svg()
-}
-
-/// Samples merged `k` to one (time-weighted means, which keep each group's
-/// energy) so that there are at most `max`: (start s, end s, [total,
-/// components] W) and `k`.
-#[allow(clippy::type_complexity)]
-pub(crate) fn merge_samples(s: &[power::Sample], max: usize) -> (Vec<(f64, f64, [f64; 6])>, usize) {
-    let k = s.len().div_ceil(max.max(1)).max(1);
-    let merged = s
-        .chunks(k)
-        .map(|g| {
-            let len: f64 = g.iter().map(|x| x.len_s).sum();
-            let mut w = [0.0; 6];
-            for x in g {
-                let wt = if len > 0.0 {
-                    x.len_s / len
-                } else {
-                    1.0 / g.len() as f64
-                };
-                w[0] += x.total_w * wt;
-                for c in 0..5 {
-                    w[c + 1] += x.component_w[c] * wt;
-                }
-            }
-            let last = g[g.len() - 1];
-            (g[0].time_s, last.time_s + last.len_s, w)
-        })
-        .collect();
-    (merged, k)
 }
 
 /// Power over time: total and per component, a step line each (a sample

@@ -707,19 +707,7 @@ fn latency_cdf(o: &mut String, out: &RunOutput) {
         o.push_str("<p class=\"note\">No latency CDF: no request completed.</p>\n");
         return;
     }
-    let svg = LineChart {
-        id: "latency-cdf",
-        title: "Latency CDF",
-        note: "",
-        x_label: "latency (µs, log scale)",
-        y_label: "fraction of requests at or below",
-        x_log: true,
-        y_log: false,
-        y_fixed: Some((0.0, 1.0)),
-        lines,
-        legend_title: "",
-    }
-    .svg();
+    let svg = LineChart::latency_cdf("latency-cdf", "Latency CDF", "", lines, "").svg();
     figure(
         o,
         &svg,

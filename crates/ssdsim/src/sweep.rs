@@ -2187,18 +2187,13 @@ pub(crate) fn sweep_cdf(curves: &[&Row], layout: &Layout, note: &str) -> String 
             points: r.cdf.clone(),
         })
         .collect();
-    crate::chart::LineChart {
-        id: "sweep-latency-cdf",
-        title: "Latency CDF per point",
+    crate::chart::LineChart::latency_cdf(
+        "sweep-latency-cdf",
+        "Latency CDF per point",
         note,
-        x_label: "latency (µs, log scale)",
-        y_label: "fraction of requests at or below",
-        x_log: true,
-        y_log: false,
-        y_fixed: Some((0.0, 1.0)),
         lines,
-        legend_title: &layout.keys().join("/"),
-    }
+        &layout.keys().join("/"),
+    )
     .svg()
 }
 
