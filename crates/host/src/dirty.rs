@@ -1,6 +1,6 @@
 //! Dirty-page throttling as the kernel profile runs it: `balance_dirty_pages`
 //! of mm/page-writeback.c, for one device (one `bdi_writeback`, no memcg,
-//! no strict limit). The page cache (`pagecache.rs`) calls it after a
+//! no strict limit). The page cache (`pagecache/`) calls it after a
 //! writer's copy and carries out what it decides (pause, write back).
 //!
 //! * **Current kernels (3.2's IO-less throttling, as in 6.12).** A writer

@@ -1,0 +1,1234 @@
+//! The Linux page cache and writeback between an application and the block
+//! layer, in simulated time (`[page_cache]`; buffered I/O, `direct = false`).
+//!
+//! An application workload (the fio-style generator or a personality) is a
+//! closed-loop source of application calls; each of its streams is one
+//! application thread making synchronous calls (`read`, `write`, `fsync`,
+//! `BLKDISCARD`). A buffered fio job is one thread whatever its `iodepth`, as
+//! in Linux, where `io_submit` of buffered I/O returns only after the copy.
+//! The cache turns the calls into block requests the way Linux's mm/ does,
+//! and hands them to the engine's block layer as a reactive source
+//! ([`Timing::Reactive`]), with their submitter as the request's stream:
+//!
+//! * **Pages** of 4 KiB, kept in one LRU list. A page is up to date, dirty,
+//!   under writeback (both, when redirtied during its writeback) or locked
+//!   (being read). Reclaim evicts the least recently used clean idle page and
+//!   rotates dirty, writeback and locked pages to the head, as
+//!   `shrink_page_list` does; a thread that finds nothing to evict waits for
+//!   the next completion.
+//! * **Reads** copy from the cache on the host's cores (`cpu.copy_mbps`,
+//!   [`crate::cpu`]); a miss is read from the device with Linux's on-demand
+//!   readahead (mm/readahead.c,
+//!   `ondemand_readahead`): the initial window is `get_init_ra_size` of the
+//!   request, a sequential stream ramps it by `get_next_ra_size` up to
+//!   `read_ahead_kb`, a hit on the `PG_readahead` page starts the next window
+//!   asynchronously, and a small random read reads just its pages.
+//! * **Writes** copy into the cache and dirty its pages (a partial page not
+//!   in the cache is read first). Then the kernel profile's
+//!   `balance_dirty_pages` ([`crate::dirty`]), which starts the flusher
+//!   above the background threshold: on current kernels a writer past the
+//!   free-run ceiling is paused at a rate paced to the device's estimated
+//!   write bandwidth ([`IoLess`]); on 2.6.35 a writer over its limit writes
+//!   back up to a chunk of pages itself and pauses a jiffy, doubling
+//!   ([`Bdp`]). The pauses are reported as throttling. Thresholds follow
+//!   `dirty_background_ratio`/`dirty_ratio` of the cache size (Linux's
+//!   "available memory"), or `dirty_background_bytes`/`dirty_bytes`; a
+//!   background threshold at or above the dirty threshold is halved, as
+//!   `domain_dirty_limits` does.
+//! * **The flusher** (one per device, its own stream: CFQ and BFQ give it an
+//!   async queue of its own) writes back in background mode while dirty
+//!   pages exceed the background threshold, and every
+//!   `dirty_writeback_centisecs` (kupdate) writes the inode whose dirty data
+//!   is older than `dirty_expire_centisecs`. It writes an inode in chunks of
+//!   `MAX_WRITEBACK_PAGES` (1,024 pages) from a cyclic cursor (the mapping's
+//!   `writeback_index`), skipping pages already under writeback, as
+//!   contiguous runs split at `sched.max_request` (max_sectors_kb), all
+//!   submitted in one instant (one plug). Like any submitter it sleeps when
+//!   `nr_requests` are taken.
+//! * **fsync** (a workload's Flush, fio's `fsync=N` and `end_fsync`) writes
+//!   the inode's dirty pages from the calling thread, waits for them and for
+//!   every page already under writeback (a page redirtied while under
+//!   writeback is written again after it), then issues a cache flush to the
+//!   device and waits for it. **O_SYNC** writes (`sync`) do the same for the
+//!   pages they wrote. A discard drops the range's pages (waiting for their
+//!   I/O) and sends the trim.
+//! * **Unlink** (a file's last reference going, [`CallExtras::unlink`]):
+//!   every page of the file leaves the cache, as `evict` ->
+//!   `truncate_inode_pages_final` does: a dirty page is cancelled without
+//!   being written (`folio_cancel_dirty`, `folio_account_cleaned`: the dirty
+//!   count the flusher and `balance_dirty_pages` go by drops), a page under
+//!   writeback or being read is waited for first (`folio_wait_writeback`,
+//!   the folio lock, in `truncate_inode_pages_range`). It comes after the
+//!   calls on the file that came before it. The cache knows a file's pages
+//!   as Linux's `address_space` does: each page carries its file, and each
+//!   file keeps the list of its pages in the cache.
+//!
+//! A block-level workload writes one file: the block device, whose inode is
+//! the device (fsync writes back every dirty page, as `blkdev_fsync` does).
+//! What is dirty when the application's last call returns stays in the cache
+//! (`dirty_at_end_bytes`): the run ends there, unless `end_fsync` writes it.
+//!
+//! The state machine is one struct, [`PageCache`], whose private state its
+//! child modules share (Rust's privacy lets a child module see its parent's
+//! private fields): `stages` holds each stage of an application thread's
+//! call, `pages` the LRU and the dirty lists, `io` the block requests and
+//! readahead, `fsync` the file systems' own I/O and unlink, `writeback` the
+//! flusher and `balance_dirty_pages`, `report` the report's sections and
+//! `config` the `[page_cache]` section.
+
+use crate::cpu::{Cores, CpuConfig, Syscalls, Work};
+use crate::dirty::{Balance, Bdp, Decision, IoLess, Pace};
+use crate::fs::Kernel;
+use crate::idset::IdSet;
+use crate::workload::{
+    AppSource, CallExtras, FsyncIo, HostEvent, HostRequest, HostRun, IoOp, RequestSource,
+    SourceError, Timing,
+};
+use serde::{Deserialize, Serialize};
+use ssd_core::error::{invalid, ConfigError};
+use ssd_core::hash::FastMap;
+use ssd_core::stats::{LatencyHist, LatencySummary};
+use ssd_core::units::{Dur, SimTime, Size};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+mod config;
+mod fsync;
+mod io;
+mod pages;
+mod report;
+mod stages;
+mod writeback;
+
+/// The cache's page size (x86's).
+pub const PAGE: u64 = 4096;
+const SPP: u64 = PAGE / 512;
+/// Pages the flusher writes of one inode per pass (Linux's
+/// `MAX_WRITEBACK_PAGES`, the floor of `writeback_chunk_size`).
+pub const MAX_WRITEBACK_PAGES: usize = 1024;
+/// The flusher's stream (process) id.
+pub const FLUSHER_STREAM: u32 = u32::MAX;
+/// The inode of a file system's metadata (inode tables, directories,
+/// bitmaps): a write call on it dirties its pages without a copy and is not
+/// an application call (`page_cache.metadata_pages`).
+pub const METADATA_INO: u32 = u32::MAX - 1;
+/// A file system's own I/O (a journal commit, a log write, the cleaner): a
+/// read, write or flush call on it is submitted at once, bypassing the
+/// cache, and waited for by the calling thread; not an application call.
+pub const FS_INO: u32 = u32::MAX - 2;
+const NONE: u32 = u32::MAX;
+
+/// Whether `ino` is a file's (not the block device's, 0, nor the
+/// metadata's or the file system's own I/O's): a file's pages are kept in
+/// its list, which its unlink drops.
+pub fn is_file(ino: u32) -> bool {
+    ino != 0 && ino != METADATA_INO && ino != FS_INO
+}
+
+const UPTODATE: u8 = 1;
+const DIRTY: u8 = 2;
+const WRITEBACK: u8 = 4;
+const LOCKED: u8 = 8;
+/// `PG_readahead`: a hit here starts the next readahead window.
+const RA_MARK: u8 = 16;
+
+pub use config::{MemoryPlan, PageCacheConfig};
+use stages::Next;
+
+/// How the application calls: fio's `sync`, `fsync` and `end_fsync`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AppIo {
+    /// O_SYNC writes.
+    pub sync: bool,
+    /// fsync after every this many writes of a thread (0: never).
+    pub fsync: u64,
+    /// fsync when a thread's last call is done.
+    pub end_fsync: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Page {
+    lpn: u64,
+    /// The file (inode) the page belongs to.
+    ino: u32,
+    flags: u8,
+    /// The I/O in flight on the page (its tag), NONE if idle.
+    io: u32,
+    /// The LRU list's neighbours.
+    prev: u32,
+    next: u32,
+    /// The neighbours in its file's list of pages ([`Inode::first`]).
+    fprev: u32,
+    fnext: u32,
+}
+
+/// A file's pages and dirty state: its pages in the cache (the mapping's
+/// `i_pages`: what an unlink drops), its dirty pages, when it was dirtied
+/// (from clean), and where its next writeback starts (the mapping's
+/// `writeback_index`). The block device's and the metadata's pages are in
+/// no list ([`is_file`]).
+#[derive(Debug)]
+struct Inode {
+    /// The first of the file's pages in the cache (NONE: none), a list
+    /// through the pages' `fprev`/`fnext`: joining and leaving it cost no
+    /// search, on every page brought in or evicted.
+    first: u32,
+    dirty: BTreeSet<u64>,
+    dirtied_when: SimTime,
+    cursor: u64,
+}
+
+impl Default for Inode {
+    fn default() -> Inode {
+        Inode {
+            first: NONE,
+            dirty: BTreeSet::new(),
+            dirtied_when: SimTime::ZERO,
+            cursor: 0,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum IoKind {
+    Read,
+    Write,
+    Flush,
+    Trim,
+}
+
+#[derive(Debug)]
+struct Io {
+    kind: IoKind,
+    ino: u32,
+    lpn: u64,
+    n: u32,
+    submitter: u32,
+    waiters: Vec<u32>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    Idle,
+    ReadStart,
+    ReadCopy,
+    WriteStart,
+    WriteDirty,
+    WriteCopied,
+    /// `balance_dirty_pages` ([`crate::dirty`]): checks, pauses, and on
+    /// 2.6.35 writes back.
+    Balance,
+    /// The write is done with the dirty limits.
+    WriteBalanced,
+    SyncStart,
+    SyncWait,
+    /// An O_DIRECT call ([`CallExtras::direct`]): the range's cached dirty
+    /// pages are written back and waited for, then the request is sent.
+    DioStart,
+    DioSubmit,
+    /// An fsync waits for the journal commit of its transaction
+    /// ([`FsyncIo::wait`](crate::fs::FsyncIo::wait)).
+    CommitWait,
+    /// The file system's thread writes a journal commit
+    /// ([`CallExtras::commit`]): its steps, then the commit is done.
+    CommitRun,
+    /// A file system's direct call ([`FS_INO`]): submitted, then done.
+    DirectStart,
+    DirectDone,
+    TrimStart,
+    TrimDrop,
+    /// A file's unlink ([`CallExtras::unlink`]): its pages leave the cache,
+    /// then those that had I/O in flight once it is done.
+    Unlink,
+    UnlinkWait,
+    Complete,
+    Done,
+}
+
+/// Linux's `struct file_ra_state`, per thread (per open file).
+#[derive(Clone, Copy, Debug, Default)]
+struct Ra {
+    start: u64,
+    size: u64,
+    async_size: u64,
+    /// Last page read + 1 (`prev_pos`), 0 for none.
+    prev: u64,
+}
+
+#[derive(Debug)]
+struct Thread {
+    stream: u32,
+    queue: VecDeque<HostRequest>,
+    /// Per queued request, whether more pieces of its call follow
+    /// ([`AppSource::more_follow`]), what else its call asks
+    /// ([`AppSource::call_extras`]) and its place in the order the calls
+    /// came.
+    more: VecDeque<(bool, CallExtras, u64)>,
+    /// The current request's place in the order the calls came.
+    seq: u64,
+    /// The current call is an O_DSYNC write.
+    dsync: bool,
+    /// The current request is a piece of a call more pieces follow, and
+    /// when the call began.
+    in_call: bool,
+    call_started: SimTime,
+    op: Option<HostRequest>,
+    /// The call is an fsync the thread makes on its own (fio's fsync=N or
+    /// end_fsync), after `op`.
+    own_fsync: bool,
+    stage: Stage,
+    waits: u32,
+    until: SimTime,
+    started: SimTime,
+    throttled_since: SimTime,
+    /// The thread's `balance_dirty_pages`; its pacing on a current
+    /// kernel; on 2.6.35 its share of the pages newly dirtied
+    /// (`task->dirties`: events, period).
+    bal: Balance,
+    pace: Pace,
+    dirties: (u64, u64),
+    /// fsync / O_SYNC: pages to write again once their writeback ends;
+    /// an unlink: pages to drop once their I/O ends.
+    deferred: Vec<u64>,
+    ra: Ra,
+    writes: u64,
+    ended: bool,
+    /// The file of the current (or last) call: the inode an fsync of the
+    /// thread's own writes back.
+    ino: u32,
+    /// fsync: the file system was asked what it writes after the data, and
+    /// the steps of that left to do.
+    fs_asked: bool,
+    fs_steps: VecDeque<FsStep>,
+    /// The journal transaction an fsync waits for (0: none).
+    commit_wait: u64,
+    /// The file system asked for no device flush after the fsync
+    /// ([`FsyncIo::no_flush`](crate::fs::FsyncIo::no_flush)).
+    fs_no_flush: bool,
+}
+
+/// A step of what a file system writes in an fsync after the file's data
+/// ([`AppSource::fsync_io`]), each waited for before the next.
+#[derive(Debug)]
+enum FsStep {
+    /// Write other files' dirty data (`REQ_SYNC` or not), all submitted
+    /// at once, and wait for their writeback.
+    Ordered(Vec<u32>, bool),
+    /// Write these metadata pages if dirty.
+    Metadata(Vec<u64>),
+    /// Direct writes (page runs, each `REQ_SYNC` or not).
+    Direct(Vec<(u64, u32, bool)>),
+    Flush,
+}
+
+/// Statistics of the page cache and of the application's calls.
+#[derive(Clone, Debug, Default)]
+struct Stats {
+    hits: u64,
+    misses: u64,
+    readahead_pages: u64,
+    read_requests: u64,
+    read_pages: u64,
+    evictions: u64,
+    rmw_reads: u64,
+    wb_pages: [u64; 5],
+    wb_requests: [u64; 5],
+    flushes: u64,
+    trims: u64,
+    throttled: u64,
+    throttle_ns: u128,
+    throttle_max_ns: u64,
+    /// The application's CPU work ([`CallExtras::cpu_cycles`]), summed
+    /// over threads.
+    cpu_ns: u128,
+    /// The calls' latencies summed, and those of the system calls without
+    /// I/O made before them ([`CallExtras::syscalls`]).
+    calls_ns: u128,
+    syscalls_ns: u128,
+    dirty_max: u64,
+    reclaim_waits: u64,
+    metadata_pages: u64,
+    /// Pages written back of metadata, and a file system's direct pages
+    /// written and read and its flushes (also counted in `flushes`).
+    metadata_written: u64,
+    fs_written: u64,
+    fs_read: u64,
+    fs_flushes: u64,
+    /// fsyncs that waited for a journal commit the file system's thread
+    /// wrote, and the commits that thread wrote.
+    commit_waits: u64,
+    commits: u64,
+    /// Unlinks, and the pages they dropped: all, the dirty ones (never
+    /// written), and those waited for (I/O in flight).
+    unlinks: u64,
+    unlink_pages: u64,
+    unlink_dirty_pages: u64,
+    unlink_waited_pages: u64,
+    lat: [LatencyHist; 4],
+    bytes_read: u64,
+    bytes_written: u64,
+    bytes_trimmed: u64,
+    /// Of those, the O_DIRECT calls' bytes ([`CallExtras::direct`]).
+    dio_read: u64,
+    dio_written: u64,
+    last_end: SimTime,
+}
+
+/// Why pages were written back.
+const WB_BACKGROUND: usize = 0;
+const WB_PERIODIC: usize = 1;
+const WB_FSYNC: usize = 2;
+const WB_SYNC_WRITE: usize = 3;
+/// A writer's own writeback in 2.6.35's `balance_dirty_pages`.
+const WB_BALANCE: usize = 4;
+
+/// Whether writeback of `reason` is `REQ_SYNC`: for fsync and O_SYNC it is
+/// WB_SYNC_ALL, whose writes are (`wbc_to_write_flags`,
+/// include/linux/writeback.h; 2.6.35's `__block_write_full_page` picks
+/// WRITE_SYNC_PLUG for it); the flusher's WB_SYNC_NONE writes are not.
+fn wb_sync(reason: usize) -> bool {
+    matches!(reason, WB_FSYNC | WB_SYNC_WRITE)
+}
+
+/// The page cache in front of an application source (see the module docs).
+pub struct PageCache<S: AppSource> {
+    app: S,
+    app_done: bool,
+    /// Calls the application may have outstanding (its closed-loop depth).
+    depth: u32,
+    outstanding: u32,
+    io: AppIo,
+    cfg: PageCacheConfig,
+    cap: u64,
+    /// How the host's memory divides (the cache's share is `cap`).
+    plan: MemoryPlan,
+    /// The host's CPU: what work costs, and the cores it runs on.
+    cpu: CpuConfig,
+    cores: Cores,
+    max_req_pages: u64,
+    dev_pages: u64,
+    ra_max: u64,
+    pages: Vec<Page>,
+    free: Vec<u32>,
+    map: FastMap<u64, u32>,
+    lru_head: u32,
+    lru_tail: u32,
+    /// Files with pages in the cache or dirty pages (never iterated), and
+    /// the dirtying order of those with dirty pages (Linux's `b_dirty`: by
+    /// `dirtied_when`, then inode number).
+    inodes: FastMap<u32, Inode>,
+    b_dirty: BTreeSet<(SimTime, u32)>,
+    nr_dirty: u64,
+    nr_wb: u64,
+    ios: FastMap<u32, Io>,
+    next_tag: u32,
+    threads: Vec<Thread>,
+    by_stream: FastMap<u32, usize>,
+    /// Writers of a file in the order their calls came (the file's lock,
+    /// `i_rwsem`, taken in that order): the source computed each write's
+    /// place (an append's end of file) in that order, so they run in it.
+    /// The block device and the metadata are not locked.
+    writers: FastMap<u32, VecDeque<u32>>,
+    /// Per file, the calls on it not done (their places in the order the
+    /// calls came; a few, kept with their room once the file has had
+    /// calls): a file's unlink waits for those that came before it.
+    users: FastMap<u32, Vec<u64>>,
+    /// The next call's place in that order.
+    next_seq: u64,
+    /// Per device page, the file whose data it last held (empty until a
+    /// file is written).
+    owners: Vec<u32>,
+    /// Per submitter (thread index; the flusher is the last), requests to
+    /// submit and whether it sleeps on `nr_requests`.
+    outbox: Vec<VecDeque<HostRequest>>,
+    asleep: Vec<bool>,
+    flusher_bg: bool,
+    /// The kernel's dirty throttling: 2.6.35's, where writers write back,
+    /// or the IO-less pacing of later kernels.
+    bdp: Option<Bdp>,
+    ioless: Option<IoLess>,
+    kupdate: bool,
+    /// The flusher found nothing it may write (all under writeback) and
+    /// waits for a completion.
+    flusher_stalled: bool,
+    /// Threads waiting for any completion to reclaim a page.
+    reclaim_waiters: Vec<u32>,
+    /// Threads that may be able to move: every thread that
+    /// [`runnable`](Self::runnable) would pass is here (waiting for a call
+    /// with none queued does not count), so that a step visits these, in
+    /// index order, and not every thread.
+    ready: IdSet,
+    /// Threads busy until a time (`until` after the instant they were
+    /// booked), by that time: the step wakes them, `wake_at` reports the
+    /// first.
+    timers: BTreeSet<(SimTime, u32)>,
+    /// Threads (the flusher aside) idle with no call queued, and ended.
+    idle_empty: usize,
+    done: usize,
+    /// Submitters with requests queued that are not asleep, in index order
+    /// (the order `poll` hands requests out in), and requests queued.
+    out_ready: IdSet,
+    out_queued: usize,
+    /// Threads the steps looked at (see [`PageCache::thread_visits`]).
+    visits: u64,
+    next_periodic: Option<SimTime>,
+    now: SimTime,
+    /// The instant of the last step, and whether an event came since.
+    stepped: Option<SimTime>,
+    changed: bool,
+    start: Option<SimTime>,
+    stats: Stats,
+}
+
+impl<S: AppSource> PageCache<S> {
+    /// A cache of `cfg` in front of `app` (a closed-loop source) on a device
+    /// of `dev_bytes`, whose block layer splits requests at `max_request`
+    /// bytes.
+    ///
+    /// The host runs the current kernel on the default CPU (see
+    /// [`PageCache::on_host`]).
+    pub fn new(
+        app: S,
+        cfg: &PageCacheConfig,
+        io: AppIo,
+        dev_bytes: u64,
+        max_request: u64,
+    ) -> Result<Self, ConfigError> {
+        Self::on_host(
+            app,
+            cfg,
+            &CpuConfig::default(),
+            Kernel::Current,
+            io,
+            dev_bytes,
+            max_request,
+        )
+    }
+
+    /// As [`PageCache::new`], on a host of `cpu` running `kernel` (what its
+    /// memory rules follow: [`PageCacheConfig::plan`]). The application's
+    /// memory is what `app` says it holds ([`AppSource::memory`]).
+    pub fn on_host(
+        app: S,
+        cfg: &PageCacheConfig,
+        cpu: &CpuConfig,
+        kernel: Kernel,
+        io: AppIo,
+        dev_bytes: u64,
+        max_request: u64,
+    ) -> Result<Self, ConfigError> {
+        cfg.validate()?;
+        cpu.validate()?;
+        let plan = cfg.plan(kernel, app.memory())?;
+        let depth = match app.timing() {
+            Timing::ClosedLoop { depth } => depth.max(1),
+            _ => {
+                return Err(invalid(
+                    "page_cache",
+                    "buffered I/O needs an application workload (the fio-style generator or a personality); a block trace was recorded below the page cache and replays direct",
+                ))
+            }
+        };
+        let flusher = Thread::new(FLUSHER_STREAM);
+        Ok(PageCache {
+            app,
+            app_done: false,
+            depth,
+            outstanding: 0,
+            io,
+            cap: plan.cache / PAGE,
+            plan,
+            cores: Cores::new(cpu.cores),
+            cpu: cpu.clone(),
+            max_req_pages: (max_request / PAGE).max(1),
+            dev_pages: dev_bytes / PAGE,
+            ra_max: cfg.read_ahead_kb as u64 / 4,
+            cfg: cfg.clone(),
+            pages: Vec::new(),
+            free: Vec::new(),
+            map: FastMap::default(),
+            lru_head: NONE,
+            lru_tail: NONE,
+            inodes: FastMap::default(),
+            b_dirty: BTreeSet::new(),
+            nr_dirty: 0,
+            nr_wb: 0,
+            ios: FastMap::default(),
+            next_tag: 0,
+            threads: vec![flusher],
+            by_stream: FastMap::default(),
+            writers: FastMap::default(),
+            users: FastMap::default(),
+            next_seq: 0,
+            owners: Vec::new(),
+            outbox: vec![VecDeque::new()],
+            asleep: vec![false],
+            flusher_bg: false,
+            bdp: (kernel == Kernel::V2_6_35)
+                .then(|| Bdp::new(plan.ram / PAGE, cpu.cores as u64, plan.dirty_pages)),
+            ioless: (kernel != Kernel::V2_6_35).then(IoLess::default),
+            kupdate: false,
+            flusher_stalled: false,
+            reclaim_waiters: Vec::new(),
+            ready: IdSet::default(),
+            timers: BTreeSet::new(),
+            idle_empty: 0,
+            done: 0,
+            out_ready: IdSet::default(),
+            out_queued: 0,
+            visits: 0,
+            next_periodic: None,
+            now: SimTime::ZERO,
+            stepped: None,
+            changed: false,
+            start: None,
+            stats: Stats::default(),
+        })
+    }
+
+    /// Dirty pages now.
+    pub fn nr_dirty(&self) -> u64 {
+        self.nr_dirty
+    }
+    /// Pages under writeback now.
+    pub fn nr_writeback(&self) -> u64 {
+        self.nr_wb
+    }
+    /// (background, dirty) thresholds in pages.
+    pub fn thresholds(&self) -> (u64, u64) {
+        (self.plan.background_pages, self.plan.dirty_pages)
+    }
+    /// Pages resident now.
+    pub fn resident(&self) -> u64 {
+        self.map.len() as u64
+    }
+
+    // ------------------------------------------------------------ pages
+
+    fn thread_for(&mut self, stream: u32) -> usize {
+        if let Some(&t) = self.by_stream.get(&stream) {
+            return t;
+        }
+        let t = self.threads.len();
+        self.threads.push(Thread::new(stream));
+        self.outbox.push(VecDeque::new());
+        self.asleep.push(false);
+        self.by_stream.insert(stream, t);
+        self.idle_empty += 1;
+        t
+    }
+
+    /// Fetch application calls while fewer than `depth` are outstanding;
+    /// true if any came (or the source ended).
+    ///
+    /// A source hands its calls out in its own order (a personality: one
+    /// per thread, round robin), not in the order its threads finish: a
+    /// thread that is idle with nothing queued lets the cache read further
+    /// ahead (up to four times the depth), so that no thread waits for its
+    /// turn in the source's rotation.
+    fn fetch(&mut self) -> Result<bool, SourceError> {
+        let mut got = false;
+        self.app.clock(self.now);
+        let cap = self.depth.saturating_mul(4).saturating_add(64);
+        while !self.app_done
+            && (self.outstanding < self.depth || self.outstanding < cap && self.idle_empty > 0)
+        {
+            got = true;
+            match self.app.next_request() {
+                Some(Ok(r)) => {
+                    let (more, extras) = (self.app.more_follow(), self.app.call_extras());
+                    self.enqueue(r, more, extras);
+                }
+                Some(Err(e)) => return Err(e),
+                None => {
+                    // Idle threads end (or make their end_fsync).
+                    self.app_done = true;
+                    self.ready_all();
+                }
+            }
+        }
+        // The timer's commits and those the calls asked for.
+        got |= self.poll_commit();
+        Ok(got)
+    }
+
+    /// Queue call `r` (with whether more pieces follow it and its extras)
+    /// on its stream's thread.
+    fn enqueue(&mut self, mut r: HostRequest, more: bool, extras: CallExtras) {
+        if r.stream == FLUSHER_STREAM {
+            r.stream = FLUSHER_STREAM - 1;
+        }
+        let t = self.thread_for(r.stream);
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        if Self::locks_file(&r, &extras) {
+            self.writers.entry(r.tag).or_default().push_back(t as u32);
+        }
+        if is_file(r.tag) && !extras.unlink {
+            self.users.entry(r.tag).or_default().push(seq);
+        }
+        if self.threads[t].stage == Stage::Done {
+            // A thread that had ended (the file system's, once the
+            // application was done) is woken for a commit.
+            self.threads[t].stage = Stage::Idle;
+            self.done -= 1;
+        } else if self.idle_and_empty(t) {
+            self.idle_empty -= 1;
+        }
+        self.threads[t].queue.push_back(r);
+        self.threads[t].more.push_back((more, extras, seq));
+        self.outstanding += 1;
+        self.ready.insert(t);
+    }
+
+    /// Thread `t` (not the flusher) is idle with no call queued.
+    fn idle_and_empty(&self, t: usize) -> bool {
+        let th = &self.threads[t];
+        t > 0 && th.stage == Stage::Idle && th.queue.is_empty()
+    }
+
+    /// Thread `t` can move now: [`runnable`](Self::runnable), and not
+    /// waiting for a call that has not come (`run_thread` would return at
+    /// once).
+    fn live(&self, t: usize) -> bool {
+        (self.app_done || !self.idle_and_empty(t)) && self.runnable(t)
+    }
+
+    /// Every thread may move (the source ended, or the run stops).
+    fn ready_all(&mut self) {
+        for t in 1..self.threads.len() {
+            self.ready.insert(t);
+        }
+    }
+
+    /// Queue `r` for the device from submitter `k`.
+    fn out_push(&mut self, k: usize, r: HostRequest) {
+        self.outbox[k].push_back(r);
+        self.out_queued += 1;
+        if !self.asleep[k] {
+            self.out_ready.insert(k);
+        }
+    }
+
+    fn runnable(&self, t: usize) -> bool {
+        let th = &self.threads[t];
+        th.waits == 0
+            && th.until <= self.now
+            && match th.stage {
+                Stage::Done => false,
+                Stage::WriteStart | Stage::DioStart => th.op.is_none_or(|r| {
+                    !Self::locked_write(&r)
+                        || self.writers.get(&r.tag).and_then(|q| q.front()) == Some(&(t as u32))
+                }),
+                Stage::CommitWait => self.app.committed(th.commit_wait),
+                Stage::Unlink => th.op.is_none_or(|r| {
+                    !is_file(r.tag)
+                        || self.writers.get(&r.tag).and_then(|q| q.front()) == Some(&(t as u32))
+                            && self
+                                .users
+                                .get(&r.tag)
+                                .is_none_or(|u| u.iter().all(|&s| s > th.seq))
+                }),
+                _ => true,
+            }
+    }
+
+    /// A write on a file (not the block device, not metadata): it holds the
+    /// file's lock from its start to the end of its copy.
+    fn locked_write(r: &HostRequest) -> bool {
+        r.op == IoOp::Write && is_file(r.tag)
+    }
+    /// A call that takes its file's lock, in the order the calls came: a
+    /// write, and an unlink, whose pages go after the writes before it and
+    /// before any write after it (a new file of the same number). It also
+    /// waits for the file's other calls that came before it (`users`): in
+    /// Linux `evict` runs at the last `iput`, once every call in progress
+    /// on the file is done and it is closed.
+    fn locks_file(r: &HostRequest, x: &CallExtras) -> bool {
+        if x.unlink {
+            is_file(r.tag)
+        } else {
+            Self::locked_write(r)
+        }
+    }
+
+    /// Thread `t` is done with its write on `ino`: the next writer goes.
+    fn unlock(&mut self, ino: u32, t: usize) {
+        if let Some(q) = self.writers.get_mut(&ino) {
+            debug_assert_eq!(q.front(), Some(&(t as u32)));
+            q.pop_front();
+            match q.front() {
+                // The next writer may take the lock.
+                Some(&w) => {
+                    self.ready.insert(w as usize);
+                }
+                None => {
+                    self.writers.remove(&ino);
+                }
+            }
+        }
+    }
+
+    /// Pages of a request: [lo, hi).
+    fn span(r: &HostRequest) -> (u64, u64) {
+        let lo = r.lba / SPP;
+        let hi = (r.lba + r.sectors as u64).div_ceil(SPP);
+        (lo, hi)
+    }
+
+    /// Make the thread wait for the I/O on page `lpn`, if any.
+    fn wait_page_io(&mut self, t: usize, lpn: u64) {
+        if let Some(&i) = self.map.get(&lpn) {
+            let tag = self.pages[i as usize].io;
+            if tag != NONE {
+                if let Some(io) = self.ios.get_mut(&tag) {
+                    if !io.waiters.contains(&(t as u32)) {
+                        io.waiters.push(t as u32);
+                        self.threads[t].waits += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Advance thread `t` as far as it goes now.
+    fn run_thread(&mut self, t: usize) {
+        while self.runnable(t) {
+            let next = match self.threads[t].stage {
+                Stage::Idle => self.idle(t),
+                Stage::ReadStart => self.read_start(t),
+                Stage::ReadCopy => self.read_copy(t),
+                Stage::WriteStart => self.write_start(t),
+                Stage::WriteDirty => self.write_dirty(t),
+                Stage::WriteCopied if self.bdp.is_some() => self.write_copied_2635(t),
+                Stage::Balance => self.balance(t),
+                Stage::WriteCopied => self.write_copied(t),
+                Stage::WriteBalanced => self.write_balanced(t),
+                Stage::SyncStart => self.sync_start(t),
+                Stage::SyncWait => self.sync_wait(t),
+                Stage::DioStart => self.dio_start(t),
+                Stage::DioSubmit => self.dio_submit(t),
+                Stage::CommitWait => self.commit_wait(t),
+                Stage::CommitRun => self.commit_run(t),
+                Stage::DirectStart => self.direct_start(t),
+                Stage::DirectDone => self.direct_done(t),
+                Stage::TrimStart => self.trim_start(t),
+                Stage::TrimDrop => self.trim_drop(t),
+                Stage::Unlink => self.unlink(t),
+                Stage::UnlinkWait => self.unlink_wait(t),
+                Stage::Complete => self.complete(t),
+                Stage::Done => Next::Sleep,
+            };
+            if next == Next::Sleep {
+                return;
+            }
+        }
+    }
+
+    /// The call `seq` on file `ino` is done (or dropped): an unlink of the
+    /// file that waits for the calls before it may go.
+    fn call_done(&mut self, ino: u32, seq: u64) {
+        if !is_file(ino) {
+            return;
+        }
+        if let Some(u) = self.users.get_mut(&ino) {
+            if let Some(k) = u.iter().position(|&s| s == seq) {
+                u.swap_remove(k);
+            }
+        }
+        if let Some(&w) = self.writers.get(&ino).and_then(|q| q.front()) {
+            if self.threads[w as usize].stage == Stage::Unlink {
+                self.ready.insert(w as usize);
+            }
+        }
+    }
+
+    fn app_finished(&self) -> bool {
+        self.app_done && self.outstanding == 0 && self.done + 1 == self.threads.len()
+    }
+
+    /// Run every thread and the flusher until nothing moves.
+    fn step(&mut self) -> Result<(), SourceError> {
+        if self.start.is_none() {
+            self.start = Some(self.now);
+        }
+        // Threads whose copy or computation has ended.
+        while let Some(&(at, t)) = self.timers.first() {
+            if at > self.now {
+                break;
+            }
+            self.timers.pop_first();
+            self.ready.insert(t as usize);
+        }
+        loop {
+            let mut moved = self.fetch()?;
+            // The threads in index order, as a walk over all of them would
+            // meet them: one made ready by a thread before it in this pass
+            // runs in this pass, one after it in the next.
+            let mut from = 1;
+            while let Some(t) = self.ready.next_from(from) {
+                from = t + 1;
+                self.ready.remove(t);
+                self.visits += 1;
+                if !self.runnable(t) {
+                    continue;
+                }
+                let th = &self.threads[t];
+                let before = (th.stage, th.until, th.waits, th.queue.len());
+                let was_idle = self.idle_and_empty(t);
+                self.run_thread(t);
+                let th = &self.threads[t];
+                let after = (th.stage, th.until, th.waits, th.queue.len());
+                moved |= before != after;
+                if after.1 != before.1 {
+                    self.timers.remove(&(before.1, t as u32));
+                    if after.1 > self.now {
+                        self.timers.insert((after.1, t as u32));
+                    }
+                }
+                self.idle_empty =
+                    self.idle_empty + self.idle_and_empty(t) as usize - was_idle as usize;
+                self.done += (before.0 != Stage::Done && after.0 == Stage::Done) as usize;
+                if self.live(t) {
+                    // It stopped still able to move (a wait it did not
+                    // register): the next pass tries again, as before.
+                    self.ready.insert(t);
+                }
+            }
+            let queued = self.outbox[0].len();
+            self.flusher_step();
+            moved |= self.outbox[0].len() != queued;
+            if !moved {
+                return Ok(());
+            }
+        }
+    }
+
+    /// The cache's bookkeeping against its pages (the property tests call
+    /// it after a run): the dirty and writeback counts are the pages so
+    /// marked, each file's list of pages and dirty list are its pages
+    /// (dirty ones) in the cache, `b_dirty` holds the files with dirty
+    /// pages.
+    pub fn check(&self) -> Result<(), String> {
+        let (mut dirty, mut wb) = (0u64, 0u64);
+        let mut sets: BTreeMap<u32, (BTreeSet<u64>, BTreeSet<u64>)> = BTreeMap::new();
+        for (&lpn, &i) in self.map.iter() {
+            let p = &self.pages[i as usize];
+            if p.lpn != lpn {
+                return Err(format!(
+                    "page {i} is at {lpn} in the map but holds {}",
+                    p.lpn
+                ));
+            }
+            dirty += u64::from(p.flags & DIRTY != 0);
+            wb += u64::from(p.flags & WRITEBACK != 0);
+            let e = sets.entry(p.ino).or_default();
+            if is_file(p.ino) {
+                e.0.insert(lpn);
+            }
+            if p.flags & DIRTY != 0 {
+                e.1.insert(lpn);
+            }
+        }
+        if (dirty, wb) != (self.nr_dirty, self.nr_wb) {
+            return Err(format!(
+                "{dirty} dirty and {wb} writeback pages, counted {} and {}",
+                self.nr_dirty, self.nr_wb
+            ));
+        }
+        let mut inos: Vec<u32> = self.inodes.keys().copied().collect();
+        inos.sort_unstable();
+        for ino in inos {
+            let n = &self.inodes[&ino];
+            let (pages, dirty) = sets.remove(&ino).unwrap_or_default();
+            let mut listed = BTreeSet::new();
+            let (mut at, mut prev) = (n.first, NONE);
+            while at != NONE {
+                let p = &self.pages[at as usize];
+                if p.fprev != prev
+                    || p.ino != ino
+                    || self.map.get(&p.lpn) != Some(&at)
+                    || !listed.insert(p.lpn)
+                {
+                    return Err(format!("file {ino}'s list is broken at page {at}"));
+                }
+                (prev, at) = (at, p.fnext);
+            }
+            if listed != pages {
+                return Err(format!("file {ino}'s list is not its pages"));
+            }
+            if n.dirty != dirty {
+                return Err(format!("file {ino}'s dirty list is not its dirty pages"));
+            }
+            if n.dirty.is_empty() == self.b_dirty.contains(&(n.dirtied_when, ino)) {
+                return Err(format!(
+                    "file {ino} is on b_dirty or not as it is dirty or not"
+                ));
+            }
+        }
+        if let Some((ino, _)) = sets
+            .iter()
+            .find(|(_, (p, d))| !p.is_empty() || !d.is_empty())
+        {
+            return Err(format!("file {ino} has pages but no inode"));
+        }
+        if self.b_dirty.len() != self.inodes.values().filter(|n| !n.dirty.is_empty()).count() {
+            return Err("b_dirty holds a file with no dirty page".into());
+        }
+        Ok(())
+    }
+
+    /// Threads the cache's steps have looked at so far: the work per event
+    /// that grows with the thread count, were the steps to walk every
+    /// thread (tests bound it per call).
+    pub fn thread_visits(&self) -> u64 {
+        self.visits
+    }
+
+    /// The application's call latencies of the measured phase: read,
+    /// write, trim, fsync (what the report's `app.latency_us` summarises).
+    pub fn app_latencies(&self) -> &[LatencyHist; 4] {
+        &self.stats.lat
+    }
+}
+
+impl Thread {
+    fn new(stream: u32) -> Thread {
+        Thread {
+            stream,
+            queue: VecDeque::new(),
+            more: VecDeque::new(),
+            seq: 0,
+            dsync: false,
+            in_call: false,
+            call_started: SimTime::ZERO,
+            op: None,
+            own_fsync: false,
+            stage: Stage::Idle,
+            waits: 0,
+            until: SimTime::ZERO,
+            started: SimTime::ZERO,
+            throttled_since: SimTime::ZERO,
+            bal: Balance::default(),
+            pace: Pace::default(),
+            dirties: (0, 0),
+            deferred: Vec::new(),
+            ra: Ra::default(),
+            writes: 0,
+            ended: false,
+            ino: 0,
+            fs_asked: false,
+            fs_steps: VecDeque::new(),
+            commit_wait: 0,
+            fs_no_flush: false,
+        }
+    }
+}
+
+impl<S: AppSource> RequestSource for PageCache<S> {
+    fn timing(&self) -> Timing {
+        Timing::Reactive
+    }
+    fn next_request(&mut self) -> Option<Result<HostRequest, SourceError>> {
+        None
+    }
+    fn notes(&self) -> Vec<(String, u64)> {
+        let mut n = self.app.notes();
+        if self.app_done && self.nr_dirty > 0 {
+            n.push(("page_cache_dirty_pages_left_at_end".into(), self.nr_dirty()));
+        }
+        n
+    }
+    fn poll(&mut self, now: SimTime) -> Option<Result<HostRequest, SourceError>> {
+        self.now = now;
+        // Nothing has happened since the last step at this instant: handing
+        // out what is queued changes no thread.
+        if self.changed || self.stepped != Some(now) {
+            self.changed = false;
+            self.stepped = Some(now);
+            if let Err(e) = self.step() {
+                return Some(Err(e));
+            }
+        }
+        // The first submitter, in index order, with a request and room.
+        let k = self.out_ready.next_from(0)?;
+        let r = self.outbox[k].pop_front()?;
+        self.out_queued -= 1;
+        if self.outbox[k].is_empty() {
+            self.out_ready.remove(k);
+        }
+        Some(Ok(r))
+    }
+    fn event(&mut self, ev: HostEvent, now: SimTime) {
+        self.now = now;
+        self.changed = true;
+        match ev {
+            HostEvent::Blocked(tag) => {
+                if let Some(io) = self.ios.get(&tag) {
+                    let k = io.submitter as usize;
+                    self.asleep[k] = true;
+                    self.out_ready.remove(k);
+                }
+            }
+            HostEvent::Admitted(tag) => {
+                if let Some(io) = self.ios.get(&tag) {
+                    let k = io.submitter as usize;
+                    self.asleep[k] = false;
+                    if !self.outbox[k].is_empty() {
+                        self.out_ready.insert(k);
+                    }
+                }
+            }
+            HostEvent::Completed(tag) => {
+                let Some(io) = self.ios.remove(&tag) else {
+                    return;
+                };
+                self.flusher_stalled = false;
+                for k in 0..io.n as u64 {
+                    if let Some(&i) = self.map.get(&(io.lpn + k)) {
+                        let p = &mut self.pages[i as usize];
+                        if p.io != tag {
+                            continue;
+                        }
+                        p.io = NONE;
+                        match io.kind {
+                            IoKind::Read => {
+                                p.flags = (p.flags & !LOCKED) | UPTODATE;
+                            }
+                            IoKind::Write => {
+                                p.flags &= !WRITEBACK;
+                                self.nr_wb -= 1;
+                                if let Some(w) = self.ioless.as_mut() {
+                                    w.written += 1;
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                if io.kind == IoKind::Write {
+                    if let Some(w) = self.ioless.as_mut() {
+                        w.written_back(now);
+                    }
+                }
+                // The completion's interrupt and softirq run on a core,
+                // then the switch to each thread it wakes (one waiting for
+                // nothing else), which moves on when its switch ends.
+                let irq = self
+                    .cores
+                    .preempt(now, Dur(self.cpu.complete), Work::Complete);
+                for w in io.waiters.into_iter().chain(self.reclaim_waiters.drain(..)) {
+                    self.threads[w as usize].waits -= 1;
+                    if w == 0 {
+                        continue;
+                    }
+                    if self.threads[w as usize].waits == 0 {
+                        let woken = self.cores.preempt(irq, Dur(self.cpu.wakeup), Work::Wakeup);
+                        let th = &mut self.threads[w as usize];
+                        if th.until < woken {
+                            let before = th.until;
+                            th.until = woken;
+                            self.timers.remove(&(before, w));
+                            if woken > now {
+                                self.timers.insert((woken, w));
+                            }
+                        }
+                    }
+                    self.ready.insert(w as usize);
+                }
+            }
+        }
+    }
+    fn wake_at(&self) -> Option<SimTime> {
+        let after_now = (SimTime(self.now.0.saturating_add(1)), 0);
+        let threads = self
+            .timers
+            .range(after_now..)
+            .find(|&&(_, t)| self.threads[t as usize].waits == 0)
+            .map(|&(at, _)| at);
+        let periodic = if self.app_finished() {
+            None
+        } else {
+            self.next_periodic
+        };
+        match (threads, periodic) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+    fn finished(&self) -> bool {
+        self.app_finished() && self.out_queued == 0
+    }
+    fn report_sections(&self, end: SimTime) -> Vec<(String, serde_json::Value)> {
+        let mut v = self.sections();
+        v.extend(self.app.report_sections(end));
+        let s = &self.stats;
+        let start = self.start.unwrap_or(SimTime::ZERO);
+        let busy = |w: Work| self.cores.busy(w);
+        let host = HostRun {
+            secs: s.last_end.max(start).since(start).secs_f64(),
+            latency_ns: s.calls_ns + s.syscalls_ns,
+            cpu_ns: busy(Work::Kernel)
+                + busy(Work::Copy)
+                + busy(Work::Submit)
+                + busy(Work::Wakeup)
+                + busy(Work::Benchmark),
+        };
+        v.extend(self.app.host_report(&host));
+        v
+    }
+    fn stop(&mut self, _now: SimTime) {
+        // The application makes no new call: what its threads have queued
+        // and not begun is dropped (it was read ahead of them, not made),
+        // and each thread ends as a source's end ends it (its end_fsync
+        // included). The pieces of a call under way are part of it.
+        self.app_done = true;
+        self.ready_all();
+        for t in 1..self.threads.len() {
+            let was_idle = self.idle_and_empty(t);
+            let th = &self.threads[t];
+            let keep = if th.in_call {
+                th.more
+                    .iter()
+                    .position(|(more, _, _)| !more)
+                    .map_or(th.queue.len(), |p| p + 1)
+            } else {
+                0
+            };
+            while self.threads[t].queue.len() > keep {
+                let Some(r) = self.threads[t].queue.pop_back() else {
+                    break;
+                };
+                let (_, x, seq) = self.threads[t].more.pop_back().unwrap_or_default();
+                self.outstanding -= 1;
+                if !x.unlink {
+                    self.call_done(r.tag, seq);
+                }
+                if Self::locks_file(&r, &x) {
+                    // Its place in the file's writer order, the thread's
+                    // last (a thread's writes queue in its order).
+                    if let Some(q) = self.writers.get_mut(&r.tag) {
+                        if let Some(p) = q.iter().rposition(|&w| w == t as u32) {
+                            q.remove(p);
+                        }
+                        if q.is_empty() {
+                            self.writers.remove(&r.tag);
+                        }
+                    }
+                }
+            }
+            self.idle_empty = self.idle_empty + self.idle_and_empty(t) as usize - was_idle as usize;
+        }
+    }
+    fn ramp_over(&mut self, now: SimTime, _in_flight: u64) {
+        // The cache's and the application's statistics start again; the
+        // calls in flight count when they return.
+        self.stats = Stats {
+            dirty_max: self.nr_dirty,
+            last_end: now,
+            ..Stats::default()
+        };
+        self.start = Some(now);
+        self.cores.restart();
+        self.app.ramp_over(now, self.outstanding as u64);
+    }
+}
