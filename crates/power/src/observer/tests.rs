@@ -1,0 +1,160 @@
+use super::{proportional_ends, proportional_ends_wide, PowerObserver, WorkSpan};
+use ssd_core::observer::Observer;
+use ssd_core::units::{Dur, SimTime};
+use ssd_core::workload::IoOp;
+
+#[test]
+fn span_lane_is_a_fifo() {
+    use super::{Span, SpanLane};
+    let mut lane = SpanLane::default();
+    let mut want = std::collections::VecDeque::new();
+    let mut x = 0x9E37_79B9u64;
+    for i in 0..5_000u64 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let it = Span {
+            s: i,
+            e: i + (x >> 60),
+        };
+        lane.push_back(it);
+        want.push_back(it);
+        // Pop up to a bound, sometimes leaving a long queue behind.
+        let lb = if x >> 63 == 0 {
+            i.saturating_sub(100)
+        } else {
+            i
+        };
+        while let Some(f) = lane.pop_front_if_ended(lb) {
+            let w = want.pop_front().unwrap();
+            assert_eq!((f.s, f.e), (w.s, w.e));
+            assert!(f.e <= lb);
+        }
+        assert!(want.front().is_none_or(|w| w.e > lb));
+        assert!(lane.buf.len() - lane.head == want.len());
+    }
+    while let Some(f) = lane.pop_front() {
+        let w = want.pop_front().unwrap();
+        assert_eq!((f.s, f.e), (w.s, w.e));
+    }
+    assert!(want.is_empty());
+}
+
+#[test]
+fn passes_counted_at_once_match_each_committed_after_the_cuts() {
+    // Firmware passes reported in time order, runs of one shape among
+    // them, completions advancing the clock's lower bound, and a ramp's
+    // end, a drain start and the window end anywhere: what is counted
+    // at once and taken back at the cuts must equal each pass divided
+    // with every cut point known.
+    let settings = ssdsim_host::config::SsdConfig::default()
+        .validate()
+        .unwrap();
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = |bits: u32| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x >> (64 - bits)
+    };
+    let shapes = [[40, 8, 0, 0, 0], [40, 0, 0, 0, 0], [40, 8, 30, 90, 0]];
+    for case in 0..300 {
+        let mut o = PowerObserver::new(&settings, Dur::from_us(50)).unwrap();
+        let mut passes = Vec::new();
+        let mut clock = 0u64;
+        for i in 0..(1 + next(9)) {
+            clock += next(9);
+            if next(1) == 0 {
+                let t = SimTime(clock);
+                o.request_done(IoOp::Write, 4096, t, t);
+            }
+            if next(6) == 0 {
+                o.measure_start(SimTime(clock));
+            }
+            if case % 3 == 0 && next(7) == 0 {
+                o.drain_start(SimTime(clock));
+            }
+            let sh = if i % 7 == 6 {
+                [0, 1, 2, 3, 4].map(|_| next(5))
+            } else {
+                shapes[next(4) as usize % 3]
+            };
+            let s = clock + next(8);
+            let c = s + 1 + next(7);
+            let e = c + next(1) * (1 + next(7));
+            let (cycles, dram) = (sh, [sh[1] / 8, sh[1] / 4, 0, sh[3], 1]);
+            o.firmware_work(SimTime(s), SimTime(c), SimTime(e), &cycles, &dram);
+            passes.push(WorkSpan {
+                s,
+                c,
+                e,
+                cycles,
+                dram,
+            });
+        }
+        o.finish(SimTime(clock + next(8)));
+        let mut r = PowerObserver::new(&settings, Dur::from_us(50)).unwrap();
+        (r.from, r.drain_at, r.end) = (o.from, o.drain_at, o.end);
+        for p in passes {
+            r.commit_work_cut(p);
+        }
+        assert_eq!(
+            format!("{:?} {:?}", o.all.act, o.drain.act),
+            format!("{:?} {:?}", r.all.act, r.drain.act),
+            "case {case}"
+        );
+    }
+}
+
+#[test]
+fn the_narrow_division_gives_the_wide_ones_quotients() {
+    // A fixed stream of lengths and weights (nanoseconds and cycles of
+    // every size, zeros among them), and sums past u64.
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = |bits: u32| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x >> (64 - bits)
+    };
+    for _ in 0..20_000 {
+        let s = next(40);
+        let bits = 1 + next(6) as u32 % 40;
+        let len = next(bits);
+        let mut w = [0u64; 5];
+        for v in &mut w {
+            let bits = 1 + next(6) as u32;
+            *v = if next(2) == 0 { 0 } else { next(bits) };
+        }
+        assert_eq!(
+            proportional_ends(s, s + len, &w),
+            proportional_ends_wide(s, s + len, &w),
+            "{s} {len} {w:?}"
+        );
+    }
+    let w = [u64::MAX, u64::MAX, 3, 0, 1];
+    assert_eq!(
+        proportional_ends(7, 107, &w),
+        proportional_ends_wide(7, 107, &w)
+    );
+}
+
+#[test]
+fn proportional_parts_tile_the_interval() {
+    // Exact shares, an empty activity, a remainder, nothing at all.
+    assert_eq!(
+        proportional_ends(10, 60, &[1, 0, 3, 1, 0]),
+        [20, 20, 50, 60, 60]
+    );
+    assert_eq!(
+        proportional_ends(0, 10, &[0, 1, 1, 1, 0]),
+        [0, 3, 6, 10, 10]
+    );
+    assert_eq!(proportional_ends(5, 9, &[0; 5]), [5; 5]);
+    // Weights whose product with the length would overflow u64.
+    let big = u64::MAX / 2;
+    assert_eq!(
+        proportional_ends(0, 1000, &[big, big, 0, 0, 0]),
+        [500, 1000, 1000, 1000, 1000]
+    );
+}
