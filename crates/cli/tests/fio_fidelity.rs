@@ -4,18 +4,10 @@
 //! the `ssdsim` binary as a user would.
 
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 mod common;
-use common::ssdsim;
-
-/// A fresh scratch directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ssdsim-fio-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use common::{scratch, ssdsim};
 
 /// Write the job `text` to `dir/name` and return its path.
 fn job(dir: &Path, name: &str, text: &str) -> String {

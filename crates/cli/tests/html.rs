@@ -29,14 +29,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::ssdsim_ok_in;
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ssdsim-html-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use common::{scratch, ssdsim_ok_in};
 
 fn chromium() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("SSDSIM_CHROMIUM").filter(|p| !p.is_empty()) {

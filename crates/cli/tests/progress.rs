@@ -8,17 +8,10 @@ use ssdsim_host::workload::RwMode;
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::ssdsim_bytes_in;
+use common::{scratch, ssdsim_bytes_in};
 
 fn repo(p: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(p)
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ssdsim-progress-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 /// The report as JSON text, wall-clock times zeroed (they are the machine's).

@@ -6,15 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 mod common;
-use common::{ssdsim, ssdsim_in, ssdsim_ulimit_f};
-
-/// A fresh scratch directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ssdsim-rel-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use common::{scratch, ssdsim, ssdsim_in, ssdsim_ulimit_f};
 
 /// The names in `dir`, sorted.
 fn names(dir: &Path) -> Vec<String> {

@@ -4,8 +4,20 @@
 //! crate and uses some of them.
 #![allow(dead_code)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+/// A fresh scratch directory for one test: under the system's temporary
+/// directory, named after the test binary, the process and `name`, so tests
+/// running at once never share one.
+pub fn scratch(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let stem = exe.file_stem().and_then(|s| s.to_str()).unwrap_or("test");
+    let d = std::env::temp_dir().join(format!("ssdsim-{stem}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("create a scratch directory");
+    d
+}
 
 fn run(cmd: &mut Command) -> Output {
     cmd.output().expect("run the ssdsim binary")
