@@ -11,13 +11,13 @@
 //! one-die drive, and checks the mean latencies and the array read energy
 //! against the model's closed form.
 
-use ssd_core::ftl::OpKind;
-use ssd_core::hw::{ArrayOp, Nand, NandCtx, NandCurrents, Parts};
-use ssd_core::sched::Noop;
-use ssd_core::units::Amps;
-use ssd_core::{Dur, SimTime, Simulation};
-use ssdsim_host::config::SsdConfig;
-use ssdsim_host::workload::{HostRequest, IoOp, Timing, VecSource};
+use ssdsim::host::config::SsdConfig;
+use ssdsim::host::workload::{HostRequest, IoOp, Timing, VecSource};
+use ssdsim::ssd_core::ftl::OpKind;
+use ssdsim::ssd_core::hw::{ArrayOp, Nand, NandCtx, NandCurrents, Parts};
+use ssdsim::ssd_core::sched::Noop;
+use ssdsim::ssd_core::units::Amps;
+use ssdsim::ssd_core::{Dur, SimTime, Simulation};
 
 /// The made-up part.
 struct GrayTlc {
@@ -96,9 +96,9 @@ fn main() {
     let mut reqs: Vec<_> = (0..n).map(|i| req(IoOp::Write, i)).collect();
     reqs.extend((0..n).map(|i| req(IoOp::Read, i)));
     let src = VecSource::new(reqs, Timing::ClosedLoop { depth: 1 });
-    let ftl = ftl::build(&s.config.ftl, &s.shape()).expect("an FTL");
+    let ftl = ssdsim::ftl::build(&s.config.ftl, &s.shape()).expect("an FTL");
     let hw = Parts::with_nand(s.hw(), part);
-    let obs = power::PowerObserver::new(&s, Dur::from_ms(1)).expect("a power model");
+    let obs = ssdsim::power::PowerObserver::new(&s, Dur::from_ms(1)).expect("a power model");
     let mut sim = Simulation::with_hardware(s.clone(), hw, ftl, src, Noop::new(1024, true), obs);
     let report = sim.run().expect("the run");
 

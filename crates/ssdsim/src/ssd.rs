@@ -12,7 +12,13 @@ use crate::{
     apply_fio_jobs, check_runnable, fio, resolve_settings, run_config, Progress, RunError,
     RunOptions, RunOutput, Setting,
 };
-use ssdsim_host::config::{ConfigError, NandConfig, SsdConfig};
+use ssdsim_host::config::{
+    ConfigError, ControllerConfig, DramConfig, FtlConfig, HostConfig, LayoutConfig, NandConfig,
+    PowerConfig, SchedConfig, SsdConfig,
+};
+use ssdsim_host::cpu::CpuConfig;
+use ssdsim_host::fs::FsConfig;
+use ssdsim_host::pagecache::PageCacheConfig;
 use ssdsim_host::workload::WorkloadConfig;
 use std::path::PathBuf;
 
@@ -200,6 +206,65 @@ impl SsdBuilder {
     /// it field by field).
     pub fn workload(self, workload: WorkloadConfig) -> Self {
         self.section("workload", &workload)
+    }
+
+    /// The flash layout: the whole `[layout]` section (channels, chips per
+    /// channel, the bus), a setting in call order.
+    pub fn layout(self, layout: LayoutConfig) -> Self {
+        self.section("layout", &layout)
+    }
+
+    /// The controller: the whole `[controller]` section (its CPU, the
+    /// firmware's costs, the write buffer), a setting in call order.
+    pub fn controller(self, controller: ControllerConfig) -> Self {
+        self.section("controller", &controller)
+    }
+
+    /// The drive's DRAM: the whole `[dram]` section, a setting in call order.
+    pub fn dram(self, dram: DramConfig) -> Self {
+        self.section("dram", &dram)
+    }
+
+    /// The host link: the whole `[host]` section (what
+    /// [`interface`](SsdBuilder::interface) picks by name), a setting in
+    /// call order.
+    pub fn host_link(self, host: HostConfig) -> Self {
+        self.section("host", &host)
+    }
+
+    /// The FTL as a value: the whole `[ftl]` section (its
+    /// [`FtlKind`](ssdsim_host::config::FtlKind), over-provisioning, GC and
+    /// the chosen FTL's own fields), a setting in call order.
+    pub fn ftl_config(self, ftl: FtlConfig) -> Self {
+        self.section("ftl", &ftl)
+    }
+
+    /// The host I/O scheduler as a value: the whole `[sched]` section (its
+    /// kind, queue depths and tunables), a setting in call order.
+    pub fn sched_config(self, sched: SchedConfig) -> Self {
+        self.section("sched", &sched)
+    }
+
+    /// The power model's parameters: the whole `[power]` section (what
+    /// [`power`](SsdBuilder::power) picks by name), a setting in call order.
+    pub fn power_config(self, power: PowerConfig) -> Self {
+        self.section("power", &power)
+    }
+
+    /// The host's page cache: the whole `[page_cache]` section (memory,
+    /// Linux's writeback and readahead knobs), a setting in call order.
+    pub fn page_cache(self, page_cache: PageCacheConfig) -> Self {
+        self.section("page_cache", &page_cache)
+    }
+
+    /// The host's CPU: the whole `[cpu]` section, a setting in call order.
+    pub fn cpu(self, cpu: CpuConfig) -> Self {
+        self.section("cpu", &cpu)
+    }
+
+    /// The file system: the whole `[fs]` section, a setting in call order.
+    pub fn fs(self, fs: FsConfig) -> Self {
+        self.section("fs", &fs)
     }
 
     /// Any configuration field or flag, as `--set KEY=VALUE`: a dotted field

@@ -178,6 +178,66 @@ fn whole_sections_equal_their_fields_set_one_by_one() {
     assert!(e.to_string().starts_with("nand.dies_per_chip"), "{e}");
 }
 
+/// The drive's parts as typed values (`ftl_config`, `sched_config`,
+/// `layout`, `page_cache`) set what the CLI's names and fields set, and
+/// run to the same report.
+#[test]
+fn typed_parts_equal_their_names() {
+    use ssdsim_host::config::{FtlConfig, FtlKind, SchedConfig};
+    let base = Ssd::builder().build().unwrap().config().clone();
+    let ftl = FtlConfig {
+        kind: FtlKind::Dftl,
+        op: 0.2,
+        ..base.ftl.clone()
+    };
+    let sched = SchedConfig {
+        kind: "deadline".into(),
+        ..base.sched.clone()
+    };
+    let mut layout = base.layout.clone();
+    layout.channels = 4;
+    let mut cache = base.page_cache.clone();
+    cache.dirty_ratio = 10;
+    let typed = Ssd::builder()
+        .ftl_config(ftl.clone())
+        .sched_config(sched.clone())
+        .layout(layout.clone())
+        .page_cache(cache.clone())
+        .set("rw", "randwrite")
+        .number_ios(2_000)
+        .build()
+        .unwrap();
+    let named = Ssd::builder()
+        .ftl("dftl")
+        .set("ftl.op", 0.2)
+        .sched("deadline")
+        .set("layout.channels", 4)
+        .set("page_cache.dirty_ratio", 10)
+        .set("rw", "randwrite")
+        .number_ios(2_000)
+        .build()
+        .unwrap();
+    assert_eq!(typed.config().ftl, ftl);
+    assert_eq!(typed.config().sched, sched);
+    assert_eq!(typed.config().layout, layout);
+    assert_eq!(typed.config().page_cache, cache);
+    assert_eq!(typed.config(), named.config());
+    let (mut a, mut b) = (typed.run().unwrap().report, named.run().unwrap().report);
+    (a.run.wall_s, b.run.wall_s) = (0.0, 0.0);
+    assert_eq!(a.ftl.kind, "dftl");
+    assert_eq!(
+        serde_json::to_string(&a).unwrap(),
+        serde_json::to_string(&b).unwrap()
+    );
+    // A typed part that cannot be simulated is refused naming its field.
+    let bad = FtlConfig {
+        op: -1.0,
+        ..base.ftl.clone()
+    };
+    let e = Ssd::builder().ftl_config(bad).build().unwrap_err();
+    assert!(e.to_string().starts_with("ftl.op"), "{e}");
+}
+
 #[test]
 fn run_options_are_the_ssds() {
     let ssd = Ssd::builder()

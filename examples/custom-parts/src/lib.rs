@@ -13,10 +13,10 @@
 //!   sequential passes over the logical space or a hot/cold mix (a share of
 //!   the writes to a small hot range, the rest uniform over the others).
 
-use ssd_core::addr::{BlockId, DriveShape, Geometry, Lpn, PlaneId, Ppn};
-use ssd_core::ftl::{Ftl, FtlConfig, FtlCtx, FtlStats, Purpose};
-use ssd_core::workload::{HostRequest, IoOp, RequestSource, SourceError, Timing};
-use ssd_core::SimTime;
+use ssdsim::ssd_core::addr::{BlockId, DriveShape, Geometry, Lpn, PlaneId, Ppn};
+use ssdsim::ssd_core::ftl::{Ftl, FtlConfig, FtlCtx, FtlStats, Purpose};
+use ssdsim::ssd_core::workload::{HostRequest, IoOp, RequestSource, SourceError, Timing};
+use ssdsim::ssd_core::SimTime;
 
 /// No page, block or logical page.
 const NONE: u32 = u32::MAX;

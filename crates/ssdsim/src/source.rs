@@ -1,0 +1,374 @@
+//! The request sources a run builds from its configuration: [`AnySource`]
+//! (the generator, a trace, a personality, the page cache over any of them)
+//! and the flows of a multi-tenant run.
+
+use crate::*;
+
+/// The workload sources a run can use, statically dispatched.
+pub enum AnySource {
+    /// The fio-style generator (`[workload]`, `--rw`, a fio job file).
+    Fio(FioGen),
+    /// A block trace replay (`[trace]`, `--trace`).
+    Trace(ssdsim_host::trace::TraceSource),
+    /// A block-level personality (`[personality]`, level block).
+    Personality(ssdsim_host::personality::Personality),
+    /// A file-level Filebench personality (through the page cache).
+    FileBench(Box<ssdsim_host::filebench::FileBench>),
+    /// An application workload through the page cache (buffered I/O).
+    Buffered(Box<ssdsim_host::pagecache::PageCache<AnySource>>),
+    /// Several flows (tenants) at once, each one of the above.
+    Flows(Box<ssdsim_host::flows::Flows<AnySource>>),
+    /// One of the above, its requests written as a trace (`--record-trace`).
+    Recorded(Box<ssdsim_host::trace::record::Recorder<AnySource>>),
+}
+
+impl RequestSource for AnySource {
+    fn timing(&self) -> Timing {
+        match self {
+            AnySource::Fio(s) => s.timing(),
+            AnySource::Trace(s) => s.timing(),
+            AnySource::Personality(s) => s.timing(),
+            AnySource::FileBench(s) => s.timing(),
+            AnySource::Buffered(s) => s.timing(),
+            AnySource::Flows(s) => s.timing(),
+            AnySource::Recorded(s) => s.timing(),
+        }
+    }
+    #[inline]
+    fn next_request(&mut self) -> Option<Result<ssdsim_host::workload::HostRequest, SourceError>> {
+        match self {
+            AnySource::Fio(s) => s.next_request(),
+            AnySource::Trace(s) => s.next_request(),
+            AnySource::Personality(s) => s.next_request(),
+            AnySource::FileBench(s) => s.next_request(),
+            AnySource::Buffered(s) => s.next_request(),
+            AnySource::Flows(s) => s.next_request(),
+            AnySource::Recorded(s) => s.next_request(),
+        }
+    }
+    #[inline]
+    fn submitted(&mut self, r: &ssdsim_host::workload::HostRequest) {
+        match self {
+            AnySource::Fio(s) => s.submitted(r),
+            AnySource::Trace(s) => s.submitted(r),
+            AnySource::Personality(s) => s.submitted(r),
+            AnySource::FileBench(s) => s.submitted(r),
+            AnySource::Buffered(s) => s.submitted(r),
+            AnySource::Flows(s) => s.submitted(r),
+            AnySource::Recorded(s) => s.submitted(r),
+        }
+    }
+    fn notes(&self) -> Vec<(String, u64)> {
+        match self {
+            AnySource::Fio(s) => s.notes(),
+            AnySource::Trace(s) => s.notes(),
+            AnySource::Personality(s) => s.notes(),
+            AnySource::FileBench(s) => s.notes(),
+            AnySource::Buffered(s) => s.notes(),
+            AnySource::Flows(s) => s.notes(),
+            AnySource::Recorded(s) => s.notes(),
+        }
+    }
+    fn poll(
+        &mut self,
+        now: ssd_core::SimTime,
+    ) -> Option<Result<ssdsim_host::workload::HostRequest, SourceError>> {
+        match self {
+            // A fio job with pauses (thinktime) reacts to completions.
+            AnySource::Fio(s) => s.poll(now),
+            AnySource::Buffered(s) => s.poll(now),
+            AnySource::Flows(s) => s.poll(now),
+            AnySource::Recorded(s) => s.poll(now),
+            _ => None,
+        }
+    }
+    fn event(&mut self, ev: ssdsim_host::workload::HostEvent, now: ssd_core::SimTime) {
+        match self {
+            AnySource::Fio(s) => s.event(ev, now),
+            AnySource::Buffered(s) => s.event(ev, now),
+            AnySource::Flows(s) => s.event(ev, now),
+            AnySource::Recorded(s) => s.event(ev, now),
+            _ => {}
+        }
+    }
+    fn wake_at(&self) -> Option<ssd_core::SimTime> {
+        match self {
+            AnySource::Fio(s) => s.wake_at(),
+            AnySource::Buffered(s) => s.wake_at(),
+            AnySource::Flows(s) => s.wake_at(),
+            AnySource::Recorded(s) => s.wake_at(),
+            _ => None,
+        }
+    }
+    fn finished(&self) -> bool {
+        match self {
+            AnySource::Fio(s) => s.finished(),
+            AnySource::Buffered(s) => s.finished(),
+            AnySource::Flows(s) => s.finished(),
+            AnySource::Recorded(s) => s.finished(),
+            _ => true,
+        }
+    }
+    fn report_sections(&self, end: ssd_core::SimTime) -> Vec<(String, serde_json::Value)> {
+        match self {
+            AnySource::Buffered(s) => s.report_sections(end),
+            AnySource::Flows(s) => s.report_sections(end),
+            AnySource::Recorded(s) => s.report_sections(end),
+            AnySource::FileBench(s) => s.report_sections(end),
+            _ => Vec::new(),
+        }
+    }
+    fn ramp_over(&mut self, now: ssd_core::SimTime, in_flight: u64) {
+        match self {
+            AnySource::Fio(s) => s.ramp_over(now, in_flight),
+            AnySource::Trace(s) => s.ramp_over(now, in_flight),
+            AnySource::Personality(s) => s.ramp_over(now, in_flight),
+            AnySource::FileBench(s) => s.ramp_over(now, in_flight),
+            AnySource::Buffered(s) => s.ramp_over(now, in_flight),
+            AnySource::Flows(s) => s.ramp_over(now, in_flight),
+            AnySource::Recorded(s) => s.ramp_over(now, in_flight),
+        }
+    }
+    fn stop(&mut self, now: ssd_core::SimTime) {
+        match self {
+            AnySource::Fio(s) => s.stop(now),
+            AnySource::Trace(s) => s.stop(now),
+            AnySource::Personality(s) => s.stop(now),
+            AnySource::FileBench(s) => s.stop(now),
+            AnySource::Buffered(s) => s.stop(now),
+            AnySource::Flows(s) => s.stop(now),
+            AnySource::Recorded(s) => s.stop(now),
+        }
+    }
+}
+
+/// The page cache's hooks reach the file-level application (Filebench) and a
+/// recorder around one; the other sources keep the defaults.
+impl ssdsim_host::workload::AppSource for AnySource {
+    fn more_follow(&self) -> bool {
+        match self {
+            AnySource::FileBench(s) => s.more_follow(),
+            AnySource::Recorded(s) => s.more_follow(),
+            _ => false,
+        }
+    }
+    fn call_extras(&self) -> ssdsim_host::workload::CallExtras {
+        match self {
+            AnySource::FileBench(s) => s.call_extras(),
+            AnySource::Recorded(s) => s.call_extras(),
+            _ => Default::default(),
+        }
+    }
+    fn clock(&mut self, now: ssd_core::SimTime) {
+        match self {
+            AnySource::FileBench(s) => s.clock(now),
+            AnySource::Recorded(s) => s.clock(now),
+            _ => {}
+        }
+    }
+    fn fsync_io(&mut self, ino: u32, now: ssd_core::SimTime) -> ssdsim_host::workload::FsyncIo {
+        match self {
+            AnySource::FileBench(s) => s.fsync_io(ino, now),
+            AnySource::Recorded(s) => s.fsync_io(ino, now),
+            _ => ssdsim_host::workload::FsyncIo::default(),
+        }
+    }
+    fn commit_io(&mut self, now: ssd_core::SimTime) -> Option<ssdsim_host::workload::FsyncIo> {
+        match self {
+            AnySource::FileBench(s) => s.commit_io(now),
+            AnySource::Recorded(s) => s.commit_io(now),
+            _ => None,
+        }
+    }
+    fn commit_done(&mut self, now: ssd_core::SimTime) {
+        match self {
+            AnySource::FileBench(s) => s.commit_done(now),
+            AnySource::Recorded(s) => s.commit_done(now),
+            _ => {}
+        }
+    }
+    fn committed(&self, tid: u64) -> bool {
+        match self {
+            AnySource::FileBench(s) => s.committed(tid),
+            AnySource::Recorded(s) => s.committed(tid),
+            _ => true,
+        }
+    }
+    fn journal_stream(&self) -> u32 {
+        match self {
+            AnySource::FileBench(s) => s.journal_stream(),
+            AnySource::Recorded(s) => s.journal_stream(),
+            _ => 0,
+        }
+    }
+    fn take_commit(&mut self) -> bool {
+        match self {
+            AnySource::FileBench(s) => s.take_commit(),
+            AnySource::Recorded(s) => s.take_commit(),
+            _ => false,
+        }
+    }
+    fn memory(&self) -> u64 {
+        match self {
+            AnySource::FileBench(s) => s.memory(),
+            AnySource::Fio(s) => s.memory(),
+            AnySource::Recorded(s) => s.memory(),
+            _ => 0,
+        }
+    }
+    fn host_report(
+        &self,
+        host: &ssdsim_host::workload::HostRun,
+    ) -> Vec<(String, serde_json::Value)> {
+        match self {
+            AnySource::FileBench(s) => s.host_report(host),
+            AnySource::Recorded(s) => s.host_report(host),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Build the workload source a configuration names: its `[[flow]]`s, or
+/// `[trace]`, `[personality]` or the fio-style `[workload]`.
+pub fn build_source(cfg: &SsdConfig, settings: &Settings) -> Result<AnySource, RunError> {
+    if !cfg.flows.is_empty() {
+        return build_flows(cfg, settings, None);
+    }
+    build_one(
+        cfg,
+        &cfg.workload,
+        cfg.personality.as_ref(),
+        cfg.trace.as_ref(),
+        settings.logical_bytes(),
+        cfg.sim.seed,
+    )
+}
+
+/// The flows of `cfg` as one source; `only`: just that flow (by slot), in
+/// its own range and queue, as a baseline run alone.
+pub fn build_flows(
+    cfg: &SsdConfig,
+    settings: &Settings,
+    only: Option<usize>,
+) -> Result<AnySource, RunError> {
+    use ssdsim_host::flows::{flow_range, Flow, Flows};
+    let n = cfg.flows.len();
+    let mut flows = Vec::new();
+    for (i, f) in cfg.flows.iter().enumerate() {
+        if only.is_some_and(|o| o != i) {
+            continue;
+        }
+        let range = flow_range(
+            cfg.sim.flow_space,
+            i,
+            n,
+            settings.logical_bytes(),
+            cfg.nand.page_size.0,
+        );
+        let w = f.workload.clone().unwrap_or_default();
+        // Each flow draws from its own generator (one flow's seed, whether
+        // it runs with the others or alone).
+        let seed = cfg
+            .sim
+            .seed
+            .wrapping_add((i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let src = build_one(
+            cfg,
+            &w,
+            f.personality.as_ref(),
+            f.trace.as_ref(),
+            (range.1 - range.0) * ssdsim_host::workload::SECTOR,
+            seed,
+        )
+        .map_err(|e| match e {
+            RunError::Input(m) => RunError::Input(format!("flow {}: {m}", f.name)),
+            e => e,
+        })?;
+        flows.push(Flow {
+            slot: i,
+            name: f.name.clone(),
+            priority: f.priority,
+            range,
+            depth: if cfg.host.interface.is_nvme() {
+                cfg.host.sq_depth
+            } else {
+                u32::MAX
+            },
+            // A flow run alone (a baseline) starts with the run: it has no
+            // group to wait for.
+            schedule: match only {
+                Some(_) => ssdsim_host::flows::FlowSchedule {
+                    stonewall: false,
+                    start_delay: None,
+                    ..f.schedule()
+                },
+                None => f.schedule(),
+            },
+            src,
+        });
+    }
+    Ok(AnySource::Flows(Box::new(Flows::new(flows))))
+}
+
+/// One workload source on a drive (or flow range) of `logical` bytes.
+pub(crate) fn build_one(
+    cfg: &SsdConfig,
+    w: &ssdsim_host::workload::WorkloadConfig,
+    personality: Option<&ssdsim_host::personality::PersonalityConfig>,
+    trace: Option<&ssdsim_host::config::TraceSpec>,
+    logical: u64,
+    seed: u64,
+) -> Result<AnySource, RunError> {
+    if let Some(t) = trace {
+        let fmt = match &t.format {
+            Some(f) => Some(
+                f.parse::<ssdsim_host::trace::TraceFormat>()
+                    .map_err(|e| RunError::Input(format!("trace.format: {e}")))?,
+            ),
+            None => None,
+        };
+        let opts = cfg.replay.clone().with_capacity(logical);
+        let src = ssdsim_host::trace::open_trace(std::path::Path::new(&t.path), fmt, &opts)
+            .map_err(|e| RunError::Input(e.to_string()))?;
+        return Ok(AnySource::Trace(src));
+    }
+    let app = if let Some(p) = personality {
+        if p.level == ssdsim_host::personality::PersonalityLevel::File {
+            AnySource::FileBench(Box::new(ssdsim_host::filebench::FileBench::new(
+                p, &cfg.fs, logical, seed,
+            )?))
+        } else {
+            AnySource::Personality(ssdsim_host::personality::Personality::new(
+                p, logical, seed,
+            )?)
+        }
+    } else {
+        AnySource::Fio(FioGen::new(w, logical, seed))
+    };
+    let buffered = match personality {
+        Some(p) => p.uses_page_cache(),
+        None => !w.direct,
+    };
+    if !buffered {
+        return Ok(app);
+    }
+    let io = match personality {
+        // A personality's fsyncs are its own Flush calls.
+        Some(_) => ssdsim_host::pagecache::AppIo::default(),
+        None => ssdsim_host::pagecache::AppIo {
+            sync: w.sync,
+            fsync: w.fsync,
+            end_fsync: w.end_fsync,
+        },
+    };
+    let cache = ssdsim_host::pagecache::PageCache::on_host(
+        app,
+        &cfg.page_cache,
+        &cfg.cpu,
+        cfg.fs.kernel(),
+        io,
+        logical,
+        cfg.sched.max_request.0,
+    )?;
+    Ok(AnySource::Buffered(Box::new(cache)))
+}
