@@ -22,6 +22,7 @@ pub mod p2l;
 pub mod page;
 pub mod stripe;
 pub mod wear;
+pub mod zns;
 
 pub use bast::Bast;
 pub use block::BlockFtl;
@@ -30,9 +31,10 @@ pub use fast::Fast;
 pub use last::Last;
 pub use page::PageFtl;
 use ssd_core::config::{ConfigError, FtlConfig, FtlKind};
-use ssd_core::ftl::{Ftl, FtlCtx, FtlStats};
+use ssd_core::ftl::{Ftl, FtlCtx, FtlStats, ZoneAction, ZoneDescriptor, ZoneError};
 use ssd_core::DriveShape;
 use ssd_core::{Lpn, PlaneId, Ppn};
+pub use zns::ZnsFtl;
 
 macro_rules! any_ftl {
     ($($(#[$m:meta])* $variant:ident($ty:ty)),* $(,)?) => {
@@ -57,6 +59,11 @@ macro_rules! any_ftl {
             fn notes(&self) -> Vec<(&'static str, u64)> { match self { $(AnyFtl::$variant(f) => f.notes()),* } }
             fn mapping_table_bytes(&self) -> u64 { match self { $(AnyFtl::$variant(f) => f.mapping_table_bytes()),* } }
             #[inline] fn free_blocks(&self, p: PlaneId) -> u32 { match self { $(AnyFtl::$variant(f) => f.free_blocks(p)),* } }
+            fn zone_pages(&self) -> Option<u64> { match self { $(AnyFtl::$variant(f) => f.zone_pages()),* } }
+            fn zone_append(&mut self, z: Lpn, n: u32, cx: &mut FtlCtx) -> Result<Lpn, ZoneError> { match self { $(AnyFtl::$variant(f) => f.zone_append(z, n, cx)),* } }
+            fn zone_mgmt(&mut self, a: ZoneAction, z: Lpn, cx: &mut FtlCtx) -> Result<(), ZoneError> { match self { $(AnyFtl::$variant(f) => f.zone_mgmt(a, z, cx)),* } }
+            fn report_zones(&self) -> Vec<ZoneDescriptor> { match self { $(AnyFtl::$variant(f) => f.report_zones()),* } }
+            fn report_section(&self) -> Option<(&'static str, serde_json::Value)> { match self { $(AnyFtl::$variant(f) => f.report_section()),* } }
         }
     };
 }
@@ -74,10 +81,30 @@ any_ftl!(
     Last(Last),
     /// `dftl`: page-level mapping cached from flash (demand-based).
     Dftl(DftlFtl),
+    /// `zns`: a zoned namespace.
+    Zns(ZnsFtl),
 );
 
 /// Names accepted by `--ftl` and `ftl.kind` ([`FtlKind::NAMES`]).
 pub const FTL_NAMES: &[&str] = FtlKind::NAMES;
+
+/// The FTLs behind a conventional block interface (any page writable at
+/// any time): every kind but the zoned namespace, in [`FTL_NAMES`]' order.
+pub const CONVENTIONAL_FTL_NAMES: &[&str] = &["page", "block", "bast", "fast", "last", "dftl"];
+
+#[cfg(test)]
+mod names_tests {
+    use super::*;
+    #[test]
+    fn the_conventional_ftls_are_every_kind_but_the_zoned() {
+        let want: Vec<&str> = FtlKind::ALL
+            .iter()
+            .filter(|k| !k.is_zoned())
+            .map(|k| k.name())
+            .collect();
+        assert_eq!(CONVENTIONAL_FTL_NAMES, want.as_slice());
+    }
+}
 
 /// Build the FTL `c.kind` names over a drive of shape `d` (a validated
 /// configuration's `Settings::shape`). Each FTL reads the knobs every FTL
@@ -90,5 +117,6 @@ pub fn build(c: &FtlConfig, d: &DriveShape) -> Result<AnyFtl, ConfigError> {
         FtlKind::Fast => AnyFtl::Fast(Fast::new(c, d)?),
         FtlKind::Last => AnyFtl::Last(Last::new(c, d)?),
         FtlKind::Dftl => AnyFtl::Dftl(DftlFtl::new(c, d)?),
+        FtlKind::Zns => AnyFtl::Zns(ZnsFtl::new(c, d)?),
     })
 }

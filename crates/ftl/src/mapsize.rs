@@ -68,12 +68,18 @@ pub fn parse_schemes(s: &str) -> Result<Vec<Scheme>, String> {
     for part in s.split(',') {
         let p = part.trim();
         if p == "all" {
-            v.extend(Scheme::ALL);
+            v.extend(Scheme::ALL.into_iter().filter(|s| !s.is_zoned()));
             continue;
         }
-        v.push(Scheme::parse(p).map_err(|_| {
+        let scheme = Scheme::parse(p).map_err(|_| {
             format!("unknown mapping scheme {p:?} (page, block, bast, fast, last, dftl, all)")
-        })?);
+        })?;
+        if scheme.is_zoned() {
+            return Err(format!(
+                "{p:?} maps no pages or blocks (a zoned namespace keeps one descriptor per zone): not a mapping scheme (page, block, bast, fast, last, dftl, all)"
+            ));
+        }
+        v.push(scheme);
     }
     v.sort();
     v.dedup();
@@ -196,6 +202,9 @@ pub fn table_bytes(scheme: Scheme, p: &MapParams) -> u64 {
             block_table + p.log_pages() * p.page_entry_bytes()
         }
         Scheme::Dftl => p.translation_pages() * p.page_entry_bytes() + p.cmt_bytes,
+        // No page or block map: a descriptor per zone, which these
+        // parameters do not give (`parse_schemes` refuses it).
+        Scheme::Zns => 0,
     }
 }
 

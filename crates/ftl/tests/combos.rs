@@ -2,7 +2,7 @@
 //! small drives: every submitted host request completes exactly once, and
 //! the run ends.
 //!
-//! A case draws an FTL (`ftl::FTL_NAMES`), a scheduler (`SCHED_NAMES`, with
+//! A case draws an FTL (`ftl::CONVENTIONAL_FTL_NAMES`), a scheduler (`SCHED_NAMES`, with
 //! Linux or short expiries, idling on or off, merging on or off), a workload
 //! source (every personality of `PersonalityKind::NAMES` on a small file set;
 //! the fio-style generator in every `rw` mode, closed loop or at a rate; an
@@ -221,7 +221,7 @@ fn source() -> impl Strategy<Value = Source> {
 }
 
 fn case() -> impl Strategy<Value = Case> {
-    let ftl = prop::sample::select(ftl::FTL_NAMES);
+    let ftl = prop::sample::select(ftl::CONVENTIONAL_FTL_NAMES);
     let sched = prop::sample::select(SCHED_NAMES);
     let pre = prop_oneof![
         Just(Precondition::None),

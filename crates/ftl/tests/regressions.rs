@@ -104,7 +104,7 @@ fn check_stage_order(ops: &[FlashOp], g: &ssd_core::Geometry) -> Result<(), Stri
 /// completed.
 #[test]
 fn calls_that_share_a_plan_keep_its_stage_order() {
-    for &kind in ftl::FTL_NAMES {
+    for &kind in ftl::CONVENTIONAL_FTL_NAMES {
         let mut c = config(kind, 1, 4, 0.3);
         // One CMT entry: every DFTL page write evicts, and writes back, the last.
         c.ftl.dftl.cmt_size = Size(8);

@@ -35,7 +35,7 @@ fn run(kind: &str, rw: RwMode) -> (Option<f64>, u64, f64) {
 
 #[test]
 fn every_ftl_runs_deterministically_through_the_engine() {
-    for &kind in ftl::FTL_NAMES {
+    for &kind in ftl::CONVENTIONAL_FTL_NAMES {
         for rw in [RwMode::RandWrite, RwMode::RandRw, RwMode::Write] {
             let a = run(kind, rw);
             assert_eq!(a, run(kind, rw), "{kind} {rw:?} not deterministic");

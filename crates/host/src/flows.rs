@@ -667,7 +667,7 @@ impl<S: RequestSource> RequestSource for Flows<S> {
                         s.reads += 1;
                         s.bytes_read += x.bytes;
                     }
-                    IoOp::Write => {
+                    IoOp::Write | IoOp::ZoneAppend => {
                         s.writes += 1;
                         s.bytes_written += x.bytes;
                     }
@@ -675,7 +675,11 @@ impl<S: RequestSource> RequestSource for Flows<S> {
                         s.trims += 1;
                         s.bytes_trimmed += x.bytes;
                     }
-                    IoOp::Flush => s.other += 1,
+                    IoOp::Flush
+                    | IoOp::ZoneReset
+                    | IoOp::ZoneFinish
+                    | IoOp::ZoneOpen
+                    | IoOp::ZoneClose => s.other += 1,
                 }
                 s.e2e.record(x.op, now.since(x.arrived).0);
                 s.device_ns += now.since(x.submitted).0 as u128;

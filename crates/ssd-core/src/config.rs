@@ -10,6 +10,7 @@ pub use crate::error::{invalid, ConfigError};
 pub use crate::ftl::{
     Allocation, BlockConfig, CmtGranularity, CmtPolicy, DftlConfig, FtlCapacity, FtlConfig,
     FtlKind, FtlSection, GcMode, GcPolicy, LastConfig, LogConfig, PlaneAllocation, WearLeveling,
+    ZnsConfig, ZoneLayout,
 };
 pub use crate::hw::{
     BusSpeed, ControllerConfig, DramCapacity, DramConfig, FlushPolicy, HostConfig, Interface,
@@ -254,6 +255,23 @@ impl Settings {
                          suspended operation's two pieces twice: use a current-based power preset",
                         c.power.name
                     ),
+                ));
+            }
+        }
+        if c.ftl.kind.is_zoned() {
+            // A zoned namespace's writes are the host's, at the zones' write
+            // pointers: an evict-LRU buffer would reorder them, and steady
+            // state is the host's to reach (it resets zones).
+            if c.dram.write_buffer.0 > 0 && c.dram.flush == crate::hw::FlushPolicy::EvictLru {
+                return Err(invalid(
+                    "dram.write_buffer",
+                    "a zoned namespace (ftl.kind = \"zns\") writes each zone in order at its write pointer; an evict-lru buffer would write pages back out of order: set dram.write_buffer = 0 or dram.flush = \"write-through\"",
+                ));
+            }
+            if c.sim.precondition == Precondition::Steady {
+                return Err(invalid(
+                    "sim.precondition",
+                    "a zoned namespace has no device GC to bring to steady state (the host resets zones): use \"fill\" (every zone written full) or \"none\"",
                 ));
             }
         }

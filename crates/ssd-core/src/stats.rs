@@ -162,6 +162,10 @@ pub struct Counters {
     pub bytes_written: u64,
     /// Bytes the host trimmed (discarded).
     pub bytes_trimmed: u64,
+    /// Zone management commands completed (reset, finish, open, close).
+    pub zone_mgmt: u64,
+    /// Requests completed as failed (a zoned namespace's refusals).
+    pub failed: u64,
     /// Logical pages the host wrote to the FTL (the denominator of WAF).
     pub host_pages_written: u64,
     /// `[kind][purpose]` flash operation counts (pages for read/program, blocks for erase).
@@ -255,7 +259,7 @@ impl Latencies {
     pub fn record(&mut self, op: IoOp, ns: u64) {
         match op {
             IoOp::Read => self.read.record(ns),
-            IoOp::Write => self.write.record(ns),
+            IoOp::Write | IoOp::ZoneAppend => self.write.record(ns),
             _ => self.other.record(ns),
         }
     }
@@ -290,6 +294,16 @@ pub struct HostReport {
     pub bytes_written: u64,
     /// Bytes trimmed (discarded).
     pub bytes_trimmed: u64,
+    /// Zone management commands completed (reset, finish, open, close): with
+    /// the reads (zone appends among the writes), writes, trims and flushes,
+    /// every request. Zoned drives only (absent when 0).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub zone_mgmt: u64,
+    /// Requests the drive failed (a zoned namespace's refusals, by status in
+    /// the `zns` section), counted among their kind's; their bytes are not
+    /// counted. Absent when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub failed: u64,
     /// Simulated seconds of the measured phase.
     pub sim_time_s: f64,
     /// Requests per simulated second.
@@ -584,6 +598,11 @@ pub fn fnv1a(s: &str) -> String {
 /// Seconds of a duration, as f64.
 pub fn secs(d: Dur) -> f64 {
     d.secs_f64()
+}
+
+/// Whether a counter is zero (a report field left out when so).
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 #[cfg(test)]

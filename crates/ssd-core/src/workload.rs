@@ -23,6 +23,55 @@ pub enum IoOp {
     Trim,
     /// Flush the device's volatile cache (no range).
     Flush,
+    /// Zone append (Linux's `REQ_OP_ZONE_APPEND`, the NVMe Zone Append
+    /// command): write the range's length at the write pointer of the zone
+    /// that starts at `lba`; the device says where the data went.
+    #[serde(rename = "zone_append")]
+    ZoneAppend,
+    /// Reset the zone that starts at `lba` (`REQ_OP_ZONE_RESET`, Zone
+    /// Management Send's Reset Zone): its write pointer back to its start,
+    /// its data gone, its blocks erased.
+    #[serde(rename = "zone_reset")]
+    ZoneReset,
+    /// Finish the zone that starts at `lba` (`REQ_OP_ZONE_FINISH`): full,
+    /// whatever is left unwritten.
+    #[serde(rename = "zone_finish")]
+    ZoneFinish,
+    /// Explicitly open the zone that starts at `lba` (`REQ_OP_ZONE_OPEN`).
+    #[serde(rename = "zone_open")]
+    ZoneOpen,
+    /// Close the zone that starts at `lba` (`REQ_OP_ZONE_CLOSE`).
+    #[serde(rename = "zone_close")]
+    ZoneClose,
+}
+
+impl IoOp {
+    /// A zone management command (reset, finish, open, close): no data,
+    /// one zone named by its first sector.
+    #[inline]
+    pub fn is_zone_mgmt(self) -> bool {
+        matches!(
+            self,
+            IoOp::ZoneReset | IoOp::ZoneFinish | IoOp::ZoneOpen | IoOp::ZoneClose
+        )
+    }
+    /// Whether the command carries data to the device (a write or a zone
+    /// append).
+    #[inline]
+    pub fn writes_data(self) -> bool {
+        matches!(self, IoOp::Write | IoOp::ZoneAppend)
+    }
+    /// Linux's `op_is_write` (include/linux/blk_types.h): the direction the
+    /// block layer files a request under (`rq_data_dir`), by the operation's
+    /// number's low bit: writes, discards, zone append, close and reset
+    /// write; reads, flushes (as requests), zone open and finish read.
+    #[inline]
+    pub fn is_write_dir(self) -> bool {
+        matches!(
+            self,
+            IoOp::Write | IoOp::Trim | IoOp::ZoneAppend | IoOp::ZoneClose | IoOp::ZoneReset
+        )
+    }
 }
 
 /// One host request as a workload source yields it.

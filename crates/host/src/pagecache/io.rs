@@ -50,9 +50,9 @@ impl<S: AppSource> PageCache<S> {
     pub(super) fn entry_cost(&self, op: IoOp) -> Dur {
         let own = match op {
             IoOp::Read => self.cpu.read,
-            IoOp::Write => self.cpu.write,
+            IoOp::Write | IoOp::ZoneAppend => self.cpu.write,
             IoOp::Flush => self.cpu.fsync,
-            IoOp::Trim => 0,
+            IoOp::Trim | IoOp::ZoneReset | IoOp::ZoneFinish | IoOp::ZoneOpen | IoOp::ZoneClose => 0,
         };
         Dur(self.cpu.syscall + own)
     }
@@ -88,6 +88,14 @@ impl<S: AppSource> PageCache<S> {
             IoKind::Write => (IoOp::Write, lpn * SPP, n as u64 * SPP),
             IoKind::Trim => (IoOp::Trim, lpn * SPP, n as u64 * SPP),
             IoKind::Flush => (IoOp::Flush, 0, 0),
+            IoKind::Zone(op) => {
+                let sectors = if op == IoOp::ZoneAppend {
+                    n as u64 * SPP
+                } else {
+                    0
+                };
+                (op, lpn * SPP, sectors)
+            }
         };
         match (kind, ino) {
             (IoKind::Write, METADATA_INO) => self.stats.metadata_written += n as u64,

@@ -194,6 +194,8 @@ enum IoKind {
     Write,
     Flush,
     Trim,
+    /// A zone command (append or management), submitted at once.
+    Zone(IoOp),
 }
 
 #[derive(Debug)]

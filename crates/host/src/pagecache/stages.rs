@@ -61,6 +61,13 @@ impl<S: AppSource> PageCache<S> {
                     IoOp::Write => Stage::WriteStart,
                     IoOp::Flush => Stage::SyncStart,
                     IoOp::Trim => Stage::TrimStart,
+                    // Zone commands go to the device at once, as Linux's
+                    // zone ioctls (`blkdev_zone_mgmt`) and passthrough do.
+                    IoOp::ZoneAppend
+                    | IoOp::ZoneReset
+                    | IoOp::ZoneFinish
+                    | IoOp::ZoneOpen
+                    | IoOp::ZoneClose => Stage::DirectStart,
                 };
                 self.threads[t].until = entered;
             }
@@ -545,6 +552,7 @@ impl<S: AppSource> PageCache<S> {
                 self.stats.flushes += 1;
                 IoKind::Flush
             }
+            op => IoKind::Zone(op),
         };
         self.submit(t, kind, FS_INO, lo, (hi - lo) as u32, Some(t), r.sync);
         self.threads[t].stage = Stage::DirectDone;
@@ -688,9 +696,14 @@ impl<S: AppSource> PageCache<S> {
         let kind = match th.op {
             Some(r) => match r.op {
                 IoOp::Read => 0,
-                IoOp::Write => 1,
+                IoOp::Write | IoOp::ZoneAppend => 1,
                 IoOp::Trim => 2,
-                IoOp::Flush => 3,
+                // Flushes, and zone commands with them among the others.
+                IoOp::Flush
+                | IoOp::ZoneReset
+                | IoOp::ZoneFinish
+                | IoOp::ZoneOpen
+                | IoOp::ZoneClose => 3,
             },
             // fio's fsync=N or end_fsync: a call of the thread's own.
             None => 3,

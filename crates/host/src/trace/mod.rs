@@ -229,13 +229,20 @@ impl From<Op> for IoOp {
         }
     }
 }
-impl From<IoOp> for Op {
-    fn from(o: IoOp) -> Op {
+impl Op {
+    /// The trace operation of a request's; none for a zone command, which
+    /// no trace format holds.
+    pub fn of(o: IoOp) -> Option<Op> {
         match o {
-            IoOp::Read => Op::Read,
-            IoOp::Write => Op::Write,
-            IoOp::Trim => Op::Trim,
-            IoOp::Flush => Op::Flush,
+            IoOp::Read => Some(Op::Read),
+            IoOp::Write => Some(Op::Write),
+            IoOp::Trim => Some(Op::Trim),
+            IoOp::Flush => Some(Op::Flush),
+            IoOp::ZoneAppend
+            | IoOp::ZoneReset
+            | IoOp::ZoneFinish
+            | IoOp::ZoneOpen
+            | IoOp::ZoneClose => None,
         }
     }
 }

@@ -2,6 +2,7 @@
 //! the FTL call and the CPU/DRAM booking of its work.
 
 use super::*;
+use crate::ftl::ZoneAction;
 
 /// LRU write buffer over logical pages (DRAM).
 #[derive(Debug)]
@@ -207,7 +208,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         self.counters.max_queue_time_ns = self.counters.max_queue_time_ns.max(qt);
         if let Some(d) = match r.op {
             IoOp::Read => Some(0),
-            IoOp::Write => Some(1),
+            IoOp::Write | IoOp::ZoneAppend => Some(1),
             _ => None,
         } {
             let k = &mut self.counters;
@@ -221,7 +222,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         self.front.dev_inflight += 1;
         let bytes = r.sectors as u64 * SECTOR;
         // Host link: command (and write data) host -> device.
-        let data_in = if r.op == IoOp::Write { bytes } else { 0 };
+        let data_in = if r.op.writes_data() { bytes } else { 0 };
         let lstart = self.ctl.link_free.max(now);
         let lend = lstart + self.hw.link.command_time(data_in);
         self.ctl.link_free = lend;
@@ -231,6 +232,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         self.cx.plan.clear();
         self.cx.work = FtlWork::default();
         self.cx.now = now;
+        self.cx.status = None;
         let first = self.consts.div_page.quot(r.lba * SECTOR);
         let n = if r.sectors == 0 {
             0
@@ -312,12 +314,37 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 }
                 self.ftl.flush(&mut self.cx);
             }
+            IoOp::ZoneAppend => {
+                // At the zone's write pointer; the FTL says where.
+                match self.ftl.zone_append(Lpn(first), n, &mut self.cx) {
+                    Ok(_) => self.counters.host_pages_written += n as u64,
+                    Err(e) => self.cx.status = Some(e),
+                }
+            }
+            IoOp::ZoneReset | IoOp::ZoneFinish | IoOp::ZoneOpen | IoOp::ZoneClose => {
+                let action = match r.op {
+                    IoOp::ZoneReset => ZoneAction::Reset,
+                    IoOp::ZoneFinish => ZoneAction::Finish,
+                    IoOp::ZoneOpen => ZoneAction::Open,
+                    _ => ZoneAction::Close,
+                };
+                if let Err(e) = self.ftl.zone_mgmt(action, Lpn(first), &mut self.cx) {
+                    self.cx.status = Some(e);
+                }
+            }
+        }
+        // A command the zones refused (ZNS): it completes, failed, having
+        // written nothing.
+        let failed = self.cx.status.is_some();
+        if failed && r.op == IoOp::Write {
+            self.counters.host_pages_written -= n as u64;
         }
         let cpu_end = self.book_cpu(lend, dram);
         let c = self.front.cmds.insert(Cmd {
             sreq: r,
             pending: 1,
             jobs: NONE,
+            failed,
         });
         self.commit_plan(c);
         if self.ctl.wback.on && r.op != IoOp::Read {

@@ -18,6 +18,9 @@ pub(super) struct Cmd {
     pub(super) pending: u32,
     /// First job of this command not yet released (linked through Job::next_release).
     pub(super) jobs: u32,
+    /// The zones refused it ([`crate::ftl::FtlCtx::status`]): it completes
+    /// as failed.
+    pub(super) failed: bool,
 }
 
 /// `Die::unreported` bits.
@@ -339,7 +342,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// sleeps on `nr_requests` (it is queued in `blocked`).
     pub(super) fn submit(&mut self, r: HostRequest) -> bool {
         let end = r.lba + r.sectors as u64;
-        if end > self.front.max_lba || (r.sectors == 0 && r.op != IoOp::Flush) {
+        let no_data = r.op == IoOp::Flush || r.op.is_zone_mgmt();
+        if end > self.front.max_lba
+            || (r.sectors == 0 && !no_data)
+            || (r.op.is_zone_mgmt() && r.lba >= self.front.max_lba)
+        {
             self.front.fail(SimError::OutOfRange {
                 lba: r.lba,
                 sectors: r.sectors,
@@ -578,6 +585,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     pub(super) fn complete_cmd(&mut self, c: u32) {
         let now = self.now;
         let r = self.front.cmds[c].sreq;
+        let failed = self.front.cmds[c].failed;
         self.front.cmds.remove(c);
         let mut h = r.id;
         while h != NONE {
@@ -587,20 +595,26 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             self.lat.record(req.op, lat);
             let k = &mut self.counters;
             k.requests += 1;
+            // A failed command's bytes were not moved.
+            let bytes = if failed { 0 } else { req.bytes() };
+            k.failed += failed as u64;
             match req.op {
                 IoOp::Read => {
                     k.reads += 1;
-                    k.bytes_read += req.bytes();
+                    k.bytes_read += bytes;
                 }
-                IoOp::Write => {
+                IoOp::Write | IoOp::ZoneAppend => {
                     k.writes += 1;
-                    k.bytes_written += req.bytes();
+                    k.bytes_written += bytes;
                 }
                 IoOp::Trim => {
                     k.trims += 1;
-                    k.bytes_trimmed += req.bytes();
+                    k.bytes_trimmed += bytes;
                 }
                 IoOp::Flush => k.flushes += 1,
+                IoOp::ZoneReset | IoOp::ZoneFinish | IoOp::ZoneOpen | IoOp::ZoneClose => {
+                    k.zone_mgmt += 1
+                }
             }
             self.obs
                 .request_done(req.op, req.bytes(), slot.arrival, now);

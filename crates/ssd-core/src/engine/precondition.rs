@@ -104,21 +104,35 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         self.cx.rng = SimRng::from_seed_label(pseed, "ftl-precondition");
         let lp = self.ftl.logical_pages();
         let chunk = 64u64;
-        let mut lpn = 0;
-        while lpn < lp {
-            let n = chunk.min(lp - lpn) as u32;
-            self.cx.plan.clear();
-            self.ftl.write(Lpn(lpn), n, &mut self.cx);
-            self.apply_functional();
-            lpn += n as u64;
-            if lpn % EVERY < chunk || lpn == lp {
-                progress(PreconditionProgress::Fill {
-                    done: lpn,
-                    total: lp,
-                });
+        // The ranges the fill writes in order: the logical space, or on a
+        // zoned namespace each zone to its capacity (its write pointer
+        // moving through it), which leaves every zone full.
+        let ranges: Vec<(u64, u64)> = match self.ftl.zone_pages() {
+            None => vec![(0, lp)],
+            Some(_) => self
+                .ftl
+                .report_zones()
+                .iter()
+                .map(|z| (z.start, z.start + z.capacity))
+                .collect(),
+        };
+        let total: u64 = ranges.iter().map(|(a, b)| b - a).sum();
+        let mut done = 0;
+        for (start, end) in ranges {
+            let mut lpn = start;
+            while lpn < end {
+                let n = chunk.min(end - lpn) as u32;
+                self.cx.plan.clear();
+                self.ftl.write(Lpn(lpn), n, &mut self.cx);
+                self.apply_functional();
+                lpn += n as u64;
+                done += n as u64;
+                if done % EVERY < chunk || done == total {
+                    progress(PreconditionProgress::Fill { done, total });
+                }
             }
         }
-        out.pages_written = lp;
+        out.pages_written = total;
         if mode == Precondition::Steady {
             // SNIA PTS-style steady state: rounds of lp/8 random page writes; steady when
             // the last 5 rounds' WAF lie within 2% of their mean (data excursion) and

@@ -246,6 +246,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             bytes_read: k.bytes_read,
             bytes_written: k.bytes_written,
             bytes_trimmed: k.bytes_trimmed,
+            zone_mgmt: k.zone_mgmt,
+            failed: k.failed,
             sim_time_s: secs,
             iops: if secs > 0.0 {
                 k.requests as f64 / secs
@@ -408,6 +410,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         self.stats.flow_flash.report(&mut r.extra, &mut r.notes);
         for (name, n) in self.ftl.notes() {
             r.notes.insert(name.to_string(), n);
+        }
+        if let Some((name, v)) = self.ftl.report_section() {
+            r.extra.insert(name.to_string(), v);
         }
         // The mapping table (or DFTL's cache and directory) and the write
         // buffer live in DRAM: a configuration whose DRAM cannot hold them is

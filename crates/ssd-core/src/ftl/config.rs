@@ -4,7 +4,7 @@
 
 use super::kinds::{
     self, BlockConfig, CmtGranularity, CmtPolicy, DftlConfig, FtlKind, FtlSection, LastConfig,
-    LogConfig,
+    LogConfig, ZnsConfig,
 };
 use crate::addr::Geometry;
 use crate::error::{invalid, ConfigError};
@@ -161,6 +161,9 @@ pub struct FtlConfig {
     pub log: LogConfig,
     /// LAST's section (`ftl.last_seq_threshold`).
     pub last: LastConfig,
+    /// The zoned namespace's section (`ftl.zone_planes`, `ftl.zone_blocks`,
+    /// `ftl.max_open_zones`, `ftl.max_active_zones`).
+    pub zns: ZnsConfig,
 }
 
 /// `[ftl]` on the wire: one flat table, in the order reports have always
@@ -203,9 +206,26 @@ struct FtlToml {
         skip_serializing_if = "FtlToml::is_single_block"
     )]
     superblock: u32,
+    #[serde(default, skip_serializing_if = "FtlToml::is_zero")]
+    zone_planes: u32,
+    #[serde(
+        default = "FtlToml::default_zone_blocks",
+        skip_serializing_if = "FtlToml::is_single_block"
+    )]
+    zone_blocks: u32,
+    #[serde(default, skip_serializing_if = "FtlToml::is_zero")]
+    max_open_zones: u32,
+    #[serde(default, skip_serializing_if = "FtlToml::is_zero")]
+    max_active_zones: u32,
 }
 
 impl FtlToml {
+    fn is_zero(v: &u32) -> bool {
+        *v == 0
+    }
+    fn default_zone_blocks() -> u32 {
+        ZnsConfig::default().zone_blocks
+    }
     fn default_log_area() -> f64 {
         LogConfig::default().log_area
     }
@@ -254,6 +274,12 @@ impl From<FtlToml> for FtlConfig {
             last: LastConfig {
                 seq_threshold: t.last_seq_threshold,
             },
+            zns: ZnsConfig {
+                zone_planes: t.zone_planes,
+                zone_blocks: t.zone_blocks,
+                max_open_zones: t.max_open_zones,
+                max_active_zones: t.max_active_zones,
+            },
         }
     }
 }
@@ -281,6 +307,10 @@ impl From<FtlConfig> for FtlToml {
             cmt_granularity: c.dftl.cmt_granularity,
             drain_merge: c.log.drain_merge,
             superblock: c.block.superblock,
+            zone_planes: c.zns.zone_planes,
+            zone_blocks: c.zns.zone_blocks,
+            max_open_zones: c.zns.max_open_zones,
+            max_active_zones: c.zns.max_active_zones,
         }
     }
 }
@@ -347,6 +377,7 @@ impl Default for FtlConfig {
             block: BlockConfig::default(),
             log: LogConfig::default(),
             last: LastConfig::default(),
+            zns: ZnsConfig::default(),
         }
     }
 }
@@ -361,6 +392,7 @@ impl FtlConfig {
             FtlKind::Bast => FtlSection::Bast(self.block, self.log),
             FtlKind::Fast => FtlSection::Fast(self.block, self.log),
             FtlKind::Last => FtlSection::Last(self.block, self.log, self.last),
+            FtlKind::Zns => FtlSection::Zns(self.zns),
         }
     }
     /// The fields of other FTLs' sections set to other values than their
@@ -369,15 +401,22 @@ impl FtlConfig {
     /// that one configuration may serve several FTLs (a sweep over
     /// `ftl.kind`), and kept in the echo.
     pub fn unread_fields(&self) -> Vec<String> {
-        kinds::unread(self.kind, &self.dftl, &self.block, &self.log, &self.last)
-            .into_iter()
-            .map(|(field, v, owners)| {
-                format!(
-                    "ftl.{field} = {v} is not read: it is a field of {owners}, and ftl.kind is {:?}",
-                    self.kind.name(),
-                )
-            })
-            .collect()
+        kinds::unread(
+            self.kind,
+            &self.dftl,
+            &self.block,
+            &self.log,
+            &self.last,
+            &self.zns,
+        )
+        .into_iter()
+        .map(|(field, v, owners)| {
+            format!(
+                "ftl.{field} = {v} is not read: it is a field of {owners}, and ftl.kind is {:?}",
+                self.kind.name(),
+            )
+        })
+        .collect()
     }
     /// How GC is scheduled: `gc_mode` as given; else `paced` for the
     /// page-mapped FTLs (page, DFTL), as controllers schedule it, and
@@ -423,6 +462,16 @@ impl FtlConfig {
     /// the chosen FTL's own knobs ([`FtlSection::check`]) are consistent.
     /// Errors name the field.
     pub fn capacity(&self, geometry: &Geometry) -> Result<FtlCapacity, ConfigError> {
+        if let FtlSection::Zns(z) = self.section() {
+            // Every block is in a zone: no over-provisioning, no spare
+            // blocks, no GC (`ftl.op` and the GC knobs are not read).
+            z.check(geometry)?;
+            let l = z.layout(geometry);
+            return Ok(FtlCapacity {
+                logical_pages: l.zones * l.size,
+                spare_blocks_per_plane: 0,
+            });
+        }
         let op = self.op;
         if !(op.is_finite() && op > 0.0) {
             return Err(invalid(

@@ -33,20 +33,25 @@ pub enum FtlKind {
     Last,
     /// `dftl`: page-level mapping cached from flash (demand-based).
     Dftl,
+    /// `zns`: a zoned namespace (NVMe ZNS): zones written sequentially at
+    /// their write pointers, reset by the host; no device GC.
+    Zns,
 }
 
 impl FtlKind {
     /// Every FTL, in the order `--help` and errors list them.
-    pub const ALL: [FtlKind; 6] = [
+    pub const ALL: [FtlKind; 7] = [
         FtlKind::Page,
         FtlKind::Block,
         FtlKind::Bast,
         FtlKind::Fast,
         FtlKind::Last,
         FtlKind::Dftl,
+        FtlKind::Zns,
     ];
     /// Their names, as `ftl.kind` and `--ftl` take them.
-    pub const NAMES: &'static [&'static str] = &["page", "block", "bast", "fast", "last", "dftl"];
+    pub const NAMES: &'static [&'static str] =
+        &["page", "block", "bast", "fast", "last", "dftl", "zns"];
 
     /// The name (`"dftl"`).
     pub fn name(self) -> &'static str {
@@ -63,7 +68,12 @@ impl FtlKind {
     /// FTLs that map whole logical blocks (their capacity is whole blocks,
     /// super-blocks with `ftl.superblock`).
     pub fn maps_blocks(self) -> bool {
-        !matches!(self, FtlKind::Page | FtlKind::Dftl)
+        !matches!(self, FtlKind::Page | FtlKind::Dftl | FtlKind::Zns)
+    }
+    /// A zoned namespace: zones the host writes sequentially and resets,
+    /// no over-provisioning and no device GC.
+    pub fn is_zoned(self) -> bool {
+        self == FtlKind::Zns
     }
     /// FTLs that keep a log area (`ftl.log_area`, `ftl.drain_merge`).
     pub fn has_log_area(self) -> bool {
@@ -343,6 +353,138 @@ impl LastConfig {
     }
 }
 
+/// The zoned namespace's section (`ftl.kind = "zns"`): how zones map onto
+/// the flash, and the open and active zone limits.
+///
+/// A zone is `zone_blocks` erase blocks in each of `zone_planes` planes
+/// (taken in the order of `ftl.allocation`, channel first by default), its
+/// pages striped over those planes page by page, so a zone's sequential
+/// writes keep all its planes' dies busy. Zone `z` lies on plane group
+/// `z mod groups`, so consecutive zones use disjoint planes where the drive
+/// has more than one group. This is the layout ConfZNS makes configurable
+/// (a zone over a set of chips) and the one of FEMU's ZNS mode when a zone
+/// spans every die; the zone's writable capacity is its blocks' pages, and
+/// its size (the address space it spans) that capacity rounded up to a
+/// power of two, as Linux requires of a zoned block device
+/// (`blk_revalidate_zone_cb`) and drives such as WD's ZN540 report (2 GiB
+/// zones of 1,077 MiB capacity).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ZnsConfig {
+    /// `ftl.zone_planes`: planes a zone spans (0, the default: every plane).
+    pub zone_planes: u32,
+    /// `ftl.zone_blocks`: erase blocks a zone takes in each of its planes
+    /// (default 1).
+    pub zone_blocks: u32,
+    /// `ftl.max_open_zones`: zones open at once, implicitly or explicitly
+    /// (the NVMe Maximum Open Resources plus one; 0, the default: no limit).
+    pub max_open_zones: u32,
+    /// `ftl.max_active_zones`: zones open or closed at once (Maximum Active
+    /// Resources plus one; 0, the default: no limit).
+    pub max_active_zones: u32,
+}
+
+impl Default for ZnsConfig {
+    /// Zones over every plane, one block in each; no zone limits.
+    fn default() -> ZnsConfig {
+        ZnsConfig {
+            zone_planes: 0,
+            zone_blocks: 1,
+            max_open_zones: 0,
+            max_active_zones: 0,
+        }
+    }
+}
+
+/// A zoned namespace's zones on a drive ([`ZnsConfig::layout`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ZoneLayout {
+    /// Planes a zone spans.
+    pub planes: u32,
+    /// Erase blocks a zone takes in each of its planes.
+    pub blocks: u32,
+    /// Zones.
+    pub zones: u64,
+    /// Writable pages of a zone (ZCAP).
+    pub capacity: u64,
+    /// Logical pages a zone spans (the zone size, a power of two).
+    pub size: u64,
+}
+
+impl ZnsConfig {
+    /// The zones this section makes of `geometry`.
+    pub fn layout(&self, geometry: &Geometry) -> ZoneLayout {
+        let planes = if self.zone_planes == 0 {
+            geometry.total_planes()
+        } else {
+            self.zone_planes
+        };
+        let blocks = self.zone_blocks.max(1);
+        let groups = (geometry.total_planes() / planes.max(1)) as u64;
+        let zones = groups * (geometry.blocks_per_plane / blocks) as u64;
+        let capacity = planes as u64 * blocks as u64 * geometry.pages_per_block as u64;
+        ZoneLayout {
+            planes,
+            blocks,
+            zones,
+            capacity,
+            size: capacity.next_power_of_two(),
+        }
+    }
+    /// Zones tile the drive's planes and blocks; the open limit is within
+    /// the active one.
+    pub fn check(&self, geometry: &Geometry) -> Result<(), ConfigError> {
+        let planes = geometry.total_planes();
+        if self.zone_planes > 0 && !planes.is_multiple_of(self.zone_planes) {
+            return Err(invalid(
+                "ftl.zone_planes",
+                format!(
+                    "{} planes a zone do not divide the drive's {planes} planes",
+                    self.zone_planes
+                ),
+            ));
+        }
+        if self.zone_blocks == 0 {
+            return Err(invalid("ftl.zone_blocks", "must be at least 1"));
+        }
+        if !geometry.blocks_per_plane.is_multiple_of(self.zone_blocks) {
+            return Err(invalid(
+                "ftl.zone_blocks",
+                format!(
+                    "{} blocks a plane do not divide the planes' {} blocks",
+                    self.zone_blocks, geometry.blocks_per_plane
+                ),
+            ));
+        }
+        if self.max_active_zones > 0 && self.max_open_zones > self.max_active_zones {
+            return Err(invalid(
+                "ftl.max_open_zones",
+                format!(
+                    "{} open zones exceed the {} active ones (ftl.max_active_zones): an open zone is active",
+                    self.max_open_zones, self.max_active_zones
+                ),
+            ));
+        }
+        Ok(())
+    }
+    fn changed(&self, out: &mut Vec<(&'static str, String)>) {
+        let d = ZnsConfig::default();
+        changed(out, "zone_planes", &self.zone_planes, &d.zone_planes);
+        changed(out, "zone_blocks", &self.zone_blocks, &d.zone_blocks);
+        changed(
+            out,
+            "max_open_zones",
+            &self.max_open_zones,
+            &d.max_open_zones,
+        );
+        changed(
+            out,
+            "max_active_zones",
+            &self.max_active_zones,
+            &d.max_active_zones,
+        );
+    }
+}
+
 /// The chosen FTL with the section it reads ([`FtlConfig::section`](super::FtlConfig::section)):
 /// what an FTL is built from beside the common knobs of
 /// [`FtlConfig`](super::FtlConfig).
@@ -360,6 +502,8 @@ pub enum FtlSection {
     Fast(BlockConfig, LogConfig),
     /// `last`: its mapping unit, log area and sequential threshold.
     Last(BlockConfig, LogConfig, LastConfig),
+    /// `zns`: its zones.
+    Zns(ZnsConfig),
 }
 
 impl FtlSection {
@@ -372,6 +516,7 @@ impl FtlSection {
             FtlSection::Bast(..) => FtlKind::Bast,
             FtlSection::Fast(..) => FtlKind::Fast,
             FtlSection::Last(..) => FtlKind::Last,
+            FtlSection::Zns(_) => FtlKind::Zns,
         }
     }
     /// The mapping unit of a block-mapped FTL.
@@ -381,7 +526,7 @@ impl FtlSection {
             | FtlSection::Bast(b, _)
             | FtlSection::Fast(b, _)
             | FtlSection::Last(b, ..) => Some(b),
-            FtlSection::Page | FtlSection::Dftl(_) => None,
+            FtlSection::Page | FtlSection::Dftl(_) | FtlSection::Zns(_) => None,
         }
     }
     /// The log area of a hybrid FTL.
@@ -402,6 +547,7 @@ impl FtlSection {
         match self {
             FtlSection::Dftl(d) => d.check(),
             FtlSection::Last(_, _, l) => l.check(),
+            FtlSection::Zns(z) => z.check(geometry),
             _ => Ok(()),
         }
     }
@@ -432,6 +578,7 @@ pub(super) fn unread(
     block: &BlockConfig,
     log: &LogConfig,
     last: &LastConfig,
+    zns: &ZnsConfig,
 ) -> Vec<(&'static str, String, &'static str)> {
     let mut out = Vec::new();
     let mut section = |reads: bool, owners: &'static str, changed: &dyn Fn(&mut Vec<_>)| {
@@ -448,6 +595,7 @@ pub(super) fn unread(
     );
     section(kind == FtlKind::Last, "last", &|o| last.changed(o));
     section(kind == FtlKind::Dftl, "dftl", &|o| dftl.changed(o));
+    section(kind == FtlKind::Zns, "zns", &|o| zns.changed(o));
     section(
         kind.maps_blocks(),
         "the block-mapped FTLs (block, bast, fast, last)",

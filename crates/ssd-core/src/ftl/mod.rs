@@ -18,13 +18,16 @@
 
 mod config;
 mod kinds;
+pub mod zone;
 
 pub use config::{
     Allocation, FtlCapacity, FtlConfig, GcMode, GcPolicy, PlaneAllocation, WearLeveling,
 };
 pub use kinds::{
     BlockConfig, CmtGranularity, CmtPolicy, DftlConfig, FtlKind, FtlSection, LastConfig, LogConfig,
+    ZnsConfig, ZoneLayout,
 };
+pub use zone::{ZoneAction, ZoneDescriptor, ZoneError, ZoneState};
 
 use crate::addr::{BlockId, FastDiv, Geometry, Lpn, PlaneId, Ppn};
 use crate::rng::SimRng;
@@ -246,6 +249,11 @@ pub struct FtlCtx {
     /// The workload is done and the run drains (`sim.drain`): idle-time
     /// work that waits for the end (`ftl.drain_merge`) may run.
     pub draining: bool,
+    /// A zoned FTL's refusal of the host write of this call (ZNS: not at
+    /// the write pointer, a full zone, ...): set by [`Ftl::write`], which
+    /// then plans nothing; the engine fails the command with it and clears
+    /// it before each command.
+    pub status: Option<ZoneError>,
 }
 
 impl FtlCtx {
@@ -260,6 +268,7 @@ impl FtlCtx {
             die_load: vec![0; dies],
             now: SimTime::ZERO,
             draining: false,
+            status: None,
         }
     }
     /// Open a new job; `gating` jobs delay the host request's completion.
@@ -439,6 +448,40 @@ pub trait Ftl {
     /// "paced"`). Default: no pool (`u32::MAX`: never urgent).
     fn free_blocks(&self, _plane: PlaneId) -> u32 {
         u32::MAX
+    }
+    /// A zoned FTL's zones: the zone size in logical pages (zones start at
+    /// its multiples). `None` (the default): the drive has no zones, and
+    /// the engine fails zoned commands with
+    /// [`ZoneError::InvalidOpcode`].
+    fn zone_pages(&self) -> Option<u64> {
+        None
+    }
+    /// Zone Append of `n` pages to the zone that starts at `zone`: the data
+    /// goes at the zone's write pointer, whose page is returned. A write
+    /// the zone refuses plans nothing and returns the status. Default: no
+    /// zones.
+    fn zone_append(&mut self, _zone: Lpn, _n: u32, _cx: &mut FtlCtx) -> Result<Lpn, ZoneError> {
+        Err(ZoneError::InvalidOpcode)
+    }
+    /// Zone Management Send's `action` on the zone that starts at `zone`
+    /// (a reset plans the erases of the zone's blocks). Default: no zones.
+    fn zone_mgmt(
+        &mut self,
+        _action: ZoneAction,
+        _zone: Lpn,
+        _cx: &mut FtlCtx,
+    ) -> Result<(), ZoneError> {
+        Err(ZoneError::InvalidOpcode)
+    }
+    /// Report Zones: every zone's descriptor, in address order. Default:
+    /// none.
+    fn report_zones(&self) -> Vec<ZoneDescriptor> {
+        Vec::new()
+    }
+    /// A report section of the FTL's own (its name and value: a zoned
+    /// FTL's `zns`), added to the report's top level. Default none.
+    fn report_section(&self) -> Option<(&'static str, serde_json::Value)> {
+        None
     }
 }
 
