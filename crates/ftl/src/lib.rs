@@ -92,20 +92,6 @@ pub const FTL_NAMES: &[&str] = FtlKind::NAMES;
 /// any time): every kind but the zoned namespace, in [`FTL_NAMES`]' order.
 pub const CONVENTIONAL_FTL_NAMES: &[&str] = &["page", "block", "bast", "fast", "last", "dftl"];
 
-#[cfg(test)]
-mod names_tests {
-    use super::*;
-    #[test]
-    fn the_conventional_ftls_are_every_kind_but_the_zoned() {
-        let want: Vec<&str> = FtlKind::ALL
-            .iter()
-            .filter(|k| !k.is_zoned())
-            .map(|k| k.name())
-            .collect();
-        assert_eq!(CONVENTIONAL_FTL_NAMES, want.as_slice());
-    }
-}
-
 /// Build the FTL `c.kind` names over a drive of shape `d` (a validated
 /// configuration's `Settings::shape`). Each FTL reads the knobs every FTL
 /// shares and its own section of `c` ([`ssd_core::config::FtlSection`]).
@@ -119,4 +105,18 @@ pub fn build(c: &FtlConfig, d: &DriveShape) -> Result<AnyFtl, ConfigError> {
         FtlKind::Dftl => AnyFtl::Dftl(DftlFtl::new(c, d)?),
         FtlKind::Zns => AnyFtl::Zns(ZnsFtl::new(c, d)?),
     })
+}
+
+#[cfg(test)]
+mod names_tests {
+    use super::*;
+    #[test]
+    fn the_conventional_ftls_are_every_kind_but_the_zoned() {
+        let want: Vec<&str> = FtlKind::ALL
+            .iter()
+            .filter(|k| !k.is_zoned())
+            .map(|k| k.name())
+            .collect();
+        assert_eq!(CONVENTIONAL_FTL_NAMES, want.as_slice());
+    }
 }

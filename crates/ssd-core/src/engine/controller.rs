@@ -314,24 +314,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 }
                 self.ftl.flush(&mut self.cx);
             }
-            IoOp::ZoneAppend => {
-                // At the zone's write pointer; the FTL says where.
-                match self.ftl.zone_append(Lpn(first), n, &mut self.cx) {
-                    Ok(_) => self.counters.host_pages_written += n as u64,
-                    Err(e) => self.cx.status = Some(e),
-                }
-            }
-            IoOp::ZoneReset | IoOp::ZoneFinish | IoOp::ZoneOpen | IoOp::ZoneClose => {
-                let action = match r.op {
-                    IoOp::ZoneReset => ZoneAction::Reset,
-                    IoOp::ZoneFinish => ZoneAction::Finish,
-                    IoOp::ZoneOpen => ZoneAction::Open,
-                    _ => ZoneAction::Close,
-                };
-                if let Err(e) = self.ftl.zone_mgmt(action, Lpn(first), &mut self.cx) {
-                    self.cx.status = Some(e);
-                }
-            }
+            IoOp::ZoneAppend
+            | IoOp::ZoneReset
+            | IoOp::ZoneFinish
+            | IoOp::ZoneOpen
+            | IoOp::ZoneClose => self.zone_cmd(r.op, first, n),
         }
         // A command the zones refused (ZNS): it completes, failed, having
         // written nothing.
@@ -344,13 +331,38 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             sreq: r,
             pending: 1,
             jobs: NONE,
-            failed,
         });
+        if failed {
+            self.front.failed.push(c);
+        }
         self.commit_plan(c);
         if self.ctl.wback.on && r.op != IoOp::Read {
             self.write_back_room(c, r.op, evicted);
         }
         self.q.push_fifo(0, cpu_end, Ev::CmdReady(c));
+    }
+
+    /// A zone command's FTL work (zoned drives only: out of the hot path's
+    /// way): a zone append at the zone's write pointer, or a zone
+    /// management action; a refusal goes to `cx.status`.
+    #[inline(never)]
+    fn zone_cmd(&mut self, op: IoOp, first: u64, n: u32) {
+        if op == IoOp::ZoneAppend {
+            match self.ftl.zone_append(Lpn(first), n, &mut self.cx) {
+                Ok(_) => self.counters.host_pages_written += n as u64,
+                Err(e) => self.cx.status = Some(e),
+            }
+            return;
+        }
+        let action = match op {
+            IoOp::ZoneReset => ZoneAction::Reset,
+            IoOp::ZoneFinish => ZoneAction::Finish,
+            IoOp::ZoneOpen => ZoneAction::Open,
+            _ => ZoneAction::Close,
+        };
+        if let Err(e) = self.ftl.zone_mgmt(action, Lpn(first), &mut self.cx) {
+            self.cx.status = Some(e);
+        }
     }
 
     /// Write-back accounting of command `c` (a write, trim or flush) that

@@ -18,9 +18,6 @@ pub(super) struct Cmd {
     pub(super) pending: u32,
     /// First job of this command not yet released (linked through Job::next_release).
     pub(super) jobs: u32,
-    /// The zones refused it ([`crate::ftl::FtlCtx::status`]): it completes
-    /// as failed.
-    pub(super) failed: bool,
 }
 
 /// `Die::unreported` bits.
@@ -89,6 +86,10 @@ pub(super) struct Front {
     pub(super) hosts: Slab<HostSlot>,
     /// The device queue's commands (one per dispatched request).
     pub(super) cmds: Slab<Cmd>,
+    /// Commands in the device the zones refused ([`crate::ftl::FtlCtx::status`]):
+    /// they complete as failed. Rare (zoned drives only), so kept apart
+    /// from `Cmd`, which every command carries.
+    pub(super) failed: Vec<u32>,
     /// Commands in the device, and the most it takes (`host.queue_depth`).
     pub(super) dev_inflight: u32,
     pub(super) qd: u32,
@@ -144,6 +145,7 @@ impl Front {
         Front {
             hosts: Slab::default(),
             cmds: Slab::default(),
+            failed: Vec::new(),
             dev_inflight: 0,
             qd: settings.config.host.queue_depth,
             timing,
@@ -585,8 +587,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     pub(super) fn complete_cmd(&mut self, c: u32) {
         let now = self.now;
         let r = self.front.cmds[c].sreq;
-        let failed = self.front.cmds[c].failed;
         self.front.cmds.remove(c);
+        let failed = !self.front.failed.is_empty() && {
+            let i = self.front.failed.iter().position(|&f| f == c);
+            i.map(|i| self.front.failed.swap_remove(i)).is_some()
+        };
         let mut h = r.id;
         while h != NONE {
             let slot = self.front.hosts[h];

@@ -1,0 +1,84 @@
+//! `--ftl zns` from the command line: a zoned drive written in order, its
+//! refusals counted, its impossible configurations refused before the run.
+
+mod common;
+use common::ssdsim;
+use serde_json::Value;
+
+fn run(extra: &[&str]) -> Value {
+    let mut args = vec!["run", "--format", "json", "--no-progress", "--ftl", "zns"];
+    args.extend_from_slice(extra);
+    let (code, out, err) = ssdsim(&args);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+#[test]
+fn sequential_writes_fill_zones_in_order() {
+    // chip2: 32 planes of 2,048 blocks; zones of 8 planes x 1 block (2 MiB),
+    // 8,192 of them.
+    let r = run(&[
+        "--rw",
+        "write",
+        "--bs",
+        "64k",
+        "--number_ios",
+        "640",
+        "--set",
+        "ftl.zone_planes=8",
+        "--set",
+        "ftl.max_open_zones=4",
+    ]);
+    let z = &r["zns"];
+    assert_eq!(z["zones"], 8192);
+    assert_eq!(z["zone_capacity_bytes"], 2 << 20);
+    assert_eq!(z["zone_size_bytes"], 2 << 20);
+    // 640 x 64 KiB = 40 MiB: 20 zones full, nothing refused.
+    assert_eq!(z["zones_by_state"]["full"], 20);
+    assert_eq!(z["implicit_opens"], 20);
+    assert!(z["errors"].as_object().unwrap().values().all(|v| v == 0));
+    assert_eq!(r["flash"]["waf"], 1.0);
+    assert_eq!(r["flash"]["gc_page_copies"], 0);
+    assert!(r["host"].get("failed").is_none());
+}
+
+#[test]
+fn random_writes_are_refused_as_a_zoned_drive_refuses_them() {
+    let r = run(&["--rw", "randwrite", "--number_ios", "500"]);
+    let failed = r["host"]["failed"].as_u64().unwrap();
+    assert!(failed > 490, "{failed}");
+    assert_eq!(r["zns"]["errors"]["invalid_write"], failed);
+    // The refused writes moved nothing.
+    let written = r["host"]["bytes_written"].as_u64().unwrap();
+    assert_eq!(written, (500 - failed) * 4096);
+}
+
+#[test]
+fn a_zoned_drive_refuses_what_it_cannot_do_before_the_run() {
+    for (args, field) in [
+        (&["--precondition", "steady"][..], "sim.precondition"),
+        (&["--write-buffer", "1MiB"][..], "dram.write_buffer"),
+        (&["--set", "ftl.zone_planes=3"][..], "ftl.zone_planes"),
+        (
+            &[
+                "--set",
+                "ftl.max_open_zones=8",
+                "--set",
+                "ftl.max_active_zones=4",
+            ][..],
+            "ftl.max_open_zones",
+        ),
+    ] {
+        let mut a = vec!["run", "--ftl", "zns", "--number_ios", "10"];
+        a.extend_from_slice(args);
+        let (code, _, err) = ssdsim(&a);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(field), "{args:?}: {err}");
+    }
+    // A conventional drive's report has no zoned fields.
+    let (code, out, _) = ssdsim(&["run", "--format", "json", "--number_ios", "100"]);
+    assert_eq!(code, 0);
+    let r: Value = serde_json::from_str(&out).unwrap();
+    assert!(r.get("zns").is_none());
+    assert!(r["host"].get("zone_mgmt").is_none());
+}
