@@ -179,3 +179,41 @@ fn calibrate_refuses_bad_and_unreachable_targets() {
         "no preset for a refused fit"
     );
 }
+
+/// The shipped example (fio outputs ssdsim wrote for `hidden.toml`): the
+/// fit finds the hidden drive's parameters, and the holdouts are within
+/// 10 %, as README's "Model your drive" says.
+#[test]
+fn the_shipped_example_finds_its_hidden_drive() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/calibrate/simulated");
+    let (code, json, err) = ssdsim_in(
+        &dir,
+        &["calibrate", "targets.toml", "--format", "json", "--quiet"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("warning: command_overhead (host.command_overhead) is not identifiable"),
+        "{err}"
+    );
+    let fit: serde_json::Value = serde_json::from_str(&json).unwrap();
+    for t in fit["targets"].as_array().unwrap() {
+        let limit = if t["holdout"] == true { 0.10 } else { 0.03 };
+        assert!(t["error"].as_f64().unwrap().abs() <= limit, "{t}");
+    }
+    let hidden = [
+        ("channels", 4.0),
+        ("t_r", 40.0),
+        ("t_prog", 300.0),
+        ("bus", 60.0),
+    ];
+    for (name, want) in hidden {
+        let p = fit["params"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap();
+        let got = p["fitted"].as_f64().unwrap();
+        assert!((got / want - 1.0).abs() < 0.01, "{name}: {got} for {want}");
+    }
+}
