@@ -307,3 +307,41 @@ fn unreachable_targets_are_named_and_power_stays_under_its_maximum() {
     assert!(fit.unmet().is_empty(), "{:?}", fit.unmet());
     assert!(fit.targets[0].error.abs() <= 0.01, "{}", fit.text());
 }
+
+/// A fio JSON file with its own options (fio writes `global options` and
+/// each job's `job options`) defines its test without a job file: the same
+/// simulated value as with the job file, its runtime and host options
+/// (engine, device file) replaced by the calibration's run.
+#[test]
+fn the_json_files_own_job_options_define_the_test() {
+    let dir = scratch("jobopts");
+    measure_hidden(&dir);
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("qd1.json")).unwrap()).unwrap();
+    doc["global options"] = serde_json::json!({
+        "ioengine": "libaio", "filename": "/dev/nvme0n1", "direct": "1",
+        "runtime": "60", "time_based": "", "ramp_time": "5",
+    });
+    doc["jobs"][0]["job options"] =
+        serde_json::json!({"rw": "randread", "bs": "4k", "iodepth": "1"});
+    std::fs::write(dir.join("own.json"), doc.to_string()).unwrap();
+    let file = dir.join("t.toml");
+    let own = "\n[[target]]\nname = \"own\"\nfio = \"own.json\"\nmetric = \"read.clat_ns.mean\"\n";
+    std::fs::write(
+        &file,
+        format!(
+            "config = \"base.toml\"\nfree = [\"t_r\"]\nnumber_ios = 300\nmax_iterations = 2\n{}{own}",
+            fio_target("file", "qd1", "read.clat_ns.mean", false)
+        ),
+    )
+    .unwrap();
+    let spec = calibrate::load(&file).unwrap();
+    let fit = calibrate::calibrate(&spec, &quiet).unwrap();
+    assert_eq!(
+        fit.targets[0].fitted,
+        fit.targets[1].fitted,
+        "{}",
+        fit.text()
+    );
+    assert_eq!(fit.targets[0].measured, fit.targets[1].measured);
+}
