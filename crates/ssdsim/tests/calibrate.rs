@@ -196,6 +196,7 @@ fn a_calibration_is_the_same_on_any_number_of_threads() {
 fn bad_targets_are_refused_naming_file_target_and_field() {
     let dir = scratch("bad");
     measure_hidden(&dir);
+    std::fs::write(dir.join("two.fio"), "[a]\nrw=read\n[b]\nrw=write\n").unwrap();
     let file = dir.join("t.toml");
     let head = "config = \"base.toml\"\nfree = [\"t_r\"]\n";
     let good = fio_target("lat", "qd1", "read.clat_ns.mean", false);
@@ -223,6 +224,10 @@ fn bad_targets_are_refused_naming_file_target_and_field() {
         (
             format!("{head}{good}\n[[target]]\nname = \"x\"\ndatasheet = \"seq_read_mbps\"\n"),
             "target \"x\": value: missing",
+        ),
+        (
+            format!("{head}{}", good.replace("job = \"qd1.fio\"", "job = \"two.fio\"")),
+            "target \"lat\": job: defines 2 jobs",
         ),
         (
             format!("config = \"base.toml\"\nfree = [\"warp\"]\n{good}"),

@@ -460,10 +460,10 @@ fn fio_target(
     };
     let parsed = crate::fio::parse_jobs_str(&job, at, &Default::default())
         .map_err(|e| input(format!("{at}: job: {e}")))?;
-    if parsed.len() != 1 || parsed[0].1.numjobs > 1 {
+    let jobs: usize = parsed.iter().map(|j| j.1.numjobs.max(1) as usize).sum();
+    if jobs != 1 {
         return Err(input(format!(
-            "{at}: job: defines {} jobs; a target's test is one job (numjobs=1)",
-            parsed.len().max(parsed[0].1.numjobs as usize)
+            "{at}: job: defines {jobs} jobs; a target's test is one job (numjobs=1)"
         )));
     }
     let probe = Probe::Run {
