@@ -36,12 +36,12 @@
 
 use super::params::{self, FreeParam, Kind};
 use super::targets::{Probe, Spec, Target};
-use crate::{fio_json, run_config, RunError, Ssd};
+use crate::{fio_json, run_config, state, RunError, Ssd};
 use rayon::prelude::*;
 use serde_json::Value;
 use ssdsim_host::config::SsdConfig;
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// One simulation a set of targets reads: a job and its preconditioning.
 #[derive(Clone, Debug, PartialEq)]
@@ -104,8 +104,13 @@ struct RunOut {
     power_w: Option<f64>,
 }
 
-/// Simulate one run of `cfg`, with the calibration's seed and run length.
-fn simulate(cfg: &SsdConfig, run: &RunKey, spec: &Spec) -> Result<RunOut, RunError> {
+/// One run of `cfg` as it will be simulated, with the calibration's seed
+/// and run length: its configuration and options.
+fn prepare(
+    cfg: &SsdConfig,
+    run: &RunKey,
+    spec: &Spec,
+) -> Result<(SsdConfig, crate::RunOptions), RunError> {
     let ssd = Ssd::builder()
         .config(cfg.clone())
         .seed(spec.seed)
@@ -119,8 +124,13 @@ fn simulate(cfg: &SsdConfig, run: &RunKey, spec: &Spec) -> Result<RunOut, RunErr
     // real test's minutes) are not simulated.
     c.sim.ramp_time = None;
     c.sim.time_limit = None;
-    let out = run_config(&c, ssd.options())?;
-    let doc = fio_json::fio_json_run(&[], &c, &out.report, &out.latency);
+    Ok((c, ssd.options().clone()))
+}
+
+/// Simulate a prepared run: its fio JSON entry and mean power.
+fn simulate(c: &SsdConfig, opts: &crate::RunOptions) -> Result<RunOut, RunError> {
+    let out = run_config(c, opts)?;
+    let doc = fio_json::fio_json_run(&[], c, &out.report, &out.latency);
     let power_w = out
         .report
         .extra
@@ -131,6 +141,41 @@ fn simulate(cfg: &SsdConfig, run: &RunKey, spec: &Spec) -> Result<RunOut, RunErr
         entry: doc["jobs"][0].clone(),
         power_w,
     })
+}
+
+/// Simulate the runs of `cfg` that `needed` says, in parallel; runs that
+/// precondition the same drive alike share one preconditioning (as a
+/// sweep's points do: the same results as preconditioning each).
+fn simulate_all(
+    cfg: &SsdConfig,
+    spec: &Spec,
+    plan: &Plan,
+    needed: &[bool],
+) -> Result<Vec<Option<RunOut>>, RunError> {
+    let prepared: Vec<Option<(SsdConfig, crate::RunOptions)>> = plan
+        .runs
+        .iter()
+        .zip(needed)
+        .map(|(r, &n)| n.then(|| prepare(cfg, r, spec)).transpose())
+        .collect::<Result<_, _>>()?;
+    let keys = prepared
+        .iter()
+        .flatten()
+        .filter_map(|(c, _)| state::shape_of(c))
+        .map(|s| state::shape_key(&s));
+    let cache = Arc::new(state::StateCache::new(keys));
+    prepared
+        .par_iter()
+        .map(|p| {
+            p.as_ref()
+                .map(|(c, o)| {
+                    let mut o = o.clone();
+                    o.drive_state.shared = Some(Arc::clone(&cache));
+                    simulate(c, &o)
+                })
+                .transpose()
+        })
+        .collect()
 }
 
 /// The drive's idle power, W, in closed form (see [`Probe::IdlePower`]).
@@ -202,12 +247,7 @@ pub fn values(
     let needed: Vec<bool> = (0..plan.runs.len())
         .map(|r| (0..want.len()).any(|t| want[t] && plan.of_target[t] == Some(r)))
         .collect();
-    let outs: Vec<Option<RunOut>> = plan
-        .runs
-        .par_iter()
-        .zip(needed.par_iter())
-        .map(|(r, &n)| n.then(|| simulate(cfg, r, spec)).transpose())
-        .collect::<Result<_, _>>()?;
+    let outs = simulate_all(cfg, spec, plan, &needed)?;
     let mut v = Vec::with_capacity(spec.targets.len());
     for (t, target) in spec.targets.iter().enumerate() {
         if !want[t] {
