@@ -31,7 +31,7 @@
 //!
 //! **The objective** is the sum of squared residuals, one per fitted
 //! target, `sqrt(w) * ln(simulated / measured) / tol`, and, with a stated
-//! maximum power, `1000 * excess / max` where the drive's power bound is
+//! maximum power, `1e5 * excess / max` where the drive's power bound is
 //! above it.
 
 use super::params::{self, FreeParam, Kind};
@@ -280,7 +280,7 @@ pub fn values(
 
 /// The residuals of simulated values: for each fitted target
 /// `sqrt(w) * ln(simulated / measured) / tol`, then the power bound's
-/// excess over the stated maximum, `1000 * excess / max` (0 under it).
+/// excess over the stated maximum, `1e5 * excess / max` (0 under it).
 /// `None` where a value is not a positive number.
 pub fn residuals(spec: &Spec, v: &[Option<f64>], power_bound: f64) -> Option<Vec<f64>> {
     let mut r = Vec::new();
@@ -295,7 +295,7 @@ pub fn residuals(spec: &Spec, v: &[Option<f64>], power_bound: f64) -> Option<Vec
         r.push(t.weight.sqrt() * (x / t.measured).ln() / t.tolerance);
     }
     if let Some(max) = spec.max_power_w {
-        r.push(1e3 * ((power_bound - max) / max).max(0.0));
+        r.push(1e5 * ((power_bound - max) / max).max(0.0));
     }
     Some(r)
 }
