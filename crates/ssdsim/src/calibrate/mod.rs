@@ -36,6 +36,7 @@
 //! the fit, when a fitted target is not reached within its tolerance at any
 //! point the bounds allow (the report is still produced). With a maximum
 //! power (`datasheet = "max_power_w"`) the fit keeps the drive's power bound
+//! (by [`search::configure`]'s projection of the free power parameters)
 //! ([`search::max_power_bound`]: every die busy on every plane at its
 //! highest current, every bus, the CPU, DRAM and link active) at or under
 //! it, so no workload's simulated power can exceed it.
@@ -67,7 +68,7 @@ pub fn calibrate(spec: &Spec, progress: &(dyn Fn(&str) + Sync)) -> Result<Fit, R
     ));
     let found = search::search(&ev, progress)?;
     let all = vec![true; spec.targets.len()];
-    let cfg = params::apply(&spec.base, &spec.free, &found.x);
+    let cfg = search::configure(spec, &found.x);
     let at_opt = search::values(&cfg, spec, &plan, &all)?;
     progress("calibrate: sensitivity at the optimum");
     let sens = sensitivities(spec, &plan, &found.x, &at_opt)?;
@@ -103,9 +104,7 @@ pub fn calibrate(spec: &Spec, progress: &(dyn Fn(&str) + Sync)) -> Result<Fit, R
             name: p.def.name,
             field: p.def.field,
             unit: p.def.unit,
-            start: p
-                .def
-                .get(&params::apply(&spec.base, &spec.free, &found.start)),
+            start: p.def.get(&search::configure(spec, &found.start)),
             value: p.def.get(&cfg),
             min: p.min,
             max: p.max,
@@ -145,7 +144,7 @@ fn sensitivities(
         .into_par_iter()
         .map(|i| {
             let y = search::nudged(&spec.free, x, i);
-            let cfg = params::apply(&spec.base, &spec.free, &y);
+            let cfg = search::configure(spec, &y);
             // A nudge the drive cannot take (an invalid geometry) moves
             // nothing measurable: sensitivity 0 for that parameter.
             let v = search::values(&cfg, spec, plan, &all).unwrap_or_default();

@@ -236,6 +236,47 @@ pub fn max_power_bound(cfg: &SsdConfig) -> Result<f64, RunError> {
     )
 }
 
+/// The drive of the point `x`: the base with the free parameters set and,
+/// with a stated maximum power the drive's bound exceeds, the free power
+/// parameters (`power.*`) moved toward their lower bounds by one factor
+/// `s`, the one that brings the bound to the maximum. The bound is convex
+/// in them (sums and maxima of currents), so at `min + s (x - min)` it is
+/// at most `(1 - s) bound(min) + s bound(x)`, the maximum. Where even
+/// their lower bounds exceed it, the drive is left as it is (the
+/// objective's penalty and the refusal after the fit then name it).
+pub fn configure(spec: &Spec, x: &[f64]) -> SsdConfig {
+    let cfg = params::apply(&spec.base, &spec.free, x);
+    let Some(max) = spec.max_power_w else {
+        return cfg;
+    };
+    let power: Vec<usize> = (0..spec.free.len())
+        .filter(|&i| spec.free[i].def.field.starts_with("power."))
+        .collect();
+    let Ok(b1) = max_power_bound(&cfg) else {
+        return cfg;
+    };
+    if b1 <= max || power.is_empty() {
+        return cfg;
+    }
+    let mut low = x.to_vec();
+    for &i in &power {
+        low[i] = spec.free[i].min;
+    }
+    let Ok(b0) = max_power_bound(&params::apply(&spec.base, &spec.free, &low)) else {
+        return cfg;
+    };
+    if b0 >= max {
+        return cfg;
+    }
+    // A hair under the factor: the fields round to 1e-6 of their unit.
+    let s = (max - b0) / (b1 - b0) * (1.0 - 1e-6);
+    let mut y = x.to_vec();
+    for &i in &power {
+        y[i] = low[i] + s * (x[i] - low[i]);
+    }
+    params::apply(&spec.base, &spec.free, &y)
+}
+
 /// Each target's simulated value for `cfg` (`None` where `want` is false),
 /// its runs simulated in parallel.
 pub fn values(
@@ -320,7 +361,7 @@ pub struct Found {
 
 /// A point as its configuration stores it (rounded by each field).
 fn key(spec: &Spec, x: &[f64]) -> Vec<u64> {
-    let c = params::apply(&spec.base, &spec.free, x);
+    let c = configure(spec, x);
     spec.free.iter().map(|p| p.def.get(&c).to_bits()).collect()
 }
 
@@ -349,7 +390,7 @@ impl<'a> Evaluator<'a> {
         if let Some(r) = self.seen.lock().expect("not poisoned").get(&k) {
             return r.clone();
         }
-        let cfg = params::apply(&self.spec.base, &self.spec.free, x);
+        let cfg = configure(self.spec, x);
         let r = match (
             values(&cfg, self.spec, self.plan, &self.fitted),
             max_power_bound(&cfg),
@@ -579,7 +620,7 @@ pub fn search(ev: &Evaluator, progress: &(dyn Fn(&str) + Sync)) -> Result<Found,
     let free = &spec.free;
     let start: Vec<f64> = free.iter().map(|p| p.start(&spec.base)).collect();
     // The start must run: its error is the user's (a bad base or target).
-    let start_cfg = params::apply(&spec.base, free, &start);
+    let start_cfg = configure(spec, &start);
     values(&start_cfg, spec, ev.plan, &ev.fitted)?;
     let say = |what: &str, x: &[f64], f: f64| {
         progress(&format!(
