@@ -311,6 +311,27 @@ fn unreachable_targets_are_named_and_power_stays_under_its_maximum() {
     assert!(fit.power_bound_w <= 1.2, "{}", fit.text());
     assert!(fit.unmet().is_empty(), "{:?}", fit.unmet());
     assert!(fit.targets[0].error.abs() <= 0.01, "{}", fit.text());
+    // The currents sit where the bound allows: said so, not "fitted".
+    let held: Vec<&str> = fit
+        .params
+        .iter()
+        .filter(|p| p.held_by_max_power)
+        .map(|p| p.name)
+        .collect();
+    assert_eq!(
+        held,
+        [
+            "cpu_idle_power",
+            "read_current",
+            "program_current",
+            "erase_current"
+        ],
+        "{}",
+        fit.text()
+    );
+    assert!(fit.warnings().iter().any(|w| w.starts_with(
+        "warning: read_current (power.flash_read_current) is held by the stated maximum power"
+    )));
 }
 
 /// A fio JSON file with its own options (fio writes `global options` and

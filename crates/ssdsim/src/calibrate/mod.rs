@@ -96,11 +96,16 @@ pub fn calibrate(spec: &Spec, progress: &(dyn Fn(&str) + Sync)) -> Result<Fit, R
             }
         })
         .collect();
+    // At the stated maximum, the free power parameters are where the
+    // bound's projection put them (search::configure), not where a target
+    // did.
+    let at_max = search::projected(spec, &found.x).is_some();
     let params = spec
         .free
         .iter()
         .enumerate()
         .map(|(i, p)| FittedParam {
+            held_by_max_power: at_max && p.def.field.starts_with("power."),
             name: p.def.name,
             field: p.def.field,
             unit: p.def.unit,

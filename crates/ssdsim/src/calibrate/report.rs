@@ -24,6 +24,9 @@ pub struct FittedParam {
     /// Some fitted target moves by more than the sensitivity threshold when
     /// it is nudged.
     pub identifiable: bool,
+    /// A power parameter the drive's power bound holds at the stated
+    /// maximum power (moved there, not fitted to a target).
+    pub held_by_max_power: bool,
 }
 
 /// A target after the fit.
@@ -107,7 +110,9 @@ impl Fit {
                 p.field,
                 super::params::show(def, p.value)
             ));
-            if !p.identifiable {
+            if p.held_by_max_power {
+                head.push_str(" (held by max_power_w)");
+            } else if !p.identifiable {
                 head.push_str(" (not identifiable)");
             }
             head.push(';');
@@ -120,13 +125,22 @@ impl Fit {
     pub fn warnings(&self) -> Vec<String> {
         self.params
             .iter()
-            .filter(|p| !p.identifiable)
+            .filter(|p| !p.identifiable || p.held_by_max_power)
             .map(|p| {
+                let def = super::params::find(p.name).expect("a parameter");
+                if p.held_by_max_power {
+                    return format!(
+                        "warning: {} ({}) is held by the stated maximum power (max_power_w): the free power parameters were moved down to keep the drive's power bound under it, so its value {} is where the bound allows, not a fit to a target",
+                        p.name,
+                        p.field,
+                        super::params::show(def, p.value)
+                    );
+                }
                 format!(
                     "warning: {} ({}) is not identifiable from these targets: no fitted target moves by more than the sensitivity threshold when it changes; its value {} is not a measurement",
                     p.name,
                     p.field,
-                    super::params::show(super::params::find(p.name).expect("a parameter"), p.value)
+                    super::params::show(def, p.value)
                 )
             })
             .collect()
@@ -207,7 +221,9 @@ impl Fit {
                 sig4(p.start),
                 sig4(p.value),
                 format!("[{}, {}] {}", sig4(p.min), sig4(p.max), p.unit),
-                if p.identifiable {
+                if p.held_by_max_power {
+                    "  held by max_power_w"
+                } else if p.identifiable {
                     ""
                 } else {
                     "  not identifiable"
@@ -256,6 +272,7 @@ impl Fit {
                     "min": p.min,
                     "max": p.max,
                     "identifiable": p.identifiable,
+                    "held_by_max_power": p.held_by_max_power,
                 })
             })
             .collect();

@@ -245,28 +245,28 @@ pub fn max_power_bound(cfg: &SsdConfig) -> Result<f64, RunError> {
 /// their lower bounds exceed it, the drive is left as it is (the
 /// objective's penalty and the refusal after the fit then name it).
 pub fn configure(spec: &Spec, x: &[f64]) -> SsdConfig {
+    projected(spec, x).unwrap_or_else(|| params::apply(&spec.base, &spec.free, x))
+}
+
+/// [`configure`]'s drive when the bound moved the power parameters, else
+/// `None`.
+pub fn projected(spec: &Spec, x: &[f64]) -> Option<SsdConfig> {
     let cfg = params::apply(&spec.base, &spec.free, x);
-    let Some(max) = spec.max_power_w else {
-        return cfg;
-    };
+    let max = spec.max_power_w?;
     let power: Vec<usize> = (0..spec.free.len())
         .filter(|&i| spec.free[i].def.field.starts_with("power."))
         .collect();
-    let Ok(b1) = max_power_bound(&cfg) else {
-        return cfg;
-    };
+    let b1 = max_power_bound(&cfg).ok()?;
     if b1 <= max || power.is_empty() {
-        return cfg;
+        return None;
     }
     let mut low = x.to_vec();
     for &i in &power {
         low[i] = spec.free[i].min;
     }
-    let Ok(b0) = max_power_bound(&params::apply(&spec.base, &spec.free, &low)) else {
-        return cfg;
-    };
+    let b0 = max_power_bound(&params::apply(&spec.base, &spec.free, &low)).ok()?;
     if b0 >= max {
-        return cfg;
+        return None;
     }
     // A hair under the factor: the fields round to 1e-6 of their unit.
     let s = (max - b0) / (b1 - b0) * (1.0 - 1e-6);
@@ -274,7 +274,7 @@ pub fn configure(spec: &Spec, x: &[f64]) -> SsdConfig {
     for &i in &power {
         y[i] = low[i] + s * (x[i] - low[i]);
     }
-    params::apply(&spec.base, &spec.free, &y)
+    Some(params::apply(&spec.base, &spec.free, &y))
 }
 
 /// Each target's simulated value for `cfg` (`None` where `want` is false),
