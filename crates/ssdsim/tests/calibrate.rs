@@ -234,6 +234,10 @@ fn bad_targets_are_refused_naming_file_target_and_field() {
             "free: unknown parameter \"warp\"",
         ),
         (
+            format!("{head}[bounds]\nt_r = [1, 1e12]\n{good}"),
+            "bounds.t_r: [1, 1000000000000] is outside the range calibrate searches for t_r, [2, 500] us",
+        ),
+        (
             format!("{head}[bounds]\nt_r = [50, 10]\n{good}"),
             "bounds.t_r: must be positive with MIN <= MAX",
         ),

@@ -310,6 +310,15 @@ fn free_params(top: &FileToml, f: &str) -> Result<Vec<FreeParam>, RunError> {
                 "{at}: must be positive with MIN <= MAX, got [{lo}, {hi}]"
             )));
         }
+        if lo < p.def.min || hi > p.def.max {
+            return Err(input(format!(
+                "{at}: [{lo}, {hi}] is outside the range calibrate searches for {}, [{}, {}] {}",
+                p.def.name,
+                p.def.min,
+                p.def.max,
+                unit(p)
+            )));
+        }
         p.min = lo;
         p.max = hi;
     }
