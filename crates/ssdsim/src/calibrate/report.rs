@@ -214,13 +214,18 @@ impl Fit {
             "parameter", "field", "start", "fitted", "bounds"
         ));
         for p in &self.params {
+            let integer =
+                super::params::find(p.name).map(|d| d.kind) == Some(super::params::Kind::Integer);
+            let num = |v: f64| if integer { format!("{v:.0}") } else { sig4(v) };
             s.push_str(&format!(
                 "{:<20} {:<30} {:>12} {:>12} {:>25}{}\n",
                 p.name,
                 p.field,
-                sig4(p.start),
-                sig4(p.value),
-                format!("[{}, {}] {}", sig4(p.min), sig4(p.max), p.unit),
+                num(p.start),
+                num(p.value),
+                format!("[{}, {}] {}", num(p.min), num(p.max), p.unit)
+                    .trim_end()
+                    .to_string(),
                 if p.held_by_max_power {
                     "  held by max_power_w"
                 } else if p.identifiable {
