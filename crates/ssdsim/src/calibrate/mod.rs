@@ -33,13 +33,14 @@
 //! Physical bounds: a set of targets is refused, naming the target, when a
 //! random throughput is over twice the sequential one of the same
 //! direction, when a power figure is above the stated maximum, and, after
-//! the fit, when a fitted target is not reached within its tolerance at any
-//! point the bounds allow (the report is still produced). With a maximum
-//! power (`datasheet = "max_power_w"`) the fit keeps the drive's power bound
-//! (by [`search::configure`]'s projection of the free power parameters)
-//! ([`search::max_power_bound`]: every die busy on every plane at its
-//! highest current, every bus, the CPU, DRAM and link active) at or under
-//! it, so no workload's simulated power can exceed it.
+//! the fit, when a fitted target is not within its tolerance at the point
+//! the fit found (the report is still produced): out of the model's reach
+//! inside the bounds, or of the search's, which is local from the screened
+//! points. With a maximum power (`datasheet = "max_power_w"`) the drive's
+//! power bound ([`search::max_power_bound`]: every die busy on every plane
+//! at its highest current, every bus, the CPU, DRAM and link active) is
+//! kept at or under it by [`search::configure`]'s projection of the free
+//! power parameters, so no workload's simulated power can exceed it.
 
 pub mod params;
 pub mod report;
@@ -54,8 +55,8 @@ use report::{FittedParam, TargetFit};
 use search::{Evaluator, Plan};
 
 /// Fit `spec`'s free parameters to its targets, predict its holdouts and
-/// measure each target's sensitivity. `progress` gets a line per iteration
-/// (the CLI prints them on stderr).
+/// measure each target's sensitivity. `progress` gets a line per screened
+/// point, refinement and integer move (the CLI prints them on stderr).
 pub fn calibrate(spec: &Spec, progress: &(dyn Fn(&str) + Sync)) -> Result<Fit, RunError> {
     let plan = Plan::new(&spec.targets);
     let ev = Evaluator::new(spec, &plan);
