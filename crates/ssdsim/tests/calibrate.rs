@@ -375,3 +375,73 @@ fn the_json_files_own_job_options_define_the_test() {
     );
     assert_eq!(fit.targets[0].measured, fit.targets[1].measured);
 }
+
+/// The hidden drive's figures as a datasheet gives them (MB/s, us, W),
+/// each from the test `datasheet = NAME` stands for, fitted back: the
+/// datasheet targets' units and the power model's path.
+#[test]
+fn datasheet_figures_are_fitted_in_their_units() {
+    let dir = scratch("datasheet");
+    measure_hidden(&dir);
+    let run = |job: &str, pre: &str| {
+        let ssd = Ssd::builder()
+            .toml(HIDDEN)
+            .seed(1)
+            .precondition(pre)
+            .number_ios(600)
+            .fio(job)
+            .build()
+            .unwrap();
+        let out = ssd.run().unwrap();
+        let doc = fio_json::fio_json_run(&[], ssd.config(), &out.report, &out.latency);
+        (
+            doc["jobs"][0].clone(),
+            out.report.extra["power_w"]["mean"].as_f64().unwrap(),
+        )
+    };
+    let seqr = "[seq-read]\nrw=read\nbs=128k\niodepth=32\ndirect=1\n";
+    let seqw = "[seq-write]\nrw=write\nbs=128k\niodepth=32\ndirect=1\n";
+    let qd1 = "[qd1-read]\nrw=randread\nbs=4k\niodepth=1\ndirect=1\n";
+    let read_mbps = run(seqr, "fill").0["read"]["bw_bytes"].as_f64().unwrap() / 1e6;
+    let (w, active_w) = run(seqw, "none");
+    let write_mbps = w["write"]["bw_bytes"].as_f64().unwrap() / 1e6;
+    let lat_us = run(qd1, "fill").0["read"]["clat_ns"]["mean"]
+        .as_f64()
+        .unwrap()
+        / 1e3;
+    let file = dir.join("t.toml");
+    let target = |name: &str, v: f64| {
+        format!("\n[[target]]\nname = \"{name}\"\ndatasheet = \"{name}\"\nvalue = {v}\ntolerance = 0.03\n")
+    };
+    std::fs::write(
+        &file,
+        format!(
+            "config = \"base.toml\"\nfree = [\"channels\", \"t_r\", \"t_prog\", \"bus\", \"program_current\"]\n\
+             number_ios = 600\n[bounds]\nchannels = [1, 16]\nprogram_current = [1, 100]\n{}{}{}{}",
+            target("seq_read_mbps", read_mbps),
+            target("seq_write_mbps", write_mbps),
+            target("read_latency_us", lat_us),
+            target("active_power_w", active_w * 1.2),
+        ),
+    )
+    .unwrap();
+    let spec = calibrate::load(&file).unwrap();
+    let fit = calibrate::calibrate(&spec, &quiet).unwrap();
+    for t in &fit.targets {
+        assert!(
+            t.error.abs() <= 0.03,
+            "{}: {:+.2}%\n{}",
+            t.name,
+            t.error * 100.0,
+            fit.text()
+        );
+    }
+    // 20 % more active power than the hidden drive draws: the program
+    // current (the one power parameter free) rose to give it.
+    let i = fit
+        .params
+        .iter()
+        .find(|p| p.name == "program_current")
+        .unwrap();
+    assert!(i.value > 15.0, "{}", fit.text());
+}
