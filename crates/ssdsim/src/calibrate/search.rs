@@ -704,3 +704,45 @@ pub fn nudged(free: &[FreeParam], x: &[f64], i: usize) -> Vec<f64> {
     };
     y
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn solve_finds_the_solution_and_refuses_a_singular_system() {
+        let a = vec![
+            vec![4.0, 1.0, 0.0],
+            vec![1.0, 3.0, 1.0],
+            vec![0.0, 1.0, 2.0],
+        ];
+        let x = [1.0, -2.0, 3.0];
+        let b: Vec<f64> = a.iter().map(|r| dot(r, &x)).collect();
+        let got = solve(a, b).unwrap();
+        for (g, w) in got.iter().zip(x) {
+            assert!((g - w).abs() < 1e-12, "{got:?}");
+        }
+        assert!(solve(vec![vec![1.0, 2.0], vec![2.0, 4.0]], vec![1.0, 2.0]).is_none());
+    }
+
+    #[test]
+    fn screening_takes_powers_of_two_the_bounds_and_the_start() {
+        let p = FreeParam {
+            def: params::find("channels").unwrap(),
+            min: 3.0,
+            max: 12.0,
+        };
+        assert_eq!(screen_values(&p, 5.0), [3.0, 4.0, 5.0, 8.0, 12.0]);
+        // Two integer parameters of 5 values each: 25 combinations, over
+        // the cap, so one parameter at a time (the start once).
+        let q = FreeParam {
+            def: params::find("ways").unwrap(),
+            min: 3.0,
+            max: 12.0,
+        };
+        let pts = screening(&[p.clone(), q], &[5.0, 5.0]);
+        assert_eq!(pts.len(), 1 + 4 + 4);
+        let pts = screening(&[p], &[5.0]);
+        assert_eq!(pts.len(), 5, "each value, the start's among them");
+    }
+}
