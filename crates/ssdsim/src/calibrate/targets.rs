@@ -73,7 +73,7 @@ pub struct Spec {
     pub seed: u64,
     /// Requests per candidate run (the run length).
     pub number_ios: u64,
-    /// The most pattern-search iterations.
+    /// The most iterations of each continuous (Levenberg–Marquardt) fit.
     pub max_iterations: u32,
     /// A parameter that moves no fitted target by more than this relative
     /// change (for a 5 % or one-unit step) is reported not identifiable.
