@@ -650,8 +650,9 @@ pub fn search(ev: &Evaluator, progress: &(dyn Fn(&str) + Sync)) -> Result<Found,
     }
     let (mut x, mut objective) = best.expect("one screening point at least");
     // Each integer one unit up and down, the continuous ones refitted; the
-    // best that lowers the objective is taken, until none does.
-    loop {
+    // best that lowers the objective is taken, until none does (or after
+    // `max_iterations` moves).
+    for _ in 0..spec.max_iterations {
         let cands: Vec<Vec<f64>> = integers(free)
             .iter()
             .flat_map(|&i| {
