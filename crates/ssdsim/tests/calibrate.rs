@@ -445,3 +445,65 @@ fn datasheet_figures_are_fitted_in_their_units() {
         .unwrap();
     assert!(i.value > 15.0, "{}", fit.text());
 }
+
+/// A measured power trace (here one `--power-trace` wrote for a drive
+/// whose program current the test hides) under the job that ran while it
+/// was taken: its mean power is fitted, and the current found.
+#[test]
+fn a_power_trace_fits_the_program_current() {
+    let dir = scratch("trace");
+    measure_hidden(&dir);
+    std::fs::write(dir.join("known.toml"), HIDDEN).unwrap();
+    let hot = format!("{HIDDEN}[power]\nflash_program_current = \"25mA\"\n");
+    let trace = dir.join("seqw-power.csv");
+    let options = ssdsim::RunOptions {
+        power_trace: Some(trace.clone()),
+        ..ssdsim::RunOptions::default()
+    };
+    Ssd::builder()
+        .toml(hot)
+        .seed(1)
+        .precondition("none")
+        .number_ios(RUN_IOS)
+        .options(options)
+        .fio(JOBS[3].1)
+        .build()
+        .unwrap()
+        .run()
+        .unwrap();
+    let file = dir.join("t.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "config = \"known.toml\"\nfree = [\"program_current\"]\nnumber_ios = {RUN_IOS}\n\
+             [[target]]\nname = \"trace\"\npower_trace = \"seqw-power.csv\"\ncolumn = \"total_w\"\n\
+             job = \"seqw.fio\"\nprecondition = \"none\"\ntolerance = 0.03\n"
+        ),
+    )
+    .unwrap();
+    let spec = calibrate::load(&file).unwrap();
+    let fit = calibrate::calibrate(&spec, &quiet).unwrap();
+    assert!(fit.targets[0].error.abs() <= 0.03, "{}", fit.text());
+    let i = fit.params[0].value;
+    assert!(
+        (i / 25.0 - 1.0).abs() < 0.05,
+        "{i} mA for 25\n{}",
+        fit.text()
+    );
+    // A trace that is not one is refused, naming the line.
+    std::fs::write(
+        dir.join("bad.csv"),
+        "time_s,total_w\n0.001,1.5\n0.002,lots\n",
+    )
+    .unwrap();
+    let text = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("seqw-power.csv", "bad.csv");
+    std::fs::write(&file, text).unwrap();
+    let err = calibrate::load(&file).unwrap_err().to_string();
+    assert!(
+        err.contains("target \"trace\": power_trace: ")
+            && err.contains("line 3: \"lots\" is not a number of watts"),
+        "{err}"
+    );
+}

@@ -105,6 +105,8 @@ struct TargetToml {
     jobname: Option<String>,
     metric: Option<String>,
     datasheet: Option<String>,
+    power_trace: Option<String>,
+    column: Option<String>,
     value: Option<f64>,
     tolerance: Option<f64>,
     weight: Option<f64>,
@@ -365,18 +367,30 @@ fn target(t: TargetToml, name: String, at: &str, dir: &Path) -> Result<Target, R
             )));
         }
     }
+    if t.column.is_some() && t.power_trace.is_none() {
+        return Err(input(format!(
+            "{at}: column: only for a power_trace target"
+        )));
+    }
+    let given = [&t.fio, &t.datasheet, &t.power_trace]
+        .iter()
+        .filter(|v| v.is_some())
+        .count();
+    if given > 1 {
+        return Err(input(format!(
+            "{at}: fio, datasheet, power_trace: give one (a fio JSON output, a datasheet figure or a power trace)"
+        )));
+    }
+    if let Some(trace) = &t.power_trace {
+        return power_trace_target(&t, trace, name, tolerance, weight, at, dir, pre);
+    }
     let (measured, probe) = match (&t.fio, &t.datasheet) {
-        (Some(_), Some(_)) => {
-            return Err(input(format!(
-                "{at}: fio, datasheet: give one (a fio JSON output or a datasheet figure)"
-            )))
-        }
         (None, None) => {
             return Err(input(format!(
-                "{at}: fio: missing (a fio JSON output file, or `datasheet = NAME`)"
+                "{at}: fio: missing (a fio JSON output file, a `datasheet = NAME` or a `power_trace = FILE`)"
             )))
         }
-        (Some(json), None) => fio_target(&t, json, at, dir, pre)?,
+        (Some(json), _) => fio_target(&t, json, at, dir, pre)?,
         (None, Some(d)) => {
             for (k, v) in [
                 ("job", &t.job),
@@ -405,6 +419,116 @@ fn target(t: TargetToml, name: String, at: &str, dir: &Path) -> Result<Target, R
         probe,
         throughput,
     })
+}
+
+/// A measured power trace (CSV with a header: time and watts columns, as
+/// `--power-trace` writes one) under the job that ran while it was taken:
+/// its mean power, the mean of its samples (taken as equally spaced),
+/// against the simulated run's mean power.
+#[allow(clippy::too_many_arguments)]
+fn power_trace_target(
+    t: &TargetToml,
+    trace: &str,
+    name: String,
+    tolerance: f64,
+    weight: f64,
+    at: &str,
+    dir: &Path,
+    pre: Option<String>,
+) -> Result<Target, RunError> {
+    for (k, v) in [("metric", &t.metric), ("jobname", &t.jobname)] {
+        if v.is_some() {
+            return Err(input(format!("{at}: {k}: not for a power_trace target")));
+        }
+    }
+    if t.value.is_some() {
+        return Err(input(format!(
+            "{at}: value: a power trace's value is its mean power"
+        )));
+    }
+    let path = dir.join(trace);
+    let p = path.display();
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| input(format!("{at}: power_trace: {p}: cannot read: {e}")))?;
+    let measured = trace_mean(&text, t.column.as_deref())
+        .map_err(|e| input(format!("{at}: power_trace: {p}: {e}")))?;
+    let jp = match &t.job {
+        Some(j) => dir.join(j),
+        None => {
+            return Err(input(format!(
+                "{at}: job: missing (the fio job that ran while the trace was taken)"
+            )))
+        }
+    };
+    let job = std::fs::read_to_string(&jp)
+        .map_err(|e| input(format!("{at}: job: {}: cannot read: {e}", jp.display())))?;
+    one_job(&job, at)?;
+    Ok(Target {
+        name,
+        measured,
+        tolerance,
+        weight,
+        holdout: t.holdout,
+        probe: Probe::Run {
+            job,
+            precondition: pre.unwrap_or_else(|| "fill".into()),
+            metric: "power_w.mean".into(),
+            scale: 1.0,
+        },
+        throughput: None,
+    })
+}
+
+/// The mean of a CSV column (`column`, or the second one), named in the
+/// header line.
+fn trace_mean(text: &str, column: Option<&str>) -> Result<f64, String> {
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let (_, header) = lines.next().ok_or("empty (a header line, then samples)")?;
+    let names: Vec<&str> = header.split(',').map(str::trim).collect();
+    let col = match column {
+        Some(c) => names
+            .iter()
+            .position(|n| *n == c)
+            .ok_or_else(|| format!("no column \"{c}\" in the header ({header})"))?,
+        None if names.len() >= 2 => 1,
+        None => {
+            return Err(format!(
+                "the header ({header}) has no second column (the watts)"
+            ))
+        }
+    };
+    let (mut sum, mut n) = (0.0, 0u64);
+    for (i, line) in lines {
+        let cell = line.split(',').nth(col).map(str::trim).unwrap_or("");
+        let w: f64 = cell
+            .parse()
+            .map_err(|_| format!("line {}: \"{cell}\" is not a number of watts", i + 1))?;
+        if !(w.is_finite() && w >= 0.0) {
+            return Err(format!("line {}: {w} W is not a power", i + 1));
+        }
+        sum += w;
+        n += 1;
+    }
+    if n == 0 || sum <= 0.0 {
+        return Err("no sample with power in it".into());
+    }
+    Ok(sum / n as f64)
+}
+
+/// Refuse a job file that defines more than one job.
+fn one_job(job: &str, at: &str) -> Result<(), RunError> {
+    let parsed = crate::fio::parse_jobs_str(job, at, &Default::default())
+        .map_err(|e| input(format!("{at}: job: {e}")))?;
+    let jobs: usize = parsed.iter().map(|j| j.1.numjobs.max(1) as usize).sum();
+    if jobs != 1 {
+        return Err(input(format!(
+            "{at}: job: defines {jobs} jobs; a target's test is one job (numjobs=1)"
+        )));
+    }
+    Ok(())
 }
 
 fn datasheet(d: &str, at: &str, pre: Option<String>) -> Result<Probe, RunError> {
@@ -467,14 +591,7 @@ fn fio_target(
             ))
         })?,
     };
-    let parsed = crate::fio::parse_jobs_str(&job, at, &Default::default())
-        .map_err(|e| input(format!("{at}: job: {e}")))?;
-    let jobs: usize = parsed.iter().map(|j| j.1.numjobs.max(1) as usize).sum();
-    if jobs != 1 {
-        return Err(input(format!(
-            "{at}: job: defines {jobs} jobs; a target's test is one job (numjobs=1)"
-        )));
-    }
+    one_job(&job, at)?;
     let probe = Probe::Run {
         job,
         precondition: pre.unwrap_or_else(|| "fill".into()),
