@@ -9,7 +9,8 @@
 //! (`fio --output-format=json`) with the job that defines their test (a job
 //! file, or the JSON's own `job options`) and the metric to take, or
 //! datasheet figures (sequential MB/s, random IOPS, QD1 latency, idle and
-//! active power, capacity, and the maximum power as a bound). Each target
+//! active power, capacity, and the maximum power as a bound), or measured
+//! power traces (their mean power under the job that ran). Each target
 //! has a tolerance and a weight; a `holdout` target is not fitted, only
 //! predicted and reported.
 //!

@@ -1,6 +1,7 @@
 //! The targets file: the base drive, the free parameters and their bounds,
 //! the run settings, and the targets (fio JSON outputs with the job that
-//! defines their test, or datasheet figures), each read and checked with
+//! defines their test, datasheet figures, or power traces with their job),
+//! each read and checked with
 //! errors that name the file, the target and the field.
 
 use super::params::{self, FreeParam};
