@@ -217,3 +217,57 @@ fn the_shipped_example_finds_its_hidden_drive() {
         assert!((got / want - 1.0).abs() < 0.01, "{name}: {got} for {want}");
     }
 }
+
+/// A job of `numjobs` clones summed by `group_reporting` (the usual fio
+/// IOPS test) is one target: the calibration runs the clones as fio does,
+/// sharing its requests among them.
+#[test]
+fn calibrate_takes_a_group_reported_numjobs_test() {
+    let dir = scratch("numjobs");
+    setup(&dir);
+    let job = "[qd16]\nrw=randread\nbs=4k\niodepth=16\nnumjobs=2\ngroup_reporting\ndirect=1\nnumber_ios=400\n";
+    std::fs::write(dir.join("qd16x2.fio"), job).unwrap();
+    let (code, out, err) = ssdsim_in(
+        &dir,
+        &[
+            "run",
+            "--config",
+            "hidden.toml",
+            "--fio",
+            "qd16x2.fio",
+            "--precondition",
+            "fill",
+            "--seed",
+            "1",
+            "--output-format",
+            "json",
+            "--no-power",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        doc["jobs"].as_array().unwrap().len(),
+        1,
+        "one group-reported entry"
+    );
+    std::fs::write(dir.join("qd16x2.json"), out).unwrap();
+    std::fs::write(
+        dir.join("t.toml"),
+        "config = \"base.toml\"\nfree = [\"t_r\"]\nnumber_ios = 800\n\
+         [[target]]\nname = \"qd16x2\"\nfio = \"qd16x2.json\"\njob = \"qd16x2.fio\"\nmetric = \"read.iops\"\ntolerance = 0.03\n",
+    )
+    .unwrap();
+    let (code, json, err) = ssdsim_in(
+        &dir,
+        &["calibrate", "t.toml", "--format", "json", "--quiet"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let fit: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(
+        fit["targets"][0]["error"].as_f64().unwrap().abs() <= 0.03,
+        "{fit}"
+    );
+    let t_r = fit["params"][0]["fitted"].as_f64().unwrap();
+    assert!((t_r / 60.0 - 1.0).abs() < 0.03, "t_r {t_r} for 60: {fit}");
+}

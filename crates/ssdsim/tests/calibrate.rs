@@ -197,6 +197,7 @@ fn bad_targets_are_refused_naming_file_target_and_field() {
     let dir = scratch("bad");
     measure_hidden(&dir);
     std::fs::write(dir.join("two.fio"), "[a]\nrw=read\n[b]\nrw=write\n").unwrap();
+    std::fs::write(dir.join("clones.fio"), "[a]\nrw=read\nnumjobs=4\n").unwrap();
     let file = dir.join("t.toml");
     let head = "config = \"base.toml\"\nfree = [\"t_r\"]\n";
     let good = fio_target("lat", "qd1", "read.clat_ns.mean", false);
@@ -227,7 +228,11 @@ fn bad_targets_are_refused_naming_file_target_and_field() {
         ),
         (
             format!("{head}{}", good.replace("job = \"qd1.fio\"", "job = \"two.fio\"")),
-            "target \"lat\": job: defines 2 jobs",
+            "target \"lat\": job: defines 2 job sections",
+        ),
+        (
+            format!("{head}{}", good.replace("job = \"qd1.fio\"", "job = \"clones.fio\"")),
+            "target \"lat\": job: numjobs=4 without group_reporting",
         ),
         (
             format!("config = \"base.toml\"\nfree = [\"warp\"]\n{good}"),

@@ -104,33 +104,54 @@ struct RunOut {
     power_w: Option<f64>,
 }
 
-/// One run of `cfg` as it will be simulated, with the calibration's seed
-/// and run length: its configuration and options.
-fn prepare(
-    cfg: &SsdConfig,
-    run: &RunKey,
-    spec: &Spec,
-) -> Result<(SsdConfig, crate::RunOptions), RunError> {
+/// A prepared run: its configuration, options and fio output jobs.
+type Prepared = (SsdConfig, crate::RunOptions, Vec<crate::fio::OutputJob>);
+
+/// One run of `cfg` as it will be simulated: the job applied as `--fio`
+/// applies it, with the calibration's seed and run length (`number_ios`
+/// requests; a job's `numjobs` clones share them).
+fn prepare(cfg: &SsdConfig, run: &RunKey, spec: &Spec) -> Result<Prepared, RunError> {
     let ssd = Ssd::builder()
         .config(cfg.clone())
         .seed(spec.seed)
         .precondition(&run.precondition)
-        .number_ios(spec.number_ios)
         .power_model(run.power)
-        .fio(run.job.clone())
         .build()?;
     let mut c = ssd.config().clone();
+    let name = "<target job>";
+    let jobs = crate::fio::parse_jobs_str(&run.job, name, &c.workload)?;
+    let clones = jobs.iter().map(|j| j.1.numjobs.max(1) as u64).sum::<u64>();
+    let n = spec.number_ios.to_string();
+    let flags: Vec<(&str, String)> = if clones > 1 {
+        Vec::new()
+    } else {
+        vec![("number_ios", n)]
+    };
+    let out = crate::apply_fio_jobs(&mut c, jobs, name, &flags, &mut |_| {})?;
+    for f in &mut c.flows {
+        if let Some(w) = &mut f.workload {
+            w.number_ios = Some(spec.number_ios.div_ceil(clones));
+            w.time_based = false;
+        }
+        f.ramp_time = None;
+        f.runtime = None;
+        f.start_delay = None;
+    }
     // The run length is the calibration's: a job's ramp and runtime (a
     // real test's minutes) are not simulated.
     c.sim.ramp_time = None;
     c.sim.time_limit = None;
-    Ok((c, ssd.options().clone()))
+    Ok((c, ssd.options().clone(), out))
 }
 
 /// Simulate a prepared run: its fio JSON entry and mean power.
-fn simulate(c: &SsdConfig, opts: &crate::RunOptions) -> Result<RunOut, RunError> {
+fn simulate(
+    c: &SsdConfig,
+    opts: &crate::RunOptions,
+    jobs: &[crate::fio::OutputJob],
+) -> Result<RunOut, RunError> {
     let out = run_config(c, opts)?;
-    let doc = fio_json::fio_json_run(&[], c, &out.report, &out.latency);
+    let doc = fio_json::fio_json_run(jobs, c, &out.report, &out.latency);
     let power_w = out
         .report
         .extra
@@ -152,7 +173,7 @@ fn simulate_all(
     plan: &Plan,
     needed: &[bool],
 ) -> Result<Vec<Option<RunOut>>, RunError> {
-    let prepared: Vec<Option<(SsdConfig, crate::RunOptions)>> = plan
+    let prepared: Vec<Option<Prepared>> = plan
         .runs
         .iter()
         .zip(needed)
@@ -161,17 +182,17 @@ fn simulate_all(
     let keys = prepared
         .iter()
         .flatten()
-        .filter_map(|(c, _)| state::shape_of(c))
+        .filter_map(|(c, _, _)| state::shape_of(c))
         .map(|s| state::shape_key(&s));
     let cache = Arc::new(state::StateCache::new(keys));
     prepared
         .par_iter()
         .map(|p| {
             p.as_ref()
-                .map(|(c, o)| {
+                .map(|(c, o, jobs)| {
                     let mut o = o.clone();
                     o.drive_state.shared = Some(Arc::clone(&cache));
-                    simulate(c, &o)
+                    simulate(c, &o, jobs)
                 })
                 .transpose()
         })

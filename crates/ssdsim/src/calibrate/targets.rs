@@ -519,17 +519,24 @@ fn trace_mean(text: &str, column: Option<&str>) -> Result<f64, String> {
     Ok(sum / n as f64)
 }
 
-/// Refuse a job file that defines more than one job.
+/// Refuse a job file whose results are not one entry of fio's output: one
+/// job, or one job section's `numjobs` clones summed by `group_reporting`.
 fn one_job(job: &str, at: &str) -> Result<(), RunError> {
     let parsed = crate::fio::parse_jobs_str(job, at, &Default::default())
         .map_err(|e| input(format!("{at}: job: {e}")))?;
-    let jobs: usize = parsed.iter().map(|j| j.1.numjobs.max(1) as usize).sum();
-    if jobs != 1 {
-        return Err(input(format!(
-            "{at}: job: defines {jobs} jobs; a target's test is one job (numjobs=1)"
-        )));
+    match parsed.as_slice() {
+        [(_, j)] if j.numjobs <= 1 || j.group_reporting => Ok(()),
+        [(_, j)] => Err(input(format!(
+            "{at}: job: numjobs={} without group_reporting: fio reports each clone apart; \
+             a target's test is one entry (add group_reporting, or numjobs=1)",
+            j.numjobs
+        ))),
+        jobs => Err(input(format!(
+            "{at}: job: defines {} job sections; a target's test is one (its numjobs \
+             clones summed with group_reporting)",
+            jobs.len()
+        ))),
     }
-    Ok(())
 }
 
 fn datasheet(d: &str, at: &str, pre: Option<String>) -> Result<Probe, RunError> {
