@@ -310,6 +310,28 @@ enum Cmd {
         #[command(subcommand)]
         cmd: ImportCmd,
     },
+    /// Fit a drive to a real drive's measurements (fio JSON outputs, datasheet figures):
+    /// a configuration file, its fit table with a hold-out check, and what each target pins down
+    Calibrate {
+        /// The targets file (TOML): the base drive, the free parameters and the targets
+        targets: PathBuf,
+        /// Write the fitted drive here, a configuration file for `ssdsim run --config`
+        #[arg(short = 'o', long)]
+        out: Option<PathBuf>,
+        /// Format of the fit report (on stdout, or --report)
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+        /// Write the fit report here instead of stdout
+        #[arg(long)]
+        report: Option<PathBuf>,
+        /// Worker threads for the candidate simulations (default: one per core); the result
+        /// is the same for any number
+        #[arg(long)]
+        threads: Option<usize>,
+        /// No progress lines on stderr
+        #[arg(long)]
+        quiet: bool,
+    },
     /// List the built-in presets with their parameters
     Presets {
         /// Output format
@@ -1095,6 +1117,21 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             );
             Ok(())
         }
+        Cmd::Calibrate {
+            targets,
+            out,
+            format,
+            report,
+            threads,
+            quiet,
+        } => calibrate_cmd(
+            &targets,
+            out.as_deref(),
+            format,
+            report.as_deref(),
+            threads,
+            quiet,
+        ),
         Cmd::Presets { format } => {
             let nands = ssdsim::nand_presets();
             if format == Format::Json {
@@ -1938,4 +1975,60 @@ fn binary_size(b: u64) -> String {
         }
     }
     format!("{b} B")
+}
+
+/// `ssdsim calibrate`: fit, write the fitted drive and the report; refuse
+/// (exit 2, naming the targets) a fit that leaves a fitted target outside
+/// its tolerance or the power bound above the stated maximum, after
+/// printing the report that shows it.
+fn calibrate_cmd(
+    targets: &std::path::Path,
+    out: Option<&std::path::Path>,
+    format: Format,
+    report: Option<&std::path::Path>,
+    threads: Option<usize>,
+    quiet: bool,
+) -> anyhow::Result<()> {
+    refuse_overwrite(
+        &[("targets", Some(targets))],
+        &[("-o", out), ("--report", report)],
+    )?;
+    check_writable(&[out, report])?;
+    let spec = ssdsim::calibrate::load(targets)?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.unwrap_or(0))
+        .build()
+        .map_err(|e| RunError::Input(format!("--threads: {e}")))?;
+    let progress = |line: &str| {
+        if !quiet {
+            eprintln!("{line}");
+        }
+    };
+    let fit = pool.install(|| ssdsim::calibrate::calibrate(&spec, &progress))?;
+    let text = match format {
+        Format::Text => fit.text(),
+        Format::Json => serde_json::to_string_pretty(&fit.json())? + "\n",
+    };
+    write_out(report.map(std::path::Path::to_path_buf).as_ref(), &text)?;
+    for w in fit.warnings() {
+        eprintln!("{w}");
+    }
+    let unmet = fit.unmet();
+    if !unmet.is_empty() {
+        return Err(RunError::Input(format!(
+            "{}: refused: {}",
+            targets.display(),
+            unmet.join("; ")
+        ))
+        .into());
+    }
+    if let Some(o) = out {
+        write_file(o, fit.preset_toml().as_bytes())?;
+        eprintln!(
+            "wrote {}; run it with: ssdsim run --config {}",
+            o.display(),
+            o.display()
+        );
+    }
+    Ok(())
 }

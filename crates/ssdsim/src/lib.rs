@@ -68,6 +68,7 @@
 
 #![warn(missing_docs)]
 
+pub mod calibrate;
 #[cfg(any(feature = "html", feature = "plots"))]
 mod chart;
 pub mod custom;
