@@ -54,6 +54,58 @@ fn random_writes_are_refused_as_a_zoned_drive_refuses_them() {
 }
 
 #[test]
+fn conventional_zones_take_random_writes_and_collect_garbage() {
+    // chip2's zones are 8 MiB (32 planes x 1 block); 4 conventional zones
+    // (32 MiB) take 8 zone slots: max(32 MiB x 1.07, 32 MiB + 4 spare blocks
+    // x 32 planes) = 64 MiB.
+    let r = run(&[
+        "--rw",
+        "randwrite",
+        "--size",
+        "32MiB",
+        "--set",
+        "workload.io_size=96MiB",
+        "--set",
+        "ftl.conventional_zones=4",
+    ]);
+    let z = &r["zns"];
+    assert_eq!(z["conventional_zones"], 4);
+    assert_eq!(z["conventional_slots"], 8);
+    assert_eq!(z["zones"], 2048 - 8 + 4);
+    assert_eq!(z["zones_by_state"]["not_write_pointer"], 4);
+    assert!(r["host"].get("failed").is_none(), "random writes are taken");
+    assert_eq!(r["host"]["bytes_written"], 96 << 20);
+    // Three passes over 32 MiB on 64 MiB of flash: GC copies.
+    assert!(r["ftl"]["stats"]["gc_page_copies"].as_u64().unwrap() > 0);
+    assert!(r["flash"]["waf"].as_f64().unwrap() > 1.0);
+    // Conventional zones need whole slots of every plane.
+    let (code, _, err) = ssdsim(&[
+        "run",
+        "--ftl",
+        "zns",
+        "--number_ios",
+        "10",
+        "--set",
+        "ftl.conventional_zones=1",
+        "--set",
+        "ftl.zone_planes=8",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("ftl.conventional_zones"), "{err}");
+    let (code, _, err) = ssdsim(&[
+        "run",
+        "--ftl",
+        "zns",
+        "--number_ios",
+        "10",
+        "--set",
+        "ftl.conventional_zones=5000",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("zone slots"), "{err}");
+}
+
+#[test]
 fn a_zoned_drive_refuses_what_it_cannot_do_before_the_run() {
     for (args, field) in [
         (&["--precondition", "steady"][..], "sim.precondition"),

@@ -44,13 +44,25 @@
 //! (they return the deallocated pattern). A discard is refused (Invalid
 //! Command Opcode): zoned namespaces reclaim by reset.
 
+use crate::page::PageFtl;
 use crate::stripe::striping_order;
 use serde::{Deserialize, Serialize};
 use ssd_core::config::{ConfigError, FtlConfig, FtlSection, ZnsConfig};
 use ssd_core::ftl::{
     Ftl, FtlCtx, FtlStats, Purpose, ZoneAction, ZoneDescriptor, ZoneError, ZoneLayout, ZoneState,
+    NO_PPN,
 };
 use ssd_core::{BlockId, DriveShape, Geometry, Lpn, PlaneId, Ppn};
+
+/// The conventional zones: a page-mapped FTL over the first
+/// `conventional_slots` zone slots of every plane (a geometry of that many
+/// blocks a plane, whose pages map one to one onto the drive's), addressed
+/// by the conventional zones' logical pages.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Conventional {
+    ftl: PageFtl,
+    sub: Geometry,
+}
 
 /// One zone: its state and write pointer (pages written since its reset).
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
@@ -99,6 +111,7 @@ pub struct ZnsFtl {
     /// Where the search for an implicitly open zone to close starts.
     imp_close_next: usize,
     stats: ZnsStats,
+    conv: Option<Conventional>,
 }
 
 impl ZnsFtl {
@@ -109,11 +122,30 @@ impl ZnsFtl {
         };
         let g = d.geometry;
         z.check(&g)?;
-        Ok(ZnsFtl::with(z, &g, striping_order(&g, c.allocation)))
+        let layout = z.layout(&g, c.op, c.spare_blocks_needed(1));
+        let mut f = ZnsFtl::with(layout, z, &g, striping_order(&g, c.allocation));
+        if layout.conventional > 0 {
+            let sub = Geometry {
+                blocks_per_plane: (layout.conventional_slots * layout.blocks as u64) as u32,
+                ..g
+            };
+            let shape = DriveShape {
+                geometry: sub,
+                logical_pages: layout.conventional * layout.size,
+            };
+            f.conv = Some(Conventional {
+                ftl: PageFtl::new(c, &shape),
+                sub,
+            });
+        }
+        Ok(f)
     }
 
-    fn with(z: ZnsConfig, g: &Geometry, planes: Vec<u32>) -> ZnsFtl {
-        let layout = z.layout(g);
+    fn with(layout: ZoneLayout, z: ZnsConfig, g: &Geometry, planes: Vec<u32>) -> ZnsFtl {
+        let mut zones = vec![Zone::default(); layout.zones as usize];
+        for zone in &mut zones[..layout.conventional as usize] {
+            zone.state = ZoneState::NotWritePointer;
+        }
         ZnsFtl {
             g: *g,
             layout,
@@ -121,12 +153,13 @@ impl ZnsFtl {
             cfg_active: z.max_active_zones,
             groups: (g.total_planes() / layout.planes) as u64,
             planes,
-            zones: vec![Zone::default(); layout.zones as usize],
+            zones,
             nr_imp_open: 0,
             nr_exp_open: 0,
             nr_closed: 0,
             imp_close_next: 0,
             stats: ZnsStats::default(),
+            conv: None,
         }
     }
 
@@ -135,12 +168,14 @@ impl ZnsFtl {
         self.layout
     }
 
-    /// The physical page of the zone's `k`-th page: plane `k mod planes` of
-    /// the zone's group, then the zone's blocks in that plane in order.
+    /// The physical page of a sequential zone's `k`-th page: plane
+    /// `k mod planes` of the zone's group, then the zone's blocks in that
+    /// plane in order (after the conventional zones' slots).
     fn ppn(&self, zone: usize, k: u64) -> Ppn {
         let l = &self.layout;
-        let group = zone as u64 % self.groups;
-        let slot = zone as u64 / self.groups;
+        let pz = zone as u64 - l.conventional + l.conventional_slots;
+        let group = pz % self.groups;
+        let slot = pz / self.groups;
         let i = k % l.planes as u64;
         let run = k / l.planes as u64;
         let ppb = self.g.pages_per_block as u64;
@@ -239,6 +274,8 @@ impl ZnsFtl {
             ZoneState::ReadOnly => return Err(ZoneError::ReadOnly),
             ZoneState::Offline => return Err(ZoneError::Offline),
             ZoneState::Full => return Err(ZoneError::Full),
+            // A conventional zone takes no zone append (`null_zone_write`).
+            ZoneState::NotWritePointer => return Err(ZoneError::InvalidField),
             _ => {}
         }
         if off != z.wp {
@@ -364,6 +401,38 @@ impl ZnsFtl {
         Ok(())
     }
 
+    /// Whether `lpn` lies in the conventional zones.
+    fn in_conventional(&self, lpn: u64) -> bool {
+        lpn < self.layout.conventional * self.layout.size
+    }
+
+    /// The conventional FTL's planned operations from `from` on, moved
+    /// from its geometry to the drive's.
+    fn translate(&self, cx: &mut FtlCtx, from: usize) {
+        let sub = self.conv.as_ref().expect("conventional zones").sub;
+        let g = self.g;
+        for op in &mut cx.plan.ops[from..] {
+            op.ppn = g.compose(sub.decompose(op.ppn));
+            if op.src != NO_PPN {
+                op.src = g.compose(sub.decompose(Ppn(op.src))).0;
+            }
+        }
+    }
+
+    /// Run `f` on the conventional FTL and move what it planned onto the
+    /// drive's pages.
+    fn on_conventional<R>(
+        &mut self,
+        cx: &mut FtlCtx,
+        f: impl FnOnce(&mut PageFtl, &mut FtlCtx) -> R,
+    ) -> R {
+        let from = cx.plan.ops.len();
+        let conv = self.conv.as_mut().expect("conventional zones");
+        let r = f(&mut conv.ftl, cx);
+        self.translate(cx, from);
+        r
+    }
+
     /// The device sets `zone` read-only or offline, as a drive does when its
     /// media fails (`null_set_zone_cond`): an active zone is finished first
     /// to give its resources back. Setting a zone to the condition it is in
@@ -403,6 +472,15 @@ impl Ftl for ZnsFtl {
         self.layout.zones * self.layout.size
     }
     fn read(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
+        if self.in_conventional(lpn.0) {
+            let end = (lpn.0 + n as u64).min(self.layout.conventional * self.layout.size);
+            let k = (end - lpn.0) as u32;
+            self.on_conventional(cx, |f, cx| f.read(lpn, k, cx));
+            if k < n {
+                self.read(Lpn(end), n - k, cx);
+            }
+            return;
+        }
         for l in lpn.0..lpn.0 + n as u64 {
             cx.work.map_lookups += 1;
             if let Some(p) = self.lookup(Lpn(l)) {
@@ -411,6 +489,15 @@ impl Ftl for ZnsFtl {
         }
     }
     fn write(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
+        if self.in_conventional(lpn.0) {
+            // Randomly writable; not across into the sequential zones.
+            if self.in_conventional(lpn.0 + (n as u64).max(1) - 1) {
+                self.on_conventional(cx, |f, cx| f.write(lpn, n, cx));
+            } else {
+                self.fail(cx, ZoneError::Boundary);
+            }
+            return;
+        }
         let zone = (lpn.0 / self.layout.size) as usize;
         let off = lpn.0 % self.layout.size;
         self.stats.writes += 1;
@@ -418,16 +505,48 @@ impl Ftl for ZnsFtl {
             self.fail(cx, e);
         }
     }
-    fn trim(&mut self, _lpn: Lpn, _n: u32, cx: &mut FtlCtx) {
-        self.fail(cx, ZoneError::InvalidOpcode);
+    fn trim(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
+        // Conventional zones discard as a conventional drive does.
+        if self.in_conventional(lpn.0) && self.in_conventional(lpn.0 + (n as u64).max(1) - 1) {
+            self.on_conventional(cx, |f, cx| f.trim(lpn, n, cx));
+        } else {
+            self.fail(cx, ZoneError::InvalidOpcode);
+        }
+    }
+    fn background(&mut self, cx: &mut FtlCtx) -> bool {
+        if self.conv.is_none() {
+            return false;
+        }
+        self.on_conventional(cx, |f, cx| f.background(cx))
+    }
+    fn free_blocks(&self, plane: PlaneId) -> u32 {
+        // Only the conventional zones have a free pool (and GC).
+        self.conv
+            .as_ref()
+            .map_or(u32::MAX, |c| c.ftl.free_blocks(plane))
+    }
+    fn notes(&self) -> Vec<(&'static str, u64)> {
+        self.conv.as_ref().map_or(Vec::new(), |c| c.ftl.notes())
     }
     fn lookup(&self, lpn: Lpn) -> Option<Ppn> {
+        if self.in_conventional(lpn.0) {
+            let c = self.conv.as_ref()?;
+            return c
+                .ftl
+                .lookup(lpn)
+                .map(|p| self.g.compose(c.sub.decompose(p)));
+        }
         let zone = (lpn.0 / self.layout.size) as usize;
         let k = lpn.0 % self.layout.size;
         let z = self.zones.get(zone)?;
         (k < z.wp && z.state != ZoneState::Offline).then(|| self.ppn(zone, k))
     }
     fn check_invariants(&self) -> Result<(), String> {
+        if let Some(c) = &self.conv {
+            c.ftl
+                .check_invariants()
+                .map_err(|e| format!("conventional zones: {e}"))?;
+        }
         let count =
             |f: &dyn Fn(ZoneState) -> bool| self.zones.iter().filter(|z| f(z.state)).count() as u32;
         let imp = count(&|s| s == ZoneState::ImplicitOpen);
@@ -479,11 +598,19 @@ impl Ftl for ZnsFtl {
         Ok(())
     }
     fn stats(&self) -> FtlStats {
-        FtlStats::default()
+        // The conventional zones' GC.
+        self.conv
+            .as_ref()
+            .map_or(FtlStats::default(), |c| c.ftl.stats())
     }
     fn mapping_table_bytes(&self) -> u64 {
-        // A zone's descriptor (state, write pointer, capacity): 16 bytes.
+        // A zone's descriptor (state, write pointer, capacity): 16 bytes;
+        // and the conventional zones' page map.
         self.zones.len() as u64 * 16
+            + self
+                .conv
+                .as_ref()
+                .map_or(0, |c| c.ftl.mapping_table_bytes())
     }
     fn zone_pages(&self) -> Option<u64> {
         Some(self.layout.size)
@@ -507,11 +634,13 @@ impl Ftl for ZnsFtl {
         cx: &mut FtlCtx,
     ) -> Result<(), ZoneError> {
         let r = self.zone_at(zone).and_then(|z| {
-            if matches!(
-                self.zones[z].state,
-                ZoneState::ReadOnly | ZoneState::Offline
-            ) {
-                return Err(ZoneError::InvalidTransition);
+            match self.zones[z].state {
+                ZoneState::ReadOnly | ZoneState::Offline => {
+                    return Err(ZoneError::InvalidTransition)
+                }
+                // A conventional zone has no state to change.
+                ZoneState::NotWritePointer => return Err(ZoneError::InvalidField),
+                _ => {}
             }
             match action {
                 ZoneAction::Open => self.open(z),
@@ -528,9 +657,15 @@ impl Ftl for ZnsFtl {
             .enumerate()
             .map(|(i, z)| {
                 let start = i as u64 * self.layout.size;
+                let conventional = z.state == ZoneState::NotWritePointer;
                 ZoneDescriptor {
                     start,
-                    capacity: self.layout.capacity,
+                    // A conventional zone is writable to its size.
+                    capacity: if conventional {
+                        self.layout.size
+                    } else {
+                        self.layout.capacity
+                    },
                     wp: start + z.wp,
                     state: z.state,
                 }
@@ -559,6 +694,8 @@ impl Ftl for ZnsFtl {
                 "zone_blocks": self.layout.blocks,
                 "max_open_zones": self.cfg_open,
                 "max_active_zones": self.cfg_active,
+                "conventional_zones": self.layout.conventional,
+                "conventional_slots": self.layout.conventional_slots,
                 "write_commands": s.writes,
                 "append_commands": s.appends,
                 "pages_written": s.pages_written,

@@ -28,9 +28,15 @@ fn zns(max_open: u32, max_active: u32) -> ZnsFtl {
         zone_blocks: 2,
         max_open_zones: max_open,
         max_active_zones: max_active,
+        conventional_zones: 0,
     };
     z.check(&g).unwrap();
-    ZnsFtl::with(z, &g, striping_order(&g, Allocation::Cwdp))
+    ZnsFtl::with(
+        z.layout(&g, 0.07, 3),
+        z,
+        &g,
+        striping_order(&g, Allocation::Cwdp),
+    )
 }
 
 fn cx() -> FtlCtx {
@@ -92,6 +98,7 @@ fn in_state(state: ZoneState, written: bool) -> ZnsFtl {
         }
         ZoneState::Full => run(&mut f, 0, Cmd::Finish).unwrap(),
         ZoneState::ReadOnly | ZoneState::Offline => f.set_condition(0, state),
+        ZoneState::NotWritePointer => unreachable!("conventional zones: their own test"),
     }
     assert_eq!(f.zone(0).0, state);
     f
@@ -150,8 +157,9 @@ fn every_transition_and_refusal_of_the_state_machine() {
         (Offline, false, Finish, bad),
         (Offline, false, Reset, bad),
     ];
-    // Every state and command is covered.
-    for s in ZoneState::ALL {
+    // Every state and command is covered (a conventional zone's, which has
+    // no state machine, in `conventional_zones_take_random_writes...`).
+    for s in ZoneState::ALL.into_iter().filter(|&s| s != NotWritePointer) {
         for c in [Write, Open, Close, Finish, Reset] {
             assert!(
                 table.iter().any(|&(a, _, b, _)| a == s && b == c),
@@ -375,4 +383,104 @@ fn report_zones_describes_every_zone() {
     assert_eq!(d[1].capacity, SIZE);
     assert_eq!(d[1].state, ZoneState::ImplicitOpen);
     assert_eq!(d[3].state, ZoneState::Empty);
+}
+
+/// Conventional zones: a page-mapped area on the first zone slots, any page
+/// writable at any time, collected by its own GC; the sequential zones on
+/// the slots after it.
+#[test]
+fn conventional_zones_take_random_writes_and_collect_their_own_garbage() {
+    // 4 planes of 16 blocks of 4 pages; zones over every plane, 1 block a
+    // plane: 16-page zones in 16 slots. Two conventional zones (32 pages)
+    // need max(32 x 1.07, 32 + 4 spare blocks (the GC threshold 2, an open
+    // block, one to reclaim) x 4 planes x 4 pages) = 96 pages: 6 slots; 10
+    // sequential zones remain.
+    let g = Geometry {
+        blocks_per_plane: 16,
+        ..geometry()
+    };
+    let z = ZnsConfig {
+        zone_planes: 0,
+        zone_blocks: 1,
+        max_open_zones: 0,
+        max_active_zones: 0,
+        conventional_zones: 2,
+    };
+    let c = FtlConfig {
+        kind: ssd_core::config::FtlKind::Zns,
+        zns: z,
+        ..FtlConfig::default()
+    };
+    let cap = c.capacity(&g).unwrap();
+    let d = DriveShape {
+        geometry: g,
+        logical_pages: cap.logical_pages,
+    };
+    let mut f = ZnsFtl::new(&c, &d).unwrap();
+    let l = f.layout();
+    assert_eq!((l.conventional, l.conventional_slots, l.zones), (2, 6, 12));
+    assert_eq!(cap.logical_pages, 12 * 16);
+    let mut flash = FlashArray::new(g);
+    let mut rng = SimRng::from_seed_label(7, "conv");
+    let mut latest = std::collections::HashMap::new();
+    use rand::Rng;
+    for i in 0..2_000u64 {
+        let lpn = rng.gen_range(0..32u64);
+        let mut x = cx();
+        f.write(Lpn(lpn), 1, &mut x);
+        assert_eq!(x.status, None);
+        for op in &x.plan.ops {
+            flash.apply(op);
+            // The conventional area's pages stay in its 6 slots.
+            assert!(g.block_of(op.ppn).0 % 16 < 6, "{op:?}");
+        }
+        latest.insert(lpn, i);
+        if i % 200 == 0 {
+            f.check_invariants().unwrap();
+        }
+    }
+    f.check_invariants().unwrap();
+    assert!(
+        f.stats().gc_page_copies > 0,
+        "GC ran in the conventional area"
+    );
+    let mut seen = HashSet::new();
+    for &lpn in latest.keys() {
+        let p = f.lookup(Lpn(lpn)).expect("written");
+        assert!(seen.insert(p));
+    }
+    // Zone management and zone append refuse conventional zones; a write
+    // from a conventional zone into a sequential one is refused whole.
+    for a in [
+        ZoneAction::Open,
+        ZoneAction::Close,
+        ZoneAction::Finish,
+        ZoneAction::Reset,
+    ] {
+        assert_eq!(
+            f.zone_mgmt(a, Lpn(16), &mut cx()),
+            Err(ZoneError::InvalidField),
+            "{a:?}"
+        );
+    }
+    assert_eq!(
+        f.zone_append(Lpn(0), 1, &mut cx()),
+        Err(ZoneError::InvalidField)
+    );
+    let mut x = cx();
+    f.write(Lpn(30), 4, &mut x);
+    assert_eq!(x.status, Some(ZoneError::Boundary));
+    assert!(x.plan.ops.is_empty());
+    // The first sequential zone (zone 2) lies on slot 6.
+    let mut x = cx();
+    f.write(Lpn(32), 4, &mut x);
+    assert_eq!(x.status, None);
+    for op in &x.plan.ops {
+        flash.apply(op);
+        assert_eq!(g.block_of(op.ppn).0 % 16, 6);
+    }
+    let d = f.report_zones();
+    assert_eq!(d[0].state, ZoneState::NotWritePointer);
+    assert_eq!(d[1].capacity, 16);
+    assert_eq!(d[2].state, ZoneState::ImplicitOpen);
 }

@@ -217,6 +217,8 @@ struct FtlToml {
     max_open_zones: u32,
     #[serde(default, skip_serializing_if = "FtlToml::is_zero")]
     max_active_zones: u32,
+    #[serde(default, skip_serializing_if = "FtlToml::is_zero")]
+    conventional_zones: u32,
 }
 
 impl FtlToml {
@@ -279,6 +281,7 @@ impl From<FtlToml> for FtlConfig {
                 zone_blocks: t.zone_blocks,
                 max_open_zones: t.max_open_zones,
                 max_active_zones: t.max_active_zones,
+                conventional_zones: t.conventional_zones,
             },
         }
     }
@@ -311,6 +314,7 @@ impl From<FtlConfig> for FtlToml {
             zone_blocks: c.zns.zone_blocks,
             max_open_zones: c.zns.max_open_zones,
             max_active_zones: c.zns.max_active_zones,
+            conventional_zones: c.zns.conventional_zones,
         }
     }
 }
@@ -463,10 +467,30 @@ impl FtlConfig {
     /// Errors name the field.
     pub fn capacity(&self, geometry: &Geometry) -> Result<FtlCapacity, ConfigError> {
         if let FtlSection::Zns(z) = self.section() {
-            // Every block is in a zone: no over-provisioning, no spare
-            // blocks, no GC (`ftl.op` and the GC knobs are not read).
+            // Every block is in a zone: the sequential zones have no
+            // over-provisioning, no spare blocks and no GC; `ftl.op` and the
+            // GC knobs are the conventional zones' (read only with some).
             z.check(geometry)?;
-            let l = z.layout(geometry);
+            if z.conventional_zones > 0 && !(op_ok(self.op) && self.gc_threshold_blocks > 0) {
+                return Err(invalid(
+                    "ftl.op",
+                    format!(
+                        "conventional zones need a positive over-provisioning and GC threshold (ftl.op = {}, ftl.gc_threshold_blocks = {})",
+                        self.op, self.gc_threshold_blocks
+                    ),
+                ));
+            }
+            let l = z.layout(geometry, self.op, self.spare_blocks_needed(1));
+            let slots = (geometry.blocks_per_plane / l.blocks) as u64;
+            if l.conventional_slots > slots {
+                return Err(invalid(
+                    "ftl.conventional_zones",
+                    format!(
+                        "{} conventional zones with over-provisioning {} and their GC room need {} of the drive's {slots} zone slots",
+                        l.conventional, self.op, l.conventional_slots
+                    ),
+                ));
+            }
             return Ok(FtlCapacity {
                 logical_pages: l.zones * l.size,
                 spare_blocks_per_plane: 0,
@@ -584,6 +608,11 @@ impl FtlConfig {
             spare_blocks_per_plane,
         })
     }
+}
+
+/// A finite, positive over-provisioning.
+fn op_ok(op: f64) -> bool {
+    op.is_finite() && op > 0.0
 }
 
 /// What an FTL's section leaves of a drive ([`FtlConfig::capacity`]).

@@ -381,6 +381,12 @@ pub struct ZnsConfig {
     /// `ftl.max_active_zones`: zones open or closed at once (Maximum Active
     /// Resources plus one; 0, the default: no limit).
     pub max_active_zones: u32,
+    /// `ftl.conventional_zones`: zones at the start of the address space
+    /// that are conventional (randomly writable, no write pointer, as
+    /// `null_blk`'s `zone_nr_conv` and SMR drives have them): a page-mapped
+    /// area with its own GC and over-provisioning (`ftl.op`), on whole zone
+    /// slots of every plane taken from the sequential zones (default 0).
+    pub conventional_zones: u32,
 }
 
 impl Default for ZnsConfig {
@@ -391,6 +397,7 @@ impl Default for ZnsConfig {
             zone_blocks: 1,
             max_open_zones: 0,
             max_active_zones: 0,
+            conventional_zones: 0,
         }
     }
 }
@@ -402,17 +409,26 @@ pub struct ZoneLayout {
     pub planes: u32,
     /// Erase blocks a zone takes in each of its planes.
     pub blocks: u32,
-    /// Zones.
+    /// Zones, conventional and sequential.
     pub zones: u64,
-    /// Writable pages of a zone (ZCAP).
+    /// Writable pages of a sequential zone (ZCAP).
     pub capacity: u64,
     /// Logical pages a zone spans (the zone size, a power of two).
     pub size: u64,
+    /// The first zones, conventional.
+    pub conventional: u64,
+    /// Zone slots (a zone's blocks in every plane) the conventional zones
+    /// take, their over-provisioning and GC room included.
+    pub conventional_slots: u64,
 }
 
 impl ZnsConfig {
-    /// The zones this section makes of `geometry`.
-    pub fn layout(&self, geometry: &Geometry) -> ZoneLayout {
+    /// The zones this section makes of `geometry`. Conventional zones need
+    /// `op` over-provisioning and `spare_blocks` free blocks a plane beside
+    /// their data (`FtlConfig::spare_blocks_needed`); they take whole zone
+    /// slots of every plane, the first ones, and the sequential zones the
+    /// slots left (zones spanning every plane: [`ZnsConfig::check`]).
+    pub fn layout(&self, geometry: &Geometry, op: f64, spare_blocks: u64) -> ZoneLayout {
         let planes = if self.zone_planes == 0 {
             geometry.total_planes()
         } else {
@@ -420,14 +436,30 @@ impl ZnsConfig {
         };
         let blocks = self.zone_blocks.max(1);
         let groups = (geometry.total_planes() / planes.max(1)) as u64;
-        let zones = groups * (geometry.blocks_per_plane / blocks) as u64;
-        let capacity = planes as u64 * blocks as u64 * geometry.pages_per_block as u64;
+        let slots = (geometry.blocks_per_plane / blocks) as u64;
+        let ppb = geometry.pages_per_block as u64;
+        let capacity = planes as u64 * blocks as u64 * ppb;
+        let size = capacity.next_power_of_two();
+        let conventional = self.conventional_zones as u64;
+        let conventional_slots = if conventional == 0 {
+            0
+        } else {
+            // Data over (1 + op), and the free blocks GC needs in each plane.
+            let data = conventional * size;
+            let slot_pages = capacity.max(1);
+            let with_op = (data as f64 * (1.0 + op)).ceil() as u64;
+            let with_spare = data + spare_blocks * ppb * geometry.total_planes() as u64;
+            with_op.max(with_spare).div_ceil(slot_pages)
+        };
+        let sequential = (groups * slots).saturating_sub(conventional_slots);
         ZoneLayout {
             planes,
             blocks,
-            zones,
+            zones: conventional + sequential,
             capacity,
-            size: capacity.next_power_of_two(),
+            size,
+            conventional,
+            conventional_slots,
         }
     }
     /// Zones tile the drive's planes and blocks; the open limit is within
@@ -452,6 +484,15 @@ impl ZnsConfig {
                 format!(
                     "{} blocks a plane do not divide the planes' {} blocks",
                     self.zone_blocks, geometry.blocks_per_plane
+                ),
+            ));
+        }
+        if self.conventional_zones > 0 && self.zone_planes != 0 && self.zone_planes != planes {
+            return Err(invalid(
+                "ftl.conventional_zones",
+                format!(
+                    "conventional zones take whole zone slots of every plane: zones must span every plane (ftl.zone_planes = 0 or {planes}, not {})",
+                    self.zone_planes
                 ),
             ));
         }
@@ -481,6 +522,12 @@ impl ZnsConfig {
             "max_active_zones",
             &self.max_active_zones,
             &d.max_active_zones,
+        );
+        changed(
+            out,
+            "conventional_zones",
+            &self.conventional_zones,
+            &d.conventional_zones,
         );
     }
 }

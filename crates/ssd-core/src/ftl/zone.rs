@@ -35,11 +35,14 @@ pub enum ZoneState {
     ReadOnly,
     /// ZSO: neither readable nor writable.
     Offline,
+    /// A conventional zone: no write pointer, any page writable at any time
+    /// (Linux's `BLK_ZONE_COND_NOT_WP`).
+    NotWritePointer,
 }
 
 impl ZoneState {
     /// Every state, in the order of the report's counts.
-    pub const ALL: [ZoneState; 7] = [
+    pub const ALL: [ZoneState; 8] = [
         ZoneState::Empty,
         ZoneState::ImplicitOpen,
         ZoneState::ExplicitOpen,
@@ -47,6 +50,7 @@ impl ZoneState {
         ZoneState::Full,
         ZoneState::ReadOnly,
         ZoneState::Offline,
+        ZoneState::NotWritePointer,
     ];
     /// An open zone (implicitly or explicitly): it holds an open resource.
     pub fn is_open(self) -> bool {
@@ -66,6 +70,7 @@ impl ZoneState {
             ZoneState::Full => "full",
             ZoneState::ReadOnly => "read_only",
             ZoneState::Offline => "offline",
+            ZoneState::NotWritePointer => "not_write_pointer",
         }
     }
 }
