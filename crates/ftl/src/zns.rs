@@ -6,9 +6,15 @@
 //! striped over the planes page by page). The host writes a zone only at
 //! its write pointer, with writes or zone appends; a reset erases the
 //! zone's written blocks and starts it again. Nothing is ever copied: the
-//! device has no GC, every page programmed is a host page, and the write
-//! amplification is 1 by construction (the host's own cleaning, an F2FS
-//! on ZNS, is the host's writes).
+//! sequential zones have no GC, every page programmed there is a host page,
+//! and their write amplification is 1 by construction (the host's own
+//! cleaning, an F2FS on ZNS, is the host's writes).
+//!
+//! Conventional zones (`ftl.conventional_zones`, the first zones; Linux's
+//! `BLK_ZONE_COND_NOT_WP`, `null_blk`'s `zone_nr_conv`) take any write at
+//! any time: they are a [`PageFtl`] over the first zone slots of every
+//! plane (a geometry of those blocks, whose pages map one to one onto the
+//! drive's), with its own over-provisioning (`ftl.op`) and GC.
 //!
 //! The zone state machine and its resource limits follow ZNS 1.1 §2.1.1 as
 //! Linux's `null_blk` implements them (drivers/block/null_blk/zoned.c):
