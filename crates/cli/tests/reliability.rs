@@ -1,6 +1,10 @@
 //! Reliability: no destroyed input, no half-written output reported as a
 //! success, no wrapped or nonsensical number taken silently, no lost sweep
 //! rows. Each test runs the `ssdsim` binary as a user would.
+//!
+//! Over 1,500 lines on purpose: one test per failure a user can meet (a
+//! full disk, a killed sweep, a bad number in each input format), each
+//! with the input that provokes it.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -5,6 +5,10 @@
 //! into few large ones (and leaves random reads alone), every application
 //! call completes exactly once, and an unlinked file's pages leave the
 //! cache unwritten.
+//!
+//! Over 1,500 lines on purpose: one test per rule of mm/'s writeback,
+//! readahead and fsync paths, each with the device-side log it checks; the
+//! shared rig is `tests/common`.
 
 mod common;
 use common::{pages_written, Logged, Sent};
