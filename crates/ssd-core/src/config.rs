@@ -260,12 +260,12 @@ impl Settings {
         }
         if c.ftl.kind.is_zoned() {
             // A zoned namespace's writes are the host's, at the zones' write
-            // pointers: an evict-LRU buffer would reorder them, and steady
-            // state is the host's to reach (it resets zones).
-            if c.dram.write_buffer.0 > 0 && c.dram.flush == crate::hw::FlushPolicy::EvictLru {
+            // pointers: a buffer would reorder them or keep refused pages,
+            // and steady state is the host's to reach (it resets zones).
+            if c.dram.write_buffer.0 > 0 {
                 return Err(invalid(
                     "dram.write_buffer",
-                    "a zoned namespace (ftl.kind = \"zns\") writes each zone in order at its write pointer; an evict-lru buffer would write pages back out of order: set dram.write_buffer = 0 or dram.flush = \"write-through\"",
+                    "a zoned namespace (ftl.kind = \"zns\") writes each zone in order at its write pointer and may refuse a write; a write buffer would write pages back out of order, or hold pages the zones refused: set dram.write_buffer = 0",
                 ));
             }
             if c.sim.precondition == Precondition::Steady {

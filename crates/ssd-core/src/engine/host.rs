@@ -621,8 +621,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                     k.zone_mgmt += 1
                 }
             }
-            self.obs
-                .request_done(req.op, req.bytes(), slot.arrival, now);
+            self.obs.request_done(req.op, bytes, slot.arrival, now);
             self.front.hosts.remove(h);
             h = slot.next;
             match self.front.timing {
