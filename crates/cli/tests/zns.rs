@@ -105,6 +105,51 @@ fn conventional_zones_take_random_writes_and_collect_garbage() {
     assert!(err.contains("zone slots"), "{err}");
 }
 
+/// Zone commands in a CSV trace, each taken or refused as ZNS says.
+#[test]
+fn a_csv_trace_drives_the_zone_commands() {
+    let dir = common::scratch("zones");
+    let trace = dir.join("zones.csv");
+    // chip2's zones are 8 MiB.
+    std::fs::write(
+        &trace,
+        "time_ns,op,offset_bytes,size_bytes\n\
+         0,W,0,65536\n\
+         100000,W,65536,65536\n\
+         200000,W,0,4096\n\
+         300000,ZR,0,0\n\
+         400000,ZA,8388608,16384\n\
+         400000,ZA,8388608,16384\n\
+         500000,ZF,8388608,0\n\
+         600000,ZO,16777216,0\n\
+         700000,ZC,16777216,0\n\
+         800000,ZR,4096,0\n\
+         900000,T,0,4096\n",
+    )
+    .unwrap();
+    let r = run(&["--trace", trace.to_str().unwrap(), "--trace-format", "csv"]);
+    let (h, z) = (&r["host"], &r["zns"]);
+    assert_eq!(h["requests"], 11);
+    assert_eq!(h["zone_mgmt"], 5);
+    // The rewrite at 0 (not at the write pointer), the reset of an address
+    // that starts no zone, the discard.
+    assert_eq!(h["failed"], 3);
+    assert_eq!(z["errors"]["invalid_write"], 1);
+    assert_eq!(z["errors"]["invalid_field"], 1);
+    assert_eq!(z["errors"]["invalid_opcode"], 1);
+    // 32 pages written over 32 planes: the reset erases 32 blocks.
+    assert_eq!(z["resets"], 1);
+    assert_eq!(z["reset_erases"], 32);
+    assert_eq!(r["flash"]["block_erases"], 32);
+    assert_eq!(z["append_commands"], 2);
+    assert_eq!(z["finishes"], 1);
+    assert_eq!(z["finish_unwritten_pages"], 2048 - 8);
+    assert_eq!(z["zones_by_state"]["full"], 1);
+    assert_eq!(h["bytes_written"], (2 * 65536 + 2 * 16384) as u64);
+    // The reset waited for its erases (tBERS 1.5 ms).
+    assert!(r["latency_us"]["all"]["max"].as_f64().unwrap() >= 1500.0);
+}
+
 #[test]
 fn a_zoned_drive_refuses_what_it_cannot_do_before_the_run() {
     for (args, field) in [

@@ -218,6 +218,16 @@ pub enum Op {
     Trim,
     /// A cache flush (no range).
     Flush,
+    /// A zone append to the zone starting at the offset (ssdsim's CSV only).
+    ZoneAppend,
+    /// A zone reset of the zone starting at the offset (no range; CSV only).
+    ZoneReset,
+    /// A zone finish (no range; CSV only).
+    ZoneFinish,
+    /// A zone open (no range; CSV only).
+    ZoneOpen,
+    /// A zone close (no range; CSV only).
+    ZoneClose,
 }
 impl From<Op> for IoOp {
     fn from(o: Op) -> IoOp {
@@ -226,24 +236,33 @@ impl From<Op> for IoOp {
             Op::Write => IoOp::Write,
             Op::Trim => IoOp::Trim,
             Op::Flush => IoOp::Flush,
+            Op::ZoneAppend => IoOp::ZoneAppend,
+            Op::ZoneReset => IoOp::ZoneReset,
+            Op::ZoneFinish => IoOp::ZoneFinish,
+            Op::ZoneOpen => IoOp::ZoneOpen,
+            Op::ZoneClose => IoOp::ZoneClose,
+        }
+    }
+}
+impl From<IoOp> for Op {
+    fn from(o: IoOp) -> Op {
+        match o {
+            IoOp::Read => Op::Read,
+            IoOp::Write => Op::Write,
+            IoOp::Trim => Op::Trim,
+            IoOp::Flush => Op::Flush,
+            IoOp::ZoneAppend => Op::ZoneAppend,
+            IoOp::ZoneReset => Op::ZoneReset,
+            IoOp::ZoneFinish => Op::ZoneFinish,
+            IoOp::ZoneOpen => Op::ZoneOpen,
+            IoOp::ZoneClose => Op::ZoneClose,
         }
     }
 }
 impl Op {
-    /// The trace operation of a request's; none for a zone command, which
-    /// no trace format holds.
-    pub fn of(o: IoOp) -> Option<Op> {
-        match o {
-            IoOp::Read => Some(Op::Read),
-            IoOp::Write => Some(Op::Write),
-            IoOp::Trim => Some(Op::Trim),
-            IoOp::Flush => Some(Op::Flush),
-            IoOp::ZoneAppend
-            | IoOp::ZoneReset
-            | IoOp::ZoneFinish
-            | IoOp::ZoneOpen
-            | IoOp::ZoneClose => None,
-        }
+    /// A command without a range: a flush or a zone management command.
+    pub fn no_range(self) -> bool {
+        IoOp::from(self) == IoOp::Flush || IoOp::from(self).is_zone_mgmt()
     }
 }
 
@@ -822,7 +841,7 @@ fn classify_line(fmt: TraceFormat, raw: &[u8], po: &ParseOptions, rec: &mut Reco
     }
     match parse_line(fmt, l, po, rec) {
         Ok(true) => {
-            if rec.size == 0 && rec.op != Op::Flush {
+            if rec.size == 0 && !rec.op.no_range() {
                 Line::Bad("field \"size\": zero-length request".to_string())
             } else if rec.offset.checked_add(rec.size).is_none() {
                 Line::Bad("offset + size overflows 64 bits".to_string())

@@ -74,16 +74,9 @@ impl<S: RequestSource> Recorder<S> {
         if self.error.is_some() {
             return;
         }
-        let Some(op) = Op::of(r.op) else {
-            self.error = Some(format!(
-                "{}: {} cannot hold a zone command ({:?})",
-                self.label, self.fmt, r.op
-            ));
-            return;
-        };
         let rec = Record {
             time_ns: at.0,
-            op,
+            op: Op::from(r.op),
             offset: r.lba * 512,
             size: r.bytes(),
             device: 0,
