@@ -93,7 +93,7 @@ pub fn check_error(fmt: TraceFormat, text: &[u8], loc: &str, reason: &str) {
 /// What every record of `fmt` must look like.
 pub fn check_record(fmt: TraceFormat, po: &ParseOptions, r: &Record) {
     use TraceFormat::*;
-    assert!(r.size > 0 || r.op == Op::Flush, "{fmt}: empty record {r:?}");
+    assert!(r.size > 0 || r.op.no_range(), "{fmt}: empty record {r:?}");
     assert!(
         r.offset.checked_add(r.size).is_some(),
         "{fmt}: range overflows {r:?}"
@@ -110,6 +110,9 @@ pub fn check_record(fmt: TraceFormat, po: &ParseOptions, r: &Record) {
         Op::Flush => assert_eq!(fmt, Csv, "{fmt}: flush {r:?}"),
         Op::Trim => assert!(matches!(fmt, Csv | Blkparse), "{fmt}: trim {r:?}"),
         Op::Read | Op::Write => {}
+        Op::ZoneAppend | Op::ZoneReset | Op::ZoneFinish | Op::ZoneOpen | Op::ZoneClose => {
+            assert_eq!(fmt, Csv, "{fmt}: zone command {r:?}")
+        }
     }
     match fmt {
         Disksim | Mqsim | MsrCut | Spc => assert_eq!(r.stream, r.device, "{fmt}: {r:?}"),
@@ -131,7 +134,12 @@ pub fn op_representable(out: TraceFormat, op: Op) -> bool {
     match op {
         Op::Read | Op::Write => true,
         Op::Trim => matches!(out, TraceFormat::Csv | TraceFormat::Blkparse),
-        Op::Flush => out == TraceFormat::Csv,
+        Op::Flush
+        | Op::ZoneAppend
+        | Op::ZoneReset
+        | Op::ZoneFinish
+        | Op::ZoneOpen
+        | Op::ZoneClose => out == TraceFormat::Csv,
     }
 }
 
