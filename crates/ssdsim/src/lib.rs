@@ -96,7 +96,7 @@ pub use power;
 pub use ssd_core;
 pub use ssdsim_host as host;
 
-/// The configuration as typed values: [`SsdConfig`](config::SsdConfig) and
+/// The configuration as typed values: [`SsdConfig`] and
 /// each of its sections (the drive's, the FTL's, the scheduler's, the power
 /// model's, the host stack's and the workload's), as the builder's setters
 /// take them ([`SsdBuilder::ftl_config`], [`SsdBuilder::workload`], ...).
