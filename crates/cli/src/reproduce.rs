@@ -1135,7 +1135,7 @@ fn devices_section(
     }
     let s = Section {
         title: String::new(),
-        text: "The paper's drives as device presets (capacity, cell type, DRAM and idle power from the paper; NAND timings datasheet-typical; one parameter fitted to the vendor's throughput by the closed-form ceiling, the controller's idle power to the idle figure: see `ssdsim presets`). Sequential 1 MiB reads and writes at queue depth 32 on a filled drive; idle power as the mean over 10 minutes of one 4 KiB read a second. These rows check the fit, not the paper: the vendor's figures are maxima, and one fitted parameter per drive cannot meet both.".into(),
+        text: "The paper's drives as device presets (capacity, cell type, DRAM and idle power from the paper; NAND timings datasheet-typical; the bus rate and, where the write figure pins it, tPROG fitted to the vendor's throughput by `ssdsim calibrate` (examples/calibrate/studies/; park-old keeps a channel count fitted by the closed-form ceiling, its figures being out of the model's reach), the controller's idle power to the idle figure: see `ssdsim presets`). Sequential 1 MiB reads and writes at queue depth 32 on a filled drive; idle power as the mean over 10 minutes of one 4 KiB read a second. These rows check the fit, not the paper: the vendor's figures are maxima of unstated tests.".into(),
         header: ["device", "vendor R/W MB/s", "closed form R/W", "ssdsim R/W MB/s", "paper idle W", "ssdsim idle W"]
             .map(String::from)
             .to_vec(),
@@ -1963,7 +1963,7 @@ fn sun(out: &Outcome) -> Vec<Section> {
         checks.push(Check {
             figure: format!("Table 1, {name}"),
             paper: format!(
-                "work power {work} W (the preset's controller active power is fitted from it)"
+                "work power {work} W (the preset's rated power: `ssdsim calibrate` keeps its power bound under it, max_power_w)"
             ),
             ssdsim: format!("mean power {}-{} W over the nine runs", f(lo, 2), f(hi, 2)),
             verdict: Verdict::Reported,

@@ -293,15 +293,18 @@ fn park_mlc_sequential(superblock: u32) -> (f64, u64) {
 /// and its ceiling is the single-plane closed form; striping the logical
 /// block over every plane reaches the two-plane one. Both closed forms are
 /// `channels x ways x planes x page / (planes x transfer + tPROG)` (the
-/// bus, 40 MB/s per channel, is not the limit): 2 KiB pages at 40 MB/s
-/// take 51.2 us, tPROG is 800 us, so 4 x 4 x 2048 B / 851.2 us = 38.50 MB/s
-/// with one plane and 4 x 4 x 2 x 2048 B / 902.4 us = 72.63 MB/s with two.
+/// bus, 41.204 MB/s per channel in the calibrated preset, is not the
+/// limit): 2 KiB pages at 41.204 MB/s take 49.704 us, tPROG is 604.41 us,
+/// so 4 x 4 x 2048 B / 654.114 us = 50.10 MB/s with one plane and 4 x 4 x
+/// 2 x 2048 B / 703.818 us = 93.11 MB/s with two.
 #[test]
 fn superblocks_take_a_block_mapped_drive_to_its_two_plane_ceiling() {
     let (one, mp1) = park_mlc_sequential(1);
     let (all, mp32) = park_mlc_sequential(32);
-    let single = 4.0 * 4.0 * 2048.0 / 851.2;
-    let double = 4.0 * 4.0 * 2.0 * 2048.0 / 902.4;
+    let xfer = 2048.0 / 41.204;
+    let t_prog = 604.41;
+    let single = 4.0 * 4.0 * 2048.0 / (xfer + t_prog);
+    let double = 4.0 * 4.0 * 2.0 * 2048.0 / (2.0 * xfer + t_prog);
     assert_eq!(mp1, 0, "one block at a time has no multi-plane partner");
     assert!(mp32 > 0);
     assert!(

@@ -287,15 +287,16 @@ fn every_device_resolves_with_its_capacity_and_idle_power() {
             "{name}: idle {sum} W, Table 4 {idle} W"
         );
     }
-    // The closed forms each preset's `about` quotes.
+    // The closed forms each preset's `about` quotes (the calibrated presets'
+    // after `ssdsim calibrate` fitted their bus rate and tPROG).
     for (name, r, w) in [
         ("park-old", 40.0, 40.0),
-        ("park-mlc", 160.0, 72.6),
-        ("park-mtron", 160.0, 108.4),
-        ("park-tgn", 160.0, 160.0),
-        ("sun-ssd-i", 200.0, 74.1),
-        ("sun-ssd-s", 80.0, 80.0),
-        ("sun-ssd-k", 300.0, 118.6),
+        ("park-mlc", 164.8, 93.1),
+        ("park-mtron", 132.3, 86.0),
+        ("park-tgn", 232.1, 200.6),
+        ("sun-ssd-i", 230.1, 73.9),
+        ("sun-ssd-s", 103.3, 103.3),
+        ("sun-ssd-k", 240.7, 140.2),
     ] {
         let c = SsdConfig::default().with_device(name).unwrap();
         let (cr, cw) = sequential_ceilings(&c.nand, &c.layout, &c.host);
