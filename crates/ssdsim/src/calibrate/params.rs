@@ -310,13 +310,26 @@ pub fn apply(base: &SsdConfig, free: &[FreeParam], x: &[f64]) -> SsdConfig {
 pub fn show(def: &ParamDef, v: f64) -> String {
     let num = match def.kind {
         Kind::Integer => format!("{}", v.round()),
-        Kind::Continuous => crate::calibrate::report::sig4(v),
+        Kind::Continuous => sig4(v),
     };
     if def.unit.is_empty() {
         num
     } else {
         format!("{num} {}", def.unit)
     }
+}
+
+/// A value to 4 significant digits (no exponent for everyday magnitudes).
+pub fn sig4(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let mag = v.abs().log10().floor() as i32;
+    if !(-4..=9).contains(&mag) {
+        return format!("{v:.3e}");
+    }
+    let decimals = (3 - mag).max(0) as usize;
+    format!("{v:.decimals$}")
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! A calibration's result: the fitted drive, its fit table (text and
 //! JSON), the warnings and the refusals it leads to.
 
+use super::params::sig4;
 use serde_json::{json, Value};
 use ssdsim_host::config::SsdConfig;
 
@@ -73,19 +74,6 @@ pub struct Fit {
     pub targets: Vec<TargetFit>,
     /// The fitted drive (the base with the fitted parameters).
     pub config: SsdConfig,
-}
-
-/// A value to 4 significant digits (no exponent for everyday magnitudes).
-pub fn sig4(v: f64) -> String {
-    if v == 0.0 || !v.is_finite() {
-        return format!("{v}");
-    }
-    let mag = v.abs().log10().floor() as i32;
-    if !(-4..=9).contains(&mag) {
-        return format!("{v:.3e}");
-    }
-    let decimals = (3 - mag).max(0) as usize;
-    format!("{v:.decimals$}")
 }
 
 impl Fit {
