@@ -25,11 +25,13 @@
 
 #![warn(missing_docs)]
 
+pub mod bounds;
 pub mod observer;
 pub mod plot;
 pub mod report;
 pub mod series;
 
+pub use bounds::{idle_power_w, max_power_w};
 pub use observer::{PowerObserver, DEFAULT_SAMPLE};
 pub use report::{Efficiency, EnergyReport, PowerReport, PowerStats};
 pub use series::Sample;

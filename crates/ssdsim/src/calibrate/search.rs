@@ -199,62 +199,17 @@ fn simulate_all(
         .collect()
 }
 
-/// The drive's idle power, W, in closed form (see [`Probe::IdlePower`]).
+/// The drive's idle power, W, in closed form (see [`Probe::IdlePower`]):
+/// the power model's own ([`power::idle_power_w`]).
 fn idle_power(cfg: &SsdConfig) -> Result<f64, RunError> {
-    let s = cfg.validate()?;
-    let p = &cfg.power;
-    let dies = s.geometry.total_dies() as f64;
-    Ok(p.cpu_idle_power.0
-        + s.dram_standby_power()?
-        + dies * p.voltage.0 * p.flash_idle_current.0
-        + p.link_idle_power.0)
+    Ok(power::idle_power_w(&cfg.validate()?)?)
 }
 
-/// An upper bound of the drive's power under any workload, W: every die
-/// working on every plane at the highest of its operations' power (a
-/// per-operation energy over its time), its transfer and idle current on
-/// top, every channel's bus transferring, the CPU busy, the DRAM active
-/// and the link transferring.
+/// An upper bound of the drive's power under any workload, W: the power
+/// model's own ([`power::max_power_w`]: every die busy on every plane at
+/// its highest current, every bus, the CPU, the DRAM and the link active).
 pub fn max_power_bound(cfg: &SsdConfig) -> Result<f64, RunError> {
-    let s = cfg.validate()?;
-    let p = &cfg.power;
-    let n = &cfg.nand;
-    let v = p.voltage.0;
-    let per_plane = |current: f64, energy: Option<f64>, t: ssd_core::Dur| match energy {
-        Some(e) => e / (t.0.max(1) as f64 * 1e-9),
-        None => current * v,
-    };
-    let op = per_plane(
-        p.flash_read_current.0,
-        p.flash_read_energy.map(|j| j.0),
-        n.t_r,
-    )
-    .max(per_plane(
-        p.flash_program_current.0,
-        p.flash_program_energy.map(|j| j.0),
-        n.t_prog,
-    ))
-    .max(per_plane(
-        p.flash_erase_current.0,
-        p.flash_erase_energy.map(|j| j.0),
-        n.t_bers,
-    ));
-    let xfer = p
-        .flash_transfer_current
-        .map_or(0.0, |a| a.0)
-        .max(p.flash_read_current.0)
-        .max(p.flash_program_current.0)
-        * v;
-    let g = s.geometry;
-    let dies = g.total_dies() as f64;
-    Ok(
-        dies * (g.planes as f64 * op + xfer + v * p.flash_idle_current.0)
-            + g.channels as f64 * v * p.flash_bus_current.0
-            + p.cpu_normal_power.0.max(p.cpu_idle_power.0)
-            + s.dram_standby_power()?
-            + p.dram_active_power.0
-            + p.link_active_power.0.max(p.link_idle_power.0),
-    )
+    Ok(power::max_power_w(&cfg.validate()?)?)
 }
 
 /// The drive of the point `x`: the base with the free parameters set and,
