@@ -128,7 +128,7 @@ impl ZnsFtl {
         };
         let g = d.geometry;
         z.check(&g)?;
-        let layout = z.layout(&g, c.op, c.spare_blocks_needed(1));
+        let layout = c.zone_layout(&g).expect("zoned");
         let mut f = ZnsFtl::with(layout, z, &g, striping_order(&g, c.allocation));
         if layout.conventional > 0 {
             let sub = Geometry {

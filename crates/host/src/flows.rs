@@ -770,6 +770,31 @@ impl<S: RequestSource> RequestSource for Flows<S> {
         }
     }
 
+    /// Each flow sees the zones of its own range, from its start.
+    fn zones(&mut self, report: Option<&crate::workload::ZoneReport>) -> Result<(), SourceError> {
+        for st in &mut self.flows {
+            let (lo, hi) = st.f.range;
+            let own = report.map(|r| crate::workload::ZoneReport {
+                zones: r
+                    .zones
+                    .iter()
+                    .filter(|z| z.start >= lo && z.start + r.zone_sectors <= hi)
+                    .map(|z| crate::workload::HostZone {
+                        start: z.start - lo,
+                        wp: z.wp.saturating_sub(lo),
+                        ..*z
+                    })
+                    .collect(),
+                ..r.clone()
+            });
+            st.f.src.zones(own.as_ref()).map_err(|e| SourceError {
+                location: format!("flow {}: {}", st.f.name, e.location),
+                reason: e.reason,
+            })?;
+        }
+        Ok(())
+    }
+
     fn report_sections(&self, end: SimTime) -> Vec<(String, serde_json::Value)> {
         let flows: Vec<serde_json::Value> = self
             .flows

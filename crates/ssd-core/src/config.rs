@@ -378,6 +378,12 @@ impl Settings {
         }
     }
 
+    /// The zones of a zoned namespace (`ftl.kind = "zns"`), None on any
+    /// other drive.
+    pub fn zone_layout(&self) -> Option<crate::ftl::ZoneLayout> {
+        self.config.ftl.zone_layout(&self.geometry)
+    }
+
     /// Host-visible capacity in bytes (`logical_pages` x page size).
     pub fn logical_bytes(&self) -> u64 {
         self.logical_pages * self.geometry.page_size as u64

@@ -210,6 +210,8 @@ pub struct Counters {
     pub plugged: u64,
     /// Plug flushes (a plug's requests handed to the elevator).
     pub plug_flushes: u64,
+    /// Writes that waited in a zone's write plug (zoned drives).
+    pub zone_plugged: u64,
     /// Rounds in which the elevator handed the device at least one request,
     /// and the most it handed in one round.
     pub dispatch_batches: u64,
@@ -392,6 +394,11 @@ pub struct SchedReport {
     pub plugged: u64,
     /// Plug flushes.
     pub plug_flushes: u64,
+    /// Writes that waited in their zone's write plug for the write before
+    /// them to complete (zone write plugging, zoned drives only; absent
+    /// when 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub zone_plugged: u64,
     /// Rounds in which the elevator handed the device requests, and the
     /// requests per round (mean, max).
     pub dispatch_batches: u64,

@@ -157,6 +157,45 @@ pub struct SourceError {
     pub reason: String,
 }
 
+/// A zoned device's zones as the host reads them when the run starts
+/// (Linux's `blkdev_report_zones`, the NVMe Report Zones command), in
+/// 512-byte sectors: what fio's `parse_zone_info` reads before a
+/// `zonemode=zbd` job starts. Handed to the source by
+/// [`RequestSource::zones`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ZoneReport {
+    /// The zone size (`chunk_sectors`): zone `i` starts at `i * zone_sectors`.
+    pub zone_sectors: u64,
+    /// Each zone, in address order.
+    pub zones: Vec<HostZone>,
+    /// The device's open-zone limit as Linux reports it
+    /// (`queue/max_open_zones`, the NVMe MOR plus one; 0: none).
+    pub max_open_zones: u32,
+    /// The device's active-zone limit (`queue/max_active_zones`; 0: none).
+    pub max_active_zones: u32,
+}
+
+/// One zone of a [`ZoneReport`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostZone {
+    /// Its first sector.
+    pub start: u64,
+    /// Its writable sectors (zone capacity).
+    pub capacity: u64,
+    /// Its write pointer, a sector (meaningless for a conventional zone).
+    pub wp: u64,
+    /// Its condition.
+    pub state: crate::ftl::ZoneState,
+}
+
+impl HostZone {
+    /// A sequential-write-required zone (it has a write pointer), not a
+    /// conventional one.
+    pub fn has_wp(&self) -> bool {
+        self.state != crate::ftl::ZoneState::NotWritePointer
+    }
+}
+
 /// A stream of host requests. Implementations must be deterministic for a given seed.
 pub trait RequestSource {
     /// How the source's requests arrive (closed loop, open loop or reactive).
@@ -211,6 +250,14 @@ pub trait RequestSource {
     /// cannot stop runs to its end (the host crate's `Flows` stops closed-
     /// and open-loop sources itself, by no longer asking them).
     fn stop(&mut self, _now: SimTime) {}
+    /// The device's zones when the measured run starts (after any
+    /// preconditioning), `None` on a drive without zones: a source that
+    /// writes zones itself (fio's `zonemode=zbd`) takes its zones and write
+    /// pointers from here, as fio's `zbd_init_files` does. An error ends
+    /// the run before its first request. The default ignores it.
+    fn zones(&mut self, _report: Option<&ZoneReport>) -> Result<(), SourceError> {
+        Ok(())
+    }
 }
 
 // ------------------------------------------------ the flows' stream space

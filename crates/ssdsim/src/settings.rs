@@ -645,7 +645,7 @@ pub fn apply_fio_jobs(
                 ));
             }
         }
-        let out = fio::jobs_to_flows(c, jobs, source)?;
+        let out = fio::jobs_to_flows(c, jobs, source, warn)?;
         for (f, v) in flags {
             if matches!(*f, "time-limit" | "runtime") {
                 apply_flag(c, f, v)?;
@@ -678,8 +678,20 @@ pub fn apply_fio_jobs(
     }
     // The job ends as fio ends it (size, number_ios, runtime, time_based); a
     // --number_ios flag says it outright.
+    let mut job = job;
+    let settings = c.validate()?;
+    let logical = settings.logical_bytes();
+    for n in job
+        .resolve_zones(
+            &mut c.workload,
+            crate::fio::device_zone_bytes(&settings),
+            logical,
+        )
+        .map_err(|m| RunError::Input(format!("{source}: {m}")))?
+    {
+        warn(format!("{source}: {n}"));
+    }
     if !number_ios_flag {
-        let logical = c.validate()?.logical_bytes();
         job.resolve_end(&mut c.workload, logical);
     }
     Ok(vec![fio::OutputJob {

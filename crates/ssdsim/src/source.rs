@@ -115,7 +115,19 @@ impl RequestSource for AnySource {
             AnySource::Flows(s) => s.report_sections(end),
             AnySource::Recorded(s) => s.report_sections(end),
             AnySource::FileBench(s) => s.report_sections(end),
+            AnySource::Fio(s) => s.report_sections(end),
             _ => Vec::new(),
+        }
+    }
+    fn zones(
+        &mut self,
+        report: Option<&ssd_core::workload::ZoneReport>,
+    ) -> Result<(), ssd_core::workload::SourceError> {
+        match self {
+            AnySource::Fio(s) => s.zones(report),
+            AnySource::Flows(s) => s.zones(report),
+            AnySource::Recorded(s) => s.zones(report),
+            _ => Ok(()),
         }
     }
     fn ramp_over(&mut self, now: ssd_core::SimTime, in_flight: u64) {
@@ -254,6 +266,8 @@ pub fn build_flows(
     use ssdsim_host::flows::{flow_range, Flow, Flows};
     let n = cfg.flows.len();
     let mut flows = Vec::new();
+    // `zonemode=zbd` jobs addressing one device share its zone table.
+    let zones = ssdsim_host::workload::ZbdDevice::default();
     for (i, f) in cfg.flows.iter().enumerate() {
         if only.is_some_and(|o| o != i) {
             continue;
@@ -272,7 +286,7 @@ pub fn build_flows(
             .sim
             .seed
             .wrapping_add((i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        let src = build_one(
+        let mut src = build_one(
             cfg,
             &w,
             f.personality.as_ref(),
@@ -284,6 +298,11 @@ pub fn build_flows(
             RunError::Input(m) => RunError::Input(format!("flow {}: {m}", f.name)),
             e => e,
         })?;
+        if let (AnySource::Fio(g), ssdsim_host::flows::FlowSpace::Shared) =
+            (&mut src, cfg.sim.flow_space)
+        {
+            g.share_zones(&zones);
+        }
         flows.push(Flow {
             slot: i,
             name: f.name.clone(),

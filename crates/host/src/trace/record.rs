@@ -167,6 +167,12 @@ impl<S: RequestSource> RequestSource for Recorder<S> {
     fn stop(&mut self, now: SimTime) {
         self.inner.stop(now)
     }
+    fn zones(
+        &mut self,
+        report: Option<&crate::workload::ZoneReport>,
+    ) -> Result<(), crate::workload::SourceError> {
+        self.inner.zones(report)
+    }
 }
 
 impl<S: AppSource> AppSource for Recorder<S> {

@@ -349,6 +349,11 @@ pub struct WorkloadConfig {
     /// fio's `zoneskip`: bytes skipped between zones.
     #[serde(default, skip_serializing_if = "is_zero_size")]
     pub zoneskip: Size,
+    /// fio's `zonemode=zbd` (`[workload.zbd]`): the job writes zones at
+    /// their write pointers ([`super::zbd`]). Direct, closed-loop jobs of
+    /// one file; None: no zoned mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zbd: Option<super::zbd::ZbdOptions>,
 }
 
 /// fio's `file_service_type` (`get_next_file` in io_u.c): which of a
@@ -506,6 +511,7 @@ impl Default for WorkloadConfig {
             zonesize: Size(0),
             zonerange: Size(0),
             zoneskip: Size(0),
+            zbd: None,
         }
     }
 }
@@ -671,6 +677,47 @@ impl WorkloadConfig {
                 "zonerange and zoneskip need zonesize (the bytes done in each zone)",
             ));
         }
+        if let Some(z) = &self.zbd {
+            z.validate()?;
+            let refuse = |field: &str, why: &str| {
+                Err(invalid(
+                    &format!("workload.{field}"),
+                    format!("zonemode=zbd: {why}"),
+                ))
+            };
+            if zone > 0 || self.zoneskip.0 > 0 {
+                return refuse(
+                    "zonesize",
+                    "strided zones and zoneskip do not apply (fio: zoneskip must be 0)",
+                );
+            }
+            if !self.direct {
+                return refuse(
+                    "direct",
+                    "jobs are modelled direct (fio: direct I/O is mandatory for writes)",
+                );
+            }
+            if self.rate_iops.is_some() || !self.thinktime.is_zero() {
+                return refuse(
+                    "rate_iops",
+                    "modelled for closed-loop jobs without rate or thinktime",
+                );
+            }
+            if self.verify || self.nrfiles > 1 {
+                return refuse("verify", "verify and several files are not modelled");
+            }
+            if matches!(self.rw, RwMode::TrimWrite | RwMode::RandTrimWrite) {
+                return refuse("rw", "trim+write jobs are not modelled");
+            }
+            if matches!(self.rw, RwMode::Trim | RwMode::RandTrim)
+                && self
+                    .block_sizes
+                    .as_ref()
+                    .is_some_and(|b| b.0[2].min() != b.0[2].max())
+            {
+                return refuse("bs", "bsrange and bssplit are not allowed for trim");
+            }
+        }
         if self.random_map() {
             // One bit a block of the smallest size (fio allocates the same),
             // over one zone when there are zones.
@@ -745,6 +792,7 @@ impl WorkloadConfig {
             || matches!(self.rw, RwMode::TrimWrite | RwMode::RandTrimWrite)
             || (self.rwmix_cycle && matches!(self.rw, RwMode::Rw | RwMode::RandRw))
             || self.zonesize.0 > 0
+            || self.zbd.is_some()
     }
     /// Whether fio keeps its random map for this workload: uniform random
     /// addresses, `norandommap` unset and no alignment other than the
@@ -805,9 +853,10 @@ impl WorkloadConfig {
         }
     }
     /// Closed loop at `iodepth`, or open loop when `rate_iops` is set; a
-    /// job that pauses (`thinktime`) reacts to its completions.
+    /// job that pauses (`thinktime`) or writes zones (`zbd`: it waits for
+    /// its requests before a zone reset) reacts to its completions.
     pub fn timing(&self) -> Timing {
-        if !self.thinktime.is_zero() {
+        if !self.thinktime.is_zero() || self.zbd.is_some() {
             Timing::Reactive
         } else if self.rate_iops.is_some() {
             Timing::OpenLoop

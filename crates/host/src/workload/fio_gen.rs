@@ -39,6 +39,9 @@ pub struct FioGen {
     /// fio's `thinktime`: the closed loop with pauses, run as a reactive
     /// source.
     think: Option<Think>,
+    /// fio's `zonemode=zbd`: the job's zone state, run as a reactive
+    /// source.
+    zbd: Option<Box<super::zbd::ZbdJob>>,
 }
 
 /// The state of a job with pauses (see [`WorkloadConfig::thinktime`]).
@@ -385,6 +388,69 @@ impl FioGen {
                 done: false,
                 next_tag: 0,
             }),
+            zbd: cfg
+                .zbd
+                .is_some()
+                .then(|| Box::new(super::zbd::ZbdJob::new(cfg, logical_bytes))),
+        }
+    }
+
+    /// Share the zone table of `dev` with the other `zonemode=zbd` jobs on
+    /// the device (fio's jobs share `f->zbd_info`). A job that is not
+    /// zoned ignores it.
+    pub fn share_zones(&mut self, dev: &super::zbd::ZbdDevice) {
+        if let Some(z) = self.zbd.as_mut() {
+            z.share(dev);
+        }
+    }
+
+    /// A `zonemode=zbd` job's next request: the steps its last request
+    /// needs (waits for its requests in flight, zone commands), then the
+    /// next request of its pattern moved to where the zones take it
+    /// (`zbd_adjust_block`).
+    #[cold]
+    fn zbd_poll(&mut self) -> Option<Result<HostRequest, SourceError>> {
+        use super::zbd::Adjusted;
+        loop {
+            let z = self.zbd.as_mut().expect("zbd");
+            match z.next_step()? {
+                Some(r) => return Some(Ok(r)),
+                None if !z.steps.is_empty() => continue,
+                None => {}
+            }
+            if z.done {
+                return None;
+            }
+            let r = match z.retry.take() {
+                Some(r) => r,
+                None => match self.next_ext() {
+                    None => {
+                        self.zbd.as_mut().expect("zbd").done = true;
+                        return None;
+                    }
+                    Some(Err(e)) => return Some(Err(e)),
+                    Some(Ok(r)) => r,
+                },
+            };
+            let z = self.zbd.as_mut().expect("zbd");
+            match z.adjust(r) {
+                Adjusted::Go => {
+                    if let Some((d, end)) = z.last.take() {
+                        if let Some(e) = self.ext.as_mut() {
+                            e.last_pos[d] = end;
+                        }
+                    }
+                }
+                Adjusted::Wait => {
+                    z.retry = Some(r);
+                    return None;
+                }
+                Adjusted::Quiesce => {
+                    z.retry = Some(r);
+                    z.steps.push_back(super::zbd::Step::Quiesce);
+                }
+                Adjusted::Eof => z.done = true,
+            }
         }
     }
 
@@ -500,7 +566,10 @@ impl FioGen {
                 }
                 return Some(Ok(self.ext_request(IoOp::Write, off, len)));
             }
-            let op = self.ext_draw_op();
+            let mut op = self.ext_draw_op();
+            if let Some(z) = self.zbd.as_ref() {
+                op = z.adjust_ddir(op);
+            }
             let pair = matches!(self.rw, RwMode::TrimWrite | RwMode::RandTrimWrite);
             if let Some((off, len)) = self.ext_offset_len(op) {
                 self.remaining -= 1;
@@ -925,6 +994,9 @@ impl RequestSource for FioGen {
         self.timing
     }
     fn poll(&mut self, now: SimTime) -> Option<Result<HostRequest, SourceError>> {
+        if self.zbd.is_some() {
+            return self.zbd_poll();
+        }
         let t = self.think.as_mut()?;
         if t.done || t.draining || t.outstanding >= t.depth || t.until.is_some_and(|u| now < u) {
             return None;
@@ -951,6 +1023,12 @@ impl RequestSource for FioGen {
         }
     }
     fn event(&mut self, ev: HostEvent, now: SimTime) {
+        if let Some(z) = self.zbd.as_mut() {
+            if let HostEvent::Completed(tag) = ev {
+                z.completed(tag);
+            }
+            return;
+        }
         let Some(t) = self.think.as_mut() else {
             return;
         };
@@ -967,7 +1045,22 @@ impl RequestSource for FioGen {
         self.think.as_ref().and_then(|t| t.until)
     }
     fn finished(&self) -> bool {
+        if let Some(z) = self.zbd.as_ref() {
+            return z.done && z.steps.is_empty() && z.retry.is_none();
+        }
         self.think.as_ref().is_none_or(|t| t.done)
+    }
+    fn zones(&mut self, report: Option<&ZoneReport>) -> Result<(), SourceError> {
+        match self.zbd.as_mut() {
+            Some(z) => z.setup(report),
+            None => Ok(()),
+        }
+    }
+    fn report_sections(&self, _end: SimTime) -> Vec<(String, serde_json::Value)> {
+        match self.zbd.as_ref() {
+            Some(z) => vec![("zbd".into(), z.report())],
+            None => Vec::new(),
+        }
     }
     fn ramp_over(&mut self, _now: SimTime, in_flight: u64) {
         // fio resets its request count when the ramp ends (`reset_all_stats`

@@ -19,9 +19,11 @@ use std::fmt;
 mod config;
 mod fio_gen;
 pub mod pattern;
+pub mod zbd;
 pub use config::*;
 pub use fio_gen::FioGen;
 pub use pattern::{BlockSizes, BsDraw, RandomMap};
+pub use zbd::{ZbdDevice, ZbdOptions};
 
 /// What a page cache asks of the application whose calls it runs (a
 /// closed-loop source of file-level calls: Filebench over a file system, a

@@ -138,6 +138,41 @@ pub(super) struct Front {
     pub(super) error: Option<SimError>,
     /// The drive's logical capacity in sectors.
     pub(super) max_lba: u64,
+    /// Zone write plugging on a zoned drive (None on any other).
+    pub(super) zone_plugs: Option<Box<ZonePlugs>>,
+    /// The source has been told the drive's zones (`RequestSource::zones`,
+    /// once, at the first `run`).
+    pub(super) zones_told: bool,
+}
+
+/// Linux's zone write plugging (block/blk-zoned.c, `blk_zone_plug_bio` and
+/// `blk_zone_write_plug_finish_request`, since 6.10; mq-deadline's zone
+/// write lock did the same before it, `dd_dispatch_request` taking only
+/// writes to unlocked zones): a write to a sequential zone goes to the
+/// device only while no other write to that zone is there; later ones
+/// wait in the zone's plug in submission order, before the block layer
+/// allocates them a request, and the completion of the write in flight
+/// submits the next. So writes reach a zone in the order they were
+/// issued, whatever the elevator and the device queue do. Zone appends
+/// and reads are not plugged (a native zone append needs no order).
+pub(super) struct ZonePlugs {
+    /// Sectors per zone.
+    pub(super) zone_sectors: u64,
+    /// The conventional zones at the start (no write pointer, no plug).
+    pub(super) conventional: u64,
+    /// Per zone: a write is in the device.
+    pub(super) busy: Vec<bool>,
+    /// Per zone with writes waiting: those writes, oldest first.
+    pub(super) waiting: std::collections::BTreeMap<u64, VecDeque<HostRequest>>,
+}
+
+impl ZonePlugs {
+    /// The sequential zone a plain write goes to, if any.
+    #[inline]
+    fn zone_of(&self, r: &HostRequest) -> Option<u64> {
+        let z = r.lba / self.zone_sectors;
+        (r.op == IoOp::Write && z >= self.conventional).then_some(z)
+    }
 }
 
 impl Front {
@@ -169,6 +204,16 @@ impl Front {
             host_end: SimTime::ZERO,
             error: None,
             max_lba: settings.logical_bytes() / SECTOR,
+            zone_plugs: settings.zone_layout().map(|l| {
+                let sectors = l.size * (settings.geometry.page_size as u64 / SECTOR);
+                Box::new(ZonePlugs {
+                    zone_sectors: sectors,
+                    conventional: l.conventional,
+                    busy: vec![false; l.zones as usize],
+                    waiting: Default::default(),
+                })
+            }),
+            zones_told: false,
         }
     }
 
@@ -356,6 +401,50 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             });
             return false;
         }
+        if let Some(zp) = self.front.zone_plugs.as_deref_mut() {
+            if let Some(z) = zp.zone_of(&r) {
+                if zp.busy[z as usize] {
+                    zp.waiting.entry(z).or_default().push_back(r);
+                    self.counters.zone_plugged += 1;
+                    return false;
+                }
+                zp.busy[z as usize] = true;
+            } else if matches!(r.op, IoOp::ZoneReset | IoOp::ZoneFinish) {
+                self.abort_plugged(r.lba);
+            }
+        }
+        self.admit(r)
+    }
+
+    /// A zone reset or finish aborts the writes waiting in the zone's plug
+    /// (`blk_zone_wplug_handle_reset_or_finish` sets the plug's write
+    /// pointer, and `disk_zone_wplug_abort` fails its bios): they complete
+    /// now, failed, having reached no device.
+    #[cold]
+    fn abort_plugged(&mut self, lba: u64) {
+        let zp = self.front.zone_plugs.as_deref_mut().expect("zoned");
+        let z = lba / zp.zone_sectors;
+        let Some(q) = zp.waiting.remove(&z) else {
+            return;
+        };
+        for r in q {
+            self.lat.record(r.op, self.now.0 - r.arrival.0);
+            let k = &mut self.counters;
+            k.requests += 1;
+            k.writes += 1;
+            k.failed += 1;
+            self.obs.request_done(r.op, 0, r.arrival, self.now);
+            match self.front.timing {
+                Timing::ClosedLoop { .. } => self.front.outstanding -= 1,
+                Timing::Reactive => self.src.event(HostEvent::Completed(r.tag), self.now),
+                Timing::OpenLoop => {}
+            }
+        }
+    }
+
+    /// The rest of [`Self::submit`], past the zone plugs: a request is
+    /// allocated, then plugged or queued in the elevator.
+    fn admit(&mut self, r: HostRequest) -> bool {
         let id = self.front.hosts.insert(HostSlot {
             req: r,
             arrival: r.arrival,
@@ -373,6 +462,30 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             self.elevator_add(id);
         }
         false
+    }
+
+    /// A write to a sequential zone completed: the zone's next plugged
+    /// write, if any, goes on to the block layer now
+    /// (`disk_zone_wplug_unplug_bio`); else the zone is free.
+    #[cold]
+    fn unplug_zone(&mut self, done: &HostRequest) {
+        let zp = self.front.zone_plugs.as_deref_mut().expect("zoned");
+        let Some(z) = zp.zone_of(done) else { return };
+        let next = zp.waiting.get_mut(&z).and_then(|q| q.pop_front());
+        if zp.waiting.get(&z).is_some_and(|q| q.is_empty()) {
+            zp.waiting.remove(&z);
+        }
+        match next {
+            Some(r) => {
+                // Its submitter went on (a plugged bio holds no request):
+                // the request is made now; its latency counts from its
+                // submission.
+                if self.admit(r) && self.front.timing == Timing::Reactive {
+                    self.src.event(HostEvent::Blocked(r.tag), self.now);
+                }
+            }
+            None => zp.busy[z as usize] = false,
+        }
     }
 
     /// A reactive source (the page cache): submit what it has for this
@@ -622,6 +735,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 }
             }
             self.obs.request_done(req.op, bytes, slot.arrival, now);
+            if self.front.zone_plugs.is_some() {
+                self.unplug_zone(&req);
+            }
             self.front.hosts.remove(h);
             h = slot.next;
             match self.front.timing {

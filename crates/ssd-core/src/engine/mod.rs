@@ -286,10 +286,43 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
 
     // -------------------------------------------------------- preconditioning
 
+    /// Tell the source the drive's zones as Report Zones gives them now
+    /// ([`RequestSource::zones`]); its refusal ends the run.
+    #[cold]
+    fn tell_zones(&mut self) {
+        let report = self.ftl.zone_pages().map(|zp| {
+            let s = self.settings.geometry.page_size as u64 / SECTOR;
+            let z = &self.settings.config.ftl.zns;
+            crate::workload::ZoneReport {
+                zone_sectors: zp * s,
+                zones: self
+                    .ftl
+                    .report_zones()
+                    .iter()
+                    .map(|d| crate::workload::HostZone {
+                        start: d.start * s,
+                        capacity: d.capacity * s,
+                        wp: d.wp * s,
+                        state: d.state,
+                    })
+                    .collect(),
+                max_open_zones: z.max_open_zones,
+                max_active_zones: z.max_active_zones,
+            }
+        });
+        if let Err(e) = self.src.zones(report.as_ref()) {
+            self.front.fail(e.into());
+        }
+    }
+
     /// Run the measured phase (after `precondition`) and build the report.
     pub fn run(&mut self) -> Result<Report, SimError> {
         let started = Instant::now();
         self.stats.ftl_before = self.ftl.stats();
+        if !self.front.zones_told {
+            self.front.zones_told = true;
+            self.tell_zones();
+        }
         let limit = self.settings.config.sim.time_limit.map(|d| SimTime(d.0));
         match self.front.timing {
             Timing::ClosedLoop { depth } => {

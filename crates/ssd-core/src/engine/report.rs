@@ -338,6 +338,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             },
             plugged: k.plugged,
             plug_flushes: k.plug_flushes,
+            zone_plugged: k.zone_plugged,
             dispatch_batches: k.dispatch_batches,
             requests_per_batch_mean: if k.dispatch_batches > 0 {
                 k.dispatched as f64 / k.dispatch_batches as f64

@@ -460,6 +460,15 @@ impl FtlConfig {
         self.gc_threshold_blocks as u64 + frontiers as u64 + 1
     }
 
+    /// A zoned namespace's zones on `geometry` (`ftl.kind = "zns"`), None
+    /// for any other FTL.
+    pub fn zone_layout(&self, geometry: &Geometry) -> Option<super::ZoneLayout> {
+        match self.section() {
+            FtlSection::Zns(z) => Some(z.layout(geometry, self.op, self.spare_blocks_needed(1))),
+            _ => None,
+        }
+    }
+
     /// The capacity this FTL leaves on `geometry`, and the section's rules:
     /// the over-provisioning and log area leave logical space and the spare
     /// blocks GC needs; super-blocks tile the planes; the GC, allocation and
@@ -480,7 +489,7 @@ impl FtlConfig {
                     ),
                 ));
             }
-            let l = z.layout(geometry, self.op, self.spare_blocks_needed(1));
+            let l = self.zone_layout(geometry).expect("zoned");
             let slots = (geometry.blocks_per_plane / l.blocks) as u64;
             if l.conventional_slots > slots {
                 return Err(invalid(

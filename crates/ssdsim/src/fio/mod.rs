@@ -70,9 +70,112 @@ pub struct FioJob {
     pub offset_increment: u64,
     /// `offset_increment=N%`: the increment as a percentage of the device.
     pub offset_increment_percent: Option<u64>,
+    /// Sizes given in zones (`offset=524z`, `size=8z`; fio's `_nz`
+    /// options), resolved with the zone size ([`FioJob::resolve_zones`]):
+    /// offset, size, io_size and offset_increment, in that order.
+    pub in_zones: [Option<u64>; 4],
 }
 
 impl FioJob {
+    /// fio's `zbd_recalc_options_with_zone_granularity`: sizes given in
+    /// zones become bytes, with the device's zone size on a zoned drive
+    /// (`device_zone`), else the job's `zonesize`; then a `zonemode=zbd`
+    /// job's range is whole zones, as `zbd_zone_align_file_sizes` makes it
+    /// (the offset rounded up and the end down; a reading job's end only),
+    /// each rounding said in the notes returned (fio's `log_info`). Call it
+    /// before [`FioJob::resolve_end`], with the device's logical bytes.
+    pub fn resolve_zones(
+        &mut self,
+        w: &mut WorkloadConfig,
+        device_zone: Option<u64>,
+        logical_bytes: u64,
+    ) -> Result<Vec<String>, String> {
+        self.zones_to_bytes(w, device_zone)?;
+        let Some(z) = &w.zbd else {
+            return Ok(Vec::new());
+        };
+        let zone = match device_zone {
+            Some(d) => d,
+            None if z.zonesize.0 > 0 => z.zonesize.0,
+            // The run refuses it with the reason (`workload.zbd`).
+            None => return Ok(Vec::new()),
+        };
+        let mut notes = Vec::new();
+        // Percentages are the device's share: resolve them first.
+        let mut probe = w.clone();
+        self.resolve_clone(&mut probe, logical_bytes, 0);
+        let (off, size) = (probe.offset.0, probe.span(logical_bytes));
+        if off >= logical_bytes {
+            return Ok(notes);
+        }
+        let end = off + size;
+        let writes = !matches!(w.rw, RwMode::Read | RwMode::RandRead);
+        let new_off = if writes {
+            off.div_ceil(zone) * zone
+        } else {
+            off
+        };
+        let new_end = end / zone * zone;
+        if new_end <= new_off {
+            return Err(format!(
+                "zonemode=zbd: io_size must be at least one zone ({zone} bytes) from offset {off}"
+            ));
+        }
+        if new_off != off {
+            notes.push(format!(
+                "zonemode=zbd: rounded up offset from {off} to {new_off}"
+            ));
+            w.offset = ssd_core::Size(new_off);
+            self.offset_percent = None;
+        }
+        if new_end != end || new_off != off {
+            notes.push(format!(
+                "zonemode=zbd: rounded down io_size from {size} to {}",
+                new_end - new_off
+            ));
+            w.size = Some(ssd_core::Size(new_end - new_off));
+            self.size_percent = None;
+        }
+        Ok(notes)
+    }
+
+    /// Sizes given in zones, in bytes.
+    fn zones_to_bytes(
+        &mut self,
+        w: &mut WorkloadConfig,
+        device_zone: Option<u64>,
+    ) -> Result<(), String> {
+        if self.in_zones.iter().all(Option::is_none) {
+            return Ok(());
+        }
+        let own = w.zbd.as_ref().map_or(w.zonesize.0, |z| z.zonesize.0);
+        let zone = match (&w.zbd, device_zone) {
+            (Some(_), Some(d)) => d,
+            _ if own > 0 => own,
+            _ => {
+                return Err(
+                    "a size in zones (a `z` suffix) needs the zone size: zonemode=zbd on a                      zoned drive (--ftl zns), or zonesize"
+                        .into(),
+                )
+            }
+        };
+        let [off, size, io, inc] = self.in_zones;
+        let bytes = |n: u64| n.saturating_mul(zone);
+        if let Some(n) = off {
+            w.offset = ssd_core::Size(bytes(n));
+        }
+        if let Some(n) = size {
+            w.size = Some(ssd_core::Size(bytes(n)));
+        }
+        if let Some(n) = io {
+            w.io_size = Some(ssd_core::Size(bytes(n)));
+        }
+        if let Some(n) = inc {
+            self.offset_increment = bytes(n);
+        }
+        Ok(())
+    }
+
     /// The simulated time at which the job ends, if it has a runtime: fio's
     /// ramp is lead-in time, so the runtime counts from its end.
     pub fn time_limit(&self) -> Option<ssd_core::Dur> {
@@ -155,6 +258,14 @@ pub fn parse_file(
         reason: format!("cannot read: {e}"),
     })?;
     parse_str(&text, &path.display().to_string(), base)
+}
+
+/// A count of zones as fio reads one (`str_size_cb`, `str_offset_cb`: a
+/// number with a `z` suffix).
+fn zone_count(v: &str) -> Option<u64> {
+    v.trim()
+        .strip_suffix(['z', 'Z'])
+        .and_then(|n| n.trim().parse::<u64>().ok())
 }
 
 /// A size as fio reads it (`parse.c`, `__get_mult_bytes`): the suffix is
@@ -347,6 +458,9 @@ fn apply(
     w.rwmix_cycle = true;
     // `zonemode` as given (fio's ZONE_MODE_NOT_SPECIFIED: None).
     let mut zonemode: Option<(&str, usize)> = None;
+    // zonemode=zbd's options as given, and the line of the first.
+    let mut zbd = ssdsim_host::workload::ZbdOptions::default();
+    let mut zbd_given: Option<usize> = None;
     // Sizes by direction (read, write, trim) as the options give them, in
     // order; `bs` alone leaves them all the same.
     let mut dirs: [BsDraw; 3] = std::array::from_fn(|_| BsDraw::Fixed(w.bs.0));
@@ -534,7 +648,11 @@ fn apply(
                     .map_err(|m| e(format!("{k}: {m}")))?
             }
             "norandommap" => w.norandommap = fio_bool(v).map_err(|m| e(format!("{k}: {m}")))?,
+            "io_size" | "io_limit" if zone_count(v).is_some() => {
+                job.in_zones[2] = zone_count(v);
+            }
             "io_size" | "io_limit" => {
+                job.in_zones[2] = None;
                 if v.ends_with('%') {
                     return Err(e(format!(
                         "{k}: a percentage of size is not supported; give a size"
@@ -553,7 +671,12 @@ fn apply(
                 }
                 w.loops = n as u32
             }
+            "offset_increment" if zone_count(v).is_some() => {
+                job.in_zones[3] = zone_count(v);
+                job.offset_increment_percent = None;
+            }
             "offset_increment" => {
+                job.in_zones[3] = None;
                 if let Some(p) = v.strip_suffix('%') {
                     job.offset_increment_percent =
                         Some(percent(p).map_err(|m| e(format!("{k}: {m}")))?);
@@ -617,7 +740,12 @@ fn apply(
             }
             // fio's default 0 is no count.
             "number_ios" => w.number_ios = Some(num(v)?).filter(|&n| n > 0),
+            "size" if zone_count(v).is_some() => {
+                job.in_zones[1] = zone_count(v);
+                job.size_percent = None;
+            }
             "size" => {
+                job.in_zones[1] = None;
                 if let Some(p) = v.strip_suffix('%') {
                     job.size_percent = Some(percent(p).map_err(|m| e(format!("{k}: {m}")))?);
                     w.size = None;
@@ -630,7 +758,12 @@ fn apply(
                 }
                 w.size = Some(n)
             }
+            "offset" if zone_count(v).is_some() => {
+                job.in_zones[0] = zone_count(v);
+                job.offset_percent = None;
+            }
             "offset" => {
+                job.in_zones[0] = None;
                 if let Some(p) = v.strip_suffix('%') {
                     job.offset_percent = Some(percent(p).map_err(|m| e(format!("{k}: {m}")))?);
                     continue;
@@ -756,13 +889,7 @@ fn apply(
                 "none" | "strided" => {
                     zonemode = Some((if v == "none" { "none" } else { "strided" }, line))
                 }
-                "zbd" => {
-                    return Err(e(
-                        "zonemode=zbd: a zoned block device (ZNS) is not modelled; \
-                         zonemode=strided is"
-                            .into(),
-                    ))
-                }
+                "zbd" => zonemode = Some(("zbd", line)),
                 _ => {
                     return Err(e(format!(
                         "zonemode: none, strided or zbd, got {}",
@@ -775,12 +902,53 @@ fn apply(
             "zoneskip" => {
                 if v.trim_end().ends_with(['z', 'Z']) {
                     return Err(e(format!(
-                        "zoneskip: a count of zones ({}) is zonemode=zbd's, which is not \
-                         modelled; give bytes",
+                        "zoneskip: a count of zones ({}) skips zones of zonemode=zbd, where \
+                         zoneskip must be 0; give bytes for zonemode=strided",
                         clip(v)
                     )));
                 }
                 w.zoneskip = size(v)?
+            }
+            // zonemode=zbd's own options (fio's options.c, group
+            // FIO_OPT_G_ZONE), applied once the job's zonemode is known.
+            "zonecapacity" => zbd.zonecapacity = size(v)?,
+            "max_open_zones" | "job_max_open_zones" => {
+                let n = num(v)?;
+                if n > ssdsim_host::workload::zbd::ZBD_MAX_WRITE_ZONES as u64 {
+                    return Err(e(format!(
+                        "{k}: at most {}, as in fio",
+                        ssdsim_host::workload::zbd::ZBD_MAX_WRITE_ZONES
+                    )));
+                }
+                if k == "max_open_zones" {
+                    zbd.max_open_zones = n as u32
+                } else {
+                    zbd.job_max_open_zones = n as u32
+                }
+                zbd_given.get_or_insert(line);
+            }
+            "ignore_zone_limits" | "read_beyond_wp" => {
+                let b = fio_bool(v).map_err(|m| e(format!("{k}: {m}")))?;
+                if k == "read_beyond_wp" {
+                    zbd.read_beyond_wp = b
+                } else {
+                    zbd.ignore_zone_limits = b
+                }
+                zbd_given.get_or_insert(line);
+            }
+            "zone_reset_threshold" | "zone_reset_frequency" => {
+                let f: f64 = v
+                    .trim()
+                    .parse()
+                    .ok()
+                    .filter(|f: &f64| (0.0..=1.0).contains(f))
+                    .ok_or_else(|| e(format!("{k}: a number from 0 to 1, got {:?}", clip(v))))?;
+                if k == "zone_reset_threshold" {
+                    zbd.zone_reset_threshold = f
+                } else {
+                    zbd.zone_reset_frequency = f
+                }
+                zbd_given.get_or_insert(line);
             }
             // fio's `verify`: any method but 0 reads back what the job
             // wrote (the data's check is the host's; the reads are the
@@ -869,6 +1037,47 @@ fn apply(
     // zonesize contradicts; strided needs a zonesize; strided is turned off
     // for several files; zonerange defaults to zonesize
     // (`WorkloadConfig::zone_range`).
+    if let Some(("zbd", line)) = zonemode {
+        // fio's zbd mode: zonesize is the zone's size (zonerange is
+        // ignored), zoneskip must be 0, and the zones are the device's.
+        if w.zoneskip.0 > 0 {
+            return Err(err(
+                last(&["zoneskip"]).unwrap_or(line),
+                "zoneskip must be 0 with zonemode=zbd (as in fio)".into(),
+            ));
+        }
+        zbd.zonesize = w.zonesize;
+        w.zonesize = ssd_core::Size(0);
+        w.zonerange = ssd_core::Size(0);
+        w.zbd = Some(zbd);
+        if !w.direct
+            && matches!(
+                w.rw,
+                RwMode::Write
+                    | RwMode::RandWrite
+                    | RwMode::Rw
+                    | RwMode::RandRw
+                    | RwMode::Trim
+                    | RwMode::RandTrim
+            )
+        {
+            return Err(err(
+                line,
+                "zonemode=zbd: writing to a zoned device needs direct=1 (fio: \"Using direct I/O \
+                 is mandatory for writing to ZBD drives\")"
+                    .into(),
+            ));
+        }
+    } else {
+        if let Some(l) = zbd_given {
+            job.ignored.push(format!(
+                "zonemode=zbd's options without zonemode=zbd (line {l})"
+            ));
+        }
+        if zbd.zonecapacity.0 > 0 {
+            job.ignored.push("zonecapacity (zonemode=zbd only)".into());
+        }
+    }
     match zonemode {
         None | Some(("none", _)) if w.zonesize.0 > 0 => {
             return Err(err(
@@ -1108,6 +1317,12 @@ pub struct OutputJob {
     pub group_reporting: bool,
 }
 
+/// The zone size of a zoned drive in bytes (None on any other).
+pub fn device_zone_bytes(s: &ssd_core::config::Settings) -> Option<u64> {
+    s.zone_layout()
+        .map(|l| l.size * s.geometry.page_size as u64)
+}
+
 /// Several jobs of one file as flows of one run (`numjobs` clones each),
 /// over the whole device, as fio runs a file's jobs against one target.
 ///
@@ -1128,6 +1343,7 @@ pub fn jobs_to_flows(
     c: &mut ssdsim_host::config::SsdConfig,
     jobs: Vec<(WorkloadConfig, FioJob)>,
     file: &str,
+    warn: &mut dyn FnMut(String),
 ) -> Result<Vec<OutputJob>, FioError> {
     let err = |line: usize, reason: String| FioError {
         file: file.to_string(),
@@ -1159,16 +1375,21 @@ pub fn jobs_to_flows(
             .unwrap_or(0);
         c.sim.ramp_time = (lead > 0).then_some(ssd_core::Dur(lead));
     }
-    let logical = c
-        .validate()
-        .map_err(|e| err(0, e.to_string()))?
-        .logical_bytes();
+    let settings = c.validate().map_err(|e| err(0, e.to_string()))?;
+    let logical = settings.logical_bytes();
+    let device_zone = device_zone_bytes(&settings);
     let mut flows: Vec<ssdsim_host::flows::FlowConfig> = Vec::new();
     let mut out = Vec::new();
     // fio's init.c: the group id goes up at a stonewall or new_group that
     // follows a job of the current group.
     let (mut groupid, mut group_jobs) = (0u32, 0u32);
-    for (w, j) in jobs {
+    for (mut w, mut j) in jobs {
+        for n in j
+            .resolve_zones(&mut w, device_zone, logical)
+            .map_err(|m| err(j.line, m))?
+        {
+            warn(format!("{file}: job [{}]: {n}", j.name));
+        }
         if (j.stonewall || j.new_group) && group_jobs > 0 {
             groupid += 1;
             group_jobs = 0;

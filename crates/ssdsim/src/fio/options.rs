@@ -237,8 +237,13 @@ pub(super) const REFUSED: &[(&str, &str)] = &[
         "appending to a file needs a file system; give offset",
     ),
     (
-        "zonecapacity",
-        "zonemode=zbd's zone capacity needs a zoned drive (ZNS), which is not modelled",
+        "write_zone_remainders",
+        "zonemode=zbd writes of the remainders at zone ends are not modelled: fio's default, \
+         finishing such zones, is",
+    ),
+    (
+        "recover_zbd_write_error",
+        "recovery from failed zone writes is not modelled (ssdsim's zoned jobs do not fail them)",
     ),
     (
         "verify_backlog",
@@ -419,4 +424,11 @@ pub const SUPPORTED: &[&str] = &[
     "zonesize",
     "zonerange",
     "zoneskip",
+    "zonecapacity",
+    "max_open_zones",
+    "job_max_open_zones",
+    "ignore_zone_limits",
+    "zone_reset_threshold",
+    "zone_reset_frequency",
+    "read_beyond_wp",
 ];

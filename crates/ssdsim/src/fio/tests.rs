@@ -262,7 +262,7 @@ fn kb_base_and_sizes_in_a_job() {
 /// fio's zone options as `fixup_options` takes them: strided zones
 /// need `zonemode=strided` (its default is none, which a zonesize
 /// contradicts), zonerange defaults to zonesize, several files turn
-/// them off, and zbd (a zoned drive) is refused.
+/// them off; zbd's zonesize is the zone's size.
 #[test]
 fn zone_options_are_read_as_fio_reads_them() {
     let p = |t: &str| parse_str(t, "t.fio", &WorkloadConfig::default());
@@ -281,10 +281,30 @@ fn zone_options_are_read_as_fio_reads_them() {
         e.contains("t.fio:2: zonemode=strided needs zonesize"),
         "{e}"
     );
-    let e = p("[j]\nzonemode=zbd\nzonesize=1m\n")
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("zonemode=zbd: a zoned block device"), "{e}");
+    // zbd: zonesize is the zone's size, kept apart from strided zones;
+    // sizes in zones wait for the zone size; writes must be direct.
+    let (w, j) = p(
+        "[j]\nrw=write\ndirect=1\nzonemode=zbd\nzonesize=1m\nmax_open_zones=3\n\
+                    zone_reset_threshold=0.5\noffset=2z\nsize=4z\n",
+    )
+    .unwrap();
+    let z = w.zbd.as_ref().unwrap();
+    assert_eq!((z.zonesize.0, z.max_open_zones), (1 << 20, 3));
+    assert_eq!((w.zonesize.0, z.zone_reset_threshold), (0, 0.5));
+    assert_eq!(j.in_zones, [Some(2), Some(4), None, None]);
+    let e = p("[j]\nrw=write\nzonemode=zbd\n").unwrap_err().to_string();
+    assert!(
+        e.contains("t.fio:3: zonemode=zbd: writing to a zoned device needs direct=1"),
+        "{e}"
+    );
+    let e = p("[j]\nzone_reset_threshold=2\n").unwrap_err().to_string();
+    assert!(e.contains("a number from 0 to 1"), "{e}");
+    let (_, j) = p("[j]\nread_beyond_wp=1\n").unwrap();
+    assert!(
+        j.ignored.iter().any(|i| i.contains("without zonemode=zbd")),
+        "{:?}",
+        j.ignored
+    );
     let e = p("[j]\nzonemode=strided\nzonesize=1m\nzoneskip=2z\n").unwrap_err();
     assert!(e.to_string().contains("zoneskip: a count of zones"), "{e}");
     let (w, j) = p("[j]\nzonemode=strided\nzonesize=1m\nnrfiles=2\n").unwrap();
@@ -366,7 +386,7 @@ fn options_that_shape_the_io_read_as_fio_reads_them() {
     for (opt, why) in [
         ("thinktime=10", "direct closed-loop"),
         ("filesize=1m-2m", "range"),
-        ("zonemode=zbd", "zoned"),
+        ("write_zone_remainders=1", "remainders"),
         ("verify_backlog=16", "interleaved"),
         ("ioengine=net", "network socket"),
         (
