@@ -292,3 +292,28 @@ fn a_zoned_run_is_deterministic() {
     no_zone_errors(&a);
     assert_eq!(a, b);
 }
+
+#[test]
+fn fios_trim_gc_example_runs_with_flow_control_and_wait_for() {
+    // zbd-rand-write-trim-gc.fio: a 3 s warmup of random writes, then
+    // (wait_for=warmup) a writer and a trimmer in one flow group at weights
+    // 128 and 1, each trim a zone reset: about one reset per 128 writes.
+    let r = fio_example("zbd-rand-write-trim-gc", "600ms", &[]);
+    no_zone_errors(&r);
+    let flows = r["flows"].as_array().unwrap();
+    let by = |n: &str| flows.iter().find(|f| f["name"] == n).unwrap();
+    let (warm, w, t) = (by("warmup"), by("wjob"), by("trimjob"));
+    // The two wait for the warmup (its runtime, cut to the run's 600 ms
+    // here, then its last write).
+    assert!(w["start_s"].as_f64().unwrap() >= 0.6, "{w}");
+    assert!(t["start_s"].as_f64().unwrap() >= 0.6, "{t}");
+    assert!(warm["writes"].as_u64().unwrap() > 0);
+    let (writes, resets) = (
+        w["writes"].as_u64().unwrap(),
+        t["zbd"]["zone_resets"].as_u64().unwrap(),
+    );
+    assert!(resets > 0, "{t}");
+    // Flow control: writes per trim near 128 (the counts move one at a time).
+    let trims = t["requests"].as_u64().unwrap().max(1);
+    assert!((writes / trims).abs_diff(128) <= 2, "{writes} / {trims}");
+}

@@ -487,6 +487,17 @@ fn check_flows(c: &SsdConfig, logical_bytes: u64) -> Result<(), ConfigError> {
                 format!("{:?} is also the name of flow.{j}", fl.name),
             ));
         }
+        // fio's init.c: "wait_for=%s does not exist".
+        if let Some(w) = fl
+            .wait_for
+            .iter()
+            .find(|w| **w == fl.name || !c.flows.iter().any(|g| g.name == **w))
+        {
+            return Err(invalid(
+                &format!("{field}.wait_for"),
+                format!("{:?} names no other flow", ssd_core::units::clip(w)),
+            ));
+        }
         let (s, e) = flow_range(c.sim.flow_space, i, n, logical_bytes, page);
         if e <= s {
             return Err(invalid(

@@ -25,8 +25,9 @@
 //! **When each flow runs** (fio's time frames, [`FlowSchedule`]): flows
 //! start at once, as fio's `run_threads` starts jobs, except that a
 //! `stonewall` flow waits until every flow started before it has finished
-//! (the flows after it wait for it) and one with a `start_delay` until that
-//! long after the run's start. A flow's own `ramp_time` is left out of its
+//! (the flows after it wait for it), one with `wait_for` until the flows it
+//! names have finished, and one with a `start_delay` until that long after
+//! the run's start. A flow's own `ramp_time` is left out of its
 //! statistics, and after its `runtime` it submits nothing new.
 //!
 //! **Statistics** (report section `flows`): per flow, requests, IOPS and
@@ -103,6 +104,11 @@ pub struct FlowConfig {
     /// call); what it has in flight completes and counts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runtime: Option<Dur>,
+    /// fio's `wait_for`: the flow starts only once these flows (by name)
+    /// have finished (`waitee_running` in fio's backend.c); unlike a
+    /// stonewall it holds back no other flow.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wait_for: Vec<String>,
 }
 
 impl FlowConfig {
@@ -118,16 +124,23 @@ impl FlowConfig {
             start_delay: None,
             ramp_time: None,
             runtime: None,
+            wait_for: Vec::new(),
         }
     }
 
-    /// When the flow runs, as [`Flows`] applies it.
-    pub fn schedule(&self) -> FlowSchedule {
+    /// When the flow runs, as [`Flows`] applies it; `all` are the run's
+    /// flows (whose slots `wait_for` names).
+    pub fn schedule(&self, all: &[FlowConfig]) -> FlowSchedule {
         FlowSchedule {
             stonewall: self.stonewall,
             start_delay: self.start_delay,
             ramp_time: self.ramp_time,
             runtime: self.runtime,
+            wait_for: all
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| self.wait_for.contains(&f.name))
+                .fold(0u64, |m, (i, _)| m | 1 << i),
         }
     }
 
@@ -207,6 +220,8 @@ pub struct FlowSchedule {
     pub ramp_time: Option<Dur>,
     /// Submit nothing new this long after the ramp.
     pub runtime: Option<Dur>,
+    /// The slots of the flows it waits for (fio's `wait_for`), a bit each.
+    pub wait_for: u64,
 }
 
 /// One flow in a run: its source and where its requests go.
@@ -425,6 +440,11 @@ impl<S: RequestSource> Flows<S> {
         let waiting = self.unstarted > 0;
         if waiting {
             let mut running = self.flows.iter().any(|s| s.started() && !s.done());
+            let done = self
+                .flows
+                .iter()
+                .filter(|s| s.started() && s.done())
+                .fold(0u64, |m, s| m | 1 << s.f.slot);
             for st in &mut self.flows {
                 if st.started() {
                     continue;
@@ -435,6 +455,10 @@ impl<S: RequestSource> Flows<S> {
                 }
                 if s.stonewall && running {
                     break;
+                }
+                // fio's `waitee_running`: passed over, not a stop of the pass.
+                if s.wait_for & !done != 0 {
+                    continue;
                 }
                 running = true;
                 began = true;

@@ -654,6 +654,12 @@ pub fn apply_fio_jobs(
         return Ok(out);
     }
     let (w, job) = jobs.into_iter().next().expect("one job");
+    if let Some(n) = &job.wait_for {
+        return Err(RunError::Input(format!(
+            "{source}: job [{}]: wait_for={n}: no other job has that name",
+            job.name
+        )));
+    }
     c.workload = w;
     if !job.ignored.is_empty() {
         warn(format!(

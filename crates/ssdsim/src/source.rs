@@ -268,6 +268,8 @@ pub fn build_flows(
     let mut flows = Vec::new();
     // `zonemode=zbd` jobs addressing one device share its zone table.
     let zones = ssdsim_host::workload::ZbdDevice::default();
+    // fio's flow groups (`flow_id`) span the run's jobs.
+    let flow_groups = ssdsim_host::workload::FlowGroups::default();
     for (i, f) in cfg.flows.iter().enumerate() {
         if only.is_some_and(|o| o != i) {
             continue;
@@ -298,10 +300,11 @@ pub fn build_flows(
             RunError::Input(m) => RunError::Input(format!("flow {}: {m}", f.name)),
             e => e,
         })?;
-        if let (AnySource::Fio(g), ssdsim_host::flows::FlowSpace::Shared) =
-            (&mut src, cfg.sim.flow_space)
-        {
-            g.share_zones(&zones);
+        if let AnySource::Fio(g) = &mut src {
+            g.share_flow_groups(&flow_groups);
+            if cfg.sim.flow_space == ssdsim_host::flows::FlowSpace::Shared {
+                g.share_zones(&zones);
+            }
         }
         flows.push(Flow {
             slot: i,
@@ -319,9 +322,10 @@ pub fn build_flows(
                 Some(_) => ssdsim_host::flows::FlowSchedule {
                     stonewall: false,
                     start_delay: None,
-                    ..f.schedule()
+                    wait_for: 0,
+                    ..f.schedule(&cfg.flows)
                 },
-                None => f.schedule(),
+                None => f.schedule(&cfg.flows),
             },
             src,
         });

@@ -354,6 +354,22 @@ pub struct WorkloadConfig {
     /// one file; None: no zoned mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zbd: Option<super::zbd::ZbdOptions>,
+    /// fio's `flow`: the job's weight in its flow group's control
+    /// ([`super::flow_control`]; 0, the default: none). Direct, closed-loop
+    /// jobs only.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub flow: u32,
+    /// fio's `flow_id`: the flow group (default 0).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub flow_id: u32,
+    /// fio's `flow_sleep`: a job held back waits for its requests in flight,
+    /// then sleeps this long before it tries again (0: it tries at once).
+    #[serde(default, skip_serializing_if = "Dur::is_zero")]
+    pub flow_sleep: Dur,
+}
+
+fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
 }
 
 /// fio's `file_service_type` (`get_next_file` in io_u.c): which of a
@@ -512,6 +528,9 @@ impl Default for WorkloadConfig {
             zonerange: Size(0),
             zoneskip: Size(0),
             zbd: None,
+            flow: 0,
+            flow_id: 0,
+            flow_sleep: Dur::ZERO,
         }
     }
 }
@@ -675,6 +694,21 @@ impl WorkloadConfig {
             return Err(invalid(
                 "workload.zonesize",
                 "zonerange and zoneskip need zonesize (the bytes done in each zone)",
+            ));
+        }
+        if self.flow > super::flow_control::FLOW_MAX_WEIGHT {
+            return Err(invalid(
+                "workload.flow",
+                format!(
+                    "at most {}, as in fio",
+                    super::flow_control::FLOW_MAX_WEIGHT
+                ),
+            ));
+        }
+        if self.flow > 0 && (!self.direct || self.rate_iops.is_some()) {
+            return Err(invalid(
+                "workload.flow",
+                "flow control is modelled for direct closed-loop jobs (direct, no rate_iops)",
             ));
         }
         if let Some(z) = &self.zbd {
@@ -853,10 +887,11 @@ impl WorkloadConfig {
         }
     }
     /// Closed loop at `iodepth`, or open loop when `rate_iops` is set; a
-    /// job that pauses (`thinktime`) or writes zones (`zbd`: it waits for
-    /// its requests before a zone reset) reacts to its completions.
+    /// job that pauses (`thinktime`), writes zones (`zbd`: it waits for
+    /// its requests before a zone reset) or is held back by its flow group
+    /// (`flow`) reacts to its completions.
     pub fn timing(&self) -> Timing {
-        if !self.thinktime.is_zero() || self.zbd.is_some() {
+        if !self.thinktime.is_zero() || self.zbd.is_some() || self.flow > 0 {
             Timing::Reactive
         } else if self.rate_iops.is_some() {
             Timing::OpenLoop

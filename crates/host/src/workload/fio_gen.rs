@@ -42,6 +42,8 @@ pub struct FioGen {
     /// fio's `zonemode=zbd`: the job's zone state, run as a reactive
     /// source.
     zbd: Option<Box<super::zbd::ZbdJob>>,
+    /// fio's `flow`: the job's place in its flow group.
+    flow: Option<Box<super::flow_control::FlowJob>>,
 }
 
 /// The state of a job with pauses (see [`WorkloadConfig::thinktime`]).
@@ -62,12 +64,18 @@ struct Think {
     /// The generator has no more requests.
     done: bool,
     next_tag: u32,
+    /// Held back by its flow group with `flow_sleep`: waiting for its
+    /// requests in flight, then sleeping this long.
+    flow_drain: Option<Dur>,
 }
 
 impl Think {
     /// A pause is due: count reached (`handle_thinktime`).
     fn check(&mut self) {
-        if !self.draining && self.counted >= self.last + self.blocks {
+        if self.pause.is_zero() {
+            return;
+        }
+        if !self.draining && self.counted >= self.last.saturating_add(self.blocks) {
             self.draining = true;
             self.last = self.counted;
         }
@@ -77,6 +85,10 @@ impl Think {
         if self.draining && self.outstanding == 0 {
             self.draining = false;
             self.until = Some(now + self.pause);
+        }
+        if let Some(d) = self.flow_drain.filter(|_| self.outstanding == 0) {
+            self.flow_drain = None;
+            self.until = Some(now + d);
         }
     }
 }
@@ -375,7 +387,7 @@ impl FioGen {
             budget,
             passes,
             ext,
-            think: (!cfg.thinktime.is_zero()).then(|| Think {
+            think: (!cfg.thinktime.is_zero() || cfg.flow > 0).then(|| Think {
                 pause: cfg.thinktime,
                 blocks: cfg.thinktime_blocks.max(1),
                 on_issue: cfg.thinktime_on_issue,
@@ -387,7 +399,9 @@ impl FioGen {
                 until: None,
                 done: false,
                 next_tag: 0,
+                flow_drain: None,
             }),
+            flow: (cfg.flow > 0).then(|| Box::new(super::flow_control::FlowJob::new(cfg))),
             zbd: cfg
                 .zbd
                 .is_some()
@@ -401,6 +415,20 @@ impl FioGen {
     pub fn share_zones(&mut self, dev: &super::zbd::ZbdDevice) {
         if let Some(z) = self.zbd.as_mut() {
             z.share(dev);
+        }
+    }
+
+    /// Share the run's flow groups (fio's `flow_id`) with its other jobs.
+    pub fn share_flow_groups(&mut self, g: &super::flow_control::FlowGroups) {
+        if let Some(f) = self.flow.as_mut() {
+            f.share(g);
+        }
+    }
+
+    /// The job's I/O is over: it leaves its flow group.
+    fn leave_flow(&mut self) {
+        if let Some(f) = self.flow.as_mut() {
+            f.leave();
         }
     }
 
@@ -419,13 +447,25 @@ impl FioGen {
                 None => {}
             }
             if z.done {
+                self.leave_flow();
                 return None;
             }
+            // fio checks its flow group before each new request (with
+            // zbd, after its requests in flight complete).
+            if z.retry.is_none() {
+                if let Some(f) = self.flow.as_mut() {
+                    if z.outstanding > 0 || f.held_back() {
+                        return None;
+                    }
+                }
+            }
+            let z = self.zbd.as_mut().expect("zbd");
             let r = match z.retry.take() {
                 Some(r) => r,
                 None => match self.next_ext() {
                     None => {
                         self.zbd.as_mut().expect("zbd").done = true;
+                        self.leave_flow();
                         return None;
                     }
                     Some(Err(e)) => return Some(Err(e)),
@@ -998,15 +1038,30 @@ impl RequestSource for FioGen {
             return self.zbd_poll();
         }
         let t = self.think.as_mut()?;
-        if t.done || t.draining || t.outstanding >= t.depth || t.until.is_some_and(|u| now < u) {
+        if t.done
+            || t.draining
+            || t.flow_drain.is_some()
+            || t.outstanding >= t.depth
+            || t.until.is_some_and(|u| now < u)
+        {
             return None;
         }
         t.until = None;
+        if let Some(f) = self.flow.as_mut() {
+            if f.held_back() {
+                if !f.sleep.is_zero() {
+                    t.flow_drain = Some(f.sleep);
+                    t.drained(now);
+                }
+                return None;
+            }
+        }
         let r = self.next_request();
         let t = self.think.as_mut().expect("think");
         match r {
             None => {
                 t.done = true;
+                self.leave_flow();
                 None
             }
             Some(Ok(mut r)) => {
@@ -1049,6 +1104,20 @@ impl RequestSource for FioGen {
             return z.done && z.steps.is_empty() && z.retry.is_none();
         }
         self.think.as_ref().is_none_or(|t| t.done)
+    }
+    fn stop(&mut self, _now: SimTime) {
+        // The runtime is over: a reactive job makes no new request (what is
+        // in flight completes) and leaves its flow group.
+        if let Some(t) = self.think.as_mut() {
+            t.done = true;
+        }
+        if let Some(z) = self.zbd.as_mut() {
+            // Steps already queued (a reset and the write after it) were
+            // begun: they still go out.
+            z.done = true;
+            z.retry = None;
+        }
+        self.leave_flow();
     }
     fn zones(&mut self, report: Option<&ZoneReport>) -> Result<(), SourceError> {
         match self.zbd.as_mut() {

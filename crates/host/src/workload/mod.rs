@@ -18,10 +18,12 @@ use std::fmt;
 
 mod config;
 mod fio_gen;
+pub mod flow_control;
 pub mod pattern;
 pub mod zbd;
 pub use config::*;
 pub use fio_gen::FioGen;
+pub use flow_control::FlowGroups;
 pub use pattern::{BlockSizes, BsDraw, RandomMap};
 pub use zbd::{ZbdDevice, ZbdOptions};
 

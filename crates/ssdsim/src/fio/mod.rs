@@ -70,6 +70,9 @@ pub struct FioJob {
     pub offset_increment: u64,
     /// `offset_increment=N%`: the increment as a percentage of the device.
     pub offset_increment_percent: Option<u64>,
+    /// `wait_for=`: the job starts once every job of this name has
+    /// finished (fio's `waitee_running`).
+    pub wait_for: Option<String>,
     /// Sizes given in zones (`offset=524z`, `size=8z`; fio's `_nz`
     /// options), resolved with the zone size ([`FioJob::resolve_zones`]):
     /// offset, size, io_size and offset_increment, in that order.
@@ -821,6 +824,26 @@ fn apply(
                 job.numjobs = n as u32;
                 job.numjobs_line = o.line;
             }
+            "wait_for" => job.wait_for = Some(v.trim().to_string()).filter(|v| !v.is_empty()),
+            "flow" => {
+                let n = num(v)?;
+                if n > ssdsim_host::workload::flow_control::FLOW_MAX_WEIGHT as u64 {
+                    return Err(e(format!(
+                        "flow: at most {}, as in fio",
+                        ssdsim_host::workload::flow_control::FLOW_MAX_WEIGHT
+                    )));
+                }
+                w.flow = n as u32
+            }
+            "flow_id" => {
+                let n = num(v)?;
+                if n > u32::MAX as u64 {
+                    return Err(e(format!("flow_id: at most {}", u32::MAX)));
+                }
+                w.flow_id = n as u32
+            }
+            // Microseconds (fio's usleep).
+            "flow_sleep" => w.flow_sleep = ssd_core::Dur(num(v)?.saturating_mul(1000)),
             "stonewall" => job.stonewall = fio_bool(v).map_err(|m| e(format!("stonewall: {m}")))?,
             "new_group" => job.new_group = fio_bool(v).map_err(|m| e(format!("new_group: {m}")))?,
             "group_reporting" => {
@@ -1352,8 +1375,20 @@ pub fn jobs_to_flows(
     };
     let first = jobs[0].1.clone();
     // A stonewall on the first job waits for nothing.
+    // fio's init.c: a job waited for must exist.
+    for (_, j) in &jobs {
+        if let Some(w) = &j.wait_for {
+            if *w == j.name || !jobs.iter().any(|(_, o)| o.name == *w) {
+                return Err(err(
+                    j.line,
+                    format!("wait_for={}: no other job has that name", clip(w)),
+                ));
+            }
+        }
+    }
     let one_frame = jobs.iter().enumerate().all(|(i, (_, j))| {
         (i == 0 || !j.stonewall)
+            && j.wait_for.is_none()
             && j.start_delay.is_none()
             && (j.runtime, j.ramp_time) == (first.runtime, first.ramp_time)
     });
@@ -1380,6 +1415,9 @@ pub fn jobs_to_flows(
     let device_zone = device_zone_bytes(&settings);
     let mut flows: Vec<ssdsim_host::flows::FlowConfig> = Vec::new();
     let mut out = Vec::new();
+    // Each flow's job name and flow name, and the job it waits for.
+    let mut out_names: Vec<(String, String)> = Vec::new();
+    let mut waits: Vec<Option<String>> = Vec::new();
     // fio's init.c: the group id goes up at a stonewall or new_group that
     // follows a job of the current group.
     let (mut groupid, mut group_jobs) = (0u32, 0u32);
@@ -1430,6 +1468,8 @@ pub fn jobs_to_flows(
                 f.ramp_time = j.ramp_time;
                 f.runtime = j.runtime;
             }
+            out_names.push((j.name.clone(), f.name.clone()));
+            waits.push(j.wait_for.clone());
             flows.push(f);
             out.push(OutputJob {
                 name: j.name.clone(),
@@ -1447,6 +1487,16 @@ pub fn jobs_to_flows(
                 ssdsim_host::flows::MAX_FLOWS
             ),
         ));
+    }
+    // wait_for names a job: every flow (clone) of it.
+    for (f, w) in flows.iter_mut().zip(&waits) {
+        if let Some(w) = w {
+            f.wait_for = out_names
+                .iter()
+                .filter(|(job, _)| job == w)
+                .map(|(_, flow)| flow.clone())
+                .collect();
+        }
     }
     c.flows = flows;
     // fio's jobs address the same target, and fio runs nothing alone.

@@ -8,6 +8,8 @@
 /// `randrepeat` is among them because ssdsim's runs always repeat: the
 /// seed is `randseed` or `sim.seed`.
 pub const HOST_ONLY: &[&str] = &[
+    // Soft-deprecated in fio: read and ignored.
+    "flow_watermark",
     "ioengine",
     "filename",
     "directory",
@@ -269,20 +271,6 @@ pub(super) const REFUSED: &[(&str, &str)] = &[
         "latency_percentile",
         "fio's search for the queue depth that meets a latency target is not modelled",
     ),
-    ("flow", "fio's flow control between jobs is not modelled"),
-    ("flow_id", "fio's flow control between jobs is not modelled"),
-    (
-        "flow_watermark",
-        "fio's flow control between jobs is not modelled",
-    ),
-    (
-        "flow_sleep",
-        "fio's flow control between jobs is not modelled",
-    ),
-    (
-        "wait_for",
-        "waiting for one named job is not modelled; stonewall waits for the jobs before",
-    ),
     (
         "cmdprio_percentage",
         "per-request I/O priorities are not modelled",
@@ -431,4 +419,8 @@ pub const SUPPORTED: &[&str] = &[
     "zone_reset_threshold",
     "zone_reset_frequency",
     "read_beyond_wp",
+    "flow",
+    "flow_id",
+    "flow_sleep",
+    "wait_for",
 ];
