@@ -443,7 +443,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     }
 
     /// The rest of [`Self::submit`], past the zone plugs: a request is
-    /// allocated, then plugged or queued in the elevator.
+    /// allocated, then plugged or queued in the elevator. Inlined into
+    /// `submit`, so a drive without zones pays no call for the split.
+    #[inline(always)]
     fn admit(&mut self, r: HostRequest) -> bool {
         let id = self.front.hosts.insert(HostSlot {
             req: r,
