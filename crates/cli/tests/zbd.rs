@@ -322,3 +322,44 @@ fn fios_trim_gc_example_runs_with_flow_control_and_wait_for() {
     );
     assert_eq!(resets, trims);
 }
+
+#[test]
+fn a_zone_left_with_less_than_a_block_is_finished() {
+    // 2 MiB zones written 192 KiB at a time: after ten writes 128 KiB is
+    // left, less than a block, so fio finishes the zone (after its writes
+    // in flight) and goes on in the next.
+    let r = run_job(
+        "finish",
+        "[w]\nrw=write\nbs=192k\ndirect=1\nioengine=libaio\niodepth=4\nzonemode=zbd\nsize=3z\n",
+        SMALL,
+    );
+    no_zone_errors(&r);
+    assert_eq!(r["zbd"]["zone_finishes"], 2);
+    assert_eq!(r["zns"]["finishes"], 2);
+    // Three zones of ten writes each; the job's range ends in the third,
+    // which stays open with its remainder (fio finishes a zone only when
+    // it would write it again).
+    assert_eq!(r["zns"]["zones_by_state"]["full"], 2);
+    assert_eq!(r["zns"]["zones_by_state"]["implicit_open"], 1);
+    assert_eq!(r["host"]["writes"], 30);
+}
+
+#[test]
+fn the_open_zone_limits_default_to_the_drives_and_bound_each_job() {
+    // No max_open_zones: the drive's (5) is fio's; job_max_open_zones=2
+    // bounds each of the two jobs, so at most 4 zones are written at once.
+    let r = run_job(
+        "limits",
+        "[global]\nrw=randwrite\nzonemode=zbd\njob_max_open_zones=2\nbs=64k\ndirect=1\n\
+         numjobs=2\nio_size=8m\n[dev]\nioengine=psync\n",
+        &[SMALL, &["--set", "ftl.max_open_zones=5"]].concat(),
+    );
+    no_zone_errors(&r);
+    assert!(r["zns"]["max_open"].as_u64().unwrap() <= 4, "{}", r["zns"]);
+    // More than 4 zones written in all: full ones leave the table.
+    assert!(
+        r["zns"]["implicit_opens"].as_u64().unwrap() > 4,
+        "{}",
+        r["zns"]
+    );
+}
