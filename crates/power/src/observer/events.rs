@@ -209,7 +209,32 @@ impl Observer for PowerObserver {
         });
     }
 
-    #[inline]
+    /// `cpu_busy`, `dram_access` and `firmware_work` in one step.
+    #[inline(always)]
+    fn firmware_pass(
+        &mut self,
+        start: SimTime,
+        cpu_end: SimTime,
+        end: SimTime,
+        dram: u64,
+        cycles_by: &[u64; Activity::COUNT],
+        dram_by: &[u64; Activity::COUNT],
+    ) {
+        let (s, c, e) = (start.0, cpu_end.0, end.0);
+        self.cpu_booking(s, c);
+        if dram > 0 {
+            self.push_other(true, Span { s: c, e });
+        }
+        self.push_work(WorkSpan {
+            s,
+            c,
+            e,
+            cycles: *cycles_by,
+            dram: *dram_by,
+        });
+    }
+
+    #[inline(always)]
     fn link_xfer(&mut self, _bytes: u64, start: SimTime, end: SimTime) {
         self.push_other(
             false,

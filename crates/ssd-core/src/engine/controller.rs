@@ -438,14 +438,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         let cpu_t = self.hw.ctrl.cycle_time(cycles);
         let dram_t = self.hw.dram.access_time(dram_n);
         let end = start + cpu_t + dram_t;
-        self.obs.cpu_busy(start, start + cpu_t);
-        if dram_n > 0 {
-            self.obs.dram_access(dram_n, start + cpu_t, end);
-        }
-        self.obs.firmware_work(
+        self.obs.firmware_pass(
             start,
             start + cpu_t,
             end,
+            dram_n,
             &self.hw.ctrl.cycles_by_activity(&w, true),
             &w.dram_by_activity(extra_dram),
         );
