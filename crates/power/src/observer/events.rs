@@ -221,9 +221,12 @@ impl Observer for PowerObserver {
         dram_by: &[u64; Activity::COUNT],
     ) {
         let (s, c, e) = (start.0, cpu_end.0, end.0);
-        self.cpu_booking(s, c);
+        debug_assert!(s <= c && c <= e, "pass [{s}, {c}, {e}) out of order");
+        // The latest end of the CPU time and the DRAM accesses.
+        self.see(s, if dram > 0 { e } else { c });
+        self.cpu_booking_seen(s, c);
         if dram > 0 {
-            self.push_other(true, Span { s: c, e });
+            self.push_other_seen(true, Span { s: c, e });
         }
         self.push_work(WorkSpan {
             s,

@@ -453,15 +453,27 @@ impl SpanLane {
         self.pop_front_if_ended(u64::MAX)
     }
 
+    /// Append `it`. When the vector is full, the part already read is
+    /// dropped instead of growing it if that is at least half of it (one
+    /// test a push, the one the vector makes anyway).
     #[inline(always)]
     fn push_back(&mut self, it: Span) {
         if self.head == self.buf.len() {
             self.buf.clear();
             self.head = 0;
-        } else if self.head >= 32 && 2 * self.head >= self.buf.len() {
-            self.compact();
+        } else if self.buf.len() == self.buf.capacity() {
+            self.full();
         }
         self.buf.push(it);
+    }
+
+    /// `push_back` on a full vector.
+    #[cold]
+    #[inline(never)]
+    fn full(&mut self) {
+        if 2 * self.head >= self.buf.len() {
+            self.compact();
+        }
     }
 
     /// Put `it` first.

@@ -9,6 +9,12 @@ impl PowerObserver {
     #[inline(always)]
     pub(super) fn push_other(&mut self, dram: bool, it: Span) {
         self.see(it.s, it.e);
+        self.push_other_seen(dram, it);
+    }
+
+    /// `push_other` of an interval already seen (`see`).
+    #[inline(always)]
+    pub(super) fn push_other_seen(&mut self, dram: bool, it: Span) {
         let lb = self.now_lb;
         let mut lane = if dram {
             &mut self.dram_lane
@@ -289,6 +295,12 @@ impl PowerObserver {
     #[inline(always)]
     pub(super) fn cpu_booking(&mut self, s: u64, e: u64) {
         self.see(s, e);
+        self.cpu_booking_seen(s, e);
+    }
+
+    /// `cpu_booking` of an interval already seen (`see`).
+    #[inline(always)]
+    pub(super) fn cpu_booking_seen(&mut self, s: u64, e: u64) {
         if e > s {
             let cpu = &mut self.cpu;
             match cpu.covered_from {

@@ -419,6 +419,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         let w = self.cx.work;
         self.stats.work.add(&w);
         let cycles = self.hw.ctrl.cycles(&w, true);
+        // What the observer is told the cycles were for, computed beside
+        // them (an observer that ignores it lets the compiler drop it).
+        let cycles_by = self.hw.ctrl.cycles_by_activity(&w, true);
         let dram_n = w.dram_total() + extra_dram;
         self.stats.work.dram_accesses += extra_dram;
         let mut start = self.ctl.cpu_free.max(ready);
@@ -443,7 +446,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             start + cpu_t,
             end,
             dram_n,
-            &self.hw.ctrl.cycles_by_activity(&w, true),
+            &cycles_by,
             &w.dram_by_activity(extra_dram),
         );
         self.stats.cpu_ns += end.0 - start.0;
