@@ -32,7 +32,8 @@
 //!   one shape in a row (the same CPU and DRAM lengths and weights: every
 //!   host write of one size) are divided once for the whole run of them
 //!   (exact: a pass's parts depend on its shape only). Each also goes to a
-//!   log, trimmed of passes that ended before `now_lb`; a cut point takes
+//!   log (`WorkLog`: where the pass lies and its run's number, the shapes
+//!   once per run), trimmed of passes that ended before `now_lb`; a cut point takes
 //!   back, exactly, the logged passes it may split, clip or put in the
 //!   drain, which are then committed as the passes reported after it.
 //! * **CPU**: see below.
@@ -502,7 +503,7 @@ impl SpanLane {
 }
 
 /// A firmware pass waiting to be divided among activities (see
-/// `Observer::firmware_work`): CPU `[s, c)`, DRAM `[c, e)`.
+/// `Observer::firmware_pass`): CPU `[s, c)`, DRAM `[c, e)`.
 #[derive(Clone, Copy, Debug)]
 struct WorkSpan {
     s: u64,
