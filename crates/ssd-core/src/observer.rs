@@ -139,6 +139,28 @@ pub trait Observer {
         _dram: &[u64; Activity::COUNT],
     ) {
     }
+    /// One firmware pass as a whole: its CPU time `[start, cpu_end)`, the
+    /// `dram` DRAM accesses after it, `[cpu_end, end)`, and what it was for:
+    /// the same as `cpu_busy`, then `dram_access` if there were accesses,
+    /// then `firmware_work` (which is what the default does); an observer
+    /// may take all three at once. Passes come in time order (the CPU runs
+    /// one at a time): each begins when or after the one before ended.
+    #[inline]
+    fn firmware_pass(
+        &mut self,
+        start: SimTime,
+        cpu_end: SimTime,
+        end: SimTime,
+        dram: u64,
+        cycles_by: &[u64; Activity::COUNT],
+        dram_by: &[u64; Activity::COUNT],
+    ) {
+        self.cpu_busy(start, cpu_end);
+        if dram > 0 {
+            self.dram_access(dram, cpu_end, end);
+        }
+        self.firmware_work(start, cpu_end, end, cycles_by, dram_by);
+    }
     /// The host link transferred `bytes` (commands and data).
     #[inline]
     fn link_xfer(&mut self, _bytes: u64, _start: SimTime, _end: SimTime) {}
@@ -310,7 +332,20 @@ impl<A: Observer, B: Observer> Observer for Tee<A, B> {
         self.0.firmware_work(s, c, e, cycles, dram);
         self.1.firmware_work(s, c, e, cycles, dram);
     }
-    #[inline]
+    #[inline(always)]
+    fn firmware_pass(
+        &mut self,
+        s: SimTime,
+        c: SimTime,
+        e: SimTime,
+        n: u64,
+        cycles: &[u64; Activity::COUNT],
+        dram: &[u64; Activity::COUNT],
+    ) {
+        self.0.firmware_pass(s, c, e, n, cycles, dram);
+        self.1.firmware_pass(s, c, e, n, cycles, dram);
+    }
+    #[inline(always)]
     fn link_xfer(&mut self, b: u64, s: SimTime, e: SimTime) {
         self.0.link_xfer(b, s, e);
         self.1.link_xfer(b, s, e);

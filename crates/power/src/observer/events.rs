@@ -209,7 +209,35 @@ impl Observer for PowerObserver {
         });
     }
 
-    #[inline]
+    /// `cpu_busy`, `dram_access` and `firmware_work` in one step.
+    #[inline(always)]
+    fn firmware_pass(
+        &mut self,
+        start: SimTime,
+        cpu_end: SimTime,
+        end: SimTime,
+        dram: u64,
+        cycles_by: &[u64; Activity::COUNT],
+        dram_by: &[u64; Activity::COUNT],
+    ) {
+        let (s, c, e) = (start.0, cpu_end.0, end.0);
+        debug_assert!(s <= c && c <= e, "pass [{s}, {c}, {e}) out of order");
+        // The latest end of the CPU time and the DRAM accesses.
+        self.see(s, if dram > 0 { e } else { c });
+        self.cpu_booking_seen(s, c);
+        if dram > 0 {
+            self.push_other_seen(true, Span { s: c, e });
+        }
+        self.push_work(WorkSpan {
+            s,
+            c,
+            e,
+            cycles: *cycles_by,
+            dram: *dram_by,
+        });
+    }
+
+    #[inline(always)]
     fn link_xfer(&mut self, _bytes: u64, start: SimTime, end: SimTime) {
         self.push_other(
             false,

@@ -32,7 +32,8 @@
 //!   one shape in a row (the same CPU and DRAM lengths and weights: every
 //!   host write of one size) are divided once for the whole run of them
 //!   (exact: a pass's parts depend on its shape only). Each also goes to a
-//!   log, trimmed of passes that ended before `now_lb`; a cut point takes
+//!   log (`WorkLog`: where the pass lies and its run's number, the shapes
+//!   once per run), trimmed of passes that ended before `now_lb`; a cut point takes
 //!   back, exactly, the logged passes it may split, clip or put in the
 //!   drain, which are then committed as the passes reported after it.
 //! * **CPU**: see below.
@@ -453,15 +454,27 @@ impl SpanLane {
         self.pop_front_if_ended(u64::MAX)
     }
 
+    /// Append `it`. When the vector is full, the part already read is
+    /// dropped instead of growing it if that is at least half of it (one
+    /// test a push, the one the vector makes anyway).
     #[inline(always)]
     fn push_back(&mut self, it: Span) {
         if self.head == self.buf.len() {
             self.buf.clear();
             self.head = 0;
-        } else if self.head >= 32 && 2 * self.head >= self.buf.len() {
-            self.compact();
+        } else if self.buf.len() == self.buf.capacity() {
+            self.full();
         }
         self.buf.push(it);
+    }
+
+    /// `push_back` on a full vector.
+    #[cold]
+    #[inline(never)]
+    fn full(&mut self) {
+        if 2 * self.head >= self.buf.len() {
+            self.compact();
+        }
     }
 
     /// Put `it` first.
@@ -490,7 +503,7 @@ impl SpanLane {
 }
 
 /// A firmware pass waiting to be divided among activities (see
-/// `Observer::firmware_work`): CPU `[s, c)`, DRAM `[c, e)`.
+/// `Observer::firmware_pass`): CPU `[s, c)`, DRAM `[c, e)`.
 #[derive(Clone, Copy, Debug)]
 struct WorkSpan {
     s: u64,
@@ -544,9 +557,100 @@ struct WorkRun {
     n: u64,
 }
 
-/// The firmware-pass log ([`PowerObserver::work_log`]) is trimmed when it
-/// reaches this length, or twice what the last trim kept.
+/// The firmware-pass log ([`WorkLog`]) is trimmed when it reaches this
+/// length, or twice what the last trim kept.
 const WORK_LOG_MIN: usize = 64;
+
+/// Where a firmware pass counted at once lies, CPU `[s, c)` then DRAM
+/// `[c, e)`, and the number of its run of one shape (see [`WorkLog`]).
+#[derive(Clone, Copy, Debug)]
+struct PassAt {
+    s: u64,
+    c: u64,
+    e: u64,
+    run: u64,
+}
+
+/// The firmware passes counted at once ([`PowerObserver::push_work`]) that
+/// a later cut point may still split or clip, in the order reported: each
+/// where it lies and its run's number, the shapes once per run (a logged
+/// pass is a third of its [`WorkSpan`]: the log costs a few stores a pass).
+#[derive(Clone, Debug)]
+struct WorkLog {
+    passes: Vec<PassAt>,
+    /// The shapes of runs `first_run`, `first_run + 1`, ...: of the passes
+    /// logged, and last the current run's (`PowerObserver::work_run`).
+    runs: Vec<WorkShape>,
+    first_run: u64,
+    /// Trim when `passes` is this long.
+    cap: usize,
+}
+
+impl WorkLog {
+    /// An empty log whose current run is of the default (empty) shape.
+    fn new() -> WorkLog {
+        WorkLog {
+            passes: Vec::new(),
+            runs: vec![WorkShape::default()],
+            first_run: 0,
+            cap: WORK_LOG_MIN,
+        }
+    }
+
+    /// Log a pass of the current run; drop those that ended by `lb` if
+    /// the log is long.
+    #[inline(always)]
+    fn push(&mut self, s: u64, c: u64, e: u64, lb: u64) {
+        if self.passes.len() >= self.cap {
+            self.trim(lb);
+        }
+        let run = self.first_run + (self.runs.len() as u64 - 1);
+        self.passes.push(PassAt { s, c, e, run });
+    }
+
+    /// A new run, of `shape`, is the current one.
+    fn new_run(&mut self, shape: WorkShape) {
+        self.runs.push(shape);
+    }
+
+    /// Drop the passes that ended by `lb` (no cut point can come before
+    /// it) and the shapes no pass left belongs to.
+    #[cold]
+    #[inline(never)]
+    fn trim(&mut self, lb: u64) {
+        self.passes.retain(|p| p.e > lb);
+        let current = self.first_run + (self.runs.len() as u64 - 1);
+        // Runs are numbered in the order reported, and so kept.
+        let keep = self.passes.first().map_or(current, |p| p.run);
+        self.runs.drain(..(keep - self.first_run) as usize);
+        self.first_run = keep;
+        self.cap = (2 * self.passes.len()).max(WORK_LOG_MIN);
+    }
+
+    /// Every pass logged, whole, in order; the log is left empty, its
+    /// current run of `shape`.
+    fn take(&mut self, shape: WorkShape) -> Vec<WorkSpan> {
+        let out = self
+            .passes
+            .iter()
+            .map(|p| {
+                let sh = &self.runs[(p.run - self.first_run) as usize];
+                WorkSpan {
+                    s: p.s,
+                    c: p.c,
+                    e: p.e,
+                    cycles: sh.cycles,
+                    dram: sh.dram,
+                }
+            })
+            .collect();
+        self.passes.clear();
+        self.runs.clear();
+        self.runs.push(shape);
+        self.cap = WORK_LOG_MIN;
+        out
+    }
+}
 
 /// `len` divided in proportion to `w`: the length of each part, as
 /// [`proportional_ends`] divides any interval of that length.
@@ -719,8 +823,7 @@ pub struct PowerObserver {
     /// Firmware passes counted at once (in `work_run`) that a later cut
     /// point may still split or clip: all passes since the last trim (see
     /// [`PowerObserver::push_work`]).
-    work_log: Vec<WorkSpan>,
-    work_log_cap: usize,
+    work_log: WorkLog,
     /// The latest passes counted at once, all of one shape.
     work_run: WorkRun,
     /// Joules per unit by rate index (see [`RATE_SLOT`]): per plane-ns of an
@@ -815,8 +918,7 @@ impl PowerObserver {
             dram_lane: SpanLane::default(),
             link_lane: SpanLane::default(),
             work_lane: VecDeque::new(),
-            work_log: Vec::new(),
-            work_log_cap: WORK_LOG_MIN,
+            work_log: WorkLog::new(),
             work_run: WorkRun::default(),
             unit_j,
             op_per_op,
@@ -1455,8 +1557,7 @@ impl PowerObserver {
         // past `t` are counted again, whole if they begin at `t` or later,
         // else clipped (in `work_lane`).
         self.work_run = WorkRun::default();
-        self.work_log_cap = WORK_LOG_MIN;
-        for w in std::mem::take(&mut self.work_log) {
+        for w in self.work_log.take(WorkShape::default()) {
             if w.s >= t {
                 self.push_work(w);
             } else if w.e > t {

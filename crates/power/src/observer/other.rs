@@ -9,6 +9,12 @@ impl PowerObserver {
     #[inline(always)]
     pub(super) fn push_other(&mut self, dram: bool, it: Span) {
         self.see(it.s, it.e);
+        self.push_other_seen(dram, it);
+    }
+
+    /// `push_other` of an interval already seen (`see`).
+    #[inline(always)]
+    pub(super) fn push_other_seen(&mut self, dram: bool, it: Span) {
         let lb = self.now_lb;
         let mut lane = if dram {
             &mut self.dram_lane
@@ -125,7 +131,7 @@ impl PowerObserver {
     /// integers as dividing each pass. The pass also goes to `work_log`,
     /// from which a cut point takes back (exactly: integers) those it may
     /// split, clip or put in the drain (`cut_work`); the log drops passes
-    /// that ended before `now_lb` when it grows (`trim_work_log`), so it
+    /// that ended before `now_lb` when it grows (`WorkLog::trim`), so it
     /// holds about the passes in flight. Other passes wait in `work_lane`.
     #[inline]
     pub(super) fn push_work(&mut self, it: WorkSpan) {
@@ -135,10 +141,7 @@ impl PowerObserver {
             } else {
                 self.new_work_run(it.shape());
             }
-            if self.work_log.len() >= self.work_log_cap {
-                self.trim_work_log();
-            }
-            self.work_log.push(it);
+            self.work_log.push(it.s, it.c, it.e, self.now_lb);
             return;
         }
         self.push_work_slow(it);
@@ -149,6 +152,7 @@ impl PowerObserver {
     pub(super) fn new_work_run(&mut self, shape: WorkShape) {
         self.flush_work_run();
         self.work_run = WorkRun { shape, n: 1 };
+        self.work_log.new_run(shape);
     }
 
     /// Add the run counted so far to the whole run's counts.
@@ -159,29 +163,18 @@ impl PowerObserver {
         }
     }
 
-    /// Drop from `work_log` the passes that ended before `now_lb`: no cut
-    /// point can come before it.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn trim_work_log(&mut self) {
-        let lb = self.now_lb;
-        self.work_log.retain(|w| w.e > lb);
-        self.work_log_cap = (2 * self.work_log.len()).max(WORK_LOG_MIN);
-    }
-
     /// A cut point `t` arrived: the passes counted at once that it splits or
     /// clips (ending after it) or that are the drain's (beginning at it or
     /// later) are taken back and wait in `work_lane`, committed as passes
     /// reported from now on are.
     pub(super) fn cut_work(&mut self, t: u64) {
         self.flush_work_run();
-        for w in std::mem::take(&mut self.work_log) {
+        for w in self.work_log.take(WorkShape::default()) {
             if w.e > t || w.s >= t {
                 self.all.act.sub_pass(&w.shape());
                 self.work_lane.push_back(w);
             }
         }
-        self.work_log_cap = WORK_LOG_MIN;
     }
 
     /// `push_work` after a cut point, or of a pass that began before the
@@ -302,6 +295,12 @@ impl PowerObserver {
     #[inline(always)]
     pub(super) fn cpu_booking(&mut self, s: u64, e: u64) {
         self.see(s, e);
+        self.cpu_booking_seen(s, e);
+    }
+
+    /// `cpu_booking` of an interval already seen (`see`).
+    #[inline(always)]
+    pub(super) fn cpu_booking_seen(&mut self, s: u64, e: u64) {
         if e > s {
             let cpu = &mut self.cpu;
             match cpu.covered_from {

@@ -158,3 +158,79 @@ fn proportional_parts_tile_the_interval() {
         [500, 1000, 1000, 1000, 1000]
     );
 }
+
+#[test]
+fn a_firmware_pass_is_its_three_reports() {
+    // Passes in time order (some with no DRAM access, some after an idle
+    // gap), link transfers, completions and busy periods, a drain start
+    // and the window end: one `firmware_pass` a pass must count what
+    // `cpu_busy`, `dram_access` and `firmware_work` count, to the bit.
+    let settings = ssdsim_host::config::SsdConfig::default()
+        .validate()
+        .unwrap();
+    let mut x = 0x6A09_E667_F3BC_C908u64;
+    let mut next = |bits: u32| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x >> (64 - bits)
+    };
+    for case in 0..50 {
+        let mut one = PowerObserver::new(&settings, Dur::from_us(20)).unwrap();
+        let mut three = PowerObserver::new(&settings, Dur::from_us(20)).unwrap();
+        let (mut clock, mut active_since, mut inflight) = (0u64, 0u64, 0u32);
+        for _ in 0..(1 + next(10)) {
+            clock += next(12);
+            if inflight == 0 {
+                active_since = clock;
+            }
+            inflight += 1;
+            let (ls, le) = (clock, clock + 1 + next(8));
+            let s = le + next(6);
+            let c = s + 1 + next(9);
+            let n = if next(2) == 0 { 0 } else { 1 + next(3) };
+            let e = c + 40 * n;
+            let cycles = [next(9), next(9), 0, next(2) * next(9), 0];
+            let dram = [0, n / 2, 0, 0, n - n / 2];
+            for o in [&mut one, &mut three] {
+                o.link_xfer(4096, SimTime(ls), SimTime(le));
+            }
+            one.firmware_pass(SimTime(s), SimTime(c), SimTime(e), n, &cycles, &dram);
+            three.cpu_busy(SimTime(s), SimTime(c));
+            if n > 0 {
+                three.dram_access(n, SimTime(c), SimTime(e));
+            }
+            three.firmware_work(SimTime(s), SimTime(c), SimTime(e), &cycles, &dram);
+            clock = e + next(7);
+            if next(1) == 0 || inflight > 8 {
+                let done = SimTime(clock);
+                for o in [&mut one, &mut three] {
+                    o.request_done(IoOp::Write, 4096, SimTime(ls), done);
+                }
+                inflight -= 1;
+                if inflight == 0 {
+                    for o in [&mut one, &mut three] {
+                        o.io_active(SimTime(active_since), done);
+                    }
+                }
+            }
+        }
+        let end = SimTime(clock + next(8));
+        for o in [&mut one, &mut three] {
+            if case % 2 == 0 {
+                o.drain_start(SimTime(clock));
+            }
+            o.finish(end);
+        }
+        let state = |o: &PowerObserver| {
+            format!(
+                "{:?} {:?} {:?} {:?}",
+                o.all,
+                o.drain,
+                o.series.buckets(),
+                o.cpu_wakeups()
+            )
+        };
+        assert_eq!(state(&one), state(&three), "case {case}");
+    }
+}

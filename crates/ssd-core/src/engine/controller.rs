@@ -419,6 +419,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         let w = self.cx.work;
         self.stats.work.add(&w);
         let cycles = self.hw.ctrl.cycles(&w, true);
+        // What the observer is told the cycles were for, computed beside
+        // them (an observer that ignores it lets the compiler drop it).
+        let cycles_by = self.hw.ctrl.cycles_by_activity(&w, true);
         let dram_n = w.dram_total() + extra_dram;
         self.stats.work.dram_accesses += extra_dram;
         let mut start = self.ctl.cpu_free.max(ready);
@@ -438,15 +441,12 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         let cpu_t = self.hw.ctrl.cycle_time(cycles);
         let dram_t = self.hw.dram.access_time(dram_n);
         let end = start + cpu_t + dram_t;
-        self.obs.cpu_busy(start, start + cpu_t);
-        if dram_n > 0 {
-            self.obs.dram_access(dram_n, start + cpu_t, end);
-        }
-        self.obs.firmware_work(
+        self.obs.firmware_pass(
             start,
             start + cpu_t,
             end,
-            &self.hw.ctrl.cycles_by_activity(&w, true),
+            dram_n,
+            &cycles_by,
             &w.dram_by_activity(extra_dram),
         );
         self.stats.cpu_ns += end.0 - start.0;
