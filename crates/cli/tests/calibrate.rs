@@ -96,6 +96,68 @@ fn calibrate_writes_a_drive_that_run_accepts_and_a_fit_table() {
         ],
     );
     assert_eq!(code, 0, "{err}");
+    // The fitted file is a device: `--device FILE`, `device = "FILE"` in a
+    // configuration (relative to it) run the same drive.
+    let device_run = |args: &[&str]| {
+        let mut a = vec![
+            "run",
+            "--fio",
+            "qd1.fio",
+            "--number_ios",
+            "800",
+            "--precondition",
+            "fill",
+            "--seed",
+            "1",
+            "--output-format",
+            "json",
+            "--no-power",
+        ];
+        a.extend_from_slice(args);
+        let (code, out, err) = ssdsim_in(&dir, &a);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        out_jobs(&out)
+    };
+    // The runs' results, without the wall-clock timestamps.
+    fn out_jobs(out: &str) -> serde_json::Value {
+        let v: serde_json::Value = serde_json::from_str(out).unwrap();
+        v["jobs"].clone()
+    }
+    let jobs = out_jobs(&run);
+    assert_eq!(
+        device_run(&["--device", "fitted.toml"]),
+        jobs,
+        "--device FILE"
+    );
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::write(
+        dir.join("sub/uses.toml"),
+        "device = \"../fitted.toml\"\n[sim]\nseed = 1\n",
+    )
+    .unwrap();
+    assert_eq!(
+        device_run(&["--config", "sub/uses.toml"]),
+        jobs,
+        "device = FILE, relative to the configuration"
+    );
+    // A file with a workload is no device: refused, naming file and section.
+    std::fs::write(
+        dir.join("whole.toml"),
+        "nand_preset = \"chip2\"\n[workload]\nrw = \"randread\"\n",
+    )
+    .unwrap();
+    let (code, _, err) = ssdsim_in(&dir, &["run", "--device", "whole.toml"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("device file whole.toml: `workload` is not a drive's section"),
+        "{err}"
+    );
+    let (code, _, err) = ssdsim_in(&dir, &["run", "--device", "missing.toml"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("device file missing.toml: cannot read"),
+        "{err}"
+    );
     let run: serde_json::Value = serde_json::from_str(&run).unwrap();
     let (code, json, err) = ssdsim_in(
         &dir,

@@ -350,7 +350,7 @@ pub fn device_preset(name: &str) -> Result<&'static DevicePreset, ConfigError> {
             invalid(
                 "device",
                 format!(
-                    "unknown device preset {name:?} (known: {})",
+                    "unknown device preset {name:?} (known: {}; or a device file, FILE.toml)",
                     DEVICE_PRESETS
                         .iter()
                         .map(|d| d.name)

@@ -247,15 +247,19 @@ fn base_config(top: &FileToml, dir: &Path, f: &str) -> Result<(SsdConfig, String
             "{f}: base: missing (a NAND or device preset name, or `config = \"FILE.toml\"`)"
         ))),
         (Some(name), None) => {
-            let flag = if ssd_core::devices::DEVICE_PRESETS
+            // A device file (a fitted drive, `base = "fitted.toml"`) is
+            // found beside the targets file.
+            let (flag, value) = if ssdsim_host::config::is_device_file(name) {
+                ("device", dir.join(name).display().to_string())
+            } else if ssd_core::devices::DEVICE_PRESETS
                 .iter()
                 .any(|d| d.name == name)
             {
-                "device"
+                ("device", name.clone())
             } else {
-                "nand"
+                ("nand", name.clone())
             };
-            let flags = [(flag.to_string(), name.clone())];
+            let flags = [(flag.to_string(), value)];
             let cfg = crate::resolve_config_text(None, "", &flags)
                 .map_err(|e| input(format!("{f}: base: {e}")))?;
             Ok((cfg, name.clone()))
