@@ -158,6 +158,20 @@ fn calibrate_writes_a_drive_that_run_accepts_and_a_fit_table() {
         err.contains("device file missing.toml: cannot read"),
         "{err}"
     );
+    // A fitted drive is a calibration's base too (found beside the targets).
+    std::fs::write(
+        dir.join("sub/again.toml"),
+        "base = \"../fitted.toml\"\nfree = [\"t_r\"]\nnumber_ios = 800\n\
+         [[target]]\nname = \"qd1\"\nfio = \"../qd1.json\"\njob = \"../qd1.fio\"\n\
+         metric = \"read.clat_ns.mean\"\ntolerance = 0.03\n",
+    )
+    .unwrap();
+    let (code, out, err) = ssdsim_in(&dir, &["calibrate", "sub/again.toml", "--quiet"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("calibration of base ../fitted.toml"),
+        "{out}"
+    );
     let run: serde_json::Value = serde_json::from_str(&run).unwrap();
     let (code, json, err) = ssdsim_in(
         &dir,
