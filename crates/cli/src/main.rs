@@ -2025,7 +2025,7 @@ fn calibrate_cmd(
     if let Some(o) = out {
         write_file(o, fit.preset_toml().as_bytes())?;
         eprintln!(
-            "wrote {}; run it with: ssdsim run --config {}",
+            "wrote {}; run it with: ssdsim run --device {}",
             o.display(),
             o.display()
         );

@@ -120,6 +120,32 @@ impl SsdConfig {
     }
 }
 
+/// The top-level keys of a device file ([`SsdConfig::with_device_in`]):
+/// the drive's sections and the presets they may start from.
+pub const DEVICE_FILE_KEYS: &[&str] = &[
+    "device",
+    "nand_preset",
+    "power_preset",
+    "interface",
+    "nand",
+    "layout",
+    "controller",
+    "dram",
+    "host",
+    "ftl",
+    "power",
+];
+
+/// Does `name` (given where a device preset is named) name a device file
+/// rather than a built-in preset? A built-in name never does; a name that
+/// ends in `.toml` or has a path separator does.
+pub fn is_device_file(name: &str) -> bool {
+    !ssd_core::devices::DEVICE_PRESETS
+        .iter()
+        .any(|d| d.name == name)
+        && (name.ends_with(".toml") || name.contains('/') || name.contains('\\'))
+}
+
 impl Default for SsdConfig {
     /// The drive of [`DriveConfig::default`] (Lee & Won's reference SSD)
     /// under a fio-style workload, no file system, no flows.
@@ -143,10 +169,97 @@ impl SsdConfig {
     }
 
     /// This configuration with device preset `name` applied over it
-    /// ([`ssd_core::devices`]): the fields the preset sets replace these.
+    /// ([`ssd_core::devices`]), or with the device file `name` (a path, as
+    /// [`is_device_file`] tells them apart, relative to the working
+    /// directory): the fields the preset or file sets replace these.
     pub fn with_device(self, name: &str) -> Result<SsdConfig, ConfigError> {
-        let d = ssd_core::devices::device_preset(name)?;
-        SsdConfig::from_toml_over(Some(self), d.toml, &format!("device preset {name}"))
+        self.with_device_in(name, None)
+    }
+
+    /// [`SsdConfig::with_device`], with a relative device file's path taken
+    /// from `dir` (the directory of the configuration file that names it).
+    ///
+    /// A device file is a drive as a configuration file: what `ssdsim
+    /// calibrate` writes, or any file of the drive's sections
+    /// ([`DEVICE_FILE_KEYS`]). A section that is not the drive's (a
+    /// workload, `[sim]`, flows) is refused, naming the file and the
+    /// section, rather than dropped; so is a `device` inside it that names
+    /// another file (a device file starts from a built-in preset at most,
+    /// so files cannot name each other in a circle).
+    pub fn with_device_in(
+        self,
+        name: &str,
+        dir: Option<&std::path::Path>,
+    ) -> Result<SsdConfig, ConfigError> {
+        if !is_device_file(name) {
+            let d = ssd_core::devices::device_preset(name)?;
+            return SsdConfig::from_toml_over(Some(self), d.toml, &format!("device preset {name}"));
+        }
+        let path = match dir {
+            Some(d) if std::path::Path::new(name).is_relative() => d.join(name),
+            _ => std::path::PathBuf::from(name),
+        };
+        let p = path.display().to_string();
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| invalid("device", format!("device file {p}: cannot read: {e}")))?;
+        let table: toml::Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| ConfigError::Parse {
+                source_name: p.clone(),
+                message: e.to_string(),
+            })?;
+        if let Some(k) = table
+            .keys()
+            .find(|k| !DEVICE_FILE_KEYS.contains(&k.as_str()))
+        {
+            return Err(invalid(
+                "device",
+                format!(
+                    "device file {p}: `{k}` is not a drive's section (a device file holds {}; \
+                     run a whole configuration with --config)",
+                    DEVICE_FILE_KEYS.join(", ")
+                ),
+            ));
+        }
+        if let Some(inner) = table.get("device").and_then(toml::Value::as_str) {
+            if is_device_file(inner) {
+                return Err(invalid(
+                    "device",
+                    format!(
+                        "device file {p}: device = {inner:?}: a device file starts from a \
+                         built-in device preset, not from another file"
+                    ),
+                ));
+            }
+        }
+        SsdConfig::from_toml_over(Some(self), &text, &p)
+    }
+
+    /// The drive's sections as TOML ([`DEVICE_FILE_KEYS`]: NAND, layout,
+    /// controller, DRAM, host link, FTL and power), without the workload,
+    /// the simulation's settings or the host stack: a file that both
+    /// `--device` and `--config` take.
+    pub fn drive_toml(&self) -> String {
+        #[derive(Serialize)]
+        struct Drive<'a> {
+            nand: &'a NandConfig,
+            layout: &'a LayoutConfig,
+            controller: &'a ControllerConfig,
+            dram: &'a DramConfig,
+            host: &'a HostConfig,
+            ftl: &'a FtlConfig,
+            power: &'a PowerConfig,
+        }
+        toml::to_string_pretty(&Drive {
+            nand: &self.nand,
+            layout: &self.layout,
+            controller: &self.controller,
+            dram: &self.dram,
+            host: &self.host,
+            ftl: &self.ftl,
+            power: &self.power,
+        })
+        .expect("config serializes")
     }
 
     /// Parse TOML text and merge it over the preset it names (`nand_preset = "..."`
@@ -177,7 +290,10 @@ impl SsdConfig {
             let name = v
                 .as_str()
                 .ok_or_else(|| perr("device: expected a string".into()))?;
-            base = base.with_device(name)?;
+            // A relative device file is found beside the file naming it.
+            let src = std::path::Path::new(source_name);
+            let dir = src.is_file().then(|| src.parent()).flatten();
+            base = base.with_device_in(name, dir)?;
         }
         if let Some(v) = file.remove("nand_preset") {
             let name = v

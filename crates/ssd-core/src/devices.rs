@@ -298,6 +298,31 @@ cpu_normal_power = "3309.877mW"
 "#,
     },
     DevicePreset {
+        name: "samsung-980pro",
+        about: "Samsung 980 PRO 1 TB (MZ-V8P1T0; 2020): a current NVMe TLC drive, PCIe 4.0 x4, 128-layer V-NAND TLC, 1 GB LPDDR4; Samsung's figures (\"Samsung NVMe SSD 980 PRO Data Sheet\", as restated from Samsung's product page): 7,000 / 5,000 MB/s, 1,000,000 / 1,000,000 IOPS (4 KiB QD32), idle / average / maximum 35 mW / 6.2 W / 8.9 W; 16 dies of 64 GiB on 8 channels x 2 ways (assumed), 16 KiB pages in two planes (the 64-layer TLC preset's geometry and tBERS), modern-tlc power, page mapping, 9.7 % over-provisioning for 1,000 GB; calibrated (examples/calibrate/studies/samsung-980pro.toml) to capacity, sequential read/write and average power within 0.01 % (tR 33.1 us, bus 1,578 MB/s, tPROG 83.7 us: the SLC cache's rate Samsung's write figure is within), power bound 8.43 W under 8.9 W (max_power_w); random IOPS and idle power predicted (held out: -82 % / -95 % / +936 %)",
+        toml: r#"
+nand_preset = "tlc-64l"
+power_preset = "modern-tlc"
+interface = "nvme-gen4x4"
+[nand]
+blocks_per_plane = 3641
+t_r = "33119ns"
+t_prog = "83699ns"
+bus = "1578.226MB/s"
+[layout]
+channels = 8
+ways = 2
+[ftl]
+kind = "page"
+op = 0.097
+[dram]
+capacity = "1GiB"
+[power]
+name = "samsung-980pro"
+cpu_normal_power = "3416.504mW"
+"#,
+    },
+    DevicePreset {
         name: "wang-60gb",
         about: "Wang et al. 2013: the 60 GB SSD they replayed their traces on in FlashSim, 3 % over-provisioning (set by the experiment files); FlashSim's default package (ssd.conf: 2 dies x 2 planes x 2,048 blocks x 64 pages of 4 KiB, SLC 25/200/1500 us: 2 GiB), 30 packages each on its own channel as FlashSim gives each package its bus; the bus rate and interface are ssdsim's reference drive's (FlashSim's bus delays are not the study's question)",
         toml: r#"
@@ -350,7 +375,7 @@ pub fn device_preset(name: &str) -> Result<&'static DevicePreset, ConfigError> {
             invalid(
                 "device",
                 format!(
-                    "unknown device preset {name:?} (known: {})",
+                    "unknown device preset {name:?} (known: {}; or a device file, FILE.toml)",
                     DEVICE_PRESETS
                         .iter()
                         .map(|d| d.name)

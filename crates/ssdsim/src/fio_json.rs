@@ -198,6 +198,27 @@ pub fn flow_jobs(cfg: &ssdsim_host::config::SsdConfig) -> Vec<crate::fio::Output
         .collect()
 }
 
+/// Does output job `j` sum into the entry before it (fio's `stat.c`:
+/// `group_reporting` and the same `groupid` as the job before, `last`)?
+fn joins_previous(j: &crate::fio::OutputJob, last: Option<u32>) -> bool {
+    j.group_reporting && last == Some(j.groupid)
+}
+
+/// The names of the entries fio's JSON output has for `jobs`, in order:
+/// one per job clone, but clones and jobs summed by `group_reporting`
+/// ([`fio_json_run`]'s entries).
+pub fn entry_names(jobs: &[crate::fio::OutputJob]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let mut last = None;
+    for j in jobs {
+        if names.is_empty() || !joins_previous(j, last) {
+            names.push(j.name.clone());
+        }
+        last = Some(j.groupid);
+    }
+    names
+}
+
 /// fio's JSON output for a run of `cfg` (after [`crate::apply_fio_jobs`]
 /// gave `jobs`): one entry per job, or, for a run of `[[flow]]`s, per flow
 /// (a fio file's `numjobs` clones each), summed into one entry per
@@ -246,7 +267,7 @@ pub fn fio_json_run(
                     lat: l.clone(),
                 };
                 match entries.last_mut() {
-                    Some(prev) if j.group_reporting && last == Some(j.groupid) => prev.absorb(e),
+                    Some(prev) if joins_previous(j, last) => prev.absorb(e),
                     _ => entries.push(e),
                 }
                 last = Some(j.groupid);

@@ -103,7 +103,8 @@ pub const FLAGS: &[Flag] = &[
         "device",
         Rule::Device,
         "Device preset: a whole drive of a published study (park-old, park-mlc, park-mtron, \
-         park-tgn, sun-ssd-i, sun-ssd-s, sun-ssd-k, wang-60gb; `ssdsim presets` lists them), \
+         park-tgn, sun-ssd-i, sun-ssd-s, sun-ssd-k, samsung-980pro, wang-60gb; `ssdsim \
+         presets` lists them) or a device file (FILE.toml: the drive `ssdsim calibrate` writes), \
          applied before every other flag",
     ),
     flag(

@@ -228,11 +228,15 @@ fn bad_targets_are_refused_naming_file_target_and_field() {
         ),
         (
             format!("{head}{}", good.replace("job = \"qd1.fio\"", "job = \"two.fio\"")),
-            "target \"lat\": job: defines 2 job sections",
+            "target \"lat\": job: ",
+        ),
+        (
+            format!("{head}{}", good.replace("job = \"qd1.fio\"", "job = \"two.fio\"")),
+            "two.fio reports the entries [a, b] but ",
         ),
         (
             format!("{head}{}", good.replace("job = \"qd1.fio\"", "job = \"clones.fio\"")),
-            "target \"lat\": job: numjobs=4 without group_reporting",
+            "clones.fio: numjobs=4 without group_reporting",
         ),
         (
             format!("config = \"base.toml\"\nfree = [\"warp\"]\n{good}"),
@@ -509,6 +513,108 @@ fn a_power_trace_fits_the_program_current() {
     assert!(
         err.contains("target \"trace\": power_trace: ")
             && err.contains("line 3: \"lots\" is not a number of watts"),
+        "{err}"
+    );
+}
+
+/// The standard tests as one job file of stonewalled jobs, measured as one
+/// fio JSON output with an entry per job: each target names its entry
+/// (`jobname`) and reads it back from one run of the whole file. At the
+/// drive that was measured, every target's simulated value is its
+/// measurement exactly, with the test from the job file or from the JSON's
+/// own options; an entry of two clones' name is refused as ambiguous.
+#[test]
+fn a_multi_job_output_is_read_entry_by_entry() {
+    let dir = scratch("multijob");
+    std::fs::write(dir.join("hidden.toml"), HIDDEN).unwrap();
+    let mut job = String::from("[global]\ndirect=1\nnumber_ios=300\n");
+    for (name, body) in JOBS {
+        let body = body.split_once('\n').unwrap().1;
+        job.push_str(&format!("[{name}]\n{body}stonewall\n"));
+    }
+    std::fs::write(dir.join("all.fio"), &job).unwrap();
+    let ssd = Ssd::builder()
+        .toml(HIDDEN)
+        .seed(1)
+        .precondition("fill")
+        .power_model(false)
+        .fio(job.as_str())
+        .build()
+        .unwrap();
+    let out = ssd.run().unwrap();
+    let mut doc = fio_json::fio_json_run(&[], ssd.config(), &out.report, &out.latency);
+    assert_eq!(doc["jobs"].as_array().unwrap().len(), JOBS.len());
+    std::fs::write(dir.join("all.json"), doc.to_string()).unwrap();
+    // The same output with fio's own record of the jobs, and no job file.
+    doc["global options"] = serde_json::json!({"direct": "1", "number_ios": "300"});
+    for (i, (_, body)) in JOBS.iter().enumerate() {
+        let mut o = serde_json::Map::new();
+        for l in body.lines().skip(1) {
+            let (k, v) = l.split_once('=').unwrap();
+            o.insert(k.into(), v.into());
+        }
+        o.insert("stonewall".into(), "".into());
+        doc["jobs"][i]["job options"] = serde_json::Value::Object(o);
+    }
+    std::fs::write(dir.join("own.json"), doc.to_string()).unwrap();
+    let mut t = String::from("config = \"hidden.toml\"\nfree = [\"t_r\"]\nnumber_ios = 300\n");
+    for (name, job, metric) in [
+        ("qd1", "qd1", "read.clat_ns.mean"),
+        ("qd32", "qd32", "read.iops"),
+        ("seqw", "seqw", "write.bw_bytes"),
+        ("randw", "randw", "write.iops"),
+        ("mix", "mix", "read.iops"),
+    ] {
+        t.push_str(&format!(
+            "\n[[target]]\nname = \"{name}\"\nfio = \"all.json\"\njob = \"all.fio\"\n\
+             jobname = \"{job}\"\nmetric = \"{metric}\"\n\
+             \n[[target]]\nname = \"{name}-own\"\nfio = \"own.json\"\n\
+             jobname = \"{job}\"\nmetric = \"{metric}\"\n"
+        ));
+    }
+    let file = dir.join("t.toml");
+    std::fs::write(&file, &t).unwrap();
+    let spec = calibrate::load(&file).unwrap();
+    let plan = calibrate::search::Plan::new(&spec.targets);
+    let all = vec![true; spec.targets.len()];
+    let v = calibrate::search::values(&spec.base, &spec, &plan, &all).unwrap();
+    for (target, v) in spec.targets.iter().zip(&v) {
+        assert_eq!(v.unwrap(), target.measured, "{}", target.name);
+    }
+    // Refusals name the file and the field.
+    let one = |extra: &str| {
+        std::fs::write(
+            &file,
+            format!(
+                "config = \"hidden.toml\"\nfree = [\"t_r\"]\n[[target]]\nname = \"x\"\n\
+                 fio = \"all.json\"\nmetric = \"read.iops\"\n{extra}"
+            ),
+        )
+        .unwrap();
+        calibrate::load(&file).unwrap_err().to_string()
+    };
+    let err = one("job = \"all.fio\"\n");
+    assert!(
+        err.contains("target \"x\": jobname: ") && err.contains("all.json: 6 jobs (qd1, qd32"),
+        "{err}"
+    );
+    let err = one("jobname = \"nope\"\njob = \"all.fio\"\n");
+    assert!(
+        err.contains("jobname: ") && err.contains("no job named \"nope\""),
+        "{err}"
+    );
+    std::fs::write(dir.join("qd1.fio"), JOBS[0].1).unwrap();
+    let err = one("jobname = \"qd1\"\njob = \"qd1.fio\"\n");
+    assert!(
+        err.contains("job: ") && err.contains("qd1.fio reports the entries [qd1] but"),
+        "{err}"
+    );
+    let mut twins = doc.clone();
+    twins["jobs"][1]["jobname"] = "qd1".into();
+    std::fs::write(dir.join("all.json"), twins.to_string()).unwrap();
+    let err = one("jobname = \"qd1\"\n");
+    assert!(
+        err.contains("jobname: ") && err.contains("2 entries are named \"qd1\""),
         "{err}"
     );
 }

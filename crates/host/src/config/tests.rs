@@ -311,3 +311,44 @@ fn every_device_resolves_with_its_capacity_and_idle_power() {
         "{err}"
     );
 }
+
+/// A device file is a drive's sections over a built-in preset at most: its
+/// fields replace the configuration's as a preset's do, found beside the
+/// configuration that names it; a file naming another file is refused.
+#[test]
+fn a_device_file_is_a_drive() {
+    let dir = std::env::temp_dir().join(format!("ssdsim-devfile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let drive = SsdConfig::default()
+        .with_device("sun-ssd-i")
+        .unwrap()
+        .drive_toml();
+    std::fs::write(dir.join("fitted.toml"), &drive).unwrap();
+    let by_file = SsdConfig::default()
+        .with_device(&dir.join("fitted.toml").display().to_string())
+        .unwrap();
+    assert_eq!(
+        by_file,
+        SsdConfig::default().with_device("sun-ssd-i").unwrap()
+    );
+    let cfg = dir.join("run.toml");
+    std::fs::write(&cfg, "device = \"fitted.toml\"\n[layout]\nchannels = 4\n").unwrap();
+    let c = SsdConfig::from_toml_over(
+        None,
+        "device = \"fitted.toml\"\n",
+        &cfg.display().to_string(),
+    )
+    .unwrap();
+    assert_eq!(c.nand, by_file.nand, "relative to the naming file");
+    std::fs::write(dir.join("loop.toml"), "device = \"fitted.toml\"\n").unwrap();
+    let err = SsdConfig::default()
+        .with_device(&dir.join("loop.toml").display().to_string())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("starts from a built-in device preset"),
+        "{err}"
+    );
+    assert!(is_device_file("a/b") && is_device_file("x.toml") && !is_device_file("sun-ssd-i"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

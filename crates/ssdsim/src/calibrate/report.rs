@@ -77,7 +77,9 @@ pub struct Fit {
 }
 
 impl Fit {
-    /// The fitted drive as a configuration file (`ssdsim run --config`).
+    /// The fitted drive as a device file: its drive's sections
+    /// ([`SsdConfig::drive_toml`]), which `--device FILE`, `device =
+    /// "FILE"` and `--config FILE` all take.
     pub fn preset_toml(&self) -> String {
         let mut head = format!(
             "# Fitted by `ssdsim calibrate` from base {} (seed {}, {} requests a run).\n# Fitted to:",
@@ -106,7 +108,7 @@ impl Fit {
             head.push(';');
         }
         head.push('\n');
-        head + &self.config.to_toml()
+        head + &self.config.drive_toml()
     }
 
     /// The warnings: each parameter no fitted target pins down.

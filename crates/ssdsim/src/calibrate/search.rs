@@ -98,10 +98,24 @@ impl Plan {
     }
 }
 
-/// A run's results: its fio JSON entry and its mean power.
+/// A run's results: its fio JSON entries and its mean power.
 struct RunOut {
-    entry: Value,
+    jobs: Vec<Value>,
     power_w: Option<f64>,
+}
+
+impl RunOut {
+    /// The entry named `name` (the only one of its name: the targets file
+    /// was checked so), or the first.
+    fn entry(&self, name: Option<&str>) -> Option<&Value> {
+        match name {
+            None => self.jobs.first(),
+            Some(n) => self
+                .jobs
+                .iter()
+                .find(|j| j.get("jobname").and_then(Value::as_str) == Some(n)),
+        }
+    }
 }
 
 /// A prepared run: its configuration, options and fio output jobs.
@@ -109,7 +123,8 @@ type Prepared = (SsdConfig, crate::RunOptions, Vec<crate::fio::OutputJob>);
 
 /// One run of `cfg` as it will be simulated: the job applied as `--fio`
 /// applies it, with the calibration's seed and run length (`number_ios`
-/// requests; a job's `numjobs` clones share them).
+/// requests for each group of jobs that run side by side: the jobs and
+/// clones between two `stonewall`s share them).
 fn prepare(cfg: &SsdConfig, run: &RunKey, spec: &Spec) -> Result<Prepared, RunError> {
     let ssd = Ssd::builder()
         .config(cfg.clone())
@@ -128,9 +143,21 @@ fn prepare(cfg: &SsdConfig, run: &RunKey, spec: &Spec) -> Result<Prepared, RunEr
         vec![("number_ios", n)]
     };
     let out = crate::apply_fio_jobs(&mut c, jobs, name, &flags, &mut |_| {})?;
-    for f in &mut c.flows {
+    // The flows that start together: from one stonewall to the next.
+    let mut side_by_side = Vec::new();
+    for (i, f) in c.flows.iter().enumerate() {
+        if i == 0 || f.stonewall {
+            side_by_side.push(0u64);
+        }
+        *side_by_side.last_mut().expect("a group") += 1;
+    }
+    let mut group = 0;
+    for (i, f) in c.flows.iter_mut().enumerate() {
+        if i > 0 && f.stonewall {
+            group += 1;
+        }
         if let Some(w) = &mut f.workload {
-            w.number_ios = Some(spec.number_ios.div_ceil(clones));
+            w.number_ios = Some(spec.number_ios.div_ceil(side_by_side[group]));
             w.time_based = false;
         }
         f.ramp_time = None;
@@ -144,7 +171,7 @@ fn prepare(cfg: &SsdConfig, run: &RunKey, spec: &Spec) -> Result<Prepared, RunEr
     Ok((c, ssd.options().clone(), out))
 }
 
-/// Simulate a prepared run: its fio JSON entry and mean power.
+/// Simulate a prepared run: its fio JSON entries and mean power.
 fn simulate(
     c: &SsdConfig,
     opts: &crate::RunOptions,
@@ -159,7 +186,7 @@ fn simulate(
         .and_then(|p| p.get("mean"))
         .and_then(Value::as_f64);
     Ok(RunOut {
-        entry: doc["jobs"][0].clone(),
+        jobs: doc["jobs"].as_array().cloned().unwrap_or_default(),
         power_w,
     })
 }
@@ -274,7 +301,12 @@ pub fn values(
         let x = match &target.probe {
             Probe::IdlePower => idle_power(cfg)?,
             Probe::Capacity => cfg.validate()?.logical_bytes() as f64 / 1e9,
-            Probe::Run { metric, scale, .. } => {
+            Probe::Run {
+                metric,
+                scale,
+                entry,
+                ..
+            } => {
                 let out = outs[plan.of_target[t].expect("a run")]
                     .as_ref()
                     .expect("simulated");
@@ -283,7 +315,13 @@ pub fn values(
                         RunError::Input(format!("{}: the run has no power figure", target.name))
                     })?
                 } else {
-                    super::targets::metric_value(&out.entry, metric).map_err(|e| {
+                    let e = out.entry(entry.as_deref()).ok_or_else(|| {
+                        RunError::Input(format!(
+                            "target \"{}\": simulated run: no entry {entry:?}",
+                            target.name
+                        ))
+                    })?;
+                    super::targets::metric_value(e, metric).map_err(|e| {
                         RunError::Input(format!("target \"{}\": simulated run: {e}", target.name))
                     })?
                 };

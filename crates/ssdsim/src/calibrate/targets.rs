@@ -26,6 +26,10 @@ pub enum Probe {
         metric: String,
         /// Factor from the metric's unit to the target's.
         scale: f64,
+        /// The entry of the run's fio output the metric is read from, by
+        /// its job name, when the job file reports several (a run of
+        /// several jobs, fio's one entry per job); `None`: the only one.
+        entry: Option<String>,
     },
     /// The drive's idle power, W: the controller's idle power, the DRAM's
     /// standby, every die's idle current and the link's idle power.
@@ -204,7 +208,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Spec, RunError> {
             max_power_w = Some(positive(t.value, &at, "value")?);
             continue;
         }
-        targets.push(target(t, name, &at, &dir)?);
+        targets.push(target(t, name, &at, &dir, &base)?);
     }
     if !targets.iter().any(|t| !t.holdout) {
         return Err(input(format!(
@@ -247,15 +251,19 @@ fn base_config(top: &FileToml, dir: &Path, f: &str) -> Result<(SsdConfig, String
             "{f}: base: missing (a NAND or device preset name, or `config = \"FILE.toml\"`)"
         ))),
         (Some(name), None) => {
-            let flag = if ssd_core::devices::DEVICE_PRESETS
+            // A device file (a fitted drive, `base = "fitted.toml"`) is
+            // found beside the targets file.
+            let (flag, value) = if ssdsim_host::config::is_device_file(name) {
+                ("device", dir.join(name).display().to_string())
+            } else if ssd_core::devices::DEVICE_PRESETS
                 .iter()
                 .any(|d| d.name == name)
             {
-                "device"
+                ("device", name.clone())
             } else {
-                "nand"
+                ("nand", name.clone())
             };
-            let flags = [(flag.to_string(), name.clone())];
+            let flags = [(flag.to_string(), value)];
             let cfg = crate::resolve_config_text(None, "", &flags)
                 .map_err(|e| input(format!("{f}: base: {e}")))?;
             Ok((cfg, name.clone()))
@@ -351,7 +359,13 @@ fn positive(v: Option<f64>, at: &str, field: &str) -> Result<f64, RunError> {
 }
 
 /// One `[[target]]`.
-fn target(t: TargetToml, name: String, at: &str, dir: &Path) -> Result<Target, RunError> {
+fn target(
+    t: TargetToml,
+    name: String,
+    at: &str,
+    dir: &Path,
+    base: &SsdConfig,
+) -> Result<Target, RunError> {
     let tolerance = match t.tolerance {
         None => 0.05,
         Some(_) => positive(t.tolerance, at, "tolerance")?,
@@ -383,7 +397,7 @@ fn target(t: TargetToml, name: String, at: &str, dir: &Path) -> Result<Target, R
         )));
     }
     if let Some(trace) = &t.power_trace {
-        return power_trace_target(&t, trace, name, tolerance, weight, at, dir, pre);
+        return power_trace_target(&t, trace, name, tolerance, weight, at, dir, pre, base);
     }
     let (measured, probe) = match (&t.fio, &t.datasheet) {
         (None, None) => {
@@ -391,7 +405,7 @@ fn target(t: TargetToml, name: String, at: &str, dir: &Path) -> Result<Target, R
                 "{at}: fio: missing (a fio JSON output file, a `datasheet = NAME` or a `power_trace = FILE`)"
             )))
         }
-        (Some(json), _) => fio_target(&t, json, at, dir, pre)?,
+        (Some(json), _) => fio_target(&t, json, at, dir, pre, base)?,
         (None, Some(d)) => {
             for (k, v) in [
                 ("job", &t.job),
@@ -436,6 +450,7 @@ fn power_trace_target(
     at: &str,
     dir: &Path,
     pre: Option<String>,
+    base: &SsdConfig,
 ) -> Result<Target, RunError> {
     for (k, v) in [("metric", &t.metric), ("jobname", &t.jobname)] {
         if v.is_some() {
@@ -463,7 +478,17 @@ fn power_trace_target(
     };
     let job = std::fs::read_to_string(&jp)
         .map_err(|e| input(format!("{at}: job: {}: cannot read: {e}", jp.display())))?;
-    one_job(&job, at)?;
+    // The trace is the whole drive's power: its job is one entry.
+    let entries = entries_of(&job, base, at)?;
+    if entries.len() != 1 {
+        return Err(input(format!(
+            "{at}: job: {} reports {} entries ({}): a power trace is the drive's power under one \
+             job (its numjobs clones summed with group_reporting)",
+            jp.display(),
+            entries.len(),
+            entries.join(", ")
+        )));
+    }
     Ok(Target {
         name,
         measured,
@@ -475,6 +500,7 @@ fn power_trace_target(
             precondition: pre.unwrap_or_else(|| "fill".into()),
             metric: "power_w.mean".into(),
             scale: 1.0,
+            entry: None,
         },
         throughput: None,
     })
@@ -519,24 +545,20 @@ fn trace_mean(text: &str, column: Option<&str>) -> Result<f64, String> {
     Ok(sum / n as f64)
 }
 
-/// Refuse a job file whose results are not one entry of fio's output: one
-/// job, or one job section's `numjobs` clones summed by `group_reporting`.
-fn one_job(job: &str, at: &str) -> Result<(), RunError> {
-    let parsed = crate::fio::parse_jobs_str(job, at, &Default::default())
+/// The names of the entries fio's JSON output has for the job file `job`
+/// (one per job clone, clones and jobs summed by `group_reporting` into
+/// one), as the run of it reports them ([`crate::fio_json::entry_names`]).
+fn entries_of(job: &str, base: &SsdConfig, at: &str) -> Result<Vec<String>, RunError> {
+    let mut c = base.clone();
+    let jobs = crate::fio::parse_jobs_str(job, at, &c.workload)
         .map_err(|e| input(format!("{at}: job: {e}")))?;
-    match parsed.as_slice() {
-        [(_, j)] if j.numjobs <= 1 || j.group_reporting => Ok(()),
-        [(_, j)] => Err(input(format!(
-            "{at}: job: numjobs={} without group_reporting: fio reports each clone apart; \
-             a target's test is one entry (add group_reporting, or numjobs=1)",
-            j.numjobs
-        ))),
-        jobs => Err(input(format!(
-            "{at}: job: defines {} job sections; a target's test is one (its numjobs \
-             clones summed with group_reporting)",
-            jobs.len()
-        ))),
+    let only = jobs.first().map(|j| j.1.name.clone()).unwrap_or_default();
+    let out = crate::apply_fio_jobs(&mut c, jobs, at, &[], &mut |_| {})
+        .map_err(|e| input(format!("{at}: job: {e}")))?;
+    if out.is_empty() {
+        return Ok(vec![only]);
     }
+    Ok(crate::fio_json::entry_names(&out))
 }
 
 fn datasheet(d: &str, at: &str, pre: Option<String>) -> Result<Probe, RunError> {
@@ -556,17 +578,27 @@ fn datasheet(d: &str, at: &str, pre: Option<String>) -> Result<Probe, RunError> 
         precondition: pre.unwrap_or_else(|| p.to_string()),
         metric: metric.to_string(),
         scale: *scale,
+        entry: None,
     })
 }
 
 /// A fio target: the measured value from its JSON file, the job that
 /// defines the test from `job` or the JSON's own options.
+///
+/// A JSON file of several entries (a job file of several jobs, or
+/// `numjobs` clones without `group_reporting`: fio reports each apart) is
+/// read as fio wrote it: `jobname` names the entry, which must be the only
+/// one of that name, and the test is the whole job file run as fio ran it
+/// (its jobs one after another at a `stonewall`, or side by side), the
+/// simulated run's entry of that name read back. The job file must report
+/// the entries the JSON has, in its order: it is the file that ran.
 fn fio_target(
     t: &TargetToml,
     json: &str,
     at: &str,
     dir: &Path,
     pre: Option<String>,
+    base: &SsdConfig,
 ) -> Result<(f64, Probe), RunError> {
     let path = dir.join(json);
     let p = path.display();
@@ -574,8 +606,8 @@ fn fio_target(
         .map_err(|e| input(format!("{at}: fio: {p}: cannot read: {e}")))?;
     let doc: Value = serde_json::from_str(&text)
         .map_err(|e| input(format!("{at}: fio: {p}: not fio JSON output: {e}")))?;
-    let entry =
-        pick_job(&doc, t.jobname.as_deref()).map_err(|e| input(format!("{at}: fio: {p}: {e}")))?;
+    let (names, entry) = pick_job(&doc, t.jobname.as_deref())
+        .map_err(|(field, e)| input(format!("{at}: {field}: {p}: {e}")))?;
     let metric = t
         .metric
         .clone()
@@ -587,45 +619,118 @@ fn fio_target(
             "{at}: metric: {p}: {metric} is {measured}, not a positive measurement"
         )));
     }
-    let job = match &t.job {
+    let (job, source) = match &t.job {
         Some(j) => {
             let jp = dir.join(j);
-            std::fs::read_to_string(&jp)
-                .map_err(|e| input(format!("{at}: job: {}: cannot read: {e}", jp.display())))?
+            let text = std::fs::read_to_string(&jp)
+                .map_err(|e| input(format!("{at}: job: {}: cannot read: {e}", jp.display())))?;
+            (text, jp.display().to_string())
         }
-        None => job_from_json(&doc, entry).ok_or_else(|| {
-            input(format!(
-                "{at}: job: missing, and {p} has no `job options` (give the fio job file)"
-            ))
-        })?,
+        None => (
+            job_from_json(&doc).ok_or_else(|| {
+                input(format!(
+                    "{at}: job: missing, and {p} has no `job options` (give the fio job file)"
+                ))
+            })?,
+            format!("{p}'s job options"),
+        ),
     };
-    one_job(&job, at)?;
+    let reported = entries_of(&job, base, at)?;
+    let name = entry
+        .get("jobname")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let several = names.len() > 1 || reported.len() > 1;
+    if reported_clones(&job) > 1 {
+        return Err(input(format!(
+            "{at}: job: {source}: numjobs={} without group_reporting: fio reports each clone \
+             apart; a target's test is one entry (add group_reporting, or numjobs=1)",
+            reported_clones(&job)
+        )));
+    }
+    if several && reported != names {
+        return Err(input(format!(
+            "{at}: job: {source} reports the entries [{}] but {p} has [{}]: \
+             give the job file that ran",
+            reported.join(", "),
+            names.join(", ")
+        )));
+    }
     let probe = Probe::Run {
         job,
         precondition: pre.unwrap_or_else(|| "fill".into()),
         metric,
         scale: 1.0,
+        entry: several.then(|| name.to_string()),
     };
     Ok((measured, probe))
 }
 
-/// The job entry of a fio JSON document: the one named, or the only one.
-fn pick_job<'a>(doc: &'a Value, name: Option<&str>) -> Result<&'a Value, String> {
-    let jobs = doc
-        .get("jobs")
-        .and_then(Value::as_array)
-        .ok_or("no `jobs` array (not fio's --output-format=json)")?;
-    match name {
-        Some(n) => jobs
-            .iter()
-            .find(|j| j.get("jobname").and_then(Value::as_str) == Some(n))
-            .ok_or_else(|| format!("no job named \"{n}\" (jobname)")),
-        None if jobs.len() == 1 => Ok(&jobs[0]),
-        None => Err(format!(
-            "{} jobs: name the one to take with `jobname`",
-            jobs.len()
-        )),
+/// A one-section job file's `numjobs` when its clones are reported apart
+/// (no `group_reporting`), else 1.
+fn reported_clones(job: &str) -> u32 {
+    match crate::fio::parse_jobs_str(job, "", &Default::default()).as_deref() {
+        Ok([(_, j)]) if !j.group_reporting => j.numjobs.max(1),
+        _ => 1,
     }
+}
+
+/// The entries of a fio JSON document (their job names, in order) and the
+/// one a target reads: the one named (which must be the only one of its
+/// name), or the only one. An error names the field it is about.
+fn pick_job<'a>(
+    doc: &'a Value,
+    name: Option<&str>,
+) -> Result<(Vec<String>, &'a Value), (&'static str, String)> {
+    let jobs = doc.get("jobs").and_then(Value::as_array).ok_or((
+        "fio",
+        "no `jobs` array (not fio's --output-format=json)".to_string(),
+    ))?;
+    let names: Vec<String> = jobs
+        .iter()
+        .map(|j| {
+            j.get("jobname")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    let entry = match name {
+        Some(n) => {
+            let hits: Vec<usize> = (0..jobs.len()).filter(|&i| names[i] == n).collect();
+            match hits.as_slice() {
+                [i] => &jobs[*i],
+                [] => {
+                    return Err((
+                        "jobname",
+                        format!("no job named \"{n}\" (its jobs: {})", names.join(", ")),
+                    ))
+                }
+                _ => {
+                    return Err((
+                        "jobname",
+                        format!(
+                            "{} entries are named \"{n}\" (numjobs clones reported apart, without \
+                             group_reporting): a target reads one entry; measure with group_reporting",
+                            hits.len()
+                        ),
+                    ))
+                }
+            }
+        }
+        None if jobs.len() == 1 => &jobs[0],
+        None => {
+            return Err((
+                "jobname",
+                format!(
+                    "{} jobs ({}): name the one to take with `jobname`",
+                    jobs.len(),
+                    names.join(", ")
+                ),
+            ))
+        }
+    };
+    Ok((names, entry))
 }
 
 /// A metric of a fio JSON job entry: `DIR.KEY[.KEY...]`, where a
@@ -659,10 +764,11 @@ pub fn metric_value(entry: &Value, metric: &str) -> Result<f64, String> {
         .ok_or_else(|| format!("{metric} is not a number"))
 }
 
-/// A fio job file from the JSON's `global options` and the entry's `job
-/// options` (what fio writes with the results).
-fn job_from_json(doc: &Value, entry: &Value) -> Option<String> {
-    let opts = entry.get("job options")?.as_object()?;
+/// A fio job file from the JSON's `global options` and each entry's `job
+/// options` (what fio writes with the results): a section per entry, but
+/// one for consecutive entries of one name (a job's `numjobs` clones, each
+/// reported apart, carry its options each).
+fn job_from_json(doc: &Value) -> Option<String> {
     let mut text = String::new();
     let lines = |m: &serde_json::Map<String, Value>, text: &mut String| {
         for (k, v) in m {
@@ -677,12 +783,20 @@ fn job_from_json(doc: &Value, entry: &Value) -> Option<String> {
         text.push_str("[global]\n");
         lines(g, &mut text);
     }
-    let name = entry
-        .get("jobname")
-        .and_then(Value::as_str)
-        .unwrap_or("job");
-    text.push_str(&format!("[{name}]\n"));
-    lines(opts, &mut text);
+    let mut last: Option<&str> = None;
+    for entry in doc.get("jobs")?.as_array()? {
+        let opts = entry.get("job options")?.as_object()?;
+        let name = entry
+            .get("jobname")
+            .and_then(Value::as_str)
+            .unwrap_or("job");
+        if last == Some(name) {
+            continue;
+        }
+        last = Some(name);
+        text.push_str(&format!("[{name}]\n"));
+        lines(opts, &mut text);
+    }
     Some(text)
 }
 
@@ -690,13 +804,20 @@ fn job_from_json(doc: &Value, entry: &Value) -> Option<String> {
 /// random, bytes/s), from its job's `rw` and `bs`.
 fn throughput_of(probe: &Probe, measured: f64) -> Option<(char, bool, f64)> {
     let Probe::Run {
-        job, metric, scale, ..
+        job,
+        metric,
+        scale,
+        entry,
+        ..
     } = probe
     else {
         return None;
     };
     let jobs = crate::fio::parse_jobs_str(job, "", &Default::default()).ok()?;
-    let w = &jobs.first()?.0;
+    let w = match entry {
+        Some(n) => &jobs.iter().find(|j| &j.1.name == n)?.0,
+        None => &jobs.first()?.0,
+    };
     let dir = match (w.rw, metric.split('.').next()?) {
         (RwMode::Read | RwMode::RandRead, "read") => 'r',
         (RwMode::Write | RwMode::RandWrite, "write") => 'w',
