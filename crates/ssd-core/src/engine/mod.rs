@@ -275,6 +275,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         self.reset_stats(at);
         self.obs.measure_start(at);
         self.stats.ftl_before = self.ftl.stats();
+        self.ftl.measure_start();
         self.src.ramp_over(at, self.front.handed());
     }
 
@@ -290,6 +291,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     pub fn run(&mut self) -> Result<Report, SimError> {
         let started = Instant::now();
         self.stats.ftl_before = self.ftl.stats();
+        self.ftl.measure_start();
         let limit = self.settings.config.sim.time_limit.map(|d| SimTime(d.0));
         match self.front.timing {
             Timing::ClosedLoop { depth } => {
