@@ -103,6 +103,13 @@ pub struct FlowConfig {
     /// call); what it has in flight completes and counts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runtime: Option<Dur>,
+    /// The tenant's own placement handle on a drive with Flexible Data
+    /// Placement: every write of the flow carries the placement identifier
+    /// at this index of the device's list (by handle, then reclaim group:
+    /// with one group, handle N). None: the flow's writes carry none, or
+    /// its fio-style workload's own (`workload.fdp`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<u16>,
 }
 
 impl FlowConfig {
@@ -118,6 +125,7 @@ impl FlowConfig {
             start_delay: None,
             ramp_time: None,
             runtime: None,
+            placement: None,
         }
     }
 

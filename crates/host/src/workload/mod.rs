@@ -19,6 +19,7 @@ use std::fmt;
 mod config;
 mod fio_gen;
 pub mod pattern;
+pub mod placement;
 pub use config::*;
 pub use fio_gen::FioGen;
 pub use pattern::{BlockSizes, BsDraw, RandomMap};
