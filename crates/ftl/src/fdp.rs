@@ -115,6 +115,18 @@ pub struct Fdp {
     ru_left: Vec<u64>,
     /// The handle the write being planned goes through.
     pub cur_handle: u8,
+    /// The host frontiers (a block a plane) of each handle but the one in
+    /// the page FTL's `host_open` (`host_in`), whose slot here holds an
+    /// empty placeholder: the FTL swaps a handle's in when a write of it
+    /// comes, so its per-page path reads one vector as without FDP.
+    pub host_open: Vec<Vec<u32>>,
+    /// The handle whose host frontiers are in the page FTL.
+    pub host_in: u8,
+    /// Under persistent isolation, each handle's GC frontiers, swapped in
+    /// the same way for a relocation (`gc_in`); empty otherwise.
+    pub gc_open: Vec<Vec<u32>>,
+    /// The handle whose GC frontiers are in the page FTL (persistent).
+    pub gc_in: u8,
     /// The owner of the GC frontier a relocation writes to now.
     pub gc_owner: u8,
     /// Counters since the FTL was built, and at the measured phase's start.
@@ -168,18 +180,43 @@ impl Fdp {
             ru_pages: f.ru_blocks as u64 * planes_per_group as u64 * g.pages_per_block as u64,
             ru_left: vec![0; (f.handles * groups) as usize],
             cur_handle: 0,
+            host_open: (0..f.handles)
+                .map(|h| {
+                    if h == 0 {
+                        Vec::new()
+                    } else {
+                        vec![u32::MAX; g.total_planes() as usize]
+                    }
+                })
+                .collect(),
+            host_in: 0,
+            gc_open: match f.isolation {
+                FdpIsolation::Initial => Vec::new(),
+                FdpIsolation::Persistent => (0..f.handles)
+                    .map(|h| {
+                        if h == 0 {
+                            Vec::new()
+                        } else {
+                            vec![u32::MAX; g.total_planes() as usize]
+                        }
+                    })
+                    .collect(),
+            },
+            gc_in: 0,
             gc_owner: SHARED,
             lifetime: FdpCounters::new(f.handles as usize),
             at_start: FdpCounters::new(f.handles as usize),
         }
     }
 
-    /// GC frontier slots a plane has: one per handle (persistent) or one.
-    pub fn gc_slots(&self) -> usize {
-        match self.cfg.isolation {
-            FdpIsolation::Initial => 1,
-            FdpIsolation::Persistent => self.cfg.handles as usize,
-        }
+    /// The frontier blocks of the handles not swapped in (for the checks
+    /// that must see every open frontier).
+    pub fn stored_frontiers(&self) -> impl Iterator<Item = u32> + '_ {
+        self.host_open
+            .iter()
+            .chain(&self.gc_open)
+            .flatten()
+            .copied()
     }
 
     /// The handle block `b` holds the data of ([`SHARED`] for GC's shared
@@ -202,17 +239,14 @@ impl Fdp {
         self.owner[b.0 as usize] = if host { self.cur_handle } else { self.gc_owner };
     }
 
-    /// The GC frontier slot (and its owner) a victim's data goes to: the
-    /// victim's handle under persistent isolation (a shared GC block never
-    /// exists then), the shared one otherwise.
+    /// The owner of the GC frontier a victim's data goes to: the victim's
+    /// handle under persistent isolation (a shared GC block never exists
+    /// then), the shared one otherwise.
     #[inline]
-    pub fn gc_slot_of(&self, victim: BlockId) -> (usize, u8) {
+    pub fn gc_owner_of(&self, victim: BlockId) -> u8 {
         match self.cfg.isolation {
-            FdpIsolation::Initial => (0, SHARED),
-            FdpIsolation::Persistent => {
-                let o = self.owner(victim);
-                (o as usize, o)
-            }
+            FdpIsolation::Initial => SHARED,
+            FdpIsolation::Persistent => self.owner(victim),
         }
     }
 

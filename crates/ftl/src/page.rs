@@ -33,17 +33,12 @@ pub struct PageFtl {
     p2l: P2l,
     /// Block states, valid counts, erase counts and free pools of the drive.
     pub blocks: Blocks,
-    /// Host write frontiers: one a plane, or with Flexible Data Placement
-    /// one a (handle, plane), handle-major.
+    /// Host write frontiers, a block a plane (with Flexible Data Placement,
+    /// the current handle's: the others' wait in [`Fdp`]).
     host_open: Vec<u32>,
-    /// GC write frontiers: one a plane, or under persistently isolated FDP
-    /// handles one a (handle, plane).
+    /// GC write frontiers, a block a plane (under persistently isolated FDP
+    /// handles, the last relocation's handle's).
     gc_open: Vec<u32>,
-    /// The slot of `host_open` (`handle x planes`) the host write being
-    /// planned uses: 0 without FDP.
-    host_base: usize,
-    /// The slot of `gc_open` the relocation being planned uses.
-    gc_base: usize,
     /// Flexible Data Placement (`ftl.fdp`), if on.
     fdp: Option<Box<Fdp>>,
     picker: PlanePicker,
@@ -85,19 +80,14 @@ impl PageFtl {
             .fdp
             .enabled
             .then(|| Box::new(Fdp::new(c, &g, d.logical_pages)));
-        let (host_slots, gc_slots) = fdp
-            .as_ref()
-            .map_or((1, 1), |f| (f.cfg.handles as usize, f.gc_slots()));
         PageFtl {
             g,
             logical: d.logical_pages,
             l2p: vec![NONE; d.logical_pages as usize],
             p2l: P2l::new(&g),
             blocks,
-            host_open: vec![NONE; planes * host_slots],
-            gc_open: vec![NONE; planes * gc_slots],
-            host_base: 0,
-            gc_base: 0,
+            host_open: vec![NONE; planes],
+            gc_open: vec![NONE; planes],
             fdp,
             picker: PlanePicker::new(&g, c.allocation, c.plane_allocation),
             policy: c.gc_policy,
@@ -118,9 +108,9 @@ impl PageFtl {
     #[inline(always)]
     fn alloc_page(&mut self, plane: PlaneId, host: bool, lpn: u32) -> Ppn {
         let slot = if host {
-            &mut self.host_open[self.host_base + plane.0 as usize]
+            &mut self.host_open[plane.0 as usize]
         } else {
-            &mut self.gc_open[self.gc_base + plane.0 as usize]
+            &mut self.gc_open[plane.0 as usize]
         };
         if *slot == NONE || self.blocks.state(*slot as usize) != BlockState::Open {
             let b = if self.wl_dest && !host {
@@ -205,13 +195,15 @@ impl PageFtl {
     /// would find neither room in the GC frontier nor a free block (a plane at
     /// the edge of its capacity; its next GC checks again).
     fn static_wear_level(&mut self, plane: PlaneId, cx: &mut FtlCtx) {
-        let (h, gc) = (&self.host_open, &self.gc_open);
+        let (h, gc, fdp) = (&self.host_open, &self.gc_open, self.fdp.as_deref());
         let Some(v) = self.wear.static_victim(&self.blocks, plane, |i| {
-            !h.contains(&(i as u32)) && !gc.contains(&(i as u32))
+            !h.contains(&(i as u32))
+                && !gc.contains(&(i as u32))
+                && !fdp.is_some_and(|f| f.stored_frontiers().any(|b| b == i as u32))
         }) else {
             return;
         };
-        let f = self.gc_open[self.gc_slot(v).0 + plane.0 as usize];
+        let f = self.gc_open[plane.0 as usize];
         let room = if f == NONE || self.blocks.state(f as usize) != BlockState::Open {
             0
         } else {
@@ -243,11 +235,7 @@ impl PageFtl {
         let first = self.g.first_page(victim).0;
         let mut moved = 0;
         if self.fdp.is_some() {
-            let (base, owner) = self.gc_slot(victim);
-            self.gc_base = base;
-            if let Some(f) = self.fdp.as_deref_mut() {
-                f.gc_owner = owner;
-            }
+            self.fdp_gc_frontiers(victim);
         }
         let view = self.p2l.view(victim);
         let written = view.written();
@@ -287,6 +275,13 @@ impl PageFtl {
                 self.p2l.prefetch_block(b);
                 next_view = Some(self.p2l.view(b));
             }
+            if let Some(f) = self.fdp.as_deref_mut() {
+                let mut m = live;
+                while m != 0 {
+                    f.moved(lpns[m.trailing_zeros() as usize] as u64);
+                    m &= m - 1;
+                }
+            }
             while live != 0 {
                 let k = live.trailing_zeros();
                 live &= live - 1;
@@ -295,9 +290,6 @@ impl PageFtl {
                 cx.read(job, 0, Ppn(src), purpose, l as u64);
                 let dst = self.alloc_page(plane, false, l);
                 self.l2p[l as usize] = dst.0;
-                if let Some(f) = self.fdp.as_deref_mut() {
-                    f.moved(l as u64);
-                }
                 cx.program(job, 1, dst, purpose, l as u64, Some(Ppn(src)));
                 cx.work.gc_pages += 1;
                 moved += 1;
@@ -322,26 +314,31 @@ impl PageFtl {
         cx.erase(job, 2, Ppn(first), purpose);
         if let Some(f) = self.fdp.as_deref_mut() {
             f.erased();
-            self.gc_base = 0;
         }
         moved
     }
 
-    /// The `gc_open` slot base and owner a victim's valid pages go to:
-    /// the plane's only GC frontier without FDP or with initially isolated
-    /// handles, the victim's handle's under persistent isolation.
-    #[inline]
-    fn gc_slot(&self, victim: BlockId) -> (usize, u8) {
-        match self.fdp.as_deref() {
-            None => (0, crate::fdp::SHARED),
-            Some(f) => {
-                let (slot, owner) = f.gc_slot_of(victim);
-                (slot * self.g.total_planes() as usize, owner)
-            }
+    /// FDP: the GC frontiers a victim's valid pages go to, swapped in: the
+    /// shared ones (initially isolated handles), or the victim's handle's
+    /// (persistently isolated).
+    #[cold]
+    #[inline(never)]
+    fn fdp_gc_frontiers(&mut self, victim: BlockId) {
+        let Some(f) = self.fdp.as_deref_mut() else {
+            return;
+        };
+        let owner = f.gc_owner_of(victim);
+        f.gc_owner = owner;
+        if owner != crate::fdp::SHARED && owner != f.gc_in {
+            let was = f.gc_in as usize;
+            std::mem::swap(&mut self.gc_open, &mut f.gc_open[was]);
+            std::mem::swap(&mut self.gc_open, &mut f.gc_open[owner as usize]);
+            f.gc_in = owner;
         }
     }
 
-    /// One host page: unmap the old copy, place the page, map it.
+    /// One host page of an FDP write: unmap the old copy, place the page,
+    /// map it (the conventional loop in `write` is the same).
     #[inline(always)]
     fn write_page(&mut self, l: u64, cx: &mut FtlCtx) -> PlaneId {
         cx.work.map_lookups += 1;
@@ -364,6 +361,7 @@ impl PageFtl {
     /// placement identifier picks the handle (its host frontiers) and the
     /// reclaim group (its planes); one naming neither fails with Invalid
     /// Field in Command and plans nothing.
+    #[cold]
     #[inline(never)]
     fn write_fdp(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
         let Some(f) = self.fdp.as_deref_mut() else {
@@ -376,7 +374,14 @@ impl PageFtl {
                 return;
             }
         };
-        self.host_base = f.cur_handle as usize * self.g.total_planes() as usize;
+        // The handle's host frontiers in.
+        let h = f.cur_handle;
+        if h != f.host_in {
+            let was = f.host_in as usize;
+            std::mem::swap(&mut self.host_open, &mut f.host_open[was]);
+            std::mem::swap(&mut self.host_open, &mut f.host_open[h as usize]);
+            f.host_in = h;
+        }
         // A PID naming one of several groups: that group's planes only.
         let swap = group.filter(|_| !f.pickers.is_empty());
         if let Some(g) = swap {
@@ -391,25 +396,6 @@ impl PageFtl {
         }
         if let (Some(g), Some(f)) = (swap, self.fdp.as_deref_mut()) {
             std::mem::swap(&mut self.picker, &mut f.pickers[g as usize]);
-        }
-        self.host_base = 0;
-    }
-
-    /// Paced GC's check on a drive with FDP: the plane's free space counts
-    /// the room left in every frontier it holds open.
-    #[inline(never)]
-    fn pace_fdp(&mut self, plane: PlaneId, cx: &mut FtlCtx) {
-        let np = self.g.total_planes() as usize;
-        let p = plane.0 as usize;
-        let frontiers: Vec<u32> = (p..self.host_open.len())
-            .step_by(np)
-            .map(|i| self.host_open[i])
-            .chain((p..self.gc_open.len()).step_by(np).map(|i| self.gc_open[i]))
-            .collect();
-        if self.blocks.space_below(plane, &frontiers, self.soft_pages) {
-            self.pacing = true;
-            self.gc_one(plane, cx, false);
-            self.pacing = false;
         }
     }
 
@@ -434,7 +420,7 @@ impl HostFrontier for PageFtl {
         self.picker.after(tried, &cx.die_load)
     }
     fn host_needs_block(&self, plane: PlaneId) -> bool {
-        let b = self.host_open[self.host_base + plane.0 as usize];
+        let b = self.host_open[plane.0 as usize];
         b == NONE || self.blocks.state(b as usize) != BlockState::Open
     }
     /// Collect until more than `threshold` blocks are free, so that after the
@@ -456,13 +442,13 @@ impl HostFrontier for PageFtl {
     /// multi-plane operations; once urgency became per plane that only
     /// collected early: chip2 at QD 32, 3,306 IOPS and WAF 7.18 with it,
     /// 3,434 and 7.15 without).
+    ///
+    /// With Flexible Data Placement the frontiers counted are the current
+    /// handle's host frontier and the GC frontier in use: the room other
+    /// handles' open reclaim units keep is not this write's to take.
+    /// Inlined into the write loop (it runs once a host page).
+    #[inline(always)]
     fn pace(&mut self, plane: PlaneId, cx: &mut FtlCtx) {
-        if self.fdp.is_some() {
-            if self.soft_pages != 0 {
-                self.pace_fdp(plane, cx);
-            }
-            return;
-        }
         let p = plane.0 as usize;
         let frontiers = [self.host_open[p], self.gc_open[p]];
         if self.soft_pages != 0 && self.blocks.space_below(plane, &frontiers, self.soft_pages) {
@@ -511,8 +497,22 @@ impl Ftl for PageFtl {
             return self.write_fdp(lpn, n, cx);
         }
         self.begin_call();
+        // The conventional loop, as `write_page` (kept written out: the
+        // compiler then inlines the host-page placement into it).
         for l in lpn.0..lpn.0 + n as u64 {
-            self.write_page(l, cx);
+            cx.work.map_lookups += 1;
+            self.blocks.clock += 1;
+            let old = self.l2p[l as usize];
+            if old != NONE {
+                // Unmap first: GC below may pick the old page's block, and a
+                // page is live exactly while the L2P points at it.
+                self.blocks.invalidate(Ppn(old));
+                self.l2p[l as usize] = NONE;
+            }
+            let plane = self.host_plane(l, cx);
+            let p = self.alloc_page(plane, true, l as u32);
+            self.l2p[l as usize] = p.0;
+            cx.program(0, 0, p, Purpose::Host, l, None);
         }
     }
     fn trim(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
@@ -596,7 +596,14 @@ impl Ftl for PageFtl {
             }
         }
         let np = self.g.total_planes() as usize;
-        for (i, &b) in self.host_open.iter().chain(&self.gc_open).enumerate() {
+        let stored = self.fdp.as_deref().map(|f| f.stored_frontiers());
+        let all = self
+            .host_open
+            .iter()
+            .chain(&self.gc_open)
+            .copied()
+            .chain(stored.into_iter().flatten());
+        for (i, b) in all.enumerate() {
             if b != NONE && self.blocks.state(b as usize) != BlockState::Open {
                 return Err(format!("plane {}: frontier block {b} is not open", i % np));
             }
