@@ -337,6 +337,28 @@ impl PageFtl {
         }
     }
 
+    /// FDP: whether the room left in the frontiers of the handles not
+    /// swapped in lifts `plane`'s free space to paced GC's soft threshold
+    /// (false without FDP).
+    #[cold]
+    #[inline(never)]
+    fn fdp_room(&self, plane: PlaneId) -> bool {
+        let Some(f) = self.fdp.as_deref() else {
+            return false;
+        };
+        let p = plane.0 as usize;
+        let all: Vec<u32> = [self.host_open[p], self.gc_open[p]]
+            .into_iter()
+            .chain(
+                f.host_open
+                    .iter()
+                    .chain(&f.gc_open)
+                    .filter_map(|v| v.get(p).copied()),
+            )
+            .collect();
+        !self.blocks.space_below(plane, &all, self.soft_pages)
+    }
+
     /// One host page of an FDP write: unmap the old copy, place the page,
     /// map it (the conventional loop in `write` is the same).
     #[inline(always)]
@@ -443,15 +465,17 @@ impl HostFrontier for PageFtl {
     /// collected early: chip2 at QD 32, 3,306 IOPS and WAF 7.18 with it,
     /// 3,434 and 7.15 without).
     ///
-    /// With Flexible Data Placement the frontiers counted are the current
-    /// handle's host frontier and the GC frontier in use: the room other
-    /// handles' open reclaim units keep is not this write's to take.
+    /// With Flexible Data Placement every handle's frontiers in the plane
+    /// count (`fdp_room`, asked only when the ones swapped in fall short).
     /// Inlined into the write loop (it runs once a host page).
     #[inline(always)]
     fn pace(&mut self, plane: PlaneId, cx: &mut FtlCtx) {
         let p = plane.0 as usize;
         let frontiers = [self.host_open[p], self.gc_open[p]];
-        if self.soft_pages != 0 && self.blocks.space_below(plane, &frontiers, self.soft_pages) {
+        if self.soft_pages != 0
+            && self.blocks.space_below(plane, &frontiers, self.soft_pages)
+            && !self.fdp_room(plane)
+        {
             self.pacing = true;
             self.gc_one(plane, cx, false);
             self.pacing = false;
