@@ -168,10 +168,7 @@ fn calibrate_writes_a_drive_that_run_accepts_and_a_fit_table() {
     .unwrap();
     let (code, out, err) = ssdsim_in(&dir, &["calibrate", "sub/again.toml", "--quiet"]);
     assert_eq!(code, 0, "{err}");
-    assert!(
-        out.contains("calibration of base ../fitted.toml"),
-        "{out}"
-    );
+    assert!(out.contains("calibration of base ../fitted.toml"), "{out}");
     let run: serde_json::Value = serde_json::from_str(&run).unwrap();
     let (code, json, err) = ssdsim_in(
         &dir,

@@ -48,6 +48,7 @@ mod analytic {
                 stream: 0,
                 tag: 0,
                 sync: false,
+                placement: ssd_core::workload::Placement::NONE,
             },
             HostRequest {
                 arrival: SimTime(0),
@@ -57,6 +58,7 @@ mod analytic {
                 stream: 0,
                 tag: 0,
                 sync: false,
+                placement: ssd_core::workload::Placement::NONE,
             },
         ];
         let src = VecSource::new(reqs, Timing::ClosedLoop { depth: 1 });
@@ -402,6 +404,7 @@ mod completion {
             stream: 0,
             tag: 0,
             sync: false,
+            placement: ssd_core::workload::Placement::NONE,
         };
         let reqs = vec![req(0), req(SimTime::MAX_ARRIVAL.0 + 1)];
         let src = VecSource::new(reqs, Timing::OpenLoop);

@@ -130,6 +130,7 @@ impl RequestSource for Personality {
             stream: s as u32,
             tag: 0,
             sync: false,
+            placement: ssd_core::workload::Placement::NONE,
         };
         p.next += CHUNK as u64;
         p.left -= 1;

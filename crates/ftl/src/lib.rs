@@ -15,6 +15,7 @@ pub mod blocks;
 pub mod cmt;
 pub mod dftl;
 pub mod fast;
+pub mod fdp;
 pub mod hybrid;
 pub mod last;
 pub mod mapsize;
@@ -64,6 +65,7 @@ macro_rules! any_ftl {
             fn zone_mgmt(&mut self, a: ZoneAction, z: Lpn, cx: &mut FtlCtx) -> Result<(), ZoneError> { match self { $(AnyFtl::$variant(f) => f.zone_mgmt(a, z, cx)),* } }
             fn report_zones(&self) -> Vec<ZoneDescriptor> { match self { $(AnyFtl::$variant(f) => f.report_zones()),* } }
             fn report_section(&self) -> Option<(&'static str, serde_json::Value)> { match self { $(AnyFtl::$variant(f) => f.report_section()),* } }
+            fn measure_start(&mut self) { match self { $(AnyFtl::$variant(f) => f.measure_start()),* } }
         }
     };
 }

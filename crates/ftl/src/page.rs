@@ -13,6 +13,7 @@
 //! costs what a plain table did plus those 12 bytes a block.
 
 use crate::blocks::{BlockState, Blocks};
+use crate::fdp::Fdp;
 use crate::p2l::{BlockView, P2l};
 use crate::stripe::{HostFrontier, PlanePicker};
 use crate::wear::WearPolicy;
@@ -32,8 +33,14 @@ pub struct PageFtl {
     p2l: P2l,
     /// Block states, valid counts, erase counts and free pools of the drive.
     pub blocks: Blocks,
+    /// Host write frontiers, a block a plane (with Flexible Data Placement,
+    /// the current handle's: the others' wait in [`Fdp`]).
     host_open: Vec<u32>,
+    /// GC write frontiers, a block a plane (under persistently isolated FDP
+    /// handles, the last relocation's handle's).
     gc_open: Vec<u32>,
+    /// Flexible Data Placement (`ftl.fdp`), if on.
+    fdp: Option<Box<Fdp>>,
     picker: PlanePicker,
     policy: GcPolicy,
     threshold: u32,
@@ -69,6 +76,10 @@ impl PageFtl {
         let mut blocks = Blocks::new(g);
         blocks.set_pick(wear.free_pick());
         blocks.track_policy(c.gc_policy);
+        let fdp = c
+            .fdp
+            .enabled
+            .then(|| Box::new(Fdp::new(c, &g, d.logical_pages)));
         PageFtl {
             g,
             logical: d.logical_pages,
@@ -77,6 +88,7 @@ impl PageFtl {
             blocks,
             host_open: vec![NONE; planes],
             gc_open: vec![NONE; planes],
+            fdp,
             picker: PlanePicker::new(&g, c.allocation, c.plane_allocation),
             policy: c.gc_policy,
             threshold: c.gc_threshold_blocks,
@@ -110,6 +122,9 @@ impl PageFtl {
                 panic!("plane {} has no free block: over-provisioning too small for this workload (gc threshold {})", plane.0, self.threshold)
             });
             *slot = b.0;
+            if let Some(f) = self.fdp.as_deref_mut() {
+                f.opened(b, host);
+            }
         }
         let b = BlockId(*slot);
         let p = self.blocks.program_next(b);
@@ -180,9 +195,11 @@ impl PageFtl {
     /// would find neither room in the GC frontier nor a free block (a plane at
     /// the edge of its capacity; its next GC checks again).
     fn static_wear_level(&mut self, plane: PlaneId, cx: &mut FtlCtx) {
-        let (h, gc) = (&self.host_open, &self.gc_open);
+        let (h, gc, fdp) = (&self.host_open, &self.gc_open, self.fdp.as_deref());
         let Some(v) = self.wear.static_victim(&self.blocks, plane, |i| {
-            !h.contains(&(i as u32)) && !gc.contains(&(i as u32))
+            !h.contains(&(i as u32))
+                && !gc.contains(&(i as u32))
+                && !fdp.is_some_and(|f| f.stored_frontiers().any(|b| b == i as u32))
         }) else {
             return;
         };
@@ -217,6 +234,9 @@ impl PageFtl {
         let job = cx.new_job(false);
         let first = self.g.first_page(victim).0;
         let mut moved = 0;
+        if self.fdp.is_some() {
+            self.fdp_gc_frontiers(victim);
+        }
         let view = self.p2l.view(victim);
         let written = view.written();
         // The validity scan below reads every written page's state (its L2P
@@ -255,6 +275,13 @@ impl PageFtl {
                 self.p2l.prefetch_block(b);
                 next_view = Some(self.p2l.view(b));
             }
+            if let Some(f) = self.fdp.as_deref_mut() {
+                let mut m = live;
+                while m != 0 {
+                    f.moved(lpns[m.trailing_zeros() as usize] as u64);
+                    m &= m - 1;
+                }
+            }
             while live != 0 {
                 let k = live.trailing_zeros();
                 live &= live - 1;
@@ -285,7 +312,113 @@ impl PageFtl {
         self.blocks.erase(victim);
         self.p2l.erase(victim);
         cx.erase(job, 2, Ppn(first), purpose);
+        if let Some(f) = self.fdp.as_deref_mut() {
+            f.erased();
+        }
         moved
+    }
+
+    /// FDP: the GC frontiers a victim's valid pages go to, swapped in: the
+    /// shared ones (initially isolated handles), or the victim's handle's
+    /// (persistently isolated).
+    #[cold]
+    #[inline(never)]
+    fn fdp_gc_frontiers(&mut self, victim: BlockId) {
+        let Some(f) = self.fdp.as_deref_mut() else {
+            return;
+        };
+        let owner = f.gc_owner_of(victim);
+        f.gc_owner = owner;
+        if owner != crate::fdp::SHARED && owner != f.gc_in {
+            let was = f.gc_in as usize;
+            std::mem::swap(&mut self.gc_open, &mut f.gc_open[was]);
+            std::mem::swap(&mut self.gc_open, &mut f.gc_open[owner as usize]);
+            f.gc_in = owner;
+        }
+    }
+
+    /// FDP: whether the room left in the frontiers of the handles not
+    /// swapped in lifts `plane`'s free space to paced GC's soft threshold
+    /// (false without FDP).
+    #[cold]
+    #[inline(never)]
+    fn fdp_room(&self, plane: PlaneId) -> bool {
+        let Some(f) = self.fdp.as_deref() else {
+            return false;
+        };
+        let p = plane.0 as usize;
+        let all: Vec<u32> = [self.host_open[p], self.gc_open[p]]
+            .into_iter()
+            .chain(
+                f.host_open
+                    .iter()
+                    .chain(&f.gc_open)
+                    .filter_map(|v| v.get(p).copied()),
+            )
+            .collect();
+        !self.blocks.space_below(plane, &all, self.soft_pages)
+    }
+
+    /// One host page of an FDP write: unmap the old copy, place the page,
+    /// map it (the conventional loop in `write` is the same).
+    #[inline(always)]
+    fn write_page(&mut self, l: u64, cx: &mut FtlCtx) -> PlaneId {
+        cx.work.map_lookups += 1;
+        self.blocks.clock += 1;
+        let old = self.l2p[l as usize];
+        if old != NONE {
+            // Unmap first: GC below may pick the old page's block, and a
+            // page is live exactly while the L2P points at it.
+            self.blocks.invalidate(Ppn(old));
+            self.l2p[l as usize] = NONE;
+        }
+        let plane = self.host_plane(l, cx);
+        let p = self.alloc_page(plane, true, l as u32);
+        self.l2p[l as usize] = p.0;
+        cx.program(0, 0, p, Purpose::Host, l, None);
+        plane
+    }
+
+    /// A host write on a drive with Flexible Data Placement: the command's
+    /// placement identifier picks the handle (its host frontiers) and the
+    /// reclaim group (its planes); one naming neither fails with Invalid
+    /// Field in Command and plans nothing.
+    #[cold]
+    #[inline(never)]
+    fn write_fdp(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
+        let Some(f) = self.fdp.as_deref_mut() else {
+            unreachable!("write_fdp without FDP");
+        };
+        let group = match f.place(cx.placement.get()) {
+            Ok(g) => g,
+            Err(e) => {
+                cx.status = Some(e);
+                return;
+            }
+        };
+        // The handle's host frontiers in.
+        let h = f.cur_handle;
+        if h != f.host_in {
+            let was = f.host_in as usize;
+            std::mem::swap(&mut self.host_open, &mut f.host_open[was]);
+            std::mem::swap(&mut self.host_open, &mut f.host_open[h as usize]);
+            f.host_in = h;
+        }
+        // A PID naming one of several groups: that group's planes only.
+        let swap = group.filter(|_| !f.pickers.is_empty());
+        if let Some(g) = swap {
+            std::mem::swap(&mut self.picker, &mut f.pickers[g as usize]);
+        }
+        self.begin_call();
+        for l in lpn.0..lpn.0 + n as u64 {
+            let plane = self.write_page(l, cx);
+            if let Some(f) = self.fdp.as_deref_mut() {
+                f.host_page(l, plane);
+            }
+        }
+        if let (Some(g), Some(f)) = (swap, self.fdp.as_deref_mut()) {
+            std::mem::swap(&mut self.picker, &mut f.pickers[g as usize]);
+        }
     }
 
     /// Prefetch the L2P entry of page `k` of the block `v` views.
@@ -331,10 +464,18 @@ impl HostFrontier for PageFtl {
     /// multi-plane operations; once urgency became per plane that only
     /// collected early: chip2 at QD 32, 3,306 IOPS and WAF 7.18 with it,
     /// 3,434 and 7.15 without).
+    ///
+    /// With Flexible Data Placement every handle's frontiers in the plane
+    /// count (`fdp_room`, asked only when the ones swapped in fall short).
+    /// Inlined into the write loop (it runs once a host page).
+    #[inline(always)]
     fn pace(&mut self, plane: PlaneId, cx: &mut FtlCtx) {
         let p = plane.0 as usize;
         let frontiers = [self.host_open[p], self.gc_open[p]];
-        if self.soft_pages != 0 && self.blocks.space_below(plane, &frontiers, self.soft_pages) {
+        if self.soft_pages != 0
+            && self.blocks.space_below(plane, &frontiers, self.soft_pages)
+            && !self.fdp_room(plane)
+        {
             self.pacing = true;
             self.gc_one(plane, cx, false);
             self.pacing = false;
@@ -376,7 +517,12 @@ impl Ftl for PageFtl {
         }
     }
     fn write(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
+        if self.fdp.is_some() {
+            return self.write_fdp(lpn, n, cx);
+        }
         self.begin_call();
+        // The conventional loop, as `write_page` (kept written out: the
+        // compiler then inlines the host-page placement into it).
         for l in lpn.0..lpn.0 + n as u64 {
             cx.work.map_lookups += 1;
             self.blocks.clock += 1;
@@ -473,10 +619,35 @@ impl Ftl for PageFtl {
                 ));
             }
         }
-        for (pl, (&h, &gc)) in self.host_open.iter().zip(&self.gc_open).enumerate() {
-            for b in [h, gc] {
-                if b != NONE && self.blocks.state(b as usize) != BlockState::Open {
-                    return Err(format!("plane {pl}: frontier block {b} is not open"));
+        let np = self.g.total_planes() as usize;
+        let stored = self.fdp.as_deref().map(|f| f.stored_frontiers());
+        let all = self
+            .host_open
+            .iter()
+            .chain(&self.gc_open)
+            .copied()
+            .chain(stored.into_iter().flatten());
+        for (i, b) in all.enumerate() {
+            if b != NONE && self.blocks.state(b as usize) != BlockState::Open {
+                return Err(format!("plane {}: frontier block {b} is not open", i % np));
+            }
+        }
+        if let Some(f) = self.fdp.as_deref() {
+            // Every live page of a block a handle owns is that handle's data
+            // (a host block takes its handle's writes only; under persistent
+            // isolation GC moves a handle's data into its own blocks).
+            for (l, &p) in self.l2p.iter().enumerate() {
+                if p == NONE {
+                    continue;
+                }
+                let b = self.g.block_of(Ppn(p));
+                let o = f.owner(b);
+                if o != crate::fdp::SHARED && o != f.handle_of(l as u64) {
+                    return Err(format!(
+                        "lpn {l} of handle {} lives in block {} of handle {o}",
+                        f.handle_of(l as u64),
+                        b.0
+                    ));
                 }
             }
         }
@@ -492,6 +663,15 @@ impl Ftl for PageFtl {
     fn free_blocks(&self, plane: PlaneId) -> u32 {
         self.blocks.free_count(plane)
     }
+    /// The `fdp` section with Flexible Data Placement ([`Fdp::report`]).
+    fn report_section(&self) -> Option<(&'static str, serde_json::Value)> {
+        self.fdp.as_deref().map(|f| ("fdp", f.report()))
+    }
+    fn measure_start(&mut self) {
+        if let Some(f) = self.fdp.as_deref_mut() {
+            f.measure_start();
+        }
+    }
 }
 
 impl PageFtl {
@@ -504,6 +684,34 @@ impl PageFtl {
     /// the modelled controller's DRAM (see [`Ftl::mapping_table_bytes`]).
     pub fn map_heap_bytes(&self) -> u64 {
         (self.l2p.capacity() * std::mem::size_of::<u32>()) as u64 + self.p2l.heap_bytes()
+    }
+
+    /// Flexible Data Placement's state, if `ftl.fdp` is on.
+    pub fn fdp(&self) -> Option<&Fdp> {
+        self.fdp.as_deref()
+    }
+
+    /// The blocks holding live data, with the placement handles of their
+    /// live pages (sorted, deduplicated): what the isolation tests read.
+    pub fn live_handles_by_block(&self) -> Vec<(BlockId, Vec<u8>)> {
+        let Some(f) = self.fdp.as_deref() else {
+            return Vec::new();
+        };
+        let mut by = vec![Vec::new(); self.blocks.count()];
+        for (l, &p) in self.l2p.iter().enumerate() {
+            if p != NONE {
+                by[self.g.block_of(Ppn(p)).0 as usize].push(f.handle_of(l as u64));
+            }
+        }
+        by.into_iter()
+            .enumerate()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(b, mut v)| {
+                v.sort_unstable();
+                v.dedup();
+                (BlockId(b as u32), v)
+            })
+            .collect()
     }
 
     /// Blocks whose P2L is stored dense (their writes did not form a run).

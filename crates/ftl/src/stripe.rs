@@ -156,7 +156,9 @@ pub trait HostFrontier {
     /// The plane of the next host page: the next in allocation order, cleaned
     /// first if its frontier needs a new block; a plane that cannot be cleaned
     /// (all its data valid) hands the write to the next plane, each plane tried
-    /// at most once.
+    /// at most once. Inlined into each FTL's write loop, where it runs once
+    /// a host page.
+    #[inline(always)]
     fn host_plane(&mut self, lpn: u64, cx: &mut FtlCtx) -> PlaneId {
         let mut plane = self.next_plane(lpn, cx);
         if self.host_needs_block(plane) {

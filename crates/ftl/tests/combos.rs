@@ -581,6 +581,7 @@ fn build_source(c: &Case, cfg: &SsdConfig, set: &Settings) -> Src {
                         stream,
                         tag: 0,
                         sync: false,
+                        placement: ssd_core::workload::Placement::NONE,
                     }
                 })
                 .collect();

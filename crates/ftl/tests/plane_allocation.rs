@@ -42,6 +42,7 @@ fn writes(lpns: &[u64]) -> VecSource {
             stream: 0,
             tag: i as u32,
             sync: false,
+            placement: ssd_core::workload::Placement::NONE,
         })
         .collect();
     VecSource::new(reqs, Timing::ClosedLoop { depth: 32 })

@@ -37,6 +37,7 @@ fn req(op: IoOp, page: u64, pages: u64, tag: u32) -> HostRequest {
         stream: 0,
         tag,
         sync: false,
+        placement: ssd_core::workload::Placement::NONE,
     }
 }
 

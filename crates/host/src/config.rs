@@ -437,6 +437,7 @@ impl SsdConfig {
             c.workload.validate(logical)?;
             check_flows(c, logical)?;
         }
+        check_placement(c)?;
         // Flows on NVMe: each flow's submission queue bounds what it holds
         // (`host.sq_depth`, kept by the flows' source), as blk-mq gives each
         // hardware queue its own tags.
@@ -563,6 +564,49 @@ pub fn deep_merge(base: &mut toml::Value, over: toml::Value) {
 }
 
 /// Check the `[[flow]]`s of `c` and the multi-queue settings they use.
+/// The sources' placement identifiers against the drive: a fio-style
+/// job's `workload.fdp` (the run's, or a flow's) and a tenant's
+/// `flow.N.placement` need a drive with Flexible Data Placement and indices
+/// in its placement ID list; a flow places its writes one way.
+fn check_placement(c: &SsdConfig) -> Result<(), ConfigError> {
+    use crate::workload::placement::check_indices;
+    let fdp = &c.ftl.fdp;
+    let job = |prefix: &str, w: &crate::workload::WorkloadConfig, other: bool| {
+        let Some(dp) = &w.fdp else {
+            return Ok(());
+        };
+        if other {
+            return Err(invalid(
+                &format!("{prefix}workload.fdp"),
+                "places the writes of the fio-style workload, but this source is a trace or personality: give the placement to the flow (flow.N.placement)",
+            ));
+        }
+        check_indices(&format!("{prefix}workload.fdp"), &dp.plids, fdp)
+    };
+    if c.flows.is_empty() {
+        job(
+            "",
+            &c.workload,
+            c.trace.is_some() || c.personality.is_some(),
+        )?;
+    }
+    for (i, fl) in c.flows.iter().enumerate() {
+        let prefix = format!("flow.{i}.");
+        let w = fl.workload.clone().unwrap_or_default();
+        job(&prefix, &w, fl.trace.is_some() || fl.personality.is_some())?;
+        if let Some(n) = fl.placement {
+            if w.fdp.is_some() {
+                return Err(invalid(
+                    &format!("{prefix}placement"),
+                    "the flow's workload places its writes itself (workload.fdp): give one of the two",
+                ));
+            }
+            check_indices(&format!("{prefix}placement"), &[n], fdp)?;
+        }
+    }
+    Ok(())
+}
+
 fn check_flows(c: &SsdConfig, logical_bytes: u64) -> Result<(), ConfigError> {
     use crate::flows::{flow_range, MAX_FLOWS};
     let n = c.flows.len();

@@ -716,6 +716,7 @@ impl FileBench {
             stream,
             tag,
             sync,
+            placement: ssd_core::workload::Placement::NONE,
         }
     }
 
@@ -799,6 +800,7 @@ impl FileBench {
                 stream,
                 tag: Self::ino(f),
                 sync: false,
+                placement: ssd_core::workload::Placement::NONE,
             },
             false,
             CallExtras {
@@ -1024,6 +1026,7 @@ impl FileBench {
                             stream,
                             tag: Self::ino(f),
                             sync: false,
+                            placement: ssd_core::workload::Placement::NONE,
                         },
                         false,
                         CallExtras::default(),

@@ -109,6 +109,13 @@ pub struct FlowConfig {
     /// stonewall it holds back no other flow.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub wait_for: Vec<String>,
+    /// The tenant's own placement handle on a drive with Flexible Data
+    /// Placement: every write of the flow carries the placement identifier
+    /// at this index of the device's list (by handle, then reclaim group:
+    /// with one group, handle N). None: the flow's writes carry none, or
+    /// its fio-style workload's own (`workload.fdp`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<u16>,
 }
 
 impl FlowConfig {
@@ -125,6 +132,7 @@ impl FlowConfig {
             ramp_time: None,
             runtime: None,
             wait_for: Vec::new(),
+            placement: None,
         }
     }
 

@@ -434,6 +434,7 @@ impl Personality {
             // (as fio's, [`crate::workload::FioGen`]). Through the page
             // cache the cache marks its own writes.
             sync: op == IoOp::Write,
+            placement: ssd_core::workload::Placement::NONE,
         }
     }
 
@@ -578,6 +579,7 @@ impl Personality {
                     stream: th,
                     tag: f.ino,
                     sync: false,
+                    placement: ssd_core::workload::Placement::NONE,
                 });
             }
             return None;

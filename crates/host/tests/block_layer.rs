@@ -40,6 +40,7 @@ fn req(t: u64, op: IoOp, lba: u64, sectors: u32, stream: u32) -> HostRequest {
         stream,
         tag: 0,
         sync: false,
+        placement: ssd_core::workload::Placement::NONE,
     }
 }
 

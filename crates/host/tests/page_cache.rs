@@ -365,6 +365,7 @@ fn fsync_writes_back_one_file() {
         stream,
         tag,
         sync: false,
+        placement: ssd_core::workload::Placement::NONE,
     };
     for (files, fsynced, left) in [(true, 200.0, 100.0), (false, 300.0, 0.0)] {
         let ino = |f: u32| if files { f } else { 0 };
@@ -427,6 +428,7 @@ fn host_work_shares_the_host_cores() {
                 stream: (k % 4) as u32,
                 tag: 0,
                 sync: false,
+                placement: ssd_core::workload::Placement::NONE,
             })
             .collect();
         let app = VecSource::new(calls, Timing::ClosedLoop { depth: 8 });
@@ -1041,6 +1043,7 @@ fn file_writes(ino: u32, lpn: u64, pages: u64) -> Vec<(HostRequest, CallExtras)>
                 stream: 0,
                 tag: ino,
                 sync: false,
+                placement: ssd_core::workload::Placement::NONE,
             };
             (r, CallExtras::default())
         })
@@ -1057,6 +1060,7 @@ fn unlink(ino: u32) -> (HostRequest, CallExtras) {
         stream: 0,
         tag: ino,
         sync: false,
+        placement: ssd_core::workload::Placement::NONE,
     };
     let x = CallExtras {
         unlink: true,
@@ -1334,6 +1338,7 @@ fn one_page(op: IoOp, ino: u32, lpn: u64) -> HostRequest {
         stream: 0,
         tag: ino,
         sync: false,
+        placement: ssd_core::workload::Placement::NONE,
     }
 }
 

@@ -120,6 +120,7 @@ proptest! {
                     stream: s.stream,
                     tag: 0,
                     sync: false,
+                    placement: ssd_core::workload::Placement::NONE,
                 }
             })
             .collect();
@@ -303,6 +304,7 @@ fn arrivals(specs: &[Spec]) -> Vec<SchedReq> {
                 arrival: SimTime(t),
                 stream: s.stream,
                 sync: s.op % 3 == 0,
+                placement: ssd_core::workload::Placement::NONE,
             }
         })
         .collect()

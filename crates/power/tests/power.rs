@@ -525,6 +525,7 @@ mod slow_mode {
             stream: 0,
             tag: 0,
             sync: false,
+            placement: ssd_core::workload::Placement::NONE,
         };
         let src = VecSource::new(vec![req(0, 0), req(5_000_000, 64)], Timing::OpenLoop);
         let obs = Tee(

@@ -169,6 +169,7 @@ fn an_idle_ramp_costs_idle_power_over_it() {
             stream: 0,
             tag: 0,
             sync: false,
+            placement: ssd_core::workload::Placement::NONE,
         })
         .collect();
     let go = |ramp: Option<u64>| {

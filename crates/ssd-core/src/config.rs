@@ -8,9 +8,9 @@
 use crate::addr::Geometry;
 pub use crate::error::{invalid, ConfigError};
 pub use crate::ftl::{
-    Allocation, BlockConfig, CmtGranularity, CmtPolicy, DftlConfig, FtlCapacity, FtlConfig,
-    FtlKind, FtlSection, GcMode, GcPolicy, LastConfig, LogConfig, PlaneAllocation, WearLeveling,
-    ZnsConfig, ZoneLayout,
+    Allocation, BlockConfig, CmtGranularity, CmtPolicy, DftlConfig, FdpConfig, FdpIsolation,
+    FtlCapacity, FtlConfig, FtlKind, FtlSection, GcMode, GcPolicy, LastConfig, LogConfig,
+    PlaneAllocation, WearLeveling, ZnsConfig, ZoneLayout,
 };
 pub use crate::hw::{
     BusSpeed, ControllerConfig, DramCapacity, DramConfig, FlushPolicy, HostConfig, Interface,
@@ -274,6 +274,14 @@ impl Settings {
                     "a zoned namespace has no device GC to bring to steady state (the host resets zones): use \"fill\" (every zone written full) or \"none\"",
                 ));
             }
+        }
+        if c.ftl.fdp.enabled && c.dram.write_buffer.0 > 0 && c.dram.flush == FlushPolicy::EvictLru {
+            // The buffer evicts pages long after their write, and keeps no
+            // placement directive with them.
+            return Err(invalid(
+                "dram.write_buffer",
+                "Flexible Data Placement (ftl.fdp) places each write by its placement identifier, which a write-back buffer (dram.flush = \"evict-lru\") does not keep with the pages it evicts later: set dram.write_buffer = 0 or dram.flush = \"write-through\"",
+            ));
         }
         if c.ftl.drain_merge() && !c.sim.drain {
             return Err(invalid(

@@ -61,6 +61,9 @@ pub struct SchedReq {
     /// request keeps the flag of the request it was built on, as a bio
     /// merged into a Linux request leaves the request's flags alone.
     pub sync: bool,
+    /// The write's data placement directive
+    /// ([`crate::workload::HostRequest::placement`]).
+    pub placement: crate::workload::Placement,
 }
 
 impl SchedReq {
@@ -81,10 +84,17 @@ impl SchedReq {
 /// Try to merge `b` into `a` (back merge: `b` starts where `a` ends; front merge:
 /// `b` ends where `a` starts). Same direction, reads and writes only, and the
 /// result may not exceed `max_sectors`. On success `a` grows and keeps the earlier
-/// arrival; the caller records that `b.id` rides on `a.id`.
+/// arrival; the caller records that `b.id` rides on `a.id`. Requests with
+/// different placement directives never merge.
 #[inline]
 pub fn try_merge(a: &mut SchedReq, b: &SchedReq, max_sectors: u32) -> bool {
     if a.op != b.op || !matches!(a.op, IoOp::Read | IoOp::Write) {
+        return false;
+    }
+    // Linux's `blk_rq_merge_ok` (block/blk-merge.c): "Don't merge
+    // requests with different write hints": one command carries one
+    // placement directive.
+    if a.placement != b.placement {
         return false;
     }
     if a.sectors as u64 + b.sectors as u64 > max_sectors as u64 {
@@ -303,7 +313,9 @@ impl Noop {
                 }
             };
             let q = &self.q[(seq - self.head) as usize].0;
-            if q.sectors as u64 + r.sectors as u64 <= self.max_sectors as u64 {
+            if q.sectors as u64 + r.sectors as u64 <= self.max_sectors as u64
+                && q.placement == r.placement
+            {
                 return Some(seq);
             }
         }
@@ -362,6 +374,7 @@ mod tests {
             arrival: SimTime(id as u64),
             stream: 0,
             sync: false,
+            placement: crate::workload::Placement::NONE,
         }
     }
     #[test]
@@ -377,6 +390,33 @@ mod tests {
             .map(|q| q.id)
             .collect();
         assert_eq!(ids, vec![1, 2, 4]);
+    }
+
+    /// Contiguous writes with different placement directives stay two
+    /// commands (Linux's `blk_rq_merge_ok` on write hints); the same
+    /// directive merges.
+    #[test]
+    fn writes_of_different_placements_do_not_merge() {
+        use crate::workload::Placement;
+        let mut s = Noop::new(1024, true);
+        let mut m = Vec::new();
+        let w = |id, lba, p| SchedReq {
+            placement: p,
+            ..r(id, lba, IoOp::Write)
+        };
+        s.add(w(1, 0, Placement::pid(0)), SimTime(0), &mut m);
+        s.add(w(2, 8, Placement::pid(1)), SimTime(0), &mut m);
+        s.add(w(3, 16, Placement::pid(1)), SimTime(0), &mut m);
+        s.add(w(4, 24, Placement::NONE), SimTime(0), &mut m);
+        assert_eq!(m, vec![(2, 3)]);
+        assert_eq!(s.len(), 3);
+    }
+
+    /// A host request stays 32 bytes with its placement directive.
+    #[test]
+    fn a_host_request_stays_32_bytes() {
+        assert_eq!(std::mem::size_of::<crate::workload::HostRequest>(), 32);
+        assert_eq!(std::mem::size_of::<SchedReq>(), 32);
     }
 
     /// The merge index picks exactly what a scan of the queue from the back
@@ -432,6 +472,7 @@ mod tests {
                     arrival: SimTime(id as u64),
                     stream: 0,
                     sync: false,
+                    placement: crate::workload::Placement::NONE,
                 };
                 a.add(r, SimTime(0), &mut ma);
                 b.add(r, &mut mb);

@@ -92,6 +92,7 @@ fn main() {
         stream: 0,
         tag: 0,
         sync: false,
+        placement: ssd_core::workload::Placement::NONE,
     };
     let mut reqs: Vec<_> = (0..n).map(|i| req(IoOp::Write, i)).collect();
     reqs.extend((0..n).map(|i| req(IoOp::Read, i)));

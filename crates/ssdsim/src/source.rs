@@ -20,6 +20,21 @@ pub enum AnySource {
     Flows(Box<ssdsim_host::flows::Flows<AnySource>>),
     /// One of the above, its requests written as a trace (`--record-trace`).
     Recorded(Box<ssdsim_host::trace::record::Recorder<AnySource>>),
+    /// One of the above, its writes carrying placement identifiers (a
+    /// fio-style job's `workload.fdp`, a tenant's `placement`).
+    Placed(Box<ssdsim_host::workload::placement::Placed<AnySource>>),
+}
+
+impl AnySource {
+    /// The fio-style generator at the heart of this source, if it is one
+    /// (alone, or with its writes tagged for data placement).
+    pub fn fio_mut(&mut self) -> Option<&mut FioGen> {
+        match self {
+            AnySource::Fio(g) => Some(g),
+            AnySource::Placed(p) => p.inner_mut().fio_mut(),
+            _ => None,
+        }
+    }
 }
 
 impl RequestSource for AnySource {
@@ -32,6 +47,7 @@ impl RequestSource for AnySource {
             AnySource::Buffered(s) => s.timing(),
             AnySource::Flows(s) => s.timing(),
             AnySource::Recorded(s) => s.timing(),
+            AnySource::Placed(s) => s.timing(),
         }
     }
     #[inline]
@@ -44,6 +60,7 @@ impl RequestSource for AnySource {
             AnySource::Buffered(s) => s.next_request(),
             AnySource::Flows(s) => s.next_request(),
             AnySource::Recorded(s) => s.next_request(),
+            AnySource::Placed(s) => s.next_request(),
         }
     }
     #[inline]
@@ -56,6 +73,7 @@ impl RequestSource for AnySource {
             AnySource::Buffered(s) => s.submitted(r),
             AnySource::Flows(s) => s.submitted(r),
             AnySource::Recorded(s) => s.submitted(r),
+            AnySource::Placed(s) => s.submitted(r),
         }
     }
     fn notes(&self) -> Vec<(String, u64)> {
@@ -67,6 +85,7 @@ impl RequestSource for AnySource {
             AnySource::Buffered(s) => s.notes(),
             AnySource::Flows(s) => s.notes(),
             AnySource::Recorded(s) => s.notes(),
+            AnySource::Placed(s) => s.notes(),
         }
     }
     fn poll(
@@ -79,6 +98,7 @@ impl RequestSource for AnySource {
             AnySource::Buffered(s) => s.poll(now),
             AnySource::Flows(s) => s.poll(now),
             AnySource::Recorded(s) => s.poll(now),
+            AnySource::Placed(s) => s.poll(now),
             _ => None,
         }
     }
@@ -88,6 +108,7 @@ impl RequestSource for AnySource {
             AnySource::Buffered(s) => s.event(ev, now),
             AnySource::Flows(s) => s.event(ev, now),
             AnySource::Recorded(s) => s.event(ev, now),
+            AnySource::Placed(s) => s.event(ev, now),
             _ => {}
         }
     }
@@ -97,6 +118,7 @@ impl RequestSource for AnySource {
             AnySource::Buffered(s) => s.wake_at(),
             AnySource::Flows(s) => s.wake_at(),
             AnySource::Recorded(s) => s.wake_at(),
+            AnySource::Placed(s) => s.wake_at(),
             _ => None,
         }
     }
@@ -106,6 +128,7 @@ impl RequestSource for AnySource {
             AnySource::Buffered(s) => s.finished(),
             AnySource::Flows(s) => s.finished(),
             AnySource::Recorded(s) => s.finished(),
+            AnySource::Placed(s) => s.finished(),
             _ => true,
         }
     }
@@ -114,6 +137,7 @@ impl RequestSource for AnySource {
             AnySource::Buffered(s) => s.report_sections(end),
             AnySource::Flows(s) => s.report_sections(end),
             AnySource::Recorded(s) => s.report_sections(end),
+            AnySource::Placed(s) => s.report_sections(end),
             AnySource::FileBench(s) => s.report_sections(end),
             AnySource::Fio(s) => s.report_sections(end),
             _ => Vec::new(),
@@ -127,6 +151,7 @@ impl RequestSource for AnySource {
             AnySource::Fio(s) => s.zones(report),
             AnySource::Flows(s) => s.zones(report),
             AnySource::Recorded(s) => s.zones(report),
+            AnySource::Placed(s) => s.zones(report),
             _ => Ok(()),
         }
     }
@@ -139,6 +164,7 @@ impl RequestSource for AnySource {
             AnySource::Buffered(s) => s.ramp_over(now, in_flight),
             AnySource::Flows(s) => s.ramp_over(now, in_flight),
             AnySource::Recorded(s) => s.ramp_over(now, in_flight),
+            AnySource::Placed(s) => s.ramp_over(now, in_flight),
         }
     }
     fn stop(&mut self, now: ssd_core::SimTime) {
@@ -150,6 +176,7 @@ impl RequestSource for AnySource {
             AnySource::Buffered(s) => s.stop(now),
             AnySource::Flows(s) => s.stop(now),
             AnySource::Recorded(s) => s.stop(now),
+            AnySource::Placed(s) => s.stop(now),
         }
     }
 }
@@ -300,12 +327,22 @@ pub fn build_flows(
             RunError::Input(m) => RunError::Input(format!("flow {}: {m}", f.name)),
             e => e,
         })?;
-        if let AnySource::Fio(g) = &mut src {
+        if let Some(g) = src.fio_mut() {
             g.share_flow_groups(&flow_groups);
             if cfg.sim.flow_space == ssdsim_host::flows::FlowSpace::Shared {
                 g.share_zones(&zones);
             }
         }
+        // A tenant's own placement handle: every write of the flow.
+        let src = match f.placement {
+            Some(n) => AnySource::Placed(Box::new(ssdsim_host::workload::placement::Placed::new(
+                src,
+                vec![cfg.ftl.fdp.pid_list()[n as usize]],
+                ssdsim_host::workload::placement::PlidSelect::RoundRobin,
+                seed,
+            ))),
+            None => src,
+        };
         flows.push(Flow {
             slot: i,
             name: f.name.clone(),
@@ -367,6 +404,18 @@ pub(crate) fn build_one(
         }
     } else {
         AnySource::Fio(FioGen::new(w, logical, seed))
+    };
+    // A direct job's data placement (validation refuses a buffered one).
+    let app = match &w.fdp {
+        Some(dp) if personality.is_none() => {
+            AnySource::Placed(Box::new(ssdsim_host::workload::placement::Placed::new(
+                app,
+                dp.pids(&cfg.ftl.fdp),
+                dp.plid_select,
+                seed,
+            )))
+        }
+        _ => app,
     };
     let buffered = match personality {
         Some(p) => p.uses_page_cache(),

@@ -316,6 +316,7 @@ fn custom_parts_replace_the_configured_ones_and_refuse_what_needs_them() {
                     stream: 0,
                     tag: 0,
                     sync: false,
+                    placement: ssd_core::workload::Placement::NONE,
                 })
                 .collect();
             VecSource::new(reqs, Timing::ClosedLoop { depth: 4 })

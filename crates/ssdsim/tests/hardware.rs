@@ -42,6 +42,7 @@ fn sequential(cfg: &SsdConfig, n: u64, reads: bool, precondition: bool) -> (f64,
         stream: 0,
         tag: 0,
         sync: false,
+        placement: ssd_core::workload::Placement::NONE,
     };
     if !precondition {
         reqs.extend((0..n).map(|i| req(IoOp::Write, i)));
@@ -298,6 +299,7 @@ fn page_req(op: IoOp, at_us: u64, page: u64) -> HostRequest {
         stream: 0,
         tag: 0,
         sync: false,
+        placement: ssd_core::workload::Placement::NONE,
     }
 }
 
@@ -532,6 +534,7 @@ fn seq_phases(cfg: &SsdConfig, n: u64, qd: u32, reads: bool) -> ssd_core::stats:
                 stream: 0,
                 tag: 0,
                 sync: false,
+                placement: ssd_core::workload::Placement::NONE,
             })
             .collect::<Vec<_>>()
     };
@@ -572,6 +575,7 @@ fn multiplane_rule_max_planes_and_plane_gap_closed_form() {
             stream: 0,
             tag: 0,
             sync: false,
+            placement: ssd_core::workload::Placement::NONE,
         };
         let src = VecSource::new(vec![w(0, 0), w(1_000, 4)], Timing::OpenLoop);
         let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();
@@ -966,6 +970,7 @@ fn one_request(cfg: &SsdConfig, op: IoOp, n: u64) -> (u64, ssd_core::stats::Repo
         stream: 0,
         tag: 0,
         sync: false,
+        placement: ssd_core::workload::Placement::NONE,
     };
     let closed = Timing::ClosedLoop { depth: 1 };
     let ftl = ftl::build(&s.config.ftl, &s.shape()).unwrap();

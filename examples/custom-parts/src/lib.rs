@@ -353,6 +353,7 @@ impl RequestSource for Overwrite {
             stream: 0,
             tag: 0,
             sync: false,
+            placement: ssdsim::ssd_core::workload::Placement::NONE,
         }))
     }
 }

@@ -78,6 +78,7 @@ impl<S: AppSource> PageCache<S> {
             stream,
             tag: FS_INO,
             sync: false,
+            placement: ssd_core::workload::Placement::NONE,
         };
         let extras = CallExtras {
             commit: true,
@@ -122,6 +123,7 @@ impl<S: AppSource> PageCache<S> {
                 stream: self.threads[t].stream,
                 tag,
                 sync: r.op == IoOp::Write,
+                placement: ssd_core::workload::Placement::NONE,
             };
             self.out_push(t, req);
             self.pay_submit(t);

@@ -148,6 +148,7 @@ impl<S: AppSource> PageCache<S> {
             stream: self.threads[sub].stream,
             tag,
             sync,
+            placement: ssd_core::workload::Placement::NONE,
         };
         self.out_push(sub, r);
         self.pay_submit(sub);

@@ -573,6 +573,7 @@ pub(crate) mod testutil {
             arrival: SimTime(t_ns),
             stream,
             sync: false,
+            placement: ssd_core::workload::Placement::NONE,
         }
     }
 

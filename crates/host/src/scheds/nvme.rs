@@ -188,6 +188,7 @@ mod tests {
             arrival: SimTime::ZERO,
             stream: flow << FLOW_SHIFT,
             sync: false,
+            placement: ssd_core::workload::Placement::NONE,
         }
     }
 

@@ -408,6 +408,7 @@ impl<R: BufRead> Replay<R> {
             stream: if self.opts.streams { rec.stream } else { 0 },
             tag: 0,
             sync: rec.sync,
+            placement: ssd_core::workload::Placement::NONE,
         }))
     }
 

@@ -235,6 +235,11 @@ pub struct WorkloadConfig {
     pub percentage_random: u32,
     /// Seed of the address/mix generator; default derived from sim.seed.
     pub randseed: Option<u64>,
+    /// fio's data placement (`fdp=1`, `plids`, `plid_select`): the job's
+    /// writes carry placement identifiers for a drive with Flexible Data
+    /// Placement (`[workload.fdp]`; see [`super::placement`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fdp: Option<super::placement::DataPlacement>,
     /// fio's `direct`: bypass the page cache (O_DIRECT). True by default in
     /// ssdsim's `[workload]` (block-level runs); a fio job file follows fio,
     /// whose default is buffered (`direct=0`). False runs the workload
@@ -503,6 +508,7 @@ impl Default for WorkloadConfig {
             random_distribution: Distribution::Uniform,
             percentage_random: 100,
             randseed: None,
+            fdp: None,
             direct: true,
             sync: false,
             fsync: 0,
@@ -551,6 +557,7 @@ impl WorkloadConfig {
     /// Check the workload against a drive of `logical_bytes`; an error names the field
     /// (`workload.NAME`).
     pub fn validate(&self, logical_bytes: u64) -> Result<(), ConfigError> {
+        self.validate_placement()?;
         if self.bs.0 == 0 || !self.bs.0.is_multiple_of(SECTOR) {
             return Err(invalid(
                 "workload.bs",

@@ -740,6 +740,7 @@ impl FioGen {
             stream: 0,
             tag: 0,
             sync: op == IoOp::Write,
+            placement: ssd_core::workload::Placement::NONE,
         }
     }
 
@@ -1182,6 +1183,7 @@ impl RequestSource for FioGen {
             // `__blockdev_direct_IO_newtrunc`: WRITE_ODIRECT_PLUG; current
             // `dio_bio_write_op` in block/fops.c: REQ_SYNC | REQ_IDLE).
             sync: op == IoOp::Write,
+            placement: ssd_core::workload::Placement::NONE,
         }))
     }
 }

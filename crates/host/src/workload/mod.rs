@@ -20,6 +20,7 @@ mod config;
 mod fio_gen;
 pub mod flow_control;
 pub mod pattern;
+pub mod placement;
 pub mod zbd;
 pub use config::*;
 pub use fio_gen::FioGen;

@@ -691,6 +691,7 @@ impl ZbdJob {
                     stream: 0,
                     tag: 0,
                     sync: true,
+                    placement: ssd_core::workload::Placement::NONE,
                 },
                 Some(zi),
             ));
@@ -717,6 +718,7 @@ impl ZbdJob {
                     stream: 0,
                     tag: 0,
                     sync: true,
+                    placement: ssd_core::workload::Placement::NONE,
                 },
                 Some(zi),
             ));

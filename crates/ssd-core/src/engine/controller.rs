@@ -233,6 +233,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         self.cx.work = FtlWork::default();
         self.cx.now = now;
         self.cx.status = None;
+        self.cx.placement = r.placement;
         let first = self.consts.div_page.quot(r.lba * SECTOR);
         let n = if r.sectors == 0 {
             0

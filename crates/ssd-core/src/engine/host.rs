@@ -45,6 +45,7 @@ impl Default for Ahead {
             stream: 0,
             tag: 0,
             sync: false,
+            placement: crate::workload::Placement::NONE,
         };
         Ahead {
             buf: [none; AHEAD],
@@ -613,6 +614,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             arrival: r.arrival,
             stream: r.stream,
             sync: r.sync,
+            placement: r.placement,
         };
         self.front.merged.clear();
         self.sched.add(sr, self.now, &mut self.front.merged);

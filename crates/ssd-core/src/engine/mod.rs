@@ -275,6 +275,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         self.reset_stats(at);
         self.obs.measure_start(at);
         self.stats.ftl_before = self.ftl.stats();
+        self.ftl.measure_start();
         self.src.ramp_over(at, self.front.handed());
     }
 
@@ -323,6 +324,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             self.front.zones_told = true;
             self.tell_zones();
         }
+        self.ftl.measure_start();
         let limit = self.settings.config.sim.time_limit.map(|d| SimTime(d.0));
         match self.front.timing {
             Timing::ClosedLoop { depth } => {

@@ -187,6 +187,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         self.cx.work = FtlWork::default();
         self.cx.rng = self.measured_rng();
         self.stats.ftl_before = self.ftl.stats();
+        self.ftl.measure_start();
         out.wall_s = started.elapsed().as_secs_f64();
         self.stats.pre = out.clone();
         out

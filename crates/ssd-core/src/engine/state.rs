@@ -27,7 +27,7 @@ use std::io::{Read, Write};
 /// Version of the state file's layout. Raised whenever the layout or any
 /// type inside the state changes its serialised form; a file of another
 /// version is refused.
-pub const STATE_FORMAT: u32 = 2;
+pub const STATE_FORMAT: u32 = 3;
 
 const MAGIC: &[u8] = b"ssdsim-state\n";
 
@@ -290,6 +290,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         self.cx.plan.clear();
         self.cx.work = FtlWork::default();
         self.stats.ftl_before = self.ftl.stats();
+        self.ftl.measure_start();
         self.stats.pre = s.outcome;
         self.stats.pre.wall_s = wall_s;
         if self.settings.config.sim.precondition == Precondition::Steady && !self.stats.pre.steady {

@@ -3,8 +3,8 @@
 //! ([`super::kinds`]), and the capacity each leaves.
 
 use super::kinds::{
-    self, BlockConfig, CmtGranularity, CmtPolicy, DftlConfig, FtlKind, FtlSection, LastConfig,
-    LogConfig, ZnsConfig,
+    self, BlockConfig, CmtGranularity, CmtPolicy, DftlConfig, FdpConfig, FdpIsolation, FtlKind,
+    FtlSection, LastConfig, LogConfig, ZnsConfig,
 };
 use crate::addr::Geometry;
 use crate::error::{invalid, ConfigError};
@@ -164,6 +164,9 @@ pub struct FtlConfig {
     /// The zoned namespace's section (`ftl.zone_planes`, `ftl.zone_blocks`,
     /// `ftl.max_open_zones`, `ftl.max_active_zones`).
     pub zns: ZnsConfig,
+    /// Flexible Data Placement on the page FTL (`ftl.fdp`, `ftl.fdp_groups`,
+    /// `ftl.fdp_handles`, `ftl.fdp_ru_blocks`, `ftl.fdp_isolation`).
+    pub fdp: FdpConfig,
 }
 
 /// `[ftl]` on the wire: one flat table, in the order reports have always
@@ -219,6 +222,25 @@ struct FtlToml {
     max_active_zones: u32,
     #[serde(default, skip_serializing_if = "FtlToml::is_zero")]
     conventional_zones: u32,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    fdp: bool,
+    #[serde(
+        default = "FtlToml::default_single",
+        skip_serializing_if = "FtlToml::is_single_block"
+    )]
+    fdp_groups: u32,
+    #[serde(
+        default = "FtlToml::default_fdp_handles",
+        skip_serializing_if = "FtlToml::is_default_fdp_handles"
+    )]
+    fdp_handles: u32,
+    #[serde(
+        default = "FtlToml::default_single",
+        skip_serializing_if = "FtlToml::is_single_block"
+    )]
+    fdp_ru_blocks: u32,
+    #[serde(default, skip_serializing_if = "FtlToml::is_initial")]
+    fdp_isolation: FdpIsolation,
 }
 
 impl FtlToml {
@@ -242,6 +264,18 @@ impl FtlToml {
     }
     fn is_single_block(v: &u32) -> bool {
         *v == 1
+    }
+    fn default_single() -> u32 {
+        1
+    }
+    fn default_fdp_handles() -> u32 {
+        FdpConfig::default().handles
+    }
+    fn is_default_fdp_handles(v: &u32) -> bool {
+        *v == FdpConfig::default().handles
+    }
+    fn is_initial(v: &FdpIsolation) -> bool {
+        *v == FdpIsolation::Initial
     }
 }
 
@@ -283,6 +317,13 @@ impl From<FtlToml> for FtlConfig {
                 max_active_zones: t.max_active_zones,
                 conventional_zones: t.conventional_zones,
             },
+            fdp: FdpConfig {
+                enabled: t.fdp,
+                groups: t.fdp_groups,
+                handles: t.fdp_handles,
+                ru_blocks: t.fdp_ru_blocks,
+                isolation: t.fdp_isolation,
+            },
         }
     }
 }
@@ -315,6 +356,11 @@ impl From<FtlConfig> for FtlToml {
             max_open_zones: c.zns.max_open_zones,
             max_active_zones: c.zns.max_active_zones,
             conventional_zones: c.zns.conventional_zones,
+            fdp: c.fdp.enabled,
+            fdp_groups: c.fdp.groups,
+            fdp_handles: c.fdp.handles,
+            fdp_ru_blocks: c.fdp.ru_blocks,
+            fdp_isolation: c.fdp.isolation,
         }
     }
 }
@@ -382,6 +428,7 @@ impl Default for FtlConfig {
             log: LogConfig::default(),
             last: LastConfig::default(),
             zns: ZnsConfig::default(),
+            fdp: FdpConfig::default(),
         }
     }
 }
@@ -412,6 +459,7 @@ impl FtlConfig {
             &self.log,
             &self.last,
             &self.zns,
+            &self.fdp,
         )
         .into_iter()
         .map(|(field, v, owners)| {
@@ -475,6 +523,20 @@ impl FtlConfig {
     /// the chosen FTL's own knobs ([`FtlSection::check`]) are consistent.
     /// Errors name the field.
     pub fn capacity(&self, geometry: &Geometry) -> Result<FtlCapacity, ConfigError> {
+        if self.fdp.enabled && self.kind != FtlKind::Page {
+            return Err(invalid(
+                "ftl.fdp",
+                format!(
+                    "Flexible Data Placement is a conventional namespace with per-handle write frontiers, modelled on the page-mapping FTL (ftl.kind = \"page\"), not {:?}{}",
+                    self.kind.name(),
+                    if self.kind.is_zoned() {
+                        ": a zoned namespace places data by zones, not placement handles"
+                    } else {
+                        ""
+                    }
+                ),
+            ));
+        }
         if let FtlSection::Zns(z) = self.section() {
             // Every block is in a zone: the sequential zones have no
             // over-provisioning, no spare blocks and no GC; `ftl.op` and the
@@ -556,6 +618,9 @@ impl FtlConfig {
         let spare_blocks_per_plane = (geometry.total_pages() - log_pages - logical_pages)
             / geometry.pages_per_block as u64
             / geometry.total_planes() as u64;
+        if self.fdp.enabled {
+            self.check_fdp(geometry, spare_blocks_per_plane)?;
+        }
         let need = self.spare_blocks_needed(1);
         if spare_blocks_per_plane < need {
             return Err(invalid(
@@ -616,6 +681,44 @@ impl FtlConfig {
             logical_pages,
             spare_blocks_per_plane,
         })
+    }
+}
+
+impl FtlConfig {
+    /// Flexible Data Placement's rules (`ftl.fdp = true`, on the page FTL:
+    /// [`FtlConfig::capacity`] refuses it on another): its section's own ([`FdpConfig::check`]), reclaim groups that
+    /// the plane allocation can keep a handle's writes in, and the spare
+    /// blocks a plane needs for every handle's open frontiers.
+    fn check_fdp(
+        &self,
+        geometry: &Geometry,
+        spare_blocks_per_plane: u64,
+    ) -> Result<(), ConfigError> {
+        let f = &self.fdp;
+        f.check(geometry)?;
+        if f.groups > 1 && self.allocation == Allocation::LeastBusy {
+            return Err(invalid(
+                "ftl.fdp_groups",
+                "\"least-busy\" allocation picks any die, but a reclaim group keeps a placement handle's writes on its own dies: use one group or a striping order (cwdp, pdwc, wcdp)",
+            ));
+        }
+        let need = self.spare_blocks_needed(f.frontiers());
+        if spare_blocks_per_plane < need {
+            return Err(invalid(
+                "ftl.fdp_handles",
+                format!(
+                    "{} {} handles keep {} write frontiers open in every plane; with the GC threshold and a block to reclaim that needs {need} spare blocks a plane, but over-provisioning {} leaves {spare_blocks_per_plane}: lower ftl.fdp_handles or raise ftl.op",
+                    f.handles,
+                    match f.isolation {
+                        FdpIsolation::Initial => "initially isolated",
+                        FdpIsolation::Persistent => "persistently isolated",
+                    },
+                    f.frontiers(),
+                    self.op
+                ),
+            ));
+        }
+        Ok(())
     }
 }
 

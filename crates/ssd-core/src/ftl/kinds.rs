@@ -532,6 +532,183 @@ impl ZnsConfig {
     }
 }
 
+/// The reclaim unit handle type of a drive with Flexible Data Placement
+/// (`ftl.fdp_isolation`; the FDP configuration descriptor's RUHT, NVMe 2.0
+/// base specification, "Flexible Data Placement"): what garbage collection
+/// may do with the data of different handles.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FdpIsolation {
+    /// Initially Isolated (RUHT 1h): data written through different handles
+    /// goes to different reclaim units, but GC may move the valid data of
+    /// several handles into one reclaim unit (here: one GC frontier a plane
+    /// for every handle's data, as the conventional FTL's).
+    #[default]
+    Initial,
+    /// Persistently Isolated (RUHT 2h): GC moves a handle's valid data only
+    /// into reclaim units of the same handle (here: a GC frontier a plane for
+    /// each handle), so its data never shares an erase block with another's.
+    Persistent,
+}
+
+/// Flexible Data Placement on the page-mapping FTL (`ftl.fdp = true`; NVMe
+/// TP4146, now the NVMe 2.0 base specification's "Flexible Data
+/// Placement"): the FDP configuration the drive reports in its FDP
+/// Configurations log page.
+///
+/// The dies are cut into `groups` reclaim groups (NRG), each the dies of a
+/// consecutive run of the striping order of `ftl.allocation` (channel first
+/// by default, so a group spans the channels). Each of the `handles`
+/// reclaim unit handles (NRUH) references, in every group, a reclaim unit
+/// (RU): `ru_blocks` erase blocks in each plane of the group (RUNS, the
+/// nominal size, is those blocks' bytes), written in the page FTL's plane
+/// order, one open block a plane at a time. A write's placement identifier
+/// (PID) names the group (its high RGIF bits) and the placement handle; a
+/// write without the directive goes to placement handle 0 in the groups in
+/// turn (the device's choice), and a PID naming no handle or group fails
+/// with Invalid Field in Command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FdpConfig {
+    /// `ftl.fdp`: Flexible Data Placement on (default off: a conventional
+    /// namespace with one write frontier).
+    pub enabled: bool,
+    /// `ftl.fdp_groups`: reclaim groups (NRG, default 1). They must divide
+    /// the drive's dies.
+    pub groups: u32,
+    /// `ftl.fdp_handles`: reclaim unit handles, one placement handle each
+    /// (NRUH, default 8; at most 128, fio's `FIO_MAX_DP_IDS`).
+    pub handles: u32,
+    /// `ftl.fdp_ru_blocks`: erase blocks a reclaim unit takes in each plane
+    /// of its group (default 1).
+    pub ru_blocks: u32,
+    /// `ftl.fdp_isolation`: the handles' type (RUHT), `"initial"` (default)
+    /// or `"persistent"`.
+    pub isolation: FdpIsolation,
+}
+
+impl Default for FdpConfig {
+    /// Off; when on, one reclaim group, 8 initially isolated handles, RUs of
+    /// one block a plane.
+    fn default() -> FdpConfig {
+        FdpConfig {
+            enabled: false,
+            groups: 1,
+            handles: 8,
+            ru_blocks: 1,
+            isolation: FdpIsolation::Initial,
+        }
+    }
+}
+
+impl FdpConfig {
+    /// The most handles a drive may have (fio's `FIO_MAX_DP_IDS`, the
+    /// placement IDs a job can name).
+    pub const MAX_HANDLES: u32 = 128;
+
+    /// Bits of a placement identifier that name the reclaim group (RGIF):
+    /// enough for `groups - 1`, 0 with one group.
+    pub fn rgif(&self) -> u32 {
+        32 - (self.groups.max(1) - 1).leading_zeros()
+    }
+    /// The placement identifier of handle `ph` in group `rg` (the RG in the
+    /// high RGIF bits, QEMU's `nvme_make_pid`).
+    pub fn make_pid(&self, rg: u32, ph: u32) -> u16 {
+        let rgif = self.rgif();
+        if rgif == 0 {
+            ph as u16
+        } else {
+            ((rg << (16 - rgif)) | ph) as u16
+        }
+    }
+    /// The (group, handle) a placement identifier names, if both exist.
+    pub fn parse_pid(&self, pid: u16) -> Option<(u32, u32)> {
+        let rgif = self.rgif();
+        let (rg, ph) = if rgif == 0 {
+            (0, pid as u32)
+        } else {
+            (
+                pid as u32 >> (16 - rgif),
+                pid as u32 & ((1 << (16 - rgif)) - 1),
+            )
+        };
+        (rg < self.groups && ph < self.handles).then_some((rg, ph))
+    }
+    /// The placement identifiers in the order the Reclaim Unit Handle
+    /// Status (I/O Management Receive) lists them, which fio's `plids`
+    /// index: by placement handle, then by reclaim group (QEMU's
+    /// `nvme_io_mgmt_recv_ruhs`).
+    pub fn pid_list(&self) -> Vec<u16> {
+        let mut v = Vec::with_capacity((self.handles * self.groups) as usize);
+        for ph in 0..self.handles {
+            for rg in 0..self.groups {
+                v.push(self.make_pid(rg, ph));
+            }
+        }
+        v
+    }
+    /// Write frontiers a plane holds open: a host frontier for each handle,
+    /// and GC's: one for every handle's data (initially isolated) or one
+    /// for each (persistently isolated).
+    pub fn frontiers(&self) -> u32 {
+        self.handles
+            + match self.isolation {
+                FdpIsolation::Initial => 1,
+                FdpIsolation::Persistent => self.handles,
+            }
+    }
+    /// The section's own rules on `geometry` (the spare blocks the handles'
+    /// frontiers need are [`FtlConfig::capacity`](super::FtlConfig::capacity)'s).
+    pub fn check(&self, geometry: &Geometry) -> Result<(), ConfigError> {
+        let dies = geometry.total_dies();
+        if self.groups == 0 || !dies.is_multiple_of(self.groups) {
+            return Err(invalid(
+                "ftl.fdp_groups",
+                format!(
+                    "{} reclaim groups must be at least 1 and divide the drive's {dies} dies",
+                    self.groups
+                ),
+            ));
+        }
+        if self.handles == 0 || self.handles > FdpConfig::MAX_HANDLES {
+            return Err(invalid(
+                "ftl.fdp_handles",
+                format!(
+                    "must be from 1 to {} reclaim unit handles, got {}",
+                    FdpConfig::MAX_HANDLES,
+                    self.handles
+                ),
+            ));
+        }
+        let handle_bits = 16 - self.rgif();
+        if (self.handles as u64) >= 1u64 << handle_bits {
+            return Err(invalid(
+                "ftl.fdp_handles",
+                format!(
+                    "{} handles do not fit the {handle_bits} bits a placement identifier leaves them beside {} reclaim groups",
+                    self.handles, self.groups
+                ),
+            ));
+        }
+        if self.ru_blocks == 0 || self.ru_blocks > geometry.blocks_per_plane {
+            return Err(invalid(
+                "ftl.fdp_ru_blocks",
+                format!(
+                    "a reclaim unit of {} blocks a plane does not fit the planes' {} blocks (at least 1)",
+                    self.ru_blocks, geometry.blocks_per_plane
+                ),
+            ));
+        }
+        Ok(())
+    }
+    fn changed(&self, out: &mut Vec<(&'static str, String)>) {
+        let d = FdpConfig::default();
+        changed(out, "fdp_groups", &self.groups, &d.groups);
+        changed(out, "fdp_handles", &self.handles, &d.handles);
+        changed(out, "fdp_ru_blocks", &self.ru_blocks, &d.ru_blocks);
+        changed(out, "fdp_isolation", &self.isolation, &d.isolation);
+    }
+}
+
 /// The chosen FTL with the section it reads ([`FtlConfig::section`](super::FtlConfig::section)):
 /// what an FTL is built from beside the common knobs of
 /// [`FtlConfig`](super::FtlConfig).
@@ -626,6 +803,7 @@ pub(super) fn unread(
     log: &LogConfig,
     last: &LastConfig,
     zns: &ZnsConfig,
+    fdp: &FdpConfig,
 ) -> Vec<(&'static str, String, &'static str)> {
     let mut out = Vec::new();
     let mut section = |reads: bool, owners: &'static str, changed: &dyn Fn(&mut Vec<_>)| {
@@ -643,6 +821,11 @@ pub(super) fn unread(
     section(kind == FtlKind::Last, "last", &|o| last.changed(o));
     section(kind == FtlKind::Dftl, "dftl", &|o| dftl.changed(o));
     section(kind == FtlKind::Zns, "zns", &|o| zns.changed(o));
+    section(
+        kind == FtlKind::Page && fdp.enabled,
+        "the page FTL with ftl.fdp = true",
+        &|o| fdp.changed(o),
+    );
     section(
         kind.maps_blocks(),
         "the block-mapped FTLs (block, bast, fast, last)",

@@ -24,8 +24,8 @@ pub use config::{
     Allocation, FtlCapacity, FtlConfig, GcMode, GcPolicy, PlaneAllocation, WearLeveling,
 };
 pub use kinds::{
-    BlockConfig, CmtGranularity, CmtPolicy, DftlConfig, FtlKind, FtlSection, LastConfig, LogConfig,
-    ZnsConfig, ZoneLayout,
+    BlockConfig, CmtGranularity, CmtPolicy, DftlConfig, FdpConfig, FdpIsolation, FtlKind,
+    FtlSection, LastConfig, LogConfig, ZnsConfig, ZoneLayout,
 };
 pub use zone::{ZoneAction, ZoneDescriptor, ZoneError, ZoneState};
 
@@ -252,8 +252,16 @@ pub struct FtlCtx {
     /// A zoned FTL's refusal of the host write of this call (ZNS: not at
     /// the write pointer, a full zone, ...): set by [`Ftl::write`], which
     /// then plans nothing; the engine fails the command with it and clears
-    /// it before each command.
+    /// it before each command. A drive with Flexible Data Placement refuses
+    /// a write whose placement identifier names no placement handle or
+    /// reclaim group the same way (Invalid Field in Command).
     pub status: Option<ZoneError>,
+    /// The data placement directive of the host write this call plans
+    /// ([`crate::workload::HostRequest::placement`]; none for the writes
+    /// the device makes of its own, such as preconditioning and write-buffer
+    /// evictions). Set by the engine before each command; only an FTL with
+    /// Flexible Data Placement reads it.
+    pub placement: crate::workload::Placement,
 }
 
 impl FtlCtx {
@@ -269,6 +277,7 @@ impl FtlCtx {
             now: SimTime::ZERO,
             draining: false,
             status: None,
+            placement: crate::workload::Placement::NONE,
         }
     }
     /// Open a new job; `gating` jobs delay the host request's completion.
@@ -483,6 +492,11 @@ pub trait Ftl {
     fn report_section(&self) -> Option<(&'static str, serde_json::Value)> {
         None
     }
+    /// The measured phase starts (after preconditioning, and again at the
+    /// end of `sim.ramp_time`): counters of the FTL's own report section
+    /// that describe the phase count from here, as [`FtlStats`] do from the
+    /// engine's snapshot. Default nothing.
+    fn measure_start(&mut self) {}
 }
 
 /// The flash array's physics: per block, the next page that may be programmed and

@@ -12,6 +12,7 @@ use ssdsim_host::workload::{
 };
 use std::path::Path;
 
+mod dp;
 mod options;
 pub use options::{HOST_ONLY, SUPPORTED};
 use options::{NO_BLOCK_IO, REFUSED};
@@ -464,6 +465,8 @@ fn apply(
     // zonemode=zbd's options as given, and the line of the first.
     let mut zbd = ssdsim_host::workload::ZbdOptions::default();
     let mut zbd_given: Option<usize> = None;
+    // The data placement options (`dp.rs`).
+    let mut dp = dp::DpOpts::default();
     // Sizes by direction (read, write, trim) as the options give them, in
     // order; `bs` alone leaves them all the same.
     let mut dirs: [BsDraw; 3] = std::array::from_fn(|_| BsDraw::Fixed(w.bs.0));
@@ -978,6 +981,7 @@ fn apply(
             // drive's), unless `do_verify=0`.
             "verify" => verify_method = v != "0" && v != "none",
             "do_verify" => do_verify = fio_bool(v).map_err(|m| e(format!("{k}: {m}")))?,
+            k if dp::KEYS.contains(&k) => dp.take(k, v, line).map_err(e)?,
             k if HOST_ONLY.contains(&k) => job.ignored.push(k.to_string()),
             k if REFUSED.iter().any(|(n, _)| *n == k) => {
                 let why = REFUSED.iter().find(|(n, _)| *n == k).expect("found").1;
@@ -996,6 +1000,7 @@ fn apply(
         }
     }
     w.verify = verify_method && do_verify;
+    dp.finish(&mut w).map_err(|(l, m)| err(l, m))?;
     // fio's `size` with `filesize`: the files are `filesize` each, and
     // `size` is how much the job does.
     if w.filesize.is_some() {
