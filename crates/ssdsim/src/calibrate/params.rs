@@ -188,7 +188,13 @@ pub const PARAMS: &[ParamDef] = &[
         min: 4.0,
         max: 4.0 * 1024.0 * 1024.0,
         get: |c| c.dram.write_buffer.0 as f64 / 1024.0,
-        set: |c, v| c.dram.write_buffer = Size((v.max(1.0) * 1024.0).round() as u64),
+        // `dram.write_buffer` is a whole number of pages (hw/dram.rs): the
+        // nearest, at least one, whatever the page size.
+        set: |c, v| {
+            let page = c.nand.page_size.0.max(1);
+            let b = (v.max(1.0) * 1024.0).round() as u64;
+            c.dram.write_buffer = Size(((b + page / 2) / page).max(1) * page)
+        },
     },
     ParamDef {
         name: "op",
