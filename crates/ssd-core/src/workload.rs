@@ -5,6 +5,7 @@
 //! themselves (fio-style, traces, personalities, the page cache, flows) are
 //! the host crate's.
 
+pub use crate::ftl::Placement;
 use crate::units::SimTime;
 use serde::{Deserialize, Serialize};
 
@@ -99,42 +100,6 @@ pub struct HostRequest {
     /// DTYPE 2h, DSPEC the placement identifier), or none
     /// ([`Placement::NONE`]). Every other command ignores it.
     pub placement: Placement,
-}
-
-/// A write's NVMe data placement directive (Flexible Data Placement, TP4146,
-/// now in the NVMe 2.0 base specification): none, or the placement
-/// identifier (PID) the command's DSPEC field carries (DTYPE 2h, "Data
-/// Placement"). A PID names a reclaim group in its high bits (the FDP
-/// configuration's Reclaim Group Identifier Format, RGIF) and a placement
-/// handle in the rest; the device decodes it. Two bytes, so a
-/// [`HostRequest`] stays 32: the sentinel for "no directive" is `0xFFFF`,
-/// never a valid PID of a drive ssdsim accepts (at most 128 handles, so
-/// the handle bits are never all set).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Placement(u16);
-
-impl Placement {
-    /// No data placement directive: the device writes where a write without
-    /// one goes (placement handle 0).
-    pub const NONE: Placement = Placement(u16::MAX);
-    /// The directive naming placement identifier `pid` (below 0xFFFF).
-    #[inline]
-    pub fn pid(pid: u16) -> Placement {
-        assert!(pid != u16::MAX, "placement identifier 0xFFFF is reserved");
-        Placement(pid)
-    }
-    /// The placement identifier, if the command carries the directive.
-    #[inline]
-    pub fn get(self) -> Option<u16> {
-        (self.0 != u16::MAX).then_some(self.0)
-    }
-}
-
-impl Default for Placement {
-    /// No directive.
-    fn default() -> Placement {
-        Placement::NONE
-    }
 }
 
 impl HostRequest {

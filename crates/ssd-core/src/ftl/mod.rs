@@ -18,6 +18,7 @@
 
 mod config;
 mod kinds;
+mod placement;
 pub mod zone;
 
 pub use config::{
@@ -27,6 +28,7 @@ pub use kinds::{
     BlockConfig, CmtGranularity, CmtPolicy, DftlConfig, FdpConfig, FdpIsolation, FtlKind,
     FtlSection, LastConfig, LogConfig, ZnsConfig, ZoneLayout,
 };
+pub use placement::Placement;
 pub use zone::{ZoneAction, ZoneDescriptor, ZoneError, ZoneState};
 
 use crate::addr::{BlockId, FastDiv, Geometry, Lpn, PlaneId, Ppn};
@@ -261,7 +263,7 @@ pub struct FtlCtx {
     /// the device makes of its own, such as preconditioning and write-buffer
     /// evictions). Set by the engine before each command; only an FTL with
     /// Flexible Data Placement reads it.
-    pub placement: crate::workload::Placement,
+    pub placement: Placement,
 }
 
 impl FtlCtx {
@@ -277,7 +279,7 @@ impl FtlCtx {
             now: SimTime::ZERO,
             draining: false,
             status: None,
-            placement: crate::workload::Placement::NONE,
+            placement: Placement::NONE,
         }
     }
     /// Open a new job; `gating` jobs delay the host request's completion.
