@@ -231,7 +231,7 @@ pub(super) enum Step {
     /// Wait until the job's requests in flight complete (`io_u_quiesce`).
     Quiesce,
     /// Submit the request; it holds zone `.1`'s lock (if any) until it
-    /// completes, and `.2`: a write that ends at the zone's capacity.
+    /// completes.
     Issue(HostRequest, Option<u32>),
 }
 
@@ -681,21 +681,28 @@ impl ZbdJob {
             self.resets += 1;
         }
         if dev.host_managed && data > 0 {
-            lock_zone(dev, zi, self.id);
-            self.steps.push_back(Step::Issue(
-                HostRequest {
-                    arrival: SimTime::ZERO,
-                    op: IoOp::ZoneReset,
-                    lba: start / SECTOR,
-                    sectors: 0,
-                    stream: 0,
-                    tag: 0,
-                    sync: true,
-                    placement: ssd_core::workload::Placement::NONE,
-                },
-                Some(zi),
-            ));
+            self.zone_command(dev, IoOp::ZoneReset, zi, start);
         }
+    }
+
+    /// Queue zone command `op` on zone `zi` (first byte `start`), issued
+    /// synchronously (`REQ_SYNC`, as `blkdev_zone_mgmt` issues it) and
+    /// holding the zone's lock until it completes.
+    fn zone_command(&mut self, dev: &mut Dev, op: IoOp, zi: u32, start: u64) {
+        lock_zone(dev, zi, self.id);
+        self.steps.push_back(Step::Issue(
+            HostRequest {
+                arrival: SimTime::ZERO,
+                op,
+                lba: start / SECTOR,
+                sectors: 0,
+                stream: 0,
+                tag: 0,
+                sync: true,
+                placement: ssd_core::workload::Placement::NONE,
+            },
+            Some(zi),
+        ));
     }
 
     /// `zbd_finish_zone`: the zone full, its remainder left unwritten.
@@ -708,20 +715,7 @@ impl ZbdJob {
         self.finishes += 1;
         self.steps.push_back(Step::Quiesce);
         if dev.host_managed {
-            lock_zone(dev, zi, self.id);
-            self.steps.push_back(Step::Issue(
-                HostRequest {
-                    arrival: SimTime::ZERO,
-                    op: IoOp::ZoneFinish,
-                    lba: start / SECTOR,
-                    sectors: 0,
-                    stream: 0,
-                    tag: 0,
-                    sync: true,
-                    placement: ssd_core::workload::Placement::NONE,
-                },
-                Some(zi),
-            ));
+            self.zone_command(dev, IoOp::ZoneFinish, zi, start);
             self.steps.push_back(Step::Quiesce);
         }
     }
