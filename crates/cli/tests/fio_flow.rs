@@ -43,6 +43,49 @@ fn flow_weights_set_the_jobs_shares_of_requests() {
 }
 
 #[test]
+fn flow_groups_hold_for_jobs_whose_writes_are_placed() {
+    // The same weights on a drive with Flexible Data Placement, each job on
+    // its own placement handle: the placement wrapper must not hide the
+    // generators from their flow group.
+    let dir = scratch("placed");
+    std::fs::write(
+        dir.join("j.fio"),
+        "[global]\ntime_based\nruntime=100ms\ndirect=1\nioengine=libaio\niodepth=16\n\
+         bs=8k\nfdp=1\n[a]\nrw=randwrite\nflow=1\nfdp_pli=0\n[b]\nrw=randwrite\nflow=3\n\
+         fdp_pli=1\n",
+    )
+    .unwrap();
+    let (code, out, err) = ssdsim_in(
+        &dir,
+        &[
+            "run",
+            "--format",
+            "json",
+            "--no-progress",
+            "--set",
+            "ftl.fdp=true",
+            "--set",
+            "ftl.fdp_handles=2",
+            "--fio",
+            "j.fio",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    let a = flow(&r, "a")["requests"].as_u64().unwrap();
+    let b = flow(&r, "b")["requests"].as_u64().unwrap();
+    assert!(a > 50, "{a}");
+    let ratio = b as f64 / a as f64;
+    assert!((ratio - 3.0).abs() < 0.2, "{b} / {a} = {ratio}");
+    // Each job's writes went to its own handle.
+    let h = r["fdp"]["handles"].as_array().unwrap();
+    assert!(
+        h.iter().all(|x| x["host_bytes"].as_u64().unwrap() > 0),
+        "{h:?}"
+    );
+}
+
+#[test]
 fn flow_sleep_waits_before_trying_again() {
     // The same group with flow_sleep: a job held back drains and sleeps
     // 1 ms, so the pair does fewer requests than without.
