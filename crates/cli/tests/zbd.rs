@@ -245,6 +245,13 @@ fn what_zonemode_zbd_cannot_do_is_refused() {
         SMALL,
     );
     assert!(e.contains("zoneskip must be 0"), "{e}");
+    // Two jobs, one naming the drive's limit, one another.
+    let e = refused(
+        "[global]\nrw=randwrite\nzonemode=zbd\ndirect=1\n[a]\nmax_open_zones=8\n\
+         [b]\nmax_open_zones=4\n",
+        &[SMALL, &["--set", "ftl.max_open_zones=8"]].concat(),
+    );
+    assert!(e.contains("different max_open_zones values"), "{e}");
     let e = refused("[j]\nrw=write\nzonemode=zbd\ndirect=1\n", &[]);
     assert!(e.contains("needs zonesize"), "{e}");
     let e = refused(
@@ -277,6 +284,20 @@ fn a_range_is_rounded_to_whole_zones_as_fio_rounds_it() {
     let r: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(r["host"]["bytes_written"], 4 << 20);
     assert_eq!(r["zns"]["zones_by_state"]["full"], 2);
+}
+
+#[test]
+fn a_job_may_name_the_limit_another_took_from_the_drive() {
+    // fio compares a job's max_open_zones with the device's write-zone
+    // limit, which the first job set (here from the drive).
+    let r = run_job(
+        "samelimit",
+        "[global]\nrw=randwrite\nzonemode=zbd\ndirect=1\nbs=64k\nio_size=2m\n[a]\n\
+         [b]\nmax_open_zones=6\n",
+        &[SMALL, &["--set", "ftl.max_open_zones=6"]].concat(),
+    );
+    no_zone_errors(&r);
+    assert!(r["zns"]["max_open"].as_u64().unwrap() <= 6);
 }
 
 #[test]

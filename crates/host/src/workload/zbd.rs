@@ -174,8 +174,6 @@ struct Dev {
     /// `max_write_zones` (0: none) and the table (`write_zones`).
     max_write_zones: u32,
     write_zones: Vec<u32>,
-    /// The options the first job set it with (`max_open_zones` must agree).
-    max_open_option: u32,
     /// `wp_valid_data_bytes`, `write_cnt`, and the jobs' write range
     /// (`write_min_zone`, `write_max_zone`).
     vdb: u64,
@@ -340,13 +338,17 @@ impl ZbdJob {
                 )));
             }
         }
-        if self.opts.max_open_zones > 0 && self.opts.max_open_zones != dev.max_open_option {
+        // `zbd_setup_files`: a job's own max_open_zones must be the
+        // device's write-zone limit set by the first job.
+        if self.opts.max_open_zones > 0 && self.opts.max_open_zones != dev.max_write_zones {
             return Err(err("different max_open_zones values among the jobs".into()));
         }
         let zs = dev.zone_size;
-        // `zbd_zone_align_file_sizes`: a job's range is whole zones (fio
-        // rounds; here the job file's range is refused unless aligned, so
-        // the generator's offsets are the ones fio would draw).
+        // `zbd_zone_align_file_sizes`: a job's range is whole zones. A job
+        // file's range was rounded as fio rounds it, before the generator
+        // was built (`FioJob::resolve_zones` in the ssdsim crate); a
+        // `[workload]` range that is not whole zones is refused here,
+        // naming what fio would use.
         let end = self.file_offset + self.io_size;
         let read_only = !self.writes && !self.mixed_writes;
         if !self.file_offset.is_multiple_of(zs) || (!read_only && !end.is_multiple_of(zs)) {
@@ -1070,7 +1072,6 @@ fn make_dev(o: &ZbdOptions, report: Option<&ZoneReport>, end: u64) -> Result<Dev
         host_managed,
         max_write_zones,
         write_zones: Vec::new(),
-        max_open_option: o.max_open_zones,
         vdb: 0,
         write_cnt: 0,
         write_range: None,
