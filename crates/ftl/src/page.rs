@@ -359,8 +359,7 @@ impl PageFtl {
         !self.blocks.space_below(plane, &all, self.soft_pages)
     }
 
-    /// One host page of an FDP write: unmap the old copy, place the page,
-    /// map it (the conventional loop in `write` is the same).
+    /// One host page: unmap the old copy, place the page, map it.
     #[inline(always)]
     fn write_page(&mut self, l: u64, cx: &mut FtlCtx) -> PlaneId {
         cx.work.map_lookups += 1;
@@ -521,22 +520,8 @@ impl Ftl for PageFtl {
             return self.write_fdp(lpn, n, cx);
         }
         self.begin_call();
-        // The conventional loop, as `write_page` (kept written out: the
-        // compiler then inlines the host-page placement into it).
         for l in lpn.0..lpn.0 + n as u64 {
-            cx.work.map_lookups += 1;
-            self.blocks.clock += 1;
-            let old = self.l2p[l as usize];
-            if old != NONE {
-                // Unmap first: GC below may pick the old page's block, and a
-                // page is live exactly while the L2P points at it.
-                self.blocks.invalidate(Ppn(old));
-                self.l2p[l as usize] = NONE;
-            }
-            let plane = self.host_plane(l, cx);
-            let p = self.alloc_page(plane, true, l as u32);
-            self.l2p[l as usize] = p.0;
-            cx.program(0, 0, p, Purpose::Host, l, None);
+            self.write_page(l, cx);
         }
     }
     fn trim(&mut self, lpn: Lpn, n: u32, cx: &mut FtlCtx) {
