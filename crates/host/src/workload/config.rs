@@ -373,7 +373,7 @@ pub struct WorkloadConfig {
     pub flow_sleep: Dur,
 }
 
-fn is_zero_u32(v: &u32) -> bool {
+pub(super) fn is_zero_u32(v: &u32) -> bool {
     *v == 0
 }
 
@@ -481,7 +481,7 @@ fn one() -> u32 {
 fn is_one(n: &u32) -> bool {
     *n == 1
 }
-fn is_zero_size(s: &Size) -> bool {
+pub(super) fn is_zero_size(s: &Size) -> bool {
     s.0 == 0
 }
 

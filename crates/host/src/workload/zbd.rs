@@ -68,12 +68,8 @@ pub struct ZbdOptions {
     pub read_beyond_wp: bool,
 }
 
-fn is_zero_size(s: &Size) -> bool {
-    s.0 == 0
-}
-fn is_zero_u32(v: &u32) -> bool {
-    *v == 0
-}
+use super::config::{is_zero_size, is_zero_u32};
+
 fn is_zero_f64(v: &f64) -> bool {
     *v == 0.0
 }

@@ -429,17 +429,8 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             return;
         };
         for r in q {
-            self.lat.record(r.op, self.now.0 - r.arrival.0);
-            let k = &mut self.counters;
-            k.requests += 1;
-            k.writes += 1;
-            k.failed += 1;
-            self.obs.request_done(r.op, 0, r.arrival, self.now);
-            match self.front.timing {
-                Timing::ClosedLoop { .. } => self.front.outstanding -= 1,
-                Timing::Reactive => self.src.event(HostEvent::Completed(r.tag), self.now),
-                Timing::OpenLoop => {}
-            }
+            self.request_finished(&r, r.arrival, true);
+            self.tell_finished(r.tag);
         }
     }
 
@@ -701,6 +692,49 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
 
     // -------------------------------------------------------- controller
 
+    /// Host request `req` (arrived at `arrival`) is finished now: its
+    /// latency, the counters, the observer. A failed request's bytes were
+    /// not moved.
+    #[inline(always)]
+    fn request_finished(&mut self, req: &HostRequest, arrival: SimTime, failed: bool) {
+        let now = self.now;
+        self.lat.record(req.op, now.0 - arrival.0);
+        let k = &mut self.counters;
+        k.requests += 1;
+        let bytes = if failed { 0 } else { req.bytes() };
+        k.failed += failed as u64;
+        match req.op {
+            IoOp::Read => {
+                k.reads += 1;
+                k.bytes_read += bytes;
+            }
+            IoOp::Write | IoOp::ZoneAppend => {
+                k.writes += 1;
+                k.bytes_written += bytes;
+            }
+            IoOp::Trim => {
+                k.trims += 1;
+                k.bytes_trimmed += bytes;
+            }
+            IoOp::Flush => k.flushes += 1,
+            IoOp::ZoneReset | IoOp::ZoneFinish | IoOp::ZoneOpen | IoOp::ZoneClose => {
+                k.zone_mgmt += 1
+            }
+        }
+        self.obs.request_done(req.op, bytes, arrival, now);
+    }
+
+    /// The source learns that its request `tag` is finished (a closed
+    /// loop's slot frees; a reactive source is told).
+    #[inline(always)]
+    fn tell_finished(&mut self, tag: u32) {
+        match self.front.timing {
+            Timing::ClosedLoop { .. } => self.front.outstanding -= 1,
+            Timing::Reactive => self.src.event(HostEvent::Completed(tag), self.now),
+            Timing::OpenLoop => {}
+        }
+    }
+
     pub(super) fn complete_cmd(&mut self, c: u32) {
         let now = self.now;
         let r = self.front.cmds[c].sreq;
@@ -713,42 +747,13 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         while h != NONE {
             let slot = self.front.hosts[h];
             let req = slot.req;
-            let lat = now.0 - slot.arrival.0;
-            self.lat.record(req.op, lat);
-            let k = &mut self.counters;
-            k.requests += 1;
-            // A failed command's bytes were not moved.
-            let bytes = if failed { 0 } else { req.bytes() };
-            k.failed += failed as u64;
-            match req.op {
-                IoOp::Read => {
-                    k.reads += 1;
-                    k.bytes_read += bytes;
-                }
-                IoOp::Write | IoOp::ZoneAppend => {
-                    k.writes += 1;
-                    k.bytes_written += bytes;
-                }
-                IoOp::Trim => {
-                    k.trims += 1;
-                    k.bytes_trimmed += bytes;
-                }
-                IoOp::Flush => k.flushes += 1,
-                IoOp::ZoneReset | IoOp::ZoneFinish | IoOp::ZoneOpen | IoOp::ZoneClose => {
-                    k.zone_mgmt += 1
-                }
-            }
-            self.obs.request_done(req.op, bytes, slot.arrival, now);
+            self.request_finished(&req, slot.arrival, failed);
             if self.front.zone_plugs.is_some() {
                 self.unplug_zone(&req);
             }
             self.front.hosts.remove(h);
             h = slot.next;
-            match self.front.timing {
-                Timing::ClosedLoop { .. } => self.front.outstanding -= 1,
-                Timing::Reactive => self.src.event(HostEvent::Completed(req.tag), now),
-                Timing::OpenLoop => {}
-            }
+            self.tell_finished(req.tag);
         }
         self.stats.last_done = now;
         self.sched.completed(&r, now);
