@@ -358,7 +358,7 @@ pub struct WorkloadConfig {
     /// their write pointers ([`super::zbd`]). Direct, closed-loop jobs of
     /// one file; None: no zoned mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub zbd: Option<super::zbd::ZbdOptions>,
+    pub zbd: Option<ZbdOptions>,
     /// fio's `flow`: the job's weight in its flow group's control
     /// ([`super::flow_control`]; 0, the default: none). Direct, closed-loop
     /// jobs only.
@@ -373,7 +373,7 @@ pub struct WorkloadConfig {
     pub flow_sleep: Dur,
 }
 
-pub(super) fn is_zero_u32(v: &u32) -> bool {
+fn is_zero_u32(v: &u32) -> bool {
     *v == 0
 }
 
@@ -481,7 +481,7 @@ fn one() -> u32 {
 fn is_one(n: &u32) -> bool {
     *n == 1
 }
-pub(super) fn is_zero_size(s: &Size) -> bool {
+fn is_zero_size(s: &Size) -> bool {
     s.0 == 0
 }
 
@@ -907,5 +907,97 @@ impl WorkloadConfig {
                 depth: self.iodepth,
             }
         }
+    }
+}
+
+/// The options of fio's `zonemode=zbd` (`[workload.zbd]`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ZbdOptions {
+    /// fio's `zonesize`: on a zoned drive, the drive's zone size (0: take
+    /// it; another value is refused, as `zbd_zone_align_file_sizes` does);
+    /// on a drive without zones, the size of the zones fio emulates (then
+    /// needed, `init_zone_info`).
+    #[serde(default, skip_serializing_if = "is_zero_size")]
+    pub zonesize: Size,
+    /// fio's `zonecapacity`: an emulated zone's writable bytes (0: the zone
+    /// size); ignored on a zoned drive, whose zones say theirs.
+    #[serde(default, skip_serializing_if = "is_zero_size")]
+    pub zonecapacity: Size,
+    /// fio's `max_open_zones`: the zones all jobs on the device write at
+    /// once (0: the device's limit, or none).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub max_open_zones: u32,
+    /// fio's `job_max_open_zones`: the zones this job writes at once (0: no
+    /// limit of its own).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub job_max_open_zones: u32,
+    /// fio's `ignore_zone_limits`: `max_open_zones` may exceed the
+    /// device's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ignore_zone_limits: bool,
+    /// fio's `zone_reset_threshold`: past this share of the job's range
+    /// written, zones are reset as `zone_reset_frequency` says (0: never).
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub zone_reset_threshold: f64,
+    /// fio's `zone_reset_frequency`: past the threshold, the zone of every
+    /// `1 / frequency`-th write is reset first (0: never).
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub zone_reset_frequency: f64,
+    /// fio's `read_beyond_wp`: reads may go past a zone's write pointer.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub read_beyond_wp: bool,
+}
+
+fn is_zero_f64(v: &f64) -> bool {
+    *v == 0.0
+}
+
+/// fio's `ZBD_MAX_WRITE_ZONES`: the most zones the write-zone table holds.
+pub const ZBD_MAX_WRITE_ZONES: u32 = 4096;
+
+impl ZbdOptions {
+    /// The options' own rules (the device's are checked when the run
+    /// starts). Errors name the field.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        for (f, v) in [
+            ("zone_reset_threshold", self.zone_reset_threshold),
+            ("zone_reset_frequency", self.zone_reset_frequency),
+        ] {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(invalid(
+                    &format!("workload.zbd.{f}"),
+                    format!("must be between 0 and 1, got {v}"),
+                ));
+            }
+        }
+        if self.max_open_zones > ZBD_MAX_WRITE_ZONES {
+            return Err(invalid(
+                "workload.zbd.max_open_zones",
+                format!("at most {ZBD_MAX_WRITE_ZONES}, as in fio"),
+            ));
+        }
+        if self.job_max_open_zones > ZBD_MAX_WRITE_ZONES {
+            return Err(invalid(
+                "workload.zbd.job_max_open_zones",
+                format!("at most {ZBD_MAX_WRITE_ZONES}, as in fio"),
+            ));
+        }
+        if !self.zonesize.0.is_multiple_of(SECTOR) || !self.zonecapacity.0.is_multiple_of(SECTOR) {
+            return Err(invalid(
+                "workload.zbd.zonesize",
+                "zonesize and zonecapacity must be multiples of 512 bytes",
+            ));
+        }
+        if self.zonecapacity.0 > 0 && self.zonesize.0 > 0 && self.zonecapacity > self.zonesize {
+            return Err(invalid(
+                "workload.zbd.zonecapacity",
+                format!(
+                    "zonecapacity {} is larger than zonesize {}",
+                    self.zonecapacity.0, self.zonesize.0
+                ),
+            ));
+        }
+        Ok(())
     }
 }
