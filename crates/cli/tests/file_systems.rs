@@ -112,9 +112,16 @@ fn each_file_system_writes_what_its_layout_implies() {
     );
     let waf = |r: &serde_json::Value| num(r, "page_cache.host_write_amplification");
     // NILFS2 writes every change anew in its log: its fsyncs construct
-    // logs, and it writes nothing in place (no metadata writeback).
+    // logs, and it writes nothing in place (no metadata writeback). Its
+    // data is written by its constructions, never by the flusher.
     assert!(num(&nilfs2, "file_system.commits_fsync") > 0.0);
     assert_eq!(num(&nilfs2, "page_cache.metadata_pages_written"), 0.0);
+    assert!(num(&nilfs2, "file_system.data_blocks_allocated") > 0.0);
+    assert_eq!(
+        num(&nilfs2, "page_cache.writeback.pages_by_reason.background")
+            + num(&nilfs2, "page_cache.writeback.pages_by_reason.periodic"),
+        0.0
+    );
     // ReiserFS packs small files' tails into its leaves: under varmail
     // (16 KiB files) fewer data pages reach the device per application
     // byte than on ext3.

@@ -54,7 +54,7 @@
 
 use crate::cpu::Syscalls;
 use crate::fs::{AnyFs, FileSystem, FsCall, FsConfig, FsyncIo};
-use crate::pagecache::{FS_INO, METADATA_INO};
+use crate::pagecache::{file_page, FILE_PAGE_MAX_INO, FS_INO, METADATA_INO};
 use crate::personality::{PersonalityConfig, PersonalityKind};
 use crate::workload::{
     AppSource, CallExtras, HostRequest, IoOp, RequestSource, SourceError, Timing, SECTOR,
@@ -554,6 +554,17 @@ impl FileBench {
             dirwidth,
             cfg.seed.unwrap_or(seed),
         )?;
+        // A file system that places data at writeback has its files' pages
+        // cached as file pages, whose key holds the inode number.
+        if fsys.places_at_writeback() && entries >= u64::from(FILE_PAGE_MAX_INO) {
+            return Err(invalid(
+                "personality.files",
+                format!(
+                    "{entries} files: the page cache keys a {}'s file pages by inode number, up to {FILE_PAGE_MAX_INO}",
+                    fs.kind
+                ),
+            ));
+        }
         // The file set must also fit what the file system leaves for data
         // after its own areas (ReiserFS's journal takes half of a 64 MiB
         // device), with the same estimate as the device's check above.
@@ -687,6 +698,15 @@ impl FileBench {
                 tag,
                 false,
             ),
+            // File pages: where they go is the file system's to say at
+            // writeback (`AppSource::place`).
+            FsCall::Buffered { op, off, bytes } => (
+                op,
+                file_page(tag, 0) * (BLOCK / SECTOR) + off / SECTOR,
+                (bytes / SECTOR) as u32,
+                tag,
+                false,
+            ),
             FsCall::Meta { block } => (
                 IoOp::Write,
                 (base + block) * (BLOCK / SECTOR),
@@ -726,16 +746,13 @@ impl FileBench {
         let base = self.base;
         // The data pieces of one operation are one application call: all
         // but the last are followed by more.
-        let last_data = self
-            .calls
-            .iter()
-            .rposition(|c| matches!(c, FsCall::Data { .. }));
+        let last_data = self.calls.iter().rposition(|c| c.is_data());
         for (i, c) in self.calls.drain(..).enumerate() {
-            let more = matches!(c, FsCall::Data { .. }) && last_data.is_some_and(|l| i < l);
+            let more = c.is_data() && last_data.is_some_and(|l| i < l);
             match c {
                 FsCall::Meta { .. } => self.stats.metadata_writes += 1,
                 FsCall::Direct { .. } | FsCall::Flush => self.stats.fs_calls += 1,
-                FsCall::Data { .. } => {}
+                FsCall::Data { .. } | FsCall::Buffered { .. } => {}
                 FsCall::Commit => {
                     // A commit the call hands to the file system's thread
                     // (a full transaction): that thread writes it.
@@ -1281,6 +1298,12 @@ impl FileBench {
             if !ok {
                 break;
             }
+            // Aging's history is on disk as it is made: a file system that
+            // places data at writeback places each write at once.
+            let (first, last) = (off / BLOCK, (off + n).div_ceil(BLOCK));
+            let mut placed = Vec::new();
+            self.fs
+                .place(f as u32, first, (last - first) as u32, now, &mut placed);
             used += (off + n).div_ceil(BLOCK) - before;
             open[w] = (left > n).then_some((f, left - n));
         }

@@ -265,6 +265,47 @@ impl ssdsim_host::workload::AppSource for AnySource {
             _ => Vec::new(),
         }
     }
+    fn place(
+        &mut self,
+        ino: u32,
+        index: u64,
+        n: u32,
+        now: ssd_core::SimTime,
+        out: &mut Vec<ssdsim_host::workload::FilePiece>,
+    ) {
+        match self {
+            AnySource::FileBench(s) => s.place(ino, index, n, now, out),
+            AnySource::Recorded(s) => s.place(ino, index, n, now, out),
+            _ => {}
+        }
+    }
+    fn locate(
+        &mut self,
+        ino: u32,
+        index: u64,
+        n: u32,
+        out: &mut Vec<ssdsim_host::workload::FilePiece>,
+    ) {
+        match self {
+            AnySource::FileBench(s) => s.locate(ino, index, n, out),
+            AnySource::Recorded(s) => s.locate(ino, index, n, out),
+            _ => {}
+        }
+    }
+    fn file_pages(&self, ino: u32) -> u64 {
+        match self {
+            AnySource::FileBench(s) => s.file_pages(ino),
+            AnySource::Recorded(s) => s.file_pages(ino),
+            _ => 0,
+        }
+    }
+    fn background_writeback(&self, ino: u32) -> bool {
+        match self {
+            AnySource::FileBench(s) => s.background_writeback(ino),
+            AnySource::Recorded(s) => s.background_writeback(ino),
+            _ => true,
+        }
+    }
 }
 
 /// Build the workload source a configuration names: its `[[flow]]`s, or

@@ -153,10 +153,7 @@ impl AppSource for FileBench {
             // The calls are the file system's, on no file.
             let base = self.base;
             for c in self.calls.drain(..) {
-                assert!(
-                    !matches!(c, FsCall::Data { .. }),
-                    "background work moves no file data here"
-                );
+                assert!(!c.is_data(), "background work moves no file data here");
                 if c == FsCall::Commit {
                     self.commit_asked = true;
                     continue;
@@ -240,6 +237,56 @@ impl AppSource for FileBench {
                 }
             }),
         )]
+    }
+    /// The file system places the file's pages (inode `ino` is entry
+    /// `ino - 1`) on the device; its blocks are the device's from `base`.
+    fn place(
+        &mut self,
+        ino: u32,
+        index: u64,
+        n: u32,
+        now: SimTime,
+        out: &mut Vec<crate::workload::FilePiece>,
+    ) {
+        if ino == 0 || ino > self.files.len() as u32 {
+            return;
+        }
+        let mut runs = Vec::new();
+        self.fs.place(ino - 1, index, n, now, &mut runs);
+        let base = self.base;
+        out.extend(
+            runs.into_iter()
+                .map(|(index, block, pages)| crate::workload::FilePiece {
+                    index,
+                    dev: base + block,
+                    pages,
+                }),
+        );
+    }
+    fn locate(&mut self, ino: u32, index: u64, n: u32, out: &mut Vec<crate::workload::FilePiece>) {
+        if ino == 0 || ino > self.files.len() as u32 {
+            return;
+        }
+        let mut runs = Vec::new();
+        self.fs.locate(ino - 1, index, n, &mut runs);
+        let base = self.base;
+        out.extend(
+            runs.into_iter()
+                .map(|(index, block, pages)| crate::workload::FilePiece {
+                    index,
+                    dev: base + block,
+                    pages,
+                }),
+        );
+    }
+    fn background_writeback(&self, ino: u32) -> bool {
+        !crate::pagecache::is_file(ino) || self.fs.writes_in_background()
+    }
+    fn file_pages(&self, ino: u32) -> u64 {
+        if ino == 0 || ino > self.files.len() as u32 {
+            return 0;
+        }
+        self.fs.size(ino - 1).div_ceil(crate::fs::BLOCK)
     }
     fn memory(&self) -> u64 {
         let memsize = match self.params().kind {

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::fs::FsKind;
+use crate::pagecache::file_of;
 use crate::personality::PersonalityLevel;
 use std::collections::BTreeMap;
 
@@ -306,17 +307,39 @@ fn nilfs2_cleans_under_the_flows() {
     c.files = Some(200);
     let mut fb = FileBench::new(&c, &fs, 256 << 20, 3).unwrap();
     let mut n = 0;
+    // No page cache here: what it would write of a file when asked (an
+    // fsync's own data, a construction's files), at once.
+    let write_file = |fb: &mut FileBench, ino: u32, now: SimTime| {
+        let pages = fb.file_pages(ino) as u32;
+        fb.place(ino, 0, pages, now, &mut Vec::new());
+    };
+    let mut constructions = 0;
     while let Some(r) = fb.next_request() {
         let r = r.unwrap();
         n += 1;
+        let now = SimTime(n * 100_000_000);
         // 100 ms a call: about what the cleaner can keep up with.
         if n % 10 == 0 {
-            fb.clock(SimTime(n * 100_000_000));
+            fb.clock(now);
         }
         if r.op == IoOp::Flush && r.tag != FS_INO {
-            fb.fsync_io(r.tag, SimTime(n * 100_000_000));
+            write_file(&mut fb, r.tag, now);
+            let io = fb.fsync_io(r.tag, now);
+            for ino in io.ordered {
+                write_file(&mut fb, ino, now);
+            }
+        }
+        // segctord's constructions (its timer, the watermark).
+        if fb.take_commit() {
+            if let Some(io) = fb.commit_io(now) {
+                constructions += 1;
+                for ino in io.ordered {
+                    write_file(&mut fb, ino, now);
+                }
+            }
         }
     }
+    assert!(constructions > 0);
     fb.check().unwrap();
     let crate::fs::AnyFs::Nilfs2(nf) = &fb.fs else {
         panic!("not nilfs2")
@@ -347,11 +370,18 @@ fn f2fs_cleans_under_the_flows() {
     // The cleaner's reads: the background one's on the file system's
     // thread, the foreground one's on the writers'.
     let (mut daemon_reads, mut writer_reads) = (0, 0);
+    let mut placed = Vec::new();
     while let Some(r) = fb.next_request() {
         let r = r.unwrap();
         n += 1;
         if n % 10 == 0 {
             fb.clock(SimTime(n * 100_000_000));
+        }
+        // No page cache here: each write is written back at once.
+        if let (IoOp::Write, Some((ino, index))) = (r.op, file_of(r.lba / 8)) {
+            let last = (r.lba + r.sectors as u64).div_ceil(8);
+            let pages = (last - r.lba / 8) as u32;
+            fb.place(ino, index, pages, SimTime(n * 100_000_000), &mut placed);
         }
         if r.tag == FS_INO && r.op == IoOp::Read {
             if r.stream == fb.daemon_stream() {
@@ -687,8 +717,23 @@ fn a_deleted_files_pages_reach_no_device_on_every_file_system() {
             };
             let f3_pages: u64 = f3.iter().map(|(a, b)| b - a).sum();
             assert!(f3_pages >= 64, "{kind}: {f3:?}");
-            assert_eq!(written(&f4), f3_pages, "{kind} delete {delete}: file 4");
             let dropped = rep.extra["page_cache"]["unlink_dirty_pages_dropped"].as_u64();
+            if fsc(kind)
+                .build(1 << 16, 20, 20, 1)
+                .unwrap()
+                .places_at_writeback()
+            {
+                // The pages are the files' own; the file system places
+                // what is written back: file 4's 64 blocks, and file 3's
+                // only if it was not deleted.
+                assert!(f3.iter().all(|&(a, _)| file_of(a).is_some()));
+                let placed = rep.extra["file_system"]["data_blocks_allocated"].as_u64();
+                let want = if delete { f3_pages } else { 2 * f3_pages };
+                assert_eq!(placed, Some(want), "{kind} delete {delete}");
+                assert_eq!(dropped, Some(if delete { f3_pages } else { 0 }), "{kind}");
+                continue;
+            }
+            assert_eq!(written(&f4), f3_pages, "{kind} delete {delete}: file 4");
             if delete {
                 assert_eq!(written(&f3), 0, "{kind}: file 3 was written");
                 assert_eq!(dropped, Some(f3_pages), "{kind}");
@@ -752,4 +797,124 @@ fn fsyncs_wait_for_the_journal_threads_commits() {
         waits.push(w);
     }
     assert!(waits[1] < waits[0], "{waits:?}");
+}
+
+/// F2FS places data at writeback, in the order the cache writes it back
+/// (`f2fs_write_data_pages` -> `f2fs_outplace_write_data`): two threads
+/// append 4 KiB to files 3 and 4 in turn, 64 times each, then compute for
+/// 40 s. The flusher's periodic pass writes each file's 64 dirty pages as
+/// one run, and F2FS gives each run consecutive blocks of its warm data
+/// log: two requests of 64 pages, file 4's right after file 3's. Placed at
+/// `write()`, the files' blocks would alternate in the log and each file's
+/// writeback would be 64 one-page requests.
+#[test]
+fn f2fs_places_data_in_the_order_the_cache_writes_it_back() {
+    let mut c = crate::config::SsdConfig::default();
+    c.nand.blocks_per_plane = 256;
+    let s = c.validate().unwrap();
+    let mut p = cfg(PersonalityKind::Fileserver, 0);
+    p.files = Some(20);
+    p.prealloc_percent = Some(0);
+    let mut fb = FileBench::new(&p, &fsc(FsKind::F2fs), s.logical_bytes(), 1).unwrap();
+    let mut q = VecDeque::new();
+    assert!(fb.create(3, &mut q, 0) && fb.create(4, &mut q, 0));
+    for _ in 0..64 {
+        fb.write_at_end(3, 4096, &mut q, 1);
+        fb.write_at_end(4, 4096, &mut q, 2);
+    }
+    // The application's writes name file pages, not device blocks.
+    let writes: Vec<HostRequest> = q
+        .iter()
+        .map(|x| x.0)
+        .filter(|r| r.op == IoOp::Write && r.tag != METADATA_INO)
+        .collect();
+    assert_eq!(writes.len(), 128);
+    assert!(writes.iter().all(|r| file_of(r.lba / 8).is_some()));
+    let (mut r, _, _) = *q.back().unwrap();
+    r.op = IoOp::Read;
+    let hog = CallExtras {
+        cpu_cycles: 100_000_000_000,
+        ..CallExtras::default()
+    };
+    q.push_back((r, false, hog));
+    fb.pre = q;
+    let (rep, sent) = run_cached(fb, &c);
+    assert_eq!(
+        rep.extra["file_system"]["data_blocks_allocated"].as_u64(),
+        Some(128)
+    );
+    let data: Vec<(u64, u32)> = sent
+        .borrow()
+        .iter()
+        .filter(|r| r.op == IoOp::Write && r.sectors == 64 * 8)
+        .map(|r| (r.lba / 8, r.sectors / 8))
+        .collect();
+    assert_eq!(data.len(), 2, "{:?}", sent.borrow());
+    assert_eq!(data[0].0 + 64, data[1].0, "{data:?}");
+    // Nothing else wrote a data page: the rest are the file system's
+    // dentry blocks and its own (node, checkpoint) writes.
+    let one_page_writes = sent
+        .borrow()
+        .iter()
+        .filter(|r| r.op == IoOp::Write && r.sectors == 8)
+        .count();
+    assert!(one_page_writes < 16, "{one_page_writes}");
+}
+
+/// NILFS2's data is written by segctord in its logs, not by the flusher
+/// (`nilfs_writepages` writes nothing for `WB_SYNC_NONE`): two threads
+/// append 4 KiB to files 3 and 4 in turn, 64 times each, then compute for
+/// 40 s. segctord's timer construction (5 s) collects both files' dirty
+/// blocks and places them at the log head, file after file, then its
+/// metadata: two 64-page writes from the file system's thread, file 4's
+/// right after file 3's, and the log's blocks after them; the flusher
+/// writes nothing.
+#[test]
+fn nilfs2_writes_data_in_segctords_logs_not_by_the_flusher() {
+    let mut c = crate::config::SsdConfig::default();
+    c.nand.blocks_per_plane = 256;
+    let s = c.validate().unwrap();
+    let mut p = cfg(PersonalityKind::Fileserver, 0);
+    p.files = Some(20);
+    p.prealloc_percent = Some(0);
+    let mut fb = FileBench::new(&p, &fsc(FsKind::Nilfs2), s.logical_bytes(), 1).unwrap();
+    let daemon = fb.daemon_stream();
+    let mut q = VecDeque::new();
+    assert!(fb.create(3, &mut q, 0) && fb.create(4, &mut q, 0));
+    for _ in 0..64 {
+        fb.write_at_end(3, 4096, &mut q, 1);
+        fb.write_at_end(4, 4096, &mut q, 2);
+    }
+    let (mut r, _, _) = *q.back().unwrap();
+    r.op = IoOp::Read;
+    let hog = CallExtras {
+        cpu_cycles: 100_000_000_000,
+        ..CallExtras::default()
+    };
+    q.push_back((r, false, hog));
+    fb.pre = q;
+    let (rep, sent) = run_cached(fb, &c);
+    assert_eq!(
+        rep.extra["file_system"]["data_blocks_allocated"].as_u64(),
+        Some(128)
+    );
+    let sent = sent.borrow();
+    let writes: Vec<&HostRequest> = sent.iter().filter(|r| r.op == IoOp::Write).collect();
+    assert!(
+        writes.iter().all(|r| r.stream == daemon),
+        "a write not by segctord: {writes:?}"
+    );
+    let data: Vec<usize> = (0..writes.len())
+        .filter(|&i| writes[i].sectors == 64 * 8)
+        .collect();
+    assert_eq!(data.len(), 2, "{writes:?}");
+    let (a, b) = (writes[data[0]], writes[data[1]]);
+    assert_eq!(a.lba + 64 * 8, b.lba, "{writes:?}");
+    // The log's metadata follows its data on the device.
+    let after = writes[data[1] + 1..]
+        .iter()
+        .filter(|r| r.lba > b.lba)
+        .count();
+    assert!(after > 0, "{writes:?}");
+    assert!(rep.extra["file_system"]["commits_timer"].as_u64() >= Some(1));
 }

@@ -39,19 +39,35 @@
 //! directory tree, [`super::tree::DirTree`]; the hashed multi-level dentry is
 //! not modelled); the file set's directories are made at mkfs.
 //!
-//! **Out-of-place updates, placed at write time.** Every write of a data block,
-//! when the application's `write()` reaches the file system, goes to its log's
-//! next block and the old block is invalidated (its segment's SIT valid count
-//! drops); the block's direct node (or inode) becomes dirty. A block rewritten
-//! while still dirty in the page cache (placed since its file's last fsync or
-//! the last checkpoint) keeps its place, since Linux writes a dirty page once,
-//! at writeback. Creating or removing a file rewrites its dentry block in the
-//! hot data log (a metadata block dirtied in the buffer cache, written by the
-//! flusher: [`FsCall::Meta`]) and dirties the directory's inode. Dirty nodes
-//! stay in the node cache: they are written (direct, to their node log) by
-//! fsync and by the checkpoint. Dirty NAT and SIT entries stay in memory
-//! (Linux's NAT cache and dirty SIT entries) and are written only by the
-//! checkpoint, so F2FS makes no buffer-cache writeback but dentry blocks.
+//! **Out-of-place updates, placed at writeback.** A `write()` reserves the
+//! file's new blocks (`f2fs_reserve_block`: [`NEW_ADDR`] in the block's
+//! dnode, which is dirtied, counted in the valid blocks by
+//! `inc_valid_block_count`) and hands the bytes to the page cache as the
+//! file's pages ([`FsCall::Buffered`]); a rewrite of a block already placed
+//! changes nothing on disk yet. When the page cache writes pages back (the
+//! flusher, an fsync, an O_SYNC write, `balance_dirty_pages`), it asks
+//! [`FileSystem::place`]: each page goes to the warm data log's next block in
+//! the order the cache writes them (`f2fs_write_data_pages` ->
+//! `f2fs_do_write_data_page` -> `f2fs_outplace_write_data` ->
+//! `f2fs_allocate_data_block`), its old block is invalidated (its segment's
+//! SIT valid count drops) and its dnode dirtied (`f2fs_update_data_blkaddr`).
+//! So files written in turn, or by several threads at once, reach the
+//! device each in one run, in writeback order. A page rewritten while dirty
+//! is placed once, at its writeback; a file deleted with dirty pages frees
+//! their reservations and none is placed. Before a write, the foreground
+//! cleaner makes room for every block dirty and not placed yet
+//! (`f2fs_balance_fs`; the model counts the dirty data pages with the dirty
+//! nodes, as it has no slack-space recycling to fall back on when the logs
+//! run out at writeback). O_DIRECT writes are placed at the call
+//! (`f2fs_map_blocks` with `F2FS_GET_BLOCK_DIO`). Creating or removing a
+//! file rewrites its dentry block in the hot data log at once (a metadata
+//! block dirtied in the buffer cache, written by the flusher:
+//! [`FsCall::Meta`]; a dentry block rewritten while dirty keeps its place)
+//! and dirties the directory's inode. Dirty nodes stay in the node cache:
+//! they are written (direct, to their node log) by fsync and by the
+//! checkpoint. Dirty NAT and SIT entries stay in memory (Linux's NAT cache
+//! and dirty SIT entries) and are written only by the checkpoint, so F2FS
+//! makes no buffer-cache writeback but dentry blocks.
 //!
 //! **fsync (roll-forward).** `f2fs_do_sync_file`: the page cache writes the
 //! file's data, then the file's dirty *direct* nodes and inode are written
@@ -81,8 +97,11 @@
 //! three compacted data summary blocks with the NAT and SIT journals, the
 //! closing checkpoint block), with a flush before the last block (the commit)
 //! and after. Segments emptied since the last checkpoint (prefree) only become
-//! free then, and the page cache's dirty data is taken as written by then (the
-//! flusher's 30 s expiry is shorter than the interval).
+//! free then, and a dentry block dirty in the buffer cache is taken as written
+//! by then (the flusher's 30 s expiry is shorter than the interval). Files'
+//! dirty data is not the checkpoint's (Linux's `block_operations` writes
+//! dentry pages and nodes): a dnode it writes holds a reserved block as
+//! `NEW_ADDR`, or a rewritten one at its last written place.
 //!
 //! **The cleaner (GC).** Background GC every `gc_sleep_time` (Linux's
 //! `gc_min_sleep_time`, 30 s; the model uses one interval and runs whether or
@@ -101,8 +120,11 @@
 //! writes data blocks to the cold data log (dirtying their direct nodes) and
 //! node blocks to their own node log (dirtying their NAT entries), direct
 //! writes; the victim is prefree until the next checkpoint. A segment holding
-//! blocks still dirty in the page cache is not a victim (a checkpoint clears
-//! them when the foreground cleaner needs it). If nothing can be freed, writes
+//! a dentry block still dirty in the buffer cache is not a victim (a
+//! checkpoint clears them when the foreground cleaner needs it); a file's
+//! block whose page is dirty is moved like any other (Linux marks the cached
+//! page dirty and cold instead, `move_data_page`), and its writeback then
+//! places it anew. If nothing can be freed, writes
 //! fail with `NoSpace`.
 //!
 //! **Counts.** `journal_blocks_written`: the checkpoint packs and the NAT, SIT
@@ -126,11 +148,10 @@
 //! inline data and inline dentries; extent cache; multi-level hashed
 //! directories and the root directory; the cleaner waiting for an idle device,
 //! its `gc_max_sleep_time` and `gc_no_gc_sleep_time` back-off, and victim
-//! search limits. The page cache writing a page at its old place after the
-//! foreground cleaner moved it. Holes (a write past the end fills the gap).
+//! search limits. Holes (a write past the end fills the gap).
 
 use super::tree::DirTree;
-use super::{data_calls, FileSystem, FsCall, FsConfig, FsKind, FsStats, FsyncIo, NoSpace, BLOCK};
+use super::{FileSystem, FsCall, FsConfig, FsKind, FsStats, FsyncIo, NoSpace, BLOCK};
 use crate::workload::CommitSync;
 use crate::workload::IoOp;
 use ssd_core::error::{invalid, ConfigError};
@@ -163,6 +184,9 @@ pub const CP_PACK_BLOCKS: u64 = 5;
 const FIRST_NID: u32 = 4;
 /// No address (`NULL_ADDR`): a node not written yet.
 const NULL_ADDR: u64 = u64::MAX;
+/// A data block reserved, not written yet (`NEW_ADDR`): `f2fs_reserve_block`
+/// at `write()` takes it from the valid block count, writeback places it.
+const NEW_ADDR: u64 = u64::MAX - 1;
 /// sysfs `cp_interval` and `gc_min_sleep_time` defaults.
 pub const DEFAULT_CP_INTERVAL: Dur = Dur::from_ms(60_000);
 /// Background GC's sleep between runs (sysfs `gc_min_sleep_time` default, 30 s).
@@ -296,9 +320,12 @@ impl Default for Nat {
 struct Inode {
     exists: bool,
     size: u64,
-    /// Per block: its place and version.
+    /// Per block: its place (or [`NEW_ADDR`]) and version.
     place: Vec<u64>,
     version: Vec<u32>,
+    /// Per block: dirty in the page cache, to be placed at its writeback
+    /// (a file's data; directories' dentry blocks are placed at once).
+    dirty: Vec<bool>,
     nodes: BTreeMap<NodeKind, u32>,
     /// Blocks placed while dirty in the page cache (may hold stale ones).
     pend: Vec<u64>,
@@ -440,6 +467,11 @@ pub struct F2fs {
     nat_copy: Vec<bool>,
     sit_copy: Vec<bool>,
     valid_total: u64,
+    /// Data blocks reserved ([`NEW_ADDR`]), not placed yet: with
+    /// `valid_total`, Linux's `valid_block_count`.
+    new_blocks: u64,
+    /// Files' blocks dirty in the page cache, not placed yet.
+    unplaced: u64,
     valid_at_cp: u64,
     alloc_since_cp: u64,
     cp_count: u64,
@@ -513,6 +545,8 @@ impl F2fs {
             nat_copy: vec![false; lay.nat_blocks as usize],
             sit_copy: vec![false; lay.sit_blocks as usize],
             valid_total: 0,
+            new_blocks: 0,
+            unplaced: 0,
             valid_at_cp: 0,
             alloc_since_cp: 0,
             cp_count: 0,
@@ -550,6 +584,7 @@ impl F2fs {
                 let dir = &mut fs.inodes[ino as usize];
                 dir.place.push(b);
                 dir.version.push(0);
+                dir.dirty.push(false);
             }
             fs.inodes[ino as usize].size = dir_blocks * BLOCK;
         }
@@ -962,7 +997,7 @@ impl F2fs {
     /// nodes) leave fewer free segments than the reserved ones?
     fn enough_free(&self, n: u64) -> bool {
         let need = self.reserved
-            + n.div_ceil(BLKS_PER_SEG)
+            + (n + self.unplaced).div_ceil(BLKS_PER_SEG)
             + (self.dirty_nodes.len() as u64 + 8).div_ceil(BLKS_PER_SEG);
         self.free_segs.len() as u64 >= need
     }
@@ -1039,6 +1074,9 @@ impl F2fs {
     pub fn check_versions(&self) -> Result<(), String> {
         for (i, f) in self.inodes.iter().enumerate() {
             for (k, (&b, &ver)) in f.place.iter().zip(&f.version).enumerate() {
+                if b == NEW_ADDR {
+                    continue;
+                }
                 let want = Owner::Data {
                     ino: i as u32,
                     fblock: k as u32,
@@ -1079,7 +1117,7 @@ impl FileSystem for F2fs {
     }
     fn create(&mut self, f: u32, now: SimTime, io: &mut Vec<FsCall>) -> Result<(), NoSpace> {
         debug_assert!(!self.inodes[f as usize].exists);
-        if self.valid_total + 2 > self.user_blocks
+        if self.valid_total + self.new_blocks + 2 > self.user_blocks
             || (self.free_nids.is_empty() && self.nat.len() as u32 >= self.max_nid)
         {
             return Err(NoSpace);
@@ -1103,8 +1141,14 @@ impl FileSystem for F2fs {
         let file = std::mem::take(&mut self.inodes[f as usize]);
         self.pend_files.remove(&f);
         for &b in &file.place {
-            self.kill(b);
+            if b == NEW_ADDR {
+                self.new_blocks -= 1;
+            } else {
+                self.kill(b);
+            }
         }
+        // Its dirty pages leave the page cache unwritten.
+        self.unplaced -= file.dirty.iter().filter(|&&d| d).count() as u64;
         for (_, nid) in file.nodes {
             let e = std::mem::take(&mut self.nat[nid as usize]);
             if e.addr != NULL_ADDR {
@@ -1132,79 +1176,141 @@ impl FileSystem for F2fs {
         let last = (off + len).div_ceil(BLOCK);
         let n = last.max(have);
         let new_nodes = extra_nodes(n) - extra_nodes(have);
-        if self.valid_total + (n - have) + new_nodes > self.user_blocks {
+        // `f2fs_reserve_block` -> `inc_valid_block_count` for new blocks.
+        if self.valid_total + self.new_blocks + (n - have) + new_nodes > self.user_blocks {
             return Err(NoSpace);
         }
         let free_nids = self.free_nids.len() as u64 + (self.max_nid as u64 - self.nat.len() as u64);
         if free_nids < new_nodes {
             return Err(NoSpace);
         }
+        // `f2fs_balance_fs` before the write: room for what is dirty and
+        // will be placed at writeback (the model has no slack-space
+        // recycling to fall back on when the logs run out then).
         let file = &self.inodes[f as usize];
-        let moves = (first..last)
-            .filter(|&i| i >= have || !self.pending.contains(&file.place[i as usize]))
+        let newly_dirty = (first..last)
+            .filter(|&i| i >= have || !file.dirty[i as usize])
             .count() as u64;
-        if !self.make_room(moves + new_nodes, now, io) {
+        if !self.make_room(newly_dirty + new_nodes, now, io) {
             return Err(NoSpace);
         }
         for i in first..last {
             let idx = i as usize;
-            let ver = if i < have {
+            if i >= have {
+                // A new block: reserved (`NEW_ADDR` in its dnode, which
+                // is dirtied: `f2fs_reserve_block`), placed at writeback.
                 let file = &mut self.inodes[f as usize];
-                file.version[idx] += 1;
-                file.version[idx]
-            } else {
-                0
-            };
-            let o = Owner::Data {
-                ino: f,
-                fblock: i as u32,
-                version: ver,
-            };
-            let old = (i < have).then(|| self.inodes[f as usize].place[idx]);
-            if let Some(b) = old.filter(|b| self.pending.contains(b)) {
-                // Still dirty in the page cache: written once, here.
-                self.owner.insert(b, o);
-            } else {
-                let Some(b) = self.alloc(WARM_DATA, o, now) else {
-                    debug_assert!(false, "make_room promised space");
-                    return Err(NoSpace);
-                };
-                if let Some(ob) = old {
-                    self.kill(ob);
-                    self.inodes[f as usize].place[idx] = b;
-                } else {
-                    let file = &mut self.inodes[f as usize];
-                    file.place.push(b);
-                    file.version.push(0);
-                }
-                self.set_pending(f, b);
-                self.stats.data_blocks_allocated += 1;
+                file.place.push(NEW_ADDR);
+                file.version.push(0);
+                file.dirty.push(false);
+                self.new_blocks += 1;
+                self.ensure_node(f, NodeKind::holder(i)).ok_or(NoSpace)?;
             }
-            self.ensure_node(f, NodeKind::holder(i)).ok_or(NoSpace)?;
+            let file = &mut self.inodes[f as usize];
+            if !file.dirty[idx] {
+                file.dirty[idx] = true;
+                self.unplaced += 1;
+            }
         }
         let file = &mut self.inodes[f as usize];
         file.size = file.size.max(off + len);
         // i_size, i_mtime: the inode.
         let nid = file.nodes[&NodeKind::Inode];
         self.dirty_node(nid);
-        let ext = runs(&self.inodes[f as usize].place[first as usize..last as usize]);
         let lo = if first < off / BLOCK {
             first * BLOCK
         } else {
             off
         };
-        data_calls(&ext, IoOp::Write, lo - first * BLOCK, off + len - lo, io);
+        io.push(FsCall::Buffered {
+            op: IoOp::Write,
+            off: lo,
+            bytes: off + len - lo,
+        });
         Ok(())
     }
     fn read(&mut self, f: u32, off: u64, len: u64, _now: SimTime, io: &mut Vec<FsCall>) {
-        let file = &self.inodes[f as usize];
-        let first = off / BLOCK;
-        let last = (off + len).div_ceil(BLOCK).min(file.place.len() as u64);
-        if first >= last {
+        let end = (off + len).min(self.inodes[f as usize].size);
+        if off >= end {
             return;
         }
-        let ext = runs(&file.place[first as usize..last as usize]);
-        data_calls(&ext, IoOp::Read, off - first * BLOCK, len, io);
+        io.push(FsCall::Buffered {
+            op: IoOp::Read,
+            off,
+            bytes: end - off,
+        });
+    }
+    /// Writeback of the file's dirty pages (`f2fs_write_data_pages` ->
+    /// `f2fs_do_write_data_page` -> `f2fs_outplace_write_data`): each
+    /// block goes to the warm data log's next block in the order the
+    /// cache writes them (`f2fs_allocate_data_block`), its old place is
+    /// invalidated and its dnode dirtied (`f2fs_update_data_blkaddr`).
+    /// With no segment left (never, with the room `write` keeps), a block
+    /// that has a place is rewritten there (in-place update).
+    fn place(&mut self, f: u32, index: u64, n: u32, now: SimTime, out: &mut Vec<(u64, u64, u32)>) {
+        if !self.inodes[f as usize].exists || self.is_dir(f) {
+            return;
+        }
+        let have = self.inodes[f as usize].place.len() as u64;
+        for i in index..(index + n as u64).min(have) {
+            let idx = i as usize;
+            let file = &mut self.inodes[f as usize];
+            if std::mem::take(&mut file.dirty[idx]) {
+                self.unplaced -= 1;
+            }
+            let old = file.place[idx];
+            let version = file.version[idx] + 1;
+            let o = Owner::Data {
+                ino: f,
+                fblock: i as u32,
+                version,
+            };
+            let b = match self.alloc(WARM_DATA, o, now) {
+                Some(b) => {
+                    if old == NEW_ADDR {
+                        self.new_blocks -= 1;
+                    } else {
+                        self.kill(old);
+                    }
+                    self.stats.data_blocks_allocated += 1;
+                    b
+                }
+                None if old != NEW_ADDR => {
+                    self.owner.insert(old, o);
+                    old
+                }
+                None => {
+                    debug_assert!(false, "no segment for a reserved block");
+                    continue;
+                }
+            };
+            let file = &mut self.inodes[f as usize];
+            file.place[idx] = b;
+            file.version[idx] = version;
+            let nid = file.nodes[&NodeKind::holder(i)];
+            self.dirty_node(nid);
+            match out.last_mut() {
+                Some((fi, s, k)) if *fi + *k as u64 == i && *s + *k as u64 == b => *k += 1,
+                _ => out.push((i, b, 1)),
+            }
+        }
+    }
+    fn locate(&self, f: u32, index: u64, n: u32, out: &mut Vec<(u64, u64, u32)>) {
+        let file = &self.inodes[f as usize];
+        let end = (index + n as u64).min(file.place.len() as u64);
+        for i in index..end {
+            let b = file.place[i as usize];
+            if b == NEW_ADDR {
+                continue;
+            }
+            match out.last_mut() {
+                Some((fi, s, k)) if *fi + *k as u64 == i && *s + *k as u64 == b => *k += 1,
+                _ => out.push((i, b, 1)),
+            }
+        }
+    }
+    fn places_at_writeback(&self) -> bool {
+        true
     }
     fn fsync(&mut self, f: u32, now: SimTime) -> FsyncIo {
         if !self.inodes[f as usize].exists {
@@ -1276,7 +1382,9 @@ impl FileSystem for F2fs {
         if now >= self.last_gc + self.gc_sleep {
             self.last_gc = now;
             // `has_enough_invalid_blocks`.
-            let invalid = self.user_blocks.saturating_sub(self.valid_total);
+            let invalid = self
+                .user_blocks
+                .saturating_sub(self.valid_total + self.new_blocks);
             let free_user =
                 (self.free_segs.len() as u64).saturating_sub(self.ovp_segs) * BLKS_PER_SEG;
             if invalid * 100 > self.user_blocks * LIMIT_INVALID_PERCENT
@@ -1318,6 +1426,7 @@ impl FileSystem for F2fs {
     fn check(&self) -> Result<(), String> {
         let mut reach = 0u64;
         let mut nids_used = 0u64;
+        let (mut news, mut dirty) = (0u64, 0u64);
         for (i, f) in self.inodes.iter().enumerate() {
             let ino = i as u32;
             if !f.exists {
@@ -1327,15 +1436,29 @@ impl FileSystem for F2fs {
                 continue;
             }
             let n = f.place.len() as u64;
-            if n != f.size.div_ceil(BLOCK) || f.version.len() as u64 != n {
+            if n != f.size.div_ceil(BLOCK)
+                || f.version.len() as u64 != n
+                || f.dirty.len() as u64 != n
+            {
                 return Err(format!("inode {i}: {} bytes in {n} blocks", f.size));
             }
+            if self.is_dir(ino) && f.dirty.iter().any(|&d| d) {
+                return Err(format!("directory {i} has blocks left to place"));
+            }
+            news += f.place.iter().filter(|&&b| b == NEW_ADDR).count() as u64;
+            dirty += f.dirty.iter().filter(|&&d| d).count() as u64;
             if self.is_dir(ino)
                 && n != Self::dir_blocks_of(&self.tree, (ino - self.nfiles) as usize)
             {
                 return Err(format!("directory {i}: {n} dentry blocks"));
             }
             for (k, &b) in f.place.iter().enumerate() {
+                if b == NEW_ADDR {
+                    if !f.dirty[k] {
+                        return Err(format!("inode {i} block {k}: reserved, not dirty"));
+                    }
+                    continue;
+                }
                 match self.owner.get(&b) {
                     Some(Owner::Data { ino: o, fblock, .. })
                         if *o == ino && *fblock as usize == k => {}
@@ -1380,6 +1503,12 @@ impl FileSystem for F2fs {
                     return Err(format!("node {nid}'s dirty state"));
                 }
             }
+        }
+        if news != self.new_blocks || dirty != self.unplaced {
+            return Err(format!(
+                "{news} reserved and {dirty} dirty blocks, counted {} and {}",
+                self.new_blocks, self.unplaced
+            ));
         }
         let used = self.nat.iter().filter(|e| e.used).count() as u64;
         if used != nids_used {
@@ -1463,7 +1592,11 @@ impl FileSystem for F2fs {
             used_blocks: self.lay.main_start + main_used * BLKS_PER_SEG,
             extents: self.inodes[..self.nfiles as usize]
                 .iter()
-                .map(|f| runs(&f.place).len() as u64)
+                .map(|f| {
+                    let placed: Vec<u64> =
+                        f.place.iter().copied().filter(|&b| b != NEW_ADDR).collect();
+                    runs(&placed).len() as u64
+                })
                 .sum(),
             index_blocks: index,
             free_extents: free_runs,

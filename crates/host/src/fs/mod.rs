@@ -26,12 +26,20 @@
 //! (a journal's commit interval, a log's checkpoints and cleaner) is
 //! [`FileSystem::tick`], run by the file system's own thread.
 //!
-//! **Placement happens when the application's call reaches the file
-//! system** (at `write()`), not at writeback: a delayed-allocation file
-//! system (ext4, XFS) is modelled by allocating each write's blocks in one
-//! multi-block request with its goal, and a log-structured one (NILFS2,
-//! F2FS) appends blocks to its log in the order the application wrote them.
-//! The page cache then writes the blocks back wherever they were placed.
+//! **Placement.** The log-structured file systems place data as Linux's
+//! do, not at `write()`: F2FS when the page cache writes it back
+//! (`f2fs_write_data_pages` -> `f2fs_outplace_write_data` ->
+//! `f2fs_allocate_data_block`), NILFS2 when segctord constructs a log
+//! (`nilfs_segctor_do_construct`; its data is never written by the
+//! flusher, [`FileSystem::writes_in_background`]). Their writes and reads
+//! are [`FsCall::Buffered`], bytes of the file, which the cache keeps as
+//! the file's pages; writing them, it asks [`FileSystem::place`] where a
+//! run of them goes; a read of pages not in the cache asks
+//! [`FileSystem::locate`]. The other models place when the application's
+//! call reaches the file system: a delayed-allocation file system (ext4,
+//! XFS) is modelled by allocating each write's blocks in one multi-block
+//! request with its goal, and the page cache writes the blocks back
+//! wherever they were placed.
 //!
 //! Models: `raw` (files as extents on the bare device: no metadata, the
 //! baseline of what a file system adds), `ext2`, `ext3`, `ext4`
@@ -399,7 +407,9 @@ impl FsConfig {
         // `write_ordered_buffers`, plain on both kernels.
         let ordered = match self.kind {
             FsKind::Ext3 => current,
-            FsKind::Reiserfs => false,
+            // ReiserFS's `write_ordered_buffers`, and NILFS2's data in its
+            // segment's bios (plain but the last, `nilfs_segbuf_write`).
+            FsKind::Reiserfs | FsKind::Nilfs2 => false,
             _ => true,
         };
         CommitSync {
@@ -665,12 +675,31 @@ pub enum FsCall {
         /// Marked `REQ_SYNC` ([`CommitSync`]).
         sync: bool,
     },
+    /// The application's bytes `[off, off + bytes)` of the call's file,
+    /// through the page cache as file pages: a file system that places
+    /// data at writeback ([`FileSystem::place`]) says where they go when
+    /// the cache writes them, not at the call.
+    Buffered {
+        /// Read or write.
+        op: IoOp,
+        /// First byte in the file.
+        off: u64,
+        /// Length in bytes.
+        bytes: u64,
+    },
     /// A device cache flush, waited for.
     Flush,
     /// The file system's thread commits the running transaction (a
     /// journal's timer): what it writes is asked of
     /// [`FileSystem::commit_io`] when the thread gets to it.
     Commit,
+}
+
+impl FsCall {
+    /// The application's bytes ([`FsCall::Data`] or [`FsCall::Buffered`]).
+    pub fn is_data(&self) -> bool {
+        matches!(self, FsCall::Data { .. } | FsCall::Buffered { .. })
+    }
 }
 
 /// The file system ran out of space: the operation is skipped.
@@ -756,6 +785,37 @@ pub trait FileSystem {
     ) -> Result<(), NoSpace>;
     /// Read `len` bytes at byte `off` of `f` (within its size).
     fn read(&mut self, f: u32, off: u64, len: u64, now: SimTime, io: &mut Vec<FsCall>);
+    /// A file system that places data at writeback (its writes are
+    /// [`FsCall::Buffered`]): where the `n` blocks of `f` from block
+    /// `index` go, now that they are written back, as runs of (first file
+    /// block, first block, blocks) pushed on `out` in file order; blocks
+    /// of a file deleted since are left out. Others place at the call and
+    /// are never asked.
+    fn place(
+        &mut self,
+        _f: u32,
+        _index: u64,
+        _n: u32,
+        _now: SimTime,
+        _out: &mut Vec<(u64, u64, u32)>,
+    ) {
+    }
+    /// Where the `n` blocks of `f` from block `index` are (runs as
+    /// [`place`](Self::place) gives them; holes left out), for a read of
+    /// data placed at writeback.
+    fn locate(&self, _f: u32, _index: u64, _n: u32, _out: &mut Vec<(u64, u64, u32)>) {}
+    /// Whether the file system places data at writeback
+    /// ([`place`](Self::place)): its writes are [`FsCall::Buffered`].
+    fn places_at_writeback(&self) -> bool {
+        false
+    }
+    /// Whether the flusher's background writeback (`WB_SYNC_NONE`) writes
+    /// the files' data. NILFS2's `nilfs_writepages` writes nothing then:
+    /// its data is written by segment constructions (its thread's timer
+    /// and watermark, fsync) only.
+    fn writes_in_background(&self) -> bool {
+        true
+    }
     /// `stat`, `open`, `readdir`: metadata reads (served by the cache here
     /// once read: the models keep metadata resident).
     fn stat(&mut self, _f: u32, _now: SimTime, _io: &mut Vec<FsCall>) {}
@@ -855,6 +915,18 @@ impl FileSystem for AnyFs {
     }
     fn read(&mut self, f: u32, off: u64, len: u64, now: SimTime, io: &mut Vec<FsCall>) {
         any_fs!(self, s => s.read(f, off, len, now, io))
+    }
+    fn place(&mut self, f: u32, index: u64, n: u32, now: SimTime, out: &mut Vec<(u64, u64, u32)>) {
+        any_fs!(self, s => s.place(f, index, n, now, out))
+    }
+    fn locate(&self, f: u32, index: u64, n: u32, out: &mut Vec<(u64, u64, u32)>) {
+        any_fs!(self, s => s.locate(f, index, n, out))
+    }
+    fn places_at_writeback(&self) -> bool {
+        any_fs!(self, s => s.places_at_writeback())
+    }
+    fn writes_in_background(&self) -> bool {
+        any_fs!(self, s => s.writes_in_background())
     }
     fn stat(&mut self, f: u32, now: SimTime, io: &mut Vec<FsCall>) {
         any_fs!(self, s => s.stat(f, now, io))
@@ -1054,7 +1126,7 @@ mod tests {
         assert_eq!(c(FsKind::Reiserfs, Current, None), (false, true, false));
         assert_eq!(c(FsKind::Reiserfs, V2_6_35, None), (false, false, false));
         for k in [Current, V2_6_35] {
-            assert_eq!(c(FsKind::Nilfs2, k, None), (false, true, true));
+            assert_eq!(c(FsKind::Nilfs2, k, None), (false, true, false));
         }
         assert_eq!(c(FsKind::F2fs, Current, None), (true, true, true));
     }

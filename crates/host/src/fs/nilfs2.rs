@@ -14,21 +14,32 @@
 //! the next one starts with a new summary. The summary's place is taken
 //! when its log opens; it is written (direct) when the log is constructed.
 //!
-//! **Placement at write time.** A data block is appended to the open log when
-//! the application's `write()` reaches the file system, in application-write
-//! order, and written there by the page cache. Every write of a file block
-//! gives it a new place and a new virtual block number (its DAT entry, the
-//! one after the last allocated, as the bmap's target); the old place dies
-//! (its segment's live count drops) and its DAT entry is freed at once, a
-//! DAT block left with no live entry being deleted at the next construction
-//! (`nilfs_palloc_delete_entry_block`). Exception: a rewrite of a block
-//! still in the *pending* (not yet constructed) log keeps its place, since
-//! the page is still dirty in the cache and Linux would collect it once, at
-//! construction.
+//! **Data placed by segment construction.** A `write()` places nothing: its
+//! new blocks enter the file's bmap (the B-tree grows, `nilfs_bmap_insert`)
+//! and its bytes go to the page cache as the file's pages
+//! ([`FsCall::Buffered`]), dirty. The flusher does not write them
+//! (`nilfs_writepages` does nothing for `WB_SYNC_NONE`:
+//! [`FileSystem::writes_in_background`]); segctord does, in its logs. A
+//! construction collects every file's dirty blocks (`nilfs_segctor_scan_file`,
+//! files in order) and gives each the log head's next block and a new
+//! virtual block number (its DAT entry, the one after the last allocated), the
+//! old place dying (its segment's live count drops) and its DAT entry freed
+//! at once, a DAT block left with no live entry being deleted at the next
+//! construction (`nilfs_palloc_delete_entry_block`); the page cache writes
+//! those pages ([`FsyncIo::ordered`]) before the log's metadata. An fsync
+//! first writes its own file's dirty pages, which take the log head then,
+//! and its construction collects the other files' (group commit). A block
+//! rewritten while dirty is placed once; a file deleted with dirty blocks
+//! has none placed. A write keeps room in the log for every block dirty and
+//! not placed yet, and one that leaves more than [`WATERMARK`] such blocks
+//! wakes segctord for a construction at once (`nilfs_transaction_commit` ->
+//! `nilfs_segctor_do_flush`).
 //!
 //! **Segment construction (segctord).** On `fsync` (with a barrier before the
-//! log's last block) and every `commit_interval` (segctord's `sc_interval`,
-//! 5 s, `NILFS_SC_DEFAULT_TIMEOUT`) when anything is dirty, a construction
+//! log's last block), every `commit_interval` (segctord's `sc_interval`, 5 s,
+//! `NILFS_SC_DEFAULT_TIMEOUT`) when anything is dirty, and at the watermark,
+//! a construction (the timer's and the watermark's on the file system's
+//! thread, [`FileSystem::commit_io`]) places the dirty data as above, then
 //! writes, as direct writes at the log head and in Linux's order, new copies
 //! of what changed since the last one: the files' B-tree node blocks (a file
 //! of more than 7 blocks, the inode's direct bmap, has a B-tree of nodes of
@@ -77,20 +88,21 @@
 //! refers to it, freeing it when the cleaner deletes that checkpoint.
 //! Snapshots. `nilfs_construct_dsync_segment`: an fsync here always
 //! constructs everything dirty, with a super root (one construction serves
-//! every file: group commit), and restarts the timer. segctord's watermark
-//! (3,600 dirty blocks) and `sc_mjcp_freq`; segctord writing a timer
-//! construction's data blocks itself (here the flusher writes them, whenever
-//! it does, and the construction only the log's other blocks). cleanerd's
+//! every file: group commit), and restarts the timer; the watermark's
+//! construction is a whole one too (Linux's `SC_FLUSH_FILE` writes the data
+//! files' blocks without a super root). `sc_mjcp_freq`; a log's data blocks
+//! go out as requests of the page cache's own, per file, before the
+//! summaries and metadata (Linux writes the segment's buffers in one
+//! sequence, summaries first). cleanerd's
 //! `mc_nsegments_per_clean` (4) and `mc_cleaning_interval` (1 s), used below
 //! `min_clean_segments`, its `clean_check_interval` (10 s) while idle (the
 //! model checks every `cleaning_interval`) and its `cost-benefit` policy.
 //! The DAT's and ifile's allocator bitmap and group descriptor blocks;
 //! directories' own B-trees; holes (a write past the end fills the gap); the
-//! superblock's periodic in-place update; the page cache writing a page that
-//! the cleaner moved meanwhile at its old place.
+//! superblock's periodic in-place update.
 
 use super::tree::DirTree;
-use super::{data_calls, FileSystem, FsCall, FsConfig, FsKind, FsStats, FsyncIo, NoSpace, BLOCK};
+use super::{FileSystem, FsCall, FsConfig, FsKind, FsStats, FsyncIo, NoSpace, BLOCK};
 use crate::workload::CommitSync;
 use crate::workload::IoOp;
 use ssd_core::error::{invalid, ConfigError};
@@ -126,6 +138,12 @@ pub const MAX_CLEAN_PERCENT: u64 = 20;
 pub const DEFAULT_BLOCKS_PER_SEGMENT: u64 = 2048;
 /// No virtual block number (the DAT's own blocks).
 const NO_VBLK: u64 = u64::MAX;
+/// A file block written by the application, not placed in a log yet.
+const UNPLACED: u64 = u64::MAX - 1;
+/// segctord's watermark (`NILFS_SC_DEFAULT_WATERMARK`): a transaction
+/// that leaves more dirty blocks asks for a construction
+/// (`nilfs_transaction_commit` -> `nilfs_segctor_do_flush`).
+pub const WATERMARK: u64 = 3600;
 
 /// A metadata block, in construction order (files' B-tree nodes, directory
 /// blocks, ifile, cpfile, sufile, DAT).
@@ -157,10 +175,14 @@ struct File {
     exists: bool,
     size: u64,
     ino: u64,
-    /// Per file block: its place, virtual block number and version.
+    /// Per file block: its place ([`UNPLACED`] before its first
+    /// construction), virtual block number and version.
     place: Vec<u64>,
     vblk: Vec<u64>,
     version: Vec<u32>,
+    /// Per file block: dirty in the page cache, to be placed by the next
+    /// construction.
+    dirty: Vec<bool>,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -228,6 +250,11 @@ pub struct Nilfs2 {
     last_construct: SimTime,
     last_clean: SimTime,
     cleaning: bool,
+    /// Files' blocks dirty in the page cache, not placed yet.
+    unplaced: u64,
+    /// Blocks a construction placed whose pages the page cache has not
+    /// written yet: (file, block) -> place.
+    staged: BTreeMap<(u32, u64), u64>,
     stats: FsStats,
 }
 
@@ -333,6 +360,8 @@ impl Nilfs2 {
             last_construct: SimTime::ZERO,
             last_clean: SimTime::ZERO,
             cleaning: false,
+            unplaced: 0,
+            staged: BTreeMap::new(),
             stats: FsStats {
                 kind: FsKind::Nilfs2.name().into(),
                 ..FsStats::default()
@@ -455,19 +484,19 @@ impl Nilfs2 {
                 self.head = self.seg_start(s);
             }
             let sb = self.head;
-            self.place(sb, Owner::Summary, now);
+            self.put(sb, Owner::Summary, now);
             self.seq += 1;
             self.pending_summaries.push((self.seq, sb));
             self.log_open = true;
             self.log_entries = 0;
         }
         let b = self.head;
-        self.place(b, o, now);
+        self.put(b, o, now);
         self.log_entries += 1;
         Some(b)
     }
 
-    fn place(&mut self, b: u64, o: Owner, now: SimTime) {
+    fn put(&mut self, b: u64, o: Owner, now: SimTime) {
         let s = self.cur.expect("a current segment");
         debug_assert!(b < self.seg_end(s) && !self.owner.contains_key(&b));
         self.head = b + 1;
@@ -638,7 +667,8 @@ impl Nilfs2 {
             if v.len() >= n || t + self.protection > now {
                 break;
             }
-            if Some(s) != self.cur && !self.pending_segs.contains(&s) {
+            let staged = || self.staged.values().any(|&b| self.seg_of(b) == s);
+            if Some(s) != self.cur && !self.pending_segs.contains(&s) && !staged() {
                 v.push(s);
             }
         }
@@ -796,6 +826,90 @@ impl Nilfs2 {
         }
     }
 
+    /// File `f`'s dirty block `i` takes the log head (`nilfs_segctor_
+    /// apply_buffers` after `nilfs_segctor_assign`): a new place and a new
+    /// virtual block number, the old ones dead, the B-tree path to it
+    /// dirtied (`nilfs_bmap_propagate`).
+    fn place_block(&mut self, f: u32, i: u64, now: SimTime) -> Option<u64> {
+        let idx = i as usize;
+        let file = &self.files[f as usize];
+        let (old, oldv, version) = (file.place[idx], file.vblk[idx], file.version[idx] + 1);
+        let b = self.append(
+            Owner::Data {
+                file: f,
+                fblock: i,
+                version,
+            },
+            now,
+        )?;
+        if old != UNPLACED {
+            self.kill(old);
+            self.vfree(oldv);
+        }
+        let v = self.valloc();
+        let file = &mut self.files[f as usize];
+        if std::mem::take(&mut file.dirty[idx]) {
+            self.unplaced -= 1;
+        }
+        file.place[idx] = b;
+        file.vblk[idx] = v;
+        file.version[idx] = version;
+        let n = file.place.len() as u64;
+        self.stats.data_blocks_allocated += 1;
+        self.mark_path(f, n, i);
+        Some(b)
+    }
+
+    /// A construction collects every file's dirty data blocks
+    /// (`nilfs_segctor_scan_file` -> `nilfs_lookup_dirty_data_buffers`,
+    /// files in order) and places them at the log head before the log's
+    /// metadata; the page cache then writes them ([`FsyncIo::ordered`]).
+    /// Returns the files.
+    fn stage_dirty(&mut self, now: SimTime) -> Vec<u32> {
+        let mut files = Vec::new();
+        for f in 0..self.files.len() as u32 {
+            if self.unplaced == 0 {
+                break;
+            }
+            let dirty: Vec<u64> = self.files[f as usize]
+                .dirty
+                .iter()
+                .enumerate()
+                .filter(|(_, &d)| d)
+                .map(|(i, _)| i as u64)
+                .collect();
+            if dirty.is_empty() {
+                continue;
+            }
+            for i in dirty {
+                let Some(b) = self.place_block(f, i, now) else {
+                    debug_assert!(false, "write() kept room for its blocks");
+                    return files;
+                };
+                self.staged.insert((f, i), b);
+            }
+            files.push(f);
+        }
+        files
+    }
+
+    /// A construction with the dirty data: the data placed first, then the
+    /// log (see [`Nilfs2::construct`]), as an fsync's or commit's writes.
+    fn construct_with_data(&mut self, now: SimTime) -> Option<FsyncIo> {
+        let ordered = self.stage_dirty(now);
+        let direct = self.construct(now);
+        if direct.is_none() && ordered.is_empty() {
+            return None;
+        }
+        Some(FsyncIo {
+            ordered,
+            direct: direct.unwrap_or_default(),
+            barrier: true,
+            sync: self.commit_sync,
+            ..FsyncIo::default()
+        })
+    }
+
     /// The file's B-tree nodes (level, index) of a file of `n` blocks.
     fn mark_path(&mut self, f: u32, n: u64, i: u64) {
         let mut path = Vec::new();
@@ -843,6 +957,9 @@ impl Nilfs2 {
     pub fn check_versions(&self) -> Result<(), String> {
         for (i, f) in self.files.iter().enumerate() {
             for (k, (&b, &ver)) in f.place.iter().zip(&f.version).enumerate() {
+                if b == UNPLACED {
+                    continue;
+                }
                 let want = Owner::Data {
                     file: i as u32,
                     fblock: k as u64,
@@ -903,8 +1020,20 @@ impl FileSystem for Nilfs2 {
             return;
         }
         for (&b, &v) in file.place.iter().zip(&file.vblk) {
-            self.kill(b);
-            self.vfree(v);
+            if b != UNPLACED {
+                self.kill(b);
+                self.vfree(v);
+            }
+        }
+        // Its dirty pages leave the page cache unwritten.
+        self.unplaced -= file.dirty.iter().filter(|&&d| d).count() as u64;
+        let staged: Vec<(u32, u64)> = self
+            .staged
+            .range((f, 0)..(f + 1, 0))
+            .map(|(&k, _)| k)
+            .collect();
+        for k in staged {
+            self.staged.remove(&k);
         }
         let nodes: Vec<Meta> = self
             .meta
@@ -933,7 +1062,7 @@ impl FileSystem for Nilfs2 {
         f: u32,
         off: u64,
         len: u64,
-        now: SimTime,
+        _now: SimTime,
         io: &mut Vec<FsCall>,
     ) -> Result<(), NoSpace> {
         if len == 0 {
@@ -943,111 +1072,142 @@ impl FileSystem for Nilfs2 {
         let first = (off / BLOCK).min(have);
         let last = (off + len).div_ceil(BLOCK);
         let file = &self.files[f as usize];
-        let new_places = (first..last)
-            .filter(|&i| i >= have || !self.pending.contains(&file.place[i as usize]))
+        let newly_dirty = (first..last)
+            .filter(|&i| i >= have || !file.dirty[i as usize])
             .count() as u64;
-        if self.room(self.nrsvsegs) < new_places {
+        // Room in the log for every block dirty and not placed yet.
+        if self.room(self.nrsvsegs) < self.unplaced + newly_dirty {
             return Err(NoSpace);
         }
-        let n = last.max(have);
         for i in first..last {
-            let idx = i as usize;
-            if i < have {
-                let b = self.files[f as usize].place[idx];
-                let file = &mut self.files[f as usize];
-                file.version[idx] += 1;
-                let ver = file.version[idx];
-                if self.pending.contains(&b) {
-                    // Still dirty in the cache, in the pending log.
-                    self.owner.insert(
-                        b,
-                        Owner::Data {
-                            file: f,
-                            fblock: i,
-                            version: ver,
-                        },
-                    );
-                    continue;
-                }
-                let v = file.vblk[idx];
-                self.kill(b);
-                self.vfree(v);
-            }
-            let ver = if i < have {
-                self.files[f as usize].version[idx]
-            } else {
-                0
-            };
-            let Some(b) = self.append(
-                Owner::Data {
-                    file: f,
-                    fblock: i,
-                    version: ver,
-                },
-                now,
-            ) else {
-                debug_assert!(false, "room() promised space");
-                return Err(NoSpace);
-            };
-            let v = self.valloc();
             let file = &mut self.files[f as usize];
-            if i < have {
-                file.place[idx] = b;
-                file.vblk[idx] = v;
-            } else {
-                file.place.push(b);
-                file.vblk.push(v);
+            if i >= have {
+                file.place.push(UNPLACED);
+                file.vblk.push(NO_VBLK);
                 file.version.push(0);
+                file.dirty.push(false);
             }
-            self.stats.data_blocks_allocated += 1;
-            self.mark_path(f, n, i);
+            if !std::mem::replace(&mut file.dirty[i as usize], true) {
+                self.unplaced += 1;
+            }
+            if i >= have {
+                // A new block enters the bmap at the write
+                // (`nilfs_bmap_insert`): the B-tree grows now.
+                self.mark_path(f, last.max(have), i);
+            }
         }
         let file = &mut self.files[f as usize];
         file.size = file.size.max(off + len);
         let ino = file.ino;
         self.dirty.insert(Meta::Ifile(ino / INODES_PER_BLOCK));
         self.stats.metadata_dirtied += 1;
-        let ext = runs(&self.files[f as usize].place[first as usize..last as usize]);
         // From `off`, or from the old end when the write leaves a gap.
         let lo = if first < off / BLOCK {
             first * BLOCK
         } else {
             off
         };
-        data_calls(&ext, IoOp::Write, lo - first * BLOCK, off + len - lo, io);
+        io.push(FsCall::Buffered {
+            op: IoOp::Write,
+            off: lo,
+            bytes: off + len - lo,
+        });
+        if self.unplaced > WATERMARK {
+            // `nilfs_transaction_commit`: past the watermark, segctord is
+            // woken for a construction now.
+            io.push(FsCall::Commit);
+        }
         Ok(())
     }
     fn read(&mut self, f: u32, off: u64, len: u64, _now: SimTime, io: &mut Vec<FsCall>) {
-        let file = &self.files[f as usize];
-        let first = off / BLOCK;
-        let last = (off + len).div_ceil(BLOCK).min(file.place.len() as u64);
-        if first >= last {
+        let end = (off + len).min(self.files[f as usize].size);
+        if off >= end {
             return;
         }
-        let ext = runs(&file.place[first as usize..last as usize]);
-        data_calls(&ext, IoOp::Read, off - first * BLOCK, len, io);
+        io.push(FsCall::Buffered {
+            op: IoOp::Read,
+            off,
+            bytes: end - off,
+        });
+    }
+    /// The page cache writes pages of `f`: those a construction placed go
+    /// where it put them; others (an fsync writing its file's data before
+    /// its construction, an O_DIRECT write) take the log head now. The
+    /// flusher never asks ([`FileSystem::writes_in_background`]).
+    fn place(&mut self, f: u32, index: u64, n: u32, now: SimTime, out: &mut Vec<(u64, u64, u32)>) {
+        if !self.files[f as usize].exists {
+            return;
+        }
+        let end = (index + n as u64).min(self.files[f as usize].place.len() as u64);
+        for i in index..end {
+            let b = match self.staged.remove(&(f, i)) {
+                Some(b) => b,
+                None if self.files[f as usize].dirty[i as usize] => {
+                    match self.place_block(f, i, now) {
+                        Some(b) => b,
+                        None => {
+                            debug_assert!(false, "write() kept room for its blocks");
+                            continue;
+                        }
+                    }
+                }
+                None => continue,
+            };
+            match out.last_mut() {
+                Some((fi, s, k)) if *fi + *k as u64 == i && *s + *k as u64 == b => *k += 1,
+                _ => out.push((i, b, 1)),
+            }
+        }
+    }
+    fn locate(&self, f: u32, index: u64, n: u32, out: &mut Vec<(u64, u64, u32)>) {
+        let file = &self.files[f as usize];
+        let end = (index + n as u64).min(file.place.len() as u64);
+        for i in index..end {
+            let b = file.place[i as usize];
+            if b == UNPLACED {
+                continue;
+            }
+            match out.last_mut() {
+                Some((fi, s, k)) if *fi + *k as u64 == i && *s + *k as u64 == b => *k += 1,
+                _ => out.push((i, b, 1)),
+            }
+        }
+    }
+    fn places_at_writeback(&self) -> bool {
+        true
+    }
+    fn writes_in_background(&self) -> bool {
+        false
     }
     fn fsync(&mut self, _f: u32, now: SimTime) -> FsyncIo {
-        match self.construct(now) {
-            Some(direct) => {
-                self.stats.commits_fsync += 1;
-                self.last_construct = now;
-                FsyncIo {
-                    direct,
-                    barrier: true,
-                    sync: self.commit_sync,
-                    ..FsyncIo::default()
+        match self.construct_with_data(now) {
+            Some(io) => {
+                if !io.direct.is_empty() {
+                    self.stats.commits_fsync += 1;
+                    self.last_construct = now;
                 }
+                io
             }
             None => FsyncIo::default(),
         }
     }
+    /// segctord's timer or watermark construction, on its thread: the
+    /// dirty data, then the log.
+    fn commit_io(&mut self, now: SimTime) -> Option<FsyncIo> {
+        let io = self.construct_with_data(now)?;
+        if !io.direct.is_empty() {
+            self.stats.commits_timer += 1;
+            self.last_construct = now;
+        }
+        Some(io)
+    }
     fn tick(&mut self, now: SimTime, io: &mut Vec<FsCall>) {
         if now >= self.last_construct + self.interval {
             self.last_construct = now;
-            if let Some(runs) = self.construct(now) {
-                self.stats.commits_timer += 1;
-                super::push_commit(runs, self.commit_sync, io);
+            if self.is_dirty() || self.unplaced > 0 {
+                // segctord's timer (`sc_interval`): a construction of
+                // everything dirty, data included, on its thread.
+                io.push(FsCall::Commit);
             }
         }
         if now >= self.last_clean + self.cleaning_interval {
@@ -1074,6 +1234,7 @@ impl FileSystem for Nilfs2 {
         let mut reach: u64 = 0;
         let mut vblks: BTreeSet<u64> = BTreeSet::new();
         let mut inos: BTreeSet<u64> = BTreeSet::new();
+        let mut dirty = 0u64;
         let mut use_v = |v: u64, who: &str| -> Result<(), String> {
             if v == NO_VBLK {
                 return Ok(());
@@ -1100,10 +1261,18 @@ impl FileSystem for Nilfs2 {
             if n != f.size.div_ceil(BLOCK)
                 || f.vblk.len() as u64 != n
                 || f.version.len() as u64 != n
+                || f.dirty.len() as u64 != n
             {
                 return Err(format!("file {i}: {} bytes in {n} blocks", f.size));
             }
+            dirty += f.dirty.iter().filter(|&&d| d).count() as u64;
             for (k, (&b, &v)) in f.place.iter().zip(&f.vblk).enumerate() {
+                if b == UNPLACED {
+                    if v != NO_VBLK || !f.dirty[k] {
+                        return Err(format!("file {i} block {k}: unplaced, clean or numbered"));
+                    }
+                    continue;
+                }
                 match self.owner.get(&b) {
                     Some(Owner::Data { file, fblock, .. })
                         if *file == i as u32 && *fblock == k as u64 => {}
@@ -1123,6 +1292,14 @@ impl FileSystem for Nilfs2 {
                     "file {i}: {nodes} B-tree nodes (+{dirty_new} new) for {n} blocks, want {}",
                     btree_nodes(n)
                 ));
+            }
+        }
+        if dirty != self.unplaced {
+            return Err(format!("{dirty} dirty blocks, {} counted", self.unplaced));
+        }
+        for (&(f, i), &b) in &self.staged {
+            if self.files[f as usize].place.get(i as usize) != Some(&b) {
+                return Err(format!("file {f} block {i} staged at {b}, not its place"));
             }
         }
         for &d in &self.dirs {
@@ -1221,7 +1398,15 @@ impl FileSystem for Nilfs2 {
         FsStats {
             blocks: self.blocks,
             used_blocks: used_segs * self.bps + 1,
-            extents: self.files.iter().map(|f| runs(&f.place).len() as u64).sum(),
+            extents: self
+                .files
+                .iter()
+                .map(|f| {
+                    let placed: Vec<u64> =
+                        f.place.iter().copied().filter(|&b| b != UNPLACED).collect();
+                    runs(&placed).len() as u64
+                })
+                .sum(),
             index_blocks: nodes,
             ..self.stats.clone()
         }

@@ -19,6 +19,9 @@ enum Op {
     Fsync(u32),
     /// Let this many milliseconds pass, then run the background work.
     Tick(u32),
+    /// The page cache writes the file's pages back (placed then by a file
+    /// system that places data at writeback).
+    Writeback(u32),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -31,6 +34,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => f.clone().prop_map(Op::Read),
         2 => f.clone().prop_map(Op::Fsync),
         1 => (1u32..8_000).prop_map(Op::Tick),
+        2 => f.clone().prop_map(Op::Writeback),
     ]
 }
 
@@ -40,6 +44,7 @@ fn inside(fs: &AnyFs, io: &[FsCall]) -> Result<(), String> {
     for c in io {
         let ok = match *c {
             FsCall::Data { at, bytes, .. } => bytes > 0 && at + bytes <= end,
+            FsCall::Buffered { bytes, .. } => bytes > 0,
             FsCall::Meta { block } => block < fs.blocks(),
             FsCall::Direct { block, blocks, .. } => {
                 blocks > 0 && block + blocks as u64 <= fs.blocks()
@@ -49,6 +54,39 @@ fn inside(fs: &AnyFs, io: &[FsCall]) -> Result<(), String> {
         if !ok {
             return Err(format!("{c:?} outside {} blocks", fs.blocks()));
         }
+    }
+    Ok(())
+}
+
+/// The page cache writes back every block of file `f` (as after an
+/// fsync): a file system that places data at writeback places those it
+/// has to write, in file order, inside itself, each block once, none past
+/// the file, and finds them there.
+fn writeback(fs: &mut AnyFs, f: u32, now: SimTime) -> Result<(), TestCaseError> {
+    let n = fs.size(f).div_ceil(BLOCK);
+    let mut out = Vec::new();
+    fs.place(f, 0, n as u32, now, &mut out);
+    if !fs.places_at_writeback() {
+        prop_assert!(out.is_empty());
+        return Ok(());
+    }
+    let mut next = 0;
+    for &(i, b, k) in &out {
+        prop_assert!(
+            i >= next && k > 0 && i + k as u64 <= n,
+            "{out:?} for {n} blocks"
+        );
+        prop_assert!(
+            b + k as u64 <= fs.blocks(),
+            "{out:?} outside the file system"
+        );
+        next = i + k as u64;
+    }
+    // Written back: where a read finds the blocks now.
+    for &(i, b, k) in &out {
+        let mut at = Vec::new();
+        fs.locate(f, i, k, &mut at);
+        prop_assert_eq!(at, vec![(i, b, k)], "located where placed");
     }
     Ok(())
 }
@@ -71,7 +109,9 @@ fn commits(fs: &mut AnyFs, now: SimTime) -> Result<(), TestCaseError> {
 fn data_bytes(io: &[FsCall], want: IoOp) -> u64 {
     io.iter()
         .map(|c| match *c {
-            FsCall::Data { op, bytes, .. } if op == want => bytes,
+            FsCall::Data { op, bytes, .. } | FsCall::Buffered { op, bytes, .. } if op == want => {
+                bytes
+            }
             _ => 0,
         })
         .sum()
@@ -143,7 +183,10 @@ fn run(kind: FsKind, ops: &[Op]) -> Result<(), TestCaseError> {
                 };
                 prop_assert!(r + slack >= size, "{kind}: read {r} bytes of {size}");
             }
+            Op::Writeback(f) if exists[f as usize] => writeback(&mut fs, f, now)?,
             Op::Fsync(f) if exists[f as usize] => {
+                // The page cache writes the file's data first.
+                writeback(&mut fs, f, now)?;
                 let s = fs.fsync(f, now);
                 for &(b, n) in &s.direct {
                     prop_assert!(n > 0 && b + n as u64 <= fs.blocks());
@@ -167,7 +210,7 @@ fn run(kind: FsKind, ops: &[Op]) -> Result<(), TestCaseError> {
                 now = SimTime(now.0 + ms as u64 * 1_000_000);
                 fs.tick(now, &mut io);
                 prop_assert!(
-                    !io.iter().any(|c| matches!(c, FsCall::Data { .. })),
+                    !io.iter().any(|c| c.is_data()),
                     "{kind}: background work moved file data"
                 );
                 if io.contains(&FsCall::Commit) {

@@ -98,8 +98,45 @@ impl<S: AppSource> PageCache<S> {
         } else {
             IoKind::Read
         };
+        let (lo, hi) = Self::span(r);
+        let Some((file, index)) = file_of(lo) else {
+            self.submit_direct_at(t, r, kind, r.lba, r.lba + r.sectors as u64, 0);
+            return;
+        };
+        // File pages: a write goes where the file system places it now (an
+        // O_DIRECT write allocates at the call: `f2fs_map_blocks` with
+        // `F2FS_GET_BLOCK_DIO`), a read where the file's blocks are (holes
+        // read as zeros, without I/O); each run in its sectors of `r`.
+        let mut pieces = Vec::new();
+        let n = (hi - lo) as u32;
+        if kind == IoKind::Write {
+            self.app.place(file, index, n, self.now, &mut pieces);
+        } else {
+            self.app.locate(file, index, n, &mut pieces);
+        }
+        let (from, to) = (r.lba, r.lba + r.sectors as u64);
+        for p in pieces {
+            let first = file_page(file, p.index) * SPP;
+            let s = from.max(first);
+            let e = to.min(first + p.pages as u64 * SPP);
+            if s < e {
+                self.submit_direct_at(t, r, kind, s, e, (p.dev * SPP).wrapping_sub(first));
+            }
+        }
+    }
+
+    /// Direct requests of `r` over its sectors `[at, end)`, each at its
+    /// device sector (`at` + `shift`), split at `max_sectors_kb`.
+    fn submit_direct_at(
+        &mut self,
+        t: usize,
+        r: &HostRequest,
+        kind: IoKind,
+        mut at: u64,
+        end: u64,
+        shift: u64,
+    ) {
         let max = self.max_req_pages * SPP;
-        let (mut at, end) = (r.lba, r.lba + r.sectors as u64);
         while at < end {
             let k = (end - at).min(max);
             let tag = self.new_tag();
@@ -118,7 +155,7 @@ impl<S: AppSource> PageCache<S> {
             let req = HostRequest {
                 arrival: self.now,
                 op: r.op,
-                lba: at,
+                lba: at.wrapping_add(shift),
                 sectors: k as u32,
                 stream: self.threads[t].stream,
                 tag,

@@ -82,11 +82,28 @@ impl<S: AppSource> PageCache<S> {
         waiter: Option<usize>,
         sync: bool,
     ) -> u32 {
+        self.submit_at(sub, kind, ino, lpn, lpn, n, waiter, sync)
+    }
+
+    /// [`submit`](Self::submit) of the cache's pages from `lpn` (a file
+    /// page, [`file_page`]) at device page `dev`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn submit_at(
+        &mut self,
+        sub: usize,
+        kind: IoKind,
+        ino: u32,
+        lpn: u64,
+        dev: u64,
+        n: u32,
+        waiter: Option<usize>,
+        sync: bool,
+    ) -> u32 {
         let tag = self.new_tag();
         let (op, lba, sectors) = match kind {
-            IoKind::Read => (IoOp::Read, lpn * SPP, n as u64 * SPP),
-            IoKind::Write => (IoOp::Write, lpn * SPP, n as u64 * SPP),
-            IoKind::Trim => (IoOp::Trim, lpn * SPP, n as u64 * SPP),
+            IoKind::Read => (IoOp::Read, dev * SPP, n as u64 * SPP),
+            IoKind::Write => (IoOp::Write, dev * SPP, n as u64 * SPP),
+            IoKind::Trim => (IoOp::Trim, dev * SPP, n as u64 * SPP),
             IoKind::Flush => (IoOp::Flush, 0, 0),
             IoKind::Zone(op) => {
                 let sectors = if op == IoOp::ZoneAppend {
@@ -94,7 +111,7 @@ impl<S: AppSource> PageCache<S> {
                 } else {
                     0
                 };
-                (op, lpn * SPP, sectors)
+                (op, dev * SPP, sectors)
             }
         };
         match (kind, ino) {
@@ -193,13 +210,104 @@ impl<S: AppSource> PageCache<S> {
                 e += 1;
             }
             let n = (e - k) as u32;
-            self.submit(sub, IoKind::Write, ino, s, n, waiter, sync);
-            self.stats.wb_pages[reason] += n as u64;
-            self.stats.wb_requests[reason] += 1;
-            total += n as u64;
+            if let Some((file, index)) = file_of(s) {
+                total += self.write_file_run(sub, ino, file, index, n, reason, waiter, sync);
+            } else {
+                self.submit(sub, IoKind::Write, ino, s, n, waiter, sync);
+                self.stats.wb_pages[reason] += n as u64;
+                self.stats.wb_requests[reason] += 1;
+                total += n as u64;
+            }
             k = e;
         }
         total
+    }
+
+    /// Write back `n` dirty pages of `file` from page `index` where its
+    /// file system places them now ([`AppSource::place`]): a request per
+    /// placed run; a page left unplaced (its file deleted since) is clean
+    /// with nothing written. Returns the pages submitted.
+    #[allow(clippy::too_many_arguments)]
+    fn write_file_run(
+        &mut self,
+        sub: usize,
+        ino: u32,
+        file: u32,
+        index: u64,
+        n: u32,
+        reason: usize,
+        waiter: Option<usize>,
+        sync: bool,
+    ) -> u64 {
+        let mut pieces = Vec::new();
+        self.app.place(file, index, n, self.now, &mut pieces);
+        let mut next = index;
+        let mut total = 0;
+        for p in pieces {
+            debug_assert!(p.index >= next && p.index + p.pages as u64 <= index + n as u64);
+            self.clean_unplaced(file, next, p.index);
+            let lpn = file_page(file, p.index);
+            self.submit_at(sub, IoKind::Write, ino, lpn, p.dev, p.pages, waiter, sync);
+            self.stats.wb_pages[reason] += p.pages as u64;
+            self.stats.wb_requests[reason] += 1;
+            total += p.pages as u64;
+            next = p.index + p.pages as u64;
+        }
+        self.clean_unplaced(file, next, index + n as u64);
+        total
+    }
+
+    /// File pages `[from, to)` of `file` that were not placed: clean.
+    fn clean_unplaced(&mut self, file: u32, from: u64, to: u64) {
+        for index in from..to {
+            if let Some(&i) = self.map.get(&file_page(file, index)) {
+                self.clear_dirty(i);
+            }
+        }
+    }
+
+    /// Read `n` missing pages from `lpn` (in the cache, not up to date):
+    /// one request, or for file pages one per run where the file system
+    /// has them ([`AppSource::locate`]), a hole made up to date as zeros
+    /// without I/O (`f2fs_read_single_page` zero-fills a `NULL_ADDR` or
+    /// `NEW_ADDR` block).
+    fn read_run(&mut self, sub: usize, ino: u32, lpn: u64, n: u32) {
+        let Some((file, index)) = file_of(lpn) else {
+            self.submit(sub, IoKind::Read, ino, lpn, n, None, false);
+            self.stats.read_requests += 1;
+            self.stats.read_pages += n as u64;
+            return;
+        };
+        let mut pieces = Vec::new();
+        self.app.locate(file, index, n, &mut pieces);
+        let mut next = index;
+        for p in pieces {
+            self.zero_fill(file, next, p.index);
+            let lpn = file_page(file, p.index);
+            self.submit_at(sub, IoKind::Read, ino, lpn, p.dev, p.pages, None, false);
+            self.stats.read_requests += 1;
+            self.stats.read_pages += p.pages as u64;
+            next = p.index + p.pages as u64;
+        }
+        self.zero_fill(file, next, index + n as u64);
+    }
+
+    /// File pages `[from, to)` of `file`, holes: up to date, no I/O.
+    fn zero_fill(&mut self, file: u32, from: u64, to: u64) {
+        for index in from..to {
+            if let Some(&i) = self.map.get(&file_page(file, index)) {
+                self.pages[i as usize].flags |= UPTODATE;
+            }
+        }
+    }
+
+    /// The end of the pages a read from `lpn` may reach: the device's
+    /// last page, or for a file page its file's end (`i_size`).
+    pub(super) fn read_end(&self, lpn: u64) -> u64 {
+        match file_of(lpn) {
+            Some((file, _)) => file_page(file, 0) + self.app.file_pages(file).min(1 << 32),
+            None => self.dev_pages,
+        }
     }
 
     /// Submit reads of the pages in [from, from+n) that are not in the
@@ -213,7 +321,13 @@ impl<S: AppSource> PageCache<S> {
         mark: Option<u64>,
     ) -> bool {
         let ino = self.threads[sub].ino;
-        let end = (from + n).min(self.dev_pages);
+        // A device's pages end at its end; a file's readahead window is
+        // clipped at its end by `ra_submit`, and its request's own pages
+        // are read (as zeros past a file that shrank since).
+        let end = match file_of(from) {
+            Some(_) => from + n,
+            None => (from + n).min(self.dev_pages),
+        };
         let mut run: Option<(u64, u32)> = None;
         let mut ok = true;
         let mut lpn = from;
@@ -232,24 +346,18 @@ impl<S: AppSource> PageCache<S> {
                     Some((_, c)) if (*c as u64) < self.max_req_pages => *c += 1,
                     _ => {
                         if let Some((s, c)) = run.take() {
-                            self.submit(sub, IoKind::Read, ino, s, c, None, false);
-                            self.stats.read_requests += 1;
-                            self.stats.read_pages += c as u64;
+                            self.read_run(sub, ino, s, c);
                         }
                         run = Some((lpn, 1));
                     }
                 }
             } else if let Some((s, c)) = run.take() {
-                self.submit(sub, IoKind::Read, ino, s, c, None, false);
-                self.stats.read_requests += 1;
-                self.stats.read_pages += c as u64;
+                self.read_run(sub, ino, s, c);
             }
             lpn += 1;
         }
         if let Some((s, c)) = run.take() {
-            self.submit(sub, IoKind::Read, ino, s, c, None, false);
-            self.stats.read_requests += 1;
-            self.stats.read_pages += c as u64;
+            self.read_run(sub, ino, s, c);
         }
         ok
     }
@@ -260,7 +368,11 @@ impl<S: AppSource> PageCache<S> {
         let ra = self.threads[t].ra;
         let mark = ra.start + ra.size - ra.async_size;
         let before = self.stats.read_pages;
-        let ok = self.read_missing(t, ra.start, ra.size, Some(mark));
+        // Not past the device's end, nor past a file's end but for the
+        // request's own pages (`do_page_cache_ra` clips the window at
+        // `i_size`; a file that shrank since reads its request as zeros).
+        let end = (ra.start + ra.size).min(self.read_end(ra.start).max(req_hi));
+        let ok = self.read_missing(t, ra.start, end.saturating_sub(ra.start), Some(mark));
         // Pages read beyond the request are readahead.
         let read = self.stats.read_pages - before;
         let in_req = (req_hi.min(ra.start + ra.size)).saturating_sub(req_lo.max(ra.start));
@@ -310,7 +422,8 @@ impl<S: AppSource> PageCache<S> {
                 ra.size
             };
         };
-        if index == 0 {
+        // The file's first page (a file page's index, or the device's).
+        if file_of(index).map_or(index, |(_, i)| i) == 0 {
             initial(&mut ra);
         } else if ra.size > 0
             && (index == ra.start + ra.size - ra.async_size || index == ra.start + ra.size)

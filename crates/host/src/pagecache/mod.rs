@@ -22,7 +22,9 @@
 //!   `ondemand_readahead`): the initial window is `get_init_ra_size` of the
 //!   request, a sequential stream ramps it by `get_next_ra_size` up to
 //!   `read_ahead_kb`, a hit on the `PG_readahead` page starts the next window
-//!   asynchronously, and a small random read reads just its pages.
+//!   asynchronously, and a small random read reads just its pages; a
+//!   missing page the window left out is read alone
+//!   (`filemap_create_folio`).
 //! * **Writes** copy into the cache and dirty its pages (a partial page not
 //!   in the cache is read first). Then the kernel profile's
 //!   `balance_dirty_pages` ([`crate::dirty`]), which starts the flusher
@@ -62,6 +64,22 @@
 //!   calls on the file that came before it. The cache knows a file's pages
 //!   as Linux's `address_space` does: each page carries its file, and each
 //!   file keeps the list of its pages in the cache.
+//!
+//! * **File pages.** A page's key is its device page, but for a file on a
+//!   file system that places data at writeback or log construction (F2FS,
+//!   NILFS2): there it is the
+//!   file's page ([`file_page`]: the inode and the page's index, as Linux
+//!   keys a page by its `address_space` and index). Writing such pages back,
+//!   the cache asks the file system where each run of them goes now
+//!   ([`AppSource::place`]) and sends a request per placed run; reading
+//!   them, where they are ([`AppSource::locate`]; a hole is zero-filled
+//!   without I/O); readahead of them stops at the file's end
+//!   ([`AppSource::file_pages`], as `page_cache_ra_unbounded` stops at
+//!   `i_size`), and a file's first page starts a readahead window
+//!   (`ondemand_readahead`'s `index == 0`). The flusher skips a file whose
+//!   data its file system writes only in its own constructions
+//!   ([`AppSource::background_writeback`]: NILFS2's `nilfs_writepages`
+//!   ignores `WB_SYNC_NONE`); its pages stay dirty until then.
 //!
 //! A block-level workload writes one file: the block device, whose inode is
 //! the device (fsync writes back every dirty page, as `blkdev_fsync` does).
@@ -122,6 +140,26 @@ const NONE: u32 = u32::MAX;
 /// its list, which its unlink drops.
 pub fn is_file(ino: u32) -> bool {
     ino != 0 && ino != METADATA_INO && ino != FS_INO
+}
+
+/// The mark of a file page: the cache's key of a page of a file whose
+/// file system places data at writeback ([`AppSource::place`]) is the file
+/// and the page's index in it, as Linux keys a page by its `address_space`
+/// and index, not a device page. Device pages stay below it.
+pub const FILE_SPACE: u64 = 1 << 59;
+/// Inode numbers a file page can carry (27 bits).
+pub const FILE_PAGE_MAX_INO: u32 = (1 << 27) - 1;
+
+/// The cache's key of page `index` of file `ino` ([`FILE_SPACE`]); `ino`
+/// at most [`FILE_PAGE_MAX_INO`], `index` below 2^32 (16 TiB files).
+pub fn file_page(ino: u32, index: u64) -> u64 {
+    debug_assert!(ino <= FILE_PAGE_MAX_INO && index < 1 << 32);
+    FILE_SPACE | (ino as u64) << 32 | index
+}
+
+/// The file and index of a file page, or `None` for a device page.
+pub fn file_of(lpn: u64) -> Option<(u32, u64)> {
+    (lpn & FILE_SPACE != 0).then_some((((lpn >> 32) as u32) & FILE_PAGE_MAX_INO, lpn & 0xffff_ffff))
 }
 
 const UPTODATE: u8 = 1;

@@ -116,6 +116,12 @@ impl<S: AppSource> PageCache<S> {
                     } else {
                         self.read_missing(t, lpn, hi - lpn, None)
                     };
+                    if ok && !self.map.contains_key(&lpn) {
+                        // The window went past the page (a readahead
+                        // state left by a file that ended sooner): the
+                        // page is read alone (`filemap_create_folio`).
+                        ok &= self.read_missing(t, lpn, 1, None);
+                    }
                 }
             }
             if !ok {
@@ -181,7 +187,16 @@ impl<S: AppSource> PageCache<S> {
             // just allocated to it) is zero-filled, not read
             // (`block_write_begin`); the block device's pages
             // always hold data.
-            let holds_data = ino == 0 || self.owner(lpn) == ino;
+            let holds_data = match file_of(lpn) {
+                // A file page holds data where its file system has it on
+                // the device (not a hole, not past the end).
+                Some((file, index)) => {
+                    let mut at = Vec::new();
+                    self.app.locate(file, index, 1, &mut at);
+                    !at.is_empty()
+                }
+                None => ino == 0 || self.owner(lpn) == ino,
+            };
             if !up && holds_data {
                 ok &= self.read_missing(t, lpn, 1, None);
                 self.stats.rmw_reads += 1;
@@ -228,7 +243,7 @@ impl<S: AppSource> PageCache<S> {
                 }
             }
             self.set_dirty(i, ino);
-            if ino != 0 && ino != METADATA_INO {
+            if ino != 0 && ino != METADATA_INO && file_of(lpn).is_none() {
                 self.set_owner(lpn, ino);
             }
         }

@@ -61,6 +61,10 @@ impl<S: AppSource> PageCache<S> {
             if reason == WB_PERIODIC && w + expire > self.now {
                 break;
             }
+            if !self.app.background_writeback(ino) {
+                // `nilfs_writepages` with WB_SYNC_NONE: nothing written.
+                continue;
+            }
             let node = &self.inodes[&ino];
             let from = node.cursor;
             let room = limit - total;

@@ -209,4 +209,23 @@ impl<S: AppSource> AppSource for Recorder<S> {
     fn host_report(&self, host: &crate::workload::HostRun) -> Vec<(String, serde_json::Value)> {
         self.inner.host_report(host)
     }
+    fn place(
+        &mut self,
+        ino: u32,
+        index: u64,
+        n: u32,
+        now: SimTime,
+        out: &mut Vec<crate::workload::FilePiece>,
+    ) {
+        self.inner.place(ino, index, n, now, out)
+    }
+    fn locate(&mut self, ino: u32, index: u64, n: u32, out: &mut Vec<crate::workload::FilePiece>) {
+        self.inner.locate(ino, index, n, out)
+    }
+    fn file_pages(&self, ino: u32) -> u64 {
+        self.inner.file_pages(ino)
+    }
+    fn background_writeback(&self, ino: u32) -> bool {
+        self.inner.background_writeback(ino)
+    }
 }

@@ -98,6 +98,49 @@ pub trait AppSource: RequestSource {
     fn host_report(&self, _host: &HostRun) -> Vec<(String, serde_json::Value)> {
         Vec::new()
     }
+    /// Where the file system writes `n` dirty pages of file `ino` from
+    /// page `index`, which the page cache is about to write back: a file
+    /// system that places data at writeback (F2FS's
+    /// `f2fs_outplace_write_data`, called from `f2fs_write_data_pages`)
+    /// hands the cache its files' pages as file pages
+    /// ([`crate::pagecache::file_page`]), not device pages, and chooses
+    /// their device blocks here, in the order the cache writes them. It
+    /// pushes the placed pages as runs on `out`, in file order; a page no
+    /// run covers has nothing to write (its file was deleted since).
+    fn place(&mut self, _ino: u32, _index: u64, _n: u32, _now: SimTime, _out: &mut Vec<FilePiece>) {
+    }
+    /// Where `n` pages of file `ino` from page `index` are on the device,
+    /// for a read of file pages: runs on `out`, in file order; a page no
+    /// run covers is a hole (a block reserved, not written yet), read as
+    /// zeros without I/O.
+    fn locate(&mut self, _ino: u32, _index: u64, _n: u32, _out: &mut Vec<FilePiece>) {}
+    /// The pages of file `ino` up to its end (its size rounded up): a
+    /// read of file pages, readahead included, stops there
+    /// (`page_cache_ra_unbounded` and `filemap_get_pages` stop at
+    /// `i_size`).
+    fn file_pages(&self, _ino: u32) -> u64 {
+        0
+    }
+    /// Whether background writeback (the flusher, and 2.6.35's writers in
+    /// `balance_dirty_pages`: `WB_SYNC_NONE`) writes file `ino`'s dirty
+    /// pages; a file system that writes its data only in its own
+    /// constructions (NILFS2's `nilfs_writepages`) says no, and they stay
+    /// dirty until it does.
+    fn background_writeback(&self, _ino: u32) -> bool {
+        true
+    }
+}
+
+/// A run of a file's pages on the device ([`AppSource::place`],
+/// [`AppSource::locate`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FilePiece {
+    /// The run's first page in the file.
+    pub index: u64,
+    /// Its first device page (4 KiB).
+    pub dev: u64,
+    /// Pages in the run.
+    pub pages: u32,
 }
 
 /// What the host measured of an application's calls over the measured

@@ -21,6 +21,30 @@ fn fs_with(segs: u64, files: u64, gc: Dur) -> F2fs {
     F2fs::new(&cfg, segs * BLKS_PER_SEG + 7, DirTree::flat(files, 16)).unwrap()
 }
 
+/// The page cache writes back file `k`'s dirty pages, in runs, in file
+/// order (the flusher's or an fsync's pass over the file).
+fn wb(f: &mut F2fs, k: u32, now: SimTime) -> Vec<(u64, u64, u32)> {
+    let dirty: Vec<u64> = f.inodes[k as usize]
+        .dirty
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| **d)
+        .map(|(i, _)| i as u64)
+        .collect();
+    let mut out = Vec::new();
+    for (i, n) in runs(&dirty) {
+        f.place(k, i, n as u32, now, &mut out);
+    }
+    out
+}
+
+/// An fsync: the page cache writes the file's data, then the file
+/// system's part.
+fn fsync(f: &mut F2fs, k: u32, now: SimTime) -> FsyncIo {
+    wb(f, k, now);
+    f.fsync(k, now)
+}
+
 #[test]
 fn mkfs_layout_overprovision_and_node_arithmetic() {
     // 2 GiB: 1,024 segments; SIT 19 blocks, NAT 1,153 blocks (3
@@ -73,25 +97,55 @@ fn out_of_place_updates_move_blocks_and_invalidate_the_old() {
     io.clear();
     f.write(0, 0, 1000 * BLOCK, t(0), &mut io).unwrap();
     f.check().unwrap();
+    // The write reserves its blocks (`NEW_ADDR`, counted valid) and goes
+    // to the page cache as the file's pages: no place yet.
+    assert_eq!(
+        io,
+        [FsCall::Buffered {
+            op: IoOp::Write,
+            off: 0,
+            bytes: 1000 * BLOCK
+        }]
+    );
+    assert!(f.inodes[0].place.iter().all(|&b| b == NEW_ADDR));
+    assert_eq!((f.new_blocks, f.unplaced), (1000, 1000));
     // 923 blocks in the inode, the rest in a direct node.
     assert_eq!(f.inodes[0].nodes.len(), 2);
-    let warm = f.logs[WARM_DATA].seg.unwrap();
-    assert_eq!(
-        f.seg_of(f.inodes[0].place[0]),
-        warm.min(f.seg_of(f.inodes[0].place[0]))
-    );
-    // A rewrite while dirty in the cache keeps its place.
-    let p = f.inodes[0].place.clone();
+    // A rewrite while dirty in the cache: still one block to place each.
     f.write(0, 0, 2 * BLOCK, t(0), &mut io).unwrap();
-    assert_eq!(f.inodes[0].place, p);
-    assert_eq!(f.inodes[0].version[..3], [1, 1, 0]);
-    // After fsync the next rewrite goes to the log's next block and the
-    // old one is invalid.
+    assert_eq!((f.new_blocks, f.unplaced), (1000, 1000));
+    // Writeback places them in the warm data log, one after the other in
+    // the order written back, and a read finds them there.
+    let out = wb(&mut f, 0, t(1));
+    let warm = f.logs[WARM_DATA].seg.unwrap();
+    assert_eq!(out.iter().map(|r| r.2 as u64).sum::<u64>(), 1000);
+    assert_eq!(out[0].0, 0);
+    for w in out.windows(2) {
+        // Runs break only where the log took its next segment.
+        assert_eq!(w[0].0 + w[0].2 as u64, w[1].0);
+        assert_eq!(
+            (w[0].1 + w[0].2 as u64) % BLKS_PER_SEG,
+            f.lay.main_start % BLKS_PER_SEG
+        );
+    }
+    let &(_, b, k) = out.last().unwrap();
+    assert_eq!(f.seg_of(b + k as u64 - 1), warm);
+    let mut at = Vec::new();
+    f.locate(0, 0, 1000, &mut at);
+    assert_eq!(at, out);
+    assert_eq!((f.new_blocks, f.unplaced), (0, 0));
+    assert_eq!(f.stats().data_blocks_allocated, 1000);
+    assert_eq!(f.inodes[0].version[..3], [1, 1, 1]);
     f.fsync(0, t(1));
+    // A rewrite keeps the old block valid until its writeback, which goes
+    // to the log's next block and invalidates the old one.
     let old = f.inodes[0].place[5];
     let seg = f.seg_of(old);
     let v = f.segs[seg as usize].valid;
     f.write(0, 5 * BLOCK, 10, t(2), &mut io).unwrap();
+    assert_eq!(f.inodes[0].place[5], old);
+    assert!(f.owner.contains_key(&old));
+    wb(&mut f, 0, t(2));
     let new = f.inodes[0].place[5];
     assert_ne!(new, old);
     assert!(!f.owner.contains_key(&old));
@@ -101,9 +155,16 @@ fn out_of_place_updates_move_blocks_and_invalidate_the_old() {
     assert!(f.nat[f.inodes[0].nodes[&NodeKind::Inode] as usize].dirty);
     f.check().unwrap();
     f.check_versions().unwrap();
+    // A file deleted with pages still dirty: they are never placed.
+    f.write(0, 0, 1100 * BLOCK, t(3), &mut io).unwrap();
+    assert_eq!((f.new_blocks, f.unplaced), (100, 1100));
     f.unlink(0, t(3), &mut io);
     f.check().unwrap();
+    assert_eq!((f.new_blocks, f.unplaced), (0, 0));
     assert!(f.inodes[0].place.is_empty());
+    let mut out = Vec::new();
+    f.place(0, 0, 1100, t(4), &mut out);
+    assert!(out.is_empty());
 }
 
 #[test]
@@ -115,16 +176,16 @@ fn after_fsync_the_log_holds_what_recovery_needs() {
     f.create(4, t(0), &mut io).unwrap();
     f.write(4, 0, 3 * BLOCK, t(0), &mut io).unwrap();
     let cps = f.cp_count;
-    let s = f.fsync(3, t(1));
+    let s = fsync(&mut f, 3, t(1));
     // No checkpoint: the file's dnodes in the warm node log, no barrier
     // (the page cache's flush follows).
     assert_eq!(f.cp_count, cps);
     assert!(!s.barrier && !s.direct.is_empty());
     assert_eq!(f.stats().commits_fsync, 1);
-    // Its data is written (not pending); file 4's is still dirty.
-    assert!(f.inodes[3].pend.is_empty());
-    assert!(f.inodes[3].place.iter().all(|b| !f.pending.contains(b)));
-    assert!(f.inodes[4].place.iter().all(|b| f.pending.contains(b)));
+    // Its data is placed; file 4's is still dirty, reserved.
+    assert!(f.inodes[3].place.iter().all(|&b| b != NEW_ADDR));
+    assert!(f.inodes[3].dirty.iter().all(|&d| !d));
+    assert!(f.inodes[4].place.iter().all(|&b| b == NEW_ADDR));
     // Every dnode of the file is written, clean, in the warm node log.
     let written: BTreeSet<u64> = s
         .direct
@@ -158,7 +219,7 @@ fn after_fsync_the_log_holds_what_recovery_needs() {
     f.tick(t(61), &mut io);
     assert_eq!(f.cp_count, cps + 1);
     f.write(3, 0, 10, t(62), &mut io).unwrap();
-    f.fsync(3, t(62));
+    fsync(&mut f, 3, t(62));
     let ino = f.nat[f.inodes[3].nodes[&NodeKind::Inode] as usize];
     assert!(ino.fsync_mark && !ino.dentry_mark);
 }
@@ -217,6 +278,7 @@ fn the_checkpoint_writes_nodes_nat_sit_ssa_and_its_pack() {
     for k in 1..41 {
         f.create(k, t(130), &mut io).unwrap();
         f.write(k, 0, 200 * BLOCK, t(130), &mut io).unwrap();
+        wb(&mut f, k, t(130));
     }
     io.clear();
     f.tick(t(180), &mut io);
@@ -260,7 +322,7 @@ fn victim_selection_greedy_and_cost_benefit() {
     for (k, at) in [(0u32, 0u64), (1, 100), (2, 200)] {
         f.create(k, t(at), &mut io).unwrap();
         f.write(k, 0, 512 * BLOCK, t(at), &mut io).unwrap();
-        f.fsync(k, t(at));
+        fsync(&mut f, k, t(at));
     }
     let mut io = Vec::new();
     f.tick(t(260), &mut io);
@@ -271,7 +333,7 @@ fn victim_selection_greedy_and_cost_benefit() {
     let punch = |f: &mut F2fs, k: u32, n: u64, now: SimTime| {
         let mut io = Vec::new();
         f.write(k, 0, n * BLOCK, now, &mut io).unwrap();
-        f.fsync(k, now);
+        fsync(f, k, now);
     };
     let valid = |f: &F2fs, s: u64| f.segs[s as usize].valid;
     assert_eq!(
@@ -371,14 +433,19 @@ fn the_cleaner_never_loses_live_data() {
             }
         }
         if r == 9 && exists[k] {
-            f.fsync(k as u32, now);
+            fsync(&mut f, k as u32, now);
+        } else if r >= 7 && exists[k] {
+            // The flusher writes a file back.
+            wb(&mut f, k as u32, now);
         }
         if f.next_tick().is_some_and(|t| t <= now) {
             let from = io.len();
             f.tick(now, &mut io);
             for c in &io[from..] {
                 match c {
-                    FsCall::Data { .. } | FsCall::Meta { .. } => panic!("{c:?} from tick"),
+                    FsCall::Data { .. } | FsCall::Buffered { .. } | FsCall::Meta { .. } => {
+                        panic!("{c:?} from tick")
+                    }
                     FsCall::Direct {
                         op: IoOp::Read,
                         blocks,
@@ -418,6 +485,7 @@ fn a_full_file_system_refuses_writes_without_panicking() {
     f.create(0, t(0), &mut io).unwrap();
     let mut n = 0;
     while f.write(0, f.size(0), 64 * BLOCK, t(n), &mut io).is_ok() {
+        wb(&mut f, 0, t(n));
         n += 1;
         assert!(n < 10_000);
     }
@@ -428,8 +496,9 @@ fn a_full_file_system_refuses_writes_without_panicking() {
     for i in 0..200 {
         f.write(0, (i * 37 % 100) * BLOCK, 8 * BLOCK, t(n + i), &mut io)
             .unwrap();
+        wb(&mut f, 0, t(n + i));
     }
-    f.fsync(0, t(n + 300));
+    fsync(&mut f, 0, t(n + 300));
     f.tick(t(n + 400), &mut io);
     f.check().unwrap();
     f.check_versions().unwrap();

@@ -22,6 +22,50 @@ fn t(s: u64) -> SimTime {
     SimTime(s * S)
 }
 
+/// The page cache writes file `k`'s dirty pages (an fsync's first part, an
+/// O_DIRECT write): runs of them, in file order.
+fn wb(f: &mut Nilfs2, k: u32, now: SimTime) -> Vec<(u64, u64, u32)> {
+    let dirty: Vec<u64> = f.files[k as usize]
+        .dirty
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| **d)
+        .map(|(i, _)| i as u64)
+        .collect();
+    let mut out = Vec::new();
+    for (i, n) in runs(&dirty) {
+        f.place(k, i, n as u32, now, &mut out);
+    }
+    out
+}
+
+/// The page cache writes a construction's data: every page of its files
+/// that the construction placed.
+fn write_ordered(f: &mut Nilfs2, io: &FsyncIo, now: SimTime) {
+    for &k in &io.ordered {
+        let n = f.files[k as usize].place.len() as u32;
+        let mut out = Vec::new();
+        f.place(k, 0, n, now, &mut out);
+    }
+    assert!(f.staged.is_empty(), "{:?}", f.staged);
+}
+
+/// An fsync as the page cache runs it: the file's data, the file
+/// system's part, the other files' data the construction placed.
+fn fsync(f: &mut Nilfs2, k: u32, now: SimTime) -> FsyncIo {
+    wb(f, k, now);
+    let io = f.fsync(k, now);
+    write_ordered(f, &io, now);
+    io
+}
+
+/// segctord's construction, as the page cache runs it on its thread.
+fn commit(f: &mut Nilfs2, now: SimTime) -> Option<FsyncIo> {
+    let io = f.commit_io(now)?;
+    write_ordered(f, &io, now);
+    Some(io)
+}
+
 #[test]
 fn mkfs_makes_one_log_and_b_tree_arithmetic() {
     let f = fs_with(2048, 64, Dur(0));
@@ -53,24 +97,27 @@ fn segment_usage_follows_writes_rewrites_and_unlinks() {
     let mut io = Vec::new();
     f.create(0, t(0), &mut io).unwrap();
     f.write(0, 0, 10 * BLOCK, t(0), &mut io).unwrap();
-    let seg = f.seg_of(f.files[0].place[0]);
-    let before = f.segs[seg as usize].live;
-    // A rewrite in the pending log keeps its places.
-    let places = f.files[0].place.clone();
+    // Nothing placed at the write: the blocks wait, dirty, for a
+    // construction; a rewrite while dirty is still one block each.
+    assert!(f.files[0].place.iter().all(|&b| b == UNPLACED));
+    assert_eq!(f.pending_blocks(), 0);
     f.write(0, 0, 4 * BLOCK, t(0), &mut io).unwrap();
-    assert_eq!(f.files[0].place, places);
-    assert_eq!(f.files[0].version[..5], [1, 1, 1, 1, 0]);
-    assert_eq!(f.segs[seg as usize].live, before);
+    assert_eq!(f.unplaced, 10);
     f.check().unwrap();
-    f.fsync(0, t(1));
+    fsync(&mut f, 0, t(1));
+    assert_eq!(f.unplaced, 0);
+    assert_eq!(f.files[0].version, vec![1; 10]);
     f.check().unwrap();
-    // After construction, a rewrite moves the block: its old segment
-    // loses a live block, the new place is at the head.
+    // A rewrite leaves the block where it is until its next construction,
+    // which moves it: its old segment loses a live block, the new place
+    // is at the head.
     let live_before: u32 = f.segs.iter().map(|s| s.live).sum();
     let old = f.files[0].place[2];
     let old_seg = f.seg_of(old);
     let l0 = f.segs[old_seg as usize].live;
     f.write(0, 2 * BLOCK, BLOCK, t(2), &mut io).unwrap();
+    assert_eq!(f.files[0].place[2], old);
+    wb(&mut f, 0, t(2));
     assert_ne!(f.files[0].place[2], old);
     assert!(!f.owner.contains_key(&old));
     let moved = f.seg_of(f.files[0].place[2]) != old_seg;
@@ -84,9 +131,12 @@ fn segment_usage_follows_writes_rewrites_and_unlinks() {
     let live_after: u32 = f.segs.iter().map(|s| s.live).sum();
     assert!(live_after == live_before || live_after == live_before + 1);
     f.check().unwrap();
+    // A file deleted with dirty blocks: none is ever placed.
+    f.write(0, 0, 3 * BLOCK, t(3), &mut io).unwrap();
     f.unlink(0, t(3), &mut io);
+    assert_eq!(f.unplaced, 0);
     f.check().unwrap();
-    f.fsync(1, t(3));
+    fsync(&mut f, 1, t(3));
     f.check().unwrap();
     let live: u32 = f.segs.iter().map(|s| s.live).sum();
     assert_eq!(live as usize, f.owner.len());
@@ -101,9 +151,18 @@ fn after_fsync_the_log_holds_what_recovery_needs() {
     f.write(3, 0, 20 * BLOCK, t(0), &mut io).unwrap();
     f.create(4, t(0), &mut io).unwrap();
     f.write(4, 0, 3 * BLOCK, t(0), &mut io).unwrap();
+    // The fsync writes its file's data first: it takes the log head.
+    wb(&mut f, 3, t(1));
     assert!(f.pending_blocks() > 20);
     let s = f.fsync(3, t(1));
     assert!(s.barrier && !s.direct.is_empty());
+    // The construction collects every dirty file (one construction for
+    // all: group commit): file 4's data is placed in the log before its
+    // metadata, and the page cache writes it first.
+    assert_eq!(s.ordered, vec![4]);
+    let sr = f.superroot.unwrap();
+    assert!(f.files[4].place.iter().all(|&b| b < sr));
+    write_ordered(&mut f, &s, t(1));
     assert_eq!(f.pending_blocks(), 0);
     assert!(f.dirty.is_empty() && f.seg_dirty.is_empty());
     // What reaches the file's blocks is in a constructed log: its inode's
@@ -154,9 +213,9 @@ fn a_small_change_constructs_a_small_log() {
     let mut io = Vec::new();
     f.create(0, t(0), &mut io).unwrap();
     f.write(0, 0, 8 * BLOCK, t(0), &mut io).unwrap();
-    f.fsync(0, t(1));
+    fsync(&mut f, 0, t(1));
     f.write(0, 8 * BLOCK, 100, t(2), &mut io).unwrap();
-    let s = f.fsync(0, t(2));
+    let s = fsync(&mut f, 0, t(2));
     let n: u64 = s.direct.iter().map(|r| r.1 as u64).sum();
     // Summary, leaf, ifile, cpfile (checkpoints 1-20 share the header's
     // block), sufile, DAT, super root.
@@ -172,12 +231,31 @@ fn the_timer_constructs_when_dirty() {
     f.tick(t(5), &mut io);
     assert!(io.is_empty(), "nothing dirty: {io:?}");
     f.create(0, t(6), &mut io).unwrap();
+    f.write(0, 0, 5 * BLOCK, t(6), &mut io).unwrap();
+    io.clear();
     f.tick(t(7), &mut io);
     assert!(io.is_empty());
+    // segctord's timer: its thread constructs, data and all.
     f.tick(t(10), &mut io);
-    assert_eq!(io.iter().filter(|c| **c == FsCall::Flush).count(), 2);
+    assert_eq!(io, vec![FsCall::Commit]);
+    let c = commit(&mut f, t(10)).unwrap();
+    assert_eq!(c.ordered, vec![0]);
+    assert!(c.barrier && !c.direct.is_empty());
     assert_eq!(f.stats().commits_timer, 1);
+    assert_eq!(f.stats().data_blocks_allocated, 5);
     assert_eq!(f.next_tick(), Some(t(15)));
+    assert!(f.commit_io(t(11)).is_none());
+    f.check().unwrap();
+    // Past the watermark, a write asks for a construction at once.
+    io.clear();
+    f.write(0, 0, WATERMARK * BLOCK, t(12), &mut io).unwrap();
+    assert!(!io.contains(&FsCall::Commit));
+    f.write(0, WATERMARK * BLOCK, BLOCK, t(12), &mut io)
+        .unwrap();
+    assert_eq!(io.last(), Some(&FsCall::Commit));
+    let c = commit(&mut f, t(12)).unwrap();
+    assert_eq!(c.ordered, vec![0]);
+    assert_eq!(f.unplaced, 0);
     f.check().unwrap();
 }
 
@@ -193,7 +271,7 @@ fn the_cleaner_picks_the_oldest_segments_out_of_protection() {
         let now = t(10 + 50 * k);
         let at = f.files[0].size;
         f.write(0, at, 100 * BLOCK, now, &mut io).unwrap();
-        f.fsync(0, now);
+        fsync(&mut f, 0, now);
         segs.push(f.cur.unwrap());
     }
     f.check().unwrap();
@@ -261,7 +339,10 @@ fn the_cleaner_never_loses_live_data() {
             }
         }
         if r == 9 {
-            f.fsync(k as u32, now);
+            fsync(&mut f, k as u32, now);
+        }
+        if io.contains(&FsCall::Commit) {
+            commit(&mut f, now);
         }
         if f.next_tick().is_some_and(|t| t <= now) {
             let from = io.len();
@@ -270,7 +351,12 @@ fn the_cleaner_never_loses_live_data() {
             // cleaner's.
             for c in &io[from..] {
                 match c {
-                    FsCall::Data { .. } | FsCall::Meta { .. } => panic!("{c:?} from tick"),
+                    FsCall::Data { .. } | FsCall::Buffered { .. } | FsCall::Meta { .. } => {
+                        panic!("{c:?} from tick")
+                    }
+                    FsCall::Commit => {
+                        commit(&mut f, now);
+                    }
                     FsCall::Direct {
                         op: IoOp::Read,
                         blocks,
@@ -315,13 +401,20 @@ fn a_full_log_refuses_writes_without_panicking() {
         n += 1;
         now += 1;
         f.tick(t(now), &mut io);
+        if io.contains(&FsCall::Commit) {
+            commit(&mut f, t(now));
+        }
+        io.clear();
         assert!(n < 10_000);
     }
     f.check().unwrap();
     assert!(f.free_segments() >= f.nrsvsegs.saturating_sub(1));
     // Constructions and the cleaner's passes still work.
-    f.fsync(0, t(now + 1));
+    fsync(&mut f, 0, t(now + 1));
     f.tick(t(now + 100), &mut io);
+    if io.contains(&FsCall::Commit) {
+        commit(&mut f, t(now + 100));
+    }
     f.check().unwrap();
     f.check_versions().unwrap();
     assert_eq!(f.stats().cleaner_blocks_read, 0);
