@@ -128,7 +128,7 @@ pub fn build_sched(
         "anticipatory" => AnySched::Anticipatory(Anticipatory::new(cfg)),
         "pardispatcher" => AnySched::ParDispatcher(ParDispatcher::new(cfg, capacity_sectors)?),
         "kyber" => AnySched::Kyber(Kyber::new(cfg)),
-        "bfq" => AnySched::Bfq(Bfq::new(cfg)),
+        "bfq" => AnySched::Bfq(Bfq::new(cfg, device_depth)),
         other => unreachable!("validate() accepted unknown scheduler {other:?}"),
     })
 }
@@ -195,8 +195,9 @@ pub struct SchedConfig {
     pub slice_sync: Dur,
     /// cfq: time slice of the async (write) queue.
     pub slice_async: Dur,
-    /// cfq: wait this long for the next request of an emptied sync queue (0 =
-    /// no idling). CFQ arms this timer only without command queueing
+    /// cfq, bfq: wait this long for the next request of an emptied sync
+    /// queue (0 = no idling; `cfq_slice_idle`, `bfq_slice_idle`). BFQ idles
+    /// on any device when `bfq_better_to_idle` says so (see `scheds::bfq`). CFQ arms this timer only without command queueing
     /// (`host.queue_depth` < 5); on a queueing drive the value still paces
     /// `cfq_slice_used_soon` and the shortest scaled slice.
     pub slice_idle: Dur,
@@ -216,6 +217,16 @@ pub struct SchedConfig {
     pub bfq_max_budget: u32,
     /// bfq: longest a queue keeps the device for one budget.
     pub bfq_timeout: Dur,
+    /// bfq: weight-raise interactive queues (the kernel's `low_latency`
+    /// tunable, on by default). A report echoes it only when it is off, so
+    /// configurations that leave it alone keep their `run.config_hash`.
+    #[serde(skip_serializing_if = "is_true")]
+    pub bfq_low_latency: bool,
+}
+
+/// For `skip_serializing_if`: a flag left at its default, on.
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 impl Default for SchedConfig {
@@ -245,6 +256,7 @@ impl Default for SchedConfig {
             kyber_write_target: Dur::from_ms(10),
             bfq_max_budget: 16 * 1024,
             bfq_timeout: Dur::from_ms(125),
+            bfq_low_latency: true,
         }
     }
 }

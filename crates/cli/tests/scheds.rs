@@ -1,0 +1,59 @@
+//! Host I/O schedulers from the command line: what a scheduler's rules do
+//! to fio jobs sharing a SATA drive's elevator (`[[flow]]`s on a non-NVMe
+//! interface go through `sched.kind`).
+
+mod common;
+use common::{scratch, ssdsim_in};
+use serde_json::Value;
+
+/// Run fio job file `job` with `extra` flags; the report as JSON.
+fn run_job(name: &str, job: &str, extra: &[&str]) -> Value {
+    let dir = scratch(name);
+    std::fs::write(dir.join("j.fio"), job).unwrap();
+    let mut args = vec![
+        "run",
+        "--format",
+        "json",
+        "--no-progress",
+        "--interface",
+        "sata6g",
+        "--fio",
+        "j.fio",
+    ];
+    args.extend_from_slice(extra);
+    let (code, out, err) = ssdsim_in(&dir, &args);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+fn flow<'a>(r: &'a Value, name: &str) -> &'a Value {
+    r["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == name)
+        .unwrap()
+}
+
+/// A streaming reader (16 deep) owns the drive; a second process starts
+/// reading at 1 s. BFQ raises the newcomer's weight 30 x
+/// (`bfq_update_bfqq_wr_on_rq_arrival`), so it gets more of the drive
+/// than with `low_latency` off, and the stream less.
+#[test]
+fn bfq_raises_a_new_process_over_a_streaming_one() {
+    let job = "[global]\ndirect=1\nruntime=2\ntime_based=1\n\
+               [stream]\nrw=read\nbs=128k\nioengine=libaio\niodepth=16\n\
+               [late]\nrw=randread\nbs=4k\nioengine=psync\nstartdelay=1\n";
+    let on = run_job("bfq-wr-on", job, &["--sched", "bfq"]);
+    let off = run_job(
+        "bfq-wr-off",
+        job,
+        &["--sched", "bfq", "--set", "sched.bfq_low_latency=false"],
+    );
+    let iops = |r: &Value, f: &str| flow(r, f)["iops"].as_f64().unwrap();
+    let (late_on, late_off) = (iops(&on, "late"), iops(&off, "late"));
+    assert!(late_on > 1.1 * late_off, "late: {late_on} vs {late_off}");
+    assert!(iops(&on, "stream") < iops(&off, "stream"));
+    assert_eq!(off["config"]["sched"]["bfq_low_latency"], false);
+    assert!(on["config"]["sched"].get("bfq_low_latency").is_none());
+}
