@@ -471,6 +471,11 @@ impl DirQueue {
     pub fn is_empty(&self) -> bool {
         self.by_lba.is_empty()
     }
+    /// Requests queued.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.by_lba.len()
+    }
     /// Oldest request (earliest expiry, then insertion order).
     #[inline]
     pub fn fifo_head(&self) -> Option<(SimTime, u32)> {
