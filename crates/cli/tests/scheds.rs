@@ -89,3 +89,30 @@ fn cfq_serves_the_sync_noidle_tree_for_its_workload_slice() {
         max_ms("deep")
     );
 }
+
+/// mq-deadline's `async_depth` (`dd_limit_depth`): a writer 256 deep
+/// takes every one of the 64 scheduler tags, and a psync reader sleeps for
+/// a tag behind it; with writes limited to 32 tags the reader always finds
+/// one and reads many times faster.
+#[test]
+fn mq_deadline_async_depth_keeps_tags_for_reads() {
+    let job = "[global]\ndirect=1\nruntime=1\ntime_based=1\n\
+               [w]\nrw=randwrite\nbs=4k\nioengine=libaio\niodepth=256\n\
+               [r]\nrw=randread\nbs=4k\nioengine=psync\n";
+    let base = ["--sched", "mq-deadline", "--precondition", "fill"];
+    let open = run_job("dd-open", job, &base);
+    let limited = run_job(
+        "dd-limited",
+        job,
+        &[&base[..], &["--set", "sched.async_depth=32"]].concat(),
+    );
+    let iops = |r: &Value, f: &str| flow(r, f)["iops"].as_f64().unwrap();
+    assert!(
+        iops(&limited, "r") > 5.0 * iops(&open, "r"),
+        "{} vs {}",
+        iops(&limited, "r"),
+        iops(&open, "r")
+    );
+    assert!(open["config"]["sched"].get("async_depth").is_none());
+    assert_eq!(limited["config"]["sched"]["async_depth"], 32);
+}

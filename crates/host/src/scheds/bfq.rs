@@ -78,8 +78,15 @@
 //! idle window is open for every non-seeky queue), the service a
 //! preempted queue that was waiting keeps (`bfqq_wants_to_preempt`, the
 //! `non_blocking_wait_rq` budget carry-over), cgroups, I/O priority classes,
-//! injection, queue merging, and the depth limits on async and sync-write
-//! requests (`bfq_limit_depth`).
+//! injection, queue merging, and the per-queue tag cap of
+//! `bfqq_request_over_limit` (a queue holding more tags than its weight's
+//! share is cut to one).
+//!
+//! **Depth limits** (`bfq_limit_depth`, `bfq_update_depths`): sync reads may
+//! take every scheduler tag; async requests only while fewer than half of
+//! `nr_requests` are taken, sync writes three quarters; while some queue is
+//! weight-raised, 3/16 and 6/16 (the word depths' share of each sbitmap
+//! word, here of the whole).
 
 use super::SchedConfig;
 use super::{max_sectors, Added, DirQueue, Slots};
@@ -212,6 +219,8 @@ pub struct Bfq {
     /// Requests in the device (`tot_rq_in_driver`).
     in_driver: u32,
     burst: Burst,
+    /// The scheduler tags (`nr_requests`) the depth limits divide.
+    tags: u32,
     /// `low_latency`: weight raising on.
     low_latency: bool,
     max: u32,
@@ -234,6 +243,7 @@ impl Bfq {
             hw_tag: device_depth > HW_QUEUE_THRESHOLD,
             in_driver: 0,
             burst: Burst::default(),
+            tags: cfg.nr_requests_for(device_depth),
             low_latency: cfg.bfq_low_latency,
             max: max_sectors(cfg),
             merge: cfg.merge,
@@ -640,6 +650,22 @@ impl IoScheduler for Bfq {
         self.active.and_then(|a| a.idle_until)
     }
 
+    /// `bfq_limit_depth` with `word_depths[raised][sync]`.
+    fn limit_depth(&self, op: IoOp, sync: bool) -> u32 {
+        if op == IoOp::Read {
+            return u32::MAX;
+        }
+        let raised = self.busy().1 > 0;
+        let sync = crate::workload::op_is_sync(op, sync);
+        let sixteenths = match (raised, sync) {
+            (false, false) => 8,
+            (false, true) => 12,
+            (true, false) => 3,
+            (true, true) => 6,
+        };
+        (self.tags as u64 * sixteenths / 16).max(1) as u32
+    }
+
     fn len(&self) -> usize {
         self.slots.len() + self.pass.len()
     }
@@ -923,5 +949,27 @@ mod tests {
         // (Its budget timed out meanwhile: a new turn.)
         s.dispatch(SimTime(501 * MS)).unwrap();
         assert_eq!(s.active.unwrap().served, 8);
+    }
+
+    /// `bfq_limit_depth`: async requests may find half the tags taken,
+    /// sync writes three quarters, reads all; while a queue is raised,
+    /// 3/16 and 6/16.
+    #[test]
+    fn depth_limits_by_kind_and_raising() {
+        let cfg = SchedConfig {
+            kind: "bfq".into(),
+            ..Default::default()
+        };
+        let mut s = Bfq::new(&cfg, 32);
+        assert_eq!(s.tags, 64, "2 x the device's 32 tags");
+        assert_eq!(s.limit_depth(IoOp::Read, false), u32::MAX);
+        assert_eq!(s.limit_depth(IoOp::Write, false), 32);
+        assert_eq!(s.limit_depth(IoOp::Trim, false), 32);
+        assert_eq!(s.limit_depth(IoOp::Write, true), 48);
+        let mut m = vec![];
+        s.add(req(1, IoOp::Read, 0, 8, 0, 1), SimTime(0), &mut m);
+        assert_eq!(s.busy().1, 1, "a new queue is raised");
+        assert_eq!(s.limit_depth(IoOp::Write, false), 12);
+        assert_eq!(s.limit_depth(IoOp::Write, true), 24);
     }
 }
