@@ -451,7 +451,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         // `blk_mq_get_tag` with the elevator's `limit_depth`), as it does
         // behind a sleeper of a kind as privileged.
         let limit = self.tag_limit(&r);
-        if self.front.blocked.iter().any(|&(_, l)| l >= limit) || self.allocated() >= limit {
+        let behind = match self.front.blocked.front() {
+            None => false,
+            Some(&(_, l)) => l >= limit || self.front.blocked.iter().any(|&(_, l)| l >= limit),
+        };
+        if behind || self.allocated() >= limit {
             self.front.blocked.push_back((id, limit));
             return true;
         }
@@ -656,7 +660,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 i += 1;
                 continue;
             }
-            self.front.blocked.remove(i);
+            if i == 0 {
+                self.front.blocked.pop_front();
+            } else {
+                self.front.blocked.remove(i);
+            }
             if self.front.timing == Timing::Reactive {
                 self.src
                     .event(HostEvent::Admitted(self.front.hosts[id].req.tag), self.now);
