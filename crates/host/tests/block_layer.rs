@@ -176,3 +176,47 @@ fn nr_requests_is_the_kernels_for_each_queue_type() {
     assert_eq!(c.sched.nr_requests_for(1024), 8);
     assert_eq!(c.validate().unwrap().block.nr_requests, 8);
 }
+
+/// Per-kind depth limits (the elevator's `limit_depth`): mq-deadline with
+/// `async_depth` 4 of 16 tags lets writes take a tag only while fewer than
+/// 4 are taken, so of 10 writes then 10 reads arriving at once 6 writes
+/// sleep and every read gets a tag past them; without it the 16 tags go
+/// in arrival order and 4 reads sleep. BFQ's async writes may take half
+/// of its 64 tags (`bfq_limit_depth`).
+#[test]
+fn a_scheduler_limits_the_tags_a_kind_may_take() {
+    let mixed: Vec<HostRequest> = (0..20u64)
+        .map(|i| {
+            let op = if i < 10 { IoOp::Write } else { IoOp::Read };
+            req(i, op, i * 64, 8, 0)
+        })
+        .collect();
+    for (async_depth, blocked, reads_slept) in [(4, 6, false), (0, 4, true)] {
+        let mut c = device();
+        c.sched.kind = "mq-deadline".into();
+        c.sched.nr_requests = 16;
+        c.sched.async_depth = async_depth;
+        c.sched.plug = false;
+        let r = run(&c, mixed.clone(), Timing::OpenLoop);
+        assert_eq!(r.host.requests, 20);
+        assert_eq!(r.sched.blocked.count, blocked, "async_depth {async_depth}");
+        // A sleeper's wait is in its latency: reads that slept wait for a
+        // completion, far longer than a read served at once.
+        let read_max = r.latency_us.read.max;
+        assert_eq!(
+            read_max >= r.sched.blocked.max_us,
+            reads_slept,
+            "{read_max}"
+        );
+    }
+    let writes: Vec<HostRequest> = (0..100u64)
+        .map(|i| req(i, IoOp::Write, i * 64, 8, 9))
+        .collect();
+    for (kind, blocked) in [("bfq", 100 - 32), ("mq-deadline", 100 - 64)] {
+        let mut c = device();
+        c.sched.kind = kind.into();
+        c.sched.plug = false;
+        let r = run(&c, writes.clone(), Timing::OpenLoop);
+        assert_eq!(r.sched.blocked.count, blocked, "{kind}");
+    }
+}

@@ -128,6 +128,14 @@ pub trait IoScheduler {
     fn wake_at(&self) -> Option<SimTime> {
         None
     }
+    /// The block layer's tags (`nr_requests`) a request of this kind may
+    /// find taken and still be given one: Linux's `limit_depth` hook,
+    /// through which a blk-mq scheduler keeps the last tags for sync reads
+    /// (the engine caps it at `nr_requests`; flushes are never limited).
+    /// Default: no limit of the scheduler's own.
+    fn limit_depth(&self, _op: IoOp, _sync: bool) -> u32 {
+        u32::MAX
+    }
     /// Requests queued (after merging).
     fn len(&self) -> usize;
     /// No request queued.

@@ -1,35 +1,92 @@
-//! BFQ, budget fair queueing (Valente & Checconi; Linux block/bfq-iosched.c), in a
-//! simplified but faithful form.
+//! BFQ, budget fair queueing (Valente & Checconi; Linux block/bfq-iosched.c
+//! and bfq-wf2q.c as of 6.12), in a simplified but faithful form.
 //!
-//! Each process (request `stream`) has a sync queue for its reads and
-//! `REQ_SYNC` writes; async writes and trims of all processes share one
-//! async queue, which is charged three times the sectors it is served
-//! (`bfq_serv_to_charge` with `bfq_async_charge_factor`). A queue in service owns the
-//! device until it has received its *budget* (in sectors), until it runs empty,
-//! or until `bfq_timeout` has passed. Queues are scheduled by B-WF2Q+ on sector
+//! **Queues and B-WF2Q+.** Each process (request `stream`) has a sync queue
+//! for its reads and `REQ_SYNC` writes; async writes and trims of all
+//! processes share one async queue. A queue in service owns the device until
+//! it has received its *budget* (in sectors), until it runs empty, or until
+//! `bfq_timeout` has passed. Queues are scheduled by B-WF2Q+ on sector
 //! service: every backlogged queue has a virtual start S and finish F = S +
 //! budget / weight; the scheduler serves the eligible queue (S <= V) with the
-//! smallest F, and the system virtual time V advances by service / (sum of the
-//! weights of backlogged queues). When a queue's service ends it is charged
-//! what it received (F = S + served / weight); a queue that stays backlogged
-//! starts its next budget at its old F, one that became backlogged again starts
-//! at max(V, F). Inside a queue requests go out in ascending sector order from
-//! the last position (wrapping), an expired FIFO head (125 ms sync, 250 ms async:
-//! `bfq_fifo_expire`) once per budget first.
+//! smallest F, and the system virtual time V advances by service / (sum of
+//! the weights of backlogged queues). When a queue's service ends it is
+//! charged what it received (F = S + served / weight); a queue that stays
+//! backlogged starts its next budget at its old F, one that became
+//! backlogged again starts at max(V, F). Inside a queue requests go out in
+//! ascending sector order from the last position (wrapping), an expired FIFO
+//! head (125 ms sync, 250 ms async: `bfq_fifo_expire`) once per budget first.
 //!
-//! Budget feedback (`__bfq_bfqq_recalc_budget`, sync queues): budget exhausted
-//! -> x4, timed out -> x2 (both capped at `bfq_max_budget`), emptied -> what was
-//! served (at least `bfq_max_budget / 32`). New sync queues start at 2/3 of the
-//! maximum; the async queue always gets the maximum.
+//! **Charge** (`bfq_serv_to_charge`): a request costs its queue its sectors,
+//! and an async one `bfq_async_charge_factor` (3) times its sectors unless
+//! its queue is weight-raised or the scenario is asymmetric for it
+//! (`bfq_asymmetric_scenario`: busy queues' weights differ and its own is
+//! not the smallest).
 //!
-//! Not modelled: weight raising (`bfq_bfqq_handle_idle_busy_switch`: a sync
-//! queue that was idle 2 s or is new gets 30 x weight for about 3 s on an
-//! SSD, and then idling does apply to it), and with it idling: on a
-//! non-rotational device with queueing and equal weights BFQ idles an
-//! emptied sync queue only when it is the only busy one
-//! (`idling_needed_for_service_guarantees`), which delays nobody; cgroups,
-//! I/O priority classes, injection, queue merging, and the depth limits on
-//! async and sync-write requests (`bfq_limit_depth`).
+//! **Budget feedback** (`__bfq_bfqq_recalc_budget`, sync queues not
+//! raised): budget exhausted -> x4, timed out -> x2 (both capped at
+//! `bfq_max_budget`), emptied -> what was served (at least `bfq_max_budget
+//! / 32`), idle timer expired -> x2 if requests are still in the device,
+//! else 4 x min lower (at least the minimum); preempted -> unchanged. New
+//! sync queues start at 2/3 of the maximum; the async queue always gets the
+//! maximum; a weight-raised queue gets 2 x the minimum.
+//!
+//! **Interactive weight raising** (`low_latency`, on by default). A sync
+//! queue that becomes busy after having been idle (nothing queued, nothing
+//! in the device) for `bfq_wr_min_idle_time` (2 s), or that is new, is
+//! *interactive* (`bfq_bfqq_idle_for_long_time`,
+//! `bfq_bfqq_handle_idle_busy_switch`) and gets `bfq_wr_coeff` (30) times
+//! its weight, with its budget cut to 2 x the minimum
+//! (`bfq_update_bfqq_wr_on_rq_arrival`). Raising ends at a dispatch of the
+//! queue once `bfq_wr_duration` has passed since it started, or once the
+//! queue received `max_service_from_wr` (120000 sectors) raised
+//! (`bfq_update_wr_data`, `bfq_bfqq_end_wr`). `bfq_wr_duration` is
+//! `rate_dur_prod / peak_rate` clamped to 3..25 s; this model has no
+//! peak-rate estimator, so it uses the kernel's initial estimate for a
+//! non-rotational device (`peak_rate = ref_rate[1] * 2 / 3`), which gives
+//! `ref_wr_duration[1] * 3 / 2` = 3.75 s. A busy non-raised queue that gets
+//! an async request 500 ms (`bfq_wr_min_inter_arr_async`) after its
+//! previous one is raised too (`bfq_add_request`). Queues created in a
+//! *large burst* (the 8th and later of queues created less than 180 ms
+//! apart: `bfq_handle_burst`, `bfq_add_to_burst`) are not raised, and lose
+//! the mark after 10 s idle. A queue that becomes busy preempts the one in
+//! service when it has a higher weight or when the one in service would not
+//! be worth idling for (`bfq_bfqq_handle_idle_busy_switch`'s last test).
+//!
+//! **Idling.** When the in-service sync queue runs empty, BFQ keeps the
+//! device for it while `bfq_better_to_idle` holds: while its requests are in
+//! the device (`bfq_select_queue`), and after the last completes, for
+//! `bfq_slice_idle` (`sched.slice_idle`, 8 ms on every device) waiting for
+//! the process's next request (`bfq_completed_request` ->
+//! `bfq_arm_slice_timer`: at least 20 ms for a raised queue, at most 2 ms
+//! for a seeky queue in a symmetric scenario). A request of the queue ends
+//! the wait; the timer's expiry ends its service (`BFQQE_TOO_IDLE`).
+//! `bfq_better_to_idle` = `idling_boosts_thr_without_issues` (only without
+//! command queueing, `hw_tag`: the device holds more than 3 requests, here
+//! `host.queue_depth` > 3, and for a non-seeky queue while no queue is
+//! raised) or `idling_needed_for_service_guarantees`: the queue is raised
+//! and some busy queue is not (or 4 more requests than its own are in the
+//! device), or the scenario is asymmetric for it, or it is the only busy
+//! queue. So on a queueing SSD with equal weights BFQ idles only for a lone
+//! queue; a raised queue among others makes it idle for the raised one.
+//! Seekiness is the kernel's (`bfq_update_io_seektime`: more than 19 of the
+//! last 32 requests began over 800 sectors from the previous one's end and
+//! were smaller than 64 sectors).
+//!
+//! Not modelled: soft real-time raising (it needs the queue's service rate
+//! history of `bfq_bfqq_softrt_next_start`; no queue is ever soft
+//! real-time here), the peak-rate estimator (see above), think time (an
+//! idle window is open for every non-seeky queue), the service a
+//! preempted queue that was waiting keeps (`bfqq_wants_to_preempt`, the
+//! `non_blocking_wait_rq` budget carry-over), cgroups, I/O priority classes,
+//! injection, queue merging, and the per-queue tag cap of
+//! `bfqq_request_over_limit` (a queue holding more tags than its weight's
+//! share is cut to one).
+//!
+//! **Depth limits** (`bfq_limit_depth`, `bfq_update_depths`): sync reads may
+//! take every scheduler tag; async requests only while fewer than half of
+//! `nr_requests` are taken, sync writes three quarters; while some queue is
+//! weight-raised, 3/16 and 6/16 (the word depths' share of each sbitmap
+//! word, here of the whole).
 
 use super::SchedConfig;
 use super::{max_sectors, Added, DirQueue, Slots};
@@ -39,14 +96,40 @@ use ssd_core::units::{Dur, SimTime};
 use std::collections::{BTreeMap, VecDeque};
 
 use super::cfq::{fifo_deadline, key_of, ASYNC};
-/// Default ioprio weight of every queue (BFQ_DEFAULT_QUEUE_IOPRIO maps to 100).
+/// Weight of every queue at the default I/O priority (best effort, level
+/// 4). Only ratios matter; raising multiplies it.
 const WEIGHT: u64 = 100;
-/// `bfq_async_charge_factor`: the service an async request is charged, per
-/// sector (no queue is weight-raised and weights are equal here, the
-/// cases where BFQ charges async I/O its plain size).
+/// `bfq_async_charge_factor`: the service an async request is charged,
+/// per sector, in a symmetric scenario with its queue not raised.
 const ASYNC_CHARGE: u32 = 3;
 /// Virtual-time fixed point: sectors << VT_SHIFT.
 const VT_SHIFT: u32 = 16;
+/// `bfq_wr_coeff`: the weight factor of a raised queue.
+const WR_COEFF: u64 = 30;
+/// `bfq_wr_min_idle_time`: idle this long, a queue is interactive again.
+const WR_MIN_IDLE: Dur = Dur::from_ms(2000);
+/// `bfq_wr_min_inter_arr_async`.
+const WR_MIN_INTER_ARR_ASYNC: Dur = Dur::from_ms(500);
+/// `max_service_from_wr`: sectors a queue may receive raised.
+const MAX_SERVICE_FROM_WR: u64 = 120_000;
+/// `bfq_wr_duration` with the initial peak rate of a non-rotational device
+/// (`ref_rate[1] * ref_wr_duration[1] / (ref_rate[1] * 2 / 3)`, within the
+/// 3..25 s clamp).
+const WR_DURATION: Dur = Dur::from_ms(2500 * 33_000 / (33_000 * 2 / 3));
+/// `bfq_burst_interval` and `bfq_large_burst_thresh`.
+const BURST_INTERVAL: Dur = Dur::from_ms(180);
+const LARGE_BURST_THRESH: u32 = 8;
+/// A large-burst queue idle this long loses the mark.
+const BURST_FORGET: Dur = Dur::from_ms(10_000);
+/// `BFQ_HW_QUEUE_THRESHOLD`: a device holding more has command queueing.
+const HW_QUEUE_THRESHOLD: u32 = 3;
+/// `BFQ_MIN_TT`: the idle time of a seeky queue in a symmetric scenario.
+const MIN_TT: Dur = Dur::from_ms(2);
+/// The least idle time of a raised queue (`bfq_arm_slice_timer`).
+const WR_MIN_IDLE_SLICE: Dur = Dur::from_ms(20);
+/// `BFQQ_SEEK_THR` and `BFQQ_SECT_THR_NONROT` (sectors).
+const SEEK_THR: u64 = 800;
+const SECT_THR_NONROT: u32 = 64;
 
 #[derive(Debug)]
 struct BfqQueue {
@@ -55,7 +138,40 @@ struct BfqQueue {
     budget: u32,
     start: u64,
     finish: u64,
+    /// Busy (`bfq_bfqq_busy`): backlogged, or in service.
     backlogged: bool,
+    /// 1, or `WR_COEFF` while weight-raised.
+    wr_coeff: u64,
+    /// `last_wr_start_finish`: when raising started (or ended), or a
+    /// non-raised queue's last request arrived.
+    wr_start: SimTime,
+    /// `service_from_wr`.
+    wr_service: u64,
+    /// `budget_timeout` where the kernel overloads it: when the queue last
+    /// had nothing queued and nothing in the device (None: never, a new
+    /// queue, `bfq_smallest_from_now`).
+    idle_since: Option<SimTime>,
+    /// Requests of the queue in the device (`dispatched`).
+    dispatched: u32,
+    in_large_burst: bool,
+    just_created: bool,
+    /// `seek_history` and `last_request_pos`.
+    seek_history: u32,
+    last_pos: u64,
+}
+
+impl BfqQueue {
+    fn weight(&self) -> u64 {
+        WEIGHT * self.wr_coeff
+    }
+    /// In `queue_weights_tree`: busy, or with requests in the device.
+    fn weighed(&self) -> bool {
+        self.backlogged || self.dispatched > 0
+    }
+    /// `BFQQ_SEEKY`.
+    fn seeky(&self) -> bool {
+        self.seek_history.count_ones() > 19
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -64,6 +180,9 @@ struct InService {
     served: u32,
     timeout: SimTime,
     fifo_checked: bool,
+    /// The idle timer (`wait_request`): the device is held for the queue
+    /// until then.
+    idle_until: Option<SimTime>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,6 +190,17 @@ enum Expiry {
     Exhausted,
     Timeout,
     Empty,
+    TooIdle,
+    Preempted,
+}
+
+/// The burst of queue creations (`bfq_handle_burst`).
+#[derive(Debug, Default)]
+struct Burst {
+    last_ins: Option<SimTime>,
+    size: u32,
+    large: bool,
+    members: Vec<u64>,
 }
 
 /// The BFQ scheduler.
@@ -78,19 +208,29 @@ enum Expiry {
 pub struct Bfq {
     slots: Slots,
     queues: BTreeMap<u64, BfqQueue>,
-    /// Backlogged queues not in service, by (finish, key), and their starts.
     vtime: u64,
     active: Option<InService>,
     pass: VecDeque<SchedReq>,
     max_budget: u32,
     timeout: Dur,
+    slice_idle: Dur,
+    /// Command queueing (`hw_tag`).
+    hw_tag: bool,
+    /// Requests in the device (`tot_rq_in_driver`).
+    in_driver: u32,
+    burst: Burst,
+    /// The scheduler tags (`nr_requests`) the depth limits divide.
+    tags: u32,
+    /// `low_latency`: weight raising on.
+    low_latency: bool,
     max: u32,
     merge: bool,
 }
 
 impl Bfq {
-    /// A BFQ scheduler with the tunables of `cfg` (`sched.*`); `cfg` must be valid.
-    pub fn new(cfg: &SchedConfig) -> Bfq {
+    /// A BFQ scheduler with the tunables of `cfg` (`sched.*`) for a device
+    /// holding `device_depth` requests; `cfg` must be valid.
+    pub fn new(cfg: &SchedConfig, device_depth: u32) -> Bfq {
         Bfq {
             slots: Slots::default(),
             queues: BTreeMap::new(),
@@ -99,6 +239,12 @@ impl Bfq {
             pass: VecDeque::new(),
             max_budget: cfg.bfq_max_budget,
             timeout: cfg.bfq_timeout,
+            slice_idle: cfg.slice_idle,
+            hw_tag: device_depth > HW_QUEUE_THRESHOLD,
+            in_driver: 0,
+            burst: Burst::default(),
+            tags: cfg.nr_requests_for(device_depth),
+            low_latency: cfg.bfq_low_latency,
             max: max_sectors(cfg),
             merge: cfg.merge,
         }
@@ -108,8 +254,50 @@ impl Bfq {
         self.max_budget / 32
     }
 
-    fn vt(sectors: u64) -> u64 {
-        (sectors << VT_SHIFT) / WEIGHT
+    fn vt(sectors: u64, weight: u64) -> u64 {
+        (sectors << VT_SHIFT) / weight
+    }
+
+    /// Busy queues (`bfq_tot_busy_queues`) and, of them, the raised ones
+    /// (`wr_busy_queues`).
+    fn busy(&self) -> (u32, u32) {
+        let (mut all, mut wr) = (0, 0);
+        for q in self.queues.values().filter(|q| q.backlogged) {
+            all += 1;
+            wr += (q.wr_coeff > 1) as u32;
+        }
+        (all, wr)
+    }
+
+    /// `bfq_asymmetric_scenario` for queue `key`: the weights of the
+    /// queues in the weights tree differ and `key`'s is not the smallest
+    /// (one class, no groups here).
+    fn asymmetric(&self, key: u64) -> bool {
+        let w = self.queues[&key].weight();
+        let mut min = u64::MAX;
+        let mut max = 0;
+        for q in self.queues.values().filter(|q| q.weighed()) {
+            min = min.min(q.weight());
+            max = max.max(q.weight());
+        }
+        min < max && w > min
+    }
+
+    /// `bfq_better_to_idle` for sync queue `key`.
+    fn better_to_idle(&self, key: u64) -> bool {
+        if self.slice_idle.0 == 0 || key == ASYNC {
+            return false;
+        }
+        let q = &self.queues[&key];
+        let (busy, wr_busy) = self.busy();
+        // `idling_boosts_thr_without_issues` on a non-rotational device:
+        // only without command queueing, for a sequential queue.
+        let boosts = !self.hw_tag && !q.seeky() && wr_busy == 0;
+        // `idling_needed_for_service_guarantees`.
+        let needed = (q.wr_coeff > 1 && (wr_busy < busy || self.in_driver >= q.dispatched + 4))
+            || self.asymmetric(key)
+            || busy == 1;
+        boosts || needed
     }
 
     /// The budget a queue is given, at least the size of its next request.
@@ -121,30 +309,48 @@ impl Bfq {
         }
     }
 
-    /// End the in-service queue's turn: charge, adapt the budget, re-queue.
-    fn expire(&mut self, why: Expiry) {
+    /// End the in-service queue's turn (`bfq_bfqq_expire`): charge, adapt
+    /// the budget, re-queue.
+    fn expire(&mut self, why: Expiry, now: SimTime) {
         let Some(a) = self.active.take() else { return };
         let min_budget = self.min_budget();
         let max_budget = self.max_budget;
-        let backlogged_weight: u64 =
-            self.queues.values().filter(|q| q.backlogged).count().max(1) as u64 * WEIGHT;
+        let backlogged_weight: u64 = self
+            .queues
+            .values()
+            .filter(|q| q.backlogged)
+            .map(BfqQueue::weight)
+            .sum::<u64>()
+            .max(1);
         let q = self.queues.get_mut(&a.key).expect("queue exists");
-        q.finish = q.start + Self::vt(a.served as u64);
+        q.finish = q.start + Self::vt(a.served as u64, q.weight());
         self.vtime += ((a.served as u64) << VT_SHIFT) / backlogged_weight;
+        if q.wr_coeff == 1 {
+            q.wr_start = now;
+        }
         q.budget = if a.key == ASYNC {
             max_budget
+        } else if q.wr_coeff > 1 {
+            2 * min_budget
         } else {
             match why {
                 Expiry::Exhausted => q.budget.saturating_mul(4).min(max_budget),
                 Expiry::Timeout => q.budget.saturating_mul(2).min(max_budget),
                 Expiry::Empty => a.served.max(min_budget),
+                Expiry::TooIdle if q.dispatched > 0 => q.budget.saturating_mul(2).min(max_budget),
+                Expiry::TooIdle if q.budget > 5 * min_budget => q.budget - 4 * min_budget,
+                Expiry::TooIdle => min_budget,
+                Expiry::Preempted => q.budget,
             }
         };
         if q.q.is_empty() {
             q.backlogged = false;
+            if q.dispatched == 0 {
+                q.idle_since = Some(now);
+            }
         } else {
             q.start = q.finish;
-            q.finish = q.start + Self::vt(q.budget as u64);
+            q.finish = q.start + Self::vt(q.budget as u64, q.weight());
         }
     }
 
@@ -172,8 +378,95 @@ impl Bfq {
             served: 0,
             timeout: now + self.timeout,
             fifo_checked: false,
+            idle_until: None,
         });
         Some(key)
+    }
+
+    /// `bfq_handle_burst` for a sync queue created at `now`, called when
+    /// a burst is running or no queue is busy.
+    fn handle_burst(&mut self, key: u64, now: SimTime) {
+        let b = &mut self.burst;
+        let q = self.queues.get_mut(&key).expect("queue exists");
+        if b.last_ins.is_none_or(|t| now > t + BURST_INTERVAL) {
+            b.large = false;
+            b.size = 1;
+            b.members.clear();
+            b.members.push(key);
+        } else if b.large {
+            q.in_large_burst = true;
+        } else {
+            b.size += 1;
+            if b.size == LARGE_BURST_THRESH {
+                b.large = true;
+                q.in_large_burst = true;
+                for k in std::mem::take(&mut b.members) {
+                    self.queues
+                        .get_mut(&k)
+                        .expect("burst member")
+                        .in_large_burst = true;
+                }
+                self.burst.members.push(key);
+            } else {
+                b.members.push(key);
+            }
+        }
+        self.burst.last_ins = Some(now);
+    }
+
+    /// `bfq_bfqq_handle_idle_busy_switch` with
+    /// `bfq_update_bfqq_wr_on_rq_arrival` (interactive raising only).
+    fn idle_busy_switch(&mut self, key: u64, now: SimTime) {
+        let min_budget = self.min_budget();
+        let vtime = self.vtime;
+        let q = self.queues.get_mut(&key).expect("queue exists");
+        let idle_long = q.dispatched == 0 && q.idle_since.is_none_or(|t| now > t + WR_MIN_IDLE);
+        let interactive = !q.in_large_burst && idle_long;
+        if !q.just_created && idle_long && q.idle_since.is_some_and(|t| now > t + BURST_FORGET) {
+            q.in_large_burst = false;
+        }
+        q.just_created = false;
+        let old = q.wr_coeff;
+        if !self.low_latency {
+            // No raising; the rest of the activation as below.
+        } else if old == 1 && key != ASYNC && interactive {
+            q.wr_coeff = WR_COEFF;
+            q.wr_service = 0;
+            q.budget = q.budget.min(2 * min_budget);
+        } else if old > 1 {
+            if interactive {
+                q.wr_coeff = WR_COEFF;
+            } else if q.in_large_burst {
+                q.wr_coeff = 1;
+            }
+        }
+        if old == 1 || q.wr_coeff == 1 || interactive {
+            q.wr_start = now;
+        }
+        q.backlogged = true;
+        q.start = q.finish.max(vtime);
+        q.finish = q.start + Self::vt(q.budget as u64, q.weight());
+        // Preempt the queue in service if this one weighs more, or if the
+        // one in service is no longer worth idling for.
+        if let Some(a) = self.active.filter(|a| a.key != key) {
+            let w = self.queues[&key].weight();
+            if w > self.queues[&a.key].weight() || !self.better_to_idle(a.key) {
+                self.expire(Expiry::Preempted, now);
+            }
+        }
+    }
+
+    /// `bfq_update_wr_data` after a dispatch of the queue in service.
+    fn update_wr_data(&mut self, key: u64, now: SimTime) {
+        let q = self.queues.get_mut(&key).expect("queue exists");
+        if q.wr_coeff > 1
+            && (q.in_large_burst
+                || now > q.wr_start + WR_DURATION
+                || q.wr_service > MAX_SERVICE_FROM_WR)
+        {
+            q.wr_coeff = 1;
+            q.wr_start = now;
+        }
     }
 }
 
@@ -193,22 +486,59 @@ impl IoScheduler for Bfq {
         } else {
             2 * self.max_budget / 3
         };
-        let q = self.queues.entry(key).or_insert_with(|| BfqQueue {
-            q: DirQueue::default(),
-            pos: 0,
-            budget: init_budget,
-            start: 0,
-            finish: 0,
-            backlogged: false,
+        let mut created = false;
+        let q = self.queues.entry(key).or_insert_with(|| {
+            created = key != ASYNC;
+            BfqQueue {
+                q: DirQueue::default(),
+                pos: 0,
+                budget: init_budget,
+                start: 0,
+                finish: 0,
+                backlogged: false,
+                wr_coeff: 1,
+                wr_start: now,
+                wr_service: 0,
+                idle_since: None,
+                dispatched: 0,
+                in_large_burst: false,
+                just_created: created,
+                seek_history: 1,
+                last_pos: 0,
+            }
         });
         let merge = self.merge.then_some(self.max);
         if let Added::Merged(_) = q.q.add(&mut self.slots, r, deadline, key, merge, merged) {
             return;
         }
+        // `bfq_update_io_seektime`, then `last_request_pos`.
+        let dist = r.lba.abs_diff(q.last_pos);
+        q.seek_history =
+            (q.seek_history << 1) | (dist > SEEK_THR && r.sectors < SECT_THR_NONROT) as u32;
+        q.last_pos = r.end();
+        if created && (self.burst.size > 0 || self.busy().0 == 0) {
+            self.handle_burst(key, now);
+        }
+        let q = self.queues.get_mut(&key).expect("queue exists");
         if !q.backlogged {
-            q.backlogged = true;
-            q.start = q.finish.max(self.vtime);
-            q.finish = q.start + Self::vt(q.budget as u64);
+            self.idle_busy_switch(key, now);
+        } else {
+            if self.low_latency
+                && q.wr_coeff == 1
+                && !r.is_sync()
+                && now > q.wr_start + WR_MIN_INTER_ARR_ASYNC
+            {
+                q.wr_coeff = WR_COEFF;
+                q.wr_service = 0;
+            }
+            if q.wr_coeff == 1 {
+                q.wr_start = now;
+            }
+        }
+        if let Some(a) = self.active.as_mut().filter(|a| a.key == key) {
+            // A request of the queue it waits for ends the wait
+            // (`bfq_rq_enqueued`).
+            a.idle_until = None;
         }
     }
 
@@ -224,15 +554,24 @@ impl IoScheduler for Bfq {
                     self.active.expect("selected")
                 }
             };
-            let q = self.queues.get_mut(&a.key).expect("queue exists");
+            let q = &self.queues[&a.key];
             if q.q.is_empty() {
-                self.expire(Expiry::Empty);
+                // `bfq_select_queue`: the device is held for an emptied
+                // queue while its timer runs, or while its requests are
+                // in the device and idling is better.
+                match a.idle_until {
+                    Some(t) if now < t => return None,
+                    Some(_) => self.expire(Expiry::TooIdle, now),
+                    None if q.dispatched > 0 && self.better_to_idle(a.key) => return None,
+                    None => self.expire(Expiry::Empty, now),
+                }
                 continue;
             }
             if now >= a.timeout {
-                self.expire(Expiry::Timeout);
+                self.expire(Expiry::Timeout, now);
                 continue;
             }
+            let q = self.queues.get_mut(&a.key).expect("queue exists");
             let id = match q.q.expired(now) {
                 Some(e) if !a.fifo_checked => {
                     a.fifo_checked = true;
@@ -240,24 +579,91 @@ impl IoScheduler for Bfq {
                 }
                 _ => q.q.clook(q.pos).expect("non-empty"),
             };
-            // `bfq_serv_to_charge`: an async request costs its queue
-            // `bfq_async_charge_factor` (3) times its sectors.
+            // `bfq_serv_to_charge`.
             let mut sectors = self.slots.get(id).r.sectors;
-            if a.key == ASYNC {
+            if a.key == ASYNC && q.wr_coeff == 1 && !self.asymmetric(a.key) {
                 sectors = sectors.saturating_mul(ASYNC_CHARGE);
             }
+            let q = self.queues.get_mut(&a.key).expect("queue exists");
             if a.served > 0 && a.served as u64 + sectors as u64 > q.budget as u64 {
                 self.active = Some(a);
-                self.expire(Expiry::Exhausted);
+                self.expire(Expiry::Exhausted, now);
                 continue;
             }
             let s = self.slots.remove(id);
             q.q.remove(&s);
             q.pos = s.r.end();
+            q.dispatched += 1;
+            if q.wr_coeff > 1 {
+                q.wr_service += sectors as u64;
+            }
+            self.in_driver += 1;
             a.served = a.served.saturating_add(sectors);
             self.active = Some(a);
+            self.update_wr_data(a.key, now);
             return Some(s.r);
         }
+    }
+
+    /// `bfq_completed_request`.
+    fn completed(&mut self, r: &SchedReq, now: SimTime) {
+        if r.op == IoOp::Flush {
+            return;
+        }
+        let key = key_of(r);
+        self.in_driver = self.in_driver.saturating_sub(1);
+        let Some(q) = self.queues.get_mut(&key) else {
+            return;
+        };
+        q.dispatched = q.dispatched.saturating_sub(1);
+        if q.dispatched == 0 && !q.backlogged {
+            q.idle_since = Some(now);
+        }
+        let Some(a) = self.active.filter(|a| a.key == key) else {
+            return;
+        };
+        let q = &self.queues[&key];
+        let (empty, dispatched, seeky, wr) =
+            (q.q.is_empty(), q.dispatched, q.seeky(), q.wr_coeff > 1);
+        if empty && self.better_to_idle(key) {
+            if dispatched == 0 {
+                // `bfq_arm_slice_timer`.
+                let mut sl = self.slice_idle;
+                if seeky && !wr && !self.asymmetric(key) {
+                    sl = sl.min(MIN_TT);
+                } else if wr {
+                    sl = sl.max(WR_MIN_IDLE_SLICE);
+                }
+                self.active = Some(InService {
+                    idle_until: Some(now + sl),
+                    ..a
+                });
+            }
+        } else if now >= a.timeout {
+            self.expire(Expiry::Timeout, now);
+        } else if empty {
+            self.expire(Expiry::Empty, now);
+        }
+    }
+
+    fn wake_at(&self) -> Option<SimTime> {
+        self.active.and_then(|a| a.idle_until)
+    }
+
+    /// `bfq_limit_depth` with `word_depths[raised][sync]`.
+    fn limit_depth(&self, op: IoOp, sync: bool) -> u32 {
+        if op == IoOp::Read {
+            return u32::MAX;
+        }
+        let raised = self.busy().1 > 0;
+        let sync = crate::workload::op_is_sync(op, sync);
+        let sixteenths = match (raised, sync) {
+            (false, false) => 8,
+            (false, true) => 12,
+            (true, false) => 3,
+            (true, true) => 6,
+        };
+        (self.tags as u64 * sixteenths / 16).max(1) as u32
     }
 
     fn len(&self) -> usize {
@@ -276,7 +682,7 @@ mod tests {
             bfq_max_budget: 64,
             ..Default::default()
         };
-        let mut s = Bfq::new(&cfg);
+        let mut s = Bfq::new(&cfg, 32);
         let mut m = vec![];
         // Process 1 issues big (32-sector) reads, process 2 small (8-sector) ones.
         let mut id = 0;
@@ -299,5 +705,271 @@ mod tests {
         let diff = sect[1].abs_diff(sect[2]);
         assert!(diff <= 64, "{sect:?}");
         assert!(sect[1] > 0 && sect[2] > 0);
+    }
+
+    const MS: u64 = 1_000_000;
+
+    /// Dispatch one request at `now` and complete it at once.
+    fn step(s: &mut Bfq, now: SimTime) -> Option<SchedReq> {
+        let r = s.dispatch(now)?;
+        s.completed(&r, now);
+        Some(r)
+    }
+
+    /// Queue A (stream 1) has been served past its raising period, so it
+    /// runs at its plain weight; at 4 s process B (stream 2) starts.
+    fn old_a_new_b(n: u64) -> (Bfq, SimTime) {
+        let cfg = SchedConfig {
+            bfq_max_budget: 2048,
+            ..Default::default()
+        };
+        let mut s = Bfq::new(&cfg, 32);
+        let mut m = vec![];
+        let mut id = 0;
+        for i in 0..n {
+            id += 1;
+            s.add(req(id, IoOp::Read, 128 * i, 64, 0, 1), SimTime(0), &mut m);
+        }
+        assert_eq!(s.queues[&1].wr_coeff, WR_COEFF, "a new queue is raised");
+        let t = SimTime(4000 * MS);
+        step(&mut s, t).unwrap();
+        assert_eq!(s.queues[&1].wr_coeff, 1, "raised for 3.75 s only");
+        for i in 0..n {
+            id += 1;
+            s.add(
+                req(id, IoOp::Read, 10_000_000 + 128 * i, 64, 0, 2),
+                t,
+                &mut m,
+            );
+        }
+        (s, t)
+    }
+
+    /// `bfq_update_bfqq_wr_on_rq_arrival`: a new sync queue gets 30 x the
+    /// weight and preempts the queue in service; while both are
+    /// backlogged it receives about 30/31 of the sectors.
+    #[test]
+    fn a_new_queue_is_raised_and_served_in_proportion() {
+        let (mut s, t) = old_a_new_b(4000);
+        let b = &s.queues[&2];
+        assert_eq!(b.wr_coeff, WR_COEFF);
+        assert_eq!(b.budget, 2 * s.min_budget(), "raised budget");
+        assert_eq!(s.active.map(|a| a.key), None, "A was preempted");
+        // 1800 x 64 sectors: B stays under `max_service_from_wr`.
+        let mut sect = [0u64; 3];
+        for _ in 0..1800 {
+            let r = step(&mut s, t).unwrap();
+            sect[r.stream as usize] += r.sectors as u64;
+        }
+        let share = sect[2] as f64 / (sect[1] + sect[2]) as f64;
+        assert!(
+            sect[1] > 0 && (0.94..0.99).contains(&share),
+            "{sect:?} {share}"
+        );
+        assert_eq!(s.queues[&2].wr_coeff, WR_COEFF);
+        // The same start without raising (B in a large burst) shares equally.
+        let (mut s, t) = old_a_new_b(4000);
+        let b = s.queues.get_mut(&2).unwrap();
+        b.wr_coeff = 1;
+        b.in_large_burst = true;
+        let mut sect = [0u64; 3];
+        for _ in 0..1800 {
+            let r = step(&mut s, t).unwrap();
+            sect[r.stream as usize] += r.sectors as u64;
+        }
+        let share = sect[2] as f64 / (sect[1] + sect[2]) as f64;
+        assert!((0.4..0.6).contains(&share), "{sect:?} {share}");
+    }
+
+    /// `bfq_update_wr_data`: raising ends at the first dispatch after
+    /// `bfq_wr_duration`, or after `max_service_from_wr` sectors; a queue
+    /// idle for 2 s is raised again when it becomes busy.
+    #[test]
+    fn raising_ends_after_its_duration_or_its_service() {
+        // No idling, so that an emptied queue is expired at once.
+        let cfg = SchedConfig {
+            slice_idle: Dur::ZERO,
+            ..Default::default()
+        };
+        let mut s = Bfq::new(&cfg, 32);
+        let mut m = vec![];
+        s.add(req(1, IoOp::Read, 0, 8, 0, 1), SimTime(0), &mut m);
+        s.add(req(2, IoOp::Read, 800, 8, 0, 1), SimTime(0), &mut m);
+        step(&mut s, SimTime(0)).unwrap();
+        assert_eq!(s.queues[&1].wr_coeff, WR_COEFF);
+        assert_eq!(WR_DURATION, Dur::from_ms(3750));
+        step(&mut s, SimTime(3750 * MS)).unwrap();
+        assert_eq!(s.queues[&1].wr_coeff, WR_COEFF, "not yet");
+        s.add(
+            req(3, IoOp::Read, 1600, 8, 0, 1),
+            SimTime(3750 * MS),
+            &mut m,
+        );
+        step(&mut s, SimTime(3750 * MS + 1)).unwrap();
+        assert_eq!(s.queues[&1].wr_coeff, 1, "ended");
+        // Idle (nothing queued, nothing in the device) for 2 s: raised again.
+        let t = SimTime(3750 * MS + 1);
+        assert_eq!(s.queues[&1].idle_since, Some(t));
+        s.add(
+            req(4, IoOp::Read, 0, 8, 0, 1),
+            t + Dur::from_ms(1999),
+            &mut m,
+        );
+        assert_eq!(s.queues[&1].wr_coeff, 1, "idle less than 2 s");
+        let t2 = t + Dur::from_ms(1999);
+        step(&mut s, t2).unwrap();
+        s.add(
+            req(5, IoOp::Read, 0, 8, 0, 1),
+            t2 + Dur::from_ms(2001),
+            &mut m,
+        );
+        assert_eq!(s.queues[&1].wr_coeff, WR_COEFF, "idle 2 s: interactive");
+        // Service: 120000 raised sectors end it whatever the time.
+        let mut s = Bfq::new(&cfg, 32);
+        for i in 0..300u32 {
+            s.add(
+                req(i, IoOp::Read, 1024 * i as u64, 512, 0, 1),
+                SimTime(0),
+                &mut m,
+            );
+        }
+        let mut got = 0u64;
+        while s.queues[&1].wr_coeff > 1 {
+            got += step(&mut s, SimTime(0)).unwrap().sectors as u64;
+        }
+        assert_eq!(got, (MAX_SERVICE_FROM_WR / 512 + 1) * 512);
+    }
+
+    /// `bfq_handle_burst`: of queues created within 180 ms of each other,
+    /// the 8th marks the burst large: none of them is raised from then on.
+    #[test]
+    fn queues_created_in_a_large_burst_are_not_raised() {
+        let mut s = Bfq::new(&SchedConfig::default(), 32);
+        let mut m = vec![];
+        for k in 1..=9u32 {
+            s.add(
+                req(k, IoOp::Read, 1000 * k as u64, 8, 0, k),
+                SimTime(k as u64 * 10 * MS),
+                &mut m,
+            );
+        }
+        for k in 1..=9u64 {
+            assert!(s.queues[&k].in_large_burst, "queue {k}");
+        }
+        // Their raising ends at their first dispatch.
+        for _ in 0..9 {
+            step(&mut s, SimTime(100 * MS)).unwrap();
+        }
+        assert!(s.queues.values().all(|q| q.wr_coeff == 1));
+        // Seven created together are not a large burst: all raised.
+        let mut s = Bfq::new(&SchedConfig::default(), 32);
+        for k in 1..=7u32 {
+            s.add(
+                req(k, IoOp::Read, 1000 * k as u64, 8, 0, k),
+                SimTime(0),
+                &mut m,
+            );
+        }
+        assert!(s
+            .queues
+            .values()
+            .all(|q| q.wr_coeff == WR_COEFF && !q.in_large_burst));
+    }
+
+    /// `bfq_better_to_idle` on a queueing SSD: with equal weights an
+    /// emptied queue gives the device up at once when another is busy;
+    /// a raised queue among non-raised ones keeps it (20 ms at least,
+    /// `bfq_arm_slice_timer`), and its next request is served at once.
+    #[test]
+    fn idling_for_a_raised_queue_only() {
+        let (mut s, t) = old_a_new_b(100);
+        // Drain B down to its last request while A stays backlogged.
+        let b = s.queues.get_mut(&2).unwrap();
+        let ids: Vec<u32> = (0..99).map(|i| 101 + i as u32).collect();
+        for id in ids {
+            let slot = s.slots.remove(id);
+            b.q.remove(&slot);
+        }
+        let r = s.dispatch(t).unwrap();
+        assert_eq!(r.stream, 2, "B first (it preempted A)");
+        assert!(
+            s.dispatch(t).is_none(),
+            "held for B while its read is in the device"
+        );
+        s.completed(&r, t + Dur::from_ms(1));
+        assert_eq!(
+            s.wake_at(),
+            Some(t + Dur::from_ms(21)),
+            "20 ms for a raised queue"
+        );
+        assert!(s.dispatch(t + Dur::from_ms(10)).is_none(), "idling");
+        let mut m = vec![];
+        s.add(
+            req(9999, IoOp::Read, 12_000_000, 64, 0, 2),
+            t + Dur::from_ms(10),
+            &mut m,
+        );
+        assert_eq!(s.dispatch(t + Dur::from_ms(10)).unwrap().id, 9999);
+        // Equal weights (B's raising ended): no idling for B while A is
+        // busy, A goes on at once; A, alone then, is idled for (8 ms).
+        let (mut s, t) = old_a_new_b(2);
+        s.queues.get_mut(&2).unwrap().wr_coeff = 1;
+        let mut streams = vec![];
+        while let Some(r) = s.dispatch(t) {
+            assert_eq!(s.wake_at(), None);
+            streams.push(r.stream);
+            s.completed(&r, t);
+        }
+        assert_eq!(streams, vec![2, 2, 1]);
+        assert_eq!(s.wake_at(), Some(t + Dur::from_ms(8)));
+    }
+
+    /// `bfq_serv_to_charge`: the async queue pays 3 x its sectors; raised
+    /// (a busy async queue's request arriving 500 ms after its previous
+    /// one, `bfq_add_request`) it pays its sectors.
+    #[test]
+    fn async_charge_unless_raised() {
+        let mut s = Bfq::new(&SchedConfig::default(), 32);
+        let mut m = vec![];
+        for i in 0..3u32 {
+            s.add(
+                req(i, IoOp::Write, 100 * i as u64, 8, 0, 9),
+                SimTime(0),
+                &mut m,
+            );
+        }
+        s.dispatch(SimTime(0)).unwrap();
+        assert_eq!(s.active.unwrap().served, 24);
+        s.add(
+            req(7, IoOp::Write, 5000, 8, 0, 9),
+            SimTime(501 * MS),
+            &mut m,
+        );
+        assert_eq!(s.queues[&ASYNC].wr_coeff, WR_COEFF);
+        // (Its budget timed out meanwhile: a new turn.)
+        s.dispatch(SimTime(501 * MS)).unwrap();
+        assert_eq!(s.active.unwrap().served, 8);
+    }
+
+    /// `bfq_limit_depth`: async requests may find half the tags taken,
+    /// sync writes three quarters, reads all; while a queue is raised,
+    /// 3/16 and 6/16.
+    #[test]
+    fn depth_limits_by_kind_and_raising() {
+        let cfg = SchedConfig {
+            kind: "bfq".into(),
+            ..Default::default()
+        };
+        let mut s = Bfq::new(&cfg, 32);
+        assert_eq!(s.tags, 64, "2 x the device's 32 tags");
+        assert_eq!(s.limit_depth(IoOp::Read, false), u32::MAX);
+        assert_eq!(s.limit_depth(IoOp::Write, false), 32);
+        assert_eq!(s.limit_depth(IoOp::Trim, false), 32);
+        assert_eq!(s.limit_depth(IoOp::Write, true), 48);
+        let mut m = vec![];
+        s.add(req(1, IoOp::Read, 0, 8, 0, 1), SimTime(0), &mut m);
+        assert_eq!(s.busy().1, 1, "a new queue is raised");
+        assert_eq!(s.limit_depth(IoOp::Write, false), 12);
+        assert_eq!(s.limit_depth(IoOp::Write, true), 24);
     }
 }

@@ -10,19 +10,47 @@
 //! of its own queue, so a sync request never joins an async one
 //! (`cfq_allow_merge`).
 //!
-//! **Service.** Busy queues are served round robin in the order they became
-//! busy; the queue in service owns the device for its slice or until it runs
-//! empty (`cfq_select_queue`). A slice starts when the queue's first request
-//! completes (`cfq_completed_request` -> `cfq_set_prio_slice`): `slice_sync`
-//! (100 ms) or `slice_async` (40 ms), and, with `cfq_latency` on (its
-//! default), scaled down so that every busy queue gets its turn within the
-//! 300 ms target latency, to no less than `2 x slice_idle` (scaled for async).
-//! An async queue also ends its turn after `cfq_prio_to_maxrq` (16) requests
-//! when other queues are busy (`cfq_dispatch_requests`). Inside a queue
-//! requests go out in ascending sector order from where the last one ended
-//! (wrapping to the lowest), except that once per slice an expired FIFO head
-//! is served first (`cfq_check_fifo`; `cfq_fifo_expire`: 125 ms sync, 250 ms
-//! async).
+//! **Workload service trees** (2.6.33+). A busy queue sits on one of three
+//! trees by its type (`cfqq_type`, `cfq_service_tree_add`): the async queue on
+//! the async tree, a sync queue with its idle window on the sync(-idle) tree,
+//! one without on the sync-noidle tree. Inside a tree queues are ordered by
+//! key `now + (busy queues - 1) x (180 ms - base slice)` (`cfq_slice_offset`:
+//! the priority-0 sync slice against the queue's own, so async queues sort
+//! later; `slice_resid` is always 0 here, as `cfq_idle_slice_timer` expires
+//! with `timed_out` cleared); a queue stays on its tree while it is served
+//! and is re-keyed when its slice ends with requests left. CFQ serves one tree at a
+//! time (`serving_type`) for a *workload slice*, `300 ms x queues in the tree
+//! / busy queues` (`choose_service_tree`; for the async tree further scaled
+//! by `slice_async / slice_sync`, for a sync tree at least `2 x slice_idle`,
+//! and at least 2 ms); when it has run out or the tree has emptied, the tree
+//! whose first queue has the smallest key is served next (`cfq_choose_wl`).
+//! The workload slice left when a queue's slice ends is kept for the next
+//! selection (`cfq_group_served`, `cfq_choose_cfqg`) and dropped when no
+//! queue is busy (`cfq_group_service_tree_del`).
+//!
+//! **The idle window** (`cfq_update_idle_window`, at every request queued):
+//! on for a new sync queue; off when the queue is seeky and has never had 4
+//! requests queued at once (`deep`), or once the process's mean think time
+//! (`cfq_update_io_thinktime`: the time from its last sync completion to its
+//! next request, at most `2 x slice_idle`, averaged 7/8 old to 1/8 new, valid
+//! after 3 samples) exceeds `slice_idle`; on again when neither holds. On a
+//! non-rotational device a request is seeky when it is smaller than 64
+//! sectors (`cfq_update_io_seektime`), and a queue when more than 4 of its
+//! last 32 requests were (`CFQQ_SEEKY`). `slice_idle` 0 turns every window
+//! off. A queue changes tree when it is next added or re-keyed.
+//!
+//! **Service.** The queue in service owns the device for its slice or until it
+//! runs empty (`cfq_select_queue`). A slice starts when the queue's first
+//! request completes (`cfq_completed_request` -> `cfq_set_prio_slice`):
+//! `slice_sync` (100 ms) or `slice_async` (40 ms), and, with `cfq_latency` on
+//! (its default), scaled down so that every busy queue gets its turn within
+//! the 300 ms target latency, to no less than `2 x slice_idle` (scaled for
+//! async). An async queue also ends its turn after `cfq_prio_to_maxrq` (16)
+//! requests when other queues are busy (`cfq_dispatch_requests`). Inside a
+//! queue requests go out in ascending sector order from where the last one
+//! ended (wrapping to the lowest), except that once per slice an expired FIFO
+//! head is served first (`cfq_check_fifo`; `cfq_fifo_expire`: 125 ms sync,
+//! 250 ms async).
 //!
 //! **Dispatch limits** (`cfq_may_dispatch`), applied before every request:
 //! - sync before async: the async queue dispatches nothing while a sync
@@ -37,28 +65,33 @@
 //!   later than its FIFO expiry (`last_delayed_sync`), so async writes ramp up
 //!   only while sync requests are served on time.
 //!
-//! **Idling.** `cfq_should_idle` holds for a sync queue that is the last one
-//! of its kind busy. Such a queue, once empty, keeps the device while its own
-//! requests are in it (`cfq_select_queue`). The idle timer proper
-//! (`cfq_arm_slice_timer`, waiting up to `slice_idle` for the process's next
-//! request) is never armed on a non-rotational device with command queueing,
-//! which a simulated drive is when its `host.queue_depth` reaches
+//! **Idling.** `cfq_should_idle` holds for a sync queue with its idle window
+//! on a device without command queueing, and for a sync queue that is the
+//! last one on its service tree. Such a queue, once empty, keeps the device
+//! while its own requests are in it (`cfq_select_queue`). The idle timer
+//! proper (`cfq_arm_slice_timer`, waiting up to `slice_idle` for the
+//! process's next request, unless its mean think time exceeds what is left
+//! of the slice) is never armed on a non-rotational device with command
+//! queueing, which a simulated drive is when its `host.queue_depth` reaches
 //! `CFQ_HW_QUEUE_MIN` (5: `cfq_update_hw_tag`); with a shallower queue it is.
 //!
+//! The slice scaling and the workload slice count the busy queues averaged
+//! (`busy_queues_avg`, updated at each slice start: 3/4 of the larger of it
+//! and the current count plus 1/4 of the smaller), so a count that dips
+//! for an instant does not lengthen them.
+//!
 //! Not modelled: I/O priority classes and levels (all best effort, level 4),
-//! cgroups, the three workload service trees of 2.6.33+ (sync-idle,
-//! sync-noidle, async; here one round robin, so `cfq_should_idle`'s "last of
-//! its kind" counts every busy sync queue), the averaged count of busy queues
-//! behind the slice scaling (the current count is used), close-cooperator
-//! queue merging, back-seek penalties, and the think-time and seekiness
-//! history that turns a queue's idle window off.
+//! cgroups, close-cooperator queue
+//! merging, back-seek penalties, and `REQ_NOIDLE` (a sync write that asks
+//! for no idling; every sync request here leaves the idle window to the
+//! history).
 
 use super::SchedConfig;
 use super::{max_sectors, Added, DirQueue, Slots};
 use crate::workload::IoOp;
 use ssd_core::sched::{IoScheduler, SchedReq};
 use ssd_core::units::{Dur, SimTime};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// cfq_fifo_expire: async 250 ms, sync 125 ms (HZ/4, HZ/8).
 const FIFO_EXPIRE_SYNC: Dur = Dur::from_ms(125);
@@ -73,6 +106,11 @@ const ASYNC_MAXRQ: u32 = 16;
 /// `CFQ_HW_QUEUE_MIN`: a device holding at least this many requests has
 /// command queueing (`cfq_update_hw_tag`).
 const HW_QUEUE_MIN: u32 = 5;
+/// `CFQ_MIN_TT`: the shortest workload slice (2 jiffies at HZ 1000).
+const MIN_TT: Dur = Dur::from_ms(2);
+/// `CFQQ_SECT_THR_NONROT`: on a non-rotational device a smaller request is
+/// seeky.
+const SECT_THR_NONROT: u32 = 64;
 /// The async queue shared by every process.
 pub(super) const ASYNC: u64 = u64::MAX;
 
@@ -96,13 +134,68 @@ pub(super) fn fifo_deadline(key: u64, now: SimTime) -> SimTime {
     }
 }
 
-#[derive(Debug, Default)]
+/// The workload service trees (`enum wl_type_t`), in `cfq_choose_wl`'s
+/// order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Wl {
+    Async = 0,
+    SyncNoidle = 1,
+    Sync = 2,
+}
+
+const WLS: [Wl; 3] = [Wl::Async, Wl::SyncNoidle, Wl::Sync];
+
+#[derive(Debug)]
 struct CfqQueue {
     q: DirQueue,
     pos: u64,
     /// Requests of the queue in the device (`cfqq->dispatched`).
     dispatched: u32,
-    on_rr: bool,
+    /// Its tree and key (with the tree's insertion sequence) while busy
+    /// (`on_rr`, `service_tree`, `rb_key`).
+    on: Option<(Wl, i64, u64)>,
+    /// `idle_window`, `deep`, `seek_history`.
+    idle_window: bool,
+    deep: bool,
+    seek_history: u32,
+    /// The process's think time (`cic->ttime_*`, ns) and its last sync
+    /// completion (`last_end_request`).
+    ttime_samples: u64,
+    ttime_total: u64,
+    ttime_mean: u64,
+    last_end: SimTime,
+}
+
+impl CfqQueue {
+    fn new(key: u64, now: SimTime) -> CfqQueue {
+        CfqQueue {
+            q: DirQueue::default(),
+            pos: 0,
+            dispatched: 0,
+            on: None,
+            idle_window: key != ASYNC,
+            deep: false,
+            seek_history: 0,
+            ttime_samples: 0,
+            ttime_total: 0,
+            ttime_mean: 0,
+            last_end: now,
+        }
+    }
+    /// `cfqq_type`.
+    fn wl(&self, key: u64) -> Wl {
+        if key == ASYNC {
+            Wl::Async
+        } else if self.idle_window {
+            Wl::Sync
+        } else {
+            Wl::SyncNoidle
+        }
+    }
+    /// `sample_valid(ttime_samples)`.
+    fn ttime_valid(&self) -> bool {
+        self.ttime_samples > 80
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -121,7 +214,18 @@ struct Active {
 pub struct Cfq {
     slots: Slots,
     queues: BTreeMap<u64, CfqQueue>,
-    rr: VecDeque<u64>,
+    /// The service trees: (key, insertion sequence, queue).
+    trees: [BTreeSet<(i64, u64, u64)>; 3],
+    tree_seq: u64,
+    /// The tree served (`serving_type`), until when (`workload_expires`),
+    /// and what was left of it when the last queue's slice ended
+    /// (`saved_workload_slice`).
+    serving: Wl,
+    workload_end: Option<SimTime>,
+    /// `busy_queues_avg`: the count of busy queues, averaged so that it
+    /// follows a rise at once and a fall slowly (`cfq_group_get_avg_queues`).
+    busy_avg: u32,
+    saved_workload: Dur,
     active: Option<Active>,
     pass: VecDeque<SchedReq>,
     slice: [Dur; 2],
@@ -145,7 +249,12 @@ impl Cfq {
         Cfq {
             slots: Slots::default(),
             queues: BTreeMap::new(),
-            rr: VecDeque::new(),
+            trees: Default::default(),
+            tree_seq: 0,
+            serving: Wl::SyncNoidle,
+            workload_end: None,
+            busy_avg: 0,
+            saved_workload: Dur::ZERO,
             active: None,
             pass: VecDeque::new(),
             slice: [cfg.slice_sync, cfg.slice_async],
@@ -158,38 +267,116 @@ impl Cfq {
         }
     }
 
-    /// Queues with requests waiting (`busy_queues`), and of them the sync ones.
+    /// Queues on the service trees (`busy_queues`, one group), and of them
+    /// the sync ones.
     fn busy(&self) -> (u32, u32) {
-        let mut all = 0;
-        let mut sync = 0;
-        for (&k, q) in &self.queues {
-            if !q.q.is_empty() || self.active.is_some_and(|a| a.key == k) {
-                all += 1;
-                sync += (k != ASYNC) as u32;
+        let async_ = self.trees[Wl::Async as usize].len() as u32;
+        let all = async_
+            + self.trees[Wl::SyncNoidle as usize].len() as u32
+            + self.trees[Wl::Sync as usize].len() as u32;
+        (all, all - async_)
+    }
+
+    /// `cfq_service_tree_add` (not `add_front`): put busy queue `key` on
+    /// the tree of its type with key `now + cfq_slice_offset`.
+    fn tree_add(&mut self, key: u64, now: SimTime) {
+        let nr = self.busy().0 as i64 - self.queues[&key].on.is_some() as i64;
+        let prio0 = self.slice[0].0 + self.slice[0].0 / 5 * 4;
+        let own = self.slice[(key == ASYNC) as usize].0;
+        let q = self.queues.get_mut(&key).expect("queue exists");
+        let rb_key = now.0 as i64 + (nr - 1) * (prio0 as i64 - own as i64);
+        let wl = q.wl(key);
+        if let Some((w, k, seq)) = q.on.take() {
+            self.trees[w as usize].remove(&(k, seq, key));
+        }
+        self.tree_seq += 1;
+        self.trees[wl as usize].insert((rb_key, self.tree_seq, key));
+        q.on = Some((wl, rb_key, self.tree_seq));
+    }
+
+    /// `cfq_del_cfqq_rr`.
+    fn tree_del(&mut self, key: u64) {
+        let q = self.queues.get_mut(&key).expect("queue exists");
+        if let Some((w, k, seq)) = q.on.take() {
+            self.trees[w as usize].remove(&(k, seq, key));
+        }
+        if self.busy().0 == 0 {
+            self.saved_workload = Dur::ZERO;
+        }
+    }
+
+    /// `cfq_should_idle` for queue `key`: a sync queue with its idle
+    /// window on a device without command queueing, or the last busy one
+    /// on its service tree.
+    fn should_idle(&self, key: u64) -> bool {
+        if key == ASYNC {
+            return false;
+        }
+        let q = &self.queues[&key];
+        if q.idle_window && self.arm_idle {
+            return true;
+        }
+        q.on.is_some_and(|(w, _, _)| self.trees[w as usize].len() == 1)
+    }
+
+    /// `choose_service_tree` for one group and the best-effort class.
+    fn choose_service_tree(&mut self, now: SimTime) {
+        let count = self.trees[self.serving as usize].len() as u64;
+        if count > 0 && self.workload_end.is_some_and(|e| now <= e) {
+            return;
+        }
+        // `cfq_choose_wl`: the tree whose first queue has the lowest key.
+        let mut best: Option<(i64, Wl)> = None;
+        for wl in WLS {
+            if let Some(&(k, _, _)) = self.trees[wl as usize].first() {
+                if best.is_none_or(|(b, _)| k < b) {
+                    best = Some((k, wl));
+                }
             }
         }
-        (all, sync)
+        self.serving = best.map_or(Wl::SyncNoidle, |(_, w)| w);
+        let count = self.trees[self.serving as usize].len() as u64;
+        let busy = self.busy().0.max(self.busy_avg).max(1) as u64;
+        let mut slice = TARGET_LATENCY.0 * count / busy;
+        if self.serving == Wl::Async {
+            slice = slice * self.slice[1].0 / self.slice[0].0.max(1);
+        } else {
+            slice = slice.max(2 * self.slice_idle.0);
+        }
+        self.workload_end = Some(now + Dur(slice.max(MIN_TT.0)));
     }
 
-    /// `cfq_should_idle` for queue `key`: a sync queue whose idle window
-    /// counts (every sync queue's starts on, and this model keeps it on)
-    /// unless the device is non-rotational with queueing, else the last
-    /// busy one of its kind.
-    fn should_idle(&self, key: u64) -> bool {
-        self.should_idle_with(key, self.busy().1)
-    }
-
-    /// [`should_idle`](Self::should_idle) with the busy sync queues counted.
-    fn should_idle_with(&self, key: u64, busy_sync: u32) -> bool {
-        key != ASYNC && (self.arm_idle || busy_sync == 1)
+    /// `cfq_select_queue`'s new-queue path: `cfq_choose_cfqg` (restore the
+    /// workload slice left), `choose_service_tree`, and the first queue of
+    /// the served tree.
+    fn select(&mut self, now: SimTime) -> Option<u64> {
+        self.workload_end = if self.saved_workload.0 > 0 {
+            Some(now + self.saved_workload)
+        } else {
+            None
+        };
+        self.choose_service_tree(now);
+        let &(_, _, key) = self.trees[self.serving as usize].first()?;
+        self.active = Some(Active {
+            key,
+            slice_end: None,
+            slice_dispatch: 0,
+            fifo_checked: false,
+            idle_until: None,
+        });
+        Some(key)
     }
 
     /// The slice a queue gets at its first completion (`cfq_set_prio_slice`
-    /// with `cfq_latency`).
-    fn slice_of(&self, key: u64) -> Dur {
+    /// with `cfq_latency`), which updates the averaged busy count
+    /// (`cfq_group_get_avg_queues`, `cfq_hist_divisor` 4).
+    fn slice_of(&mut self, key: u64) -> Dur {
+        let busy = self.busy().0;
+        let (lo, hi) = (busy.min(self.busy_avg), busy.max(self.busy_avg));
+        self.busy_avg = (3 * hi + lo + 2) / 4;
         let sync_slice = self.slice[0].0;
         let slice = self.slice[(key == ASYNC) as usize].0;
-        let iq = self.busy().0.max(1) as u64;
+        let iq = self.busy_avg.max(1) as u64;
         let expect = sync_slice * iq;
         let group = TARGET_LATENCY.0;
         if expect <= group {
@@ -212,8 +399,8 @@ impl Cfq {
     fn may_dispatch(&self, a: &Active, now: SimTime) -> bool {
         let q = &self.queues[&a.key];
         let sync = a.key != ASYNC;
-        let (busy, busy_sync) = self.busy();
-        if self.should_idle_with(a.key, busy_sync) && self.in_flight[0] > 0 {
+        let busy = self.busy().0;
+        if self.should_idle(a.key) && self.in_flight[0] > 0 {
             return false; // drain async requests before sync I/O
         }
         if self.in_flight[1] > 0 && !sync {
@@ -240,13 +427,44 @@ impl Cfq {
         q.dispatched < max
     }
 
-    fn expire_active(&mut self) {
-        if let Some(a) = self.active.take() {
-            let q = self.queues.get_mut(&a.key).expect("active queue exists");
-            if !q.q.is_empty() {
-                q.on_rr = true;
-                self.rr.push_back(a.key);
-            }
+    /// `__cfq_slice_expired`: keep the workload slice left
+    /// (`cfq_group_served`), take an emptied queue off its tree, re-key a
+    /// busy one.
+    fn expire_active(&mut self, now: SimTime) {
+        let Some(a) = self.active.take() else { return };
+        self.saved_workload = match self.workload_end {
+            Some(e) if e > now => Dur(e.0 - now.0),
+            _ => Dur::ZERO,
+        };
+        if self.queues[&a.key].q.is_empty() {
+            self.tree_del(a.key);
+        } else {
+            self.tree_add(a.key, now);
+        }
+    }
+
+    /// `cfq_rq_enqueued`'s history updates for a request of sync queue
+    /// `key`: `cfq_update_io_thinktime`, `cfq_update_io_seektime`,
+    /// `cfq_update_idle_window`.
+    fn update_history(&mut self, key: u64, r: &SchedReq, now: SimTime) {
+        let slice_idle = self.slice_idle.0;
+        let q = self.queues.get_mut(&key).expect("queue exists");
+        let ttime = now.0.saturating_sub(q.last_end.0).min(2 * slice_idle);
+        q.ttime_samples = (7 * q.ttime_samples + 256) / 8;
+        q.ttime_total = (7 * q.ttime_total + 256 * ttime) / 8;
+        q.ttime_mean = (q.ttime_total + 128) / q.ttime_samples;
+        q.seek_history = (q.seek_history << 1) | (r.sectors < SECT_THR_NONROT) as u32;
+        if key == ASYNC {
+            return;
+        }
+        if q.q.len() >= 4 {
+            q.deep = true;
+        }
+        let seeky = q.seek_history.count_ones() > 32 / 8;
+        if slice_idle == 0 || (!q.deep && seeky) {
+            q.idle_window = false;
+        } else if q.ttime_valid() {
+            q.idle_window = q.ttime_mean <= slice_idle;
         }
     }
 }
@@ -262,16 +480,19 @@ impl IoScheduler for Cfq {
         }
         let key = key_of(&r);
         let deadline = fifo_deadline(key, now);
-        let q = self.queues.entry(key).or_default();
+        let q = self
+            .queues
+            .entry(key)
+            .or_insert_with(|| CfqQueue::new(key, now));
         let merge = self.merge.then_some(self.max);
         if let Added::Merged(_) = q.q.add(&mut self.slots, r, deadline, key, merge, merged) {
             return;
         }
-        let is_active = self.active.is_some_and(|a| a.key == key);
-        if !q.on_rr && !is_active {
-            q.on_rr = true;
-            self.rr.push_back(key);
+        if q.on.is_none() {
+            // `cfq_add_cfqq_rr`.
+            self.tree_add(key, now);
         }
+        self.update_history(key, &r, now);
         if let Some(a) = self.active.as_mut().filter(|a| a.key == key) {
             // A request for the queue it waits on ends the wait
             // (`cfq_rq_enqueued`).
@@ -287,27 +508,17 @@ impl IoScheduler for Cfq {
             let mut a = match self.active {
                 Some(a) => a,
                 None => {
-                    let key = self.rr.pop_front()?;
-                    let q = self.queues.get_mut(&key).expect("queued key exists");
-                    q.on_rr = false;
-                    let a = Active {
-                        key,
-                        slice_end: None,
-                        slice_dispatch: 0,
-                        fifo_checked: false,
-                        idle_until: None,
-                    };
-                    self.active = Some(a);
-                    a
+                    self.select(now)?;
+                    self.active.expect("selected")
                 }
             };
             if a.slice_end.is_some_and(|end| now >= end) {
                 let q = &self.queues[&a.key];
-                // Slice used up: a queue alone on the service tree, empty,
+                // Slice used up: a queue alone on the service trees, empty,
                 // waits for its requests in the device before it goes.
                 let alone = self.busy().0 == 1;
                 if !(alone && q.q.is_empty() && q.dispatched > 0 && self.should_idle(a.key)) {
-                    self.expire_active();
+                    self.expire_active(now);
                     continue;
                 }
                 return None;
@@ -332,25 +543,44 @@ impl IoScheduler for Cfq {
                 a.idle_until = None;
                 self.active = Some(a);
                 if a.key == ASYNC && a.slice_dispatch >= ASYNC_MAXRQ && self.busy().0 > 1 {
-                    self.expire_active();
+                    self.expire_active(now);
                 }
                 return Some(s.r);
             }
-            // Empty: the last busy sync queue keeps the device while its
+            // Empty: a queue that should idle keeps the device while its
             // requests are in it; the idle timer after that only without
-            // command queueing.
+            // command queueing (`cfq_arm_slice_timer`), and not when the
+            // process's think time exceeds the slice left.
             if q.dispatched > 0 && self.should_idle(a.key) {
                 return None;
             }
-            if a.key != ASYNC && self.arm_idle && self.slice_idle.0 > 0 && a.slice_end.is_some() {
-                let until = *a.idle_until.get_or_insert(now + self.slice_idle);
-                self.active = Some(a);
+            if let Some(until) = a.idle_until {
                 if now < until {
                     return None;
                 }
+                // The timer ran out with no request: the queue's depth
+                // flag is reset (`cfq_idle_slice_timer`).
+                self.queues
+                    .get_mut(&a.key)
+                    .expect("active queue exists")
+                    .deep = false;
+                self.expire_active(now);
+                continue;
             }
-            self.expire_active();
-            if self.rr.is_empty() {
+            if let Some(end) = a.slice_end.filter(|_| {
+                a.key != ASYNC && self.arm_idle && self.slice_idle.0 > 0 && self.should_idle(a.key)
+            }) {
+                let think_long = q.ttime_valid() && end.0.saturating_sub(now.0) < q.ttime_mean;
+                if !think_long {
+                    self.active = Some(Active {
+                        idle_until: Some(now + self.slice_idle),
+                        ..a
+                    });
+                    return None;
+                }
+            }
+            self.expire_active(now);
+            if self.busy().0 == 0 {
                 return None;
             }
         }
@@ -368,6 +598,9 @@ impl IoScheduler for Cfq {
         }
         if let Some(q) = self.queues.get_mut(&key) {
             q.dispatched = q.dispatched.saturating_sub(1);
+            if sync {
+                q.last_end = now;
+            }
         }
         if let Some(a) = self
             .active
@@ -572,5 +805,183 @@ mod tests {
         let later = SimTime(400 * MS);
         assert!(s.dispatch(later).is_some(), "two in the device now");
         assert!(s.dispatch(later).is_none(), "but not three");
+    }
+
+    /// Drive `s` on a device that completes a request `svc` after its
+    /// dispatch and holds 32: processes 1 and 2 read 8 sectors at a time,
+    /// one request each (psync); process 3 keeps 16 reads of 128 sectors
+    /// queued. Returns (time, stream) of every dispatch until `end`.
+    fn three_readers(s: &mut Cfq, svc: u64, end: u64) -> Vec<(u64, u32)> {
+        let mut m = vec![];
+        let mut id = 0u32;
+        let mut lba = [0u64, 0, 1 << 20, 1 << 24];
+        let mut queued3 = 0u32;
+        let mut inflight: Vec<(u64, SchedReq)> = vec![];
+        let mut out = vec![];
+        let mut issue = |s: &mut Cfq, st: u32, sectors: u32, t: u64| {
+            id += 1;
+            let i = st as usize;
+            // Random-looking for 1 and 2, sequential for 3.
+            lba[i] = if st == 3 {
+                lba[i] + sectors as u64
+            } else {
+                (lba[i] * 7 + 4099 + st as u64 * 13) % (1 << 19)
+            };
+            s.add(
+                req(id, IoOp::Read, lba[i] * 8, sectors, t, st),
+                SimTime(t),
+                &mut m,
+            );
+        };
+        issue(s, 1, 8, 0);
+        issue(s, 2, 8, 0);
+        let step = svc / 2;
+        let mut t = 0;
+        while t < end {
+            let mut done = vec![];
+            inflight.retain(|&(at, r)| {
+                let d = at <= t;
+                if d {
+                    done.push(r);
+                }
+                !d
+            });
+            for r in done {
+                s.completed(&r, SimTime(t));
+                if r.stream == 3 {
+                    queued3 -= 1;
+                } else {
+                    issue(s, r.stream, 8, t);
+                }
+            }
+            while queued3 < 16 {
+                issue(s, 3, 128, t);
+                queued3 += 1;
+            }
+            while inflight.len() < 32 {
+                let Some(r) = s.dispatch(SimTime(t)) else {
+                    break;
+                };
+                out.push((t, r.stream));
+                inflight.push((t + svc, r));
+            }
+            t += step;
+        }
+        out
+    }
+
+    /// `cfq_update_idle_window` / `cfq_update_io_seektime` on a queueing
+    /// SSD: a process reading small requests one at a time becomes seeky
+    /// and loses its idle window (sync-noidle tree); one that keeps 4 or
+    /// more queued is `deep` and keeps it (sync tree); the async queue is
+    /// on the async tree.
+    #[test]
+    fn queues_join_the_tree_of_their_type() {
+        let cfg = SchedConfig::default();
+        let mut s = Cfq::new(&cfg, 32);
+        let out = three_readers(&mut s, 100_000, 700 * MS);
+        assert!(out.iter().any(|&(_, st)| st == 1));
+        let wl = |s: &Cfq, k: u64| s.queues[&k].on.map(|(w, _, _)| w);
+        assert!(!s.queues[&1].idle_window && !s.queues[&2].idle_window);
+        assert!(s.queues[&3].idle_window && s.queues[&3].deep);
+        assert_eq!(wl(&s, 3), Some(Wl::Sync));
+        for k in [1, 2] {
+            assert!(matches!(wl(&s, k), Some(Wl::SyncNoidle) | None), "{k}");
+        }
+        let mut m = vec![];
+        s.add(
+            req(999_999, IoOp::Write, 77, 8, 0, 9),
+            SimTime(20 * MS),
+            &mut m,
+        );
+        assert_eq!(wl(&s, ASYNC), Some(Wl::Async));
+        // Think time: a process whose next request comes 20 ms after its
+        // last completion (more than slice_idle) loses its window after
+        // three samples, large requests and all.
+        let mut s = Cfq::new(&cfg, 32);
+        let mut t = 0;
+        for i in 0..4u32 {
+            s.add(
+                req(i, IoOp::Read, 1000 * i as u64, 256, t, 1),
+                SimTime(t),
+                &mut m,
+            );
+            let r = s.dispatch(SimTime(t)).unwrap();
+            s.completed(&r, SimTime(t + MS));
+            t += 21 * MS;
+        }
+        assert!(s.queues[&1].ttime_valid());
+        // Samples 0, 16, 16, 16 ms (20 ms capped at 2 x slice_idle):
+        // samples 32, 60, 84, 105; totals 0, 512, 960, 1352 ms.
+        assert_eq!(s.queues[&1].ttime_mean, (1352 * MS + 128) / 105);
+        assert!(!s.queues[&1].idle_window);
+    }
+
+    /// `choose_service_tree`: two psync readers on the sync-noidle tree and
+    /// a deep reader on the sync tree. The noidle tree is served for its
+    /// workload slice, 300 ms x 2 / 3 = 200 ms, its two queues in turn,
+    /// while the deep reader waits; then the sync tree for 100 ms.
+    #[test]
+    fn a_tree_is_served_for_its_workload_slice() {
+        let cfg = SchedConfig::default();
+        let mut s = Cfq::new(&cfg, 32);
+        let out = three_readers(&mut s, 100_000, 1600 * MS);
+        // Runs of dispatches from one tree after the first 600 ms (all
+        // three start on the sync tree, which is served for 300 ms).
+        let mut runs: Vec<(bool, u64, u64, [u32; 4])> = vec![];
+        for &(t, st) in out.iter().filter(|&&(t, _)| t >= 600 * MS) {
+            let noidle = st != 3;
+            match runs.last_mut() {
+                Some(r) if r.0 == noidle => {
+                    r.2 = t;
+                    r.3[st as usize] += 1;
+                }
+                _ => {
+                    let mut c = [0; 4];
+                    c[st as usize] = 1;
+                    runs.push((noidle, t, t, c));
+                }
+            }
+        }
+        let whole = &runs[1..runs.len() - 1];
+        assert!(whole.len() >= 4, "{runs:?}");
+        for &(noidle, from, to, c) in whole {
+            let span = (to - from) / MS;
+            if noidle {
+                assert!((190..=201).contains(&span), "{runs:?}");
+                assert!(c[1] > 100 && c[2] > 100, "both noidle queues: {c:?}");
+            } else {
+                assert!((90..=101).contains(&span), "{runs:?}");
+            }
+        }
+    }
+
+    /// `cfq_should_idle` counts the queue's own tree: on a queueing SSD
+    /// the last sync-noidle queue keeps the device while its request is
+    /// in it though a sync-tree queue is busy; with another noidle queue
+    /// busy it gives the device up at once.
+    #[test]
+    fn the_last_queue_of_its_tree_idles() {
+        let cfg = SchedConfig::default();
+        let mut m = vec![];
+        for company in [false, true] {
+            let mut s = Cfq::new(&cfg, 32);
+            for (k, on) in [(1u64, false), (2, true), (3, false)] {
+                let mut q = CfqQueue::new(k, SimTime(0));
+                q.idle_window = on;
+                s.queues.insert(k, q);
+            }
+            s.add(req(1, IoOp::Read, 0, 8, 0, 1), SimTime(0), &mut m);
+            s.add(req(2, IoOp::Read, 5000, 8, 0, 2), SimTime(0), &mut m);
+            if company {
+                s.add(req(3, IoOp::Read, 9000, 8, 0, 3), SimTime(0), &mut m);
+            }
+            assert_eq!(s.queues[&1].on.map(|o| o.0), Some(Wl::SyncNoidle));
+            assert_eq!(s.queues[&2].on.map(|o| o.0), Some(Wl::Sync));
+            let r = s.dispatch(SimTime(0)).unwrap();
+            assert_eq!(r.stream, 1);
+            let next = s.dispatch(SimTime(0)).map(|r| r.stream);
+            assert_eq!(next, company.then_some(3), "company {company}");
+        }
     }
 }

@@ -83,6 +83,7 @@ macro_rules! any_sched {
             #[inline] fn dispatch(&mut self, now: SimTime) -> Option<SchedReq> { match self { $(AnySched::$variant(s) => s.dispatch(now)),* } }
             #[inline] fn completed(&mut self, r: &SchedReq, now: SimTime) { match self { $(AnySched::$variant(s) => s.completed(r, now)),* } }
             #[inline] fn wake_at(&self) -> Option<SimTime> { match self { $(AnySched::$variant(s) => s.wake_at()),* } }
+            #[inline] fn limit_depth(&self, op: IoOp, sync: bool) -> u32 { match self { $(AnySched::$variant(s) => s.limit_depth(op, sync)),* } }
             #[inline] fn len(&self) -> usize { match self { $(AnySched::$variant(s) => s.len()),* } }
         }
     };
@@ -123,12 +124,14 @@ pub fn build_sched(
     Ok(match cfg.kind.as_str() {
         "noop" => AnySched::Noop(Noop::new(max, cfg.merge)),
         "deadline" => AnySched::Deadline(Deadline::new(cfg)),
-        "mq-deadline" => AnySched::MqDeadline(MqDeadline::new(cfg)),
+        "mq-deadline" => {
+            AnySched::MqDeadline(MqDeadline::new(cfg, cfg.nr_requests_for(device_depth)))
+        }
         "cfq" => AnySched::Cfq(Cfq::new(cfg, device_depth)),
         "anticipatory" => AnySched::Anticipatory(Anticipatory::new(cfg)),
         "pardispatcher" => AnySched::ParDispatcher(ParDispatcher::new(cfg, capacity_sectors)?),
         "kyber" => AnySched::Kyber(Kyber::new(cfg)),
-        "bfq" => AnySched::Bfq(Bfq::new(cfg)),
+        "bfq" => AnySched::Bfq(Bfq::new(cfg, device_depth)),
         other => unreachable!("validate() accepted unknown scheduler {other:?}"),
     })
 }
@@ -195,8 +198,9 @@ pub struct SchedConfig {
     pub slice_sync: Dur,
     /// cfq: time slice of the async (write) queue.
     pub slice_async: Dur,
-    /// cfq: wait this long for the next request of an emptied sync queue (0 =
-    /// no idling). CFQ arms this timer only without command queueing
+    /// cfq, bfq: wait this long for the next request of an emptied sync
+    /// queue (0 = no idling; `cfq_slice_idle`, `bfq_slice_idle`). BFQ idles
+    /// on any device when `bfq_better_to_idle` says so (see `scheds::bfq`). CFQ arms this timer only without command queueing
     /// (`host.queue_depth` < 5); on a queueing drive the value still paces
     /// `cfq_slice_used_soon` and the shortest scaled slice.
     pub slice_idle: Dur,
@@ -212,10 +216,32 @@ pub struct SchedConfig {
     pub kyber_read_target: Dur,
     /// kyber: (sync) write latency target.
     pub kyber_write_target: Dur,
+    /// mq-deadline: the scheduler tags (of `nr_requests`) async requests
+    /// and writes may find taken and still get one (`async_depth`; 0: the
+    /// kernel's, `nr_requests`, set by `dd_depth_updated`, which limits
+    /// nothing). Echoed only when set, so configurations that leave it
+    /// alone keep their `run.config_hash`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub async_depth: u32,
     /// bfq: largest budget of a queue, in sectors.
     pub bfq_max_budget: u32,
     /// bfq: longest a queue keeps the device for one budget.
     pub bfq_timeout: Dur,
+    /// bfq: weight-raise interactive queues (the kernel's `low_latency`
+    /// tunable, on by default). A report echoes it only when it is off, so
+    /// configurations that leave it alone keep their `run.config_hash`.
+    #[serde(skip_serializing_if = "is_true")]
+    pub bfq_low_latency: bool,
+}
+
+/// For `skip_serializing_if`: a flag left at its default, on.
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+/// For `skip_serializing_if`: a number left at its default, 0.
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Default for SchedConfig {
@@ -243,8 +269,10 @@ impl Default for SchedConfig {
             write_batch: 8,
             kyber_read_target: Dur::from_ms(2),
             kyber_write_target: Dur::from_ms(10),
+            async_depth: 0,
             bfq_max_budget: 16 * 1024,
             bfq_timeout: Dur::from_ms(125),
+            bfq_low_latency: true,
         }
     }
 }
@@ -303,6 +331,15 @@ impl SchedConfig {
                 format!(
                     "must be in 1..=1000000 (0: the kernel's), got {}",
                     self.nr_requests
+                ),
+            ));
+        }
+        if self.async_depth > 1_000_000 {
+            return Err(invalid(
+                "sched.async_depth",
+                format!(
+                    "must be in 1..=1000000 (0: the kernel's), got {}",
+                    self.async_depth
                 ),
             ));
         }
@@ -458,6 +495,11 @@ impl DirQueue {
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.by_lba.is_empty()
+    }
+    /// Requests queued.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.by_lba.len()
     }
     /// Oldest request (earliest expiry, then insertion order).
     #[inline]

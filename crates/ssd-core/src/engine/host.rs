@@ -112,10 +112,11 @@ pub(super) struct Front {
     pub(super) merged: Vec<(u32, u32)>,
     /// Block layer: requests it may hold at once (`sched.nr_requests`), the
     /// submitters asleep until one frees (host request ids, in arrival
-    /// order), whether open-loop bursts are plugged, the requests plugged
+    /// order, each with the tags its kind may find taken:
+    /// [`IoScheduler::limit_depth`]), whether open-loop bursts are plugged, the requests plugged
     /// now, and whether a `PlugFlush` is booked.
     pub(super) nr_requests: u32,
-    pub(super) blocked: VecDeque<u32>,
+    pub(super) blocked: VecDeque<(u32, u32)>,
     pub(super) plug_on: bool,
     pub(super) plugged: Vec<u32>,
     pub(super) plug_booked: bool,
@@ -445,9 +446,17 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             next: NONE,
         });
         // A request is allocated before it is plugged or queued; with
-        // `nr_requests` taken, the submitter sleeps (Linux's get_request).
-        if !self.front.blocked.is_empty() || self.allocated() >= self.front.nr_requests {
-            self.front.blocked.push_back(id);
+        // `nr_requests` taken, or as many as the scheduler lets its kind
+        // find taken, the submitter sleeps (Linux's get_request,
+        // `blk_mq_get_tag` with the elevator's `limit_depth`), as it does
+        // behind a sleeper of a kind as privileged.
+        let limit = self.tag_limit(&r);
+        let behind = match self.front.blocked.front() {
+            None => false,
+            Some(&(_, l)) => l >= limit || self.front.blocked.iter().any(|&(_, l)| l >= limit),
+        };
+        if behind || self.allocated() >= limit {
+            self.front.blocked.push_back((id, limit));
             return true;
         }
         if self.front.plug_on {
@@ -520,6 +529,19 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             }
         }
         self.try_dispatch();
+    }
+
+    /// The tags request `r` may find taken and still get one:
+    /// `nr_requests`, or less where the scheduler limits its kind (never
+    /// for a flush: `blk_mq_alloc_request` skips `limit_depth` for them).
+    #[inline]
+    fn tag_limit(&self, r: &HostRequest) -> u32 {
+        if r.op == IoOp::Flush {
+            return self.front.nr_requests;
+        }
+        self.sched
+            .limit_depth(r.op, r.sync)
+            .min(self.front.nr_requests)
     }
 
     /// Requests the block layer holds: plugged, queued in the elevator
@@ -623,13 +645,26 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     }
 
     /// Submitters asleep on `nr_requests` get their requests as completions
-    /// free them, in the order they fell asleep.
+    /// free them, in the order they fell asleep, except that one may pass
+    /// sleepers of a less privileged kind (a lower tag limit) ahead of it.
     pub(super) fn wake_blocked(&mut self) {
-        while let Some(&id) = self.front.blocked.front() {
-            if self.allocated() >= self.front.nr_requests {
+        let mut i = 0;
+        // The highest tag limit among the sleepers left ahead.
+        let mut ahead = 0;
+        while let Some(&(id, limit)) = self.front.blocked.get(i) {
+            if ahead >= self.front.nr_requests {
                 break;
             }
-            self.front.blocked.pop_front();
+            if limit <= ahead || self.allocated() >= limit {
+                ahead = ahead.max(limit);
+                i += 1;
+                continue;
+            }
+            if i == 0 {
+                self.front.blocked.pop_front();
+            } else {
+                self.front.blocked.remove(i);
+            }
             if self.front.timing == Timing::Reactive {
                 self.src
                     .event(HostEvent::Admitted(self.front.hosts[id].req.tag), self.now);
