@@ -4,6 +4,26 @@
 use super::*;
 use crate::ftl::FlashOp;
 
+/// The [`TxnTables`] of command `c`'s plan in simulation `$sim`, each a
+/// field borrowed on its own (a macro, not a method: the plan's own tables
+/// stay free to borrow beside them).
+macro_rules! txn_tables {
+    ($sim:ident, $c:expr) => {
+        TxnTables {
+            flash: &mut $sim.flash,
+            blk: &mut $sim.fl.blk[..],
+            counters: &mut $sim.counters,
+            late_reads: &mut $sim.fl.late_reads,
+            pending: &mut $sim.fl.pending_erases[..],
+            gating: &$sim.cx.plan.gating[..],
+            page_mask: $sim.consts.page_mask,
+            gc_yields: $sim.consts.gc_yields,
+            planes: $sim.consts.planes_per_die,
+            c: $c,
+        }
+    };
+}
+
 impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulation<F, S, Q, O, H> {
     /// Turn the plan in `cx` into jobs and transactions owned by command `c`
     /// (NONE: background work, released at once).
@@ -59,23 +79,19 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 run_len: n,
             });
         }
-        // Out of `self` while the tables are borrowed (none of them is one).
-        let (mut fill, mut items, plan_jobs) = (
-            std::mem::take(&mut self.fl.plan_fill),
-            std::mem::take(&mut self.fl.txns.items),
-            std::mem::take(&mut self.fl.plan_jobs),
+        let (fill, items, plan_jobs) = (
+            &mut self.fl.plan_fill[..],
+            &mut self.fl.txns.items[..],
+            &self.fl.plan_jobs[..],
         );
-        let ops = std::mem::take(&mut self.cx.plan.ops);
-        let mut tables = self.txn_tables(c);
-        for op in &ops {
+        let mut tables = txn_tables!(self, c);
+        for op in &self.cx.plan.ops {
             let j = op.job as usize;
             let slot = &mut fill[j * stages + op.stage as usize];
             let t = *slot;
             *slot += 1;
             items[t as usize] = tables.txn(op, plan_jobs[j]);
         }
-        (self.fl.plan_fill, self.fl.txns.items) = (fill, items);
-        (self.fl.plan_jobs, self.cx.plan.ops) = (plan_jobs, ops);
         // Jobs in plan order.
         let mut last_job = NONE;
         for j in 0..n_jobs {
@@ -105,7 +121,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         });
         self.fl.plan_jobs.clear();
         self.fl.plan_jobs.push(job);
-        let txn = self.txn_tables(c).txn(op, job);
+        let txn = txn_tables!(self, c).txn(op, job);
         self.fl.txns.items[run as usize] = txn;
         self.own_job(c, 0, job, &mut { NONE });
         self.cx.plan.clear();
@@ -134,24 +150,6 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             *last_job = job;
         } else {
             self.release_stage(job);
-        }
-    }
-
-    /// The tables that turning operations of command `c`'s plan into
-    /// transactions touches ([`TxnTables`]).
-    #[inline(always)]
-    fn txn_tables(&mut self, c: u32) -> TxnTables<'_> {
-        TxnTables {
-            flash: &mut self.flash,
-            blk: &mut self.fl.blk[..],
-            counters: &mut self.counters,
-            late_reads: &mut self.fl.late_reads,
-            pending: &mut self.fl.pending_erases[..],
-            gating: &self.cx.plan.gating[..],
-            page_mask: self.consts.page_mask,
-            gc_yields: self.consts.gc_yields,
-            planes: self.consts.planes_per_die,
-            c,
         }
     }
 
