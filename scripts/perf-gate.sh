@@ -205,7 +205,8 @@ for i in "${!NAMES[@]}"; do
 done
 while IFS=$'\t' read -r name _; do
     case $name in '#'* | '') continue ;; esac
-    if ! printf '%s\n' "${NAMES[@]}" | grep -qxF "$name"; then
+    # Not `printf | grep -q`: under pipefail, grep's early exit can fail printf (SIGPIPE).
+    if ! grep -qxF "$name" <<<"$(printf '%s\n' "${NAMES[@]}")"; then
         echo "perf-gate: FAIL: $name is in the baseline but no longer run"
         status=1
     fi

@@ -449,6 +449,21 @@ impl SpanLane {
         Some(f)
     }
 
+    /// If the lane holds one span and it ended by `lb`, put `it` in its
+    /// place and return it (`Ok`): the same as `pop_front_if_ended` then
+    /// `push_back(it)`, without moving the vector's ends. Else `Err(it)`.
+    #[inline(always)]
+    fn replace_single_if_ended(&mut self, it: Span, lb: u64) -> Result<Span, Span> {
+        if self.head + 1 == self.buf.len() {
+            if let Some(only) = self.buf.last_mut() {
+                if only.e <= lb {
+                    return Ok(std::mem::replace(only, it));
+                }
+            }
+        }
+        Err(it)
+    }
+
     #[inline(always)]
     fn pop_front(&mut self) -> Option<Span> {
         self.pop_front_if_ended(u64::MAX)

@@ -21,6 +21,12 @@ impl PowerObserver {
         } else {
             &mut self.link_lane
         };
+        // Nearly always the lane holds one span, the one reported before,
+        // and it has ended: `it` takes its place.
+        let it = match lane.replace_single_if_ended(it, lb) {
+            Ok(f) => return self.commit_other(dram, f),
+            Err(it) => it,
+        };
         while let Some(f) = lane.pop_front_if_ended(lb) {
             self.commit_other(dram, f);
             lane = if dram {

@@ -2,6 +2,27 @@
 //! parked per block in program order, released stage by stage.
 
 use super::*;
+use crate::ftl::FlashOp;
+
+/// The [`TxnTables`] of command `c`'s plan in simulation `$sim`, each a
+/// field borrowed on its own (a macro, not a method: the plan's own tables
+/// stay free to borrow beside them).
+macro_rules! txn_tables {
+    ($sim:ident, $c:expr) => {
+        TxnTables {
+            flash: &mut $sim.flash,
+            blk: &mut $sim.fl.blk[..],
+            counters: &mut $sim.counters,
+            late_reads: &mut $sim.fl.late_reads,
+            pending: &mut $sim.fl.pending_erases[..],
+            gating: &$sim.cx.plan.gating[..],
+            page_mask: $sim.consts.page_mask,
+            gc_yields: $sim.consts.gc_yields,
+            planes: $sim.consts.planes_per_die,
+            c: $c,
+        }
+    };
+}
 
 impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulation<F, S, Q, O, H> {
     /// Turn the plan in `cx` into jobs and transactions owned by command `c`
@@ -9,6 +30,11 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     pub(super) fn commit_plan(&mut self, c: u32) {
         if !self.stats.flow_flash.owner.is_empty() {
             self.stats.flow_flash.count(&self.cx.plan.ops);
+        }
+        if let [op] = self.cx.plan.ops[..] {
+            if op.job == 0 && op.stage == 0 && self.cx.plan.gating.len() <= 1 {
+                return self.commit_one(c, &op);
+            }
         }
         // Apply every op to the flash array in the FTL's order (its state order),
         // recording each op's block epoch so that the dies execute programs and
@@ -53,99 +79,78 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 run_len: n,
             });
         }
-        // Each table borrowed once, so that the loop keeps them in registers.
-        let (blk, fill, items) = (
-            &mut self.fl.blk[..],
+        let (fill, items, plan_jobs) = (
             &mut self.fl.plan_fill[..],
             &mut self.fl.txns.items[..],
-        );
-        let (flash, counters, plan_jobs, late_reads, page_mask) = (
-            &mut self.flash,
-            &mut self.counters,
             &self.fl.plan_jobs[..],
-            &mut self.fl.late_reads,
-            self.consts.page_mask,
         );
-        // Paced GC: a non-gating job's GC and wear-levelling operations
-        // yield to their die's foreground work (a gating job's would only
-        // delay the command waiting for them). Copies of translation pages
-        // (no logical page) do not: a host command's mapping read of a
-        // page being moved waits for its copy, and DFTL reads a translation
-        // page on nearly every command.
-        let (gc_yields, gating) = (self.consts.gc_yields, &self.cx.plan.gating[..]);
-        let (pending, planes) = (&mut self.fl.pending_erases[..], self.consts.planes_per_die);
-        let yields = |op: &crate::ftl::FlashOp| {
-            gc_yields
-                && matches!(op.purpose, Purpose::Gc | Purpose::WearLevel)
-                && (op.kind == OpKind::Erase || op.lpn != crate::ftl::NO_LPN)
-                && (c == NONE || !gating.get(op.job as usize).copied().unwrap_or(true))
-        };
+        let mut tables = txn_tables!(self, c);
         for op in &self.cx.plan.ops {
-            let (b, page) = flash.split(op.ppn);
-            let bx = &mut blk[b as usize];
-            let (epoch, plane) = (bx.plan_epoch, bx.plane);
-            if op.kind == OpKind::Read {
-                if epoch <= bx.exec_epoch + 1 {
-                    bx.reads[epoch as usize & 1] += 1;
-                } else {
-                    count_late_read(bx, late_reads, b, epoch);
-                }
-            }
-            // An erase notes the pages written before it (its trigger).
-            let pg = flash.apply_at(op, b, page) as u16;
-            counters.flash(op.kind, op.purpose);
-            if op.kind == OpKind::Erase {
-                blk[b as usize].plan_epoch += 1;
-                if gc_yields {
-                    let bx = &blk[b as usize];
-                    pending[bx.flat_plane(planes)] += 1;
-                }
-            }
             let j = op.job as usize;
             let slot = &mut fill[j * stages + op.stage as usize];
             let t = *slot;
             *slot += 1;
-            items[t as usize] = Txn {
-                blk: b,
-                pg,
-                plane: if yields(op) { plane | YIELDS } else { plane },
-                qkey: queue_key(op.kind, op.purpose, pg & page_mask),
-                kind: op.kind,
-                purpose: op.purpose,
-                stage: op.stage,
-                job: plan_jobs[j],
-                next: NONE,
-                epoch,
-            };
+            items[t as usize] = tables.txn(op, plan_jobs[j]);
         }
         // Jobs in plan order.
         let mut last_job = NONE;
         for j in 0..n_jobs {
             let job = self.fl.plan_jobs[j];
-            if job == NONE {
-                continue;
-            }
-            let gating = c != NONE && self.cx.plan.gating.get(j).copied().unwrap_or(true);
-            let jb = &mut self.fl.jobs[job];
-            jb.gating = gating;
-            jb.cmd = if gating { c } else { NONE };
-            if gating {
-                self.front.cmds[c].pending += 1;
-            } else {
-                self.ctl.bg_jobs += 1;
-            }
-            if c != NONE {
-                if last_job == NONE {
-                    self.front.cmds[c].jobs = job;
-                } else {
-                    self.fl.jobs[last_job].next_release = job;
-                }
-                last_job = job;
-            } else {
-                self.release_stage(job);
+            if job != NONE {
+                self.own_job(c, j, job, &mut last_job);
             }
         }
         self.cx.plan.clear();
+    }
+
+    /// `commit_plan` of a plan of one operation, of job 0 and stage 0 (a
+    /// host read or write of a page, without GC): the same jobs,
+    /// transactions and state, without the counting sort.
+    #[inline(always)]
+    fn commit_one(&mut self, c: u32, op: &FlashOp) {
+        self.fl.txns.live += 1;
+        let run = self.fl.txns.alloc(1);
+        let job = self.fl.jobs.insert(Job {
+            cmd: NONE,
+            gating: false,
+            head: run,
+            pending: 0,
+            next_release: NONE,
+            run,
+            run_len: 1,
+        });
+        self.fl.plan_jobs.clear();
+        self.fl.plan_jobs.push(job);
+        let txn = txn_tables!(self, c).txn(op, job);
+        self.fl.txns.items[run as usize] = txn;
+        self.own_job(c, 0, job, &mut { NONE });
+        self.cx.plan.clear();
+    }
+
+    /// Job `job`, the plan's `j`th, belongs to command `c` (gating it, if the
+    /// plan says so) or to the background; `last_job` is the command's
+    /// job before it in plan order (released after it), NONE if none.
+    #[inline(always)]
+    fn own_job(&mut self, c: u32, j: usize, job: u32, last_job: &mut u32) {
+        let gating = c != NONE && self.cx.plan.gating.get(j).copied().unwrap_or(true);
+        let jb = &mut self.fl.jobs[job];
+        jb.gating = gating;
+        jb.cmd = if gating { c } else { NONE };
+        if gating {
+            self.front.cmds[c].pending += 1;
+        } else {
+            self.ctl.bg_jobs += 1;
+        }
+        if c != NONE {
+            if *last_job == NONE {
+                self.front.cmds[c].jobs = job;
+            } else {
+                self.fl.jobs[*last_job].next_release = job;
+            }
+            *last_job = job;
+        } else {
+            self.release_stage(job);
+        }
     }
 
     pub(super) fn release_stage(&mut self, j: u32) {
@@ -408,4 +413,73 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     }
 
     // -------------------------------------------------------- report
+}
+
+/// What turning a plan's operations into transactions touches
+/// (`Simulation::commit_plan`), each table borrowed once, so that a loop
+/// over the plan keeps them in registers.
+pub(super) struct TxnTables<'a> {
+    flash: &'a mut FlashArray,
+    blk: &'a mut [BlockExec],
+    counters: &'a mut Counters,
+    late_reads: &'a mut std::collections::HashMap<(u32, u32), u32>,
+    pending: &'a mut [u32],
+    /// The plan's gating flags by job.
+    gating: &'a [bool],
+    page_mask: u16,
+    gc_yields: bool,
+    planes: u32,
+    /// The command that owns the plan (NONE: background work).
+    c: u32,
+}
+
+impl TxnTables<'_> {
+    /// Apply `op` to the flash array, in the FTL's order (its state order),
+    /// recording its block epoch, so that the dies execute programs and
+    /// erases of a block in that same order; its transaction, of job `job`.
+    #[inline(always)]
+    fn txn(&mut self, op: &FlashOp, job: u32) -> Txn {
+        // Paced GC: a non-gating job's GC and wear-levelling operations
+        // yield to their die's foreground work (a gating job's would only
+        // delay the command waiting for them). Copies of translation pages
+        // (no logical page) do not: a host command's mapping read of a
+        // page being moved waits for its copy, and DFTL reads a translation
+        // page on nearly every command.
+        let yields = self.gc_yields
+            && matches!(op.purpose, Purpose::Gc | Purpose::WearLevel)
+            && (op.kind == OpKind::Erase || op.lpn != crate::ftl::NO_LPN)
+            && (self.c == NONE || !self.gating.get(op.job as usize).copied().unwrap_or(true));
+        let (b, page) = self.flash.split(op.ppn);
+        let bx = &mut self.blk[b as usize];
+        let (epoch, plane) = (bx.plan_epoch, bx.plane);
+        if op.kind == OpKind::Read {
+            if epoch <= bx.exec_epoch + 1 {
+                bx.reads[epoch as usize & 1] += 1;
+            } else {
+                count_late_read(bx, self.late_reads, b, epoch);
+            }
+        }
+        // An erase notes the pages written before it (its trigger).
+        let pg = self.flash.apply_at(op, b, page) as u16;
+        self.counters.flash(op.kind, op.purpose);
+        if op.kind == OpKind::Erase {
+            let bx = &mut self.blk[b as usize];
+            bx.plan_epoch += 1;
+            if self.gc_yields {
+                self.pending[bx.flat_plane(self.planes)] += 1;
+            }
+        }
+        Txn {
+            blk: b,
+            pg,
+            plane: if yields { plane | YIELDS } else { plane },
+            qkey: queue_key(op.kind, op.purpose, pg & self.page_mask),
+            kind: op.kind,
+            purpose: op.purpose,
+            stage: op.stage,
+            job,
+            next: NONE,
+            epoch,
+        }
+    }
 }
