@@ -40,7 +40,7 @@
 //! not modelled); the file set's directories are made at mkfs.
 //!
 //! **Out-of-place updates, placed at writeback.** A `write()` reserves the
-//! file's new blocks (`f2fs_reserve_block`: [`NEW_ADDR`] in the block's
+//! file's new blocks (`f2fs_reserve_block`: `NEW_ADDR` in the block's
 //! dnode, which is dirtied, counted in the valid blocks by
 //! `inc_valid_block_count`) and hands the bytes to the page cache as the
 //! file's pages ([`FsCall::Buffered`]); a rewrite of a block already placed
