@@ -253,15 +253,7 @@ impl AppSource for FileBench {
         }
         let mut runs = Vec::new();
         self.fs.place(ino - 1, index, n, now, &mut runs);
-        let base = self.base;
-        out.extend(
-            runs.into_iter()
-                .map(|(index, block, pages)| crate::workload::FilePiece {
-                    index,
-                    dev: base + block,
-                    pages,
-                }),
-        );
+        self.pieces(runs, out);
     }
     fn locate(&mut self, ino: u32, index: u64, n: u32, out: &mut Vec<crate::workload::FilePiece>) {
         if ino == 0 || ino > self.files.len() as u32 {
@@ -269,15 +261,7 @@ impl AppSource for FileBench {
         }
         let mut runs = Vec::new();
         self.fs.locate(ino - 1, index, n, &mut runs);
-        let base = self.base;
-        out.extend(
-            runs.into_iter()
-                .map(|(index, block, pages)| crate::workload::FilePiece {
-                    index,
-                    dev: base + block,
-                    pages,
-                }),
-        );
+        self.pieces(runs, out);
     }
     fn background_writeback(&self, ino: u32) -> bool {
         !crate::pagecache::is_file(ino) || self.fs.writes_in_background()
@@ -294,5 +278,21 @@ impl AppSource for FileBench {
             _ => MEMSIZE,
         };
         (self.threads.len() as u64).saturating_mul(memsize)
+    }
+}
+
+impl FileBench {
+    /// The file system's runs (file block, its block, blocks) as the
+    /// device's pages: its block 0 is the device's `base`.
+    fn pieces(&self, runs: Vec<(u64, u64, u32)>, out: &mut Vec<crate::workload::FilePiece>) {
+        let base = self.base;
+        out.extend(
+            runs.into_iter()
+                .map(|(index, block, pages)| crate::workload::FilePiece {
+                    index,
+                    dev: base + block,
+                    pages,
+                }),
+        );
     }
 }

@@ -1289,25 +1289,11 @@ impl FileSystem for F2fs {
             file.version[idx] = version;
             let nid = file.nodes[&NodeKind::holder(i)];
             self.dirty_node(nid);
-            match out.last_mut() {
-                Some((fi, s, k)) if *fi + *k as u64 == i && *s + *k as u64 == b => *k += 1,
-                _ => out.push((i, b, 1)),
-            }
+            super::push_placed(out, i, b);
         }
     }
     fn locate(&self, f: u32, index: u64, n: u32, out: &mut Vec<(u64, u64, u32)>) {
-        let file = &self.inodes[f as usize];
-        let end = (index + n as u64).min(file.place.len() as u64);
-        for i in index..end {
-            let b = file.place[i as usize];
-            if b == NEW_ADDR {
-                continue;
-            }
-            match out.last_mut() {
-                Some((fi, s, k)) if *fi + *k as u64 == i && *s + *k as u64 == b => *k += 1,
-                _ => out.push((i, b, 1)),
-            }
-        }
+        super::locate_in(&self.inodes[f as usize].place, NEW_ADDR, index, n, out);
     }
     fn places_at_writeback(&self) -> bool {
         true

@@ -645,6 +645,35 @@ impl FsConfig {
     }
 }
 
+/// Push file block `i`, at block `b`, on runs of (first file block, first
+/// block, blocks) as [`FileSystem::place`] and [`FileSystem::locate`] give
+/// them: the last run grows when both go on from it.
+pub fn push_placed(out: &mut Vec<(u64, u64, u32)>, i: u64, b: u64) {
+    match out.last_mut() {
+        Some((fi, s, k)) if *fi + *k as u64 == i && *s + *k as u64 == b => *k += 1,
+        _ => out.push((i, b, 1)),
+    }
+}
+
+/// [`FileSystem::locate`] over a file's places: the blocks of `place` from
+/// `index`, `n` of them (not past the file), as runs, but those at
+/// `unwritten` (reserved, not on the device yet).
+pub fn locate_in(
+    place: &[u64],
+    unwritten: u64,
+    index: u64,
+    n: u32,
+    out: &mut Vec<(u64, u64, u32)>,
+) {
+    let end = (index + n as u64).min(place.len() as u64);
+    for i in index..end {
+        let b = place[i as usize];
+        if b != unwritten {
+            push_placed(out, i, b);
+        }
+    }
+}
+
 /// One call a file system makes (blocks are the file system's, from 0).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FsCall {

@@ -1153,25 +1153,11 @@ impl FileSystem for Nilfs2 {
                 }
                 None => continue,
             };
-            match out.last_mut() {
-                Some((fi, s, k)) if *fi + *k as u64 == i && *s + *k as u64 == b => *k += 1,
-                _ => out.push((i, b, 1)),
-            }
+            super::push_placed(out, i, b);
         }
     }
     fn locate(&self, f: u32, index: u64, n: u32, out: &mut Vec<(u64, u64, u32)>) {
-        let file = &self.files[f as usize];
-        let end = (index + n as u64).min(file.place.len() as u64);
-        for i in index..end {
-            let b = file.place[i as usize];
-            if b == UNPLACED {
-                continue;
-            }
-            match out.last_mut() {
-                Some((fi, s, k)) if *fi + *k as u64 == i && *s + *k as u64 == b => *k += 1,
-                _ => out.push((i, b, 1)),
-            }
-        }
+        super::locate_in(&self.files[f as usize].place, UNPLACED, index, n, out);
     }
     fn places_at_writeback(&self) -> bool {
         true
