@@ -896,7 +896,12 @@ impl Nilfs2 {
     /// A construction with the dirty data: the data placed first, then the
     /// log (see [`Nilfs2::construct`]), as an fsync's or commit's writes.
     fn construct_with_data(&mut self, now: SimTime) -> Option<FsyncIo> {
-        let ordered = self.stage_dirty(now);
+        let mut ordered = self.stage_dirty(now);
+        // Pages an earlier construction placed that the cache could not
+        // write then (under writeback from before, redirtied): written now.
+        ordered.extend(self.staged.keys().map(|&(f, _)| f));
+        ordered.sort_unstable();
+        ordered.dedup();
         let direct = self.construct(now);
         if direct.is_none() && ordered.is_empty() {
             return None;
