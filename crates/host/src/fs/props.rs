@@ -101,9 +101,19 @@ fn commits(fs: &mut AnyFs, now: SimTime) -> Result<(), TestCaseError> {
         for &(b, n) in &c.direct {
             prop_assert!(n > 0 && b + n as u64 <= fs.blocks());
         }
+        ordered(fs, &c.ordered, now)?;
         fs.commit_done(now);
     }
     Err(TestCaseError::fail("a commit asked for more commits"))
+}
+
+/// The page cache writes the files a commit or fsync hands it
+/// ([`FsyncIo::ordered`]): every block it has to write of each.
+fn ordered(fs: &mut AnyFs, files: &[u32], now: SimTime) -> Result<(), TestCaseError> {
+    for &f in files {
+        writeback(fs, f, now)?;
+    }
+    Ok(())
 }
 
 fn data_bytes(io: &[FsCall], want: IoOp) -> u64 {
@@ -191,6 +201,7 @@ fn run(kind: FsKind, ops: &[Op]) -> Result<(), TestCaseError> {
                 for &(b, n) in &s.direct {
                     prop_assert!(n > 0 && b + n as u64 <= fs.blocks());
                 }
+                ordered(&mut fs, &s.ordered, now)?;
                 // The file system's thread writes what was asked of it; the
                 // fsync's transaction is then on disk.
                 commits(&mut fs, now)?;
