@@ -182,3 +182,79 @@ fn a_zoned_drive_refuses_what_it_cannot_do_before_the_run() {
     assert!(r.get("zns").is_none());
     assert!(r["host"].get("zone_mgmt").is_none());
 }
+
+/// F2FS's zoned mode end to end: Filebench's fileserver on a zoned drive
+/// (128 zones of 8 MiB, the first 8 conventional) writes every zone in
+/// order, cleans by moving live blocks and resetting the zones it emptied,
+/// and the drive copies nothing in its sequential zones.
+#[test]
+fn f2fs_runs_on_a_zoned_drive_in_its_zoned_mode() {
+    let r = run(&[
+        "--set",
+        "nand.blocks_per_plane=128",
+        "--set",
+        "ftl.conventional_zones=8",
+        "--fs",
+        "f2fs",
+        "--personality",
+        "fileserver",
+        "--set",
+        "personality.level=file",
+        "--set",
+        "personality.files=4000",
+        "--time-limit",
+        "10s",
+    ]);
+    let z = &r["zns"];
+    assert!(
+        z["errors"].as_object().unwrap().values().all(|v| v == 0),
+        "{z}"
+    );
+    assert!(r["host"].get("failed").is_none(), "{}", r["host"]);
+    let resets = z["resets"].as_u64().unwrap();
+    assert!(resets > 10, "{z}");
+    assert_eq!(r["host"]["zone_mgmt"], resets);
+    let fs = &r["file_system"];
+    assert!(
+        fs["cleaner_blocks_written"].as_u64().unwrap() > 1000,
+        "{fs}"
+    );
+    // Only the conventional zones (the metadata area) have device GC.
+    let host_pages = r["host"]["bytes_written"].as_u64().unwrap() / 4096;
+    let copies = r["flash"]["gc_page_copies"].as_u64().unwrap();
+    assert!(
+        copies * 20 < host_pages,
+        "{copies} copies for {host_pages} pages"
+    );
+}
+
+#[test]
+fn a_file_system_on_a_zoned_drive_is_f2fs_with_room_for_its_metadata() {
+    let args = |fs: &'static str, conv: &'static str| {
+        vec![
+            "run",
+            "--ftl",
+            "zns",
+            "--set",
+            "nand.blocks_per_plane=128",
+            "--set",
+            conv,
+            "--fs",
+            fs,
+            "--personality",
+            "fileserver",
+            "--set",
+            "personality.level=file",
+            "--set",
+            "personality.files=1000",
+            "--time-limit",
+            "1s",
+        ]
+    };
+    let (code, _, err) = ssdsim(&args("ext4", "ftl.conventional_zones=8"));
+    assert_ne!(code, 0);
+    assert!(err.contains("fs.kind") && err.contains("zoned"), "{err}");
+    let (code, _, err) = ssdsim(&args("f2fs", "ftl.conventional_zones=2"));
+    assert_ne!(code, 0);
+    assert!(err.contains("ftl.conventional_zones"), "{err}");
+}

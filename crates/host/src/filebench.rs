@@ -726,7 +726,9 @@ impl FileBench {
                 FS_INO,
                 sync,
             ),
-            FsCall::Flush | FsCall::Commit => (IoOp::Flush, 0, 0, FS_INO, false),
+            FsCall::Flush | FsCall::Commit | FsCall::Wait { .. } => {
+                (IoOp::Flush, 0, 0, FS_INO, false)
+            }
         };
         HostRequest {
             arrival: SimTime::ZERO,
@@ -757,6 +759,16 @@ impl FileBench {
                     // A commit the call hands to the file system's thread
                     // (a full transaction): that thread writes it.
                     self.commit_asked = true;
+                    continue;
+                }
+                FsCall::Wait { tid } => {
+                    // The thread waits for the file system's thread.
+                    let r = Self::request_of(base, c, stream, Self::ino(f));
+                    let extras = CallExtras {
+                        await_commit: tid,
+                        ..CallExtras::default()
+                    };
+                    out.push_back((r, false, extras));
                     continue;
                 }
             }
@@ -1337,9 +1349,12 @@ impl FileBench {
         for b in &mut io.metadata {
             *b = base + *b * pages;
         }
-        for r in &mut io.direct {
+        for r in io.direct.iter_mut().chain(&mut io.reads) {
             r.0 = base + r.0 * pages;
             r.1 *= pages as u32;
+        }
+        for z in &mut io.resets {
+            *z = base + *z * pages;
         }
         io
     }

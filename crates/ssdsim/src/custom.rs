@@ -91,6 +91,7 @@ impl Ssd {
                     &queues.host,
                     &queues.flows,
                     s.logical_bytes() / 512,
+                    s.zone_layout().is_some(),
                 )?)
             }),
             hw: Box::new(|s: &Settings| Ok(Parts::new(s.hw())?)),

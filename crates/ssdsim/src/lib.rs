@@ -336,6 +336,7 @@ fn build<O: Observer>(
         &cfg.host,
         &cfg.flows,
         settings.logical_bytes() / 512,
+        settings.zone_layout().is_some(),
     )?;
     let mut src = match only {
         Some(_) => build_flows(cfg, &settings, only)?,

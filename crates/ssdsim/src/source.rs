@@ -321,7 +321,28 @@ pub fn build_source(cfg: &SsdConfig, settings: &Settings) -> Result<AnySource, R
         cfg.trace.as_ref(),
         settings.logical_bytes(),
         cfg.sim.seed,
+        zoned_dev(cfg, settings),
     )
+}
+
+/// A zoned drive's zones as a file system's mkfs reads them
+/// (`blkdev_report_zones`), in 4 KiB blocks; None on any other drive.
+fn zoned_dev(cfg: &SsdConfig, settings: &Settings) -> Option<ssdsim_host::fs::ZonedDev> {
+    let l = settings.zone_layout()?;
+    let page = settings.geometry.page_size as u64;
+    let block = ssdsim_host::fs::BLOCK;
+    let (max_open, max_active) = match cfg.ftl.section() {
+        ssd_core::ftl::FtlSection::Zns(z) => (z.max_open_zones, z.max_active_zones),
+        _ => (0, 0),
+    };
+    Some(ssdsim_host::fs::ZonedDev {
+        zone_blocks: l.size * page / block,
+        cap_blocks: l.capacity * page / block,
+        zones: l.zones,
+        conventional: l.conventional,
+        max_open,
+        max_active,
+    })
 }
 
 /// The flows of `cfg` as one source; `only`: just that flow (by slot), in
@@ -356,6 +377,22 @@ pub fn build_flows(
             .sim
             .seed
             .wrapping_add((i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        // A file system on a zoned drive is made on the whole drive (its
+        // zones are the drive's); a flow's share of it is refused then.
+        let whole = range.0 == 0
+            && (range.1 - range.0) * ssdsim_host::workload::SECTOR == settings.logical_bytes();
+        let zoned = zoned_dev(cfg, settings);
+        if zoned.is_some()
+            && !whole
+            && f.personality
+                .as_ref()
+                .is_some_and(|p| p.level == ssdsim_host::personality::PersonalityLevel::File)
+        {
+            return Err(RunError::Input(format!(
+                "flow {}: a file system on a zoned drive needs the whole drive (its zones are the drive's): set sim.flow_space = \"shared\"",
+                f.name
+            )));
+        }
         let mut src = build_one(
             cfg,
             &w,
@@ -363,6 +400,7 @@ pub fn build_flows(
             f.trace.as_ref(),
             (range.1 - range.0) * ssdsim_host::workload::SECTOR,
             seed,
+            zoned,
         )
         .map_err(|e| match e {
             RunError::Input(m) => RunError::Input(format!("flow {}: {m}", f.name)),
@@ -419,6 +457,7 @@ pub(crate) fn build_one(
     trace: Option<&ssdsim_host::config::TraceSpec>,
     logical: u64,
     seed: u64,
+    zoned: Option<ssdsim_host::fs::ZonedDev>,
 ) -> Result<AnySource, RunError> {
     if let Some(t) = trace {
         let fmt = match &t.format {
@@ -435,8 +474,12 @@ pub(crate) fn build_one(
     }
     let app = if let Some(p) = personality {
         if p.level == ssdsim_host::personality::PersonalityLevel::File {
+            let fs = ssdsim_host::fs::FsConfig {
+                zoned,
+                ..cfg.fs.clone()
+            };
             AnySource::FileBench(Box::new(ssdsim_host::filebench::FileBench::new(
-                p, &cfg.fs, logical, seed,
+                p, &fs, logical, seed,
             )?))
         } else {
             AnySource::Personality(ssdsim_host::personality::Personality::new(

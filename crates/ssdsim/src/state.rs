@@ -214,6 +214,7 @@ mod tests {
                     &a.host,
                     &a.flows,
                     settings.logical_bytes() / 512,
+                    settings.zone_layout().is_some(),
                 )
                 .unwrap(),
                 ssd_core::observer::NullObserver,

@@ -42,8 +42,13 @@ impl RequestSource for FileBench {
                 let mut extras = extras;
                 // directio: the flowop's data reads and writes bypass the
                 // cache (its metadata and the file system's own I/O do not).
+                // F2FS on a zoned drive writes O_DIRECT data through the
+                // cache, so that its log serializes every write
+                // (`f2fs_force_buffered_io`).
+                let buffered = r.op == IoOp::Write && self.fs.buffers_direct_writes();
                 extras.direct = self.p.direct
                     && !extras.unlink
+                    && !buffered
                     && crate::pagecache::is_file(r.tag)
                     && matches!(r.op, IoOp::Read | IoOp::Write);
                 (self.last_more, self.last_extras) = (more, extras);
@@ -170,7 +175,7 @@ impl AppSource for FileBench {
             return FsyncIo::default();
         }
         let io = self.fs.fsync(ino - 1, now);
-        self.commit_asked |= io.wait.is_some_and(|w| w.start);
+        self.commit_asked |= io.wait.is_some_and(|w| w.start) || self.fs.work_pending();
         self.in_pages(io)
     }
     fn commit_io(&mut self, now: SimTime) -> Option<FsyncIo> {
@@ -179,6 +184,8 @@ impl AppSource for FileBench {
     }
     fn commit_done(&mut self, now: SimTime) {
         self.fs.commit_done(now);
+        // More rounds of the file system's own work: another commit call.
+        self.commit_asked |= self.fs.work_pending();
     }
     fn committed(&self, tid: u64) -> bool {
         self.fs.committed(tid)

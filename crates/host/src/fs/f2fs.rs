@@ -151,7 +151,7 @@
 //! search limits. Holes (a write past the end fills the gap).
 
 use super::tree::DirTree;
-use super::{FileSystem, FsCall, FsConfig, FsKind, FsStats, FsyncIo, NoSpace, BLOCK};
+use super::{FileSystem, FsCall, FsConfig, FsKind, FsStats, FsyncIo, NoSpace, ZonedDev, BLOCK};
 use crate::workload::CommitSync;
 use crate::workload::IoOp;
 use ssd_core::error::{invalid, ConfigError};
@@ -343,6 +343,9 @@ enum SegState {
     InUse,
     /// Emptied since the last checkpoint.
     Prefree,
+    /// Zoned: emptied by a checkpoint, its zone's reset not done yet
+    /// (`__queue_zone_reset_cmd`); free once it is.
+    Resetting,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -483,6 +486,44 @@ pub struct F2fs {
     last_cp: SimTime,
     last_gc: SimTime,
     stats: FsStats,
+    /// Blocks a section spans: one segment, or a zone in zoned mode (the
+    /// model's allocation and cleaning unit, Linux's section).
+    sec: u64,
+    /// Zoned mode (mkfs on a host-managed zoned drive).
+    zoned: Option<Zoned>,
+    /// Zoned: dentry blocks dirty, placed by the next checkpoint.
+    dentry_dirty: BTreeSet<(u32, u64)>,
+    /// Zoned: sections whose zone resets are queued, and those whose
+    /// resets the file system's thread has in flight.
+    to_reset: Vec<u64>,
+    in_reset: Vec<u64>,
+    /// Zoned: the file system's thread's work.
+    work: Work,
+}
+
+/// Zoned mode: what mkfs read of the drive's zones.
+#[derive(Clone, Copy, Debug)]
+struct Zoned {
+    /// The first main-area section in a sequential zone (those before are
+    /// conventional zones past the metadata).
+    first_seq: u64,
+    /// Writable blocks of a sequential zone (its capacity).
+    cap: u64,
+}
+
+/// Zoned mode: the cleaning, checkpoints and zone resets the file
+/// system's thread runs, a round per commit call.
+#[derive(Clone, Copy, Debug, Default)]
+struct Work {
+    /// A victim whose valid blocks the last round read: this one moves them.
+    reading: Option<u64>,
+    /// The checkpoint timer is due.
+    cp_due: bool,
+    /// Background cleaning is due.
+    bg_gc: bool,
+    /// Writers' requests for room, and how many are answered.
+    asked: u64,
+    done: u64,
 }
 
 fn push_run(v: &mut Vec<(u64, u32)>, b: u64) {
@@ -498,7 +539,14 @@ impl F2fs {
     /// the files.
     pub fn new(cfg: &FsConfig, blocks: u64, tree: DirTree) -> Result<F2fs, ConfigError> {
         let files = tree.files();
-        let lay = Layout::new(blocks);
+        let (lay, sec, zoned) = match cfg.zoned {
+            None => (Layout::new(blocks), BLKS_PER_SEG, None),
+            Some(z) => {
+                let (lay, zoned) = Self::zoned_layout(&z, blocks)?;
+                (lay, z.zone_blocks, Some(zoned))
+            }
+        };
+        // Sections: segments, or zones in zoned mode.
         let main = lay.main_segs;
         let ovp = cfg
             .overprovision
@@ -552,12 +600,18 @@ impl F2fs {
             cp_count: 0,
             reserved,
             ovp_segs,
-            user_blocks: (main - ovp_segs) * BLKS_PER_SEG,
+            user_blocks: (main - ovp_segs) * zoned.map_or(sec, |z| z.cap),
             cp_interval: cfg.cp_interval.unwrap_or(DEFAULT_CP_INTERVAL),
             gc_sleep: cfg.gc_sleep_time.unwrap_or(DEFAULT_GC_SLEEP),
             last_cp: SimTime::ZERO,
             last_gc: SimTime::ZERO,
             stats: FsStats::default(),
+            sec,
+            zoned,
+            dentry_dirty: BTreeSet::new(),
+            to_reset: Vec::new(),
+            in_reset: Vec::new(),
+            work: Work::default(),
         };
         // mkfs: the file set's directories and their dentry blocks.
         for d in 0..ndirs as u32 {
@@ -590,6 +644,18 @@ impl F2fs {
         }
         fs.tree = tree;
         let _ = fs.checkpoint(SimTime::ZERO);
+        if fs.zoned.is_some() {
+            // mkfs's blocks are not written to the drive here: the logs
+            // start at fresh sections, as the mount moves a log whose
+            // position is not its zone's write pointer
+            // (`fix_curseg_write_pointer`), so that every zone is written
+            // from its start.
+            for log in 0..fs.logs.len() {
+                if let Some(s) = fs.logs[log].seg.take() {
+                    fs.retire(s);
+                }
+            }
+        }
         fs.stats = FsStats {
             kind: FsKind::F2fs.name().into(),
             ..FsStats::default()
@@ -597,11 +663,95 @@ impl F2fs {
         Ok(fs)
     }
 
+    /// mkfs.f2fs on a host-managed zoned drive (`f2fs_prepare_super_block`
+    /// with `c.zoned_mode`): sections of a zone (`segs_per_sec` = the
+    /// zone's segments), the metadata area padded to whole zones (the SSA
+    /// takes the rest, as mkfs pads it) and kept in conventional zones, the
+    /// main area the zones after it. The mount checks the drive's open
+    /// zones against the six active logs (`init_blkz_info`).
+    fn zoned_layout(z: &ZonedDev, blocks: u64) -> Result<(Layout, Zoned), ConfigError> {
+        let zb = z.zone_blocks;
+        if zb == 0 || !zb.is_multiple_of(BLKS_PER_SEG) || z.cap_blocks == 0 {
+            return Err(invalid(
+                "ftl.zone_blocks",
+                format!(
+                    "f2fs needs zones of whole 2 MiB segments; the drive's are {} KiB",
+                    zb * BLOCK / 1024
+                ),
+            ));
+        }
+        for (field, limit) in [
+            ("ftl.max_open_zones", z.max_open),
+            ("ftl.max_active_zones", z.max_active),
+        ] {
+            if limit != 0 && limit < 6 {
+                return Err(invalid(
+                    field,
+                    format!("f2fs writes six logs at once and needs at least 6 zones open and active; the drive allows {limit} (init_blkz_info)"),
+                ));
+            }
+        }
+        let mut lay = Layout::new(blocks.min(z.zones * zb));
+        let meta_zones = lay.main_start.div_ceil(zb);
+        if meta_zones > z.conventional {
+            return Err(invalid(
+                "ftl.conventional_zones",
+                format!(
+                    "f2fs keeps its metadata (superblock, checkpoints, SIT, NAT, SSA: {} blocks) in conventional zones: it needs {meta_zones} of the drive's zones of {} blocks, the drive has {} conventional",
+                    lay.main_start, zb, z.conventional
+                ),
+            ));
+        }
+        lay.main_start = meta_zones * zb;
+        lay.main_segs = z.zones.saturating_sub(meta_zones);
+        let zoned = Zoned {
+            first_seq: z.conventional - meta_zones,
+            cap: z.cap_blocks.min(zb),
+        };
+        Ok((lay, zoned))
+    }
+
     fn seg_start(&self, s: u64) -> u64 {
-        self.lay.main_start + s * BLKS_PER_SEG
+        self.lay.main_start + s * self.sec
     }
     fn seg_of(&self, b: u64) -> u64 {
+        (b - self.lay.main_start) / self.sec
+    }
+    /// The 2 MiB segment of main-area block `b` (its SIT entry and SSA
+    /// block).
+    fn seg2m(&self, b: u64) -> u64 {
         (b - self.lay.main_start) / BLKS_PER_SEG
+    }
+    /// Blocks section `s` can hold: a sequential zone's capacity
+    /// (`f2fs_usable_blks_in_seg`), else the whole section.
+    fn usable(&self, s: u64) -> u64 {
+        match self.zoned {
+            Some(z) if s >= z.first_seq => z.cap,
+            _ => self.sec,
+        }
+    }
+    /// The fewest blocks a section holds (room is counted in these).
+    fn usable_min(&self) -> u64 {
+        self.zoned.map_or(self.sec, |z| z.cap.min(self.sec))
+    }
+    /// Push block `b` on runs of (block, blocks): a run never crosses a
+    /// zone's start in zoned mode (the block layer splits a bio there,
+    /// `chunk_sectors`).
+    fn push_blk(&self, v: &mut Vec<(u64, u32)>, b: u64) {
+        if self.zone_start(b) {
+            v.push((b, 1));
+        } else {
+            push_run(v, b);
+        }
+    }
+    /// Whether block `b` starts a zone (zoned mode).
+    fn zone_start(&self, b: u64) -> bool {
+        self.zoned.is_some() && b.is_multiple_of(self.sec)
+    }
+    /// A section in a sequential zone (written at its write pointer,
+    /// reset when emptied).
+    fn sequential(&self, s: u64) -> bool {
+        self.zoned.is_some_and(|z| s >= z.first_seq)
     }
 
     fn nid_alloc(&mut self) -> Option<u32> {
@@ -671,6 +821,17 @@ impl F2fs {
     /// The next free segment after `after` (wrapping).
     fn next_free(&self, after: Option<u64>) -> Option<u64> {
         let from = after.map_or(0, |c| c + 1);
+        if let Some(z) = self.zoned {
+            // `get_new_segment` with `BLKZONE_ALLOC_PRIOR_SEQ` (the
+            // default): from the first sequential zone's section on, then
+            // any (the conventional ones past the metadata).
+            return self
+                .free_segs
+                .range(from.max(z.first_seq)..)
+                .next()
+                .or_else(|| self.free_segs.iter().next())
+                .copied();
+        }
         self.free_segs
             .range(from..)
             .next()
@@ -694,7 +855,7 @@ impl F2fs {
     /// Append one block to `log` (taking a new segment when its is full).
     fn alloc(&mut self, log: usize, o: Owner, now: SimTime) -> Option<u64> {
         let cur = self.logs[log];
-        if cur.seg.is_none() || cur.off >= BLKS_PER_SEG {
+        if cur.seg.is_none_or(|s| cur.off >= self.usable(s)) {
             // `__get_next_segno` with `no_heap` (the default): hot data and
             // node logs search from the main area's start, warm and cold
             // data from after their current segment.
@@ -720,7 +881,7 @@ impl F2fs {
         }
         let c = &mut self.logs[log];
         let s = c.seg.expect("a current segment");
-        let b = self.lay.main_start + s * BLKS_PER_SEG + c.off;
+        let b = self.lay.main_start + s * self.sec + c.off;
         c.off += 1;
         debug_assert!(!self.owner.contains_key(&b));
         self.owner.insert(b, o);
@@ -729,8 +890,9 @@ impl F2fs {
         let v = seg.valid as u128;
         seg.mtime = SimTime(((seg.mtime.0 as u128 * v + now.0 as u128) / (v + 1)) as u64);
         seg.valid += 1;
-        self.sit_dirty.insert(s);
-        self.ssa_dirty.insert(s);
+        let m = self.seg2m(b);
+        self.sit_dirty.insert(m);
+        self.ssa_dirty.insert(m);
         self.valid_total += 1;
         self.alloc_since_cp += 1;
         Some(b)
@@ -742,7 +904,7 @@ impl F2fs {
         debug_assert!(o.is_some(), "invalidating free block {b}");
         let s = self.seg_of(b);
         self.valid_total -= 1;
-        self.sit_dirty.insert(s);
+        self.sit_dirty.insert(self.seg2m(b));
         let pend = self.pending.remove(&b);
         let seg = &mut self.segs[s as usize];
         if pend {
@@ -812,15 +974,39 @@ impl F2fs {
             || !self.ssa_dirty.is_empty()
             || !self.pending.is_empty()
             || !self.prefree.is_empty()
+            || !self.dentry_dirty.is_empty()
     }
 
     /// `f2fs_write_checkpoint`: its direct writes, in order.
     fn checkpoint(&mut self, now: SimTime) -> Vec<(u64, u32)> {
         let mut w: Vec<(u64, u32)> = Vec::new();
+        // Zoned: the dirty dentry blocks first, placed now in the hot data
+        // log (`block_operations` -> `f2fs_sync_dirty_inodes(DIR_INODE)`
+        // writes dentry pages out of place before the nodes).
+        for (ino, blk) in std::mem::take(&mut self.dentry_dirty) {
+            let dir = &self.inodes[ino as usize];
+            let (old, version) = (dir.place[blk as usize], dir.version[blk as usize] + 1);
+            let o = Owner::Data {
+                ino,
+                fblock: blk as u32,
+                version,
+            };
+            let Some(b) = self.alloc(HOT_DATA, o, now) else {
+                // No section left: the block stays where it is (its
+                // changes wait for room).
+                self.dentry_dirty.insert((ino, blk));
+                continue;
+            };
+            self.kill(old);
+            let dir = &mut self.inodes[ino as usize];
+            dir.place[blk as usize] = b;
+            dir.version[blk as usize] = version;
+            self.push_blk(&mut w, b);
+        }
         let nids: Vec<u32> = self.dirty_nodes.iter().copied().collect();
         for nid in nids {
             match self.write_node(nid, now, false, false) {
-                Some(b) => push_run(&mut w, b),
+                Some(b) => self.push_blk(&mut w, b),
                 None => break,
             }
         }
@@ -845,23 +1031,23 @@ impl F2fs {
             let c = &mut self.nat_copy[k as usize];
             *c = !*c;
             let b = self.lay.nat_start + u64::from(*c) * self.lay.nat_copy_span + k;
-            push_run(&mut w, b);
+            self.push_blk(&mut w, b);
             meta += 1;
         }
         for k in sit_blocks {
             let c = &mut self.sit_copy[k as usize];
             *c = !*c;
             let b = self.lay.sit_start + u64::from(*c) * self.lay.sit_copy_span + k;
-            push_run(&mut w, b);
+            self.push_blk(&mut w, b);
             meta += 1;
         }
         for s in std::mem::take(&mut self.ssa_dirty) {
-            push_run(&mut w, self.lay.ssa_start + s);
+            self.push_blk(&mut w, self.lay.ssa_start + s);
             meta += 1;
         }
         let pack = self.lay.cp_start + (self.cp_count % 2) * BLKS_PER_SEG;
         for i in 0..CP_PACK_BLOCKS {
-            push_run(&mut w, pack + i);
+            self.push_blk(&mut w, pack + i);
         }
         meta += CP_PACK_BLOCKS;
         self.stats.journal_blocks_written += meta;
@@ -878,7 +1064,16 @@ impl F2fs {
         for s in std::mem::take(&mut self.prefree) {
             debug_assert_eq!(self.segs[s as usize].valid, 0);
             self.segs[s as usize] = Seg::default();
-            self.free_segs.insert(s);
+            if self.sequential(s) {
+                // Its zone is reset before it is written again
+                // (`f2fs_clear_prefree_segments` -> `__f2fs_issue_discard_zone`
+                // queues the reset; the allocator waits for it,
+                // `f2fs_wait_discard_bio`): the section is free once done.
+                self.segs[s as usize].state = SegState::Resetting;
+                self.to_reset.push(s);
+            } else {
+                self.free_segs.insert(s);
+            }
         }
         self.valid_at_cp = self.valid_total;
         self.alloc_since_cp = 0;
@@ -890,7 +1085,7 @@ impl F2fs {
     fn greedy_victim(&self) -> Option<u64> {
         self.by_valid
             .iter()
-            .find(|&&(v, s)| (v as u64) < BLKS_PER_SEG && self.segs[s as usize].pending == 0)
+            .find(|&&(v, s)| (v as u64) < self.usable(s) && self.segs[s as usize].pending == 0)
             .map(|&(_, s)| s)
     }
 
@@ -902,9 +1097,9 @@ impl F2fs {
     /// victim).
     fn cb_victim(&self) -> Option<u64> {
         let cands = || {
-            self.by_valid
-                .iter()
-                .filter(|&&(v, s)| (v as u64) < BLKS_PER_SEG && self.segs[s as usize].pending == 0)
+            self.by_valid.iter().filter(|&&(v, s)| {
+                (v as u64) < self.usable(s) && self.segs[s as usize].pending == 0
+            })
         };
         let (mut lo, mut hi) = (u64::MAX, 0u64);
         for &(_, s) in cands() {
@@ -915,7 +1110,7 @@ impl F2fs {
         let mut best: Option<(u64, u64)> = None;
         for &(v, s) in cands() {
             let m = self.segs[s as usize].mtime.0;
-            let u = v as u64 * 100 / BLKS_PER_SEG;
+            let u = v as u64 * 100 / self.usable(s);
             let age = if hi > lo {
                 100 - (100 * (m - lo) as u128 / (hi - lo) as u128) as u64
             } else {
@@ -929,46 +1124,60 @@ impl F2fs {
         best.map(|(_, s)| s)
     }
 
+    /// Section `s`'s valid blocks and what they hold.
+    fn live_of(&self, s: u64) -> Vec<(u64, Owner)> {
+        let start = self.seg_start(s);
+        self.owner
+            .range(start..start + self.sec)
+            .map(|(&b, &o)| (b, o))
+            .collect()
+    }
+
+    /// Whether the cold data and node logs have room for `live` moved
+    /// blocks.
+    fn room_to_move(&self, live: u64) -> bool {
+        self.free_segs.len() as u64 >= 3 + live.div_ceil(self.usable_min())
+    }
+
+    /// Move the valid block `b` holding `o` (GC): a data block to the cold
+    /// data log (its dnode dirtied), a node to its node log; its new place,
+    /// or None with no room.
+    fn move_block(&mut self, b: u64, o: Owner, now: SimTime) -> Option<u64> {
+        match o {
+            Owner::Data { ino, fblock, .. } => {
+                let nb = self.alloc(COLD_DATA, o, now)?;
+                self.kill(b);
+                self.inodes[ino as usize].place[fblock as usize] = nb;
+                let holder = NodeKind::holder(fblock as u64);
+                let nid = self.inodes[ino as usize].nodes[&holder];
+                self.dirty_node(nid);
+                Some(nb)
+            }
+            Owner::Node { nid } => {
+                let (f, d) = {
+                    let e = &self.nat[nid as usize];
+                    (e.fsync_mark, e.dentry_mark)
+                };
+                self.write_node(nid, now, f, d)
+            }
+        }
+    }
+
     /// Move segment `s`'s valid blocks (GC): direct reads, then writes.
     fn gc_segment(&mut self, s: u64, now: SimTime, io: &mut Vec<FsCall>) -> bool {
-        let start = self.seg_start(s);
-        let live: Vec<(u64, Owner)> = self
-            .owner
-            .range(start..start + BLKS_PER_SEG)
-            .map(|(&b, &o)| (b, o))
-            .collect();
+        let live = self.live_of(s);
         // Room for the moved blocks in the cold data and node logs.
-        if (self.free_segs.len() as u64) < 3 + (live.len() as u64).div_ceil(BLKS_PER_SEG) {
+        if !self.room_to_move(live.len() as u64) {
             return false;
         }
         let mut reads = Vec::new();
         let mut writes = Vec::new();
         for (b, o) in live {
-            push_run(&mut reads, b);
-            let nb = match o {
-                Owner::Data { ino, fblock, .. } => {
-                    let Some(nb) = self.alloc(COLD_DATA, o, now) else {
-                        break;
-                    };
-                    self.kill(b);
-                    self.inodes[ino as usize].place[fblock as usize] = nb;
-                    let holder = NodeKind::holder(fblock as u64);
-                    let nid = self.inodes[ino as usize].nodes[&holder];
-                    self.dirty_node(nid);
-                    nb
-                }
-                Owner::Node { nid } => {
-                    let (f, d) = {
-                        let e = &self.nat[nid as usize];
-                        (e.fsync_mark, e.dentry_mark)
-                    };
-                    let Some(nb) = self.write_node(nid, now, f, d) else {
-                        break;
-                    };
-                    nb
-                }
+            self.push_blk(&mut reads, b);
+            let Some(nb) = self.move_block(b, o, now) else {
+                break;
             };
-            push_run(&mut writes, nb);
+            self.push_blk(&mut writes, nb);
             self.stats.cleaner_blocks_read += 1;
             self.stats.cleaner_blocks_written += 1;
         }
@@ -997,8 +1206,8 @@ impl F2fs {
     /// nodes) leave fewer free segments than the reserved ones?
     fn enough_free(&self, n: u64) -> bool {
         let need = self.reserved
-            + (n + self.unplaced).div_ceil(BLKS_PER_SEG)
-            + (self.dirty_nodes.len() as u64 + 8).div_ceil(BLKS_PER_SEG);
+            + (n + self.unplaced + self.dentry_dirty.len() as u64).div_ceil(self.usable_min())
+            + (self.dirty_nodes.len() as u64 + 8).div_ceil(self.usable_min());
         self.free_segs.len() as u64 >= need
     }
 
@@ -1031,12 +1240,139 @@ impl F2fs {
         true
     }
 
+    /// Room for `n` more blocks before an operation (`f2fs_balance_fs`):
+    /// false if none can be made. Zoned, the cleaning and checkpoints run
+    /// on the file system's thread, which allocates when it writes (so that
+    /// every zone is written in the order its blocks were placed): the
+    /// caller asks it ([`FsCall::Commit`]) and waits for it
+    /// ([`FsCall::Wait`]), as a writer waits in `f2fs_balance_fs` for the
+    /// foreground cleaning.
+    fn room(&mut self, n: u64, now: SimTime, io: &mut Vec<FsCall>) -> bool {
+        if self.zoned.is_none() {
+            return self.make_room(n, now, io);
+        }
+        if self.enough_free(n) {
+            return true;
+        }
+        if !self.can_reclaim() {
+            return false;
+        }
+        self.work.asked += 1;
+        io.push(FsCall::Commit);
+        io.push(FsCall::Wait {
+            tid: self.work.asked,
+        });
+        true
+    }
+
+    /// Whether cleaning or a checkpoint can free a section: one emptied
+    /// or being reset, or one with an invalid block.
+    fn can_reclaim(&self) -> bool {
+        !self.prefree.is_empty()
+            || !self.to_reset.is_empty()
+            || !self.in_reset.is_empty()
+            || self.work.reading.is_some()
+            || self.greedy_victim().is_some()
+    }
+
+    /// Zoned: one round of the file system's thread (a commit call): the
+    /// moves of the victim the last round read; else a checkpoint when
+    /// the timer is due or a writer waits and sections are emptied; else,
+    /// for a writer waiting, the reads of the greedy victim (for the
+    /// background cleaner, of the cost-benefit one), its moves placed in
+    /// the next round once they are read (`move_data_page` places at its
+    /// write). The zone resets queued since go with it, after the rest.
+    fn zoned_round(&mut self, now: SimTime) -> Option<FsyncIo> {
+        let sync = self.commit_sync;
+        let waiting = self.work.asked > self.work.done;
+        let low = waiting && !self.enough_free(0);
+        let mut io = if let Some(v) = self.work.reading.take() {
+            let mut writes = Vec::new();
+            for (b, o) in self.live_of(v) {
+                let Some(nb) = self.move_block(b, o, now) else {
+                    break;
+                };
+                self.push_blk(&mut writes, nb);
+                self.stats.cleaner_blocks_written += 1;
+            }
+            FsyncIo {
+                direct: writes,
+                no_flush: true,
+                sync,
+                ..FsyncIo::default()
+            }
+        } else if (self.work.cp_due && self.anything_dirty()) || (low && !self.prefree.is_empty()) {
+            self.work.cp_due = false;
+            let direct = self.checkpoint(now);
+            FsyncIo {
+                direct,
+                barrier: true,
+                sync,
+                ..FsyncIo::default()
+            }
+        } else {
+            self.work.cp_due = false;
+            let victim = if low {
+                self.greedy_victim()
+            } else if std::mem::take(&mut self.work.bg_gc) {
+                self.cb_victim()
+            } else {
+                None
+            };
+            match victim {
+                Some(v) if self.room_to_move(self.segs[v as usize].valid as u64) => {
+                    let mut reads = Vec::new();
+                    for (b, _) in self.live_of(v) {
+                        self.push_blk(&mut reads, b);
+                        self.stats.cleaner_blocks_read += 1;
+                    }
+                    self.work.reading = Some(v);
+                    FsyncIo {
+                        reads,
+                        no_flush: true,
+                        sync,
+                        ..FsyncIo::default()
+                    }
+                }
+                _ => {
+                    // Nothing to clean (or no room to move it): the writers
+                    // waiting go on with what there is.
+                    if waiting && self.in_reset.is_empty() && self.to_reset.is_empty() {
+                        self.work.done = self.work.asked;
+                    }
+                    FsyncIo {
+                        no_flush: true,
+                        ..FsyncIo::default()
+                    }
+                }
+            }
+        };
+        let resets = std::mem::take(&mut self.to_reset);
+        io.resets = resets.iter().map(|&s| self.seg_start(s)).collect();
+        self.in_reset.extend(resets);
+        if io.direct.is_empty() && io.reads.is_empty() && io.resets.is_empty() {
+            return None;
+        }
+        Some(io)
+    }
+
     /// Rewrite `f`'s dentry block (create, unlink): Meta, and the
     /// directory's inode dirtied.
     fn dentry_update(&mut self, f: u32, now: SimTime, io: &mut Vec<FsCall>) {
         let (d, k) = self.tree.dir_of(f);
         let blk = k / DENTRY_PER_BLOCK;
         let ino = self.nfiles + d as u32;
+        if self.zoned.is_some() {
+            // Zoned: the dirty dentry page is placed when it is written,
+            // by the next checkpoint (a block placed now could reach its
+            // zone after blocks placed after it: the flusher writes the
+            // buffer cache in its own order).
+            self.dentry_dirty.insert((ino, blk));
+            self.stats.metadata_dirtied += 1;
+            let nid = self.inodes[ino as usize].nodes[&NodeKind::holder(blk)];
+            self.dirty_node(nid);
+            return;
+        }
         let old = self.inodes[ino as usize].place[blk as usize];
         let dir = &mut self.inodes[ino as usize];
         dir.version[blk as usize] += 1;
@@ -1062,6 +1398,17 @@ impl F2fs {
         self.stats.metadata_dirtied += 1;
         let nid = self.inodes[ino as usize].nodes[&NodeKind::holder(blk)];
         self.dirty_node(nid);
+    }
+
+    /// `has_enough_invalid_blocks`: background cleaning is worth it.
+    fn enough_invalid(&self) -> bool {
+        let invalid = self
+            .user_blocks
+            .saturating_sub(self.valid_total + self.new_blocks);
+        let free_user =
+            (self.free_segs.len() as u64).saturating_sub(self.ovp_segs) * self.usable_min();
+        invalid * 100 > self.user_blocks * LIMIT_INVALID_PERCENT
+            && free_user * 100 < self.user_blocks * LIMIT_FREE_PERCENT
     }
 
     /// `f2fs_space_for_roll_forward`.
@@ -1122,7 +1469,7 @@ impl FileSystem for F2fs {
         {
             return Err(NoSpace);
         }
-        if !self.make_room(2, now, io) {
+        if !self.room(2, now, io) {
             return Err(NoSpace);
         }
         self.inodes[f as usize] = Inode {
@@ -1191,7 +1538,7 @@ impl FileSystem for F2fs {
         let newly_dirty = (first..last)
             .filter(|&i| i >= have || !file.dirty[i as usize])
             .count() as u64;
-        if !self.make_room(newly_dirty + new_nodes, now, io) {
+        if !self.room(newly_dirty + new_nodes, now, io) {
             return Err(NoSpace);
         }
         for i in first..last {
@@ -1289,7 +1636,11 @@ impl FileSystem for F2fs {
             file.version[idx] = version;
             let nid = file.nodes[&NodeKind::holder(i)];
             self.dirty_node(nid);
-            super::push_placed(out, i, b);
+            if self.zone_start(b) {
+                out.push((i, b, 1));
+            } else {
+                super::push_placed(out, i, b);
+            }
         }
     }
     fn locate(&self, f: u32, index: u64, n: u32, out: &mut Vec<(u64, u64, u32)>) {
@@ -1297,6 +1648,42 @@ impl FileSystem for F2fs {
     }
     fn places_at_writeback(&self) -> bool {
         true
+    }
+    /// Zoned: a round of the file system's thread ([`F2fs::zoned_round`]).
+    fn commit_io(&mut self, now: SimTime) -> Option<FsyncIo> {
+        self.zoned?;
+        self.zoned_round(now)
+    }
+    /// Zoned: the round is on the device: the zones it reset are free
+    /// sections, and the writers waiting for room go on once there is.
+    fn commit_done(&mut self, _now: SimTime) {
+        if self.zoned.is_none() {
+            return;
+        }
+        for s in std::mem::take(&mut self.in_reset) {
+            self.segs[s as usize].state = SegState::Free;
+            self.free_segs.insert(s);
+        }
+        if self.work.asked > self.work.done && self.enough_free(0) {
+            self.work.done = self.work.asked;
+        }
+    }
+    fn committed(&self, tid: u64) -> bool {
+        self.work.done >= tid
+    }
+    /// Zoned: `f2fs_force_buffered_io` ("for blkzoned device, fallback
+    /// direct IO to buffered IO, so all IOs can be serialized by
+    /// log-structured write").
+    fn buffers_direct_writes(&self) -> bool {
+        self.zoned.is_some()
+    }
+    fn work_pending(&self) -> bool {
+        self.zoned.is_some()
+            && (self.work.reading.is_some()
+                || self.work.cp_due
+                || self.work.bg_gc
+                || self.work.asked > self.work.done
+                || !self.to_reset.is_empty())
     }
     fn fsync(&mut self, f: u32, now: SimTime) -> FsyncIo {
         if !self.inodes[f as usize].exists {
@@ -1341,7 +1728,7 @@ impl FileSystem for F2fs {
             let last = i + 1 == n;
             let is_inode = self.nat[nid as usize].kind == NodeKind::Inode;
             match self.write_node(nid, now, true, last && is_inode && dentry) {
-                Some(b) => push_run(&mut direct, b),
+                Some(b) => self.push_blk(&mut direct, b),
                 None => {
                     // No segment for the node: a checkpoint instead (it
                     // writes what it can).
@@ -1365,17 +1752,24 @@ impl FileSystem for F2fs {
         }
     }
     fn tick(&mut self, now: SimTime, io: &mut Vec<FsCall>) {
+        if self.zoned.is_some() {
+            // Zoned: the thread's rounds do the work (`zoned_round`).
+            if now >= self.last_gc + self.gc_sleep {
+                self.last_gc = now;
+                self.work.bg_gc |= self.enough_invalid();
+            }
+            if now >= self.last_cp + self.cp_interval {
+                self.last_cp = now;
+                self.work.cp_due |= self.anything_dirty();
+            }
+            if self.work_pending() {
+                io.push(FsCall::Commit);
+            }
+            return;
+        }
         if now >= self.last_gc + self.gc_sleep {
             self.last_gc = now;
-            // `has_enough_invalid_blocks`.
-            let invalid = self
-                .user_blocks
-                .saturating_sub(self.valid_total + self.new_blocks);
-            let free_user =
-                (self.free_segs.len() as u64).saturating_sub(self.ovp_segs) * BLKS_PER_SEG;
-            if invalid * 100 > self.user_blocks * LIMIT_INVALID_PERCENT
-                && free_user * 100 < self.user_blocks * LIMIT_FREE_PERCENT
-            {
+            if self.enough_invalid() {
                 if let Some(s) = self.cb_victim() {
                     self.gc_segment(s, now, io);
                 }
@@ -1519,14 +1913,14 @@ impl FileSystem for F2fs {
         for s in 0..self.lay.main_segs {
             let seg = &self.segs[s as usize];
             let start = self.seg_start(s);
-            let n = self.owner.range(start..start + BLKS_PER_SEG).count() as u32;
+            let n = self.owner.range(start..start + self.sec).count() as u32;
             if n != seg.valid {
                 return Err(format!(
                     "segment {s}: {n} valid blocks, SIT says {}",
                     seg.valid
                 ));
             }
-            let p = self.pending.range(start..start + BLKS_PER_SEG).count() as u32;
+            let p = self.pending.range(start..start + self.sec).count() as u32;
             if p != seg.pending {
                 return Err(format!(
                     "segment {s}: {p} pending blocks, {} counted",
@@ -1536,6 +1930,9 @@ impl FileSystem for F2fs {
             let ok = match seg.state {
                 SegState::Free => self.free_segs.contains(&s) && n == 0,
                 SegState::Prefree => self.prefree.contains(&s) && n == 0,
+                SegState::Resetting => {
+                    (self.to_reset.contains(&s) || self.in_reset.contains(&s)) && n == 0
+                }
                 SegState::Cur => cur.contains(&s),
                 SegState::InUse => n > 0 && self.by_valid.contains(&(n, s)),
             };
@@ -1572,10 +1969,10 @@ impl FileSystem for F2fs {
             }
             prev = Some(s);
         }
-        let free_blocks = self.free_segs.len() as u64 * BLKS_PER_SEG;
+        let free_blocks = self.free_segs.len() as u64 * self.sec;
         FsStats {
             blocks: self.blocks,
-            used_blocks: self.lay.main_start + main_used * BLKS_PER_SEG,
+            used_blocks: self.lay.main_start + main_used * self.sec,
             extents: self.inodes[..self.nfiles as usize]
                 .iter()
                 .map(|f| {

@@ -202,6 +202,24 @@ impl Kernel {
     }
 }
 
+/// A host-managed zoned drive as mkfs sees it (`blkdev_report_zones`),
+/// in the file system's 4 KiB blocks from the drive's start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ZonedDev {
+    /// Blocks a zone spans (the zone size).
+    pub zone_blocks: u64,
+    /// Writable blocks of a sequential zone (its capacity).
+    pub cap_blocks: u64,
+    /// Zones of the drive.
+    pub zones: u64,
+    /// The first zones, conventional (writable anywhere).
+    pub conventional: u64,
+    /// The drive's open and active zone limits (0: none).
+    pub max_open: u32,
+    /// The drive's active zone limit (0: none).
+    pub max_active: u32,
+}
+
 /// The file system of file-level workloads (`[fs]`): its kind and its
 /// mkfs and mount options, with their Linux names and defaults. A knob of
 /// another kind than `kind` is refused.
@@ -306,6 +324,11 @@ pub struct FsConfig {
     /// ([`Kernel::delaylog`]: on from 2.6.39, off on 2.6.35).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delaylog: Option<bool>,
+    /// The zones of the drive the file system is made on, when it is a
+    /// host-managed zoned drive: not a setting, the block layer's zone
+    /// report the run hands to mkfs (only F2FS runs on one).
+    #[serde(skip)]
+    pub zoned: Option<ZonedDev>,
     /// ext3/ext4/XFS `barrier` (true) or `barrier=0`/`nobarrier` (false):
     /// whether journal commits and fsyncs flush the device cache; default
     /// the kernel's ([`Kernel::barrier`]: off for ext3 on 2.6.35).
@@ -341,6 +364,7 @@ impl Default for FsConfig {
             kernel: None,
             delaylog: None,
             barrier: None,
+            zoned: None,
         }
     }
 }
@@ -629,6 +653,21 @@ impl FsConfig {
                 "must be at least 2 (Filebench's mean depth is ln(files) / ln(dirwidth))",
             ));
         }
+        if self.zoned.is_some() && self.kind != FsKind::F2fs {
+            return Err(invalid(
+                "fs.kind",
+                format!(
+                    "{} writes in place, and the drive is zoned (host-managed: ftl.kind = \"zns\"); of the modelled file systems only f2fs runs on one (its zoned mode)",
+                    self.kind.name()
+                ),
+            ));
+        }
+        if self.zoned.is_some() && self.age_fullness > 0.0 {
+            return Err(invalid(
+                "fs.age_fullness",
+                "aging is the file system's history without I/O, and a zoned drive's zones must hold what was written to them: not modelled on a zoned drive",
+            ));
+        }
         let tree = tree::DirTree::filebench(files, dirwidth, seed);
         Ok(match self.kind {
             FsKind::Raw => AnyFs::Raw(raw::Raw::new(blocks, files)),
@@ -722,6 +761,13 @@ pub enum FsCall {
     /// journal's timer): what it writes is asked of
     /// [`FileSystem::commit_io`] when the thread gets to it.
     Commit,
+    /// The calling thread waits until the file system's thread has done
+    /// work `tid` ([`FileSystem::committed`]): a writer waiting for the
+    /// cleaning that makes room for its data.
+    Wait {
+        /// What the thread waits for.
+        tid: u64,
+    },
 }
 
 impl FsCall {
@@ -845,6 +891,12 @@ pub trait FileSystem {
     fn writes_in_background(&self) -> bool {
         true
     }
+    /// Whether O_DIRECT writes go through the page cache instead
+    /// (`f2fs_force_buffered_io`: F2FS on a zoned drive, so that its
+    /// log serializes every write).
+    fn buffers_direct_writes(&self) -> bool {
+        false
+    }
     /// `stat`, `open`, `readdir`: metadata reads (served by the cache here
     /// once read: the models keep metadata resident).
     fn stat(&mut self, _f: u32, _now: SimTime, _io: &mut Vec<FsCall>) {}
@@ -861,9 +913,17 @@ pub trait FileSystem {
     }
     /// The commit [`FileSystem::commit_io`] returned has been written.
     fn commit_done(&mut self, _now: SimTime) {}
-    /// Whether transaction `tid` has committed.
+    /// Whether transaction `tid` has committed (or work `tid` a
+    /// [`FsCall::Wait`] names is done).
     fn committed(&self, _tid: u64) -> bool {
         true
+    }
+    /// Whether the file system's thread has work left to do (F2FS's
+    /// zoned mode runs its cleaning, checkpoints and zone resets there,
+    /// a round per [`FileSystem::commit_io`]): it is handed another
+    /// commit call.
+    fn work_pending(&self) -> bool {
+        false
     }
     /// When [`FileSystem::tick`] has work next.
     fn next_tick(&self) -> Option<SimTime> {
@@ -974,6 +1034,12 @@ impl FileSystem for AnyFs {
     }
     fn committed(&self, tid: u64) -> bool {
         any_fs!(self, s => s.committed(tid))
+    }
+    fn work_pending(&self) -> bool {
+        any_fs!(self, s => s.work_pending())
+    }
+    fn buffers_direct_writes(&self) -> bool {
+        any_fs!(self, s => s.buffers_direct_writes())
     }
     fn next_tick(&self) -> Option<SimTime> {
         any_fs!(self, s => s.next_tick())

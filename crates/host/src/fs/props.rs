@@ -49,7 +49,7 @@ fn inside(fs: &AnyFs, io: &[FsCall]) -> Result<(), String> {
             FsCall::Direct { block, blocks, .. } => {
                 blocks > 0 && block + blocks as u64 <= fs.blocks()
             }
-            FsCall::Flush | FsCall::Commit => true,
+            FsCall::Flush | FsCall::Commit | FsCall::Wait { .. } => true,
         };
         if !ok {
             return Err(format!("{c:?} outside {} blocks", fs.blocks()));

@@ -11,6 +11,11 @@ impl<S: AppSource> PageCache<S> {
     /// the file system flags and orders them.
     pub(super) fn fs_steps_of(io: FsyncIo) -> VecDeque<FsStep> {
         let mut steps = VecDeque::new();
+        // A cleaner's reads of its victim come first: its moves are
+        // placed once they are read.
+        if !io.reads.is_empty() {
+            steps.push_back(FsStep::Read(io.reads));
+        }
         // jbd's `journal_submit_data_buffers` (jbd2: per inode,
         // `jbd2_journal_submit_inode_data_buffers`) submits all of it, and
         // the commit waits for it before its commit block; ReiserFS's
@@ -56,6 +61,9 @@ impl<S: AppSource> PageCache<S> {
                 direct.push(cb);
                 steps.push_back(FsStep::Direct(direct));
             }
+        }
+        if !io.resets.is_empty() {
+            steps.push_back(FsStep::Reset(io.resets));
         }
         steps
     }
@@ -242,6 +250,23 @@ impl<S: AppSource> PageCache<S> {
                         self.submit(t, IoKind::Write, FS_INO, at, k as u32, Some(t), sync);
                         at += k;
                     }
+                }
+            }
+            FsStep::Read(runs) => {
+                for (lpn, n) in runs {
+                    let mut at = lpn;
+                    let end = lpn + n as u64;
+                    while at < end {
+                        let k = (end - at).min(self.max_req_pages);
+                        self.submit(t, IoKind::Read, FS_INO, at, k as u32, Some(t), false);
+                        at += k;
+                    }
+                }
+            }
+            FsStep::Reset(zones) => {
+                for lpn in zones {
+                    let kind = IoKind::Zone(IoOp::ZoneReset);
+                    self.submit(t, kind, FS_INO, lpn, 0, Some(t), false);
                 }
             }
             FsStep::Flush => {

@@ -341,6 +341,9 @@ struct Thread {
     fs_steps: VecDeque<FsStep>,
     /// The journal transaction an fsync waits for (0: none).
     commit_wait: u64,
+    /// The thread's call is only a wait for the file system's thread
+    /// ([`CallExtras::await_commit`]).
+    await_only: bool,
     /// The file system asked for no device flush after the fsync
     /// ([`FsyncIo::no_flush`](crate::fs::FsyncIo::no_flush)).
     fs_no_flush: bool,
@@ -357,6 +360,10 @@ enum FsStep {
     Metadata(Vec<u64>),
     /// Direct writes (page runs, each `REQ_SYNC` or not).
     Direct(Vec<(u64, u32, bool)>),
+    /// Direct reads (page runs), all submitted at once.
+    Read(Vec<(u64, u32)>),
+    /// Zone resets of the zones starting at these pages, all at once.
+    Reset(Vec<u64>),
     Flush,
 }
 
@@ -1059,6 +1066,7 @@ impl Thread {
             fs_asked: false,
             fs_steps: VecDeque::new(),
             commit_wait: 0,
+            await_only: false,
             fs_no_flush: false,
         }
     }

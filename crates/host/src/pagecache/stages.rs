@@ -55,6 +55,11 @@ impl<S: AppSource> PageCache<S> {
                 th.stage = match r.op {
                     _ if extras.unlink => Stage::Unlink,
                     _ if extras.commit => Stage::CommitRun,
+                    _ if extras.await_commit != 0 => {
+                        th.commit_wait = extras.await_commit;
+                        th.await_only = true;
+                        Stage::CommitWait
+                    }
                     IoOp::Read | IoOp::Write if extras.direct => Stage::DioStart,
                     _ if r.tag == FS_INO => Stage::DirectStart,
                     IoOp::Read => Stage::ReadStart,
@@ -510,9 +515,18 @@ impl<S: AppSource> PageCache<S> {
 
     /// The transaction a fsync waited for is on disk.
     pub(super) fn commit_wait(&mut self, t: usize) -> Next {
+        self.threads[t].commit_wait = 0;
+        if std::mem::take(&mut self.threads[t].await_only) {
+            // A writer's wait for the file system's thread (room made
+            // for its data): the wait is over, not a call.
+            self.outstanding -= 1;
+            let th = &mut self.threads[t];
+            th.op = None;
+            th.stage = Stage::Idle;
+            return Next::Run;
+        }
         // The transaction is on disk: the fsync ends as it
         // would have after a commit of its own.
-        self.threads[t].commit_wait = 0;
         self.threads[t].stage = Stage::SyncWait;
         Next::Run
     }
@@ -524,11 +538,16 @@ impl<S: AppSource> PageCache<S> {
             // writes it: its ordered data, log and commit block,
             // then the commit block's flush (FUA) with barriers.
             self.threads[t].fs_asked = true;
-            if let Some(io) = self.app.commit_io(self.now) {
+            if let Some(mut io) = self.app.commit_io(self.now) {
                 let no_flush = io.no_flush;
+                // Zones the commit emptied are reset once it is on disk.
+                let resets = std::mem::take(&mut io.resets);
                 let mut steps = Self::fs_steps_of(io);
                 if !no_flush {
                     steps.push_back(FsStep::Flush);
+                }
+                if !resets.is_empty() {
+                    steps.push_back(FsStep::Reset(resets));
                 }
                 self.threads[t].fs_steps = steps;
             }

@@ -139,12 +139,29 @@ pub fn build_sched(
 /// The host queueing of a configuration: with `[[flow]]`s on an NVMe
 /// interface, a submission queue per flow and the controller's arbitration
 /// ([`NvmeQueues`]); otherwise the elevator `sched.kind` ([`build_sched`]).
+///
+/// On a zoned drive (`zoned`) nothing is merged: Linux never merges across
+/// a zone's end (`blk_rq_get_max_sectors` stops at `chunk_sectors`, the
+/// zone size) and its zone write plugging holds a zone's writes one at a
+/// time, so an elevator never holds two writes it could merge; the model
+/// leaves reads of a zone unmerged as well.
 pub fn build_host_queues(
     sched: &SchedConfig,
     host: &HostConfig,
     flows: &[FlowConfig],
     capacity_sectors: u64,
+    zoned: bool,
 ) -> Result<AnySched, ConfigError> {
+    let unmerged;
+    let sched = if zoned && sched.merge {
+        unmerged = SchedConfig {
+            merge: false,
+            ..sched.clone()
+        };
+        &unmerged
+    } else {
+        sched
+    };
     if flows.is_empty() || !host.interface.is_nvme() {
         return build_sched(sched, capacity_sectors, host.queue_depth);
     }

@@ -187,6 +187,15 @@ pub struct FsyncIo {
     /// the journal's commit of a transaction that the file system's thread
     /// writes (jbd2's `jbd2_log_wait_commit`).
     pub wait: Option<CommitWait>,
+    /// Direct reads submitted at once and waited for before anything else
+    /// (a cleaner reading its victim's valid blocks), as runs of (block,
+    /// blocks).
+    pub reads: Vec<(u64, u32)>,
+    /// Zone resets (Zone Management Send, `REQ_OP_ZONE_RESET`) of the
+    /// zones starting at these blocks, submitted at once after everything
+    /// else (a commit's flush included) and waited for: the zones a log
+    /// file system emptied, reset before it writes them again.
+    pub resets: Vec<u64>,
 }
 
 /// An fsync's wait for a journal commit that the file system's thread
@@ -290,6 +299,12 @@ pub struct CallExtras {
     /// device as it is (split at `max_sectors_kb`, a write `REQ_SYNC`:
     /// `iomap_dio_bio_opflags`), the thread waiting for it; no copy.
     pub direct: bool,
+    /// Not a call but a wait (non-zero): the calling thread waits until
+    /// the file system's thread has done work `await_commit`
+    /// ([`AppSource::committed`]), as a writer waits for the cleaning
+    /// that makes room for its data. The request's op, address and length
+    /// are not used, and nothing reaches the device.
+    pub await_commit: u64,
 }
 
 /// Requests of a closed-loop source, pre-built (tests, small experiments).

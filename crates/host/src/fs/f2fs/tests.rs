@@ -548,3 +548,250 @@ fn knobs_are_checked_and_refused_for_other_kinds() {
     // Too small a device is refused, not a panic.
     assert!(c.build(20 * 512, 10, 10, 1).is_err());
 }
+
+/// A zoned drive as the file system's writes reach it: every write to a
+/// sequential zone at its write pointer, within its capacity, none
+/// crossing a zone's start; a reset rewinds the pointer.
+struct Zones {
+    zb: u64,
+    cap: u64,
+    conv: u64,
+    wp: Vec<u64>,
+    resets: u64,
+}
+
+impl Zones {
+    fn write(&mut self, b: u64, n: u64) {
+        let z = b / self.zb;
+        assert_eq!(
+            (b + n - 1) / self.zb,
+            z,
+            "write of {n} at {b} crosses a zone"
+        );
+        if z < self.conv {
+            return;
+        }
+        let off = b - z * self.zb;
+        assert_eq!(
+            off, self.wp[z as usize],
+            "write at {b}: zone {z}'s write pointer is elsewhere"
+        );
+        self.wp[z as usize] += n;
+        assert!(
+            self.wp[z as usize] <= self.cap,
+            "zone {z} written past its capacity"
+        );
+    }
+    fn reset(&mut self, b: u64) {
+        assert_eq!(b % self.zb, 0, "reset at {b}, not a zone's start");
+        let z = b / self.zb;
+        assert!(z >= self.conv, "reset of conventional zone {z}");
+        self.wp[z as usize] = 0;
+        self.resets += 1;
+    }
+    /// Zones written part way (open).
+    fn open(&self) -> usize {
+        self.wp.iter().filter(|&&w| w > 0 && w < self.cap).count()
+    }
+}
+
+fn zoned_fs(files: u64, gc: Dur) -> (F2fs, Zones) {
+    let z = ZonedDev {
+        zone_blocks: 1024,
+        cap_blocks: 1000,
+        zones: 64,
+        conventional: 5,
+        max_open: 14,
+        max_active: 14,
+    };
+    let cfg = FsConfig {
+        kind: FsKind::F2fs,
+        gc_sleep_time: Some(gc),
+        zoned: Some(z),
+        ..FsConfig::default()
+    };
+    let f = F2fs::new(&cfg, z.zones * z.zone_blocks, DirTree::flat(files, 16)).unwrap();
+    let zones = Zones {
+        zb: 1024,
+        cap: 1000,
+        conv: 5,
+        wp: vec![0; 64],
+        resets: 0,
+    };
+    (f, zones)
+}
+
+/// The file system's thread runs its rounds until it has none left
+/// (`commit_io`, the I/O, `commit_done`), its writes reaching the zones.
+fn daemon(f: &mut F2fs, zones: &mut Zones, now: SimTime) -> u64 {
+    let mut rounds = 0;
+    while f.work_pending() {
+        rounds += 1;
+        assert!(rounds < 1000, "the file system's thread never settles");
+        if let Some(io) = f.commit_io(now) {
+            for &(b, n) in &io.direct {
+                zones.write(b, n as u64);
+            }
+            for &b in &io.resets {
+                zones.reset(b);
+            }
+        }
+        f.commit_done(now);
+    }
+    rounds
+}
+
+#[test]
+fn zoned_mode_writes_every_zone_in_order_and_resets_the_zones_it_cleans() {
+    // `f2fs_prepare_super_block` on a zoned drive: the metadata (4,096
+    // blocks) in the first 4 zones, all conventional; the main area is
+    // the other 60 zones, a section each, the first a conventional zone.
+    let (mut f, mut zones) = zoned_fs(64, Dur::from_ms(20_000));
+    assert_eq!(f.lay.main_start, 4 * 1024);
+    assert_eq!(f.lay.main_segs, 60);
+    assert_eq!(f.zoned.unwrap().first_seq, 1);
+    assert_eq!(f.user_blocks % 1000, 0, "user blocks in zone capacities");
+    let mut io = Vec::new();
+    let mut rng = SimRng::seed_from_u64(7);
+    let mut exists = [false; 48];
+    let mut waits = 0;
+    for step in 0..6000u64 {
+        let now = SimTime(step * S / 2);
+        let k = rng.gen_range(0..48usize);
+        let r = rng.gen_range(0..10);
+        if !exists[k] {
+            exists[k] = f.create(k as u32, now, &mut io).is_ok();
+        } else if r == 0 && rng.gen_range(0..4) == 0 {
+            f.unlink(k as u32, now, &mut io);
+            exists[k] = false;
+        } else if r < 4 && f.valid_total * 10 < f.user_blocks * 8 {
+            let size = f.size(k as u32);
+            let _ = f.write(k as u32, size, rng.gen_range(1..200 * BLOCK), now, &mut io);
+        } else if f.size(k as u32) > 0 {
+            let size = f.size(k as u32);
+            let off = rng.gen_range(0..size);
+            let len = rng.gen_range(1..=size - off).min(64 * BLOCK);
+            let _ = f.write(k as u32, off, len, now, &mut io);
+        }
+        if f.next_tick().is_some_and(|t| t <= now) {
+            f.tick(now, &mut io);
+        }
+        // Zoned, a call's own I/O is only its data: the rest is the
+        // thread's, which the call may wait for.
+        for c in io.drain(..) {
+            match c {
+                FsCall::Buffered { .. } | FsCall::Commit => {}
+                FsCall::Wait { tid } => {
+                    waits += 1;
+                    daemon(&mut f, &mut zones, now);
+                    assert!(f.committed(tid), "a writer waits for ever");
+                }
+                c => panic!("step {step}: {c:?} in zoned mode"),
+            }
+        }
+        daemon(&mut f, &mut zones, now);
+        if exists[k] && r >= 7 {
+            // The flusher, or an fsync: the data where it is placed, then
+            // the nodes.
+            for (_, b, n) in wb(&mut f, k as u32, now) {
+                zones.write(b, n as u64);
+            }
+            if r == 9 {
+                for (b, n) in f.fsync(k as u32, now).direct {
+                    zones.write(b, n as u64);
+                }
+            }
+            daemon(&mut f, &mut zones, now);
+        }
+        // The six logs' zones are the only ones written part way.
+        assert!(
+            zones.open() <= 6,
+            "step {step}: {} zones open",
+            zones.open()
+        );
+        if step % 100 == 0 {
+            f.check().unwrap_or_else(|e| panic!("step {step}: {e}"));
+            f.check_versions()
+                .unwrap_or_else(|e| panic!("step {step}: {e}"));
+        }
+    }
+    f.check().unwrap();
+    f.check_versions().unwrap();
+    let st = f.stats();
+    assert!(waits > 0, "no writer waited for the cleaning");
+    assert!(st.cleaner_blocks_written > 0, "{st:?}");
+    assert!(zones.resets > 0, "no zone was reset");
+    assert!(st.commits_timer > 0);
+}
+
+#[test]
+fn zoned_mode_refuses_what_linux_refuses() {
+    let base = ZonedDev {
+        zone_blocks: 1024,
+        cap_blocks: 1024,
+        zones: 64,
+        conventional: 5,
+        max_open: 0,
+        max_active: 0,
+    };
+    let mk = |z: ZonedDev| {
+        let cfg = FsConfig {
+            kind: FsKind::F2fs,
+            zoned: Some(z),
+            ..FsConfig::default()
+        };
+        F2fs::new(&cfg, z.zones * z.zone_blocks, DirTree::flat(8, 16)).err()
+    };
+    assert!(mk(base).is_none());
+    let e = |z, field: &str| {
+        let err = mk(z).unwrap_or_else(|| panic!("{z:?} accepted"));
+        assert!(err.to_string().contains(field), "{err}");
+    };
+    // The metadata needs 4 conventional zones (`f2fs_prepare_super_block`).
+    e(
+        ZonedDev {
+            conventional: 3,
+            ..base
+        },
+        "ftl.conventional_zones",
+    );
+    // Six logs need six open zones (`init_blkz_info`).
+    e(
+        ZonedDev {
+            max_open: 5,
+            ..base
+        },
+        "ftl.max_open_zones",
+    );
+    e(
+        ZonedDev {
+            max_active: 4,
+            ..base
+        },
+        "ftl.max_active_zones",
+    );
+    // A section is whole 2 MiB segments.
+    e(
+        ZonedDev {
+            zone_blocks: 768,
+            cap_blocks: 768,
+            ..base
+        },
+        "ftl.zone_blocks",
+    );
+    // Other file systems write in place; aging has no I/O.
+    let build = |kind, age: f64| {
+        FsConfig {
+            kind,
+            zoned: Some(base),
+            age_fullness: age,
+            ..FsConfig::default()
+        }
+        .build(base.zones * base.zone_blocks, 8, 20, 1)
+        .err()
+        .map(|e| e.to_string())
+    };
+    assert!(build(FsKind::Ext4, 0.0).is_some_and(|m| m.contains("fs.kind")));
+    assert!(build(FsKind::F2fs, 0.5).is_some_and(|m| m.contains("fs.age_fullness")));
+    assert!(build(FsKind::F2fs, 0.0).is_none());
+}
