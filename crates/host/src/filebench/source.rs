@@ -299,6 +299,7 @@ impl FileBench {
                     index,
                     dev: base + block,
                     pages,
+                    joins: !self.fs.splits_at(block),
                 }),
         );
     }

@@ -918,3 +918,50 @@ fn nilfs2_writes_data_in_segctords_logs_not_by_the_flusher() {
     assert!(after > 0, "{writes:?}");
     assert!(rep.extra["file_system"]["commits_timer"].as_u64() >= Some(1));
 }
+
+/// F2FS builds its write bios by block, not by file page
+/// (`f2fs_submit_page_write` merges a page whose block follows the bio's
+/// last): a file's scattered dirty pages, placed one after another in the
+/// warm data log at writeback, reach the device as one request. A thread
+/// appends 64 pages to file 3, computes for 40 s (the flusher writes them
+/// back), rewrites every other page, and computes again: the second
+/// writeback is one 32-page request, not 32 one-page requests.
+#[test]
+fn f2fs_writes_scattered_dirty_pages_as_one_bio() {
+    let mut c = crate::config::SsdConfig::default();
+    c.nand.blocks_per_plane = 256;
+    let s = c.validate().unwrap();
+    let mut p = cfg(PersonalityKind::Fileserver, 0);
+    p.files = Some(20);
+    p.prealloc_percent = Some(0);
+    let mut fb = FileBench::new(&p, &fsc(FsKind::F2fs), s.logical_bytes(), 1).unwrap();
+    let mut q = VecDeque::new();
+    assert!(fb.create(3, &mut q, 0));
+    fb.write_at_end(3, 64 * 4096, &mut q, 1);
+    let hog = CallExtras {
+        cpu_cycles: 100_000_000_000,
+        ..CallExtras::default()
+    };
+    let (mut r, _, _) = *q.back().unwrap();
+    r.op = IoOp::Read;
+    r.sectors = 8;
+    q.push_back((r, false, hog));
+    for k in (0..64).step_by(2) {
+        fb.fs
+            .write(3, k * 4096, 4096, SimTime::ZERO, &mut fb.calls)
+            .unwrap();
+        fb.emit(3, &mut q, 1);
+    }
+    q.push_back((r, false, hog));
+    fb.pre = q;
+    let (_, sent) = run_cached(fb, &c);
+    // The pages written: the file's 64, its 32 rewritten, and the dentry
+    // block the create dirtied (one page, written by the flusher first).
+    let writes: Vec<u32> = sent
+        .borrow()
+        .iter()
+        .filter(|r| r.op == IoOp::Write)
+        .map(|r| r.sectors / 8)
+        .collect();
+    assert_eq!(writes, vec![1, 64, 32], "{:?}", sent.borrow());
+}

@@ -1677,6 +1677,9 @@ impl FileSystem for F2fs {
     fn buffers_direct_writes(&self) -> bool {
         self.zoned.is_some()
     }
+    fn splits_at(&self, block: u64) -> bool {
+        self.zone_start(block)
+    }
     fn work_pending(&self) -> bool {
         self.zoned.is_some()
             && (self.work.reading.is_some()

@@ -891,6 +891,11 @@ pub trait FileSystem {
     fn writes_in_background(&self) -> bool {
         true
     }
+    /// Whether a request must not run on across block `block` (a zone's
+    /// start on a zoned drive, where the block layer splits).
+    fn splits_at(&self, _block: u64) -> bool {
+        false
+    }
     /// Whether O_DIRECT writes go through the page cache instead
     /// (`f2fs_force_buffered_io`: F2FS on a zoned drive, so that its
     /// log serializes every write).
@@ -1040,6 +1045,9 @@ impl FileSystem for AnyFs {
     }
     fn buffers_direct_writes(&self) -> bool {
         any_fs!(self, s => s.buffers_direct_writes())
+    }
+    fn splits_at(&self, block: u64) -> bool {
+        any_fs!(self, s => s.splits_at(block))
     }
     fn next_tick(&self) -> Option<SimTime> {
         any_fs!(self, s => s.next_tick())

@@ -155,6 +155,7 @@ impl<S: AppSource> PageCache<S> {
                     ino: r.tag,
                     lpn: at / SPP,
                     n: 0,
+                    more: Vec::new(),
                     submitter: t as u32,
                     waiters: vec![t as u32],
                 },

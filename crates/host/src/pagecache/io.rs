@@ -99,11 +99,32 @@ impl<S: AppSource> PageCache<S> {
         waiter: Option<usize>,
         sync: bool,
     ) -> u32 {
+        self.submit_runs(sub, kind, ino, lpn, n, Vec::new(), dev, waiter, sync)
+    }
+
+    /// [`submit_at`](Self::submit_at) of one request whose device pages
+    /// from `dev` hold the cache's pages `[lpn, lpn + n)` and then the runs
+    /// `more` (file pages placed one after another on the device, not
+    /// contiguous in the file).
+    #[allow(clippy::too_many_arguments)]
+    fn submit_runs(
+        &mut self,
+        sub: usize,
+        kind: IoKind,
+        ino: u32,
+        lpn: u64,
+        n: u32,
+        more: Vec<(u64, u32)>,
+        dev: u64,
+        waiter: Option<usize>,
+        sync: bool,
+    ) -> u32 {
+        let total = n + more.iter().map(|r| r.1).sum::<u32>();
         let tag = self.new_tag();
         let (op, lba, sectors) = match kind {
-            IoKind::Read => (IoOp::Read, dev * SPP, n as u64 * SPP),
-            IoKind::Write => (IoOp::Write, dev * SPP, n as u64 * SPP),
-            IoKind::Trim => (IoOp::Trim, dev * SPP, n as u64 * SPP),
+            IoKind::Read => (IoOp::Read, dev * SPP, total as u64 * SPP),
+            IoKind::Write => (IoOp::Write, dev * SPP, total as u64 * SPP),
+            IoKind::Trim => (IoOp::Trim, dev * SPP, total as u64 * SPP),
             IoKind::Flush => (IoOp::Flush, 0, 0),
             IoKind::Zone(op) => {
                 let sectors = if op == IoOp::ZoneAppend {
@@ -115,29 +136,34 @@ impl<S: AppSource> PageCache<S> {
             }
         };
         match (kind, ino) {
-            (IoKind::Write, METADATA_INO) => self.stats.metadata_written += n as u64,
-            (IoKind::Write, FS_INO) => self.stats.fs_written += n as u64,
-            (IoKind::Read, FS_INO) => self.stats.fs_read += n as u64,
+            (IoKind::Write, METADATA_INO) => self.stats.metadata_written += total as u64,
+            (IoKind::Write, FS_INO) => self.stats.fs_written += total as u64,
+            (IoKind::Read, FS_INO) => self.stats.fs_read += total as u64,
             _ => {}
         }
         // A file system's direct I/O leaves the cache's pages alone.
-        let pages = if ino == FS_INO { 0 } else { n as u64 };
-        for k in 0..pages {
-            if let Some(&i) = self.map.get(&(lpn + k)) {
-                match kind {
-                    IoKind::Read => {
-                        let p = &mut self.pages[i as usize];
-                        p.flags |= LOCKED;
-                        p.io = tag;
+        let runs = if ino == FS_INO { 0 } else { 1 + more.len() };
+        for (l, k) in std::iter::once((lpn, n))
+            .chain(more.iter().copied())
+            .take(runs)
+        {
+            for lpn in l..l + k as u64 {
+                if let Some(&i) = self.map.get(&lpn) {
+                    match kind {
+                        IoKind::Read => {
+                            let p = &mut self.pages[i as usize];
+                            p.flags |= LOCKED;
+                            p.io = tag;
+                        }
+                        IoKind::Write => {
+                            self.clear_dirty(i);
+                            let p = &mut self.pages[i as usize];
+                            p.flags |= WRITEBACK;
+                            p.io = tag;
+                            self.nr_wb += 1;
+                        }
+                        _ => {}
                     }
-                    IoKind::Write => {
-                        self.clear_dirty(i);
-                        let p = &mut self.pages[i as usize];
-                        p.flags |= WRITEBACK;
-                        p.io = tag;
-                        self.nr_wb += 1;
-                    }
-                    _ => {}
                 }
             }
         }
@@ -153,6 +179,7 @@ impl<S: AppSource> PageCache<S> {
                 ino,
                 lpn,
                 n,
+                more,
                 submitter: sub as u32,
                 waiters,
             },
@@ -200,6 +227,7 @@ impl<S: AppSource> PageCache<S> {
         }
         let mut k = 0;
         let mut total = 0;
+        let mut bio = None;
         while k < lpns.len() {
             let s = lpns[k];
             let mut e = k + 1;
@@ -211,8 +239,9 @@ impl<S: AppSource> PageCache<S> {
             }
             let n = (e - k) as u32;
             if let Some((file, index)) = file_of(s) {
-                total += self.write_file_run(sub, ino, file, index, n, reason, waiter, sync);
+                total += self.write_file_run(file, index, n, &mut bio);
             } else {
+                self.submit_bio(sub, ino, &mut bio, reason, waiter, sync);
                 self.submit(sub, IoKind::Write, ino, s, n, waiter, sync);
                 self.stats.wb_pages[reason] += n as u64;
                 self.stats.wb_requests[reason] += 1;
@@ -220,25 +249,19 @@ impl<S: AppSource> PageCache<S> {
             }
             k = e;
         }
+        self.submit_bio(sub, ino, &mut bio, reason, waiter, sync);
         total
     }
 
     /// Write back `n` dirty pages of `file` from page `index` where its
-    /// file system places them now ([`AppSource::place`]): a request per
-    /// placed run; a page left unplaced (its file deleted since) is clean
-    /// with nothing written. Returns the pages submitted.
-    #[allow(clippy::too_many_arguments)]
-    fn write_file_run(
-        &mut self,
-        sub: usize,
-        ino: u32,
-        file: u32,
-        index: u64,
-        n: u32,
-        reason: usize,
-        waiter: Option<usize>,
-        sync: bool,
-    ) -> u64 {
+    /// file system places them now ([`AppSource::place`]), into `bio`: a
+    /// placed run that follows the bio's last on the device joins it (up
+    /// to `max_sectors_kb`), else the bio is submitted and a new one
+    /// started, as F2FS builds its write bios (`f2fs_submit_page_write`
+    /// merges a page whose block follows the bio's last); a page left
+    /// unplaced (its file deleted since) is clean with nothing written.
+    /// Returns the pages placed.
+    fn write_file_run(&mut self, file: u32, index: u64, n: u32, bio: &mut Option<Bio>) -> u64 {
         let mut pieces = Vec::new();
         self.app.place(file, index, n, self.now, &mut pieces);
         let mut next = index;
@@ -247,14 +270,54 @@ impl<S: AppSource> PageCache<S> {
             debug_assert!(p.index >= next && p.index + p.pages as u64 <= index + n as u64);
             self.clean_unplaced(file, next, p.index);
             let lpn = file_page(file, p.index);
-            self.submit_at(sub, IoKind::Write, ino, lpn, p.dev, p.pages, waiter, sync);
-            self.stats.wb_pages[reason] += p.pages as u64;
-            self.stats.wb_requests[reason] += 1;
+            match bio {
+                Some(b)
+                    if p.joins
+                        && b.dev + b.pages as u64 == p.dev
+                        && (b.pages + p.pages) as u64 <= self.max_req_pages =>
+                {
+                    b.more.push((lpn, p.pages));
+                    b.pages += p.pages;
+                }
+                _ => {
+                    let full = bio.replace(Bio {
+                        dev: p.dev,
+                        pages: p.pages,
+                        lpn,
+                        n: p.pages,
+                        more: Vec::new(),
+                    });
+                    if let Some(b) = full {
+                        self.pending_bios.push(b);
+                    }
+                }
+            }
             total += p.pages as u64;
             next = p.index + p.pages as u64;
         }
         self.clean_unplaced(file, next, index + n as u64);
         total
+    }
+
+    /// Submit the bios [`write_file_run`](Self::write_file_run) filled
+    /// (those it closed, then `bio`), one request each.
+    fn submit_bio(
+        &mut self,
+        sub: usize,
+        ino: u32,
+        bio: &mut Option<Bio>,
+        reason: usize,
+        waiter: Option<usize>,
+        sync: bool,
+    ) {
+        let mut done = std::mem::take(&mut self.pending_bios);
+        done.extend(bio.take());
+        for b in done {
+            self.stats.wb_pages[reason] += b.pages as u64;
+            self.stats.wb_requests[reason] += 1;
+            let kind = IoKind::Write;
+            self.submit_runs(sub, kind, ino, b.lpn, b.n, b.more, b.dev, waiter, sync);
+        }
     }
 
     /// File pages `[from, to)` of `file` that were not placed: clean.

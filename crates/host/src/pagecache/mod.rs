@@ -236,12 +236,27 @@ enum IoKind {
     Zone(IoOp),
 }
 
+/// A write request of file pages being built ([`PageCache::write_runs`]):
+/// device pages from `dev`, holding the cache's pages `[lpn, lpn + n)`
+/// and then the runs `more`.
+#[derive(Debug)]
+struct Bio {
+    dev: u64,
+    pages: u32,
+    lpn: u64,
+    n: u32,
+    more: Vec<(u64, u32)>,
+}
+
 #[derive(Debug)]
 struct Io {
     kind: IoKind,
     ino: u32,
     lpn: u64,
     n: u32,
+    /// The request's other runs of pages (a file system's bio of file
+    /// pages that are not contiguous in the file but are on the device).
+    more: Vec<(u64, u32)>,
     submitter: u32,
     waiters: Vec<u32>,
 }
@@ -467,6 +482,9 @@ pub struct PageCache<S: AppSource> {
     nr_dirty: u64,
     nr_wb: u64,
     ios: FastMap<u32, Io>,
+    /// Write bios of file pages closed by a writeback pass, submitted at
+    /// its end ([`PageCache::write_runs`]).
+    pending_bios: Vec<Bio>,
     next_tag: u32,
     threads: Vec<Thread>,
     by_stream: FastMap<u32, usize>,
@@ -600,6 +618,7 @@ impl<S: AppSource> PageCache<S> {
             nr_dirty: 0,
             nr_wb: 0,
             ios: FastMap::default(),
+            pending_bios: Vec::new(),
             next_tag: 0,
             threads: vec![flusher],
             by_stream: FastMap::default(),
@@ -1131,8 +1150,9 @@ impl<S: AppSource> RequestSource for PageCache<S> {
                     return;
                 };
                 self.flusher_stalled = false;
-                for k in 0..io.n as u64 {
-                    if let Some(&i) = self.map.get(&(io.lpn + k)) {
+                let runs = std::iter::once((io.lpn, io.n)).chain(io.more.iter().copied());
+                for lpn in runs.flat_map(|(l, n)| l..l + n as u64) {
+                    if let Some(&i) = self.map.get(&lpn) {
                         let p = &mut self.pages[i as usize];
                         if p.io != tag {
                             continue;

@@ -644,6 +644,7 @@ impl<S: AppSource> PageCache<S> {
                 ino: r.tag,
                 lpn: lo,
                 n: 0,
+                more: Vec::new(),
                 submitter: t as u32,
                 waiters: vec![t as u32],
             },

@@ -141,6 +141,11 @@ pub struct FilePiece {
     pub dev: u64,
     /// Pages in the run.
     pub pages: u32,
+    /// The run may share a request with the run before it when it follows
+    /// it on the device (a file system's bio of pages placed one after
+    /// another, `f2fs_submit_page_write`); false where the block layer
+    /// splits, at a zone's start (`chunk_sectors`).
+    pub joins: bool,
 }
 
 /// What the host measured of an application's calls over the measured
