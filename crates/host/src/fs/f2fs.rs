@@ -499,6 +499,9 @@ pub struct F2fs {
     in_reset: Vec<u64>,
     /// Zoned: the file system's thread's work.
     work: Work,
+    /// `discard` (not zoned): free segments whose discards are queued,
+    /// issued by the file system's thread at its next tick.
+    discard: Option<BTreeSet<u64>>,
 }
 
 /// Zoned mode: what mkfs read of the drive's zones.
@@ -612,6 +615,7 @@ impl F2fs {
             to_reset: Vec::new(),
             in_reset: Vec::new(),
             work: Work::default(),
+            discard: (cfg.discard != Some(false) && zoned.is_none()).then(BTreeSet::new),
         };
         // mkfs: the file set's directories and their dentry blocks.
         for d in 0..ndirs as u32 {
@@ -869,6 +873,11 @@ impl F2fs {
                 self.retire(old);
             }
             self.free_segs.remove(&s);
+            if let Some(q) = self.discard.as_mut() {
+                // Taken again before its discard was issued: the discard
+                // is dropped (`__punch_discard_cmd`).
+                q.remove(&s);
+            }
             self.segs[s as usize] = Seg {
                 state: SegState::Cur,
                 mtime: now,
@@ -1073,6 +1082,10 @@ impl F2fs {
                 self.to_reset.push(s);
             } else {
                 self.free_segs.insert(s);
+                // `f2fs_clear_prefree_segments` queues its discard.
+                if let Some(q) = self.discard.as_mut() {
+                    q.insert(s);
+                }
             }
         }
         self.valid_at_cp = self.valid_total;
@@ -1786,6 +1799,28 @@ impl FileSystem for F2fs {
                 self.last_cp = now;
             }
         }
+        // The discard thread (`issue_discard_thread`) sends the queued
+        // discards of whole free segments, contiguous ones as one.
+        let queued = self
+            .discard
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default();
+        let mut runs: Vec<(u64, u64)> = Vec::new();
+        for s in queued {
+            match runs.last_mut() {
+                Some((a, n)) if *a + *n == s => *n += 1,
+                _ => runs.push((s, 1)),
+            }
+        }
+        for (s, n) in runs {
+            io.push(FsCall::Direct {
+                op: IoOp::Trim,
+                block: self.seg_start(s),
+                blocks: (n * self.sec) as u32,
+                sync: false,
+            });
+        }
     }
     fn next_tick(&self) -> Option<SimTime> {
         Some((self.last_cp + self.cp_interval).min(self.last_gc + self.gc_sleep))
@@ -1794,6 +1829,11 @@ impl FileSystem for F2fs {
         // The aging history is checkpointed (its calls dropped) and the
         // counters start again.
         let _ = self.checkpoint(SimTime::ZERO);
+        // Its discards were sent then (the drive's state is
+        // `sim.precondition`'s).
+        if let Some(q) = self.discard.as_mut() {
+            q.clear();
+        }
         self.last_cp = SimTime::ZERO;
         self.stats = FsStats {
             kind: FsKind::F2fs.name().into(),

@@ -309,6 +309,11 @@ pub struct FsConfig {
     /// sets the reserved segments the cleaner keeps free.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub overprovision: Option<f64>,
+    /// f2fs `discard` (true, Linux's default on a drive that takes
+    /// discards) or `nodiscard` (false): whether the segments a checkpoint
+    /// frees are discarded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub discard: Option<bool>,
     /// f2fs checkpoint interval (sysfs `cp_interval`, default 60 s).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cp_interval: Option<Dur>,
@@ -359,6 +364,7 @@ impl Default for FsConfig {
             protection_period: None,
             tails: None,
             overprovision: None,
+            discard: None,
             cp_interval: None,
             gc_sleep_time: None,
             kernel: None,
@@ -459,6 +465,7 @@ impl FsConfig {
             ),
             ("fs.segment_size", self.segment_size.is_some(), nilfs),
             ("fs.overprovision", self.overprovision.is_some(), f2fs),
+            ("fs.discard", self.discard.is_some(), f2fs),
             ("fs.cp_interval", self.cp_interval.is_some(), f2fs),
             ("fs.gc_sleep_time", self.gc_sleep_time.is_some(), f2fs),
             (
@@ -734,7 +741,7 @@ pub enum FsCall {
     /// The file system's own I/O of `blocks` blocks from `block`, submitted
     /// at once and waited for.
     Direct {
-        /// Read or write.
+        /// Read, write, or trim (a discard).
         op: IoOp,
         /// First block, in the file system's blocks.
         block: u64,

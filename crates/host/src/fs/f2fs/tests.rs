@@ -795,3 +795,50 @@ fn zoned_mode_refuses_what_linux_refuses() {
     assert!(build(FsKind::F2fs, 0.5).is_some_and(|m| m.contains("fs.age_fullness")));
     assert!(build(FsKind::F2fs, 0.0).is_none());
 }
+
+/// `discard` (Linux's default): the segments a checkpoint frees are
+/// discarded by the file system's thread (`f2fs_clear_prefree_segments`
+/// queues them, `issue_discard_thread` sends them), a run of contiguous
+/// ones as one trim; a segment taken again before then is not
+/// (`__punch_discard_cmd`); `nodiscard` sends none.
+#[test]
+fn freed_segments_are_discarded_unless_nodiscard() {
+    let trims = |discard: Option<bool>| {
+        let cfg = FsConfig {
+            kind: FsKind::F2fs,
+            discard,
+            ..FsConfig::default()
+        };
+        let mut f = F2fs::new(&cfg, 200 * BLKS_PER_SEG + 7, DirTree::flat(8, 16)).unwrap();
+        let mut io = Vec::new();
+        f.create(0, t(0), &mut io).unwrap();
+        // Three segments of data, then all of it rewritten: the first
+        // three segments' blocks all die.
+        f.write(0, 0, 3 * BLKS_PER_SEG * BLOCK, t(1), &mut io)
+            .unwrap();
+        let first: Vec<u64> = wb(&mut f, 0, t(1)).iter().map(|r| r.1).collect();
+        f.write(0, 0, 3 * BLKS_PER_SEG * BLOCK, t(2), &mut io)
+            .unwrap();
+        wb(&mut f, 0, t(2));
+        io.clear();
+        // The timer's checkpoint frees them; the same tick discards them.
+        f.tick(t(61), &mut io);
+        let got: Vec<(u64, u32)> = io
+            .iter()
+            .filter_map(|c| match *c {
+                FsCall::Direct {
+                    op: IoOp::Trim,
+                    block,
+                    blocks,
+                    ..
+                } => Some((block, blocks)),
+                _ => None,
+            })
+            .collect();
+        f.check().unwrap();
+        (first, got)
+    };
+    let (first, got) = trims(None);
+    assert_eq!(got, vec![(first[0], 3 * BLKS_PER_SEG as u32)], "{first:?}");
+    assert!(trims(Some(false)).1.is_empty());
+}
