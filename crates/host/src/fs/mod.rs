@@ -35,11 +35,14 @@
 //! are [`FsCall::Buffered`], bytes of the file, which the cache keeps as
 //! the file's pages; writing them, it asks [`FileSystem::place`] where a
 //! run of them goes; a read of pages not in the cache asks
-//! [`FileSystem::locate`]. The other models place when the application's
-//! call reaches the file system: a delayed-allocation file system (ext4,
-//! XFS) is modelled by allocating each write's blocks in one multi-block
-//! request with its goal, and the page cache writes the blocks back
-//! wherever they were placed.
+//! [`FileSystem::locate`]. The other models (ext2/3/4, XFS, ReiserFS,
+//! `raw`) allocate when the application's call reaches the file system (a
+//! delayed-allocation file system, ext4 or XFS, is modelled by allocating
+//! each write's blocks in one multi-block request with its goal), but
+//! their data is the file's pages too ([`filemap`]): `place` gives the
+//! blocks allocated at the write, and `locate` leaves out those not
+//! written back yet. So every file's pages are keyed by file, and
+//! readahead runs in the file's indices, stopping at its end.
 //!
 //! Models: `raw` (files as extents on the bare device: no metadata, the
 //! baseline of what a file system adds), `ext2`, `ext3`, `ext4`
@@ -51,6 +54,7 @@
 pub mod alloc;
 pub mod ext;
 pub mod f2fs;
+pub mod filemap;
 pub mod nilfs2;
 pub mod raw;
 pub mod reiserfs;
@@ -818,8 +822,8 @@ pub trait FileSystem {
     /// [`FsCall::Buffered`]): where the `n` blocks of `f` from block
     /// `index` go, now that they are written back, as runs of (first file
     /// block, first block, blocks) pushed on `out` in file order; blocks
-    /// of a file deleted since are left out. Others place at the call and
-    /// are never asked.
+    /// of a file deleted since are left out. The [`filemap`] models give
+    /// the blocks their write allocated.
     fn place(
         &mut self,
         _f: u32,
@@ -833,8 +837,9 @@ pub trait FileSystem {
     /// [`place`](Self::place) gives them; holes left out), for a read of
     /// data placed at writeback.
     fn locate(&self, _f: u32, _index: u64, _n: u32, _out: &mut Vec<(u64, u64, u32)>) {}
-    /// Whether the file system places data at writeback
-    /// ([`place`](Self::place)): its writes are [`FsCall::Buffered`].
+    /// Whether the file system's data is the files' pages, placed at
+    /// writeback ([`place`](Self::place); allocated then, or at the write
+    /// for the models of [`filemap`]): its writes are [`FsCall::Buffered`].
     fn places_at_writeback(&self) -> bool {
         false
     }

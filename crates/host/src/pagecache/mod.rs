@@ -142,6 +142,12 @@ pub fn is_file(ino: u32) -> bool {
     ino != 0 && ino != METADATA_INO && ino != FS_INO
 }
 
+/// Whether `ino` is a file's or the block device's: data an application
+/// reads.
+fn is_file_or_device(ino: u32) -> bool {
+    ino != METADATA_INO && ino != FS_INO
+}
+
 /// The mark of a file page: the cache's key of a page of a file whose
 /// file system places data at writeback ([`AppSource::place`]) is the file
 /// and the page's index in it, as Linux keys a page by its `address_space`
@@ -284,7 +290,9 @@ enum Stage {
     Done,
 }
 
-/// Linux's `struct file_ra_state`, per thread (per open file).
+/// Linux's `struct file_ra_state`, one per open file (`file->f_ra`):
+/// a thread keeps one per file descriptor it reads through
+/// ([`CallExtras::fd`]), fresh at each open of it.
 #[derive(Clone, Copy, Debug, Default)]
 struct Ra {
     start: u64,
@@ -329,7 +337,10 @@ struct Thread {
     /// fsync / O_SYNC: pages to write again once their writeback ends;
     /// an unlink: pages to drop once their I/O ends.
     deferred: Vec<u64>,
-    ra: Ra,
+    /// The readahead state of each file descriptor the thread reads
+    /// through: (fd, which open of it, its state), the last read's first
+    /// ([`Thread::use_file`]).
+    ras: Vec<(u32, u64, Ra)>,
     writes: u64,
     ended: bool,
     /// The file of the current (or last) call: the inode an fsync of the
@@ -1052,7 +1063,7 @@ impl Thread {
             pace: Pace::default(),
             dirties: (0, 0),
             deferred: Vec::new(),
-            ra: Ra::default(),
+            ras: vec![(0, 0, Ra::default())],
             writes: 0,
             ended: false,
             ino: 0,
@@ -1061,6 +1072,35 @@ impl Thread {
             commit_wait: 0,
             fs_no_flush: false,
         }
+    }
+}
+
+impl Thread {
+    /// The readahead state of the open file the thread reads through.
+    fn ra(&self) -> &Ra {
+        &self.ras[0].2
+    }
+    fn ra_mut(&mut self) -> &mut Ra {
+        &mut self.ras[0].2
+    }
+    /// The thread reads through descriptor `fd`, opened for the `open`th
+    /// time: its state comes first; a descriptor opened anew since its
+    /// last read starts a fresh one, as `do_dentry_open` ->
+    /// `file_ra_state_init` does for every `struct file` (no window, no
+    /// previous read: `prev_pos = -1`).
+    fn use_file(&mut self, fd: u32, open: u64) {
+        if self.ras[0].0 == fd && self.ras[0].1 == open {
+            return;
+        }
+        let e = match self.ras.iter().position(|e| e.0 == fd) {
+            Some(k) if self.ras[k].1 == open => self.ras.remove(k),
+            Some(k) => {
+                self.ras.remove(k);
+                (fd, open, Ra::default())
+            }
+            None => (fd, open, Ra::default()),
+        };
+        self.ras.insert(0, e);
     }
 }
 
