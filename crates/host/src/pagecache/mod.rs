@@ -24,7 +24,17 @@
 //!   `read_ahead_kb`, a hit on the `PG_readahead` page starts the next window
 //!   asynchronously, and a small random read reads just its pages; a
 //!   missing page the window left out is read alone
-//!   (`filemap_create_folio`).
+//!   (`filemap_create_folio`). The state is the open file's, as Linux
+//!   keeps it in the `struct file` (`file->f_ra`): a thread keeps one per
+//!   file descriptor it reads through ([`CallExtras::fd`]), and a new open
+//!   of the descriptor ([`CallExtras::open`]) starts a fresh one
+//!   (`file_ra_state_init` in `do_dentry_open`: no window, no previous
+//!   read). That is the whole of Linux's rule a source can ask for: the
+//!   descriptor says which `struct file`, the open's number when it was
+//!   replaced; a thread reading two files in turn keeps a window for each.
+//!   The window runs in the pages' keys: a file's page indices (below),
+//!   the block device's pages for a block-level workload (one open file,
+//!   descriptor 0).
 //! * **Writes** copy into the cache and dirty its pages (a partial page not
 //!   in the cache is read first). Then the kernel profile's
 //!   `balance_dirty_pages` ([`crate::dirty`]), which starts the flusher
@@ -65,15 +75,19 @@
 //!   as Linux's `address_space` does: each page carries its file, and each
 //!   file keeps the list of its pages in the cache.
 //!
-//! * **File pages.** A page's key is its device page, but for a file on a
-//!   file system that places data at writeback or log construction (F2FS,
-//!   NILFS2): there it is the
+//! * **File pages.** A page's key is its device page (the block device's,
+//!   metadata and a file system's own blocks), but for a file on a file
+//!   system ([`AppSource::place`]: every model, F2FS and NILFS2 placing
+//!   data at writeback or log construction, the others giving the blocks
+//!   their write allocated): there it is the
 //!   file's page ([`file_page`]: the inode and the page's index, as Linux
 //!   keys a page by its `address_space` and index). Writing such pages back,
 //!   the cache asks the file system where each run of them goes now
 //!   ([`AppSource::place`]) and sends a request per placed run; reading
-//!   them, where they are ([`AppSource::locate`]; a hole is zero-filled
-//!   without I/O); readahead of them stops at the file's end
+//!   them, where they are ([`AppSource::locate`]; a hole, or a block
+//!   allocated and not written back yet, is zero-filled without I/O), a
+//!   request per contiguous run of blocks, as `mpage_readahead` and
+//!   `iomap_readahead` build a bio per run; readahead of them stops at the file's end
 //!   ([`AppSource::file_pages`], as `page_cache_ra_unbounded` stops at
 //!   `i_size`), and a file's first page starts a readahead window
 //!   (`ondemand_readahead`'s `index == 0`). The flusher skips a file whose
