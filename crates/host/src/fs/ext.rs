@@ -882,9 +882,11 @@ impl FileSystem for Ext {
     ) -> Result<(), NoSpace> {
         let have = self.files[f as usize].blocks();
         let need = (off + len).div_ceil(BLOCK).saturating_sub(have);
-        self.grow(f, need, io)?;
+        // Blocks a failed allocation kept are new too.
+        let grown = self.grow(f, need, io);
         let file = &mut self.files[f as usize];
-        file.new.add(have, have + need);
+        file.new.add(have, file.blocks());
+        grown?;
         file.size = file.size.max(off + len);
         // The write's size or mtime change dirties the inode in the
         // running transaction.

@@ -44,7 +44,7 @@ impl NewBlocks {
 
     /// File blocks `[lo, hi)` are written (placed at writeback).
     pub fn remove(&mut self, lo: u64, hi: u64) {
-        if self.runs.is_empty() || lo >= hi {
+        if lo >= hi || !self.runs.iter().any(|&(a, b)| a < hi && b > lo) {
             return;
         }
         let mut out = Vec::with_capacity(self.runs.len() + 1);

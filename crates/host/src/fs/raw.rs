@@ -112,9 +112,11 @@ impl FileSystem for Raw {
         let file = &self.files[f as usize];
         let have = file.blocks();
         let need = (off + len).div_ceil(BLOCK).saturating_sub(have);
-        self.alloc(f, need)?;
+        // Blocks a failed allocation kept are new too.
+        let grown = self.alloc(f, need);
         let file = &mut self.files[f as usize];
-        file.new.add(have, have + need);
+        file.new.add(have, file.blocks());
+        grown?;
         file.size = file.size.max(off + len);
         buffered(IoOp::Write, off, len, io);
         Ok(())

@@ -1343,9 +1343,11 @@ impl FileSystem for Xfs {
         let ne = file.extents.len();
         let have = file.blocks();
         let need = (off + len).div_ceil(BLOCK).saturating_sub(have);
-        self.grow(f, need, io)?;
+        // Blocks a failed allocation kept are new too.
+        let grown = self.grow(f, need, io);
         let file = &mut self.files[f as usize];
-        file.new.add(have, have + need);
+        file.new.add(have, file.blocks());
+        grown?;
         file.size = file.size.max(off + len);
         let fork = if file.extents.len() != ne {
             file.fork_bytes()
