@@ -299,8 +299,10 @@ const FILESERVER: &[Step] = &[
 #[derive(Clone, Debug, Default)]
 struct Thread {
     pc: usize,
-    /// The open file (fd=1).
+    /// The open file (fd=1), and how many times fd 1 was opened (which
+    /// open its calls are made through: [`CallExtras::open`]).
     fd: Option<u64>,
+    opens: u64,
     /// Calls of the current step not handed out yet.
     pending: Out,
     /// System calls and flowops made since the thread's last call was
@@ -976,6 +978,7 @@ impl FileBench {
                     calls.stat = 1;
                     self.stats.creates += 1;
                     self.threads[t].fd = Some(f);
+                    self.threads[t].opens += 1;
                 }
                 picked => {
                     self.stats.skipped += 1;
@@ -992,6 +995,7 @@ impl FileBench {
                 ran = self.threads[t].fd.is_some();
                 if let Some(f) = self.threads[t].fd {
                     calls.open = 1;
+                    self.threads[t].opens += 1;
                     let now = self.now;
                     self.fs.stat(f as u32, now, &mut self.calls);
                     self.emit(f, &mut out, stream);
@@ -1090,6 +1094,20 @@ impl FileBench {
         }
         self.io.ops += closes as u64;
         let th = &mut self.threads[t];
+        // The data calls are made through the open file: fd 1, opened by
+        // the thread's last openfile or createfile; webserver's log is fd
+        // 2, opened once (its first appendfilerand).
+        if let (Some(f), Step::ReadWhole | Step::WriteWhole | Step::Append) = (open, step) {
+            let (fd, n) = match (self.p.kind, step) {
+                (PersonalityKind::Webserver, Step::Append) => (2, 0),
+                _ => (1, th.opens),
+            };
+            for (r, _, x) in out.iter_mut() {
+                if r.tag == Self::ino(f) {
+                    (x.fd, x.open) = (fd, n);
+                }
+            }
+        }
         th.pc = (th.pc + 1) % len;
         th.debt.add(&calls);
         if let Some(first) = out.front_mut() {

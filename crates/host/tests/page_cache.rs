@@ -20,10 +20,11 @@ use ssd_core::Simulation;
 use ssdsim_host::config::SsdConfig;
 use ssdsim_host::cpu::{CpuConfig, Syscalls};
 use ssdsim_host::fs::Kernel;
-use ssdsim_host::pagecache::{AppIo, PageCache, PageCacheConfig, PAGE};
+use ssdsim_host::pagecache::{file_page, AppIo, PageCache, PageCacheConfig, PAGE};
 use ssdsim_host::scheds::build_sched;
 use ssdsim_host::workload::{
-    AppSource, CallExtras, FioGen, HostRequest, IoOp, RequestSource, RwMode, Timing, WorkloadConfig,
+    AppSource, CallExtras, FilePiece, FioGen, HostRequest, IoOp, RequestSource, RwMode, Timing,
+    WorkloadConfig,
 };
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -1011,6 +1012,39 @@ fn the_applications_memory_is_filebenchs_and_fios() {
 struct Script {
     calls: std::collections::VecDeque<(HostRequest, CallExtras)>,
     last: CallExtras,
+    /// Files whose pages are keyed by file ([`FileLayout`]).
+    files: Vec<FileLayout>,
+}
+
+/// A file on a file system that keys its pages by file: its inode, its
+/// pages, and where they are on the device (runs of (first page, first
+/// device page, pages)).
+#[derive(Clone)]
+struct FileLayout {
+    ino: u32,
+    pages: u64,
+    runs: Vec<(u64, u64, u32)>,
+}
+
+impl Script {
+    /// The device runs of pages `[index, index + n)` of `ino`.
+    fn runs_of(&self, ino: u32, index: u64, n: u32, out: &mut Vec<FilePiece>) {
+        let Some(f) = self.files.iter().find(|f| f.ino == ino) else {
+            return;
+        };
+        let end = index + n as u64;
+        for &(i, dev, k) in &f.runs {
+            let (lo, hi) = (i.max(index), (i + k as u64).min(end));
+            if lo < hi {
+                out.push(FilePiece {
+                    index: lo,
+                    dev: dev + (lo - i),
+                    pages: (hi - lo) as u32,
+                    joins: true,
+                });
+            }
+        }
+    }
 }
 
 impl RequestSource for Script {
@@ -1026,6 +1060,18 @@ impl RequestSource for Script {
 impl AppSource for Script {
     fn call_extras(&self) -> CallExtras {
         self.last
+    }
+    fn place(&mut self, ino: u32, index: u64, n: u32, _now: SimTime, out: &mut Vec<FilePiece>) {
+        self.runs_of(ino, index, n, out);
+    }
+    fn locate(&mut self, ino: u32, index: u64, n: u32, out: &mut Vec<FilePiece>) {
+        self.runs_of(ino, index, n, out);
+    }
+    fn file_pages(&self, ino: u32) -> u64 {
+        self.files
+            .iter()
+            .find(|f| f.ino == ino)
+            .map_or(0, |f| f.pages)
     }
 }
 
@@ -1094,11 +1140,23 @@ fn scripted_kernel(
     cpu: &CpuConfig,
     kernel: Kernel,
 ) -> (Report, Sent, Log, PageCache<Script>) {
+    scripted_files(calls, Vec::new(), pc, cpu, kernel)
+}
+
+/// As [`scripted_kernel`], with files whose pages are keyed by file.
+fn scripted_files(
+    calls: Vec<(HostRequest, CallExtras)>,
+    files: Vec<FileLayout>,
+    pc: &PageCacheConfig,
+    cpu: &CpuConfig,
+    kernel: Kernel,
+) -> (Report, Sent, Log, PageCache<Script>) {
     let c = device();
     let s = c.validate().unwrap();
     let app = Script {
         calls: calls.into(),
         last: CallExtras::default(),
+        files,
     };
     let cache = PageCache::on_host(
         app,
@@ -1552,4 +1610,200 @@ fn a_current_kernel_paces_a_writer_to_the_estimated_bandwidth() {
     assert!(thr["max_us"].as_f64().unwrap() <= 200_000.0, "{thr}");
     let (_, dirty) = pc.thresholds();
     assert!(get(&r, &["page_cache", "dirty_max_pages"]) <= (dirty + 256) as f64);
+}
+
+/// A read of `pages` pages of file `ino` from its page `index`, through
+/// descriptor `fd`'s `open`th open, by thread 0.
+fn file_read(ino: u32, index: u64, pages: u64, fd: u32, open: u64) -> (HostRequest, CallExtras) {
+    let r = HostRequest {
+        arrival: SimTime::ZERO,
+        op: IoOp::Read,
+        lba: (file_page(ino, 0) + index) * 8,
+        sectors: (pages * 8) as u32,
+        stream: 0,
+        tag: ino,
+        sync: false,
+        placement: ssd_core::workload::Placement::NONE,
+    };
+    let x = CallExtras {
+        fd,
+        open,
+        ..CallExtras::default()
+    };
+    (r, x)
+}
+
+/// The device pages each read request covered: [lo, hi).
+fn reads(sent: &Sent) -> Vec<(u64, u64)> {
+    sent.borrow()
+        .iter()
+        .filter(|e| e.op == IoOp::Read)
+        .map(|e| (e.lba / 8, (e.lba + e.sectors as u64).div_ceil(8)))
+        .collect()
+}
+
+/// A read of a file's last pages reads nothing past its end, though the
+/// device holds another file's blocks right after it: readahead of a
+/// file stops at `i_size` (6.12's `page_cache_ra_unbounded`, through
+/// `do_page_cache_ra`, which clips the window at the file's last page;
+/// 2.6.35's `__do_page_cache_readahead`: `end_index = (isize - 1) >>
+/// PAGE_CACHE_SHIFT`). File 5 is 10 pages at device page 1,000; file 6
+/// follows it (1,010 on). A 4 KiB read of each of file 5's pages ramps
+/// the window past 10 pages, yet no request reaches 1,010.
+#[test]
+fn readahead_stops_at_the_files_end_not_the_next_files_blocks() {
+    let files = vec![
+        FileLayout {
+            ino: 5,
+            pages: 10,
+            runs: vec![(0, 1000, 10)],
+        },
+        FileLayout {
+            ino: 6,
+            pages: 100,
+            runs: vec![(0, 1010, 100)],
+        },
+    ];
+    let calls: Vec<_> = (0..10).map(|i| file_read(5, i, 1, 1, 1)).collect();
+    let (r, sent, _, _) = scripted_files(
+        calls,
+        files,
+        &cache(64),
+        &CpuConfig::default(),
+        Kernel::Current,
+    );
+    let rd = reads(&sent);
+    assert!(!rd.is_empty());
+    assert!(
+        rd.iter().all(|&(a, b)| a >= 1000 && b <= 1010),
+        "{rd:?}: a read past file 5's end"
+    );
+    // Every page of the file read once, the first's window ramped over
+    // the rest: the pages beyond the first call's are readahead.
+    assert_eq!(get(&r, &["page_cache", "read_pages"]), 10.0);
+    assert_eq!(get(&r, &["page_cache", "readahead_pages"]), 9.0);
+    assert_eq!(get(&r, &["app", "reads"]), 10.0);
+}
+
+/// Readahead state is the open file's (`struct file`'s `f_ra`, set up by
+/// `file_ra_state_init` at open), not the thread's: one thread reading
+/// two files in turn, 16 KiB at a time from their page 64 on, each
+/// through its own descriptor, sees each file's reads as sequential
+/// (`ondemand_readahead`'s `prev_pos` test, then `get_next_ra_size` on
+/// every hit of the `PG_readahead` mark), so both windows ramp to
+/// `read_ahead_kb` (128 KiB); had they shared one state, each read would
+/// look random to it (its previous read was the other file's) and be
+/// read alone. Opening file 5 again starts a fresh state: the next read,
+/// though it follows the last, is read alone (no previous read,
+/// `prev_pos = -1`).
+#[test]
+fn each_open_file_has_its_own_readahead_window() {
+    let files = vec![
+        FileLayout {
+            ino: 5,
+            pages: 1024,
+            runs: vec![(0, 10_000, 1024)],
+        },
+        FileLayout {
+            ino: 6,
+            pages: 1024,
+            runs: vec![(0, 20_000, 1024)],
+        },
+    ];
+    let mut calls = Vec::new();
+    for k in 0..32 {
+        calls.push(file_read(5, 64 + 4 * k, 4, 1, 1));
+        calls.push(file_read(6, 64 + 4 * k, 4, 2, 1));
+    }
+    let (r, sent, _, _) = scripted_files(
+        calls.clone(),
+        files.clone(),
+        &cache(64),
+        &CpuConfig::default(),
+        Kernel::Current,
+    );
+    let rd = reads(&sent);
+    for base in [10_000u64, 20_000] {
+        let of: Vec<_> = rd
+            .iter()
+            .filter(|&&(a, _)| a >= base && a < base + 1024)
+            .collect();
+        assert!(
+            of.iter().any(|&&(a, b)| b - a == 32),
+            "file at {base}: no 128 KiB window in {of:?}"
+        );
+        // The first read alone (no previous read), then windows: far
+        // fewer requests than reads.
+        assert!(of.len() <= 8, "file at {base}: {} requests", of.len());
+    }
+    assert!(get(&r, &["page_cache", "readahead_pages"]) > 0.0);
+    // File 5 opened again (open 2 of fd 1), then read on from where it
+    // was: a fresh state reads just the call's pages.
+    let next = 64 + 4 * 32 + 64;
+    calls.push(file_read(5, next, 4, 1, 2));
+    let (_, sent, _, _) = scripted_files(
+        calls,
+        files,
+        &cache(64),
+        &CpuConfig::default(),
+        Kernel::Current,
+    );
+    let last = *reads(&sent).last().unwrap();
+    assert_eq!(
+        last,
+        (10_000 + next, 10_000 + next + 4),
+        "a fresh state reads the call alone"
+    );
+}
+
+/// A file whose blocks are in two extents is read ahead by its page
+/// indices across the gap, and the window leaves as one request per
+/// contiguous run of blocks: `mpage_readahead` -> `do_mpage_readpage`
+/// submits its bio when the next block does not follow the last
+/// (`last_block_in_bio`), as `iomap_readahead` starts a new bio where the
+/// mapping's extent ends. File 5's pages 0-19 are at device page 1,000,
+/// 20-63 at 5,000; it is read 16 KiB at a time from its start.
+#[test]
+fn readahead_crosses_a_files_extents_by_index_one_request_per_run() {
+    let files = vec![FileLayout {
+        ino: 5,
+        pages: 64,
+        runs: vec![(0, 1000, 20), (20, 5000, 44)],
+    }];
+    let calls: Vec<_> = (0..16).map(|k| file_read(5, 4 * k, 4, 1, 1)).collect();
+    let (r, sent, _, _) = scripted_files(
+        calls,
+        files,
+        &cache(64),
+        &CpuConfig::default(),
+        Kernel::Current,
+    );
+    let rd = reads(&sent);
+    // Every request inside one extent, the file's 64 pages read once.
+    assert!(
+        rd.iter()
+            .all(|&(a, b)| (a >= 1000 && b <= 1020) || (a >= 5000 && b <= 5044)),
+        "{rd:?}"
+    );
+    assert_eq!(rd.iter().map(|&(a, b)| b - a).sum::<u64>(), 64);
+    assert_eq!(get(&r, &["page_cache", "read_pages"]), 64.0);
+    // The window over the gap leaves as two requests at one instant: the
+    // first extent's end, the second's start.
+    let sent = sent.borrow();
+    let at = |dev: u64, end: bool| {
+        sent.iter()
+            .find(|e| {
+                e.op == IoOp::Read
+                    && if end {
+                        (e.lba + e.sectors as u64) / 8 == dev
+                    } else {
+                        e.lba / 8 == dev
+                    }
+            })
+            .map(|e| e.arrival)
+    };
+    let (a, b) = (at(1020, true), at(5000, false));
+    assert!(a.is_some() && a == b, "{a:?} {b:?}: {rd:?}");
+    // Fewer requests than calls: the reads were read ahead.
+    assert!(rd.len() < 16, "{rd:?}");
 }

@@ -299,7 +299,7 @@ impl FileBench {
                     index,
                     dev: base + block,
                     pages,
-                    joins: !self.fs.splits_at(block),
+                    joins: self.fs.bios_by_block() && !self.fs.splits_at(block),
                 }),
         );
     }

@@ -97,10 +97,9 @@
 //! with `JFS_BARRIER`).
 
 use super::alloc::FreeRuns;
+use super::filemap::{buffered, runs_of, NewBlocks};
 use super::tree::DirTree;
-use super::{
-    data_calls, FileSystem, FsCall, FsConfig, FsKind, FsStats, FsyncIo, JournalMode, NoSpace, BLOCK,
-};
+use super::{FileSystem, FsCall, FsConfig, FsKind, FsStats, FsyncIo, JournalMode, NoSpace, BLOCK};
 use crate::workload::IoOp;
 use crate::workload::{CommitSync, CommitWait};
 use ssd_core::error::{invalid, ConfigError};
@@ -131,6 +130,9 @@ struct File {
     extents: Vec<(u64, u64)>,
     /// Indirect (ext2/3) or extent-tree (ext4) blocks.
     index: Vec<u64>,
+    /// Blocks allocated to it that hold none of its data yet (written
+    /// back since: [`FileSystem::place`]).
+    new: NewBlocks,
     /// The transaction of the inode's last change (`i_sync_tid`, set by
     /// `ext4_update_inode_fsync_trans` / ext3's `ext3_mark_inode_dirty`).
     sync_tid: u64,
@@ -880,14 +882,19 @@ impl FileSystem for Ext {
     ) -> Result<(), NoSpace> {
         let have = self.files[f as usize].blocks();
         let need = (off + len).div_ceil(BLOCK).saturating_sub(have);
-        self.grow(f, need, io)?;
+        // Blocks a failed allocation kept are new too.
+        let grown = self.grow(f, need, io);
         let file = &mut self.files[f as usize];
+        file.new.add(have, file.blocks());
+        grown?;
         file.size = file.size.max(off + len);
         // The write's size or mtime change dirties the inode in the
         // running transaction.
         file.sync_tid = self.tid;
         let inode = file.inode;
-        data_calls(&self.files[f as usize].extents, IoOp::Write, off, len, io);
+        // The bytes go to the file's pages; the cache writes them back
+        // to the blocks just allocated (`place`).
+        buffered(IoOp::Write, off, len, io);
         let it = self.inode_block(inode);
         self.meta(it, io);
         if self.mode == JournalMode::Journal && self.journal.is_some() {
@@ -897,7 +904,27 @@ impl FileSystem for Ext {
         Ok(())
     }
     fn read(&mut self, f: u32, off: u64, len: u64, _now: SimTime, io: &mut Vec<FsCall>) {
-        data_calls(&self.files[f as usize].extents, IoOp::Read, off, len, io);
+        let end = (off + len).min(self.files[f as usize].size);
+        buffered(IoOp::Read, off, end.saturating_sub(off), io);
+    }
+    /// The blocks `write` allocated (`ext4_map_blocks` with create, or
+    /// `ext3_get_blocks_handle`), now holding the data written back
+    /// (`ext4_writepages` -> `mpage_map_and_submit_buffers`,
+    /// `block_write_full_page`).
+    fn place(&mut self, f: u32, index: u64, n: u32, _now: SimTime, out: &mut Vec<(u64, u64, u32)>) {
+        let file = &mut self.files[f as usize];
+        if !file.exists {
+            return;
+        }
+        runs_of(&file.extents, 0, index, n, None, out);
+        file.new.remove(index, index + n as u64);
+    }
+    fn locate(&self, f: u32, index: u64, n: u32, out: &mut Vec<(u64, u64, u32)>) {
+        let file = &self.files[f as usize];
+        runs_of(&file.extents, 0, index, n, Some(&file.new), out);
+    }
+    fn places_at_writeback(&self) -> bool {
+        true
     }
     fn fsync(&mut self, f: u32, _now: SimTime) -> FsyncIo {
         if self.journal.is_none() {

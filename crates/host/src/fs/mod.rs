@@ -35,11 +35,14 @@
 //! are [`FsCall::Buffered`], bytes of the file, which the cache keeps as
 //! the file's pages; writing them, it asks [`FileSystem::place`] where a
 //! run of them goes; a read of pages not in the cache asks
-//! [`FileSystem::locate`]. The other models place when the application's
-//! call reaches the file system: a delayed-allocation file system (ext4,
-//! XFS) is modelled by allocating each write's blocks in one multi-block
-//! request with its goal, and the page cache writes the blocks back
-//! wherever they were placed.
+//! [`FileSystem::locate`]. The other models (ext2/3/4, XFS, ReiserFS,
+//! `raw`) allocate when the application's call reaches the file system (a
+//! delayed-allocation file system, ext4 or XFS, is modelled by allocating
+//! each write's blocks in one multi-block request with its goal), but
+//! their data is the file's pages too ([`filemap`]): `place` gives the
+//! blocks allocated at the write, and `locate` leaves out those not
+//! written back yet. So every file's pages are keyed by file, and
+//! readahead runs in the file's indices, stopping at its end.
 //!
 //! Models: `raw` (files as extents on the bare device: no metadata, the
 //! baseline of what a file system adds), `ext2`, `ext3`, `ext4`
@@ -51,6 +54,7 @@
 pub mod alloc;
 pub mod ext;
 pub mod f2fs;
+pub mod filemap;
 pub mod nilfs2;
 pub mod raw;
 pub mod reiserfs;
@@ -871,8 +875,8 @@ pub trait FileSystem {
     /// [`FsCall::Buffered`]): where the `n` blocks of `f` from block
     /// `index` go, now that they are written back, as runs of (first file
     /// block, first block, blocks) pushed on `out` in file order; blocks
-    /// of a file deleted since are left out. Others place at the call and
-    /// are never asked.
+    /// of a file deleted since are left out. The [`filemap`] models give
+    /// the blocks their write allocated.
     fn place(
         &mut self,
         _f: u32,
@@ -886,8 +890,9 @@ pub trait FileSystem {
     /// [`place`](Self::place) gives them; holes left out), for a read of
     /// data placed at writeback.
     fn locate(&self, _f: u32, _index: u64, _n: u32, _out: &mut Vec<(u64, u64, u32)>) {}
-    /// Whether the file system places data at writeback
-    /// ([`place`](Self::place)): its writes are [`FsCall::Buffered`].
+    /// Whether the file system's data is the files' pages, placed at
+    /// writeback ([`place`](Self::place); allocated then, or at the write
+    /// for the models of [`filemap`]): its writes are [`FsCall::Buffered`].
     fn places_at_writeback(&self) -> bool {
         false
     }
@@ -902,6 +907,14 @@ pub trait FileSystem {
     /// start on a zoned drive, where the block layer splits).
     fn splits_at(&self, _block: u64) -> bool {
         false
+    }
+    /// Whether writeback builds its bios by block: a page whose block
+    /// follows the bio's last joins it whatever its index in the file
+    /// (F2FS's `f2fs_submit_page_write`, ext4's `io_submit_add_bh`,
+    /// NILFS2's segment buffers). XFS's iomap writeback also needs the
+    /// file offset to follow (`iomap_can_add_to_ioend`).
+    fn bios_by_block(&self) -> bool {
+        true
     }
     /// Whether O_DIRECT writes go through the page cache instead
     /// (`f2fs_force_buffered_io`: F2FS on a zoned drive, so that its
@@ -1055,6 +1068,9 @@ impl FileSystem for AnyFs {
     }
     fn splits_at(&self, block: u64) -> bool {
         any_fs!(self, s => s.splits_at(block))
+    }
+    fn bios_by_block(&self) -> bool {
+        any_fs!(self, s => s.bios_by_block())
     }
     fn next_tick(&self) -> Option<SimTime> {
         any_fs!(self, s => s.next_tick())

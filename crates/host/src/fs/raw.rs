@@ -6,7 +6,8 @@
 //! cursor (next fit); an unlinked file's blocks are freed (no discard).
 
 use super::alloc::FreeRuns;
-use super::{data_calls, FileSystem, FsCall, FsKind, FsStats, FsyncIo, NoSpace, BLOCK};
+use super::filemap::{buffered, runs_of, NewBlocks};
+use super::{FileSystem, FsCall, FsKind, FsStats, FsyncIo, NoSpace, BLOCK};
 use crate::workload::IoOp;
 use ssd_core::units::SimTime;
 
@@ -15,6 +16,8 @@ struct File {
     exists: bool,
     size: u64,
     extents: Vec<(u64, u64)>,
+    /// Blocks that hold none of its data yet (written back since).
+    new: NewBlocks,
 }
 
 impl File {
@@ -107,15 +110,35 @@ impl FileSystem for Raw {
         io: &mut Vec<FsCall>,
     ) -> Result<(), NoSpace> {
         let file = &self.files[f as usize];
-        let need = (off + len).div_ceil(BLOCK).saturating_sub(file.blocks());
-        self.alloc(f, need)?;
+        let have = file.blocks();
+        let need = (off + len).div_ceil(BLOCK).saturating_sub(have);
+        // Blocks a failed allocation kept are new too.
+        let grown = self.alloc(f, need);
         let file = &mut self.files[f as usize];
+        file.new.add(have, file.blocks());
+        grown?;
         file.size = file.size.max(off + len);
-        data_calls(&file.extents, IoOp::Write, off, len, io);
+        buffered(IoOp::Write, off, len, io);
         Ok(())
     }
     fn read(&mut self, f: u32, off: u64, len: u64, _now: SimTime, io: &mut Vec<FsCall>) {
-        data_calls(&self.files[f as usize].extents, IoOp::Read, off, len, io);
+        let end = (off + len).min(self.files[f as usize].size);
+        buffered(IoOp::Read, off, end.saturating_sub(off), io);
+    }
+    fn place(&mut self, f: u32, index: u64, n: u32, _now: SimTime, out: &mut Vec<(u64, u64, u32)>) {
+        let file = &mut self.files[f as usize];
+        if !file.exists {
+            return;
+        }
+        runs_of(&file.extents, 0, index, n, None, out);
+        file.new.remove(index, index + n as u64);
+    }
+    fn locate(&self, f: u32, index: u64, n: u32, out: &mut Vec<(u64, u64, u32)>) {
+        let file = &self.files[f as usize];
+        runs_of(&file.extents, 0, index, n, Some(&file.new), out);
+    }
+    fn places_at_writeback(&self) -> bool {
+        true
     }
     fn fsync(&mut self, _f: u32, _now: SimTime) -> FsyncIo {
         FsyncIo::default()

@@ -113,10 +113,9 @@
 //! blocks.
 
 use super::alloc::FreeRuns;
+use super::filemap::{buffered, runs_of, NewBlocks};
 use super::tree::DirTree;
-use super::{
-    data_calls, FileSystem, FsCall, FsConfig, FsKind, FsStats, FsyncIo, JournalMode, NoSpace, BLOCK,
-};
+use super::{FileSystem, FsCall, FsConfig, FsKind, FsStats, FsyncIo, JournalMode, NoSpace, BLOCK};
 use crate::workload::IoOp;
 use crate::workload::{CommitSync, CommitWait};
 use ssd_core::error::{invalid, ConfigError};
@@ -193,6 +192,9 @@ struct File {
     nblocks: u64,
     /// Bytes in the tail's direct item (0: none).
     tail: u64,
+    /// Unformatted blocks that hold none of its data yet (written back
+    /// since: [`FileSystem::place`]).
+    new: NewBlocks,
     /// The transaction that last changed it.
     trans: u64,
 }
@@ -273,17 +275,25 @@ fn partition(sizes: &[u32]) -> Vec<usize> {
     cuts
 }
 
-/// Data calls for the bytes `[off, off + len)` of `file`'s unformatted
-/// blocks, from the extent holding `off` (found by binary search).
-fn file_calls(file: &File, op: IoOp, off: u64, len: u64, io: &mut Vec<FsCall>) {
+/// The unformatted blocks of file blocks `[index, index + n)` of `file`,
+/// from the extent holding `index` (found by binary search), the new ones
+/// left out when `new`.
+fn file_runs(file: &File, index: u64, n: u32, new: bool, out: &mut Vec<(u64, u64, u32)>) {
     let i = file
         .ext_start
-        .partition_point(|&b| b <= off / BLOCK)
+        .partition_point(|&b| b <= index)
         .saturating_sub(1);
     let Some(&base) = file.ext_start.get(i) else {
         return;
     };
-    data_calls(&file.extents[i..], op, off - base * BLOCK, len, io);
+    runs_of(
+        &file.extents[i..],
+        base,
+        index,
+        n,
+        new.then_some(&file.new),
+        out,
+    );
 }
 
 /// ReiserFS 3.6 (see the module docs).
@@ -877,6 +887,7 @@ impl FileSystem for Reiserfs {
         }
         if need > 0 {
             self.grow(f, need, io);
+            self.files[f as usize].new.add(nb0, nb);
             for i in nb0 / MAX_PTRS..nb.div_ceil(MAX_PTRS) {
                 let sz = Self::indirect_item(nb, i);
                 self.set_item(Self::indirect_key(d, o, i), Some(sz), io);
@@ -899,7 +910,9 @@ impl FileSystem for Reiserfs {
         let lo = if converted { off.min(nb0 * BLOCK) } else { off };
         let hi = (off + len).min(nb * BLOCK);
         if hi > lo {
-            file_calls(&self.files[f as usize], IoOp::Write, lo, hi - lo, io);
+            // The file's pages, written back to the blocks just
+            // allocated (`place`).
+            buffered(IoOp::Write, lo, hi - lo, io);
             if self.mode == JournalMode::Journal {
                 self.tx.data += hi.div_ceil(BLOCK) - lo / BLOCK;
             }
@@ -912,8 +925,24 @@ impl FileSystem for Reiserfs {
         let file = &self.files[f as usize];
         let hi = (off + len).min(file.nblocks * BLOCK);
         if hi > off {
-            file_calls(file, IoOp::Read, off, hi - off, io);
+            buffered(IoOp::Read, off, hi - off, io);
         }
+    }
+    /// The unformatted blocks `write` allocated, now holding the data
+    /// written back (`reiserfs_writepage`; the tail stays in its leaf).
+    fn place(&mut self, f: u32, index: u64, n: u32, _now: SimTime, out: &mut Vec<(u64, u64, u32)>) {
+        let file = &mut self.files[f as usize];
+        if !file.exists {
+            return;
+        }
+        file_runs(file, index, n, false, out);
+        file.new.remove(index, index + n as u64);
+    }
+    fn locate(&self, f: u32, index: u64, n: u32, out: &mut Vec<(u64, u64, u32)>) {
+        file_runs(&self.files[f as usize], index, n, true, out);
+    }
+    fn places_at_writeback(&self) -> bool {
+        true
     }
     fn fsync(&mut self, f: u32, _now: SimTime) -> FsyncIo {
         // reiserfs_commit_for_inode: only a file changed in the running

@@ -165,8 +165,9 @@
 //! B+trees, the extent maps and the log are one allocator's state that every
 //! call updates together; its tests are `xfs/tests.rs`.
 
+use super::filemap::{buffered, runs_of, NewBlocks};
 use super::tree::DirTree;
-use super::{data_calls, FileSystem, FsCall, FsConfig, FsKind, FsStats, FsyncIo, NoSpace, BLOCK};
+use super::{FileSystem, FsCall, FsConfig, FsKind, FsStats, FsyncIo, NoSpace, BLOCK};
 use crate::workload::CommitSync;
 use crate::workload::IoOp;
 use ssd_core::error::{invalid, ConfigError};
@@ -476,6 +477,9 @@ struct File {
     starts: Vec<u64>,
     nblocks: u64,
     bmbt: Vec<u64>,
+    /// Blocks allocated to it that hold none of its data yet (written
+    /// back since: [`FileSystem::place`]).
+    new: NewBlocks,
     /// The CIL sequence the inode was last logged in.
     seq: u64,
     /// nodelaylog: the in-core log buffer holding the commit record of the
@@ -495,6 +499,7 @@ impl Default for File {
             starts: Vec::new(),
             nblocks: 0,
             bmbt: Vec::new(),
+            new: NewBlocks::default(),
             seq: u64::MAX,
             lsn: 0,
             update_core: false,
@@ -520,20 +525,22 @@ impl File {
         self.nblocks += n;
     }
 
-    /// The data calls of bytes `[off, off + len)`, from the extent holding
-    /// `off` on.
-    fn calls(&self, op: IoOp, off: u64, len: u64, io: &mut Vec<FsCall>) {
+    /// The blocks of file blocks `[index, index + n)`, from the extent
+    /// holding `index` on (the new ones left out when `new`).
+    fn runs(&self, index: u64, n: u32, new: bool, out: &mut Vec<(u64, u64, u32)>) {
         let i = self
             .starts
-            .partition_point(|&b| b * BLOCK <= off)
+            .partition_point(|&b| b <= index)
             .saturating_sub(1);
-        let base = self.starts.get(i).map_or(0, |&b| b * BLOCK);
-        data_calls(
+        let base = self.starts.get(i).map_or(0, |&b| b);
+        let new = new.then_some(&self.new);
+        runs_of(
             &self.extents[i.min(self.extents.len())..],
-            op,
-            off - base,
-            len,
-            io,
+            base,
+            index,
+            n,
+            new,
+            out,
         );
     }
 
@@ -1334,9 +1341,13 @@ impl FileSystem for Xfs {
         self.now = now;
         let file = &self.files[f as usize];
         let ne = file.extents.len();
-        let need = (off + len).div_ceil(BLOCK).saturating_sub(file.blocks());
-        self.grow(f, need, io)?;
+        let have = file.blocks();
+        let need = (off + len).div_ceil(BLOCK).saturating_sub(have);
+        // Blocks a failed allocation kept are new too.
+        let grown = self.grow(f, need, io);
         let file = &mut self.files[f as usize];
+        file.new.add(have, file.blocks());
+        grown?;
         file.size = file.size.max(off + len);
         let fork = if file.extents.len() != ne {
             file.fork_bytes()
@@ -1344,7 +1355,9 @@ impl FileSystem for Xfs {
             0
         };
         let ino = file.ino;
-        file.calls(IoOp::Write, off, len, io);
+        // The bytes go to the file's pages, written back to the blocks
+        // just allocated (`place`).
+        buffered(IoOp::Write, off, len, io);
         if self.delaylog {
             self.log_inode(ino, fork, io);
             self.files[f as usize].seq = self.cil_seq;
@@ -1367,7 +1380,29 @@ impl FileSystem for Xfs {
         Ok(())
     }
     fn read(&mut self, f: u32, off: u64, len: u64, _now: SimTime, io: &mut Vec<FsCall>) {
-        self.files[f as usize].calls(IoOp::Read, off, len, io);
+        let end = (off + len).min(self.files[f as usize].size);
+        buffered(IoOp::Read, off, end.saturating_sub(off), io);
+    }
+    /// The blocks `write` allocated, now holding the data written back
+    /// (`xfs_vm_writepages` -> `xfs_map_blocks`, which finds them mapped).
+    fn place(&mut self, f: u32, index: u64, n: u32, _now: SimTime, out: &mut Vec<(u64, u64, u32)>) {
+        let file = &mut self.files[f as usize];
+        if !file.exists {
+            return;
+        }
+        file.runs(index, n, false, out);
+        file.new.remove(index, index + n as u64);
+    }
+    fn locate(&self, f: u32, index: u64, n: u32, out: &mut Vec<(u64, u64, u32)>) {
+        self.files[f as usize].runs(index, n, true, out);
+    }
+    fn places_at_writeback(&self) -> bool {
+        true
+    }
+    /// iomap's writeback adds a page to the ioend only if it follows it in
+    /// the file as well as on the device (`iomap_can_add_to_ioend`).
+    fn bios_by_block(&self) -> bool {
+        false
     }
     fn fsync(&mut self, f: u32, now: SimTime) -> FsyncIo {
         self.now = now;

@@ -428,7 +428,7 @@ impl<S: AppSource> PageCache<S> {
     /// Readahead window `[ra.start, ra.start + ra.size)` with the marker at
     /// `size - async_size` (mm/readahead.c, `ra_submit`).
     pub(super) fn ra_submit(&mut self, t: usize, req_lo: u64, req_hi: u64) -> bool {
-        let ra = self.threads[t].ra;
+        let ra = *self.threads[t].ra();
         let mark = ra.start + ra.size - ra.async_size;
         let before = self.stats.read_pages;
         // Not past the device's end, nor past a file's end but for the
@@ -475,7 +475,7 @@ impl<S: AppSource> PageCache<S> {
         req_hi: u64,
     ) -> bool {
         let max = self.ra_max.max(req.min(self.max_req_pages));
-        let mut ra = self.threads[t].ra;
+        let mut ra = *self.threads[t].ra();
         let initial = |ra: &mut Ra| {
             ra.start = index;
             ra.size = Self::init_ra_size(req, max);
@@ -501,7 +501,7 @@ impl<S: AppSource> PageCache<S> {
                 start += 1;
             }
             if start - index > max {
-                self.threads[t].ra = ra;
+                *self.threads[t].ra_mut() = ra;
                 return true;
             }
             ra.start = start;
@@ -512,7 +512,7 @@ impl<S: AppSource> PageCache<S> {
             initial(&mut ra);
         } else {
             // A small random read: just its pages.
-            self.threads[t].ra = ra;
+            *self.threads[t].ra_mut() = ra;
             return self.read_missing(t, index, req, None);
         }
         if !hit_marker && index == ra.start && ra.size == ra.async_size {
@@ -525,7 +525,7 @@ impl<S: AppSource> PageCache<S> {
                 ra.async_size = max >> 1;
             }
         }
-        self.threads[t].ra = ra;
+        *self.threads[t].ra_mut() = ra;
         self.ra_submit(t, req_lo, req_hi)
     }
 

@@ -24,7 +24,17 @@
 //!   `read_ahead_kb`, a hit on the `PG_readahead` page starts the next window
 //!   asynchronously, and a small random read reads just its pages; a
 //!   missing page the window left out is read alone
-//!   (`filemap_create_folio`).
+//!   (`filemap_create_folio`). The state is the open file's, as Linux
+//!   keeps it in the `struct file` (`file->f_ra`): a thread keeps one per
+//!   file descriptor it reads through ([`CallExtras::fd`]), and a new open
+//!   of the descriptor ([`CallExtras::open`]) starts a fresh one
+//!   (`file_ra_state_init` in `do_dentry_open`: no window, no previous
+//!   read). That is the whole of Linux's rule a source can ask for: the
+//!   descriptor says which `struct file`, the open's number when it was
+//!   replaced; a thread reading two files in turn keeps a window for each.
+//!   The window runs in the pages' keys: a file's page indices (below),
+//!   the block device's pages for a block-level workload (one open file,
+//!   descriptor 0).
 //! * **Writes** copy into the cache and dirty its pages (a partial page not
 //!   in the cache is read first). Then the kernel profile's
 //!   `balance_dirty_pages` ([`crate::dirty`]), which starts the flusher
@@ -65,15 +75,19 @@
 //!   as Linux's `address_space` does: each page carries its file, and each
 //!   file keeps the list of its pages in the cache.
 //!
-//! * **File pages.** A page's key is its device page, but for a file on a
-//!   file system that places data at writeback or log construction (F2FS,
-//!   NILFS2): there it is the
+//! * **File pages.** A page's key is its device page (the block device's,
+//!   metadata and a file system's own blocks), but for a file on a file
+//!   system ([`AppSource::place`]: every model, F2FS and NILFS2 placing
+//!   data at writeback or log construction, the others giving the blocks
+//!   their write allocated): there it is the
 //!   file's page ([`file_page`]: the inode and the page's index, as Linux
 //!   keys a page by its `address_space` and index). Writing such pages back,
 //!   the cache asks the file system where each run of them goes now
 //!   ([`AppSource::place`]) and sends a request per placed run; reading
-//!   them, where they are ([`AppSource::locate`]; a hole is zero-filled
-//!   without I/O); readahead of them stops at the file's end
+//!   them, where they are ([`AppSource::locate`]; a hole, or a block
+//!   allocated and not written back yet, is zero-filled without I/O), a
+//!   request per contiguous run of blocks, as `mpage_readahead` and
+//!   `iomap_readahead` build a bio per run; readahead of them stops at the file's end
 //!   ([`AppSource::file_pages`], as `page_cache_ra_unbounded` stops at
 //!   `i_size`), and a file's first page starts a readahead window
 //!   (`ondemand_readahead`'s `index == 0`). The flusher skips a file whose
@@ -140,6 +154,12 @@ const NONE: u32 = u32::MAX;
 /// its list, which its unlink drops.
 pub fn is_file(ino: u32) -> bool {
     ino != 0 && ino != METADATA_INO && ino != FS_INO
+}
+
+/// Whether `ino` is a file's or the block device's: data an application
+/// reads.
+fn is_file_or_device(ino: u32) -> bool {
+    ino != METADATA_INO && ino != FS_INO
 }
 
 /// The mark of a file page: the cache's key of a page of a file whose
@@ -299,7 +319,9 @@ enum Stage {
     Done,
 }
 
-/// Linux's `struct file_ra_state`, per thread (per open file).
+/// Linux's `struct file_ra_state`, one per open file (`file->f_ra`):
+/// a thread keeps one per file descriptor it reads through
+/// ([`CallExtras::fd`]), fresh at each open of it.
 #[derive(Clone, Copy, Debug, Default)]
 struct Ra {
     start: u64,
@@ -344,7 +366,10 @@ struct Thread {
     /// fsync / O_SYNC: pages to write again once their writeback ends;
     /// an unlink: pages to drop once their I/O ends.
     deferred: Vec<u64>,
-    ra: Ra,
+    /// The readahead state of each file descriptor the thread reads
+    /// through: (fd, which open of it, its state), the last read's first
+    /// ([`Thread::use_file`]).
+    ras: Vec<(u32, u64, Ra)>,
     writes: u64,
     ended: bool,
     /// The file of the current (or last) call: the inode an fsync of the
@@ -1078,7 +1103,7 @@ impl Thread {
             pace: Pace::default(),
             dirties: (0, 0),
             deferred: Vec::new(),
-            ra: Ra::default(),
+            ras: vec![(0, 0, Ra::default())],
             writes: 0,
             ended: false,
             ino: 0,
@@ -1088,6 +1113,35 @@ impl Thread {
             await_only: false,
             fs_no_flush: false,
         }
+    }
+}
+
+impl Thread {
+    /// The readahead state of the open file the thread reads through.
+    fn ra(&self) -> &Ra {
+        &self.ras[0].2
+    }
+    fn ra_mut(&mut self) -> &mut Ra {
+        &mut self.ras[0].2
+    }
+    /// The thread reads through descriptor `fd`, opened for the `open`th
+    /// time: its state comes first; a descriptor opened anew since its
+    /// last read starts a fresh one, as `do_dentry_open` ->
+    /// `file_ra_state_init` does for every `struct file` (no window, no
+    /// previous read: `prev_pos = -1`).
+    fn use_file(&mut self, fd: u32, open: u64) {
+        if self.ras[0].0 == fd && self.ras[0].1 == open {
+            return;
+        }
+        let e = match self.ras.iter().position(|e| e.0 == fd) {
+            Some(k) if self.ras[k].1 == open => self.ras.remove(k),
+            Some(k) => {
+                self.ras.remove(k);
+                (fd, open, Ra::default())
+            }
+            None => (fd, open, Ra::default()),
+        };
+        self.ras.insert(0, e);
     }
 }
 

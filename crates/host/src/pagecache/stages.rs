@@ -47,6 +47,10 @@ impl<S: AppSource> PageCache<S> {
                 }
                 th.in_call = more;
                 th.seq = seq;
+                if r.op == IoOp::Read && is_file_or_device(r.tag) && !extras.direct {
+                    // The read goes through its open file's readahead state.
+                    th.use_file(extras.fd, extras.open);
+                }
                 th.op = Some(r);
                 th.ino = r.tag;
                 th.own_fsync = false;
@@ -134,7 +138,7 @@ impl<S: AppSource> PageCache<S> {
             }
             lpn += 1;
         }
-        self.threads[t].ra.prev = hi;
+        self.threads[t].ra_mut().prev = hi;
         for lpn in lo..hi {
             self.wait_page_io(t, lpn);
         }

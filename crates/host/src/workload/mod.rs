@@ -310,6 +310,16 @@ pub struct CallExtras {
     /// that makes room for its data. The request's op, address and length
     /// are not used, and nothing reaches the device.
     pub await_commit: u64,
+    /// The thread's file descriptor the call is made through (Filebench's
+    /// `fd=`; 0 for a source whose thread has one file, fio's job file or
+    /// the block device), and which open of it (a number the source gives
+    /// each `open`, 0 for the one before the first call). The page cache
+    /// keeps readahead state per open file as Linux keeps it in the
+    /// `struct file` (`file->f_ra`): a new open of the descriptor starts
+    /// a fresh state (`file_ra_state_init`).
+    pub fd: u32,
+    /// See [`CallExtras::fd`].
+    pub open: u64,
 }
 
 /// Requests of a closed-loop source, pre-built (tests, small experiments).

@@ -33,7 +33,7 @@ fn metas(io: &[FsCall]) -> BTreeSet<u64> {
 fn data_bytes(io: &[FsCall]) -> u64 {
     io.iter()
         .map(|c| match c {
-            FsCall::Data { bytes, .. } => *bytes,
+            FsCall::Data { bytes, .. } | FsCall::Buffered { bytes, .. } => *bytes,
             _ => 0,
         })
         .sum()
