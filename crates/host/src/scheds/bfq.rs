@@ -72,9 +72,18 @@
 //! last 32 requests began over 800 sectors from the previous one's end and
 //! were smaller than 64 sectors).
 //!
-//! Not modelled: soft real-time raising (it needs the queue's service rate
-//! history of `bfq_bfqq_softrt_next_start`; no queue is ever soft
-//! real-time here), the peak-rate estimator (see above), think time (an
+//! **Soft real-time raising.** When a sync queue is expired empty, BFQ
+//! computes when it may next become busy and still have received no more
+//! than `bfq_wr_max_softrt_rate` (7,000 sectors a second) since it last
+//! became busy (`bfq_bfqq_softrt_next_start`: at least `slice_idle` and
+//! 4 ms from now; once its requests in the device complete, if some are).
+//! A queue that becomes busy after that time, with nothing in the device,
+//! not totally seeky and not in a large burst, is soft real-time: raised
+//! 30 x 100 (`BFQ_SOFTRT_WEIGHT_FACTOR`) for 300 ms (`bfq_wr_rt_max_time`),
+//! recharged at each such arrival; an interactive raising it interrupts
+//! resumes if its period is not over (`switch_back_to_interactive_wr`).
+//!
+//! Not modelled: the peak-rate estimator (see above), think time (an
 //! idle window is open for every non-seeky queue), the service a
 //! preempted queue that was waiting keeps (`bfqq_wants_to_preempt`, the
 //! `non_blocking_wait_rq` budget carry-over), cgroups, I/O priority classes,
@@ -116,6 +125,18 @@ const MAX_SERVICE_FROM_WR: u64 = 120_000;
 /// (`ref_rate[1] * ref_wr_duration[1] / (ref_rate[1] * 2 / 3)`, within the
 /// 3..25 s clamp).
 const WR_DURATION: Dur = Dur::from_ms(2500 * 33_000 / (33_000 * 2 / 3));
+/// `BFQ_SOFTRT_WEIGHT_FACTOR`: a soft real-time queue's weight is
+/// `bfq_wr_coeff` times this times its own.
+const SOFTRT_WEIGHT_FACTOR: u64 = 100;
+/// `bfq_wr_rt_max_time`: how long soft real-time raising lasts from its
+/// last (re)start.
+const WR_RT_MAX_TIME: Dur = Dur::from_ms(300);
+/// `bfq_wr_max_softrt_rate` (sectors a second): a queue that receives at
+/// most this much from when it becomes busy is soft real-time.
+const WR_MAX_SOFTRT_RATE: u64 = 7000;
+/// The few jiffies `bfq_bfqq_softrt_next_start` adds after `slice_idle`
+/// (4 at HZ = 1000).
+const SOFTRT_JIFFIES: Dur = Dur::from_ms(4);
 /// `bfq_burst_interval` and `bfq_large_burst_thresh`.
 const BURST_INTERVAL: Dur = Dur::from_ms(180);
 const LARGE_BURST_THRESH: u32 = 8;
@@ -147,6 +168,22 @@ struct BfqQueue {
     wr_start: SimTime,
     /// `service_from_wr`.
     wr_service: u64,
+    /// `wr_cur_max_time`: `WR_DURATION` (interactive) or `WR_RT_MAX_TIME`
+    /// (soft real-time).
+    wr_max_time: Dur,
+    /// `wr_start_at_switch_to_srt`: when the interactive raising a soft
+    /// real-time one interrupted started (None: none, "minus infinity").
+    wr_start_at_switch_to_srt: Option<SimTime>,
+    /// `soft_rt_next_start`: the queue is soft real-time if it becomes
+    /// busy after this.
+    soft_rt_next_start: SimTime,
+    /// `last_idle_bklogged` and `service_from_backlogged`: when it last
+    /// became busy, and the sectors served since.
+    last_idle_bklogged: SimTime,
+    service_from_backlogged: u64,
+    /// `softrt_update`: compute `soft_rt_next_start` once its requests in
+    /// the device complete.
+    softrt_update: bool,
     /// `budget_timeout` where the kernel overloads it: when the queue last
     /// had nothing queued and nothing in the device (None: never, a new
     /// queue, `bfq_smallest_from_now`).
@@ -171,6 +208,22 @@ impl BfqQueue {
     /// `BFQQ_SEEKY`.
     fn seeky(&self) -> bool {
         self.seek_history.count_ones() > 19
+    }
+    /// `BFQQ_TOTALLY_SEEKY`: every one of the last 32 requests seeky.
+    fn totally_seeky(&self) -> bool {
+        self.seek_history == u32::MAX
+    }
+    /// `bfq_bfqq_softrt_next_start`: the earliest time at which the queue,
+    /// becoming busy again, has received no more than
+    /// `bfq_wr_max_softrt_rate` since it last became busy; never earlier
+    /// than the current value, nor than `slice_idle` and a few jiffies
+    /// from now.
+    fn softrt_next_start(&self, now: SimTime, slice_idle: Dur) -> SimTime {
+        let by_rate = self.last_idle_bklogged
+            + Dur(self.service_from_backlogged * 1_000_000_000 / WR_MAX_SOFTRT_RATE);
+        self.soft_rt_next_start
+            .max(by_rate)
+            .max(now + slice_idle + SOFTRT_JIFFIES)
     }
 }
 
@@ -322,7 +375,11 @@ impl Bfq {
             .map(BfqQueue::weight)
             .sum::<u64>()
             .max(1);
+        let slice_idle = self.slice_idle;
+        let low_latency = self.low_latency;
         let q = self.queues.get_mut(&a.key).expect("queue exists");
+        // `bfq_bfqq_served`.
+        q.service_from_backlogged += a.served as u64;
         q.finish = q.start + Self::vt(a.served as u64, q.weight());
         self.vtime += ((a.served as u64) << VT_SHIFT) / backlogged_weight;
         if q.wr_coeff == 1 {
@@ -343,6 +400,16 @@ impl Bfq {
                 Expiry::Preempted => q.budget,
             }
         };
+        // Emptied, its request pattern may be isochronous: when it may next
+        // become busy and be soft real-time, now or once its requests in
+        // the device complete (`bfq_bfqq_expire`).
+        if low_latency && q.q.is_empty() && a.key != ASYNC {
+            if q.dispatched == 0 {
+                q.soft_rt_next_start = q.softrt_next_start(now, slice_idle);
+            } else {
+                q.softrt_update = true;
+            }
+        }
         if q.q.is_empty() {
             q.backlogged = false;
             if q.dispatched == 0 {
@@ -422,27 +489,56 @@ impl Bfq {
         let q = self.queues.get_mut(&key).expect("queue exists");
         let idle_long = q.dispatched == 0 && q.idle_since.is_none_or(|t| now > t + WR_MIN_IDLE);
         let interactive = !q.in_large_burst && idle_long;
+        // Soft real-time: not totally seeky, not in a large burst, nothing
+        // in the device, and it has received little enough since it last
+        // became busy (`soft_rt_next_start` passed).
+        let soft_rt = key != ASYNC
+            && !q.totally_seeky()
+            && !q.in_large_burst
+            && now > q.soft_rt_next_start
+            && q.dispatched == 0;
         if !q.just_created && idle_long && q.idle_since.is_some_and(|t| now > t + BURST_FORGET) {
             q.in_large_burst = false;
         }
         q.just_created = false;
         let old = q.wr_coeff;
+        // `bfq_update_bfqq_wr_on_rq_arrival`.
         if !self.low_latency {
             // No raising; the rest of the activation as below.
-        } else if old == 1 && key != ASYNC && interactive {
-            q.wr_coeff = WR_COEFF;
-            q.wr_service = 0;
+        } else if old == 1 && key != ASYNC && (interactive || soft_rt) {
+            if interactive {
+                q.wr_service = 0;
+                q.wr_coeff = WR_COEFF;
+                q.wr_max_time = WR_DURATION;
+            } else {
+                q.wr_start_at_switch_to_srt = None;
+                q.wr_coeff = WR_COEFF * SOFTRT_WEIGHT_FACTOR;
+                q.wr_max_time = WR_RT_MAX_TIME;
+            }
             q.budget = q.budget.min(2 * min_budget);
         } else if old > 1 {
             if interactive {
                 q.wr_coeff = WR_COEFF;
+                q.wr_max_time = WR_DURATION;
             } else if q.in_large_burst {
                 q.wr_coeff = 1;
+            } else if soft_rt {
+                // (Re)charged as soft real-time: an interactive raising
+                // in progress resumes once this one ends.
+                if q.wr_max_time != WR_RT_MAX_TIME {
+                    q.wr_start_at_switch_to_srt = Some(q.wr_start);
+                    q.wr_max_time = WR_RT_MAX_TIME;
+                    q.wr_coeff = WR_COEFF * SOFTRT_WEIGHT_FACTOR;
+                }
+                q.wr_start = now;
             }
         }
         if old == 1 || q.wr_coeff == 1 || interactive {
             q.wr_start = now;
         }
+        q.last_idle_bklogged = now;
+        q.service_from_backlogged = 0;
+        q.softrt_update = false;
         q.backlogged = true;
         q.start = q.finish.max(vtime);
         q.finish = q.start + Self::vt(q.budget as u64, q.weight());
@@ -459,13 +555,34 @@ impl Bfq {
     /// `bfq_update_wr_data` after a dispatch of the queue in service.
     fn update_wr_data(&mut self, key: u64, now: SimTime) {
         let q = self.queues.get_mut(&key).expect("queue exists");
-        if q.wr_coeff > 1
-            && (q.in_large_burst
-                || now > q.wr_start + WR_DURATION
-                || q.wr_service > MAX_SERVICE_FROM_WR)
-        {
+        if q.wr_coeff == 1 {
+            return;
+        }
+        let end = |q: &mut BfqQueue| {
+            // `bfq_bfqq_end_wr`: after interactive raising the queue may
+            // be soft real-time at once.
+            if q.wr_max_time != WR_RT_MAX_TIME {
+                q.soft_rt_next_start = now;
+            }
             q.wr_coeff = 1;
             q.wr_start = now;
+        };
+        if q.in_large_burst {
+            end(q);
+        } else if now > q.wr_start + q.wr_max_time {
+            match q.wr_start_at_switch_to_srt {
+                // Soft real-time ending within the interactive period it
+                // interrupted: back to that (`switch_back_to_interactive_wr`).
+                Some(t) if q.wr_max_time == WR_RT_MAX_TIME && now <= t + WR_DURATION => {
+                    q.wr_coeff = WR_COEFF;
+                    q.wr_max_time = WR_DURATION;
+                    q.wr_start = t;
+                }
+                _ => end(q),
+            }
+        }
+        if q.wr_coeff > 1 && q.wr_max_time != WR_RT_MAX_TIME && q.wr_service > MAX_SERVICE_FROM_WR {
+            end(q);
         }
     }
 }
@@ -499,6 +616,13 @@ impl IoScheduler for Bfq {
                 wr_coeff: 1,
                 wr_start: now,
                 wr_service: 0,
+                wr_max_time: WR_DURATION,
+                wr_start_at_switch_to_srt: None,
+                // `bfq_init_bfqq`: no bandwidth consumed so far.
+                soft_rt_next_start: now,
+                last_idle_bklogged: now,
+                service_from_backlogged: 0,
+                softrt_update: false,
                 idle_since: None,
                 dispatched: 0,
                 in_large_burst: false,
@@ -618,6 +742,12 @@ impl IoScheduler for Bfq {
         q.dispatched = q.dispatched.saturating_sub(1);
         if q.dispatched == 0 && !q.backlogged {
             q.idle_since = Some(now);
+        }
+        // The update `bfq_bfqq_expire` deferred until the queue's requests
+        // completed, unless it is in interactive raising.
+        if q.softrt_update && q.dispatched == 0 && q.q.is_empty() && q.wr_coeff != WR_COEFF {
+            q.soft_rt_next_start = q.softrt_next_start(now, self.slice_idle);
+            q.softrt_update = false;
         }
         let Some(a) = self.active.filter(|a| a.key == key) else {
             return;
@@ -815,7 +945,13 @@ mod tests {
             t + Dur::from_ms(1999),
             &mut m,
         );
-        assert_eq!(s.queues[&1].wr_coeff, 1, "idle less than 2 s");
+        // Idle less than 2 s: not interactive, but soft real-time (it
+        // received 8 sectors in 2 s).
+        assert_eq!(
+            s.queues[&1].wr_coeff,
+            WR_COEFF * SOFTRT_WEIGHT_FACTOR,
+            "idle less than 2 s"
+        );
         let t2 = t + Dur::from_ms(1999);
         step(&mut s, t2).unwrap();
         s.add(
@@ -838,6 +974,60 @@ mod tests {
             got += step(&mut s, SimTime(0)).unwrap().sectors as u64;
         }
         assert_eq!(got, (MAX_SERVICE_FROM_WR / 512 + 1) * 512);
+    }
+
+    /// Soft real-time raising (`bfq_bfqq_softrt_next_start`,
+    /// `bfq_update_bfqq_wr_on_rq_arrival`): a process reading 8 sectors
+    /// every 20 ms (400 sectors a second, under `bfq_wr_max_softrt_rate`'s
+    /// 7,000) becomes busy after its `soft_rt_next_start` every time and is
+    /// raised 30 x 100, recharged at each request, and keeps it past the
+    /// interactive period; one reading 512 sectors every 20 ms (25,600 a
+    /// second) is not, and is back to its weight once the interactive
+    /// raising ends. Stopped, the soft real-time raising ends 300 ms after
+    /// its last recharge (`bfq_wr_rt_max_time`).
+    #[test]
+    fn a_low_rate_periodic_reader_is_soft_real_time() {
+        let cfg = SchedConfig {
+            slice_idle: Dur::ZERO,
+            ..Default::default()
+        };
+        let run = |sectors: u32| {
+            let mut s = Bfq::new(&cfg, 32);
+            let mut m = vec![];
+            let mut t = SimTime(0);
+            for i in 0..250u32 {
+                t = SimTime(i as u64 * 20 * MS);
+                // Sequential: a totally seeky queue is never soft real-time.
+                let lba = sectors as u64 * i as u64;
+                s.add(req(i, IoOp::Read, lba, sectors, 0, 1), t, &mut m);
+                step(&mut s, t).unwrap();
+            }
+            (s, t)
+        };
+        let (mut s, t) = run(8);
+        assert_eq!(t, SimTime(4980 * MS), "past the 3.75 s interactive period");
+        assert_eq!(s.queues[&1].wr_coeff, WR_COEFF * SOFTRT_WEIGHT_FACTOR);
+        assert_eq!(s.queues[&1].wr_max_time, WR_RT_MAX_TIME);
+        let (fast, _) = run(512);
+        assert_eq!(fast.queues[&1].wr_coeff, 1);
+        // It reads 4,096 sectors at once: recharged on arrival, but at
+        // 7,000 sectors a second that is 585 ms of its rate, so 301 ms
+        // later it is not soft real-time, and the dispatch then, 300 ms
+        // after the last recharge, ends the raising (the interactive
+        // period it interrupted is over).
+        let mut m = vec![];
+        let late = t + Dur::from_ms(20);
+        s.add(req(999, IoOp::Read, 2000, 4096, 0, 1), late, &mut m);
+        assert_eq!(
+            s.queues[&1].wr_coeff,
+            WR_COEFF * SOFTRT_WEIGHT_FACTOR,
+            "recharged"
+        );
+        step(&mut s, late).unwrap();
+        let later = late + Dur::from_ms(301);
+        s.add(req(1000, IoOp::Read, 6096, 8, 0, 1), later, &mut m);
+        step(&mut s, later).unwrap();
+        assert_eq!(s.queues[&1].wr_coeff, 1, "ended");
     }
 
     /// `bfq_handle_burst`: of queues created within 180 ms of each other,
