@@ -161,6 +161,26 @@ pub trait Observer {
         }
         self.firmware_work(start, cpu_end, end, cycles_by, dram_by);
     }
+    /// A firmware pass for a host command just dispatched: the same as
+    /// `firmware_pass` (which is what the default does), and the engine
+    /// promises that the command is in the SSD until the pass has ended (its
+    /// completion waits for the pass, `end` included), so that the whole
+    /// pass lies inside the `io_active` period reported later, or past the
+    /// end of the run when the run is cut by its time limit. An observer
+    /// that keeps the CPU's busy time as the union of `io_active` and
+    /// `cpu_busy` may leave such a pass's CPU time out of it.
+    #[inline]
+    fn command_pass(
+        &mut self,
+        start: SimTime,
+        cpu_end: SimTime,
+        end: SimTime,
+        dram: u64,
+        cycles_by: &[u64; Activity::COUNT],
+        dram_by: &[u64; Activity::COUNT],
+    ) {
+        self.firmware_pass(start, cpu_end, end, dram, cycles_by, dram_by);
+    }
     /// The host link transferred `bytes` (commands and data).
     #[inline]
     fn link_xfer(&mut self, _bytes: u64, _start: SimTime, _end: SimTime) {}
@@ -344,6 +364,19 @@ impl<A: Observer, B: Observer> Observer for Tee<A, B> {
     ) {
         self.0.firmware_pass(s, c, e, n, cycles, dram);
         self.1.firmware_pass(s, c, e, n, cycles, dram);
+    }
+    #[inline(always)]
+    fn command_pass(
+        &mut self,
+        s: SimTime,
+        c: SimTime,
+        e: SimTime,
+        n: u64,
+        cycles: &[u64; Activity::COUNT],
+        dram: &[u64; Activity::COUNT],
+    ) {
+        self.0.command_pass(s, c, e, n, cycles, dram);
+        self.1.command_pass(s, c, e, n, cycles, dram);
     }
     #[inline(always)]
     fn link_xfer(&mut self, b: u64, s: SimTime, e: SimTime) {

@@ -182,6 +182,8 @@ impl Observer for PowerObserver {
 
     #[inline]
     fn dram_access(&mut self, _count: u64, start: SimTime, end: SimTime) {
+        // Spans the pass log still owes go first: the lane is in time order.
+        self.log_dram_to_lane();
         self.push_other(
             true,
             Span {
@@ -200,13 +202,15 @@ impl Observer for PowerObserver {
         cycles: &[u64; Activity::COUNT],
         dram: &[u64; Activity::COUNT],
     ) {
-        self.push_work(WorkSpan {
+        // Its DRAM accesses, if any, were reported apart (`dram_access`).
+        let it = WorkSpan {
             s: start.0,
             c: cpu_end.0,
             e: end.0,
             cycles: *cycles,
             dram: *dram,
-        });
+        };
+        self.push_work(it, false);
     }
 
     /// `cpu_busy`, `dram_access` and `firmware_work` in one step.
@@ -221,20 +225,24 @@ impl Observer for PowerObserver {
         dram_by: &[u64; Activity::COUNT],
     ) {
         let (s, c, e) = (start.0, cpu_end.0, end.0);
-        debug_assert!(s <= c && c <= e, "pass [{s}, {c}, {e}) out of order");
-        // The latest end of the CPU time and the DRAM accesses.
-        self.see(s, if dram > 0 { e } else { c });
-        self.cpu_booking_seen(s, c);
-        if dram > 0 {
-            self.push_other_seen(true, Span { s: c, e });
-        }
-        self.push_work(WorkSpan {
-            s,
-            c,
-            e,
-            cycles: *cycles_by,
-            dram: *dram_by,
-        });
+        self.pass(true, s, c, e, dram, cycles_by, dram_by);
+    }
+
+    /// `firmware_pass` but for the CPU booking: the pass lies inside the
+    /// `io_active` period reported later (or past the window end), so the
+    /// normal-mode union is the same without it (see `cpu_normal`).
+    #[inline(always)]
+    fn command_pass(
+        &mut self,
+        start: SimTime,
+        cpu_end: SimTime,
+        end: SimTime,
+        dram: u64,
+        cycles_by: &[u64; Activity::COUNT],
+        dram_by: &[u64; Activity::COUNT],
+    ) {
+        let (s, c, e) = (start.0, cpu_end.0, end.0);
+        self.pass(false, s, c, e, dram, cycles_by, dram_by);
     }
 
     #[inline(always)]
@@ -283,28 +291,18 @@ impl Observer for PowerObserver {
         self.cpu.before = pend;
     }
 
+    #[inline]
     fn request_done(&mut self, _op: IoOp, bytes: u64, _arrival: SimTime, done: SimTime) {
         let d = done.0;
         self.now_lb = self.now_lb.max(d);
-        self.requests += 1;
-        self.bytes += bytes;
         self.series.add_completion(d, bytes);
-        // [covered_from, d] lies inside the busy period that io_active will report:
-        // drop the bookings wholly inside it.
-        let cpu = &mut self.cpu;
-        if cpu.covered_from.is_none() {
-            cpu.covered_from = Some(d);
-            // The bookings that start at `d` or later: the last ones.
-            while let Some(&b) = cpu.before.back().filter(|b| b.0 >= d) {
-                cpu.before.pop_back();
-                cpu.after.push_front(Span { s: b.0, e: b.1 });
-            }
+        // Nearly always the busy period is known to cover the completions
+        // since its first (`covered_from`) and no CPU booking waits after
+        // it: nothing to drop.
+        let cpu = &self.cpu;
+        if cpu.covered_from.is_none() || !cpu.after.is_empty() {
+            self.cpu_request_done(d);
         }
-        debug_assert!(cpu.before.iter().all(|b| Some(b.0) < cpu.covered_from));
-        debug_assert!(cpu.after.buf[cpu.after.head..]
-            .iter()
-            .all(|b| Some(b.s) >= cpu.covered_from));
-        while cpu.after.pop_front_if_ended(d).is_some() {}
     }
 
     fn measure_start(&mut self, t: SimTime) {
@@ -365,7 +363,8 @@ impl Observer for PowerObserver {
             // Per die, the last activity ends last (or it overlaps one set aside).
             let die_end = self.die_lanes.iter().map(|l| l.last.e);
             let die_end = die_end.chain(self.aside.iter().map(|a| a.1.e)).max();
-            end.0.max(self.max_end).max(die_end.unwrap_or(0))
+            let other_end = self.max_end.max(self.pass_end);
+            end.0.max(other_end).max(die_end.unwrap_or(0))
         } else {
             end.0
         };

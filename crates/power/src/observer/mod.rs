@@ -27,6 +27,9 @@
 //! * **DRAM, host link**: each access waits in a small queue (`SpanLane`)
 //!   until its end lies before a lower bound of the engine clock (`now_lb`:
 //!   the latest completion), so one committed never straddles a cut point.
+//!   A firmware pass's DRAM span waits in the pass log instead (`WorkLog`,
+//!   which holds the pass anyway) while no cut point is known and the lane
+//!   is empty, and is committed at the same reports, in the same order.
 //! * **Firmware passes** (their division among activities, `Acc::act`):
 //!   while no cut point is known, a pass is counted at once, and passes of
 //!   one shape in a row (the same CPU and DRAM lengths and weights: every
@@ -55,7 +58,9 @@
 //! Normal mode is the union of `io_active` (a request inside the SSD), `cpu_busy`
 //! (firmware, including background GC outside any request) and `cpu_wakeup`
 //! (charged at normal power). The complement is idle, and slow once it has lasted
-//! `power.cpu_slow_after`. `io_active` is reported when it ends, while CPU bookings
+//! `power.cpu_slow_after`. A host command's pass (`command_pass`) lies inside
+//! the `io_active` period of its command, so it is left out of the union (the
+//! same union). `io_active` is reported when it ends, while CPU bookings
 //! are reported when booked, so bookings wait until the surrounding `io_active`
 //! arrives; bookings that fall between two completions of the same busy period are
 //! inside it and are dropped at once, which keeps that queue as short as the device
@@ -438,6 +443,12 @@ struct SpanLane {
 }
 
 impl SpanLane {
+    /// No span waits.
+    #[inline(always)]
+    fn is_empty(&self) -> bool {
+        self.head == self.buf.len()
+    }
+
     /// The front span, removed, if it ended by `lb`.
     #[inline(always)]
     fn pop_front_if_ended(&mut self, lb: u64) -> Option<Span> {
@@ -553,12 +564,19 @@ struct WorkShape {
 }
 
 impl WorkShape {
-    /// `w` is of this shape (field by field: `==` on the arrays calls `bcmp`).
+    /// A pass of these lengths and weights is of this shape (field by
+    /// field: `==` on the arrays calls `bcmp`).
     #[inline(always)]
-    fn is_of(&self, w: &WorkSpan) -> bool {
-        let mut d = (self.cpu_ns ^ (w.c - w.s)) | (self.dram_ns ^ (w.e - w.c));
+    fn is_of(
+        &self,
+        cpu_ns: u64,
+        dram_ns: u64,
+        cycles: &[u64; Activity::COUNT],
+        dram: &[u64; Activity::COUNT],
+    ) -> bool {
+        let mut d = (self.cpu_ns ^ cpu_ns) | (self.dram_ns ^ dram_ns);
         for k in 0..Activity::COUNT {
-            d |= (self.cycles[k] ^ w.cycles[k]) | (self.dram[k] ^ w.dram[k]);
+            d |= (self.cycles[k] ^ cycles[k]) | (self.dram[k] ^ dram[k]);
         }
         d == 0
     }
@@ -597,6 +615,12 @@ struct WorkLog {
     /// logged, and last the current run's (`PowerObserver::work_run`).
     runs: Vec<WorkShape>,
     first_run: u64,
+    /// The number of the current run: `first_run + runs.len() - 1`.
+    run: u64,
+    /// The passes from this index on owe their DRAM span (`[c, e)`, if not
+    /// empty): it is committed from here, not queued in the DRAM lane
+    /// (see `PowerObserver::pass`).
+    dram: usize,
     /// Trim when `passes` is this long.
     cap: usize,
 }
@@ -608,35 +632,56 @@ impl WorkLog {
             passes: Vec::new(),
             runs: vec![WorkShape::default()],
             first_run: 0,
+            run: 0,
+            dram: 0,
             cap: WORK_LOG_MIN,
         }
     }
 
-    /// Log a pass of the current run; drop those that ended by `lb` if
-    /// the log is long.
+    /// Log a pass of the current run (`owed`: the log owes its DRAM span);
+    /// drop those that ended by `lb` if the log is long.
     #[inline(always)]
-    fn push(&mut self, s: u64, c: u64, e: u64, lb: u64) {
+    fn push(&mut self, s: u64, c: u64, e: u64, lb: u64, owed: bool) {
         if self.passes.len() >= self.cap {
             self.trim(lb);
         }
-        let run = self.first_run + (self.runs.len() as u64 - 1);
-        self.passes.push(PassAt { s, c, e, run });
+        // A pass whose span is not owed after all those owed were
+        // committed stays out of the owed ones (one whose span is empty may
+        // join them: nothing of it is committed).
+        if !owed && self.dram == self.passes.len() {
+            self.dram += 1;
+        }
+        self.passes.push(PassAt {
+            s,
+            c,
+            e,
+            run: self.run,
+        });
     }
 
     /// A new run, of `shape`, is the current one.
     fn new_run(&mut self, shape: WorkShape) {
         self.runs.push(shape);
+        self.run += 1;
     }
 
     /// Drop the passes that ended by `lb` (no cut point can come before
-    /// it) and the shapes no pass left belongs to.
+    /// it) but those that still owe their DRAM span, and the shapes no
+    /// pass left belongs to.
     #[cold]
     #[inline(never)]
     fn trim(&mut self, lb: u64) {
-        self.passes.retain(|p| p.e > lb);
-        let current = self.first_run + (self.runs.len() as u64 - 1);
+        // Passes end in the order reported (each begins when or after the
+        // one before ended): those that ended by `lb` come first.
+        let owed_from = self.dram;
+        let dropped = self.passes[..owed_from]
+            .iter()
+            .take_while(|p| p.e <= lb)
+            .count();
+        self.passes.drain(..dropped);
+        self.dram -= dropped;
         // Runs are numbered in the order reported, and so kept.
-        let keep = self.passes.first().map_or(current, |p| p.run);
+        let keep = self.passes.first().map_or(self.run, |p| p.run);
         self.runs.drain(..(keep - self.first_run) as usize);
         self.first_run = keep;
         self.cap = (2 * self.passes.len()).max(WORK_LOG_MIN);
@@ -659,9 +704,12 @@ impl WorkLog {
                 }
             })
             .collect();
+        debug_assert_eq!(self.dram, self.passes.len(), "DRAM spans still owed");
         self.passes.clear();
         self.runs.clear();
         self.runs.push(shape);
+        self.first_run = self.run;
+        self.dram = 0;
         self.cap = WORK_LOG_MIN;
         out
     }
@@ -866,6 +914,9 @@ pub struct PowerObserver {
     /// The latest end of a DRAM, link, CPU or io_active interval (die activities:
     /// see `finish`).
     max_end: u64,
+    /// The end of the latest firmware pass (its CPU time, or its DRAM
+    /// accesses if any): `max_end` of the passes.
+    pass_end: u64,
     pub(crate) drain_at: Option<u64>,
     /// Start of the window: 0, or the end of the ramp (`measure_start`).
     pub(crate) from: u64,
@@ -876,8 +927,6 @@ pub struct PowerObserver {
     pub(crate) all: Acc,
     pub(crate) drain: Acc,
     pub(crate) series: Series,
-    pub(crate) requests: u64,
-    pub(crate) bytes: u64,
 }
 
 impl PowerObserver {
@@ -944,6 +993,7 @@ impl PowerObserver {
             cpu: CpuTrack::default(),
             now_lb: 0,
             max_end: 0,
+            pass_end: 0,
             drain_at: None,
             from: 0,
             ramped: false,
@@ -951,8 +1001,6 @@ impl PowerObserver {
             all: Acc::default(),
             drain: Acc::default(),
             series,
-            requests: 0,
-            bytes: 0,
         })
     }
 
@@ -1565,16 +1613,16 @@ impl PowerObserver {
         self.drain = Acc::default();
         self.cpu.wakeups = 0;
         self.cpu.wakeup_ns = 0;
-        self.requests = 0;
-        self.bytes = 0;
         self.series.restart_at(t);
         // Passes counted at once are dropped with the rest; those that run
         // past `t` are counted again, whole if they begin at `t` or later,
         // else clipped (in `work_lane`).
         self.work_run = WorkRun::default();
+        // The DRAM spans the log owes wait in the lane, clipped when committed.
+        self.log_dram_to_lane();
         for w in self.work_log.take(WorkShape::default()) {
             if w.s >= t {
-                self.push_work(w);
+                self.push_work(w, false);
             } else if w.e > t {
                 self.work_lane.push_back(w);
             }

@@ -129,6 +129,128 @@ impl PowerObserver {
 
     // ------------------------------------------------------------ firmware work
 
+    /// A firmware pass: CPU `[s, c)`, then `dram` DRAM accesses `[c, e)`;
+    /// `book_cpu`: its CPU time goes into the normal-mode union (false for
+    /// a command's pass, which `io_active` covers: `command_pass`).
+    ///
+    /// While no cut point is known, the DRAM span is owed by the pass log
+    /// (`WorkLog::dram`) instead of queued in `dram_lane`: at each pass
+    /// with DRAM accesses, the spans it owes that ended by `now_lb` are
+    /// committed, in order, which is what the lane does at each push. The
+    /// lane is used instead while it holds spans (those reported apart, or
+    /// before the window start, or after a cut point), so that spans are
+    /// always committed in the order reported.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(super) fn pass(
+        &mut self,
+        book_cpu: bool,
+        s: u64,
+        c: u64,
+        e: u64,
+        dram: u64,
+        cycles_by: &[u64; Activity::COUNT],
+        dram_by: &[u64; Activity::COUNT],
+    ) {
+        debug_assert!(s <= c && c <= e, "pass [{s}, {c}, {e}) out of order");
+        // The latest end of the CPU time and the DRAM accesses: the pass's
+        // (passes come in time order, see `Observer::firmware_pass`).
+        debug_assert!(
+            s >= self.pass_end,
+            "pass [{s}, {c}, {e}) before the one before"
+        );
+        self.pass_end = if dram > 0 { e } else { c };
+        if book_cpu {
+            self.cpu_booking_seen(s, c);
+        }
+        if s >= self.fast_from {
+            // The pass is logged first (its weights are then no longer
+            // needed), then the DRAM spans owed are committed: the same
+            // commits, in the same order, as the lane's pushes make.
+            let owed = dram > 0 && self.dram_lane.is_empty();
+            self.push_work_fast(s, c, e, cycles_by, dram_by, owed);
+            if owed {
+                self.commit_owed_dram();
+            } else if dram > 0 {
+                self.push_other_seen(true, Span { s: c, e });
+            }
+            return;
+        }
+        let it = WorkSpan {
+            s,
+            c,
+            e,
+            cycles: *cycles_by,
+            dram: *dram_by,
+        };
+        self.pass_slow(it, dram > 0);
+    }
+
+    /// `pass` of a pass that began before the window start or after a cut
+    /// point: its DRAM span queued in the lane, the pass in `work_lane`.
+    #[cold]
+    #[inline(never)]
+    fn pass_slow(&mut self, it: WorkSpan, dram: bool) {
+        self.log_dram_to_lane();
+        if dram {
+            self.push_other_seen(true, Span { s: it.c, e: it.e });
+        }
+        self.push_work_slow(it);
+    }
+
+    /// Commit the DRAM spans the pass log owes that ended by `now_lb`, in
+    /// order (see `pass`), but the last pass's (just logged: the lane
+    /// commits a span at the pushes after its own).
+    #[inline(always)]
+    fn commit_owed_dram(&mut self) {
+        let lb = self.now_lb;
+        loop {
+            let log = &mut self.work_log;
+            let at = log.dram;
+            if at + 1 >= log.passes.len() {
+                return;
+            }
+            let p = log.passes[at];
+            if p.e > lb {
+                return;
+            }
+            log.dram = at + 1;
+            // Inside the window (a pass counted at once began there, and
+            // the window start moves only with the owed spans in the lane).
+            debug_assert!(p.c >= self.fast_from);
+            if p.e > p.c {
+                if self.series.is_hot(p.c, p.e) {
+                    let ns = p.e - p.c;
+                    self.all.dram_active_ns += ns;
+                    self.series.cur.dram_ns += ns;
+                } else {
+                    self.commit_other_cold(true, Span { s: p.c, e: p.e });
+                }
+            }
+        }
+    }
+
+    /// Queue the DRAM spans the pass log still owes in `dram_lane`, in
+    /// order, before anything else goes there or the log is taken.
+    #[inline(always)]
+    pub(super) fn log_dram_to_lane(&mut self) {
+        if self.work_log.dram < self.work_log.passes.len() {
+            self.log_dram_to_lane_cold();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn log_dram_to_lane_cold(&mut self) {
+        let log = &mut self.work_log;
+        for p in &log.passes[log.dram..] {
+            if p.e > p.c {
+                self.dram_lane.push_back(Span { s: p.c, e: p.e });
+            }
+        }
+        log.dram = log.passes.len();
+    }
+
     /// A firmware pass. While no cut point is known, a pass in the window
     /// is counted at once, whole: passes of one shape in a row only raise
     /// `work_run.n` (the engine's repeat: every host write of one size is
@@ -139,18 +261,40 @@ impl PowerObserver {
     /// split, clip or put in the drain (`cut_work`); the log drops passes
     /// that ended before `now_lb` when it grows (`WorkLog::trim`), so it
     /// holds about the passes in flight. Other passes wait in `work_lane`.
-    #[inline]
-    pub(super) fn push_work(&mut self, it: WorkSpan) {
+    /// `owed`: the log owes the pass's DRAM span (see `pass`).
+    #[inline(always)]
+    pub(super) fn push_work(&mut self, it: WorkSpan, owed: bool) {
         if it.s >= self.fast_from {
-            if self.work_run.shape.is_of(&it) {
-                self.work_run.n += 1;
-            } else {
-                self.new_work_run(it.shape());
-            }
-            self.work_log.push(it.s, it.c, it.e, self.now_lb);
-            return;
+            let (cy, dr) = (&it.cycles, &it.dram);
+            return self.push_work_fast(it.s, it.c, it.e, cy, dr, owed);
         }
         self.push_work_slow(it);
+    }
+
+    /// `push_work` of a pass in the window while no cut point is known.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn push_work_fast(
+        &mut self,
+        s: u64,
+        c: u64,
+        e: u64,
+        cycles: &[u64; Activity::COUNT],
+        dram: &[u64; Activity::COUNT],
+        owed: bool,
+    ) {
+        if self.work_run.shape.is_of(c - s, e - c, cycles, dram) {
+            self.work_run.n += 1;
+        } else {
+            self.new_work_run(WorkShape {
+                cpu_ns: c - s,
+                dram_ns: e - c,
+                cycles: *cycles,
+                dram: *dram,
+            });
+        }
+        let lb = self.now_lb;
+        self.work_log.push(s, c, e, lb, owed);
     }
 
     /// Count the run so far and start one of `shape`.
@@ -175,6 +319,7 @@ impl PowerObserver {
     /// reported from now on are.
     pub(super) fn cut_work(&mut self, t: u64) {
         self.flush_work_run();
+        self.log_dram_to_lane();
         for w in self.work_log.take(WorkShape::default()) {
             if w.e > t || w.s >= t {
                 self.all.act.sub_pass(&w.shape());
@@ -316,6 +461,27 @@ impl PowerObserver {
                 _ => cpu.before.push_back((s, e)),
             }
         }
+    }
+
+    /// `request_done`'s part for the CPU bookings, a completion at `d`:
+    /// `[covered_from, d]` lies inside the busy period that `io_active`
+    /// will report, so the bookings wholly inside it are dropped.
+    #[inline(never)]
+    pub(super) fn cpu_request_done(&mut self, d: u64) {
+        let cpu = &mut self.cpu;
+        if cpu.covered_from.is_none() {
+            cpu.covered_from = Some(d);
+            // The bookings that start at `d` or later: the last ones.
+            while let Some(&b) = cpu.before.back().filter(|b| b.0 >= d) {
+                cpu.before.pop_back();
+                cpu.after.push_front(Span { s: b.0, e: b.1 });
+            }
+        }
+        debug_assert!(cpu.before.iter().all(|b| Some(b.0) < cpu.covered_from));
+        debug_assert!(cpu.after.buf[cpu.after.head..]
+            .iter()
+            .all(|b| Some(b.s) >= cpu.covered_from));
+        while cpu.after.pop_front_if_ended(d).is_some() {}
     }
 
     pub(super) fn flush_cpu(&mut self, window_end: u64) {

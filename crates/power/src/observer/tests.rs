@@ -162,9 +162,12 @@ fn proportional_parts_tile_the_interval() {
 #[test]
 fn a_firmware_pass_is_its_three_reports() {
     // Passes in time order (some with no DRAM access, some after an idle
-    // gap), link transfers, completions and busy periods, a drain start
-    // and the window end: one `firmware_pass` a pass must count what
-    // `cpu_busy`, `dram_access` and `firmware_work` count, to the bit.
+    // gap), link transfers, completions and busy periods, a ramp's end, a
+    // drain start, a cut by the time limit and the window end: one
+    // `firmware_pass` a pass must count what `cpu_busy`, `dram_access` and
+    // `firmware_work` count, to the bit; so must one `command_pass` a pass
+    // (each pass here serves the request dispatched with it, which completes
+    // after it, inside the busy period reported as `io_active`).
     let settings = ssdsim_host::config::SsdConfig::default()
         .validate()
         .unwrap();
@@ -175,11 +178,23 @@ fn a_firmware_pass_is_its_three_reports() {
         x ^= x << 17;
         x >> (64 - bits)
     };
-    for case in 0..50 {
+    for case in 0..120 {
         let mut one = PowerObserver::new(&settings, Dur::from_us(20)).unwrap();
         let mut three = PowerObserver::new(&settings, Dur::from_us(20)).unwrap();
+        let mut cmd = PowerObserver::new(&settings, Dur::from_us(20)).unwrap();
         let (mut clock, mut active_since, mut inflight) = (0u64, 0u64, 0u32);
-        for _ in 0..(1 + next(10)) {
+        let passes = 1 + next(10);
+        let ramp_at = if case % 5 == 3 { next(10) } else { u64::MAX };
+        let (mut last_s, mut last_done) = (0, 0);
+        let (mut cycles, mut dram) = ([0; 5], [0; 5]);
+        for i in 0..passes {
+            if i == ramp_at {
+                // The end of a ramp, perhaps inside the last pass.
+                let t = SimTime(clock.saturating_sub(next(5)).max(last_s));
+                for o in [&mut one, &mut three, &mut cmd] {
+                    o.measure_start(t);
+                }
+            }
             clock += next(12);
             if inflight == 0 {
                 active_since = clock;
@@ -189,38 +204,67 @@ fn a_firmware_pass_is_its_three_reports() {
             let s = le + next(6);
             let c = s + 1 + next(9);
             let n = if next(2) == 0 { 0 } else { 1 + next(3) };
+            last_s = s;
+            // Often the weights of the pass before (the engine's repeats).
+            if i == 0 || next(2) == 0 {
+                cycles = [next(9), next(9), 0, next(2) * next(9), 0];
+                dram = [0, n / 2, 0, 0, n - n / 2];
+            }
+            let n = dram.iter().sum();
             let e = c + 40 * n;
-            let cycles = [next(9), next(9), 0, next(2) * next(9), 0];
-            let dram = [0, n / 2, 0, 0, n - n / 2];
-            for o in [&mut one, &mut three] {
+            for o in [&mut one, &mut three, &mut cmd] {
                 o.link_xfer(4096, SimTime(ls), SimTime(le));
             }
-            one.firmware_pass(SimTime(s), SimTime(c), SimTime(e), n, &cycles, &dram);
-            three.cpu_busy(SimTime(s), SimTime(c));
+            let (s, c, e) = (SimTime(s), SimTime(c), SimTime(e));
+            one.firmware_pass(s, c, e, n, &cycles, &dram);
+            cmd.command_pass(s, c, e, n, &cycles, &dram);
+            three.cpu_busy(s, c);
             if n > 0 {
-                three.dram_access(n, SimTime(c), SimTime(e));
+                three.dram_access(n, c, e);
             }
-            three.firmware_work(SimTime(s), SimTime(c), SimTime(e), &cycles, &dram);
-            clock = e + next(7);
+            three.firmware_work(s, c, e, &cycles, &dram);
+            clock = e.0 + next(7);
             if next(1) == 0 || inflight > 8 {
                 let done = SimTime(clock);
-                for o in [&mut one, &mut three] {
+                last_done = clock;
+                for o in [&mut one, &mut three, &mut cmd] {
                     o.request_done(IoOp::Write, 4096, SimTime(ls), done);
                 }
                 inflight -= 1;
                 if inflight == 0 {
-                    for o in [&mut one, &mut three] {
+                    for o in [&mut one, &mut three, &mut cmd] {
                         o.io_active(SimTime(active_since), done);
                     }
                 }
             }
         }
-        let end = SimTime(clock + next(8));
-        for o in [&mut one, &mut three] {
-            if case % 2 == 0 {
-                o.drain_start(SimTime(clock));
+        if case % 3 == 1 {
+            // Cut by the time limit, perhaps inside the last pass: the busy
+            // period ends at the cut, and so does the window.
+            let cut = SimTime(last_s.max(active_since).max(last_done) + next(8));
+            for o in [&mut one, &mut three, &mut cmd] {
+                if inflight > 0 {
+                    o.io_active(SimTime(active_since), cut);
+                }
+                o.finish(cut);
             }
-            o.finish(end);
+        } else {
+            // The requests in flight complete, then the drain or the end.
+            for o in [&mut one, &mut three, &mut cmd] {
+                for _ in 0..inflight {
+                    o.request_done(IoOp::Write, 4096, SimTime(clock), SimTime(clock));
+                }
+                if inflight > 0 {
+                    o.io_active(SimTime(active_since), SimTime(clock));
+                }
+            }
+            let end = SimTime(clock + next(8));
+            for o in [&mut one, &mut three, &mut cmd] {
+                if case % 2 == 0 {
+                    o.drain_start(SimTime(clock));
+                }
+                o.finish(end);
+            }
         }
         let state = |o: &PowerObserver| {
             format!(
@@ -232,5 +276,6 @@ fn a_firmware_pass_is_its_three_reports() {
             )
         };
         assert_eq!(state(&one), state(&three), "case {case}");
+        assert_eq!(state(&one), state(&cmd), "case {case}: command_pass");
     }
 }

@@ -327,7 +327,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         if failed && r.op == IoOp::Write {
             self.counters.host_pages_written -= n as u64;
         }
-        let cpu_end = self.book_cpu(lend, dram);
+        // The command completes once this pass has ended (`CmdReady` at
+        // its end): the observer is told so (`command_pass`).
+        let cpu_end = self.book_cpu::<true>(lend, dram);
         let c = self.front.cmds.insert(Cmd {
             sreq: r,
             pending: 1,
@@ -415,8 +417,9 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
     /// Book the CPU for one command's firmware path plus the FTL work in
     /// `cx.work`, then the DRAM for its accesses (`FtlWork::dram_total`, one
     /// per GC candidate examined included, plus `extra_dram` write-buffer
-    /// accesses), and tell the observer what the pass was for.
-    pub(super) fn book_cpu(&mut self, ready: SimTime, extra_dram: u64) -> SimTime {
+    /// accesses), and tell the observer what the pass was for (`CMD`: as
+    /// a pass of the command being dispatched, [`Observer::command_pass`]).
+    pub(super) fn book_cpu<const CMD: bool>(&mut self, ready: SimTime, extra_dram: u64) -> SimTime {
         let w = self.cx.work;
         self.stats.work.add(&w);
         let cycles = self.hw.ctrl.cycles(&w, true);
@@ -442,14 +445,16 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         let cpu_t = self.hw.ctrl.cycle_time(cycles);
         let dram_t = self.hw.dram.access_time(dram_n);
         let end = start + cpu_t + dram_t;
-        self.obs.firmware_pass(
-            start,
-            start + cpu_t,
-            end,
-            dram_n,
-            &cycles_by,
-            &w.dram_by_activity(extra_dram),
-        );
+        let dram_by = w.dram_by_activity(extra_dram);
+        if CMD {
+            let c = start + cpu_t;
+            self.obs
+                .command_pass(start, c, end, dram_n, &cycles_by, &dram_by);
+        } else {
+            let c = start + cpu_t;
+            self.obs
+                .firmware_pass(start, c, end, dram_n, &cycles_by, &dram_by);
+        }
         self.stats.cpu_ns += end.0 - start.0;
         self.ctl.cpu_free = end;
         end
@@ -514,7 +519,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
                 self.cx.plan.clear();
                 return;
             }
-            self.book_cpu(self.now, 0);
+            self.book_cpu::<false>(self.now, 0);
             self.commit_plan(NONE);
         }
     }
