@@ -105,6 +105,21 @@ pub fn runs_of(
     }
 }
 
+/// [`FileSystem::place`](super::FileSystem::place) of a file system that
+/// allocates at `write()` (its extents from file block 0): the blocks the
+/// write allocated for file blocks `[index, index + n)`, which now hold the
+/// data written back (they leave `new`).
+pub fn place_allocated(
+    extents: &[(u64, u64)],
+    new: &mut NewBlocks,
+    index: u64,
+    n: u32,
+    out: &mut Vec<(u64, u64, u32)>,
+) {
+    runs_of(extents, 0, index, n, None, out);
+    new.remove(index, index + n as u64);
+}
+
 /// The call of `len` bytes at `off` of the call's file through the page
 /// cache as the file's pages, sector-aligned (the cache reads and writes
 /// whole pages); nothing for no bytes.

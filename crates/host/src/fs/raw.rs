@@ -6,7 +6,7 @@
 //! cursor (next fit); an unlinked file's blocks are freed (no discard).
 
 use super::alloc::FreeRuns;
-use super::filemap::{buffered, runs_of, NewBlocks};
+use super::filemap::{buffered, place_allocated, runs_of, NewBlocks};
 use super::{FileSystem, FsCall, FsKind, FsStats, FsyncIo, NoSpace, BLOCK};
 use crate::workload::IoOp;
 use ssd_core::units::SimTime;
@@ -127,11 +127,9 @@ impl FileSystem for Raw {
     }
     fn place(&mut self, f: u32, index: u64, n: u32, _now: SimTime, out: &mut Vec<(u64, u64, u32)>) {
         let file = &mut self.files[f as usize];
-        if !file.exists {
-            return;
+        if file.exists {
+            place_allocated(&file.extents, &mut file.new, index, n, out);
         }
-        runs_of(&file.extents, 0, index, n, None, out);
-        file.new.remove(index, index + n as u64);
     }
     fn locate(&self, f: u32, index: u64, n: u32, out: &mut Vec<(u64, u64, u32)>) {
         let file = &self.files[f as usize];
