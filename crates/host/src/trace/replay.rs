@@ -181,8 +181,12 @@ pub struct Replay<R> {
     wrapped: u64,
     filtered: u64,
     stopped: bool,
-    /// Records read ahead (`opts.reorder_window`), least (time, file order) first.
+    /// Records read ahead (`opts.reorder_window`), least (time, file order)
+    /// first: in `in_order` while every one came no earlier than the one
+    /// before it (file order is then timestamp order: a queue), in `ahead`
+    /// from the first that did not until the window empties (a heap).
     ahead: std::collections::BinaryHeap<std::cmp::Reverse<Ahead>>,
+    in_order: std::collections::VecDeque<Ahead>,
     /// Records read so far (file order) and the latest timestamp among them.
     read: u64,
     latest_read: u64,
@@ -242,6 +246,7 @@ impl<R: BufRead> Replay<R> {
             filtered: 0,
             stopped: false,
             ahead: Default::default(),
+            in_order: Default::default(),
             read: 0,
             latest_read: 0,
             reordered: 0,
@@ -259,7 +264,7 @@ impl<R: BufRead> Replay<R> {
     /// later-stamped record in the file; an error ends the stream.
     fn next_in_order(&mut self) -> Option<Result<(Record, u64, bool), SourceError>> {
         let w = self.opts.reorder_window as usize;
-        while self.ahead.len() <= w {
+        while self.ahead.len() + self.in_order.len() <= w {
             let rec = match self.rdr.next_record() {
                 None => break,
                 Some(Ok(r)) => r,
@@ -276,15 +281,30 @@ impl<R: BufRead> Replay<R> {
             }
             let late = rec.time_ns < self.latest_read;
             self.latest_read = self.latest_read.max(rec.time_ns);
-            self.ahead.push(std::cmp::Reverse(Ahead {
+            let a = Ahead {
                 rec,
                 seq: self.read,
                 line: self.rdr.line,
                 late,
-            }));
+            };
             self.read += 1;
+            let follows = self
+                .in_order
+                .back()
+                .is_none_or(|b| b.rec.time_ns <= a.rec.time_ns);
+            if self.ahead.is_empty() && follows {
+                self.in_order.push_back(a);
+            } else {
+                // Out of order: the window becomes a heap until it empties.
+                self.ahead
+                    .extend(self.in_order.drain(..).map(std::cmp::Reverse));
+                self.ahead.push(std::cmp::Reverse(a));
+            }
         }
-        let a = self.ahead.pop()?.0;
+        let a = match self.in_order.pop_front() {
+            Some(a) => a,
+            None => self.ahead.pop()?.0,
+        };
         Some(Ok((a.rec, a.line, a.late)))
     }
     /// Requests yielded so far.
