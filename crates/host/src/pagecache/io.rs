@@ -312,12 +312,14 @@ impl<S: AppSource> PageCache<S> {
     ) {
         let mut done = std::mem::take(&mut self.pending_bios);
         done.extend(bio.take());
-        for b in done {
+        for b in done.drain(..) {
             self.stats.wb_pages[reason] += b.pages as u64;
             self.stats.wb_requests[reason] += 1;
             let kind = IoKind::Write;
             self.submit_runs(sub, kind, ino, b.lpn, b.n, b.more, b.dev, waiter, sync);
         }
+        // Its room serves the next pass.
+        self.pending_bios = done;
     }
 
     /// File pages `[from, to)` of `file` that were not placed: clean.
