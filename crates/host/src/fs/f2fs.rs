@@ -1662,7 +1662,7 @@ impl FileSystem for F2fs {
     fn places_at_writeback(&self) -> bool {
         true
     }
-    /// Zoned: a round of the file system's thread ([`F2fs::zoned_round`]).
+    /// Zoned: a round of the file system's thread (`F2fs::zoned_round`).
     fn commit_io(&mut self, now: SimTime) -> Option<FsyncIo> {
         self.zoned?;
         self.zoned_round(now)
