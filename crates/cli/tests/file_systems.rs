@@ -556,6 +556,38 @@ fn webserver_on_suns_host_is_cpu_bound() {
     assert!(line.contains(&format!("{} ops,", ops as u64)), "{line}");
 }
 
+/// A file-level run's AI divides Filebench's ops/s (every flowop, the
+/// IOPS Sun et al. report) by the mean power, not the read and write
+/// calls alone.
+#[test]
+fn a_filebench_runs_ai_divides_its_ops_per_second() {
+    let (code, out, err) = ssdsim(&[
+        "run",
+        "--fs",
+        "ext2",
+        "--personality",
+        "varmail",
+        "--set",
+        "personality.level=file",
+        "--time-limit",
+        "200ms",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let ops = num(&r, "filebench.io_summary.ops_per_s");
+    let calls = num(&r, "app.iops");
+    let w = num(&r, "power_w.mean");
+    let ai = num(&r, "efficiency.ai");
+    assert!(
+        (ai / (ops / w) - 1.0).abs() < 1e-9,
+        "AI {ai}, {ops} ops/s at {w} W"
+    );
+    // varmail's opens, closes, deletes and fsyncs are flowops too.
+    assert!(ops > 2.0 * calls, "{ops} ops/s, {calls} calls/s");
+}
+
 /// A user who names a file system beside a personality means its file
 /// level: `--fs` runs the personality over that file system, unless
 /// `personality.level` is set too.

@@ -535,19 +535,26 @@ impl PowerObserver {
     }
 
     /// All three sections; host IOPS and bytes come from the engine's `report`.
-    /// AI uses the measured phase's IOPS and the mean power over the whole energy
-    /// window (drain included); J/MB and the battery figure use the total energy
+    /// AI uses the measured phase's IOPS (a Filebench personality's ops/s,
+    /// an application's calls per second through the page cache, else the
+    /// host's requests) and the mean power over the whole energy window
+    /// (drain included); J/MB and the battery figure use the total energy
     /// (drain included, as Park et al. count it) over all host bytes moved.
     pub fn power_report(&self, report: &Report) -> Result<PowerReport, PowerError> {
         let energy_j = self.energy()?;
         let power_w = self.power_stats()?;
-        // What the application sees: its calls per second through the page
-        // cache (Sun et al. divide Filebench's IOPS), else the host's.
-        let iops = report
-            .extra
-            .get("app")
-            .and_then(|a| a.get("iops"))
-            .and_then(|x| x.as_f64())
+        // What the application sees: a Filebench personality's ops/s (its
+        // IO Summary, every flowop counted: the IOPS Sun et al. divide by
+        // the power), else its calls per second through the page cache,
+        // else the host's.
+        let at = |path: &[&str]| {
+            let (first, rest) = path.split_first()?;
+            rest.iter()
+                .try_fold(report.extra.get(*first)?, |v, k| v.get(k))?
+                .as_f64()
+        };
+        let iops = at(&["filebench", "io_summary", "ops_per_s"])
+            .or_else(|| at(&["app", "iops"]))
             .unwrap_or(report.host.iops);
         let ai = if power_w.mean > 0.0 {
             iops / power_w.mean

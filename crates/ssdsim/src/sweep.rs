@@ -1017,6 +1017,11 @@ pub struct Row {
     /// `iops` is the block requests the device served.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app_iops: Option<f64>,
+    /// File-level Filebench runs: Filebench's ops/s (its IO Summary, every
+    /// flowop counted; `filebench.io_summary.ops_per_s`), the IOPS `ai`
+    /// divides then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ops_s: Option<f64>,
     /// Runs of two or more flows: MQSim's fairness (min over max slowdown).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fairness: Option<f64>,
@@ -1093,6 +1098,7 @@ pub fn run_point_full(p: &Point, opts: &RunOptions) -> (Row, Option<crate::RunOu
         power_std_w: None,
         ai: None,
         app_iops: None,
+        ops_s: None,
         fairness: None,
         sim_time_s: 0.0,
         wall_s: 0.0,
@@ -1138,6 +1144,12 @@ pub fn run_point_full(p: &Point, opts: &RunOptions) -> (Row, Option<crate::RunOu
             row.power_std_w = extra_f64(r, "power_w", "std");
             row.ai = extra_f64(r, "efficiency", "ai");
             row.app_iops = extra_f64(r, "app", "iops");
+            row.ops_s = r
+                .extra
+                .get("filebench")
+                .and_then(|f| f.get("io_summary"))
+                .and_then(|f| f.get("ops_per_s"))
+                .and_then(|x| x.as_f64());
             row.fairness = extra_f64(r, "fairness", "fairness");
             row.sim_time_s = r.host.sim_time_s;
             row.cdf = out.cdf.clone();
@@ -1496,6 +1508,7 @@ const METRICS: &[&str] = &[
     "power_std_w",
     "ai",
     "app_iops",
+    "ops_s",
     "fairness",
     "sim_time_s",
     "seed",
@@ -1503,14 +1516,16 @@ const METRICS: &[&str] = &[
 ];
 
 /// The metrics of `rows`: `app_iops` only where a run was buffered,
-/// `fairness` only where one had flows.
+/// `ops_s` only where one ran Filebench on files, `fairness` only where
+/// one had flows.
 fn metrics(rows: &[Row]) -> Vec<&'static str> {
     let app = rows.iter().any(|r| r.app_iops.is_some());
+    let ops = rows.iter().any(|r| r.ops_s.is_some());
     let fair = rows.iter().any(|r| r.fairness.is_some());
     METRICS
         .iter()
         .copied()
-        .filter(|&m| (app || m != "app_iops") && (fair || m != "fairness"))
+        .filter(|&m| (app || m != "app_iops") && (ops || m != "ops_s") && (fair || m != "fairness"))
         .collect()
 }
 
@@ -1716,6 +1731,7 @@ fn metric(r: &Row, m: &str) -> String {
         "power_std_w" => o(r.power_std_w),
         "ai" => o(r.ai),
         "app_iops" => o(r.app_iops),
+        "ops_s" => o(r.ops_s),
         "fairness" => o(r.fairness),
         "sim_time_s" => f(r.sim_time_s),
         "seed" => r.seed.to_string(),
@@ -1756,6 +1772,7 @@ pub fn column_unit(column: &str) -> Option<&'static str> {
     Some(match column {
         "iops" => "requests/s",
         "app_iops" => "calls/s",
+        "ops_s" => "ops/s",
         "mbps" => "MB/s",
         "lat_mean_us" | "lat_p99_us" | "read_p99_us" | "write_p99_us" => "µs",
         "erases" => "blocks",
@@ -1935,6 +1952,9 @@ pub fn table(rows: &[Row]) -> String {
         }
         if rows.iter().any(|r| r.app_iops.is_some()) {
             v.push("app_iops");
+        }
+        if rows.iter().any(|r| r.ops_s.is_some()) {
+            v.push("ops_s");
         }
         if rows.iter().any(|r| r.fairness.is_some()) {
             v.push("fairness");

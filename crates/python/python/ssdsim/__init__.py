@@ -74,6 +74,7 @@ _METRICS = [
     "power_std_w",
     "ai",
     "app_iops",
+    "ops_s",
     "fairness",
     "sim_time_s",
     "wall_s",

@@ -217,6 +217,7 @@ fn row(i: usize, ftl: &str, op: &str, error: bool) -> Row {
         power_std_w: Some(0.25),
         ai: Some(500.0),
         app_iops: None,
+        ops_s: None,
         fairness: None,
         sim_time_s: 0.01,
         wall_s: 0.1,
