@@ -276,8 +276,9 @@ struct Bio {
 /// six open zones for zoned devices"), so that a log has one zone open at
 /// a time. Linux's submitter sleeps there holding the log's lock, so
 /// every writer of the log waits; here the log's writes wait in order,
-/// their submitters going on (a submitter waiting for its writes waits for
-/// them all the same).
+/// and the flusher starts no pass while writes of its are held (it has
+/// placed no more pages meanwhile, as Linux's, asleep in the log, has
+/// not); a thread waiting for its writes waits for them all the same.
 #[derive(Debug, Default)]
 struct ZoneLog {
     /// The write filling the log's zone, on the device.
@@ -582,6 +583,10 @@ pub struct PageCache<S: AppSource> {
     /// writes held in them.
     zone_logs: Vec<ZoneLog>,
     zone_held: usize,
+    /// Of them, the flusher's: it starts no pass while it has one, as
+    /// Linux's flusher sleeps in `f2fs_submit_page_write` until the log's
+    /// zone is written.
+    zone_held_flusher: usize,
     /// Writes that waited in a [`ZoneLog`].
     zone_waits: u64,
     /// Threads the steps looked at (see [`PageCache::thread_visits`]).
@@ -694,6 +699,7 @@ impl<S: AppSource> PageCache<S> {
             out_queued: 0,
             zone_logs: Vec::new(),
             zone_held: 0,
+            zone_held_flusher: 0,
             zone_waits: 0,
             visits: 0,
             next_periodic: None,
@@ -842,6 +848,7 @@ impl<S: AppSource> PageCache<S> {
         if log.pending.is_some() || !log.held.is_empty() {
             log.held.push_back((k as u32, r, ends));
             self.zone_held += 1;
+            self.zone_held_flusher += usize::from(k == 0);
             self.zone_waits += 1;
             return;
         }
@@ -861,6 +868,7 @@ impl<S: AppSource> PageCache<S> {
             self.zone_logs[g].pending = None;
             while let Some((k, r, ends)) = self.zone_logs[g].held.pop_front() {
                 self.zone_held -= 1;
+                self.zone_held_flusher -= usize::from(k == 0);
                 self.out_push(k as usize, r);
                 if ends {
                     self.zone_logs[g].pending = Some(r.tag);
