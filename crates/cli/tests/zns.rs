@@ -297,11 +297,12 @@ fn f2fs_keeps_a_zone_open_per_log_under_the_drives_limits() {
     let open = z["max_open"].as_u64().unwrap();
     assert!((1..=6).contains(&open), "{z}");
     assert!(z["max_active"].as_u64().unwrap() <= 6, "{z}");
-    // The logs' writes did wait.
-    assert!(
-        r["notes"]["zone_log_waits"].as_u64().unwrap() > 0,
-        "{}",
-        r["notes"]
-    );
+    // The logs' writes did wait, but the flusher starts no pass while
+    // writes of its wait (Linux's sleeps in the log): what waits is what
+    // it had submitted when a zone filled, a minority of the writes (with
+    // the flusher going on, nine in ten waited).
+    let waits = r["notes"]["zone_log_waits"].as_u64().unwrap();
+    let writes = r["host"]["writes"].as_u64().unwrap();
+    assert!(waits > 0 && waits * 2 < writes, "{waits} of {writes}");
     assert!(z["resets"].as_u64().unwrap() > 10, "{z}");
 }
