@@ -674,6 +674,27 @@ mod tests {
         }
     }
 
+    /// randomwrite at block level: the file written once, then 8 KiB
+    /// writes at uniformly drawn 8 KiB-aligned places in its range.
+    #[test]
+    fn randomwrite_overwrites_one_files_range_uniformly() {
+        let (g, v) = run(&cfg(PersonalityKind::Randomwrite, 20_000), 2);
+        let file = 5u64 << 30;
+        let pre = &v[..g.prealloc_requests as usize];
+        let pre_bytes: u64 = pre.iter().map(|r| r.sectors as u64 * SECTOR).sum();
+        assert_eq!(pre_bytes, file);
+        let m = measured(&g, &v);
+        assert_eq!(m.len(), 20_000);
+        let mut halves = [0u32; 2];
+        for r in &m {
+            assert_eq!((r.op, r.sectors as u64 * SECTOR), (IoOp::Write, 8 << 10));
+            let at = r.lba * SECTOR;
+            assert!(at.is_multiple_of(8 << 10) && at + (8 << 10) <= file, "{at}");
+            halves[(at >= file / 2) as usize] += 1;
+        }
+        assert!(halves[0].abs_diff(halves[1]) < 600, "{halves:?}");
+    }
+
     #[test]
     fn deterministic_per_seed() {
         for kind in [
@@ -681,6 +702,7 @@ mod tests {
             PersonalityKind::Fileserver,
             PersonalityKind::Webserver,
             PersonalityKind::Oltp,
+            PersonalityKind::Randomwrite,
         ] {
             let c = cfg(kind, 3000);
             let (_, a) = run(&c, 5);
