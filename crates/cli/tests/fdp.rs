@@ -148,3 +148,120 @@ fn what_fdp_cannot_run_is_refused_before_the_run() {
         assert!(err.contains(field), "{args:?}: {err}");
     }
 }
+
+/// F2FS on a drive with FDP: with `fs.write_hints = "placement"` each
+/// log's write hint (`f2fs_io_type_to_rw_hint`) is the index of the
+/// placement identifier its writes carry, so the warm data (hint 0), hot
+/// node and metadata (1), hot data (2), warm node (3) and cold data (5,
+/// the cleaner's moves) fill handles of their own; fileserver's small
+/// files have no indirect nodes (cold node, 4). With mainline's
+/// `"ignored"` (the default) every write goes to handle 0.
+#[test]
+fn f2fs_logs_fill_their_own_handles_with_write_hints_as_placement_ids() {
+    let args = |hints: Option<&'static str>| {
+        let mut a = vec![
+            "run",
+            "--format",
+            "json",
+            "--no-progress",
+            "--set",
+            "nand.blocks_per_plane=128",
+            "--set",
+            "ftl.op=0.1",
+            "--set",
+            "ftl.fdp=true",
+            "--set",
+            "ftl.fdp_handles=6",
+            "--fs",
+            "f2fs",
+            "--set",
+            "fs.gc_sleep_time=2s",
+            "--personality",
+            "fileserver",
+            "--set",
+            "personality.level=file",
+            "--set",
+            "personality.files=4000",
+            "--time-limit",
+            "20s",
+        ];
+        if let Some(h) = hints {
+            a.extend(["--set", h]);
+        }
+        a
+    };
+    let handles = |hints| {
+        let (code, out, err) = common::ssdsim(&args(hints));
+        assert_eq!(code, 0, "{err}");
+        let r: Value = serde_json::from_str(&out).unwrap();
+        assert!(r["file_system"]["cleaner_blocks_written"].as_u64().unwrap() > 0);
+        r["fdp"]["handles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["host_bytes"].as_u64().unwrap())
+            .collect::<Vec<u64>>()
+    };
+    let h = handles(Some("fs.write_hints=placement"));
+    for (i, b) in h.iter().enumerate() {
+        assert_eq!(*b > 0, i != 4, "handle {i}: {h:?}");
+    }
+    // The warm data log (files' data) writes the most.
+    assert!(h.iter().all(|&b| b <= h[0]), "{h:?}");
+    let h = handles(None);
+    assert!(h[0] > 0 && h[1..].iter().all(|&b| b == 0), "{h:?}");
+}
+
+/// `fs.write_hints = "placement"` needs a drive with FDP, and is f2fs's.
+#[test]
+fn write_hints_as_placement_ids_need_an_fdp_drive_and_f2fs() {
+    for (extra, field) in [
+        (&[][..], "fs.write_hints"),
+        (
+            &["--ftl", "zns", "--set", "ftl.conventional_zones=8"][..],
+            "fs.write_hints",
+        ),
+    ] {
+        let mut a = vec![
+            "run",
+            "--no-progress",
+            "--set",
+            "nand.blocks_per_plane=128",
+            "--fs",
+            "f2fs",
+            "--set",
+            "fs.write_hints=placement",
+            "--personality",
+            "fileserver",
+            "--set",
+            "personality.level=file",
+            "--set",
+            "personality.files=100",
+            "--time-limit",
+            "1s",
+        ];
+        a.extend_from_slice(extra);
+        let (code, _, err) = common::ssdsim(&a);
+        assert_eq!(code, 2, "{extra:?}: {err}");
+        assert!(
+            err.contains(field) && err.contains("ftl.fdp"),
+            "{extra:?}: {err}"
+        );
+    }
+    let (code, _, err) = common::ssdsim(&[
+        "run",
+        "--no-progress",
+        "--fs",
+        "ext4",
+        "--set",
+        "fs.write_hints=placement",
+        "--personality",
+        "fileserver",
+        "--set",
+        "personality.level=file",
+        "--time-limit",
+        "1s",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("fs.write_hints"), "{err}");
+}

@@ -258,3 +258,51 @@ fn a_file_system_on_a_zoned_drive_is_f2fs_with_room_for_its_metadata() {
     assert_ne!(code, 0);
     assert!(err.contains("ftl.conventional_zones"), "{err}");
 }
+
+/// F2FS's zoned mode under a drive's open and active zone limits (14 and
+/// 14, as the ZN540 has them): a log's next write waits for the one that
+/// fills its zone (`zone_pending_bio` in `f2fs_submit_page_write`), so the
+/// six logs keep at most six zones open and the drive refuses nothing.
+/// Without the wait the flusher's passes write many zones of the warm data
+/// log at once and the drive refuses writes (Too Many Active Zones, then
+/// writes not at the write pointer).
+#[test]
+fn f2fs_keeps_a_zone_open_per_log_under_the_drives_limits() {
+    let r = run(&[
+        "--set",
+        "nand.blocks_per_plane=128",
+        "--set",
+        "ftl.conventional_zones=8",
+        "--set",
+        "ftl.max_open_zones=14",
+        "--set",
+        "ftl.max_active_zones=14",
+        "--fs",
+        "f2fs",
+        "--personality",
+        "fileserver",
+        "--set",
+        "personality.level=file",
+        "--set",
+        "personality.files=4000",
+        "--time-limit",
+        "10s",
+    ]);
+    let z = &r["zns"];
+    assert!(
+        z["errors"].as_object().unwrap().values().all(|v| v == 0),
+        "{z}"
+    );
+    assert!(r["host"].get("failed").is_none(), "{}", r["host"]);
+    let open = z["max_open"].as_u64().unwrap();
+    assert!((1..=6).contains(&open), "{z}");
+    assert!(z["max_active"].as_u64().unwrap() <= 6, "{z}");
+    // The logs' writes did wait, but the flusher starts no pass while
+    // writes of its wait (Linux's sleeps in the log): what waits is what
+    // it had submitted when a zone filled, a minority of the writes (with
+    // the flusher going on, nine in ten waited).
+    let waits = r["notes"]["zone_log_waits"].as_u64().unwrap();
+    let writes = r["host"]["writes"].as_u64().unwrap();
+    assert!(waits > 0 && waits * 2 < writes, "{waits} of {writes}");
+    assert!(z["resets"].as_u64().unwrap() > 10, "{z}");
+}

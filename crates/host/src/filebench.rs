@@ -1,5 +1,5 @@
 //! File-level Filebench personalities (`personality.level = "file"`):
-//! varmail, fileserver, webserver and oltp as Filebench's own workload
+//! varmail, fileserver, webserver, oltp and randomwrite as Filebench's own workload
 //! files define them (workloads/*.f), on a file system ([`crate::fs`]).
 //!
 //! **The file set** (`define fileset`): `files` entries whose sizes are
@@ -26,6 +26,10 @@
 //!   are CPU work in cycles ([`CallExtras::cpu_cycles`], one per loop
 //!   iteration of the one-byte store), placed before the thread's next
 //!   call.
+//! * randomwrite (randomwrite.f): one file (`largefile1`, 5 GiB,
+//!   pre-allocated) and one thread whose one flowop writes `iosize` (8 KiB)
+//!   at a uniformly drawn multiple of it (`random`, `workingset=0`),
+//!   buffered (`directio=0`).
 //!
 //! `readwholefile` and `writewholefile` move the file in `iosize` (1 MiB)
 //! calls; `appendfilerand` appends a uniformly drawn size in [1, iosize)
@@ -77,6 +81,8 @@ type Out = VecDeque<(HostRequest, bool, CallExtras)>;
 const MEMSIZE: u64 = 10 << 20;
 /// oltp.f's `$memperthread`, every thread's `memsize`.
 const OLTP_MEMSIZE: u64 = 1 << 20;
+/// randomwrite.f's `rand-thread` `memsize=5m`.
+const RANDOMWRITE_MEMSIZE: u64 = 5 << 20;
 /// Filebench's `cvar-gamma` shape (its default `gamma:1.5`).
 const GAMMA_SHAPE: f64 = 1.5;
 /// oltp.f: the log file's size (`logfilesize`) and the log writer's
@@ -139,6 +145,10 @@ impl FileParams {
             Webserver => (1_000, 16 << 10, 100, 100, 16 << 10),
             // oltp.f: nfiles, filesize, nshadows, prealloc, iosize.
             Oltp => (10, 10 << 20, 200, 100, 2 << 10),
+            // randomwrite.f (Filebench 1.4.9 and 1.5, workloads/randomwrite.f):
+            // `largefile1`, `$filesize` 5g, `prealloc`; `$nthreads` 1;
+            // `$iosize` 8k; `$workingset` 0; `$directio` 0.
+            Randomwrite => (1, 5 << 30, 1, 100, 8 << 10),
         };
         // Knobs of the block-level flows that Filebench's flowops do not
         // have: refused rather than ignored.
@@ -162,6 +172,12 @@ impl FileParams {
             return Err(invalid(
                 "personality.db_writers",
                 "only oltp has database writers",
+            ));
+        }
+        if c.kind == Randomwrite && c.files.is_some_and(|n| n != 1) {
+            return Err(invalid(
+                "personality.files",
+                "randomwrite.f writes one file (largefile1)",
             ));
         }
         let p = FileParams {
@@ -218,6 +234,15 @@ impl FileParams {
         }
         if p.threads > 1 << 16 {
             return Err(invalid("personality.threads", "at most 65,536"));
+        }
+        if p.kind == Randomwrite && (!p.append.is_multiple_of(SECTOR) || p.append > p.mean_size) {
+            return Err(invalid(
+                "personality.io_size",
+                format!(
+                    "randomwrite's iosize must be a multiple of 512 bytes and fit in its file ({} bytes)",
+                    p.mean_size
+                ),
+            ));
         }
         if p.kind == Oltp {
             if p.db_writers == 0 || p.db_writers > 1 << 12 {
@@ -495,8 +520,9 @@ impl FileBench {
             .map_err(|e| invalid("personality.file_size", e.to_string()))?;
         let mut files: Vec<File> = (0..entries)
             .map(|_| File {
-                nominal: if p.kind == PersonalityKind::Oltp {
-                    // oltp.f's file sets have one size (no cvar).
+                nominal: if matches!(p.kind, PersonalityKind::Oltp | PersonalityKind::Randomwrite) {
+                    // oltp.f's file sets have one size (no cvar), and
+                    // randomwrite.f's file (`define file`) its `size`.
                     p.mean_size
                 } else {
                     (gamma.sample(&mut rng).round() as u64).max(1)
@@ -924,6 +950,14 @@ impl FileBench {
         if self.p.kind == PersonalityKind::Oltp {
             return self.step_oltp(t);
         }
+        if self.p.kind == PersonalityKind::Randomwrite {
+            // randomwrite.f's one flowop: `write` of `iosize` at a random
+            // place of largefile1 (buffered, `directio=0`).
+            let io = self.p.append;
+            let off = self.random_offset(0, io);
+            self.oltp_io(0, IoOp::Write, off, io, CallExtras::default(), t);
+            return false;
+        }
         let stream = t as u32;
         let mut out = VecDeque::new();
         let th = &self.threads[t];
@@ -1124,7 +1158,7 @@ impl FileBench {
         self.rng.gen_range(0..(size / io).max(1)) * io
     }
 
-    /// The calls of one oltp read or write of `io` bytes at `off` of `f`,
+    /// The calls of one oltp (or randomwrite) read or write of `io` bytes at `off` of `f`,
     /// the data pieces carrying `extras`.
     fn oltp_io(&mut self, f: u64, op: IoOp, off: u64, io: u64, extras: CallExtras, t: usize) {
         let now = self.now;

@@ -46,11 +46,15 @@ pub enum PersonalityKind {
     Webserver,
     /// Database-like: small aligned random reads and writes over one table space with a hot set.
     Oltp,
+    /// Random overwrites of one pre-allocated file: aligned `io_size` writes at uniformly
+    /// drawn places (Filebench's randomwrite).
+    Randomwrite,
 }
 
 impl PersonalityKind {
     /// The personalities' names, as `[personality] kind` takes them.
-    pub const NAMES: &'static [&'static str] = &["varmail", "fileserver", "webserver", "oltp"];
+    pub const NAMES: &'static [&'static str] =
+        &["varmail", "fileserver", "webserver", "oltp", "randomwrite"];
     /// Parse a personality's name (see [`PersonalityKind::NAMES`]); an error lists them.
     pub fn parse(s: &str) -> Result<PersonalityKind, String> {
         Ok(match s {
@@ -58,6 +62,7 @@ impl PersonalityKind {
             "fileserver" => PersonalityKind::Fileserver,
             "webserver" => PersonalityKind::Webserver,
             "oltp" => PersonalityKind::Oltp,
+            "randomwrite" => PersonalityKind::Randomwrite,
             _ => {
                 return Err(format!(
                     "unknown personality {s:?} (known: {})",
@@ -210,6 +215,8 @@ impl PersonalityConfig {
             Fileserver => (10_000, Size::kib(128), 50, Size::kib(16), 1.0 / 3.0),
             Webserver => (1_000, Size::kib(16), 100, Size::kib(16), 10.0 / 11.0),
             Oltp => (1, Size::gib(1), 32, Size::kib(8), 0.7),
+            // randomwrite.f: one 5 GiB file, one thread, 8 KiB writes.
+            Randomwrite => (1, Size::gib(5), 1, Size::kib(8), 0.0),
         };
         Params {
             kind: self.kind,
@@ -273,7 +280,10 @@ fn round_up(x: u64, a: u64) -> u64 {
 impl Params {
     /// Bytes one file's slot takes.
     pub fn slot(&self) -> u64 {
-        if self.kind == PersonalityKind::Oltp {
+        if matches!(
+            self.kind,
+            PersonalityKind::Oltp | PersonalityKind::Randomwrite
+        ) {
             round_up(self.file_size, ALIGN)
         } else {
             round_up(self.file_size * 2, ALIGN)
@@ -332,10 +342,14 @@ impl Params {
         if self.io_size > u32::MAX as u64 * SECTOR / 2 || self.read_size > 1 << 30 {
             return Err(invalid("personality.io_size", "too large"));
         }
-        if self.kind == PersonalityKind::Oltp && self.file_size < self.io_size {
+        if matches!(
+            self.kind,
+            PersonalityKind::Oltp | PersonalityKind::Randomwrite
+        ) && self.file_size < self.io_size
+        {
             return Err(invalid(
                 "personality.file_size",
-                "the oltp table space must hold at least one io_size request",
+                "the oltp table space (randomwrite's file) must hold at least one io_size request",
             ));
         }
         let need = self.offset.saturating_add(self.footprint());
@@ -391,7 +405,7 @@ impl Personality {
         let p = cfg.resolve();
         p.validate(logical_bytes)?;
         let rng = SimRng::from_seed_label(cfg.seed.unwrap_or(seed), "personality");
-        let files = if p.kind == PersonalityKind::Oltp {
+        let files = if matches!(p.kind, PersonalityKind::Oltp | PersonalityKind::Randomwrite) {
             0
         } else {
             p.files
@@ -484,6 +498,12 @@ impl Personality {
         use PersonalityKind::*;
         let p = &self.p;
         let read = self.rng.gen::<f64>() < p.read_fraction;
+        if p.kind == Randomwrite {
+            // Uniform over the file (Filebench's `random`, `workingset=0`).
+            let b = self.rng.gen_range(0..(p.file_size / p.io_size).max(1));
+            let op = if read { IoOp::Read } else { IoOp::Write };
+            return Some(Self::req(op, p.offset + b * p.io_size, p.io_size, th, 1));
+        }
         if p.kind == Oltp {
             let blocks = p.file_size / p.io_size;
             let hot = ((blocks as f64 * p.hot_fraction) as u64).max(1);
@@ -557,7 +577,7 @@ impl Personality {
                         ino: Self::ino(file),
                     };
                 }
-                Oltp => unreachable!(),
+                Oltp | Randomwrite => unreachable!(),
             }
         }
         self.flows[th as usize] = flow;
@@ -654,6 +674,27 @@ mod tests {
         }
     }
 
+    /// randomwrite at block level: the file written once, then 8 KiB
+    /// writes at uniformly drawn 8 KiB-aligned places in its range.
+    #[test]
+    fn randomwrite_overwrites_one_files_range_uniformly() {
+        let (g, v) = run(&cfg(PersonalityKind::Randomwrite, 20_000), 2);
+        let file = 5u64 << 30;
+        let pre = &v[..g.prealloc_requests as usize];
+        let pre_bytes: u64 = pre.iter().map(|r| r.sectors as u64 * SECTOR).sum();
+        assert_eq!(pre_bytes, file);
+        let m = measured(&g, &v);
+        assert_eq!(m.len(), 20_000);
+        let mut halves = [0u32; 2];
+        for r in &m {
+            assert_eq!((r.op, r.sectors as u64 * SECTOR), (IoOp::Write, 8 << 10));
+            let at = r.lba * SECTOR;
+            assert!(at.is_multiple_of(8 << 10) && at + (8 << 10) <= file, "{at}");
+            halves[(at >= file / 2) as usize] += 1;
+        }
+        assert!(halves[0].abs_diff(halves[1]) < 600, "{halves:?}");
+    }
+
     #[test]
     fn deterministic_per_seed() {
         for kind in [
@@ -661,6 +702,7 @@ mod tests {
             PersonalityKind::Fileserver,
             PersonalityKind::Webserver,
             PersonalityKind::Oltp,
+            PersonalityKind::Randomwrite,
         ] {
             let c = cfg(kind, 3000);
             let (_, a) = run(&c, 5);

@@ -306,6 +306,13 @@ impl ssdsim_host::workload::AppSource for AnySource {
             _ => true,
         }
     }
+    fn write_tag(&self, dev: u64, pages: u32) -> ssdsim_host::workload::WriteTag {
+        match self {
+            AnySource::FileBench(s) => s.write_tag(dev, pages),
+            AnySource::Recorded(s) => s.write_tag(dev, pages),
+            _ => Default::default(),
+        }
+    }
 }
 
 /// Build the workload source a configuration names: its `[[flow]]`s, or
@@ -476,6 +483,7 @@ pub(crate) fn build_one(
         if p.level == ssdsim_host::personality::PersonalityLevel::File {
             let fs = ssdsim_host::fs::FsConfig {
                 zoned,
+                fdp_plids: cfg.ftl.fdp.enabled.then(|| cfg.ftl.fdp.pid_list()),
                 ..cfg.fs.clone()
             };
             AnySource::FileBench(Box::new(ssdsim_host::filebench::FileBench::new(

@@ -273,6 +273,14 @@ impl AppSource for FileBench {
     fn background_writeback(&self, ino: u32) -> bool {
         !crate::pagecache::is_file(ino) || self.fs.writes_in_background()
     }
+    /// The file system's tag of a write (its blocks are the device's from
+    /// `base`).
+    fn write_tag(&self, dev: u64, pages: u32) -> crate::workload::WriteTag {
+        match dev.checked_sub(self.base) {
+            Some(block) => self.fs.write_tag(block, pages),
+            None => crate::workload::WriteTag::default(),
+        }
+    }
     fn file_pages(&self, ino: u32) -> u64 {
         if ino == 0 || ino > self.files.len() as u32 {
             return 0;
@@ -282,6 +290,7 @@ impl AppSource for FileBench {
     fn memory(&self) -> u64 {
         let memsize = match self.params().kind {
             PersonalityKind::Oltp => OLTP_MEMSIZE,
+            PersonalityKind::Randomwrite => RANDOMWRITE_MEMSIZE,
             _ => MEMSIZE,
         };
         (self.threads.len() as u64).saturating_mul(memsize)

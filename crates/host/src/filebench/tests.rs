@@ -1031,3 +1031,52 @@ fn a_whole_file_read_on_ext4_reads_nothing_past_its_end() {
     assert_eq!(pc["read_pages"].as_u64(), Some(10));
     assert_eq!(pc["readahead_pages"].as_u64(), Some(0));
 }
+
+/// randomwrite.f: one pre-allocated file written whole first, then one
+/// thread's 8 KiB writes at uniformly drawn 8 KiB-aligned places in it,
+/// buffered, nothing else; a second file is refused by name.
+#[test]
+fn randomwrite_overwrites_its_one_file_at_random() {
+    let p = PersonalityConfig {
+        file_size: Some(ssd_core::units::Size::mib(64)),
+        ..cfg(PersonalityKind::Randomwrite, 4_000)
+    };
+    let mut fb = FileBench::new(&p, &fsc(FsKind::Raw), CAP, 5).unwrap();
+    assert_eq!((fb.p.files, fb.threads.len(), fb.p.append), (1, 1, 8 << 10));
+    assert_eq!(fb.memory(), 5 << 20);
+    let pre = fb.stats.prealloc_calls as usize;
+    let all = drain(&mut fb);
+    let data: Vec<_> = all[pre..]
+        .iter()
+        .filter(|r| r.tag != METADATA_INO)
+        .collect();
+    assert_eq!(data.len(), 4_000);
+    let mut at = std::collections::BTreeSet::new();
+    let (lo, hi) = (
+        all[..pre].iter().map(|r| r.lba).min().unwrap(),
+        all[..pre]
+            .iter()
+            .map(|r| r.lba + r.sectors as u64)
+            .max()
+            .unwrap(),
+    );
+    for r in &data {
+        assert_eq!(
+            (r.op, r.sectors as u64 * SECTOR, r.stream),
+            (IoOp::Write, 8 << 10, 0)
+        );
+        assert!(r.lba >= lo && r.lba + r.sectors as u64 <= hi);
+        assert_eq!((r.lba - lo) % 16, 0, "8 KiB-aligned in the file");
+        at.insert(r.lba);
+    }
+    // 4,000 draws over 8,192 places: about 3,100 distinct.
+    assert!(at.len() > 2_800 && at.len() < 3_400, "{}", at.len());
+    let two = PersonalityConfig {
+        files: Some(2),
+        ..p
+    };
+    let e = FileBench::new(&two, &fsc(FsKind::Raw), CAP, 5)
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("personality.files"), "{e}");
+}

@@ -151,9 +151,11 @@
 //! search limits. Holes (a write past the end fills the gap).
 
 use super::tree::DirTree;
-use super::{FileSystem, FsCall, FsConfig, FsKind, FsStats, FsyncIo, NoSpace, ZonedDev, BLOCK};
+use super::{
+    FileSystem, FsCall, FsConfig, FsKind, FsStats, FsyncIo, NoSpace, WriteHints, ZonedDev, BLOCK,
+};
 use crate::workload::CommitSync;
-use crate::workload::IoOp;
+use crate::workload::{IoOp, Placement, WriteTag};
 use ssd_core::error::{invalid, ConfigError};
 use ssd_core::units::{Dur, SimTime};
 use std::collections::{BTreeMap, BTreeSet};
@@ -202,6 +204,25 @@ const COLD_DATA: usize = 2;
 const HOT_NODE: usize = 3;
 const WARM_NODE: usize = 4;
 const COLD_NODE: usize = 5;
+
+/// Linux's `enum rw_hint` values (include/linux/rw_hint.h).
+const WRITE_LIFE_NOT_SET: usize = 0;
+const WRITE_LIFE_NONE: usize = 1;
+const WRITE_LIFE_SHORT: usize = 2;
+const WRITE_LIFE_MEDIUM: usize = 3;
+const WRITE_LIFE_LONG: usize = 4;
+const WRITE_LIFE_EXTREME: usize = 5;
+
+/// `f2fs_io_type_to_rw_hint` (segment.c): the write hint of each log's
+/// bios; the metadata area's (META) is `WRITE_LIFE_NONE`.
+const LOG_HINT: [usize; 6] = [
+    WRITE_LIFE_SHORT,   // hot data
+    WRITE_LIFE_NOT_SET, // warm data
+    WRITE_LIFE_EXTREME, // cold data
+    WRITE_LIFE_NONE,    // hot node
+    WRITE_LIFE_MEDIUM,  // warm node
+    WRITE_LIFE_LONG,    // cold node
+];
 
 /// A node of a file, by its place in the file's tree.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -355,6 +376,9 @@ struct Seg {
     /// Blocks still dirty in the page cache.
     pending: u32,
     mtime: SimTime,
+    /// The log that took it (its blocks' write hint and, zoned, the log
+    /// whose writes wait for its zone's last one).
+    log: u8,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -502,6 +526,9 @@ pub struct F2fs {
     /// `discard` (not zoned): free segments whose discards are queued,
     /// issued by the file system's thread at its next tick.
     discard: Option<BTreeSet<u64>>,
+    /// `fs.write_hints = "placement"`: the drive's placement identifiers,
+    /// the `h`-th carried by a write of hint `h` ([`WriteHints`]).
+    hint_pids: Option<Vec<u16>>,
 }
 
 /// Zoned mode: what mkfs read of the drive's zones.
@@ -616,6 +643,10 @@ impl F2fs {
             in_reset: Vec::new(),
             work: Work::default(),
             discard: (cfg.discard != Some(false) && zoned.is_none()).then(BTreeSet::new),
+            hint_pids: match cfg.write_hints {
+                Some(WriteHints::Placement) => cfg.fdp_plids.clone(),
+                _ => None,
+            },
         };
         // mkfs: the file set's directories and their dentry blocks.
         for d in 0..ndirs as u32 {
@@ -742,11 +773,31 @@ impl F2fs {
     /// zone's start in zoned mode (the block layer splits a bio there,
     /// `chunk_sectors`).
     fn push_blk(&self, v: &mut Vec<(u64, u32)>, b: u64) {
-        if self.zone_start(b) {
+        if self.zone_start(b) || self.log_starts(b) {
             v.push((b, 1));
         } else {
             push_run(v, b);
         }
+    }
+    /// Whether block `b` starts a section of another log than the one
+    /// before it, when the logs' writes carry placement identifiers: two
+    /// logs never share a bio (`f2fs_submit_page_write` builds one per
+    /// log, `sbi->write_io[type][temp]`), so a run stops there.
+    fn log_starts(&self, b: u64) -> bool {
+        if self.hint_pids.is_none() || b <= self.lay.main_start {
+            return false;
+        }
+        let off = b - self.lay.main_start;
+        off.is_multiple_of(self.sec)
+            && off / self.sec < self.lay.main_segs
+            && self.segs[(off / self.sec) as usize].log
+                != self.segs[(off / self.sec - 1) as usize].log
+    }
+    /// The log whose section holds block `b`, if `b` is in the main area.
+    fn log_of(&self, b: u64) -> Option<usize> {
+        let off = b.checked_sub(self.lay.main_start)?;
+        let s = off / self.sec;
+        (s < self.lay.main_segs).then(|| self.segs[s as usize].log as usize)
     }
     /// Whether block `b` starts a zone (zoned mode).
     fn zone_start(&self, b: u64) -> bool {
@@ -881,6 +932,7 @@ impl F2fs {
             self.segs[s as usize] = Seg {
                 state: SegState::Cur,
                 mtime: now,
+                log: log as u8,
                 ..Seg::default()
             };
             self.logs[log] = Curseg {
@@ -1692,6 +1744,37 @@ impl FileSystem for F2fs {
     }
     fn splits_at(&self, block: u64) -> bool {
         self.zone_start(block)
+    }
+    /// The write's placement identifier, from its log's write hint
+    /// (`f2fs_io_type_to_rw_hint`, META's for the metadata area) as
+    /// `fs.write_hints` maps it; zoned, the log a write in the main area
+    /// goes through and whether it holds its zone's last block
+    /// (`is_end_zone_blkaddr`: the block before the zone *size*'s end, so
+    /// a zone whose capacity is smaller never ends one), for the wait
+    /// `f2fs_submit_page_write` makes on it (`zone_pending_bio`).
+    fn write_tag(&self, block: u64, blocks: u32) -> WriteTag {
+        let log = self.log_of(block);
+        let placement = match &self.hint_pids {
+            Some(pids) => {
+                let hint = log.map_or(WRITE_LIFE_NONE, |l| LOG_HINT[l]);
+                pids.get(hint)
+                    .map_or(Placement::NONE, |&p| Placement::pid(p))
+            }
+            None => Placement::NONE,
+        };
+        let zone_log = match (self.zoned, log) {
+            (Some(_), Some(l)) => {
+                let last = block + blocks.max(1) as u64 - 1;
+                let off = last - self.lay.main_start;
+                let ends = self.sequential(off / self.sec) && off % self.sec == self.sec - 1;
+                Some((l as u8, ends))
+            }
+            _ => None,
+        };
+        WriteTag {
+            placement,
+            zone_log,
+        }
     }
     fn work_pending(&self) -> bool {
         self.zoned.is_some()

@@ -206,6 +206,30 @@ impl Kernel {
     }
 }
 
+/// What carries a file system's write hints (`bio->bi_write_hint`: F2FS
+/// tags each log's bios, `f2fs_io_type_to_rw_hint`) to a drive with
+/// Flexible Data Placement (`fs.write_hints`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WriteHints {
+    /// Mainline Linux: nothing. The NVMe driver sets a placement
+    /// identifier only for a write that carries a write stream
+    /// (`bi_write_stream`, Linux 6.16: `nvme_setup_rw` puts
+    /// `plids[write_stream - 1]` in DSPEC), which only io_uring's per-I/O
+    /// `write_stream` on a block device sets; a file system's
+    /// `bi_write_hint` reaches no NVMe drive since the Streams directive
+    /// support was removed (5.18). F2FS's writes carry no directive
+    /// (placement handle 0).
+    #[default]
+    Ignored,
+    /// The FDP series posted for Linux in 2024 and not merged (Kanchan
+    /// Joshi, "nvme: enable FDP support", `nvme_assign_placement_id`): a
+    /// write whose hint `h` (`enum rw_hint`, 0-5) is below the number of
+    /// placement identifiers the drive lists (Reclaim Unit Handle Status)
+    /// carries the `h`-th; a larger hint carries none.
+    Placement,
+}
+
 /// A host-managed zoned drive as mkfs sees it (`blkdev_report_zones`),
 /// in the file system's 4 KiB blocks from the drive's start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -338,6 +362,16 @@ pub struct FsConfig {
     /// report the run hands to mkfs (only F2FS runs on one).
     #[serde(skip)]
     pub zoned: Option<ZonedDev>,
+    /// f2fs: what carries its write hints to a drive with Flexible Data
+    /// Placement ([`WriteHints`]; default `ignored`, mainline's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_hints: Option<WriteHints>,
+    /// The placement identifiers of the drive the file system is made on,
+    /// when it has Flexible Data Placement, as the NVMe driver reads them
+    /// (Reclaim Unit Handle Status: by handle, then reclaim group): not a
+    /// setting, the drive's.
+    #[serde(skip)]
+    pub fdp_plids: Option<Vec<u16>>,
     /// ext3/ext4/XFS `barrier` (true) or `barrier=0`/`nobarrier` (false):
     /// whether journal commits and fsyncs flush the device cache; default
     /// the kernel's ([`Kernel::barrier`]: off for ext3 on 2.6.35).
@@ -375,6 +409,8 @@ impl Default for FsConfig {
             delaylog: None,
             barrier: None,
             zoned: None,
+            write_hints: None,
+            fdp_plids: None,
         }
     }
 }
@@ -472,6 +508,7 @@ impl FsConfig {
             ("fs.discard", self.discard.is_some(), f2fs),
             ("fs.cp_interval", self.cp_interval.is_some(), f2fs),
             ("fs.gc_sleep_time", self.gc_sleep_time.is_some(), f2fs),
+            ("fs.write_hints", self.write_hints.is_some(), f2fs),
             (
                 "fs.min_clean_segments",
                 self.min_clean_segments.is_some(),
@@ -677,6 +714,12 @@ impl FsConfig {
             return Err(invalid(
                 "fs.age_fullness",
                 "aging is the file system's history without I/O, and a zoned drive's zones must hold what was written to them: not modelled on a zoned drive",
+            ));
+        }
+        if self.write_hints == Some(WriteHints::Placement) && self.fdp_plids.is_none() {
+            return Err(invalid(
+                "fs.write_hints",
+                "\"placement\" passes f2fs's write hints to the drive as placement identifiers, but the drive has no Flexible Data Placement: set ftl.fdp = true (on the page FTL)",
             ));
         }
         let tree = tree::DirTree::filebench(files, dirwidth, seed);
@@ -916,6 +959,13 @@ pub trait FileSystem {
     fn bios_by_block(&self) -> bool {
         true
     }
+    /// What a write of `blocks` blocks from `block` carries as the file
+    /// system submits it ([`crate::workload::WriteTag`]: the placement
+    /// identifier its write hint maps to, the log that orders it on a
+    /// zoned drive). Nothing by default.
+    fn write_tag(&self, _block: u64, _blocks: u32) -> crate::workload::WriteTag {
+        crate::workload::WriteTag::default()
+    }
     /// Whether O_DIRECT writes go through the page cache instead
     /// (`f2fs_force_buffered_io`: F2FS on a zoned drive, so that its
     /// log serializes every write).
@@ -1065,6 +1115,9 @@ impl FileSystem for AnyFs {
     }
     fn buffers_direct_writes(&self) -> bool {
         any_fs!(self, s => s.buffers_direct_writes())
+    }
+    fn write_tag(&self, block: u64, blocks: u32) -> crate::workload::WriteTag {
+        any_fs!(self, s => s.write_tag(block, blocks))
     }
     fn splits_at(&self, block: u64) -> bool {
         any_fs!(self, s => s.splits_at(block))

@@ -161,17 +161,23 @@ impl<S: AppSource> PageCache<S> {
                 },
             );
             self.threads[t].waits += 1;
+            let lba = at.wrapping_add(shift);
+            let wt = if r.op == IoOp::Write {
+                self.app.write_tag(lba / SPP, (k / SPP) as u32)
+            } else {
+                crate::workload::WriteTag::default()
+            };
             let req = HostRequest {
                 arrival: self.now,
                 op: r.op,
-                lba: at.wrapping_add(shift),
+                lba,
                 sectors: k as u32,
                 stream: self.threads[t].stream,
                 tag,
                 sync: r.op == IoOp::Write,
-                placement: ssd_core::workload::Placement::NONE,
+                placement: wt.placement,
             };
-            self.out_push(t, req);
+            self.out_push_logged(t, req, wt.zone_log);
             self.pay_submit(t);
             at += k;
         }

@@ -184,6 +184,12 @@ impl<S: AppSource> PageCache<S> {
                 waiters,
             },
         );
+        // A write carries what its file system tags it with: a placement
+        // identifier, the log that orders it on a zoned drive.
+        let wt = match kind {
+            IoKind::Write => self.app.write_tag(dev, total),
+            _ => crate::workload::WriteTag::default(),
+        };
         let r = HostRequest {
             arrival: self.now,
             op,
@@ -192,9 +198,9 @@ impl<S: AppSource> PageCache<S> {
             stream: self.threads[sub].stream,
             tag,
             sync,
-            placement: ssd_core::workload::Placement::NONE,
+            placement: wt.placement,
         };
-        self.out_push(sub, r);
+        self.out_push_logged(sub, r, wt.zone_log);
         self.pay_submit(sub);
         tag
     }

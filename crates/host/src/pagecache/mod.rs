@@ -268,6 +268,26 @@ struct Bio {
     more: Vec<(u64, u32)>,
 }
 
+/// A file system's log whose next write waits for the bio that fills a
+/// zone: F2FS on a zoned drive keeps, per log (`sbi->write_io[type][temp]`,
+/// data and node), the bio holding a zone's last block
+/// (`io->zone_pending_bio`) and makes the log's next write wait for its
+/// completion (`f2fs_submit_page_write`, Linux 6.8-6.12: "f2fs: maintain
+/// six open zones for zoned devices"), so that a log has one zone open at
+/// a time. Linux's submitter sleeps there holding the log's lock, so
+/// every writer of the log waits; here the log's writes wait in order,
+/// and the flusher starts no pass while writes of its are held (it has
+/// placed no more pages meanwhile, as Linux's, asleep in the log, has
+/// not); a thread waiting for its writes waits for them all the same.
+#[derive(Debug, Default)]
+struct ZoneLog {
+    /// The write filling the log's zone, on the device.
+    pending: Option<u32>,
+    /// The log's writes held since (submitter, request, whether it fills
+    /// its zone), in submission order.
+    held: VecDeque<(u32, HostRequest, bool)>,
+}
+
 #[derive(Debug)]
 struct Io {
     kind: IoKind,
@@ -558,6 +578,17 @@ pub struct PageCache<S: AppSource> {
     /// (the order `poll` hands requests out in), and requests queued.
     out_ready: IdSet,
     out_queued: usize,
+    /// A file system's logs whose writes wait for the write that fills
+    /// their zone ([`ZoneLog`]; F2FS's zoned mode), by log, and the
+    /// writes held in them.
+    zone_logs: Vec<ZoneLog>,
+    zone_held: usize,
+    /// Of them, the flusher's: it starts no pass while it has one, as
+    /// Linux's flusher sleeps in `f2fs_submit_page_write` until the log's
+    /// zone is written.
+    zone_held_flusher: usize,
+    /// Writes that waited in a [`ZoneLog`].
+    zone_waits: u64,
     /// Threads the steps looked at (see [`PageCache::thread_visits`]).
     visits: u64,
     next_periodic: Option<SimTime>,
@@ -666,6 +697,10 @@ impl<S: AppSource> PageCache<S> {
             done: 0,
             out_ready: IdSet::default(),
             out_queued: 0,
+            zone_logs: Vec::new(),
+            zone_held: 0,
+            zone_held_flusher: 0,
+            zone_waits: 0,
             visits: 0,
             next_periodic: None,
             now: SimTime::ZERO,
@@ -788,6 +823,58 @@ impl<S: AppSource> PageCache<S> {
     fn ready_all(&mut self) {
         for t in 1..self.threads.len() {
             self.ready.insert(t);
+        }
+    }
+
+    /// Queue write `r` from submitter `k` for the device through its
+    /// file system's log, if the write names one (`zone_log`, see
+    /// [`ZoneLog`]): held while the log has a write that fills a zone on
+    /// the device, or writes held before it; else queued, and the log's
+    /// next writes held from now if this one fills its zone.
+    pub(super) fn out_push_logged(
+        &mut self,
+        k: usize,
+        r: HostRequest,
+        zone_log: Option<(u8, bool)>,
+    ) {
+        let Some((g, ends)) = zone_log else {
+            return self.out_push(k, r);
+        };
+        let g = g as usize;
+        if self.zone_logs.len() <= g {
+            self.zone_logs.resize_with(g + 1, ZoneLog::default);
+        }
+        let log = &mut self.zone_logs[g];
+        if log.pending.is_some() || !log.held.is_empty() {
+            log.held.push_back((k as u32, r, ends));
+            self.zone_held += 1;
+            self.zone_held_flusher += usize::from(k == 0);
+            self.zone_waits += 1;
+            return;
+        }
+        if ends {
+            log.pending = Some(r.tag);
+        }
+        self.out_push(k, r);
+    }
+
+    /// Write `tag` completed: if it filled a log's zone, the log's held
+    /// writes go to the device in order, up to the next that fills one.
+    fn zone_log_done(&mut self, tag: u32) {
+        for g in 0..self.zone_logs.len() {
+            if self.zone_logs[g].pending != Some(tag) {
+                continue;
+            }
+            self.zone_logs[g].pending = None;
+            while let Some((k, r, ends)) = self.zone_logs[g].held.pop_front() {
+                self.zone_held -= 1;
+                self.zone_held_flusher -= usize::from(k == 0);
+                self.out_push(k as usize, r);
+                if ends {
+                    self.zone_logs[g].pending = Some(r.tag);
+                    break;
+                }
+            }
         }
     }
 
@@ -1157,6 +1244,9 @@ impl<S: AppSource> RequestSource for PageCache<S> {
         if self.app_done && self.nr_dirty > 0 {
             n.push(("page_cache_dirty_pages_left_at_end".into(), self.nr_dirty()));
         }
+        if self.zone_waits > 0 {
+            n.push(("zone_log_waits".into(), self.zone_waits));
+        }
         n
     }
     fn poll(&mut self, now: SimTime) -> Option<Result<HostRequest, SourceError>> {
@@ -1200,6 +1290,9 @@ impl<S: AppSource> RequestSource for PageCache<S> {
                 }
             }
             HostEvent::Completed(tag) => {
+                if !self.zone_logs.is_empty() {
+                    self.zone_log_done(tag);
+                }
                 let Some(io) = self.ios.remove(&tag) else {
                     return;
                 };
@@ -1278,7 +1371,7 @@ impl<S: AppSource> RequestSource for PageCache<S> {
         }
     }
     fn finished(&self) -> bool {
-        self.app_finished() && self.out_queued == 0
+        self.app_finished() && self.out_queued == 0 && self.zone_held == 0
     }
     fn report_sections(&self, end: SimTime) -> Vec<(String, serde_json::Value)> {
         let mut v = self.sections();

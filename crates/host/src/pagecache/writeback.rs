@@ -19,7 +19,11 @@ impl<S: AppSource> PageCache<S> {
                 };
             }
         }
-        if self.asleep[0] || !self.outbox[0].is_empty() || self.flusher_stalled {
+        if self.asleep[0]
+            || !self.outbox[0].is_empty()
+            || self.flusher_stalled
+            || self.zone_held_flusher > 0
+        {
             return;
         }
         if self.app_finished() {

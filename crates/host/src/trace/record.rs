@@ -228,4 +228,7 @@ impl<S: AppSource> AppSource for Recorder<S> {
     fn background_writeback(&self, ino: u32) -> bool {
         self.inner.background_writeback(ino)
     }
+    fn write_tag(&self, dev: u64, pages: u32) -> crate::workload::WriteTag {
+        self.inner.write_tag(dev, pages)
+    }
 }

@@ -109,6 +109,14 @@ pub trait AppSource: RequestSource {
     /// run covers has nothing to write (its file was deleted since).
     fn place(&mut self, _ino: u32, _index: u64, _n: u32, _now: SimTime, _out: &mut Vec<FilePiece>) {
     }
+    /// What the write of `pages` device pages from page `dev`, which the
+    /// page cache is about to submit (writeback, a file system's own
+    /// writes, O_DIRECT), carries beside its bytes ([`WriteTag`]): its
+    /// data placement directive, and the file system's log that orders
+    /// it on a zoned drive. Nothing by default.
+    fn write_tag(&self, _dev: u64, _pages: u32) -> WriteTag {
+        WriteTag::default()
+    }
     /// Where `n` pages of file `ino` from page `index` are on the device,
     /// for a read of file pages: runs on `out`, in file order; a page no
     /// run covers is a hole (a block reserved, not written yet), read as
@@ -129,6 +137,20 @@ pub trait AppSource: RequestSource {
     fn background_writeback(&self, _ino: u32) -> bool {
         true
     }
+}
+
+/// What a write carries beside its bytes ([`AppSource::write_tag`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WriteTag {
+    /// Its data placement directive (a drive with Flexible Data
+    /// Placement), or none.
+    pub placement: Placement,
+    /// The file system's log the write goes through when the log's next
+    /// write waits for the one that fills a zone (F2FS's zoned mode,
+    /// `zone_pending_bio` in `f2fs_submit_page_write`): the log's number,
+    /// and whether this write holds the zone's last block. The page cache
+    /// holds a log's writes while such a write of it is on the device.
+    pub zone_log: Option<(u8, bool)>,
 }
 
 /// A run of a file's pages on the device ([`AppSource::place`],
