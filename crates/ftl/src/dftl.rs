@@ -1063,6 +1063,8 @@ impl DftlFtl {
             self.stats.gc_runs += 1;
             if background {
                 self.stats.background_runs += 1;
+            } else if !self.pacing {
+                self.stats.foreground_runs += 1;
             }
             self.collect_trans(victim, cx);
             self.static_wear_level(plane, cx);
@@ -1191,6 +1193,8 @@ impl DftlFtl {
             self.stats.gc_runs += 1;
             if background {
                 self.stats.background_runs += 1;
+            } else if !self.pacing {
+                self.stats.foreground_runs += 1;
             }
         }
         let job = cx.new_job(false);

@@ -175,6 +175,8 @@ impl PageFtl {
         self.stats.gc_runs += 1;
         if background {
             self.stats.background_runs += 1;
+        } else if !self.pacing {
+            self.stats.foreground_runs += 1;
         }
         let moved = self.relocate(victim, plane, Purpose::Gc, cx);
         cx.work.map_lookups += moved;

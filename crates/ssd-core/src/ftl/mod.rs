@@ -389,6 +389,12 @@ ftl_stats!(
     wear_level_moves,
     /// Of `gc_runs`, those run in idle time (`ftl.background_gc_blocks`).
     background_runs,
+    /// Of `gc_runs`, those run in the foreground: with a plane's free
+    /// blocks at the hard threshold (`ftl.gc_threshold_blocks`), so that the
+    /// host write that needs a block waits for the whole victim, neither
+    /// paced (one victim a host page below the soft threshold) nor in idle
+    /// time.
+    foreground_runs,
     /// Filler programs that keep a block's pages in order when a block-mapped FTL
     /// writes at an offset past the block's write pointer.
     pad_programs,
