@@ -1195,9 +1195,14 @@ impl FileSystem for Nilfs2 {
     fn tick(&mut self, now: SimTime, io: &mut Vec<FsCall>) {
         if now >= self.last_construct + self.interval {
             self.last_construct = now;
-            if self.is_dirty() || self.unplaced > 0 {
+            if self.is_dirty() || self.unplaced > 0 || !self.staged.is_empty() {
                 // segctord's timer (`sc_interval`): a construction of
-                // everything dirty, data included, on its thread.
+                // everything dirty, data included, on its thread. Blocks
+                // an earlier construction placed whose pages the cache
+                // had not dirtied yet (the file set's pre-allocation is
+                // made before the run and reaches the cache during it;
+                // a call the cache fetched ahead) are written by the next
+                // one that finds them dirty.
                 io.push(FsCall::Commit);
             }
         }
