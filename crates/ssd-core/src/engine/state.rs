@@ -27,7 +27,7 @@ use std::io::{Read, Write};
 /// Version of the state file's layout. Raised whenever the layout or any
 /// type inside the state changes its serialised form; a file of another
 /// version is refused.
-pub const STATE_FORMAT: u32 = 3;
+pub const STATE_FORMAT: u32 = 4;
 
 const MAGIC: &[u8] = b"ssdsim-state\n";
 
