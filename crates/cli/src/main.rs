@@ -469,43 +469,6 @@ fn write_out(out: Option<&PathBuf>, text: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A file-level run that skipped flowops measured less than its workload
-/// file asks: said on stderr (the count, its share and why), not only in the
-/// report's notes.
-fn skipped_flowops_warning(notes: &std::collections::BTreeMap<String, u64>) -> Option<String> {
-    let n = |k: &str| notes.get(k).copied().unwrap_or(0);
-    let skipped = n("filebench_flowops_skipped");
-    if skipped == 0 {
-        return None;
-    }
-    let total = n("filebench_flowops").max(skipped);
-    let why: Vec<String> = [
-        (
-            "filebench_flowops_skipped_no_space",
-            "the file system had no room for a create or a write",
-        ),
-        (
-            "filebench_flowops_skipped_no_file",
-            "no file to pick (none to delete, or no free entry to create)",
-        ),
-        (
-            "filebench_flowops_skipped_no_open_file",
-            "no open file to append to, write, read or sync (its create or open failed)",
-        ),
-    ]
-    .iter()
-    .filter(|(k, _)| n(k) > 0)
-    .map(|(k, what)| format!("{} {what}", n(k)))
-    .collect();
-    Some(format!(
-        "WARNING: the file-level flows skipped {skipped} of {total} flowops ({:.1}%): {}; the \
-         run measured less than the workload asks (a larger drive, fewer or smaller files, or \
-         another personality.prealloc_percent)",
-        100.0 * skipped as f64 / total as f64,
-        why.join("; ")
-    ))
-}
-
 /// Refuse outputs that would replace an input (`run --trace F --out F`, a
 /// symbolic link or another spelling of it) or another output.
 fn refuse_overwrite(
@@ -880,7 +843,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                     },
                 },
             )?;
-            if let Some(w) = skipped_flowops_warning(&res.report.notes) {
+            if let Some(w) = ssdsim::skipped_flowops_warning(&res.report.notes) {
                 eprintln!("{w}");
             }
             if let Some(p) = &html {
@@ -1682,6 +1645,13 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
     drop(append);
     let wall = started.elapsed().as_secs_f64();
     let ran = new_rows.len();
+    // What a point's run warned of, as `ssdsim run` would say it.
+    for r in &new_rows {
+        for w in &r.warnings {
+            let label: Vec<String> = r.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            eprintln!("point {} ({}): {w}", r.index, label.join(","));
+        }
+    }
     rows.extend(new_rows);
     rows.sort_by_key(|r| r.index);
     if let Some(e) = append_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
@@ -1932,6 +1902,9 @@ fn reproduce_cmd(
         failed += fails.len();
         for f in &fails {
             eprintln!("failed: {f}");
+        }
+        for w in reproduce::warnings(&outcome) {
+            eprintln!("{w}");
         }
         let checks: Vec<&reproduce::Check> = sections.iter().flat_map(|x| &x.checks).collect();
         let holds = checks

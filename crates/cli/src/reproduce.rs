@@ -426,6 +426,27 @@ pub fn failures(out: &Outcome) -> Vec<String> {
         .collect()
 }
 
+/// The run warnings of the points of `out` ([`Row::warnings`]), each with
+/// its experiment and parameters, as [`failures`] names a failed point.
+pub fn warnings(out: &Outcome) -> Vec<String> {
+    out.experiments
+        .iter()
+        .flat_map(|e| {
+            e.points.iter().flat_map(move |p| {
+                p.row.warnings.iter().map(move |w| {
+                    let label: Vec<String> = p
+                        .row
+                        .params
+                        .iter()
+                        .map(|(k, v)| format!("{k}={v}"))
+                        .collect();
+                    format!("{}.toml: {}: {w}", e.name, label.join(","))
+                })
+            })
+        })
+        .collect()
+}
+
 /// The study's page: what ran, each section's table and checks, and a
 /// summary of the verdicts.
 pub fn markdown(study: &Study, out: &Outcome, sections: &[Section]) -> String {
@@ -1566,6 +1587,7 @@ fn sun_fs(out: &Outcome) -> Section {
                     f(p.num("page_cache.metadata_pages_written"), 0),
                     f(p.num("file_system.journal_blocks_written"), 0),
                     f(p.num("page_cache.host_write_amplification"), 3),
+                    f(p.num(SKIPPED), 0),
                 ]);
             }
             // No point that ran its flowops: no best file system here.
@@ -1591,7 +1613,7 @@ fn sun_fs(out: &Outcome) -> Section {
             .into(),
         ssdsim: describe(&vm),
         verdict: if vm.is_empty() || fss.len() < 2 {
-            Verdict::NotModelled("no varmail point ran its flowops".into())
+            Verdict::NotModelled("no varmail point ran its flowops without skipping any".into())
         } else {
             Verdict::from_bool(vm.iter().all(|b| b.2 == "ext2" || b.2 == "ext3"))
         },
@@ -1605,7 +1627,9 @@ fn sun_fs(out: &Outcome) -> Section {
             Verdict::NotModelled("the grid has no NILFS2".into())
         } else if fsrv.is_empty() {
             Verdict::NotModelled(
-                "no fileserver point ran its flowops (the file set's creation took the run)".into(),
+                "no fileserver point ran its flowops without skipping any (the file set's \
+                 creation took the run, or the file system ran out of room)"
+                    .into(),
             )
         } else {
             Verdict::from_bool(fsrv.iter().all(|b| b.2 == "nilfs2"))
@@ -1614,7 +1638,7 @@ fn sun_fs(out: &Outcome) -> Section {
     Section {
         title: "File system x scheduler x personality on SSD-K (Secs. 5-6)".into(),
         text: format!(
-            "Filebench's own flowops on files (personality.level = \"file\") through the page cache, on each file system's layout model ({}), under noop, deadline and CFQ on SSD-K; IOPS is Filebench's ops/s (its IO Summary, every flowop counted, as Sun et al. report it) and AI divides it by the mean power; app calls/s are the reads and writes among them. Written: the application's bytes, the bytes the host sent the device, metadata pages written back, journal or log blocks, and the host's write amplification (below 1 when written data is still in the cache at the end).{}",
+            "Filebench's own flowops on files (personality.level = \"file\") through the page cache, on each file system's layout model ({}), under noop, deadline and CFQ on SSD-K; IOPS is Filebench's ops/s (its IO Summary, every flowop counted, as Sun et al. report it) and AI divides it by the mean power; app calls/s are the reads and writes among them. Written: the application's bytes, the bytes the host sent the device, metadata pages written back, journal or log blocks, and the host's write amplification (below 1 when written data is still in the cache at the end). A point that skipped a flowop for want of a file to pick or of room (NILFS2 runs out of room when its cleaner protects every segment written within the hour) went on where Filebench would have stopped its run: it is no candidate for the best file system.{}",
             fss.join(", "),
             {
                 let missing: Vec<&str> = ["ext2", "ext3", "reiserfs", "xfs", "nilfs2"]
@@ -1630,7 +1654,7 @@ fn sun_fs(out: &Outcome) -> Section {
         ),
         header: [
             "workload", "sched", "fs", "ops/s", "app calls/s", "mean W", "AI", "app MB written", "host MB written",
-            "metadata pages", "journal blocks", "host WAF",
+            "metadata pages", "journal blocks", "host WAF", "flowops skipped",
         ]
         .map(String::from)
         .to_vec(),
@@ -1643,13 +1667,31 @@ fn sun_fs(out: &Outcome) -> Section {
 /// al. report and divide by the power.
 const FILEBENCH_OPS: &str = "filebench.io_summary.ops_per_s";
 
-/// Whether a file-level point ran its personality: Filebench counts its
-/// flowops from the end of the file set's creation (a short run may end
+/// Whether a file-level point measured its personality: Filebench counts
+/// its flowops from the end of the file set's creation (a short run may end
 /// before that; its AI and power are then of the creation, not of the
-/// personality, and it is no candidate for a pick).
+/// personality), and it ends its run at the first flowop that finds no file
+/// to pick or no room (`flowop_start`: `FILEBENCH_NORSC`, `FILEBENCH_ERROR`),
+/// where ssdsim skips the flowop and goes on
+/// ([`ssdsim::skipped_flowops_warning`]): the figures of a point that
+/// skipped one so are not Filebench's. Such a point is no candidate for a
+/// pick. (A call skipped because another thread deleted the open file is
+/// the model's, not a stop of Filebench's, and does not exclude the point.)
 fn ran_flowops(p: &PointOut) -> bool {
-    p.num(FILEBENCH_OPS) > 0.0
+    p.num(FILEBENCH_OPS) > 0.0 && !stopped(p)
 }
+
+/// Whether a file-level point skipped a flowop at which Filebench would
+/// have stopped its run (no file to pick, or no room).
+fn stopped(p: &PointOut) -> bool {
+    p.num(SKIPPED_NO_FILE) > 0.0 || p.num(SKIPPED_NO_SPACE) > 0.0
+}
+
+/// The flowops a file-level run skipped (no file, no room, no open file).
+const SKIPPED: &str = "notes.filebench_flowops_skipped";
+/// Of them, those that found no file to pick, and no room.
+const SKIPPED_NO_FILE: &str = "notes.filebench_flowops_skipped_no_file";
+const SKIPPED_NO_SPACE: &str = "notes.filebench_flowops_skipped_no_space";
 
 /// Sun et al.'s three Cemp conditions, as `sun2014-cemp`'s points are
 /// picked for them: (condition, the report's number, larger is better).
@@ -1736,7 +1778,8 @@ fn sun_cemp(out: &Outcome) -> Vec<Section> {
                     paper: format!("{pfs} (with {psched}; {prange} W on their SSD-I)"),
                     ssdsim: "no point".into(),
                     verdict: Verdict::NotModelled(format!(
-                        "no {w} point ran its flowops (the file set's creation took the run)"
+                        "no {w} point ran its flowops without skipping any (the file set's \
+                         creation took the run, or the file system ran out of room)"
                     )),
                 });
                 continue;
@@ -1779,13 +1822,14 @@ fn sun_cemp(out: &Outcome) -> Vec<Section> {
         }
     }
     // Per personality and file system, over the schedulers: mean power,
-    // the range of its one-second samples (max - min) and their std.
+    // the range of its one-second samples (max - min) and their std; a
+    // point that skipped flowops drew the power of another load.
     let stats = |w: &str, fs: &str| -> Option<(f64, f64, f64)> {
         let ps: Vec<&PointOut> = e
             .points
             .iter()
             .filter(|p| p.param("personality") == Some(w) && p.param("fs") == Some(fs))
-            .filter(|p| p.num("power_w.mean").is_finite())
+            .filter(|p| p.num("power_w.mean").is_finite() && !stopped(p))
             .collect();
         if ps.is_empty() {
             return None;
@@ -2113,6 +2157,18 @@ mod tests {
                 cemp_point("reiserfs", "noop", "varmail", 0.0, 0.1, 0.0),
                 // fileserver: every point ended in the file set's creation.
                 cemp_point("ext2", "cfq", "fileserver", 0.0, 0.3, 0.0),
+                // A point that skipped flowops (its file system out of
+                // room): the best AI, power and ops/s, but no candidate.
+                {
+                    let mut p = cemp_point("nilfs2", "noop", "varmail", 900.0, 0.05, 900.0);
+                    if let Some(r) = p.report.as_mut() {
+                        r["notes"] = serde_json::json!({
+                            "filebench_flowops_skipped": 7,
+                            "filebench_flowops_skipped_no_space": 7,
+                        });
+                    }
+                    p
+                },
             ],
         };
         let out = Outcome {

@@ -1562,6 +1562,45 @@ mod silent_results {
             )) && err.contains("no open file"),
             "{err}"
         );
+        // A sweep's point says it too, on stderr with the point's
+        // parameters and in its row.
+        let (code, _, err) = ssdsim_in(
+            &d,
+            &[
+                "sweep",
+                "--personality",
+                "varmail",
+                "--set",
+                "personality.level=file",
+                "--set",
+                "personality.files=300",
+                "--set",
+                "personality.prealloc_percent=0",
+                "--blocks-per-plane",
+                "256",
+                "--time-limit",
+                "300ms",
+                "--sched",
+                "noop,cfq",
+                "--jsonl",
+                "rows.jsonl",
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        let rows = std::fs::read_to_string(d.join("rows.jsonl")).unwrap();
+        assert_eq!(rows.lines().count(), 2);
+        for (i, line) in rows.lines().enumerate() {
+            let r: serde_json::Value = serde_json::from_str(line).unwrap();
+            let w = r["warnings"][0].as_str().unwrap_or_default();
+            assert!(
+                w.starts_with("WARNING: the file-level flows skipped "),
+                "{line}"
+            );
+            assert!(
+                err.contains(&format!("point {i} (")) && err.contains(w),
+                "{err}"
+            );
+        }
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -235,6 +235,48 @@ impl Default for RunOptions {
     }
 }
 
+/// A file-level run that skipped flowops measured less than its workload
+/// file asks: the warning `ssdsim run` prints on stderr and a sweep row
+/// carries ([`sweep::Row::warnings`]): the count, its share and why, from
+/// the report's notes. Filebench itself ends its run at the first flowop
+/// that finds no file or no room (`flowop_start`: `FILEBENCH_NORSC` and
+/// `FILEBENCH_ERROR` stop the run); ssdsim counts such a flowop as skipped
+/// and goes on, so the figures after it are not Filebench's.
+pub fn skipped_flowops_warning(notes: &std::collections::BTreeMap<String, u64>) -> Option<String> {
+    let n = |k: &str| notes.get(k).copied().unwrap_or(0);
+    let skipped = n("filebench_flowops_skipped");
+    if skipped == 0 {
+        return None;
+    }
+    let total = n("filebench_flowops").max(skipped);
+    let why: Vec<String> = [
+        (
+            "filebench_flowops_skipped_no_space",
+            "the file system had no room for a create or a write",
+        ),
+        (
+            "filebench_flowops_skipped_no_file",
+            "no file to pick (none to delete, or no free entry to create)",
+        ),
+        (
+            "filebench_flowops_skipped_no_open_file",
+            "no open file to append to, write, read or sync (its create or open failed, or \
+             another thread deleted it: Linux would serve those calls on the unlinked file)",
+        ),
+    ]
+    .iter()
+    .filter(|(k, _)| n(k) > 0)
+    .map(|(k, what)| format!("{} {what}", n(k)))
+    .collect();
+    Some(format!(
+        "WARNING: the file-level flows skipped {skipped} of {total} flowops ({:.1}%): {}; the \
+         run measured less than the workload asks (a larger drive, fewer or smaller files, or \
+         another personality.prealloc_percent)",
+        100.0 * skipped as f64 / total as f64,
+        why.join("; ")
+    ))
+}
+
 /// What a run produces.
 pub struct RunOutput {
     /// The report, as `ssdsim run --format json` prints it.

@@ -1031,6 +1031,11 @@ pub struct Row {
     pub wall_s: f64,
     /// Why the point failed (its other metrics are then zero), None on success.
     pub error: Option<String>,
+    /// What the run warned of that makes its figures not the workload's
+    /// (a file-level run that skipped flowops: [`crate::skipped_flowops_warning`]);
+    /// `ssdsim sweep` prints each on stderr with the point's parameters.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// The identity of the sweep the row belongs to ([`identity`]).
     #[serde(default)]
     pub sweep: String,
@@ -1103,6 +1108,7 @@ pub fn run_point_full(p: &Point, opts: &RunOptions) -> (Row, Option<crate::RunOu
         sim_time_s: 0.0,
         wall_s: 0.0,
         error: None,
+        warnings: vec![],
         sweep: p.sweep.clone(),
         points: p.points,
         check: row_check(&p.sweep, p.points, p.index, &p.params),
@@ -1152,6 +1158,9 @@ pub fn run_point_full(p: &Point, opts: &RunOptions) -> (Row, Option<crate::RunOu
                 .and_then(|x| x.as_f64());
             row.fairness = extra_f64(r, "fairness", "fairness");
             row.sim_time_s = r.host.sim_time_s;
+            row.warnings = crate::skipped_flowops_warning(&r.notes)
+                .into_iter()
+                .collect();
             row.cdf = out.cdf.clone();
             return (row, Some(out));
         }

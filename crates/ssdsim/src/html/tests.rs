@@ -218,6 +218,7 @@ fn row(i: usize, ftl: &str, op: &str, error: bool) -> Row {
         ai: Some(500.0),
         app_iops: None,
         ops_s: None,
+        warnings: vec![],
         fairness: None,
         sim_time_s: 0.01,
         wall_s: 0.1,
