@@ -253,8 +253,9 @@ pub struct Nilfs2 {
     /// Files' blocks dirty in the page cache, not placed yet.
     unplaced: u64,
     /// Blocks a construction placed whose pages the page cache has not
-    /// written yet: (file, block) -> place.
-    staged: BTreeMap<(u32, u64), u64>,
+    /// written yet: (file, block) -> (place, the place before it or
+    /// [`UNPLACED`]: where the device holds the block's data until then).
+    staged: BTreeMap<(u32, u64), (u64, u64)>,
     stats: FsStats,
 }
 
@@ -667,7 +668,7 @@ impl Nilfs2 {
             if v.len() >= n || t + self.protection > now {
                 break;
             }
-            let staged = || self.staged.values().any(|&b| self.seg_of(b) == s);
+            let staged = || self.staged.values().any(|&(b, _)| self.seg_of(b) == s);
             if Some(s) != self.cur && !self.pending_segs.contains(&s) && !staged() {
                 v.push(s);
             }
@@ -882,11 +883,12 @@ impl Nilfs2 {
                 continue;
             }
             for i in dirty {
+                let before = self.files[f as usize].place[i as usize];
                 let Some(b) = self.place_block(f, i, now) else {
                     debug_assert!(false, "write() kept room for its blocks");
                     return files;
                 };
-                self.staged.insert((f, i), b);
+                self.staged.insert((f, i), (b, before));
             }
             files.push(f);
         }
@@ -1146,7 +1148,7 @@ impl FileSystem for Nilfs2 {
         let end = (index + n as u64).min(self.files[f as usize].place.len() as u64);
         for i in index..end {
             let b = match self.staged.remove(&(f, i)) {
-                Some(b) => b,
+                Some((b, _)) => b,
                 None if self.files[f as usize].dirty[i as usize] => {
                     match self.place_block(f, i, now) {
                         Some(b) => b,
@@ -1161,8 +1163,26 @@ impl FileSystem for Nilfs2 {
             super::push_placed(out, i, b);
         }
     }
+    /// Where the device holds the blocks' data. A block a construction
+    /// placed before the page cache wrote it (the writer's page not
+    /// dirtied yet when segctord ran) holds its data where it was before,
+    /// or none: a page of it the cache must fill is zeroed, not read
+    /// (`block_write_begin`).
     fn locate(&self, f: u32, index: u64, n: u32, out: &mut Vec<(u64, u64, u32)>) {
-        super::locate_in(&self.files[f as usize].place, UNPLACED, index, n, out);
+        let place = &self.files[f as usize].place;
+        if self.staged.is_empty() {
+            return super::locate_in(place, UNPLACED, index, n, out);
+        }
+        let end = (index + n as u64).min(place.len() as u64);
+        for i in index..end {
+            let b = match self.staged.get(&(f, i)) {
+                Some(&(_, before)) => before,
+                None => place[i as usize],
+            };
+            if b != UNPLACED {
+                super::push_placed(out, i, b);
+            }
+        }
     }
     fn places_at_writeback(&self) -> bool {
         true
@@ -1293,7 +1313,7 @@ impl FileSystem for Nilfs2 {
         if dirty != self.unplaced {
             return Err(format!("{dirty} dirty blocks, {} counted", self.unplaced));
         }
-        for (&(f, i), &b) in &self.staged {
+        for (&(f, i), &(b, _)) in &self.staged {
             if self.files[f as usize].place.get(i as usize) != Some(&b) {
                 return Err(format!("file {f} block {i} staged at {b}, not its place"));
             }

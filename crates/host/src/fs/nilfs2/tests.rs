@@ -259,6 +259,41 @@ fn the_timer_constructs_when_dirty() {
     f.check().unwrap();
 }
 
+/// A construction that runs between a write() and the page cache's
+/// dirtying of its pages places blocks the device does not hold yet:
+/// `locate` reports where the data is until the cache writes them (the
+/// old place, or nowhere for a new block, whose page is zero-filled, not
+/// read: `block_write_begin`).
+#[test]
+fn a_block_placed_before_its_page_is_written_holds_its_old_data() {
+    let mut f = fs_with(2048, 64, Dur(0));
+    let mut io = Vec::new();
+    f.create(0, t(0), &mut io).unwrap();
+    f.write(0, 0, 2 * BLOCK, t(0), &mut io).unwrap();
+    fsync(&mut f, 0, t(1));
+    let mut at = Vec::new();
+    f.locate(0, 0, 2, &mut at);
+    assert_eq!(at.iter().map(|r| r.2).sum::<u32>(), 2, "{at:?}");
+    let old = at.clone();
+    // Block 1 rewritten, block 2 appended; segctord constructs before the
+    // cache has written either page.
+    f.write(0, BLOCK + 100, BLOCK, t(2), &mut io).unwrap();
+    let c = f.commit_io(t(2)).unwrap();
+    assert_eq!(c.ordered, vec![0]);
+    assert_eq!(f.staged.len(), 2);
+    at.clear();
+    f.locate(0, 0, 3, &mut at);
+    assert_eq!(at, old, "the old places, the new block nowhere");
+    // The cache writes the pages: they go where the construction put them,
+    // and hold the data there.
+    write_ordered(&mut f, &c, t(2));
+    at.clear();
+    f.locate(0, 0, 3, &mut at);
+    assert_eq!(at.iter().map(|r| r.2).sum::<u32>(), 3, "{at:?}");
+    assert_ne!(at, old);
+    f.check().unwrap();
+}
+
 /// Fill segments at known times: the victims are the oldest first,
 /// none within the protection period.
 #[test]
