@@ -46,8 +46,146 @@ pub(super) fn action_of(line: &[u8]) -> Option<u8> {
     (f.len() == 1).then(|| f[0].to_ascii_uppercase())
 }
 
+/// What [`one_pass`] read of an event line.
+enum OnePass {
+    /// Not a record (another action, no data direction, no data): `Ok(false)`.
+    Skip,
+    /// A request: time (ns), op, sector, sectors, pid, major number, REQ_SYNC.
+    Rec(u64, Op, u64, u64, u32, u32, bool),
+}
+
+/// An event line read in one pass, each byte once, as blkparse writes it:
+/// `maj,min cpu seq sec.nnnnnnnnn pid action rwbs [sector + n] [process]`.
+/// `None` for any line the field-by-field parse must decide, so that every
+/// error and every skip is the one it gives: a line that is no event line
+/// (the summary), a time not of 1-10 digits and nine after the point, a
+/// number of 20 digits or more, a pid or major number over 32 bits, a data
+/// request cut short or of no sectors, a sector count whose bytes overflow.
+#[inline]
+fn one_pass(line: &[u8], action: u8) -> Option<OnePass> {
+    let n = line.len();
+    let mut i = 0;
+    let ws = |i: &mut usize| {
+        while *i < n && (line[*i] == b' ' || line[*i] == b'\t') {
+            *i += 1;
+        }
+    };
+    // 1-19 digits up to `stop` (at the field's end: whitespace, or the
+    // line's end when `stop` is a space).
+    let num = |i: &mut usize, stop: u8| -> Option<u64> {
+        let start = *i;
+        let mut x: u64 = 0;
+        while *i < n {
+            let d = line[*i].wrapping_sub(b'0');
+            if d > 9 {
+                break;
+            }
+            x = x.wrapping_mul(10).wrapping_add(d as u64);
+            *i += 1;
+        }
+        let len = *i - start;
+        if len == 0 || len > 19 {
+            return None;
+        }
+        let end = *i == n || line[*i] == b' ' || line[*i] == b'\t';
+        if stop == b' ' {
+            end.then_some(x)
+        } else if *i < n && line[*i] == stop {
+            *i += 1;
+            Some(x)
+        } else {
+            None
+        }
+    };
+    // A field: up to whitespace or the line's end.
+    let field = |i: &mut usize| -> &[u8] {
+        let start = *i;
+        while *i < n && line[*i] != b' ' && line[*i] != b'\t' {
+            *i += 1;
+        }
+        &line[start..*i]
+    };
+    ws(&mut i);
+    let maj = u32::try_from(num(&mut i, b',')?).ok()?;
+    num(&mut i, b' ')?; // minor
+    ws(&mut i);
+    num(&mut i, b' ')?; // cpu
+    ws(&mut i);
+    num(&mut i, b' ')?; // sequence
+    ws(&mut i);
+    let secs = num(&mut i, b'.')?;
+    let t0 = i;
+    let frac = num(&mut i, b' ')?;
+    if i - t0 != 9 || secs >= 10_000_000_000 {
+        return None;
+    }
+    let time_ns = secs * 1_000_000_000 + frac;
+    ws(&mut i);
+    let pid = u32::try_from(num(&mut i, b' ')?).ok()?;
+    ws(&mut i);
+    let act = field(&mut i);
+    if act.is_empty() {
+        return None;
+    }
+    if act.len() != 1 || act[0] != action {
+        return Some(OnePass::Skip);
+    }
+    ws(&mut i);
+    let rwbs = field(&mut i);
+    if rwbs.is_empty() {
+        return None;
+    }
+    let op = if rwbs.contains(&b'D') {
+        Op::Trim
+    } else if rwbs.contains(&b'W') {
+        Op::Write
+    } else if rwbs.contains(&b'R') {
+        Op::Read
+    } else {
+        return Some(OnePass::Skip);
+    };
+    ws(&mut i);
+    match line.get(i) {
+        Some(b'[' | b'(') => return Some(OnePass::Skip),
+        None => return None,
+        _ => {}
+    }
+    let sector = num(&mut i, b' ')?;
+    ws(&mut i);
+    if field(&mut i) != b"+" {
+        return None;
+    }
+    ws(&mut i);
+    let count = num(&mut i, b' ')?;
+    if count == 0 {
+        return None;
+    }
+    sector.checked_mul(crate::workload::SECTOR)?;
+    count.checked_mul(crate::workload::SECTOR)?;
+    let sync = rwbs.contains(&b'S');
+    Some(OnePass::Rec(time_ns, op, sector, count, pid, maj, sync))
+}
+
 #[inline]
 pub(super) fn parse(line: &[u8], po: &ParseOptions, rec: &mut Record) -> Result<bool, String> {
+    match one_pass(line, po.blkparse_action) {
+        Some(OnePass::Skip) => Ok(false),
+        Some(OnePass::Rec(t, op, sector, count, pid, maj, sync)) => {
+            rec.time_ns = t;
+            rec.op = op;
+            rec.offset = sector * crate::workload::SECTOR;
+            rec.size = count * crate::workload::SECTOR;
+            rec.stream = pid;
+            rec.device = maj;
+            rec.sync = sync;
+            Ok(true)
+        }
+        None => parse_fields(line, po, rec),
+    }
+}
+
+/// [`parse`] field by field, with the error of the first bad field.
+fn parse_fields(line: &[u8], po: &ParseOptions, rec: &mut Record) -> Result<bool, String> {
     let mut it = ws_fields(line);
     let dev = next_field(&mut it, "device")?;
     let Some((maj, _)) = is_dev(dev) else {
@@ -162,4 +300,87 @@ pub(super) fn write(w: &mut impl Write, r: &Record, seq: u64) -> Result<(), Writ
         n
     )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The one-pass parse gives what the field-by-field one gives, the
+    /// error and every skip included, on every kind of line, for the
+    /// default action (Q) and another (D).
+    #[test]
+    fn one_pass_and_field_by_field_agree() {
+        let lines: &[&str] = &[
+            "  8,16   5        2     0.000001850 18615  Q   R 1444645666 + 256 [java]",
+            "  8,16   5        1     0.000000000 18615  A   R 1444645666 + 256 <- (8,17) 1444645632",
+            "  8,16   5        4     0.000008750 18615  P   N [java]",
+            "  8,0    3       12     1.234567891  4242  Q  WS 2048 + 8 [kworker/3:1]",
+            "  8,0    3       12     1.234567891  4242  D  WS 2048 + 8 [kworker/3:1]",
+            "  8,0    3       12     1.234567891  4242  Q  WFS 2048 + 0 [jbd2/sda1-8]",
+            "  8,0    3       12     1.234567891  4242  Q  FWS [jbd2/sda1-8]",
+            "  8,0    3       12     1.234567891  4242  Q  W 2048 + 0 [x]",
+            "  8,0    3       12     1.234567891  4242  Q  DS 0 + 2048 [fstrim]",
+            "  8,0    3       12     1.234567891  4242  Q  N 0 (12 34) [sg_inq]",
+            "  8,0    3       12     1.234567891  4242  Q  R 8 [x]",
+            "  8,0    3       12     1.234567891  4242  Q  R 8 (cdb) [x]",
+            "  8,0    3       12     1.234567891  4242  Q  R 8 + [x]",
+            "  8,0    3       12     1.234567891  4242  Q  R 8 +",
+            "  8,0    3       12     1.234567891  4242  Q  R 8 - 8 [x]",
+            "  8,0    3       12     1.234567891  4242  Q  R 8",
+            "  8,0    3       12     1.234567891  4242  Q  R",
+            "  8,0    3       12     1.234567891  4242  Q",
+            "  8,0    3       12     1.234567891  4242",
+            "  8,0    3       12     1.23456789  4242  Q  R 8 + 8 [x]",
+            "  8,0    3       12     1.2345678912  4242  Q  R 8 + 8 [x]",
+            "  8,0    3       12     1  4242  Q  R 8 + 8 [x]",
+            "  8,0    3       12     .5  4242  Q  R 8 + 8 [x]",
+            "  8,0    3       12     12345678901.000000000  4242  Q  R 8 + 8 [x]",
+            "  8,0    3       12     0000000000001.000000000  4242  Q  R 8 + 8 [x]",
+            "  8,0    3       12     1.234567891  4294967296  Q  R 8 + 8 [x]",
+            "  4294967296,0    3       12     1.234567891  1  Q  R 8 + 8 [x]",
+            "  8,0    3       12     1.234567891  1  Q  R 36028797018963968 + 8 [x]",
+            "  8,0    3       12     1.234567891  1  Q  R 8 + 36028797018963968 [x]",
+            "  8,0    3       12     1.234567891  1  Q  R 99999999999999999999 + 8 [x]",
+            "  8,0    3       12     1.234567891  1  Q  R 8x + 8 [x]",
+            "  8,0    3       x     1.234567891  1  Q  R 8 + 8 [x]",
+            "  8,0x    3       12     1.234567891  1  Q  R 8 + 8 [x]",
+            "8,0 3 12 1.234567891 1 Q R 8 + 8",
+            "\t8,0\t3\t12\t1.234567891\t1\tQ\tR\t8\t+\t8\t[x]",
+            "  8,0    3       12     1.234567891  1  QQ  R 8 + 8 [x]",
+            "  8,0    3       12     1.234567891  1  q  R 8 + 8 [x]",
+            "CPU0 (sda):",
+            " Reads Queued:           0,        0KiB\t Writes Queued:           2,        8KiB",
+            "Total (sda):",
+            "8,16",
+            "",
+        ];
+        for action in [b'Q', b'D'] {
+            let po = ParseOptions {
+                blkparse_action: action,
+                ..ParseOptions::default()
+            };
+            for l in lines {
+                let (mut a, mut b) = (Record::default(), Record::default());
+                let fast = parse(l.as_bytes(), &po, &mut a);
+                let slow = parse_fields(l.as_bytes(), &po, &mut b);
+                assert_eq!(fast, slow, "{l:?}");
+                if fast == Ok(true) {
+                    assert_eq!(
+                        (a.time_ns, a.device, a.op, a.offset, a.size, a.stream, a.sync),
+                        (b.time_ns, b.device, b.op, b.offset, b.size, b.stream, b.sync),
+                        "{l:?}"
+                    );
+                }
+            }
+        }
+        // The common lines take the one pass.
+        let q = "  8,16   5        2     0.000001850 18615  Q   R 1444645666 + 256 [java]";
+        assert!(matches!(
+            one_pass(q.as_bytes(), b'Q'),
+            Some(OnePass::Rec(..))
+        ));
+        let a = "  8,16   5        1     0.000000000 18615  A   R 1 + 256 <- (8,17) 1";
+        assert!(matches!(one_pass(a.as_bytes(), b'Q'), Some(OnePass::Skip)));
+    }
 }
