@@ -185,7 +185,11 @@ pub(super) fn parse(line: &[u8], po: &ParseOptions, rec: &mut Record) -> Result<
 }
 
 /// [`parse`] field by field, with the error of the first bad field.
-fn parse_fields(line: &[u8], po: &ParseOptions, rec: &mut Record) -> Result<bool, String> {
+pub(super) fn parse_fields(
+    line: &[u8],
+    po: &ParseOptions,
+    rec: &mut Record,
+) -> Result<bool, String> {
     let mut it = ws_fields(line);
     let dev = next_field(&mut it, "device")?;
     let Some((maj, _)) = is_dev(dev) else {

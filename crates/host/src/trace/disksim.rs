@@ -88,7 +88,7 @@ pub(super) fn parse(line: &[u8], rec: &mut Record) -> Result<bool, String> {
 }
 
 /// [`parse`] field by field, with the error of the first bad field.
-fn parse_fields(line: &[u8], rec: &mut Record) -> Result<bool, String> {
+pub(super) fn parse_fields(line: &[u8], rec: &mut Record) -> Result<bool, String> {
     let mut it = ws_fields(line);
     rec.time_ns = decimal(next_field(&mut it, "time_ms")?, 6, "time_ms")?;
     rec.device = uint32(next_field(&mut it, "devno")?, "devno")?;

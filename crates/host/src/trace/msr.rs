@@ -128,7 +128,11 @@ pub(super) fn parse(line: &[u8], po: &ParseOptions, rec: &mut Record) -> Result<
 }
 
 /// [`parse`] field by field, with the error of the first bad field.
-fn parse_fields(line: &[u8], po: &ParseOptions, rec: &mut Record) -> Result<bool, String> {
+pub(super) fn parse_fields(
+    line: &[u8],
+    po: &ParseOptions,
+    rec: &mut Record,
+) -> Result<bool, String> {
     let mut it = csv_fields(line);
     let ticks = uint(next_field(&mut it, "timestamp")?, "timestamp")?;
     let host = next_field(&mut it, "hostname")?;

@@ -93,7 +93,7 @@ pub(super) fn parse(line: &[u8], rec: &mut Record) -> Result<bool, String> {
 }
 
 /// [`parse`] field by field, with the error of the first bad field.
-fn parse_fields(line: &[u8], rec: &mut Record) -> Result<bool, String> {
+pub(super) fn parse_fields(line: &[u8], rec: &mut Record) -> Result<bool, String> {
     let mut it = csv_fields(line);
     let asu = uint32(next_field(&mut it, "asu")?, "asu")?;
     let lba = uint(next_field(&mut it, "lba")?, "lba")?;

@@ -873,3 +873,100 @@ fn csv_carries_zone_commands() {
         assert!(e.to_string().contains("ZoneReset"), "{fmt}: {e}");
     }
 }
+
+/// `line` with `edits` applied: each (place, kind, byte) replaces (kind 0),
+/// inserts before (1) or deletes (2) the byte at `place` modulo the length.
+fn mutate(line: &str, edits: &[(usize, u8, u8)]) -> Vec<u8> {
+    let mut l = line.as_bytes().to_vec();
+    for &(at, kind, b) in edits {
+        let i = if l.is_empty() { 0 } else { at % (l.len() + 1) };
+        match kind {
+            0 if i < l.len() => l[i] = b,
+            2 if i < l.len() => {
+                l.remove(i);
+            }
+            _ => l.insert(i, b),
+        }
+    }
+    l
+}
+
+/// The one-pass parse of a format and its field-by-field parse: the same
+/// result, error included, and the same record.
+fn same_as_fields(
+    line: &[u8],
+    fast: impl Fn(&[u8], &mut Record) -> Result<bool, String>,
+    slow: impl Fn(&[u8], &mut Record) -> Result<bool, String>,
+) -> Result<(), proptest::test_runner::TestCaseError> {
+    let (mut a, mut b) = (Record::default(), Record::default());
+    let (x, y) = (fast(line, &mut a), slow(line, &mut b));
+    proptest::prop_assert_eq!(&x, &y, "{:?}", String::from_utf8_lossy(line));
+    if x == Ok(true) {
+        proptest::prop_assert_eq!(
+            (a.time_ns, a.device, a.op, a.offset, a.size, a.stream, a.sync),
+            (b.time_ns, b.device, b.op, b.offset, b.size, b.stream, b.sync),
+            "{:?}",
+            String::from_utf8_lossy(line)
+        );
+    }
+    Ok(())
+}
+
+/// Lines near valid ones, a few bytes replaced, inserted or deleted (the
+/// bytes drawn from those the formats give a meaning to).
+fn near(templates: &'static [&'static str]) -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+    use proptest::prelude::*;
+    const BYTES: &[u8] = b"0123456789019,,..  \t\tRWrwDSF+[(-xQAdeiatq";
+    (
+        0..templates.len(),
+        proptest::collection::vec((0usize..96, 0u8..3, proptest::sample::select(BYTES)), 0..8),
+    )
+        .prop_map(move |(t, edits)| mutate(templates[t], &edits))
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config { cases: 2000, ..Default::default() })]
+    /// Every one-pass line parser agrees with its field-by-field parse on
+    /// lines near valid ones (the cases the fixed lists of each module's
+    /// test may have missed).
+    #[test]
+    fn one_pass_parsers_agree_with_field_by_field(
+        m in near(&[
+            "128166372003061629,hm,0,Read,3154132992,4096,1299",
+            "1,usr,2,write,8,8,0",
+            "184467440737095516,h,4294967295,Read,1844674407370955161,9,9",
+        ]),
+        b in near(&[
+            "  8,16   5        2     0.000001850 18615  Q   R 1444645666 + 256 [java]",
+            "  8,0    3       12     1.234567891  4242  D  WS 2048 + 8 [kworker/3:1]",
+            "  8,16   5        4     0.000008750 18615  Q   FWS [java]",
+            "4294967295,1 9 9 9999999999.000000000 4294967295 Q R 36028797018963967 + 1 [x]",
+        ]),
+        s in near(&[
+            "0,657728,8192,R,0.011413",
+            "1,31244784,32768,w,12345.5,x",
+            "4294967295,36028797018963967,1844674407370955161,R,9999999999.99999999",
+        ]),
+        d in near(&[
+            "0.221 5 162947904 16 1",
+            "12 5 1 16 0",
+            "9999999999999.99999 4294967295 36028797018963967 1 1844674407370955161",
+        ]),
+        q in near(&["120000 0 16 8 0", "7 2 99 1024 1", "1844674407370955161 4294967295 1 1 1"]),
+        by_host: bool,
+    ) {
+        let po = ParseOptions { msr_stream_by_host: by_host, ..ParseOptions::default() };
+        same_as_fields(&m, |l, r| msr::parse(l, &po, r), |l, r| msr::parse_fields(l, &po, r))?;
+        for action in [b'Q', b'D'] {
+            let po = ParseOptions { blkparse_action: action, ..ParseOptions::default() };
+            same_as_fields(
+                &b,
+                |l, r| blkparse::parse(l, &po, r),
+                |l, r| blkparse::parse_fields(l, &po, r),
+            )?;
+        }
+        same_as_fields(&s, spc::parse, spc::parse_fields)?;
+        same_as_fields(&d, disksim::parse, disksim::parse_fields)?;
+        same_as_fields(&q, mqsim::parse, mqsim::parse_fields)?;
+    }
+}
