@@ -12,9 +12,11 @@ use std::io::Write;
 /// line the field-by-field parse must decide, so that every error is the
 /// one it gives: a time not of 1-13 digits with at most six after a point,
 /// a number of 20 digits or more, a device over 32 bits, more or fewer than
-/// five fields, a block or count whose bytes overflow.
+/// five fields, a block or count whose bytes overflow. With the values, the
+/// length of the last field (msr-cut, whose lines have this shape, takes a
+/// type of one digit).
 #[inline]
-fn one_pass(line: &[u8]) -> Option<[u64; 5]> {
+pub(super) fn one_pass(line: &[u8]) -> Option<([u64; 5], usize)> {
     let n = line.len();
     let mut i = 0;
     let ws = |i: &mut usize| {
@@ -56,6 +58,7 @@ fn one_pass(line: &[u8]) -> Option<[u64; 5]> {
     if !ends(i) {
         return None;
     }
+    let mut last = 0;
     for slot in &mut v[1..] {
         ws(&mut i);
         let (x, len) = digits(&mut i, 20);
@@ -63,6 +66,7 @@ fn one_pass(line: &[u8]) -> Option<[u64; 5]> {
             return None;
         }
         *slot = x;
+        last = len;
     }
     ws(&mut i);
     if i != n || v[1] > u32::MAX as u64 {
@@ -70,12 +74,12 @@ fn one_pass(line: &[u8]) -> Option<[u64; 5]> {
     }
     v[2].checked_mul(crate::workload::SECTOR)?;
     v[3].checked_mul(crate::workload::SECTOR)?;
-    Some(v)
+    Some((v, last))
 }
 
 #[inline]
 pub(super) fn parse(line: &[u8], rec: &mut Record) -> Result<bool, String> {
-    if let Some([t, dev, blk, count, flags]) = one_pass(line) {
+    if let Some(([t, dev, blk, count, flags], _)) = one_pass(line) {
         rec.time_ns = t;
         rec.device = dev as u32;
         rec.op = if flags & 1 == 1 { Op::Read } else { Op::Write };
