@@ -778,7 +778,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                 )?;
             }
             c.validate().map_err(RunError::from)?;
-            for n in c.ftl.unread_fields() {
+            for n in c.notes() {
                 eprintln!("note: {n}");
             }
             if print_config {
@@ -1332,15 +1332,16 @@ fn write_outputs(rows: &[sweep::Row], out: &Outputs, info: &html::PageInfo) -> a
     Ok(())
 }
 
-/// Fields of other FTLs' sections that points of the sweep set to other
-/// values than their defaults ([`ssd_core::config::FtlConfig::unread_fields`]:
-/// a base shared by an `ftl.kind` axis), each printed once as a note with
-/// the number of points; the first 256 points of the shard are looked at.
+/// The points' notes (`SsdConfig::notes`: fields of
+/// other FTLs' sections that points set to other values than their
+/// defaults, a base shared by an `ftl.kind` axis; buffered flows with a
+/// page cache each), each printed once with the number of points; the
+/// first 256 points of the shard are looked at.
 fn note_unread_ftl_fields(grid: &sweep::Grid, shard: (usize, usize)) {
     let mut notes = std::collections::BTreeMap::<String, usize>::new();
     for i in grid.shard_indices(shard.0, shard.1).take(256) {
         if let Ok(c) = grid.point(i).cfg {
-            for n in c.ftl.unread_fields() {
+            for n in c.notes() {
                 *notes.entry(n).or_default() += 1;
             }
         }

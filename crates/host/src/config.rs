@@ -397,6 +397,32 @@ impl SsdConfig {
         )
     }
 
+    /// What a run of this configuration does that the user may not expect,
+    /// as notes for stderr (each a sentence, without the `note: ` prefix):
+    /// the fields of other FTLs' sections that the chosen FTL does not read
+    /// ([`ssd_core::config::FtlConfig::unread_fields`]), and buffered flows
+    /// each with a page cache of its own.
+    pub fn notes(&self) -> Vec<String> {
+        let mut n = self.ftl.unread_fields();
+        let buffered: Vec<&str> = self
+            .flows
+            .iter()
+            .filter(|f| f.buffered())
+            .map(|f| f.name.as_str())
+            .collect();
+        if buffered.len() > 1 {
+            n.push(format!(
+                "the buffered flows {} each have a page cache and a flusher of their own, \
+                 each planned from the whole host's memory (page_cache.memory = {}): Linux \
+                 shares one page cache, its dirty limits and its flusher among a host's \
+                 processes, and this run does not",
+                buffered.join(", "),
+                self.page_cache.memory
+            ));
+        }
+        n
+    }
+
     /// Check the configuration and derive the settings the engine runs on:
     /// the drive (`Settings::new`, with this configuration as what its
     /// reports echo), then the host stack's sections and the block layer's
