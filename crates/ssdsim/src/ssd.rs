@@ -62,7 +62,8 @@ impl Ssd {
     }
 
     /// What the CLI would say on stderr while resolving the same settings:
-    /// a fio job's host-side options accepted without effect.
+    /// a fio job's host-side options accepted without effect, then the
+    /// configuration's notes (`note: ...`, [`SsdConfig::notes`]).
     pub fn warnings(&self) -> &[String] {
         &self.warnings
     }
@@ -369,6 +370,7 @@ impl SsdBuilder {
             apply_fio_jobs(&mut config, jobs, &name, &self.flags, &mut warn)?;
         }
         check_runnable(&config, &self.options)?;
+        warnings.extend(config.notes().into_iter().map(|n| format!("note: {n}")));
         Ok(Ssd {
             config,
             options: self.options,
