@@ -46,6 +46,21 @@ pub(super) fn action_of(line: &[u8]) -> Option<u8> {
     (f.len() == 1).then(|| f[0].to_ascii_uppercase())
 }
 
+/// The data direction of an RWBS field (blktrace's `fill_rwbs`): D
+/// (discard) before W before R; none for a request without data (N, FN).
+#[inline]
+fn data_direction(rwbs: &[u8]) -> Option<Op> {
+    if rwbs.contains(&b'D') {
+        Some(Op::Trim)
+    } else if rwbs.contains(&b'W') {
+        Some(Op::Write)
+    } else if rwbs.contains(&b'R') {
+        Some(Op::Read)
+    } else {
+        None
+    }
+}
+
 /// What [`one_pass`] read of an event line.
 enum OnePass {
     /// Not a record (another action, no data direction, no data): `Ok(false)`.
@@ -73,17 +88,7 @@ fn one_pass(line: &[u8], action: u8) -> Option<OnePass> {
     // 1-19 digits up to `stop` (at the field's end: whitespace, or the
     // line's end when `stop` is a space).
     let num = |i: &mut usize, stop: u8| -> Option<u64> {
-        let start = *i;
-        let mut x: u64 = 0;
-        while *i < n {
-            let d = line[*i].wrapping_sub(b'0');
-            if d > 9 {
-                break;
-            }
-            x = x.wrapping_mul(10).wrapping_add(d as u64);
-            *i += 1;
-        }
-        let len = *i - start;
+        let (x, len) = super::digits_at(line, i);
         if len == 0 || len > 19 {
             return None;
         }
@@ -135,13 +140,7 @@ fn one_pass(line: &[u8], action: u8) -> Option<OnePass> {
     if rwbs.is_empty() {
         return None;
     }
-    let op = if rwbs.contains(&b'D') {
-        Op::Trim
-    } else if rwbs.contains(&b'W') {
-        Op::Write
-    } else if rwbs.contains(&b'R') {
-        Op::Read
-    } else {
+    let Some(op) = data_direction(rwbs) else {
         return Some(OnePass::Skip);
     };
     ws(&mut i);
@@ -220,13 +219,7 @@ pub(super) fn parse_fields(
         return Ok(false);
     }
     let rwbs = next_field(&mut it, "rwbs")?;
-    let op = if rwbs.contains(&b'D') {
-        Op::Trim
-    } else if rwbs.contains(&b'W') {
-        Op::Write
-    } else if rwbs.contains(&b'R') {
-        Op::Read
-    } else {
+    let Some(op) = data_direction(rwbs) else {
         return Ok(false); // no data direction (N, FN, ...)
     };
     // blkparse ends every event line with `[process]` (or, for C, `[error]`):
@@ -364,19 +357,11 @@ mod tests {
                 blkparse_action: action,
                 ..ParseOptions::default()
             };
-            for l in lines {
-                let (mut a, mut b) = (Record::default(), Record::default());
-                let fast = parse(l.as_bytes(), &po, &mut a);
-                let slow = parse_fields(l.as_bytes(), &po, &mut b);
-                assert_eq!(fast, slow, "{l:?}");
-                if fast == Ok(true) {
-                    assert_eq!(
-                        (a.time_ns, a.device, a.op, a.offset, a.size, a.stream, a.sync),
-                        (b.time_ns, b.device, b.op, b.offset, b.size, b.stream, b.sync),
-                        "{l:?}"
-                    );
-                }
-            }
+            super::super::tests::all_parses_agree(
+                lines,
+                |l, r| parse(l, &po, r),
+                |l, r| parse_fields(l, &po, r),
+            );
         }
         // The common lines take the one pass.
         let q = "  8,16   5        2     0.000001850 18615  Q   R 1444645666 + 256 [java]";

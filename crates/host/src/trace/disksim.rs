@@ -24,20 +24,7 @@ pub(super) fn one_pass(line: &[u8]) -> Option<([u64; 5], usize)> {
             *i += 1;
         }
     };
-    // Up to `max` digits: their value and how many.
-    let digits = |i: &mut usize, max: usize| -> (u64, usize) {
-        let start = *i;
-        let mut x: u64 = 0;
-        while *i < n && *i - start < max {
-            let d = line[*i].wrapping_sub(b'0');
-            if d > 9 {
-                break;
-            }
-            x = x.wrapping_mul(10).wrapping_add(d as u64);
-            *i += 1;
-        }
-        (x, *i - start)
-    };
+    let digits = |i: &mut usize, max: usize| super::digits_at_most(line, i, max);
     // The field ends here: whitespace or the line's end.
     let ends = |i: usize| i == n || line[i] == b' ' || line[i] == b'\t';
     let mut v = [0u64; 5];
@@ -158,19 +145,7 @@ mod tests {
             "-1 5 1 16 1",
             "",
         ];
-        for l in lines {
-            let (mut a, mut b) = (Record::default(), Record::default());
-            let fast = parse(l.as_bytes(), &mut a);
-            let slow = parse_fields(l.as_bytes(), &mut b);
-            assert_eq!(fast, slow, "{l:?}");
-            if fast.is_ok() {
-                assert_eq!(
-                    (a.time_ns, a.device, a.op, a.offset, a.size, a.stream),
-                    (b.time_ns, b.device, b.op, b.offset, b.size, b.stream),
-                    "{l:?}"
-                );
-            }
-        }
+        super::super::tests::all_parses_agree(lines, parse, parse_fields);
         assert!(one_pass(b"0.221 5 162947904 16 1").is_some());
         assert!(one_pass(b"12.1234567 5 1 16 2").is_none());
     }

@@ -388,6 +388,41 @@ pub(crate) fn next_field<'a>(
     it.next().ok_or_else(|| format!("missing field {name:?}"))
 }
 
+/// The decimal digits of `line` from `*i`: their value and how many; `*i`
+/// moves past them. For the formats' one-pass readers (`one_pass`), which
+/// refuse a field of 20 digits or more, so the value wraps past 19 instead
+/// of overflowing.
+#[inline(always)]
+pub(crate) fn digits_at(line: &[u8], i: &mut usize) -> (u64, usize) {
+    let start = *i;
+    let mut x: u64 = 0;
+    while *i < line.len() {
+        let d = line[*i].wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        x = x.wrapping_mul(10).wrapping_add(d as u64);
+        *i += 1;
+    }
+    (x, *i - start)
+}
+
+/// [`digits_at`], at most `max` digits (a time's parts).
+#[inline(always)]
+pub(crate) fn digits_at_most(line: &[u8], i: &mut usize, max: usize) -> (u64, usize) {
+    let start = *i;
+    let mut x: u64 = 0;
+    while *i < line.len() && *i - start < max {
+        let d = line[*i].wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        x = x.wrapping_mul(10).wrapping_add(d as u64);
+        *i += 1;
+    }
+    (x, *i - start)
+}
+
 /// A non-negative decimal integer.
 #[inline]
 pub(crate) fn uint(f: &[u8], name: &str) -> Result<u64, String> {

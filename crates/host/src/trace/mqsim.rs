@@ -121,19 +121,7 @@ mod tests {
             "1 0 4x 8 1",
             "1 0 4 8 1x",
         ];
-        for l in lines {
-            let (mut a, mut b) = (Record::default(), Record::default());
-            let fast = parse(l.as_bytes(), &mut a);
-            let slow = parse_fields(l.as_bytes(), &mut b);
-            assert_eq!(fast, slow, "{l:?}");
-            if fast.is_ok() {
-                assert_eq!(
-                    (a.time_ns, a.device, a.op, a.offset, a.size, a.stream),
-                    (b.time_ns, b.device, b.op, b.offset, b.size, b.stream),
-                    "{l:?}"
-                );
-            }
-        }
+        super::super::tests::all_parses_agree(lines, parse, parse_fields);
         assert!(five_uints(b"120000 0 16 8 0").is_some());
         assert!(five_uints(b"1 0 0 8 01").is_none());
     }

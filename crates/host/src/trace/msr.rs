@@ -31,17 +31,7 @@ fn one_pass(line: &[u8]) -> Option<Fields<'_>> {
     let mut i = 0;
     // A field of 1-19 digits ending at a comma (`last`: at the line's end).
     let num = |i: &mut usize, last: bool| -> Option<u64> {
-        let start = *i;
-        let mut x: u64 = 0;
-        while *i < n {
-            let d = line[*i].wrapping_sub(b'0');
-            if d > 9 {
-                break;
-            }
-            x = x.wrapping_mul(10).wrapping_add(d as u64);
-            *i += 1;
-        }
-        let len = *i - start;
+        let (x, len) = super::digits_at(line, i);
         if len == 0 || len > 19 {
             return None;
         }
@@ -238,19 +228,11 @@ mod tests {
                 msr_stream_by_host: by_host,
                 ..ParseOptions::default()
             };
-            for l in lines {
-                let (mut a, mut b) = (Record::default(), Record::default());
-                let fast = parse(l.as_bytes(), &po, &mut a);
-                let slow = parse_fields(l.as_bytes(), &po, &mut b);
-                assert_eq!(fast, slow, "{l:?}");
-                if fast.is_ok() {
-                    assert_eq!(
-                        (a.time_ns, a.device, a.op, a.offset, a.size, a.stream),
-                        (b.time_ns, b.device, b.op, b.offset, b.size, b.stream),
-                        "{l:?}"
-                    );
-                }
-            }
+            super::super::tests::all_parses_agree(
+                lines,
+                |l, r| parse(l, &po, r),
+                |l, r| parse_fields(l, &po, r),
+            );
         }
         // The common lines take the one pass.
         assert!(one_pass(b"128166372003061629,hm,0,Read,3154132992,4096,1299").is_some());

@@ -21,17 +21,7 @@ fn one_pass(line: &[u8]) -> Option<(u32, u64, u64, bool, u64)> {
     let mut i = 0;
     // 1-19 digits and the comma after them.
     let num = |i: &mut usize| -> Option<u64> {
-        let start = *i;
-        let mut x: u64 = 0;
-        while *i < n {
-            let d = line[*i].wrapping_sub(b'0');
-            if d > 9 {
-                break;
-            }
-            x = x.wrapping_mul(10).wrapping_add(d as u64);
-            *i += 1;
-        }
-        let len = *i - start;
+        let (x, len) = super::digits_at(line, i);
         if len == 0 || len > 19 || *i == n || line[*i] != b',' {
             return None;
         }
@@ -49,15 +39,7 @@ fn one_pass(line: &[u8]) -> Option<(u32, u64, u64, bool, u64)> {
     i += 2;
     // The timestamp: seconds, and up to nine digits after a point; the
     // line ends there or goes on with optional fields.
-    let digits = |i: &mut usize| -> (u64, usize) {
-        let start = *i;
-        let mut x: u64 = 0;
-        while *i < n && line[*i].is_ascii_digit() && *i - start < 10 {
-            x = x * 10 + (line[*i] - b'0') as u64;
-            *i += 1;
-        }
-        (x, *i - start)
-    };
+    let digits = |i: &mut usize| super::digits_at_most(line, i, 10);
     let (secs, len) = digits(&mut i);
     if len == 0 {
         return None;
@@ -173,19 +155,7 @@ mod tests {
             "1,0,512,R,-0.5",
             "",
         ];
-        for l in lines {
-            let (mut a, mut b) = (Record::default(), Record::default());
-            let fast = parse(l.as_bytes(), &mut a);
-            let slow = parse_fields(l.as_bytes(), &mut b);
-            assert_eq!(fast, slow, "{l:?}");
-            if fast.is_ok() {
-                assert_eq!(
-                    (a.time_ns, a.device, a.op, a.offset, a.size, a.stream),
-                    (b.time_ns, b.device, b.op, b.offset, b.size, b.stream),
-                    "{l:?}"
-                );
-            }
-        }
+        super::super::tests::all_parses_agree(lines, parse, parse_fields);
         assert!(one_pass(b"0,657728,8192,R,0.011413").is_some());
         assert!(one_pass(b"1, 31244784,32768,R,0.5").is_none());
     }

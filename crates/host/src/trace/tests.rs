@@ -891,25 +891,55 @@ fn mutate(line: &str, edits: &[(usize, u8, u8)]) -> Vec<u8> {
     l
 }
 
-/// The one-pass parse of a format and its field-by-field parse: the same
-/// result, error included, and the same record.
-fn same_as_fields(
+/// The one-pass parse of a format (`fast`) and its field-by-field parse
+/// (`slow`) of `line`: the same result, error included, and the same
+/// record; `Err` says the line and how they differ.
+pub(super) fn parses_agree(
+    line: &[u8],
+    fast: impl Fn(&[u8], &mut Record) -> Result<bool, String>,
+    slow: impl Fn(&[u8], &mut Record) -> Result<bool, String>,
+) -> Result<(), String> {
+    let (mut a, mut b) = (Record::default(), Record::default());
+    let (x, y) = (fast(line, &mut a), slow(line, &mut b));
+    let l = String::from_utf8_lossy(line);
+    if x != y {
+        return Err(format!("{l:?}: one pass {x:?}, field by field {y:?}"));
+    }
+    let rec = |r: &Record| {
+        (
+            r.time_ns, r.device, r.op, r.offset, r.size, r.stream, r.sync,
+        )
+    };
+    if x == Ok(true) && rec(&a) != rec(&b) {
+        return Err(format!(
+            "{l:?}: one pass {:?}, field by field {:?}",
+            rec(&a),
+            rec(&b)
+        ));
+    }
+    Ok(())
+}
+
+/// [`parses_agree`] on every line, for a module's fixed list.
+pub(super) fn all_parses_agree(
+    lines: &[&str],
+    fast: impl Fn(&[u8], &mut Record) -> Result<bool, String>,
+    slow: impl Fn(&[u8], &mut Record) -> Result<bool, String>,
+) {
+    for l in lines {
+        if let Err(e) = parses_agree(l.as_bytes(), &fast, &slow) {
+            panic!("{e}");
+        }
+    }
+}
+
+/// [`parses_agree`] as a property's check.
+fn agree(
     line: &[u8],
     fast: impl Fn(&[u8], &mut Record) -> Result<bool, String>,
     slow: impl Fn(&[u8], &mut Record) -> Result<bool, String>,
 ) -> Result<(), proptest::test_runner::TestCaseError> {
-    let (mut a, mut b) = (Record::default(), Record::default());
-    let (x, y) = (fast(line, &mut a), slow(line, &mut b));
-    proptest::prop_assert_eq!(&x, &y, "{:?}", String::from_utf8_lossy(line));
-    if x == Ok(true) {
-        proptest::prop_assert_eq!(
-            (a.time_ns, a.device, a.op, a.offset, a.size, a.stream, a.sync),
-            (b.time_ns, b.device, b.op, b.offset, b.size, b.stream, b.sync),
-            "{:?}",
-            String::from_utf8_lossy(line)
-        );
-    }
-    Ok(())
+    parses_agree(line, fast, slow).map_err(proptest::test_runner::TestCaseError::fail)
 }
 
 /// Lines near valid ones, a few bytes replaced, inserted or deleted (the
@@ -957,18 +987,18 @@ proptest::proptest! {
         by_host: bool,
     ) {
         let po = ParseOptions { msr_stream_by_host: by_host, ..ParseOptions::default() };
-        same_as_fields(&m, |l, r| msr::parse(l, &po, r), |l, r| msr::parse_fields(l, &po, r))?;
+        agree(&m, |l, r| msr::parse(l, &po, r), |l, r| msr::parse_fields(l, &po, r))?;
         for action in [b'Q', b'D'] {
             let po = ParseOptions { blkparse_action: action, ..ParseOptions::default() };
-            same_as_fields(
+            agree(
                 &b,
                 |l, r| blkparse::parse(l, &po, r),
                 |l, r| blkparse::parse_fields(l, &po, r),
             )?;
         }
-        same_as_fields(&s, spc::parse, spc::parse_fields)?;
-        same_as_fields(&d, disksim::parse, disksim::parse_fields)?;
-        same_as_fields(&q, mqsim::parse, mqsim::parse_fields)?;
-        same_as_fields(&c, msrcut::parse, msrcut::parse_fields)?;
+        agree(&s, spc::parse, spc::parse_fields)?;
+        agree(&d, disksim::parse, disksim::parse_fields)?;
+        agree(&q, mqsim::parse, mqsim::parse_fields)?;
+        agree(&c, msrcut::parse, msrcut::parse_fields)?;
     }
 }
