@@ -1337,7 +1337,7 @@ fn write_outputs(rows: &[sweep::Row], out: &Outputs, info: &html::PageInfo) -> a
 /// defaults, a base shared by an `ftl.kind` axis; buffered flows with a
 /// page cache each), each printed once with the number of points; the
 /// first 256 points of the shard are looked at.
-fn note_unread_ftl_fields(grid: &sweep::Grid, shard: (usize, usize)) {
+fn print_points_notes(grid: &sweep::Grid, shard: (usize, usize)) {
     let mut notes = std::collections::BTreeMap::<String, usize>::new();
     for i in grid.shard_indices(shard.0, shard.1).take(256) {
         if let Ok(c) = grid.point(i).cfg {
@@ -1576,7 +1576,7 @@ fn sweep_cmd(mut a: SweepArgs) -> anyhow::Result<()> {
             );
         }
     }
-    note_unread_ftl_fields(&grid, shard);
+    print_points_notes(&grid, shard);
     let to_run = grid.shard_len(shard.0, shard.1) - done.len();
     // Finished rows are appended to --jsonl as they come (a killed sweep keeps
     // them); at the end the file is rewritten whole, in grid order.
