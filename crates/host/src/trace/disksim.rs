@@ -47,13 +47,7 @@ pub(super) fn one_pass(line: &[u8]) -> Option<([u64; 5], usize)> {
     }
     let mut last = 0;
     for slot in &mut v[1..] {
-        ws(&mut i);
-        let (x, len) = digits(&mut i, 20);
-        if len == 0 || len > 19 || !ends(i) {
-            return None;
-        }
-        *slot = x;
-        last = len;
+        (*slot, last) = super::ws_uint_at(line, &mut i)?;
     }
     ws(&mut i);
     if i != n || v[1] > u32::MAX as u64 {

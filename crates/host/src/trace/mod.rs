@@ -407,6 +407,20 @@ pub(crate) fn digits_at(line: &[u8], i: &mut usize) -> (u64, usize) {
     (x, *i - start)
 }
 
+/// Spaces or tabs, then a field of 1-19 digits that ends at a space, a tab
+/// or the line's end, from `*i` (which moves past it): its value and how
+/// many digits; `None` for anything else (the whitespace-separated formats'
+/// one-pass readers).
+#[inline(always)]
+pub(crate) fn ws_uint_at(line: &[u8], i: &mut usize) -> Option<(u64, usize)> {
+    while *i < line.len() && (line[*i] == b' ' || line[*i] == b'\t') {
+        *i += 1;
+    }
+    let (x, len) = digits_at(line, i);
+    let ends = *i == line.len() || line[*i] == b' ' || line[*i] == b'\t';
+    (len > 0 && len <= 19 && ends).then_some((x, len))
+}
+
 /// [`digits_at`], at most `max` digits (a time's parts).
 #[inline(always)]
 pub(crate) fn digits_at_most(line: &[u8], i: &mut usize, max: usize) -> (u64, usize) {

@@ -18,28 +18,7 @@ fn five_uints(line: &[u8]) -> Option<[u64; 5]> {
     let mut len = 0;
     let n = line.len();
     for slot in v.iter_mut() {
-        while i < n && (line[i] == b' ' || line[i] == b'\t') {
-            i += 1;
-        }
-        let start = i;
-        let mut x: u64 = 0;
-        while i < n {
-            let d = line[i].wrapping_sub(b'0');
-            if d > 9 {
-                break;
-            }
-            if i - start == 19 {
-                // 20 digits or more: the field-by-field parse decides.
-                return None;
-            }
-            x = x * 10 + d as u64;
-            i += 1;
-        }
-        len = i - start;
-        if len == 0 || len > 19 || (i < n && line[i] != b' ' && line[i] != b'\t') {
-            return None;
-        }
-        *slot = x;
+        (*slot, len) = super::ws_uint_at(line, &mut i)?;
     }
     while i < n && (line[i] == b' ' || line[i] == b'\t') {
         i += 1;
