@@ -113,10 +113,8 @@ fn one_pass(line: &[u8], action: u8) -> Option<OnePass> {
     ws(&mut i);
     let maj = u32::try_from(num(&mut i, b',')?).ok()?;
     num(&mut i, b' ')?; // minor
-    ws(&mut i);
-    num(&mut i, b' ')?; // cpu
-    ws(&mut i);
-    num(&mut i, b' ')?; // sequence
+    super::ws_uint_at(line, &mut i)?; // cpu
+    super::ws_uint_at(line, &mut i)?; // sequence
     ws(&mut i);
     let secs = num(&mut i, b'.')?;
     let t0 = i;
@@ -125,8 +123,7 @@ fn one_pass(line: &[u8], action: u8) -> Option<OnePass> {
         return None;
     }
     let time_ns = secs * 1_000_000_000 + frac;
-    ws(&mut i);
-    let pid = u32::try_from(num(&mut i, b' ')?).ok()?;
+    let pid = u32::try_from(super::ws_uint_at(line, &mut i)?.0).ok()?;
     ws(&mut i);
     let act = field(&mut i);
     if act.is_empty() {
@@ -149,13 +146,12 @@ fn one_pass(line: &[u8], action: u8) -> Option<OnePass> {
         None => return None,
         _ => {}
     }
-    let sector = num(&mut i, b' ')?;
+    let (sector, _) = super::ws_uint_at(line, &mut i)?;
     ws(&mut i);
     if field(&mut i) != b"+" {
         return None;
     }
-    ws(&mut i);
-    let count = num(&mut i, b' ')?;
+    let (count, _) = super::ws_uint_at(line, &mut i)?;
     if count == 0 {
         return None;
     }
