@@ -424,17 +424,8 @@ pub(crate) fn ws_uint_at(line: &[u8], i: &mut usize) -> Option<(u64, usize)> {
 /// [`digits_at`], at most `max` digits (a time's parts).
 #[inline(always)]
 pub(crate) fn digits_at_most(line: &[u8], i: &mut usize, max: usize) -> (u64, usize) {
-    let start = *i;
-    let mut x: u64 = 0;
-    while *i < line.len() && *i - start < max {
-        let d = line[*i].wrapping_sub(b'0');
-        if d > 9 {
-            break;
-        }
-        x = x.wrapping_mul(10).wrapping_add(d as u64);
-        *i += 1;
-    }
-    (x, *i - start)
+    let end = line.len().min(i.saturating_add(max));
+    digits_at(&line[..end], i)
 }
 
 /// A non-negative decimal integer.
