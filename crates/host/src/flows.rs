@@ -796,6 +796,9 @@ impl<S: RequestSource> RequestSource for Flows<S> {
         // not finished.
         self.start = Some(now);
         for st in &mut self.flows {
+            // What the flows share (a host's page cache and CPU) starts
+            // again with the run's ramp.
+            st.f.src.shared_ramp_over(now);
             if st.started() && st.f.schedule.ramp_time.is_none() {
                 st.restart_stats(now);
             }
@@ -833,7 +836,17 @@ impl<S: RequestSource> RequestSource for Flows<S> {
             .iter()
             .map(|st| self.sections_of(st, end))
             .collect();
-        vec![("flows".to_string(), serde_json::Value::Array(flows))]
+        let mut v = vec![("flows".to_string(), serde_json::Value::Array(flows))];
+        // What flows share (the page cache and CPU of the host their
+        // buffered applications run on), once.
+        for st in &self.flows {
+            for (name, sec) in st.f.src.shared_sections(self.last_done) {
+                if v.iter().all(|(n, _)| *n != name) {
+                    v.push((name, sec));
+                }
+            }
+        }
+        v
     }
 }
 

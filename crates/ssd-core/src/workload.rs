@@ -263,6 +263,18 @@ pub trait RequestSource {
     fn zones(&mut self, _report: Option<&ZoneReport>) -> Result<(), SourceError> {
         Ok(())
     }
+    /// Report sections of what this source shares with other sources of
+    /// the run (the page cache and CPU of a host whose tenants are flows of
+    /// their own): whoever multiplexes the sources reports them once, at
+    /// the report's top level. The default shares nothing.
+    fn shared_sections(&self, _end: SimTime) -> Vec<(String, serde_json::Value)> {
+        Vec::new()
+    }
+    /// The run's ramp (`sim.ramp_time`) ended at `now`: the statistics of
+    /// what this source shares with others start again (its own restart
+    /// with [`RequestSource::ramp_over`], which a flow's own ramp also
+    /// calls). The default does nothing.
+    fn shared_ramp_over(&mut self, _now: SimTime) {}
 }
 
 // ------------------------------------------------ the flows' stream space

@@ -164,6 +164,12 @@ impl<S: RequestSource> RequestSource for Recorder<S> {
     fn ramp_over(&mut self, now: SimTime, in_flight: u64) {
         self.inner.ramp_over(now, in_flight)
     }
+    fn shared_sections(&self, end: SimTime) -> Vec<(String, serde_json::Value)> {
+        self.inner.shared_sections(end)
+    }
+    fn shared_ramp_over(&mut self, now: SimTime) {
+        self.inner.shared_ramp_over(now)
+    }
     fn stop(&mut self, now: SimTime) {
         self.inner.stop(now)
     }

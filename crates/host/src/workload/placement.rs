@@ -156,6 +156,11 @@ impl<S: RequestSource> Placed<S> {
     }
 
     /// The source whose writes are tagged.
+    pub fn inner(&self) -> &S {
+        &self.inner
+    }
+
+    /// The source whose writes are tagged, to change.
     pub fn inner_mut(&mut self) -> &mut S {
         &mut self.inner
     }
@@ -219,6 +224,12 @@ impl<S: RequestSource> RequestSource for Placed<S> {
     }
     fn ramp_over(&mut self, now: SimTime, in_flight: u64) {
         self.inner.ramp_over(now, in_flight)
+    }
+    fn shared_sections(&self, end: SimTime) -> Vec<(String, serde_json::Value)> {
+        self.inner.shared_sections(end)
+    }
+    fn shared_ramp_over(&mut self, now: SimTime) {
+        self.inner.shared_ramp_over(now)
     }
     fn stop(&mut self, now: SimTime) {
         self.inner.stop(now)
