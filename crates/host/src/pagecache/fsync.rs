@@ -73,18 +73,19 @@ impl<S: AppSource> PageCache<S> {
     /// transaction): the file system's thread gets a commit call, after
     /// what it has queued (the file system counts it as asked for, so an
     /// fsync may wait for it, also after the application's last call).
-    pub(super) fn poll_commit(&mut self) -> bool {
-        if !self.app.take_commit() {
+    /// Tenant `k`'s file system's.
+    pub(super) fn poll_commit(&mut self, k: usize) -> bool {
+        if !self.tenants[k].app.take_commit() {
             return false;
         }
-        let stream = self.app.journal_stream();
+        let stream = self.stream_in(k, self.tenants[k].app.journal_stream());
         let r = HostRequest {
             arrival: self.now,
             op: IoOp::Flush,
             lba: 0,
             sectors: 0,
             stream,
-            tag: FS_INO,
+            tag: self.tenants[k].tag | (FS_INO & self.mask),
             sync: false,
             placement: ssd_core::workload::Placement::NONE,
         };
@@ -92,7 +93,7 @@ impl<S: AppSource> PageCache<S> {
             commit: true,
             ..CallExtras::default()
         };
-        self.enqueue(r, false, extras);
+        self.enqueue(k, r, false, extras);
         true
     }
 
@@ -118,9 +119,9 @@ impl<S: AppSource> PageCache<S> {
         let mut pieces = Vec::new();
         let n = (hi - lo) as u32;
         if kind == IoKind::Write {
-            self.app.place(file, index, n, self.now, &mut pieces);
+            self.app_place(file, index, n, &mut pieces);
         } else {
-            self.app.locate(file, index, n, &mut pieces);
+            self.app_locate(file, index, n, &mut pieces);
         }
         let (from, to) = (r.lba, r.lba + r.sectors as u64);
         for p in pieces {
@@ -163,7 +164,7 @@ impl<S: AppSource> PageCache<S> {
             self.threads[t].waits += 1;
             let lba = at.wrapping_add(shift);
             let wt = if r.op == IoOp::Write {
-                self.app.write_tag(lba / SPP, (k / SPP) as u32)
+                self.app_write_tag(r.tag, lba / SPP, (k / SPP) as u32)
             } else {
                 crate::workload::WriteTag::default()
             };
@@ -238,14 +239,8 @@ impl<S: AppSource> PageCache<S> {
                 lpns.sort_unstable();
                 lpns.dedup();
                 let now_w = self.dirty_to_write(t, lpns, false);
-                self.write_runs(
-                    t,
-                    METADATA_INO,
-                    &now_w,
-                    WB_FSYNC,
-                    Some(t),
-                    wb_sync(WB_FSYNC),
-                );
+                let meta = self.own_ino(t, METADATA_INO);
+                self.write_runs(t, meta, &now_w, WB_FSYNC, Some(t), wb_sync(WB_FSYNC));
             }
             FsStep::Direct(runs) => {
                 for (lpn, n, sync) in runs {
@@ -254,7 +249,8 @@ impl<S: AppSource> PageCache<S> {
                     let end = lpn + n as u64;
                     while at < end {
                         let k = (end - at).min(self.max_req_pages);
-                        self.submit(t, IoKind::Write, FS_INO, at, k as u32, Some(t), sync);
+                        let fs = self.own_ino(t, FS_INO);
+                        self.submit(t, IoKind::Write, fs, at, k as u32, Some(t), sync);
                         at += k;
                     }
                 }
@@ -265,7 +261,8 @@ impl<S: AppSource> PageCache<S> {
                     let end = lpn + n as u64;
                     while at < end {
                         let k = (end - at).min(self.max_req_pages);
-                        self.submit(t, IoKind::Read, FS_INO, at, k as u32, Some(t), false);
+                        let fs = self.own_ino(t, FS_INO);
+                        self.submit(t, IoKind::Read, fs, at, k as u32, Some(t), false);
                         at += k;
                     }
                 }
@@ -273,11 +270,13 @@ impl<S: AppSource> PageCache<S> {
             FsStep::Reset(zones) => {
                 for lpn in zones {
                     let kind = IoKind::Zone(IoOp::ZoneReset);
-                    self.submit(t, kind, FS_INO, lpn, 0, Some(t), false);
+                    let fs = self.own_ino(t, FS_INO);
+                    self.submit(t, kind, fs, lpn, 0, Some(t), false);
                 }
             }
             FsStep::Flush => {
-                self.submit(t, IoKind::Flush, FS_INO, 0, 0, Some(t), false);
+                let fs = self.own_ino(t, FS_INO);
+                self.submit(t, IoKind::Flush, fs, 0, 0, Some(t), false);
                 self.stats.flushes += 1;
                 self.stats.fs_flushes += 1;
             }

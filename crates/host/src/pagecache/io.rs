@@ -19,12 +19,13 @@ impl<S: AppSource> PageCache<S> {
     /// core: when the call starts and when its entry ends.
     pub(super) fn before_call(
         &mut self,
+        t: usize,
         cycles: u64,
         calls: &Syscalls,
         entry: Dur,
     ) -> (SimTime, SimTime) {
         let d = self.cpu.cycles(cycles);
-        self.stats.cpu_ns += d.0 as u128;
+        self.app_stats(t).cpu_ns += d.0 as u128;
         let bench = Dur(calls.flowops as u64 * self.cpu.flowop);
         let [computed, called, start, entered] = self.cores.run_all(
             self.now,
@@ -36,7 +37,7 @@ impl<S: AppSource> PageCache<S> {
             ],
         );
         // The system calls' latency, their wait for a core included.
-        self.stats.syscalls_ns += (called.0 - computed.0) as u128;
+        self.app_stats(t).syscalls_ns += (called.0 - computed.0) as u128;
         (start, entered)
     }
     /// A call of the thread's own (fio's fsync=N, end_fsync) entering the
@@ -135,14 +136,15 @@ impl<S: AppSource> PageCache<S> {
                 (op, dev * SPP, sectors)
             }
         };
-        match (kind, ino) {
-            (IoKind::Write, METADATA_INO) => self.stats.metadata_written += total as u64,
-            (IoKind::Write, FS_INO) => self.stats.fs_written += total as u64,
-            (IoKind::Read, FS_INO) => self.stats.fs_read += total as u64,
+        let (meta, fs) = (self.is_metadata(ino), self.is_fs(ino));
+        match kind {
+            IoKind::Write if meta => self.stats.metadata_written += total as u64,
+            IoKind::Write if fs => self.stats.fs_written += total as u64,
+            IoKind::Read if fs => self.stats.fs_read += total as u64,
             _ => {}
         }
         // A file system's direct I/O leaves the cache's pages alone.
-        let runs = if ino == FS_INO { 0 } else { 1 + more.len() };
+        let runs = if fs { 0 } else { 1 + more.len() };
         for (l, k) in std::iter::once((lpn, n))
             .chain(more.iter().copied())
             .take(runs)
@@ -187,7 +189,7 @@ impl<S: AppSource> PageCache<S> {
         // A write carries what its file system tags it with: a placement
         // identifier, the log that orders it on a zoned drive.
         let wt = match kind {
-            IoKind::Write => self.app.write_tag(dev, total),
+            IoKind::Write => self.app_write_tag(ino, dev, total),
             _ => crate::workload::WriteTag::default(),
         };
         let r = HostRequest {
@@ -269,7 +271,7 @@ impl<S: AppSource> PageCache<S> {
     /// Returns the pages placed.
     fn write_file_run(&mut self, file: u32, index: u64, n: u32, bio: &mut Option<Bio>) -> u64 {
         let mut pieces = Vec::new();
-        self.app.place(file, index, n, self.now, &mut pieces);
+        self.app_place(file, index, n, &mut pieces);
         let mut next = index;
         let mut total = 0;
         for p in pieces {
@@ -350,7 +352,7 @@ impl<S: AppSource> PageCache<S> {
             return;
         };
         let mut pieces = Vec::new();
-        self.app.locate(file, index, n, &mut pieces);
+        self.app_locate(file, index, n, &mut pieces);
         let mut next = index;
         for p in pieces {
             self.zero_fill(file, next, p.index);
@@ -376,8 +378,8 @@ impl<S: AppSource> PageCache<S> {
     /// last page, or for a file page its file's end (`i_size`).
     pub(super) fn read_end(&self, lpn: u64) -> u64 {
         match file_of(lpn) {
-            Some((file, _)) => file_page(file, 0) + self.app.file_pages(file).min(1 << 32),
-            None => self.dev_pages,
+            Some((file, _)) => file_page(file, 0) + self.app_file_pages(file).min(1 << 32),
+            None => self.device_end(lpn),
         }
     }
 
@@ -397,7 +399,7 @@ impl<S: AppSource> PageCache<S> {
         // are read (as zeros past a file that shrank since).
         let end = match file_of(from) {
             Some(_) => from + n,
-            None => (from + n).min(self.dev_pages),
+            None => (from + n).min(self.device_end(from)),
         };
         let mut run: Option<(u64, u32)> = None;
         let mut ok = true;

@@ -129,6 +129,7 @@ mod io;
 mod pages;
 mod report;
 mod stages;
+mod tenants;
 mod writeback;
 
 /// The cache's page size (x86's).
@@ -149,17 +150,11 @@ pub const METADATA_INO: u32 = u32::MAX - 1;
 pub const FS_INO: u32 = u32::MAX - 2;
 const NONE: u32 = u32::MAX;
 
-/// Whether `ino` is a file's (not the block device's, 0, nor the
-/// metadata's or the file system's own I/O's): a file's pages are kept in
-/// its list, which its unlink drops.
+/// Whether `ino`, as an application numbers it, is a file's (not the
+/// block device's, 0, nor the metadata's or the file system's own I/O's):
+/// a file's pages are kept in its list, which its unlink drops.
 pub fn is_file(ino: u32) -> bool {
     ino != 0 && ino != METADATA_INO && ino != FS_INO
-}
-
-/// Whether `ino` is a file's or the block device's: data an application
-/// reads.
-fn is_file_or_device(ino: u32) -> bool {
-    ino != METADATA_INO && ino != FS_INO
 }
 
 /// The mark of a file page: the cache's key of a page of a file whose
@@ -191,6 +186,8 @@ const RA_MARK: u8 = 16;
 
 pub use config::{MemoryPlan, PageCacheConfig};
 use stages::Next;
+use tenants::{AppStats, Tenant};
+pub use tenants::{TenantSpec, TenantView};
 
 /// How the application calls: fio's `sync`, `fsync` and `end_fsync`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -354,6 +351,8 @@ struct Ra {
 #[derive(Debug)]
 struct Thread {
     stream: u32,
+    /// The tenant whose application the thread runs.
+    tenant: u32,
     queue: VecDeque<HostRequest>,
     /// Per queued request, whether more pieces of its call follow
     /// ([`AppSource::more_follow`]), what else its call asks
@@ -444,13 +443,6 @@ struct Stats {
     throttled: u64,
     throttle_ns: u128,
     throttle_max_ns: u64,
-    /// The application's CPU work ([`CallExtras::cpu_cycles`]), summed
-    /// over threads.
-    cpu_ns: u128,
-    /// The calls' latencies summed, and those of the system calls without
-    /// I/O made before them ([`CallExtras::syscalls`]).
-    calls_ns: u128,
-    syscalls_ns: u128,
     dirty_max: u64,
     reclaim_waits: u64,
     metadata_pages: u64,
@@ -470,13 +462,7 @@ struct Stats {
     unlink_pages: u64,
     unlink_dirty_pages: u64,
     unlink_waited_pages: u64,
-    lat: [LatencyHist; 4],
-    bytes_read: u64,
-    bytes_written: u64,
-    bytes_trimmed: u64,
-    /// Of those, the O_DIRECT calls' bytes ([`CallExtras::direct`]).
-    dio_read: u64,
-    dio_written: u64,
+    /// The last call's end, of any tenant.
     last_end: SimTime,
 }
 
@@ -496,14 +482,19 @@ fn wb_sync(reason: usize) -> bool {
     matches!(reason, WB_FSYNC | WB_SYNC_WRITE)
 }
 
-/// The page cache in front of an application source (see the module docs).
+/// The page cache in front of an application source (see the module docs),
+/// or of several: the tenants of one host ([`TenantView`]).
 pub struct PageCache<S: AppSource> {
-    app: S,
-    app_done: bool,
-    /// Calls the application may have outstanding (its closed-loop depth).
-    depth: u32,
+    /// The applications it serves (one, but on a host shared by flows).
+    tenants: Vec<Tenant<S>>,
+    /// An inode number's tenant is above bit `shift`; `mask` keeps its own
+    /// part (all bits with one tenant).
+    shift: u32,
+    mask: u32,
+    /// Calls outstanding, of every tenant.
     outstanding: u32,
-    io: AppIo,
+    /// An error met in a hook (kept to end the run at the next step).
+    error: Option<SourceError>,
     cfg: PageCacheConfig,
     cap: u64,
     /// How the host's memory divides (the cache's share is `cap`).
@@ -597,6 +588,8 @@ pub struct PageCache<S: AppSource> {
     stepped: Option<SimTime>,
     changed: bool,
     start: Option<SimTime>,
+    /// The instant the run's ramp restarted the cache's statistics.
+    ramped: Option<SimTime>,
     stats: Stats,
 }
 
@@ -637,31 +630,91 @@ impl<S: AppSource> PageCache<S> {
         dev_bytes: u64,
         max_request: u64,
     ) -> Result<Self, ConfigError> {
+        let one = TenantSpec {
+            app,
+            io,
+            first_page: 0,
+            pages: dev_bytes / PAGE,
+            slot: None,
+        };
+        Self::with_tenants(vec![one], cfg, cpu, kernel, max_request)
+    }
+
+    /// A cache of `cfg` on a host of `cpu` running `kernel`, serving the
+    /// applications of `tenants` (see [`TenantView`]): one memory
+    /// plan (their memory summed), one LRU, one dirty count and flusher,
+    /// one set of cores.
+    pub fn with_tenants(
+        tenants: Vec<TenantSpec<S>>,
+        cfg: &PageCacheConfig,
+        cpu: &CpuConfig,
+        kernel: Kernel,
+        max_request: u64,
+    ) -> Result<Self, ConfigError> {
         cfg.validate()?;
         cpu.validate()?;
-        let plan = cfg.plan(kernel, app.memory())?;
-        let depth = match app.timing() {
-            Timing::ClosedLoop { depth } => depth.max(1),
-            _ => {
-                return Err(invalid(
-                    "page_cache",
-                    "buffered I/O needs an application workload (the fio-style generator or a personality); a block trace was recorded below the page cache and replays direct",
-                ))
-            }
+        let n = tenants.len();
+        if n == 0 || n > 32 {
+            return Err(invalid(
+                "flow",
+                format!("{n} buffered flows: a host's page cache serves 1 to 32"),
+            ));
+        }
+        let memory = tenants.iter().map(|t| t.app.memory()).sum::<u64>();
+        let plan = cfg.plan(kernel, memory)?;
+        // Inode numbers carry their tenant above the bits its own need.
+        let bits = (n as u32).next_power_of_two().trailing_zeros();
+        let (shift, mask) = if n == 1 {
+            (32, u32::MAX)
+        } else {
+            (27 - bits, (1u32 << (27 - bits)) - 1)
         };
-        let flusher = Thread::new(FLUSHER_STREAM);
+        let mut dev_pages = 0;
+        let mut ts = Vec::with_capacity(n);
+        for (k, t) in tenants.into_iter().enumerate() {
+            let depth = match t.app.timing() {
+                Timing::ClosedLoop { depth } => depth.max(1),
+                _ => {
+                    return Err(invalid(
+                        "page_cache",
+                        "buffered I/O needs an application workload (the fio-style generator or a personality); a block trace was recorded below the page cache and replays direct",
+                    ))
+                }
+            };
+            dev_pages = u64::max(dev_pages, t.first_page + t.pages);
+            ts.push(Tenant {
+                app: t.app,
+                io: t.io,
+                done: false,
+                // A flow's tenant starts with its flow.
+                started: t.slot.is_none(),
+                depth,
+                outstanding: 0,
+                threads: 0,
+                idle_empty: 0,
+                ended: 0,
+                queued: 0,
+                base: t.first_page,
+                pages: t.pages,
+                slot: t.slot,
+                tag: if n == 1 { 0 } else { (k as u32) << shift },
+                stats: AppStats::default(),
+                start: None,
+            });
+        }
+        let flusher = Thread::new(FLUSHER_STREAM, 0);
         Ok(PageCache {
-            app,
-            app_done: false,
-            depth,
+            tenants: ts,
+            shift,
+            mask,
             outstanding: 0,
-            io,
+            error: None,
             cap: plan.cache / PAGE,
             plan,
             cores: Cores::new(cpu.cores),
             cpu: cpu.clone(),
             max_req_pages: (max_request / PAGE).max(1),
-            dev_pages: dev_bytes / PAGE,
+            dev_pages,
             ra_max: cfg.read_ahead_kb as u64 / 4,
             cfg: cfg.clone(),
             pages: Vec::new(),
@@ -707,6 +760,7 @@ impl<S: AppSource> PageCache<S> {
             stepped: None,
             changed: false,
             start: None,
+            ramped: None,
             stats: Stats::default(),
         })
     }
@@ -730,16 +784,18 @@ impl<S: AppSource> PageCache<S> {
 
     // ------------------------------------------------------------ pages
 
-    fn thread_for(&mut self, stream: u32) -> usize {
+    /// The thread of `stream` (the cache's), tenant `k`'s when new.
+    fn thread_for(&mut self, stream: u32, k: usize) -> usize {
         if let Some(&t) = self.by_stream.get(&stream) {
             return t;
         }
         let t = self.threads.len();
-        self.threads.push(Thread::new(stream));
+        self.threads.push(Thread::new(stream, k as u32));
         self.outbox.push(VecDeque::new());
         self.asleep.push(false);
         self.by_stream.insert(stream, t);
-        self.idle_empty += 1;
+        self.tenants[k].threads += 1;
+        self.idle_changed(t, false, true);
         t
     }
 
@@ -751,58 +807,75 @@ impl<S: AppSource> PageCache<S> {
     /// thread that is idle with nothing queued lets the cache read further
     /// ahead (up to four times the depth), so that no thread waits for its
     /// turn in the source's rotation.
+    ///
+    /// Each tenant's application, in order, as far as its own depth goes.
     fn fetch(&mut self) -> Result<bool, SourceError> {
         let mut got = false;
-        self.app.clock(self.now);
-        let cap = self.depth.saturating_mul(4).saturating_add(64);
-        while !self.app_done
-            && (self.outstanding < self.depth || self.outstanding < cap && self.idle_empty > 0)
-        {
-            got = true;
-            match self.app.next_request() {
-                Some(Ok(r)) => {
-                    let (more, extras) = (self.app.more_follow(), self.app.call_extras());
-                    self.enqueue(r, more, extras);
+        for k in 0..self.tenants.len() {
+            if !self.tenants[k].started {
+                continue;
+            }
+            let te = &mut self.tenants[k];
+            te.app.clock(self.now);
+            let cap = te.depth.saturating_mul(4).saturating_add(64);
+            loop {
+                let te = &mut self.tenants[k];
+                if te.done
+                    || !(te.outstanding < te.depth || te.outstanding < cap && te.idle_empty > 0)
+                {
+                    break;
                 }
-                Some(Err(e)) => return Err(e),
-                None => {
-                    // Idle threads end (or make their end_fsync).
-                    self.app_done = true;
-                    self.ready_all();
+                got = true;
+                match te.app.next_request() {
+                    Some(Ok(r)) => {
+                        let (more, extras) = (te.app.more_follow(), te.app.call_extras());
+                        let r = self.call_in(k, r)?;
+                        self.enqueue(k, r, more, extras);
+                    }
+                    Some(Err(e)) => return Err(e),
+                    None => {
+                        // Idle threads end (or make their end_fsync).
+                        te.done = true;
+                        self.ready_all(Some(k));
+                    }
                 }
             }
+            // The timer's commits and those the calls asked for.
+            got |= self.poll_commit(k);
         }
-        // The timer's commits and those the calls asked for.
-        got |= self.poll_commit();
-        Ok(got)
+        match self.error.take() {
+            Some(e) => Err(e),
+            None => Ok(got),
+        }
     }
 
     /// Queue call `r` (with whether more pieces follow it and its extras)
-    /// on its stream's thread.
-    fn enqueue(&mut self, mut r: HostRequest, more: bool, extras: CallExtras) {
+    /// on its stream's thread (tenant `k`'s).
+    fn enqueue(&mut self, k: usize, mut r: HostRequest, more: bool, extras: CallExtras) {
         if r.stream == FLUSHER_STREAM {
             r.stream = FLUSHER_STREAM - 1;
         }
-        let t = self.thread_for(r.stream);
+        let t = self.thread_for(r.stream, k);
         let seq = self.next_seq;
         self.next_seq += 1;
-        if Self::locks_file(&r, &extras) {
+        if self.locks_file(&r, &extras) {
             self.writers.entry(r.tag).or_default().push_back(t as u32);
         }
-        if is_file(r.tag) && !extras.unlink {
+        if self.is_file(r.tag) && !extras.unlink {
             self.users.entry(r.tag).or_default().push(seq);
         }
         if self.threads[t].stage == Stage::Done {
             // A thread that had ended (the file system's, once the
             // application was done) is woken for a commit.
             self.threads[t].stage = Stage::Idle;
-            self.done -= 1;
+            self.ended_changed(t, false);
         } else if self.idle_and_empty(t) {
-            self.idle_empty -= 1;
+            self.idle_changed(t, true, false);
         }
         self.threads[t].queue.push_back(r);
         self.threads[t].more.push_back((more, extras, seq));
         self.outstanding += 1;
+        self.tenants[k].outstanding += 1;
         self.ready.insert(t);
     }
 
@@ -816,13 +889,17 @@ impl<S: AppSource> PageCache<S> {
     /// waiting for a call that has not come (`run_thread` would return at
     /// once).
     fn live(&self, t: usize) -> bool {
-        (self.app_done || !self.idle_and_empty(t)) && self.runnable(t)
+        (self.tenants[self.threads[t].tenant as usize].done || !self.idle_and_empty(t))
+            && self.runnable(t)
     }
 
-    /// Every thread may move (the source ended, or the run stops).
-    fn ready_all(&mut self) {
+    /// Every thread (of tenant `k`, if given) may move (the source ended,
+    /// or the run stops).
+    fn ready_all(&mut self, k: Option<usize>) {
         for t in 1..self.threads.len() {
-            self.ready.insert(t);
+            if k.is_none_or(|k| self.threads[t].tenant as usize == k) {
+                self.ready.insert(t);
+            }
         }
     }
 
@@ -880,11 +957,25 @@ impl<S: AppSource> PageCache<S> {
 
     /// Queue `r` for the device from submitter `k`.
     fn out_push(&mut self, k: usize, r: HostRequest) {
+        let te = self.tenant_of_request(k, &r);
+        self.tenants[te].queued += 1;
         self.outbox[k].push_back(r);
         self.out_queued += 1;
         if !self.asleep[k] {
             self.out_ready.insert(k);
         }
+    }
+
+    /// Hand out submitter `k`'s next request.
+    fn pop_out(&mut self, k: usize) -> Option<HostRequest> {
+        let r = self.outbox[k].pop_front()?;
+        let te = self.tenant_of_request(k, &r);
+        self.tenants[te].queued -= 1;
+        self.out_queued -= 1;
+        if self.outbox[k].is_empty() {
+            self.out_ready.remove(k);
+        }
+        Some(r)
     }
 
     fn runnable(&self, t: usize) -> bool {
@@ -894,12 +985,14 @@ impl<S: AppSource> PageCache<S> {
             && match th.stage {
                 Stage::Done => false,
                 Stage::WriteStart | Stage::DioStart => th.op.is_none_or(|r| {
-                    !Self::locked_write(&r)
+                    !self.locked_write(&r)
                         || self.writers.get(&r.tag).and_then(|q| q.front()) == Some(&(t as u32))
                 }),
-                Stage::CommitWait => self.app.committed(th.commit_wait),
+                Stage::CommitWait => self.tenants[th.tenant as usize]
+                    .app
+                    .committed(th.commit_wait),
                 Stage::Unlink => th.op.is_none_or(|r| {
-                    !is_file(r.tag)
+                    !self.is_file(r.tag)
                         || self.writers.get(&r.tag).and_then(|q| q.front()) == Some(&(t as u32))
                             && self
                                 .users
@@ -912,8 +1005,8 @@ impl<S: AppSource> PageCache<S> {
 
     /// A write on a file (not the block device, not metadata): it holds the
     /// file's lock from its start to the end of its copy.
-    fn locked_write(r: &HostRequest) -> bool {
-        r.op == IoOp::Write && is_file(r.tag)
+    fn locked_write(&self, r: &HostRequest) -> bool {
+        r.op == IoOp::Write && self.is_file(r.tag)
     }
     /// A call that takes its file's lock, in the order the calls came: a
     /// write, and an unlink, whose pages go after the writes before it and
@@ -921,11 +1014,11 @@ impl<S: AppSource> PageCache<S> {
     /// waits for the file's other calls that came before it (`users`): in
     /// Linux `evict` runs at the last `iput`, once every call in progress
     /// on the file is done and it is closed.
-    fn locks_file(r: &HostRequest, x: &CallExtras) -> bool {
+    fn locks_file(&self, r: &HostRequest, x: &CallExtras) -> bool {
         if x.unlink {
-            is_file(r.tag)
+            self.is_file(r.tag)
         } else {
-            Self::locked_write(r)
+            self.locked_write(r)
         }
     }
 
@@ -1005,7 +1098,7 @@ impl<S: AppSource> PageCache<S> {
     /// The call `seq` on file `ino` is done (or dropped): an unlink of the
     /// file that waits for the calls before it may go.
     fn call_done(&mut self, ino: u32, seq: u64) {
-        if !is_file(ino) {
+        if !self.is_file(ino) {
             return;
         }
         if let Some(u) = self.users.get_mut(&ino) {
@@ -1020,8 +1113,24 @@ impl<S: AppSource> PageCache<S> {
         }
     }
 
+    /// Every tenant's application is done: its source ended, its calls
+    /// returned, its threads ended.
     fn app_finished(&self) -> bool {
-        self.app_done && self.outstanding == 0 && self.done + 1 == self.threads.len()
+        self.tenants.iter().all(|t| t.done)
+            && self.outstanding == 0
+            && self.done + 1 == self.threads.len()
+    }
+
+    /// Step at `now` unless nothing has happened since the last step at
+    /// this instant (handing out what is queued changes no thread).
+    fn step_at(&mut self, now: SimTime) -> Result<(), SourceError> {
+        self.now = now;
+        if self.changed || self.stepped != Some(now) {
+            self.changed = false;
+            self.stepped = Some(now);
+            self.step()?;
+        }
+        Ok(())
     }
 
     /// Run every thread and the flusher until nothing moves.
@@ -1063,9 +1172,11 @@ impl<S: AppSource> PageCache<S> {
                         self.timers.insert((after.1, t as u32));
                     }
                 }
-                self.idle_empty =
-                    self.idle_empty + self.idle_and_empty(t) as usize - was_idle as usize;
-                self.done += (before.0 != Stage::Done && after.0 == Stage::Done) as usize;
+                let idle = self.idle_and_empty(t);
+                self.idle_changed(t, was_idle, idle);
+                if before.0 != Stage::Done && after.0 == Stage::Done {
+                    self.ended_changed(t, true);
+                }
                 if self.live(t) {
                     // It stopped still able to move (a wait it did not
                     // register): the next pass tries again, as before.
@@ -1100,7 +1211,7 @@ impl<S: AppSource> PageCache<S> {
             dirty += u64::from(p.flags & DIRTY != 0);
             wb += u64::from(p.flags & WRITEBACK != 0);
             let e = sets.entry(p.ino).or_default();
-            if is_file(p.ino) {
+            if self.is_file(p.ino) {
                 e.0.insert(lpn);
             }
             if p.flags & DIRTY != 0 {
@@ -1165,14 +1276,106 @@ impl<S: AppSource> PageCache<S> {
     /// The application's call latencies of the measured phase: read,
     /// write, trim, fsync (what the report's `app.latency_us` summarises).
     pub fn app_latencies(&self) -> &[LatencyHist; 4] {
-        &self.stats.lat
+        &self.tenants[0].stats.lat
+    }
+}
+
+impl<S: AppSource> PageCache<S> {
+    /// The applications (tenant `k`'s, or every one) make no new call:
+    /// what their threads have queued and not begun is dropped (it was
+    /// read ahead of them, not made), and each thread ends as a source's
+    /// end ends it (its end_fsync included). The pieces of a call under way
+    /// are part of it.
+    fn stop_calls(&mut self, k: Option<usize>) {
+        for (i, te) in self.tenants.iter_mut().enumerate() {
+            if k.is_none_or(|k| k == i) {
+                te.done = true;
+            }
+        }
+        self.ready_all(k);
+        for t in 1..self.threads.len() {
+            if k.is_some_and(|k| self.threads[t].tenant as usize != k) {
+                continue;
+            }
+            let was_idle = self.idle_and_empty(t);
+            let th = &self.threads[t];
+            let keep = if th.in_call {
+                th.more
+                    .iter()
+                    .position(|(more, _, _)| !more)
+                    .map_or(th.queue.len(), |p| p + 1)
+            } else {
+                0
+            };
+            while self.threads[t].queue.len() > keep {
+                let Some(r) = self.threads[t].queue.pop_back() else {
+                    break;
+                };
+                let (_, x, seq) = self.threads[t].more.pop_back().unwrap_or_default();
+                self.returned(t);
+                if !x.unlink {
+                    self.call_done(r.tag, seq);
+                }
+                if self.locks_file(&r, &x) {
+                    // Its place in the file's writer order, the thread's
+                    // last (a thread's writes queue in its order).
+                    if let Some(q) = self.writers.get_mut(&r.tag) {
+                        if let Some(p) = q.iter().rposition(|&w| w == t as u32) {
+                            q.remove(p);
+                        }
+                        if q.is_empty() {
+                            self.writers.remove(&r.tag);
+                        }
+                    }
+                }
+            }
+            let idle = self.idle_and_empty(t);
+            self.idle_changed(t, was_idle, idle);
+        }
+    }
+
+    /// The cache's own statistics and the host's CPU's start again at
+    /// `now` (the run's ramp; once however many tenants say so).
+    pub fn shared_ramp_over(&mut self, now: SimTime) {
+        if self.ramped == Some(now) {
+            return;
+        }
+        self.ramped = Some(now);
+        self.stats = Stats {
+            dirty_max: self.nr_dirty,
+            last_end: now,
+            ..Stats::default()
+        };
+        self.start = Some(now);
+        self.cores.restart();
+    }
+
+    /// What tenant `k`'s application makes of the host's run: its calls'
+    /// time and latency, the host's CPU time.
+    fn host_run(&self, k: usize) -> HostRun {
+        let s = &self.tenants[k].stats;
+        let start = self.tenants[k]
+            .start
+            .or(self.start)
+            .unwrap_or(SimTime::ZERO);
+        let busy = |w: Work| self.cores.busy(w);
+        HostRun {
+            secs: s.last_end.max(start).since(start).secs_f64(),
+            latency_ns: s.calls_ns + s.syscalls_ns,
+            cpu_ns: busy(Work::Kernel)
+                + busy(Work::Copy)
+                + busy(Work::Submit)
+                + busy(Work::Wakeup)
+                + busy(Work::Benchmark),
+        }
     }
 }
 
 impl Thread {
-    fn new(stream: u32) -> Thread {
+    fn new(stream: u32, tenant: u32) -> Thread {
         Thread {
             stream,
+            tenant,
             queue: VecDeque::new(),
             more: VecDeque::new(),
             seq: 0,
@@ -1240,8 +1443,8 @@ impl<S: AppSource> RequestSource for PageCache<S> {
         None
     }
     fn notes(&self) -> Vec<(String, u64)> {
-        let mut n = self.app.notes();
-        if self.app_done && self.nr_dirty > 0 {
+        let mut n = self.tenants[0].app.notes();
+        if self.tenants[0].done && self.nr_dirty > 0 {
             n.push(("page_cache_dirty_pages_left_at_end".into(), self.nr_dirty()));
         }
         if self.zone_waits > 0 {
@@ -1250,24 +1453,12 @@ impl<S: AppSource> RequestSource for PageCache<S> {
         n
     }
     fn poll(&mut self, now: SimTime) -> Option<Result<HostRequest, SourceError>> {
-        self.now = now;
-        // Nothing has happened since the last step at this instant: handing
-        // out what is queued changes no thread.
-        if self.changed || self.stepped != Some(now) {
-            self.changed = false;
-            self.stepped = Some(now);
-            if let Err(e) = self.step() {
-                return Some(Err(e));
-            }
+        if let Err(e) = self.step_at(now) {
+            return Some(Err(e));
         }
         // The first submitter, in index order, with a request and room.
         let k = self.out_ready.next_from(0)?;
-        let r = self.outbox[k].pop_front()?;
-        self.out_queued -= 1;
-        if self.outbox[k].is_empty() {
-            self.out_ready.remove(k);
-        }
-        Some(Ok(r))
+        self.pop_out(k).map(Ok)
     }
     fn event(&mut self, ev: HostEvent, now: SimTime) {
         self.now = now;
@@ -1374,76 +1565,20 @@ impl<S: AppSource> RequestSource for PageCache<S> {
         self.app_finished() && self.out_queued == 0 && self.zone_held == 0
     }
     fn report_sections(&self, end: SimTime) -> Vec<(String, serde_json::Value)> {
-        let mut v = self.sections();
-        v.extend(self.app.report_sections(end));
-        let s = &self.stats;
-        let start = self.start.unwrap_or(SimTime::ZERO);
-        let busy = |w: Work| self.cores.busy(w);
-        let host = HostRun {
-            secs: s.last_end.max(start).since(start).secs_f64(),
-            latency_ns: s.calls_ns + s.syscalls_ns,
-            cpu_ns: busy(Work::Kernel)
-                + busy(Work::Copy)
-                + busy(Work::Submit)
-                + busy(Work::Wakeup)
-                + busy(Work::Benchmark),
-        };
-        v.extend(self.app.host_report(&host));
+        let mut v = vec![("app".to_string(), self.app_section(0))];
+        v.extend(self.sections());
+        let app = &self.tenants[0].app;
+        v.extend(app.report_sections(end));
+        v.extend(app.host_report(&self.host_run(0)));
         v
     }
     fn stop(&mut self, _now: SimTime) {
-        // The application makes no new call: what its threads have queued
-        // and not begun is dropped (it was read ahead of them, not made),
-        // and each thread ends as a source's end ends it (its end_fsync
-        // included). The pieces of a call under way are part of it.
-        self.app_done = true;
-        self.ready_all();
-        for t in 1..self.threads.len() {
-            let was_idle = self.idle_and_empty(t);
-            let th = &self.threads[t];
-            let keep = if th.in_call {
-                th.more
-                    .iter()
-                    .position(|(more, _, _)| !more)
-                    .map_or(th.queue.len(), |p| p + 1)
-            } else {
-                0
-            };
-            while self.threads[t].queue.len() > keep {
-                let Some(r) = self.threads[t].queue.pop_back() else {
-                    break;
-                };
-                let (_, x, seq) = self.threads[t].more.pop_back().unwrap_or_default();
-                self.outstanding -= 1;
-                if !x.unlink {
-                    self.call_done(r.tag, seq);
-                }
-                if Self::locks_file(&r, &x) {
-                    // Its place in the file's writer order, the thread's
-                    // last (a thread's writes queue in its order).
-                    if let Some(q) = self.writers.get_mut(&r.tag) {
-                        if let Some(p) = q.iter().rposition(|&w| w == t as u32) {
-                            q.remove(p);
-                        }
-                        if q.is_empty() {
-                            self.writers.remove(&r.tag);
-                        }
-                    }
-                }
-            }
-            self.idle_empty = self.idle_empty + self.idle_and_empty(t) as usize - was_idle as usize;
-        }
+        self.stop_calls(None);
     }
     fn ramp_over(&mut self, now: SimTime, _in_flight: u64) {
         // The cache's and the application's statistics start again; the
         // calls in flight count when they return.
-        self.stats = Stats {
-            dirty_max: self.nr_dirty,
-            last_end: now,
-            ..Stats::default()
-        };
-        self.start = Some(now);
-        self.cores.restart();
-        self.app.ramp_over(now, self.outstanding as u64);
+        self.shared_ramp_over(now);
+        self.tenant_ramp_over(0, now);
     }
 }

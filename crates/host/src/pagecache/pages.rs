@@ -99,7 +99,7 @@ impl<S: AppSource> PageCache<S> {
     /// the metadata keep none).
     pub(super) fn page_joins(&mut self, i: u32) {
         let ino = self.pages[i as usize].ino;
-        if !is_file(ino) {
+        if !self.is_file(ino) {
             return;
         }
         let node = self.inodes.entry(ino).or_default();
@@ -113,7 +113,7 @@ impl<S: AppSource> PageCache<S> {
     /// Page `i` leaves the list of its file.
     pub(super) fn page_leaves(&mut self, i: u32) {
         let p = self.pages[i as usize];
-        if !is_file(p.ino) {
+        if !self.is_file(p.ino) {
             return;
         }
         if p.fprev == NONE {

@@ -3,15 +3,49 @@
 use super::*;
 
 impl<S: AppSource> PageCache<S> {
-    /// The report's `page_cache` and `app` sections.
-    pub(super) fn sections(&self) -> Vec<(String, serde_json::Value)> {
-        let s = &self.stats;
-        let start = self.start.unwrap_or(SimTime::ZERO);
-        let app_end = s.last_end.max(start);
-        let secs = app_end.since(start).secs_f64();
+    /// Tenant `k`'s `app` section: its calls.
+    pub(super) fn app_section(&self, k: usize) -> serde_json::Value {
+        let s = &self.tenants[k].stats;
+        let start = self.tenants[k]
+            .start
+            .or(self.start)
+            .unwrap_or(SimTime::ZERO);
+        let secs = s.last_end.max(start).since(start).secs_f64();
         let lat: Vec<LatencySummary> = s.lat.iter().map(|h| h.summary()).collect();
         let calls: u64 = lat.iter().map(|l| l.count).sum();
         let per_s = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
+        serde_json::json!({
+            "calls": calls,
+            "reads": lat[0].count,
+            "writes": lat[1].count,
+            "trims": lat[2].count,
+            "fsyncs": lat[3].count,
+            "bytes_read": s.bytes_read,
+            "bytes_written": s.bytes_written,
+            "bytes_trimmed": s.bytes_trimmed,
+            "time_s": secs,
+            "cpu_s": s.cpu_ns as f64 * 1e-9,
+            "iops": per_s(calls - lat[3].count),
+            "mbps": if secs > 0.0 { (s.bytes_read + s.bytes_written) as f64 / secs / 1e6 } else { 0.0 },
+            "latency_us": {
+                "read": lat[0],
+                "write": lat[1],
+                "trim": lat[2],
+                "fsync": lat[3],
+            },
+        })
+    }
+
+    /// The report's `page_cache` and `host_cpu` sections: the host's,
+    /// whichever tenants it serves.
+    pub fn sections(&self) -> Vec<(String, serde_json::Value)> {
+        let s = &self.stats;
+        let start = self.start.unwrap_or(SimTime::ZERO);
+        let app_end = s.last_end.max(start);
+        // What the applications wrote, every tenant's.
+        let (bytes_written, dio_written) = self.tenants.iter().fold((0, 0), |(b, d), t| {
+            (b + t.stats.bytes_written, d + t.stats.dio_written)
+        });
         let reasons = |a: &[u64; 5]| {
             let mut v = serde_json::json!({
                 "background": a[WB_BACKGROUND],
@@ -28,29 +62,6 @@ impl<S: AppSource> PageCache<S> {
         let wb_reqs: u64 = s.wb_requests.iter().sum();
         let looked = s.hits + s.misses;
         vec![
-            (
-                "app".to_string(),
-                serde_json::json!({
-                    "calls": calls,
-                    "reads": lat[0].count,
-                    "writes": lat[1].count,
-                    "trims": lat[2].count,
-                    "fsyncs": lat[3].count,
-                    "bytes_read": s.bytes_read,
-                    "bytes_written": s.bytes_written,
-                    "bytes_trimmed": s.bytes_trimmed,
-                    "time_s": secs,
-                    "cpu_s": s.cpu_ns as f64 * 1e-9,
-                    "iops": per_s(calls - lat[3].count),
-                    "mbps": if secs > 0.0 { (s.bytes_read + s.bytes_written) as f64 / secs / 1e6 } else { 0.0 },
-                    "latency_us": {
-                        "read": lat[0],
-                        "write": lat[1],
-                        "trim": lat[2],
-                        "fsync": lat[3],
-                    },
-                }),
-            ),
             (
                 "page_cache".to_string(),
                 serde_json::json!({
@@ -110,11 +121,11 @@ impl<S: AppSource> PageCache<S> {
                     // Bytes the host wrote to the device (writeback and a
                     // file system's own writes) per byte the application
                     // wrote: what the file system and the cache add.
-                    "direct_io_bytes_read": s.dio_read,
-                    "direct_io_bytes_written": s.dio_written,
-                    "host_write_amplification": if s.bytes_written > 0 {
-                        ((wb_pages + s.fs_written) * PAGE + s.dio_written) as f64
-                            / s.bytes_written as f64
+                    "direct_io_bytes_read": self.tenants.iter().map(|t| t.stats.dio_read).sum::<u64>(),
+                    "direct_io_bytes_written": dio_written,
+                    "host_write_amplification": if bytes_written > 0 {
+                        ((wb_pages + s.fs_written) * PAGE + dio_written) as f64
+                            / bytes_written as f64
                     } else {
                         0.0
                     },

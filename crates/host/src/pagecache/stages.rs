@@ -27,7 +27,7 @@ impl<S: AppSource> PageCache<S> {
                 // file system's own I/O and metadata are the
                 // call's that made them, an unlink its
                 // deletefile's).
-                let app_call = r.tag != METADATA_INO && r.tag != FS_INO && !extras.unlink;
+                let app_call = !self.is_metadata(r.tag) && !self.is_fs(r.tag) && !extras.unlink;
                 let entry = if app_call && first_piece {
                     self.entry_cost(r.op)
                 } else {
@@ -37,17 +37,19 @@ impl<S: AppSource> PageCache<S> {
                 // makes its calls without I/O: the call starts
                 // when they end, then enters the kernel.
                 let (start, entered) = if first_piece {
-                    self.before_call(extras.cpu_cycles, &extras.syscalls, entry)
+                    self.before_call(t, extras.cpu_cycles, &extras.syscalls, entry)
                 } else {
                     (self.now, self.now)
                 };
+                let fs_io = self.is_fs(r.tag);
+                let reads_file = r.op == IoOp::Read && self.is_file_or_device(r.tag);
                 let th = &mut self.threads[t];
                 if first_piece {
                     th.call_started = start;
                 }
                 th.in_call = more;
                 th.seq = seq;
-                if r.op == IoOp::Read && is_file_or_device(r.tag) && !extras.direct {
+                if reads_file && !extras.direct {
                     // The read goes through its open file's readahead state.
                     th.use_file(extras.fd, extras.open);
                 }
@@ -65,7 +67,7 @@ impl<S: AppSource> PageCache<S> {
                         Stage::CommitWait
                     }
                     IoOp::Read | IoOp::Write if extras.direct => Stage::DioStart,
-                    _ if r.tag == FS_INO => Stage::DirectStart,
+                    _ if fs_io => Stage::DirectStart,
                     IoOp::Read => Stage::ReadStart,
                     IoOp::Write => Stage::WriteStart,
                     IoOp::Flush => Stage::SyncStart,
@@ -82,10 +84,11 @@ impl<S: AppSource> PageCache<S> {
             }
             None => {
                 // The source is exhausted: no call will come.
-                if !self.app_done {
+                let te = &self.tenants[th.tenant as usize];
+                if !te.done {
                     return Next::Sleep;
                 }
-                if self.io.end_fsync && !th.ended && th.writes > 0 {
+                if te.io.end_fsync && !th.ended && th.writes > 0 {
                     th.ended = true;
                     th.own_fsync = true;
                     th.op = None;
@@ -166,7 +169,7 @@ impl<S: AppSource> PageCache<S> {
             self.threads[t].stage = Stage::ReadStart;
             return Next::Run;
         }
-        self.stats.bytes_read += r.bytes();
+        self.app_stats(t).bytes_read += r.bytes();
         self.threads[t].until = self.copy(&r);
         self.threads[t].stage = Stage::Complete;
         Next::Run
@@ -201,10 +204,10 @@ impl<S: AppSource> PageCache<S> {
                 // the device (not a hole, not past the end).
                 Some((file, index)) => {
                     let mut at = Vec::new();
-                    self.app.locate(file, index, 1, &mut at);
+                    self.app_locate(file, index, 1, &mut at);
                     !at.is_empty()
                 }
-                None => ino == 0 || self.owner(lpn) == ino,
+                None => self.is_device(ino) || self.owner(lpn) == ino,
             };
             if !up && holds_data {
                 ok &= self.read_missing(t, lpn, 1, None);
@@ -252,22 +255,22 @@ impl<S: AppSource> PageCache<S> {
                 }
             }
             self.set_dirty(i, ino);
-            if ino != 0 && ino != METADATA_INO && file_of(lpn).is_none() {
+            if !self.is_device(ino) && !self.is_metadata(ino) && file_of(lpn).is_none() {
                 self.set_owner(lpn, ino);
             }
         }
-        if r.tag == METADATA_INO {
+        if self.is_metadata(r.tag) {
             // A file system's metadata update: dirtied in
             // memory by the call that made it, at no cost to
             // the thread, and not an application call.
             self.stats.metadata_pages += hi - lo;
-            self.outstanding -= 1;
+            self.returned(t);
             let th = &mut self.threads[t];
             th.op = None;
             th.stage = Stage::Idle;
             return Next::Run;
         }
-        self.stats.bytes_written += r.bytes();
+        self.app_stats(t).bytes_written += r.bytes();
         self.threads[t].until = self.copy(&r);
         self.threads[t].stage = Stage::WriteCopied;
         Next::Run
@@ -342,12 +345,12 @@ impl<S: AppSource> PageCache<S> {
 
     /// A write is done with the cache: O_SYNC goes on to sync its pages.
     pub(super) fn write_balanced(&mut self, t: usize) -> Next {
-        if let Some(r) = self.threads[t].op.filter(Self::locked_write) {
+        if let Some(r) = self.threads[t].op.filter(|r| self.locked_write(r)) {
             self.unlock(r.tag, t);
         }
         let th = &mut self.threads[t];
         th.writes += 1;
-        th.stage = if self.io.sync || th.dsync {
+        th.stage = if self.tenants[th.tenant as usize].io.sync || th.dsync {
             Stage::SyncStart
         } else {
             Stage::Complete
@@ -413,7 +416,7 @@ impl<S: AppSource> PageCache<S> {
                 // system writes before the flush.
                 let ino = th.ino;
                 self.threads[t].fs_asked = true;
-                let io = self.app.fsync_io(ino, self.now);
+                let io = self.app_fsync_io(ino);
                 self.threads[t].fs_no_flush = io.no_flush;
                 let wait = io.wait;
                 self.threads[t].fs_steps = Self::fs_steps_of(io);
@@ -421,7 +424,7 @@ impl<S: AppSource> PageCache<S> {
                     self.threads[t].commit_wait = w.tid;
                     self.stats.commit_waits += 1;
                 }
-                let _ = self.poll_commit();
+                let _ = self.poll_commit(self.threads[t].tenant as usize);
             }
             if let Some(step) = self.threads[t].fs_steps.pop_front() {
                 self.fs_step(t, step);
@@ -494,22 +497,23 @@ impl<S: AppSource> PageCache<S> {
                     }
                 }
             }
-            self.stats.bytes_written += r.bytes();
-            self.stats.dio_written += r.bytes();
-            if Self::locked_write(&r) {
+            self.app_stats(t).bytes_written += r.bytes();
+            self.app_stats(t).dio_written += r.bytes();
+            if self.locked_write(&r) {
                 self.unlock(r.tag, t);
             }
             self.threads[t].writes += 1;
         } else {
-            self.stats.bytes_read += r.bytes();
-            self.stats.dio_read += r.bytes();
+            self.app_stats(t).bytes_read += r.bytes();
+            self.app_stats(t).dio_read += r.bytes();
         }
         self.submit_direct(t, &r);
         // O_DSYNC as well (oltp's log writes): once the write
         // is done, generic_write_sync of the range, the
         // device flush.
         let th = &mut self.threads[t];
-        th.stage = if r.op == IoOp::Write && (self.io.sync || th.dsync) {
+        th.stage = if r.op == IoOp::Write && (self.tenants[th.tenant as usize].io.sync || th.dsync)
+        {
             Stage::SyncStart
         } else {
             Stage::Complete
@@ -523,7 +527,7 @@ impl<S: AppSource> PageCache<S> {
         if std::mem::take(&mut self.threads[t].await_only) {
             // A writer's wait for the file system's thread (room made
             // for its data): the wait is over, not a call.
-            self.outstanding -= 1;
+            self.returned(t);
             let th = &mut self.threads[t];
             th.op = None;
             th.stage = Stage::Idle;
@@ -542,7 +546,7 @@ impl<S: AppSource> PageCache<S> {
             // writes it: its ordered data, log and commit block,
             // then the commit block's flush (FUA) with barriers.
             self.threads[t].fs_asked = true;
-            if let Some(mut io) = self.app.commit_io(self.now) {
+            if let Some(mut io) = self.app_commit_io(self.threads[t].tenant as usize) {
                 let no_flush = io.no_flush;
                 // Zones the commit emptied are reset once it is on disk.
                 let resets = std::mem::take(&mut io.resets);
@@ -562,14 +566,15 @@ impl<S: AppSource> PageCache<S> {
         }
         // The commit is on disk: the fsyncs waiting for it go
         // on (`wake_up(&journal->j_wait_done_commit)`).
-        self.app.commit_done(self.now);
+        let k = self.threads[t].tenant as usize;
+        self.tenants[k].app.commit_done(self.now);
         self.stats.commits += 1;
         for u in 1..self.threads.len() {
             if self.threads[u].stage == Stage::CommitWait {
                 self.ready.insert(u);
             }
         }
-        self.outstanding -= 1;
+        self.returned(t);
         let th = &mut self.threads[t];
         th.fs_asked = false;
         th.op = None;
@@ -592,7 +597,8 @@ impl<S: AppSource> PageCache<S> {
             }
             op => IoKind::Zone(op),
         };
-        self.submit(t, kind, FS_INO, lo, (hi - lo) as u32, Some(t), r.sync);
+        let fs = self.own_ino(t, FS_INO);
+        self.submit(t, kind, fs, lo, (hi - lo) as u32, Some(t), r.sync);
         self.threads[t].stage = Stage::DirectDone;
         Next::Run
     }
@@ -600,7 +606,7 @@ impl<S: AppSource> PageCache<S> {
     /// A file system's own I/O is done (not an application call).
     pub(super) fn direct_done(&mut self, t: usize) -> Next {
         // Not an application call: no latency recorded.
-        self.outstanding -= 1;
+        self.returned(t);
         let th = &mut self.threads[t];
         th.op = None;
         th.stage = Stage::Idle;
@@ -610,7 +616,7 @@ impl<S: AppSource> PageCache<S> {
     /// A discard: the range's page I/O waited for.
     pub(super) fn trim_start(&mut self, t: usize) -> Next {
         let r = self.threads[t].op.unwrap();
-        self.stats.bytes_trimmed += r.bytes();
+        self.app_stats(t).bytes_trimmed += r.bytes();
         let (lo, hi) = Self::span(&r);
         for lpn in lo..hi {
             self.wait_page_io(t, lpn);
@@ -702,7 +708,7 @@ impl<S: AppSource> PageCache<S> {
             self.threads[t].deferred = again;
             return Next::Run;
         }
-        if is_file(ino) {
+        if self.is_file(ino) {
             self.unlock(ino, t);
             // The inode is gone: a new file of the same number
             // starts writeback from its first page.
@@ -715,7 +721,7 @@ impl<S: AppSource> PageCache<S> {
             }
         }
         // Not an application call: no latency recorded.
-        self.outstanding -= 1;
+        self.returned(t);
         let th = &mut self.threads[t];
         th.op = None;
         th.stage = Stage::Idle;
@@ -747,20 +753,24 @@ impl<S: AppSource> PageCache<S> {
             // fio's fsync=N or end_fsync: a call of the thread's own.
             None => 3,
         };
+        let (op, in_call, seq, writes) = (th.op, th.in_call, th.seq, th.writes);
         // A piece more pieces of its call follow is not a call.
-        if !(th.op.is_some() && th.in_call) {
-            self.stats.lat[kind].record(lat);
-            self.stats.calls_ns += lat as u128;
+        let now = self.now;
+        let k = self.threads[t].tenant as usize;
+        let te = &mut self.tenants[k];
+        if !(op.is_some() && in_call) {
+            te.stats.lat[kind].record(lat);
+            te.stats.calls_ns += lat as u128;
         }
-        if th.op.is_some() {
-            self.outstanding -= 1;
+        te.stats.last_end = now;
+        let io = te.io;
+        if op.is_some() {
+            self.returned(t);
         }
-        let done = th.op.map(|r| (r.tag, th.seq));
-        self.stats.last_end = self.now;
-        let fsync_due = kind == 1
-            && self.io.fsync > 0
-            && !self.io.sync
-            && th.writes.is_multiple_of(self.io.fsync);
+        let done = op.map(|r| (r.tag, seq));
+        self.stats.last_end = now;
+        let fsync_due = kind == 1 && io.fsync > 0 && !io.sync && writes.is_multiple_of(io.fsync);
+        let th = &mut self.threads[t];
         th.op = None;
         th.own_fsync = fsync_due;
         if fsync_due {

@@ -65,7 +65,7 @@ impl<S: AppSource> PageCache<S> {
             if reason == WB_PERIODIC && w + expire > self.now {
                 break;
             }
-            if !self.app.background_writeback(ino) {
+            if !self.app_background_writeback(ino) {
                 // `nilfs_writepages` with WB_SYNC_NONE: nothing written.
                 continue;
             }
