@@ -1334,8 +1334,8 @@ fn write_outputs(rows: &[sweep::Row], out: &Outputs, info: &html::PageInfo) -> a
 
 /// The points' notes (`SsdConfig::notes`: fields of
 /// other FTLs' sections that points set to other values than their
-/// defaults, a base shared by an `ftl.kind` axis; buffered flows with a
-/// page cache each), each printed once with the number of points; the
+/// defaults, a base shared by an `ftl.kind` axis), each printed once with
+/// the number of points; the
 /// first 256 points of the shard are looked at.
 fn print_points_notes(grid: &sweep::Grid, shard: (usize, usize)) {
     let mut notes = std::collections::BTreeMap::<String, usize>::new();

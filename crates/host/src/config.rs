@@ -400,27 +400,9 @@ impl SsdConfig {
     /// What a run of this configuration does that the user may not expect,
     /// as notes for stderr (each a sentence, without the `note: ` prefix):
     /// the fields of other FTLs' sections that the chosen FTL does not read
-    /// ([`ssd_core::config::FtlConfig::unread_fields`]), and buffered flows
-    /// each with a page cache of its own.
+    /// ([`ssd_core::config::FtlConfig::unread_fields`]).
     pub fn notes(&self) -> Vec<String> {
-        let mut n = self.ftl.unread_fields();
-        let buffered: Vec<&str> = self
-            .flows
-            .iter()
-            .filter(|f| f.buffered())
-            .map(|f| f.name.as_str())
-            .collect();
-        if buffered.len() > 1 {
-            n.push(format!(
-                "the buffered flows {} each have a page cache and a flusher of their own, \
-                 each planned from the whole host's memory (page_cache.memory = {}): Linux \
-                 shares one page cache, its dirty limits and its flusher among a host's \
-                 processes, and this run does not",
-                buffered.join(", "),
-                self.page_cache.memory
-            ));
-        }
-        n
+        self.ftl.unread_fields()
     }
 
     /// Check the configuration and derive the settings the engine runs on:
@@ -691,6 +673,17 @@ fn check_flows(c: &SsdConfig, logical_bytes: u64) -> Result<(), ConfigError> {
                 format!("the drive is too small to give {n} flows a page each"),
             ));
         }
+        // A buffered flow's pages are the host's 4 KiB pages: its share
+        // must start on one (NAND pages under 4 KiB split the drive finer).
+        let spp = crate::pagecache::PAGE / crate::workload::SECTOR;
+        if fl.buffered() && s % spp != 0 {
+            return Err(invalid(
+                &field,
+                format!(
+                    "a buffered flow's share of the drive starts at sector {s}, not on a 4 KiB page of the host's page cache: use sim.flow_space = \"shared\" or a NAND page of 4 KiB or more"
+                ),
+            ));
+        }
         let w = fl.workload.clone().unwrap_or_default();
         crate::flows::check_source(
             &format!("{field}."),
@@ -700,9 +693,18 @@ fn check_flows(c: &SsdConfig, logical_bytes: u64) -> Result<(), ConfigError> {
             (e - s) * crate::workload::SECTOR,
         )?;
     }
-    if c.flows.iter().any(|f| f.buffered()) {
+    let buffered = c.flows.iter().filter(|f| f.buffered()).count();
+    if buffered > 0 {
         c.page_cache.validate()?;
         c.cpu.validate()?;
+    }
+    // They are tenants of one host's page cache, which numbers each one's
+    // inodes in its own range of 27 bits.
+    if buffered > 32 {
+        return Err(invalid(
+            "flow",
+            format!("{buffered} buffered flows: a host's page cache serves at most 32"),
+        ));
     }
     Ok(())
 }

@@ -330,22 +330,25 @@ fn latencies<O: Observer>(sim: &Sim<O>) -> RunLatencies {
         AnySource::Flows(f) => RunLatencies {
             flows: (0..f.len())
                 .map(|i| match f.source(i) {
-                    AnySource::Buffered(pc) => app_latencies(pc),
+                    AnySource::Buffered(pc) => app_latencies(pc.app_latencies().clone()),
+                    AnySource::Tenant(v) => app_latencies(v.app_latencies()),
+                    AnySource::Placed(p) => match p.inner() {
+                        AnySource::Tenant(v) => app_latencies(v.app_latencies()),
+                        _ => RunLatencies::of_requests(f.latencies(i)),
+                    },
                     _ => RunLatencies::of_requests(f.latencies(i)),
                 })
                 .collect(),
             ..RunLatencies::of_requests(&sim.lat)
         },
-        AnySource::Buffered(pc) => app_latencies(pc),
+        AnySource::Buffered(pc) => app_latencies(pc.app_latencies().clone()),
         _ => RunLatencies::of_requests(&sim.lat),
     }
 }
 
-/// A page cache's application calls' latencies.
-fn app_latencies<S: ssdsim_host::workload::AppSource>(
-    pc: &ssdsim_host::pagecache::PageCache<S>,
-) -> RunLatencies {
-    let [read, write, trim, sync] = pc.app_latencies().clone();
+/// A page cache's application calls' latencies (read, write, trim, fsync).
+fn app_latencies(lat: [ssd_core::stats::LatencyHist; 4]) -> RunLatencies {
+    let [read, write, trim, sync] = lat;
     RunLatencies {
         read,
         write,

@@ -18,6 +18,9 @@ pub enum AnySource {
     Buffered(Box<ssdsim_host::pagecache::PageCache<AnySource>>),
     /// Several flows (tenants) at once, each one of the above.
     Flows(Box<ssdsim_host::flows::Flows<AnySource>>),
+    /// A buffered flow: its application's view of the host's page cache,
+    /// which the run's buffered flows share.
+    Tenant(ssdsim_host::pagecache::TenantView<AnySource>),
     /// One of the above, its requests written as a trace (`--record-trace`).
     Recorded(Box<ssdsim_host::trace::record::Recorder<AnySource>>),
     /// One of the above, its writes carrying placement identifiers (a
@@ -46,6 +49,7 @@ impl RequestSource for AnySource {
             AnySource::FileBench(s) => s.timing(),
             AnySource::Buffered(s) => s.timing(),
             AnySource::Flows(s) => s.timing(),
+            AnySource::Tenant(s) => s.timing(),
             AnySource::Recorded(s) => s.timing(),
             AnySource::Placed(s) => s.timing(),
         }
@@ -59,6 +63,7 @@ impl RequestSource for AnySource {
             AnySource::FileBench(s) => s.next_request(),
             AnySource::Buffered(s) => s.next_request(),
             AnySource::Flows(s) => s.next_request(),
+            AnySource::Tenant(s) => s.next_request(),
             AnySource::Recorded(s) => s.next_request(),
             AnySource::Placed(s) => s.next_request(),
         }
@@ -72,6 +77,7 @@ impl RequestSource for AnySource {
             AnySource::FileBench(s) => s.submitted(r),
             AnySource::Buffered(s) => s.submitted(r),
             AnySource::Flows(s) => s.submitted(r),
+            AnySource::Tenant(s) => s.submitted(r),
             AnySource::Recorded(s) => s.submitted(r),
             AnySource::Placed(s) => s.submitted(r),
         }
@@ -84,6 +90,7 @@ impl RequestSource for AnySource {
             AnySource::FileBench(s) => s.notes(),
             AnySource::Buffered(s) => s.notes(),
             AnySource::Flows(s) => s.notes(),
+            AnySource::Tenant(s) => s.notes(),
             AnySource::Recorded(s) => s.notes(),
             AnySource::Placed(s) => s.notes(),
         }
@@ -97,6 +104,7 @@ impl RequestSource for AnySource {
             AnySource::Fio(s) => s.poll(now),
             AnySource::Buffered(s) => s.poll(now),
             AnySource::Flows(s) => s.poll(now),
+            AnySource::Tenant(s) => s.poll(now),
             AnySource::Recorded(s) => s.poll(now),
             AnySource::Placed(s) => s.poll(now),
             _ => None,
@@ -107,6 +115,7 @@ impl RequestSource for AnySource {
             AnySource::Fio(s) => s.event(ev, now),
             AnySource::Buffered(s) => s.event(ev, now),
             AnySource::Flows(s) => s.event(ev, now),
+            AnySource::Tenant(s) => s.event(ev, now),
             AnySource::Recorded(s) => s.event(ev, now),
             AnySource::Placed(s) => s.event(ev, now),
             _ => {}
@@ -117,6 +126,7 @@ impl RequestSource for AnySource {
             AnySource::Fio(s) => s.wake_at(),
             AnySource::Buffered(s) => s.wake_at(),
             AnySource::Flows(s) => s.wake_at(),
+            AnySource::Tenant(s) => s.wake_at(),
             AnySource::Recorded(s) => s.wake_at(),
             AnySource::Placed(s) => s.wake_at(),
             _ => None,
@@ -127,6 +137,7 @@ impl RequestSource for AnySource {
             AnySource::Fio(s) => s.finished(),
             AnySource::Buffered(s) => s.finished(),
             AnySource::Flows(s) => s.finished(),
+            AnySource::Tenant(s) => s.finished(),
             AnySource::Recorded(s) => s.finished(),
             AnySource::Placed(s) => s.finished(),
             _ => true,
@@ -136,6 +147,7 @@ impl RequestSource for AnySource {
         match self {
             AnySource::Buffered(s) => s.report_sections(end),
             AnySource::Flows(s) => s.report_sections(end),
+            AnySource::Tenant(s) => s.report_sections(end),
             AnySource::Recorded(s) => s.report_sections(end),
             AnySource::Placed(s) => s.report_sections(end),
             AnySource::FileBench(s) => s.report_sections(end),
@@ -163,6 +175,7 @@ impl RequestSource for AnySource {
             AnySource::FileBench(s) => s.ramp_over(now, in_flight),
             AnySource::Buffered(s) => s.ramp_over(now, in_flight),
             AnySource::Flows(s) => s.ramp_over(now, in_flight),
+            AnySource::Tenant(s) => s.ramp_over(now, in_flight),
             AnySource::Recorded(s) => s.ramp_over(now, in_flight),
             AnySource::Placed(s) => s.ramp_over(now, in_flight),
         }
@@ -175,8 +188,25 @@ impl RequestSource for AnySource {
             AnySource::FileBench(s) => s.stop(now),
             AnySource::Buffered(s) => s.stop(now),
             AnySource::Flows(s) => s.stop(now),
+            AnySource::Tenant(s) => s.stop(now),
             AnySource::Recorded(s) => s.stop(now),
             AnySource::Placed(s) => s.stop(now),
+        }
+    }
+    fn shared_sections(&self, end: ssd_core::SimTime) -> Vec<(String, serde_json::Value)> {
+        match self {
+            AnySource::Tenant(s) => s.shared_sections(end),
+            AnySource::Placed(s) => s.shared_sections(end),
+            AnySource::Recorded(s) => s.shared_sections(end),
+            _ => Vec::new(),
+        }
+    }
+    fn shared_ramp_over(&mut self, now: ssd_core::SimTime) {
+        match self {
+            AnySource::Tenant(s) => s.shared_ramp_over(now),
+            AnySource::Placed(s) => s.shared_ramp_over(now),
+            AnySource::Recorded(s) => s.shared_ramp_over(now),
+            _ => {}
         }
     }
 }
@@ -361,7 +391,9 @@ pub fn build_flows(
 ) -> Result<AnySource, RunError> {
     use ssdsim_host::flows::{flow_range, Flow, Flows};
     let n = cfg.flows.len();
-    let mut flows = Vec::new();
+    // Each flow's source, or, buffered, its application and how it calls:
+    // those run on the host's one page cache.
+    let mut built = Vec::new();
     // `zonemode=zbd` jobs addressing one device share its zone table.
     let zones = ssdsim_host::workload::ZbdDevice::default();
     // fio's flow groups (`flow_id`) span the run's jobs.
@@ -400,7 +432,7 @@ pub fn build_flows(
                 f.name
             )));
         }
-        let mut src = build_one(
+        let (mut src, io) = build_app(
             cfg,
             &w,
             f.personality.as_ref(),
@@ -413,12 +445,59 @@ pub fn build_flows(
             RunError::Input(m) => RunError::Input(format!("flow {}: {m}", f.name)),
             e => e,
         })?;
-        if let Some(g) = src.fio_mut() {
-            g.share_flow_groups(&flow_groups);
-            if cfg.sim.flow_space == ssdsim_host::flows::FlowSpace::Shared {
-                g.share_zones(&zones);
+        if io.is_none() {
+            if let Some(g) = src.fio_mut() {
+                g.share_flow_groups(&flow_groups);
+                if cfg.sim.flow_space == ssdsim_host::flows::FlowSpace::Shared {
+                    g.share_zones(&zones);
+                }
             }
         }
+        built.push((i, range, seed, src, io));
+    }
+    // The buffered flows' applications are tenants of one host: one page
+    // cache, one flusher, one set of cores.
+    let spp = ssdsim_host::pagecache::PAGE / ssdsim_host::workload::SECTOR;
+    let mut tenants = Vec::new();
+    let mut rest = Vec::new();
+    for (i, range, seed, src, io) in built {
+        match io {
+            Some(io) => {
+                // Its share starts on a 4 KiB page (`check_flows`).
+                tenants.push(ssdsim_host::pagecache::TenantSpec {
+                    app: src,
+                    io,
+                    first_page: range.0 / spp,
+                    pages: (range.1 - range.0) / spp,
+                    slot: Some(i),
+                });
+                rest.push((i, range, seed, None));
+            }
+            None => rest.push((i, range, seed, Some(src))),
+        }
+    }
+    let mut views = if tenants.is_empty() {
+        Vec::new()
+    } else {
+        ssdsim_host::pagecache::TenantView::host(
+            tenants,
+            &cfg.page_cache,
+            &cfg.cpu,
+            cfg.fs.kernel(),
+            cfg.sched.max_request.0,
+        )?
+    }
+    .into_iter();
+    let mut flows = Vec::new();
+    for (i, range, seed, src) in rest {
+        let f = &cfg.flows[i];
+        let src = match src {
+            Some(s) => s,
+            None => match views.next() {
+                Some(v) => AnySource::Tenant(v),
+                None => unreachable!("the host has a view per buffered flow"),
+            },
+        };
         // A tenant's own placement handle: every write of the flow.
         let src = match f.placement {
             Some(n) => AnySource::Placed(Box::new(ssdsim_host::workload::placement::Placed::new(
@@ -466,6 +545,34 @@ pub(crate) fn build_one(
     seed: u64,
     zoned: Option<ssdsim_host::fs::ZonedDev>,
 ) -> Result<AnySource, RunError> {
+    let (app, io) = build_app(cfg, w, personality, trace, logical, seed, zoned)?;
+    let Some(io) = io else {
+        return Ok(app);
+    };
+    let cache = ssdsim_host::pagecache::PageCache::on_host(
+        app,
+        &cfg.page_cache,
+        &cfg.cpu,
+        cfg.fs.kernel(),
+        io,
+        logical,
+        cfg.sched.max_request.0,
+    )?;
+    Ok(AnySource::Buffered(Box::new(cache)))
+}
+
+/// One workload source on a drive (or flow range) of `logical` bytes, or
+/// for buffered I/O the application and how it calls, for a page cache to
+/// run.
+fn build_app(
+    cfg: &SsdConfig,
+    w: &ssdsim_host::workload::WorkloadConfig,
+    personality: Option<&ssdsim_host::personality::PersonalityConfig>,
+    trace: Option<&ssdsim_host::config::TraceSpec>,
+    logical: u64,
+    seed: u64,
+    zoned: Option<ssdsim_host::fs::ZonedDev>,
+) -> Result<(AnySource, Option<ssdsim_host::pagecache::AppIo>), RunError> {
     if let Some(t) = trace {
         let fmt = match &t.format {
             Some(f) => Some(
@@ -477,7 +584,7 @@ pub(crate) fn build_one(
         let opts = cfg.replay.clone().with_capacity(logical);
         let src = ssdsim_host::trace::open_trace(std::path::Path::new(&t.path), fmt, &opts)
             .map_err(|e| RunError::Input(e.to_string()))?;
-        return Ok(AnySource::Trace(src));
+        return Ok((AnySource::Trace(src), None));
     }
     let app = if let Some(p) = personality {
         if p.level == ssdsim_host::personality::PersonalityLevel::File {
@@ -514,7 +621,7 @@ pub(crate) fn build_one(
         None => !w.direct,
     };
     if !buffered {
-        return Ok(app);
+        return Ok((app, None));
     }
     let io = match personality {
         // A personality's fsyncs are its own Flush calls.
@@ -525,14 +632,5 @@ pub(crate) fn build_one(
             end_fsync: w.end_fsync,
         },
     };
-    let cache = ssdsim_host::pagecache::PageCache::on_host(
-        app,
-        &cfg.page_cache,
-        &cfg.cpu,
-        cfg.fs.kernel(),
-        io,
-        logical,
-        cfg.sched.max_request.0,
-    )?;
-    Ok(AnySource::Buffered(Box::new(cache)))
+    Ok((app, Some(io)))
 }

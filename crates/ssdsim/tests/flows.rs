@@ -256,9 +256,12 @@ fn buffered_and_direct_flows_run_together() {
     c.sim.alone_runs = false;
     let r = run_config(&c, &opts()).unwrap().report;
     let f = flows(&r);
-    // The buffered flow's own application and page-cache statistics.
+    // The buffered flow's own application statistics; the host's page
+    // cache is the run's, reported once.
     assert_eq!(f[0]["app"]["writes"].as_u64(), Some(4000));
-    assert!(f[0]["page_cache"].is_object());
+    assert!(f[0].get("page_cache").is_none());
+    assert!(r.extra["page_cache"].is_object());
+    assert!(r.extra["host_cpu"].is_object());
     // end_fsync: every byte it wrote reached the device.
     assert_eq!(n(&f[0], "bytes_written"), 4000.0 * 4096.0);
     assert_eq!(n(&f[1], "reads"), 4000.0);
@@ -481,4 +484,76 @@ fn a_stonewall_flow_starts_when_the_others_end_and_keeps_its_arrivals() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("flow.1.runtime"), "{e}");
+}
+
+#[test]
+fn file_level_flows_share_one_host() {
+    let cfg = |flows: usize| {
+        let mut t = String::from("[sim]\nseed = 3\ntime_limit = \"40ms\"\nalone_runs = false\n");
+        for i in 0..flows {
+            t.push_str(&format!(
+                "[[flow]]\nname = \"mail{i}\"\npersonality = {{ kind = \"varmail\", level = \"file\" }}\n"
+            ));
+        }
+        SsdConfig::from_toml_over(None, &t, "f.toml").unwrap()
+    };
+    let run = |c: &SsdConfig| {
+        let mut r = run_config(c, &opts()).unwrap().report;
+        r.run.wall_s = 0.0;
+        r.run.precondition_wall_s = 0.0;
+        r
+    };
+    let one = run(&cfg(1));
+    let two = run(&cfg(2));
+    // One cache for the host: the application memory it leaves out is both
+    // applications', and its section is the run's, not a flow's.
+    let app = |r: &ssd_core::stats::Report| {
+        r.extra["page_cache"]["memory"]["application_bytes"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(app(&two), 2 * app(&one));
+    for f in flows(&two) {
+        assert!(f.get("page_cache").is_none());
+        // Each flow's own application, calls and file system.
+        assert!(n(&f["app"], "calls") > 100.0, "{}", f["app"]);
+        assert!(n(&f["app"]["latency_us"]["fsync"], "count") > 0.0);
+        assert!(f["file_system"].is_object());
+        assert!(n(&f, "writes") > 0.0);
+    }
+    // Same configuration and seed, same report.
+    let again = run(&cfg(2));
+    assert_eq!(
+        serde_json::to_string(&two).unwrap(),
+        serde_json::to_string(&again).unwrap()
+    );
+}
+
+#[test]
+fn a_buffered_flow_must_start_on_a_host_page() {
+    // 2 KiB NAND pages split in three: a share may start mid 4 KiB page,
+    // which the host's page cache cannot address.
+    let mut c = SsdConfig {
+        nand: ssd_core::config::NandConfig::preset("chip1").unwrap(),
+        ..SsdConfig::default()
+    };
+    let buffered = |name: &str| {
+        let mut f = flow(name, RwMode::Write, 1, 100, FlowPriority::Medium);
+        f.workload.as_mut().unwrap().direct = false;
+        f
+    };
+    c.flows = vec![buffered("a"), buffered("b"), buffered("c")];
+    let e = c.validate().unwrap_err().to_string();
+    assert!(e.starts_with("flow.1") && e.contains("4 KiB page"), "{e}");
+    // Direct flows address sectors: the same split is theirs to use.
+    for f in &mut c.flows {
+        f.workload.as_mut().unwrap().direct = true;
+    }
+    assert!(c.validate().is_ok());
+    // Shared space starts every flow at sector 0.
+    for f in &mut c.flows {
+        f.workload.as_mut().unwrap().direct = false;
+    }
+    c.sim.flow_space = FlowSpace::Shared;
+    assert!(c.validate().is_ok());
 }

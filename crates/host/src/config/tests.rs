@@ -352,32 +352,3 @@ fn a_device_file_is_a_drive() {
     assert!(is_device_file("a/b") && is_device_file("x.toml") && !is_device_file("sun-ssd-i"));
     let _ = std::fs::remove_dir_all(&dir);
 }
-
-/// Two buffered flows each have a page cache of their own: said in a note,
-/// as it is not how Linux runs them; one buffered flow beside a direct one,
-/// or direct flows only, have nothing to say.
-#[test]
-fn buffered_flows_with_a_cache_each_are_noted() {
-    let flows = |a: bool, b: bool| {
-        format!(
-            "[[flow]]\nname = \"a\"\n[flow.workload]\nrw = \"randwrite\"\ndirect = {a}\n\
-             [[flow]]\nname = \"b\"\n[flow.workload]\nrw = \"randread\"\ndirect = {b}\n"
-        )
-    };
-    let notes = |a, b| {
-        SsdConfig::from_toml_over(None, &flows(a, b), "x.toml")
-            .unwrap()
-            .notes()
-    };
-    let n = notes(false, false);
-    assert_eq!(n.len(), 1, "{n:?}");
-    assert!(
-        n[0].starts_with(
-            "the buffered flows a, b each have a page cache and a flusher of their own"
-        ),
-        "{n:?}"
-    );
-    assert!(n[0].contains("page_cache.memory = 2GiB"), "{n:?}");
-    assert!(notes(true, false).is_empty());
-    assert!(notes(true, true).is_empty());
-}
