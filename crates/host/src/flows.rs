@@ -204,7 +204,8 @@ impl FlowConfig {
         Ok(())
     }
 
-    /// Does the flow go through a page cache of its own?
+    /// Does the flow go through the page cache (buffered I/O, on the one
+    /// host the run's buffered flows share)?
     pub fn buffered(&self) -> bool {
         if self.trace.is_some() {
             return false;
