@@ -706,6 +706,24 @@ fn check_flows(c: &SsdConfig, logical_bytes: u64) -> Result<(), ConfigError> {
             format!("{buffered} buffered flows: a host's page cache serves at most 32"),
         ));
     }
+    // Each file-level flow makes its own file system on its share; in
+    // shared space every share is the whole drive, and two file systems
+    // would be made on the same sectors.
+    if c.sim.flow_space == crate::flows::FlowSpace::Shared {
+        let mut fs = c.flows.iter().enumerate().filter(|(_, f)| {
+            f.personality
+                .as_ref()
+                .is_some_and(|p| p.level == crate::personality::PersonalityLevel::File)
+        });
+        if let (Some((i, _)), Some((j, _))) = (fs.next(), fs.next()) {
+            return Err(invalid(
+                &format!("flow.{j}.personality"),
+                format!(
+                    "a file-level flow makes a file system on its share of the drive, and with sim.flow_space = \"shared\" flow.{i}'s is the same whole drive: two file systems cannot be made on the same sectors (use \"split\", or one file-level flow)"
+                ),
+            ));
+        }
+    }
     Ok(())
 }
 

@@ -557,3 +557,19 @@ fn a_buffered_flow_must_start_on_a_host_page() {
     c.sim.flow_space = FlowSpace::Shared;
     assert!(c.validate().is_ok());
 }
+
+#[test]
+fn two_file_systems_are_not_made_on_one_shared_drive() {
+    let load = |space: &str| {
+        let t = format!(
+            "[sim]\nflow_space = \"{space}\"\n[[flow]]\nname = \"a\"\npersonality = {{ kind = \"varmail\", level = \"file\" }}\n[[flow]]\nname = \"b\"\nworkload = {{ rw = \"write\" }}\n[[flow]]\nname = \"c\"\npersonality = {{ kind = \"webserver\", level = \"file\" }}\n"
+        );
+        SsdConfig::from_toml_over(None, &t, "f.toml").and_then(|c| c.validate().map(|_| ()))
+    };
+    let e = load("shared").unwrap_err().to_string();
+    assert!(
+        e.starts_with("flow.2.personality") && e.contains("flow.0"),
+        "{e}"
+    );
+    load("split").unwrap();
+}
