@@ -578,8 +578,6 @@ pub struct PageCache<S: AppSource> {
     /// Linux's flusher sleeps in `f2fs_submit_page_write` until the log's
     /// zone is written.
     zone_held_flusher: usize,
-    /// Writes that waited in a [`ZoneLog`].
-    zone_waits: u64,
     /// Threads the steps looked at (see [`PageCache::thread_visits`]).
     visits: u64,
     next_periodic: Option<SimTime>,
@@ -700,6 +698,7 @@ impl<S: AppSource> PageCache<S> {
                 tag: if n == 1 { 0 } else { (k as u32) << shift },
                 stats: AppStats::default(),
                 start: None,
+                zone_waits: 0,
             });
         }
         let flusher = Thread::new(FLUSHER_STREAM, 0);
@@ -753,7 +752,6 @@ impl<S: AppSource> PageCache<S> {
             zone_logs: Vec::new(),
             zone_held: 0,
             zone_held_flusher: 0,
-            zone_waits: 0,
             visits: 0,
             next_periodic: None,
             now: SimTime::ZERO,
@@ -926,7 +924,8 @@ impl<S: AppSource> PageCache<S> {
             log.held.push_back((k as u32, r, ends));
             self.zone_held += 1;
             self.zone_held_flusher += usize::from(k == 0);
-            self.zone_waits += 1;
+            let te = self.tenant_of_request(k, &r);
+            self.tenants[te].zone_waits += 1;
             return;
         }
         if ends {
@@ -1447,8 +1446,8 @@ impl<S: AppSource> RequestSource for PageCache<S> {
         if self.tenants[0].done && self.nr_dirty > 0 {
             n.push(("page_cache_dirty_pages_left_at_end".into(), self.nr_dirty()));
         }
-        if self.zone_waits > 0 {
-            n.push(("zone_log_waits".into(), self.zone_waits));
+        if self.tenants[0].zone_waits > 0 {
+            n.push(("zone_log_waits".into(), self.tenants[0].zone_waits));
         }
         n
     }

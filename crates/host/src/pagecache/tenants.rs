@@ -90,6 +90,8 @@ pub(super) struct Tenant<S> {
     pub(super) stats: AppStats,
     /// Where its statistics start.
     pub(super) start: Option<SimTime>,
+    /// Its writes that waited in a file system's [`ZoneLog`].
+    pub(super) zone_waits: u64,
 }
 
 impl<S: AppSource> PageCache<S> {
@@ -430,6 +432,9 @@ impl<S: AppSource> PageCache<S> {
             if dirty > 0 {
                 n.push(("page_cache_dirty_pages_left_at_end".into(), dirty));
             }
+        }
+        if te.zone_waits > 0 {
+            n.push(("zone_log_waits".into(), te.zone_waits));
         }
         n
     }
