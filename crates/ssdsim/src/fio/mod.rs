@@ -564,7 +564,18 @@ fn apply(
                 }
             }
             "bs" | "blocksize" | "bsrange" | "blocksize_range" | "bssplit" => {
-                for (d, part) in by_direction(v).into_iter().enumerate() {
+                let parts = by_direction(v);
+                if parts.iter().all(Option::is_none) {
+                    if k == "bssplit" {
+                        // fio takes an empty split and keeps its sizes.
+                        job.ignored.push(format!("{k} (empty, line {line})"));
+                        continue;
+                    }
+                    // fio: "failed parsing bs=" (an empty direction keeps
+                    // its default, `bs=,8k`; no direction at all is none).
+                    return Err(e(format!("{k}: no size given ({k}={:?})", clip(v))));
+                }
+                for (d, part) in parts.into_iter().enumerate() {
                     let Some(part) = part else { continue };
                     let draw = match k {
                         "bs" | "blocksize" => BsDraw::Fixed(size(part)?.0),

@@ -481,3 +481,34 @@ fn a_huge_option_is_quoted_short() {
     let e = parse_str(&text, "t.fio", &WorkloadConfig::default()).unwrap_err();
     assert!(e.to_string().len() < 2000, "{}", e.to_string().len());
 }
+
+#[test]
+fn a_size_option_without_a_size_is_refused_as_fio_refuses_it() {
+    // fio: "failed parsing bs=" for `bs=` and `bs=,`; an empty direction
+    // beside a given one keeps its default (`bs=,8k`, `bs=4k,`).
+    let p = |bs: &str| {
+        parse_str(
+            &format!("[j]\ndirect=1\nrw=randrw\nbs={bs}\n"),
+            "t.fio",
+            &WorkloadConfig::default(),
+        )
+    };
+    for bad in ["", " ", ","] {
+        let e = p(bad).unwrap_err().to_string();
+        assert!(e.contains("t.fio:4") && e.contains("bs"), "{bad:?}: {e}");
+    }
+    for good in [",8k", "4k,"] {
+        p(good).unwrap();
+    }
+    let e = p("-").unwrap_err().to_string();
+    assert!(e.contains("t.fio:4"), "{e}");
+    // fio takes an empty bssplit and keeps its sizes: so does the job,
+    // saying so.
+    let (_, job) = parse_str(
+        "[j]\ndirect=1\nrw=randrw\nbssplit=\n",
+        "t.fio",
+        &WorkloadConfig::default(),
+    )
+    .unwrap();
+    assert!(job.ignored.iter().any(|i| i.contains("bssplit")));
+}
