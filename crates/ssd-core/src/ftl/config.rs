@@ -626,7 +626,7 @@ impl FtlConfig {
             return Err(invalid(
                 "ftl.op",
                 format!(
-                    "over-provisioning {op} leaves {spare_blocks_per_plane} spare blocks per plane; the FTL needs at least {need} (gc_threshold_blocks + 2: an open block and one to reclaim): raise op or blocks_per_plane"
+                    "over-provisioning {op} leaves {spare_blocks_per_plane} spare blocks per plane; the FTL needs at least {need} (gc_threshold_blocks + 2: an open block and one to reclaim): raise ftl.op or nand.blocks_per_plane"
                 ),
             ));
         }
