@@ -160,13 +160,28 @@ pub fn text(r: &Report) -> String {
         }
     }
     if let Some(a) = r.extra.get("app") {
-        app_lines(&mut o, a, r.extra.get("page_cache"));
+        app_lines(&mut o, None, a);
+        if let Some(p) = r.extra.get("page_cache") {
+            cache_lines(&mut o, p);
+        }
     }
     if let (Some(f), Some(p)) = (r.extra.get("file_system"), r.extra.get("page_cache")) {
         fs_lines(&mut o, f, p);
     }
     if let Some(f) = r.extra.get("flows").and_then(|f| f.as_array()) {
         flow_lines(&mut o, f, r.extra.get("fairness"));
+        // Buffered flows: each one's calls, then the cache of the host
+        // they share.
+        for x in f {
+            if let (Some(a), Some(name)) = (x.get("app"), x["name"].as_str()) {
+                app_lines(&mut o, Some(name), a);
+            }
+        }
+        if !r.extra.contains_key("app") {
+            if let Some(p) = r.extra.get("page_cache") {
+                cache_lines(&mut o, p);
+            }
+        }
     }
     for (k, v) in &r.extra {
         if matches!(
@@ -305,11 +320,13 @@ fn fs_lines(o: &mut String, f: &serde_json::Value, p: &serde_json::Value) {
     );
 }
 
-fn app_lines(o: &mut String, a: &serde_json::Value, pc: Option<&serde_json::Value>) {
+/// An application's calls (`app`): the run's, or flow `flow`'s.
+fn app_lines(o: &mut String, flow: Option<&str>, a: &serde_json::Value) {
     let n = num_at;
+    let who = flow.map(|f| format!("{f}: ")).unwrap_or_default();
     let _ = writeln!(
         o,
-        "app      {} calls ({} reads, {} writes, {} fsyncs, {} trims) in {:.6} s: {:.0} IOPS, {:.2} MB/s",
+        "app      {who}{} calls ({} reads, {} writes, {} fsyncs, {} trims) in {:.6} s: {:.0} IOPS, {:.2} MB/s",
         n(a, &["calls"]),
         n(a, &["reads"]),
         n(a, &["writes"]),
@@ -328,7 +345,11 @@ fn app_lines(o: &mut String, a: &serde_json::Value, pc: Option<&serde_json::Valu
             lat_line(o, k, &l);
         }
     }
-    let Some(p) = pc else { return };
+}
+
+/// The host's page cache (`page_cache`).
+fn cache_lines(o: &mut String, p: &serde_json::Value) {
+    let n = num_at;
     let _ = writeln!(
         o,
         "cache    {} hits, {} misses (hit ratio {:.4}); {} read requests for {} pages ({} readahead); {} evictions",

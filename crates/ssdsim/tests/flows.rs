@@ -521,6 +521,12 @@ fn file_level_flows_share_one_host() {
         assert!(f["file_system"].is_object());
         assert!(n(&f, "writes") > 0.0);
     }
+    // The text report: each flow's calls, then the host's one cache.
+    let t = ssdsim::output::text(&two);
+    for name in ["mail0", "mail1"] {
+        assert!(t.contains(&format!("app      {name}: ")), "{t}");
+    }
+    assert_eq!(t.matches("\ncache    ").count(), 1, "{t}");
     // Same configuration and seed, same report.
     let again = run(&cfg(2));
     assert_eq!(
