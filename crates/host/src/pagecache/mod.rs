@@ -491,8 +491,6 @@ pub struct PageCache<S: AppSource> {
     /// part (all bits with one tenant).
     shift: u32,
     mask: u32,
-    /// Calls outstanding, of every tenant.
-    outstanding: u32,
     /// An error met in a hook (kept to end the run at the next step).
     error: Option<SourceError>,
     cfg: PageCacheConfig,
@@ -562,9 +560,6 @@ pub struct PageCache<S: AppSource> {
     /// booked), by that time: the step wakes them, `wake_at` reports the
     /// first.
     timers: BTreeSet<(SimTime, u32)>,
-    /// Threads (the flusher aside) idle with no call queued, and ended.
-    idle_empty: usize,
-    done: usize,
     /// Submitters with requests queued that are not asleep, in index order
     /// (the order `poll` hands requests out in), and requests queued.
     out_ready: IdSet,
@@ -706,7 +701,6 @@ impl<S: AppSource> PageCache<S> {
             tenants: ts,
             shift,
             mask,
-            outstanding: 0,
             error: None,
             cap: plan.cache / PAGE,
             plan,
@@ -745,8 +739,6 @@ impl<S: AppSource> PageCache<S> {
             reclaim_waiters: Vec::new(),
             ready: IdSet::default(),
             timers: BTreeSet::new(),
-            idle_empty: 0,
-            done: 0,
             out_ready: IdSet::default(),
             out_queued: 0,
             zone_logs: Vec::new(),
@@ -872,7 +864,6 @@ impl<S: AppSource> PageCache<S> {
         }
         self.threads[t].queue.push_back(r);
         self.threads[t].more.push_back((more, extras, seq));
-        self.outstanding += 1;
         self.tenants[k].outstanding += 1;
         self.ready.insert(t);
     }
@@ -1115,9 +1106,9 @@ impl<S: AppSource> PageCache<S> {
     /// Every tenant's application is done: its source ended, its calls
     /// returned, its threads ended.
     fn app_finished(&self) -> bool {
-        self.tenants.iter().all(|t| t.done)
-            && self.outstanding == 0
-            && self.done + 1 == self.threads.len()
+        self.tenants
+            .iter()
+            .all(|t| t.done && t.outstanding == 0 && t.ended == t.threads)
     }
 
     /// Step at `now` unless nothing has happened since the last step at

@@ -169,6 +169,12 @@ impl<S: AppSource> PageCache<S> {
             self.low(ino)
         }
     }
+    /// The run's one application at the drive's start: its numbers are
+    /// the cache's.
+    #[inline]
+    fn untranslated(&self) -> bool {
+        self.tenants.len() == 1 && self.tenants[0].base == 0
+    }
     /// Tenant `k`'s device page or file page `key`, as the cache keys it.
     fn key_in(&self, k: usize, key: u64) -> Result<u64, SourceError> {
         Ok(match file_of(key) {
@@ -180,8 +186,7 @@ impl<S: AppSource> PageCache<S> {
     /// stream carries the flow's slot, its inode the tenant, its sectors
     /// are the drive's.
     pub(super) fn call_in(&self, k: usize, mut r: HostRequest) -> Result<HostRequest, SourceError> {
-        if self.tenants.len() == 1 && self.tenants[0].base == 0 {
-            // The run's one application: its numbers are the cache's.
+        if self.untranslated() {
             return Ok(r);
         }
         let te = &self.tenants[k];
@@ -195,7 +200,7 @@ impl<S: AppSource> PageCache<S> {
     /// What tenant `k`'s file system writes in an fsync or a commit, in
     /// the cache's numbers.
     fn fsync_in(&self, k: usize, mut io: FsyncIo) -> Result<FsyncIo, SourceError> {
-        if self.tenants.len() == 1 && self.tenants[0].base == 0 {
+        if self.untranslated() {
             return Ok(io);
         }
         let base = self.tenants[k].base;
@@ -315,34 +320,21 @@ impl<S: AppSource> PageCache<S> {
     }
     /// A call of thread `t`'s tenant has returned (or was dropped).
     pub(super) fn returned(&mut self, t: usize) {
-        self.outstanding -= 1;
         let k = self.threads[t].tenant as usize;
         self.tenants[k].outstanding -= 1;
     }
     /// Thread `t` (not the flusher) is idle with nothing queued, or not:
-    /// the counts follow from `was` to `now`.
+    /// its tenant's count follows from `was` to `now`.
     pub(super) fn idle_changed(&mut self, t: usize, was: bool, now: bool) {
-        if was != now {
-            let k = self.threads[t].tenant as usize;
-            if now {
-                self.idle_empty += 1;
-                self.tenants[k].idle_empty += 1;
-            } else {
-                self.idle_empty -= 1;
-                self.tenants[k].idle_empty -= 1;
-            }
-        }
+        let k = self.threads[t].tenant as usize;
+        let n = &mut self.tenants[k].idle_empty;
+        *n = *n + usize::from(now) - usize::from(was);
     }
     /// Thread `t` ended (`ended`) or was woken after it had.
     pub(super) fn ended_changed(&mut self, t: usize, ended: bool) {
         let k = self.threads[t].tenant as usize;
-        if ended {
-            self.done += 1;
-            self.tenants[k].ended += 1;
-        } else {
-            self.done -= 1;
-            self.tenants[k].ended -= 1;
-        }
+        let n = &mut self.tenants[k].ended;
+        *n = if ended { *n + 1 } else { *n - 1 };
     }
 
     /// Tenant `k` is done: its source ended, its calls returned, its
