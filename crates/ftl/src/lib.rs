@@ -66,6 +66,12 @@ macro_rules! any_ftl {
             fn report_zones(&self) -> Vec<ZoneDescriptor> { match self { $(AnyFtl::$variant(f) => f.report_zones()),* } }
             fn report_section(&self) -> Option<(&'static str, serde_json::Value)> { match self { $(AnyFtl::$variant(f) => f.report_section()),* } }
             fn measure_start(&mut self) { match self { $(AnyFtl::$variant(f) => f.measure_start()),* } }
+            fn restore(&mut self, restored: Self) {
+                match (self, restored) {
+                    $((AnyFtl::$variant(f), AnyFtl::$variant(r)) => f.restore(r),)*
+                    (this, restored) => *this = restored,
+                }
+            }
         }
     };
 }
@@ -99,7 +105,7 @@ pub const CONVENTIONAL_FTL_NAMES: &[&str] = &["page", "block", "bast", "fast", "
 /// shares and its own section of `c` ([`ssd_core::config::FtlSection`]).
 pub fn build(c: &FtlConfig, d: &DriveShape) -> Result<AnyFtl, ConfigError> {
     Ok(match c.kind {
-        FtlKind::Page => AnyFtl::Page(PageFtl::new(c, d)),
+        FtlKind::Page => AnyFtl::Page(PageFtl::try_new(c, d)?),
         FtlKind::Block => AnyFtl::Block(BlockFtl::new(c, d)?),
         FtlKind::Bast => AnyFtl::Bast(Bast::new(c, d)?),
         FtlKind::Fast => AnyFtl::Fast(Fast::new(c, d)?),

@@ -25,6 +25,18 @@
 //! writes do not form runs), so there the map costs about what the plain table
 //! did, plus 12 bytes a block; the saving is for filled, sequentially written and
 //! read-mostly drives.
+//!
+//! A drive does not keep this map in its DRAM at all: each page's LPN is
+//! written in the page's spare (out-of-band) area, and GC reads it back from
+//! the victim. With a [`Spill`] (`ftl.p2l_store`, [`ssd_core::config::P2lStore`])
+//! the map does the same: a dense block's chunk goes to an unnamed temporary
+//! file when the block's last page is programmed (the block is then
+//! **spilled**, its header alone in memory), and [`P2l::view`] reads it back
+//! into a chunk when GC or levelling collects the block. Only open blocks and
+//! the block being collected keep their chunks in memory, so a random-write
+//! steady state costs 12 bytes a block instead of 4 bytes a page. The entries
+//! are the same either way; so is what [`P2l`] serialises (a saved state
+//! loads under either store).
 
 use ssd_core::{BlockId, Geometry, Ppn};
 
@@ -32,6 +44,12 @@ use ssd_core::{BlockId, Geometry, Ppn};
 const NONE: u32 = u32::MAX;
 /// Flag in [`Meta::n`]: the block's entries live in the slab chunk at `Meta::a`.
 const DENSE: u32 = 1 << 31;
+/// Flag in [`Meta::n`]: the block is full and its entries live in the spill
+/// file, `pages_per_block` little-endian `u32`s at the block's index times
+/// that many (`Meta::a` unused).
+const SPILLED: u32 = 1 << 30;
+/// Both flags: what masks them off leaves the written count.
+const FLAGS: u32 = DENSE | SPILLED;
 
 /// Per-block header, kept together so a lookup touches one cache line.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -42,7 +60,8 @@ struct Meta {
     /// Run: LPN step between consecutive pages (wrapping arithmetic, so any two
     /// first LPNs, including a descending pair, start a run).
     stride: u32,
-    /// Pages programmed since the last erase, or'ed with [`DENSE`].
+    /// Pages programmed since the last erase, or'ed with [`DENSE`] or
+    /// [`SPILLED`].
     n: u32,
 }
 
@@ -62,8 +81,10 @@ impl BlockView {
     }
 }
 
-/// The compressed P2L map (see the module docs).
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+/// The compressed P2L map (see the module docs). It serialises as
+/// `P2lRepr`, every chunk in the slab, whether or not it spills.
+#[derive(Clone, Debug, serde::Deserialize)]
+#[serde(from = "P2lRepr")]
 pub struct P2l {
     ppb: u32,
     /// log2(ppb) when it is a power of two (a shift instead of a division).
@@ -74,10 +95,327 @@ pub struct P2l {
     slab: Vec<u32>,
     /// Offsets of the chunks not owned by any block (reused last-freed first).
     free: Vec<u32>,
+    /// Where full dense blocks' chunks go, if they leave memory.
+    spill: Option<Spill>,
+}
+
+/// What a [`P2l`] serialises as: the map with every dense block's chunk in
+/// the slab (a spilled block's after the in-memory ones).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct P2lRepr {
+    ppb: u32,
+    ppb_shift: Option<u32>,
+    meta: Vec<Meta>,
+    slab: Vec<u32>,
+    free: Vec<u32>,
+}
+
+impl From<P2lRepr> for P2l {
+    fn from(r: P2lRepr) -> P2l {
+        P2l {
+            ppb: r.ppb,
+            ppb_shift: r.ppb_shift,
+            meta: r.meta,
+            slab: r.slab,
+            free: r.free,
+            spill: None,
+        }
+    }
+}
+
+/// The file full dense blocks' chunks spill to: an unnamed temporary file
+/// (removed by the system when it is closed) of slots of one chunk each
+/// (`4 * ppb` bytes), twice as many slots as the drive has blocks. A chunk
+/// goes to the first free slot at or after the last one taken, round the
+/// ring: so the chunks written within a while lie together, and the
+/// system writes few pages of the file back to disk for them (a chunk at
+/// its block's place would dirty a page of the file for each block closed
+/// and write nearly the whole file back every 30 s). Read and written at
+/// offsets only, so copies of a map never share a file position.
+///
+/// Chunks written to consecutive slots (most: the ring is twice the blocks)
+/// wait in `pending`, up to [`Spill::PENDING_CHUNKS`] of them, and go to the
+/// file in one write; reads look there first.
+#[derive(Debug)]
+pub struct Spill {
+    file: std::fs::File,
+    /// The slots taken, a bit each (a multiple of 64 slots).
+    used: Vec<u64>,
+    /// Where the search for a free slot starts.
+    cursor: usize,
+    /// Chunks of the consecutive slots from `pending_slot` not yet written
+    /// to the file, their entries end to end.
+    pending: Vec<u32>,
+    pending_slot: u32,
+    /// Entries of a chunk (`pages_per_block`; 0 until the first write).
+    ppb: usize,
+}
+
+impl Spill {
+    /// A new, empty spill file for a drive of `blocks` blocks in the
+    /// system's temporary directory (`$TMPDIR`, else `/tmp`); the error
+    /// says where it was tried.
+    pub fn new(blocks: usize) -> Result<Spill, String> {
+        let dir = std::env::temp_dir();
+        let file = tempfile::tempfile_in(&dir).map_err(|e| {
+            format!(
+                "cannot create a temporary file in {} for the P2L: {e}",
+                dir.display()
+            )
+        })?;
+        Ok(Spill {
+            file,
+            used: vec![0; (2 * blocks + 1).div_ceil(64)],
+            cursor: 0,
+            pending: Vec::new(),
+            pending_slot: 0,
+            ppb: 0,
+        })
+    }
+
+    /// Consecutive chunks written to the file at once.
+    pub const PENDING_CHUNKS: usize = 64;
+
+    /// The slots `pending` holds.
+    fn pending_slots(&self) -> std::ops::Range<u32> {
+        let n = self.pending.len().checked_div(self.ppb).unwrap_or(0);
+        self.pending_slot..self.pending_slot + n as u32
+    }
+
+    /// Write the pending chunks to the file.
+    fn flush(&mut self) {
+        let mut off = self.pending_slot as u64 * self.ppb as u64 * 4;
+        let mut bytes = [0u8; 4096];
+        for piece in self.pending.chunks(1024) {
+            let n = piece.len() * 4;
+            for (d, e) in bytes.chunks_exact_mut(4).zip(piece) {
+                d.copy_from_slice(&e.to_le_bytes());
+            }
+            if let Err(e) = write_at(&self.file, &bytes[..n], off) {
+                Self::failed("writing", e);
+            }
+            off += n as u64;
+        }
+        self.pending.clear();
+    }
+
+    /// An I/O error on the file: the run cannot go on (the disk is full or
+    /// gone), so it stops, saying which file and why.
+    fn failed(what: &str, e: std::io::Error) -> ! {
+        panic!(
+            "ftl.p2l_store: {what} the P2L's temporary file in {} failed: {e}",
+            std::env::temp_dir().display()
+        )
+    }
+
+    /// Take the first free slot from the cursor on, round the ring (one is
+    /// free: at most one slot a block is taken, of twice as many).
+    fn take(&mut self) -> u32 {
+        let words = self.used.len();
+        let (mut w, mut bit) = (self.cursor / 64, self.cursor % 64);
+        for _ in 0..=words {
+            let free = !self.used[w] >> bit << bit;
+            if free != 0 {
+                let b = free.trailing_zeros() as usize;
+                self.used[w] |= 1 << b;
+                let slot = w * 64 + b;
+                self.cursor = (slot + 1) % (words * 64);
+                return slot as u32;
+            }
+            (w, bit) = ((w + 1) % words, 0);
+        }
+        unreachable!("P2L spill: every slot taken")
+    }
+
+    /// Give slot `slot` back.
+    fn release(&mut self, slot: u32) {
+        let (w, b) = (slot as usize / 64, slot % 64);
+        debug_assert!(self.used[w] & (1 << b) != 0, "P2L spill: slot {slot} free");
+        self.used[w] &= !(1 << b);
+    }
+
+    /// Whether slot `slot` is taken.
+    fn taken(&self, slot: u32) -> bool {
+        self.used
+            .get(slot as usize / 64)
+            .is_some_and(|w| w & (1 << (slot % 64)) != 0)
+    }
+
+    /// Write `chunk` to a free slot, and say which.
+    fn write(&mut self, chunk: &[u32]) -> u32 {
+        let slot = self.take();
+        self.ppb = chunk.len();
+        let held = self.pending_slots();
+        // A slot taken again while its old chunk waits is never the next
+        // one: the old chunk goes first, the new one after it.
+        if slot != held.end || held.len() == Self::PENDING_CHUNKS {
+            self.flush();
+            self.pending_slot = slot;
+        }
+        self.pending.extend_from_slice(chunk);
+        slot
+    }
+
+    /// Read the chunk in slot `slot` into `chunk`.
+    fn read(&self, slot: u32, chunk: &mut [u32]) {
+        if self.pending_slots().contains(&slot) {
+            let at = (slot - self.pending_slot) as usize * chunk.len();
+            chunk.copy_from_slice(&self.pending[at..at + chunk.len()]);
+            return;
+        }
+        let mut off = slot as u64 * chunk.len() as u64 * 4;
+        let mut bytes = [0u8; 1024];
+        for piece in chunk.chunks_mut(256) {
+            let n = piece.len() * 4;
+            if let Err(e) = read_at(&self.file, &mut bytes[..n], off) {
+                Self::failed("reading", e);
+            }
+            for (e, d) in piece.iter_mut().zip(bytes.chunks_exact(4)) {
+                *e = u32::from_le_bytes([d[0], d[1], d[2], d[3]]);
+            }
+            off += n as u64;
+        }
+    }
+
+    /// Entry `k` of the chunk of `ppb` entries in slot `slot`.
+    fn entry(&self, slot: u32, ppb: u32, k: u32) -> u32 {
+        if self.pending_slots().contains(&slot) {
+            return self.pending[(slot - self.pending_slot) as usize * ppb as usize + k as usize];
+        }
+        let mut d = [0u8; 4];
+        let off = (slot as u64 * ppb as u64 + k as u64) * 4;
+        if let Err(e) = read_at(&self.file, &mut d, off) {
+            Self::failed("reading", e);
+        }
+        u32::from_le_bytes(d)
+    }
+}
+
+impl Clone for Spill {
+    /// A copy in a file of its own (the system copies the bytes).
+    fn clone(&self) -> Spill {
+        use std::io::Seek;
+        let dir = std::env::temp_dir();
+        let file = tempfile::tempfile_in(&dir).unwrap_or_else(|e| Self::failed("creating", e));
+        let mut copy = Spill {
+            file,
+            used: self.used.clone(),
+            cursor: self.cursor,
+            pending: self.pending.clone(),
+            pending_slot: self.pending_slot,
+            ppb: self.ppb,
+        };
+        let mut from = &self.file;
+        let copied = from
+            .rewind()
+            .and_then(|_| std::io::copy(&mut from, &mut copy.file));
+        if let Err(e) = copied {
+            Self::failed("copying", e);
+        }
+        copy
+    }
+}
+
+#[cfg(unix)]
+fn write_at(f: &std::fs::File, buf: &[u8], off: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::write_all_at(f, buf, off)
+}
+
+#[cfg(unix)]
+fn read_at(f: &std::fs::File, buf: &mut [u8], off: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(f, buf, off)
+}
+
+#[cfg(windows)]
+fn write_at(f: &std::fs::File, mut buf: &[u8], mut off: u64) -> std::io::Result<()> {
+    while !buf.is_empty() {
+        let n = std::os::windows::fs::FileExt::seek_write(f, buf, off)?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        buf = &buf[n..];
+        off += n as u64;
+    }
+    Ok(())
+}
+
+#[cfg(windows)]
+fn read_at(f: &std::fs::File, mut buf: &mut [u8], mut off: u64) -> std::io::Result<()> {
+    while !buf.is_empty() {
+        let n = std::os::windows::fs::FileExt::seek_read(f, buf, off)?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        buf = &mut buf[n..];
+        off += n as u64;
+    }
+    Ok(())
+}
+
+impl serde::Serialize for P2l {
+    /// As `P2lRepr`: a spilled block's header names a chunk past the
+    /// in-memory slab, and its entries follow the slab's, read from the
+    /// file block by block.
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeSeq, SerializeStruct};
+        let spilled: Vec<usize> = (0..self.meta.len())
+            .filter(|&b| self.meta[b].n & SPILLED != 0)
+            .collect();
+        struct Metas<'a>(&'a P2l);
+        impl serde::Serialize for Metas<'_> {
+            fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+                let m = self.0;
+                let mut next = m.slab.len() as u32;
+                let mut seq = ser.serialize_seq(Some(m.meta.len()))?;
+                for e in &m.meta {
+                    if e.n & SPILLED != 0 {
+                        seq.serialize_element(&Meta {
+                            a: next,
+                            stride: 0,
+                            n: (e.n & !FLAGS) | DENSE,
+                        })?;
+                        next += m.ppb;
+                    } else {
+                        seq.serialize_element(e)?;
+                    }
+                }
+                seq.end()
+            }
+        }
+        struct Slab<'a>(&'a P2l, &'a [usize]);
+        impl serde::Serialize for Slab<'_> {
+            fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+                let (m, spilled) = (self.0, self.1);
+                let ppb = m.ppb as usize;
+                let mut seq = ser.serialize_seq(Some(m.slab.len() + spilled.len() * ppb))?;
+                for e in &m.slab {
+                    seq.serialize_element(e)?;
+                }
+                if let Some(sp) = &m.spill {
+                    let mut chunk = vec![0u32; ppb];
+                    for &b in spilled {
+                        sp.read(m.meta[b].a, &mut chunk);
+                        for e in &chunk {
+                            seq.serialize_element(e)?;
+                        }
+                    }
+                }
+                seq.end()
+            }
+        }
+        let mut st = ser.serialize_struct("P2lRepr", 5)?;
+        st.serialize_field("ppb", &self.ppb)?;
+        st.serialize_field("ppb_shift", &self.ppb_shift)?;
+        st.serialize_field("meta", &Metas(self))?;
+        st.serialize_field("slab", &Slab(self, &spilled))?;
+        st.serialize_field("free", &self.free)?;
+        st.end()
+    }
 }
 
 impl P2l {
-    /// An empty map (every block erased) for the drive `g`.
+    /// An empty map (every block erased) for the drive `g`, its full dense
+    /// blocks' chunks kept in memory.
     pub fn new(g: &Geometry) -> P2l {
         P2l {
             ppb: g.pages_per_block,
@@ -88,7 +426,107 @@ impl P2l {
             meta: vec![Meta::default(); g.total_blocks() as usize],
             slab: Vec::new(),
             free: Vec::new(),
+            spill: None,
         }
+    }
+
+    /// Keep full dense blocks' chunks in `spill` (None: in memory) from now
+    /// on: the chunks of the full dense blocks the map holds move there (or
+    /// back into memory), and the slab keeps only the others'.
+    pub fn set_spill(&mut self, spill: Option<Spill>) {
+        // Every spilled block back in memory, then out again to the new file.
+        for b in 0..self.meta.len() {
+            if self.meta[b].n & SPILLED != 0 {
+                self.unspill(b);
+            }
+        }
+        self.spill = spill;
+        if self.spill.is_some() {
+            for b in 0..self.meta.len() {
+                let m = self.meta[b];
+                if m.n & DENSE != 0 && m.n & !FLAGS == self.ppb {
+                    self.spill_out(b);
+                }
+            }
+            self.compact();
+        }
+    }
+
+    /// Whether full dense blocks' chunks go to a file.
+    pub fn spills(&self) -> bool {
+        self.spill.is_some()
+    }
+
+    /// Take the map's spill file, its spilled chunks read back into memory
+    /// first.
+    pub fn take_spill(&mut self) -> Option<Spill> {
+        for b in 0..self.meta.len() {
+            if self.meta[b].n & SPILLED != 0 {
+                self.unspill(b);
+            }
+        }
+        self.spill.take()
+    }
+
+    /// Rebuild the slab with the chunks blocks own, in block order, and no
+    /// free ones (after many chunks left it).
+    fn compact(&mut self) {
+        let ppb = self.ppb as usize;
+        let mut slab = Vec::new();
+        for m in &mut self.meta {
+            if m.n & DENSE != 0 {
+                let a = m.a as usize;
+                m.a = slab.len() as u32;
+                slab.extend_from_slice(&self.slab[a..a + ppb]);
+            }
+        }
+        self.slab = slab;
+        self.free = Vec::new();
+    }
+
+    /// Move full dense block `b`'s chunk to the spill file.
+    #[cold]
+    #[inline(never)]
+    fn spill_out(&mut self, b: usize) {
+        let ppb = self.ppb as usize;
+        let m = &mut self.meta[b];
+        debug_assert!(m.n & DENSE != 0 && m.n & !FLAGS == self.ppb);
+        let a = m.a;
+        let Some(sp) = self.spill.as_mut() else {
+            return;
+        };
+        *m = Meta {
+            a: sp.write(&self.slab[a as usize..a as usize + ppb]),
+            stride: 0,
+            n: self.ppb | SPILLED,
+        };
+        self.free.push(a);
+    }
+
+    /// Read spilled block `b`'s chunk back into the slab (a dense block
+    /// again).
+    #[cold]
+    #[inline(never)]
+    fn unspill(&mut self, b: usize) {
+        let ppb = self.ppb as usize;
+        let c = match self.free.pop() {
+            Some(c) => c as usize,
+            None => {
+                let c = self.slab.len();
+                self.slab.resize(c + ppb, NONE);
+                c
+            }
+        };
+        if let Some(sp) = self.spill.as_mut() {
+            let slot = self.meta[b].a;
+            sp.read(slot, &mut self.slab[c..c + ppb]);
+            sp.release(slot);
+        }
+        self.meta[b] = Meta {
+            a: c as u32,
+            stride: 0,
+            n: self.ppb | DENSE,
+        };
     }
 
     #[inline(always)]
@@ -130,6 +568,9 @@ impl P2l {
             let i = (m.a + k) as usize;
             m.n += 1;
             self.slab[i] = lpn;
+            if k + 1 == self.ppb && self.spill.is_some() {
+                self.spill_out(b);
+            }
             return;
         }
         if k == 0 {
@@ -169,6 +610,9 @@ impl P2l {
             stride: 0,
             n: (n + 1) | DENSE,
         };
+        if k + 1 == self.ppb && self.spill.is_some() {
+            self.spill_out(b);
+        }
     }
 
     /// The LPN page `p` was programmed with, or None if it has not been
@@ -184,10 +628,12 @@ impl P2l {
     #[inline(always)]
     pub fn get_in(&self, b: BlockId, k: u32) -> Option<u32> {
         let m = self.meta[b.0 as usize];
-        if k >= m.n & !DENSE {
+        if k >= m.n & !FLAGS {
             None
         } else if m.n & DENSE != 0 {
             Some(self.slab[(m.a + k) as usize])
+        } else if m.n & SPILLED != 0 {
+            self.spill.as_ref().map(|sp| sp.entry(m.a, self.ppb, k))
         } else {
             Some(m.a.wrapping_add(k.wrapping_mul(m.stride)))
         }
@@ -215,16 +661,29 @@ impl P2l {
     }
 
     /// A snapshot of block `b`'s entries for a scan (one header load for the
-    /// whole block); read them with [`P2l::lpn`].
+    /// whole block); read them with [`P2l::lpn`]. A spilled block's chunk is
+    /// read back into memory first (what a drive's GC reads from the
+    /// victim's spare area).
     #[inline]
-    pub fn view(&self, b: BlockId) -> BlockView {
+    pub fn view(&mut self, b: BlockId) -> BlockView {
+        if self.meta[b.0 as usize].n & SPILLED != 0 {
+            self.unspill(b.0 as usize);
+        }
+        self.view_in_memory(b)
+            .expect("a block read back is in memory")
+    }
+
+    /// [`P2l::view`] of a block whose entries are in memory (None for a
+    /// spilled block: nothing is read back).
+    #[inline]
+    pub fn view_in_memory(&self, b: BlockId) -> Option<BlockView> {
         let m = self.meta[b.0 as usize];
-        BlockView {
+        (m.n & SPILLED == 0).then_some(BlockView {
             a: m.a,
             stride: m.stride,
             written: m.n & !DENSE,
             dense: m.n & DENSE != 0,
-        }
+        })
     }
 
     /// The LPN of page `k` of the viewed block, `k < v.written()`; valid while the
@@ -242,12 +701,18 @@ impl P2l {
     /// Pages programmed in block `b` since its last erase.
     #[inline]
     pub fn written(&self, b: BlockId) -> u32 {
-        self.meta[b.0 as usize].n & !DENSE
+        self.meta[b.0 as usize].n & !FLAGS
     }
 
-    /// Is block `b` stored as a dense chunk (rather than a run)?
+    /// Is block `b` stored as a dense chunk (rather than a run), in memory
+    /// or spilled?
     pub fn is_dense(&self, b: BlockId) -> bool {
-        self.meta[b.0 as usize].n & DENSE != 0
+        self.meta[b.0 as usize].n & FLAGS != 0
+    }
+
+    /// Is block `b`'s chunk in the spill file?
+    pub fn is_spilled(&self, b: BlockId) -> bool {
+        self.meta[b.0 as usize].n & SPILLED != 0
     }
 
     /// Forget block `b`'s entries (it was erased): a dense block's chunk goes
@@ -256,13 +721,22 @@ impl P2l {
         let m = &mut self.meta[b.0 as usize];
         if m.n & DENSE != 0 {
             self.free.push(m.a);
+        } else if m.n & SPILLED != 0 {
+            if let Some(sp) = self.spill.as_mut() {
+                sp.release(m.a);
+            }
         }
         *m = Meta::default();
     }
 
-    /// Blocks currently stored dense.
+    /// Blocks currently stored dense, in memory.
     pub fn dense_blocks(&self) -> usize {
         self.slab.len() / self.ppb as usize - self.free.len()
+    }
+
+    /// Blocks whose chunks are in the spill file.
+    pub fn spilled_blocks(&self) -> usize {
+        self.meta.iter().filter(|m| m.n & SPILLED != 0).count()
     }
 
     /// Heap bytes held (capacity, not just length).
@@ -284,10 +758,21 @@ impl P2l {
         }
         let chunks = self.slab.len() / ppb;
         let mut owner = vec![NONE; chunks];
+        let mut slots = std::collections::HashSet::new();
         for (b, m) in self.meta.iter().enumerate() {
-            let n = m.n & !DENSE;
+            let n = m.n & !FLAGS;
             if n > self.ppb {
                 return Err(format!("P2L block {b}: {n} pages written of {ppb}"));
+            }
+            if m.n & SPILLED != 0 {
+                let taken = self.spill.as_ref().is_some_and(|sp| sp.taken(m.a));
+                if m.n & DENSE != 0 || n != self.ppb || !taken || !slots.insert(m.a) {
+                    return Err(format!(
+                        "P2L block {b}: spilled, but dense, not full, without a taken slot, or in another block's slot {}",
+                        m.a
+                    ));
+                }
+                continue;
             }
             if m.n & DENSE == 0 {
                 continue;
@@ -321,6 +806,15 @@ impl P2l {
         }
         if let Some(c) = owner.iter().position(|&o| o == NONE) {
             return Err(format!("P2L chunk {c} is neither owned nor free"));
+        }
+        if let Some(sp) = &self.spill {
+            let taken: u32 = sp.used.iter().map(|w| w.count_ones()).sum();
+            if taken as usize != slots.len() {
+                return Err(format!(
+                    "P2L spill: {taken} slots taken, {} blocks spilled",
+                    slots.len()
+                ));
+            }
         }
         Ok(())
     }
@@ -447,6 +941,104 @@ mod tests {
         assert_eq!(m.get(Ppn(256 * 7 + 3)), Some(7 + 2048 * 3));
     }
 
+    #[test]
+    fn full_dense_blocks_spill_and_come_back_when_viewed() {
+        let g = geo(4, 8);
+        let mut m = P2l::new(&g);
+        m.set_spill(Some(Spill::new(g.total_blocks() as usize).unwrap()));
+        let lpns = [9, 3, 7, 1, 0, 12, 5, 8];
+        program(&mut m, &g, 2, &lpns);
+        program(&mut m, &g, 1, &[4, 2, 6]);
+        // The full dense block left memory; the open one did not.
+        assert!(m.is_spilled(BlockId(2)));
+        assert!(!m.is_spilled(BlockId(1)));
+        assert_eq!((m.dense_blocks(), m.spilled_blocks()), (1, 1));
+        assert_eq!(block(&m, &g, 2), lpns.map(Some).to_vec());
+        // A copy has a file of its own.
+        let mut copy = m.clone();
+        m.erase(BlockId(2));
+        program(&mut m, &g, 2, &[1, 2, 4, 3, 5, 6, 7, 8]);
+        let v = copy.view(BlockId(2));
+        assert!(!copy.is_spilled(BlockId(2)));
+        assert_eq!(
+            (0..8).map(|k| copy.lpn(&v, k)).collect::<Vec<_>>(),
+            lpns.to_vec()
+        );
+        assert_eq!(block(&m, &g, 2)[..3], [Some(1), Some(2), Some(4)]);
+        // Back in memory, the slab compacted to the owned chunks.
+        let spill = m.take_spill();
+        assert!(spill.is_some() && !m.spills());
+        assert_eq!((m.dense_blocks(), m.spilled_blocks()), (2, 0));
+        m.set_spill(spill);
+        assert_eq!((m.dense_blocks(), m.spilled_blocks()), (1, 1));
+        assert_eq!(m.slab.len(), 8);
+        m.check().unwrap();
+        copy.check().unwrap();
+    }
+
+    #[test]
+    fn spill_slots_are_taken_in_ring_order_skipping_taken_ones() {
+        // 40 blocks: 81 slots, rounded up to two words.
+        let mut sp = Spill::new(40).unwrap();
+        assert_eq!(sp.used.len(), 2);
+        let first: Vec<u32> = (0..100).map(|_| sp.take()).collect();
+        assert_eq!(first, (0..100).collect::<Vec<_>>());
+        for s in [3, 70, 99] {
+            sp.release(s);
+        }
+        // On from the cursor to the ring's end, then round to the freed.
+        let next: Vec<u32> = (0..31).map(|_| sp.take()).collect();
+        assert_eq!(next[..28], (100..128).collect::<Vec<_>>());
+        assert_eq!(next[28..], [3, 70, 99]);
+        assert!((0..128).all(|s| sp.taken(s)));
+        // A chunk reads back from its slot.
+        let chunk: Vec<u32> = (0..64).map(|i| i * 7 + 1).collect();
+        sp.release(64);
+        let slot = sp.write(&chunk);
+        assert_eq!(slot, 64);
+        let mut back = vec![0; 64];
+        sp.read(slot, &mut back);
+        assert_eq!(back, chunk);
+        assert_eq!(sp.entry(slot, 64, 9), 64);
+        // Read back from the file once written there.
+        sp.flush();
+        let mut back = vec![0; 64];
+        sp.read(slot, &mut back);
+        assert_eq!((back, sp.entry(slot, 64, 9)), (chunk, 64));
+    }
+
+    #[test]
+    fn pending_chunks_go_to_the_file_in_order_and_read_back_from_either() {
+        let mut sp = Spill::new(4).unwrap(); // 64 slots
+        let chunk = |i: u32| vec![i; 4];
+        let slots: Vec<u32> = (0..64).map(|i| sp.write(&chunk(i))).collect();
+        assert_eq!(slots, (0..64).collect::<Vec<_>>());
+        assert_eq!(sp.pending_slots(), 0..64);
+        // A slot of the chunks waiting freed and taken again: the old
+        // chunks are written first, the new one waits.
+        sp.release(10);
+        assert_eq!(sp.write(&chunk(100)), 10);
+        sp.release(11);
+        assert_eq!(sp.write(&chunk(101)), 11);
+        assert_eq!(sp.pending_slots(), 10..12);
+        let read = |sp: &Spill, s: u32| {
+            let mut c = vec![0; 4];
+            sp.read(s, &mut c);
+            c[0]
+        };
+        assert_eq!(
+            [read(&sp, 9), read(&sp, 10), read(&sp, 11), read(&sp, 12)],
+            [9, 100, 101, 12]
+        );
+        // A copy holds what waits too.
+        let copy = sp.clone();
+        sp.flush();
+        assert_eq!(
+            [read(&copy, 10), read(&sp, 10), read(&sp, 11)],
+            [100, 100, 101]
+        );
+    }
+
     #[derive(Clone, Debug)]
     enum Op {
         /// Program `n` pages of block `b`: continue a run with `stride` from the
@@ -481,16 +1073,21 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
 
-        /// Against a plain `Vec<u32>` P2L (NONE = not programmed).
+        /// Against a plain `Vec<u32>` P2L (NONE = not programmed), with full
+        /// dense blocks in memory or spilled to a file.
         #[test]
         fn matches_a_plain_table(
             ppb in prop_oneof![Just(8u32), Just(6u32)],
+            spill in any::<bool>(),
             ops in prop::collection::vec(op(), 1..80),
         ) {
             // 8: shift path; 6: division path.
             let g = geo(3, ppb);
             let ppb = g.pages_per_block;
             let mut m = P2l::new(&g);
+            if spill {
+                m.set_spill(Some(Spill::new(g.total_blocks() as usize).unwrap()));
+            }
             let mut model = vec![NONE; g.total_pages() as usize];
             for op in ops {
                 match op {
@@ -520,11 +1117,23 @@ mod tests {
                 for (p, &l) in model.iter().enumerate() {
                     prop_assert_eq!(m.get(Ppn(p as u32)), (l != NONE).then_some(l), "ppn {}", p);
                 }
+                // What a state file holds reads back as the same map, in
+                // memory, whichever the store.
+                let loaded: P2l = postcard::from_bytes(&postcard::to_stdvec(&m).unwrap()).unwrap();
+                prop_assert!(!loaded.spills());
+                loaded.check().map_err(TestCaseError::fail)?;
+                for (p, &l) in model.iter().enumerate() {
+                    prop_assert_eq!(loaded.get(Ppn(p as u32)), (l != NONE).then_some(l), "loaded ppn {}", p);
+                }
                 for b in 0..g.total_blocks() {
-                    let v = m.view(BlockId(b));
+                    let full_dense = m.is_dense(BlockId(b)) && m.written(BlockId(b)) == ppb;
+                    prop_assert_eq!(m.is_spilled(BlockId(b)), spill && full_dense, "block {}", b);
+                    // A copy reads back what the original holds.
+                    let mut copy = m.clone();
+                    let v = copy.view(BlockId(b));
                     prop_assert_eq!(v.written(), m.written(BlockId(b)));
                     for k in 0..v.written() {
-                        prop_assert_eq!(m.lpn(&v, k), model[(b * ppb + k) as usize]);
+                        prop_assert_eq!(copy.lpn(&v, k), model[(b * ppb + k) as usize]);
                     }
                 }
                 m.check().map_err(TestCaseError::fail)?;

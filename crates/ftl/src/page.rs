@@ -14,10 +14,10 @@
 
 use crate::blocks::{BlockState, Blocks};
 use crate::fdp::Fdp;
-use crate::p2l::{BlockView, P2l};
+use crate::p2l::{BlockView, P2l, Spill};
 use crate::stripe::{HostFrontier, PlanePicker};
 use crate::wear::WearPolicy;
-use ssd_core::config::{FtlConfig, GcMode, GcPolicy};
+use ssd_core::config::{invalid, ConfigError, FtlConfig, GcMode, GcPolicy};
 use ssd_core::ftl::{Ftl, FtlCtx, FtlStats, Purpose};
 use ssd_core::DriveShape;
 use ssd_core::{BlockId, DieId, Geometry, Lpn, PlaneId, Ppn};
@@ -69,7 +69,28 @@ pub fn entry_bytes(n: u64) -> u64 {
 
 impl PageFtl {
     /// Page mapping over the drive of `s`, all pages unmapped.
+    ///
+    /// # Panics
+    ///
+    /// If `ftl.p2l_store` puts the P2L in a file and no temporary file can
+    /// be made ([`PageFtl::try_new`] says so instead).
     pub fn new(c: &FtlConfig, d: &DriveShape) -> PageFtl {
+        PageFtl::try_new(c, d).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`PageFtl::new`], or the reason its P2L's temporary file could not
+    /// be made (`ftl.p2l_store`).
+    pub fn try_new(c: &FtlConfig, d: &DriveShape) -> Result<PageFtl, ConfigError> {
+        let mut f = PageFtl::in_memory(c, d);
+        if c.p2l_store.in_file(d.geometry.total_pages()) {
+            let spill = Spill::new(d.geometry.total_blocks() as usize)
+                .map_err(|e| invalid("ftl.p2l_store", e))?;
+            f.p2l.set_spill(Some(spill));
+        }
+        Ok(f)
+    }
+
+    fn in_memory(c: &FtlConfig, d: &DriveShape) -> PageFtl {
         let g = d.geometry;
         let planes = g.total_planes() as usize;
         let wear = WearPolicy::from_config(c);
@@ -275,7 +296,7 @@ impl PageFtl {
             }
             if let (Some(b), None) = (next, &next_view) {
                 self.p2l.prefetch_block(b);
-                next_view = Some(self.p2l.view(b));
+                next_view = self.p2l.view_in_memory(b);
             }
             if let Some(f) = self.fdp.as_deref_mut() {
                 let mut m = live;
@@ -490,6 +511,12 @@ impl HostFrontier for PageFtl {
 impl Ftl for PageFtl {
     fn name(&self) -> &'static str {
         "page"
+    }
+    /// The restored map, its P2L in this FTL's store (`ftl.p2l_store`).
+    fn restore(&mut self, mut restored: PageFtl) {
+        let spill = self.p2l.take_spill();
+        restored.p2l.set_spill(spill);
+        *self = restored;
     }
     fn logical_pages(&self) -> u64 {
         self.logical

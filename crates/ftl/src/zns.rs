@@ -140,7 +140,7 @@ impl ZnsFtl {
                 logical_pages: layout.conventional * layout.size,
             };
             f.conv = Some(Conventional {
-                ftl: PageFtl::new(c, &shape),
+                ftl: PageFtl::try_new(c, &shape)?,
                 sub,
             });
         }

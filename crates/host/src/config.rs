@@ -96,10 +96,15 @@ impl SsdConfig {
             ftl: &'a FtlConfig,
             sim: Sim,
         }
+        // Where the page FTL keeps its P2L changes no state (`P2lStore`).
+        let ftl = FtlConfig {
+            p2l_store: Default::default(),
+            ..self.ftl.clone()
+        };
         serde_json::to_string(&Shape {
             nand: &self.nand,
             layout: &self.layout,
-            ftl: &self.ftl,
+            ftl: &ftl,
             sim: Sim {
                 precondition: self.sim.precondition,
                 precondition_seed: seed,
@@ -400,9 +405,25 @@ impl SsdConfig {
     /// What a run of this configuration does that the user may not expect,
     /// as notes for stderr (each a sentence, without the `note: ` prefix):
     /// the fields of other FTLs' sections that the chosen FTL does not read
-    /// ([`ssd_core::config::FtlConfig::unread_fields`]).
+    /// ([`ssd_core::config::FtlConfig::unread_fields`]), and a page FTL
+    /// whose P2L `ftl.p2l_store = "auto"` puts in a temporary file.
     pub fn notes(&self) -> Vec<String> {
-        self.ftl.unread_fields()
+        let mut notes = self.ftl.unread_fields();
+        let pages = self
+            .layout
+            .geometry(&self.nand)
+            .map_or(0, |g| g.total_pages());
+        if self.ftl.kind == ssd_core::config::FtlKind::Page
+            && self.ftl.p2l_store.is_auto()
+            && self.ftl.p2l_store.in_file(pages)
+        {
+            notes.push(format!(
+                "ftl.p2l_store = \"auto\": the page FTL's P2L (the LPN of each of {pages} pages, up to {} MiB) goes to a temporary file in {}, as a drive keeps it in its pages' spare area; the results are the same (\"memory\" keeps it in RAM)",
+                (pages * 4) >> 20,
+                std::env::temp_dir().display()
+            ));
+        }
+        notes
     }
 
     /// Check the configuration and derive the settings the engine runs on:

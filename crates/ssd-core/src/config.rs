@@ -9,7 +9,7 @@ use crate::addr::Geometry;
 pub use crate::error::{invalid, ConfigError};
 pub use crate::ftl::{
     Allocation, BlockConfig, CmtGranularity, CmtPolicy, DftlConfig, FdpConfig, FdpIsolation,
-    FtlCapacity, FtlConfig, FtlKind, FtlSection, GcMode, GcPolicy, LastConfig, LogConfig,
+    FtlCapacity, FtlConfig, FtlKind, FtlSection, GcMode, GcPolicy, LastConfig, LogConfig, P2lStore,
     PlaneAllocation, WearLeveling, ZnsConfig, ZoneLayout,
 };
 pub use crate::hw::{

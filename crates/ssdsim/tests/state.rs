@@ -228,6 +228,71 @@ fn crc32(bytes: &[u8]) -> u32 {
     !c
 }
 
+/// Where the page FTL keeps its full blocks' LPNs (`ftl.p2l_store`) changes
+/// no result: a steady-state drive written with GC gives the same report
+/// with the P2L in memory and in a temporary file, a state saved under one
+/// store loads under the other, and a sweep's shared drive (copied per row,
+/// its file with it) gives each row what the row gives alone.
+#[test]
+fn the_p2l_store_changes_no_result_and_a_state_loads_under_either() {
+    use ssdsim_host::config::P2lStore;
+    let d = dir("p2l-store");
+    let store = |s: P2lStore| {
+        let mut c = drive("page", Precondition::Steady);
+        c.ftl.p2l_store = s;
+        c.workload.rw = ssdsim_host::workload::RwMode::RandWrite;
+        c.workload.number_ios = Some(20_000);
+        c
+    };
+    // The report without its wall-clock fields and its echo of the
+    // configuration (which says which store was asked for).
+    let json = |r: &Report| {
+        let mut v: serde_json::Value = serde_json::from_str(&json(r)).unwrap();
+        v["config"]["ftl"]
+            .as_object_mut()
+            .unwrap()
+            .remove("p2l_store");
+        v["run"]["config_hash"] = 0.into();
+        serde_json::to_string_pretty(&v).unwrap()
+    };
+    let (mem, file) = (store(P2lStore::Memory), store(P2lStore::File));
+    let in_memory = run_config(&mem, &RunOptions::default()).unwrap();
+    assert!(
+        in_memory.report.flash.gc_page_copies > 0,
+        "no GC: nothing read back"
+    );
+    let in_file = run_config(&file, &RunOptions::default()).unwrap();
+    assert_eq!(json(&in_file.report), json(&in_memory.report));
+    for (save, load) in [(&file, &mem), (&mem, &file)] {
+        let path = d.join(format!("{:?}.state", save.ftl.p2l_store));
+        let saved = run_config(save, &saving(path.clone())).unwrap();
+        assert_eq!(json(&saved.report), json(&in_memory.report));
+        let loaded = run_config(load, &loading(path)).unwrap();
+        assert_eq!(
+            json(&loaded.report),
+            json(&in_memory.report),
+            "saved with the P2L in {:?}, loaded with it in {:?}",
+            save.ftl.p2l_store,
+            load.ftl.p2l_store
+        );
+    }
+    let mut base = file.clone();
+    base.workload.number_ios = Some(5_000);
+    let axes = vec![Axis {
+        key: "workload".into(),
+        values: vec!["rand-write".into(), "mix-70-30".into()],
+    }];
+    let points = expand(&base, &axes, &[], &standard_workload_defs());
+    let shared = run_points(&points, 2, &RunOptions::default(), |_, _, _| {}).unwrap();
+    assert!(shared.iter().all(|r| r.error.is_none()), "{shared:?}");
+    let alone: Vec<Row> = points
+        .iter()
+        .map(|p| run_point(p, &RunOptions::default()))
+        .collect();
+    assert_eq!(rows_without_wall(&shared), rows_without_wall(&alone));
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 #[test]
 fn a_sweep_preconditions_each_drive_once_and_its_rows_are_those_of_points_run_alone() {
     let mut base = SsdConfig::default();

@@ -352,3 +352,27 @@ fn a_device_file_is_a_drive() {
     assert!(is_device_file("a/b") && is_device_file("x.toml") && !is_device_file("sun-ssd-i"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `ftl.p2l_store = "auto"` puts the page FTL's P2L in a file above 2^27
+/// physical pages, says so, and leaves the drive's shape as it is.
+#[test]
+fn the_p2l_store_is_noted_where_auto_picks_a_file_and_shapes_no_drive() {
+    use ssd_core::config::P2lStore;
+    let spill_note = |c: &SsdConfig| c.notes().iter().any(|n| n.contains("p2l_store"));
+    let mut big = SsdConfig::default();
+    big.layout.channels = 16;
+    big.layout.ways = 4;
+    big.nand.blocks_per_plane = 16384;
+    let pages = big.layout.geometry(&big.nand).unwrap().total_pages();
+    assert_eq!(pages, 1 << 28);
+    assert!(P2lStore::Auto.in_file(pages) && !P2lStore::Auto.in_file(1 << 27));
+    assert!(spill_note(&big));
+    assert!(!spill_note(&SsdConfig::default()));
+    let mut memory = big.clone();
+    memory.ftl.p2l_store = P2lStore::Memory;
+    assert!(!spill_note(&memory));
+    assert_eq!(memory.state_shape(), big.state_shape());
+    let mut dftl = big.clone();
+    dftl.ftl.kind = FtlKind::Dftl;
+    assert!(!spill_note(&dftl));
+}

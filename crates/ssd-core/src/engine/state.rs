@@ -284,7 +284,7 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
             b.exec_epoch = exec;
             b.exec_wp = wp;
         }
-        self.ftl = s.ftl;
+        self.ftl.restore(s.ftl);
         self.flash = s.flash;
         self.cx.rng = self.measured_rng();
         self.cx.plan.clear();

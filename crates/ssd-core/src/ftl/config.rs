@@ -96,6 +96,55 @@ impl PlaneAllocation {
     }
 }
 
+/// Where the page FTL keeps the LPNs of its full blocks' pages, the
+/// physical-to-logical map GC reads to find each valid page's logical
+/// address (`ftl.p2l_store`). A drive keeps them in each page's spare
+/// (out-of-band) area on the flash and reads them when it collects the
+/// block; the simulator keeps them in memory, or, like the drive, off it,
+/// in an unnamed temporary file (in `$TMPDIR`, else `/tmp`) that it reads
+/// back when a block is collected. Results are the same byte for byte
+/// either way: only the simulator's memory and time change.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum P2lStore {
+    /// A file when the map could exceed [`P2lStore::AUTO_FILE_BYTES`] (4
+    /// bytes a physical page), else memory (the default).
+    #[default]
+    Auto,
+    /// In memory.
+    Memory,
+    /// In a temporary file.
+    File,
+}
+
+impl P2lStore {
+    /// `auto` keeps the map in a file above this many bytes of it (4 bytes
+    /// a physical page: a drive of more than 2^27 pages, 512 GiB of 4 KiB
+    /// pages).
+    pub const AUTO_FILE_BYTES: u64 = 512 << 20;
+    /// The default (what `skip_serializing_if` leaves out of a report).
+    pub fn is_auto(&self) -> bool {
+        *self == P2lStore::Auto
+    }
+    /// Whether a drive of `physical_pages` keeps its full blocks' LPNs in
+    /// a file (the one rule `auto` follows).
+    pub fn in_file(&self, physical_pages: u64) -> bool {
+        match self {
+            P2lStore::Auto => physical_pages.saturating_mul(4) > Self::AUTO_FILE_BYTES,
+            P2lStore::Memory => false,
+            P2lStore::File => true,
+        }
+    }
+    /// The store's name (`auto`, `memory`, `file`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            P2lStore::Auto => "auto",
+            P2lStore::Memory => "memory",
+            P2lStore::File => "file",
+        }
+    }
+}
+
 /// The FTL (`[ftl]`): which one (`kind`), the knobs every FTL reads
 /// (over-provisioning, GC, allocation, wear levelling) and the sections only
 /// some FTLs read ([`FtlSection`]: DFTL's cache, the block-mapped FTLs'
@@ -138,6 +187,10 @@ pub struct FtlConfig {
     /// (`dynamic`, default) or by logical address (`static`, MQSim's), in
     /// the order of `allocation`.
     pub plane_allocation: PlaneAllocation,
+    /// The page FTL: where its full blocks' LPNs are kept, in memory or in
+    /// a temporary file ([`P2lStore`]); it changes no result. Not part of
+    /// the drive's shape (a saved state loads under either).
+    pub p2l_store: P2lStore,
     /// Run GC in idle time until this many free blocks per plane exist (0 = off).
     /// Hybrid FTLs: merge in idle time until this many log blocks are free.
     pub background_gc_blocks: u32,
@@ -186,6 +239,8 @@ struct FtlToml {
     allocation: Allocation,
     #[serde(default, skip_serializing_if = "PlaneAllocation::is_dynamic")]
     plane_allocation: PlaneAllocation,
+    #[serde(default, skip_serializing_if = "P2lStore::is_auto")]
+    p2l_store: P2lStore,
     background_gc_blocks: u32,
     #[serde(default, skip_serializing_if = "Dur::is_zero")]
     gc_idle_after: Dur,
@@ -290,6 +345,7 @@ impl From<FtlToml> for FtlConfig {
             gc_soft_threshold_blocks: t.gc_soft_threshold_blocks,
             allocation: t.allocation,
             plane_allocation: t.plane_allocation,
+            p2l_store: t.p2l_store,
             background_gc_blocks: t.background_gc_blocks,
             gc_idle_after: t.gc_idle_after,
             wear_leveling: t.wear_leveling,
@@ -339,6 +395,7 @@ impl From<FtlConfig> for FtlToml {
             gc_soft_threshold_blocks: c.gc_soft_threshold_blocks,
             allocation: c.allocation,
             plane_allocation: c.plane_allocation,
+            p2l_store: c.p2l_store,
             background_gc_blocks: c.background_gc_blocks,
             gc_idle_after: c.gc_idle_after,
             log_area: c.log.log_area,
@@ -419,6 +476,7 @@ impl Default for FtlConfig {
             gc_soft_threshold_blocks: None,
             allocation: Allocation::Cwdp,
             plane_allocation: PlaneAllocation::Dynamic,
+            p2l_store: P2lStore::Auto,
             background_gc_blocks: 0,
             gc_idle_after: Dur::ZERO,
             wear_leveling: WearLeveling::None,
@@ -462,6 +520,15 @@ impl FtlConfig {
             &self.fdp,
         )
         .into_iter()
+        .chain(
+            (self.kind != FtlKind::Page && !self.p2l_store.is_auto()).then(|| {
+                (
+                    "p2l_store",
+                    format!("{:?}", self.p2l_store.name()),
+                    "the page FTL",
+                )
+            }),
+        )
         .map(|(field, v, owners)| {
             format!(
                 "ftl.{field} = {v} is not read: it is a field of {owners}, and ftl.kind is {:?}",

@@ -22,7 +22,7 @@ mod placement;
 pub mod zone;
 
 pub use config::{
-    Allocation, FtlCapacity, FtlConfig, GcMode, GcPolicy, PlaneAllocation, WearLeveling,
+    Allocation, FtlCapacity, FtlConfig, GcMode, GcPolicy, P2lStore, PlaneAllocation, WearLeveling,
 };
 pub use kinds::{
     BlockConfig, CmtGranularity, CmtPolicy, DftlConfig, FdpConfig, FdpIsolation, FtlKind,
@@ -505,6 +505,16 @@ pub trait Ftl {
     /// that describe the phase count from here, as [`FtlStats`] do from the
     /// engine's snapshot. Default nothing.
     fn measure_start(&mut self) {}
+    /// `restored`, an FTL of this drive loaded from a saved state, takes
+    /// this one's place (`Simulation::restore_drive_state`). What this one
+    /// was built with that no state holds (how the page FTL stores its
+    /// P2L, `ftl.p2l_store`) it keeps. Default: `*self = restored`.
+    fn restore(&mut self, restored: Self)
+    where
+        Self: Sized,
+    {
+        *self = restored;
+    }
 }
 
 /// The flash array's physics: per block, the next page that may be programmed and
