@@ -165,12 +165,40 @@ impl Spill {
         })?;
         Ok(Spill {
             file,
-            used: vec![0; (2 * blocks + 1).div_ceil(64)],
+            used: vec![0; Self::slots(blocks) / 64],
             cursor: 0,
             pending: Vec::new(),
             pending_slot: 0,
             ppb: 0,
         })
+    }
+
+    /// The ring's slots for a drive of `blocks` blocks (a multiple of 64).
+    fn slots(blocks: usize) -> usize {
+        (2 * blocks + 1).div_ceil(64) * 64
+    }
+
+    /// Refuse, before the run, a temporary directory without room for the
+    /// whole ring of a drive of `blocks` blocks of `ppb` pages (the file
+    /// grows to it as the run goes on, and a write that finds the disk full
+    /// stops the run).
+    pub fn check_room(blocks: usize, ppb: u32) -> Result<(), String> {
+        let dir = std::env::temp_dir();
+        let need = Self::slots(blocks) as u64 * ppb as u64 * 4;
+        #[cfg(unix)]
+        if let Ok(st) = rustix::fs::statvfs(&dir) {
+            let free = st.f_bavail.saturating_mul(st.f_frsize);
+            if free < need {
+                return Err(format!(
+                    "the P2L's temporary file grows to {} MiB, and {} has {} MiB free (set TMPDIR to a directory with room, or ftl.p2l_store = \"memory\")",
+                    need >> 20,
+                    dir.display(),
+                    free >> 20
+                ));
+            }
+        }
+        let _ = need;
+        Ok(())
     }
 
     /// Consecutive chunks written to the file at once.
@@ -1005,6 +1033,18 @@ mod tests {
         let mut back = vec![0; 64];
         sp.read(slot, &mut back);
         assert_eq!((back, sp.entry(slot, 64, 9)), (chunk, 64));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_temporary_directory_without_room_for_the_ring_is_refused() {
+        // 2^36 blocks of 1,024 pages: a ring of 512 TiB.
+        let e = Spill::check_room(1 << 36, 1024).unwrap_err();
+        assert!(
+            e.contains("grows to 536870912 MiB") && e.contains("MiB free"),
+            "{e}"
+        );
+        assert_eq!(Spill::check_room(4, 8), Ok(()));
     }
 
     #[test]

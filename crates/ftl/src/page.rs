@@ -83,8 +83,10 @@ impl PageFtl {
     pub fn try_new(c: &FtlConfig, d: &DriveShape) -> Result<PageFtl, ConfigError> {
         let mut f = PageFtl::in_memory(c, d);
         if c.p2l_store.in_file(d.geometry.total_pages()) {
-            let spill = Spill::new(d.geometry.total_blocks() as usize)
+            let blocks = d.geometry.total_blocks() as usize;
+            Spill::check_room(blocks, d.geometry.pages_per_block)
                 .map_err(|e| invalid("ftl.p2l_store", e))?;
+            let spill = Spill::new(blocks).map_err(|e| invalid("ftl.p2l_store", e))?;
             f.p2l.set_spill(Some(spill));
         }
         Ok(f)
