@@ -10,7 +10,8 @@
 //! it. A filled 1 TiB drive (2^28 pages of 4 KiB, 2^22 blocks of 64) thus needs
 //! ~1 GiB of L2P and 48 MiB of P2L (12 bytes a block) instead of 1 GiB more. A
 //! random-write steady state densifies nearly every block, and the P2L then
-//! costs what a plain table did plus those 12 bytes a block.
+//! costs what a plain table did plus those 12 bytes a block, unless its full
+//! blocks' entries go to a temporary file (`ftl.p2l_store`, [`Spill`]).
 
 use crate::blocks::{BlockState, Blocks};
 use crate::fdp::Fdp;

@@ -53,7 +53,7 @@
 use crate::page::PageFtl;
 use crate::stripe::striping_order;
 use serde::{Deserialize, Serialize};
-use ssd_core::config::{ConfigError, FtlConfig, FtlSection, ZnsConfig};
+use ssd_core::config::{ConfigError, FtlConfig, FtlSection, P2lStore, ZnsConfig};
 use ssd_core::ftl::{
     Ftl, FtlCtx, FtlStats, Purpose, ZoneAction, ZoneDescriptor, ZoneError, ZoneLayout, ZoneState,
     NO_PPN,
@@ -139,8 +139,13 @@ impl ZnsFtl {
                 geometry: sub,
                 logical_pages: layout.conventional * layout.size,
             };
+            // Its P2L stays in memory: `ftl.p2l_store` is the page FTL's.
+            let page = FtlConfig {
+                p2l_store: P2lStore::Memory,
+                ..c.clone()
+            };
             f.conv = Some(Conventional {
-                ftl: PageFtl::try_new(c, &shape)?,
+                ftl: PageFtl::new(&page, &shape),
                 sub,
             });
         }
