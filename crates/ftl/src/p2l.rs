@@ -531,20 +531,25 @@ impl P2l {
         self.free.push(a);
     }
 
+    /// A slab chunk for a block: the last freed, else a new one at the end.
+    fn new_chunk(&mut self) -> usize {
+        match self.free.pop() {
+            Some(c) => c as usize,
+            None => {
+                let c = self.slab.len();
+                self.slab.resize(c + self.ppb as usize, NONE);
+                c
+            }
+        }
+    }
+
     /// Read spilled block `b`'s chunk back into the slab (a dense block
     /// again).
     #[cold]
     #[inline(never)]
     fn unspill(&mut self, b: usize) {
         let ppb = self.ppb as usize;
-        let c = match self.free.pop() {
-            Some(c) => c as usize,
-            None => {
-                let c = self.slab.len();
-                self.slab.resize(c + ppb, NONE);
-                c
-            }
-        };
+        let c = self.new_chunk();
         if let Some(sp) = self.spill.as_mut() {
             let slot = self.meta[b].a;
             sp.read(slot, &mut self.slab[c..c + ppb]);
@@ -619,14 +624,7 @@ impl P2l {
     #[inline(never)]
     fn densify(&mut self, b: usize, k: u32, lpn: u32) {
         let ppb = self.ppb as usize;
-        let c = match self.free.pop() {
-            Some(c) => c as usize,
-            None => {
-                let c = self.slab.len();
-                self.slab.resize(c + ppb, NONE);
-                c
-            }
-        };
+        let c = self.new_chunk();
         let Meta { a: base, stride, n } = self.meta[b];
         let chunk = &mut self.slab[c..c + ppb];
         for (i, e) in chunk[..k as usize].iter_mut().enumerate() {
