@@ -302,6 +302,21 @@ pub struct Blocks {
 }
 
 impl Blocks {
+    /// Free the per-block tables before a saved drive replaces these
+    /// ([`ssd_core::ftl::Ftl::shed`]); nothing but a drop or an assignment
+    /// may follow.
+    pub fn shed(&mut self) {
+        self.hot = Vec::new();
+        self.erase_count = Vec::new();
+        self.stamp = Vec::new();
+        self.opened = Vec::new();
+        self.free = Vec::new();
+        self.erased_in = Vec::new();
+        self.vix.bits = Vec::new();
+        self.vix.fen = Vec::new();
+        self.vix.fifo = Vec::new();
+    }
+
     /// Every block of `g` free and never erased.
     pub fn new(g: Geometry) -> Blocks {
         let nb = g.total_blocks() as usize;

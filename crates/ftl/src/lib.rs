@@ -66,6 +66,7 @@ macro_rules! any_ftl {
             fn report_zones(&self) -> Vec<ZoneDescriptor> { match self { $(AnyFtl::$variant(f) => f.report_zones()),* } }
             fn report_section(&self) -> Option<(&'static str, serde_json::Value)> { match self { $(AnyFtl::$variant(f) => f.report_section()),* } }
             fn measure_start(&mut self) { match self { $(AnyFtl::$variant(f) => f.measure_start()),* } }
+            fn shed(&mut self) { match self { $(AnyFtl::$variant(f) => f.shed()),* } }
             fn restore(&mut self, restored: Self) {
                 match (self, restored) {
                     $((AnyFtl::$variant(f), AnyFtl::$variant(r)) => f.restore(r),)*

@@ -83,8 +83,7 @@ impl BlockView {
 
 /// The compressed P2L map (see the module docs). It serialises as
 /// `P2lRepr`, every chunk in the slab, whether or not it spills.
-#[derive(Clone, Debug, serde::Deserialize)]
-#[serde(from = "P2lRepr")]
+#[derive(Clone, Debug)]
 pub struct P2l {
     ppb: u32,
     /// log2(ppb) when it is a power of two (a shift instead of a division).
@@ -108,6 +107,157 @@ struct P2lRepr {
     meta: Vec<Meta>,
     slab: Vec<u32>,
     free: Vec<u32>,
+}
+
+thread_local! {
+    /// Whether a [`P2l`] deserialised on this thread streams its full dense
+    /// blocks' chunks into a spill file of its own ([`spilling_while_loading`]).
+    static SPILL_ON_LOAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Run `f` (which deserialises a saved drive) so that every [`P2l`] it reads
+/// puts its full dense blocks' chunks into a spill file of its own as they
+/// arrive (`spill`; else in memory), so that loading a drive whose P2L is
+/// kept in a file never holds the whole P2L in memory. The map is the one
+/// [`P2l::set_spill`] would make of the map read into memory.
+pub fn spilling_while_loading<R>(spill: bool, f: impl FnOnce() -> R) -> R {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            SPILL_ON_LOAD.with(|c| c.set(self.0));
+        }
+    }
+    let _reset = Reset(SPILL_ON_LOAD.with(|c| c.replace(spill)));
+    f()
+}
+
+impl<'de> serde::Deserialize<'de> for P2l {
+    /// As `P2lRepr`; inside [`spilling_while_loading`], the slab streams
+    /// into a spill file, chunk by chunk.
+    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<P2l, D::Error> {
+        if !SPILL_ON_LOAD.with(|c| c.get()) {
+            return P2lRepr::deserialize(de).map(P2l::from);
+        }
+        const FIELDS: &[&str] = &["ppb", "ppb_shift", "meta", "slab", "free"];
+        de.deserialize_struct("P2lRepr", FIELDS, Streamed)
+    }
+}
+
+/// Reads a `P2lRepr` into a spilled [`P2l`] (see [`spilling_while_loading`]).
+struct Streamed;
+
+impl<'de> serde::de::Visitor<'de> for Streamed {
+    type Value = P2l;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a P2L map")
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<P2l, A::Error> {
+        use serde::de::Error;
+        let missing = |i: usize| A::Error::invalid_length(i, &"a P2L map of 5 fields");
+        let ppb: u32 = seq.next_element()?.ok_or_else(|| missing(0))?;
+        let ppb_shift: Option<u32> = seq.next_element()?.ok_or_else(|| missing(1))?;
+        let meta: Vec<Meta> = seq.next_element()?.ok_or_else(|| missing(2))?;
+        if ppb == 0 {
+            return Err(A::Error::custom("a P2L map of 0 pages a block"));
+        }
+        let spill = Spill::new(meta.len()).map_err(A::Error::custom)?;
+        let mut m = P2l {
+            ppb,
+            ppb_shift,
+            meta,
+            slab: Vec::new(),
+            free: Vec::new(),
+            spill: Some(spill),
+        };
+        seq.next_element_seed(SlabSeed(&mut m))?
+            .ok_or_else(|| missing(3))?;
+        let _free: Vec<u32> = seq.next_element()?.ok_or_else(|| missing(4))?;
+        Ok(m)
+    }
+}
+
+/// The slab of a map being read: each chunk, as it completes, goes to the
+/// spill file (a full dense block's), to the slab (another dense block's,
+/// in block order at the end, as [`P2l::compact`] leaves it) or nowhere (a
+/// free chunk). The map's headers are read already.
+struct SlabSeed<'a>(&'a mut P2l);
+
+impl<'de> serde::de::DeserializeSeed<'de> for SlabSeed<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
+        de.deserialize_seq(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for SlabSeed<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a P2L slab")
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        use serde::de::Error;
+        let m = self.0;
+        let ppb = m.ppb as usize;
+        // The block owning each chunk of the slab, by the chunk's number.
+        let mut owner: Vec<u32> = Vec::new();
+        for (b, e) in m.meta.iter().enumerate() {
+            if e.n & DENSE == 0 {
+                continue;
+            }
+            if !(e.a as usize).is_multiple_of(ppb) || e.n & SPILLED != 0 {
+                return Err(A::Error::custom(format!(
+                    "P2L block {b}: a chunk at {} (not a multiple of {ppb}), or marked as in a file",
+                    e.a
+                )));
+            }
+            let c = e.a as usize / ppb;
+            if owner.len() <= c {
+                owner.resize(c + 1, NONE);
+            }
+            owner[c] = b as u32;
+        }
+        // Other dense blocks' chunks, by block, until the slab has been read.
+        let mut kept: Vec<(u32, Vec<u32>)> = Vec::new();
+        let mut chunk = vec![NONE; ppb];
+        let (mut c, mut k) = (0usize, 0usize);
+        while let Some(e) = seq.next_element::<u32>()? {
+            chunk[k] = e;
+            k += 1;
+            if k < ppb {
+                continue;
+            }
+            k = 0;
+            let Some(&b) = owner.get(c).filter(|&&b| b != NONE) else {
+                c += 1;
+                continue;
+            };
+            let meta = &mut m.meta[b as usize];
+            if meta.n & !FLAGS == m.ppb {
+                let sp = m.spill.as_mut().expect("a spill file to load into");
+                *meta = Meta {
+                    a: sp.write(&chunk),
+                    stride: 0,
+                    n: m.ppb | SPILLED,
+                };
+            } else {
+                kept.push((b, chunk.clone()));
+            }
+            c += 1;
+        }
+        if k != 0 || owner.len() > c {
+            return Err(A::Error::custom(format!(
+                "P2L slab of {} entries: its blocks' chunks end at {}",
+                c * ppb + k,
+                owner.len() * ppb
+            )));
+        }
+        kept.sort_unstable_by_key(|&(b, _)| b);
+        for (b, ch) in kept {
+            m.meta[b as usize].a = m.slab.len() as u32;
+            m.slab.extend_from_slice(&ch);
+        }
+        Ok(())
+    }
 }
 
 impl From<P2lRepr> for P2l {
@@ -480,6 +630,20 @@ impl P2l {
         }
     }
 
+    /// Free the headers and the slab before a saved map replaces this one
+    /// ([`ssd_core::ftl::Ftl::shed`]); the spill file stays, so that
+    /// [`P2l::take_spill`] still hands it on.
+    pub fn shed(&mut self) {
+        debug_assert_eq!(
+            self.spilled_blocks(),
+            0,
+            "P2L: shed with chunks in the file"
+        );
+        self.meta = Vec::new();
+        self.slab = Vec::new();
+        self.free = Vec::new();
+    }
+
     /// Whether full dense blocks' chunks go to a file.
     pub fn spills(&self) -> bool {
         self.spill.is_some()
@@ -665,6 +829,24 @@ impl P2l {
         }
     }
 
+    /// The LPNs of block `b`'s written pages, in page order, put in `buf`
+    /// (at least `pages_per_block` long): a spilled block's are read from
+    /// the file at once (for scans of every block, where [`P2l::get`] would
+    /// read the file page by page).
+    pub fn entries<'a>(&self, b: BlockId, buf: &'a mut [u32]) -> &'a [u32] {
+        let m = self.meta[b.0 as usize];
+        let n = (m.n & !FLAGS) as usize;
+        match &self.spill {
+            Some(sp) if m.n & SPILLED != 0 => sp.read(m.a, &mut buf[..self.ppb as usize]),
+            _ => {
+                for (k, e) in buf[..n].iter_mut().enumerate() {
+                    *e = self.get_in(b, k as u32).unwrap_or(NONE);
+                }
+            }
+        }
+        &buf[..n]
+    }
+
     /// Ask the CPU for block `b`'s header (a hint: nothing changes).
     pub fn prefetch_meta(&self, b: BlockId) {
         if let Some(m) = self.meta.get(b.0 as usize) {
@@ -784,7 +966,9 @@ impl P2l {
         }
         let chunks = self.slab.len() / ppb;
         let mut owner = vec![NONE; chunks];
-        let mut slots = std::collections::HashSet::new();
+        // The spill slots spilled blocks hold, a bit each.
+        let mut slots = vec![0u64; self.spill.as_ref().map_or(0, |sp| sp.used.len())];
+        let mut spilled = 0usize;
         for (b, m) in self.meta.iter().enumerate() {
             let n = m.n & !FLAGS;
             if n > self.ppb {
@@ -792,7 +976,15 @@ impl P2l {
             }
             if m.n & SPILLED != 0 {
                 let taken = self.spill.as_ref().is_some_and(|sp| sp.taken(m.a));
-                if m.n & DENSE != 0 || n != self.ppb || !taken || !slots.insert(m.a) {
+                // A taken slot is inside the ring, and so inside `slots`.
+                let again = taken && {
+                    let (w, bit) = (m.a as usize / 64, 1u64 << (m.a % 64));
+                    let seen = slots[w] & bit != 0;
+                    slots[w] |= bit;
+                    spilled += 1;
+                    seen
+                };
+                if m.n & DENSE != 0 || n != self.ppb || !taken || again {
                     return Err(format!(
                         "P2L block {b}: spilled, but dense, not full, without a taken slot, or in another block's slot {}",
                         m.a
@@ -835,10 +1027,9 @@ impl P2l {
         }
         if let Some(sp) = &self.spill {
             let taken: u32 = sp.used.iter().map(|w| w.count_ones()).sum();
-            if taken as usize != slots.len() {
+            if taken as usize != spilled {
                 return Err(format!(
-                    "P2L spill: {taken} slots taken, {} blocks spilled",
-                    slots.len()
+                    "P2L spill: {taken} slots taken, {spilled} blocks spilled"
                 ));
             }
         }
@@ -1046,6 +1237,32 @@ mod tests {
     }
 
     #[test]
+    fn a_map_streamed_into_a_file_is_refused_cut_short_and_read_whole_otherwise() {
+        let g = geo(2, 8);
+        let mut m = P2l::new(&g);
+        // Block 0 full and dense (it goes to the file), block 1 half dense
+        // (its chunk stays in memory), block 2 a run.
+        program(&mut m, &g, 0, &[9, 3, 7, 1, 0, 4, 6, 2]);
+        program(&mut m, &g, 1, &[5, 11, 8, 13]);
+        program(&mut m, &g, 2, &[20, 21, 22]);
+        let bytes = postcard::to_stdvec(&m).unwrap();
+        let whole: P2l = spilling_while_loading(true, || postcard::from_bytes(&bytes)).unwrap();
+        assert!(whole.is_spilled(BlockId(0)) && !whole.is_spilled(BlockId(1)));
+        assert_eq!(block(&whole, &g, 0), block(&m, &g, 0));
+        assert_eq!(block(&whole, &g, 1), block(&m, &g, 1));
+        assert_eq!(block(&whole, &g, 2), block(&m, &g, 2));
+        whole.check().unwrap();
+        // Outside the call the next map is read into memory again.
+        let plain: P2l = postcard::from_bytes(&bytes).unwrap();
+        assert!(!plain.spills());
+        for cut in [bytes.len() - 1, bytes.len() / 2, 3] {
+            let r: Result<P2l, _> =
+                spilling_while_loading(true, || postcard::from_bytes(&bytes[..cut]));
+            assert!(r.is_err(), "{cut} of {} bytes read as a map", bytes.len());
+        }
+    }
+
+    #[test]
     fn pending_chunks_go_to_the_file_in_order_and_read_back_from_either() {
         let mut sp = Spill::new(4).unwrap(); // 64 slots
         let chunk = |i: u32| vec![i; 4];
@@ -1162,6 +1379,23 @@ mod tests {
                 loaded.check().map_err(TestCaseError::fail)?;
                 for (p, &l) in model.iter().enumerate() {
                     prop_assert_eq!(loaded.get(Ppn(p as u32)), (l != NONE).then_some(l), "loaded ppn {}", p);
+                }
+                // Read into a file as it streams in: the map `set_spill`
+                // makes of the one read into memory, headers, slab and
+                // entries, and it saves as the same bytes.
+                let bytes = postcard::to_stdvec(&m).unwrap();
+                let streamed: P2l =
+                    spilling_while_loading(true, || postcard::from_bytes(&bytes)).unwrap();
+                prop_assert!(streamed.spills());
+                streamed.check().map_err(TestCaseError::fail)?;
+                let mut moved = loaded.clone();
+                moved.set_spill(Some(Spill::new(g.total_blocks() as usize).unwrap()));
+                prop_assert_eq!(&streamed.meta.iter().map(|e| e.n).collect::<Vec<_>>(),
+                    &moved.meta.iter().map(|e| e.n).collect::<Vec<_>>());
+                prop_assert_eq!(&streamed.slab, &moved.slab);
+                prop_assert_eq!(postcard::to_stdvec(&streamed).unwrap(), postcard::to_stdvec(&moved).unwrap());
+                for (p, &l) in model.iter().enumerate() {
+                    prop_assert_eq!(streamed.get(Ppn(p as u32)), (l != NONE).then_some(l), "streamed ppn {}", p);
                 }
                 for b in 0..g.total_blocks() {
                     let full_dense = m.is_dense(BlockId(b)) && m.written(BlockId(b)) == ppb;

@@ -516,10 +516,21 @@ impl Ftl for PageFtl {
         "page"
     }
     /// The restored map, its P2L in this FTL's store (`ftl.p2l_store`).
+    /// A map read inside [`crate::p2l::spilling_while_loading`] has its
+    /// own file already and keeps it.
     fn restore(&mut self, mut restored: PageFtl) {
-        let spill = self.p2l.take_spill();
-        restored.p2l.set_spill(spill);
+        if !(self.p2l.spills() && restored.p2l.spills()) {
+            let spill = self.p2l.take_spill();
+            restored.p2l.set_spill(spill);
+        }
         *self = restored;
+    }
+    /// The L2P (4 bytes a logical page), the blocks' tables and the P2L's
+    /// headers; the P2L keeps its store for `restore`.
+    fn shed(&mut self) {
+        self.l2p = Vec::new();
+        self.blocks.shed();
+        self.p2l.shed();
     }
     fn logical_pages(&self) -> u64 {
         self.logical
@@ -588,17 +599,11 @@ impl Ftl for PageFtl {
     fn check_invariants(&self) -> Result<(), String> {
         self.blocks.check()?;
         self.p2l.check()?;
-        // L2P -> P2L: every mapped LPN sits on a written page that records it.
+        // L2P: every mapped LPN sits on a written page; count them by block.
         let mut valid = vec![0u32; self.blocks.count()];
         for (l, &p) in self.l2p.iter().enumerate() {
             if p == NONE {
                 continue;
-            }
-            if self.p2l.get(Ppn(p)) != Some(l as u32) {
-                return Err(format!(
-                    "lpn {l} maps to ppn {p} whose reverse entry is {:?}",
-                    self.p2l.get(Ppn(p))
-                ));
             }
             let b = self.g.block_of(Ppn(p));
             if self.g.page_in_block(Ppn(p)) >= self.blocks.wp(b.0 as usize) as u32 {
@@ -607,7 +612,11 @@ impl Ftl for PageFtl {
             valid[b.0 as usize] += 1;
         }
         // P2L -> L2P: the P2L holds an LPN for exactly the written pages of each
-        // block; the pages whose LPN maps back to them are the block's valid count.
+        // block; the pages whose LPN maps back to them are the block's valid
+        // count, and so every LPN mapped into the block sits on a page that
+        // records it (two pages cannot both be the one their LPN maps to). A
+        // block's LPNs are read at once (a spilled block's from the file).
+        let mut lpns = vec![NONE; self.g.pages_per_block as usize];
         for (b, &c) in valid.iter().enumerate() {
             let v = self.blocks.valid(b);
             let bid = BlockId(b as u32);
@@ -620,14 +629,26 @@ impl Ftl for PageFtl {
             }
             let first = self.g.first_page(bid).0;
             let mut live = 0u32;
-            for p in first..first + wp {
-                match self.p2l.get(Ppn(p)) {
-                    Some(l) if (l as u64) < self.logical => {
-                        live += (self.l2p[l as usize] == p) as u32;
-                    }
-                    other => {
-                        return Err(format!("written ppn {p} records lpn {other:?}"));
-                    }
+            for (p, &l) in (first..).zip(self.p2l.entries(bid, &mut lpns)) {
+                if (l as u64) < self.logical {
+                    live += (self.l2p[l as usize] == p) as u32;
+                } else {
+                    return Err(format!(
+                        "written ppn {p} records lpn {:?}",
+                        self.p2l.get(Ppn(p))
+                    ));
+                }
+            }
+            if live != c {
+                // Name an LPN whose page does not record it.
+                let pages = first..first + wp;
+                if let Some((l, &p)) = (self.l2p.iter().enumerate())
+                    .find(|&(l, &p)| pages.contains(&p) && self.p2l.get(Ppn(p)) != Some(l as u32))
+                {
+                    return Err(format!(
+                        "lpn {l} maps to ppn {p} whose reverse entry is {:?}",
+                        self.p2l.get(Ppn(p))
+                    ));
                 }
             }
             if v as u32 != c || live != c {

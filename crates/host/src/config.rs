@@ -409,14 +409,8 @@ impl SsdConfig {
     /// whose P2L `ftl.p2l_store = "auto"` puts in a temporary file.
     pub fn notes(&self) -> Vec<String> {
         let mut notes = self.ftl.unread_fields();
-        let pages = self
-            .layout
-            .geometry(&self.nand)
-            .map_or(0, |g| g.total_pages());
-        if self.ftl.kind == ssd_core::config::FtlKind::Page
-            && self.ftl.p2l_store.is_auto()
-            && self.ftl.p2l_store.in_file(pages)
-        {
+        let pages = self.physical_pages();
+        if self.ftl.p2l_store.is_auto() && self.p2l_in_file() {
             notes.push(format!(
                 "ftl.p2l_store = \"auto\": the page FTL's P2L (the LPN of each of {pages} pages, up to {} MiB) goes to a temporary file in {}, as a drive keeps it in its pages' spare area; the results are the same (\"memory\" keeps it in RAM)",
                 (pages * 4) >> 20,
@@ -424,6 +418,20 @@ impl SsdConfig {
             ));
         }
         notes
+    }
+
+    /// The drive's physical pages (0 when its layout does not fit the NAND).
+    fn physical_pages(&self) -> u64 {
+        self.layout
+            .geometry(&self.nand)
+            .map_or(0, |g| g.total_pages())
+    }
+
+    /// Whether the run's FTL is the page FTL with its P2L in a temporary
+    /// file (`ftl.p2l_store`, [`ssd_core::config::P2lStore::in_file`]).
+    pub fn p2l_in_file(&self) -> bool {
+        self.ftl.kind == ssd_core::config::FtlKind::Page
+            && self.ftl.p2l_store.in_file(self.physical_pages())
     }
 
     /// Check the configuration and derive the settings the engine runs on:

@@ -461,6 +461,8 @@ fn prepare_drive<O: Observer>(
             .map_err(|e| RunError::Input(format!("{what}: {e}")))
     };
     if let Some(path) = &ds.load {
+        // The drive built for this run is replaced: its tables go first.
+        sim.shed_drive();
         let s = state::load(path, cfg)?;
         let what = format!("--load-state {}", path.display());
         restore(sim, s, &what)?;

@@ -154,8 +154,12 @@ pub fn load(path: &Path, cfg: &SsdConfig) -> Result<State, RunError> {
     let file = std::fs::File::open(path)
         .map_err(|e| RunError::Input(format!("--load-state {name}: cannot read: {e}")))?;
     let r = std::io::BufReader::with_capacity(1 << 20, file);
-    State::read_from(r, &cfg.state_shape())
-        .map_err(|e| RunError::Input(format!("--load-state {name}: {e}")))
+    // A P2L kept in a file streams into one as it is read, so loading
+    // needs no more memory than the run.
+    ftl::p2l::spilling_while_loading(cfg.p2l_in_file(), || {
+        State::read_from(r, &cfg.state_shape())
+    })
+    .map_err(|e| RunError::Input(format!("--load-state {name}: {e}")))
 }
 
 /// Write the drive of `sim`, a run of `cfg`, to `path` (atomically).

@@ -257,6 +257,14 @@ impl<F: Ftl, S: RequestSource, Q: IoScheduler, O: Observer, H: Hardware> Simulat
         write_state(&state, w, shape)
     }
 
+    /// Free the FTL's tables that [`Simulation::restore_drive_state`]
+    /// replaces ([`Ftl::shed`]), before a state is read from a file, so
+    /// that loading a drive takes no more memory than running it. Only
+    /// `restore_drive_state` may follow (or a drop, if reading failed).
+    pub fn shed_drive(&mut self) {
+        self.ftl.shed();
+    }
+
     /// Put back a state of [`Simulation::drive_state`] in place of
     /// preconditioning (before [`Simulation::run`]); `wall_s` is what getting
     /// it cost (reported as `run.precondition_wall_s`). Refused if the state

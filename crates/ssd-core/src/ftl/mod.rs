@@ -515,6 +515,11 @@ pub trait Ftl {
     {
         *self = restored;
     }
+    /// Free the tables a restored drive replaces, before its state is read
+    /// (`Simulation::shed_drive`), so that this FTL's and the state's are
+    /// never in memory together. Only [`Ftl::restore`] or a drop follows;
+    /// what `restore` keeps of this FTL stays. Default nothing.
+    fn shed(&mut self) {}
 }
 
 /// The flash array's physics: per block, the next page that may be programmed and
