@@ -1343,6 +1343,16 @@ impl Ftl for DftlFtl {
     fn name(&self) -> &'static str {
         "dftl"
     }
+    /// The per-page tables (the flash's map, the reverse map, the spare
+    /// areas) and the blocks' tables.
+    fn shed(&mut self) {
+        self.fmap = Vec::new();
+        self.p2l = Vec::new();
+        self.oob = Vec::new();
+        self.oob_ver = Vec::new();
+        self.is_trans = Vec::new();
+        self.blocks.shed();
+    }
     fn logical_pages(&self) -> u64 {
         self.logical
     }
