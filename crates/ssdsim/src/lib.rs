@@ -489,7 +489,10 @@ fn prepare_drive<O: Observer>(
         };
         match shared {
             Some((_, true)) => {}
-            Some((Some(s), false)) => restore(sim, (*s).clone(), "a shared preconditioned drive")?,
+            Some((Some(s), false)) => {
+                sim.shed_drive();
+                restore(sim, (*s).clone(), "a shared preconditioned drive")?
+            }
             // Not shared, or the run that was to make it failed first.
             Some((None, false)) | None => precondition(sim, opts),
         }
