@@ -163,6 +163,13 @@ pub struct Noop {
     /// reads and writes: the sequence number of the newest request with that
     /// key, whose link names the next older one.
     index: [FastMap<(bool, u64), u64>; 2],
+    /// The queued requests below this sequence number are in the index; the
+    /// ones from it on are put there when an arrival looks for a merge
+    /// (`catch_up`), so that a request dispatched before the next arrival
+    /// (a queue that drains between arrivals, as a device with free slots
+    /// keeps it) never enters the index. The chains are ordered by sequence
+    /// number, so they are the same whenever a request enters them.
+    indexed: u64,
     max_sectors: u32,
     merge: bool,
 }
@@ -194,6 +201,7 @@ impl Noop {
             q: Default::default(),
             head: 0,
             index: Default::default(),
+            indexed: 0,
             max_sectors,
             merge,
         }
@@ -249,6 +257,17 @@ impl Noop {
                 }
                 at = next;
             }
+        }
+    }
+
+    /// Put every queued request not yet in the index there.
+    fn catch_up(&mut self) {
+        let end = self.head + self.q.len() as u64;
+        while self.indexed < end {
+            let seq = self.indexed;
+            let r = self.q[(seq - self.head) as usize].0;
+            self.index(&r, seq);
+            self.indexed += 1;
         }
     }
 
@@ -335,7 +354,8 @@ impl IoScheduler for Noop {
         "noop"
     }
     fn add(&mut self, r: SchedReq, _now: SimTime, merged: &mut Vec<(u32, u32)>) {
-        if self.merge {
+        if self.merge && merge_dir(r.op).is_some() {
+            self.catch_up();
             if let Some(seq) = self.merge_target(&r) {
                 let i = (seq - self.head) as usize;
                 let old = self.q[i].0;
@@ -354,15 +374,17 @@ impl IoScheduler for Noop {
                 }
             }
         }
-        let seq = self.head + self.q.len() as u64;
+        // Indexed when the next arrival looks for a merge (`catch_up`).
         self.q.push_back((r, [END; 2]));
-        self.index(&r, seq);
     }
     fn dispatch(&mut self, _now: SimTime) -> Option<SchedReq> {
         let &(r, _) = self.q.front()?;
-        self.unindex(&r, self.head);
+        if self.head < self.indexed {
+            self.unindex(&r, self.head);
+        }
         self.q.pop_front();
         self.head += 1;
+        self.indexed = self.indexed.max(self.head);
         Some(r)
     }
     fn len(&self) -> usize {
