@@ -177,9 +177,9 @@ impl<'de> serde::de::Visitor<'de> for Streamed {
 }
 
 /// The slab of a map being read: each chunk, as it completes, goes to the
-/// spill file (a full dense block's), to the slab (another dense block's,
-/// in block order at the end, as [`P2l::compact`] leaves it) or nowhere (a
-/// free chunk). The map's headers are read already.
+/// spill file (a full dense block's), to the slab (another dense block's;
+/// [`P2l::compact`] then puts them in block order) or nowhere (a free
+/// chunk). The map's headers are read already.
 struct SlabSeed<'a>(&'a mut P2l);
 
 impl<'de> serde::de::DeserializeSeed<'de> for SlabSeed<'_> {
@@ -216,8 +216,6 @@ impl<'de> serde::de::Visitor<'de> for SlabSeed<'_> {
             }
             owner[c] = b as u32;
         }
-        // Other dense blocks' chunks, by block, until the slab has been read.
-        let mut kept: Vec<(u32, Vec<u32>)> = Vec::new();
         let mut chunk = vec![NONE; ppb];
         let (mut c, mut k) = (0usize, 0usize);
         while let Some(e) = seq.next_element::<u32>()? {
@@ -240,7 +238,8 @@ impl<'de> serde::de::Visitor<'de> for SlabSeed<'_> {
                     n: m.ppb | SPILLED,
                 };
             } else {
-                kept.push((b, chunk.clone()));
+                meta.a = m.slab.len() as u32;
+                m.slab.extend_from_slice(&chunk);
             }
             c += 1;
         }
@@ -251,11 +250,7 @@ impl<'de> serde::de::Visitor<'de> for SlabSeed<'_> {
                 owner.len() * ppb
             )));
         }
-        kept.sort_unstable_by_key(|&(b, _)| b);
-        for (b, ch) in kept {
-            m.meta[b as usize].a = m.slab.len() as u32;
-            m.slab.extend_from_slice(&ch);
-        }
+        m.compact();
         Ok(())
     }
 }
